@@ -1,0 +1,148 @@
+/** Snapshot format version; bump with a migration when the shape below changes. */
+export const SNAPSHOT_SCHEMA_VERSION = 1;
+
+/** Instance status (SPEC §3). Terminal: completed, failed, cancelled, aborted. */
+export type Status =
+  | 'running'
+  | 'waiting'
+  | 'compensating'
+  | 'completed'
+  | 'failed'
+  | 'cancelled'
+  | 'aborted'
+  | 'dlq';
+
+/** Statuses after which no event applies. */
+export const TERMINAL_STATUSES: readonly Status[] = ['completed', 'failed', 'cancelled', 'aborted'];
+
+/** True when no further event can change an instance in this status. */
+export function isTerminal(status: Status): boolean {
+  return TERMINAL_STATUSES.includes(status);
+}
+
+/** A failure as recorded in a snapshot. */
+export interface ErrorInfo {
+  message: string;
+  code?: string;
+  retryable?: boolean;
+  step?: string;
+}
+
+/** Status of one step within the current run. */
+export type StepStatus =
+  | 'active'
+  | 'completed'
+  | 'failed'
+  | 'skipped'
+  | 'dlq'
+  | 'compensating'
+  | 'compensated'
+  | 'compensation-dlq';
+
+/** Per-step state; loops overwrite it, so it does not grow with iterations. */
+export interface StepState {
+  status: StepStatus;
+  /** How many times the step has been entered in this run (1 on first entry). */
+  iteration: number;
+  /** Attempt number of the latest forward dispatch (0 for steps that run no handler). */
+  attempt: number;
+  startedAt: number;
+  finishedAt?: number;
+  output?: unknown;
+  error?: ErrorInfo;
+  /** Attempts and last error of this step's compensation handler. */
+  compensation?: { attempt: number; error?: ErrorInfo };
+  /** Parallel steps: the state of each branch, by index. */
+  branches?: BranchStatus[];
+  /** Collect steps: the items gathered so far and when gathering began. */
+  batch?: { items: unknown[]; since: number; lastAt: number; keys: string[] };
+}
+
+/** State of one branch of a parallel step. */
+export type BranchStatus = 'running' | 'done' | 'failed' | 'abandoned';
+
+/** A handler run the snapshot has handed out: whoever wrote this version runs it. */
+export interface TaskState {
+  step: string;
+  phase: 'run' | 'compensate';
+  attempt: number;
+  /** Stable across attempts of one step execution: `instance/run/step/iteration`. */
+  idempotencyKey: string;
+  handler: string;
+  input: unknown;
+  dispatchedAt: number;
+  /** Epoch ms after which the attempt counts as lost and is re-dispatched. */
+  deadline: number;
+  /** Snapshot version whose write dispatched this attempt. */
+  dispatchVersion: number;
+  /** Set when the path that dispatched the task was abandoned; its result is kept for rollback only. */
+  detached?: boolean;
+}
+
+/** A durable timer: a retry backoff, a sleep, or a wait's timeout. */
+export interface TimerState {
+  kind: 'retry' | 'sleep' | 'timeout' | 'idle' | 'max-wait';
+  step: string;
+  at: number;
+  phase?: 'run' | 'compensate';
+}
+
+/** A buffered signal nobody has consumed yet. */
+export interface SignalRecord {
+  name: string;
+  payload: unknown;
+  id?: string;
+  at: number;
+}
+
+/** One line of the bounded transition log. */
+export interface LogEntry {
+  /** The snapshot version this transition belongs to. */
+  v: number;
+  at: number;
+  type: string;
+  step?: string;
+  attempt?: number;
+  detail?: string;
+}
+
+/** Rollback in progress (or finished, for dlq'd compensations). */
+export interface SagaState {
+  mode: 'fail' | 'cancel';
+  /** Steps still to compensate, next first. */
+  queue: string[];
+}
+
+/** The complete, versioned JSON state of one workflow instance. */
+export interface Snapshot {
+  schemaVersion: number;
+  id: string;
+  workflow: { name: string; version: number; hash: string };
+  /** Optimistic-lock counter: +1 per accepted event. */
+  version: number;
+  /** Continue-as-new counter, 1 for the first run. */
+  run: number;
+  status: Status;
+  input: unknown;
+  output?: unknown;
+  error?: ErrorInfo;
+  /** Error of a compensation that ended in dlq, beside the original `error`. */
+  compensationError?: ErrorInfo;
+  /** Why the instance was cancelled or aborted. */
+  reason?: string;
+  steps: Record<string, StepState>;
+  /** Step ids currently holding a cursor (running, waiting or sleeping). */
+  active: string[];
+  /** Completion order for rollback: step ids, and `savepoint:<id>` markers. */
+  completed: string[];
+  tasks: Record<string, TaskState>;
+  timers: TimerState[];
+  inbox: SignalRecord[];
+  /** Recently seen signal ids (bounded) for deduplication. */
+  seenSignals: string[];
+  saga?: SagaState;
+  wakeAt: number | null;
+  createdAt: number;
+  updatedAt: number;
+  log: LogEntry[];
+}
