@@ -1,5 +1,20 @@
+export type { Condition, Operand } from './definition-schema.js';
+export type {
+  DefinitionInput,
+  FailurePolicy,
+  RetryPolicyInput,
+  StepDefinition,
+  StepKind,
+  StepOf,
+  WorkflowDefinition,
+} from './definition-schema.js';
+export { definitionSchema } from './definition-schema.js';
 export * from './errors.js';
+export { eventSchema, type EventOf, parseEvent, type WorkflowEvent } from './events.js';
 export { assertValidId, isValidId, MAX_ID_LENGTH } from './ids.js';
 export { createMemoryStore, type MemoryStore, type MemoryStoreOptions } from './memory-store.js';
+export { replay, type StepOptions, step } from './reducer.js';
+export { backoffMs, DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, type RetryPolicy } from './retry-policy.js';
 export * from './snapshot.js';
 export { type ListPage, type ListQuery, type Store, snapshotBytes } from './store.js';
+export { defineWorkflow, definitionHash } from './workflow.js';

@@ -51,7 +51,9 @@ export interface StepState {
   output?: unknown;
   error?: ErrorInfo;
   /** Attempts and last error of this step's compensation handler. */
-  compensation?: { attempt: number; error?: ErrorInfo };
+  compensation?: { attempt: number; attemptBase?: number; error?: ErrorInfo };
+  /** Attempts made before the latest requeue; retry limits count from here. */
+  attemptBase?: number;
   /** Parallel steps: the state of each branch, by index. */
   branches?: BranchStatus[];
   /** Collect steps: the items gathered so far and when gathering began. */
@@ -69,7 +71,6 @@ export interface TaskState {
   /** Stable across attempts of one step execution: `instance/run/step/iteration`. */
   idempotencyKey: string;
   handler: string;
-  input: unknown;
   dispatchedAt: number;
   /** Epoch ms after which the attempt counts as lost and is re-dispatched. */
   deadline: number;

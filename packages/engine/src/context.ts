@@ -1,0 +1,157 @@
+import type { StepDefinition, StepOf } from './definition-schema.js';
+import { DEFAULT_TIMEOUT_MS } from './retry-policy.js';
+import type { ErrorInfo, Snapshot, StepState, TaskState, TimerState } from './snapshot.js';
+import type { CompiledWorkflow } from './workflow.js';
+
+/** Default bound on internal transitions one event may cause. */
+export const DEFAULT_MAX_TRANSITIONS = 1000;
+/** Default number of transitions kept in the snapshot's log ring. */
+export const DEFAULT_LOG_LIMIT = 50;
+/** Default number of buffered signals an instance accepts. */
+export const DEFAULT_INBOX_LIMIT = 100;
+/** How many recent signal ids are remembered for deduplication. */
+export const SEEN_SIGNAL_LIMIT = 256;
+
+/** Everything a transition needs: the workflow, the snapshot being written, the event time. */
+export interface Cx {
+  wf: CompiledWorkflow;
+  s: Snapshot;
+  at: number;
+  budget: number;
+}
+
+/** Thrown inside the reducer when an event exceeds its transition budget. */
+export class TransitionLimitError extends Error {}
+
+/** Spends one unit of the per-event transition budget. */
+export function spend(cx: Cx): void {
+  cx.budget -= 1;
+  if (cx.budget < 0) throw new TransitionLimitError('transition limit exceeded');
+}
+
+/** The definition of a step known to exist. */
+export function stepDef(cx: Cx, id: string): StepDefinition & { id: string } {
+  return cx.wf.definition.steps[id]!;
+}
+
+/** The definition of a task step known to exist. */
+export function taskDef(cx: Cx, id: string): StepOf<'task'> & { id: string } {
+  return cx.wf.definition.steps[id] as StepOf<'task'> & { id: string };
+}
+
+/** The state of a step known to have been entered. */
+export function stepState(cx: Cx, id: string): StepState {
+  return cx.s.steps[id]!;
+}
+
+/** Appends to the bounded transition log. */
+export function log(cx: Cx, type: string, step?: string, extra?: { attempt?: number; detail?: string }): void {
+  const limit = cx.wf.definition.limits?.log ?? DEFAULT_LOG_LIMIT;
+  if (limit === 0) return;
+  const entry: Snapshot['log'][number] = { v: cx.s.version, at: cx.at, type };
+  if (step !== undefined) entry.step = step;
+  if (extra?.attempt !== undefined) entry.attempt = extra.attempt;
+  if (extra?.detail !== undefined) entry.detail = extra.detail;
+  cx.s.log.push(entry);
+  if (cx.s.log.length > limit) cx.s.log.splice(0, cx.s.log.length - limit);
+}
+
+/** The data conditions and mappings read: `{ input, outputs }` with outputs of completed steps. */
+export function dataView(s: Snapshot): { input: unknown; outputs: Record<string, unknown> } {
+  const outputs: Record<string, unknown> = {};
+  for (const [id, st] of Object.entries(s.steps)) {
+    if (st.status === 'completed' && st.output !== undefined) {
+      Object.defineProperty(outputs, id, { value: st.output, enumerable: true });
+    }
+  }
+  return { input: s.input, outputs };
+}
+
+/** Key of a task in `snapshot.tasks`. */
+export function taskKey(step: string, phase: 'run' | 'compensate'): string {
+  return phase === 'run' ? step : `${step}:compensate`;
+}
+
+/** Marks a step finished with the given status and drops its cursor. */
+export function finish(cx: Cx, id: string, status: StepState['status'], output?: unknown): void {
+  const st = stepState(cx, id);
+  st.status = status;
+  st.finishedAt = cx.at;
+  if (output !== undefined) st.output = output;
+  const i = cx.s.active.indexOf(id);
+  if (i >= 0) cx.s.active.splice(i, 1);
+}
+
+/** Records a completion (or a passed savepoint) for rollback; loops keep only the latest. */
+export function pushCompleted(cx: Cx, entry: string): void {
+  const i = cx.s.completed.indexOf(entry);
+  if (i >= 0) cx.s.completed.splice(i, 1);
+  cx.s.completed.push(entry);
+}
+
+/** Removes the timers of a step (of one phase, or all). */
+export function clearTimers(cx: Cx, id: string, phase?: 'run' | 'compensate'): void {
+  const keep = cx.s.timers.filter((t) => t.step !== id || (phase !== undefined && (t.phase ?? 'run') !== phase));
+  if (keep.length !== cx.s.timers.length) cx.s.timers = keep;
+}
+
+/** Adds a durable timer. */
+export function addTimer(cx: Cx, timer: TimerState): void {
+  cx.s.timers.push(timer);
+}
+
+/**
+ * Takes a step off the live path: its timers go, an in-flight handler is detached (its result
+ * will only matter for rollback), anything else is marked skipped.
+ */
+export function deactivate(cx: Cx, id: string): void {
+  clearTimers(cx, id, 'run');
+  const task = cx.s.tasks[taskKey(id, 'run')];
+  const i = cx.s.active.indexOf(id);
+  if (i >= 0) cx.s.active.splice(i, 1);
+  if (task) task.detached = true;
+  else {
+    const st = stepState(cx, id);
+    st.status = 'skipped';
+    st.finishedAt = cx.at;
+  }
+}
+
+/** Records a handler attempt as dispatched: whoever writes this version runs it. */
+export function dispatchTask(cx: Cx, id: string, phase: 'run' | 'compensate', attempt: number): void {
+  const def = taskDef(cx, id);
+  const st = stepState(cx, id);
+  if (phase === 'run') st.attempt = attempt;
+  else st.compensation = { ...st.compensation, attempt };
+  const timeout = def.timeoutMs ?? cx.wf.definition.defaults?.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const task: TaskState = {
+    step: id,
+    phase,
+    attempt,
+    idempotencyKey: `${cx.s.id}/${cx.s.run}/${id}/${st.iteration}`,
+    handler: phase === 'run' ? def.handler : def.compensate!,
+    dispatchedAt: cx.at,
+    deadline: cx.at + timeout,
+    dispatchVersion: cx.s.version,
+  };
+  cx.s.tasks[taskKey(id, phase)] = task;
+  log(cx, phase === 'run' ? 'task.dispatched' : 'compensation.dispatched', id, { attempt });
+}
+
+/** Ends the instance in a terminal status, dropping every live path, task and timer. */
+export function terminate(cx: Cx, status: 'completed' | 'failed' | 'cancelled' | 'aborted'): void {
+  cx.s.status = status;
+  cx.s.active = [];
+  cx.s.tasks = {};
+  cx.s.timers = [];
+  delete cx.s.saga;
+  log(cx, `workflow.${status}`);
+}
+
+/** An error as stored, with the step it came from. */
+export function stepError(error: ErrorInfo, step: string): ErrorInfo {
+  const out: ErrorInfo = { message: error.message, step };
+  if (error.code !== undefined) out.code = error.code;
+  if (error.retryable !== undefined) out.retryable = error.retryable;
+  return out;
+}

@@ -1,0 +1,122 @@
+import type { z } from 'zod';
+import { canonicalJson, sha256Hex } from './content-hash.js';
+import { conditionIssues } from './condition.js';
+import { pathIssues } from './data-path.js';
+import { type BranchRef, analyzeGraph } from './definition-graph.js';
+import {
+  type DefinitionInput,
+  definitionSchema,
+  type StepDefinition,
+  type WorkflowDefinition,
+} from './definition-schema.js';
+import { type Issue, ValidationError } from './errors.js';
+
+/** A validated definition with what the reducer derives from it once. */
+export interface CompiledWorkflow {
+  definition: WorkflowDefinition;
+  hash: string;
+  /** Enclosing parallel branches of each step, outermost first. */
+  regions: Map<string, BranchRef[]>;
+  pivots: string[];
+}
+
+const compiled = new WeakMap<object, CompiledWorkflow>();
+
+function zodIssues(error: z.ZodError): Issue[] {
+  return error.issues.map((i) => {
+    const path = i.path.map(String).join('.');
+    const keys = i.code === 'unrecognized_keys' ? ` (${i.keys.join(', ')})` : '';
+    return { path, message: `${i.message}${keys}` };
+  });
+}
+
+function mappingIssues(mapping: unknown, at: string): Issue[] {
+  const paths = typeof mapping === 'string' ? [mapping] : mapping ? Object.values(mapping as object) : [];
+  return paths.flatMap((p) => pathIssues(p as string).map((message) => ({ path: at, message })));
+}
+
+function stepIssues(id: string, step: StepDefinition): Issue[] {
+  const at = `steps.${id}`;
+  const out: Issue[] = [];
+  if (step.id !== undefined && step.id !== id) out.push({ path: `${at}.id`, message: `id "${step.id}" differs from its key` });
+  if (step.kind === 'task') out.push(...mappingIssues(step.input, `${at}.input`));
+  if (step.kind === 'succeed') out.push(...mappingIssues(step.output, `${at}.output`));
+  if (step.kind === 'continueAsNew') out.push(...mappingIssues(step.carry, `${at}.carry`));
+  if (step.kind === 'choice') {
+    step.branches.forEach((b, i) => out.push(...conditionIssues(b.when, `${at}.branches.${i}.when`)));
+  }
+  if (step.kind === 'sleep') {
+    if ((step.ms === undefined) === (step.until === undefined)) {
+      out.push({ path: at, message: 'sleep needs exactly one of ms or until' });
+    }
+    if (step.until !== undefined) out.push(...mappingIssues(step.until, `${at}.until`));
+  }
+  if (step.kind === 'collect') {
+    if (step.maxItems === undefined && step.idleMs === undefined && step.maxWaitMs === undefined) {
+      out.push({ path: at, message: 'collect needs at least one of maxItems, idleMs or maxWaitMs' });
+    }
+    if (step.dedupeBy !== undefined && !step.dedupeBy.startsWith('payload')) {
+      out.push({ path: `${at}.dedupeBy`, message: 'dedupeBy must be a path starting with payload' });
+    }
+  }
+  return out;
+}
+
+/**
+ * Validates a definition and returns it in normal form (steps keyed by id, each with its id).
+ * Throws `INVALID_DEFINITION` listing every problem found, not just the first.
+ */
+export function defineWorkflow(input: DefinitionInput): WorkflowDefinition {
+  return compileWorkflow(input).definition;
+}
+
+/** Validates and analyzes a definition once; later calls with the same object are free. */
+export function compileWorkflow(input: DefinitionInput | WorkflowDefinition): CompiledWorkflow {
+  const cached = compiled.get(input);
+  if (cached) return cached;
+  const parsed = definitionSchema.safeParse(input);
+  if (!parsed.success) {
+    throw new ValidationError('INVALID_DEFINITION', 'invalid workflow definition', zodIssues(parsed.error));
+  }
+  const issues: Issue[] = [];
+  const steps: Record<string, StepDefinition & { id: string }> = {};
+  if (Array.isArray(parsed.data.steps)) {
+    parsed.data.steps.forEach((s, i) => {
+      if (!s.id) issues.push({ path: `steps.${i}.id`, message: 'steps given as a list need an id' });
+      else if (Object.hasOwn(steps, s.id)) issues.push({ path: `steps.${i}.id`, message: `duplicate step id "${s.id}"` });
+      else steps[s.id] = { ...s, id: s.id };
+    });
+  } else {
+    for (const [id, s] of Object.entries(parsed.data.steps)) steps[id] = { ...s, id };
+  }
+  for (const [id, s] of Object.entries(steps)) issues.push(...stepIssues(id, s));
+  const graph = analyzeGraph(parsed.data.start, steps);
+  issues.push(...graph.issues);
+  if (issues.length) throw new ValidationError('INVALID_DEFINITION', 'invalid workflow definition', issues);
+
+  const definition = deepFreeze({ ...parsed.data, steps }) as WorkflowDefinition;
+  const result: CompiledWorkflow = {
+    definition,
+    hash: sha256Hex(canonicalJson(definition)),
+    regions: graph.regions,
+    pivots: Object.values(steps)
+      .filter((s) => s.kind === 'task' && s.pivot)
+      .map((s) => s.id),
+  };
+  compiled.set(input, result);
+  compiled.set(definition, result);
+  return result;
+}
+
+/** The stable content hash of a definition (SHA-256 of its canonical JSON). */
+export function definitionHash(definition: DefinitionInput | WorkflowDefinition): string {
+  return compileWorkflow(definition).hash;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
