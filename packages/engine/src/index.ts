@@ -18,3 +18,17 @@ export { backoffMs, DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, type RetryPolicy } from '
 export * from './snapshot.js';
 export { type ListPage, type ListQuery, type Store, snapshotBytes } from './store.js';
 export { defineWorkflow, definitionHash } from './workflow.js';
+export { workflow, WorkflowBuilder, type WorkflowOptions } from './builder.js';
+export type { RunnerHooks } from './hooks.js';
+export {
+  createRunner,
+  type Handler,
+  type HandlerContext,
+  type HandleResult,
+  type Runner,
+  type RunnerMessage,
+  type RunnerOptions,
+  type StartOptions,
+  TaskError,
+} from './runner.js';
+export { dispatchedBy, type TaskView, taskView } from './task-input.js';

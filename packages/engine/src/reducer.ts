@@ -49,7 +49,6 @@ export function step(
   const budget = options.maxTransitions ?? DEFAULT_MAX_TRANSITIONS;
   if (snapshot === null || (ev.type === 'start' && ev.reuse && isTerminal(snapshot.status))) {
     if (ev.type !== 'start') rejectEvent(`no instance yet: the first event must be start, got ${ev.type}`, 'type');
-    if (snapshot) checkSnapshot(wf, snapshot);
     const s = initialSnapshot(wf, ev, snapshot);
     const cx: Cx = { wf, s, at: ev.at, budget };
     log(cx, 'workflow.started');

@@ -1,1 +1,1 @@
-export {};
+export { createHarness, type DispatchedTask, type EventInput, type HarnessOptions, type SyncHandlers, WorkflowHarness } from './harness.js';

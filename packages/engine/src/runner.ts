@@ -1,0 +1,311 @@
+import type { DefinitionInput, WorkflowDefinition } from './definition-schema.js';
+import { AlreadyExistsError, NotFoundError, VersionConflictError } from './errors.js';
+import type { WorkflowEvent } from './events.js';
+import { notifyHooks, type RunnerHooks } from './hooks.js';
+import { assertValidId } from './ids.js';
+import { step } from './reducer.js';
+import { isTerminal, type Snapshot, type TaskState } from './snapshot.js';
+import type { Store } from './store.js';
+import { dispatchedBy, taskView } from './task-input.js';
+import { createRegistry } from './workflow-registry.js';
+
+/** What a handler receives (SPEC §5). */
+export interface HandlerContext<I = unknown> {
+  /** The step's mapped input (or the workflow input). */
+  input: I;
+  /** The instance's workflow input. */
+  workflowInput: unknown;
+  /** Outputs of completed steps, by step id. */
+  outputs: Record<string, unknown>;
+  instanceId: string;
+  step: string;
+  /** `compensate` when undoing the step. */
+  phase: 'run' | 'compensate';
+  /** 1 for the first try; grows with retries and re-dispatches. */
+  attempt: number;
+  /** Stable across attempts of one step execution: use it to make side effects idempotent. */
+  idempotencyKey: string;
+  /** Fires on cancel, abort or when the attempt's deadline passes. */
+  signal: AbortSignal;
+}
+
+/** A task handler: returns the step's output (JSON) or throws to fail the attempt. */
+export type Handler<I = unknown, O = unknown> = (ctx: HandlerContext<I>) => O | Promise<O>;
+
+/** Throw from a handler to fail with a stable `code`, or to say retrying is pointless. */
+export class TaskError extends Error {
+  constructor(
+    message: string,
+    readonly options: { code?: string; retryable?: boolean } = {},
+  ) {
+    super(message);
+    this.name = 'TaskError';
+  }
+}
+
+/** Options of {@link createRunner}. */
+export interface RunnerOptions {
+  store: Store;
+  workflows: ReadonlyArray<DefinitionInput | WorkflowDefinition>;
+  handlers: Record<string, Handler<never, unknown>>;
+  hooks?: RunnerHooks;
+  /** Epoch-ms clock; event times come from here (default `Date.now`). */
+  clock?: () => number;
+  /** How often a conflicting write is reloaded and re-applied before giving up (default 20). */
+  conflictRetries?: number;
+  /** Run handlers of dispatched tasks in this process (default true). */
+  execute?: boolean;
+}
+
+/** Options of {@link Runner.start}. */
+export interface StartOptions {
+  /** Start this version instead of the newest. */
+  version?: number;
+  /** Reuse the id of a finished instance (completed, failed, cancelled or aborted). */
+  reuseFinished?: boolean;
+}
+
+/** A message for {@link Runner.handle}: one event for one instance, as a queue or HTTP request carries it. */
+export type RunnerMessage =
+  | { type: 'start'; id: string; workflow: string; input?: unknown; version?: number }
+  | { type: 'signal'; id: string; name: string; payload?: unknown; signalId?: string }
+  | { type: 'tick'; id: string }
+  | { type: 'cancel' | 'abort'; id: string; reason?: string }
+  | { type: 'requeue'; id: string; step?: string; inputPatch?: Record<string, unknown> };
+
+/** Result of {@link Runner.handle}: the snapshot after the event (and its tasks), and when to wake it. */
+export interface HandleResult {
+  snapshot: Snapshot;
+  wakeAt: number | null;
+}
+
+/** Drives instances: applies events through the store with conditional writes and runs dispatched handlers. */
+export interface Runner {
+  start(workflow: string, id: string, input?: unknown, options?: StartOptions): Promise<Snapshot>;
+  signal(
+    id: string,
+    name: string,
+    payload?: unknown,
+    options?: { signalId?: string; startIfMissing?: { workflow: string; input?: unknown; version?: number } },
+  ): Promise<Snapshot>;
+  cancel(id: string, reason?: string): Promise<Snapshot>;
+  abort(id: string, reason?: string): Promise<Snapshot>;
+  requeue(id: string, options?: { step?: string; inputPatch?: Record<string, unknown> }): Promise<Snapshot>;
+  get(id: string): Promise<Snapshot | null>;
+  tick(id: string, now?: number): Promise<Snapshot>;
+  /** Ticks up to `limit` due instances; returns their ids. */
+  processDue(now?: number, limit?: number): Promise<string[]>;
+  handle(message: RunnerMessage): Promise<HandleResult>;
+  /** Resolves when every handler this runner started has reported back. */
+  idle(): Promise<void>;
+}
+
+/** Creates a runner over a store. Validates the workflows and that every handler they name exists. */
+export function createRunner(options: RunnerOptions): Runner {
+  const { store, hooks } = options;
+  const handlers = options.handlers as Record<string, Handler>;
+  const clock = options.clock ?? (() => Date.now());
+  const maxConflicts = options.conflictRetries ?? 20;
+  const execute = options.execute ?? true;
+  const registry = createRegistry(options.workflows, new Set(Object.keys(handlers)));
+  const running = new Map<string, { controller: AbortController; id: string; key: string; attempt: number }>();
+  const pending = new Set<Promise<unknown>>();
+
+  const definitionOf = (s: Snapshot) => registry.forSnapshot(s);
+
+  /** Load → step → conditional save, re-applied on conflicts. Returns the stored snapshot. */
+  async function apply(id: string, event: (now: number) => WorkflowEvent, known?: Snapshot): Promise<Snapshot> {
+    let current = known;
+    for (let tries = 0; ; tries++) {
+      if (!current) {
+        const loaded = await store.load(id);
+        if (!loaded) throw new NotFoundError(id);
+        current = loaded;
+      }
+      const next = step(definitionOf(current), current, event(clock()));
+      if (next === current) return current;
+      try {
+        await store.save(next, current.version);
+      } catch (e) {
+        if (!(e instanceof VersionConflictError) || tries >= maxConflicts) throw e;
+        current = undefined;
+        // Jittered pause so racing runners stop colliding in lockstep.
+        await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 2 ** tries)));
+        continue;
+      }
+      written(next);
+      return next;
+    }
+  }
+
+  /** After a successful write: hooks, abort handlers the write took away, run the tasks it handed us. */
+  function written(s: Snapshot): void {
+    notifyHooks(hooks, s);
+    for (const [k, r] of running) {
+      if (r.id !== s.id) continue;
+      const t = s.tasks[r.key];
+      if (!t || t.attempt !== r.attempt || t.detached) {
+        r.controller.abort(new Error(isTerminal(s.status) ? `instance ${s.status}` : 'task detached'));
+        running.delete(k);
+      }
+    }
+    if (!execute) return;
+    for (const task of dispatchedBy(s)) track(runTask(s, task));
+  }
+
+  function track(p: Promise<unknown>): void {
+    pending.add(p);
+    p.finally(() => pending.delete(p)).catch(() => {});
+  }
+
+  async function runTask(s: Snapshot, task: TaskState): Promise<void> {
+    const def = definitionOf(s);
+    const view = taskView(def, s, task);
+    const controller = new AbortController();
+    const key = task.phase === 'run' ? task.step : `${task.step}:compensate`;
+    const runKey = `${s.id}\u0000${key}\u0000${task.attempt}`;
+    running.set(runKey, { controller, id: s.id, key, attempt: task.attempt });
+    const timer = setTimeout(() => controller.abort(new Error('deadline exceeded')), Math.max(0, task.deadline - clock()));
+    (timer as { unref?: () => void }).unref?.();
+    let event: (now: number) => WorkflowEvent;
+    try {
+      const output = await handlers[task.handler]!({
+        input: view.input,
+        workflowInput: s.input,
+        outputs: view.outputs,
+        instanceId: s.id,
+        step: task.step,
+        phase: task.phase,
+        attempt: task.attempt,
+        idempotencyKey: task.idempotencyKey,
+        signal: controller.signal,
+      });
+      const json = output === undefined ? null : JSON.parse(JSON.stringify(output));
+      event = (at) => ({ type: 'task.completed', at, step: task.step, attempt: task.attempt, phase: task.phase, output: json });
+    } catch (e) {
+      const err = e as { message?: unknown; code?: unknown; retryable?: unknown; options?: { code?: string; retryable?: boolean } };
+      const code = err.options?.code ?? (typeof err.code === 'string' ? err.code : undefined);
+      const retryable = err.options?.retryable ?? (typeof err.retryable === 'boolean' ? err.retryable : undefined);
+      const error = {
+        message: typeof err.message === 'string' ? err.message : String(e),
+        ...(code === undefined ? {} : { code }),
+        ...(retryable === undefined ? {} : { retryable }),
+      };
+      event = (at) => ({ type: 'task.failed', at, step: task.step, attempt: task.attempt, phase: task.phase, error });
+    } finally {
+      clearTimeout(timer);
+      running.delete(runKey);
+    }
+    await apply(s.id, event, s);
+  }
+
+  async function settled(id: string): Promise<Snapshot> {
+    while (pending.size) await Promise.allSettled([...pending]);
+    const s = await store.load(id);
+    if (!s) throw new NotFoundError(id);
+    return s;
+  }
+
+  async function create(workflow: string, id: string, input: unknown, o: StartOptions, extra?: WorkflowEvent): Promise<Snapshot> {
+    assertValidId(id);
+    const def = registry.resolve(workflow, o.version);
+    let s = step(def, null, { type: 'start', at: clock(), id, input });
+    if (extra) s = step(def, s, extra);
+    try {
+      await store.create(s);
+    } catch (e) {
+      if (!(e instanceof AlreadyExistsError) || !o.reuseFinished) throw e;
+      const old = await store.load(id);
+      if (!old || !isTerminal(old.status)) throw e;
+      s = step(def, old, { type: 'start', at: clock(), id, input, reuse: true });
+      if (extra) s = step(def, s, extra);
+      await store.save(s, old.version);
+    }
+    written(s);
+    return s;
+  }
+
+  const runner: Runner = {
+    async start(workflow, id, input, o = {}) {
+      await create(workflow, id, input, o);
+      return settled(id);
+    },
+    async signal(id, name, payload, o = {}) {
+      assertValidId(id);
+      const event = (at: number): WorkflowEvent => ({
+        type: 'signal',
+        at,
+        name,
+        payload,
+        ...(o.signalId === undefined ? {} : { id: o.signalId }),
+      });
+      if (o.startIfMissing && !(await store.load(id))) {
+        try {
+          await create(o.startIfMissing.workflow, id, o.startIfMissing.input, { version: o.startIfMissing.version }, event(clock()));
+          return settled(id);
+        } catch (e) {
+          if (!(e instanceof AlreadyExistsError)) throw e;
+        }
+      }
+      await apply(id, event);
+      return settled(id);
+    },
+    async cancel(id, reason) {
+      await apply(id, (at) => ({ type: 'cancel', at, ...(reason === undefined ? {} : { reason }) }));
+      return settled(id);
+    },
+    async abort(id, reason) {
+      await apply(id, (at) => ({ type: 'abort', at, ...(reason === undefined ? {} : { reason }) }));
+      return settled(id);
+    },
+    async requeue(id, o = {}) {
+      await apply(id, (at) => ({ type: 'requeue', at, ...o }));
+      return settled(id);
+    },
+    async get(id) {
+      assertValidId(id);
+      return store.load(id);
+    },
+    async tick(id, now) {
+      await apply(id, (at) => ({ type: 'tick', at: now ?? at }));
+      return settled(id);
+    },
+    async processDue(now, limit = 100) {
+      const at = now ?? clock();
+      const ids = await store.listDue(at, limit);
+      await Promise.all(ids.map((id) => apply(id, () => ({ type: 'tick', at })).catch((e) => {
+        if (!(e instanceof NotFoundError)) throw e;
+      })));
+      while (pending.size) await Promise.allSettled([...pending]);
+      return ids;
+    },
+    async handle(m) {
+      let s: Snapshot;
+      switch (m.type) {
+        case 'start':
+          s = await runner.start(m.workflow, m.id, m.input, m.version === undefined ? {} : { version: m.version });
+          break;
+        case 'signal':
+          s = await runner.signal(m.id, m.name, m.payload, m.signalId === undefined ? {} : { signalId: m.signalId });
+          break;
+        case 'tick':
+          s = await runner.tick(m.id);
+          break;
+        case 'cancel':
+          s = await runner.cancel(m.id, m.reason);
+          break;
+        case 'abort':
+          s = await runner.abort(m.id, m.reason);
+          break;
+        case 'requeue':
+          s = await runner.requeue(m.id, { ...(m.step ? { step: m.step } : {}), ...(m.inputPatch ? { inputPatch: m.inputPatch } : {}) });
+          break;
+      }
+      return { snapshot: s, wakeAt: s.wakeAt };
+    },
+    async idle() {
+      while (pending.size) await Promise.allSettled([...pending]);
+    },
+  };
+  return runner;
+}

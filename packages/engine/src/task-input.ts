@@ -1,0 +1,26 @@
+import { dataView, taskDef } from './context.js';
+import { mapData } from './data-path.js';
+import type { DefinitionInput, WorkflowDefinition } from './definition-schema.js';
+import type { Snapshot, TaskState } from './snapshot.js';
+import { compileWorkflow } from './workflow.js';
+
+/** What a handler is given, computed from the snapshot version that dispatched the task. */
+export interface TaskView {
+  /** The step's mapped input, or the workflow input when the step maps none. */
+  input: unknown;
+  /** Outputs of completed steps, by step id. */
+  outputs: Record<string, unknown>;
+}
+
+/** The input and outputs a handler sees for a dispatched task. */
+export function taskView(definition: DefinitionInput | WorkflowDefinition, snapshot: Snapshot, task: TaskState): TaskView {
+  const wf = compileWorkflow(definition);
+  const data = dataView(snapshot);
+  const mapping = taskDef({ wf, s: snapshot, at: 0, budget: 0 }, task.step).input;
+  return { input: mapping === undefined ? snapshot.input : mapData(data, mapping), outputs: data.outputs };
+}
+
+/** Tasks that the write of this snapshot version handed out: the writer runs exactly these. */
+export function dispatchedBy(snapshot: Snapshot): TaskState[] {
+  return Object.values(snapshot.tasks).filter((t) => t.dispatchVersion === snapshot.version);
+}

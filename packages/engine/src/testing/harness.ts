@@ -1,0 +1,180 @@
+import type { DefinitionInput, WorkflowDefinition } from '../definition-schema.js';
+import type { WorkflowEvent } from '../events.js';
+import { replay, type StepOptions, step } from '../reducer.js';
+import type { ErrorInfo, Snapshot, Status, TaskState } from '../snapshot.js';
+import { taskView } from '../task-input.js';
+
+/** An event whose `at` may be left to the fake clock. */
+export type EventInput = WorkflowEvent extends infer E ? (E extends { at: number } ? Omit<E, 'at'> & { at?: number } : never) : never;
+
+/** A task the snapshot currently asks someone to run, with the input its handler would get. */
+export interface DispatchedTask extends TaskState {
+  input: unknown;
+}
+
+/** Synchronous handlers for {@link WorkflowHarness.runHandlers}: return an output or throw to fail. */
+export type SyncHandlers = Record<string, (task: DispatchedTask) => unknown>;
+
+/** Options of {@link createHarness}. */
+export interface HarnessOptions extends StepOptions {
+  /** Instance id (default `test-1`). */
+  id?: string;
+  /** Fake clock start, epoch ms (default 0). */
+  now?: number;
+}
+
+/**
+ * Drives one workflow instance through the pure reducer with a fake clock: no store, no
+ * promises. Records every accepted event so a test can check that replay reproduces the state.
+ */
+export class WorkflowHarness {
+  /** Current fake time, epoch ms. */
+  now: number;
+  readonly id: string;
+  private current: Snapshot | null = null;
+  /** Events that changed the snapshot, in order. */
+  readonly events: WorkflowEvent[] = [];
+
+  constructor(
+    readonly definition: DefinitionInput | WorkflowDefinition,
+    private readonly options: HarnessOptions = {},
+  ) {
+    this.now = options.now ?? 0;
+    this.id = options.id ?? 'test-1';
+  }
+
+  /** The snapshot; throws before `start`. */
+  get snapshot(): Snapshot {
+    if (!this.current) throw new Error('harness: start the workflow first');
+    return this.current;
+  }
+
+  /** The instance status. */
+  get status(): Status {
+    return this.snapshot.status;
+  }
+
+  /** Applies any event (its `at` defaults to the fake clock); returns whether the snapshot changed. */
+  send(event: EventInput): boolean {
+    const full = { ...event, at: event.at ?? this.now } as WorkflowEvent;
+    const next = step(this.definition, this.current, full, this.options);
+    if (next === this.current) return false;
+    this.current = next;
+    this.events.push(full);
+    return true;
+  }
+
+  /** Starts the instance with `input`. */
+  start(input?: unknown): this {
+    this.send({ type: 'start', id: this.id, input });
+    return this;
+  }
+
+  /** In-flight tasks that are not detached, optionally only those of one step. */
+  dispatched(stepId?: string): DispatchedTask[] {
+    return Object.values(this.snapshot.tasks)
+      .filter((t) => !t.detached && (stepId === undefined || t.step === stepId))
+      .map((t) => ({ ...t, input: taskView(this.definition, this.snapshot, t).input }));
+  }
+
+  private task(stepId: string, phase: 'run' | 'compensate'): TaskState {
+    const t = this.snapshot.tasks[phase === 'run' ? stepId : `${stepId}:compensate`];
+    if (!t) throw new Error(`harness: no ${phase} task in flight for step "${stepId}"`);
+    return t;
+  }
+
+  /** Reports success of the in-flight attempt of `stepId` (or of the given attempt). */
+  complete(stepId: string, output?: unknown, o: { attempt?: number; phase?: 'run' | 'compensate' } = {}): boolean {
+    const phase = o.phase ?? 'run';
+    const attempt = o.attempt ?? this.task(stepId, phase).attempt;
+    return this.send({ type: 'task.completed', step: stepId, attempt, phase, output });
+  }
+
+  /** Reports failure of the in-flight attempt of `stepId` (or of the given attempt). */
+  fail(
+    stepId: string,
+    error: string | Omit<ErrorInfo, 'step'> = 'failed',
+    o: { attempt?: number; phase?: 'run' | 'compensate' } = {},
+  ): boolean {
+    const phase = o.phase ?? 'run';
+    const attempt = o.attempt ?? this.task(stepId, phase).attempt;
+    const err = typeof error === 'string' ? { message: error } : error;
+    return this.send({ type: 'task.failed', step: stepId, attempt, phase, error: err });
+  }
+
+  /** Completes the in-flight compensation of `stepId`. */
+  compensate(stepId: string): boolean {
+    return this.complete(stepId, undefined, { phase: 'compensate' });
+  }
+
+  /** Sends a signal. */
+  signal(name: string, payload?: unknown, id?: string): boolean {
+    return this.send({ type: 'signal', name, payload, ...(id === undefined ? {} : { id }) });
+  }
+
+  /** Moves the fake clock forward and ticks; returns whether anything fired. */
+  advance(ms: number): boolean {
+    this.now += ms;
+    return this.send({ type: 'tick' });
+  }
+
+  /** Moves the fake clock to the snapshot's `wakeAt` (if any) and ticks. */
+  advanceToWake(): boolean {
+    const wake = this.snapshot.wakeAt;
+    if (wake === null) return false;
+    this.now = Math.max(this.now, wake);
+    return this.send({ type: 'tick' });
+  }
+
+  /** Cancels (compensating back to the start). */
+  cancel(reason?: string): boolean {
+    return this.send({ type: 'cancel', ...(reason === undefined ? {} : { reason }) });
+  }
+
+  /** Aborts at once, without compensation. */
+  abort(reason?: string): boolean {
+    return this.send({ type: 'abort', ...(reason === undefined ? {} : { reason }) });
+  }
+
+  /** Requeues what sits in dlq. */
+  requeue(o: { step?: string; inputPatch?: Record<string, unknown> } = {}): boolean {
+    return this.send({ type: 'requeue', ...o });
+  }
+
+  /** Output of a completed step. */
+  output(stepId: string): unknown {
+    return this.snapshot.steps[stepId]?.output;
+  }
+
+  /**
+   * Runs every dispatched task with the given synchronous handlers until none is left that they
+   * cover (timers are not advanced). A handler that throws fails the attempt.
+   */
+  runHandlers(handlers: SyncHandlers, maxRounds = 1000): this {
+    for (let round = 0; round < maxRounds; round++) {
+      const task = Object.values(this.snapshot.tasks).find((t) => handlers[t.handler] && !t.detached);
+      if (!task) return this;
+      const view = { ...task, input: taskView(this.definition, this.snapshot, task).input };
+      let output: unknown;
+      try {
+        output = handlers[task.handler]!(view);
+      } catch (e) {
+        const err = e as { message?: string; code?: string; retryable?: boolean };
+        this.fail(task.step, { message: err.message ?? String(e), ...(err.code ? { code: err.code } : {}), ...(err.retryable === undefined ? {} : { retryable: err.retryable }) }, { phase: task.phase });
+        continue;
+      }
+      this.complete(task.step, output, { phase: task.phase });
+    }
+    throw new Error('harness: handlers did not settle');
+  }
+
+  /** The snapshot rebuilt from the recorded events; equal to `snapshot` when the reducer is deterministic. */
+  replayed(): Snapshot | null {
+    return replay(this.definition, this.events, this.options);
+  }
+}
+
+/** Creates a {@link WorkflowHarness} for a definition. */
+export function createHarness(definition: DefinitionInput | WorkflowDefinition, options?: HarnessOptions): WorkflowHarness {
+  return new WorkflowHarness(definition, options);
+}

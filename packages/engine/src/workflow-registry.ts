@@ -1,0 +1,64 @@
+import type { DefinitionInput, WorkflowDefinition } from './definition-schema.js';
+import { RegistryError } from './errors.js';
+import type { Snapshot } from './snapshot.js';
+import { compileWorkflow } from './workflow.js';
+
+/** Registered definitions by name and version, with their handlers checked. */
+export interface WorkflowRegistry {
+  /** The given version, or the newest when omitted. */
+  resolve(name: string, version?: number): WorkflowDefinition;
+  /** The definition a snapshot pinned; refuses a changed definition under the same version. */
+  forSnapshot(snapshot: Snapshot): WorkflowDefinition;
+}
+
+/**
+ * Validates definitions and checks that every handler and compensation they name exists.
+ * Throws `UNKNOWN_HANDLER` listing all missing handlers.
+ */
+export function createRegistry(
+  workflows: ReadonlyArray<DefinitionInput | WorkflowDefinition>,
+  handlerNames: ReadonlySet<string>,
+): WorkflowRegistry {
+  const byName = new Map<string, Map<number, WorkflowDefinition>>();
+  const missing: string[] = [];
+  for (const input of workflows) {
+    const def = compileWorkflow(input).definition;
+    for (const s of Object.values(def.steps)) {
+      if (s.kind !== 'task') continue;
+      for (const h of [s.handler, s.compensate]) {
+        if (h !== undefined && !handlerNames.has(h)) missing.push(`${def.name} v${def.version} step ${s.id}: ${h}`);
+      }
+    }
+    const versions = byName.get(def.name) ?? new Map<number, WorkflowDefinition>();
+    const prior = versions.get(def.version);
+    if (prior && compileWorkflow(prior).hash !== compileWorkflow(def).hash) {
+      throw new RegistryError('DEFINITION_HASH_MISMATCH', `${def.name} v${def.version} registered twice with different content`);
+    }
+    versions.set(def.version, def);
+    byName.set(def.name, versions);
+  }
+  if (missing.length) throw new RegistryError('UNKNOWN_HANDLER', `handlers not registered:\n  - ${missing.join('\n  - ')}`);
+
+  const resolve = (name: string, version?: number): WorkflowDefinition => {
+    const versions = byName.get(name);
+    if (!versions) throw new RegistryError('UNKNOWN_WORKFLOW', `workflow ${JSON.stringify(name)} is not registered`);
+    const v = version ?? Math.max(...versions.keys());
+    const def = versions.get(v);
+    if (!def) throw new RegistryError('UNKNOWN_VERSION', `workflow ${name} has no version ${v} registered`);
+    return def;
+  };
+  return {
+    resolve,
+    forSnapshot(snapshot) {
+      const def = resolve(snapshot.workflow.name, snapshot.workflow.version);
+      const hash = compileWorkflow(def).hash;
+      if (hash !== snapshot.workflow.hash) {
+        throw new RegistryError(
+          'DEFINITION_HASH_MISMATCH',
+          `instance ${snapshot.id} started on a different ${def.name} v${def.version} (hash ${snapshot.workflow.hash.slice(0, 12)}, registered ${hash.slice(0, 12)}); register the change as a new version`,
+        );
+      }
+      return def;
+    },
+  };
+}
