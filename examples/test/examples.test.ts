@@ -1,0 +1,13 @@
+import { describe, expect, it } from 'vitest';
+import { main as orderDemo } from '../dist/order-demo.js';
+
+describe('examples', () => {
+  it('order demo completes after two failed payment attempts', async () => {
+    const lines: string[] = [];
+    const s = await orderDemo((l) => lines.push(l));
+    expect(s.status).toBe('completed');
+    expect(s.steps['charge-payment']?.attempt).toBe(3);
+    expect(lines.filter((l) => l.includes('task.failed'))).toHaveLength(2);
+    expect(s.output).toEqual({ sent: true, payment: 'P-1001' });
+  });
+});
