@@ -30,12 +30,17 @@ export async function main(print: (line: string) => void = console.log): Promise
       chargePayment: ({ attempt, idempotencyKey }) => {
         chargeCalls++;
         if (attempt < 3) {
-          throw new TaskError(`payment gateway timeout (attempt ${attempt}, key ${idempotencyKey})`, { code: 'GATEWAY' });
+          throw new TaskError(`payment gateway timeout (attempt ${attempt}, key ${idempotencyKey})`, {
+            code: 'GATEWAY',
+          });
         }
         return { paymentId: 'P-1001', attempt };
       },
       refundPayment: () => null,
-      sendEmail: ({ outputs }) => ({ sent: true, payment: (outputs['charge-payment'] as { paymentId: string }).paymentId }),
+      sendEmail: ({ outputs }) => ({
+        sent: true,
+        payment: (outputs['charge-payment'] as { paymentId: string }).paymentId,
+      }),
     },
     hooks: {
       onTransition: (e) => {

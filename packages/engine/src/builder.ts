@@ -1,4 +1,11 @@
-import type { DefinitionInput, FailurePolicy, RetryPolicyInput, StepDefinition, StepOf, WorkflowDefinition } from './definition-schema.js';
+import type {
+  DefinitionInput,
+  FailurePolicy,
+  RetryPolicyInput,
+  StepDefinition,
+  StepOf,
+  WorkflowDefinition,
+} from './definition-schema.js';
 import { defineWorkflow } from './workflow.js';
 
 type Fields<K extends StepDefinition['kind']> = Omit<StepOf<K>, 'kind' | 'id'> & {

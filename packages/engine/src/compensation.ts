@@ -39,7 +39,11 @@ export function failStep(cx: Cx, id: string, error: ErrorInfo, policy = failureP
     return;
   }
   const def = stepDef(cx, id);
-  startRollback(cx, 'fail', def.kind === 'task' && def.compensateOnFailure && def.compensate ? id : undefined);
+  startRollback(
+    cx,
+    'fail',
+    def.kind === 'task' && def.compensateOnFailure && def.compensate ? id : undefined,
+  );
 }
 
 /** Completed steps to compensate, latest first: back to the last savepoint, or all for a cancel. */
@@ -69,7 +73,10 @@ export function startRollback(cx: Cx, mode: 'fail' | 'cancel', failedStep?: stri
     // A cancel retries a compensation parked in dlq with fresh attempts.
     if (mode === 'cancel' && st.status === 'compensation-dlq') {
       st.status = 'completed';
-      st.compensation = { attempt: st.compensation?.attempt ?? 0, attemptBase: st.compensation?.attempt ?? 0 };
+      st.compensation = {
+        attempt: st.compensation?.attempt ?? 0,
+        attemptBase: st.compensation?.attempt ?? 0,
+      };
     }
   }
   const queued = new Set(cx.s.saga?.queue ?? []);

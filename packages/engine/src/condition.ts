@@ -1,5 +1,5 @@
-import type { Condition, Operand } from './definition-schema.js';
 import { pathIssues, readPath } from './data-path.js';
+import type { Condition, Operand } from './definition-schema.js';
 
 const COMPARISONS = ['==', '!=', '<', '<=', '>', '>='] as const;
 
@@ -45,12 +45,14 @@ export function conditionIssues(cond: unknown, at: string): Array<{ path: string
       if (typeof arg !== 'string') out.push({ path: `${p}.${op}`, message: 'expects a path string' });
       else for (const m of pathIssues(arg)) out.push({ path: `${p}.${op}`, message: m });
     } else if (op === 'and' || op === 'or') {
-      if (!Array.isArray(arg) || arg.length === 0) out.push({ path: `${p}.${op}`, message: 'expects a non-empty list' });
+      if (!Array.isArray(arg) || arg.length === 0)
+        out.push({ path: `${p}.${op}`, message: 'expects a non-empty list' });
       else arg.forEach((x, i) => walk(x, `${p}.${op}.${i}`));
     } else if (op === '!') {
       walk(arg, `${p}.!`);
     } else if ((COMPARISONS as readonly string[]).includes(op) || op === 'in') {
-      if (!Array.isArray(arg) || arg.length !== 2) out.push({ path: `${p}.${op}`, message: 'expects two operands' });
+      if (!Array.isArray(arg) || arg.length !== 2)
+        out.push({ path: `${p}.${op}`, message: 'expects two operands' });
       else arg.forEach((x, i) => operandIssues(x, `${p}.${op}.${i}`, out));
     } else {
       out.push({ path: p, message: `unknown operator "${op}"` });
@@ -99,7 +101,9 @@ export function evaluateCondition(cond: Condition, data: unknown): boolean {
     case '!=':
       return a !== b;
     case 'in':
-      return Array.isArray(b) ? b.includes(a) : typeof b === 'string' && typeof a === 'string' && b.includes(a);
+      return Array.isArray(b)
+        ? b.includes(a)
+        : typeof b === 'string' && typeof a === 'string' && b.includes(a);
   }
   const d = compare(a, b);
   if (d === null) return false;

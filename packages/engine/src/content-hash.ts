@@ -1,7 +1,8 @@
 /** JSON with object keys sorted at every level, so equal content always serializes identically. */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
+  if (Array.isArray(value))
+    return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
   const entries = Object.keys(value)
     .sort()
     .filter((k) => (value as Record<string, unknown>)[k] !== undefined)

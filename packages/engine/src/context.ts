@@ -45,7 +45,12 @@ export function stepState(cx: Cx, id: string): StepState {
 }
 
 /** Appends to the bounded transition log. */
-export function log(cx: Cx, type: string, step?: string, extra?: { attempt?: number; detail?: string }): void {
+export function log(
+  cx: Cx,
+  type: string,
+  step?: string,
+  extra?: { attempt?: number; detail?: string },
+): void {
   const limit = cx.wf.definition.limits?.log ?? DEFAULT_LOG_LIMIT;
   if (limit === 0) return;
   const entry: Snapshot['log'][number] = { v: cx.s.version, at: cx.at, type };
@@ -91,7 +96,9 @@ export function pushCompleted(cx: Cx, entry: string): void {
 
 /** Removes the timers of a step (of one phase, or all). */
 export function clearTimers(cx: Cx, id: string, phase?: 'run' | 'compensate'): void {
-  const keep = cx.s.timers.filter((t) => t.step !== id || (phase !== undefined && (t.phase ?? 'run') !== phase));
+  const keep = cx.s.timers.filter(
+    (t) => t.step !== id || (phase !== undefined && (t.phase ?? 'run') !== phase),
+  );
   if (keep.length !== cx.s.timers.length) cx.s.timers = keep;
 }
 

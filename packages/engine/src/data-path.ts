@@ -33,7 +33,12 @@ export function mapData(root: unknown, mapping: string | Record<string, string>)
   const out: Record<string, unknown> = {};
   for (const [key, path] of Object.entries(mapping)) {
     // defineProperty, not assignment, so no key can reach a prototype.
-    Object.defineProperty(out, key, { value: readPath(root, path), enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(out, key, {
+      value: readPath(root, path),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return out;
 }

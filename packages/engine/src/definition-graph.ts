@@ -1,5 +1,5 @@
-import type { Issue } from './errors.js';
 import type { StepDefinition } from './definition-schema.js';
+import type { Issue } from './errors.js';
 
 /** One enclosing parallel branch: the parallel step and the branch index. */
 export interface BranchRef {
@@ -39,8 +39,15 @@ export function analyzeGraph(
     for (const t of targets) {
       if (!has(t)) issues.push({ path: `steps.${id}`, message: `target "${t}" does not exist` });
     }
-    if (step.kind === 'parallel' && typeof step.join === 'object' && step.join.atLeast > step.branches.length) {
-      issues.push({ path: `steps.${id}.join`, message: `atLeast ${step.join.atLeast} exceeds ${step.branches.length} branches` });
+    if (
+      step.kind === 'parallel' &&
+      typeof step.join === 'object' &&
+      step.join.atLeast > step.branches.length
+    ) {
+      issues.push({
+        path: `steps.${id}.join`,
+        message: `atLeast ${step.join.atLeast} exceeds ${step.branches.length} branches`,
+      });
     }
   }
   if (!has(start)) issues.push({ path: 'start', message: `start step "${start}" does not exist` });
@@ -86,7 +93,10 @@ export function analyzeGraph(
       if (!ts || WAITING_KINDS.has(ts.kind)) continue;
       if (color.get(t) === 1) {
         const cycle = stack.slice(stack.indexOf(t));
-        issues.push({ path: `steps.${t}`, message: `cycle with no waiting step: ${[...cycle, t].join(' -> ')}` });
+        issues.push({
+          path: `steps.${t}`,
+          message: `cycle with no waiting step: ${[...cycle, t].join(' -> ')}`,
+        });
       } else if (!color.has(t)) visit(t);
     }
     stack.pop();

@@ -3,7 +3,11 @@ import { isValidId } from './ids.js';
 
 const stepId = z.string().refine(isValidId, 'must be 1-200 characters of A-Z a-z 0-9 _ . : @ / + = -');
 const pathString = z.string().min(1).max(500);
-const ms = z.number().int().min(0).max(10 * 365 * 24 * 3600 * 1000);
+const ms = z
+  .number()
+  .int()
+  .min(0)
+  .max(10 * 365 * 24 * 3600 * 1000);
 
 /** Retry policy (SPEC §2); omitted fields take the workflow's or the built-in defaults. */
 export const retryPolicySchema = z.strictObject({
@@ -21,7 +25,10 @@ export const failurePolicySchema = z.enum(['compensate', 'dlq', 'fail']);
 /** Where a handler's input comes from: one data path, or an object of named paths. */
 export const inputMappingSchema = z.union([
   pathString,
-  z.record(z.string().refine((k) => k !== '__proto__', 'reserved key'), pathString),
+  z.record(
+    z.string().refine((k) => k !== '__proto__', 'reserved key'),
+    pathString,
+  ),
 ]);
 
 /** A condition: JSON-Logic-like data, checked by `conditionIssues` and never evaluated as code. */
@@ -43,7 +50,13 @@ export type Condition =
   | { exists: string };
 
 /** A literal JSON value or a `{ var: path }` reference. */
-export type Operand = string | number | boolean | null | { var: string } | Array<string | number | boolean | null>;
+export type Operand =
+  | string
+  | number
+  | boolean
+  | null
+  | { var: string }
+  | Array<string | number | boolean | null>;
 
 const base = { id: stepId.optional(), next: stepId.optional(), description: z.string().max(2000).optional() };
 

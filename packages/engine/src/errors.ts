@@ -102,7 +102,10 @@ export class SnapshotTooLargeError extends StepfoldError<'SNAPSHOT_TOO_LARGE'> {
     readonly bytes: number,
     readonly limit: number,
   ) {
-    super('SNAPSHOT_TOO_LARGE', `snapshot ${JSON.stringify(id)} is ${bytes} bytes, over the limit of ${limit}`);
+    super(
+      'SNAPSHOT_TOO_LARGE',
+      `snapshot ${JSON.stringify(id)} is ${bytes} bytes, over the limit of ${limit}`,
+    );
   }
 }
 
@@ -119,7 +122,10 @@ export class InboxOverflowError extends StepfoldError<'INBOX_OVERFLOW'> {
     readonly id: string,
     readonly limit: number,
   ) {
-    super('INBOX_OVERFLOW', `instance ${JSON.stringify(id)}: signal inbox is full (${limit} buffered signals)`);
+    super(
+      'INBOX_OVERFLOW',
+      `instance ${JSON.stringify(id)}: signal inbox is full (${limit} buffered signals)`,
+    );
   }
 }
 

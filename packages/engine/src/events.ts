@@ -21,13 +21,38 @@ export const eventSchema = z.discriminatedUnion('type', [
     /** Start a new run over a finished instance (id reuse); ignored when there is no snapshot. */
     reuse: z.boolean().optional(),
   }),
-  z.object({ type: z.literal('task.completed'), at, step: id, attempt: z.number().int().min(1), phase, output: z.unknown().optional() }),
-  z.object({ type: z.literal('task.failed'), at, step: id, attempt: z.number().int().min(1), phase, error: errorInfo }),
+  z.object({
+    type: z.literal('task.completed'),
+    at,
+    step: id,
+    attempt: z.number().int().min(1),
+    phase,
+    output: z.unknown().optional(),
+  }),
+  z.object({
+    type: z.literal('task.failed'),
+    at,
+    step: id,
+    attempt: z.number().int().min(1),
+    phase,
+    error: errorInfo,
+  }),
   z.object({ type: z.literal('tick'), at }),
-  z.object({ type: z.literal('signal'), at, name: id, payload: z.unknown().optional(), id: z.string().min(1).max(200).optional() }),
+  z.object({
+    type: z.literal('signal'),
+    at,
+    name: id,
+    payload: z.unknown().optional(),
+    id: z.string().min(1).max(200).optional(),
+  }),
   z.object({ type: z.literal('cancel'), at, reason: z.string().max(2000).optional() }),
   z.object({ type: z.literal('abort'), at, reason: z.string().max(2000).optional() }),
-  z.object({ type: z.literal('requeue'), at, step: id.optional(), inputPatch: z.record(z.string(), z.unknown()).optional() }),
+  z.object({
+    type: z.literal('requeue'),
+    at,
+    step: id.optional(),
+    inputPatch: z.record(z.string(), z.unknown()).optional(),
+  }),
 ]);
 
 /** Any event the reducer accepts. */

@@ -42,7 +42,11 @@ export function enter(cx: Cx, id: string): void {
       const data = dataView(cx.s);
       const target = def.branches.find((b) => evaluateCondition(b.when, data))?.next ?? def.otherwise;
       if (target === undefined) {
-        failStep(cx, id, { message: 'no choice branch matched', code: 'NO_BRANCH_MATCHED', retryable: false });
+        failStep(cx, id, {
+          message: 'no choice branch matched',
+          code: 'NO_BRANCH_MATCHED',
+          retryable: false,
+        });
         return;
       }
       finish(cx, id, 'completed');
@@ -64,7 +68,8 @@ export function enter(cx: Cx, id: string): void {
     case 'collect': {
       if (def.kind === 'collect') {
         stepState(cx, id).batch = { items: [], since: cx.at, lastAt: cx.at, keys: [] };
-        if (def.maxWaitMs !== undefined) addTimer(cx, { kind: 'max-wait', step: id, at: cx.at + def.maxWaitMs });
+        if (def.maxWaitMs !== undefined)
+          addTimer(cx, { kind: 'max-wait', step: id, at: cx.at + def.maxWaitMs });
       } else if (def.timeoutMs !== undefined) {
         addTimer(cx, { kind: 'timeout', step: id, at: cx.at + def.timeoutMs });
       }
@@ -74,7 +79,11 @@ export function enter(cx: Cx, id: string): void {
     case 'sleep': {
       const until = def.ms !== undefined ? cx.at + def.ms : readPath(dataView(cx.s), def.until!);
       if (typeof until !== 'number' || !Number.isFinite(until)) {
-        failStep(cx, id, { message: `sleep target ${def.until} is not a number`, code: 'INVALID_SLEEP_TARGET', retryable: false });
+        failStep(cx, id, {
+          message: `sleep target ${def.until} is not a number`,
+          code: 'INVALID_SLEEP_TARGET',
+          retryable: false,
+        });
         return;
       }
       addTimer(cx, { kind: 'sleep', step: id, at: Math.max(0, Math.trunc(until)) });
@@ -95,7 +104,11 @@ export function enter(cx: Cx, id: string): void {
       failStep(
         cx,
         id,
-        { message: def.error?.message ?? `workflow failed at step ${id}`, code: def.error?.code ?? 'FAILED', retryable: false },
+        {
+          message: def.error?.message ?? `workflow failed at step ${id}`,
+          code: def.error?.code ?? 'FAILED',
+          retryable: false,
+        },
         cx.wf.definition.onFailure === 'fail' ? 'fail' : 'compensate',
       );
       return;

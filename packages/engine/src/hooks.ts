@@ -42,10 +42,12 @@ export function notifyHooks(hooks: RunnerHooks | undefined, snapshot: Snapshot):
     const step = entry.step ?? '';
     switch (entry.type) {
       case 'workflow.started':
-        if (hooks.onWorkflowStarted) safe(hooks, 'onWorkflowStarted', () => hooks.onWorkflowStarted!(snapshot));
+        if (hooks.onWorkflowStarted)
+          safe(hooks, 'onWorkflowStarted', () => hooks.onWorkflowStarted!(snapshot));
         break;
       case 'workflow.completed':
-        if (hooks.onWorkflowCompleted) safe(hooks, 'onWorkflowCompleted', () => hooks.onWorkflowCompleted!(snapshot));
+        if (hooks.onWorkflowCompleted)
+          safe(hooks, 'onWorkflowCompleted', () => hooks.onWorkflowCompleted!(snapshot));
         break;
       case 'workflow.failed':
       case 'workflow.cancelled':
@@ -56,7 +58,8 @@ export function notifyHooks(hooks: RunnerHooks | undefined, snapshot: Snapshot):
         if (hooks.onStepStarted) safe(hooks, 'onStepStarted', () => hooks.onStepStarted!(step, snapshot));
         break;
       case 'step.completed':
-        if (hooks.onStepCompleted) safe(hooks, 'onStepCompleted', () => hooks.onStepCompleted!(step, snapshot));
+        if (hooks.onStepCompleted)
+          safe(hooks, 'onStepCompleted', () => hooks.onStepCompleted!(step, snapshot));
         break;
       case 'step.failed':
       case 'step.dlq':

@@ -1,7 +1,9 @@
-export type { Condition, Operand } from './definition-schema.js';
+export { WorkflowBuilder, type WorkflowOptions, workflow } from './builder.js';
 export type {
+  Condition,
   DefinitionInput,
   FailurePolicy,
+  Operand,
   RetryPolicyInput,
   StepDefinition,
   StepKind,
@@ -10,25 +12,24 @@ export type {
 } from './definition-schema.js';
 export { definitionSchema } from './definition-schema.js';
 export * from './errors.js';
-export { eventSchema, type EventOf, parseEvent, type WorkflowEvent } from './events.js';
+export { type EventOf, eventSchema, parseEvent, type WorkflowEvent } from './events.js';
+export type { RunnerHooks } from './hooks.js';
 export { assertValidId, isValidId, MAX_ID_LENGTH } from './ids.js';
 export { createMemoryStore, type MemoryStore, type MemoryStoreOptions } from './memory-store.js';
 export { replay, type StepOptions, step } from './reducer.js';
 export { backoffMs, DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, type RetryPolicy } from './retry-policy.js';
-export * from './snapshot.js';
-export { type ListPage, type ListQuery, type Store, snapshotBytes } from './store.js';
-export { defineWorkflow, definitionHash } from './workflow.js';
-export { workflow, WorkflowBuilder, type WorkflowOptions } from './builder.js';
-export type { RunnerHooks } from './hooks.js';
 export {
   createRunner,
+  type HandleResult,
   type Handler,
   type HandlerContext,
-  type HandleResult,
   type Runner,
   type RunnerMessage,
   type RunnerOptions,
   type StartOptions,
   TaskError,
 } from './runner.js';
+export * from './snapshot.js';
+export { type ListPage, type ListQuery, type Store, snapshotBytes } from './store.js';
 export { dispatchedBy, type TaskView, taskView } from './task-input.js';
+export { defineWorkflow, definitionHash } from './workflow.js';

@@ -10,8 +10,8 @@ import {
   SEEN_SIGNAL_LIMIT,
   spend,
   stepDef,
-  terminate,
   TransitionLimitError,
+  terminate,
 } from './context.js';
 import type { DefinitionInput, WorkflowDefinition } from './definition-schema.js';
 import { InboxOverflowError, RegistryError, ValidationError } from './errors.js';
@@ -48,7 +48,8 @@ export function step(
   const ev = parseEvent(event);
   const budget = options.maxTransitions ?? DEFAULT_MAX_TRANSITIONS;
   if (snapshot === null || (ev.type === 'start' && ev.reuse && isTerminal(snapshot.status))) {
-    if (ev.type !== 'start') rejectEvent(`no instance yet: the first event must be start, got ${ev.type}`, 'type');
+    if (ev.type !== 'start')
+      rejectEvent(`no instance yet: the first event must be start, got ${ev.type}`, 'type');
     const s = initialSnapshot(wf, ev, snapshot);
     const cx: Cx = { wf, s, at: ev.at, budget };
     log(cx, 'workflow.started');
@@ -107,18 +108,33 @@ const rules: { [T in WorkflowEvent['type']]: Rule<T> } = {
   signal: (cx, ev) => {
     if (ev.id !== undefined && cx.s.seenSignals.includes(ev.id)) return NOOP;
     const listener = cx.s.active.find((id) => listensFor(stepDef(cx, id)) === ev.name);
-    if (listener === undefined && cx.s.inbox.length >= (cx.wf.definition.limits?.inbox ?? DEFAULT_INBOX_LIMIT)) {
+    if (
+      listener === undefined &&
+      cx.s.inbox.length >= (cx.wf.definition.limits?.inbox ?? DEFAULT_INBOX_LIMIT)
+    ) {
       throw new InboxOverflowError(cx.s.id, cx.wf.definition.limits?.inbox ?? DEFAULT_INBOX_LIMIT);
     }
-    if (listener !== undefined && stepDef(cx, listener).kind === 'human' && humanDecision(ev.payload) === undefined) {
-      rejectEvent(`signal "${ev.name}" for human step "${listener}" needs { decision: "approve" | "reject" }`, 'payload');
+    if (
+      listener !== undefined &&
+      stepDef(cx, listener).kind === 'human' &&
+      humanDecision(ev.payload) === undefined
+    ) {
+      rejectEvent(
+        `signal "${ev.name}" for human step "${listener}" needs { decision: "approve" | "reject" }`,
+        'payload',
+      );
     }
     return run(cx, () => {
       if (ev.id !== undefined) {
         cx.s.seenSignals.push(ev.id);
         if (cx.s.seenSignals.length > SEEN_SIGNAL_LIMIT) cx.s.seenSignals.shift();
       }
-      const record = { name: ev.name, payload: ev.payload ?? null, at: cx.at, ...(ev.id ? { id: ev.id } : {}) };
+      const record = {
+        name: ev.name,
+        payload: ev.payload ?? null,
+        at: cx.at,
+        ...(ev.id ? { id: ev.id } : {}),
+      };
       if (listener !== undefined) deliverSignal(cx, listener, record);
       else {
         cx.s.inbox.push(record);
@@ -131,7 +147,12 @@ const rules: { [T in WorkflowEvent['type']]: Rule<T> } = {
     if (cx.s.saga?.mode === 'cancel') return NOOP;
     return run(cx, () => {
       if (ev.reason !== undefined) cx.s.reason = ev.reason;
-      log(cx, 'workflow.cancel-requested', undefined, ev.reason === undefined ? undefined : { detail: ev.reason });
+      log(
+        cx,
+        'workflow.cancel-requested',
+        undefined,
+        ev.reason === undefined ? undefined : { detail: ev.reason },
+      );
       startRollback(cx, 'cancel');
     });
   },
@@ -143,9 +164,12 @@ const rules: { [T in WorkflowEvent['type']]: Rule<T> } = {
     }),
 
   requeue: (cx, ev) => {
-    if (ev.step !== undefined && !cx.wf.definition.steps[ev.step]) rejectEvent(`unknown step "${ev.step}"`, 'step');
+    if (ev.step !== undefined && !cx.wf.definition.steps[ev.step])
+      rejectEvent(`unknown step "${ev.step}"`, 'step');
     const parked = Object.entries(cx.s.steps).filter(
-      ([id, st]) => (st.status === 'dlq' || st.status === 'compensation-dlq') && (ev.step === undefined || ev.step === id),
+      ([id, st]) =>
+        (st.status === 'dlq' || st.status === 'compensation-dlq') &&
+        (ev.step === undefined || ev.step === id),
     );
     if (parked.length === 0) return NOOP;
     return run(cx, () => {
@@ -213,7 +237,12 @@ function fire(cx: Cx, due: Due): void {
   if (due.kind === 'deadline') {
     const task = cx.s.tasks[due.key]!;
     delete cx.s.tasks[due.key];
-    attemptFailed(cx, task, { message: 'handler missed its deadline', code: 'TIMEOUT', retryable: true }, true);
+    attemptFailed(
+      cx,
+      task,
+      { message: 'handler missed its deadline', code: 'TIMEOUT', retryable: true },
+      true,
+    );
     return;
   }
   const [timer] = cx.s.timers.splice(due.index, 1);
@@ -304,7 +333,16 @@ function initialSnapshot(
   };
 }
 
-const STATUSES = new Set(['running', 'waiting', 'compensating', 'completed', 'failed', 'cancelled', 'aborted', 'dlq']);
+const STATUSES = new Set([
+  'running',
+  'waiting',
+  'compensating',
+  'completed',
+  'failed',
+  'cancelled',
+  'aborted',
+  'dlq',
+]);
 
 /** Cheap structural check of a snapshot against the definition it is about to be stepped with. */
 export function checkSnapshot(wf: ReturnType<typeof compileWorkflow>, s: Snapshot): void {
@@ -312,7 +350,8 @@ export function checkSnapshot(wf: ReturnType<typeof compileWorkflow>, s: Snapsho
   const bad = (path: string, message: string) => problems.push({ path, message });
   if (typeof s !== 'object' || s === null) bad('', 'snapshot must be an object');
   else {
-    if (s.schemaVersion !== SNAPSHOT_SCHEMA_VERSION) bad('schemaVersion', `unsupported snapshot format ${String(s.schemaVersion)}`);
+    if (s.schemaVersion !== SNAPSHOT_SCHEMA_VERSION)
+      bad('schemaVersion', `unsupported snapshot format ${String(s.schemaVersion)}`);
     if (typeof s.id !== 'string') bad('id', 'must be a string');
     if (!Number.isInteger(s.version) || s.version < 1) bad('version', 'must be a positive integer');
     if (!Number.isInteger(s.run) || s.run < 1) bad('run', 'must be a positive integer');
@@ -326,7 +365,10 @@ export function checkSnapshot(wf: ReturnType<typeof compileWorkflow>, s: Snapsho
     }
     if (typeof s.workflow !== 'object' || s.workflow === null) bad('workflow', 'must be an object');
     else if (s.workflow.name !== wf.definition.name || s.workflow.version !== wf.definition.version) {
-      bad('workflow', `snapshot runs ${s.workflow.name} v${s.workflow.version}, not ${wf.definition.name} v${wf.definition.version}`);
+      bad(
+        'workflow',
+        `snapshot runs ${s.workflow.name} v${s.workflow.version}, not ${wf.definition.name} v${wf.definition.version}`,
+      );
     }
     if (problems.length === 0) {
       for (const id of Object.keys(s.steps)) {

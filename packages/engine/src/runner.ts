@@ -108,13 +108,20 @@ export function createRunner(options: RunnerOptions): Runner {
   const maxConflicts = options.conflictRetries ?? 20;
   const execute = options.execute ?? true;
   const registry = createRegistry(options.workflows, new Set(Object.keys(handlers)));
-  const running = new Map<string, { controller: AbortController; id: string; key: string; attempt: number }>();
+  const running = new Map<
+    string,
+    { controller: AbortController; id: string; key: string; attempt: number }
+  >();
   const pending = new Set<Promise<unknown>>();
 
   const definitionOf = (s: Snapshot) => registry.forSnapshot(s);
 
   /** Load → step → conditional save, re-applied on conflicts. Returns the stored snapshot. */
-  async function apply(id: string, event: (now: number) => WorkflowEvent, known?: Snapshot): Promise<Snapshot> {
+  async function apply(
+    id: string,
+    event: (now: number) => WorkflowEvent,
+    known?: Snapshot,
+  ): Promise<Snapshot> {
     let current = known;
     for (let tries = 0; ; tries++) {
       if (!current) {
@@ -165,7 +172,10 @@ export function createRunner(options: RunnerOptions): Runner {
     const key = task.phase === 'run' ? task.step : `${task.step}:compensate`;
     const runKey = `${s.id}\u0000${key}\u0000${task.attempt}`;
     running.set(runKey, { controller, id: s.id, key, attempt: task.attempt });
-    const timer = setTimeout(() => controller.abort(new Error('deadline exceeded')), Math.max(0, task.deadline - clock()));
+    const timer = setTimeout(
+      () => controller.abort(new Error('deadline exceeded')),
+      Math.max(0, task.deadline - clock()),
+    );
     (timer as { unref?: () => void }).unref?.();
     let event: (now: number) => WorkflowEvent;
     try {
@@ -181,17 +191,37 @@ export function createRunner(options: RunnerOptions): Runner {
         signal: controller.signal,
       });
       const json = output === undefined ? null : JSON.parse(JSON.stringify(output));
-      event = (at) => ({ type: 'task.completed', at, step: task.step, attempt: task.attempt, phase: task.phase, output: json });
+      event = (at) => ({
+        type: 'task.completed',
+        at,
+        step: task.step,
+        attempt: task.attempt,
+        phase: task.phase,
+        output: json,
+      });
     } catch (e) {
-      const err = e as { message?: unknown; code?: unknown; retryable?: unknown; options?: { code?: string; retryable?: boolean } };
+      const err = e as {
+        message?: unknown;
+        code?: unknown;
+        retryable?: unknown;
+        options?: { code?: string; retryable?: boolean };
+      };
       const code = err.options?.code ?? (typeof err.code === 'string' ? err.code : undefined);
-      const retryable = err.options?.retryable ?? (typeof err.retryable === 'boolean' ? err.retryable : undefined);
+      const retryable =
+        err.options?.retryable ?? (typeof err.retryable === 'boolean' ? err.retryable : undefined);
       const error = {
         message: typeof err.message === 'string' ? err.message : String(e),
         ...(code === undefined ? {} : { code }),
         ...(retryable === undefined ? {} : { retryable }),
       };
-      event = (at) => ({ type: 'task.failed', at, step: task.step, attempt: task.attempt, phase: task.phase, error });
+      event = (at) => ({
+        type: 'task.failed',
+        at,
+        step: task.step,
+        attempt: task.attempt,
+        phase: task.phase,
+        error,
+      });
     } finally {
       clearTimeout(timer);
       running.delete(runKey);
@@ -206,7 +236,13 @@ export function createRunner(options: RunnerOptions): Runner {
     return s;
   }
 
-  async function create(workflow: string, id: string, input: unknown, o: StartOptions, extra?: WorkflowEvent): Promise<Snapshot> {
+  async function create(
+    workflow: string,
+    id: string,
+    input: unknown,
+    o: StartOptions,
+    extra?: WorkflowEvent,
+  ): Promise<Snapshot> {
     assertValidId(id);
     const def = registry.resolve(workflow, o.version);
     let s = step(def, null, { type: 'start', at: clock(), id, input });
@@ -241,7 +277,13 @@ export function createRunner(options: RunnerOptions): Runner {
       });
       if (o.startIfMissing && !(await store.load(id))) {
         try {
-          await create(o.startIfMissing.workflow, id, o.startIfMissing.input, { version: o.startIfMissing.version }, event(clock()));
+          await create(
+            o.startIfMissing.workflow,
+            id,
+            o.startIfMissing.input,
+            { version: o.startIfMissing.version },
+            event(clock()),
+          );
           return settled(id);
         } catch (e) {
           if (!(e instanceof AlreadyExistsError)) throw e;
@@ -273,9 +315,13 @@ export function createRunner(options: RunnerOptions): Runner {
     async processDue(now, limit = 100) {
       const at = now ?? clock();
       const ids = await store.listDue(at, limit);
-      await Promise.all(ids.map((id) => apply(id, () => ({ type: 'tick', at })).catch((e) => {
-        if (!(e instanceof NotFoundError)) throw e;
-      })));
+      await Promise.all(
+        ids.map((id) =>
+          apply(id, () => ({ type: 'tick', at })).catch((e) => {
+            if (!(e instanceof NotFoundError)) throw e;
+          }),
+        ),
+      );
       while (pending.size) await Promise.allSettled([...pending]);
       return ids;
     },
@@ -283,10 +329,20 @@ export function createRunner(options: RunnerOptions): Runner {
       let s: Snapshot;
       switch (m.type) {
         case 'start':
-          s = await runner.start(m.workflow, m.id, m.input, m.version === undefined ? {} : { version: m.version });
+          s = await runner.start(
+            m.workflow,
+            m.id,
+            m.input,
+            m.version === undefined ? {} : { version: m.version },
+          );
           break;
         case 'signal':
-          s = await runner.signal(m.id, m.name, m.payload, m.signalId === undefined ? {} : { signalId: m.signalId });
+          s = await runner.signal(
+            m.id,
+            m.name,
+            m.payload,
+            m.signalId === undefined ? {} : { signalId: m.signalId },
+          );
           break;
         case 'tick':
           s = await runner.tick(m.id);
@@ -298,7 +354,10 @@ export function createRunner(options: RunnerOptions): Runner {
           s = await runner.abort(m.id, m.reason);
           break;
         case 'requeue':
-          s = await runner.requeue(m.id, { ...(m.step ? { step: m.step } : {}), ...(m.inputPatch ? { inputPatch: m.inputPatch } : {}) });
+          s = await runner.requeue(m.id, {
+            ...(m.step ? { step: m.step } : {}),
+            ...(m.inputPatch ? { inputPatch: m.inputPatch } : {}),
+          });
           break;
       }
       return { snapshot: s, wakeAt: s.wakeAt };

@@ -13,7 +13,11 @@ export interface TaskView {
 }
 
 /** The input and outputs a handler sees for a dispatched task. */
-export function taskView(definition: DefinitionInput | WorkflowDefinition, snapshot: Snapshot, task: TaskState): TaskView {
+export function taskView(
+  definition: DefinitionInput | WorkflowDefinition,
+  snapshot: Snapshot,
+  task: TaskState,
+): TaskView {
   const wf = compileWorkflow(definition);
   const data = dataView(snapshot);
   const mapping = taskDef({ wf, s: snapshot, at: 0, budget: 0 }, task.step).input;

@@ -1,9 +1,4 @@
-import {
-  compensationFailed,
-  compensationSucceeded,
-  detachedResult,
-  failStep,
-} from './compensation.js';
+import { compensationFailed, compensationSucceeded, detachedResult, failStep } from './compensation.js';
 import { addTimer, type Cx, finish, log, pushCompleted, stepState, taskDef, taskKey } from './context.js';
 import type { EventOf } from './events.js';
 import { rejectEvent } from './events.js';
@@ -22,7 +17,8 @@ export function matchResult(cx: Cx, ev: ResultEvent): TaskState | null {
   if (!def) rejectEvent(`unknown step "${ev.step}"`, 'step');
   if (def.kind !== 'task') rejectEvent(`step "${ev.step}" is a ${def.kind}, not a task`, 'step');
   const phase = ev.phase ?? 'run';
-  if (phase === 'compensate' && !def.compensate) rejectEvent(`step "${ev.step}" has no compensation`, 'phase');
+  if (phase === 'compensate' && !def.compensate)
+    rejectEvent(`step "${ev.step}" has no compensation`, 'phase');
   const task = cx.s.tasks[taskKey(ev.step, phase)];
   if (task && task.attempt === ev.attempt) return task;
   const st = cx.s.steps[ev.step];

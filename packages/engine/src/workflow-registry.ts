@@ -26,22 +26,28 @@ export function createRegistry(
     for (const s of Object.values(def.steps)) {
       if (s.kind !== 'task') continue;
       for (const h of [s.handler, s.compensate]) {
-        if (h !== undefined && !handlerNames.has(h)) missing.push(`${def.name} v${def.version} step ${s.id}: ${h}`);
+        if (h !== undefined && !handlerNames.has(h))
+          missing.push(`${def.name} v${def.version} step ${s.id}: ${h}`);
       }
     }
     const versions = byName.get(def.name) ?? new Map<number, WorkflowDefinition>();
     const prior = versions.get(def.version);
     if (prior && compileWorkflow(prior).hash !== compileWorkflow(def).hash) {
-      throw new RegistryError('DEFINITION_HASH_MISMATCH', `${def.name} v${def.version} registered twice with different content`);
+      throw new RegistryError(
+        'DEFINITION_HASH_MISMATCH',
+        `${def.name} v${def.version} registered twice with different content`,
+      );
     }
     versions.set(def.version, def);
     byName.set(def.name, versions);
   }
-  if (missing.length) throw new RegistryError('UNKNOWN_HANDLER', `handlers not registered:\n  - ${missing.join('\n  - ')}`);
+  if (missing.length)
+    throw new RegistryError('UNKNOWN_HANDLER', `handlers not registered:\n  - ${missing.join('\n  - ')}`);
 
   const resolve = (name: string, version?: number): WorkflowDefinition => {
     const versions = byName.get(name);
-    if (!versions) throw new RegistryError('UNKNOWN_WORKFLOW', `workflow ${JSON.stringify(name)} is not registered`);
+    if (!versions)
+      throw new RegistryError('UNKNOWN_WORKFLOW', `workflow ${JSON.stringify(name)} is not registered`);
     const v = version ?? Math.max(...versions.keys());
     const def = versions.get(v);
     if (!def) throw new RegistryError('UNKNOWN_VERSION', `workflow ${name} has no version ${v} registered`);

@@ -1,8 +1,8 @@
 import type { z } from 'zod';
-import { canonicalJson, sha256Hex } from './content-hash.js';
 import { conditionIssues } from './condition.js';
+import { canonicalJson, sha256Hex } from './content-hash.js';
 import { pathIssues } from './data-path.js';
-import { type BranchRef, analyzeGraph } from './definition-graph.js';
+import { analyzeGraph, type BranchRef } from './definition-graph.js';
 import {
   type DefinitionInput,
   definitionSchema,
@@ -38,7 +38,8 @@ function mappingIssues(mapping: unknown, at: string): Issue[] {
 function stepIssues(id: string, step: StepDefinition): Issue[] {
   const at = `steps.${id}`;
   const out: Issue[] = [];
-  if (step.id !== undefined && step.id !== id) out.push({ path: `${at}.id`, message: `id "${step.id}" differs from its key` });
+  if (step.id !== undefined && step.id !== id)
+    out.push({ path: `${at}.id`, message: `id "${step.id}" differs from its key` });
   if (step.kind === 'task') out.push(...mappingIssues(step.input, `${at}.input`));
   if (step.kind === 'succeed') out.push(...mappingIssues(step.output, `${at}.output`));
   if (step.kind === 'continueAsNew') out.push(...mappingIssues(step.carry, `${at}.carry`));
@@ -83,7 +84,8 @@ export function compileWorkflow(input: DefinitionInput | WorkflowDefinition): Co
   if (Array.isArray(parsed.data.steps)) {
     parsed.data.steps.forEach((s, i) => {
       if (!s.id) issues.push({ path: `steps.${i}.id`, message: 'steps given as a list need an id' });
-      else if (Object.hasOwn(steps, s.id)) issues.push({ path: `steps.${i}.id`, message: `duplicate step id "${s.id}"` });
+      else if (Object.hasOwn(steps, s.id))
+        issues.push({ path: `steps.${i}.id`, message: `duplicate step id "${s.id}"` });
       else steps[s.id] = { ...s, id: s.id };
     });
   } else {

@@ -1,4 +1,10 @@
-import { defineWorkflow, definitionHash, isStepfoldError, type ValidationError, workflow } from '@stepfold/engine';
+import {
+  defineWorkflow,
+  definitionHash,
+  isStepfoldError,
+  type ValidationError,
+  workflow,
+} from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 import { orderWorkflow } from './fixtures.js';
 
@@ -15,7 +21,11 @@ function issuesOf(fn: () => unknown): string[] {
 describe('definitions', () => {
   it('the builder links steps in order and produces plain JSON', () => {
     expect(orderWorkflow.start).toBe('reserve');
-    expect(orderWorkflow.steps.reserve).toMatchObject({ kind: 'task', next: 'charge', compensate: 'releaseStock' });
+    expect(orderWorkflow.steps.reserve).toMatchObject({
+      kind: 'task',
+      next: 'charge',
+      compensate: 'releaseStock',
+    });
     expect(orderWorkflow.steps.email?.next).toBeUndefined();
     expect(JSON.parse(JSON.stringify(orderWorkflow))).toEqual(orderWorkflow);
   });
@@ -122,15 +132,29 @@ describe('definitions', () => {
   });
 
   it('has a stable content hash that ignores key order and changes with content', () => {
-    const a = { name: 'h', version: 1, start: 'x', steps: { x: { kind: 'task' as const, handler: 'h', timeoutMs: 5 } } };
-    const b = { steps: { x: { timeoutMs: 5, handler: 'h', kind: 'task' as const } }, start: 'x', version: 1, name: 'h' };
+    const a = {
+      name: 'h',
+      version: 1,
+      start: 'x',
+      steps: { x: { kind: 'task' as const, handler: 'h', timeoutMs: 5 } },
+    };
+    const b = {
+      steps: { x: { timeoutMs: 5, handler: 'h', kind: 'task' as const } },
+      start: 'x',
+      version: 1,
+      name: 'h',
+    };
     expect(definitionHash(a)).toBe(definitionHash(b));
     expect(definitionHash(a)).toMatch(/^[0-9a-f]{64}$/);
-    expect(definitionHash({ ...a, steps: { x: { ...a.steps.x, timeoutMs: 6 } } })).not.toBe(definitionHash(a));
+    expect(definitionHash({ ...a, steps: { x: { ...a.steps.x, timeoutMs: 6 } } })).not.toBe(
+      definitionHash(a),
+    );
   });
 
   it('the builder reports duplicate ids through build()', () => {
-    const issues = issuesOf(() => workflow('d', 1).task('a', { handler: 'h' }).task('a', { handler: 'h' }).build());
+    const issues = issuesOf(() =>
+      workflow('d', 1).task('a', { handler: 'h' }).task('a', { handler: 'h' }).build(),
+    );
     expect(issues.some((i) => i.includes('duplicate'))).toBe(true);
   });
 });

@@ -9,7 +9,13 @@ describe('reducer: tasks', () => {
     expect(h.status).toBe('running');
     expect(h.snapshot.version).toBe(1);
     const [t] = h.dispatched();
-    expect(t).toMatchObject({ step: 'reserve', attempt: 1, idempotencyKey: 'o-1/1/reserve/1', deadline: 31_000, dispatchVersion: 1 });
+    expect(t).toMatchObject({
+      step: 'reserve',
+      attempt: 1,
+      idempotencyKey: 'o-1/1/reserve/1',
+      deadline: 31_000,
+      dispatchVersion: 1,
+    });
     expect(h.snapshot.wakeAt).toBe(31_000);
   });
 
@@ -18,14 +24,23 @@ describe('reducer: tasks', () => {
     h.complete('reserve', { reservation: 'r1' });
     expect(h.snapshot.version).toBe(2);
     expect(h.output('reserve')).toEqual({ reservation: 'r1' });
-    expect(h.dispatched().map((t) => [t.step, t.dispatchVersion, t.input])).toEqual([['charge', 2, { amount: 5 }]]);
+    expect(h.dispatched().map((t) => [t.step, t.dispatchVersion, t.input])).toEqual([
+      ['charge', 2, { amount: 5 }],
+    ]);
   });
 
   it('retries with exponential backoff and deterministic jitter, then continues', () => {
     const h = createHarness(orderWorkflow, { id: 'o-2' }).start({ amount: 5 });
     h.complete('reserve');
     h.fail('charge', { message: 'declined', code: 'CARD' });
-    const policy = { ...DEFAULT_RETRY, maxAttempts: 3, initialMs: 1000, factor: 2, maxMs: 10_000, jitter: 0.2 };
+    const policy = {
+      ...DEFAULT_RETRY,
+      maxAttempts: 3,
+      initialMs: 1000,
+      factor: 2,
+      maxMs: 10_000,
+      jitter: 0.2,
+    };
     const d1 = backoffMs(policy, 'o-2', 'charge', 1);
     expect(d1).toBeGreaterThanOrEqual(800);
     expect(d1).toBeLessThanOrEqual(1200);
@@ -68,7 +83,9 @@ describe('reducer: tasks', () => {
     expect(again).toMatchObject({ step: 'reserve', attempt: 2, idempotencyKey: first.idempotencyKey });
     // The zombie's late result for attempt 1 is ignored: the same object comes back.
     const before = h.snapshot;
-    expect(step(orderWorkflow, before, { type: 'task.completed', at: h.now, step: 'reserve', attempt: 1 })).toBe(before);
+    expect(
+      step(orderWorkflow, before, { type: 'task.completed', at: h.now, step: 'reserve', attempt: 1 }),
+    ).toBe(before);
     h.complete('reserve');
     expect(h.dispatched()[0]?.step).toBe('charge');
   });
@@ -119,7 +136,9 @@ describe('reducer: timers and signals', () => {
     expect(h.snapshot.steps.approve?.output).toEqual({ timedOut: true });
     expect(h.dispatched()[0]?.step).toBe('expire');
 
-    const strict = workflow('strict', 1, { onFailure: 'fail' }).wait('w', { signal: 's', timeoutMs: 10 }).build();
+    const strict = workflow('strict', 1, { onFailure: 'fail' })
+      .wait('w', { signal: 's', timeoutMs: 10 })
+      .build();
     const h2 = createHarness(strict).start();
     h2.advance(10);
     expect(h2.status).toBe('failed');
@@ -137,7 +156,9 @@ describe('reducer: timers and signals', () => {
   });
 
   it('bounds the inbox with a typed overflow error and writes nothing', () => {
-    const wf = workflow('tiny', 1, { limits: { inbox: 2 } }).wait('w', { signal: 'go' }).build();
+    const wf = workflow('tiny', 1, { limits: { inbox: 2 } })
+      .wait('w', { signal: 'go' })
+      .build();
     const h = createHarness(wf).start();
     h.signal('other', 1);
     h.signal('other', 2);

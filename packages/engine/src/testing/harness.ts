@@ -5,7 +5,11 @@ import type { ErrorInfo, Snapshot, Status, TaskState } from '../snapshot.js';
 import { taskView } from '../task-input.js';
 
 /** An event whose `at` may be left to the fake clock. */
-export type EventInput = WorkflowEvent extends infer E ? (E extends { at: number } ? Omit<E, 'at'> & { at?: number } : never) : never;
+export type EventInput = WorkflowEvent extends infer E
+  ? E extends { at: number }
+    ? Omit<E, 'at'> & { at?: number }
+    : never
+  : never;
 
 /** A task the snapshot currently asks someone to run, with the input its handler would get. */
 export interface DispatchedTask extends TaskState {
@@ -84,7 +88,11 @@ export class WorkflowHarness {
   }
 
   /** Reports success of the in-flight attempt of `stepId` (or of the given attempt). */
-  complete(stepId: string, output?: unknown, o: { attempt?: number; phase?: 'run' | 'compensate' } = {}): boolean {
+  complete(
+    stepId: string,
+    output?: unknown,
+    o: { attempt?: number; phase?: 'run' | 'compensate' } = {},
+  ): boolean {
     const phase = o.phase ?? 'run';
     const attempt = o.attempt ?? this.task(stepId, phase).attempt;
     return this.send({ type: 'task.completed', step: stepId, attempt, phase, output });
@@ -160,7 +168,15 @@ export class WorkflowHarness {
         output = handlers[task.handler]!(view);
       } catch (e) {
         const err = e as { message?: string; code?: string; retryable?: boolean };
-        this.fail(task.step, { message: err.message ?? String(e), ...(err.code ? { code: err.code } : {}), ...(err.retryable === undefined ? {} : { retryable: err.retryable }) }, { phase: task.phase });
+        this.fail(
+          task.step,
+          {
+            message: err.message ?? String(e),
+            ...(err.code ? { code: err.code } : {}),
+            ...(err.retryable === undefined ? {} : { retryable: err.retryable }),
+          },
+          { phase: task.phase },
+        );
         continue;
       }
       this.complete(task.step, output, { phase: task.phase });
@@ -175,6 +191,9 @@ export class WorkflowHarness {
 }
 
 /** Creates a {@link WorkflowHarness} for a definition. */
-export function createHarness(definition: DefinitionInput | WorkflowDefinition, options?: HarnessOptions): WorkflowHarness {
+export function createHarness(
+  definition: DefinitionInput | WorkflowDefinition,
+  options?: HarnessOptions,
+): WorkflowHarness {
   return new WorkflowHarness(definition, options);
 }

@@ -1,1 +1,8 @@
-export { createHarness, type DispatchedTask, type EventInput, type HarnessOptions, type SyncHandlers, WorkflowHarness } from './harness.js';
+export {
+  createHarness,
+  type DispatchedTask,
+  type EventInput,
+  type HarnessOptions,
+  type SyncHandlers,
+  WorkflowHarness,
+} from './harness.js';
