@@ -100,6 +100,9 @@ export interface Runner {
   idle(): Promise<void>;
 }
 
+/** Handler runs started on behalf of one runner call. */
+type Work = Set<Promise<unknown>>;
+
 /** Creates a runner over a store. Validates the workflows and that every handler they name exists. */
 export function createRunner(options: RunnerOptions): Runner {
   const { store, hooks } = options;
@@ -120,6 +123,7 @@ export function createRunner(options: RunnerOptions): Runner {
   async function apply(
     id: string,
     event: (now: number) => WorkflowEvent,
+    work: Work,
     known?: Snapshot,
   ): Promise<Snapshot> {
     let current = known;
@@ -140,13 +144,13 @@ export function createRunner(options: RunnerOptions): Runner {
         await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 2 ** tries)));
         continue;
       }
-      written(next);
+      written(next, work);
       return next;
     }
   }
 
   /** After a successful write: hooks, abort handlers the write took away, run the tasks it handed us. */
-  function written(s: Snapshot): void {
+  function written(s: Snapshot, work: Work): void {
     notifyHooks(hooks, s);
     for (const [k, r] of running) {
       if (r.id !== s.id) continue;
@@ -157,15 +161,19 @@ export function createRunner(options: RunnerOptions): Runner {
       }
     }
     if (!execute) return;
-    for (const task of dispatchedBy(s)) track(runTask(s, task));
+    for (const task of dispatchedBy(s)) track(runTask(s, task, work), work);
   }
 
-  function track(p: Promise<unknown>): void {
+  function track(p: Promise<unknown>, work: Work): void {
     pending.add(p);
-    p.finally(() => pending.delete(p)).catch(() => {});
+    work.add(p);
+    p.finally(() => {
+      pending.delete(p);
+      work.delete(p);
+    }).catch(() => {});
   }
 
-  async function runTask(s: Snapshot, task: TaskState): Promise<void> {
+  async function runTask(s: Snapshot, task: TaskState, work: Work): Promise<void> {
     const def = definitionOf(s);
     const view = taskView(def, s, task);
     const controller = new AbortController();
@@ -226,11 +234,12 @@ export function createRunner(options: RunnerOptions): Runner {
       clearTimeout(timer);
       running.delete(runKey);
     }
-    await apply(s.id, event, s);
+    await apply(s.id, event, work, s);
   }
 
-  async function settled(id: string): Promise<Snapshot> {
-    while (pending.size) await Promise.allSettled([...pending]);
+  /** Waits for the handlers this call started (and the ones their results started). */
+  async function settled(id: string, work: Work): Promise<Snapshot> {
+    while (work.size) await Promise.allSettled([...work]);
     const s = await store.load(id);
     if (!s) throw new NotFoundError(id);
     return s;
@@ -241,7 +250,8 @@ export function createRunner(options: RunnerOptions): Runner {
     id: string,
     input: unknown,
     o: StartOptions,
-    extra?: WorkflowEvent,
+    extra: WorkflowEvent | undefined,
+    work: Work,
   ): Promise<Snapshot> {
     assertValidId(id);
     const def = registry.resolve(workflow, o.version);
@@ -257,17 +267,19 @@ export function createRunner(options: RunnerOptions): Runner {
       if (extra) s = step(def, s, extra);
       await store.save(s, old.version);
     }
-    written(s);
+    written(s, work);
     return s;
   }
 
   const runner: Runner = {
     async start(workflow, id, input, o = {}) {
-      await create(workflow, id, input, o);
-      return settled(id);
+      const work: Work = new Set();
+      await create(workflow, id, input, o, undefined, work);
+      return settled(id, work);
     },
     async signal(id, name, payload, o = {}) {
       assertValidId(id);
+      const work: Work = new Set();
       const event = (at: number): WorkflowEvent => ({
         type: 'signal',
         at,
@@ -283,46 +295,52 @@ export function createRunner(options: RunnerOptions): Runner {
             o.startIfMissing.input,
             { version: o.startIfMissing.version },
             event(clock()),
+            work,
           );
-          return settled(id);
+          return settled(id, work);
         } catch (e) {
           if (!(e instanceof AlreadyExistsError)) throw e;
         }
       }
-      await apply(id, event);
-      return settled(id);
+      await apply(id, event, work);
+      return settled(id, work);
     },
     async cancel(id, reason) {
-      await apply(id, (at) => ({ type: 'cancel', at, ...(reason === undefined ? {} : { reason }) }));
-      return settled(id);
+      const work: Work = new Set();
+      await apply(id, (at) => ({ type: 'cancel', at, ...(reason === undefined ? {} : { reason }) }), work);
+      return settled(id, work);
     },
     async abort(id, reason) {
-      await apply(id, (at) => ({ type: 'abort', at, ...(reason === undefined ? {} : { reason }) }));
-      return settled(id);
+      const work: Work = new Set();
+      await apply(id, (at) => ({ type: 'abort', at, ...(reason === undefined ? {} : { reason }) }), work);
+      return settled(id, work);
     },
     async requeue(id, o = {}) {
-      await apply(id, (at) => ({ type: 'requeue', at, ...o }));
-      return settled(id);
+      const work: Work = new Set();
+      await apply(id, (at) => ({ type: 'requeue', at, ...o }), work);
+      return settled(id, work);
     },
     async get(id) {
       assertValidId(id);
       return store.load(id);
     },
     async tick(id, now) {
-      await apply(id, (at) => ({ type: 'tick', at: now ?? at }));
-      return settled(id);
+      const work: Work = new Set();
+      await apply(id, (at) => ({ type: 'tick', at: now ?? at }), work);
+      return settled(id, work);
     },
     async processDue(now, limit = 100) {
       const at = now ?? clock();
       const ids = await store.listDue(at, limit);
+      const work: Work = new Set();
       await Promise.all(
         ids.map((id) =>
-          apply(id, () => ({ type: 'tick', at })).catch((e) => {
+          apply(id, () => ({ type: 'tick', at }), work).catch((e) => {
             if (!(e instanceof NotFoundError)) throw e;
           }),
         ),
       );
-      while (pending.size) await Promise.allSettled([...pending]);
+      while (work.size) await Promise.allSettled([...work]);
       return ids;
     },
     async handle(m) {

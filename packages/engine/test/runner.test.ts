@@ -1,0 +1,222 @@
+import {
+  createMemoryStore,
+  createRunner,
+  type HandlerContext,
+  type Snapshot,
+  type Store,
+  TaskError,
+  VersionConflictError,
+} from '@stepfold/engine';
+import { describe, expect, it } from 'vitest';
+import { orderWorkflow } from './fixtures.js';
+
+function handlersRecording(
+  calls: HandlerContext[],
+  overrides: Record<string, (c: HandlerContext) => unknown> = {},
+) {
+  const rec = (name: string) => (ctx: HandlerContext) => {
+    calls.push(ctx);
+    return overrides[name] ? overrides[name](ctx) : { from: name };
+  };
+  return Object.fromEntries(
+    ['reserveStock', 'releaseStock', 'chargeCard', 'refund', 'sendEmail'].map((n) => [n, rec(n)]),
+  );
+}
+
+describe('runner', () => {
+  it('runs a workflow to completion, giving handlers input, outputs, attempt and idempotency key', async () => {
+    const calls: HandlerContext[] = [];
+    const runner = createRunner({
+      store: createMemoryStore(),
+      workflows: [orderWorkflow],
+      handlers: handlersRecording(calls),
+      clock: () => 1000,
+    });
+    const s = await runner.start('order', 'o-1', { amount: 9 });
+    expect(s.status).toBe('completed');
+    expect(s.version).toBe(4); // one write per transition: start, reserve, charge, email
+    expect(calls.map((c) => c.step)).toEqual(['reserve', 'charge', 'email']);
+    const charge = calls[1]!;
+    expect(charge.input).toEqual({ amount: 9 });
+    expect(charge.workflowInput).toEqual({ amount: 9 });
+    expect(charge.outputs).toEqual({ reserve: { from: 'reserveStock' } });
+    expect(charge.attempt).toBe(1);
+    expect(charge.idempotencyKey).toBe('o-1/1/charge/1');
+    expect(charge.signal).toBeInstanceOf(AbortSignal);
+    expect(s.output).toEqual({ from: 'sendEmail' });
+  });
+
+  it('retries on a simulated clock via processDue and keeps the idempotency key', async () => {
+    let now = 0;
+    const calls: HandlerContext[] = [];
+    const runner = createRunner({
+      store: createMemoryStore(),
+      workflows: [orderWorkflow],
+      clock: () => now,
+      handlers: handlersRecording(calls, {
+        chargeCard: (c) => {
+          if (c.attempt < 3) throw new TaskError('declined', { code: 'DECLINED' });
+          return { ok: true };
+        },
+      }),
+    });
+    let s = await runner.start('order', 'o-2', { amount: 1 });
+    expect(s.status).toBe('waiting');
+    expect(await runner.processDue(now)).toEqual([]);
+    while (s.status === 'waiting') {
+      now = s.wakeAt!;
+      expect(await runner.processDue(now)).toEqual(['o-2']);
+      s = (await runner.get('o-2'))!;
+    }
+    expect(s.status).toBe('completed');
+    const charges = calls.filter((c) => c.step === 'charge');
+    expect(charges.map((c) => c.attempt)).toEqual([1, 2, 3]);
+    expect(new Set(charges.map((c) => c.idempotencyKey))).toEqual(new Set(['o-2/1/charge/1']));
+  });
+
+  it('a version conflict reloads and re-applies the event', async () => {
+    const inner = createMemoryStore();
+    let conflicts = 0;
+    let injected = false;
+    // A store whose first save of version 3 loses to a concurrent writer (which bumps nothing).
+    const store: Store = {
+      ...inner,
+      async save(s: Snapshot, expected: number) {
+        if (s.version === 3 && !injected) {
+          injected = true;
+          conflicts++;
+          throw new VersionConflictError(s.id, expected, expected + 1);
+        }
+        return inner.save(s, expected);
+      },
+    };
+    const runner = createRunner({
+      store,
+      workflows: [orderWorkflow],
+      handlers: handlersRecording([]),
+      clock: () => 5,
+    });
+    const s = await runner.start('order', 'o-3', { amount: 1 });
+    expect(conflicts).toBe(1);
+    expect(s.status).toBe('completed');
+    expect(s.version).toBe(4);
+  });
+
+  it('a killed runner: after the deadline another runner re-dispatches with the same key and the next attempt', async () => {
+    let now = 0;
+    const store = createMemoryStore();
+    const calls: HandlerContext[] = [];
+    // Runner A wins the write that dispatches reserve, then "dies" (never runs the handler).
+    const a = createRunner({
+      store,
+      workflows: [orderWorkflow],
+      handlers: handlersRecording([]),
+      clock: () => now,
+      execute: false,
+    });
+    const s1 = await a.start('order', 'o-4', { amount: 1 });
+    const lost = s1.tasks.reserve!;
+    const b = createRunner({
+      store,
+      workflows: [orderWorkflow],
+      handlers: handlersRecording(calls),
+      clock: () => now,
+    });
+    expect(await b.processDue(lost.deadline - 1)).toEqual([]);
+    now = lost.deadline;
+    await b.processDue(now);
+    const s = (await b.get('o-4'))!;
+    expect(s.status).toBe('completed');
+    expect(calls[0]).toMatchObject({ step: 'reserve', attempt: 2, idempotencyKey: lost.idempotencyKey });
+  });
+
+  it('hooks observe transitions and a throwing hook changes nothing', async () => {
+    const seen: string[] = [];
+    const hookErrors: string[] = [];
+    const runner = createRunner({
+      store: createMemoryStore(),
+      workflows: [orderWorkflow],
+      handlers: handlersRecording([]),
+      hooks: {
+        onWorkflowStarted: () => {
+          seen.push('started');
+          throw new Error('hook bug');
+        },
+        onStepCompleted: (stepId) => {
+          seen.push(`done:${stepId}`);
+        },
+        onWorkflowCompleted: async () => {
+          seen.push('completed');
+          throw new Error('async hook bug');
+        },
+        onHookError: (_e, hook) => hookErrors.push(hook),
+      },
+    });
+    const s = await runner.start('order', 'o-5', { amount: 1 });
+    await new Promise((r) => setTimeout(r, 0));
+    expect(s.status).toBe('completed');
+    expect(seen).toEqual(['started', 'done:reserve', 'done:charge', 'done:email', 'completed']);
+    expect(hookErrors).toEqual(['onWorkflowStarted', 'onWorkflowCompleted']);
+  });
+
+  it('cancel fires the AbortSignal of a running handler; its late success is compensated', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    let aborted = false;
+    const compensated: string[] = [];
+    const runner = createRunner({
+      store: createMemoryStore(),
+      workflows: [orderWorkflow],
+      handlers: {
+        ...handlersRecording([]),
+        chargeCard: async (c) => {
+          c.signal.addEventListener('abort', () => {
+            aborted = true;
+          });
+          await gate;
+          return { charged: true };
+        },
+        refund: () => {
+          compensated.push('charge');
+          return null;
+        },
+        releaseStock: () => {
+          compensated.push('reserve');
+          return null;
+        },
+      },
+    });
+    const started = runner.start('order', 'o-6', { amount: 1 });
+    await new Promise((r) => setTimeout(r, 10));
+    const during = await runner.cancel('o-6', 'customer asked');
+    expect(aborted).toBe(true);
+    void during;
+    release();
+    await started;
+    await runner.idle();
+    const s = (await runner.get('o-6'))!;
+    expect(s.status).toBe('cancelled');
+    expect(compensated.sort()).toEqual(['charge', 'reserve']);
+  });
+
+  it('handle() applies one message and reports the next wake time', async () => {
+    const runner = createRunner({
+      store: createMemoryStore(),
+      workflows: [orderWorkflow],
+      handlers: handlersRecording([], {
+        chargeCard: () => {
+          throw new Error('flaky');
+        },
+      }),
+      clock: () => 100,
+    });
+    const r = await runner.handle({ type: 'start', id: 'o-7', workflow: 'order', input: { amount: 1 } });
+    expect(r.snapshot.status).toBe('waiting');
+    expect(r.wakeAt).toBe(r.snapshot.timers[0]!.at);
+    const again = await runner.handle({ type: 'abort', id: 'o-7', reason: 'test' });
+    expect(again.snapshot.status).toBe('aborted');
+    expect(again.wakeAt).toBeNull();
+  });
+});
