@@ -1,22 +1,17 @@
-import { z } from 'zod';
-import { isValidId } from './ids.js';
+import * as z from 'zod/mini';
+import { bounded, integer, millis, idString as stepId, text } from './schema-kit.js';
 
-const stepId = z.string().refine(isValidId, 'must be 1-200 characters of A-Z a-z 0-9 _ . : @ / + = -');
-const pathString = z.string().min(1).max(500);
-const ms = z
-  .number()
-  .int()
-  .min(0)
-  .max(10 * 365 * 24 * 3600 * 1000);
+const pathString = text(1, 500);
+const opt = z.optional;
 
 /** Retry policy (SPEC §2); omitted fields take the workflow's or the built-in defaults. */
 export const retryPolicySchema = z.strictObject({
-  maxAttempts: z.number().int().min(1).max(10_000).optional(),
-  initialMs: ms.optional(),
-  factor: z.number().min(1).max(100).optional(),
-  maxMs: ms.optional(),
-  jitter: z.number().min(0).max(1).optional(),
-  nonRetryable: z.array(z.string().min(1)).optional(),
+  maxAttempts: opt(integer(1, 10_000)),
+  initialMs: opt(millis()),
+  factor: opt(bounded(1, 100)),
+  maxMs: opt(millis()),
+  jitter: opt(bounded(0, 1)),
+  nonRetryable: opt(z.array(text(1, 200))),
 });
 
 /** What happens when a step fails for good. */
@@ -25,10 +20,7 @@ export const failurePolicySchema = z.enum(['compensate', 'dlq', 'fail']);
 /** Where a handler's input comes from: one data path, or an object of named paths. */
 export const inputMappingSchema = z.union([
   pathString,
-  z.record(
-    z.string().refine((k) => k !== '__proto__', 'reserved key'),
-    pathString,
-  ),
+  z.record(z.string().check(z.refine((k) => k !== '__proto__', 'reserved key')), pathString),
 ]);
 
 /** A condition: JSON-Logic-like data, checked by `conditionIssues` and never evaluated as code. */
@@ -58,82 +50,77 @@ export type Operand =
   | { var: string }
   | Array<string | number | boolean | null>;
 
-const base = { id: stepId.optional(), next: stepId.optional(), description: z.string().max(2000).optional() };
+const base = { id: opt(stepId), next: opt(stepId), description: opt(text(0, 2000)) };
+const terminalBase = { id: base.id, description: base.description };
 
 const taskStep = z.strictObject({
   ...base,
   kind: z.literal('task'),
   handler: stepId,
-  input: inputMappingSchema.optional(),
-  retry: retryPolicySchema.optional(),
-  timeoutMs: ms.min(1).optional(),
-  compensate: stepId.optional(),
-  compensateOnFailure: z.boolean().optional(),
-  pivot: z.boolean().optional(),
-  onFailure: failurePolicySchema.optional(),
+  input: opt(inputMappingSchema),
+  retry: opt(retryPolicySchema),
+  timeoutMs: opt(millis(1)),
+  compensate: opt(stepId),
+  compensateOnFailure: opt(z.boolean()),
+  pivot: opt(z.boolean()),
+  onFailure: opt(failurePolicySchema),
 });
 const choiceStep = z.strictObject({
-  id: base.id,
-  description: base.description,
+  ...terminalBase,
   kind: z.literal('choice'),
-  branches: z.array(z.strictObject({ when: conditionSchema, next: stepId })).min(1),
-  otherwise: stepId.optional(),
+  branches: z.array(z.strictObject({ when: conditionSchema, next: stepId })).check(z.minLength(1)),
+  otherwise: opt(stepId),
 });
 const parallelStep = z.strictObject({
   ...base,
   kind: z.literal('parallel'),
-  branches: z.array(stepId).min(1),
-  join: z
-    .union([z.literal('all'), z.literal('any'), z.strictObject({ atLeast: z.number().int().min(1) })])
-    .optional(),
+  branches: z.array(stepId).check(z.minLength(1)),
+  join: opt(z.union([z.literal('all'), z.literal('any'), z.strictObject({ atLeast: integer(1, 10_000) })])),
 });
 const waitStep = z.strictObject({
   ...base,
   kind: z.literal('wait'),
   signal: stepId,
-  timeoutMs: ms.min(1).optional(),
-  onTimeout: stepId.optional(),
+  timeoutMs: opt(millis(1)),
+  onTimeout: opt(stepId),
 });
 const humanStep = z.strictObject({
   ...base,
   kind: z.literal('human'),
-  signal: stepId.optional(),
-  timeoutMs: ms.min(1).optional(),
-  onTimeout: stepId.optional(),
+  signal: opt(stepId),
+  timeoutMs: opt(millis(1)),
+  onTimeout: opt(stepId),
 });
 const sleepStep = z.strictObject({
   ...base,
   kind: z.literal('sleep'),
-  ms: ms.optional(),
-  until: pathString.optional(),
+  ms: opt(millis()),
+  until: opt(pathString),
 });
 const collectStep = z.strictObject({
   ...base,
   kind: z.literal('collect'),
   signal: stepId,
-  maxItems: z.number().int().min(1).max(10_000).optional(),
-  idleMs: ms.min(1).optional(),
-  maxWaitMs: ms.min(1).optional(),
-  dedupeBy: pathString.optional(),
+  maxItems: opt(integer(1, 10_000)),
+  idleMs: opt(millis(1)),
+  maxWaitMs: opt(millis(1)),
+  dedupeBy: opt(pathString),
 });
 const savepointStep = z.strictObject({ ...base, kind: z.literal('savepoint') });
 const continueAsNewStep = z.strictObject({
-  id: base.id,
-  description: base.description,
+  ...terminalBase,
   kind: z.literal('continueAsNew'),
-  carry: inputMappingSchema.optional(),
+  carry: opt(inputMappingSchema),
 });
 const succeedStep = z.strictObject({
-  id: base.id,
-  description: base.description,
+  ...terminalBase,
   kind: z.literal('succeed'),
-  output: inputMappingSchema.optional(),
+  output: opt(inputMappingSchema),
 });
 const failStep = z.strictObject({
-  id: base.id,
-  description: base.description,
+  ...terminalBase,
   kind: z.literal('fail'),
-  error: z.strictObject({ message: z.string().min(1), code: z.string().optional() }).optional(),
+  error: opt(z.strictObject({ message: text(1, 2000), code: opt(text(1, 200)) })),
 });
 
 /** One step of a definition, discriminated by `kind`. */
@@ -151,24 +138,45 @@ export const stepSchema = z.discriminatedUnion('kind', [
   failStep,
 ]);
 
+const header = {
+  name: stepId,
+  version: integer(1, 1_000_000),
+  start: stepId,
+  description: opt(text(0, 2000)),
+  onFailure: opt(failurePolicySchema),
+  defaults: opt(z.strictObject({ retry: opt(retryPolicySchema), timeoutMs: opt(millis(1)) })),
+  limits: opt(z.strictObject({ inbox: opt(integer(1, 100_000)), log: opt(integer(0, 10_000)) })),
+};
+
 /** The JSON form of a workflow definition (SPEC §2). `steps` may also be given as an array with ids. */
 export const definitionSchema = z.strictObject({
-  name: stepId,
-  version: z.number().int().min(1),
-  start: stepId,
-  description: z.string().max(2000).optional(),
+  ...header,
   steps: z.union([z.record(z.string(), stepSchema), z.array(stepSchema)]),
-  onFailure: failurePolicySchema.optional(),
-  defaults: z
-    .strictObject({ retry: retryPolicySchema.optional(), timeoutMs: ms.min(1).optional() })
-    .optional(),
-  limits: z
-    .strictObject({
-      inbox: z.number().int().min(1).max(100_000).optional(),
-      log: z.number().int().min(0).max(10_000).optional(),
-    })
-    .optional(),
 });
+
+/** The definition without its steps, so each step can be checked on its own with precise paths. */
+export const definitionHeaderSchema = z.strictObject({
+  ...header,
+  steps: z.custom<unknown>(
+    (v) => typeof v === 'object' && v !== null,
+    'must be an object of steps or a list of steps',
+  ),
+});
+
+/** Every step kind. */
+export const STEP_KINDS: readonly string[] = [
+  'task',
+  'choice',
+  'parallel',
+  'wait',
+  'human',
+  'sleep',
+  'collect',
+  'savepoint',
+  'continueAsNew',
+  'succeed',
+  'fail',
+];
 
 /** Retry policy as written in a definition. */
 export type RetryPolicyInput = z.infer<typeof retryPolicySchema>;

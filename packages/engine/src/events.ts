@@ -1,15 +1,12 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { ValidationError } from './errors.js';
-import { isValidId } from './ids.js';
+import { idString as id, integer, parseWith, text } from './schema-kit.js';
 
-const id = z.string().refine(isValidId, 'must be 1-200 characters of A-Z a-z 0-9 _ . : @ / + = -');
-const at = z.number().int().min(0).max(8.64e15);
-const errorInfo = z.object({
-  message: z.string(),
-  code: z.string().max(200).optional(),
-  retryable: z.boolean().optional(),
-});
-const phase = z.enum(['run', 'compensate']).optional();
+const opt = z.optional;
+const at = integer(0, 8.64e15);
+const errorInfo = z.object({ message: z.string(), code: opt(text(0, 200)), retryable: opt(z.boolean()) });
+const phase = opt(z.enum(['run', 'compensate']));
+const attempt = integer(1, 1_000_000);
 
 /** Zod schema of every event the reducer accepts (SPEC §4). */
 export const eventSchema = z.discriminatedUnion('type', [
@@ -17,41 +14,21 @@ export const eventSchema = z.discriminatedUnion('type', [
     type: z.literal('start'),
     at,
     id,
-    input: z.unknown().optional(),
+    input: opt(z.unknown()),
     /** Start a new run over a finished instance (id reuse); ignored when there is no snapshot. */
-    reuse: z.boolean().optional(),
+    reuse: opt(z.boolean()),
   }),
-  z.object({
-    type: z.literal('task.completed'),
-    at,
-    step: id,
-    attempt: z.number().int().min(1),
-    phase,
-    output: z.unknown().optional(),
-  }),
-  z.object({
-    type: z.literal('task.failed'),
-    at,
-    step: id,
-    attempt: z.number().int().min(1),
-    phase,
-    error: errorInfo,
-  }),
+  z.object({ type: z.literal('task.completed'), at, step: id, attempt, phase, output: opt(z.unknown()) }),
+  z.object({ type: z.literal('task.failed'), at, step: id, attempt, phase, error: errorInfo }),
   z.object({ type: z.literal('tick'), at }),
-  z.object({
-    type: z.literal('signal'),
-    at,
-    name: id,
-    payload: z.unknown().optional(),
-    id: z.string().min(1).max(200).optional(),
-  }),
-  z.object({ type: z.literal('cancel'), at, reason: z.string().max(2000).optional() }),
-  z.object({ type: z.literal('abort'), at, reason: z.string().max(2000).optional() }),
+  z.object({ type: z.literal('signal'), at, name: id, payload: opt(z.unknown()), id: opt(text(1, 200)) }),
+  z.object({ type: z.literal('cancel'), at, reason: opt(text(0, 2000)) }),
+  z.object({ type: z.literal('abort'), at, reason: opt(text(0, 2000)) }),
   z.object({
     type: z.literal('requeue'),
     at,
-    step: id.optional(),
-    inputPatch: z.record(z.string(), z.unknown()).optional(),
+    step: opt(id),
+    inputPatch: opt(z.record(z.string(), z.unknown())),
   }),
 ]);
 
@@ -62,13 +39,9 @@ export type EventOf<T extends WorkflowEvent['type']> = Extract<WorkflowEvent, { 
 
 /** Validates an event, throwing `INVALID_EVENT` with every problem listed. */
 export function parseEvent(event: unknown): WorkflowEvent {
-  const r = eventSchema.safeParse(event);
-  if (r.success) return r.data;
-  throw new ValidationError(
-    'INVALID_EVENT',
-    'invalid event',
-    r.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message })),
-  );
+  const r = parseWith(eventSchema, event);
+  if (r.ok) return r.value;
+  throw new ValidationError('INVALID_EVENT', 'invalid event', r.issues);
 }
 
 /** Throws `INVALID_EVENT` for an event that is well-formed but contradicts the snapshot. */

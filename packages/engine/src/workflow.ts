@@ -1,15 +1,19 @@
-import type { z } from 'zod';
+import type * as z from 'zod/mini';
 import { conditionIssues } from './condition.js';
 import { canonicalJson, sha256Hex } from './content-hash.js';
 import { pathIssues } from './data-path.js';
 import { analyzeGraph, type BranchRef } from './definition-graph.js';
 import {
   type DefinitionInput,
+  definitionHeaderSchema,
   definitionSchema,
+  STEP_KINDS,
   type StepDefinition,
+  stepSchema,
   type WorkflowDefinition,
 } from './definition-schema.js';
 import { type Issue, ValidationError } from './errors.js';
+import { parseWith } from './schema-kit.js';
 
 /** A validated definition with what the reducer derives from it once. */
 export interface CompiledWorkflow {
@@ -21,14 +25,6 @@ export interface CompiledWorkflow {
 }
 
 const compiled = new WeakMap<object, CompiledWorkflow>();
-
-function zodIssues(error: z.ZodError): Issue[] {
-  return error.issues.map((i) => {
-    const path = i.path.map(String).join('.');
-    const keys = i.code === 'unrecognized_keys' ? ` (${i.keys.join(', ')})` : '';
-    return { path, message: `${i.message}${keys}` };
-  });
-}
 
 function mappingIssues(mapping: unknown, at: string): Issue[] {
   const paths = typeof mapping === 'string' ? [mapping] : mapping ? Object.values(mapping as object) : [];
@@ -75,10 +71,7 @@ export function defineWorkflow(input: DefinitionInput): WorkflowDefinition {
 export function compileWorkflow(input: DefinitionInput | WorkflowDefinition): CompiledWorkflow {
   const cached = compiled.get(input);
   if (cached) return cached;
-  const parsed = definitionSchema.safeParse(input);
-  if (!parsed.success) {
-    throw new ValidationError('INVALID_DEFINITION', 'invalid workflow definition', zodIssues(parsed.error));
-  }
+  const parsed = { data: parseDefinition(input) };
   const issues: Issue[] = [];
   const steps: Record<string, StepDefinition & { id: string }> = {};
   if (Array.isArray(parsed.data.steps)) {
@@ -108,6 +101,32 @@ export function compileWorkflow(input: DefinitionInput | WorkflowDefinition): Co
   compiled.set(input, result);
   compiled.set(definition, result);
   return result;
+}
+
+/** Structural validation: the header, then each step on its own so every issue has a precise path. */
+function parseDefinition(input: unknown): z.infer<typeof definitionSchema> {
+  const head = parseWith(definitionHeaderSchema, input);
+  const issues: Issue[] = head.ok ? [] : [...head.issues];
+  const raw = (input as { steps?: unknown } | null)?.steps;
+  const entries: Array<[string, unknown]> =
+    raw && typeof raw === 'object' ? Object.entries(raw as Record<string, unknown>) : [];
+  for (const [key, step] of entries) {
+    const kind = (step as { kind?: unknown } | null)?.kind;
+    if (typeof kind !== 'string' || !STEP_KINDS.includes(kind)) {
+      issues.push({
+        path: `steps.${key}.kind`,
+        message: `unknown step kind ${JSON.stringify(kind)} (one of ${STEP_KINDS.join(', ')})`,
+      });
+      continue;
+    }
+    const r = parseWith(stepSchema, step);
+    if (!r.ok)
+      issues.push(...r.issues.map((i) => ({ ...i, path: `steps.${key}${i.path ? `.${i.path}` : ''}` })));
+  }
+  if (issues.length) throw new ValidationError('INVALID_DEFINITION', 'invalid workflow definition', issues);
+  const full = parseWith(definitionSchema, input);
+  if (!full.ok) throw new ValidationError('INVALID_DEFINITION', 'invalid workflow definition', full.issues);
+  return full.value;
 }
 
 /** The stable content hash of a definition (SHA-256 of its canonical JSON). */

@@ -36,7 +36,7 @@ describe('engine bundle', () => {
     expect(code).not.toMatch(/\brequire\(/);
     expect(code).not.toMatch(/new Function\(|\beval\(/);
     const gz = gzipSync(code).length;
-    // The size target is reported by `pnpm bench`; here we only guard against accidental bloat.
-    expect(gz).toBeLessThan(120 * 1024);
+    // SPEC §12: minified + gzipped with dependencies under 30 KB (also reported by `pnpm bench`).
+    expect(gz).toBeLessThan(30 * 1024);
   });
 });

@@ -1,0 +1,56 @@
+import * as z from 'zod/mini';
+import { isValidId } from './ids.js';
+
+// zod/mini keeps the engine bundle small (the classic API pulls in every locale).
+
+/** A string of bounded length. */
+export const text = (min: number, max: number) => z.string().check(z.minLength(min), z.maxLength(max));
+
+/** An integer within bounds. */
+export const integer = (min: number, max: number) => z.int().check(z.minimum(min), z.maximum(max));
+
+/** A number within bounds. */
+export const bounded = (min: number, max: number) => z.number().check(z.minimum(min), z.maximum(max));
+
+/** An id, step id, handler or signal name. */
+export const idString = z
+  .string()
+  .check(z.refine(isValidId, 'must be 1-200 characters of A-Z a-z 0-9 _ . : @ / + = -'));
+
+/** Milliseconds: an integer from `min` up to ten years. */
+export const millis = (min = 0) => integer(min, 10 * 365 * 24 * 3600 * 1000);
+
+/** Readable messages for the issues zod reports, without loading a zod locale. */
+export function issueMessage(issue: z.core.$ZodRawIssue): string {
+  switch (issue.code) {
+    case 'invalid_type':
+      return `expected ${issue.expected}, got ${issue.input === null ? 'null' : Array.isArray(issue.input) ? 'array' : typeof issue.input}`;
+    case 'unrecognized_keys':
+      return `unknown key${issue.keys.length > 1 ? 's' : ''}: ${issue.keys.join(', ')}`;
+    case 'too_small':
+      return `must be at least ${String(issue.minimum)}${issue.origin === 'string' || issue.origin === 'array' ? ' long' : ''}`;
+    case 'too_big':
+      return `must be at most ${String(issue.maximum)}${issue.origin === 'string' || issue.origin === 'array' ? ' long' : ''}`;
+    case 'invalid_value':
+      return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'invalid_union':
+      return 'does not match any allowed form';
+    case 'invalid_format':
+      return `invalid ${issue.format}`;
+    default:
+      return issue.message ?? 'invalid value';
+  }
+}
+
+/** Parses with {@link issueMessage}, returning `{ path, message }` issues on failure. */
+export function parseWith<T>(
+  schema: z.ZodMiniType<T>,
+  data: unknown,
+): { ok: true; value: T } | { ok: false; issues: Array<{ path: string; message: string }> } {
+  const r = schema.safeParse(data, { error: (iss) => issueMessage(iss) });
+  if (r.success) return { ok: true, value: r.data };
+  return {
+    ok: false,
+    issues: r.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message })),
+  };
+}
