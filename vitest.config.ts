@@ -1,18 +1,27 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { defineConfig } from 'vitest/config';
 
-// One vitest project per package that has tests, named after its folder, plus the examples.
-const packages = readdirSync('packages').filter((p) => existsSync(`packages/${p}/test`));
+// One vitest project per package with a test/ folder, named after the folder: packages/<name>
+// gives <name>, examples/<name> gives example-<name>, and examples/test gives examples.
+const dirs = (root: string) => readdirSync(root).filter((d) => existsSync(`${root}/${d}/test`));
 
 export default defineConfig({
   test: {
     projects: [
-      ...packages.map((p) => ({
+      ...dirs('packages').map((p) => ({
         test: {
           name: p,
           include: [`packages/${p}/test/**/*.test.ts`],
           testTimeout: p === 'engine' ? 30_000 : 120_000,
           hookTimeout: 120_000,
+        },
+      })),
+      ...dirs('examples').map((e) => ({
+        test: {
+          name: `example-${e}`,
+          include: [`examples/${e}/test/**/*.test.ts`],
+          testTimeout: 180_000,
+          hookTimeout: 180_000,
         },
       })),
       { test: { name: 'examples', include: ['examples/test/**/*.test.ts'], testTimeout: 60_000 } },
