@@ -1,0 +1,293 @@
+import {
+  type AttributeValue,
+  BatchGetItemCommand,
+  type BatchGetItemCommandInput,
+  type BatchGetItemCommandOutput,
+  DeleteItemCommand,
+  type DynamoDBClient,
+  GetItemCommand,
+  PutItemCommand,
+  QueryCommand,
+  type QueryCommandInput,
+} from '@aws-sdk/client-dynamodb';
+import {
+  AlreadyExistsError,
+  assertValidId,
+  type ListPage,
+  type ListQuery,
+  NotFoundError,
+  type Snapshot,
+  type Store,
+  VersionConflictError,
+} from '@stepfold/engine';
+import { DEFAULT_MAX_SNAPSHOT_BYTES, DUE_SHARD, dueBound, fromItem, LIST_SHARD, toItem } from './item.js';
+import { guard, isConditionFailed } from './map-error.js';
+import {
+  assertTableName,
+  DUE_INDEX,
+  type EnsureTableOptions,
+  ensureTable,
+  LIST_INDEX,
+  STATUS_INDEX,
+  WORKFLOW_INDEX,
+} from './table.js';
+
+/** Default table name. */
+export const DEFAULT_TABLE = 'stepfold_instances';
+
+/** Options of {@link createDynamoStore}. */
+export interface DynamoStoreOptions {
+  /** The caller's client (region, credentials, endpoint, retries, timeouts); never destroyed by the store. */
+  client: DynamoDBClient;
+  /** Table holding one item per instance (default `stepfold_instances`). */
+  table?: string;
+  /** Largest accepted snapshot, in UTF-8 bytes of its JSON (default 398 KiB, so the whole item fits in 400 KB). */
+  maxSnapshotBytes?: number;
+  /** How long `setup` waits for a new table to become ACTIVE. */
+  setup?: EnsureTableOptions;
+}
+
+const BATCH_GET_MAX = 100;
+
+/**
+ * A stepfold store on DynamoDB. One item per instance keyed by `id`; creates and saves are PutItems
+ * conditional on `attribute_not_exists(id)` and on the stored version; due instances and listings are
+ * Queries on global secondary indexes, never Scans.
+ */
+export function createDynamoStore(options: DynamoStoreOptions): Store {
+  const { client } = options;
+  const table = options.table ?? DEFAULT_TABLE;
+  assertTableName(table);
+  const maxSnapshotBytes = options.maxSnapshotBytes ?? DEFAULT_MAX_SNAPSHOT_BYTES;
+  if (!(maxSnapshotBytes > 0 && maxSnapshotBytes <= DEFAULT_MAX_SNAPSHOT_BYTES)) {
+    throw new RangeError(`maxSnapshotBytes must be in 1..${DEFAULT_MAX_SNAPSHOT_BYTES}`);
+  }
+
+  const currentVersion = async (id: string): Promise<number | null> => {
+    const out = await guard('save', () =>
+      client.send(
+        new GetItemCommand({
+          TableName: table,
+          Key: { id: { S: id } },
+          ConsistentRead: true,
+          ProjectionExpression: '#v',
+          ExpressionAttributeNames: { '#v': 'version' },
+        }),
+      ),
+    );
+    const v = out.Item?.version?.N;
+    return v === undefined ? null : Number(v);
+  };
+
+  // Reads full snapshots for ids found on an index, in the order given, skipping ids deleted meanwhile.
+  const fetchAll = async (ids: string[]): Promise<Snapshot[]> => {
+    const found = new Map<string, Snapshot>();
+    for (let i = 0; i < ids.length; i += BATCH_GET_MAX) {
+      let keys: Record<string, AttributeValue>[] | undefined = ids
+        .slice(i, i + BATCH_GET_MAX)
+        .map((id) => ({ id: { S: id } }));
+      for (let round = 0; keys?.length; round++) {
+        if (round > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** round)));
+        const request: BatchGetItemCommandInput = {
+          RequestItems: { [table]: { Keys: keys, ConsistentRead: true, ProjectionExpression: 'snapshot' } },
+        };
+        const out: BatchGetItemCommandOutput = await guard('list', () =>
+          client.send(new BatchGetItemCommand(request)),
+        );
+        for (const item of out.Responses?.[table] ?? []) {
+          const s = fromItem(item);
+          found.set(s.id, s);
+        }
+        keys = out.UnprocessedKeys?.[table]?.Keys;
+      }
+    }
+    return ids.flatMap((id) => found.get(id) ?? []);
+  };
+
+  // Pages through an index Query until `want` keys matched or the index is exhausted.
+  const queryIds = async (input: QueryCommandInput, want: number, what: string): Promise<string[]> => {
+    const ids: string[] = [];
+    let start: Record<string, AttributeValue> | undefined;
+    do {
+      const out = await guard(what, () =>
+        client.send(
+          new QueryCommand({
+            ...input,
+            ...(input.FilterExpression ? {} : { Limit: want - ids.length }),
+            ExclusiveStartKey: start,
+          }),
+        ),
+      );
+      for (const item of out.Items ?? []) {
+        const id = item.id?.S;
+        if (id !== undefined && ids.length < want) ids.push(id);
+      }
+      start = out.LastEvaluatedKey;
+    } while (start && ids.length < want);
+    return ids;
+  };
+
+  return {
+    maxSnapshotBytes,
+
+    async setup() {
+      await ensureTable(client, table, options.setup);
+    },
+
+    async create(snapshot) {
+      const item = toItem(snapshot, maxSnapshotBytes);
+      try {
+        await guard('create', () =>
+          client.send(
+            new PutItemCommand({
+              TableName: table,
+              Item: item,
+              ConditionExpression: 'attribute_not_exists(#id)',
+              ExpressionAttributeNames: { '#id': 'id' },
+            }),
+          ),
+        );
+      } catch (e) {
+        if (isConditionFailed(e)) throw new AlreadyExistsError(snapshot.id);
+        throw e;
+      }
+    },
+
+    async load(id) {
+      assertValidId(id);
+      const out = await guard('load', () =>
+        client.send(
+          new GetItemCommand({
+            TableName: table,
+            Key: { id: { S: id } },
+            ConsistentRead: true,
+            ProjectionExpression: 'snapshot',
+          }),
+        ),
+      );
+      return out.Item ? fromItem(out.Item) : null;
+    },
+
+    async save(snapshot, expectedVersion) {
+      const item = toItem(snapshot, maxSnapshotBytes);
+      try {
+        await guard('save', () =>
+          client.send(
+            new PutItemCommand({
+              TableName: table,
+              Item: item,
+              ConditionExpression: '#v = :expected',
+              ExpressionAttributeNames: { '#v': 'version' },
+              ExpressionAttributeValues: { ':expected': { N: String(expectedVersion) } },
+            }),
+          ),
+        );
+      } catch (e) {
+        if (!isConditionFailed(e)) throw e;
+        // The condition failed: tell a lost race from a missing instance.
+        const actual = await currentVersion(snapshot.id);
+        if (actual === null) throw new NotFoundError(snapshot.id);
+        throw new VersionConflictError(snapshot.id, expectedVersion, actual);
+      }
+    },
+
+    async listDue(now, limit) {
+      if (typeof now !== 'number' || Number.isNaN(now)) throw new RangeError('listDue: now must be a number');
+      if (limit <= 0) return [];
+      return queryIds(
+        {
+          TableName: table,
+          IndexName: DUE_INDEX,
+          KeyConditionExpression: '#shard = :due AND #key < :bound',
+          ExpressionAttributeNames: { '#shard': 'dueShard', '#key': 'dueKey' },
+          ExpressionAttributeValues: { ':due': { S: DUE_SHARD }, ':bound': { S: dueBound(now) } },
+          ScanIndexForward: true,
+        },
+        limit,
+        'listDue',
+      );
+    },
+
+    async list(query: ListQuery): Promise<ListPage> {
+      const { status, workflow, cursor } = query;
+      for (const [key, value] of Object.entries({ status, workflow, cursor })) {
+        if (value !== undefined && value !== null && typeof value !== 'string') {
+          throw new TypeError(`list: ${key} must be a string`);
+        }
+      }
+      if (query.limit <= 0) return { items: [], cursor: cursor ?? null };
+      // Pick the index whose partition is the filter; a status+workflow filter reads the status
+      // partition and filters on the projected workflow.
+      const names: Record<string, string> = { '#id': 'id' };
+      const values: Record<string, AttributeValue> = {};
+      let index = LIST_INDEX;
+      let filter: string | undefined;
+      if (status) {
+        index = STATUS_INDEX;
+        names['#pk'] = 'status';
+        values[':pk'] = { S: status };
+        if (workflow) {
+          names['#wf'] = 'workflow';
+          values[':wf'] = { S: workflow };
+          filter = '#wf = :wf';
+        }
+      } else if (workflow) {
+        index = WORKFLOW_INDEX;
+        names['#pk'] = 'workflow';
+        values[':pk'] = { S: workflow };
+      } else {
+        names['#pk'] = 'listShard';
+        values[':pk'] = { S: LIST_SHARD };
+      }
+      let condition = '#pk = :pk';
+      if (cursor) {
+        condition += ' AND #id > :cursor';
+        values[':cursor'] = { S: cursor };
+      }
+      // One extra key tells whether another page exists.
+      const ids = await queryIds(
+        {
+          TableName: table,
+          IndexName: index,
+          KeyConditionExpression: condition,
+          FilterExpression: filter,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+          ProjectionExpression: '#id',
+        },
+        query.limit + 1,
+        'list',
+      );
+      const page = ids.slice(0, query.limit);
+      // Indexes are eventually consistent on DynamoDB: re-check the filter on the item itself.
+      const items = (await fetchAll(page)).filter(
+        (s) => (!status || s.status === status) && (!workflow || s.workflow.name === workflow),
+      );
+      return { items, cursor: ids.length > query.limit ? (page[page.length - 1] ?? null) : null };
+    },
+
+    async delete(id) {
+      assertValidId(id);
+      try {
+        await guard('delete', () =>
+          client.send(
+            new DeleteItemCommand({
+              TableName: table,
+              Key: { id: { S: id } },
+              ConditionExpression: 'attribute_exists(#id)',
+              ExpressionAttributeNames: { '#id': 'id' },
+            }),
+          ),
+        );
+        return true;
+      } catch (e) {
+        if (isConditionFailed(e)) return false;
+        throw e;
+      }
+    },
+
+    async close() {
+      // The DynamoDBClient belongs to the caller.
+    },
+  };
+}

@@ -1,0 +1,99 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { assertValidId, type Snapshot, SnapshotTooLargeError, snapshotBytes } from '@stepfold/engine';
+
+/** DynamoDB's hard limit on one item: 400 KB, attribute names included. */
+export const DYNAMO_ITEM_LIMIT = 400 * 1024;
+
+/**
+ * Default snapshot limit: the item limit less 2 KiB. Besides the snapshot string an item holds the id
+ * (twice, at most 200 bytes each), the workflow name, status, version, wake time and the index keys,
+ * under 1 KiB together with their attribute names; the rest is margin.
+ */
+export const DEFAULT_MAX_SNAPSHOT_BYTES = DYNAMO_ITEM_LIMIT - 2 * 1024;
+
+/** Value of `dueShard` on instances that have a wake time: the single partition of the due index. */
+export const DUE_SHARD = 'due';
+
+/** Value of `listShard` on every instance: the single partition of the id-ordered list index. */
+export const LIST_SHARD = 'all';
+
+// An upper bound for any number attribute: DynamoDB stores up to 38 digits in at most 21 bytes.
+const NUMBER_BYTES = 21;
+
+/**
+ * Encodes a finite number as 16 hex digits whose string order is numeric order (the IEEE-754 bits,
+ * sign flipped for positives and all bits inverted for negatives), so a string sort key orders by time.
+ */
+export function sortableNumber(x: number): string {
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, x === 0 ? 0 : x);
+  let hi = view.getUint32(0);
+  let lo = view.getUint32(4);
+  if (hi & 0x80000000) {
+    hi = ~hi >>> 0;
+    lo = ~lo >>> 0;
+  } else {
+    hi = (hi | 0x80000000) >>> 0;
+  }
+  return hi.toString(16).padStart(8, '0') + lo.toString(16).padStart(8, '0');
+}
+
+/** Sort key of the due index: wake time, then id, so equal wake times come back in id order. */
+export function dueKey(wakeAt: number, id: string): string {
+  return `${sortableNumber(wakeAt)}#${id}`;
+}
+
+/** Exclusive upper bound for due keys with wake time <= `now` ('$' sorts right after '#'). */
+export function dueBound(now: number): string {
+  return `${sortableNumber(now)}$`;
+}
+
+function utf8Bytes(s: string): number {
+  return snapshotBytes(s);
+}
+
+function itemBytes(item: Record<string, AttributeValue>): number {
+  let bytes = 0;
+  for (const [name, value] of Object.entries(item)) {
+    bytes += utf8Bytes(name);
+    if (value.S !== undefined) bytes += utf8Bytes(value.S);
+    else if (value.N !== undefined) bytes += NUMBER_BYTES;
+  }
+  return bytes;
+}
+
+/**
+ * The item for a snapshot, after validating its id and checking both the snapshot limit and the whole
+ * item against DynamoDB's 400 KB; throws before anything is sent.
+ */
+export function toItem(snapshot: Snapshot, maxSnapshotBytes: number): Record<string, AttributeValue> {
+  assertValidId(snapshot.id);
+  const json = JSON.stringify(snapshot);
+  const bytes = snapshotBytes(json);
+  if (bytes > maxSnapshotBytes) throw new SnapshotTooLargeError(snapshot.id, bytes, maxSnapshotBytes);
+  const item: Record<string, AttributeValue> = {
+    id: { S: snapshot.id },
+    version: { N: String(snapshot.version) },
+    status: { S: snapshot.status },
+    workflow: { S: snapshot.workflow.name },
+    listShard: { S: LIST_SHARD },
+    snapshot: { S: json },
+  };
+  // JSON has no Infinity or NaN, so index what `load` will give back; no wake time, no due-index entry.
+  const wakeAt = snapshot.wakeAt;
+  if (typeof wakeAt === 'number' && Number.isFinite(wakeAt)) {
+    item.wakeAt = { N: String(wakeAt) };
+    item.dueShard = { S: DUE_SHARD };
+    item.dueKey = { S: dueKey(wakeAt, snapshot.id) };
+  }
+  const total = itemBytes(item);
+  if (total > DYNAMO_ITEM_LIMIT) throw new SnapshotTooLargeError(snapshot.id, total, DYNAMO_ITEM_LIMIT);
+  return item;
+}
+
+/** The snapshot held by an item read back with at least the `snapshot` attribute. */
+export function fromItem(item: Record<string, AttributeValue>): Snapshot {
+  const json = item.snapshot?.S;
+  if (json === undefined) throw new Error('stored item has no snapshot attribute');
+  return JSON.parse(json) as Snapshot;
+}

@@ -1,0 +1,71 @@
+import { StoreUnavailableError } from '@stepfold/engine';
+
+// Service errors that mean "try again later" rather than "your request is wrong".
+const UNAVAILABLE_NAMES = new Set([
+  'TimeoutError',
+  'RequestTimeout',
+  'RequestTimeoutException',
+  'ThrottlingException',
+  'ProvisionedThroughputExceededException',
+  'RequestLimitExceeded',
+  'InternalServerError',
+  'ServiceUnavailable',
+  'ServiceUnavailableException',
+]);
+
+// Socket-level failures from Node's HTTP stack.
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNABORTED',
+  'EAI_AGAIN',
+  'ERR_SOCKET_CONNECTION_TIMEOUT',
+]);
+
+interface SdkErrorLike {
+  name?: unknown;
+  code?: unknown;
+  cause?: unknown;
+  errors?: unknown;
+  $retryable?: unknown;
+  $metadata?: { httpStatusCode?: unknown };
+}
+
+/** True when `e` (or an error it wraps) says DynamoDB could not be reached or is transiently failing. */
+export function isUnavailable(e: unknown, depth = 0): boolean {
+  if (typeof e !== 'object' || e === null || depth > 4) return false;
+  const err = e as SdkErrorLike;
+  if (typeof err.name === 'string' && UNAVAILABLE_NAMES.has(err.name)) return true;
+  if (typeof err.code === 'string' && UNAVAILABLE_CODES.has(err.code)) return true;
+  if (err.$retryable) return true;
+  const status = err.$metadata?.httpStatusCode;
+  if (typeof status === 'number' && status >= 500) return true;
+  if (Array.isArray(err.errors) && err.errors.some((x) => isUnavailable(x, depth + 1))) return true;
+  return isUnavailable(err.cause, depth + 1);
+}
+
+/** True when `e` is DynamoDB's "the ConditionExpression did not hold". */
+export function isConditionFailed(e: unknown): boolean {
+  return (
+    typeof e === 'object' && e !== null && (e as SdkErrorLike).name === 'ConditionalCheckFailedException'
+  );
+}
+
+/** Runs an SDK call, turning connection failures into `StoreUnavailableError` with the SDK error as cause. */
+export async function guard<T>(what: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (e) {
+    if (isUnavailable(e)) {
+      throw new StoreUnavailableError(
+        `dynamodb ${what} failed: ${(e as Error).message || (e as Error).name}`,
+        e,
+      );
+    }
+    throw e;
+  }
+}
