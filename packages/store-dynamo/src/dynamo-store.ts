@@ -89,7 +89,14 @@ export function createDynamoStore(options: DynamoStoreOptions): Store {
       for (let round = 0; keys?.length; round++) {
         if (round > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** round)));
         const request: BatchGetItemCommandInput = {
-          RequestItems: { [table]: { Keys: keys, ConsistentRead: true, ProjectionExpression: 'snapshot' } },
+          RequestItems: {
+            [table]: {
+              Keys: keys,
+              ConsistentRead: true,
+              ProjectionExpression: '#s',
+              ExpressionAttributeNames: { '#s': 'snapshot' },
+            },
+          },
         };
         const out: BatchGetItemCommandOutput = await guard('list', () =>
           client.send(new BatchGetItemCommand(request)),
@@ -161,7 +168,8 @@ export function createDynamoStore(options: DynamoStoreOptions): Store {
             TableName: table,
             Key: { id: { S: id } },
             ConsistentRead: true,
-            ProjectionExpression: 'snapshot',
+            ProjectionExpression: '#s',
+            ExpressionAttributeNames: { '#s': 'snapshot' },
           }),
         ),
       );
