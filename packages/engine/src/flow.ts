@@ -136,7 +136,7 @@ function endPath(cx: Cx, id: string, output: unknown): void {
     return;
   }
   const pst = cx.s.steps[inner.parallel];
-  if (!pst || pst.status !== 'active' || pst.branches?.[inner.branch] !== 'running') return;
+  if (pst?.status !== 'active' || pst.branches?.[inner.branch] !== 'running') return;
   pst.branches[inner.branch] = 'done';
   (pst.output as unknown[])[inner.branch] = output ?? null;
   const def = stepDef(cx, inner.parallel) as StepOf<'parallel'>;
@@ -167,7 +167,7 @@ function drainInbox(cx: Cx, id: string): void {
   const name = listensFor(stepDef(cx, id));
   for (let i = 0; i < cx.s.inbox.length; ) {
     const st = cx.s.steps[id];
-    if (!st || st.status !== 'active') return;
+    if (st?.status !== 'active') return;
     const sig = cx.s.inbox[i]!;
     if (sig.name !== name) {
       i++;
