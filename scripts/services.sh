@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
+# Installs and starts the real servers the store adapters are tested against
+# (SPEC §9): PostgreSQL, Redis, FerretDB (MongoDB wire protocol), DynamoDB Local.
+# All on 127.0.0.1, idempotent: starts what is missing, reuses what runs.
+# See scripts/README.md.
+#
+#   services.sh [up [NAME...]]   install + start (default: all), wait until ready
+#   services.sh start NAME...    same as up, for bringing a stopped server back
+#   services.sh stop NAME...     stop (really: the process goes away)
+#   services.sh status           one line per server; exit 1 if any is down
+#   services.sh env              export lines for the connection URLs
+#
+# NAME: pg, redis, mongo, dynamo, or all (aliases: postgres, ferretdb, dynamodb)
+set -euo pipefail
+
+here=$(dirname "${BASH_SOURCE[0]}")
+# shellcheck source=services/common.sh
+source "$here/services/common.sh"
+# shellcheck source=services/pg.sh
+source "$here/services/pg.sh"
+# shellcheck source=services/redis.sh
+source "$here/services/redis.sh"
+# shellcheck source=services/mongo.sh
+source "$here/services/mongo.sh"
+# shellcheck source=services/dynamo.sh
+source "$here/services/dynamo.sh"
+
+ALL=(pg redis mongo dynamo)
+SVC=services
+
+usage() { sed -n '2,14s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+
+canonical() {
+  case $1 in
+  pg | postgres | postgresql) echo pg ;;
+  redis) echo redis ;;
+  mongo | mongodb | ferretdb) echo mongo ;;
+  dynamo | dynamodb | dynamodb-local) echo dynamo ;;
+  *) die "unknown service '$1' (expected: ${ALL[*]})" ;;
+  esac
+}
+
+# One invocation at a time changes servers (tests may call stop/start while a
+# developer runs `pnpm services`); a cold first run holds the lock for minutes.
+take_lock() {
+  exec 9>"$SERVICES_DIR/.lock"
+  if ! flock -n 9; then
+    say "another services.sh is running; waiting for it"
+    flock -w 900 9 || die "gave up waiting for the lock on $SERVICES_DIR/.lock"
+  fi
+}
+
+cmd_up() {
+  local names=("$@") name t0=$EPOCHREALTIME failed=() missing=""
+  declare -A prep=()
+
+  # The slow one-time steps (Go build of FerretDB, Maven fetch of DynamoDB Local)
+  # run in the background while the Debian packages install and servers start.
+  if [[ " ${names[*]} " == *" mongo "* ]]; then
+    (SVC=mongo && mongo_prepare) &
+    prep[mongo]=$!
+  fi
+  for name in "${names[@]}"; do
+    case $name in
+    pg) missing+=" $(pg_missing_packages)" ;;
+    redis) missing+=" $(redis_missing_packages)" ;;
+    dynamo) missing+=" $(dynamo_missing_packages)" ;;
+    esac
+  done
+  # One apt-get for all: each run costs seconds even when there is little to do.
+  if [[ -n ${missing// /} ]]; then
+    # shellcheck disable=SC2086 # a list of package names, split on purpose
+    (SVC=apt && apt_install $missing) || failed+=(apt)
+  fi
+  if [[ " ${names[*]} " == *" dynamo "* ]]; then
+    (SVC=dynamo && dynamo_prepare) &
+    prep[dynamo]=$!
+  fi
+
+  for name in "${names[@]}"; do
+    if [[ -n ${prep[$name]:-} ]] && ! wait "${prep[$name]}"; then
+      failed+=("$name")
+      continue
+    fi
+    # A subshell per server: one that fails (die = exit) doesn't stop the others.
+    (SVC=$name && "${name}_up") || failed+=("$name")
+  done
+
+  SVC=services
+  if ((${#failed[@]})); then
+    say "FAILED: ${failed[*]} (after $(elapsed "$t0")); logs in ${LOG_DIR#"$REPO_ROOT"/}/"
+    exit 1
+  fi
+  say "all up: ${names[*]} ($(elapsed "$t0")); \`bash scripts/services.sh env\` prints the URLs"
+}
+
+cmd_stop() {
+  local name t0
+  for name in "$@"; do
+    t0=$EPOCHREALTIME
+    # shellcheck disable=SC2034 # SVC and T0 are read by say/say_done
+    (SVC=$name && T0=$t0 && "${name}_stop")
+  done
+}
+
+cmd_status() {
+  local name rc=0
+  for name in "${ALL[@]}"; do
+    printf '%-7s' "$name"
+    "${name}_status" || rc=1
+  done
+  return $rc
+}
+
+cmd_env() {
+  cat <<EOF
+export STEPFOLD_PG_URL=$(pg_url)
+export STEPFOLD_REDIS_URL=$(redis_url)
+export STEPFOLD_MONGO_URL=$(mongo_url)
+export STEPFOLD_DYNAMO_ENDPOINT=$(dynamo_url)
+EOF
+}
+
+main() {
+  local cmd=${1:-up} names=() name
+  [[ $# -gt 0 ]] && shift
+  for name in "$@"; do
+    if [[ $name == all ]]; then names=("${ALL[@]}"); else names+=("$(canonical "$name")"); fi
+  done
+
+  case $cmd in
+  up | start)
+    ((${#names[@]})) || names=("${ALL[@]}")
+    take_lock
+    cmd_up "${names[@]}"
+    ;;
+  stop)
+    ((${#names[@]})) || die "stop needs service names (${ALL[*]}) or 'all'"
+    take_lock
+    cmd_stop "${names[@]}"
+    ;;
+  restart)
+    ((${#names[@]})) || names=("${ALL[@]}")
+    take_lock
+    cmd_stop "${names[@]}"
+    cmd_up "${names[@]}"
+    ;;
+  status) cmd_status ;;
+  env) cmd_env ;;
+  -h | --help | help) usage ;;
+  *)
+    usage >&2
+    exit 2
+    ;;
+  esac
+}
+
+main "$@"
