@@ -1,18 +1,18 @@
 # PostgreSQL from Debian's packages. Sourced by scripts/services.sh.
 # shellcheck shell=bash
 #
-# We run a dedicated Debian cluster named "stepfold" (made by pg_createcluster),
-# not the packaged "main" one, so our test-only tuning (fsync off) never lands on
-# a cluster someone else uses. It lives in /var/lib/postgresql, i.e. per machine,
-# not per checkout: a fresh clone (as CI uses) finds it, and `stop pg` works from
-# any checkout. Its log is linked into .services/logs/pg.log; its pidfile is the
-# data directory's postmaster.pid.
+# We run a dedicated Debian cluster per port, "stepfold-5432" (made by
+# pg_createcluster), not the packaged "main" one, so our test-only tuning (fsync
+# off) never lands on a cluster someone else uses. It lives in
+# /var/lib/postgresql, i.e. per machine, not per checkout: a fresh clone (as CI
+# uses) finds it, and `stop pg` works from any checkout. Its log is linked into
+# .services/logs/pg.log; its pidfile is the data directory's postmaster.pid.
 #
 # Start/stop call pg_ctl as the postgres user (postgres refuses to run as root)
 # rather than pg_ctlcluster, whose fixed half-second polls make a start take
 # ~2.5s instead of ~0.2s: that adds up in tests that stop and restart servers.
 
-PG_CLUSTER=stepfold
+PG_CLUSTER=stepfold-$PG_PORT
 PG_USER=stepfold PG_PASSWORD=stepfold PG_DB=stepfold
 
 pg_url() { echo "postgres://$PG_USER:$PG_PASSWORD@$HOST:$PG_PORT/$PG_DB"; }
@@ -62,7 +62,7 @@ EOF
     printf '%s\n' "$want" >"$confdir/conf.d/stepfold.conf"
     changed=0
   fi
-  # The port goes into postgresql.conf itself: pg_lsclusters and pg_ctlcluster read it there.
+  # The port goes into postgresql.conf itself: pg_lsclusters reads it there.
   if [[ $(pg_conftool -s "$ver" "$PG_CLUSTER" show port) != "$PG_PORT" ]]; then
     pg_conftool "$ver" "$PG_CLUSTER" set port "$PG_PORT"
     changed=0
