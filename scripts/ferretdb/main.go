@@ -23,7 +23,7 @@ import (
 func main() {
 	addr := flag.String("listen", "127.0.0.1:27017", "TCP address to listen on")
 	dataDir := flag.String("data", ".services/ferretdb-data", "directory for SQLite database files")
-	logLevel := flag.String("log-level", "warn", "log level: debug, info, warn, error")
+	logLevel := flag.String("log-level", "error", "log level: debug, info, warn, error")
 	flag.Parse()
 
 	var level slog.Level

@@ -62,10 +62,12 @@ apt_install() {
   export DEBIAN_FRONTEND=noninteractive
   local t0=$EPOCHREALTIME
   say "installing $* from Debian"
-  if ! apt-get install -y -q --no-install-recommends "$@" >"$LOG_DIR/apt.log" 2>&1; then
+  # Lock::Timeout: wait for another apt/dpkg run instead of failing at once.
+  local apt=(apt-get -q -o DPkg::Lock::Timeout=300)
+  if ! "${apt[@]}" install -y --no-install-recommends "$@" >"$LOG_DIR/apt.log" 2>&1; then
     say "package lists look stale; running apt-get update"
-    apt-get update -q >>"$LOG_DIR/apt.log" 2>&1 || die_with_log "$LOG_DIR/apt.log" "apt-get update failed"
-    apt-get install -y -q --no-install-recommends "$@" >>"$LOG_DIR/apt.log" 2>&1 ||
+    "${apt[@]}" update >>"$LOG_DIR/apt.log" 2>&1 || die_with_log "$LOG_DIR/apt.log" "apt-get update failed"
+    "${apt[@]}" install -y --no-install-recommends "$@" >>"$LOG_DIR/apt.log" 2>&1 ||
       die_with_log "$LOG_DIR/apt.log" "apt-get install $* failed"
   fi
   say "installed $* in $(elapsed "$t0")"
@@ -96,7 +98,7 @@ live_pid() {
 # PID of whatever listens on a TCP port (for a server this checkout didn't start,
 # e.g. one left by another clone of the repo).
 listener_pid() {
-  ss -Hltnp "sport = :$1" 2>/dev/null | grep -o 'pid=[0-9]*' | head -n1 | cut -d= -f2
+  { ss -Hltnp "sport = :$1" 2>/dev/null || true; } | { grep -o 'pid=[0-9]*' || true; } | head -n1 | cut -d= -f2
 }
 
 # Start "$@" detached from this shell (own session, no stdin, output to $log), so

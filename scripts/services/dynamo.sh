@@ -9,8 +9,8 @@
 
 DDB_SRC="$SCRIPTS_DIR/dynamodb-local"
 DDB_DIR="$SERVICES_DIR/dynamodb-local"
-DDB_PIDFILE="$PID_DIR/dynamodb-local.pid"
-DDB_LOG="$LOG_DIR/dynamodb-local.log"
+DDB_PIDFILE="$PID_DIR/dynamodb-local-$DYNAMO_PORT.pid" # per port: other ports are other servers
+DDB_LOG="$LOG_DIR/dynamodb-local-$DYNAMO_PORT.log"
 DDB_FETCH_LOG="$LOG_DIR/dynamodb-local-fetch.log"
 
 dynamo_url() { echo "http://$HOST:$DYNAMO_PORT"; }

@@ -4,9 +4,10 @@
 
 FERRET_SRC="$SCRIPTS_DIR/ferretdb"
 FERRET_BIN="$SERVICES_DIR/bin/stepfold-ferretdb"
-FERRET_DATA="$SERVICES_DIR/ferretdb-data" # one SQLite file per database; kept across stop/start
-FERRET_PIDFILE="$PID_DIR/ferretdb.pid"
-FERRET_LOG="$LOG_DIR/ferretdb.log"
+# Per port, like everything in .services/: servers on other ports are other servers.
+FERRET_DATA="$SERVICES_DIR/ferretdb-data/$MONGO_PORT" # one SQLite file per database; kept across stop/start
+FERRET_PIDFILE="$PID_DIR/ferretdb-$MONGO_PORT.pid"
+FERRET_LOG="$LOG_DIR/ferretdb-$MONGO_PORT.log"
 FERRET_BUILD_LOG="$LOG_DIR/ferretdb-build.log"
 
 mongo_url() { echo "mongodb://$HOST:$MONGO_PORT/stepfold"; }
@@ -23,7 +24,7 @@ mongo_prepare() {
   if [[ -x $FERRET_BIN && -f $FERRET_BIN.stamp && $(<"$FERRET_BIN.stamp") == "$stamp" ]]; then
     return 0
   fi
-  say "building scripts/ferretdb (first build takes a few minutes)"
+  say "building scripts/ferretdb (minutes on a machine's first build, seconds after)"
   mkdir -p "$(dirname "$FERRET_BIN")"
   (cd "$FERRET_SRC" && go build -buildvcs=false -mod=readonly -o "$FERRET_BIN.tmp" .) >"$FERRET_BUILD_LOG" 2>&1 ||
     die_with_log "$FERRET_BUILD_LOG" "go build failed"
@@ -44,7 +45,7 @@ mongo_up() {
   port_open "$MONGO_PORT" && die "port $MONGO_PORT is taken by something that does not answer a MongoDB ping; set STEPFOLD_MONGO_PORT"
 
   spawn_detached "$FERRET_PIDFILE" "$FERRET_LOG" \
-    "$FERRET_BIN" -listen "$HOST:$MONGO_PORT" -data "$FERRET_DATA" -log-level "${STEPFOLD_FERRETDB_LOG_LEVEL:-warn}"
+    "$FERRET_BIN" -listen "$HOST:$MONGO_PORT" -data "$FERRET_DATA" -log-level "${STEPFOLD_FERRETDB_LOG_LEVEL:-error}"
   pid=$(<"$FERRET_PIDFILE")
   WATCH_PID=$pid wait_until mongo_healthy || rc=$?
   ((rc == 0)) || die_with_log "$FERRET_LOG" "$([[ $rc == 2 ]] && echo "exited during startup" || echo "no ping reply after ${READY_TIMEOUT}s")"

@@ -6,7 +6,7 @@
 # off) never lands on a cluster someone else uses. It lives in
 # /var/lib/postgresql, i.e. per machine, not per checkout: a fresh clone (as CI
 # uses) finds it, and `stop pg` works from any checkout. Its log is linked into
-# .services/logs/pg.log; its pidfile is the data directory's postmaster.pid.
+# .services/logs/pg-PORT.log; its pidfile is the data directory's postmaster.pid.
 #
 # Start/stop call pg_ctl as the postgres user (postgres refuses to run as root)
 # rather than pg_ctlcluster, whose fixed half-second polls make a start take
@@ -118,7 +118,7 @@ pg_up() {
     status=down
   fi
   log=$(pg_cluster_field "$ver" 7)
-  ln -sfn "$log" "$LOG_DIR/pg.log"
+  ln -sfn "$log" "$LOG_DIR/pg-$PG_PORT.log"
 
   if pg_configure "$ver" && [[ $status == online ]]; then
     say "settings changed; restarting"

@@ -3,12 +3,13 @@
 #
 # Started with command-line settings only (no config file): loopback, our port,
 # daemonized (redis forks and calls setsid itself), pidfile/log/dump under
-# .services/. No periodic persistence, but `stop` asks for one final save and
+# .services/ (per port). No periodic persistence, but `stop` asks for one final save and
 # the next start loads it, so data survives a stop/start like a real restart.
 
-REDIS_DIR="$SERVICES_DIR/redis"
-REDIS_PIDFILE="$PID_DIR/redis.pid"
-REDIS_LOG="$LOG_DIR/redis.log"
+# Per port, like everything in .services/: servers on other ports are other servers.
+REDIS_DIR="$SERVICES_DIR/redis/$REDIS_PORT"
+REDIS_PIDFILE="$PID_DIR/redis-$REDIS_PORT.pid"
+REDIS_LOG="$LOG_DIR/redis-$REDIS_PORT.log"
 
 redis_url() { echo "redis://$HOST:$REDIS_PORT"; }
 
