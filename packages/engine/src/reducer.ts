@@ -1,11 +1,10 @@
 import { freeze, Immer } from 'immer';
-import { failStep, pumpRollback, startRollback } from './compensation.js';
+import { pumpRollback, startRollback } from './compensation.js';
 import {
   type Cx,
   DEFAULT_INBOX_LIMIT,
   DEFAULT_MAX_TRANSITIONS,
   dispatchTask,
-  finish,
   log,
   SEEN_SIGNAL_LIMIT,
   spend,
@@ -14,11 +13,13 @@ import {
   terminate,
 } from './context.js';
 import type { DefinitionInput, WorkflowDefinition } from './definition-schema.js';
-import { InboxOverflowError, RegistryError, ValidationError } from './errors.js';
+import { InboxOverflowError } from './errors.js';
 import { type EventOf, parseEvent, rejectEvent, type WorkflowEvent } from './events.js';
-import { advance, closeBatch, deliverSignal, enter, humanDecision, listensFor } from './flow.js';
-import { isTerminal, SNAPSHOT_SCHEMA_VERSION, type Snapshot, type StepState } from './snapshot.js';
-import { applyResult, attemptFailed, matchResult } from './task-results.js';
+import { deliverSignal, enter, humanDecision, listensFor } from './flow.js';
+import { isTerminal, type Snapshot, type StepState } from './snapshot.js';
+import { checkSnapshot, initialSnapshot } from './snapshot-check.js';
+import { applyResult, matchResult } from './task-results.js';
+import { fire, nextDue } from './timers.js';
 import { compileWorkflow } from './workflow.js';
 
 /** Tuning for {@link step}. */
@@ -212,67 +213,6 @@ function settle(cx: Cx): void {
   else s.status = tasks.some((t) => !t.detached) ? 'running' : 'waiting';
 }
 
-type Due = { kind: 'timer'; index: number } | { kind: 'deadline'; key: string };
-
-/** The earliest timer or task deadline due at the event time, or null. */
-function nextDue(cx: Cx): Due | null {
-  let best: Due | null = null;
-  let bestAt = Number.POSITIVE_INFINITY;
-  cx.s.timers.forEach((t, index) => {
-    if (t.at <= cx.at && t.at < bestAt) {
-      best = { kind: 'timer', index };
-      bestAt = t.at;
-    }
-  });
-  for (const [key, t] of Object.entries(cx.s.tasks)) {
-    if (t.deadline <= cx.at && t.deadline < bestAt) {
-      best = { kind: 'deadline', key };
-      bestAt = t.deadline;
-    }
-  }
-  return best;
-}
-
-function fire(cx: Cx, due: Due): void {
-  if (due.kind === 'deadline') {
-    const task = cx.s.tasks[due.key]!;
-    delete cx.s.tasks[due.key];
-    attemptFailed(
-      cx,
-      task,
-      { message: 'handler missed its deadline', code: 'TIMEOUT', retryable: true },
-      true,
-    );
-    return;
-  }
-  const [timer] = cx.s.timers.splice(due.index, 1);
-  const { step: id, kind } = timer!;
-  log(cx, 'timer.fired', id, { detail: kind });
-  const st = cx.s.steps[id]!;
-  if (kind === 'retry') {
-    const phase = timer!.phase ?? 'run';
-    dispatchTask(cx, id, phase, (phase === 'run' ? st.attempt : (st.compensation?.attempt ?? 0)) + 1);
-  } else if (kind === 'sleep') {
-    finish(cx, id, 'completed');
-    advance(cx, id);
-  } else if (kind === 'idle' || kind === 'max-wait') {
-    closeBatch(cx, id);
-  } else timeout(cx, id);
-}
-
-/** A wait or human step timed out: take `onTimeout`, or fail. */
-function timeout(cx: Cx, id: string): void {
-  const def = stepDef(cx, id);
-  const target = def.kind === 'wait' || def.kind === 'human' ? def.onTimeout : undefined;
-  log(cx, 'step.timed-out', id);
-  if (target === undefined) {
-    failStep(cx, id, { message: `timed out waiting at ${id}`, code: 'TIMEOUT', retryable: false });
-    return;
-  }
-  finish(cx, id, 'completed', { timedOut: true });
-  enter(cx, target);
-}
-
 function requeueStep(cx: Cx, id: string, st: StepState): void {
   log(cx, 'step.requeued', id);
   if (st.status === 'compensation-dlq') {
@@ -303,84 +243,4 @@ function patchInput(input: unknown, patch: Record<string, unknown>): unknown {
     Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
   }
   return out;
-}
-
-function initialSnapshot(
-  wf: ReturnType<typeof compileWorkflow>,
-  ev: EventOf<'start'>,
-  previous: Snapshot | null,
-): Snapshot {
-  const { name, version } = wf.definition;
-  return {
-    schemaVersion: SNAPSHOT_SCHEMA_VERSION,
-    id: ev.id,
-    workflow: { name, version, hash: wf.hash },
-    version: previous ? previous.version + 1 : 1,
-    run: 1,
-    status: 'running',
-    input: ev.input ?? null,
-    steps: {},
-    active: [],
-    completed: [],
-    tasks: {},
-    timers: [],
-    inbox: [],
-    seenSignals: [],
-    wakeAt: null,
-    createdAt: ev.at,
-    updatedAt: ev.at,
-    log: [],
-  };
-}
-
-const STATUSES = new Set([
-  'running',
-  'waiting',
-  'compensating',
-  'completed',
-  'failed',
-  'cancelled',
-  'aborted',
-  'dlq',
-]);
-
-/** Cheap structural check of a snapshot against the definition it is about to be stepped with. */
-export function checkSnapshot(wf: ReturnType<typeof compileWorkflow>, s: Snapshot): void {
-  const problems: Array<{ path: string; message: string }> = [];
-  const bad = (path: string, message: string) => problems.push({ path, message });
-  if (typeof s !== 'object' || s === null) bad('', 'snapshot must be an object');
-  else {
-    if (s.schemaVersion !== SNAPSHOT_SCHEMA_VERSION)
-      bad('schemaVersion', `unsupported snapshot format ${String(s.schemaVersion)}`);
-    if (typeof s.id !== 'string') bad('id', 'must be a string');
-    if (!Number.isInteger(s.version) || s.version < 1) bad('version', 'must be a positive integer');
-    if (!Number.isInteger(s.run) || s.run < 1) bad('run', 'must be a positive integer');
-    if (!STATUSES.has(s.status)) bad('status', `unknown status ${String(s.status)}`);
-    if (typeof s.updatedAt !== 'number' || s.updatedAt < 0) bad('updatedAt', 'must be a non-negative number');
-    for (const k of ['steps', 'tasks'] as const) {
-      if (typeof s[k] !== 'object' || s[k] === null || Array.isArray(s[k])) bad(k, 'must be an object');
-    }
-    for (const k of ['active', 'completed', 'timers', 'inbox', 'seenSignals', 'log'] as const) {
-      if (!Array.isArray(s[k])) bad(k, 'must be an array');
-    }
-    if (typeof s.workflow !== 'object' || s.workflow === null) bad('workflow', 'must be an object');
-    else if (s.workflow.name !== wf.definition.name || s.workflow.version !== wf.definition.version) {
-      bad(
-        'workflow',
-        `snapshot runs ${s.workflow.name} v${s.workflow.version}, not ${wf.definition.name} v${wf.definition.version}`,
-      );
-    }
-    if (problems.length === 0) {
-      for (const id of Object.keys(s.steps)) {
-        if (!Object.hasOwn(wf.definition.steps, id)) bad(`steps.${id}`, 'step is not in the definition');
-      }
-    }
-  }
-  if (problems.length) throw new ValidationError('INVALID_SNAPSHOT', 'invalid snapshot', problems);
-  if (s.workflow.hash !== wf.hash) {
-    throw new RegistryError(
-      'DEFINITION_HASH_MISMATCH',
-      `definition ${wf.definition.name} v${wf.definition.version} changed since instance ${s.id} started (hash ${s.workflow.hash.slice(0, 12)} vs ${wf.hash.slice(0, 12)}); register the change as a new version`,
-    );
-  }
 }

@@ -1,0 +1,85 @@
+import { RegistryError, ValidationError } from './errors.js';
+import type { EventOf } from './events.js';
+import { SNAPSHOT_SCHEMA_VERSION, type Snapshot } from './snapshot.js';
+import type { CompiledWorkflow } from './workflow.js';
+
+/** The empty snapshot a start event builds on (a reuse continues the old version count). */
+export function initialSnapshot(
+  wf: CompiledWorkflow,
+  ev: EventOf<'start'>,
+  previous: Snapshot | null,
+): Snapshot {
+  const { name, version } = wf.definition;
+  return {
+    schemaVersion: SNAPSHOT_SCHEMA_VERSION,
+    id: ev.id,
+    workflow: { name, version, hash: wf.hash },
+    version: previous ? previous.version + 1 : 1,
+    run: 1,
+    status: 'running',
+    input: ev.input ?? null,
+    steps: {},
+    active: [],
+    completed: [],
+    tasks: {},
+    timers: [],
+    inbox: [],
+    seenSignals: [],
+    wakeAt: null,
+    createdAt: ev.at,
+    updatedAt: ev.at,
+    log: [],
+  };
+}
+
+const STATUSES = new Set([
+  'running',
+  'waiting',
+  'compensating',
+  'completed',
+  'failed',
+  'cancelled',
+  'aborted',
+  'dlq',
+]);
+
+/** Cheap structural check of a snapshot against the definition it is about to be stepped with. */
+export function checkSnapshot(wf: CompiledWorkflow, s: Snapshot): void {
+  const problems: Array<{ path: string; message: string }> = [];
+  const bad = (path: string, message: string) => problems.push({ path, message });
+  if (typeof s !== 'object' || s === null) bad('', 'snapshot must be an object');
+  else {
+    if (s.schemaVersion !== SNAPSHOT_SCHEMA_VERSION)
+      bad('schemaVersion', `unsupported snapshot format ${String(s.schemaVersion)}`);
+    if (typeof s.id !== 'string') bad('id', 'must be a string');
+    if (!Number.isInteger(s.version) || s.version < 1) bad('version', 'must be a positive integer');
+    if (!Number.isInteger(s.run) || s.run < 1) bad('run', 'must be a positive integer');
+    if (!STATUSES.has(s.status)) bad('status', `unknown status ${String(s.status)}`);
+    if (typeof s.updatedAt !== 'number' || s.updatedAt < 0) bad('updatedAt', 'must be a non-negative number');
+    for (const k of ['steps', 'tasks'] as const) {
+      if (typeof s[k] !== 'object' || s[k] === null || Array.isArray(s[k])) bad(k, 'must be an object');
+    }
+    for (const k of ['active', 'completed', 'timers', 'inbox', 'seenSignals', 'log'] as const) {
+      if (!Array.isArray(s[k])) bad(k, 'must be an array');
+    }
+    if (typeof s.workflow !== 'object' || s.workflow === null) bad('workflow', 'must be an object');
+    else if (s.workflow.name !== wf.definition.name || s.workflow.version !== wf.definition.version) {
+      bad(
+        'workflow',
+        `snapshot runs ${s.workflow.name} v${s.workflow.version}, not ${wf.definition.name} v${wf.definition.version}`,
+      );
+    }
+    if (problems.length === 0) {
+      for (const id of Object.keys(s.steps)) {
+        if (!Object.hasOwn(wf.definition.steps, id)) bad(`steps.${id}`, 'step is not in the definition');
+      }
+    }
+  }
+  if (problems.length) throw new ValidationError('INVALID_SNAPSHOT', 'invalid snapshot', problems);
+  if (s.workflow.hash !== wf.hash) {
+    throw new RegistryError(
+      'DEFINITION_HASH_MISMATCH',
+      `definition ${wf.definition.name} v${wf.definition.version} changed since instance ${s.id} started (hash ${s.workflow.hash.slice(0, 12)} vs ${wf.hash.slice(0, 12)}); register the change as a new version`,
+    );
+  }
+}
