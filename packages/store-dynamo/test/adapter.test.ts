@@ -1,0 +1,127 @@
+import { DeleteTableCommand, DescribeTableCommand, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { MAX_ID_LENGTH, type Snapshot, snapshotBytes } from '@stepfold/engine';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDynamoStore, DEFAULT_MAX_SNAPSHOT_BYTES, DYNAMO_ITEM_LIMIT } from '../src/index.js';
+import { requireServer, testClient } from './server.js';
+
+const client = testClient();
+const table = `stepfold_adapter_${process.pid}`;
+
+beforeAll(() => requireServer(client));
+afterAll(async () => {
+  await client.send(new DeleteTableCommand({ TableName: table })).catch(() => {});
+  client.destroy();
+});
+
+function snapshot(id: string, patch: Partial<Snapshot> = {}): Snapshot {
+  return {
+    schemaVersion: 1,
+    id,
+    workflow: { name: 'wf', version: 1, hash: 'h' },
+    version: 1,
+    run: 1,
+    status: 'running',
+    input: null,
+    steps: {},
+    active: [],
+    completed: [],
+    tasks: {},
+    timers: [],
+    inbox: [],
+    seenSignals: [],
+    wakeAt: null,
+    createdAt: 0,
+    updatedAt: 0,
+    log: [],
+    ...patch,
+  };
+}
+
+/** A snapshot whose JSON is exactly `bytes` long. */
+function sized(base: Snapshot, bytes: number): Snapshot {
+  const empty = snapshotBytes(JSON.stringify({ ...base, input: '' }));
+  return { ...base, input: 'x'.repeat(bytes - empty) };
+}
+
+describe('dynamo adapter specifics', () => {
+  const store = createDynamoStore({ client, table, setup: { pollMs: 50 } });
+
+  it('setup creates the table with its four indexes and is safe to run again', async () => {
+    await Promise.all([store.setup(), store.setup()]);
+    await store.setup();
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: table }));
+    expect(Table?.TableStatus).toBe('ACTIVE');
+    expect((Table?.GlobalSecondaryIndexes ?? []).map((i) => i.IndexName).sort()).toEqual([
+      'due-index',
+      'list-index',
+      'status-index',
+      'workflow-index',
+    ]);
+  });
+
+  it('puts an instance on the due index only while it has a wake time', async () => {
+    const item = async (id: string) =>
+      (
+        await client.send(
+          new GetItemCommand({ TableName: table, Key: { id: { S: id } }, ConsistentRead: true }),
+        )
+      ).Item;
+    await store.create(snapshot('due-1', { wakeAt: 1000 }));
+    expect(await item('due-1')).toMatchObject({ wakeAt: { N: '1000' }, dueShard: { S: 'due' } });
+    expect(await store.listDue(1000, 10)).toContain('due-1');
+    await store.save(snapshot('due-1', { version: 2, wakeAt: null }), 1);
+    const after = await item('due-1');
+    expect(after?.wakeAt).toBeUndefined();
+    expect(after?.dueShard).toBeUndefined();
+    expect(await store.listDue(Number.MAX_SAFE_INTEGER, 10)).not.toContain('due-1');
+  });
+
+  it('orders due instances by wake time, negative and fractional ones included, then by id', async () => {
+    await store.create(snapshot('order-b', { wakeAt: -5 }));
+    await store.create(snapshot('order-a', { wakeAt: -5 }));
+    await store.create(snapshot('order-c', { wakeAt: 0.5 }));
+    await store.create(snapshot('order-d', { wakeAt: 1 }));
+    const due = (await store.listDue(0.5, 100)).filter((id) => id.startsWith('order-'));
+    expect(due).toEqual(['order-a', 'order-b', 'order-c']);
+  });
+
+  it('round-trips payload keys that are special elsewhere', async () => {
+    const input = JSON.parse('{"$set":{"version":99},"a.b":1,"__proto__":{"polluted":true},"#id":":v"}');
+    await store.create(snapshot('hostile-keys', { input }));
+    const loaded = await store.load('hostile-keys');
+    expect(JSON.stringify(loaded?.input)).toBe(JSON.stringify(input));
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('fits a maximal snapshot with the longest id and workflow name in one 400 KB item', async () => {
+    const id = 'i'.repeat(MAX_ID_LENGTH);
+    const base = snapshot(id, {
+      version: 2 ** 52,
+      wakeAt: 1e13 + 0.123456789,
+      workflow: { name: 'w'.repeat(MAX_ID_LENGTH), version: 1, hash: 'h' },
+    });
+    const big = sized(base, DEFAULT_MAX_SNAPSHOT_BYTES);
+    expect(snapshotBytes(JSON.stringify(big))).toBe(DEFAULT_MAX_SNAPSHOT_BYTES);
+    await store.create(big);
+    expect((await store.load(id))?.input).toBe(big.input);
+    await expect(
+      store.create(sized(snapshot('too-big'), DEFAULT_MAX_SNAPSHOT_BYTES + 1)),
+    ).rejects.toMatchObject({
+      code: 'SNAPSHOT_TOO_LARGE',
+    });
+  });
+
+  it('checks the whole item, not only the snapshot, against the 400 KB limit', async () => {
+    const base = snapshot('fat-item', { workflow: { name: 'w'.repeat(3000), version: 1, hash: 'h' } });
+    await expect(store.create(sized(base, DEFAULT_MAX_SNAPSHOT_BYTES))).rejects.toMatchObject({
+      code: 'SNAPSHOT_TOO_LARGE',
+      limit: DYNAMO_ITEM_LIMIT,
+    });
+    expect(await store.load('fat-item')).toBeNull();
+  });
+
+  it('refuses table names and limits DynamoDB would not accept', () => {
+    expect(() => createDynamoStore({ client, table: 'a b' })).toThrow(TypeError);
+    expect(() => createDynamoStore({ client, maxSnapshotBytes: DYNAMO_ITEM_LIMIT })).toThrow(RangeError);
+  });
+});

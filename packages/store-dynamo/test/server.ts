@@ -1,0 +1,30 @@
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+
+/** Endpoint of the DynamoDB test server (DynamoDB Local from `bash scripts/services.sh up dynamo`). */
+export const DYNAMO_ENDPOINT = process.env.STEPFOLD_DYNAMO_ENDPOINT ?? 'http://127.0.0.1:8000';
+
+/**
+ * A client for DynamoDB Local: fake static credentials (the SDK signs every request; Local does not
+ * check), one retry and short timeouts, so calls fail fast while the server is stopped.
+ */
+export function testClient(): DynamoDBClient {
+  return new DynamoDBClient({
+    endpoint: DYNAMO_ENDPOINT,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'stepfold', secretAccessKey: 'stepfold' },
+    maxAttempts: 2,
+    requestHandler: { connectionTimeout: 1000, requestTimeout: 5000 },
+  });
+}
+
+/** Throws a clear error (never skips) when nothing answers at {@link DYNAMO_ENDPOINT}. */
+export async function requireServer(client: DynamoDBClient): Promise<void> {
+  try {
+    await client.send(new ListTablesCommand({ Limit: 1 }));
+  } catch (e) {
+    throw new Error(
+      `no DynamoDB at ${DYNAMO_ENDPOINT} (set STEPFOLD_DYNAMO_ENDPOINT or run \`bash scripts/services.sh up dynamo\`)`,
+      { cause: e },
+    );
+  }
+}
