@@ -15,7 +15,7 @@ import type { ErrorInfo } from './snapshot.js';
 const SAVEPOINT = 'savepoint:';
 
 /** Whether a pivot task has completed in this run: from then on nothing rolls back (SPEC §6). */
-function pivotPassed(cx: Cx): boolean {
+export function pivotPassed(cx: Cx): boolean {
   return cx.wf.pivots.some((p) => cx.s.steps[p]?.status === 'completed');
 }
 
@@ -38,21 +38,32 @@ export function failStep(cx: Cx, id: string, error: ErrorInfo, policy = failureP
     terminate(cx, 'failed');
     return;
   }
-  const def = stepDef(cx, id);
-  startRollback(
-    cx,
-    'fail',
-    def.kind === 'task' && def.compensateOnFailure && def.compensate ? id : undefined,
-  );
+  startRollback(cx, 'fail', id);
 }
 
-/** Completed steps to compensate, latest first: back to the last savepoint, or all for a cancel. */
-function rollbackTargets(cx: Cx, mode: 'fail' | 'cancel'): string[] {
+/** Whether a failed step opted in to being compensated (it may have left partial effects). */
+function compensatesOnFailure(cx: Cx, id: string): boolean {
+  const def = stepDef(cx, id);
+  return def.kind === 'task' && def.compensateOnFailure === true && def.compensate !== undefined;
+}
+
+/** Whether a savepoint encloses the failed step: top level, or in one of its enclosing branches. */
+function guards(cx: Cx, savepoint: string, failed: string | undefined): boolean {
+  const outer = cx.wf.regions.get(savepoint) ?? [];
+  const inner = failed === undefined ? [] : (cx.wf.regions.get(failed) ?? []);
+  return outer.every((r, i) => r.parallel === inner[i]?.parallel && r.branch === inner[i]?.branch);
+}
+
+/**
+ * Completed steps to compensate, latest first: back to the latest passed savepoint that encloses
+ * the failed step (a savepoint inside a sibling branch does not stop it), or all for a cancel.
+ */
+function rollbackTargets(cx: Cx, mode: 'fail' | 'cancel', failed?: string): string[] {
   const out: string[] = [];
   for (let i = cx.s.completed.length - 1; i >= 0; i--) {
     const entry = cx.s.completed[i]!;
     if (entry.startsWith(SAVEPOINT)) {
-      if (mode === 'fail') break;
+      if (mode === 'fail' && guards(cx, entry.slice(SAVEPOINT.length), failed)) break;
       continue;
     }
     const def = stepDef(cx, entry);
@@ -61,29 +72,40 @@ function rollbackTargets(cx: Cx, mode: 'fail' | 'cancel'): string[] {
   return out;
 }
 
+/** Steps ordered latest completion first; failed steps (never completed) lead. */
+function latestFirst(cx: Cx, ids: Iterable<string>): string[] {
+  const rank = (id: string) => {
+    const i = cx.s.completed.indexOf(id);
+    return i < 0 ? Number.POSITIVE_INFINITY : i;
+  };
+  return [...ids].sort((a, b) => rank(b) - rank(a));
+}
+
 /**
  * Stops forward progress and starts compensating. Undispatched work is skipped; handlers already
- * running are detached and compensated if they still complete. A cancel during a failure's
- * rollback widens it past savepoints.
+ * running are detached and compensated if they still complete. Failed steps that opt in are
+ * compensated too. A cancel during a failure's rollback widens it past savepoints and retries a
+ * compensation parked in dlq with fresh attempts.
  */
 export function startRollback(cx: Cx, mode: 'fail' | 'cancel', failedStep?: string): void {
   for (const id of [...cx.s.active]) deactivate(cx, id);
-  for (const st of Object.values(cx.s.steps)) {
-    if (st.status === 'dlq') st.status = 'failed';
-    // A cancel retries a compensation parked in dlq with fresh attempts.
+  const queue = new Set(cx.s.saga?.queue ?? []);
+  if (failedStep !== undefined && compensatesOnFailure(cx, failedStep)) queue.add(failedStep);
+  for (const [id, st] of Object.entries(cx.s.steps)) {
+    if (st.status === 'dlq') {
+      st.status = 'failed';
+      if (compensatesOnFailure(cx, id)) queue.add(id);
+    }
     if (mode === 'cancel' && st.status === 'compensation-dlq') {
-      st.status = 'completed';
-      st.compensation = {
-        attempt: st.compensation?.attempt ?? 0,
-        attemptBase: st.compensation?.attempt ?? 0,
-      };
+      const attempt = st.compensation?.attempt ?? 0;
+      st.status = cx.s.completed.includes(id) ? 'completed' : 'failed';
+      st.compensation = { attempt, attemptBase: attempt };
+      delete cx.s.compensationError;
+      queue.add(id);
     }
   }
-  const queued = new Set(cx.s.saga?.queue ?? []);
-  const queue = [...(cx.s.saga?.queue ?? [])];
-  if (failedStep) queue.unshift(failedStep);
-  for (const id of rollbackTargets(cx, mode)) if (!queued.has(id) && id !== failedStep) queue.push(id);
-  cx.s.saga = { mode, queue };
+  for (const id of rollbackTargets(cx, mode, failedStep)) queue.add(id);
+  cx.s.saga = { mode, queue: latestFirst(cx, queue) };
   log(cx, 'compensation.started', undefined, { detail: mode });
   pumpRollback(cx);
 }
@@ -125,6 +147,7 @@ export function detachedResult(cx: Cx, id: string, ok: boolean, output: unknown,
     st.status = 'failed';
     st.finishedAt = cx.at;
     if (error) st.error = error;
+    if (cx.s.saga && compensatesOnFailure(cx, id)) cx.s.saga.queue.unshift(id);
   }
   pumpRollback(cx);
 }

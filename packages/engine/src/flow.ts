@@ -1,4 +1,4 @@
-import { failStep } from './compensation.js';
+import { failStep, pivotPassed } from './compensation.js';
 import { evaluateCondition } from './condition.js';
 import {
   addTimer,
@@ -67,9 +67,8 @@ export function enter(cx: Cx, id: string): void {
     case 'human':
     case 'collect': {
       if (def.kind === 'collect') {
+        // Its idle and max-wait timers start with the first item: an empty batch never closes.
         stepState(cx, id).batch = { items: [], since: cx.at, lastAt: cx.at, keys: [] };
-        if (def.maxWaitMs !== undefined)
-          addTimer(cx, { kind: 'max-wait', step: id, at: cx.at + def.maxWaitMs });
       } else if (def.timeoutMs !== undefined) {
         addTimer(cx, { kind: 'timeout', step: id, at: cx.at + def.timeoutMs });
       }
@@ -109,7 +108,8 @@ export function enter(cx: Cx, id: string): void {
           code: def.error?.code ?? 'FAILED',
           retryable: false,
         },
-        cx.wf.definition.onFailure === 'fail' ? 'fail' : 'compensate',
+        // An explicit failure is final: after a pivot it ends the workflow without rollback.
+        pivotPassed(cx) || cx.wf.definition.onFailure === 'fail' ? 'fail' : 'compensate',
       );
       return;
     case 'continueAsNew':
@@ -195,8 +195,14 @@ export function deliverSignal(cx: Cx, id: string, sig: SignalRecord): void {
     collectItem(cx, def, sig);
     return;
   }
+  const decision = def.kind === 'human' ? humanDecision(sig.payload) : true;
+  if (decision === undefined) {
+    // Only a buffered signal gets here (a live one is rejected as invalid): it decides nothing.
+    log(cx, 'signal.ignored', id, { detail: 'no approve/reject decision' });
+    return;
+  }
   clearTimers(cx, id);
-  if (def.kind === 'human' && humanDecision(sig.payload) === false) {
+  if (decision === false) {
     stepState(cx, id).output = sig.payload;
     failStep(cx, id, { message: `rejected at ${id}`, code: 'REJECTED', retryable: false });
     return;
@@ -207,14 +213,19 @@ export function deliverSignal(cx: Cx, id: string, sig: SignalRecord): void {
 
 function collectItem(cx: Cx, def: StepOf<'collect'> & { id: string }, sig: SignalRecord): void {
   const batch = stepState(cx, def.id).batch!;
-  if (def.dedupeBy !== undefined) {
-    const key = readPath({ payload: sig.payload }, def.dedupeBy);
-    const k = typeof key === 'string' ? key : JSON.stringify(key ?? null);
+  const key = def.dedupeBy === undefined ? undefined : readPath({ payload: sig.payload }, def.dedupeBy);
+  // A payload without the key is kept: it is not a duplicate of anything.
+  if (key !== undefined) {
+    const k = JSON.stringify(key);
     if (batch.keys.includes(k)) return;
     batch.keys.push(k);
   }
   batch.items.push(sig.payload ?? null);
   batch.lastAt = cx.at;
+  if (batch.items.length === 1 && def.maxWaitMs !== undefined) {
+    // maxWaitMs bounds how long the batch's first item waits (lodash's debounce maxWait).
+    addTimer(cx, { kind: 'max-wait', step: def.id, at: cx.at + def.maxWaitMs });
+  }
   if (def.maxItems !== undefined && batch.items.length >= def.maxItems) {
     closeBatch(cx, def.id);
     return;
