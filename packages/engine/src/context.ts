@@ -57,8 +57,9 @@ export function log(
   if (step !== undefined) entry.step = step;
   if (extra?.attempt !== undefined) entry.attempt = extra.attempt;
   if (extra?.detail !== undefined) entry.detail = extra.detail;
+  // Trimmed to the limit once per event by the reducer (see `trimLog`): shifting a draft array
+  // entry by entry here would cost a proxy per entry on every transition.
   cx.s.log.push(entry);
-  if (cx.s.log.length > limit) cx.s.log.splice(0, cx.s.log.length - limit);
 }
 
 /** The data conditions and mappings read: `{ input, outputs }` with outputs of completed steps. */

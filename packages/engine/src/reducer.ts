@@ -1,8 +1,9 @@
-import { freeze, Immer } from 'immer';
+import { current, freeze, Immer, isDraft } from 'immer';
 import { pumpRollback, startRollback } from './compensation.js';
 import {
   type Cx,
   DEFAULT_INBOX_LIMIT,
+  DEFAULT_LOG_LIMIT,
   DEFAULT_MAX_TRANSITIONS,
   dispatchTask,
   log,
@@ -98,37 +99,38 @@ const rules: { [T in WorkflowEvent['type']]: Rule<T> } = {
 
   tick: (cx) => {
     if (nextDue(cx) === null) return NOOP;
-    return run(cx, () => {
-      for (let due = nextDue(cx); due !== null; due = nextDue(cx)) {
-        spend(cx);
-        fire(cx, due);
-      }
-    });
+    return run(cx, () => fireDue(cx));
   },
 
   signal: (cx, ev) => {
-    if (ev.id !== undefined && cx.s.seenSignals.includes(ev.id)) return NOOP;
-    const listener = cx.s.active.find((id) => listensFor(stepDef(cx, id)) === ev.name);
-    if (
-      listener === undefined &&
-      cx.s.inbox.length >= (cx.wf.definition.limits?.inbox ?? DEFAULT_INBOX_LIMIT)
-    ) {
-      throw new InboxOverflowError(cx.s.id, cx.wf.definition.limits?.inbox ?? DEFAULT_INBOX_LIMIT);
-    }
-    if (
-      listener !== undefined &&
-      stepDef(cx, listener).kind === 'human' &&
-      humanDecision(ev.payload) === undefined
-    ) {
-      rejectEvent(
-        `signal "${ev.name}" for human step "${listener}" needs { decision: "approve" | "reject" }`,
-        'payload',
-      );
-    }
+    if (ev.id !== undefined && plain(cx.s.seenSignals).includes(ev.id)) return NOOP;
     return run(cx, () => {
+      // Timers that fell due before the signal fire first, as a tick on time would have done: a
+      // late signal starts the next batch or finds the timeout taken, whatever the driver's lag.
+      fireDue(cx, 'timers');
+      if (isTerminal(cx.s.status)) return;
+      const listener = cx.s.active.find((id) => listensFor(stepDef(cx, id)) === ev.name);
+      // Throwing here discards the draft: nothing is written.
+      if (
+        listener === undefined &&
+        cx.s.inbox.length >= (cx.wf.definition.limits?.inbox ?? DEFAULT_INBOX_LIMIT)
+      ) {
+        throw new InboxOverflowError(cx.s.id, cx.wf.definition.limits?.inbox ?? DEFAULT_INBOX_LIMIT);
+      }
+      if (
+        listener !== undefined &&
+        stepDef(cx, listener).kind === 'human' &&
+        humanDecision(ev.payload) === undefined
+      ) {
+        rejectEvent(
+          `signal "${ev.name}" for human step "${listener}" needs { decision: "approve" | "reject" }`,
+          'payload',
+        );
+      }
       if (ev.id !== undefined) {
-        cx.s.seenSignals.push(ev.id);
-        if (cx.s.seenSignals.length > SEEN_SIGNAL_LIMIT) cx.s.seenSignals.shift();
+        // A new array rather than shift(): shifting a draft moves every id through a proxy.
+        const seen = plain(cx.s.seenSignals);
+        cx.s.seenSignals = [...seen.slice(Math.max(0, seen.length - SEEN_SIGNAL_LIMIT + 1)), ev.id];
       }
       const record = {
         name: ev.name,
@@ -194,8 +196,28 @@ function run(cx: Cx, body: () => void, bump = true): undefined {
     cx.s.error = { message: 'too many transitions in one event (a runaway loop?)', code: 'TRANSITION_LIMIT' };
     terminate(cx, 'failed');
   }
+  trimLog(cx);
   settle(cx);
   return undefined;
+}
+
+/** Fires timers (and, unless `timers` only, task deadlines) due at the event time, earliest first. */
+function fireDue(cx: Cx, only?: 'timers'): void {
+  for (let due = nextDue(cx, only); due !== null; due = nextDue(cx, only)) {
+    spend(cx);
+    fire(cx, due);
+  }
+}
+
+/** The plain value behind a draft (the original while unmodified), for cheap reads and copies. */
+function plain<T>(value: T): T {
+  return isDraft(value) ? (current(value as never) as T) : value;
+}
+
+/** Keeps the transition log to its bound, once per event, on a plain copy instead of the draft. */
+function trimLog(cx: Cx): void {
+  const limit = cx.wf.definition.limits?.log ?? DEFAULT_LOG_LIMIT;
+  if (cx.s.log.length > limit) cx.s.log = limit === 0 ? [] : plain(cx.s.log).slice(-limit);
 }
 
 /** Derives status and `wakeAt` from the rest of the snapshot. */

@@ -8,8 +8,8 @@ import { attemptFailed } from './task-results.js';
 /** Something due: a timer (by index) or an in-flight task whose deadline passed. */
 export type Due = { kind: 'timer'; index: number } | { kind: 'deadline'; key: string };
 
-/** The earliest timer or task deadline due at the event time, or null. */
-export function nextDue(cx: Cx): Due | null {
+/** The earliest timer or task deadline (or only timers) due at the event time, or null. */
+export function nextDue(cx: Cx, only?: 'timers'): Due | null {
   let best: Due | null = null;
   let bestAt = Number.POSITIVE_INFINITY;
   cx.s.timers.forEach((t, index) => {
@@ -18,6 +18,7 @@ export function nextDue(cx: Cx): Due | null {
       bestAt = t.at;
     }
   });
+  if (only === 'timers') return best;
   for (const [key, t] of Object.entries(cx.s.tasks)) {
     if (t.deadline <= cx.at && t.deadline < bestAt) {
       best = { kind: 'deadline', key };

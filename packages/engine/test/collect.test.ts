@@ -1,0 +1,258 @@
+import { step, workflow } from '@stepfold/engine';
+import { createHarness } from '@stepfold/engine/testing';
+import { describe, expect, it } from 'vitest';
+import { approvalWorkflow } from './fixtures.js';
+
+/** collect → process the batch → loop back. */
+function batcher(fields: { maxItems?: number; idleMs?: number; maxWaitMs?: number; dedupeBy?: string }) {
+  return workflow('batcher', 1, { limits: { inbox: 5 } })
+    .collect('gather', { signal: 'event', ...fields })
+    .task('process', { handler: 'process', input: 'outputs.gather', next: 'gather' })
+    .build();
+}
+
+describe('signal inbox', () => {
+  it('buffers up to limits.inbox signals, then refuses with INBOX_OVERFLOW and writes nothing', () => {
+    const wf = batcher({ maxItems: 2 });
+    const h = createHarness(wf).start();
+    h.signal('event', 1);
+    h.signal('event', 2); // batch [1, 2] closes: process is in flight
+    expect(h.dispatched('process')[0]?.input).toEqual([1, 2]);
+    for (let i = 3; i <= 7; i++) expect(h.signal('event', i)).toBe(true);
+    expect(h.snapshot.inbox.map((s) => s.payload)).toEqual([3, 4, 5, 6, 7]);
+    const before = h.snapshot;
+    let err: unknown;
+    try {
+      h.signal('event', 8);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toMatchObject({ code: 'INBOX_OVERFLOW', name: 'InboxOverflowError', limit: 5 });
+    expect(h.snapshot).toBe(before);
+    // Draining makes room again; order is kept.
+    h.complete('process');
+    expect(h.dispatched('process')[0]?.input).toEqual([3, 4]);
+    expect(h.snapshot.inbox.map((s) => s.payload)).toEqual([5, 6, 7]);
+    expect(h.signal('event', 8)).toBe(true);
+  });
+
+  it('a signal id seen before is a no-op (same object), buffered or delivered', () => {
+    const wf = batcher({ maxItems: 3 });
+    const h = createHarness(wf).start();
+    expect(h.signal('event', 'a', 'id-a')).toBe(true);
+    const s = h.snapshot;
+    expect(step(wf, s, { type: 'signal', at: 5, name: 'event', payload: 'a', id: 'id-a' })).toBe(s);
+    // Same id with another payload is still the same signal.
+    expect(h.signal('event', 'other', 'id-a')).toBe(false);
+    expect(h.signal('event', 'b', 'id-b')).toBe(true);
+    expect(h.signal('event', 'c', 'id-c')).toBe(true);
+    expect(h.dispatched('process')[0]?.input).toEqual(['a', 'b', 'c']);
+    // While process runs, signals are buffered; a duplicate of a buffered one is dropped.
+    expect(h.signal('event', 'd', 'id-d')).toBe(true);
+    expect(h.signal('event', 'd', 'id-d')).toBe(false);
+    expect(h.signal('event', 'b', 'id-b')).toBe(false);
+    expect(h.snapshot.inbox).toHaveLength(1);
+    // Signals without an id are never deduplicated.
+    expect(h.signal('event', 'e')).toBe(true);
+    expect(h.signal('event', 'e')).toBe(true);
+    expect(h.snapshot.inbox).toHaveLength(3);
+  });
+
+  it('timers due before a signal fire first: a late approval finds the timeout taken', () => {
+    const h = createHarness(approvalWorkflow).start();
+    h.complete('draft');
+    h.now = 60_001; // timeout was due at 60 000; no tick came in between
+    expect(h.signal('approved', { by: 'ann' })).toBe(true);
+    expect(h.output('approve')).toEqual({ timedOut: true });
+    expect(h.dispatched()[0]?.step).toBe('expire');
+    expect(h.snapshot.inbox.map((s) => s.name)).toEqual(['approved']);
+    expect(h.snapshot.version).toBe(3); // one accepted event, one version
+  });
+
+  it('remembers a bounded window of 256 signal ids', () => {
+    const wf = batcher({ maxItems: 1000 });
+    const h = createHarness(wf).start();
+    for (let i = 0; i < 300; i++) h.signal('event', i, `s-${i}`);
+    expect(h.snapshot.seenSignals).toHaveLength(256);
+    expect(h.snapshot.seenSignals[0]).toBe('s-44');
+    expect(h.signal('event', 299, 's-299')).toBe(false);
+    // An id that fell out of the window is accepted again (documented limit of the ring).
+    expect(h.signal('event', 0, 's-0')).toBe(true);
+  });
+});
+
+describe('collect', () => {
+  it('closes a batch at maxItems; output is the list of payloads in arrival order', () => {
+    const h = createHarness(batcher({ maxItems: 3 })).start();
+    expect(h.status).toBe('waiting');
+    expect(h.snapshot.wakeAt).toBeNull();
+    h.signal('event', { n: 1 });
+    h.signal('event', { n: 2 });
+    expect(h.snapshot.steps.gather?.batch?.items).toEqual([{ n: 1 }, { n: 2 }]);
+    expect(h.dispatched()).toEqual([]);
+    h.signal('event', { n: 3 });
+    expect(h.output('gather')).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+    expect(h.dispatched('process')[0]).toMatchObject({
+      input: [{ n: 1 }, { n: 2 }, { n: 3 }],
+      idempotencyKey: 'test-1/1/process/1',
+    });
+    h.complete('process');
+    expect(h.snapshot.steps.gather).toMatchObject({ status: 'active', iteration: 2 });
+  });
+
+  it('signals buffered before the collect starts are drained in order, several batches deep', () => {
+    const wf = workflow('late', 1)
+      .task('setup', { handler: 'setup' })
+      .collect('gather', { signal: 'event', maxItems: 2 })
+      .task('process', { handler: 'process', input: 'outputs.gather', next: 'gather' })
+      .build();
+    const h = createHarness(wf).start();
+    for (const n of [1, 2, 3, 4, 5]) h.signal('event', n);
+    h.signal('unrelated', 'x');
+    expect(h.snapshot.inbox).toHaveLength(6);
+    h.complete('setup');
+    expect(h.dispatched('process')[0]?.input).toEqual([1, 2]);
+    h.complete('process');
+    expect(h.dispatched('process')[0]?.input).toEqual([3, 4]);
+    h.complete('process');
+    expect(h.snapshot.steps.gather?.batch?.items).toEqual([5]);
+    expect(h.snapshot.inbox.map((s) => s.name)).toEqual(['unrelated']);
+  });
+
+  it('idleMs debounces: each new signal pushes the idle timer', () => {
+    const h = createHarness(batcher({ idleMs: 10_000 }), { now: 1_000 }).start();
+    expect(h.snapshot.wakeAt).toBeNull(); // nothing to wait for before the first signal
+    h.signal('event', 'a');
+    expect(h.snapshot.wakeAt).toBe(11_000);
+    h.now = 8_000;
+    h.signal('event', 'b');
+    expect(h.snapshot.wakeAt).toBe(18_000);
+    expect(h.snapshot.timers.filter((t) => t.kind === 'idle')).toHaveLength(1);
+    h.now = 17_999;
+    expect(h.send({ type: 'tick' })).toBe(false);
+    h.now = 17_000;
+    h.signal('event', 'c');
+    expect(h.snapshot.wakeAt).toBe(27_000);
+    h.now = 26_999;
+    expect(h.send({ type: 'tick' })).toBe(false);
+    expect(h.advance(1)).toBe(true);
+    expect(h.output('gather')).toEqual(['a', 'b', 'c']);
+    expect(h.dispatched('process')[0]?.input).toEqual(['a', 'b', 'c']);
+  });
+
+  it('maxWaitMs bounds a batch that keeps receiving signals, counted from its first item', () => {
+    const h = createHarness(batcher({ idleMs: 1_000, maxWaitMs: 5_000 })).start();
+    h.now = 60_000; // an idle entity sleeps: no timer before the first signal, no empty batch
+    expect(h.send({ type: 'tick' })).toBe(false);
+    expect(h.snapshot.wakeAt).toBeNull();
+    for (let t = 60_000; t <= 64_800; t += 800) {
+      h.now = t;
+      h.signal('event', t - 60_000);
+      h.send({ type: 'tick' });
+    }
+    expect(h.snapshot.steps.gather?.status).toBe('active');
+    expect(h.snapshot.wakeAt).toBe(65_000); // max-wait (65 000) is before idle (65 800)
+    h.now = 65_000;
+    expect(h.send({ type: 'tick' })).toBe(true);
+    expect(h.output('gather')).toEqual([0, 800, 1600, 2400, 3200, 4000, 4800]);
+    expect(h.snapshot.timers).toEqual([]); // both timers of the closed batch are gone
+    expect(h.dispatched('process')).toHaveLength(1);
+  });
+
+  it('maxWaitMs alone: a window that opens with the first signal', () => {
+    const h = createHarness(batcher({ maxWaitMs: 1_000 })).start();
+    h.now = 500;
+    h.signal('event', 'a');
+    h.now = 1_400;
+    h.signal('event', 'b');
+    expect(h.snapshot.wakeAt).toBe(1_500);
+    h.advance(100);
+    expect(h.output('gather')).toEqual(['a', 'b']);
+  });
+
+  it('a signal arriving after a due idle timer (tick not yet run) starts the next batch', () => {
+    const h = createHarness(batcher({ idleMs: 10_000 })).start();
+    h.signal('event', 'a');
+    h.now = 3_000;
+    h.signal('event', 'b'); // idle due at 13 000
+    h.now = 15_000; // the driver is late: no tick at 13 000
+    h.signal('event', 'c');
+    expect(h.output('gather')).toEqual(['a', 'b']);
+    expect(h.dispatched('process')[0]?.input).toEqual(['a', 'b']);
+    expect(h.snapshot.inbox.map((s) => s.payload)).toEqual(['c']);
+    expect(h.snapshot.log.some((e) => e.type === 'timer.fired' && e.detail === 'idle')).toBe(true);
+    h.complete('process');
+    expect(h.snapshot.steps.gather?.batch?.items).toEqual(['c']);
+    expect(JSON.stringify(h.replayed())).toBe(JSON.stringify(h.snapshot));
+  });
+
+  it('dedupeBy keeps the first payload per key within a batch', () => {
+    const h = createHarness(batcher({ maxItems: 3, dedupeBy: 'payload.doc' })).start();
+    h.signal('event', { doc: 'd1', v: 1 });
+    h.signal('event', { doc: 'd1', v: 2 });
+    h.signal('event', { doc: 'd2', v: 1 });
+    expect(h.snapshot.steps.gather?.batch?.items).toEqual([
+      { doc: 'd1', v: 1 },
+      { doc: 'd2', v: 1 },
+    ]);
+    h.signal('event', { doc: 'd2', v: 2 });
+    h.signal('event', { doc: 'd3', v: 1 });
+    expect(h.output('gather')).toEqual([
+      { doc: 'd1', v: 1 },
+      { doc: 'd2', v: 1 },
+      { doc: 'd3', v: 1 },
+    ]);
+    h.complete('process');
+    // A new batch starts with no keys: d1 may come again.
+    h.signal('event', { doc: 'd1', v: 3 });
+    expect(h.snapshot.steps.gather?.batch?.items).toEqual([{ doc: 'd1', v: 3 }]);
+  });
+
+  it('dedupeBy: payloads without the key are all kept; keys compare as JSON (1 is not "1")', () => {
+    const h = createHarness(batcher({ maxItems: 10, dedupeBy: 'payload.doc' })).start();
+    h.signal('event', { note: 'x' });
+    h.signal('event', { note: 'y' });
+    h.signal('event', 'plain');
+    h.signal('event', { doc: 1 });
+    h.signal('event', { doc: '1' });
+    h.signal('event', { doc: 1 });
+    h.signal('event', { doc: { a: 1 } });
+    h.signal('event', { doc: { a: 1 } });
+    expect(h.snapshot.steps.gather?.batch?.items).toEqual([
+      { note: 'x' },
+      { note: 'y' },
+      'plain',
+      { doc: 1 },
+      { doc: '1' },
+      { doc: { a: 1 } },
+    ]);
+  });
+});
+
+describe('sleep until', () => {
+  it('sleeps until an epoch-ms value taken from the input', () => {
+    const wf = workflow('reminder', 1)
+      .sleep('until', { until: 'input.remindAt' })
+      .task('remind', { handler: 'remind' })
+      .build();
+    const remindAt = Date.UTC(2030, 0, 1);
+    const h = createHarness(wf, { now: Date.UTC(2029, 11, 31) }).start({ remindAt });
+    expect(h.status).toBe('waiting');
+    expect(h.snapshot.wakeAt).toBe(remindAt);
+    h.now = remindAt - 1;
+    expect(h.send({ type: 'tick' })).toBe(false);
+    h.now = remindAt;
+    expect(h.send({ type: 'tick' })).toBe(true);
+    expect(h.dispatched()[0]?.step).toBe('remind');
+  });
+
+  it('a target that is not a number fails the step with INVALID_SLEEP_TARGET', () => {
+    const wf = workflow('reminder', 1, { onFailure: 'fail' })
+      .sleep('until', { until: 'input.remindAt' })
+      .succeed('done')
+      .build();
+    const h = createHarness(wf).start({ remindAt: 'tomorrow' });
+    expect(h.status).toBe('failed');
+    expect(h.snapshot.error).toMatchObject({ code: 'INVALID_SLEEP_TARGET', step: 'until' });
+  });
+});
