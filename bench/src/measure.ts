@@ -1,0 +1,129 @@
+// A small, careful timing loop: warm up, size a batch so one sample lasts `sampleMs`, take
+// several samples, report the median rate. Each sample is a whole batch, so timer overhead and
+// a single GC pause do not dominate; the median ignores the odd slow sample.
+
+export interface MeasureOptions {
+  /** Time spent running the function before any sample is kept (JIT, caches). */
+  warmupMs?: number;
+  /** Target duration of one sample. */
+  sampleMs?: number;
+  /** Number of samples kept; the reported rate is their median. */
+  samples?: number;
+}
+
+export interface Rate {
+  /** Median operations per second over the samples. */
+  hz: number;
+  /** Every sample's operations per second, in the order taken. */
+  samples: number[];
+  /** Operations per sample. */
+  batch: number;
+}
+
+const now = () => Number(process.hrtime.bigint()) / 1e6;
+
+export function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+function defaults(o: MeasureOptions): Required<MeasureOptions> {
+  return { warmupMs: o.warmupMs ?? 1000, sampleMs: o.sampleMs ?? 500, samples: o.samples ?? 7 };
+}
+
+/** Rate of a synchronous function (called with the running index, so it can vary its input). */
+export function measureSync(fn: (i: number) => unknown, options: MeasureOptions = {}): Rate {
+  const o = defaults(options);
+  let i = 0;
+  let sink: unknown;
+  const t0 = now();
+  let n = 0;
+  while (now() - t0 < o.warmupMs) {
+    for (let k = 0; k < 16; k++) sink = fn(i++);
+    n += 16;
+  }
+  const perOp = (now() - t0) / n;
+  const batch = Math.max(1, Math.round(o.sampleMs / perOp));
+  const samples: number[] = [];
+  for (let s = 0; s < o.samples; s++) {
+    const start = now();
+    for (let k = 0; k < batch; k++) sink = fn(i++);
+    samples.push(batch / ((now() - start) / 1000));
+  }
+  keep(sink);
+  return { hz: median(samples), samples, batch };
+}
+
+/** Rate of an asynchronous function; one call at a time unless `concurrency` is given. */
+export async function measureAsync(
+  fn: (i: number) => Promise<unknown>,
+  options: MeasureOptions & { concurrency?: number } = {},
+): Promise<Rate> {
+  const o = defaults(options);
+  const c = options.concurrency ?? 1;
+  let i = 0;
+  const runFor = async (count: number) => {
+    let left = count;
+    await Promise.all(
+      Array.from({ length: c }, async () => {
+        while (left > 0) {
+          left--;
+          await fn(i++);
+        }
+      }),
+    );
+  };
+  const t0 = now();
+  let n = 0;
+  while (now() - t0 < o.warmupMs) {
+    await runFor(c);
+    n += c;
+  }
+  const perOp = (now() - t0) / n;
+  const batch = Math.max(c, Math.round(o.sampleMs / perOp));
+  const samples: number[] = [];
+  for (let s = 0; s < o.samples; s++) {
+    const start = now();
+    await runFor(batch);
+    samples.push(batch / ((now() - start) / 1000));
+  }
+  return { hz: median(samples), samples, batch };
+}
+
+/**
+ * Runs two contenders alternately (A, B, A, B, ...), so drift in the machine (thermal, other
+ * processes, GC heap growth) hits both alike; returns the median rate of each.
+ */
+export function compareSync(
+  a: (i: number) => unknown,
+  b: (i: number) => unknown,
+  options: MeasureOptions = {},
+): [Rate, Rate] {
+  const o = defaults(options);
+  const rounds = o.samples;
+  const per = { ...o, samples: 1 };
+  const ra: number[] = [];
+  const rb: number[] = [];
+  let batchA = 0;
+  let batchB = 0;
+  for (let r = 0; r < rounds; r++) {
+    const x = measureSync(a, r === 0 ? per : { ...per, warmupMs: 100 });
+    const y = measureSync(b, r === 0 ? per : { ...per, warmupMs: 100 });
+    ra.push(x.hz);
+    rb.push(y.hz);
+    batchA = x.batch;
+    batchB = y.batch;
+  }
+  return [
+    { hz: median(ra), samples: ra, batch: batchA },
+    { hz: median(rb), samples: rb, batch: batchB },
+  ];
+}
+
+let blackhole: unknown;
+/** Keeps a value alive so the optimizer cannot drop the work that produced it. */
+export function keep(v: unknown): void {
+  blackhole = v;
+  if (blackhole === Symbol.for('never')) console.log('');
+}
