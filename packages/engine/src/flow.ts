@@ -58,8 +58,9 @@ export function enter(cx: Cx, id: string): void {
       st.branches = def.branches.map(() => 'running');
       st.output = def.branches.map(() => null);
       def.branches.forEach((entry, i) => {
-        // An earlier branch may already have satisfied the join (or failed the workflow).
-        if (st.status === 'active' && st.branches?.[i] === 'running') enter(cx, entry);
+        // An earlier branch may already have satisfied the join, or failed the workflow (which
+        // may have ended it without touching this step's status).
+        if (cx.s.active.includes(id) && st.branches?.[i] === 'running') enter(cx, entry);
       });
       return;
     }

@@ -73,6 +73,19 @@ describe('SPEC §11 scenario 4: parallel rollback', () => {
     expectSettled(h);
   });
 
+  it('a branch that ends the workflow while forking leaves later branches undispatched', () => {
+    const wf2 = workflow('fork-fail', 1, { limits: LOG, onFailure: 'fail' })
+      .parallel('fork', { branches: ['stop', 'late'] })
+      .succeed('done')
+      .fail('stop', { error: { message: 'no', code: 'NO' } })
+      .task('late', { handler: 'late', end: true })
+      .build();
+    const h = createHarness(wf2).start();
+    expect(h.status).toBe('failed');
+    expect(h.snapshot.steps.late).toBeUndefined();
+    expectSettled(h);
+  });
+
   it('preventive: undispatched steps of sibling branches are skipped', () => {
     const seq = workflow('fork-seq', 1, { limits: LOG, defaults: once })
       .parallel('fork', { branches: ['a1', 'b1'] })
