@@ -159,7 +159,10 @@ function abandonBranch(cx: Cx, parallel: string, branch: number): void {
     (cx.wf.regions.get(id) ?? []).some((r) => r.parallel === parallel && r.branch === branch);
   for (const id of [...cx.s.active]) if (inBranch(id)) deactivate(cx, id);
   for (const [id, st] of Object.entries(cx.s.steps)) {
-    if (st.status === 'dlq' && inBranch(id)) st.status = 'skipped';
+    if (st.status === 'dlq' && inBranch(id)) {
+      st.status = 'skipped';
+      if (cx.s.error?.step === id) delete cx.s.error;
+    }
   }
 }
 

@@ -10,6 +10,7 @@ import {
   SEEN_SIGNAL_LIMIT,
   spend,
   stepDef,
+  stepError,
   TransitionLimitError,
   terminate,
 } from './context.js';
@@ -178,6 +179,9 @@ const rules: { [T in WorkflowEvent['type']]: Rule<T> } = {
     return run(cx, () => {
       if (ev.inputPatch) cx.s.input = patchInput(cx.s.input, ev.inputPatch);
       for (const [id, st] of parked) requeueStep(cx, id, st);
+      // The instance error keeps naming a step that is still parked.
+      const still = Object.entries(cx.s.steps).find(([, st]) => st.status === 'dlq' && st.error);
+      if (still) cx.s.error = stepError(still[1].error!, still[0]);
       pumpRollback(cx);
     });
   },

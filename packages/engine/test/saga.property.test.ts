@@ -309,6 +309,7 @@ function checkTerminal(s: Snapshot, m: Model, g: ReturnType<typeof compile>, onF
   }
   if (s.status === 'completed') {
     expect([...m.undone.keys()]).toEqual([]);
+    expect(s.error).toBeUndefined();
     expect(walk(g.top, s, g.flags, true)).toBe(true);
     return;
   }

@@ -307,6 +307,45 @@ describe('SPEC §11 scenario 13: dlq inside a parallel branch', () => {
   });
 });
 
+describe('dlq bookkeeping in parallel blocks', () => {
+  const two = (join: 'all' | 'any') =>
+    workflow(`two-dlq-${join}`, 1, { limits: LOG, defaults: once, onFailure: 'dlq' })
+      .parallel('fork', { branches: ['a', 'b', 'c'], join })
+      .succeed('done')
+      .task('a', { handler: 'a', end: true })
+      .task('b', { handler: 'b', end: true })
+      .task('c', { handler: 'c', end: true })
+      .build();
+
+  it('requeueing one of two parked steps keeps the error of the other', () => {
+    const h = createHarness(two('all')).start();
+    h.fail('a', 'a down');
+    h.fail('b', 'b down');
+    expect(h.snapshot.error).toMatchObject({ step: 'b' });
+    h.requeue({ step: 'b' });
+    expect(h.status).toBe('dlq');
+    expect(h.snapshot.error).toMatchObject({ step: 'a', message: 'a down' });
+    h.complete('b');
+    h.complete('c');
+    h.requeue();
+    expect(h.snapshot.error).toBeUndefined();
+    h.complete('a');
+    expect(h.status).toBe('completed');
+    expectSettled(h);
+  });
+
+  it('a parked step in a branch the join no longer needs is dropped with its error', () => {
+    const h = createHarness(two('any')).start();
+    h.fail('a', 'a down');
+    expect(h.status).toBe('dlq');
+    h.complete('b');
+    expect(h.status).toBe('completed');
+    expect(h.snapshot.steps.a?.status).toBe('skipped');
+    expect(h.snapshot.error).toBeUndefined();
+    expectSettled(h);
+  });
+});
+
 describe('compensateOnFailure and pivots', () => {
   it('a failed step that opts in is compensated with the same idempotency key, first', () => {
     const wf = workflow('cof', 1, { limits: LOG, defaults: once })
