@@ -67,10 +67,14 @@ function rollbackTargets(cx: Cx, mode: 'fail' | 'cancel', failed?: string): stri
       continue;
     }
     const def = stepDef(cx, entry);
-    if (def.kind === 'task' && def.compensate && cx.s.steps[entry]?.status === 'completed') out.push(entry);
+    if (def.kind === 'task' && def.compensate && UNDO.has(cx.s.steps[entry]?.status ?? '')) out.push(entry);
   }
   return out;
 }
+
+// Statuses of a step that has completed (in this or, for loops, an earlier iteration) and has
+// nothing in flight. An in-flight later iteration is queued when its handler reports back.
+const UNDO = new Set(['completed', 'skipped', 'failed']);
 
 /** Steps ordered latest completion first; failed steps (never completed) lead. */
 function latestFirst(cx: Cx, ids: Iterable<string>): string[] {
@@ -142,14 +146,21 @@ export function detachedResult(cx: Cx, id: string, ok: boolean, output: unknown,
     cx.s.completed.push(id);
     log(cx, 'step.completed', id, { attempt: st.attempt, detail: 'late' });
     const def = stepDef(cx, id);
-    if (cx.s.saga && def.kind === 'task' && def.compensate) cx.s.saga.queue.unshift(id);
+    if (cx.s.saga && def.kind === 'task' && def.compensate) queueOnce(cx, id);
   } else {
     st.status = 'failed';
     st.finishedAt = cx.at;
     if (error) st.error = error;
-    if (cx.s.saga && compensatesOnFailure(cx, id)) cx.s.saga.queue.unshift(id);
+    // Compensated if it opted in, or if an earlier loop iteration completed.
+    const def = stepDef(cx, id);
+    const earlier = def.kind === 'task' && def.compensate && cx.s.completed.includes(id);
+    if (cx.s.saga && (earlier || compensatesOnFailure(cx, id))) queueOnce(cx, id);
   }
   pumpRollback(cx);
+}
+
+function queueOnce(cx: Cx, id: string): void {
+  if (!cx.s.saga!.queue.includes(id)) cx.s.saga!.queue.unshift(id);
 }
 
 /** A compensation handler finished. */

@@ -96,3 +96,64 @@ describe('SPEC §11 scenario 12: cancel while a handler is running', () => {
     expect(s.tasks).toEqual({});
   });
 });
+
+describe('rollback of a step in a loop', () => {
+  // A → wait for "more" (or time out to the end) → A again: A's state is per step, latest iteration.
+  const loop = workflow('loop', 1, {
+    limits: { log: 1000 },
+    defaults: { retry: { maxAttempts: 2, initialMs: 100 } },
+  })
+    .task('A', { handler: 'a', compensate: 'undoA' })
+    .wait('w', { signal: 'more', timeoutMs: 1000, onTimeout: 'fin', next: 'A' })
+    .succeed('fin')
+    .build();
+
+  function secondIteration() {
+    const h = createHarness(loop).start();
+    h.complete('A');
+    h.signal('more');
+    expect(h.dispatched('A')[0]).toMatchObject({ idempotencyKey: 'test-1/1/A/2' });
+    return h;
+  }
+
+  it('a cancel while the next iteration is in flight still compensates A once if that run fails', () => {
+    const h = secondIteration();
+    h.cancel();
+    expect(h.status).toBe('compensating');
+    h.fail('A', 'aborted');
+    h.compensate('A');
+    expect(h.status).toBe('cancelled');
+    expect(compensated(h)).toEqual({ A: 1 });
+    expectSettled(h);
+  });
+
+  it('a cancel while the next iteration is in flight compensates A once if that run completes', () => {
+    const h = secondIteration();
+    h.cancel();
+    h.complete('A');
+    h.compensate('A');
+    expect(h.status).toBe('cancelled');
+    expect(compensated(h)).toEqual({ A: 1 });
+    expectSettled(h);
+  });
+
+  it('a cancel while the next iteration waits for a retry compensates the earlier iteration', () => {
+    const h = secondIteration();
+    h.fail('A', 'flaky');
+    expect(h.snapshot.timers).toHaveLength(1);
+    h.cancel();
+    h.compensate('A');
+    expect(h.status).toBe('cancelled');
+    expect(compensated(h)).toEqual({ A: 1 });
+    expectSettled(h);
+  });
+
+  it('the next iteration failing for good compensates the earlier one', () => {
+    const h = secondIteration();
+    h.fail('A', { message: 'gone', retryable: false });
+    h.compensate('A');
+    expect(h.status).toBe('failed');
+    expect(compensated(h)).toEqual({ A: 1 });
+    expectSettled(h);
+  });
+});
