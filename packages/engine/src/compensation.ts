@@ -7,6 +7,7 @@ import {
   stepDef,
   stepError,
   stepState,
+  taskKey,
   terminate,
 } from './context.js';
 import type { FailurePolicy } from './definition-schema.js';
@@ -92,8 +93,13 @@ function latestFirst(cx: Cx, ids: Iterable<string>): string[] {
  * compensation parked in dlq with fresh attempts.
  */
 export function startRollback(cx: Cx, mode: 'fail' | 'cancel', failedStep?: string): void {
-  for (const id of [...cx.s.active]) deactivate(cx, id);
   const queue = new Set(cx.s.saga?.queue ?? []);
+  for (const id of [...cx.s.active]) {
+    // A step waiting to retry has failed at least once: compensated if it opted in.
+    const retrying = !cx.s.tasks[taskKey(id, 'run')] && (cx.s.steps[id]?.attempt ?? 0) > 0;
+    deactivate(cx, id);
+    if (retrying && compensatesOnFailure(cx, id)) queue.add(id);
+  }
   if (failedStep !== undefined && compensatesOnFailure(cx, failedStep)) queue.add(failedStep);
   for (const [id, st] of Object.entries(cx.s.steps)) {
     if (st.status === 'dlq') {

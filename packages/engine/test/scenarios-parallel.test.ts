@@ -394,6 +394,30 @@ describe('compensateOnFailure and pivots', () => {
     expectSettled(h);
   });
 
+  it('a step that opted in and waits to retry after a failed attempt is compensated on cancel', () => {
+    const wf = workflow('cof-retry', 1, { limits: LOG, defaults: { retry: { maxAttempts: 3 } } })
+      .task('a', { handler: 'a', compensate: 'undoA', compensateOnFailure: true })
+      .task('b', { handler: 'b', compensate: 'undoB' })
+      .build();
+    const h = createHarness(wf).start();
+    h.fail('a', 'partial write');
+    expect(h.snapshot.timers).toHaveLength(1);
+    h.cancel();
+    h.compensate('a');
+    expect(h.status).toBe('cancelled');
+    expect(compensated(h)).toEqual({ a: 1 });
+    expectSettled(h);
+
+    // Without a failed attempt behind it, a step cut off before it ran is not compensated.
+    const h2 = createHarness(wf).start();
+    h2.complete('a');
+    h2.cancel();
+    h2.fail('b', 'aborted');
+    h2.compensate('a');
+    expect(h2.status).toBe('cancelled');
+    expect(compensated(h2)).toEqual({ a: 1 });
+  });
+
   it('an explicit fail step after a pivot ends the workflow without rollback', () => {
     const wf = workflow('pivot-fail', 1, { limits: LOG, defaults: once })
       .task('a', { handler: 'a', compensate: 'undoA' })
