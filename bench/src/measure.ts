@@ -55,9 +55,12 @@ export function measureSync(fn: (i: number) => unknown, options: MeasureOptions 
   return { hz: median(samples), samples, batch };
 }
 
-/** Rate of an asynchronous function; one call at a time unless `concurrency` is given. */
+/**
+ * Rate of an asynchronous function. With `concurrency` c, c workers call it in parallel (each
+ * gets its worker number, e.g. to use its own client) and the rate counts all their calls.
+ */
 export async function measureAsync(
-  fn: (i: number) => Promise<unknown>,
+  fn: (i: number, worker: number) => Promise<unknown>,
   options: MeasureOptions & { concurrency?: number } = {},
 ): Promise<Rate> {
   const o = defaults(options);
@@ -66,10 +69,10 @@ export async function measureAsync(
   const runFor = async (count: number) => {
     let left = count;
     await Promise.all(
-      Array.from({ length: c }, async () => {
+      Array.from({ length: c }, async (_, w) => {
         while (left > 0) {
           left--;
-          await fn(i++);
+          await fn(i++, w);
         }
       }),
     );
@@ -91,6 +94,41 @@ export async function measureAsync(
   return { hz: median(samples), samples, batch };
 }
 
+/** {@link compareSync} for asynchronous contenders (same concurrency for both). */
+export async function compareAsync(
+  a: (i: number, worker: number) => Promise<unknown>,
+  b: (i: number, worker: number) => Promise<unknown>,
+  options: MeasureOptions & { concurrency?: number } = {},
+): Promise<[Rate, Rate]> {
+  const o = { ...defaults(options), concurrency: options.concurrency ?? 1 };
+  const per = { ...o, samples: 1 };
+  const ra: number[] = [];
+  const rb: number[] = [];
+  let batchA = 0;
+  let batchB = 0;
+  for (let r = 0; r < o.samples; r++) {
+    const warm = r === 0 ? per : { ...per, warmupMs: Math.min(200, o.warmupMs) };
+    // ABBA order: whoever runs second in a round is not always the same contender.
+    let x: Rate;
+    let y: Rate;
+    if (r % 2 === 0) {
+      x = await measureAsync(a, warm);
+      y = await measureAsync(b, warm);
+    } else {
+      y = await measureAsync(b, warm);
+      x = await measureAsync(a, warm);
+    }
+    ra.push(x.hz);
+    rb.push(y.hz);
+    batchA = x.batch;
+    batchB = y.batch;
+  }
+  return [
+    { hz: median(ra), samples: ra, batch: batchA },
+    { hz: median(rb), samples: rb, batch: batchB },
+  ];
+}
+
 /**
  * Runs two contenders alternately (A, B, A, B, ...), so drift in the machine (thermal, other
  * processes, GC heap growth) hits both alike; returns the median rate of each.
@@ -108,8 +146,16 @@ export function compareSync(
   let batchA = 0;
   let batchB = 0;
   for (let r = 0; r < rounds; r++) {
-    const x = measureSync(a, r === 0 ? per : { ...per, warmupMs: 100 });
-    const y = measureSync(b, r === 0 ? per : { ...per, warmupMs: 100 });
+    const warm = r === 0 ? per : { ...per, warmupMs: 100 };
+    let x: Rate;
+    let y: Rate;
+    if (r % 2 === 0) {
+      x = measureSync(a, warm);
+      y = measureSync(b, warm);
+    } else {
+      y = measureSync(b, warm);
+      x = measureSync(a, warm);
+    }
     ra.push(x.hz);
     rb.push(y.hz);
     batchA = x.batch;

@@ -8,9 +8,10 @@ import { bundle } from './groups/bundle.js';
 import { flatCost } from './groups/flat-cost.js';
 import { reducer } from './groups/reducer.js';
 import { runnerMemory } from './groups/runner-memory.js';
+import { storeGroups } from './groups/stores.js';
 import type { Group, Row } from './row.js';
 
-const GROUPS: Group[] = [reducer, runnerMemory, flatCost, bundle];
+const GROUPS: Group[] = [reducer, runnerMemory, flatCost, bundle, ...storeGroups];
 
 const RESULTS = fileURLToPath(new URL('../results.json', import.meta.url));
 

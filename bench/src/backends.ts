@@ -1,0 +1,179 @@
+import {
+  ConditionalCheckFailedException,
+  DynamoDBClient,
+  ListTablesCommand,
+  PutItemCommand,
+} from '@aws-sdk/client-dynamodb';
+import type { Snapshot, Store } from '@stepfold/engine';
+import { createDynamoStore } from '@stepfold/store-dynamo';
+import { createMongoStore } from '@stepfold/store-mongo';
+import { MongoClient } from 'mongodb';
+import { serviceUrls } from './services.js';
+
+// One entry per store adapter: how to open a client of its own (driver client + adapter + the
+// raw statement the adapter's save runs, written out by hand against the same client).
+
+/** One driver client with the adapter over it and the adapter's save statement done by hand. */
+export interface Connection {
+  store: Store;
+  /** The single conditional statement `store.save` runs, on the raw driver, same payload. */
+  raw(snapshot: Snapshot, expectedVersion: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface Backend {
+  /** Row suffix: postgres, redis, mongo, dynamo. */
+  name: string;
+  /** The server actually answering (e.g. FerretDB for mongo). */
+  server: string;
+  /** How long to write before measuring, so the server is warm. */
+  warmupMs: number;
+  /** The raw statement, for the results note. */
+  statement: string;
+  /** Why the server cannot be used, or null when it answers. */
+  unavailable(): Promise<string | null>;
+  connect(): Promise<Connection>;
+}
+
+const urls = serviceUrls();
+const BENCH_DB = 'stepfold_bench';
+const BENCH_TABLE = 'stepfold_bench';
+
+async function reason(what: string, url: string, probe: () => Promise<unknown>): Promise<string | null> {
+  try {
+    await probe();
+    return null;
+  } catch (e) {
+    return `no ${what} at ${url} (${e instanceof Error ? e.message : String(e)}); run \`pnpm services\``;
+  }
+}
+
+const mongo: Backend = {
+  name: 'mongo',
+  server: 'FerretDB (MongoDB wire protocol)',
+  warmupMs: 1000,
+  statement:
+    'updateOne({_id, version: expected}, {$set: {version, status, workflow, wakeAt, snapshot: json}})',
+  async unavailable() {
+    const client = new MongoClient(urls.mongo, { serverSelectionTimeoutMS: 2000, connectTimeoutMS: 2000 });
+    try {
+      return await reason('MongoDB-protocol server', urls.mongo, () =>
+        client.db('admin').command({ ping: 1 }),
+      );
+    } finally {
+      await client.close().catch(() => {});
+    }
+  },
+  async connect() {
+    const client = new MongoClient(urls.mongo, { maxPoolSize: 4, serverSelectionTimeoutMS: 5000 });
+    await client.connect();
+    const db = client.db(BENCH_DB);
+    const store = createMongoStore({ db });
+    const coll = db.collection<{
+      _id: string;
+      version: number;
+      status: string;
+      workflow: string;
+      wakeAt: number | null;
+      snapshot: string;
+    }>('stepfold_instances');
+    return {
+      store,
+      async raw(s, expected) {
+        const json = JSON.stringify(s);
+        const r = await coll.updateOne(
+          { _id: s.id, version: expected },
+          {
+            $set: {
+              version: s.version,
+              status: s.status,
+              workflow: s.workflow.name,
+              wakeAt: s.wakeAt,
+              snapshot: json,
+            },
+          },
+        );
+        if (r.matchedCount !== 1) throw new Error(`raw update of ${s.id} matched nothing`);
+      },
+      close: () => client.close(),
+    };
+  },
+};
+
+/** Same encoding as the dynamo adapter's due-index sort key (IEEE-754 bits, order-preserving). */
+function sortableNumber(x: number): string {
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, x === 0 ? 0 : x);
+  let hi = view.getUint32(0);
+  let lo = view.getUint32(4);
+  if (hi & 0x80000000) {
+    hi = ~hi >>> 0;
+    lo = ~lo >>> 0;
+  } else hi = (hi | 0x80000000) >>> 0;
+  return hi.toString(16).padStart(8, '0') + lo.toString(16).padStart(8, '0');
+}
+
+function dynamoClient(): DynamoDBClient {
+  return new DynamoDBClient({
+    endpoint: urls.dynamo,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'stepfold', secretAccessKey: 'stepfold' },
+    maxAttempts: 3,
+  });
+}
+
+const dynamo: Backend = {
+  name: 'dynamo',
+  server: 'DynamoDB Local',
+  warmupMs: 8000,
+  statement: "PutItem(item, ConditionExpression '#v = :expected') with the adapter's item attributes",
+  async unavailable() {
+    const client = dynamoClient();
+    try {
+      return await reason('DynamoDB', urls.dynamo, () => client.send(new ListTablesCommand({ Limit: 1 })));
+    } finally {
+      client.destroy();
+    }
+  },
+  async connect() {
+    const client = dynamoClient();
+    const store = createDynamoStore({ client, table: BENCH_TABLE });
+    return {
+      store,
+      async raw(s, expected) {
+        const json = JSON.stringify(s);
+        const item: Record<string, { S: string } | { N: string }> = {
+          id: { S: s.id },
+          version: { N: String(s.version) },
+          status: { S: s.status },
+          workflow: { S: s.workflow.name },
+          listShard: { S: 'all' },
+          snapshot: { S: json },
+        };
+        if (typeof s.wakeAt === 'number' && Number.isFinite(s.wakeAt)) {
+          item.wakeAt = { N: String(s.wakeAt) };
+          item.dueShard = { S: 'due' };
+          item.dueKey = { S: `${sortableNumber(s.wakeAt)}#${s.id}` };
+        }
+        try {
+          await client.send(
+            new PutItemCommand({
+              TableName: BENCH_TABLE,
+              Item: item,
+              ConditionExpression: '#v = :expected',
+              ExpressionAttributeNames: { '#v': 'version' },
+              ExpressionAttributeValues: { ':expected': { N: String(expected) } },
+            }),
+          );
+        } catch (e) {
+          if (e instanceof ConditionalCheckFailedException)
+            throw new Error(`raw put of ${s.id}: version moved`);
+          throw e;
+        }
+      },
+      close: async () => client.destroy(),
+    };
+  },
+};
+
+export const backends: Backend[] = [mongo, dynamo];
