@@ -62,11 +62,14 @@ export function log(
   cx.s.log.push(entry);
 }
 
+// A step's output stays readable while it is undone, so compensations can see what they undo.
+const HAS_OUTPUT = new Set(['completed', 'compensating', 'compensated', 'compensation-dlq']);
+
 /** The data conditions and mappings read: `{ input, outputs }` with outputs of completed steps. */
 export function dataView(s: Snapshot): { input: unknown; outputs: Record<string, unknown> } {
   const outputs: Record<string, unknown> = {};
   for (const [id, st] of Object.entries(s.steps)) {
-    if (st.status === 'completed' && st.output !== undefined) {
+    if (HAS_OUTPUT.has(st.status) && st.output !== undefined) {
       Object.defineProperty(outputs, id, { value: st.output, enumerable: true });
     }
   }

@@ -1,4 +1,4 @@
-import { step, workflow } from '@stepfold/engine';
+import { step, taskView, workflow } from '@stepfold/engine';
 import { createHarness } from '@stepfold/engine/testing';
 import { describe, expect, it } from 'vitest';
 import {
@@ -36,6 +36,8 @@ describe('SPEC §11 scenario 1: order saga', () => {
     ]);
     // The compensation gets the reservation's idempotency key and can read its output.
     expect(h.dispatched()[0]).toMatchObject({ idempotencyKey: 'o-1/1/reserve/1' });
+    const view = taskView(order, h.snapshot, h.dispatched()[0]!);
+    expect(view.outputs).toEqual({ reserve: { reservation: 'R1' } });
     h.compensate('reserve');
     expect(h.status).toBe('failed');
     expect(h.snapshot.error).toEqual({ message: 'card declined', code: 'DECLINED', step: 'charge' });
