@@ -28,6 +28,8 @@ export interface Backend {
   server: string;
   /** How long to write before measuring, so the server is warm. */
   warmupMs: number;
+  /** Workflows the e2e row drives (sized so the row takes seconds, not minutes, on this server). */
+  e2eWorkflows: number;
   /** The raw statement, for the results note. */
   statement: string;
   /** Why the server cannot be used, or null when it answers. */
@@ -52,6 +54,7 @@ const mongo: Backend = {
   name: 'mongo',
   server: 'FerretDB (MongoDB wire protocol)',
   warmupMs: 1000,
+  e2eWorkflows: 60,
   statement:
     'updateOne({_id, version: expected}, {$set: {version, status, workflow, wakeAt, snapshot: json}})',
   async unavailable() {
@@ -126,6 +129,7 @@ const dynamo: Backend = {
   name: 'dynamo',
   server: 'DynamoDB Local',
   warmupMs: 8000,
+  e2eWorkflows: 90,
   statement: "PutItem(item, ConditionExpression '#v = :expected') with the adapter's item attributes",
   async unavailable() {
     const client = dynamoClient();
