@@ -32,6 +32,8 @@ export interface Backend {
   e2eWorkflows: number;
   /** The raw statement, for the results note. */
   statement: string;
+  /** The server's URL (or endpoint). */
+  url: string;
   /** Why the server cannot be used, or null when it answers. */
   unavailable(): Promise<string | null>;
   connect(): Promise<Connection>;
@@ -55,6 +57,7 @@ const mongo: Backend = {
   server: 'FerretDB (MongoDB wire protocol)',
   warmupMs: 1000,
   e2eWorkflows: 60,
+  url: urls.mongo,
   statement:
     'updateOne({_id, version: expected}, {$set: {version, status, workflow, wakeAt, snapshot: json}})',
   async unavailable() {
@@ -130,6 +133,7 @@ const dynamo: Backend = {
   server: 'DynamoDB Local',
   warmupMs: 8000,
   e2eWorkflows: 90,
+  url: urls.dynamo,
   statement: "PutItem(item, ConditionExpression '#v = :expected') with the adapter's item attributes",
   async unavailable() {
     const client = dynamoClient();

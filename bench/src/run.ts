@@ -5,14 +5,14 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { bundle } from './groups/bundle.js';
-import { e2eGroups } from './groups/e2e.js';
+import { e2eGroups, e2ePostgres } from './groups/e2e.js';
 import { flatCost } from './groups/flat-cost.js';
 import { reducer } from './groups/reducer.js';
 import { runnerMemory } from './groups/runner-memory.js';
 import { storeGroups } from './groups/stores.js';
 import type { Group, Row } from './row.js';
 
-const GROUPS: Group[] = [reducer, runnerMemory, flatCost, bundle, ...storeGroups, ...e2eGroups];
+const GROUPS: Group[] = [reducer, runnerMemory, flatCost, bundle, ...storeGroups, e2ePostgres, ...e2eGroups];
 
 const RESULTS = fileURLToPath(new URL('../results.json', import.meta.url));
 

@@ -158,3 +158,72 @@ function e2eGroup(b: Backend): Group {
 
 /** e2e rows for every backend except postgres, which has its own group with the baselines. */
 export const e2eGroups: Group[] = backends.filter((b) => b.name !== 'postgres').map(e2eGroup);
+
+/**
+ * e2e-postgres: our 4 runners against DBOS Transact at concurrency 4 on the same server, in
+ * alternating rounds (ours, DBOS, DBOS, ours, ...); then e2e-postgres-limit: the writes/s our
+ * runners achieved against raw conditional UPDATEs/s from 4 clients with a snapshot of the
+ * same mean size (the physical limit of one write per transition).
+ */
+export const e2ePostgres: Group = {
+  name: 'e2e-postgres',
+  async run(): Promise<Row[]> {
+    const b = backends.find((x) => x.name === 'postgres');
+    const missing = (note: string): Row[] => [
+      { ...rateRow('e2e-postgres', null, null, 'workflows/s', 3), note },
+      { ...rateRow('e2e-postgres-limit', null, null, 'writes/s', 0.7), note },
+    ];
+    if (!b) return missing('not measured: no postgres store adapter in this checkout yet');
+    const down = await b.unavailable();
+    if (down) return missing(`not measured: ${down}`);
+
+    const dbos = await import('../dbos.js');
+    const PER_ROUND = 50;
+    const ROUNDS = 4;
+    const f = await fleet(b);
+    const ours: OursRun[] = [];
+    const theirs: number[] = [];
+    let dbosNote: string | null = null;
+    try {
+      try {
+        await dbos.launchDbos(b.url);
+      } catch (e) {
+        dbosNote = `DBOS Transact ${dbos.DBOS_VERSION} could not run: ${e instanceof Error ? e.message : String(e)}`;
+      }
+      await f.run(20); // warm-up
+      let first = 0;
+      if (!dbosNote) {
+        await dbos.runDbos(20, RUNNERS, first);
+        first += 20;
+      }
+      for (let r = 0; r < ROUNDS; r++) {
+        const oursFirst = r % 2 === 0;
+        if (oursFirst) ours.push(await f.run(PER_ROUND));
+        if (!dbosNote) {
+          theirs.push(await dbos.runDbos(PER_ROUND, RUNNERS, first));
+          first += PER_ROUND;
+        }
+        if (!oursFirst) ours.push(await f.run(PER_ROUND));
+      }
+      const bytes = median(ours.map((o) => o.meanSnapshotBytes));
+      const limit = await rawLimit(f.conns, bytes, 6);
+      const wps = median(ours.map((o) => o.workflowsPerSec));
+      const writes = median(ours.map((o) => o.writesPerSec));
+      return [
+        rateRow('e2e-postgres', wps, dbosNote ? null : median(theirs), 'workflows/s', 3, {
+          note:
+            dbosNote ??
+            `${RUNNERS} runners (one pg pool of 1 connection each) vs DBOS Transact ${dbos.DBOS_VERSION} at concurrency ${RUNNERS} (its own system database on the same server), ${ROUNDS}×${PER_ROUND} workflows each, alternating rounds`,
+          details: { ours, dbos: theirs },
+        }),
+        rateRow('e2e-postgres-limit', writes, median(limit), 'writes/s', 0.7, {
+          note: `our conditional writes/s during e2e-postgres (11 per workflow) vs raw conditional UPDATEs/s from ${RUNNERS} clients, ${bytes} B snapshots (the mean our runners wrote)`,
+          details: { ourWritesPerSec: ours.map((o) => o.writesPerSec), rawSamples: limit },
+        }),
+      ];
+    } finally {
+      if (!dbosNote) await dbos.shutdownDbos().catch(() => {});
+      await f.close();
+    }
+  },
+};
