@@ -470,5 +470,5 @@ describe('saga oracles over random workflows and events (SPEC §11)', () => {
       }),
       { numRuns: Number(process.env.SAGA_RUNS ?? 1000) },
     );
-  });
+  }, 120_000); // ~10 s alone; room for a loaded machine running every project at once
 });
