@@ -1,4 +1,4 @@
-import { current, freeze, Immer, isDraft } from 'immer';
+import { current, enableArrayMethods, freeze, Immer, isDraft } from 'immer';
 import { pumpRollback, startRollback } from './compensation.js';
 import {
   type Cx,
@@ -18,7 +18,7 @@ import type { DefinitionInput, WorkflowDefinition } from './definition-schema.js
 import { InboxOverflowError } from './errors.js';
 import { type EventOf, parseEvent, rejectEvent, type WorkflowEvent } from './events.js';
 import { deliverSignal, enter, humanDecision, listensFor } from './flow.js';
-import { isTerminal, type Snapshot, type StepState } from './snapshot.js';
+import { isTerminal, type Snapshot, type Status, type StepState } from './snapshot.js';
 import { checkSnapshot, initialSnapshot } from './snapshot-check.js';
 import { applyResult, matchResult } from './task-results.js';
 import { fire, nextDue } from './timers.js';
@@ -32,6 +32,11 @@ export interface StepOptions {
 
 // Our own instance, so the library never changes immer settings an application relies on.
 const immer = new Immer({ autoFreeze: true });
+// Array methods on drafts (push, indexOf, splice, filter...) run on the underlying array instead of
+// one proxy trap per element (pnpm bench reducer: about 1.5x). A plugin, so it also applies to other
+// users of this copy of immer; its one caveat, callbacks of filter/find/some seeing plain elements
+// rather than drafts, does not matter here: no callback in the reducer mutates what it is given.
+enableArrayMethods();
 
 const NOOP = Symbol('noop');
 type Outcome = typeof NOOP | undefined;
@@ -57,6 +62,7 @@ export function step(
     const cx: Cx = { wf, s, at: ev.at, budget };
     log(cx, 'workflow.started');
     run(cx, () => enter(cx, wf.definition.start), false);
+    Object.assign(s, derived(s));
     return freeze(s, true);
   }
   checkSnapshot(wf, snapshot);
@@ -66,7 +72,11 @@ export function step(
     const cx: Cx = { wf, s: draft, at: Math.max(ev.at, snapshot.updatedAt), budget };
     outcome = rules[ev.type](cx, ev as never);
   });
-  return outcome === NOOP ? snapshot : next;
+  if (outcome === NOOP) return snapshot;
+  // Status and wake time are derived from the finished snapshot, not from the draft: reading every
+  // step and task through the draft would create (and then finalize) a proxy for each of them.
+  const d = derived(next);
+  return d.status === next.status && d.wakeAt === next.wakeAt ? next : Object.freeze({ ...next, ...d });
 }
 
 /** Folds events from nothing; the result equals the snapshot those events produced live. */
@@ -187,7 +197,7 @@ const rules: { [T in WorkflowEvent['type']]: Rule<T> } = {
   },
 };
 
-/** Runs a transition and then recomputes status and wake time; a runaway fails the instance. */
+/** Runs a transition (status and wake time are derived afterwards, by `derived`); a runaway fails the instance. */
 function run(cx: Cx, body: () => void, bump = true): undefined {
   if (bump) {
     cx.s.version += 1;
@@ -201,7 +211,6 @@ function run(cx: Cx, body: () => void, bump = true): undefined {
     terminate(cx, 'failed');
   }
   trimLog(cx);
-  settle(cx);
   return undefined;
 }
 
@@ -224,19 +233,19 @@ function trimLog(cx: Cx): void {
   if (cx.s.log.length > limit) cx.s.log = limit === 0 ? [] : plain(cx.s.log).slice(-limit);
 }
 
-/** Derives status and `wakeAt` from the rest of the snapshot. */
-function settle(cx: Cx): void {
-  const s = cx.s;
-  let wake: number | null = null;
-  for (const t of s.timers) if (wake === null || t.at < wake) wake = t.at;
+/** Status and `wakeAt` as the rest of a (plain, not draft) snapshot implies them. */
+function derived(s: Snapshot): { status: Status; wakeAt: number | null } {
+  let wakeAt: number | null = null;
+  for (const t of s.timers) if (wakeAt === null || t.at < wakeAt) wakeAt = t.at;
   const tasks = Object.values(s.tasks);
-  for (const t of tasks) if (wake === null || t.deadline < wake) wake = t.deadline;
-  s.wakeAt = wake;
-  if (isTerminal(s.status)) return;
+  for (const t of tasks) if (wakeAt === null || t.deadline < wakeAt) wakeAt = t.deadline;
+  if (isTerminal(s.status)) return { status: s.status, wakeAt };
   const steps = Object.values(s.steps);
-  if (s.saga) s.status = steps.some((st) => st.status === 'compensation-dlq') ? 'dlq' : 'compensating';
-  else if (steps.some((st) => st.status === 'dlq')) s.status = 'dlq';
-  else s.status = tasks.some((t) => !t.detached) ? 'running' : 'waiting';
+  let status: Status;
+  if (s.saga) status = steps.some((st) => st.status === 'compensation-dlq') ? 'dlq' : 'compensating';
+  else if (steps.some((st) => st.status === 'dlq')) status = 'dlq';
+  else status = tasks.some((t) => !t.detached) ? 'running' : 'waiting';
+  return { status, wakeAt };
 }
 
 function requeueStep(cx: Cx, id: string, st: StepState): void {
