@@ -7,6 +7,8 @@ const at = integer(0, 8.64e15);
 const errorInfo = z.object({ message: z.string(), code: opt(text(0, 200)), retryable: opt(z.boolean()) });
 const phase = opt(z.enum(['run', 'compensate']));
 const attempt = integer(1, 1_000_000);
+/** A result may name the execution it belongs to; one of another run or iteration is stale. */
+const key = opt(text(1, 1000));
 
 /** Zod schema of every event the reducer accepts (SPEC §4). */
 export const eventSchema = z.discriminatedUnion('type', [
@@ -18,8 +20,16 @@ export const eventSchema = z.discriminatedUnion('type', [
     /** Start a new run over a finished instance (id reuse); ignored when there is no snapshot. */
     reuse: opt(z.boolean()),
   }),
-  z.object({ type: z.literal('task.completed'), at, step: id, attempt, phase, output: opt(z.unknown()) }),
-  z.object({ type: z.literal('task.failed'), at, step: id, attempt, phase, error: errorInfo }),
+  z.object({
+    type: z.literal('task.completed'),
+    at,
+    step: id,
+    attempt,
+    phase,
+    key,
+    output: opt(z.unknown()),
+  }),
+  z.object({ type: z.literal('task.failed'), at, step: id, attempt, phase, key, error: errorInfo }),
   z.object({ type: z.literal('tick'), at }),
   z.object({ type: z.literal('signal'), at, name: id, payload: opt(z.unknown()), id: opt(text(1, 200)) }),
   z.object({ type: z.literal('cancel'), at, reason: opt(text(0, 2000)) }),

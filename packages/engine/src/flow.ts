@@ -252,7 +252,8 @@ export function closeBatch(cx: Cx, id: string): void {
 
 /** Ends this run and starts the next one on the same instance, keeping buffered signals. */
 function continueAsNew(cx: Cx, def: StepOf<'continueAsNew'>): void {
-  const input = def.carry === undefined ? cx.s.input : mapData(dataView(cx.s), def.carry);
+  const carried = def.carry === undefined ? cx.s.input : mapData(dataView(cx.s), def.carry);
+  const input = carried === undefined ? null : carried; // as a start without input
   const s = cx.s;
   s.run += 1;
   s.input = input;

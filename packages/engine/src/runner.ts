@@ -25,6 +25,8 @@ export interface HandlerContext<I = unknown> {
   attempt: number;
   /** Stable across attempts of one step execution: use it to make side effects idempotent. */
   idempotencyKey: string;
+  /** How many times the step has been entered in this run (loops count up; a new run restarts at 1). */
+  iteration: number;
   /** Fires on cancel, abort or when the attempt's deadline passes. */
   signal: AbortSignal;
 }
@@ -196,6 +198,7 @@ export function createRunner(options: RunnerOptions): Runner {
         phase: task.phase,
         attempt: task.attempt,
         idempotencyKey: task.idempotencyKey,
+        iteration: view.iteration,
         signal: controller.signal,
       });
       const json = output === undefined ? null : JSON.parse(JSON.stringify(output));
@@ -205,6 +208,7 @@ export function createRunner(options: RunnerOptions): Runner {
         step: task.step,
         attempt: task.attempt,
         phase: task.phase,
+        key: task.idempotencyKey,
         output: json,
       });
     } catch (e) {
@@ -228,6 +232,7 @@ export function createRunner(options: RunnerOptions): Runner {
         step: task.step,
         attempt: task.attempt,
         phase: task.phase,
+        key: task.idempotencyKey,
         error,
       });
     } finally {

@@ -10,6 +10,8 @@ export interface TaskView {
   input: unknown;
   /** Outputs of completed steps, by step id. */
   outputs: Record<string, unknown>;
+  /** How many times the step has been entered in this run (1 the first time; loops count up). */
+  iteration: number;
 }
 
 /** The input and outputs a handler sees for a dispatched task. */
@@ -21,7 +23,11 @@ export function taskView(
   const wf = compileWorkflow(definition);
   const data = dataView(snapshot);
   const mapping = taskDef({ wf, s: snapshot, at: 0, budget: 0 }, task.step).input;
-  return { input: mapping === undefined ? snapshot.input : mapData(data, mapping), outputs: data.outputs };
+  return {
+    input: mapping === undefined ? snapshot.input : mapData(data, mapping),
+    outputs: data.outputs,
+    iteration: snapshot.steps[task.step]?.iteration ?? 1,
+  };
 }
 
 /** Tasks that the write of this snapshot version handed out: the writer runs exactly these. */

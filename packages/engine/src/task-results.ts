@@ -20,6 +20,9 @@ export function matchResult(cx: Cx, ev: ResultEvent): TaskState | null {
   if (phase === 'compensate' && !def.compensate)
     rejectEvent(`step "${ev.step}" has no compensation`, 'phase');
   const task = cx.s.tasks[taskKey(ev.step, phase)];
+  // Attempts restart at 1 on every loop iteration and run: only the idempotency key tells a
+  // zombie's result for an earlier execution from the current attempt with the same number.
+  if (ev.key !== undefined && task?.idempotencyKey !== ev.key) return null;
   if (task && task.attempt === ev.attempt) return task;
   const st = cx.s.steps[ev.step];
   const highest = (phase === 'run' ? st?.attempt : st?.compensation?.attempt) ?? 0;

@@ -14,6 +14,8 @@ export type EventInput = WorkflowEvent extends infer E
 /** A task the snapshot currently asks someone to run, with the input its handler would get. */
 export interface DispatchedTask extends TaskState {
   input: unknown;
+  /** How many times the step has been entered in this run. */
+  iteration: number;
 }
 
 /** Synchronous handlers for {@link WorkflowHarness.runHandlers}: return an output or throw to fail. */
@@ -78,7 +80,10 @@ export class WorkflowHarness {
   dispatched(stepId?: string): DispatchedTask[] {
     return Object.values(this.snapshot.tasks)
       .filter((t) => !t.detached && (stepId === undefined || t.step === stepId))
-      .map((t) => ({ ...t, input: taskView(this.definition, this.snapshot, t).input }));
+      .map((t) => {
+        const { input, iteration } = taskView(this.definition, this.snapshot, t);
+        return { ...t, input, iteration };
+      });
   }
 
   private task(stepId: string, phase: 'run' | 'compensate'): TaskState {
@@ -87,27 +92,42 @@ export class WorkflowHarness {
     return t;
   }
 
-  /** Reports success of the in-flight attempt of `stepId` (or of the given attempt). */
+  /**
+   * Reports success of the in-flight attempt of `stepId` (or of the given attempt; pass `key`,
+   * an idempotency key, to report for a specific execution as a runner does).
+   */
   complete(
     stepId: string,
     output?: unknown,
-    o: { attempt?: number; phase?: 'run' | 'compensate' } = {},
+    o: { attempt?: number; phase?: 'run' | 'compensate'; key?: string } = {},
   ): boolean {
     const phase = o.phase ?? 'run';
-    const attempt = o.attempt ?? this.task(stepId, phase).attempt;
-    return this.send({ type: 'task.completed', step: stepId, attempt, phase, output });
+    const { attempt, key } = this.target(stepId, phase, o);
+    return this.send({ type: 'task.completed', step: stepId, attempt, phase, output, ...key });
   }
 
-  /** Reports failure of the in-flight attempt of `stepId` (or of the given attempt). */
+  /** Reports failure of the in-flight attempt of `stepId` (or of the given attempt / `key`). */
   fail(
     stepId: string,
     error: string | Omit<ErrorInfo, 'step'> = 'failed',
-    o: { attempt?: number; phase?: 'run' | 'compensate' } = {},
+    o: { attempt?: number; phase?: 'run' | 'compensate'; key?: string } = {},
   ): boolean {
     const phase = o.phase ?? 'run';
-    const attempt = o.attempt ?? this.task(stepId, phase).attempt;
+    const { attempt, key } = this.target(stepId, phase, o);
     const err = typeof error === 'string' ? { message: error } : error;
-    return this.send({ type: 'task.failed', step: stepId, attempt, phase, error: err });
+    return this.send({ type: 'task.failed', step: stepId, attempt, phase, error: err, ...key });
+  }
+
+  /** The attempt (and, for the in-flight one, the idempotency key) a result is reported for. */
+  private target(
+    stepId: string,
+    phase: 'run' | 'compensate',
+    o: { attempt?: number; key?: string },
+  ): { attempt: number; key: { key?: string } } {
+    if (o.attempt !== undefined)
+      return { attempt: o.attempt, key: o.key === undefined ? {} : { key: o.key } };
+    const t = this.task(stepId, phase);
+    return { attempt: t.attempt, key: { key: o.key ?? t.idempotencyKey } };
   }
 
   /** Completes the in-flight compensation of `stepId`. */
@@ -162,7 +182,8 @@ export class WorkflowHarness {
     for (let round = 0; round < maxRounds; round++) {
       const task = Object.values(this.snapshot.tasks).find((t) => handlers[t.handler] && !t.detached);
       if (!task) return this;
-      const view = { ...task, input: taskView(this.definition, this.snapshot, task).input };
+      const { input, iteration } = taskView(this.definition, this.snapshot, task);
+      const view = { ...task, input, iteration };
       let output: unknown;
       try {
         output = handlers[task.handler]!(view);
