@@ -18,6 +18,8 @@ export interface Cx {
   s: Snapshot;
   at: number;
   budget: number;
+  /** Signal id this event adds to `seenSignals`; the reducer appends it once the draft is finished. */
+  seenId?: string;
 }
 
 /** Thrown inside the reducer when an event exceeds its transition budget. */

@@ -1,4 +1,4 @@
-import { current, enableArrayMethods, freeze, Immer, isDraft } from 'immer';
+import { enableArrayMethods, freeze, Immer } from 'immer';
 import { pumpRollback, startRollback } from './compensation.js';
 import {
   type Cx,
@@ -68,14 +68,25 @@ export function step(
   checkSnapshot(wf, snapshot);
   if (isTerminal(snapshot.status)) return snapshot;
   let outcome: Outcome;
+  let seenId: string | undefined;
   const next = immer.produce(snapshot, (draft) => {
     const cx: Cx = { wf, s: draft, at: Math.max(ev.at, snapshot.updatedAt), budget };
     outcome = rules[ev.type](cx, ev as never);
+    seenId = cx.seenId;
   });
   if (outcome === NOOP) return snapshot;
   // Status and wake time are derived from the finished snapshot, not from the draft: reading every
   // step and task through the draft would create (and then finalize) a proxy for each of them.
   const d = derived(next);
+  const id = seenId as string | undefined; // assigned inside the recipe, which TS cannot see
+  if (id !== undefined) {
+    const seen = next.seenSignals;
+    const ring = Object.freeze([
+      ...seen.slice(Math.max(0, seen.length - SEEN_SIGNAL_LIMIT + 1)),
+      id,
+    ]) as string[];
+    return Object.freeze({ ...next, ...d, seenSignals: ring });
+  }
   return d.status === next.status && d.wakeAt === next.wakeAt ? next : Object.freeze({ ...next, ...d });
 }
 
@@ -114,7 +125,7 @@ const rules: { [T in WorkflowEvent['type']]: Rule<T> } = {
   },
 
   signal: (cx, ev) => {
-    if (ev.id !== undefined && plain(cx.s.seenSignals).includes(ev.id)) return NOOP;
+    if (ev.id !== undefined && cx.s.seenSignals.includes(ev.id)) return NOOP;
     return run(cx, () => {
       // Timers that fell due before the signal fire first, as a tick on time would have done: a
       // late signal starts the next batch or finds the timeout taken, whatever the driver's lag.
@@ -139,9 +150,9 @@ const rules: { [T in WorkflowEvent['type']]: Rule<T> } = {
         );
       }
       if (ev.id !== undefined) {
-        // A new array rather than shift(): shifting a draft moves every id through a proxy.
-        const seen = plain(cx.s.seenSignals);
-        cx.s.seenSignals = [...seen.slice(Math.max(0, seen.length - SEEN_SIGNAL_LIMIT + 1)), ev.id];
+        // Recorded after the draft is finished (see `step`): copying the id ring through immer costs
+        // a proxy-tracked copy, a reference set and a freeze of every id on every signal.
+        cx.seenId = ev.id;
       }
       const record = {
         name: ev.name,
@@ -222,15 +233,10 @@ function fireDue(cx: Cx, only?: 'timers'): void {
   }
 }
 
-/** The plain value behind a draft (the original while unmodified), for cheap reads and copies. */
-function plain<T>(value: T): T {
-  return isDraft(value) ? (current(value as never) as T) : value;
-}
-
-/** Keeps the transition log to its bound, once per event, on a plain copy instead of the draft. */
+/** Keeps the transition log to its bound, once per event (one splice on the draft's copy). */
 function trimLog(cx: Cx): void {
   const limit = cx.wf.definition.limits?.log ?? DEFAULT_LOG_LIMIT;
-  if (cx.s.log.length > limit) cx.s.log = limit === 0 ? [] : plain(cx.s.log).slice(-limit);
+  if (cx.s.log.length > limit) cx.s.log.splice(0, cx.s.log.length - limit);
 }
 
 /** Status and `wakeAt` as the rest of a (plain, not draft) snapshot implies them. */
