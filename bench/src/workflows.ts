@@ -12,27 +12,30 @@ export const linear10: WorkflowDefinition = LINEAR_STEPS.reduce(
 /** The no-op handler every linear step runs. */
 export const noop: Handler = () => null;
 
+/** Batches per run before the entity continues as new. */
+export const BATCHES_PER_RUN = 10;
+
 /**
- * The document-lifecycle entity of SPEC §11 scenario 6: collect signals into batches of up to 8
- * (or after 10 s of quiet), deduplicated by document key; process the batch; after 4 batches
- * continue as new, carrying the batch count.
+ * The document-lifecycle entity of SPEC §11 scenario 6, as the engine's tests define it
+ * (packages/engine/test/entity-fixtures.ts): collect signals into batches of up to 8 (or after
+ * 10 s of quiet), process the batch, loop; every BATCHES_PER_RUN batches, continue as new.
  */
-export const entity: WorkflowDefinition = workflow('bench-entity', 1)
-  .collect('gather', { signal: 'doc', maxItems: 8, idleMs: 10_000, dedupeBy: 'payload.key' })
-  .task('process', { handler: 'processBatch', input: 'outputs.gather' })
-  .choice('loop', {
-    branches: [{ when: { '<': [{ var: 'outputs.process.batches' }, 4] }, next: 'gather' }],
-    otherwise: 'again',
+export const entity: WorkflowDefinition = workflow('document', 1, { limits: { inbox: 1000 } })
+  .collect('gather', { signal: 'event', maxItems: 8, idleMs: 10_000 })
+  .task('process', { handler: 'processBatch', input: { doc: 'input.doc', events: 'outputs.gather' } })
+  .choice('more', {
+    branches: [{ when: { '<': [{ var: 'outputs.process.iteration' }, BATCHES_PER_RUN] }, next: 'gather' }],
+    otherwise: 'restart',
   })
-  .continueAsNew('again', { carry: { batches: 'outputs.process.batches' } })
+  .continueAsNew('restart', { carry: { doc: 'input.doc', lastBatch: 'outputs.process.iteration' } })
   .build();
 
 /**
- * Handler of the entity's process step. A step's state is reset when the loop re-enters it, so
- * the batch number of this run comes from the iteration in the idempotency key
+ * Handler of the entity's process step: the batch number in this run and the batch size. The
+ * batch number is the step's iteration, the last segment of the idempotency key
  * (`instance/run/step/iteration`).
  */
-export const processBatch: Handler<unknown[]> = ({ input, idempotencyKey }) => ({
-  batches: Number(idempotencyKey.slice(idempotencyKey.lastIndexOf('/') + 1)),
-  size: input.length,
+export const processBatch: Handler<{ doc: string; events: unknown[] }> = ({ input, idempotencyKey }) => ({
+  iteration: Number(idempotencyKey.slice(idempotencyKey.lastIndexOf('/') + 1)),
+  count: input.events.length,
 });

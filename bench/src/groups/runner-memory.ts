@@ -30,7 +30,7 @@ export const runnerMemory: Group = {
         const input = { orderId: i };
         const outputs: Record<string, unknown> = {};
         for (const step of LINEAR_STEPS) {
-          const ctx: HandlerContext = {
+          const ctx = {
             input,
             workflowInput: input,
             outputs,
@@ -38,9 +38,10 @@ export const runnerMemory: Group = {
             step,
             phase: 'run',
             attempt: 1,
+            iteration: 1,
             idempotencyKey: `wf-${i}/1/${step}/1`,
             signal: controller.signal,
-          };
+          } as HandlerContext;
           outputs[step] = await noop(ctx as HandlerContext<never>);
         }
       },
