@@ -8,6 +8,7 @@ import type { Snapshot, Store } from '@stepfold/engine';
 import { createDynamoStore } from '@stepfold/store-dynamo';
 import { createMongoStore } from '@stepfold/store-mongo';
 import { MongoClient } from 'mongodb';
+import pg from 'pg';
 import { serviceUrls } from './services.js';
 
 // One entry per store adapter: how to open a client of its own (driver client + adapter + the
@@ -184,4 +185,77 @@ const dynamo: Backend = {
   },
 };
 
-export const backends: Backend[] = [mongo, dynamo];
+/** The URL of a sibling database on the same PostgreSQL server. */
+export function pgDatabaseUrl(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+/** Creates `database` on the server of `url` unless it exists. */
+export async function ensurePgDatabase(url: string, database: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+  await admin.connect();
+  try {
+    const r = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
+    if (r.rowCount === 0) await admin.query(`CREATE DATABASE ${database}`);
+  } finally {
+    await admin.end();
+  }
+}
+
+type PgStoreFactory = (o: { pool: pg.Pool }) => Store;
+
+/** The postgres adapter, when this checkout has it (it is written concurrently with the bench). */
+async function postgresAdapter(): Promise<PgStoreFactory | null> {
+  const name: string = '@stepfold/store-postgres';
+  try {
+    return ((await import(name)) as { createPostgresStore: PgStoreFactory }).createPostgresStore;
+  } catch {
+    return null;
+  }
+}
+
+/** PostgreSQL, in a database of its own (`stepfold_bench`) so the tests' data is never touched. */
+export function postgresBackend(factory: () => Promise<PgStoreFactory | null> = postgresAdapter): Backend {
+  const url = pgDatabaseUrl(urls.pg, BENCH_DB);
+  return {
+    name: 'postgres',
+    server: 'PostgreSQL',
+    warmupMs: 1000,
+    e2eWorkflows: 200,
+    url: urls.pg,
+    statement: PG_SAVE,
+    async unavailable() {
+      if (!(await factory())) return 'no @stepfold/store-postgres in this checkout';
+      return reason('PostgreSQL', urls.pg, () => ensurePgDatabase(urls.pg, BENCH_DB));
+    },
+    async connect() {
+      const create = await factory();
+      if (!create) throw new Error('no @stepfold/store-postgres');
+      const pool = new pg.Pool({ connectionString: url, max: 1 });
+      const store = create({ pool });
+      return {
+        store,
+        async raw(s, expected) {
+          const r = await pool.query(PG_SAVE, [
+            s.id,
+            expected,
+            s.version,
+            s.status,
+            s.wakeAt,
+            JSON.stringify(s),
+          ]);
+          if (r.rowCount !== 1) throw new Error(`raw update of ${s.id} matched nothing`);
+        },
+        close: () => pool.end(),
+      };
+    },
+  };
+}
+
+/** The statement the postgres adapter's save runs (kept in step with packages/store-postgres). */
+const PG_SAVE =
+  'UPDATE "stepfold"."instances" SET version = $3, status = $4, wake_at = $5, snapshot = $6 WHERE id = $1 AND version = $2';
+
+export const backends: Backend[] = [postgresBackend(), mongo, dynamo];

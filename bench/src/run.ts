@@ -15,6 +15,7 @@ import type { Group, Row } from './row.js';
 const GROUPS: Group[] = [reducer, runnerMemory, flatCost, bundle, ...storeGroups, e2ePostgres, ...e2eGroups];
 
 const RESULTS = fileURLToPath(new URL('../results.json', import.meta.url));
+const README = fileURLToPath(new URL('../README.md', import.meta.url));
 
 interface Results {
   machine: {
@@ -72,7 +73,7 @@ export function table(rows: Row[]): string {
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
   const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
-  return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...body.map(line)].join('\n');
+  return [line(head), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)].join('\n');
 }
 
 async function main(): Promise<void> {
@@ -126,6 +127,30 @@ async function main(): Promise<void> {
   const results: Results = { machine: m, date: new Date().toISOString(), rows };
   writeFileSync(RESULTS, `${JSON.stringify(results, null, 2)}\n`);
   console.log(`wrote ${RESULTS}`);
+  updateReadme(results);
+}
+
+/** Rewrites the table between the results markers of bench/README.md (if the markers are there). */
+function updateReadme(r: Results): void {
+  if (!existsSync(README)) return;
+  const text = readFileSync(README, 'utf8');
+  const start = '<!-- results:start -->';
+  const end = '<!-- results:end -->';
+  const a = text.indexOf(start);
+  const b = text.indexOf(end);
+  if (a < 0 || b < a) return;
+  const m = r.machine;
+  const dates = r.rows.map((x) => x.at?.slice(0, 10)).filter((d): d is string => !!d);
+  const span = dates.length ? [...new Set([dates.sort()[0], dates[dates.length - 1]])].join(' … ') : '';
+  const block = [
+    start,
+    `${m.cpu}, ${m.cores} cores, Node ${m.node}, ${span} (generated from results.json by \`pnpm bench\`)`,
+    '',
+    table(r.rows),
+    '',
+    end,
+  ].join('\n');
+  writeFileSync(README, text.slice(0, a) + block + text.slice(b + end.length));
 }
 
 main().then(

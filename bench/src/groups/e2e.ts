@@ -178,7 +178,7 @@ export const e2ePostgres: Group = {
     if (down) return missing(`not measured: ${down}`);
 
     const dbos = await import('../dbos.js');
-    const PER_ROUND = 50;
+    const PER_ROUND = 100;
     const ROUNDS = 4;
     const f = await fleet(b);
     const ours: OursRun[] = [];
@@ -205,7 +205,7 @@ export const e2ePostgres: Group = {
         }
         if (!oursFirst) ours.push(await f.run(PER_ROUND));
       }
-      const bytes = median(ours.map((o) => o.meanSnapshotBytes));
+      const bytes = Math.round(median(ours.map((o) => o.meanSnapshotBytes)));
       const limit = await rawLimit(f.conns, bytes, 6);
       const wps = median(ours.map((o) => o.workflowsPerSec));
       const writes = median(ours.map((o) => o.writesPerSec));
