@@ -17,7 +17,11 @@ type Fields<K extends StepDefinition['kind']> = Omit<StepOf<K>, 'kind' | 'id'> &
 export interface WorkflowOptions {
   onFailure?: FailurePolicy;
   defaults?: { retry?: RetryPolicyInput; timeoutMs?: number };
-  limits?: { inbox?: number; log?: number };
+  /**
+   * `inbox`: buffered signals (default 100); `log`: transitions kept (default 50); `signalIds`:
+   * recent signal ids remembered for deduplication (default 128).
+   */
+  limits?: { inbox?: number; log?: number; signalIds?: number };
   description?: string;
 }
 

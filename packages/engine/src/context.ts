@@ -9,8 +9,12 @@ export const DEFAULT_MAX_TRANSITIONS = 1000;
 export const DEFAULT_LOG_LIMIT = 50;
 /** Default number of buffered signals an instance accepts. */
 export const DEFAULT_INBOX_LIMIT = 100;
-/** How many recent signal ids are remembered for deduplication. */
-export const SEEN_SIGNAL_LIMIT = 256;
+/**
+ * How many recent signal ids are remembered for deduplication unless `limits.signalIds` says
+ * otherwise. The ring is part of every snapshot, so it is kept small: a redelivery is caught while
+ * fewer than this many other signals arrived after the original.
+ */
+export const DEFAULT_SIGNAL_ID_LIMIT = 128;
 
 /** Everything a transition needs: the workflow, the snapshot being written, the event time. */
 export interface Cx {

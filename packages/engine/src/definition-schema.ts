@@ -145,7 +145,13 @@ const header = {
   description: opt(text(0, 2000)),
   onFailure: opt(failurePolicySchema),
   defaults: opt(z.strictObject({ retry: opt(retryPolicySchema), timeoutMs: opt(millis(1)) })),
-  limits: opt(z.strictObject({ inbox: opt(integer(1, 100_000)), log: opt(integer(0, 10_000)) })),
+  limits: opt(
+    z.strictObject({
+      inbox: opt(integer(1, 100_000)),
+      log: opt(integer(0, 10_000)),
+      signalIds: opt(integer(0, 10_000)),
+    }),
+  ),
 };
 
 /** The JSON form of a workflow definition (SPEC §2). `steps` may also be given as an array with ids. */

@@ -5,9 +5,9 @@ import {
   DEFAULT_INBOX_LIMIT,
   DEFAULT_LOG_LIMIT,
   DEFAULT_MAX_TRANSITIONS,
+  DEFAULT_SIGNAL_ID_LIMIT,
   dispatchTask,
   log,
-  SEEN_SIGNAL_LIMIT,
   spend,
   stepDef,
   stepError,
@@ -81,10 +81,10 @@ export function step(
   const id = seenId as string | undefined; // assigned inside the recipe, which TS cannot see
   if (id !== undefined) {
     const seen = next.seenSignals;
-    const ring = Object.freeze([
-      ...seen.slice(Math.max(0, seen.length - SEEN_SIGNAL_LIMIT + 1)),
-      id,
-    ]) as string[];
+    const limit = wf.definition.limits?.signalIds ?? DEFAULT_SIGNAL_ID_LIMIT;
+    const ring = Object.freeze(
+      limit === 0 ? [] : [...seen.slice(Math.max(0, seen.length - limit + 1)), id],
+    ) as string[];
     return Object.freeze({ ...next, ...d, seenSignals: ring });
   }
   return d.status === next.status && d.wakeAt === next.wakeAt ? next : Object.freeze({ ...next, ...d });

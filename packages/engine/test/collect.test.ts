@@ -69,15 +69,31 @@ describe('signal inbox', () => {
     expect(h.snapshot.version).toBe(3); // one accepted event, one version
   });
 
-  it('remembers a bounded window of 256 signal ids', () => {
-    const wf = batcher({ maxItems: 1000 });
-    const h = createHarness(wf).start();
+  it('remembers a bounded window of signal ids (default 128, limits.signalIds)', () => {
+    const h = createHarness(batcher({ maxItems: 1000 })).start();
     for (let i = 0; i < 300; i++) h.signal('event', i, `s-${i}`);
-    expect(h.snapshot.seenSignals).toHaveLength(256);
-    expect(h.snapshot.seenSignals[0]).toBe('s-44');
+    expect(h.snapshot.seenSignals).toHaveLength(128);
+    expect(h.snapshot.seenSignals[0]).toBe('s-172');
     expect(h.signal('event', 299, 's-299')).toBe(false);
-    // An id that fell out of the window is accepted again (documented limit of the ring).
-    expect(h.signal('event', 0, 's-0')).toBe(true);
+    expect(h.signal('event', 172, 's-172')).toBe(false);
+    // An id that fell out of the window is accepted again (the documented limit of the ring).
+    expect(h.signal('event', 171, 's-171')).toBe(true);
+
+    const wide = workflow('wide', 1, { limits: { signalIds: 1000, inbox: 1000 } })
+      .wait('w', { signal: 'never' })
+      .build();
+    const hw = createHarness(wide).start();
+    for (let i = 0; i < 300; i++) hw.signal('event', i, `s-${i}`);
+    expect(hw.snapshot.seenSignals).toHaveLength(300);
+    expect(hw.signal('event', 0, 's-0')).toBe(false);
+
+    const none = workflow('none', 1, { limits: { signalIds: 0 } })
+      .wait('w', { signal: 'never' })
+      .build();
+    const hn = createHarness(none).start();
+    expect(hn.signal('event', 1, 'same')).toBe(true);
+    expect(hn.signal('event', 1, 'same')).toBe(true);
+    expect(hn.snapshot.seenSignals).toEqual([]);
   });
 });
 
