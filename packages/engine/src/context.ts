@@ -1,6 +1,6 @@
 import type { StepDefinition, StepOf } from './definition-schema.js';
 import { DEFAULT_TIMEOUT_MS } from './retry-policy.js';
-import type { ErrorInfo, Snapshot, StepState, TaskState, TimerState } from './snapshot.js';
+import type { ErrorInfo, LogEntry, Snapshot, StepState, TaskState, TimerState } from './snapshot.js';
 import type { CompiledWorkflow } from './workflow.js';
 
 /** Default bound on internal transitions one event may cause. */
@@ -24,6 +24,8 @@ export interface Cx {
   budget: number;
   /** Signal id this event adds to `seenSignals`; the reducer appends it once the draft is finished. */
   seenId?: string;
+  /** Transitions of this event; the reducer appends them to the log ring once the draft is finished. */
+  logged?: LogEntry[];
 }
 
 /** Thrown inside the reducer when an event exceeds its transition budget. */
@@ -63,9 +65,10 @@ export function log(
   if (step !== undefined) entry.step = step;
   if (extra?.attempt !== undefined) entry.attempt = extra.attempt;
   if (extra?.detail !== undefined) entry.detail = extra.detail;
-  // Trimmed to the limit once per event by the reducer (see `trimLog`): shifting a draft array
-  // entry by entry here would cost a proxy per entry on every transition.
-  cx.s.log.push(entry);
+  // Collected and appended by the reducer once per event (see `appendLog`): pushing to and trimming
+  // the draft's log would make immer copy, scan and freeze the whole ring on every event.
+  if (cx.logged) cx.logged.push(entry);
+  else cx.s.log.push(entry);
 }
 
 // A step's output stays readable while it is undone, so compensations can see what they undo.

@@ -18,11 +18,11 @@ import type { DefinitionInput, WorkflowDefinition } from './definition-schema.js
 import { InboxOverflowError } from './errors.js';
 import { type EventOf, parseEvent, rejectEvent, type WorkflowEvent } from './events.js';
 import { deliverSignal, enter, humanDecision, listensFor } from './flow.js';
-import { isTerminal, type Snapshot, type Status, type StepState } from './snapshot.js';
+import { isTerminal, type LogEntry, type Snapshot, type Status, type StepState } from './snapshot.js';
 import { checkSnapshot, initialSnapshot } from './snapshot-check.js';
 import { applyResult, matchResult } from './task-results.js';
 import { fire, nextDue } from './timers.js';
-import { compileWorkflow } from './workflow.js';
+import { type CompiledWorkflow, compileWorkflow } from './workflow.js';
 
 /** Tuning for {@link step}. */
 export interface StepOptions {
@@ -59,35 +59,59 @@ export function step(
     if (ev.type !== 'start')
       rejectEvent(`no instance yet: the first event must be start, got ${ev.type}`, 'type');
     const s = initialSnapshot(wf, ev, snapshot);
-    const cx: Cx = { wf, s, at: ev.at, budget };
+    const cx: Cx = { wf, s, at: ev.at, budget, logged: [] };
     log(cx, 'workflow.started');
     run(cx, () => enter(cx, wf.definition.start), false);
-    Object.assign(s, derived(s));
+    Object.assign(s, derived(s), { log: appendLog(wf, s.log, cx.logged!) });
     return freeze(s, true);
   }
   checkSnapshot(wf, snapshot);
   if (isTerminal(snapshot.status)) return snapshot;
+  // A signal id already seen: checked on the plain snapshot, not through a draft of the ring.
+  if (ev.type === 'signal' && ev.id !== undefined && snapshot.seenSignals.includes(ev.id)) return snapshot;
   let outcome: Outcome;
   let seenId: string | undefined;
+  const logged: LogEntry[] = [];
   const next = immer.produce(snapshot, (draft) => {
-    const cx: Cx = { wf, s: draft, at: Math.max(ev.at, snapshot.updatedAt), budget };
+    const cx: Cx = { wf, s: draft, at: Math.max(ev.at, snapshot.updatedAt), budget, logged };
     outcome = rules[ev.type](cx, ev as never);
     seenId = cx.seenId;
   });
   if (outcome === NOOP) return snapshot;
   // Status and wake time are derived from the finished snapshot, not from the draft: reading every
   // step and task through the draft would create (and then finalize) a proxy for each of them.
-  const d = derived(next);
+  // The two rings (log, seen ids) are appended here too, as frozen arrays immer never walks.
+  const patch: Partial<Snapshot> = derived(next);
+  if (logged.length) patch.log = appendLog(wf, next.log, logged);
   const id = seenId as string | undefined; // assigned inside the recipe, which TS cannot see
   if (id !== undefined) {
     const seen = next.seenSignals;
     const limit = wf.definition.limits?.signalIds ?? DEFAULT_SIGNAL_ID_LIMIT;
-    const ring = Object.freeze(
-      limit === 0 ? [] : [...seen.slice(Math.max(0, seen.length - limit + 1)), id],
-    ) as string[];
-    return Object.freeze({ ...next, ...d, seenSignals: ring });
+    patch.seenSignals = ring(seen, [id], limit);
   }
-  return d.status === next.status && d.wakeAt === next.wakeAt ? next : Object.freeze({ ...next, ...d });
+  return Object.freeze({ ...next, ...patch });
+}
+
+/** The log ring with this event's transitions appended, cut to `limits.log`; frozen. */
+function appendLog(wf: CompiledWorkflow, log: readonly LogEntry[], fresh: LogEntry[]): LogEntry[] {
+  for (const e of fresh) Object.freeze(e);
+  return ring(log, fresh, wf.definition.limits?.log ?? DEFAULT_LOG_LIMIT);
+}
+
+/**
+ * `base` then `fresh`, keeping the last `limit`, as a new frozen array. Filled by index into a
+ * preallocated array: V8 freezes a slice or spread of a frozen array several times slower.
+ */
+function ring<T>(base: readonly T[], fresh: readonly T[], limit: number): T[] {
+  const total = base.length + fresh.length;
+  const n = Math.min(limit, total);
+  const skip = total - n;
+  const out = new Array<T>(n);
+  for (let i = 0; i < n; i++) {
+    const j = i + skip;
+    out[i] = j < base.length ? base[j]! : fresh[j - base.length]!;
+  }
+  return Object.freeze(out) as T[];
 }
 
 /** Folds events from nothing; the result equals the snapshot those events produced live. */
@@ -125,7 +149,6 @@ const rules: { [T in WorkflowEvent['type']]: Rule<T> } = {
   },
 
   signal: (cx, ev) => {
-    if (ev.id !== undefined && cx.s.seenSignals.includes(ev.id)) return NOOP;
     return run(cx, () => {
       // Timers that fell due before the signal fire first, as a tick on time would have done: a
       // late signal starts the next batch or finds the timeout taken, whatever the driver's lag.
@@ -221,7 +244,6 @@ function run(cx: Cx, body: () => void, bump = true): undefined {
     cx.s.error = { message: 'too many transitions in one event (a runaway loop?)', code: 'TRANSITION_LIMIT' };
     terminate(cx, 'failed');
   }
-  trimLog(cx);
   return undefined;
 }
 
@@ -231,12 +253,6 @@ function fireDue(cx: Cx, only?: 'timers'): void {
     spend(cx);
     fire(cx, due);
   }
-}
-
-/** Keeps the transition log to its bound, once per event (one splice on the draft's copy). */
-function trimLog(cx: Cx): void {
-  const limit = cx.wf.definition.limits?.log ?? DEFAULT_LOG_LIMIT;
-  if (cx.s.log.length > limit) cx.s.log.splice(0, cx.s.log.length - limit);
 }
 
 /** Status and `wakeAt` as the rest of a (plain, not draft) snapshot implies them. */
