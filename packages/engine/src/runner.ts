@@ -270,7 +270,13 @@ export function createRunner(options: RunnerOptions): Runner {
       if (!old || !isTerminal(old.status)) throw e;
       s = step(def, old, { type: 'start', at: clock(), id, input, reuse: true });
       if (extra) s = step(def, s, extra);
-      await store.save(s, old.version);
+      try {
+        await store.save(s, old.version);
+      } catch (conflict) {
+        // A finished instance takes no events: whoever changed it reused the id first.
+        if (conflict instanceof VersionConflictError) throw new AlreadyExistsError(id);
+        throw conflict;
+      }
     }
     written(s, work);
     return s;
