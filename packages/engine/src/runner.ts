@@ -344,14 +344,18 @@ export function createRunner(options: RunnerOptions): Runner {
       const at = now ?? clock();
       const ids = await store.listDue(at, limit);
       const work: Work = new Set();
+      const failures: unknown[] = [];
       await Promise.all(
         ids.map((id) =>
           apply(id, () => ({ type: 'tick', at }), work).catch((e) => {
-            if (!(e instanceof NotFoundError)) throw e;
+            if (!(e instanceof NotFoundError)) failures.push(e);
           }),
         ),
       );
       while (work.size) await Promise.allSettled([...work]);
+      // One instance this runner cannot step (say, on a version it no longer registers) must not
+      // keep the others from being ticked: they all were; then the first error is reported.
+      if (failures.length) throw failures[0];
       return ids;
     },
     async handle(m) {
