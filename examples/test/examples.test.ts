@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { main as documentEntity } from '../dist/document-entity.js';
 import { main as orderDemo } from '../dist/order-demo.js';
 import { main as orderSaga, isExpected as orderSagaOk } from '../dist/order-saga.js';
 import { main as readmeExample } from '../dist/readme-example.js';
@@ -48,5 +49,22 @@ describe('examples', () => {
       'securityCheck#6',
     ]);
     expect(sellerOk(r)).toBe(true);
+  });
+
+  it('document entity: bursts with redeliveries, batches of ≤ 8 or after 10 s quiet, continue-as-new', async () => {
+    const lines: string[] = [];
+    const r = await documentEntity((l) => lines.push(l));
+    expect(r.redeliveries).toBe(3);
+    expect(r.applied).toEqual(Array.from({ length: 24 }, (_, i) => i + 1)); // each edit once, in order
+    expect(r.batches.map((b) => b.revs.length)).toEqual([8, 3, 4, 8, 1]);
+    expect(r.batches.map((b) => [b.run, b.batch])).toEqual([
+      [1, 1],
+      [1, 2],
+      [2, 1],
+      [2, 2],
+      [3, 1],
+    ]);
+    expect(r.final).toMatchObject({ run: 3, status: 'waiting', wakeAt: null, inbox: [] });
+    expect(lines.filter((l) => l.endsWith('redelivered: ignored'))).toHaveLength(3);
   });
 });
