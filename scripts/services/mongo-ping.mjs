@@ -19,8 +19,13 @@ function bsonDoc(elements) {
 }
 
 const doc = bsonDoc([
-  Buffer.from([0x10]), cstring('ping'), int32(1), // int32 ping: 1
-  Buffer.from([0x02]), cstring('$db'), int32(6), cstring('admin'), // string $db: "admin"
+  Buffer.from([0x10]),
+  cstring('ping'),
+  int32(1), // int32 ping: 1
+  Buffer.from([0x02]),
+  cstring('$db'),
+  int32(6),
+  cstring('admin'), // string $db: "admin"
 ]);
 const OP_MSG = 2013;
 const payload = Buffer.concat([int32(0) /* flagBits */, Buffer.from([0]) /* section kind 0 */, doc]);
