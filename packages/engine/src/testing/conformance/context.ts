@@ -1,0 +1,60 @@
+import type { Store } from '../../store.js';
+
+/** Controls a server the suite may stop and start; the store passed is the one `createStore` made. */
+export interface OutageControl {
+  /** A new, empty store on a server no other test uses (it is stopped mid-test). */
+  createStore(): Store | Promise<Store>;
+  /** Makes the server unreachable (stop the process, or flip a switch for in-process stores). */
+  stop(store: Store): Promise<void>;
+  /** Brings the server back on the same address. */
+  start(store: Store): Promise<void>;
+}
+
+/** Options of {@link runStoreConformance}. */
+export interface StoreConformanceOptions {
+  /** Shown in the test names, e.g. `postgres`. */
+  name: string;
+  /** A new, empty store isolated from every other one (own table, collection or key prefix). */
+  createStore(): Store | Promise<Store>;
+  /** Drops what `createStore` made; called once per store after the suite. */
+  destroyStore?(store: Store): Promise<void>;
+  /** The store claims the ids `listDue` returns, so concurrent pollers get disjoint batches. */
+  claimsDue?: boolean;
+  /** Stop and restart the server mid-test; omit only for stores without a server. */
+  outage?: OutageControl;
+  /** Writers racing on one instance (default 16). */
+  writers?: number;
+  /** Rounds of that race (default 200). */
+  rounds?: number;
+}
+
+/** What each part of the suite gets: the options and a way to open a fresh, set-up store. */
+export interface SuiteContext {
+  options: StoreConformanceOptions;
+  /** A new empty store with `setup()` done; closed and destroyed after the suite. */
+  fresh(): Promise<Store>;
+}
+
+/** Deterministic JSON with object keys sorted, to compare documents a database may reorder. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const o = value as Record<string, unknown>;
+    const keys = Object.keys(o).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** Retries `fn` until it resolves or `ms` pass; rethrows the last error. */
+export async function eventually<T>(fn: () => Promise<T>, ms: number): Promise<T> {
+  const until = performance.now() + ms;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (performance.now() > until) throw e;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+}

@@ -1,0 +1,54 @@
+import { expect, it } from 'vitest';
+import { StoreUnavailableError } from '../../errors.js';
+import type { Store } from '../../store.js';
+import { makeTestSnapshot } from '../test-snapshot.js';
+import { eventually, type OutageControl, type SuiteContext } from './context.js';
+
+/** The rejection of `call`, or a failure if it resolved. */
+async function rejection(call: Promise<unknown>): Promise<unknown> {
+  return call.then(
+    () => new Error('expected the call to fail while the server is down'),
+    (e: unknown) => e,
+  );
+}
+
+/** The server goes away mid-test: typed retryable errors, then recovery on the same store object. */
+export function describeOutage(ctx: SuiteContext, outage: OutageControl): void {
+  it('a stopped server gives STORE_UNAVAILABLE; the same store recovers once it is back', async () => {
+    const store: Store = await outage.createStore();
+    try {
+      await store.setup();
+      const before = makeTestSnapshot('outage-before', { wakeAt: 1 });
+      await store.create(before);
+      await outage.stop(store);
+      try {
+        const calls = [
+          store.load('outage-before'),
+          store.save(makeTestSnapshot('outage-before', { version: 2 }), 1),
+          store.create(makeTestSnapshot('outage-during')),
+          store.listDue(10, 10),
+          store.list({ limit: 10 }),
+          store.delete('outage-before'),
+        ];
+        for (const call of calls) {
+          const err = await rejection(call);
+          expect(err).toBeInstanceOf(StoreUnavailableError);
+          expect(err).toMatchObject({ code: 'STORE_UNAVAILABLE', retryable: true });
+        }
+      } finally {
+        await outage.start(store);
+      }
+      // No new client, no restart of this process: the same object works again.
+      await eventually(() => store.setup(), 60_000);
+      const kept = await eventually(() => store.load('outage-before'), 60_000);
+      // A server that keeps data has the row untouched; an in-memory one (DynamoDB Local) lost it.
+      if (kept !== null) expect(kept).toEqual(before);
+      await store.create(makeTestSnapshot('outage-after', { input: 'back' }));
+      expect((await store.load('outage-after'))?.input).toBe('back');
+      expect(await store.load('outage-during')).toBeNull();
+    } finally {
+      await ctx.options.destroyStore?.(store).catch(() => {});
+      await store.close();
+    }
+  });
+}

@@ -1,0 +1,41 @@
+import { afterAll, describe } from 'vitest';
+import type { Store } from '../store.js';
+import type { StoreConformanceOptions, SuiteContext } from './conformance/context.js';
+import { describeCrud } from './conformance/crud.js';
+import { describeLimits } from './conformance/limits.js';
+import { describeListing } from './conformance/listing.js';
+import { describeOutage } from './conformance/outage.js';
+import { describeRace } from './conformance/race.js';
+import { describeRunners } from './conformance/runners.js';
+
+/**
+ * Registers the store conformance suite (SPEC §9) with vitest: every adapter runs it against its
+ * real server. Call it at the top level of a test file.
+ */
+export function runStoreConformance(options: StoreConformanceOptions): void {
+  describe(`store conformance: ${options.name}`, () => {
+    const opened: Store[] = [];
+    const ctx: SuiteContext = {
+      options,
+      async fresh() {
+        const store = await options.createStore();
+        opened.push(store);
+        await store.setup();
+        return store;
+      },
+    };
+    afterAll(async () => {
+      for (const store of opened) {
+        await options.destroyStore?.(store);
+        await store.close();
+      }
+    });
+    describe('create, load, save, delete', () => describeCrud(ctx));
+    describe('concurrent writers', () => describeRace(ctx));
+    describe('listDue and list', () => describeListing(ctx));
+    describe('limits and hostile input', () => describeLimits(ctx));
+    describe('two runners on this store', () => describeRunners(ctx));
+    const { outage } = options;
+    if (outage) describe('server outage', () => describeOutage(ctx, outage));
+  });
+}

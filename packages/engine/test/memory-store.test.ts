@@ -1,0 +1,20 @@
+import { createMemoryStore, type MemoryStore } from '@stepfold/engine';
+import { runStoreConformance } from '@stepfold/engine/testing';
+
+// The embedded default store passes the same suite as the database adapters; its outage is a switch.
+runStoreConformance({
+  name: 'memory',
+  createStore: () => createMemoryStore(),
+  outage: {
+    createStore: () => createMemoryStore(),
+    stop: async (store) => (store as MemoryStore).setAvailable(false),
+    start: async (store) => (store as MemoryStore).setAvailable(true),
+  },
+});
+
+runStoreConformance({
+  name: 'memory (64 KiB limit)',
+  createStore: () => createMemoryStore({ maxSnapshotBytes: 64 * 1024 }),
+  writers: 4,
+  rounds: 20,
+});
