@@ -12,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -40,8 +41,13 @@ func main() {
 		fatal("data dir: %v", err)
 	}
 
+	// FerretDB listens on a private Unix socket; clients reach it through the serializing proxy.
+	sock := filepath.Join(os.TempDir(), fmt.Sprintf("stepfold-ferretdb-%d.sock", os.Getpid()))
+	_ = os.Remove(sock)
+	defer os.Remove(sock)
+
 	f, err := ferretdb.New(&ferretdb.Config{
-		Listener: ferretdb.ListenerConfig{TCP: *addr},
+		Listener: ferretdb.ListenerConfig{Unix: sock},
 		Logger:   logger,
 		Handler:  "sqlite",
 		// FerretDB wants a directory URI with a trailing slash; one SQLite file per database.
@@ -51,11 +57,25 @@ func main() {
 		fatal("%v", err)
 	}
 
-	// New has already bound the listener, so the port accepts connections from here on.
-	fmt.Fprintf(os.Stderr, "stepfold-ferretdb: serving %s (sqlite data in %s)\n", f.MongoDBURI(), dir)
-
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+
+	// New has already bound the socket, so the proxy can forward from the first client on.
+	l, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fatal("listen: %v", err)
+	}
+	proxy := &serializer{backend: func() (net.Conn, error) { return net.Dial("unix", sock) }, logger: logger}
+	go func() {
+		if err := proxy.serve(l); err != nil {
+			fatal("proxy: %v", err)
+		}
+	}()
+	go func() {
+		<-ctx.Done()
+		l.Close()
+	}()
+	fmt.Fprintf(os.Stderr, "stepfold-ferretdb: serving mongodb://%s/ (one command at a time; sqlite data in %s)\n", *addr, dir)
 
 	if err = f.Run(ctx); err != nil {
 		fatal("%v", err)

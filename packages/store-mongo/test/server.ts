@@ -1,3 +1,6 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { MongoClient } from 'mongodb';
 
 /** URL of the MongoDB-protocol test server (FerretDB from `bash scripts/services.sh up mongo`). */
@@ -19,3 +22,11 @@ export async function requireServer(client: MongoClient): Promise<void> {
     );
   }
 }
+
+/** Runs `bash scripts/services.sh <command> <name>` with extra environment (e.g. another port). */
+export async function services(command: string, name: string, env: Record<string, string>): Promise<void> {
+  const script = fileURLToPath(new URL('../../../scripts/services.sh', import.meta.url));
+  await run('bash', [script, command, name], { env: { ...process.env, ...env }, timeout: 600_000 });
+}
+
+const run = promisify(execFile);
