@@ -1,3 +1,6 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 
 /** Endpoint of the DynamoDB test server (DynamoDB Local from `bash scripts/services.sh up dynamo`). */
@@ -27,4 +30,12 @@ export async function requireServer(client: DynamoDBClient): Promise<void> {
       { cause: e },
     );
   }
+}
+
+const run = promisify(execFile);
+
+/** Runs `bash scripts/services.sh <command> <name>` with extra environment (e.g. another port). */
+export async function services(command: string, name: string, env: Record<string, string>): Promise<void> {
+  const script = fileURLToPath(new URL('../../../scripts/services.sh', import.meta.url));
+  await run('bash', [script, command, name], { env: { ...process.env, ...env }, timeout: 600_000 });
 }

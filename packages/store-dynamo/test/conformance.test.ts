@@ -1,0 +1,48 @@
+import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { Store } from '@stepfold/engine';
+import { runStoreConformance } from '@stepfold/engine/testing';
+import { afterAll, beforeAll } from 'vitest';
+import { createDynamoStore } from '../src/index.js';
+import { requireServer, services, testClient } from './server.js';
+
+const client = testClient();
+const tables = new Map<Store, string>();
+let counter = 0;
+
+// A second DynamoDB Local that only the outage test uses, so stopping it disturbs nobody.
+const OUTAGE_PORT = process.env.STEPFOLD_DYNAMO_OUTAGE_PORT ?? '58000';
+const outageClient = new DynamoDBClient({
+  endpoint: `http://127.0.0.1:${OUTAGE_PORT}`,
+  region: 'us-east-1',
+  credentials: { accessKeyId: 'stepfold', secretAccessKey: 'stepfold' },
+  maxAttempts: 1,
+  requestHandler: { connectionTimeout: 1000, requestTimeout: 5000 },
+});
+
+beforeAll(async () => {
+  await requireServer(client);
+  await services('up', 'dynamo', { STEPFOLD_DYNAMO_PORT: OUTAGE_PORT });
+});
+afterAll(() => {
+  client.destroy();
+  outageClient.destroy();
+});
+
+runStoreConformance({
+  name: 'dynamo (DynamoDB Local)',
+  createStore() {
+    const table = `conformance_${process.pid}_${++counter}`;
+    const store = createDynamoStore({ client, table, setup: { pollMs: 50 } });
+    tables.set(store, table);
+    return store;
+  },
+  async destroyStore(store) {
+    await client.send(new DeleteTableCommand({ TableName: tables.get(store) })).catch(() => {});
+  },
+  outage: {
+    createStore: () =>
+      createDynamoStore({ client: outageClient, table: `outage_${process.pid}`, setup: { pollMs: 50 } }),
+    stop: () => services('stop', 'dynamo', { STEPFOLD_DYNAMO_PORT: OUTAGE_PORT }),
+    start: () => services('start', 'dynamo', { STEPFOLD_DYNAMO_PORT: OUTAGE_PORT }),
+  },
+});
