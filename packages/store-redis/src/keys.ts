@@ -1,0 +1,70 @@
+/** Default key prefix: the `{sf}` hash tag puts every key of the store in one Redis Cluster slot. */
+export const DEFAULT_PREFIX = 'stepfold:{sf}:';
+
+/** Longest accepted key prefix. */
+export const MAX_PREFIX_LENGTH = 256;
+
+// Printable ASCII without the glob characters of SCAN MATCH (* ? [ ] \), so `prefix*` matches exactly.
+const PREFIX_CHARS = /^[!-)+->@-Z^-~]+$/;
+
+/** Throws unless `prefix` is 1-256 printable ASCII characters, no whitespace or glob characters, at most one `{tag}`. */
+export function assertPrefix(prefix: unknown): asserts prefix is string {
+  const fail = (why: string): never => {
+    throw new TypeError(`invalid redis key prefix ${JSON.stringify(prefix)}: ${why}`);
+  };
+  if (typeof prefix !== 'string' || prefix.length === 0) fail('must be a non-empty string');
+  const p = prefix as string;
+  if (p.length > MAX_PREFIX_LENGTH) fail(`longer than ${MAX_PREFIX_LENGTH} characters`);
+  if (!PREFIX_CHARS.test(p)) fail('only printable ASCII, no whitespace and none of * ? [ ] \\');
+  const open = p.indexOf('{');
+  const close = p.indexOf('}');
+  if (open === -1 && close === -1) return;
+  const single = p.lastIndexOf('{') === open && p.lastIndexOf('}') === close;
+  if (!single || open === -1 || close < open + 2) {
+    fail('braces must form one non-empty hash tag, e.g. "app:{sf}:"');
+  }
+}
+
+/** True when `prefix` holds a Redis Cluster hash tag (`{...}` with something inside). */
+export function hasHashTag(prefix: string): boolean {
+  const open = prefix.indexOf('{');
+  return open !== -1 && prefix.indexOf('}', open + 2) !== -1;
+}
+
+// Key segments after the prefix; the Lua scripts build the old index keys from the same strings.
+/** Hash per instance: `json`, `version`, `status`, `workflow`. */
+export const INSTANCE = 'instance:';
+/** Sorted set: score wakeAt, member id. */
+export const DUE = 'due';
+/** Sorted set, score 0: every id. */
+export const ALL = 'all';
+/** Sorted set per status, score 0. */
+export const STATUS = 'status:';
+/** Sorted set per workflow name, score 0. */
+export const WORKFLOW = 'workflow:';
+/** Sorted set per (status, workflow name), score 0; `#` separates the two (no id or name holds it). */
+export const STATUS_WORKFLOW = 'status-workflow:';
+
+/** The names of every key a store with this prefix uses. */
+export interface Keys {
+  prefix: string;
+  instance(id: string): string;
+  due: string;
+  all: string;
+  status(status: string): string;
+  workflow(name: string): string;
+  statusWorkflow(status: string, name: string): string;
+}
+
+/** Key names under `prefix` (validated by the caller). */
+export function keysFor(prefix: string): Keys {
+  return {
+    prefix,
+    instance: (id) => `${prefix}${INSTANCE}${id}`,
+    due: `${prefix}${DUE}`,
+    all: `${prefix}${ALL}`,
+    status: (status) => `${prefix}${STATUS}${status}`,
+    workflow: (name) => `${prefix}${WORKFLOW}${name}`,
+    statusWorkflow: (status, name) => `${prefix}${STATUS_WORKFLOW}${status}#${name}`,
+  };
+}
