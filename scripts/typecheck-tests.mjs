@@ -1,0 +1,24 @@
+// Type-checks every test folder (packages/*/test, examples/*/test): vitest strips types without
+// checking them, so this is what keeps test code honest. Run after `pnpm build` (tests import dist types).
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+const roots = ['packages', 'examples'];
+const projects = roots.flatMap((root) =>
+  readdirSync(root, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && existsSync(join(root, d.name, 'test', 'tsconfig.json')))
+    .map((d) => join(root, d.name, 'test')),
+);
+if (existsSync('examples/test/tsconfig.json')) projects.push('examples/test');
+let failed = 0;
+for (const project of projects) {
+  try {
+    execFileSync('pnpm', ['exec', 'tsc', '-p', project, '--noEmit'], { stdio: 'inherit' });
+  } catch {
+    failed++;
+    console.error(`typecheck failed: ${project}`);
+  }
+}
+console.log(`typechecked ${projects.length} test folders, ${failed} failed`);
+process.exit(failed ? 1 : 0);
