@@ -1,3 +1,4 @@
+import { makeTestSnapshot } from '@stepfold/engine/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createRedisStore,
@@ -7,7 +8,6 @@ import {
 } from '../src/index.js';
 import { DELETE } from '../src/scripts.js';
 import { dropPrefix, keysUnder, openStore, requireServer, type TestStore, testClient } from './server.js';
-import { makeTestSnapshot } from './snapshot.js';
 
 const client = testClient();
 const opened: TestStore[] = [];

@@ -1,10 +1,10 @@
 import { StoreUnavailableError } from '@stepfold/engine';
+import { makeTestSnapshot } from '@stepfold/engine/testing';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisStore, isUnavailable } from '../src/index.js';
 import { guard } from '../src/map-error.js';
 import { dropPrefix, FAIL_FAST, requireServer, testClient, uniquePrefix } from './server.js';
-import { makeTestSnapshot } from './snapshot.js';
 
 const client = testClient();
 const prefixes: string[] = [];

@@ -73,7 +73,7 @@ export async function dropPrefix(client: Redis, prefix: string): Promise<void> {
 export async function outageServer(command: 'up' | 'stop' | 'start'): Promise<void> {
   await promisify(execFile)('bash', [SERVICES, command, 'redis'], {
     env: { ...process.env, STEPFOLD_REDIS_PORT: String(OUTAGE_PORT) },
-    timeout: 180_000,
+    timeout: 600_000, // services.sh may wait for another run holding its lock
   });
 }
 
