@@ -1,0 +1,11 @@
+export { needsTextColumn } from './codec.js';
+export { isUnavailable } from './map-error.js';
+export {
+  createPostgresStore,
+  DEFAULT_CLAIM_MS,
+  DEFAULT_MAX_SNAPSHOT_BYTES,
+  MAX_SNAPSHOT_BYTES_LIMIT,
+  type PostgresStore,
+  type PostgresStoreOptions,
+} from './postgres-store.js';
+export { MIGRATIONS, MIGRATIONS_TABLE, type Migration } from './schema.js';

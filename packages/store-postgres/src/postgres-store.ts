@@ -1,0 +1,233 @@
+import {
+  AlreadyExistsError,
+  assertValidId,
+  isValidId,
+  type ListPage,
+  type ListQuery,
+  NotFoundError,
+  type Store,
+  VersionConflictError,
+} from '@stepfold/engine';
+import type { Pool, QueryResult, QueryResultRow } from 'pg';
+import { decodeSnapshot, type EncodedRow, encodeSnapshot, toInt8 } from './codec.js';
+import { errorCode, guard } from './map-error.js';
+import { runMigrations, type TableNames, tableNames } from './schema.js';
+
+/** Default size limit: 64 MiB of snapshot JSON. */
+export const DEFAULT_MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024;
+
+/** Highest accepted `maxSnapshotBytes`: a JSONB value holds at most 255 MiB. */
+export const MAX_SNAPSHOT_BYTES_LIMIT = 255 * 1024 * 1024;
+
+/** Default claim lease of `listDue`, in the same milliseconds as its `now`. */
+export const DEFAULT_CLAIM_MS = 30_000;
+
+/** Options of {@link createPostgresStore}. */
+export interface PostgresStoreOptions {
+  /** Your `pg` Pool; the store borrows connections and never ends it. */
+  pool: Pool;
+  /** Schema holding the table (default `stepfold`); a plain lowercase identifier. */
+  schema?: string;
+  /** Instance table (default `instances`); a plain lowercase identifier of at most 48 characters. */
+  table?: string;
+  /** Largest accepted snapshot, in UTF-8 bytes of its JSON (default 64 MiB, at most 255 MiB). */
+  maxSnapshotBytes?: number;
+  /** How long ids returned by `listDue` stay claimed, measured against `now` (default 30 000). */
+  claimMs?: number;
+}
+
+/** A PostgreSQL-backed {@link Store}, with the names and lease it was created with. */
+export interface PostgresStore extends Store {
+  /** Schema of the instance table. */
+  readonly schema: string;
+  /** Instance table name (unquoted). */
+  readonly table: string;
+  /** Claim lease of `listDue`. */
+  readonly claimMs: number;
+}
+
+// JSONB refused the value (NUL or bad escape, or the binary form over 255 MiB): store the text instead.
+const JSONB_FALLBACK_CODES = new Set(['22P05', '54000']);
+
+/**
+ * A stepfold store on PostgreSQL: one row per instance in its own schema, the snapshot in a JSONB
+ * column, `save` a single `UPDATE … WHERE id = $1 AND version = $2`, and `listDue` claiming the ids it
+ * returns so concurrent pollers get disjoint batches. Call `setup()` once before use.
+ */
+export function createPostgresStore(options: PostgresStoreOptions): PostgresStore {
+  const { pool } = options;
+  const names: TableNames = tableNames(options.schema ?? 'stepfold', options.table ?? 'instances');
+  const maxSnapshotBytes = options.maxSnapshotBytes ?? DEFAULT_MAX_SNAPSHOT_BYTES;
+  if (
+    !(
+      Number.isInteger(maxSnapshotBytes) &&
+      maxSnapshotBytes > 0 &&
+      maxSnapshotBytes <= MAX_SNAPSHOT_BYTES_LIMIT
+    )
+  ) {
+    throw new RangeError(`maxSnapshotBytes must be an integer in 1..${MAX_SNAPSHOT_BYTES_LIMIT}`);
+  }
+  const claimMs = options.claimMs ?? DEFAULT_CLAIM_MS;
+  if (!(Number.isSafeInteger(claimMs) && claimMs >= 0)) {
+    throw new RangeError('claimMs must be a non-negative integer');
+  }
+  const t = names.qualified;
+
+  const query = <R extends QueryResultRow>(what: string, text: string, values: unknown[]) =>
+    guard(what, () => pool.query<R>(text, values));
+
+  // Runs a write with the JSON in the JSONB column, or in snapshot_text when JSONB cannot hold it.
+  const write = async (
+    what: string,
+    row: EncodedRow,
+    sql: string,
+    values: unknown[],
+  ): Promise<QueryResult> => {
+    if (!row.asText) {
+      try {
+        return await query(what, sql, [...values, row.json, null]);
+      } catch (e) {
+        const code = errorCode(e);
+        if (code === undefined || !JSONB_FALLBACK_CODES.has(code)) throw e;
+      }
+    }
+    return query(what, sql, [...values, null, row.json]);
+  };
+
+  return {
+    maxSnapshotBytes,
+    schema: names.schema,
+    table: names.table,
+    claimMs,
+
+    async setup() {
+      await runMigrations(pool, names);
+    },
+
+    async create(snapshot) {
+      const row = encodeSnapshot(snapshot, maxSnapshotBytes);
+      try {
+        await write(
+          'create',
+          row,
+          `INSERT INTO ${t} (id, version, status, workflow, wake_at, snapshot, snapshot_text)
+           VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7)`,
+          [row.id, row.version, row.status, row.workflow, row.wakeAt],
+        );
+      } catch (e) {
+        if (errorCode(e) === '23505') throw new AlreadyExistsError(row.id);
+        throw e;
+      }
+    },
+
+    async load(id) {
+      assertValidId(id);
+      const r = await query<{ json: string }>(
+        'load',
+        `SELECT COALESCE(snapshot_text, snapshot::text) AS json FROM ${t} WHERE id = $1`,
+        [id],
+      );
+      const row = r.rows[0];
+      return row ? decodeSnapshot(row.json) : null;
+    },
+
+    async save(snapshot, expectedVersion) {
+      const row = encodeSnapshot(snapshot, maxSnapshotBytes);
+      if (!Number.isSafeInteger(expectedVersion))
+        throw new RangeError('save: expectedVersion must be an integer');
+      const r = await write(
+        'save',
+        row,
+        `UPDATE ${t} SET version = $3, status = $4, workflow = $5, wake_at = $6, claimed_until = NULL,
+           snapshot = $7::jsonb, snapshot_text = $8
+         WHERE id = $1 AND version = $2`,
+        [row.id, expectedVersion, row.version, row.status, row.workflow, row.wakeAt],
+      );
+      if (r.rowCount === 1) return;
+      // The condition failed: tell a lost race from a missing instance.
+      const current = await query<{ version: string }>('save', `SELECT version FROM ${t} WHERE id = $1`, [
+        row.id,
+      ]);
+      const found = current.rows[0];
+      if (!found) throw new NotFoundError(row.id);
+      throw new VersionConflictError(row.id, expectedVersion, Number(found.version));
+    },
+
+    async listDue(now, limit) {
+      if (typeof now !== 'number' || Number.isNaN(now)) throw new RangeError('listDue: now must be a number');
+      if (!(limit >= 1)) return [];
+      // Stored wake times are whole ms rounded up, so `wake_at <= floor(now)` is `wakeAt <= now`.
+      const at = Number.isFinite(now) ? BigInt(Math.floor(now)) : now;
+      const until = typeof at === 'bigint' ? at + BigInt(claimMs) : at;
+      // MATERIALIZED: the locking subquery runs once, so LIMIT bounds the batch.
+      const r = await query<{ id: string; wake_at: string }>(
+        'listDue',
+        `WITH due AS MATERIALIZED (
+           SELECT id FROM ${t}
+           WHERE wake_at <= $1 AND (claimed_until IS NULL OR claimed_until <= $1)
+           ORDER BY wake_at, id
+           LIMIT $3
+           FOR UPDATE SKIP LOCKED)
+         UPDATE ${t} AS i SET claimed_until = $2 FROM due WHERE i.id = due.id
+         RETURNING i.id, i.wake_at`,
+        [toInt8(at), toInt8(until), Number.isFinite(limit) ? Math.floor(limit) : null],
+      );
+      const rows = r.rows.map((x) => ({ id: x.id, at: BigInt(x.wake_at) }));
+      rows.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      return rows.map((x) => x.id);
+    },
+
+    async list(query_: ListQuery): Promise<ListPage> {
+      const { status, workflow, limit } = query_;
+      const cursor = query_.cursor || null;
+      for (const [key, value] of [
+        ['status', status],
+        ['workflow', workflow],
+        ['cursor', cursor],
+      ] as const) {
+        if (value !== undefined && value !== null && typeof value !== 'string') {
+          throw new TypeError(`list: ${key} must be a string`);
+        }
+      }
+      if (cursor !== null) assertValidId(cursor, 'cursor');
+      if (!(limit >= 1)) return { items: [], cursor };
+      // Every stored status and workflow name is a valid id; anything else matches nothing.
+      if ((status !== undefined && !isValidId(status)) || (workflow !== undefined && !isValidId(workflow))) {
+        return { items: [], cursor: null };
+      }
+      const where: string[] = [];
+      const values: unknown[] = [];
+      const add = (sql: string, value: unknown) => {
+        values.push(value);
+        where.push(`${sql} $${values.length}`);
+      };
+      if (status !== undefined) add('status =', status);
+      if (workflow !== undefined) add('workflow =', workflow);
+      if (cursor !== null) add('id >', cursor);
+      // One extra row tells whether another page exists.
+      values.push(Number.isFinite(limit) ? Math.floor(limit) + 1 : null);
+      const r = await query<{ id: string; json: string }>(
+        'list',
+        `SELECT id, COALESCE(snapshot_text, snapshot::text) AS json FROM ${t}
+         ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+         ORDER BY id LIMIT $${values.length}`,
+        values,
+      );
+      const page = r.rows.length > limit ? r.rows.slice(0, limit) : r.rows;
+      return {
+        items: page.map((x) => decodeSnapshot(x.json)),
+        cursor: r.rows.length > limit ? (page[page.length - 1]?.id ?? null) : null,
+      };
+    },
+
+    async delete(id) {
+      assertValidId(id);
+      const r = await query('delete', `DELETE FROM ${t} WHERE id = $1`, [id]);
+      return r.rowCount === 1;
+    },
+
+    async close() {
+      // The pool belongs to the caller.
+    },
+  };
+}

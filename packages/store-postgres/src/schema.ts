@@ -1,0 +1,148 @@
+import type { Pool, PoolClient } from 'pg';
+import { guard } from './map-error.js';
+
+/** Table in the store's schema recording which migrations ran on which instance table. */
+export const MIGRATIONS_TABLE = 'stepfold_migrations';
+
+/** Longest accepted table name: leaves room for the `_wake_at`-style index suffixes within 63 bytes. */
+export const MAX_TABLE_NAME = 48;
+
+const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
+
+/**
+ * Throws `TypeError` unless `name` is a plain lowercase identifier (`[a-z_][a-z0-9_]*`, at most `max`
+ * characters), so it can be double-quoted into SQL as is.
+ */
+export function assertIdentifier(what: string, name: unknown, max = 63): asserts name is string {
+  if (typeof name !== 'string' || name.length > max || !IDENTIFIER.test(name)) {
+    throw new TypeError(
+      `invalid PostgreSQL ${what} name ${JSON.stringify(name)}: use 1-${max} of a-z 0-9 _, not starting with a digit`,
+    );
+  }
+}
+
+/** Quoted names of everything one store touches. */
+export interface TableNames {
+  schema: string;
+  table: string;
+  /** `"schema"."table"`. */
+  qualified: string;
+  /** `"schema"."stepfold_migrations"`. */
+  migrations: string;
+}
+
+/** Validates the schema and table names and quotes them. */
+export function tableNames(schema: string, table: string): TableNames {
+  assertIdentifier('schema', schema);
+  if (schema.startsWith('pg_')) throw new TypeError(`schema names starting with pg_ are reserved: ${schema}`);
+  assertIdentifier('table', table, MAX_TABLE_NAME);
+  if (table === MIGRATIONS_TABLE) throw new TypeError(`table name ${table} is reserved`);
+  return {
+    schema,
+    table,
+    qualified: `"${schema}"."${table}"`,
+    migrations: `"${schema}"."${MIGRATIONS_TABLE}"`,
+  };
+}
+
+/** One schema change of an instance table; versions are applied in order, each once. */
+export interface Migration {
+  version: number;
+  description: string;
+  statements(names: TableNames): string[];
+}
+
+/**
+ * Every migration, oldest first. Never edit a released one: append a new version instead.
+ * `id` uses the "C" collation so `ORDER BY id` is the byte order, which for valid ids is JS string order.
+ */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: 'instances table, due/status/workflow indexes',
+    statements: ({ table, qualified }) => [
+      `CREATE TABLE ${qualified} (
+        id text COLLATE "C" PRIMARY KEY,
+        version bigint NOT NULL,
+        status text NOT NULL,
+        workflow text COLLATE "C" NOT NULL,
+        wake_at bigint,
+        claimed_until bigint,
+        snapshot jsonb,
+        snapshot_text text,
+        CONSTRAINT "${table}_one_snapshot" CHECK ((snapshot IS NULL) <> (snapshot_text IS NULL))
+      )`,
+      `CREATE INDEX "${table}_wake_at" ON ${qualified} (wake_at, id) WHERE wake_at IS NOT NULL`,
+      `CREATE INDEX "${table}_status" ON ${qualified} (status, id)`,
+      `CREATE INDEX "${table}_workflow" ON ${qualified} (workflow, id)`,
+    ],
+  },
+];
+
+// Two-key advisory locks live apart from single-bigint ones; this first key marks stepfold's.
+const LOCK_CLASS = 0x5374_6570;
+
+async function migrate(client: PoolClient, names: TableNames): Promise<void> {
+  // One lock per schema: setups of different tables in one schema also race on CREATE SCHEMA.
+  await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_CLASS, names.schema]);
+  const schema = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [names.schema]);
+  // Checked first: CREATE SCHEMA IF NOT EXISTS needs the CREATE privilege even when the schema exists.
+  if (schema.rowCount === 0) await client.query(`CREATE SCHEMA "${names.schema}"`);
+  await client.query(`CREATE TABLE IF NOT EXISTS ${names.migrations} (
+    table_name text COLLATE "C" NOT NULL,
+    version integer NOT NULL,
+    description text NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (table_name, version)
+  )`);
+  const state = await client.query<{ exists: boolean; version: number | null }>(
+    `SELECT to_regclass($1) IS NOT NULL AS exists,
+       (SELECT max(version) FROM ${names.migrations} WHERE table_name = $2) AS version`,
+    [names.qualified, names.table],
+  );
+  const row = state.rows[0]!;
+  let current = row.version ?? 0;
+  if (!row.exists) {
+    // The table was dropped by hand: forget its history and build it again.
+    await client.query(`DELETE FROM ${names.migrations} WHERE table_name = $1`, [names.table]);
+    current = 0;
+  } else if (current === 0) {
+    throw new Error(
+      `${names.qualified} exists but was not created by stepfold's setup(); pick another table or drop it`,
+    );
+  }
+  for (const migration of MIGRATIONS) {
+    if (migration.version <= current) continue;
+    for (const statement of migration.statements(names)) await client.query(statement);
+    await client.query(
+      `INSERT INTO ${names.migrations} (table_name, version, description) VALUES ($1, $2, $3)`,
+      [names.table, migration.version, migration.description],
+    );
+  }
+}
+
+/**
+ * Brings the schema, the migrations table and the instance table up to the latest migration, in one
+ * transaction under an advisory lock: safe to run any number of times, also concurrently.
+ */
+export async function runMigrations(pool: Pool, names: TableNames): Promise<void> {
+  const client = await guard('setup', () => pool.connect());
+  let broken: Error | undefined;
+  try {
+    await guard('setup', async () => {
+      await client.query('BEGIN');
+      try {
+        await migrate(client, names);
+        await client.query('COMMIT');
+      } catch (e) {
+        await client.query('ROLLBACK').catch((rollback: Error) => {
+          broken = rollback;
+        });
+        throw e;
+      }
+    });
+  } finally {
+    // A connection that could not roll back is destroyed instead of returned to the pool.
+    client.release(broken);
+  }
+}

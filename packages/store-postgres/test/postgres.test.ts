@@ -1,0 +1,51 @@
+import type { Store } from '@stepfold/engine';
+import { runStoreConformance } from '@stepfold/engine/testing';
+import type pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
+import { createPostgresStore, type PostgresStore } from '../src/index.js';
+import {
+  dropTable,
+  OUTAGE_PG_URL,
+  outageServer,
+  requireServer,
+  TEST_SCHEMA,
+  testPool,
+  uniqueTable,
+} from './server.js';
+
+const pool = testPool();
+// The outage store lives on a second server (its own port), so stopping it disturbs no other test.
+let outagePool: pg.Pool | undefined;
+const pools = new Map<Store, pg.Pool>();
+
+beforeAll(() => requireServer(pool));
+afterAll(async () => {
+  await pool.end();
+  await outagePool?.end();
+});
+
+function open(on: pg.Pool): PostgresStore {
+  const store = createPostgresStore({ pool: on, schema: TEST_SCHEMA, table: uniqueTable() });
+  pools.set(store, on);
+  return store;
+}
+
+runStoreConformance({
+  name: 'postgres',
+  createStore: () => open(pool),
+  async destroyStore(store) {
+    const on = pools.get(store);
+    if (on) await dropTable(on, (store as PostgresStore).table);
+  },
+  claimsDue: true,
+  outage: {
+    async createStore() {
+      await outageServer('up');
+      outagePool ??= testPool(OUTAGE_PG_URL, 4);
+      await requireServer(outagePool, OUTAGE_PG_URL);
+      return open(outagePool);
+    },
+    stop: () => outageServer('stop'),
+    start: () => outageServer('start'),
+  },
+});
