@@ -9,6 +9,7 @@
  *   POLL_INTERVAL_MS         pause between poller rounds that found little to do (default 500)
  *   CONCURRENCY              instances ticked at once per round (default 8)
  *   SHUTDOWN_GRACE_MS        longest wait for in-flight handlers on SIGTERM/SIGINT (default 30000)
+ *   CLAIM_MS                 how long a poller round holds the due ids it took (default 2000)
  *
  * Logs are JSON lines on stdout; the first is `{"event":"listening","port":…,"pid":…}`.
  */
@@ -16,10 +17,10 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
 import { createRunner, type Snapshot, type Store } from '@stepfold/engine';
+import { createPostgresStore } from '@stepfold/store-postgres';
 import pg from 'pg';
 import { createApi } from './api.js';
 import { createCallLog } from './call-log.js';
-import { createPostgresStore } from './pg-store.js';
 import { createPoller } from './poller.js';
 import { createHandlers, workflows } from './workflows.js';
 
@@ -37,6 +38,7 @@ const config = {
   pollIntervalMs: int('POLL_INTERVAL_MS', 500),
   concurrency: Math.max(1, int('CONCURRENCY', 8)),
   graceMs: int('SHUTDOWN_GRACE_MS', 30_000),
+  claimMs: int('CLAIM_MS', 2_000),
 };
 if (!/^[a-z_][a-z0-9_]{0,62}$/.test(config.schema))
   throw new Error('STEPFOLD_SCHEMA must be a plain identifier');
@@ -47,7 +49,10 @@ const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 const pool = new pg.Pool({ connectionString: config.pgUrl, max: config.concurrency + 4 });
 pool.on('error', (e) => log('pool.error', { error: errorText(e) }));
-const store = createPostgresStore({ pool, schema: config.schema });
+// listDue claims the ids it returns for claimMs, so workers polling one table take disjoint batches.
+// A tick saves (clearing the claim) within milliseconds, so a short lease is enough; the ids a
+// SIGKILLed worker had claimed go to the other workers once CLAIM_MS has passed.
+const store = createPostgresStore({ pool, schema: config.schema, claimMs: config.claimMs });
 const callLog = createCallLog(pool, config.schema);
 await store.setup();
 await callLog.setup();
