@@ -7,6 +7,7 @@ import {
 import type { Snapshot, Store } from '@stepfold/engine';
 import { createDynamoStore } from '@stepfold/store-dynamo';
 import { createMongoStore } from '@stepfold/store-mongo';
+import { createPostgresStore } from '@stepfold/store-postgres';
 import { MongoClient } from 'mongodb';
 import pg from 'pg';
 import { serviceUrls } from './services.js';
@@ -204,20 +205,8 @@ export async function ensurePgDatabase(url: string, database: string): Promise<v
   }
 }
 
-type PgStoreFactory = (o: { pool: pg.Pool }) => Store;
-
-/** The postgres adapter, when this checkout has it (it is written concurrently with the bench). */
-async function postgresAdapter(): Promise<PgStoreFactory | null> {
-  const name: string = '@stepfold/store-postgres';
-  try {
-    return ((await import(name)) as { createPostgresStore: PgStoreFactory }).createPostgresStore;
-  } catch {
-    return null;
-  }
-}
-
 /** PostgreSQL, in a database of its own (`stepfold_bench`) so the tests' data is never touched. */
-export function postgresBackend(factory: () => Promise<PgStoreFactory | null> = postgresAdapter): Backend {
+export function postgresBackend(): Backend {
   const url = pgDatabaseUrl(urls.pg, BENCH_DB);
   return {
     name: 'postgres',
@@ -227,14 +216,11 @@ export function postgresBackend(factory: () => Promise<PgStoreFactory | null> = 
     url: urls.pg,
     statement: PG_SAVE,
     async unavailable() {
-      if (!(await factory())) return 'no @stepfold/store-postgres in this checkout';
       return reason('PostgreSQL', urls.pg, () => ensurePgDatabase(urls.pg, BENCH_DB));
     },
     async connect() {
-      const create = await factory();
-      if (!create) throw new Error('no @stepfold/store-postgres');
       const pool = new pg.Pool({ connectionString: url, max: 1 });
-      const store = create({ pool });
+      const store = createPostgresStore({ pool });
       return {
         store,
         async raw(s, expected) {
@@ -243,8 +229,10 @@ export function postgresBackend(factory: () => Promise<PgStoreFactory | null> = 
             expected,
             s.version,
             s.status,
-            s.wakeAt,
+            s.workflow.name,
+            s.wakeAt === null ? null : Math.ceil(s.wakeAt),
             JSON.stringify(s),
+            null,
           ]);
           if (r.rowCount !== 1) throw new Error(`raw update of ${s.id} matched nothing`);
         },
@@ -256,6 +244,7 @@ export function postgresBackend(factory: () => Promise<PgStoreFactory | null> = 
 
 /** The statement the postgres adapter's save runs (kept in step with packages/store-postgres). */
 const PG_SAVE =
-  'UPDATE "stepfold"."instances" SET version = $3, status = $4, wake_at = $5, snapshot = $6 WHERE id = $1 AND version = $2';
+  'UPDATE "stepfold"."instances" SET version = $3, status = $4, workflow = $5, wake_at = $6, ' +
+  'claimed_until = NULL, snapshot = $7::jsonb, snapshot_text = $8 WHERE id = $1 AND version = $2';
 
 export const backends: Backend[] = [postgresBackend(), mongo, dynamo];
