@@ -1,9 +1,10 @@
 /**
- * `pnpm demo`: an order workflow (reserve stock → charge payment → send email) on the in-memory
- * store with a simulated clock. The payment service fails twice and succeeds on attempt 3; every
- * transition is printed as it is written.
+ * `pnpm demo`: an order workflow (reserve stock → charge payment → send email) with a simulated
+ * clock, on the in-memory store or (`pnpm demo --store postgres`) on PostgreSQL. The payment service
+ * fails twice and succeeds on attempt 3; every transition is printed as it is written.
  */
-import { createMemoryStore, createRunner, type Snapshot, TaskError, workflow } from '@stepfold/engine';
+import { createRunner, type Snapshot, type Store, TaskError, workflow } from '@stepfold/engine';
+import { type DemoStoreKind, openDemoStore, storeFromArgs } from './demo-store.js';
 
 export const orderWorkflow = workflow('order', 1, {
   defaults: { retry: { maxAttempts: 3, initialMs: 2_000, factor: 2, maxMs: 30_000, jitter: 0.1 } },
@@ -13,15 +14,28 @@ export const orderWorkflow = workflow('order', 1, {
   .task('send-email', { handler: 'sendEmail' })
   .build();
 
-/** Runs the demo; returns the final snapshot. `print` receives each line. */
-export async function main(print: (line: string) => void = console.log): Promise<Snapshot> {
+/** Runs the demo on the given store; returns the final snapshot. `print` receives each line. */
+export async function main(
+  print: (line: string) => void = console.log,
+  storeKind: DemoStoreKind = 'memory',
+): Promise<Snapshot> {
+  const demo = await openDemoStore(storeKind, 'orders', ['order-42']);
+  try {
+    print(`order-42 on the ${demo.description}\n`);
+    return await run(demo.store, print);
+  } finally {
+    await demo.close();
+  }
+}
+
+async function run(store: Store, print: (line: string) => void): Promise<Snapshot> {
   let now = Date.UTC(2026, 10, 22, 9, 0, 0);
   const clock = () => now;
   const stamp = (at: number) => `+${((at - Date.UTC(2026, 10, 22, 9, 0, 0)) / 1000).toFixed(3)}s`;
   let chargeCalls = 0;
 
   const runner = createRunner({
-    store: createMemoryStore(),
+    store,
     workflows: [orderWorkflow],
     clock,
     handlers: {
@@ -63,8 +77,13 @@ export async function main(print: (line: string) => void = console.log): Promise
   return s;
 }
 
-// Run when executed directly (pnpm demo), not when imported by the examples test.
+// Run when executed directly (pnpm demo [--store postgres]), not when imported by the examples test.
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const s = await main();
-  process.exit(s.status === 'completed' ? 0 : 1);
+  try {
+    const s = await main(console.log, storeFromArgs(process.argv.slice(2)));
+    process.exit(s.status === 'completed' ? 0 : 1);
+  } catch (e) {
+    console.error(`order demo: ${e instanceof Error ? e.message : String(e)}`);
+    process.exit(1);
+  }
 }
