@@ -8,6 +8,8 @@ import type { Snapshot, Store } from '@stepfold/engine';
 import { createDynamoStore } from '@stepfold/store-dynamo';
 import { createMongoStore } from '@stepfold/store-mongo';
 import { createPostgresStore } from '@stepfold/store-postgres';
+import { createRedisStore, SCRIPTS } from '@stepfold/store-redis';
+import { Redis } from 'ioredis';
 import { MongoClient } from 'mongodb';
 import pg from 'pg';
 import { serviceUrls } from './services.js';
@@ -104,6 +106,72 @@ const mongo: Backend = {
         if (r.matchedCount !== 1) throw new Error(`raw update of ${s.id} matched nothing`);
       },
       close: () => client.close(),
+    };
+  },
+};
+
+/** The bench's own keys on the shared Redis (the tests use other prefixes). */
+const REDIS_PREFIX = 'stepfold-bench:{bench}:';
+
+/** The adapter's save script: a raw user runs the very same compare-and-set with EVALSHA. */
+const REDIS_SAVE = SCRIPTS.find((s) => s.name === 'save')!;
+
+const redis: Backend = {
+  name: 'redis',
+  server: 'Redis',
+  warmupMs: 1000,
+  e2eWorkflows: 3000,
+  url: urls.redis,
+  statement:
+    "EVALSHA of the adapter's save script (version compare-and-set, index moves, HSET of json/version/status/workflow, due score) with keys and arguments built by hand",
+  async unavailable() {
+    const client = new Redis(urls.redis, {
+      lazyConnect: true,
+      connectTimeout: 2000,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
+    client.on('error', () => {});
+    try {
+      return await reason('Redis', urls.redis, async () => {
+        await client.connect();
+        await client.ping();
+      });
+    } finally {
+      client.disconnect();
+    }
+  },
+  async connect() {
+    const client = new Redis(urls.redis, { maxRetriesPerRequest: 1 });
+    const store = createRedisStore({ client, prefix: REDIS_PREFIX });
+    await client.script('LOAD', REDIS_SAVE.lua);
+    const p = REDIS_PREFIX;
+    return {
+      store,
+      async raw(s, expected) {
+        const json = JSON.stringify(s);
+        const wf = s.workflow.name;
+        const wakeAt = typeof s.wakeAt === 'number' && Number.isFinite(s.wakeAt) ? String(s.wakeAt) : '';
+        const r = (await client.evalsha(
+          REDIS_SAVE.sha,
+          5,
+          `${p}instance:${s.id}`,
+          `${p}due`,
+          `${p}status:${s.status}`,
+          `${p}workflow:${wf}`,
+          `${p}status-workflow:${s.status}#${wf}`,
+          s.id,
+          json,
+          String(s.version),
+          s.status,
+          wf,
+          wakeAt,
+          String(expected),
+          p,
+        )) as [number];
+        if (r[0] !== 1) throw new Error(`raw save of ${s.id}: version moved or instance gone`);
+      },
+      close: async () => client.disconnect(),
     };
   },
 };
@@ -247,4 +315,4 @@ const PG_SAVE =
   'UPDATE "stepfold"."instances" SET version = $3, status = $4, workflow = $5, wake_at = $6, ' +
   'claimed_until = NULL, snapshot = $7::jsonb, snapshot_text = $8 WHERE id = $1 AND version = $2';
 
-export const backends: Backend[] = [postgresBackend(), mongo, dynamo];
+export const backends: Backend[] = [postgresBackend(), redis, mongo, dynamo];

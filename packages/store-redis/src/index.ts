@@ -19,3 +19,4 @@ export {
   MAX_SNAPSHOT_BYTES_LIMIT,
   type RedisStoreOptions,
 } from './redis-store.js';
+export { SCRIPTS, type Script } from './scripts.js';

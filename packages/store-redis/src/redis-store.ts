@@ -92,8 +92,11 @@ export function createRedisStore(options: RedisStoreOptions): Store {
     assertValidId(snapshot.workflow?.name, 'workflow name');
     assertValidId(snapshot.status, 'status');
     const json = JSON.stringify(snapshot);
-    const bytes = snapshotBytes(json);
-    if (bytes > maxSnapshotBytes) throw new SnapshotTooLargeError(snapshot.id, bytes, maxSnapshotBytes);
+    // A UTF-16 code unit is at most 3 UTF-8 bytes: count them only when the limit may be near.
+    if (json.length * 3 > maxSnapshotBytes) {
+      const bytes = snapshotBytes(json);
+      if (bytes > maxSnapshotBytes) throw new SnapshotTooLargeError(snapshot.id, bytes, maxSnapshotBytes);
+    }
     return {
       id: snapshot.id,
       json,

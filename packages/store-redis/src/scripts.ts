@@ -107,7 +107,7 @@ end
 return out`,
 );
 
-/** Every script the store runs, for `setup` to load. */
+/** Every script the store runs (create, save, delete, list), for `setup` to load or for inspection. */
 export const SCRIPTS: readonly Script[] = [CREATE, SAVE, DELETE, LIST];
 
 /** EVALSHA, falling back to EVAL (which also caches the script) when the server lost or never had it. */
