@@ -1,4 +1,5 @@
 import { makeTestSnapshot } from '@stepfold/engine/testing';
+import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createRedisStore,
@@ -239,6 +240,14 @@ describe('redis adapter: options', () => {
     for (const bad of [MAX_SNAPSHOT_BYTES_LIMIT + 1, 0, -1, 1.5, Number.NaN]) {
       expect(() => createRedisStore({ client, maxSnapshotBytes: bad })).toThrow(RangeError);
     }
+  });
+
+  it('refuses a Cluster client unless the prefix has a hash tag', () => {
+    const cluster = new Cluster([{ host: '127.0.0.1', port: 1 }], { lazyConnect: true });
+    expect(() => createRedisStore({ client: cluster, prefix: 'app:' })).toThrow(/hash tag/);
+    expect(() => createRedisStore({ client: cluster, prefix: 'app:{t1}:' })).not.toThrow();
+    expect(() => createRedisStore({ client: cluster })).not.toThrow();
+    cluster.disconnect();
   });
 
   it('refuses a client with keyPrefix (the scripts build keys themselves)', () => {

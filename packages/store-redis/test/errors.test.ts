@@ -71,9 +71,8 @@ describe('redis adapter: errors', () => {
       const prefix = uniquePrefix('timeout');
       prefixes.push(prefix);
       const store = createRedisStore({ client: slow, prefix });
-      await store.setup();
-      // Writes wait while the server is paused (briefly: other tests share it).
-      await client.client('PAUSE', 300, 'WRITE');
+      // Writes wait while the server is paused (for a second: other tests share it).
+      await client.client('PAUSE', 1000, 'WRITE');
       const { error } = await failure(store.create(makeTestSnapshot('late')));
       expect(error).toBeInstanceOf(StoreUnavailableError);
       expect(((error as Error).cause as Error).message).toBe('Command timed out');
