@@ -1,5 +1,6 @@
 import { DeleteTableCommand, DescribeTableCommand, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { MAX_ID_LENGTH, type Snapshot, snapshotBytes } from '@stepfold/engine';
+import { makeTestSnapshot } from '@stepfold/engine/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDynamoStore, DEFAULT_MAX_SNAPSHOT_BYTES, DYNAMO_ITEM_LIMIT } from '../src/index.js';
 import { requireServer, testClient } from './server.js';
@@ -14,27 +15,7 @@ afterAll(async () => {
 });
 
 function snapshot(id: string, patch: Partial<Snapshot> = {}): Snapshot {
-  return {
-    schemaVersion: 1,
-    id,
-    workflow: { name: 'wf', version: 1, hash: 'h' },
-    version: 1,
-    run: 1,
-    status: 'running',
-    input: null,
-    steps: {},
-    active: [],
-    completed: [],
-    tasks: {},
-    timers: [],
-    inbox: [],
-    seenSignals: [],
-    wakeAt: null,
-    createdAt: 0,
-    updatedAt: 0,
-    log: [],
-    ...patch,
-  };
+  return makeTestSnapshot(id, { workflow: { name: 'wf', version: 1, hash: 'h' }, ...patch });
 }
 
 /** A snapshot whose JSON is exactly `bytes` long. */

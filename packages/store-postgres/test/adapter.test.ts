@@ -1,4 +1,5 @@
 import { isStepfoldError, type Snapshot, StoreUnavailableError } from '@stepfold/engine';
+import { makeTestSnapshot } from '@stepfold/engine/testing';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresStore, MAX_SNAPSHOT_BYTES_LIMIT, type PostgresStore } from '../src/index.js';
@@ -22,28 +23,9 @@ async function fresh(options: { claimMs?: number; maxSnapshotBytes?: number } = 
   return store;
 }
 
+/** A test snapshot of workflow `wf`. */
 function snapshot(id: string, patch: Partial<Snapshot> = {}): Snapshot {
-  return {
-    schemaVersion: 1,
-    id,
-    workflow: { name: 'wf', version: 1, hash: 'h' },
-    version: 1,
-    run: 1,
-    status: 'running',
-    input: null,
-    steps: {},
-    active: [],
-    completed: [],
-    tasks: {},
-    timers: [],
-    inbox: [],
-    seenSignals: [],
-    wakeAt: null,
-    createdAt: 0,
-    updatedAt: 0,
-    log: [],
-    ...patch,
-  };
+  return makeTestSnapshot(id, { workflow: { name: 'wf', version: 1, hash: 'h' }, ...patch });
 }
 
 describe('postgres setup', () => {

@@ -1,4 +1,5 @@
 import type { Snapshot } from '@stepfold/engine';
+import { makeTestSnapshot } from '@stepfold/engine/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresStore, DEFAULT_CLAIM_MS, type PostgresStore } from '../src/index.js';
 import { dropTable, requireServer, TEST_SCHEMA, testPool, uniqueTable } from './server.js';
@@ -21,26 +22,12 @@ async function fresh(claimMs?: number): Promise<PostgresStore> {
 }
 
 function due(id: string, wakeAt: number | null, version = 1): Snapshot {
-  return {
-    schemaVersion: 1,
-    id,
+  return makeTestSnapshot(id, {
     workflow: { name: 'wf', version: 1, hash: 'h' },
-    version,
-    run: 1,
     status: 'waiting',
-    input: null,
-    steps: {},
-    active: [],
-    completed: [],
-    tasks: {},
-    timers: [],
-    inbox: [],
-    seenSignals: [],
+    version,
     wakeAt,
-    createdAt: 0,
-    updatedAt: 0,
-    log: [],
-  };
+  });
 }
 
 const id = (i: number) => `d-${String(i).padStart(3, '0')}`;
