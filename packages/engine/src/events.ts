@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { ValidationError } from './errors.js';
+import { isValidId } from './ids.js';
 import { idString as id, integer, parseWith, text } from './schema-kit.js';
 
 const opt = z.optional;
@@ -49,6 +50,8 @@ export type EventOf<T extends WorkflowEvent['type']> = Extract<WorkflowEvent, { 
 
 /** Validates an event, throwing `INVALID_EVENT` with every problem listed. */
 export function parseEvent(event: unknown): WorkflowEvent {
+  const fast = commonEvent(event as Record<string, unknown>);
+  if (fast) return fast;
   const r = parseWith(eventSchema, event);
   if (r.ok) return r.value;
   throw new ValidationError('INVALID_EVENT', 'invalid event', r.issues);
@@ -57,4 +60,34 @@ export function parseEvent(event: unknown): WorkflowEvent {
 /** Throws `INVALID_EVENT` for an event that is well-formed but contradicts the snapshot. */
 export function rejectEvent(message: string, path = ''): never {
   throw new ValidationError('INVALID_EVENT', `invalid event: ${message}`, [{ path, message }]);
+}
+
+const isTime = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 0 && (v as number) <= 8.64e15;
+const isText = (v: unknown, max: number) => typeof v === 'string' && v.length > 0 && v.length <= max;
+const isAttempt = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 1 && (v as number) <= 1_000_000;
+
+/**
+ * The common events (start, task.completed, signal, tick) checked by hand against the same rules
+ * as {@link eventSchema}, copied field by field as zod would. Anything else, or anything that
+ * fails, returns undefined and goes through zod, which writes the error report.
+ */
+function commonEvent(e: Record<string, unknown>): WorkflowEvent | undefined {
+  if (typeof e !== 'object' || e === null || !isTime(e.at)) return undefined;
+  const { type, at } = e as { type: never; at: number };
+  if (type === 'task.completed') {
+    const { step, attempt, phase, key } = e;
+    if (!isValidId(step) || !isAttempt(attempt) || (key !== undefined && !isText(key, 1000)))
+      return undefined;
+    if (phase !== undefined && phase !== 'run' && phase !== 'compensate') return undefined;
+    return { type, at, step, attempt, phase, key, output: e.output } as EventOf<'task.completed'>;
+  }
+  if (type === 'signal') {
+    if (!isValidId(e.name) || (e.id !== undefined && !isText(e.id, 200))) return undefined;
+    return { type, at, name: e.name, payload: e.payload, id: e.id as string | undefined };
+  }
+  if (type === 'tick') return { type, at };
+  if (type === 'start' && isValidId(e.id) && (e.reuse === undefined || typeof e.reuse === 'boolean')) {
+    return { type, at, id: e.id, input: e.input, reuse: e.reuse as boolean | undefined };
+  }
+  return undefined;
 }
