@@ -1,27 +1,17 @@
 import { enableArrayMethods, freeze, Immer } from 'immer';
-import { pumpRollback, startRollback } from './compensation.js';
 import {
   type Cx,
-  DEFAULT_INBOX_LIMIT,
   DEFAULT_LOG_LIMIT,
   DEFAULT_MAX_TRANSITIONS,
   DEFAULT_SIGNAL_ID_LIMIT,
-  dispatchTask,
   log,
-  spend,
-  stepDef,
-  stepError,
-  TransitionLimitError,
-  terminate,
 } from './context.js';
 import type { DefinitionInput, WorkflowDefinition } from './definition-schema.js';
-import { InboxOverflowError } from './errors.js';
-import { type EventOf, parseEvent, rejectEvent, type WorkflowEvent } from './events.js';
-import { deliverSignal, enter, humanDecision, listensFor } from './flow.js';
-import { isTerminal, type LogEntry, type Snapshot, type Status, type StepState } from './snapshot.js';
+import { parseEvent, rejectEvent, type WorkflowEvent } from './events.js';
+import { enter } from './flow.js';
+import { NOOP, type Outcome, rules, run } from './rules.js';
+import { isTerminal, type LogEntry, type Snapshot, type StepState } from './snapshot.js';
 import { checkSnapshot, initialSnapshot } from './snapshot-check.js';
-import { applyResult, matchResult } from './task-results.js';
-import { fire, nextDue } from './timers.js';
 import { type CompiledWorkflow, compileWorkflow } from './workflow.js';
 
 /** Tuning for {@link step}. */
@@ -33,13 +23,16 @@ export interface StepOptions {
 // Our own instance, so the library never changes immer settings an application relies on.
 const immer = new Immer({ autoFreeze: true });
 // Array methods on drafts (push, indexOf, splice, filter...) run on the underlying array instead of
-// one proxy trap per element (pnpm bench reducer: about 1.5x). A plugin, so it also applies to other
-// users of this copy of immer; its one caveat, callbacks of filter/find/some seeing plain elements
-// rather than drafts, does not matter here: no callback in the reducer mutates what it is given.
+// one proxy trap per element. A plugin, so it also applies to other users of this copy of immer; its
+// one caveat, callbacks of filter/find/some seeing plain elements rather than drafts, does not
+// matter here: no callback in the reducer mutates what it is given.
 enableArrayMethods();
 
-const NOOP = Symbol('noop');
-type Outcome = typeof NOOP | undefined;
+/**
+ * Snapshots this module returned, with the workflow they were stepped with. Such a snapshot is
+ * deeply frozen and was well formed when it left, so stepping it again skips the structural check.
+ */
+const produced = new WeakMap<object, CompiledWorkflow>();
 
 /**
  * The reducer: applies one event to a snapshot and returns the next snapshot. Pure and
@@ -52,66 +45,17 @@ export function step(
   event: WorkflowEvent,
   options: StepOptions = {},
 ): Snapshot {
-  const wf = compileWorkflow(definition);
-  const ev = parseEvent(event);
-  const budget = options.maxTransitions ?? DEFAULT_MAX_TRANSITIONS;
-  if (snapshot === null || (ev.type === 'start' && ev.reuse && isTerminal(snapshot.status))) {
-    if (ev.type !== 'start')
-      rejectEvent(`no instance yet: the first event must be start, got ${ev.type}`, 'type');
-    const s = initialSnapshot(wf, ev, snapshot);
-    const cx: Cx = { wf, s, at: ev.at, budget, logged: [] };
-    log(cx, 'workflow.started');
-    run(cx, () => enter(cx, wf.definition.start), false);
-    Object.assign(s, derived(s), { log: appendLog(wf, s.log, cx.logged!) });
-    return freeze(s, true);
-  }
-  checkSnapshot(wf, snapshot);
-  if (isTerminal(snapshot.status)) return snapshot;
-  // A signal id already seen: checked on the plain snapshot, not through a draft of the ring.
-  if (ev.type === 'signal' && ev.id !== undefined && snapshot.seenSignals.includes(ev.id)) return snapshot;
-  let outcome: Outcome;
-  let seenId: string | undefined;
-  const logged: LogEntry[] = [];
-  const next = immer.produce(snapshot, (draft) => {
-    const cx: Cx = { wf, s: draft, at: Math.max(ev.at, snapshot.updatedAt), budget, logged };
-    outcome = rules[ev.type](cx, ev as never);
-    seenId = cx.seenId;
-  });
-  if (outcome === NOOP) return snapshot;
-  // Status and wake time are derived from the finished snapshot, not from the draft: reading every
-  // step and task through the draft would create (and then finalize) a proxy for each of them.
-  // The two rings (log, seen ids) are appended here too, as frozen arrays immer never walks.
-  const patch: Partial<Snapshot> = derived(next);
-  if (logged.length) patch.log = appendLog(wf, next.log, logged);
-  const id = seenId as string | undefined; // assigned inside the recipe, which TS cannot see
-  if (id !== undefined) {
-    const seen = next.seenSignals;
-    const limit = wf.definition.limits?.signalIds ?? DEFAULT_SIGNAL_ID_LIMIT;
-    patch.seenSignals = ring(seen, [id], limit);
-  }
-  return Object.freeze({ ...next, ...patch });
+  return reduce(definition, snapshot, event, options, true);
 }
 
-/** The log ring with this event's transitions appended, cut to `limits.log`; frozen. */
-function appendLog(wf: CompiledWorkflow, log: readonly LogEntry[], fresh: LogEntry[]): LogEntry[] {
-  for (const e of fresh) Object.freeze(e);
-  return ring(log, fresh, wf.definition.limits?.log ?? DEFAULT_LOG_LIMIT);
-}
-
-/**
- * `base` then `fresh`, keeping the last `limit`, as a new frozen array. Filled by index into a
- * preallocated array: V8 freezes a slice or spread of a frozen array several times slower.
- */
-function ring<T>(base: readonly T[], fresh: readonly T[], limit: number): T[] {
-  const total = base.length + fresh.length;
-  const n = Math.min(limit, total);
-  const skip = total - n;
-  const out = new Array<T>(n);
-  for (let i = 0; i < n; i++) {
-    const j = i + skip;
-    out[i] = j < base.length ? base[j]! : fresh[j - base.length]!;
-  }
-  return Object.freeze(out) as T[];
+/** {@link step} with every event applied through an immer draft: the reference the plain path is tested against. */
+export function referenceStep(
+  definition: DefinitionInput | WorkflowDefinition,
+  snapshot: Snapshot | null,
+  event: WorkflowEvent,
+  options: StepOptions = {},
+): Snapshot {
+  return reduce(definition, snapshot, event, options, false);
 }
 
 /** Folds events from nothing; the result equals the snapshot those events produced live. */
@@ -125,179 +69,175 @@ export function replay(
   return s;
 }
 
-type Rule<T extends WorkflowEvent['type']> = (cx: Cx, ev: EventOf<T>) => Outcome;
-
-/** The rule for every event type, in one place. A rule returns NOOP before touching the draft. */
-const rules: { [T in WorkflowEvent['type']]: Rule<T> } = {
-  start: () => NOOP,
-
-  'task.completed': (cx, ev) => {
-    const task = matchResult(cx, ev);
-    if (!task) return NOOP;
-    return run(cx, () => applyResult(cx, task, ev));
-  },
-
-  'task.failed': (cx, ev) => {
-    const task = matchResult(cx, ev);
-    if (!task) return NOOP;
-    return run(cx, () => applyResult(cx, task, ev));
-  },
-
-  tick: (cx) => {
-    if (nextDue(cx) === null) return NOOP;
-    return run(cx, () => fireDue(cx));
-  },
-
-  signal: (cx, ev) => {
-    return run(cx, () => {
-      // Timers that fell due before the signal fire first, as a tick on time would have done: a
-      // late signal starts the next batch or finds the timeout taken, whatever the driver's lag.
-      fireDue(cx, 'timers');
-      if (isTerminal(cx.s.status)) return;
-      const listener = cx.s.active.find((id) => listensFor(stepDef(cx, id)) === ev.name);
-      // Throwing here discards the draft: nothing is written.
-      if (
-        listener === undefined &&
-        cx.s.inbox.length >= (cx.wf.definition.limits?.inbox ?? DEFAULT_INBOX_LIMIT)
-      ) {
-        throw new InboxOverflowError(cx.s.id, cx.wf.definition.limits?.inbox ?? DEFAULT_INBOX_LIMIT);
-      }
-      if (
-        listener !== undefined &&
-        stepDef(cx, listener).kind === 'human' &&
-        humanDecision(ev.payload) === undefined
-      ) {
-        rejectEvent(
-          `signal "${ev.name}" for human step "${listener}" needs { decision: "approve" | "reject" }`,
-          'payload',
-        );
-      }
-      if (ev.id !== undefined) {
-        // Recorded after the draft is finished (see `step`): copying the id ring through immer costs
-        // a proxy-tracked copy, a reference set and a freeze of every id on every signal.
-        cx.seenId = ev.id;
-      }
-      const record = {
-        name: ev.name,
-        payload: ev.payload ?? null,
-        at: cx.at,
-        ...(ev.id ? { id: ev.id } : {}),
-      };
-      if (listener !== undefined) deliverSignal(cx, listener, record);
-      else {
-        cx.s.inbox.push(record);
-        log(cx, 'signal.buffered', undefined, { detail: ev.name });
-      }
-    });
-  },
-
-  cancel: (cx, ev) => {
-    if (cx.s.saga?.mode === 'cancel') return NOOP;
-    return run(cx, () => {
-      if (ev.reason !== undefined) cx.s.reason = ev.reason;
-      log(
-        cx,
-        'workflow.cancel-requested',
-        undefined,
-        ev.reason === undefined ? undefined : { detail: ev.reason },
-      );
-      startRollback(cx, 'cancel');
-    });
-  },
-
-  abort: (cx, ev) =>
-    run(cx, () => {
-      if (ev.reason !== undefined) cx.s.reason = ev.reason;
-      terminate(cx, 'aborted');
-    }),
-
-  requeue: (cx, ev) => {
-    if (ev.step !== undefined && !cx.wf.definition.steps[ev.step])
-      rejectEvent(`unknown step "${ev.step}"`, 'step');
-    const parked = Object.entries(cx.s.steps).filter(
-      ([id, st]) =>
-        (st.status === 'dlq' || st.status === 'compensation-dlq') &&
-        (ev.step === undefined || ev.step === id),
+function reduce(
+  definition: DefinitionInput | WorkflowDefinition,
+  snapshot: Snapshot | null,
+  event: WorkflowEvent,
+  options: StepOptions,
+  plain: boolean,
+): Snapshot {
+  const wf = compileWorkflow(definition);
+  const ev = parseEvent(event);
+  const budget = options.maxTransitions ?? DEFAULT_MAX_TRANSITIONS;
+  if (snapshot === null || (ev.type === 'start' && ev.reuse && isTerminal(snapshot.status))) {
+    if (ev.type !== 'start')
+      rejectEvent(`no instance yet: the first event must be start, got ${ev.type}`, 'type');
+    const s = initialSnapshot(wf, ev, snapshot);
+    const cx: Cx = { wf, s, at: ev.at, budget, logged: [] };
+    log(cx, 'workflow.started');
+    run(cx, () => enter(cx, wf.definition.start), false);
+    derive(s);
+    s.log = appendLog(wf, s.log, cx.logged!);
+    produced.set(s, wf);
+    return freeze(s, true);
+  }
+  const known = produced.get(snapshot) === wf;
+  if (!known) checkSnapshot(wf, snapshot);
+  if (isTerminal(snapshot.status)) return snapshot;
+  // A signal id already seen: checked on the plain snapshot, not through a draft of the ring.
+  if (ev.type === 'signal' && ev.id !== undefined && snapshot.seenSignals.includes(ev.id)) return snapshot;
+  const at = Math.max(ev.at, snapshot.updatedAt);
+  const logged: LogEntry[] = [];
+  let cx: Cx | undefined;
+  if (plain && !snapshot.saga && ev.type !== 'cancel' && ev.type !== 'requeue') {
+    // The common events run on a plain copy of the parts they usually write (see `plainDraft`).
+    // Every other object is shared with the input and frozen, so an event that reaches further
+    // throws a TypeError at its first such write, before anything shared changed; immer redoes it.
+    cx = { wf, s: plainDraft(snapshot, known), at, budget, logged };
+    try {
+      if (rules[ev.type](cx, ev as never) === NOOP) return snapshot;
+    } catch (e) {
+      if (!(e instanceof TypeError)) throw e;
+      cx = undefined;
+      logged.length = 0;
+    }
+  }
+  let next: Snapshot;
+  if (cx) next = cx.s;
+  else {
+    let outcome: Outcome;
+    const recipe = (draft: Snapshot) => {
+      cx = { wf, s: draft, at, budget, logged };
+      outcome = rules[ev.type](cx, ev as never);
+    };
+    // A copy of the frozen result, so status, wake time and the rings can be filled in below.
+    next = { ...immer.produce(snapshot, recipe) };
+    if (outcome === NOOP) return snapshot;
+  }
+  // Status and wake time are derived from the finished snapshot, not while the event runs; the two
+  // rings (log, seen ids) are appended here too, as new frozen arrays nothing above ever walks.
+  derive(next);
+  if (logged.length) next.log = appendLog(wf, next.log, logged);
+  const id = (cx as Cx | undefined)?.seenId;
+  if (id !== undefined) {
+    next.seenSignals = ring(
+      next.seenSignals,
+      [id],
+      wf.definition.limits?.signalIds ?? DEFAULT_SIGNAL_ID_LIMIT,
     );
-    if (parked.length === 0) return NOOP;
-    return run(cx, () => {
-      if (ev.inputPatch) cx.s.input = patchInput(cx.s.input, ev.inputPatch);
-      for (const [id, st] of parked) requeueStep(cx, id, st);
-      // The instance error keeps naming a step that is still parked.
-      const still = Object.entries(cx.s.steps).find(([, st]) => st.status === 'dlq' && st.error);
-      if (still) cx.s.error = stepError(still[1].error!, still[0]);
-      pumpRollback(cx);
-    });
-  },
-};
-
-/** Runs a transition (status and wake time are derived afterwards, by `derived`); a runaway fails the instance. */
-function run(cx: Cx, body: () => void, bump = true): undefined {
-  if (bump) {
-    cx.s.version += 1;
-    cx.s.updatedAt = cx.at;
   }
-  try {
-    body();
-  } catch (e) {
-    if (!(e instanceof TransitionLimitError)) throw e;
-    cx.s.error = { message: 'too many transitions in one event (a runaway loop?)', code: 'TRANSITION_LIMIT' };
-    terminate(cx, 'failed');
-  }
-  return undefined;
+  freezeNew(next);
+  produced.set(next, wf);
+  return next;
 }
 
-/** Fires timers (and, unless `timers` only, task deadlines) due at the event time, earliest first. */
-function fireDue(cx: Cx, only?: 'timers'): void {
-  for (let due = nextDue(cx, only); due !== null; due = nextDue(cx, only)) {
-    spend(cx);
-    fire(cx, due);
+/**
+ * A writable copy of what the common events change: the top level, every container (steps,
+ * tasks, active, completed, timers, inbox) and the state of each step that is active or has a
+ * task in flight. A snapshot this module did not produce may have unfrozen parts anywhere, so
+ * for it every step state and task is copied.
+ */
+function plainDraft(s: Snapshot, known: boolean): Snapshot {
+  const steps = { ...s.steps };
+  const tasks = { ...s.tasks };
+  const d: Snapshot = {
+    ...s,
+    steps,
+    tasks,
+    active: [...s.active],
+    completed: [...s.completed],
+    timers: [...s.timers],
+    inbox: [...s.inbox],
+  };
+  if (!known) {
+    for (const id in steps) steps[id] = ownState(steps[id]!);
+    for (const key in tasks) tasks[key] = { ...tasks[key]! };
+    return d;
   }
+  for (const id of s.active) if (steps[id]) steps[id] = ownState(steps[id]);
+  for (const key in tasks) {
+    const id = tasks[key]!.step;
+    if (steps[id] && steps[id] === s.steps[id]) steps[id] = ownState(steps[id]);
+  }
+  return d;
 }
 
-/** Status and `wakeAt` as the rest of a (plain, not draft) snapshot implies them. */
-function derived(s: Snapshot): { status: Status; wakeAt: number | null } {
+/** A step state with its own copies of the arrays and objects transitions change in place. */
+function ownState(st: StepState): StepState {
+  const out = { ...st };
+  if (st.batch) out.batch = { ...st.batch, items: [...st.batch.items], keys: [...st.batch.keys] };
+  if (st.branches) {
+    out.branches = [...st.branches];
+    if (Array.isArray(st.output)) out.output = [...st.output];
+  }
+  return out;
+}
+
+/** Freezes a value and every plain object or array under it that is not frozen yet (as immer's autoFreeze). */
+function freezeNew(v: unknown): void {
+  if (typeof v !== 'object' || v === null || Object.isFrozen(v)) return;
+  if (Array.isArray(v)) {
+    Object.freeze(v);
+    for (let i = 0; i < v.length; i++) freezeNew(v[i]);
+    return;
+  }
+  const proto = Object.getPrototypeOf(v);
+  if (proto !== Object.prototype && proto !== null) return;
+  Object.freeze(v);
+  for (const k in v) freezeNew((v as Record<string, unknown>)[k]);
+}
+
+/** Sets status and `wakeAt` as the rest of a (plain, not draft) snapshot implies them. */
+function derive(s: Snapshot): void {
   let wakeAt: number | null = null;
   for (const t of s.timers) if (wakeAt === null || t.at < wakeAt) wakeAt = t.at;
-  const tasks = Object.values(s.tasks);
-  for (const t of tasks) if (wakeAt === null || t.deadline < wakeAt) wakeAt = t.deadline;
-  if (isTerminal(s.status)) return { status: s.status, wakeAt };
-  const steps = Object.values(s.steps);
-  let status: Status;
-  if (s.saga) status = steps.some((st) => st.status === 'compensation-dlq') ? 'dlq' : 'compensating';
-  else if (steps.some((st) => st.status === 'dlq')) status = 'dlq';
-  else status = tasks.some((t) => !t.detached) ? 'running' : 'waiting';
-  return { status, wakeAt };
+  let running = false;
+  for (const key in s.tasks) {
+    const t = s.tasks[key]!;
+    if (wakeAt === null || t.deadline < wakeAt) wakeAt = t.deadline;
+    if (!t.detached) running = true;
+  }
+  s.wakeAt = wakeAt;
+  if (isTerminal(s.status)) return;
+  let dlq = false;
+  let compensationDlq = false;
+  for (const id in s.steps) {
+    const status = s.steps[id]!.status;
+    if (status === 'dlq') dlq = true;
+    else if (status === 'compensation-dlq') compensationDlq = true;
+  }
+  if (s.saga) s.status = compensationDlq ? 'dlq' : 'compensating';
+  else if (dlq) s.status = 'dlq';
+  else s.status = running ? 'running' : 'waiting';
 }
 
-function requeueStep(cx: Cx, id: string, st: StepState): void {
-  log(cx, 'step.requeued', id);
-  if (st.status === 'compensation-dlq') {
-    st.status = 'compensating';
-    const attempt = st.compensation?.attempt ?? 0;
-    st.compensation = { attempt, attemptBase: attempt };
-    delete cx.s.compensationError;
-    dispatchTask(cx, id, 'compensate', attempt + 1);
-    return;
-  }
-  delete cx.s.error;
-  if (stepDef(cx, id).kind !== 'task') {
-    enter(cx, id);
-    return;
-  }
-  st.status = 'active';
-  delete st.error;
-  delete st.finishedAt;
-  st.attemptBase = st.attempt;
-  cx.s.active.push(id);
-  dispatchTask(cx, id, 'run', st.attempt + 1);
+/** The log ring with this event's transitions appended, cut to `limits.log`. */
+function appendLog(wf: CompiledWorkflow, log: readonly LogEntry[], fresh: LogEntry[]): LogEntry[] {
+  return ring(log, fresh, wf.definition.limits?.log ?? DEFAULT_LOG_LIMIT);
 }
 
-function patchInput(input: unknown, patch: Record<string, unknown>): unknown {
-  const out: Record<string, unknown> = {};
-  const base = typeof input === 'object' && input !== null && !Array.isArray(input) ? input : {};
-  for (const [k, v] of [...Object.entries(base), ...Object.entries(patch)]) {
-    Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+/**
+ * `base` then `fresh`, keeping the last `limit`, as a new array (frozen with the rest of the
+ * snapshot). Filled by index into a preallocated array: V8 copies a slice of a frozen array slowly.
+ */
+function ring<T>(base: readonly T[], fresh: readonly T[], limit: number): T[] {
+  const total = base.length + fresh.length;
+  const n = Math.min(limit, total);
+  const skip = total - n;
+  const out = new Array<T>(n);
+  for (let i = 0; i < n; i++) {
+    const j = i + skip;
+    out[i] = j < base.length ? base[j]! : fresh[j - base.length]!;
   }
   return out;
 }

@@ -1,0 +1,188 @@
+import { pumpRollback, startRollback } from './compensation.js';
+import {
+  type Cx,
+  DEFAULT_INBOX_LIMIT,
+  dispatchTask,
+  log,
+  spend,
+  stepDef,
+  stepError,
+  TransitionLimitError,
+  terminate,
+} from './context.js';
+import { InboxOverflowError } from './errors.js';
+import { type EventOf, rejectEvent, type WorkflowEvent } from './events.js';
+import { deliverSignal, enter, humanDecision, listensFor } from './flow.js';
+import { isTerminal, type StepState } from './snapshot.js';
+import { applyResult, matchResult } from './task-results.js';
+import { fire, nextDue } from './timers.js';
+
+/** What a rule returns when the event does not apply: the reducer hands back the same snapshot. */
+export const NOOP = Symbol('noop');
+/** A rule's result: {@link NOOP}, or undefined once it has changed the draft. */
+export type Outcome = typeof NOOP | undefined;
+
+type Rule<T extends WorkflowEvent['type']> = (cx: Cx, ev: EventOf<T>) => Outcome;
+
+/**
+ * The rule for every event type, in one place. A rule returns NOOP before touching the snapshot it
+ * is given (an immer draft, or the reducer's plain copy).
+ */
+export const rules: { [T in WorkflowEvent['type']]: Rule<T> } = {
+  start: () => NOOP,
+
+  'task.completed': (cx, ev) => {
+    const task = matchResult(cx, ev);
+    if (!task) return NOOP;
+    return run(cx, () => applyResult(cx, task, ev));
+  },
+
+  'task.failed': (cx, ev) => {
+    const task = matchResult(cx, ev);
+    if (!task) return NOOP;
+    return run(cx, () => applyResult(cx, task, ev));
+  },
+
+  tick: (cx) => {
+    if (nextDue(cx) === null) return NOOP;
+    return run(cx, () => fireDue(cx));
+  },
+
+  signal: (cx, ev) => {
+    return run(cx, () => {
+      // Timers that fell due before the signal fire first, as a tick on time would have done: a
+      // late signal starts the next batch or finds the timeout taken, whatever the driver's lag.
+      fireDue(cx, 'timers');
+      if (isTerminal(cx.s.status)) return;
+      const listener = cx.s.active.find((id) => listensFor(stepDef(cx, id)) === ev.name);
+      // Throwing here discards the draft: nothing is written.
+      if (
+        listener === undefined &&
+        cx.s.inbox.length >= (cx.wf.definition.limits?.inbox ?? DEFAULT_INBOX_LIMIT)
+      ) {
+        throw new InboxOverflowError(cx.s.id, cx.wf.definition.limits?.inbox ?? DEFAULT_INBOX_LIMIT);
+      }
+      if (
+        listener !== undefined &&
+        stepDef(cx, listener).kind === 'human' &&
+        humanDecision(ev.payload) === undefined
+      ) {
+        rejectEvent(
+          `signal "${ev.name}" for human step "${listener}" needs { decision: "approve" | "reject" }`,
+          'payload',
+        );
+      }
+      if (ev.id !== undefined) {
+        // Recorded after the draft is finished (see `step`): copying the id ring through immer costs
+        // a proxy-tracked copy, a reference set and a freeze of every id on every signal.
+        cx.seenId = ev.id;
+      }
+      const record = {
+        name: ev.name,
+        payload: ev.payload ?? null,
+        at: cx.at,
+        ...(ev.id ? { id: ev.id } : {}),
+      };
+      if (listener !== undefined) deliverSignal(cx, listener, record);
+      else {
+        cx.s.inbox.push(record);
+        log(cx, 'signal.buffered', undefined, { detail: ev.name });
+      }
+    });
+  },
+
+  cancel: (cx, ev) => {
+    if (cx.s.saga?.mode === 'cancel') return NOOP;
+    return run(cx, () => {
+      if (ev.reason !== undefined) cx.s.reason = ev.reason;
+      log(
+        cx,
+        'workflow.cancel-requested',
+        undefined,
+        ev.reason === undefined ? undefined : { detail: ev.reason },
+      );
+      startRollback(cx, 'cancel');
+    });
+  },
+
+  abort: (cx, ev) =>
+    run(cx, () => {
+      if (ev.reason !== undefined) cx.s.reason = ev.reason;
+      terminate(cx, 'aborted');
+    }),
+
+  requeue: (cx, ev) => {
+    if (ev.step !== undefined && !cx.wf.definition.steps[ev.step])
+      rejectEvent(`unknown step "${ev.step}"`, 'step');
+    const parked = Object.entries(cx.s.steps).filter(
+      ([id, st]) =>
+        (st.status === 'dlq' || st.status === 'compensation-dlq') &&
+        (ev.step === undefined || ev.step === id),
+    );
+    if (parked.length === 0) return NOOP;
+    return run(cx, () => {
+      if (ev.inputPatch) cx.s.input = patchInput(cx.s.input, ev.inputPatch);
+      for (const [id, st] of parked) requeueStep(cx, id, st);
+      // The instance error keeps naming a step that is still parked.
+      const still = Object.entries(cx.s.steps).find(([, st]) => st.status === 'dlq' && st.error);
+      if (still) cx.s.error = stepError(still[1].error!, still[0]);
+      pumpRollback(cx);
+    });
+  },
+};
+
+/** Runs a transition (the reducer derives status and wake time afterwards); a runaway fails the instance. */
+export function run(cx: Cx, body: () => void, bump = true): undefined {
+  if (bump) {
+    cx.s.version += 1;
+    cx.s.updatedAt = cx.at;
+  }
+  try {
+    body();
+  } catch (e) {
+    if (!(e instanceof TransitionLimitError)) throw e;
+    cx.s.error = { message: 'too many transitions in one event (a runaway loop?)', code: 'TRANSITION_LIMIT' };
+    terminate(cx, 'failed');
+  }
+  return undefined;
+}
+
+/** Fires timers (and, unless `timers` only, task deadlines) due at the event time, earliest first. */
+function fireDue(cx: Cx, only?: 'timers'): void {
+  for (let due = nextDue(cx, only); due !== null; due = nextDue(cx, only)) {
+    spend(cx);
+    fire(cx, due);
+  }
+}
+
+function requeueStep(cx: Cx, id: string, st: StepState): void {
+  log(cx, 'step.requeued', id);
+  if (st.status === 'compensation-dlq') {
+    st.status = 'compensating';
+    const attempt = st.compensation?.attempt ?? 0;
+    st.compensation = { attempt, attemptBase: attempt };
+    delete cx.s.compensationError;
+    dispatchTask(cx, id, 'compensate', attempt + 1);
+    return;
+  }
+  delete cx.s.error;
+  if (stepDef(cx, id).kind !== 'task') {
+    enter(cx, id);
+    return;
+  }
+  st.status = 'active';
+  delete st.error;
+  delete st.finishedAt;
+  st.attemptBase = st.attempt;
+  cx.s.active.push(id);
+  dispatchTask(cx, id, 'run', st.attempt + 1);
+}
+
+function patchInput(input: unknown, patch: Record<string, unknown>): unknown {
+  const out: Record<string, unknown> = {};
+  const base = typeof input === 'object' && input !== null && !Array.isArray(input) ? input : {};
+  for (const [k, v] of [...Object.entries(base), ...Object.entries(patch)]) {
+    Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}

@@ -1,0 +1,192 @@
+import { type Snapshot, type WorkflowDefinition, type WorkflowEvent, workflow } from '@stepfold/engine';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { referenceStep, step } from '../src/reducer.js';
+import { documentEntity } from './entity-fixtures.js';
+import { approvalWorkflow, orderWorkflow } from './fixtures.js';
+import { blockArb, compile, intentArb, type Task, toEvent } from './saga-gen.js';
+
+// `step` runs the common events on a plain copy of the snapshot (falling back to an immer draft
+// when an event reaches further); `referenceStep` runs every event through immer. Over random
+// workflows and events both must give byte-identical JSON, the same "nothing to do" answers
+// and the same errors, for a snapshot the reducer produced (frozen, trusted) and for a JSON copy
+// of it (what a store returns). Every new snapshot must be deeply frozen, and stepping a JSON
+// copy must not change it.
+
+type Result = { snapshot: Snapshot; json: string; same: boolean } | { error: string };
+
+function attempt(f: () => Snapshot, before: Snapshot): Result {
+  try {
+    const snapshot = f();
+    return { snapshot, json: JSON.stringify(snapshot), same: snapshot === before };
+  } catch (e) {
+    return { error: (e as { code?: string }).code ?? String(e) };
+  }
+}
+
+const view = (r: Result) => ('error' in r ? r : { json: r.json, same: r.same });
+
+function deepFrozen(v: unknown): boolean {
+  if (typeof v !== 'object' || v === null) return true;
+  return Object.isFrozen(v) && Object.values(v).every(deepFrozen);
+}
+
+/** Drives the plain path and the reference in lockstep; `next` turns the current snapshot into an event. */
+function lockstep(
+  def: WorkflowDefinition,
+  start: WorkflowEvent,
+  next: (s: Snapshot, k: number) => WorkflowEvent | null,
+  count: number,
+): void {
+  let s = step(def, null, start);
+  let r = referenceStep(def, null, start);
+  expect(JSON.stringify(s)).toBe(JSON.stringify(r));
+  for (let k = 0; k < count; k++) {
+    const e = next(s, k);
+    if (!e) continue;
+    const copy = JSON.parse(JSON.stringify(s)) as Snapshot;
+    const copyJson = JSON.stringify(copy);
+    const a = attempt(() => step(def, s, e), s);
+    const b = attempt(() => referenceStep(def, r, e), r);
+    const c = attempt(() => step(def, copy, e), copy);
+    expect(view(a)).toEqual(view(b));
+    expect(view(c)).toEqual(view(b));
+    expect(JSON.stringify(copy)).toBe(copyJson);
+    if ('error' in a || 'error' in b || 'error' in c) continue;
+    // A no-op hands back the input itself, frozen or not.
+    if (!c.same) expect(deepFrozen(a.snapshot) && deepFrozen(c.snapshot)).toBe(true);
+    s = a.snapshot;
+    r = b.snapshot;
+  }
+}
+
+describe('plain path = immer reference (random saga workflows)', () => {
+  it('same JSON, no-ops and errors for every event', () => {
+    const caseArb = fc.record({
+      body: blockArb(0, 4),
+      onFailure: fc.constantFrom('compensate' as const, 'dlq' as const, 'fail' as const),
+      flagSeed: fc.array(fc.nat(5), { minLength: 1, maxLength: 6 }),
+      intents: fc.array(intentArb, { maxLength: 50 }),
+    });
+    fc.assert(
+      fc.property(caseArb, ({ body, onFailure, flagSeed, intents }) => {
+        const g = compile(body, onFailure, flagSeed);
+        const seen: Task[] = [];
+        let now = 1_000;
+        const next = (s: Snapshot, k: number) => {
+          const i = intents[k]!;
+          if (i.kind === 'tick') now += i.advance;
+          for (const t of Object.values(s.tasks)) {
+            if (!seen.some((x) => x.step === t.step && x.phase === t.phase && x.attempt === t.attempt))
+              seen.push({ step: t.step, phase: t.phase, attempt: t.attempt });
+          }
+          return toEvent(s, i, now, seen, g.signals);
+        };
+        lockstep(
+          g.definition,
+          { type: 'start', at: now, id: 'p', input: { flags: g.flags } },
+          next,
+          intents.length,
+        );
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+/** collect → process the batch → loop back. */
+function batcher(fields: { maxItems?: number; idleMs?: number; maxWaitMs?: number; dedupeBy?: string }) {
+  return workflow('batcher', 1, { limits: { inbox: 6, log: 12, signalIds: 5 } })
+    .collect('gather', { signal: 'event', ...fields })
+    .task('process', { handler: 'process', input: 'outputs.gather', next: 'gather' })
+    .build();
+}
+
+const humanFlow = workflow('review', 1)
+  .task('draft', { handler: 'draft', retry: { maxAttempts: 2 } })
+  .human('review', { timeoutMs: 5_000 })
+  .task('publish', { handler: 'publish', compensate: 'unpublish' })
+  .build();
+
+type Intent =
+  | { kind: 'complete' | 'fail'; pick: number; retryable: boolean }
+  | { kind: 'tick'; advance: number }
+  | { kind: 'signal'; name: number; id: number; doc: number; decision: number }
+  | { kind: 'cancel' | 'abort' | 'requeue' };
+
+const simpleIntent: fc.Arbitrary<Intent> = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constantFrom('complete' as const, 'complete' as const, 'fail' as const),
+      pick: fc.nat(),
+      retryable: fc.boolean(),
+    }),
+  },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('tick' as const), advance: fc.nat(12_000) }) },
+  {
+    weight: 8,
+    arbitrary: fc.record({
+      kind: fc.constant('signal' as const),
+      name: fc.nat(4),
+      id: fc.nat(12),
+      doc: fc.nat(3),
+      decision: fc.nat(3),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constantFrom('cancel' as const, 'abort' as const, 'requeue' as const) }),
+  },
+);
+
+const signalNames = ['event', 'review', 'approved', 'stray'];
+const fixed: Array<[string, WorkflowDefinition]> = [
+  ['order', orderWorkflow],
+  ['approval', approvalWorkflow],
+  ['human', humanFlow],
+  ['entity', documentEntity({ batchesPerRun: 2, maxItems: 3, inbox: 4, log: 10 })],
+  ['batcher idle', batcher({ maxItems: 4, idleMs: 1_000 })],
+  ['batcher maxWait dedupe', batcher({ idleMs: 2_000, maxWaitMs: 5_000, dedupeBy: 'payload.doc' })],
+];
+
+for (const [name, def] of fixed) {
+  describe(`plain path = immer reference (${name})`, () => {
+    it('same JSON, no-ops and errors for every event', () => {
+      fc.assert(
+        fc.property(fc.array(simpleIntent, { maxLength: 60 }), (intents) => {
+          let now = 1_000;
+          const next = (s: Snapshot, k: number): WorkflowEvent | null => {
+            const i = intents[k]!;
+            switch (i.kind) {
+              case 'complete':
+              case 'fail': {
+                const tasks = Object.values(s.tasks);
+                const t = tasks[i.pick % Math.max(1, tasks.length)];
+                if (!t) return null;
+                const base = { at: now, step: t.step, attempt: t.attempt, phase: t.phase };
+                return i.kind === 'complete'
+                  ? { type: 'task.completed', ...base, output: { n: i.pick % 5 } }
+                  : { type: 'task.failed', ...base, error: { message: 'x', retryable: i.retryable } };
+              }
+              case 'tick':
+                now += i.advance;
+                return { type: 'tick', at: now };
+              case 'signal': {
+                now += 1;
+                const decision = ['approve', 'reject', undefined][i.decision % 3];
+                const payload = { doc: i.doc, ...(decision ? { decision } : {}) };
+                const id = i.id === 0 ? undefined : `sig-${i.id}`;
+                return { type: 'signal', at: now, name: signalNames[i.name % 4]!, payload, id };
+              }
+              default:
+                return { type: i.kind, at: now };
+            }
+          };
+          lockstep(def, { type: 'start', at: now, id: 'x', input: { doc: 'd' } }, next, intents.length);
+        }),
+        { numRuns: 200 },
+      );
+    });
+  });
+}
