@@ -1,4 +1,4 @@
-import { enableArrayMethods, freeze, Immer } from 'immer';
+import { Immer } from 'immer';
 import {
   type Cx,
   DEFAULT_LOG_LIMIT,
@@ -10,8 +10,9 @@ import type { DefinitionInput, WorkflowDefinition } from './definition-schema.js
 import { parseEvent, rejectEvent, type WorkflowEvent } from './events.js';
 import { enter } from './flow.js';
 import { NOOP, type Outcome, rules, run } from './rules.js';
-import { isTerminal, type LogEntry, type Snapshot, type StepState } from './snapshot.js';
+import { isTerminal, type LogEntry, type Snapshot } from './snapshot.js';
 import { checkSnapshot, initialSnapshot } from './snapshot-check.js';
+import { copySnapshot, derive, freezeChanged, freezeNew, plainDraft, ring } from './snapshot-copy.js';
 import { type CompiledWorkflow, compileWorkflow } from './workflow.js';
 
 /** Tuning for {@link step}. */
@@ -20,19 +21,31 @@ export interface StepOptions {
   maxTransitions?: number;
 }
 
-// Our own instance, so the library never changes immer settings an application relies on.
+// Our own instance, so the library never changes immer settings an application relies on. Only the
+// events the plain path leaves alone (rollbacks, requeue, cancel) get here, so immer's array-methods
+// plugin (faster drafts of arrays, 0.9 KB of bundle) is not worth its weight any more.
 const immer = new Immer({ autoFreeze: true });
-// Array methods on drafts (push, indexOf, splice, filter...) run on the underlying array instead of
-// one proxy trap per element. A plugin, so it also applies to other users of this copy of immer; its
-// one caveat, callbacks of filter/find/some seeing plain elements rather than drafts, does not
-// matter here: no callback in the reducer mutates what it is given.
-enableArrayMethods();
 
 /**
- * Snapshots this module returned, with the workflow they were stepped with. Such a snapshot is
- * deeply frozen and was well formed when it left, so stepping it again skips the structural check.
+ * The last snapshots this module returned, with the workflow they were stepped with (pairs, a
+ * ring of four). Such a snapshot is deeply frozen and was well formed when it left, so stepping
+ * it again skips the structural check and copies less. A WeakMap would remember all of them,
+ * but its set costs as much as a tenth of a step; a caller folding events hits this every time.
  */
-const produced = new WeakMap<object, CompiledWorkflow>();
+const recent: unknown[] = new Array(8).fill(null);
+let slot = 0;
+
+function remember(s: Snapshot, wf: CompiledWorkflow): Snapshot {
+  recent[slot] = s;
+  recent[slot + 1] = wf;
+  slot = (slot + 2) & 7;
+  return s;
+}
+
+function producedBy(s: Snapshot): unknown {
+  for (let i = 0; i < 8; i += 2) if (recent[i] === s) return recent[i + 1];
+  return undefined;
+}
 
 /**
  * The reducer: applies one event to a snapshot and returns the next snapshot. Pure and
@@ -86,12 +99,13 @@ function reduce(
     const cx: Cx = { wf, s, at: ev.at, budget, logged: [] };
     log(cx, 'workflow.started');
     run(cx, () => enter(cx, wf.definition.start), false);
-    derive(s);
-    s.log = appendLog(wf, s.log, cx.logged!);
-    produced.set(s, wf);
-    return freeze(s, true);
+    const out = copySnapshot(s);
+    derive(out);
+    out.log = appendLog(wf, s.log, cx.logged!);
+    freezeNew(out);
+    return remember(out, wf);
   }
-  const known = produced.get(snapshot) === wf;
+  let known = producedBy(snapshot) === wf;
   if (!known) checkSnapshot(wf, snapshot);
   if (isTerminal(snapshot.status)) return snapshot;
   // A signal id already seen: checked on the plain snapshot, not through a draft of the ring.
@@ -113,7 +127,9 @@ function reduce(
     }
   }
   let next: Snapshot;
-  if (cx) next = cx.s;
+  let base: Snapshot = snapshot;
+  // Copied once more so keys the event added (output, error, saga...) take their fixed place.
+  if (cx) next = copySnapshot(cx.s);
   else {
     let outcome: Outcome;
     const recipe = (draft: Snapshot) => {
@@ -121,8 +137,10 @@ function reduce(
       outcome = rules[ev.type](cx, ev as never);
     };
     // A copy of the frozen result, so status, wake time and the rings can be filled in below.
-    next = { ...immer.produce(snapshot, recipe) };
+    base = immer.produce(snapshot, recipe);
     if (outcome === NOOP) return snapshot;
+    next = copySnapshot(base);
+    known = true;
   }
   // Status and wake time are derived from the finished snapshot, not while the event runs; the two
   // rings (log, seen ids) are appended here too, as new frozen arrays nothing above ever walks.
@@ -130,114 +148,21 @@ function reduce(
   if (logged.length) next.log = appendLog(wf, next.log, logged);
   const id = (cx as Cx | undefined)?.seenId;
   if (id !== undefined) {
-    next.seenSignals = ring(
-      next.seenSignals,
-      [id],
-      wf.definition.limits?.signalIds ?? DEFAULT_SIGNAL_ID_LIMIT,
-    );
+    const limit = wf.definition.limits?.signalIds ?? DEFAULT_SIGNAL_ID_LIMIT;
+    next.seenSignals = Object.freeze(ring(next.seenSignals, [id], limit)) as string[];
   }
-  freezeNew(next);
-  produced.set(next, wf);
-  return next;
+  // Parts shared with a snapshot the reducer produced are deeply frozen already (immer's result
+  // is too); one from outside may hide unfrozen objects anywhere and is walked in full.
+  if (known) freezeChanged(next, base);
+  else {
+    for (const e of next.log) freezeNew(e);
+    freezeNew(next);
+  }
+  return remember(next, wf);
 }
 
-/**
- * A writable copy of what the common events change: the top level, every container (steps,
- * tasks, active, completed, timers, inbox) and the state of each step that is active or has a
- * task in flight. A snapshot this module did not produce may have unfrozen parts anywhere, so
- * for it every step state and task is copied.
- */
-function plainDraft(s: Snapshot, known: boolean): Snapshot {
-  const steps = { ...s.steps };
-  const tasks = { ...s.tasks };
-  const d: Snapshot = {
-    ...s,
-    steps,
-    tasks,
-    active: [...s.active],
-    completed: [...s.completed],
-    timers: [...s.timers],
-    inbox: [...s.inbox],
-  };
-  if (!known) {
-    for (const id in steps) steps[id] = ownState(steps[id]!);
-    for (const key in tasks) tasks[key] = { ...tasks[key]! };
-    return d;
-  }
-  for (const id of s.active) if (steps[id]) steps[id] = ownState(steps[id]);
-  for (const key in tasks) {
-    const id = tasks[key]!.step;
-    if (steps[id] && steps[id] === s.steps[id]) steps[id] = ownState(steps[id]);
-  }
-  return d;
-}
-
-/** A step state with its own copies of the arrays and objects transitions change in place. */
-function ownState(st: StepState): StepState {
-  const out = { ...st };
-  if (st.batch) out.batch = { ...st.batch, items: [...st.batch.items], keys: [...st.batch.keys] };
-  if (st.branches) {
-    out.branches = [...st.branches];
-    if (Array.isArray(st.output)) out.output = [...st.output];
-  }
-  return out;
-}
-
-/** Freezes a value and every plain object or array under it that is not frozen yet (as immer's autoFreeze). */
-function freezeNew(v: unknown): void {
-  if (typeof v !== 'object' || v === null || Object.isFrozen(v)) return;
-  if (Array.isArray(v)) {
-    Object.freeze(v);
-    for (let i = 0; i < v.length; i++) freezeNew(v[i]);
-    return;
-  }
-  const proto = Object.getPrototypeOf(v);
-  if (proto !== Object.prototype && proto !== null) return;
-  Object.freeze(v);
-  for (const k in v) freezeNew((v as Record<string, unknown>)[k]);
-}
-
-/** Sets status and `wakeAt` as the rest of a (plain, not draft) snapshot implies them. */
-function derive(s: Snapshot): void {
-  let wakeAt: number | null = null;
-  for (const t of s.timers) if (wakeAt === null || t.at < wakeAt) wakeAt = t.at;
-  let running = false;
-  for (const key in s.tasks) {
-    const t = s.tasks[key]!;
-    if (wakeAt === null || t.deadline < wakeAt) wakeAt = t.deadline;
-    if (!t.detached) running = true;
-  }
-  s.wakeAt = wakeAt;
-  if (isTerminal(s.status)) return;
-  let dlq = false;
-  let compensationDlq = false;
-  for (const id in s.steps) {
-    const status = s.steps[id]!.status;
-    if (status === 'dlq') dlq = true;
-    else if (status === 'compensation-dlq') compensationDlq = true;
-  }
-  if (s.saga) s.status = compensationDlq ? 'dlq' : 'compensating';
-  else if (dlq) s.status = 'dlq';
-  else s.status = running ? 'running' : 'waiting';
-}
-
-/** The log ring with this event's transitions appended, cut to `limits.log`. */
+/** The log ring with this event's transitions appended, cut to `limits.log`; frozen. */
 function appendLog(wf: CompiledWorkflow, log: readonly LogEntry[], fresh: LogEntry[]): LogEntry[] {
-  return ring(log, fresh, wf.definition.limits?.log ?? DEFAULT_LOG_LIMIT);
-}
-
-/**
- * `base` then `fresh`, keeping the last `limit`, as a new array (frozen with the rest of the
- * snapshot). Filled by index into a preallocated array: V8 copies a slice of a frozen array slowly.
- */
-function ring<T>(base: readonly T[], fresh: readonly T[], limit: number): T[] {
-  const total = base.length + fresh.length;
-  const n = Math.min(limit, total);
-  const skip = total - n;
-  const out = new Array<T>(n);
-  for (let i = 0; i < n; i++) {
-    const j = i + skip;
-    out[i] = j < base.length ? base[j]! : fresh[j - base.length]!;
-  }
-  return out;
+  for (const e of fresh) Object.freeze(e);
+  return Object.freeze(ring(log, fresh, wf.definition.limits?.log ?? DEFAULT_LOG_LIMIT)) as LogEntry[];
 }

@@ -238,4 +238,31 @@ describe('reducer: timers and signals', () => {
     expect(h.status).toBe('completed');
     expect(JSON.stringify(h.replayed())).toBe(JSON.stringify(h.snapshot));
   });
+
+  it('keeps top-level keys it does not know, and writes its own in a fixed order', () => {
+    const s = createHarness(orderWorkflow, { id: 'o-1', now: 1000 }).start({ amount: 5 }).snapshot;
+    const ev = {
+      type: 'task.failed',
+      at: 2000,
+      step: 'reserve',
+      attempt: 1,
+      error: { message: 'no' },
+    } as const;
+    // A store may add a field of its own; the snapshot's fields may come back in any order.
+    const stored = { ...JSON.parse(JSON.stringify(s)), tenant: 't-1' };
+    expect((step(orderWorkflow, stored, ev) as unknown as { tenant: string }).tenant).toBe('t-1');
+    const reversed = Object.fromEntries(Object.entries(JSON.parse(JSON.stringify(s))).reverse());
+    const live = step(orderWorkflow, s, ev);
+    expect(JSON.stringify(step(orderWorkflow, reversed as never, ev))).toBe(JSON.stringify(live));
+    expect(Object.keys(live).slice(0, 8)).toEqual([
+      'schemaVersion',
+      'id',
+      'workflow',
+      'version',
+      'run',
+      'status',
+      'input',
+      'steps',
+    ]);
+  });
 });
