@@ -59,14 +59,12 @@ export function log(
   step?: string,
   extra?: { attempt?: number; detail?: string },
 ): void {
-  const limit = cx.wf.definition.limits?.log ?? DEFAULT_LOG_LIMIT;
-  if (limit === 0) return;
   const entry: Snapshot['log'][number] = { v: cx.s.version, at: cx.at, type };
   if (step !== undefined) entry.step = step;
   if (extra?.attempt !== undefined) entry.attempt = extra.attempt;
   if (extra?.detail !== undefined) entry.detail = extra.detail;
-  // Collected and appended by the reducer once per event (see `appendLog`): pushing to and trimming
-  // the draft's log would make immer copy, scan and freeze the whole ring on every event.
+  // Collected and appended by the reducer once per event (see `appendLog`), which cuts the ring to
+  // `limits.log`; the runner's hooks get every entry of the event, whatever that limit.
   if (cx.logged) cx.logged.push(entry);
   else cx.s.log.push(entry);
 }

@@ -1,3 +1,4 @@
+import { transitionsOf } from './reducer.js';
 import type { LogEntry, Snapshot } from './snapshot.js';
 
 /** Observers of what the runner writes. A hook that throws or rejects is reported, never fatal. */
@@ -33,11 +34,14 @@ function safe(hooks: RunnerHooks, name: string, call: () => void | Promise<void>
   }
 }
 
-/** Calls the hooks for the transitions that the write of `snapshot.version` recorded. */
-export function notifyHooks(hooks: RunnerHooks | undefined, snapshot: Snapshot): void {
+/** Calls the hooks for `entries`, the transitions a write recorded (by default those of `snapshot.version`). */
+export function notifyHooks(
+  hooks: RunnerHooks | undefined,
+  snapshot: Snapshot,
+  entries: readonly LogEntry[] = transitionsOf(snapshot),
+): void {
   if (!hooks) return;
-  for (const entry of snapshot.log) {
-    if (entry.v !== snapshot.version) continue;
+  for (const entry of entries) {
     if (hooks.onTransition) safe(hooks, 'onTransition', () => hooks.onTransition!(entry, snapshot));
     const step = entry.step ?? '';
     switch (entry.type) {

@@ -27,24 +27,35 @@ export interface StepOptions {
 const immer = new Immer({ autoFreeze: true });
 
 /**
- * The last snapshots this module returned, with the workflow they were stepped with (pairs, a
- * ring of four). Such a snapshot is deeply frozen and was well formed when it left, so stepping
- * it again skips the structural check and copies less. A WeakMap would remember all of them,
- * but its set costs as much as a tenth of a step; a caller folding events hits this every time.
+ * The last snapshots this module returned, each with the workflow it was stepped with and the
+ * transitions its event recorded (triples, a ring of four). Such a snapshot is deeply frozen and
+ * was well formed when it left, so stepping it again skips the structural check and copies less.
+ * A WeakMap would remember all of them, but its set costs a tenth of a step; a caller folding
+ * events hits this every time.
  */
-const recent: unknown[] = new Array(8).fill(null);
+const recent: unknown[] = new Array(12).fill(null);
 let slot = 0;
 
-function remember(s: Snapshot, wf: CompiledWorkflow): Snapshot {
+function remember(s: Snapshot, wf: CompiledWorkflow, logged: LogEntry[]): Snapshot {
   recent[slot] = s;
   recent[slot + 1] = wf;
-  slot = (slot + 2) & 7;
+  recent[slot + 2] = logged;
+  slot = (slot + 3) % 12;
   return s;
 }
 
-function producedBy(s: Snapshot): unknown {
-  for (let i = 0; i < 8; i += 2) if (recent[i] === s) return recent[i + 1];
+function recall(s: Snapshot, k: 1 | 2): unknown {
+  for (let i = 0; i < 12; i += 3) if (recent[i] === s) return recent[i + k];
   return undefined;
+}
+
+/**
+ * The transitions of the event that produced `snapshot`: all of them for one of the last
+ * snapshots {@link step} returned (even past `limits.log`), else those the log still holds.
+ */
+export function transitionsOf(snapshot: Snapshot): readonly LogEntry[] {
+  const fresh = recall(snapshot, 2) as LogEntry[] | undefined;
+  return fresh ?? snapshot.log.filter((e) => e.v === snapshot.version);
 }
 
 /**
@@ -103,9 +114,9 @@ function reduce(
     derive(out);
     out.log = appendLog(wf, s.log, cx.logged!);
     freezeNew(out);
-    return remember(out, wf);
+    return remember(out, wf, cx.logged!);
   }
-  let known = producedBy(snapshot) === wf;
+  let known = recall(snapshot, 1) === wf;
   if (!known) checkSnapshot(wf, snapshot);
   if (isTerminal(snapshot.status)) return snapshot;
   // A signal id already seen: checked on the plain snapshot, not through a draft of the ring.
@@ -158,7 +169,7 @@ function reduce(
     for (const e of next.log) freezeNew(e);
     freezeNew(next);
   }
-  return remember(next, wf);
+  return remember(next, wf, logged);
 }
 
 /** The log ring with this event's transitions appended, cut to `limits.log`; frozen. */

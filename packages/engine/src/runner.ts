@@ -3,8 +3,8 @@ import { AlreadyExistsError, NotFoundError, VersionConflictError } from './error
 import type { WorkflowEvent } from './events.js';
 import { notifyHooks, type RunnerHooks } from './hooks.js';
 import { assertValidId } from './ids.js';
-import { step } from './reducer.js';
-import { isTerminal, type Snapshot, type TaskState } from './snapshot.js';
+import { step, transitionsOf } from './reducer.js';
+import { isTerminal, type LogEntry, type Snapshot, type TaskState } from './snapshot.js';
 import type { Store } from './store.js';
 import { dispatchedBy, taskView } from './task-input.js';
 import { createRegistry } from './workflow-registry.js';
@@ -137,6 +137,7 @@ export function createRunner(options: RunnerOptions): Runner {
       }
       const next = step(definitionOf(current), current, event(clock()));
       if (next === current) return current;
+      const fresh = transitionsOf(next); // now: the reducer remembers only its last few results
       try {
         await store.save(next, current.version);
       } catch (e) {
@@ -146,14 +147,14 @@ export function createRunner(options: RunnerOptions): Runner {
         await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 2 ** tries)));
         continue;
       }
-      written(next, work);
+      written(next, work, fresh);
       return next;
     }
   }
 
   /** After a successful write: hooks, abort handlers the write took away, run the tasks it handed us. */
-  function written(s: Snapshot, work: Work): void {
-    notifyHooks(hooks, s);
+  function written(s: Snapshot, work: Work, transitions: readonly LogEntry[]): void {
+    notifyHooks(hooks, s, transitions);
     for (const [k, r] of running) {
       if (r.id !== s.id) continue;
       const t = s.tasks[r.key];
@@ -260,16 +261,24 @@ export function createRunner(options: RunnerOptions): Runner {
   ): Promise<Snapshot> {
     assertValidId(id);
     const def = registry.resolve(workflow, o.version);
-    let s = step(def, null, { type: 'start', at: clock(), id, input });
-    if (extra) s = step(def, s, extra);
+    // Start and the extra event are written together: the hooks get the transitions of both.
+    let fresh: LogEntry[] = [];
+    const apply = (from: Snapshot | null, e: WorkflowEvent) => {
+      const next = step(def, from, e);
+      fresh = [...fresh, ...transitionsOf(next)];
+      return next;
+    };
+    let s = apply(null, { type: 'start', at: clock(), id, input });
+    if (extra) s = apply(s, extra);
     try {
       await store.create(s);
     } catch (e) {
       if (!(e instanceof AlreadyExistsError) || !o.reuseFinished) throw e;
       const old = await store.load(id);
       if (!old || !isTerminal(old.status)) throw e;
-      s = step(def, old, { type: 'start', at: clock(), id, input, reuse: true });
-      if (extra) s = step(def, s, extra);
+      fresh = [];
+      s = apply(old, { type: 'start', at: clock(), id, input, reuse: true });
+      if (extra) s = apply(s, extra);
       try {
         await store.save(s, old.version);
       } catch (conflict) {
@@ -278,7 +287,7 @@ export function createRunner(options: RunnerOptions): Runner {
         throw conflict;
       }
     }
-    written(s, work);
+    written(s, work, fresh);
     return s;
   }
 

@@ -6,6 +6,7 @@ import {
   type Store,
   TaskError,
   VersionConflictError,
+  workflow,
 } from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 import { orderWorkflow } from './fixtures.js';
@@ -157,6 +158,37 @@ describe('runner', () => {
     expect(s.status).toBe('completed');
     expect(seen).toEqual(['started', 'done:reserve', 'done:charge', 'done:email', 'completed']);
     expect(hookErrors).toEqual(['onWorkflowStarted', 'onWorkflowCompleted']);
+  });
+
+  it('hooks see every transition of a write, past limits.log, and both events of signalWithStart', async () => {
+    const entity = workflow('quiet', 1, { limits: { log: 0 } })
+      .collect('gather', { signal: 'event', maxItems: 2 })
+      .task('process', { handler: 'process' })
+      .build();
+    const seen: string[] = [];
+    const runner = createRunner({
+      store: createMemoryStore(),
+      workflows: [entity],
+      handlers: { process: () => null },
+      hooks: {
+        onTransition: (e) => {
+          seen.push(`${e.v}:${e.type}:${e.step ?? ''}`);
+        },
+      },
+    });
+    await runner.signal('q-1', 'event', 1, { startIfMissing: { workflow: 'quiet' } });
+    const s = await runner.signal('q-1', 'event', 2);
+    expect(s.log).toEqual([]);
+    expect(seen).toEqual([
+      '1:workflow.started:',
+      '1:step.started:gather',
+      '2:signal.received:gather',
+      '3:signal.received:gather',
+      '3:step.started:process',
+      '3:task.dispatched:process',
+      '4:step.completed:process',
+      '4:workflow.completed:',
+    ]);
   });
 
   it('cancel fires the AbortSignal of a running handler; its late success is compensated', async () => {
