@@ -5,16 +5,20 @@ import type { CompiledWorkflow } from './workflow.js';
 
 /** Default bound on internal transitions one event may cause. */
 export const DEFAULT_MAX_TRANSITIONS = 1000;
-/** Default number of transitions kept in the snapshot's log ring. */
-export const DEFAULT_LOG_LIMIT = 50;
+/**
+ * Default number of transitions kept in the snapshot's log ring: the last few events, for
+ * inspection. It is written with every snapshot, so it stays short; hooks see every transition
+ * whatever the limit.
+ */
+export const DEFAULT_LOG_LIMIT = 16;
 /** Default number of buffered signals an instance accepts. */
 export const DEFAULT_INBOX_LIMIT = 100;
 /**
  * How many recent signal ids are remembered for deduplication unless `limits.signalIds` says
- * otherwise. The ring is part of every snapshot, so it is kept small: a redelivery is caught while
- * fewer than this many other signals arrived after the original.
+ * otherwise. The ring is part of every snapshot, so it is kept small: a redelivery is dropped
+ * while fewer than this many other signals with ids were accepted after the original.
  */
-export const DEFAULT_SIGNAL_ID_LIMIT = 128;
+export const DEFAULT_SIGNAL_ID_LIMIT = 64;
 
 /** Everything a transition needs: the workflow, the snapshot being written, the event time. */
 export interface Cx {

@@ -194,7 +194,7 @@ export function humanDecision(payload: unknown): boolean | undefined {
 /** Delivers one signal to the step waiting for it. */
 export function deliverSignal(cx: Cx, id: string, sig: SignalRecord): void {
   const def = stepDef(cx, id);
-  log(cx, 'signal.received', id, { detail: sig.name });
+  log(cx, 'signal.received', id); // the name is the one the step listens for
   if (def.kind === 'collect') {
     collectItem(cx, def, sig);
     return;

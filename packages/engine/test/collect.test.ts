@@ -69,15 +69,15 @@ describe('signal inbox', () => {
     expect(h.snapshot.version).toBe(3); // one accepted event, one version
   });
 
-  it('remembers a bounded window of signal ids (default 128, limits.signalIds)', () => {
+  it('remembers a bounded window of signal ids (default 64, limits.signalIds)', () => {
     const h = createHarness(batcher({ maxItems: 1000 })).start();
     for (let i = 0; i < 300; i++) h.signal('event', i, `s-${i}`);
-    expect(h.snapshot.seenSignals).toHaveLength(128);
-    expect(h.snapshot.seenSignals[0]).toBe('s-172');
+    expect(h.snapshot.seenSignals).toHaveLength(64);
+    expect(h.snapshot.seenSignals[0]).toBe('s-236');
     expect(h.signal('event', 299, 's-299')).toBe(false);
-    expect(h.signal('event', 172, 's-172')).toBe(false);
+    expect(h.signal('event', 236, 's-236')).toBe(false);
     // An id that fell out of the window is accepted again (the documented limit of the ring).
-    expect(h.signal('event', 171, 's-171')).toBe(true);
+    expect(h.signal('event', 235, 's-235')).toBe(true);
 
     const wide = workflow('wide', 1, { limits: { signalIds: 1000, inbox: 1000 } })
       .wait('w', { signal: 'never' })

@@ -129,9 +129,10 @@ describe('continueAsNew', () => {
     expect(h.complete('process', { iteration: 1 })).toBe(true);
   });
 
-  it('the transition log stays bounded (limits.log, default 50) across loops and runs', () => {
+  it('the transition log stays bounded (limits.log, default 16) across loops and runs', () => {
     for (const [log, bound] of [
-      [undefined, 50],
+      [undefined, 16],
+      [50, 50],
       [10, 10],
       [0, 0],
     ] as const) {

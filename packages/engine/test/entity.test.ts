@@ -208,7 +208,7 @@ describe('flat size: one entity, 100,000 signals', () => {
     }
     const seconds = (performance.now() - started) / 1000;
     const at10 = sizes.get(10)!;
-    const at40 = sizes.get(40)!; // every bounded ring (log 50, seen ids 128) is full by now
+    const at40 = sizes.get(40)!; // every bounded ring (log 16, seen ids 64) is full by now
     const atEnd = snapshotBytes(JSON.stringify(s));
     console.log(
       `flat size: ${seq} signals (${duplicates} redeliveries), ${batches} batches, run ${s.run}, ` +
@@ -221,13 +221,13 @@ describe('flat size: one entity, 100,000 signals', () => {
     expect(atEnd).toBeLessThanOrEqual(1.5 * at10);
     expect(atEnd).toBeLessThanOrEqual(1.1 * at40);
     // Every run boundary after the rings filled has the same size, but for counters gaining
-    // digits (the version is written into each of the 50 log entries).
+    // digits (the version is written into each of the 16 log entries).
     const late = [...sizes].filter(([b]) => b >= 40).map(([, v]) => v);
     expect(Math.max(...late) - Math.min(...late)).toBeLessThan(256);
     // Bounded parts stayed bounded; nothing was lost (3 buffered at the end wait in the new run).
     expect(maxInbox).toBe(3);
-    expect(s.seenSignals.length).toBe(128);
-    expect(s.log.length).toBe(50);
+    expect(s.seenSignals.length).toBe(64);
+    expect(s.log.length).toBe(16);
     expect(processed + s.inbox.length + (s.steps.gather?.batch?.items.length ?? 0)).toBe(seq);
   }, 180_000);
 });
