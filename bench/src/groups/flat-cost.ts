@@ -81,11 +81,12 @@ export const flatCost: Group = {
     const warm = new Entity('warm');
     for (let n = 1; n <= WARMUP; n++) warm.signal(n);
 
-    // The 10th signal, over FRESH new entities.
+    // The 10th signal, over FRESH new entities. Their ids are as long as the long-lived entity's
+    // ('entity'), so both carry the same id, signal-id and payload lengths.
     const early: number[] = [];
     const bytes10: number[] = [];
     for (let k = 0; k < FRESH; k++) {
-      const e = new Entity(`fresh-${k}`);
+      const e = new Entity(`f${String(k).padStart(5, '0')}`);
       for (let n = 1; n <= 15; n++) {
         const t0 = nowUs();
         e.signal(n);
