@@ -103,7 +103,10 @@ export interface Runner {
 }
 
 /** Handler runs started on behalf of one runner call. */
-type Work = Set<Promise<unknown>>;
+class Work extends Set<Promise<unknown>> {
+  /** The newest snapshot this call wrote, per instance. */
+  readonly latest = new Map<string, Snapshot>();
+}
 
 /** Creates a runner over a store. Validates the workflows and that every handler they name exists. */
 export function createRunner(options: RunnerOptions): Runner {
@@ -154,6 +157,7 @@ export function createRunner(options: RunnerOptions): Runner {
 
   /** After a successful write: hooks, abort handlers the write took away, run the tasks it handed us. */
   function written(s: Snapshot, work: Work, transitions: readonly LogEntry[]): void {
+    work.latest.set(s.id, s);
     notifyHooks(hooks, s, transitions);
     for (const [k, r] of running) {
       if (r.id !== s.id) continue;
@@ -246,6 +250,9 @@ export function createRunner(options: RunnerOptions): Runner {
   /** Waits for the handlers this call started (and the ones their results started). */
   async function settled(id: string, work: Work): Promise<Snapshot> {
     while (work.size) await Promise.allSettled([...work]);
+    // A finished instance we wrote ourselves cannot have moved on: skip the read back.
+    const mine = work.latest.get(id);
+    if (mine && isTerminal(mine.status)) return mine;
     const s = await store.load(id);
     if (!s) throw new NotFoundError(id);
     return s;
@@ -293,13 +300,13 @@ export function createRunner(options: RunnerOptions): Runner {
 
   const runner: Runner = {
     async start(workflow, id, input, o = {}) {
-      const work: Work = new Set();
+      const work = new Work();
       await create(workflow, id, input, o, undefined, work);
       return settled(id, work);
     },
     async signal(id, name, payload, o = {}) {
       assertValidId(id);
-      const work: Work = new Set();
+      const work = new Work();
       const event = (at: number): WorkflowEvent => ({
         type: 'signal',
         at,
@@ -326,17 +333,17 @@ export function createRunner(options: RunnerOptions): Runner {
       return settled(id, work);
     },
     async cancel(id, reason) {
-      const work: Work = new Set();
+      const work = new Work();
       await apply(id, (at) => ({ type: 'cancel', at, ...(reason === undefined ? {} : { reason }) }), work);
       return settled(id, work);
     },
     async abort(id, reason) {
-      const work: Work = new Set();
+      const work = new Work();
       await apply(id, (at) => ({ type: 'abort', at, ...(reason === undefined ? {} : { reason }) }), work);
       return settled(id, work);
     },
     async requeue(id, o = {}) {
-      const work: Work = new Set();
+      const work = new Work();
       await apply(id, (at) => ({ type: 'requeue', at, ...o }), work);
       return settled(id, work);
     },
@@ -345,14 +352,14 @@ export function createRunner(options: RunnerOptions): Runner {
       return store.load(id);
     },
     async tick(id, now) {
-      const work: Work = new Set();
+      const work = new Work();
       await apply(id, (at) => ({ type: 'tick', at: now ?? at }), work);
       return settled(id, work);
     },
     async processDue(now, limit = 100) {
       const at = now ?? clock();
       const ids = await store.listDue(at, limit);
-      const work: Work = new Set();
+      const work = new Work();
       const failures: unknown[] = [];
       await Promise.all(
         ids.map((id) =>

@@ -25,6 +25,42 @@ function handlersRecording(
 }
 
 describe('runner', () => {
+  it('a call that finishes the instance returns what it wrote without reading it back; otherwise it reads', async () => {
+    const inner = createMemoryStore();
+    let loads = 0;
+    const store: Store = {
+      ...inner,
+      load: (id) => {
+        loads++;
+        return inner.load(id);
+      },
+    };
+    const runner = createRunner({
+      store,
+      workflows: [orderWorkflow],
+      handlers: handlersRecording([]),
+      clock: () => 1000,
+    });
+    const done = await runner.start('order', 'o-read', { amount: 1 });
+    expect(loads).toBe(0);
+    expect(done).toEqual(await inner.load('o-read'));
+    const waiting = createRunner({
+      store,
+      workflows: [orderWorkflow],
+      handlers: handlersRecording([], {
+        chargeCard: () => {
+          throw new TaskError('later');
+        },
+      }),
+      clock: () => 1000,
+    });
+    const before = loads;
+    const retrying = await waiting.start('order', 'o-read-3', { amount: 1 });
+    expect(retrying.status).not.toMatch(/completed|failed|cancelled|aborted/);
+    expect(loads).toBe(before + 1); // not finished: the stored state is read back
+    expect(retrying).toEqual(await inner.load('o-read-3'));
+  });
+
   it('runs a workflow to completion, giving handlers input, outputs, attempt and idempotency key', async () => {
     const calls: HandlerContext[] = [];
     const runner = createRunner({
