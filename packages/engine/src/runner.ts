@@ -6,6 +6,7 @@ import { assertValidId } from './ids.js';
 import { step, transitionsOf } from './reducer.js';
 import { isTerminal, type LogEntry, type Snapshot, type TaskState } from './snapshot.js';
 import type { Store } from './store.js';
+import { TaskAbort } from './task-abort.js';
 import { dispatchedBy, taskView } from './task-input.js';
 import { createRegistry } from './workflow-registry.js';
 
@@ -116,10 +117,8 @@ export function createRunner(options: RunnerOptions): Runner {
   const maxConflicts = options.conflictRetries ?? 20;
   const execute = options.execute ?? true;
   const registry = createRegistry(options.workflows, new Set(Object.keys(handlers)));
-  const running = new Map<
-    string,
-    { controller: AbortController; id: string; key: string; attempt: number }
-  >();
+  // Handlers in flight, by instance id then `key/attempt`, so a write looks only at its own instance's.
+  const running = new Map<string, Map<string, { abort: TaskAbort; key: string; attempt: number }>>();
   const pending = new Set<Promise<unknown>>();
 
   const definitionOf = (s: Snapshot) => registry.forSnapshot(s);
@@ -159,13 +158,16 @@ export function createRunner(options: RunnerOptions): Runner {
   function written(s: Snapshot, work: Work, transitions: readonly LogEntry[]): void {
     work.latest.set(s.id, s);
     notifyHooks(hooks, s, transitions);
-    for (const [k, r] of running) {
-      if (r.id !== s.id) continue;
-      const t = s.tasks[r.key];
-      if (!t || t.attempt !== r.attempt || t.detached) {
-        r.controller.abort(new Error(isTerminal(s.status) ? `instance ${s.status}` : 'task detached'));
-        running.delete(k);
+    const inFlight = running.get(s.id);
+    if (inFlight) {
+      for (const [k, r] of inFlight) {
+        const t = s.tasks[r.key];
+        if (!t || t.attempt !== r.attempt || t.detached) {
+          r.abort.abort(new Error(isTerminal(s.status) ? `instance ${s.status}` : 'task detached'));
+          inFlight.delete(k);
+        }
       }
+      if (inFlight.size === 0) running.delete(s.id);
     }
     if (!execute) return;
     for (const task of dispatchedBy(s)) track(runTask(s, task, work), work);
@@ -183,15 +185,12 @@ export function createRunner(options: RunnerOptions): Runner {
   async function runTask(s: Snapshot, task: TaskState, work: Work): Promise<void> {
     const def = definitionOf(s);
     const view = taskView(def, s, task);
-    const controller = new AbortController();
+    const abort = new TaskAbort(() => task.deadline - clock());
     const key = task.phase === 'run' ? task.step : `${task.step}:compensate`;
-    const runKey = `${s.id}\u0000${key}\u0000${task.attempt}`;
-    running.set(runKey, { controller, id: s.id, key, attempt: task.attempt });
-    const timer = setTimeout(
-      () => controller.abort(new Error('deadline exceeded')),
-      Math.max(0, task.deadline - clock()),
-    );
-    (timer as { unref?: () => void }).unref?.();
+    const runKey = `${key}\u0000${task.attempt}`;
+    const inFlight = running.get(s.id) ?? new Map();
+    running.set(s.id, inFlight);
+    inFlight.set(runKey, { abort, key, attempt: task.attempt });
     let event: (now: number) => WorkflowEvent;
     try {
       const output = await handlers[task.handler]!({
@@ -204,7 +203,9 @@ export function createRunner(options: RunnerOptions): Runner {
         attempt: task.attempt,
         idempotencyKey: task.idempotencyKey,
         iteration: view.iteration,
-        signal: controller.signal,
+        get signal() {
+          return abort.signal;
+        },
       });
       const json = output === undefined ? null : JSON.parse(JSON.stringify(output));
       event = (at) => ({
@@ -241,8 +242,9 @@ export function createRunner(options: RunnerOptions): Runner {
         error,
       });
     } finally {
-      clearTimeout(timer);
-      running.delete(runKey);
+      abort.dispose();
+      inFlight.delete(runKey);
+      if (inFlight.size === 0 && running.get(s.id) === inFlight) running.delete(s.id);
     }
     await apply(s.id, event, work, s);
   }

@@ -1,0 +1,45 @@
+/**
+ * The AbortSignal a handler gets, made only when the handler reads it: most handlers never do,
+ * and an AbortController plus a deadline timer per task were a visible share of a runner's time.
+ * An abort that comes before the read is remembered, so the signal is born aborted.
+ */
+export class TaskAbort {
+  private controller: AbortController | undefined;
+  private reason: unknown;
+  private aborted = false;
+  private settled = false;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  /** `msUntilDeadline` is asked when the signal is first read; the signal aborts when it reaches 0. */
+  constructor(private readonly msUntilDeadline: () => number) {}
+
+  /** The handler's signal; creating it starts the deadline timer. */
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.aborted) this.controller.abort(this.reason);
+      else if (!this.settled) {
+        const ms = Math.max(0, this.msUntilDeadline());
+        this.timer = setTimeout(() => this.abort(new Error('deadline exceeded')), ms);
+        (this.timer as { unref?: () => void }).unref?.();
+      }
+    }
+    return this.controller.signal;
+  }
+
+  /** Aborts the signal (now, or at its creation); later calls are ignored. */
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.controller?.abort(reason);
+    this.dispose();
+  }
+
+  /** Stops the deadline timer once the handler has returned; a later read starts none. */
+  dispose(): void {
+    this.settled = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+}
