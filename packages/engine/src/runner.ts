@@ -196,7 +196,9 @@ export function createRunner(options: RunnerOptions): Runner {
       const output = await handlers[task.handler]!({
         input: view.input,
         workflowInput: s.input,
-        outputs: view.outputs,
+        get outputs() {
+          return view.outputs;
+        },
         instanceId: s.id,
         step: task.step,
         phase: task.phase,

@@ -21,11 +21,18 @@ export function taskView(
   task: TaskState,
 ): TaskView {
   const wf = compileWorkflow(definition);
-  const data = dataView(snapshot);
+  // Outputs are gathered only if asked for: most handlers never look at them.
+  let data: ReturnType<typeof dataView> | undefined;
+  const view = () => {
+    data ??= dataView(snapshot);
+    return data;
+  };
   const mapping = taskDef({ wf, s: snapshot, at: 0, budget: 0 }, task.step).input;
   return {
-    input: mapping === undefined ? snapshot.input : mapData(data, mapping),
-    outputs: data.outputs,
+    input: mapping === undefined ? snapshot.input : mapData(view(), mapping),
+    get outputs() {
+      return view().outputs;
+    },
     iteration: snapshot.steps[task.step]?.iteration ?? 1,
   };
 }
