@@ -292,16 +292,21 @@ export function postgresBackend(): Backend {
       return {
         store,
         async raw(s, expected) {
-          const r = await pool.query(PG_SAVE, [
-            s.id,
-            expected,
-            s.version,
-            s.status,
-            s.workflow.name,
-            s.wakeAt === null ? null : Math.ceil(s.wakeAt),
-            JSON.stringify(s),
-            null,
-          ]);
+          // Prepared like the adapter's own statements, so both sides skip parsing and planning.
+          const r = await pool.query({
+            name: 'bench_raw_save',
+            text: PG_SAVE,
+            values: [
+              s.id,
+              expected,
+              s.version,
+              s.status,
+              s.workflow.name,
+              s.wakeAt === null ? null : Math.ceil(s.wakeAt),
+              JSON.stringify(s),
+              null,
+            ],
+          });
           if (r.rowCount !== 1) throw new Error(`raw update of ${s.id} matched nothing`);
         },
         close: () => pool.end(),

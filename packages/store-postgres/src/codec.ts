@@ -11,6 +11,7 @@ const INT8_MIN = -(2n ** 63n);
 
 /** `x` as a decimal bigint literal, clamped to PostgreSQL's `bigint` range (infinities included). */
 export function toInt8(x: bigint | number): string {
+  if (typeof x === 'number' && Number.isSafeInteger(x)) return String(x); // the common case, no BigInt
   let n: bigint;
   if (typeof x === 'bigint') n = x;
   else if (x === Number.POSITIVE_INFINITY) n = INT8_MAX;
@@ -51,8 +52,11 @@ export function encodeSnapshot(snapshot: Snapshot, maxSnapshotBytes: number): En
     ]);
   }
   const json = JSON.stringify(snapshot);
-  const bytes = snapshotBytes(json);
-  if (bytes > maxSnapshotBytes) throw new SnapshotTooLargeError(snapshot.id, bytes, maxSnapshotBytes);
+  // A UTF-16 unit is at most 3 UTF-8 bytes: short JSON cannot reach the limit, so skip the count.
+  if (json.length * 3 > maxSnapshotBytes) {
+    const bytes = snapshotBytes(json);
+    if (bytes > maxSnapshotBytes) throw new SnapshotTooLargeError(snapshot.id, bytes, maxSnapshotBytes);
+  }
   const wake = snapshot.wakeAt;
   return {
     id: snapshot.id,

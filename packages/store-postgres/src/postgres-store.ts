@@ -34,6 +34,11 @@ export interface PostgresStoreOptions {
   maxSnapshotBytes?: number;
   /** How long ids returned by `listDue` stay claimed, measured against `now` (default 30 000). */
   claimMs?: number;
+  /**
+   * Send statements as named prepared statements, parsed and planned once per connection (default
+   * true). Set false behind a pooler that cannot carry them (PgBouncer in transaction mode before 1.21).
+   */
+  preparedStatements?: boolean;
 }
 
 /** A PostgreSQL-backed {@link Store}, with the names and lease it was created with. */
@@ -44,6 +49,18 @@ export interface PostgresStore extends Store {
   readonly table: string;
   /** Claim lease of `listDue`. */
   readonly claimMs: number;
+}
+
+// One name per distinct statement text, shared by every store in the process: a name must not be
+// reused for another text on the same connection, and stores may share a pool.
+const statementNames = new Map<string, string>();
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    name = `stepfold_${statementNames.size + 1}`;
+    statementNames.set(text, name);
+  }
+  return name;
 }
 
 // JSONB refused the value (NUL or bad escape, or the binary form over 255 MiB): store the text instead.
@@ -73,8 +90,11 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   }
   const t = names.qualified;
 
+  const prepared = options.preparedStatements ?? true;
   const query = <R extends QueryResultRow>(what: string, text: string, values: unknown[]) =>
-    guard(what, () => pool.query<R>(text, values));
+    guard(what, () =>
+      pool.query<R>(prepared ? { name: statementName(text), text, values } : { text, values }),
+    );
 
   // Runs a write with the JSON in the JSONB column, or in snapshot_text when JSONB cannot hold it.
   const write = async (

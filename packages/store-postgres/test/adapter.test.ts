@@ -231,3 +231,27 @@ describe('postgres rows', () => {
     await expect(store.load('x')).rejects.toMatchObject({ code: '42P01' });
   });
 });
+
+describe('prepared statements', () => {
+  it('are named and reused per connection, and can be turned off', async () => {
+    const seen: Array<{ name?: string; text: string }> = [];
+    const spy = {
+      async query(q: { name?: string; text: string; values: unknown[] }) {
+        seen.push({ name: q.name, text: q.text });
+        return { rowCount: 0, rows: [] };
+      },
+    };
+    const on = createPostgresStore({ pool: spy as unknown as pg.Pool, table: 'prep_a' });
+    await on.load('x');
+    await on.load('y');
+    const other = createPostgresStore({ pool: spy as unknown as pg.Pool, table: 'prep_b' });
+    await other.load('x');
+    const [a, b, c] = seen;
+    expect(a?.name).toMatch(/^stepfold_\d+$/);
+    expect(b?.name).toBe(a?.name); // same text, same name
+    expect(c?.name).not.toBe(a?.name); // another table is another statement
+    const off = createPostgresStore({ pool: spy as unknown as pg.Pool, preparedStatements: false });
+    await off.load('x');
+    expect(seen[3]?.name).toBeUndefined();
+  });
+});

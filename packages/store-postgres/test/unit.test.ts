@@ -36,8 +36,8 @@ describe('JSONB or text column (no server)', () => {
   it('retries with the text column when JSONB refuses the value (54000: binary form too large)', async () => {
     const calls: unknown[][] = [];
     const spy = {
-      async query(_sql: string, values: unknown[]) {
-        calls.push(values);
+      async query(q: { text: string; values: unknown[] }) {
+        calls.push(q.values);
         if (calls.length === 1)
           throw pgError('54000', 'total size of jsonb array elements exceeds the maximum');
         return { rowCount: 1, rows: [] };
