@@ -1,4 +1,4 @@
-// Type-checks every test folder (packages/*/test, examples/*/test): vitest strips types without
+// Type-checks every test folder (packages/*/test, examples/*/test, examples/test) and the Worker: vitest strips types without
 // checking them, so this is what keeps test code honest. Run after `pnpm build` (tests import dist types).
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
@@ -10,7 +10,14 @@ const projects = roots.flatMap((root) =>
     .filter((d) => d.isDirectory() && existsSync(join(root, d.name, 'test', 'tsconfig.json')))
     .map((d) => join(root, d.name, 'test')),
 );
-if (existsSync('examples/test/tsconfig.json')) projects.push('examples/test');
+// Projects tsc -b does not build: the examples' own tests and the Worker (checked, never emitted).
+for (const extra of [
+  'examples/test',
+  'examples/cloudflare-worker/tsconfig.json',
+  'examples/cloudflare-worker/tsconfig.test.json',
+]) {
+  if (existsSync(extra)) projects.push(extra);
+}
 let failed = 0;
 for (const project of projects) {
   try {
