@@ -46,14 +46,13 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-/** Retries `fn` until it resolves or `ms` pass; rethrows the last error. */
+/** Retries `fn` every 250 ms until it resolves, for about `ms`; rethrows the last error. */
 export async function eventually<T>(fn: () => Promise<T>, ms: number): Promise<T> {
-  const until = performance.now() + ms;
-  for (;;) {
+  for (let tries = Math.ceil(ms / 250); ; tries--) {
     try {
       return await fn();
     } catch (e) {
-      if (performance.now() > until) throw e;
+      if (tries <= 0) throw e;
       await new Promise((r) => setTimeout(r, 250));
     }
   }
