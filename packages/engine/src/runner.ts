@@ -89,7 +89,11 @@ export interface Runner {
     id: string,
     name: string,
     payload?: unknown,
-    options?: { signalId?: string; startIfMissing?: { workflow: string; input?: unknown; version?: number } },
+    options?: {
+      signalId?: string;
+      /** Create and start the instance first if it does not exist (or, with `reuseFinished`, if it has finished). */
+      startIfMissing?: { workflow: string; input?: unknown; version?: number; reuseFinished?: boolean };
+    },
   ): Promise<Snapshot>;
   cancel(id: string, reason?: string): Promise<Snapshot>;
   abort(id: string, reason?: string): Promise<Snapshot>;
@@ -318,19 +322,19 @@ export function createRunner(options: RunnerOptions): Runner {
         payload,
         ...(o.signalId === undefined ? {} : { id: o.signalId }),
       });
-      if (o.startIfMissing && !(await store.load(id))) {
-        try {
-          await create(
-            o.startIfMissing.workflow,
-            id,
-            o.startIfMissing.input,
-            { version: o.startIfMissing.version },
-            event(clock()),
-            work,
-          );
-          return settled(id, work);
-        } catch (e) {
-          if (!(e instanceof AlreadyExistsError)) throw e;
+      const start = o.startIfMissing;
+      if (start) {
+        const existing = await store.load(id);
+        const restart = existing !== null && start.reuseFinished === true && isTerminal(existing.status);
+        if (!existing || restart) {
+          try {
+            const opts = { version: start.version, reuseFinished: restart };
+            await create(start.workflow, id, start.input, opts, event(clock()), work);
+            return settled(id, work);
+          } catch (e) {
+            // Someone else created or restarted it first: deliver the signal to theirs.
+            if (!(e instanceof AlreadyExistsError)) throw e;
+          }
         }
       }
       await apply(id, event, work);

@@ -181,6 +181,39 @@ describe('signalWithStart and id reuse', () => {
     expect((await r.start('once', 'job-2', {}, { reuseFinished: true })).version).toBe(1);
   });
 
+  it('signalWithStart with reuseFinished restarts a finished instance with the signal; without it the signal is ignored', async () => {
+    const once = workflow('once', 1).wait('go', { signal: 'go' }).task('work', { handler: 'work' }).build();
+    const store = createMemoryStore();
+    const r = createRunner({
+      store,
+      workflows: [once],
+      handlers: { work: ({ workflowInput }) => workflowInput },
+      clock: () => 100,
+    });
+    const first = await r.signal('job-9', 'go', null, {
+      signalId: 'g-1',
+      startIfMissing: { workflow: 'once', input: { n: 1 } },
+    });
+    expect(first).toMatchObject({ status: 'completed', output: { n: 1 } });
+    const ignored = await r.signal('job-9', 'go', null, {
+      signalId: 'g-2',
+      startIfMissing: { workflow: 'once', input: { n: 2 } },
+    });
+    expect(ignored).toEqual(first); // finished, and reuse not asked for: nothing written
+    const again = await r.signal('job-9', 'go', null, {
+      signalId: 'g-3',
+      startIfMissing: { workflow: 'once', input: { n: 3 }, reuseFinished: true },
+    });
+    expect(again).toMatchObject({ status: 'completed', output: { n: 3 } });
+    expect(again.version).toBeGreaterThan(first.version);
+    // A running instance is never restarted: the signal goes to it.
+    await r.start('once', 'job-10', { n: 4 });
+    const running = await r.signal('job-10', 'go', null, {
+      startIfMissing: { workflow: 'once', input: { n: 5 }, reuseFinished: true },
+    });
+    expect(running).toMatchObject({ status: 'completed', output: { n: 4 } });
+  });
+
   it('two runners reusing the same finished id at once: one wins, the other gets ALREADY_EXISTS', async () => {
     const once = workflow('quick', 1).succeed('done').build();
     const { store } = racyStore(createMemoryStore());
