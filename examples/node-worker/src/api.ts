@@ -245,7 +245,7 @@ export function createApi(o: ApiOptions): Hono {
     if (isStepfoldError(e)) {
       return c.json(
         { error: { code: e.code, message: e.message, ...(e.issues.length ? { issues: e.issues } : {}) } },
-        STATUS[e.code],
+        Object.hasOwn(STATUS, e.code) ? STATUS[e.code as ErrorCode] : 500, // a handler's TaskError code is its own
       );
     }
     console.error(JSON.stringify({ event: 'http.error', error: e instanceof Error ? e.stack : String(e) }));

@@ -15,6 +15,43 @@ export type ErrorCode =
   | 'STORE_UNAVAILABLE'
   | 'INBOX_OVERFLOW';
 
+/**
+ * Codes the engine itself records in a snapshot's `error` (a step's or the instance's). A handler's
+ * failure keeps the code it threw (a `TaskError` without one records `TASK_FAILED`).
+ */
+export type StepErrorCode =
+  /** A handler threw a `TaskError` without a code. */
+  | 'TASK_FAILED'
+  /** A handler missed its deadline, or a wait or human step its `timeoutMs`. */
+  | 'TIMEOUT'
+  /** No branch of a choice step matched and it has no `otherwise`. */
+  | 'NO_BRANCH_MATCHED'
+  /** A sleep's `until` path did not hold a number. */
+  | 'INVALID_SLEEP_TARGET'
+  /** A human step was rejected. */
+  | 'REJECTED'
+  /** A fail step without its own code. */
+  | 'FAILED'
+  /** One event caused more internal transitions than allowed (a runaway loop). */
+  | 'TRANSITION_LIMIT';
+
+/** Every {@link StepErrorCode}, by name, so engine code never spells one as a bare string. */
+export const STEP_ERROR: { readonly [C in StepErrorCode]: C } = {
+  TASK_FAILED: 'TASK_FAILED',
+  TIMEOUT: 'TIMEOUT',
+  NO_BRANCH_MATCHED: 'NO_BRANCH_MATCHED',
+  INVALID_SLEEP_TARGET: 'INVALID_SLEEP_TARGET',
+  REJECTED: 'REJECTED',
+  FAILED: 'FAILED',
+  TRANSITION_LIMIT: 'TRANSITION_LIMIT',
+};
+
+/**
+ * Brand every stepfold error carries under a registry symbol, so two copies of the engine in one
+ * process (a store adapter resolving its own) still recognise each other's errors.
+ */
+const BRAND = Symbol.for('stepfold.error');
+
 /** One problem found while validating input; `path` points into the offending document. */
 export interface Issue {
   path: string;
@@ -28,8 +65,20 @@ export interface StepfoldErrorOptions {
   issues?: Issue[];
 }
 
-/** Base class of all stepfold errors: a stable `code`, whether retrying may help, and the `cause`. */
-export class StepfoldError<C extends ErrorCode = ErrorCode> extends Error {
+/**
+ * Base class of all stepfold errors: a stable `code`, whether retrying may help, and the `cause`.
+ * Recognise one with {@link isStepfoldError} (by code and brand), which also works across copies
+ * of the package where `instanceof` does not.
+ *
+ * @example
+ * try {
+ *   await store.save(next, current.version);
+ * } catch (e) {
+ *   if (isStepfoldError(e, 'VERSION_CONFLICT')) return reloadAndRetry();
+ *   throw e;
+ * }
+ */
+export class StepfoldError<C extends string = ErrorCode> extends Error {
   readonly code: C;
   readonly retryable: boolean;
   readonly issues: Issue[];
@@ -40,6 +89,26 @@ export class StepfoldError<C extends ErrorCode = ErrorCode> extends Error {
     this.code = code;
     this.retryable = options.retryable ?? false;
     this.issues = options.issues ?? [];
+    Object.defineProperty(this, BRAND, { value: true });
+  }
+}
+
+/**
+ * Throw from a handler to fail the attempt with a stable `code` (stored in the snapshot, matched by
+ * a retry policy's `nonRetryable`), or with `retryable: false` to skip the remaining attempts.
+ *
+ * @example
+ * const charge: Handler = async ({ attempt }) => {
+ *   if (declined) throw new TaskError('card declined', { code: 'DECLINED', retryable: false });
+ *   return { paymentId: 'P-1' };
+ * };
+ */
+export class TaskError<C extends string = string> extends StepfoldError<C> {
+  constructor(message: string, options: { code?: C; retryable?: boolean; cause?: unknown } = {}) {
+    super((options.code ?? 'TASK_FAILED') as C, message, {
+      retryable: options.retryable ?? true,
+      cause: options.cause,
+    });
   }
 }
 
@@ -129,7 +198,14 @@ export class InboxOverflowError extends StepfoldError<'INBOX_OVERFLOW'> {
   }
 }
 
-/** True when `e` is a stepfold error, optionally with the given code. */
-export function isStepfoldError<C extends ErrorCode>(e: unknown, code?: C): e is StepfoldError<C> {
-  return e instanceof StepfoldError && (code === undefined || e.code === code);
+/**
+ * True when `e` is a stepfold error (with the given code, when one is passed). Checks the brand and
+ * the code, not the class, so an error from another copy of the engine counts too.
+ */
+export function isStepfoldError<C extends ErrorCode>(e: unknown, code: C): e is StepfoldError<C>;
+export function isStepfoldError(e: unknown): e is StepfoldError<ErrorCode> | TaskError;
+export function isStepfoldError(e: unknown, code?: string): boolean {
+  if (typeof e !== 'object' || e === null || (e as Record<symbol, unknown>)[BRAND] !== true) return false;
+  const found = (e as { code?: unknown }).code;
+  return typeof found === 'string' && (code === undefined || found === code);
 }

@@ -1,4 +1,5 @@
-export { WorkflowBuilder, type WorkflowOptions, workflow } from './builder.js';
+export { WorkflowBuilder, type WorkflowOptions, workflow } from './definition/builder.js';
+export { defineWorkflow, definitionHash } from './definition/compile.js';
 export type {
   Condition,
   DefinitionInput,
@@ -9,15 +10,15 @@ export type {
   StepKind,
   StepOf,
   WorkflowDefinition,
-} from './definition-schema.js';
-export { definitionSchema } from './definition-schema.js';
+} from './definition/schema.js';
+export { definitionSchema } from './definition/schema.js';
 export * from './errors.js';
 export { type EventOf, eventSchema, parseEvent, type WorkflowEvent } from './events.js';
-export type { RunnerHooks } from './hooks.js';
 export { assertValidId, isValidId, MAX_ID_LENGTH } from './ids.js';
-export { createMemoryStore, type MemoryStore, type MemoryStoreOptions } from './memory-store.js';
-export { replay, type StepOptions, step } from './reducer.js';
-export { backoffMs, DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, type RetryPolicy } from './retry-policy.js';
+export { replay, type StepOptions, step } from './reducer/reducer.js';
+export { backoffMs, DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, type RetryPolicy } from './reducer/retry-policy.js';
+export { dispatchedBy, type TaskView, taskView } from './reducer/task-view.js';
+export type { RunnerHooks } from './runner/hooks.js';
 export {
   createRunner,
   type HandleResult,
@@ -27,9 +28,7 @@ export {
   type RunnerMessage,
   type RunnerOptions,
   type StartOptions,
-  TaskError,
-} from './runner.js';
+} from './runner/runner.js';
 export * from './snapshot.js';
-export { type ListPage, type ListQuery, type Store, snapshotBytes } from './store.js';
-export { dispatchedBy, type TaskView, taskView } from './task-input.js';
-export { defineWorkflow, definitionHash } from './workflow.js';
+export { createMemoryStore, type MemoryStore, type MemoryStoreOptions } from './store/memory-store.js';
+export { type ListPage, type ListQuery, type Store, snapshotBytes } from './store/store.js';

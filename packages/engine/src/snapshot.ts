@@ -1,7 +1,9 @@
+import type { StepErrorCode } from './errors.js';
+
 /** Snapshot format version; bump with a migration when the shape below changes. */
 export const SNAPSHOT_SCHEMA_VERSION = 1;
 
-/** Instance status (SPEC §3). Terminal: completed, failed, cancelled, aborted. */
+/** Instance status. Terminal: completed, failed, cancelled, aborted; `dlq` waits for a requeue. */
 export type Status =
   | 'running'
   | 'waiting'
@@ -23,7 +25,8 @@ export function isTerminal(status: Status): boolean {
 /** A failure as recorded in a snapshot. */
 export interface ErrorInfo {
   message: string;
-  code?: string;
+  /** One of the engine's {@link StepErrorCode}s, or the code a handler threw. */
+  code?: StepErrorCode | (string & {});
   retryable?: boolean;
   step?: string;
 }

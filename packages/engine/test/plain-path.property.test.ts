@@ -1,7 +1,7 @@
 import { type Snapshot, type WorkflowDefinition, type WorkflowEvent, workflow } from '@stepfold/engine';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { referenceStep, step } from '../src/reducer.js';
+import { referenceStep, step } from '../src/reducer/reducer.js';
 import { documentEntity } from './entity-fixtures.js';
 import { approvalWorkflow, orderWorkflow } from './fixtures.js';
 import { blockArb, compile, intentArb, type Task, toEvent } from './saga-gen.js';

@@ -1,8 +1,8 @@
-import type { DefinitionInput, WorkflowDefinition } from '../definition-schema.js';
+import type { DefinitionInput, WorkflowDefinition } from '../definition/schema.js';
 import type { WorkflowEvent } from '../events.js';
-import { replay, type StepOptions, step } from '../reducer.js';
+import { replay, type StepOptions, step } from '../reducer/reducer.js';
+import { taskView } from '../reducer/task-view.js';
 import type { ErrorInfo, Snapshot, Status, TaskState } from '../snapshot.js';
-import { taskView } from '../task-input.js';
 
 /** An event whose `at` may be left to the fake clock. */
 export type EventInput = WorkflowEvent extends infer E

@@ -1,5 +1,5 @@
 import { afterAll, describe } from 'vitest';
-import type { Store } from '../store.js';
+import type { Store } from '../store/store.js';
 import type { StoreConformanceOptions, SuiteContext } from './conformance/context.js';
 import { describeCrud } from './conformance/crud.js';
 import { describeLimits } from './conformance/limits.js';

@@ -1,5 +1,5 @@
 import { SNAPSHOT_SCHEMA_VERSION, type Snapshot } from '../snapshot.js';
-import { snapshotBytes } from '../store.js';
+import { snapshotBytes } from '../store/store.js';
 
 /** A minimal valid snapshot for store tests; `patch` overrides any field. */
 export function makeTestSnapshot(id: string, patch: Partial<Snapshot> = {}): Snapshot {

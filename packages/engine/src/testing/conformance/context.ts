@@ -1,4 +1,4 @@
-import type { Store } from '../../store.js';
+import type { Store } from '../../store/store.js';
 
 /** Controls a server the suite may stop and start; the store passed is the one `createStore` made. */
 export interface OutageControl {

@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
 import type { Snapshot, Status } from '../../snapshot.js';
-import type { ListQuery, Store } from '../../store.js';
+import type { ListQuery, Store } from '../../store/store.js';
 import { makeTestSnapshot } from '../test-snapshot.js';
 import type { SuiteContext } from './context.js';
 

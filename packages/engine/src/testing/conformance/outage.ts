@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
 import { StoreUnavailableError } from '../../errors.js';
-import type { Store } from '../../store.js';
+import type { Store } from '../../store/store.js';
 import { makeTestSnapshot } from '../test-snapshot.js';
 import { eventually, type OutageControl, type SuiteContext } from './context.js';
 

@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
-import { VersionConflictError } from '../../errors.js';
+import { isStepfoldError } from '../../errors.js';
 import type { Snapshot } from '../../snapshot.js';
-import type { Store } from '../../store.js';
+import type { Store } from '../../store/store.js';
 import { makeTestSnapshot } from '../test-snapshot.js';
 import type { SuiteContext } from './context.js';
 
@@ -18,7 +18,7 @@ async function attempt(store: Store, id: string, writer: number, loaded?: Snapsh
     await store.save(next, s.version);
     return true;
   } catch (e) {
-    if (e instanceof VersionConflictError) return false;
+    if (isStepfoldError(e, 'VERSION_CONFLICT')) return false;
     throw e;
   }
 }

@@ -1,9 +1,9 @@
 import { expect, it } from 'vitest';
-import { workflow } from '../../builder.js';
-import { VersionConflictError } from '../../errors.js';
-import { createRunner, type Handler } from '../../runner.js';
+import { workflow } from '../../definition/builder.js';
+import { isStepfoldError } from '../../errors.js';
+import { createRunner, type Handler } from '../../runner/runner.js';
 import type { Snapshot } from '../../snapshot.js';
-import type { Store } from '../../store.js';
+import type { Store } from '../../store/store.js';
 import type { SuiteContext } from './context.js';
 
 // A long-lived entity: batches of up to 8 signals or 10 s of quiet, then continue-as-new every 3.
@@ -33,7 +33,7 @@ function observed(inner: Store) {
         await inner.save(s, expected);
         stats.saves++;
       } catch (e) {
-        if (e instanceof VersionConflictError) stats.conflicts++;
+        if (isStepfoldError(e, 'VERSION_CONFLICT')) stats.conflicts++;
         throw e;
       }
     },

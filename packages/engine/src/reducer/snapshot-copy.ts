@@ -1,4 +1,4 @@
-import { isTerminal, type Snapshot, type StepState } from './snapshot.js';
+import { isTerminal, type Snapshot, type StepState } from '../snapshot.js';
 
 // Plain copies and freezing of snapshots, for the reducer. V8 copies a frozen object with spread
 // or Object.assign about ten times slower than an unfrozen one, and Object.isFrozen of a frozen

@@ -1,5 +1,4 @@
-import { transitionsOf } from './reducer.js';
-import type { LogEntry, Snapshot } from './snapshot.js';
+import type { LogEntry, Snapshot } from '../snapshot.js';
 
 /** Observers of what the runner writes. A hook that throws or rejects is reported, never fatal. */
 export interface RunnerHooks {
@@ -34,11 +33,11 @@ function safe(hooks: RunnerHooks, name: string, call: () => void | Promise<void>
   }
 }
 
-/** Calls the hooks for `entries`, the transitions a write recorded (by default those of `snapshot.version`). */
+/** Calls the hooks for `entries`, the transitions a write recorded. */
 export function notifyHooks(
   hooks: RunnerHooks | undefined,
   snapshot: Snapshot,
-  entries: readonly LogEntry[] = transitionsOf(snapshot),
+  entries: readonly LogEntry[],
 ): void {
   if (!hooks) return;
   for (const entry of entries) {

@@ -1,7 +1,7 @@
 import { failStep } from './compensation.js';
-import { type Cx, dispatchTask, finish, log, stepDef } from './context.js';
 import { advance, closeBatch, enter } from './flow.js';
 import { attemptFailed } from './task-results.js';
+import { type Cx, dispatchTask, finish, log, stepDef } from './transition-context.js';
 
 // Timers and deadlines: what a `tick` fires, earliest first.
 

@@ -1,3 +1,5 @@
+import type { FailurePolicy } from '../definition/schema.js';
+import type { ErrorInfo } from '../snapshot.js';
 import {
   type Cx,
   deactivate,
@@ -9,9 +11,7 @@ import {
   stepState,
   taskKey,
   terminate,
-} from './context.js';
-import type { FailurePolicy } from './definition-schema.js';
-import type { ErrorInfo } from './snapshot.js';
+} from './transition-context.js';
 
 const SAVEPOINT = 'savepoint:';
 

@@ -1,14 +1,14 @@
-import type { DefinitionInput, WorkflowDefinition } from './definition-schema.js';
-import { AlreadyExistsError, NotFoundError, VersionConflictError } from './errors.js';
-import type { WorkflowEvent } from './events.js';
+import type { DefinitionInput, WorkflowDefinition } from '../definition/schema.js';
+import { AlreadyExistsError, isStepfoldError, NotFoundError } from '../errors.js';
+import type { WorkflowEvent } from '../events.js';
+import { assertValidId } from '../ids.js';
+import { reduce } from '../reducer/reducer.js';
+import { dispatchedBy, taskView } from '../reducer/task-view.js';
+import { isTerminal, type LogEntry, type Snapshot, type TaskState } from '../snapshot.js';
+import type { Store } from '../store/store.js';
 import { notifyHooks, type RunnerHooks } from './hooks.js';
-import { assertValidId } from './ids.js';
-import { step, transitionsOf } from './reducer.js';
-import { isTerminal, type LogEntry, type Snapshot, type TaskState } from './snapshot.js';
-import type { Store } from './store.js';
+import { createRegistry } from './registry.js';
 import { TaskAbort } from './task-abort.js';
-import { dispatchedBy, taskView } from './task-input.js';
-import { createRegistry } from './workflow-registry.js';
 
 /** What a handler receives (SPEC §5). */
 export interface HandlerContext<I = unknown> {
@@ -34,17 +34,6 @@ export interface HandlerContext<I = unknown> {
 
 /** A task handler: returns the step's output (JSON) or throws to fail the attempt. */
 export type Handler<I = unknown, O = unknown> = (ctx: HandlerContext<I>) => O | Promise<O>;
-
-/** Throw from a handler to fail with a stable `code`, or to say retrying is pointless. */
-export class TaskError extends Error {
-  constructor(
-    message: string,
-    readonly options: { code?: string; retryable?: boolean } = {},
-  ) {
-    super(message);
-    this.name = 'TaskError';
-  }
-}
 
 /** Options of {@link createRunner}. */
 export interface RunnerOptions {
@@ -141,13 +130,12 @@ export function createRunner(options: RunnerOptions): Runner {
         if (!loaded) throw new NotFoundError(id);
         current = loaded;
       }
-      const next = step(definitionOf(current), current, event(clock()));
+      const { snapshot: next, transitions: fresh } = reduce(definitionOf(current), current, event(clock()));
       if (next === current) return current;
-      const fresh = transitionsOf(next); // now: the reducer remembers only its last few results
       try {
         await store.save(next, current.version);
       } catch (e) {
-        if (!(e instanceof VersionConflictError) || tries >= maxConflicts) throw e;
+        if (!isStepfoldError(e, 'VERSION_CONFLICT') || tries >= maxConflicts) throw e;
         current = undefined;
         // Jittered pause so racing runners stop colliding in lockstep.
         await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 2 ** tries)));
@@ -279,8 +267,8 @@ export function createRunner(options: RunnerOptions): Runner {
     // Start and the extra event are written together: the hooks get the transitions of both.
     let fresh: LogEntry[] = [];
     const apply = (from: Snapshot | null, e: WorkflowEvent) => {
-      const next = step(def, from, e);
-      fresh = [...fresh, ...transitionsOf(next)];
+      const { snapshot: next, transitions } = reduce(def, from, e);
+      fresh = [...fresh, ...transitions];
       return next;
     };
     let s = apply(null, { type: 'start', at: clock(), id, input });
@@ -288,7 +276,7 @@ export function createRunner(options: RunnerOptions): Runner {
     try {
       await store.create(s);
     } catch (e) {
-      if (!(e instanceof AlreadyExistsError) || !o.reuseFinished) throw e;
+      if (!isStepfoldError(e, 'ALREADY_EXISTS') || !o.reuseFinished) throw e;
       const old = await store.load(id);
       if (!old || !isTerminal(old.status)) throw e;
       fresh = [];
@@ -298,7 +286,7 @@ export function createRunner(options: RunnerOptions): Runner {
         await store.save(s, old.version);
       } catch (conflict) {
         // A finished instance takes no events: whoever changed it reused the id first.
-        if (conflict instanceof VersionConflictError) throw new AlreadyExistsError(id);
+        if (isStepfoldError(conflict, 'VERSION_CONFLICT')) throw new AlreadyExistsError(id);
         throw conflict;
       }
     }
@@ -333,7 +321,7 @@ export function createRunner(options: RunnerOptions): Runner {
             return settled(id, work);
           } catch (e) {
             // Someone else created or restarted it first: deliver the signal to theirs.
-            if (!(e instanceof AlreadyExistsError)) throw e;
+            if (!isStepfoldError(e, 'ALREADY_EXISTS')) throw e;
           }
         }
       }
@@ -372,7 +360,7 @@ export function createRunner(options: RunnerOptions): Runner {
       await Promise.all(
         ids.map((id) =>
           apply(id, () => ({ type: 'tick', at }), work).catch((e) => {
-            if (!(e instanceof NotFoundError)) failures.push(e);
+            if (!isStepfoldError(e, 'NOT_FOUND')) failures.push(e);
           }),
         ),
       );

@@ -1,7 +1,7 @@
-import type { StepDefinition, StepOf } from './definition-schema.js';
+import type { CompiledWorkflow } from '../definition/compile.js';
+import type { StepDefinition, StepOf } from '../definition/schema.js';
+import type { ErrorInfo, LogEntry, Snapshot, StepState, TaskState, TimerState } from '../snapshot.js';
 import { DEFAULT_TIMEOUT_MS } from './retry-policy.js';
-import type { ErrorInfo, LogEntry, Snapshot, StepState, TaskState, TimerState } from './snapshot.js';
-import type { CompiledWorkflow } from './workflow.js';
 
 /** Default bound on internal transitions one event may cause. */
 export const DEFAULT_MAX_TRANSITIONS = 1000;

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { bounded, integer, millis, idString as stepId, text } from './schema-kit.js';
+import { bounded, integer, millis, idString as stepId, text } from '../schema-kit.js';
 
 const pathString = text(1, 500);
 const opt = z.optional;

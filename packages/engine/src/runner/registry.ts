@@ -1,7 +1,7 @@
-import type { DefinitionInput, WorkflowDefinition } from './definition-schema.js';
-import { RegistryError } from './errors.js';
-import type { Snapshot } from './snapshot.js';
-import { compileWorkflow } from './workflow.js';
+import { compileWorkflow } from '../definition/compile.js';
+import type { DefinitionInput, WorkflowDefinition } from '../definition/schema.js';
+import { RegistryError } from '../errors.js';
+import type { Snapshot } from '../snapshot.js';
 
 /** Registered definitions by name and version, with their handlers checked. */
 export interface WorkflowRegistry {

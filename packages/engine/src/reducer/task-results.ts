@@ -1,10 +1,19 @@
+import type { EventOf } from '../events.js';
+import { rejectEvent } from '../events.js';
+import type { ErrorInfo, TaskState } from '../snapshot.js';
 import { compensationFailed, compensationSucceeded, detachedResult, failStep } from './compensation.js';
-import { addTimer, type Cx, finish, log, pushCompleted, stepState, taskDef, taskKey } from './context.js';
-import type { EventOf } from './events.js';
-import { rejectEvent } from './events.js';
 import { advance } from './flow.js';
 import { backoffMs, resolveRetry, shouldRetry } from './retry-policy.js';
-import type { ErrorInfo, TaskState } from './snapshot.js';
+import {
+  addTimer,
+  type Cx,
+  finish,
+  log,
+  pushCompleted,
+  stepState,
+  taskDef,
+  taskKey,
+} from './transition-context.js';
 
 type ResultEvent = EventOf<'task.completed'> | EventOf<'task.failed'>;
 

@@ -1,5 +1,5 @@
-import { fnv1a } from './content-hash.js';
-import type { RetryPolicyInput } from './definition-schema.js';
+import { fnv1a } from '../content-hash.js';
+import type { RetryPolicyInput } from '../definition/schema.js';
 
 /** A retry policy with every field filled. */
 export interface RetryPolicy {

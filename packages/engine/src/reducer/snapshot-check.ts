@@ -1,7 +1,7 @@
-import { RegistryError, ValidationError } from './errors.js';
-import type { EventOf } from './events.js';
-import { SNAPSHOT_SCHEMA_VERSION, type Snapshot } from './snapshot.js';
-import type { CompiledWorkflow } from './workflow.js';
+import type { CompiledWorkflow } from '../definition/compile.js';
+import { RegistryError, ValidationError } from '../errors.js';
+import type { EventOf } from '../events.js';
+import { SNAPSHOT_SCHEMA_VERSION, type Snapshot } from '../snapshot.js';
 
 /** The empty snapshot a start event builds on (a reuse continues the old version count). */
 export function initialSnapshot(

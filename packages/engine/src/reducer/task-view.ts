@@ -1,8 +1,8 @@
-import { dataView, taskDef } from './context.js';
-import { mapData } from './data-path.js';
-import type { DefinitionInput, WorkflowDefinition } from './definition-schema.js';
-import type { Snapshot, TaskState } from './snapshot.js';
-import { compileWorkflow } from './workflow.js';
+import { compileWorkflow } from '../definition/compile.js';
+import { mapData } from '../definition/data-path.js';
+import type { DefinitionInput, WorkflowDefinition } from '../definition/schema.js';
+import type { Snapshot, TaskState } from '../snapshot.js';
+import { dataView, taskDef } from './transition-context.js';
 
 /** What a handler is given, computed from the snapshot version that dispatched the task. */
 export interface TaskView {

@@ -4,9 +4,9 @@ import {
   SnapshotTooLargeError,
   StoreUnavailableError,
   VersionConflictError,
-} from './errors.js';
-import { assertValidId } from './ids.js';
-import type { Snapshot } from './snapshot.js';
+} from '../errors.js';
+import { assertValidId } from '../ids.js';
+import type { Snapshot } from '../snapshot.js';
 import { type ListPage, type ListQuery, type Store, snapshotBytes } from './store.js';
 
 /** Options of {@link createMemoryStore}. */

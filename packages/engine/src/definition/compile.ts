@@ -1,8 +1,10 @@
 import type * as z from 'zod/mini';
+import { canonicalJson, sha256Hex } from '../content-hash.js';
+import { type Issue, ValidationError } from '../errors.js';
+import { parseWith } from '../schema-kit.js';
 import { conditionIssues } from './condition.js';
-import { canonicalJson, sha256Hex } from './content-hash.js';
 import { pathIssues } from './data-path.js';
-import { analyzeGraph, type BranchRef } from './definition-graph.js';
+import { analyzeGraph, type BranchRef } from './graph.js';
 import {
   type DefinitionInput,
   definitionHeaderSchema,
@@ -11,9 +13,7 @@ import {
   type StepDefinition,
   stepSchema,
   type WorkflowDefinition,
-} from './definition-schema.js';
-import { type Issue, ValidationError } from './errors.js';
-import { parseWith } from './schema-kit.js';
+} from './schema.js';
 
 /** A validated definition with what the reducer derives from it once. */
 export interface CompiledWorkflow {

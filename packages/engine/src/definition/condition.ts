@@ -1,5 +1,5 @@
 import { pathIssues, readPath } from './data-path.js';
-import type { Condition, Operand } from './definition-schema.js';
+import type { Condition, Operand } from './schema.js';
 
 const COMPARISONS = ['==', '!=', '<', '<=', '>', '>='] as const;
 

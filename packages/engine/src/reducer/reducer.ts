@@ -1,19 +1,19 @@
 import { Immer } from 'immer';
+import { type CompiledWorkflow, compileWorkflow } from '../definition/compile.js';
+import type { DefinitionInput, WorkflowDefinition } from '../definition/schema.js';
+import { parseEvent, rejectEvent, type WorkflowEvent } from '../events.js';
+import { isTerminal, type LogEntry, type Snapshot } from '../snapshot.js';
+import { enter } from './flow.js';
+import { NOOP, type Outcome, rules, run } from './rules.js';
+import { checkSnapshot, initialSnapshot } from './snapshot-check.js';
+import { copySnapshot, derive, freezeChanged, freezeNew, plainDraft, ring } from './snapshot-copy.js';
 import {
   type Cx,
   DEFAULT_LOG_LIMIT,
   DEFAULT_MAX_TRANSITIONS,
   DEFAULT_SIGNAL_ID_LIMIT,
   log,
-} from './context.js';
-import type { DefinitionInput, WorkflowDefinition } from './definition-schema.js';
-import { parseEvent, rejectEvent, type WorkflowEvent } from './events.js';
-import { enter } from './flow.js';
-import { NOOP, type Outcome, rules, run } from './rules.js';
-import { isTerminal, type LogEntry, type Snapshot } from './snapshot.js';
-import { checkSnapshot, initialSnapshot } from './snapshot-check.js';
-import { copySnapshot, derive, freezeChanged, freezeNew, plainDraft, ring } from './snapshot-copy.js';
-import { type CompiledWorkflow, compileWorkflow } from './workflow.js';
+} from './transition-context.js';
 
 /** Tuning for {@link step}. */
 export interface StepOptions {
@@ -27,36 +27,34 @@ export interface StepOptions {
 const immer = new Immer({ autoFreeze: true });
 
 /**
- * The last snapshots this module returned, each with the workflow it was stepped with and the
- * transitions its event recorded (triples, a ring of four). Such a snapshot is deeply frozen and
- * was well formed when it left, so stepping it again skips the structural check and copies less.
- * A WeakMap would remember all of them, but its set costs a tenth of a step; a caller folding
- * events hits this every time.
+ * The last snapshots this module returned, each with the workflow it was stepped with (pairs, a
+ * ring of four). Such a snapshot is deeply frozen and was well formed when it left, so stepping it
+ * again skips the structural check and copies less. A WeakMap would remember all of them, but its
+ * set costs a tenth of a step; a caller folding events hits this every time.
  */
-const recent: unknown[] = new Array(12).fill(null);
+const recent: unknown[] = new Array(8).fill(null);
 let slot = 0;
 
-function remember(s: Snapshot, wf: CompiledWorkflow, logged: LogEntry[]): Snapshot {
+function remember(s: Snapshot, wf: CompiledWorkflow): void {
   recent[slot] = s;
   recent[slot + 1] = wf;
-  recent[slot + 2] = logged;
-  slot = (slot + 3) % 12;
-  return s;
+  slot = (slot + 2) % 8;
 }
 
-function recall(s: Snapshot, k: 1 | 2): unknown {
-  for (let i = 0; i < 12; i += 3) if (recent[i] === s) return recent[i + k];
+function steppedWith(s: Snapshot): unknown {
+  for (let i = 0; i < 8; i += 2) if (recent[i] === s) return recent[i + 1];
   return undefined;
 }
 
-/**
- * The transitions of the event that produced `snapshot`: all of them for one of the last
- * snapshots {@link step} returned (even past `limits.log`), else those the log still holds.
- */
-export function transitionsOf(snapshot: Snapshot): readonly LogEntry[] {
-  const fresh = recall(snapshot, 2) as LogEntry[] | undefined;
-  return fresh ?? snapshot.log.filter((e) => e.v === snapshot.version);
+/** What {@link reduce} returns: the next snapshot and the transitions this event recorded. */
+export interface Reduction {
+  /** The next snapshot; the input snapshot itself when the event did not apply. */
+  snapshot: Snapshot;
+  /** Every transition of this event, in order, even past `limits.log` (empty for a no-op). */
+  transitions: readonly LogEntry[];
 }
+
+const UNCHANGED: readonly LogEntry[] = Object.freeze([]);
 
 /**
  * The reducer: applies one event to a snapshot and returns the next snapshot. Pure and
@@ -69,7 +67,7 @@ export function step(
   event: WorkflowEvent,
   options: StepOptions = {},
 ): Snapshot {
-  return reduce(definition, snapshot, event, options, true);
+  return reduce(definition, snapshot, event, options).snapshot;
 }
 
 /** {@link step} with every event applied through an immer draft: the reference the plain path is tested against. */
@@ -79,7 +77,7 @@ export function referenceStep(
   event: WorkflowEvent,
   options: StepOptions = {},
 ): Snapshot {
-  return reduce(definition, snapshot, event, options, false);
+  return reduce(definition, snapshot, event, options, false).snapshot;
 }
 
 /** Folds events from nothing; the result equals the snapshot those events produced live. */
@@ -93,13 +91,17 @@ export function replay(
   return s;
 }
 
-function reduce(
+/**
+ * {@link step} that also returns the transitions the event recorded: what the runner hands to its
+ * hooks and observers. `plain: false` runs every event through an immer draft (the reference).
+ */
+export function reduce(
   definition: DefinitionInput | WorkflowDefinition,
   snapshot: Snapshot | null,
   event: WorkflowEvent,
-  options: StepOptions,
-  plain: boolean,
-): Snapshot {
+  options: StepOptions = {},
+  plain = true,
+): Reduction {
   const wf = compileWorkflow(definition);
   const ev = parseEvent(event);
   const budget = options.maxTransitions ?? DEFAULT_MAX_TRANSITIONS;
@@ -114,13 +116,15 @@ function reduce(
     derive(out);
     out.log = appendLog(wf, s.log, cx.logged!);
     freezeNew(out);
-    return remember(out, wf, cx.logged!);
+    remember(out, wf);
+    return { snapshot: out, transitions: cx.logged! };
   }
-  let known = recall(snapshot, 1) === wf;
+  let known = steppedWith(snapshot) === wf;
   if (!known) checkSnapshot(wf, snapshot);
-  if (isTerminal(snapshot.status)) return snapshot;
+  const unchanged: Reduction = { snapshot, transitions: UNCHANGED };
+  if (isTerminal(snapshot.status)) return unchanged;
   // A signal id already seen: checked on the plain snapshot, not through a draft of the ring.
-  if (ev.type === 'signal' && ev.id !== undefined && snapshot.seenSignals.includes(ev.id)) return snapshot;
+  if (ev.type === 'signal' && ev.id !== undefined && snapshot.seenSignals.includes(ev.id)) return unchanged;
   const at = Math.max(ev.at, snapshot.updatedAt);
   const logged: LogEntry[] = [];
   let cx: Cx | undefined;
@@ -130,7 +134,7 @@ function reduce(
     // throws a TypeError at its first such write, before anything shared changed; immer redoes it.
     cx = { wf, s: plainDraft(snapshot, known), at, budget, logged };
     try {
-      if (rules[ev.type](cx, ev as never) === NOOP) return snapshot;
+      if (rules[ev.type](cx, ev as never) === NOOP) return unchanged;
     } catch (e) {
       if (!(e instanceof TypeError)) throw e;
       cx = undefined;
@@ -149,7 +153,7 @@ function reduce(
     };
     // A copy of the frozen result, so status, wake time and the rings can be filled in below.
     base = immer.produce(snapshot, recipe);
-    if (outcome === NOOP) return snapshot;
+    if (outcome === NOOP) return unchanged;
     next = copySnapshot(base);
     known = true;
   }
@@ -169,7 +173,8 @@ function reduce(
     for (const e of next.log) freezeNew(e);
     freezeNew(next);
   }
-  return remember(next, wf, logged);
+  remember(next, wf);
+  return { snapshot: next, transitions: logged };
 }
 
 /** The log ring with this event's transitions appended, cut to `limits.log`; frozen. */

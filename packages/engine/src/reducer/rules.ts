@@ -1,4 +1,10 @@
+import { InboxOverflowError } from '../errors.js';
+import { type EventOf, rejectEvent, type WorkflowEvent } from '../events.js';
+import { isTerminal, type StepState } from '../snapshot.js';
 import { pumpRollback, startRollback } from './compensation.js';
+import { deliverSignal, enter, humanDecision, listensFor } from './flow.js';
+import { applyResult, matchResult } from './task-results.js';
+import { fire, nextDue } from './timers.js';
 import {
   type Cx,
   DEFAULT_INBOX_LIMIT,
@@ -9,13 +15,7 @@ import {
   stepError,
   TransitionLimitError,
   terminate,
-} from './context.js';
-import { InboxOverflowError } from './errors.js';
-import { type EventOf, rejectEvent, type WorkflowEvent } from './events.js';
-import { deliverSignal, enter, humanDecision, listensFor } from './flow.js';
-import { isTerminal, type StepState } from './snapshot.js';
-import { applyResult, matchResult } from './task-results.js';
-import { fire, nextDue } from './timers.js';
+} from './transition-context.js';
 
 /** What a rule returns when the event does not apply: the reducer hands back the same snapshot. */
 export const NOOP = Symbol('noop');

@@ -1,4 +1,4 @@
-import type { Snapshot, Status } from './snapshot.js';
+import type { Snapshot, Status } from '../snapshot.js';
 
 /** Filter and page for {@link Store.list}. Results are ordered by id; pass back `cursor` for the next page. */
 export interface ListQuery {

@@ -1,5 +1,5 @@
-import type { StepDefinition } from './definition-schema.js';
-import type { Issue } from './errors.js';
+import type { Issue } from '../errors.js';
+import type { StepDefinition } from './schema.js';
 
 /** One enclosing parallel branch: the parallel step and the branch index. */
 export interface BranchRef {

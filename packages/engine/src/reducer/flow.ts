@@ -1,5 +1,8 @@
+import { evaluateCondition } from '../definition/condition.js';
+import { mapData, readPath } from '../definition/data-path.js';
+import type { StepOf } from '../definition/schema.js';
+import type { SignalRecord } from '../snapshot.js';
 import { failStep, pivotPassed } from './compensation.js';
-import { evaluateCondition } from './condition.js';
 import {
   addTimer,
   type Cx,
@@ -14,10 +17,7 @@ import {
   stepDef,
   stepState,
   terminate,
-} from './context.js';
-import { mapData, readPath } from './data-path.js';
-import type { StepOf } from './definition-schema.js';
-import type { SignalRecord } from './snapshot.js';
+} from './transition-context.js';
 
 /** Name of the signal a waiting step listens for. */
 export function listensFor(def: ReturnType<typeof stepDef>): string | undefined {

@@ -1,3 +1,4 @@
+import { defineWorkflow } from './compile.js';
 import type {
   DefinitionInput,
   FailurePolicy,
@@ -5,8 +6,7 @@ import type {
   StepDefinition,
   StepOf,
   WorkflowDefinition,
-} from './definition-schema.js';
-import { defineWorkflow } from './workflow.js';
+} from './schema.js';
 
 type Fields<K extends StepDefinition['kind']> = Omit<StepOf<K>, 'kind' | 'id'> & {
   /** Do not link this step to the one added after it (an end of a path or branch). */
