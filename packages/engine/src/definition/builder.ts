@@ -1,4 +1,5 @@
 import { defineWorkflow } from './compile.js';
+import { DEFINITION_KINDS } from './kinds/index.js';
 import type {
   DefinitionInput,
   FailurePolicy,
@@ -18,8 +19,9 @@ export interface WorkflowOptions {
   onFailure?: FailurePolicy;
   defaults?: { retry?: RetryPolicyInput; timeoutMs?: number };
   /**
-   * `inbox`: buffered signals (default 100); `log`: transitions kept (default 50); `signalIds`:
-   * recent signal ids remembered for deduplication (default 128).
+   * `inbox`: buffered signals (default 100); `log`: transitions kept in the snapshot (default 16;
+   * hooks see every transition whatever the limit); `signalIds`: recent signal ids remembered for
+   * deduplication (default 64).
    */
   limits?: { inbox?: number; log?: number; signalIds?: number };
   description?: string;
@@ -113,9 +115,8 @@ export class WorkflowBuilder {
   }
 }
 
-const NO_NEXT = new Set(['choice', 'continueAsNew', 'succeed', 'fail']);
 function canLink(step: StepDefinition): boolean {
-  return !NO_NEXT.has(step.kind);
+  return DEFINITION_KINDS[step.kind].links;
 }
 
 /** Starts a typed definition builder for `name` at `version`. */

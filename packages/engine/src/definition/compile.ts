@@ -2,9 +2,8 @@ import type * as z from 'zod/mini';
 import { canonicalJson, sha256Hex } from '../content-hash.js';
 import { type Issue, ValidationError } from '../errors.js';
 import { parseWith } from '../schema-kit.js';
-import { conditionIssues } from './condition.js';
-import { pathIssues } from './data-path.js';
 import { analyzeGraph, type BranchRef } from './graph.js';
+import { kindOf } from './kinds/index.js';
 import {
   type DefinitionInput,
   definitionHeaderSchema,
@@ -14,6 +13,7 @@ import {
   stepSchema,
   type WorkflowDefinition,
 } from './schema.js';
+import { RESERVED_KEYS } from './step-fields.js';
 
 /** A validated definition with what the reducer derives from it once. */
 export interface CompiledWorkflow {
@@ -26,36 +26,12 @@ export interface CompiledWorkflow {
 
 const compiled = new WeakMap<object, CompiledWorkflow>();
 
-function mappingIssues(mapping: unknown, at: string): Issue[] {
-  const paths = typeof mapping === 'string' ? [mapping] : mapping ? Object.values(mapping as object) : [];
-  return paths.flatMap((p) => pathIssues(p as string).map((message) => ({ path: at, message })));
-}
-
 function stepIssues(id: string, step: StepDefinition): Issue[] {
   const at = `steps.${id}`;
   const out: Issue[] = [];
   if (step.id !== undefined && step.id !== id)
     out.push({ path: `${at}.id`, message: `id "${step.id}" differs from its key` });
-  if (step.kind === 'task') out.push(...mappingIssues(step.input, `${at}.input`));
-  if (step.kind === 'succeed') out.push(...mappingIssues(step.output, `${at}.output`));
-  if (step.kind === 'continueAsNew') out.push(...mappingIssues(step.carry, `${at}.carry`));
-  if (step.kind === 'choice') {
-    step.branches.forEach((b, i) => out.push(...conditionIssues(b.when, `${at}.branches.${i}.when`)));
-  }
-  if (step.kind === 'sleep') {
-    if ((step.ms === undefined) === (step.until === undefined)) {
-      out.push({ path: at, message: 'sleep needs exactly one of ms or until' });
-    }
-    if (step.until !== undefined) out.push(...mappingIssues(step.until, `${at}.until`));
-  }
-  if (step.kind === 'collect') {
-    if (step.maxItems === undefined && step.idleMs === undefined && step.maxWaitMs === undefined) {
-      out.push({ path: at, message: 'collect needs at least one of maxItems, idleMs or maxWaitMs' });
-    }
-    if (step.dedupeBy !== undefined && !step.dedupeBy.startsWith('payload')) {
-      out.push({ path: `${at}.dedupeBy`, message: 'dedupeBy must be a path starting with payload' });
-    }
-  }
+  out.push(...(kindOf(step).issues?.(step, at) ?? []));
   return out;
 }
 
@@ -95,7 +71,7 @@ export function compileWorkflow(input: DefinitionInput | WorkflowDefinition): Co
     hash: sha256Hex(canonicalJson(definition)),
     regions: graph.regions,
     pivots: Object.values(steps)
-      .filter((s) => s.kind === 'task' && s.pivot)
+      .filter((s) => kindOf(s).pivot?.(s) === true)
       .map((s) => s.id),
   };
   compiled.set(input, result);
@@ -110,9 +86,10 @@ function parseDefinition(input: unknown): z.infer<typeof definitionSchema> {
   const raw = (input as { steps?: unknown } | null)?.steps;
   const entries: Array<[string, unknown]> =
     raw && typeof raw === 'object' ? Object.entries(raw as Record<string, unknown>) : [];
+  issues.push(...reservedKeyIssues(raw));
   for (const [key, step] of entries) {
     const kind = (step as { kind?: unknown } | null)?.kind;
-    if (typeof kind !== 'string' || !STEP_KINDS.includes(kind)) {
+    if (typeof kind !== 'string' || !(STEP_KINDS as readonly string[]).includes(kind)) {
       issues.push({
         path: `steps.${key}.kind`,
         message: `unknown step kind ${JSON.stringify(kind)} (one of ${STEP_KINDS.join(', ')})`,
@@ -127,6 +104,27 @@ function parseDefinition(input: unknown): z.infer<typeof definitionSchema> {
   const full = parseWith(definitionSchema, input);
   if (!full.ok) throw new ValidationError('INVALID_DEFINITION', 'invalid workflow definition', full.issues);
   return full.value;
+}
+
+/**
+ * Step ids that could reach a prototype, in either form of `steps`: refused, never dropped (zod
+ * would silently drop a `__proto__` key, and an object literal turns one into the prototype).
+ */
+function reservedKeyIssues(raw: unknown): Issue[] {
+  if (typeof raw !== 'object' || raw === null) return [];
+  const message = 'step id must not be __proto__, constructor or prototype';
+  if (Array.isArray(raw)) {
+    return raw.flatMap((s, i) => {
+      const id = (s as { id?: unknown } | null)?.id;
+      return typeof id === 'string' && RESERVED_KEYS.has(id) ? [{ path: `steps.${i}.id`, message }] : [];
+    });
+  }
+  const out = Object.keys(raw)
+    .filter((k) => RESERVED_KEYS.has(k))
+    .map((k) => ({ path: `steps.${k}`, message }));
+  const proto = Object.getPrototypeOf(raw);
+  if (proto !== Object.prototype && proto !== null) out.push({ path: 'steps.__proto__', message });
+  return out;
 }
 
 /** The stable content hash of a definition (SHA-256 of its canonical JSON). */

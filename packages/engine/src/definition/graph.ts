@@ -1,4 +1,5 @@
 import type { Issue } from '../errors.js';
+import { kindOf } from './kinds/index.js';
 import type { StepDefinition } from './schema.js';
 
 /** One enclosing parallel branch: the parallel step and the branch index. */
@@ -7,18 +8,15 @@ export interface BranchRef {
   branch: number;
 }
 
-const WAITING_KINDS = new Set(['wait', 'human', 'sleep', 'collect']);
-
-/** Successors of a step that stay in its own region (parallel branch entries excluded). */
+/** Successors of a step that stay in its own region (entries of the branches it forks excluded). */
 export function successors(step: StepDefinition): string[] {
-  const out: string[] = [];
-  if ('next' in step && step.next) out.push(step.next);
-  if ((step.kind === 'wait' || step.kind === 'human') && step.onTimeout) out.push(step.onTimeout);
-  if (step.kind === 'choice') {
-    for (const b of step.branches) out.push(b.next);
-    if (step.otherwise) out.push(step.otherwise);
-  }
-  return out;
+  return kindOf(step).targets(step);
+}
+
+/** Every step a step can lead to: its successors and the entries of the branches it forks. */
+function outgoing(step: StepDefinition): string[] {
+  const kind = kindOf(step);
+  return [...kind.targets(step), ...(kind.forks?.(step) ?? [])];
 }
 
 const key = (chain: BranchRef[]) => chain.map((r) => `${r.parallel}#${r.branch}`).join('/');
@@ -35,19 +33,8 @@ export function analyzeGraph(
   const issues: Issue[] = [];
   const has = (id: string) => Object.hasOwn(steps, id);
   for (const [id, step] of Object.entries(steps)) {
-    const targets = [...successors(step), ...(step.kind === 'parallel' ? step.branches : [])];
-    for (const t of targets) {
+    for (const t of outgoing(step)) {
       if (!has(t)) issues.push({ path: `steps.${id}`, message: `target "${t}" does not exist` });
-    }
-    if (
-      step.kind === 'parallel' &&
-      typeof step.join === 'object' &&
-      step.join.atLeast > step.branches.length
-    ) {
-      issues.push({
-        path: `steps.${id}.join`,
-        message: `atLeast ${step.join.atLeast} exceeds ${step.branches.length} branches`,
-      });
     }
   }
   if (!has(start)) issues.push({ path: 'start', message: `start step "${start}" does not exist` });
@@ -66,31 +53,28 @@ export function analyzeGraph(
       }
       continue;
     }
-    const step = steps[id];
-    if (!step) continue;
+    const step = steps[id]!;
     regions.set(id, chain);
     for (const t of successors(step)) if (has(t)) queue.push([t, chain]);
-    if (step.kind === 'parallel') {
-      step.branches.forEach((entry, branch) => {
+    kindOf(step)
+      .forks?.(step)
+      .forEach((entry, branch) => {
         if (has(entry)) queue.push([entry, [...chain, { parallel: id, branch }]]);
       });
-    }
   }
   for (const id of Object.keys(steps)) {
     if (!regions.has(id)) issues.push({ path: `steps.${id}`, message: 'unreachable from the start step' });
   }
 
   // A cycle among non-waiting steps would settle forever within one event.
+  const waits = (id: string) => kindOf(steps[id]!).waits === true;
   const color = new Map<string, 1 | 2>();
   const stack: string[] = [];
   const visit = (id: string) => {
     color.set(id, 1);
     stack.push(id);
-    const step = steps[id]!;
-    const next = [...successors(step), ...(step.kind === 'parallel' ? step.branches : [])];
-    for (const t of next) {
-      const ts = steps[t];
-      if (!ts || WAITING_KINDS.has(ts.kind)) continue;
+    for (const t of outgoing(steps[id]!)) {
+      if (!has(t) || waits(t)) continue;
       if (color.get(t) === 1) {
         const cycle = stack.slice(stack.indexOf(t));
         issues.push({
@@ -102,8 +86,8 @@ export function analyzeGraph(
     stack.pop();
     color.set(id, 2);
   };
-  for (const [id, step] of Object.entries(steps)) {
-    if (!color.has(id) && !WAITING_KINDS.has(step.kind)) visit(id);
+  for (const id of Object.keys(steps)) {
+    if (!color.has(id) && !waits(id)) visit(id);
   }
   return { issues, regions };
 }

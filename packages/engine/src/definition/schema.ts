@@ -1,143 +1,43 @@
 import * as z from 'zod/mini';
-import { bounded, integer, millis, idString as stepId, text } from '../schema-kit.js';
+import { integer, millis, idString as stepId, text } from '../schema-kit.js';
+import { choice } from './kinds/choice.js';
+import { collect } from './kinds/collect.js';
+import { continueAsNew } from './kinds/continue-as-new.js';
+import { fail } from './kinds/fail.js';
+import { human } from './kinds/human.js';
+import { parallel } from './kinds/parallel.js';
+import { savepoint } from './kinds/savepoint.js';
+import { sleep } from './kinds/sleep.js';
+import { succeed } from './kinds/succeed.js';
+import { task } from './kinds/task.js';
+import { wait } from './kinds/wait.js';
+import { failurePolicySchema, retryPolicySchema } from './step-fields.js';
 
-const pathString = text(1, 500);
-const opt = z.optional;
+export {
+  type Condition,
+  conditionSchema,
+  failurePolicySchema,
+  inputMappingSchema,
+  type Operand,
+  retryPolicySchema,
+} from './step-fields.js';
 
-/** Retry policy (SPEC §2); omitted fields take the workflow's or the built-in defaults. */
-export const retryPolicySchema = z.strictObject({
-  maxAttempts: opt(integer(1, 10_000)),
-  initialMs: opt(millis()),
-  factor: opt(bounded(1, 100)),
-  maxMs: opt(millis()),
-  jitter: opt(bounded(0, 1)),
-  nonRetryable: opt(z.array(text(1, 200))),
-});
-
-/** What happens when a step fails for good. */
-export const failurePolicySchema = z.enum(['compensate', 'dlq', 'fail']);
-
-/** Where a handler's input comes from: one data path, or an object of named paths. */
-export const inputMappingSchema = z.union([
-  pathString,
-  z.record(z.string().check(z.refine((k) => k !== '__proto__', 'reserved key')), pathString),
-]);
-
-/** A condition: JSON-Logic-like data, checked by `conditionIssues` and never evaluated as code. */
-export const conditionSchema = z.custom<Condition>((v) => typeof v === 'object' && v !== null);
-
-/** A safe predicate over workflow data (see `condition.ts` for the operators). */
-export type Condition =
-  | { var: string }
-  | { '==': [Operand, Operand] }
-  | { '!=': [Operand, Operand] }
-  | { '<': [Operand, Operand] }
-  | { '<=': [Operand, Operand] }
-  | { '>': [Operand, Operand] }
-  | { '>=': [Operand, Operand] }
-  | { in: [Operand, Operand] }
-  | { and: Condition[] }
-  | { or: Condition[] }
-  | { '!': Condition }
-  | { exists: string };
-
-/** A literal JSON value or a `{ var: path }` reference. */
-export type Operand =
-  | string
-  | number
-  | boolean
-  | null
-  | { var: string }
-  | Array<string | number | boolean | null>;
-
-const base = { id: opt(stepId), next: opt(stepId), description: opt(text(0, 2000)) };
-const terminalBase = { id: base.id, description: base.description };
-
-const taskStep = z.strictObject({
-  ...base,
-  kind: z.literal('task'),
-  handler: stepId,
-  input: opt(inputMappingSchema),
-  retry: opt(retryPolicySchema),
-  timeoutMs: opt(millis(1)),
-  compensate: opt(stepId),
-  compensateOnFailure: opt(z.boolean()),
-  pivot: opt(z.boolean()),
-  onFailure: opt(failurePolicySchema),
-});
-const choiceStep = z.strictObject({
-  ...terminalBase,
-  kind: z.literal('choice'),
-  branches: z.array(z.strictObject({ when: conditionSchema, next: stepId })).check(z.minLength(1)),
-  otherwise: opt(stepId),
-});
-const parallelStep = z.strictObject({
-  ...base,
-  kind: z.literal('parallel'),
-  branches: z.array(stepId).check(z.minLength(1)),
-  join: opt(z.union([z.literal('all'), z.literal('any'), z.strictObject({ atLeast: integer(1, 10_000) })])),
-});
-const waitStep = z.strictObject({
-  ...base,
-  kind: z.literal('wait'),
-  signal: stepId,
-  timeoutMs: opt(millis(1)),
-  onTimeout: opt(stepId),
-});
-const humanStep = z.strictObject({
-  ...base,
-  kind: z.literal('human'),
-  signal: opt(stepId),
-  timeoutMs: opt(millis(1)),
-  onTimeout: opt(stepId),
-});
-const sleepStep = z.strictObject({
-  ...base,
-  kind: z.literal('sleep'),
-  ms: opt(millis()),
-  until: opt(pathString),
-});
-const collectStep = z.strictObject({
-  ...base,
-  kind: z.literal('collect'),
-  signal: stepId,
-  maxItems: opt(integer(1, 10_000)),
-  idleMs: opt(millis(1)),
-  maxWaitMs: opt(millis(1)),
-  dedupeBy: opt(pathString),
-});
-const savepointStep = z.strictObject({ ...base, kind: z.literal('savepoint') });
-const continueAsNewStep = z.strictObject({
-  ...terminalBase,
-  kind: z.literal('continueAsNew'),
-  carry: opt(inputMappingSchema),
-});
-const succeedStep = z.strictObject({
-  ...terminalBase,
-  kind: z.literal('succeed'),
-  output: opt(inputMappingSchema),
-});
-const failStep = z.strictObject({
-  ...terminalBase,
-  kind: z.literal('fail'),
-  error: opt(z.strictObject({ message: text(1, 2000), code: opt(text(1, 200)) })),
-});
-
-/** One step of a definition, discriminated by `kind`. */
+/** One step of a definition, discriminated by `kind` (each kind's schema lives in `kinds/<kind>.ts`). */
 export const stepSchema = z.discriminatedUnion('kind', [
-  taskStep,
-  choiceStep,
-  parallelStep,
-  waitStep,
-  humanStep,
-  sleepStep,
-  collectStep,
-  savepointStep,
-  continueAsNewStep,
-  succeedStep,
-  failStep,
+  task.schema,
+  choice.schema,
+  parallel.schema,
+  wait.schema,
+  human.schema,
+  sleep.schema,
+  collect.schema,
+  savepoint.schema,
+  continueAsNew.schema,
+  succeed.schema,
+  fail.schema,
 ]);
 
+const opt = z.optional;
 const header = {
   name: stepId,
   version: integer(1, 1_000_000),
@@ -154,7 +54,7 @@ const header = {
   ),
 };
 
-/** The JSON form of a workflow definition (SPEC §2). `steps` may also be given as an array with ids. */
+/** The JSON form of a workflow definition. `steps` may be a record keyed by id or a list of steps with ids. */
 export const definitionSchema = z.strictObject({
   ...header,
   steps: z.union([z.record(z.string(), stepSchema), z.array(stepSchema)]),
@@ -168,21 +68,6 @@ export const definitionHeaderSchema = z.strictObject({
     'must be an object of steps or a list of steps',
   ),
 });
-
-/** Every step kind. */
-export const STEP_KINDS: readonly string[] = [
-  'task',
-  'choice',
-  'parallel',
-  'wait',
-  'human',
-  'sleep',
-  'collect',
-  'savepoint',
-  'continueAsNew',
-  'succeed',
-  'fail',
-];
 
 /** Retry policy as written in a definition. */
 export type RetryPolicyInput = z.infer<typeof retryPolicySchema>;
@@ -200,3 +85,23 @@ export type DefinitionInput = z.input<typeof definitionSchema>;
 export interface WorkflowDefinition extends Omit<z.infer<typeof definitionSchema>, 'steps'> {
   steps: Record<string, StepDefinition & { id: string }>;
 }
+
+/** Every step kind, in the order of {@link stepSchema}. */
+export const STEP_KINDS = [
+  'task',
+  'choice',
+  'parallel',
+  'wait',
+  'human',
+  'sleep',
+  'collect',
+  'savepoint',
+  'continueAsNew',
+  'succeed',
+  'fail',
+] as const satisfies readonly StepKind[];
+
+// Fails to compile when a kind is added to the schema but not to STEP_KINDS.
+type Missing = Exclude<StepKind, (typeof STEP_KINDS)[number]>;
+const everyKindListed: [Missing] extends [never] ? true : Missing = true;
+void everyKindListed;

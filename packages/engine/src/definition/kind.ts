@@ -1,0 +1,47 @@
+import type * as z from 'zod/mini';
+import type { Issue } from '../errors.js';
+
+/** A failure policy: roll back (`compensate`), park in `dlq`, or `fail` at once. */
+export type FailurePolicyName = 'compensate' | 'dlq' | 'fail';
+
+/**
+ * What the definition layer knows about one step kind: its JSON schema and the static facts every
+ * check reads from it. The reducer's rules for the kind live in `reducer/kinds/<kind>.ts`; these
+ * two modules (and one row in each kinds table) are all a new kind needs.
+ */
+export interface DefinitionKind<K extends string = string, S = unknown> {
+  kind: K;
+  /** The kind's zod schema (strict: unknown keys are errors); its output is `S`. */
+  schema: z.ZodMiniType;
+  /** Whether the builder links this step to the one added after it (it has a `next`). */
+  links: boolean;
+  /** Steps this one can continue to within its own region (next, choice branches, timeout target). */
+  targets(step: S): string[];
+  /** Entry steps of the branches this step forks (parallel). */
+  forks?(step: S): string[];
+  /** Whether the step waits for the outside world, so a cycle through it cannot spin within one event. */
+  waits?: boolean;
+  /** Build-time problems the schema cannot see; `at` is the step's path (`steps.<id>`). */
+  issues?(step: S, at: string): Issue[];
+  /** Handler names the step calls (a runner must register each). */
+  handlers?(step: S): string[];
+  /** The signal name the step listens for while active. */
+  listensFor?(step: S & { id: string }): string | undefined;
+  /** Whether completing the step is a point of no return (nothing before it rolls back). */
+  pivot?(step: S): boolean;
+  /** The handler that undoes the step once it completed, if any. */
+  compensator?(step: S): string | undefined;
+  /** Whether a failed attempt of the step is undone too (it may have left partial effects). */
+  compensatesOnFailure?(step: S): boolean;
+  /** The step's own failure policy, over the workflow's. */
+  failurePolicy?(step: S): FailurePolicyName | undefined;
+}
+
+/** Declares a step kind: its schema, and the facts about it typed by what the schema accepts. */
+export function defineKind<const K extends string, Z extends z.ZodMiniType<{ kind: K }>>(
+  kind: K,
+  schema: Z,
+  facts: NoInfer<Omit<DefinitionKind<K, z.infer<Z>>, 'kind' | 'schema'>>,
+): DefinitionKind<K, z.infer<Z>> & { schema: Z } {
+  return { kind, schema, ...facts };
+}

@@ -1,0 +1,21 @@
+import * as z from 'zod/mini';
+import { conditionIssues } from '../condition.js';
+import { defineKind } from '../kind.js';
+import { conditionSchema, endFields, opt, stepId } from '../step-fields.js';
+
+/** `choice`: continues with the first branch whose condition holds, else `otherwise`. */
+export const choice = defineKind(
+  'choice',
+  z.strictObject({
+    ...endFields,
+    kind: z.literal('choice'),
+    branches: z.array(z.strictObject({ when: conditionSchema, next: stepId })).check(z.minLength(1)),
+    otherwise: opt(stepId),
+  }),
+  {
+    links: false,
+    targets: (step) => [...step.branches.map((b) => b.next), ...(step.otherwise ? [step.otherwise] : [])],
+    issues: (step, at) =>
+      step.branches.flatMap((b, i) => conditionIssues(b.when, `${at}.branches.${i}.when`)),
+  },
+);

@@ -1,0 +1,25 @@
+import * as z from 'zod/mini';
+import { defineKind } from '../kind.js';
+import { linkedFields, mappingIssues, millis, nextOf, opt, pathString } from '../step-fields.js';
+
+/** `sleep`: a durable timer, `ms` from entry or `until` an epoch-ms value read from the data. */
+export const sleep = defineKind(
+  'sleep',
+  z.strictObject({
+    ...linkedFields,
+    kind: z.literal('sleep'),
+    ms: opt(millis()),
+    until: opt(pathString),
+  }),
+  {
+    links: true,
+    waits: true,
+    targets: nextOf,
+    issues: (step, at) => [
+      ...((step.ms === undefined) === (step.until === undefined)
+        ? [{ path: at, message: 'sleep needs exactly one of ms or until' }]
+        : []),
+      ...(step.until === undefined ? [] : mappingIssues(step.until, `${at}.until`)),
+    ],
+  },
+);

@@ -1,0 +1,40 @@
+import * as z from 'zod/mini';
+import { defineKind } from '../kind.js';
+import {
+  failurePolicySchema,
+  inputMappingSchema,
+  linkedFields,
+  mappingIssues,
+  millis,
+  nextOf,
+  opt,
+  retryPolicySchema,
+  stepId,
+} from '../step-fields.js';
+
+/** `task`: calls a handler, retried per policy; optionally compensated, a pivot, or parked in dlq. */
+export const task = defineKind(
+  'task',
+  z.strictObject({
+    ...linkedFields,
+    kind: z.literal('task'),
+    handler: stepId,
+    input: opt(inputMappingSchema),
+    retry: opt(retryPolicySchema),
+    timeoutMs: opt(millis(1)),
+    compensate: opt(stepId),
+    compensateOnFailure: opt(z.boolean()),
+    pivot: opt(z.boolean()),
+    onFailure: opt(failurePolicySchema),
+  }),
+  {
+    links: true,
+    targets: nextOf,
+    issues: (step, at) => mappingIssues(step.input, `${at}.input`),
+    handlers: (step) => (step.compensate === undefined ? [step.handler] : [step.handler, step.compensate]),
+    pivot: (step) => step.pivot === true,
+    compensator: (step) => step.compensate,
+    compensatesOnFailure: (step) => step.compensateOnFailure === true && step.compensate !== undefined,
+    failurePolicy: (step) => step.onFailure,
+  },
+);

@@ -1,0 +1,85 @@
+import * as z from 'zod/mini';
+import type { Issue } from '../errors.js';
+import { bounded, integer, millis, idString as stepId, text } from '../schema-kit.js';
+import { pathIssues } from './data-path.js';
+
+// Fields several step kinds share, so each kind's module can build its schema from them.
+
+/** Shorthand for `z.optional`. */
+export const opt = z.optional;
+
+/** A dotted data path such as `input.order.id` or `outputs.reserve.sku`. */
+export const pathString = text(1, 500);
+
+/** Retry policy; omitted fields take the workflow's or the built-in defaults. */
+export const retryPolicySchema = z.strictObject({
+  maxAttempts: opt(integer(1, 10_000)),
+  initialMs: opt(millis()),
+  factor: opt(bounded(1, 100)),
+  maxMs: opt(millis()),
+  jitter: opt(bounded(0, 1)),
+  nonRetryable: opt(z.array(text(1, 200))),
+});
+
+/** What happens when a step fails for good. */
+export const failurePolicySchema = z.enum(['compensate', 'dlq', 'fail']);
+
+/** Keys a mapping object may not use: they could reach an object's prototype. */
+export const RESERVED_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** Where a handler's input comes from: one data path, or an object of named paths. */
+export const inputMappingSchema = z.union([
+  pathString,
+  z.record(
+    z
+      .string()
+      .check(z.refine((k) => !RESERVED_KEYS.has(k), 'reserved key (__proto__, constructor, prototype)')),
+    pathString,
+  ),
+]);
+
+/** A condition: JSON-Logic-like data, checked by `conditionIssues` and never evaluated as code. */
+export const conditionSchema = z.custom<Condition>((v) => typeof v === 'object' && v !== null);
+
+/** A safe predicate over workflow data (see `condition.ts` for the operators). */
+export type Condition =
+  | { var: string }
+  | { '==': [Operand, Operand] }
+  | { '!=': [Operand, Operand] }
+  | { '<': [Operand, Operand] }
+  | { '<=': [Operand, Operand] }
+  | { '>': [Operand, Operand] }
+  | { '>=': [Operand, Operand] }
+  | { in: [Operand, Operand] }
+  | { and: Condition[] }
+  | { or: Condition[] }
+  | { '!': Condition }
+  | { exists: string };
+
+/** A literal JSON value or a `{ var: path }` reference. */
+export type Operand =
+  | string
+  | number
+  | boolean
+  | null
+  | { var: string }
+  | Array<string | number | boolean | null>;
+
+/** Fields of every step that continues to a `next` step. */
+export const linkedFields = { id: opt(stepId), next: opt(stepId), description: opt(text(0, 2000)) };
+
+/** Fields of a step that ends its path or picks its own successors (no `next`). */
+export const endFields = { id: linkedFields.id, description: linkedFields.description };
+
+/** The `next` of a step, as a list of successors. */
+export function nextOf(step: { next?: string | undefined }): string[] {
+  return step.next === undefined ? [] : [step.next];
+}
+
+/** Problems with the data paths of a mapping (a path or an object of paths), reported at `at`. */
+export function mappingIssues(mapping: unknown, at: string): Issue[] {
+  const paths = typeof mapping === 'string' ? [mapping] : mapping ? Object.values(mapping as object) : [];
+  return paths.flatMap((p) => pathIssues(p as string).map((message) => ({ path: at, message })));
+}
+
+export { integer, millis, stepId, text };
