@@ -39,7 +39,13 @@ export const eventSchema = z.discriminatedUnion('type', [
     type: z.literal('requeue'),
     at,
     step: opt(id),
-    inputPatch: opt(z.record(z.string(), z.unknown())),
+    // Kept as given (zod's record would drop a __proto__ key); the reducer copies it key by key.
+    inputPatch: opt(
+      z.custom<Record<string, unknown>>(
+        (v) => typeof v === 'object' && v !== null && !Array.isArray(v),
+        'must be an object',
+      ),
+    ),
   }),
 ]);
 

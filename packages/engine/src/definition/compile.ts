@@ -86,7 +86,7 @@ function parseDefinition(input: unknown): z.infer<typeof definitionSchema> {
   const raw = (input as { steps?: unknown } | null)?.steps;
   const entries: Array<[string, unknown]> =
     raw && typeof raw === 'object' ? Object.entries(raw as Record<string, unknown>) : [];
-  issues.push(...reservedKeyIssues(raw));
+  issues.push(...reservedKeyIssues(input));
   for (const [key, step] of entries) {
     const kind = (step as { kind?: unknown } | null)?.kind;
     if (typeof kind !== 'string' || !(STEP_KINDS as readonly string[]).includes(kind)) {
@@ -107,23 +107,39 @@ function parseDefinition(input: unknown): z.infer<typeof definitionSchema> {
 }
 
 /**
- * Step ids that could reach a prototype, in either form of `steps`: refused, never dropped (zod
- * would silently drop a `__proto__` key, and an object literal turns one into the prototype).
+ * Keys that could reach a prototype, refused rather than dropped (zod drops a `__proto__` key
+ * silently, and an object literal turns one into the prototype): a `__proto__` key or a foreign
+ * prototype anywhere in the definition, and a step id `constructor` or `prototype` in either form.
  */
-function reservedKeyIssues(raw: unknown): Issue[] {
-  if (typeof raw !== 'object' || raw === null) return [];
-  const message = 'step id must not be __proto__, constructor or prototype';
-  if (Array.isArray(raw)) {
-    return raw.flatMap((s, i) => {
+function reservedKeyIssues(input: unknown): Issue[] {
+  const out: Issue[] = [];
+  const message = 'must not be __proto__, constructor or prototype';
+  const walk = (v: unknown, path: string) => {
+    if (typeof v !== 'object' || v === null) return;
+    const proto = Object.getPrototypeOf(v);
+    if (proto !== Object.prototype && proto !== Array.prototype && proto !== null) {
+      out.push({ path: `${path}.__proto__`, message: 'has a __proto__ key (it set the prototype)' });
+    }
+    for (const [k, child] of Object.entries(v)) {
+      const at = path ? `${path}.${k}` : k;
+      if (k === '__proto__') out.push({ path: at, message: `key ${message}` });
+      walk(child, at);
+    }
+  };
+  walk(input, '');
+  const steps = (input as { steps?: unknown } | null)?.steps;
+  if (Array.isArray(steps)) {
+    steps.forEach((s, i) => {
       const id = (s as { id?: unknown } | null)?.id;
-      return typeof id === 'string' && RESERVED_KEYS.has(id) ? [{ path: `steps.${i}.id`, message }] : [];
+      if (typeof id === 'string' && RESERVED_KEYS.has(id))
+        out.push({ path: `steps.${i}.id`, message: `step id ${message}` });
     });
+  } else if (typeof steps === 'object' && steps !== null) {
+    for (const k of Object.keys(steps)) {
+      if (k !== '__proto__' && RESERVED_KEYS.has(k))
+        out.push({ path: `steps.${k}`, message: `step id ${message}` });
+    }
   }
-  const out = Object.keys(raw)
-    .filter((k) => RESERVED_KEYS.has(k))
-    .map((k) => ({ path: `steps.${k}`, message }));
-  const proto = Object.getPrototypeOf(raw);
-  if (proto !== Object.prototype && proto !== null) out.push({ path: 'steps.__proto__', message });
   return out;
 }
 

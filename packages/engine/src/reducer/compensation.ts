@@ -1,3 +1,4 @@
+import { kindOf } from '../definition/kinds/index.js';
 import type { FailurePolicy } from '../definition/schema.js';
 import type { ErrorInfo } from '../snapshot.js';
 import {
@@ -13,9 +14,10 @@ import {
   terminate,
 } from './transition-context.js';
 
-const SAVEPOINT = 'savepoint:';
+/** Prefix of a passed savepoint's marker in `snapshot.completed`. */
+export const SAVEPOINT = 'savepoint:';
 
-/** Whether a pivot task has completed in this run: from then on nothing rolls back (SPEC §6). */
+/** Whether a pivot task has completed in this run: from then on nothing rolls back. */
 export function pivotPassed(cx: Cx): boolean {
   return cx.wf.pivots.some((p) => cx.s.steps[p]?.status === 'completed');
 }
@@ -24,7 +26,7 @@ export function pivotPassed(cx: Cx): boolean {
 export function failurePolicy(cx: Cx, id: string): FailurePolicy {
   if (pivotPassed(cx)) return 'dlq';
   const def = stepDef(cx, id);
-  return (def.kind === 'task' ? def.onFailure : undefined) ?? cx.wf.definition.onFailure ?? 'compensate';
+  return kindOf(def).failurePolicy?.(def) ?? cx.wf.definition.onFailure ?? 'compensate';
 }
 
 /** A step failed for good: apply its failure policy (dlq, fail at once, or roll back). */
@@ -42,10 +44,16 @@ export function failStep(cx: Cx, id: string, error: ErrorInfo, policy = failureP
   startRollback(cx, 'fail', id);
 }
 
+/** The handler that undoes a step, if its kind and definition have one. */
+function compensator(cx: Cx, id: string): string | undefined {
+  const def = stepDef(cx, id);
+  return kindOf(def).compensator?.(def);
+}
+
 /** Whether a failed step opted in to being compensated (it may have left partial effects). */
 function compensatesOnFailure(cx: Cx, id: string): boolean {
   const def = stepDef(cx, id);
-  return def.kind === 'task' && def.compensateOnFailure === true && def.compensate !== undefined;
+  return kindOf(def).compensatesOnFailure?.(def) === true;
 }
 
 /** Whether a savepoint encloses the failed step: top level, or in one of its enclosing branches. */
@@ -67,8 +75,7 @@ function rollbackTargets(cx: Cx, mode: 'fail' | 'cancel', failed?: string): stri
       if (mode === 'fail' && guards(cx, entry.slice(SAVEPOINT.length), failed)) break;
       continue;
     }
-    const def = stepDef(cx, entry);
-    if (def.kind === 'task' && def.compensate && UNDO.has(cx.s.steps[entry]?.status ?? '')) out.push(entry);
+    if (compensator(cx, entry) !== undefined && UNDO.has(cx.s.steps[entry]?.status ?? '')) out.push(entry);
   }
   return out;
 }
@@ -151,15 +158,13 @@ export function detachedResult(cx: Cx, id: string, ok: boolean, output: unknown,
     if (i >= 0) cx.s.completed.splice(i, 1);
     cx.s.completed.push(id);
     log(cx, 'step.completed', id, { attempt: st.attempt, detail: 'late' });
-    const def = stepDef(cx, id);
-    if (cx.s.saga && def.kind === 'task' && def.compensate) queueOnce(cx, id);
+    if (cx.s.saga && compensator(cx, id) !== undefined) queueOnce(cx, id);
   } else {
     st.status = 'failed';
     st.finishedAt = cx.at;
     if (error) st.error = error;
     // Compensated if it opted in, or if an earlier loop iteration completed.
-    const def = stepDef(cx, id);
-    const earlier = def.kind === 'task' && def.compensate && cx.s.completed.includes(id);
+    const earlier = compensator(cx, id) !== undefined && cx.s.completed.includes(id);
     if (cx.s.saga && (earlier || compensatesOnFailure(cx, id))) queueOnce(cx, id);
   }
   pumpRollback(cx);

@@ -1,9 +1,11 @@
+import { kindOf } from '../definition/kinds/index.js';
 import { InboxOverflowError } from '../errors.js';
 import { type EventOf, rejectEvent, type WorkflowEvent } from '../events.js';
 import { isTerminal, type StepState } from '../snapshot.js';
 import { pumpRollback, startRollback } from './compensation.js';
-import { deliverSignal, enter, humanDecision, listensFor } from './flow.js';
-import { applyResult, matchResult } from './task-results.js';
+import { deliverSignal, enter } from './flow.js';
+import { rulesOf } from './kinds/index.js';
+import type { ResultEvent } from './kinds/step-rules.js';
 import { fire, nextDue } from './timers.js';
 import {
   type Cx,
@@ -31,17 +33,9 @@ type Rule<T extends WorkflowEvent['type']> = (cx: Cx, ev: EventOf<T>) => Outcome
 export const rules: { [T in WorkflowEvent['type']]: Rule<T> } = {
   start: () => NOOP,
 
-  'task.completed': (cx, ev) => {
-    const task = matchResult(cx, ev);
-    if (!task) return NOOP;
-    return run(cx, () => applyResult(cx, task, ev));
-  },
+  'task.completed': (cx, ev) => handlerResult(cx, ev),
 
-  'task.failed': (cx, ev) => {
-    const task = matchResult(cx, ev);
-    if (!task) return NOOP;
-    return run(cx, () => applyResult(cx, task, ev));
-  },
+  'task.failed': (cx, ev) => handlerResult(cx, ev),
 
   tick: (cx) => {
     if (nextDue(cx) === null) return NOOP;
@@ -54,7 +48,10 @@ export const rules: { [T in WorkflowEvent['type']]: Rule<T> } = {
       // late signal starts the next batch or finds the timeout taken, whatever the driver's lag.
       fireDue(cx, 'timers');
       if (isTerminal(cx.s.status)) return;
-      const listener = cx.s.active.find((id) => listensFor(stepDef(cx, id)) === ev.name);
+      const listener = cx.s.active.find((id) => {
+        const def = stepDef(cx, id);
+        return kindOf(def).listensFor?.(def) === ev.name;
+      });
       // Throwing here discards the draft: nothing is written.
       if (
         listener === undefined &&
@@ -62,15 +59,9 @@ export const rules: { [T in WorkflowEvent['type']]: Rule<T> } = {
       ) {
         throw new InboxOverflowError(cx.s.id, cx.wf.definition.limits?.inbox ?? DEFAULT_INBOX_LIMIT);
       }
-      if (
-        listener !== undefined &&
-        stepDef(cx, listener).kind === 'human' &&
-        humanDecision(ev.payload) === undefined
-      ) {
-        rejectEvent(
-          `signal "${ev.name}" for human step "${listener}" needs { decision: "approve" | "reject" }`,
-          'payload',
-        );
+      if (listener !== undefined) {
+        const def = stepDef(cx, listener);
+        rulesOf(def).checkSignal?.(cx, def, ev);
       }
       if (ev.id !== undefined) {
         // Recorded after the draft is finished (see `step`): copying the id ring through immer costs
@@ -112,7 +103,7 @@ export const rules: { [T in WorkflowEvent['type']]: Rule<T> } = {
     }),
 
   requeue: (cx, ev) => {
-    if (ev.step !== undefined && !cx.wf.definition.steps[ev.step])
+    if (ev.step !== undefined && !Object.hasOwn(cx.wf.definition.steps, ev.step))
       rejectEvent(`unknown step "${ev.step}"`, 'step');
     const parked = Object.entries(cx.s.steps).filter(
       ([id, st]) =>
@@ -166,16 +157,21 @@ function requeueStep(cx: Cx, id: string, st: StepState): void {
     return;
   }
   delete cx.s.error;
-  if (stepDef(cx, id).kind !== 'task') {
-    enter(cx, id);
-    return;
-  }
-  st.status = 'active';
-  delete st.error;
-  delete st.finishedAt;
-  st.attemptBase = st.attempt;
-  cx.s.active.push(id);
-  dispatchTask(cx, id, 'run', st.attempt + 1);
+  const def = stepDef(cx, id);
+  const requeue = rulesOf(def).requeue;
+  if (requeue) requeue(cx, def, st);
+  else enter(cx, id);
+}
+
+/** A handler's result: the step's kind finds the task it answers (none: a stale result) and applies it. */
+function handlerResult(cx: Cx, ev: ResultEvent): Outcome {
+  if (!Object.hasOwn(cx.wf.definition.steps, ev.step)) rejectEvent(`unknown step "${ev.step}"`, 'step');
+  const def = stepDef(cx, ev.step);
+  const rules = rulesOf(def).result;
+  if (!rules) rejectEvent(`step "${ev.step}" is a ${def.kind}, which runs no handler`, 'step');
+  const task = rules.match(cx, def, ev);
+  if (!task) return NOOP;
+  return run(cx, () => rules.apply(cx, def, task, ev));
 }
 
 function patchInput(input: unknown, patch: Record<string, unknown>): unknown {

@@ -1,7 +1,5 @@
-import { failStep } from './compensation.js';
-import { advance, closeBatch, enter } from './flow.js';
-import { attemptFailed } from './task-results.js';
-import { type Cx, dispatchTask, finish, log, stepDef } from './transition-context.js';
+import { rulesOf } from './kinds/index.js';
+import { type Cx, log, stepDef } from './transition-context.js';
 
 // Timers and deadlines: what a `tick` fires, earliest first.
 
@@ -28,43 +26,17 @@ export function nextDue(cx: Cx, only?: 'timers'): Due | null {
   return best;
 }
 
-/** Fires one due timer or deadline. */
+/** Fires one due timer or deadline: the step's kind decides what it means. */
 export function fire(cx: Cx, due: Due): void {
   if (due.kind === 'deadline') {
     const task = cx.s.tasks[due.key]!;
     delete cx.s.tasks[due.key];
-    attemptFailed(
-      cx,
-      task,
-      { message: 'handler missed its deadline', code: 'TIMEOUT', retryable: true },
-      true,
-    );
+    const def = stepDef(cx, task.step);
+    rulesOf(def).lost?.(cx, def, task);
     return;
   }
   const [timer] = cx.s.timers.splice(due.index, 1);
-  const { step: id, kind } = timer!;
-  log(cx, 'timer.fired', id, { detail: kind });
-  const st = cx.s.steps[id]!;
-  if (kind === 'retry') {
-    const phase = timer!.phase ?? 'run';
-    dispatchTask(cx, id, phase, (phase === 'run' ? st.attempt : (st.compensation?.attempt ?? 0)) + 1);
-  } else if (kind === 'sleep') {
-    finish(cx, id, 'completed');
-    advance(cx, id);
-  } else if (kind === 'idle' || kind === 'max-wait') {
-    closeBatch(cx, id);
-  } else timeout(cx, id);
-}
-
-/** A wait or human step timed out: take `onTimeout`, or fail. */
-function timeout(cx: Cx, id: string): void {
-  const def = stepDef(cx, id);
-  const target = def.kind === 'wait' || def.kind === 'human' ? def.onTimeout : undefined;
-  log(cx, 'step.timed-out', id);
-  if (target === undefined) {
-    failStep(cx, id, { message: `timed out waiting at ${id}`, code: 'TIMEOUT', retryable: false });
-    return;
-  }
-  finish(cx, id, 'completed', { timedOut: true });
-  enter(cx, target);
+  log(cx, 'timer.fired', timer!.step, { detail: timer!.kind });
+  const def = stepDef(cx, timer!.step);
+  rulesOf(def).timer?.(cx, def, timer!);
 }

@@ -1,0 +1,42 @@
+import { humanDecision } from '../../definition/kinds/human.js';
+import type { StepOf } from '../../definition/schema.js';
+import { rejectEvent } from '../../events.js';
+import { failStep } from '../compensation.js';
+import { signalled, timedOut } from '../flow.js';
+import { addTimer, clearTimers, log, stepState } from '../transition-context.js';
+import type { StepRules } from './step-rules.js';
+
+/** human: a wait whose signal must carry a decision; approve completes it, reject fails it (`REJECTED`). */
+export const human: StepRules<StepOf<'human'> & { id: string }> = {
+  enter(cx, def) {
+    if (def.timeoutMs !== undefined)
+      addTimer(cx, { kind: 'timeout', step: def.id, at: cx.at + def.timeoutMs });
+  },
+
+  checkSignal(_cx, def, ev) {
+    if (humanDecision(ev.payload) === undefined) {
+      rejectEvent(
+        `signal "${ev.name}" for human step "${def.id}" needs { decision: "approve" | "reject" }`,
+        'payload',
+      );
+    }
+  },
+
+  signal(cx, def, sig) {
+    const decision = humanDecision(sig.payload);
+    if (decision === undefined) {
+      // Only a buffered signal gets here (a live one is rejected as invalid): it decides nothing.
+      log(cx, 'signal.ignored', def.id, { detail: 'no approve/reject decision' });
+      return;
+    }
+    if (decision) {
+      signalled(cx, def.id, sig.payload);
+      return;
+    }
+    clearTimers(cx, def.id);
+    stepState(cx, def.id).output = sig.payload;
+    failStep(cx, def.id, { message: `rejected at ${def.id}`, code: 'REJECTED', retryable: false });
+  },
+
+  timer: (cx, def) => timedOut(cx, def.id, def.onTimeout),
+};

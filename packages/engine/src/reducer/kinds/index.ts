@@ -1,0 +1,36 @@
+import type { StepDefinition, StepKind, StepOf } from '../../definition/schema.js';
+import { choice } from './choice.js';
+import { collect } from './collect.js';
+import { continueAsNew } from './continue-as-new.js';
+import { fail } from './fail.js';
+import { human } from './human.js';
+import { parallel } from './parallel.js';
+import { savepoint } from './savepoint.js';
+import { sleep } from './sleep.js';
+import type { StepRules } from './step-rules.js';
+import { succeed } from './succeed.js';
+import { task } from './task.js';
+import { wait } from './wait.js';
+
+// Only this module imports the kind modules (the layer test checks it): the core reaches a kind
+// through `rulesOf`, so the kind modules, which call back into the core, are never evaluated first.
+
+/** The reducer's rules for every step kind, keyed by kind: one row per kind. */
+export const REDUCER_KINDS: { readonly [K in StepKind]: StepRules<StepOf<K> & { id: string }> } = {
+  task,
+  choice,
+  parallel,
+  wait,
+  human,
+  sleep,
+  collect,
+  savepoint,
+  continueAsNew,
+  succeed,
+  fail,
+};
+
+/** The rules of a step's kind. */
+export function rulesOf(def: StepDefinition & { id: string }): StepRules<StepDefinition & { id: string }> {
+  return REDUCER_KINDS[def.kind] as StepRules<StepDefinition & { id: string }>;
+}
