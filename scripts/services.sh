@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # shellcheck source-path=SCRIPTDIR
-# Installs and starts the real servers the store adapters are tested against
-# (SPEC §9): PostgreSQL, Redis, FerretDB (MongoDB wire protocol), DynamoDB Local.
+# Installs and starts the real servers the store adapters are tested against:
+# PostgreSQL, Redis, FerretDB (MongoDB wire protocol), DynamoDB Local.
 # All on 127.0.0.1, idempotent: starts what is missing, reuses what runs.
 # See scripts/README.md.
 #

@@ -8,7 +8,7 @@ export interface Row {
   unit: string;
   /** Higher is better for us: ours/baseline for rates, baseline/ours for costs. */
   ratio: number | null;
-  /** The ratio SPEC §12 asks for; null when the row is informational. */
+  /** The ratio we aim for; null when the row is informational. */
   goal: number | null;
   /** ratio >= goal; null without a goal or a ratio. */
   met: boolean | null;

@@ -16,7 +16,7 @@ export const noop: Handler = () => null;
 export const BATCHES_PER_RUN = 10;
 
 /**
- * The document-lifecycle entity of SPEC §11 scenario 6, as the engine's tests define it
+ * The document-lifecycle entity, as the engine's tests define it
  * (packages/engine/test/entity-fixtures.ts): collect signals into batches of up to 8 (or after
  * 10 s of quiet), process the batch, loop; every BATCHES_PER_RUN batches, continue as new.
  */

@@ -1,5 +1,5 @@
 /**
- * A long-lived document entity (SPEC §11 scenario 6, after Temporal's entity pattern): edits to a
+ * A long-lived document entity (after Temporal's entity pattern): edits to a
  * document arrive in bursts, some of them redelivered; they are deduplicated by delivery id,
  * processed in batches of up to 8 (or after 10 s of quiet), and every 2 batches the instance
  * continues as new, so its snapshot never grows. Runs on the in-memory store with a fake clock.

@@ -5,7 +5,7 @@ import { snapshotOfAbout } from '../payload.js';
 import { type Group, type Row, rateRow } from '../row.js';
 import { LINEAR_STEPS, linear10, noop } from '../workflows.js';
 
-// SPEC §12 end to end: 10-step workflows with no-op handlers, 4 concurrent runners, each runner
+// End to end: 10-step workflows with no-op handlers, 4 concurrent runners, each runner
 // its own driver client over the same server. A runner's start() returns once the workflow has
 // completed (it runs the dispatched handlers in-process and feeds their results back), so 4
 // loops of `await runner.start(...)` keep 4 workflows in flight at all times. Each workflow is

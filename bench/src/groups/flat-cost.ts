@@ -10,7 +10,7 @@ import { median } from '../measure.js';
 import { costRow, type Group } from '../row.js';
 import { entity, processBatch } from '../workflows.js';
 
-// SPEC §7/§12: one document-lifecycle entity (collect → process → loop, continue-as-new every 10
+// Flat cost: one document-lifecycle entity (collect → process → loop, continue-as-new every 10
 // batches) takes 100,000 signals; the 100,000th must cost no more than 1.5× the 10th in time and
 // in snapshot bytes.
 //

@@ -4,7 +4,7 @@ import { compareAsync } from '../measure.js';
 import { snapshotOfAbout } from '../payload.js';
 import { type Group, type Row, rateRow } from '../row.js';
 
-// SPEC §12 "store overhead": each adapter's conditional save against the raw driver running
+// Store overhead: each adapter's conditional save against the raw driver running
 // the same single conditional statement with the same payload. Each client is its own driver
 // client (own connection) and writes its own instance, so there are no conflicts: N clients
 // measure the server's and driver's concurrency, the same for both contenders. Both contenders

@@ -1,7 +1,7 @@
 /**
  * The worker as a real process (dist/main.js) on the real PostgreSQL: the order saga and a human
  * approval over HTTP, bad input, SIGKILL in the middle of a task and recovery by a new process
- * (SPEC scenario 8), and SIGTERM waiting for the handler in flight.
+ * , and SIGTERM waiting for the handler in flight.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -11,7 +11,7 @@ const attempt = integer(1, 1_000_000);
 /** A result may name the execution it belongs to; one of another run or iteration is stale. */
 const key = opt(text(1, 1000));
 
-/** Zod schema of every event the reducer accepts (SPEC §4). */
+/** Zod schema of every event the reducer accepts. */
 export const eventSchema = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('start'),

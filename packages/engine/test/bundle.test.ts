@@ -36,7 +36,7 @@ describe('engine bundle', () => {
     expect(code).not.toMatch(/\brequire\(/);
     expect(code).not.toMatch(/new Function\(|\beval\(/);
     const gz = gzipSync(code).length;
-    // SPEC §12: minified + gzipped with dependencies under 30 KB (also reported by `pnpm bench`).
+    // The bundle budget: minified + gzipped with dependencies under 30 KB (also reported by `pnpm bench`).
     expect(gz).toBeLessThan(30 * 1024);
   });
 });

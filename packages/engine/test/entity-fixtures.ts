@@ -11,7 +11,7 @@ export interface EntityOptions {
 }
 
 /**
- * The document-lifecycle entity (SPEC §11.6): collect events (batches of up to 8, or after 10 s
+ * The document-lifecycle entity: collect events (batches of up to 8, or after 10 s
  * of quiet) → process the batch → loop; every `batchesPerRun` batches, continue as new.
  */
 export function documentEntity(o: EntityOptions) {

@@ -22,7 +22,7 @@ interface Sent {
 }
 
 /**
- * Bursts of document events (SPEC §11.6): each burst 1–20 events 200 ms apart, a fifth of them
+ * Bursts of document events: each burst 1–20 events 200 ms apart, a fifth of them
  * redeliveries of a recent event (same id), bursts separated by 1–25 s (so some gaps are longer
  * than the 10 s of quiet that closes a batch and some are not).
  */

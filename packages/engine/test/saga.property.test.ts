@@ -19,7 +19,7 @@ import {
 } from './saga-gen.js';
 
 // Random workflows (sequences, choices, nested parallels, savepoints, waits) driven by random
-// events, checked against the oracles of SPEC §11 with a model built from the accepted events.
+// events, checked against the saga oracles with a model built from the accepted events.
 
 /** What the accepted events say happened, independent of the reducer's bookkeeping. */
 interface Model {
@@ -167,7 +167,7 @@ const caseArb = fc.record({
 
 const RUNS = Number(process.env.SAGA_RUNS ?? 1000);
 
-describe('saga oracles over random workflows and events (SPEC §11)', () => {
+describe('saga oracles over random workflows and events', () => {
   it(
     'terminal is final, completed ⇒ path done, failed/cancelled ⇒ compensated once, version, replay',
     () => {

@@ -9,7 +9,7 @@ const wf = workflow('cancel-in-flight', 1, { limits: { log: 1000 }, defaults: { 
   .task('notify', { handler: 'notify' })
   .build();
 
-describe('SPEC §11 scenario 12: cancel while a handler is running', () => {
+describe('cancel while a handler is running', () => {
   it('the task is detached; if it still completes, its step is compensated before cancelled', () => {
     const h = createHarness(wf).start();
     h.complete('book');

@@ -6,7 +6,7 @@ import { compensated, compensationDispatches, compensationOrder, expectSettled }
 const LOG = { log: 1000 };
 const once = { retry: { maxAttempts: 1 } };
 
-describe('SPEC §11 scenario 4: parallel rollback', () => {
+describe('parallel rollback', () => {
   const wf = workflow('fork', 1, { limits: LOG, defaults: once })
     .task('order', { handler: 'order', compensate: 'cancelOrder' })
     .parallel('fork', { branches: ['stock', 'payment'], join: 'all' })
@@ -109,7 +109,7 @@ describe('SPEC §11 scenario 4: parallel rollback', () => {
   });
 });
 
-describe('SPEC §11 scenario 10: nested parallel blocks', () => {
+describe('nested parallel blocks', () => {
   // A → savepoint → outer[ X → inner[ Y , Z → deep[ P , Q ] ] , W ] → end
   const wf = workflow('nested', 1, { limits: LOG, defaults: once })
     .task('A', { handler: 'h', compensate: 'c' })
@@ -216,7 +216,7 @@ describe('SPEC §11 scenario 10: nested parallel blocks', () => {
   });
 });
 
-describe('SPEC §11 scenario 11: a choice inside a parallel branch', () => {
+describe('a choice inside a parallel branch', () => {
   const wf = workflow('choice-in-branch', 1, { limits: LOG, defaults: once })
     .parallel('fork', { branches: ['route', 'other'] })
     .succeed('done')
@@ -248,7 +248,7 @@ describe('SPEC §11 scenario 11: a choice inside a parallel branch', () => {
   });
 });
 
-describe('SPEC §11 scenario 13: dlq inside a parallel branch', () => {
+describe('dlq inside a parallel branch', () => {
   const wf = workflow('branch-dlq', 1, { limits: LOG, defaults: once })
     .parallel('fork', { branches: ['a', 'b1'] })
     .task('after', { handler: 'after' })

@@ -12,7 +12,7 @@ import {
 const LOG = { log: 1000 };
 const HOUR = 3_600_000;
 
-describe('SPEC §11 scenario 1: order saga', () => {
+describe('order saga', () => {
   const order = workflow('order', 1, {
     limits: LOG,
     defaults: { retry: { maxAttempts: 3, initialMs: 1000, factor: 2, maxMs: 10_000, jitter: 0 } },
@@ -76,7 +76,7 @@ describe('SPEC §11 scenario 1: order saga', () => {
   });
 });
 
-describe('SPEC §11 scenario 2: seller registration, forward recovery', () => {
+describe('seller registration, forward recovery', () => {
   const registration = (maxAttempts: number) =>
     workflow('seller', 1, {
       limits: LOG,
@@ -178,7 +178,7 @@ describe('SPEC §11 scenario 2: seller registration, forward recovery', () => {
   });
 });
 
-describe('SPEC §11 scenario 3: savepoint', () => {
+describe('savepoint', () => {
   const wf = workflow('sp', 1, { limits: LOG, defaults: { retry: { maxAttempts: 1 } } })
     .task('A', { handler: 'a', compensate: 'undoA' })
     .savepoint('sp')
@@ -236,7 +236,7 @@ describe('SPEC §11 scenario 3: savepoint', () => {
   });
 });
 
-describe('SPEC §11 scenario 5: human approval', () => {
+describe('human approval', () => {
   const wf = workflow('publish', 1, { limits: LOG })
     .task('draft', { handler: 'draft', compensate: 'discardDraft' })
     .human('review', { timeoutMs: 48 * HOUR, onTimeout: 'escalate' })
@@ -295,7 +295,7 @@ describe('SPEC §11 scenario 5: human approval', () => {
   });
 });
 
-describe('SPEC §11 scenario 14: a compensation exhausts its retries', () => {
+describe('a compensation exhausts its retries', () => {
   const wf = workflow('comp-dlq', 1, { limits: LOG, defaults: { retry: { maxAttempts: 2, initialMs: 100 } } })
     .task('A', { handler: 'a', compensate: 'undoA' })
     .task('B', { handler: 'b', compensate: 'undoB' })
@@ -352,7 +352,7 @@ describe('SPEC §11 scenario 14: a compensation exhausts its retries', () => {
   });
 });
 
-describe('SPEC §11 scenario 15: a zombie runner', () => {
+describe('a zombie runner', () => {
   const wf = workflow('zombie', 1, { limits: LOG })
     .task('charge', { handler: 'charge', timeoutMs: 30_000, compensate: 'refund' })
     .task('ship', { handler: 'ship' })

@@ -119,7 +119,18 @@ function canLink(step: StepDefinition): boolean {
   return DEFINITION_KINDS[step.kind].links;
 }
 
-/** Starts a typed definition builder for `name` at `version`. */
+/**
+ * Starts a definition builder for `name` at `version`; `build()` validates and returns the JSON form.
+ *
+ * @example
+ * const order = workflow('order', 1)
+ *   .task('reserve', { handler: 'reserveStock', compensate: 'releaseStock' })
+ *   .task('charge', { handler: 'chargeCard', retry: { maxAttempts: 3 } })
+ *   .human('approve', { timeoutMs: 86_400_000, onTimeout: 'expire' })
+ *   .succeed('done', { end: true })
+ *   .fail('expire', { error: { message: 'not approved in time' } })
+ *   .build();
+ */
 export function workflow(name: string, version: number, options?: WorkflowOptions): WorkflowBuilder {
   return new WorkflowBuilder(name, version, options);
 }

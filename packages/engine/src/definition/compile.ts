@@ -38,6 +38,10 @@ function stepIssues(id: string, step: StepDefinition): Issue[] {
 /**
  * Validates a definition and returns it in normal form (steps keyed by id, each with its id).
  * Throws `INVALID_DEFINITION` listing every problem found, not just the first.
+ *
+ * @example
+ * const order = defineWorkflow(JSON.parse(readFileSync('order.json', 'utf8')));
+ * // or inline: defineWorkflow({ name: 'order', version: 1, start: 'a', steps: { a: { kind: 'succeed' } } })
  */
 export function defineWorkflow(input: DefinitionInput): WorkflowDefinition {
   return compileWorkflow(input).definition;

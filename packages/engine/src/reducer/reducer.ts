@@ -59,7 +59,15 @@ const UNCHANGED: readonly LogEntry[] = Object.freeze([]);
 /**
  * The reducer: applies one event to a snapshot and returns the next snapshot. Pure and
  * deterministic; returns the same object when the event does not apply; throws a typed error
- * (and changes nothing) when the definition, event or snapshot is malformed.
+ * (and changes nothing) when the definition, event or snapshot is malformed. Time comes only from
+ * the event's `at`; the handlers a snapshot asks for are listed in `snapshot.tasks`, never run here.
+ *
+ * @example
+ * const order = workflow('order', 1).task('reserve', { handler: 'reserveStock' }).build();
+ * let s = step(order, null, { type: 'start', at: 0, id: 'order-1', input: { sku: 'A' } });
+ * s.tasks.reserve; // { handler: 'reserveStock', attempt: 1, ... }: someone should run it
+ * s = step(order, s, { type: 'task.completed', at: 10, step: 'reserve', attempt: 1, output: { id: 'R' } });
+ * s.status; // 'completed'
  */
 export function step(
   definition: DefinitionInput | WorkflowDefinition,
@@ -80,7 +88,13 @@ export function referenceStep(
   return reduce(definition, snapshot, event, options, false).snapshot;
 }
 
-/** Folds events from nothing; the result equals the snapshot those events produced live. */
+/**
+ * Folds events from nothing; the result equals the snapshot those events produced live.
+ *
+ * @example
+ * const again = replay(order, harness.events);
+ * expect(again).toEqual(harness.snapshot);
+ */
 export function replay(
   definition: DefinitionInput | WorkflowDefinition,
   events: readonly WorkflowEvent[],

@@ -9,8 +9,16 @@ import { describeRace } from './conformance/race.js';
 import { describeRunners } from './conformance/runners.js';
 
 /**
- * Registers the store conformance suite (SPEC §9) with vitest: every adapter runs it against its
+ * Registers the store conformance suite with vitest: every adapter runs it against its
  * real server. Call it at the top level of a test file.
+ *
+ * @example
+ * runStoreConformance({
+ *   name: 'postgres',
+ *   createStore: () => createPostgresStore({ pool, table: `t_${randomUUID().slice(0, 8)}` }),
+ *   destroyStore: (store) => dropTable(store),
+ *   claimsDue: true,
+ * });
  */
 export function runStoreConformance(options: StoreConformanceOptions): void {
   describe(`store conformance: ${options.name}`, () => {

@@ -1,5 +1,7 @@
 import type { Store } from '../../store/store.js';
 
+export { canonicalJson } from '../../content-hash.js';
+
 /** Controls a server the suite may stop and start; the store passed is the one `createStore` made. */
 export interface OutageControl {
   /** A new, empty store on a server no other test uses (it is stopped mid-test). */
@@ -33,17 +35,6 @@ export interface SuiteContext {
   options: StoreConformanceOptions;
   /** A new empty store with `setup()` done; closed and destroyed after the suite. */
   fresh(): Promise<Store>;
-}
-
-/** Deterministic JSON with object keys sorted, to compare documents a database may reorder. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const o = value as Record<string, unknown>;
-    const keys = Object.keys(o).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
 }
 
 /** Retries `fn` every 250 ms until it resolves, for about `ms`; rethrows the last error. */

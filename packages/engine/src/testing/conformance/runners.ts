@@ -41,7 +41,7 @@ function observed(inner: Store) {
   return { store, stats };
 }
 
-/** SPEC scenario 7 on this store: two runners race signals against timer ticks on one instance. */
+/** Two runners race signals against timer ticks on one instance. */
 export function describeRunners({ fresh }: SuiteContext): void {
   it('scenario 7: two runners race signal vs tick; conflicts re-applied, every signal processed once', async () => {
     const { store, stats } = observed(await fresh());
