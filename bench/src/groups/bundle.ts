@@ -5,7 +5,7 @@ import { type Group, rateRow } from '../row.js';
 
 const BUDGET_KB = 30;
 
-/** The engine as a browser/Workers ESM bundle with its dependencies (immer, zod/mini), minified + gzip. */
+/** The engine as a browser/Workers ESM bundle with its dependency (zod/mini), minified + gzip. */
 export const bundle: Group = {
   name: 'bundle',
   async run() {

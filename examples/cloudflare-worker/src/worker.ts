@@ -44,6 +44,7 @@ const STATUS = {
   SNAPSHOT_TOO_LARGE: 413,
   STORE_UNAVAILABLE: 503,
   INBOX_OVERFLOW: 429,
+  UNKNOWN_SIGNAL: 400,
 } satisfies Record<ErrorCode, number>;
 
 /** An error of the HTTP layer itself (no such route, wrong method). */

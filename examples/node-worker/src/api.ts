@@ -45,6 +45,7 @@ export const STATUS = {
   SNAPSHOT_TOO_LARGE: 413,
   STORE_UNAVAILABLE: 503,
   INBOX_OVERFLOW: 429,
+  UNKNOWN_SIGNAL: 400,
 } satisfies Record<ErrorCode, ContentfulStatusCode>;
 
 /** An error of the HTTP layer itself, with a code of its own. */
@@ -245,7 +246,7 @@ export function createApi(o: ApiOptions): Hono {
     if (isStepfoldError(e)) {
       return c.json(
         { error: { code: e.code, message: e.message, ...(e.issues.length ? { issues: e.issues } : {}) } },
-        Object.hasOwn(STATUS, e.code) ? STATUS[e.code as ErrorCode] : 500, // a handler's TaskError code is its own
+        STATUS[e.code],
       );
     }
     console.error(JSON.stringify({ event: 'http.error', error: e instanceof Error ? e.stack : String(e) }));

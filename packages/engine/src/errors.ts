@@ -13,7 +13,8 @@ export type ErrorCode =
   | 'ALREADY_EXISTS'
   | 'SNAPSHOT_TOO_LARGE'
   | 'STORE_UNAVAILABLE'
-  | 'INBOX_OVERFLOW';
+  | 'INBOX_OVERFLOW'
+  | 'UNKNOWN_SIGNAL';
 
 /**
  * Codes the engine itself records in a snapshot's `error` (a step's or the instance's). A handler's
@@ -35,22 +36,13 @@ export type StepErrorCode =
   /** One event caused more internal transitions than allowed (a runaway loop). */
   | 'TRANSITION_LIMIT';
 
-/** Every {@link StepErrorCode}, by name, so engine code never spells one as a bare string. */
-export const STEP_ERROR: { readonly [C in StepErrorCode]: C } = {
-  TASK_FAILED: 'TASK_FAILED',
-  TIMEOUT: 'TIMEOUT',
-  NO_BRANCH_MATCHED: 'NO_BRANCH_MATCHED',
-  INVALID_SLEEP_TARGET: 'INVALID_SLEEP_TARGET',
-  REJECTED: 'REJECTED',
-  FAILED: 'FAILED',
-  TRANSITION_LIMIT: 'TRANSITION_LIMIT',
-};
-
 /**
  * Brand every stepfold error carries under a registry symbol, so two copies of the engine in one
  * process (a store adapter resolving its own) still recognise each other's errors.
  */
 const BRAND = Symbol.for('stepfold.error');
+/** Marks a handler's {@link TaskError}, which is a stepfold error but not one the engine raised. */
+const TASK = Symbol.for('stepfold.task-error');
 
 /** One problem found while validating input; `path` points into the offending document. */
 export interface Issue {
@@ -109,6 +101,7 @@ export class TaskError<C extends string = string> extends StepfoldError<C> {
       retryable: options.retryable ?? true,
       cause: options.cause,
     });
+    Object.defineProperty(this, TASK, { value: true });
   }
 }
 
@@ -198,14 +191,40 @@ export class InboxOverflowError extends StepfoldError<'INBOX_OVERFLOW'> {
   }
 }
 
+/** A signal whose name no step of the instance's definition listens for; nothing was written. */
+export class UnknownSignalError extends StepfoldError<'UNKNOWN_SIGNAL'> {
+  constructor(
+    readonly id: string,
+    readonly signal: string,
+    readonly known: readonly string[],
+  ) {
+    const listens = known.length
+      ? `it listens for ${known.map((k) => JSON.stringify(k)).join(', ')}`
+      : 'it listens for none';
+    super(
+      'UNKNOWN_SIGNAL',
+      `instance ${JSON.stringify(id)}: no step listens for signal ${JSON.stringify(signal)} (${listens}; set acceptUnknownSignals on the definition to buffer such signals)`,
+    );
+  }
+}
+
 /**
- * True when `e` is a stepfold error (with the given code, when one is passed). Checks the brand and
- * the code, not the class, so an error from another copy of the engine counts too.
+ * True when `e` is an error the engine raised (with the given code, when one is passed). Checks the
+ * brand and the code, not the class, so an error from another copy of the engine counts too. A
+ * handler's {@link TaskError} is not one: recognise it with {@link isTaskError}.
  */
-export function isStepfoldError<C extends ErrorCode>(e: unknown, code: C): e is StepfoldError<C>;
-export function isStepfoldError(e: unknown): e is StepfoldError<ErrorCode> | TaskError;
-export function isStepfoldError(e: unknown, code?: string): boolean {
-  if (typeof e !== 'object' || e === null || (e as Record<symbol, unknown>)[BRAND] !== true) return false;
+export function isStepfoldError<C extends ErrorCode = ErrorCode>(
+  e: unknown,
+  code?: C,
+): e is StepfoldError<C> {
+  if (typeof e !== 'object' || e === null) return false;
+  const marks = e as Record<symbol, unknown>;
+  if (marks[BRAND] !== true || marks[TASK] === true) return false;
   const found = (e as { code?: unknown }).code;
   return typeof found === 'string' && (code === undefined || found === code);
+}
+
+/** True when `e` is a {@link TaskError} (from any copy of the engine). */
+export function isTaskError(e: unknown): e is TaskError {
+  return typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[TASK] === true;
 }

@@ -79,7 +79,7 @@ describe('signal inbox', () => {
     // An id that fell out of the window is accepted again (the documented limit of the ring).
     expect(h.signal('event', 235, 's-235')).toBe(true);
 
-    const wide = workflow('wide', 1, { limits: { signalIds: 1000, inbox: 1000 } })
+    const wide = workflow('wide', 1, { limits: { signalIds: 1000, inbox: 1000 }, acceptUnknownSignals: true })
       .wait('w', { signal: 'never' })
       .build();
     const hw = createHarness(wide).start();
@@ -87,7 +87,7 @@ describe('signal inbox', () => {
     expect(hw.snapshot.seenSignals).toHaveLength(300);
     expect(hw.signal('event', 0, 's-0')).toBe(false);
 
-    const none = workflow('none', 1, { limits: { signalIds: 0 } })
+    const none = workflow('none', 1, { limits: { signalIds: 0 }, acceptUnknownSignals: true })
       .wait('w', { signal: 'never' })
       .build();
     const hn = createHarness(none).start();
@@ -117,7 +117,7 @@ describe('collect', () => {
   });
 
   it('signals buffered before the collect starts are drained in order, several batches deep', () => {
-    const wf = workflow('late', 1)
+    const wf = workflow('late', 1, { acceptUnknownSignals: true })
       .task('setup', { handler: 'setup' })
       .collect('gather', { signal: 'event', maxItems: 2 })
       .task('process', { handler: 'process', input: 'outputs.gather', next: 'gather' })

@@ -1,6 +1,7 @@
 import { type Snapshot, step, type WorkflowEvent } from '@stepfold/engine';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { compileWorkflow } from '../src/definition/compile.js';
 import { approvalWorkflow, orderWorkflow } from './fixtures.js';
 
 // A random "intent" becomes a concrete event only against the current snapshot, so sequences
@@ -85,6 +86,18 @@ for (const [name, def] of [
             if (i.kind === 'tick') now += i.advance;
             const e = toEvent(s, i, now);
             if (!e) continue;
+            if (e.type === 'signal' && !compileWorkflow(def).signals.has(e.name)) {
+              // No step of this definition listens for it: refused, or ignored when the instance has
+              // ended or the signal id was seen; never written.
+              let out: Snapshot | undefined;
+              try {
+                out = step(def, s, e);
+              } catch (err) {
+                expect(err).toMatchObject({ code: 'UNKNOWN_SIGNAL' });
+              }
+              if (out) expect(out).toBe(s);
+              continue;
+            }
             const next = step(def, s, e);
             // Determinism: applying the same event to the same snapshot again gives identical JSON.
             expect(JSON.stringify(step(def, s, e))).toBe(JSON.stringify(next));

@@ -27,7 +27,10 @@ function failure(fn: () => unknown): { code: string; paths: string[] } {
   throw new Error('expected a typed error');
 }
 
-const linear = workflow('hostile', 1).task('a', { handler: 'h' }).wait('w', { signal: 'go' }).build();
+const linear = workflow('hostile', 1, { acceptUnknownSignals: true })
+  .task('a', { handler: 'h' })
+  .wait('w', { signal: 'go' })
+  .build();
 
 afterEach(() => {
   expect(Object.prototype).not.toHaveProperty('polluted');

@@ -6,8 +6,8 @@ import { documentEntity } from './entity-fixtures.js';
 import { approvalWorkflow, orderWorkflow } from './fixtures.js';
 import { blockArb, compile, intentArb, type Task, toEvent } from './saga-gen.js';
 
-// `step` runs the common events on a plain copy of the snapshot (falling back to an immer draft
-// when an event reaches further); `referenceStep` runs every event through immer. Over random
+// `step` runs the common events on a plain copy of the snapshot (falling back to a deep copy
+// when an event reaches further); `referenceStep` runs every event on a deep copy. Over random
 // workflows and events both must give byte-identical JSON, the same "nothing to do" answers
 // and the same errors, for a snapshot the reducer produced (frozen, trusted) and for a JSON copy
 // of it (what a store returns). Every new snapshot must be deeply frozen, and stepping a JSON
@@ -60,7 +60,7 @@ function lockstep(
   }
 }
 
-describe('plain path = immer reference (random saga workflows)', () => {
+describe('plain path = deep-copy reference (random saga workflows)', () => {
   it('same JSON, no-ops and errors for every event', () => {
     const caseArb = fc.record({
       body: blockArb(0, 4),
@@ -151,7 +151,7 @@ const fixed: Array<[string, WorkflowDefinition]> = [
 ];
 
 for (const [name, def] of fixed) {
-  describe(`plain path = immer reference (${name})`, () => {
+  describe(`plain path = deep-copy reference (${name})`, () => {
     it('same JSON, no-ops and errors for every event', () => {
       fc.assert(
         fc.property(fc.array(simpleIntent, { maxLength: 60 }), (intents) => {

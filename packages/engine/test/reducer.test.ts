@@ -156,7 +156,7 @@ describe('reducer: timers and signals', () => {
   });
 
   it('bounds the inbox with a typed overflow error and writes nothing', () => {
-    const wf = workflow('tiny', 1, { limits: { inbox: 2 } })
+    const wf = workflow('tiny', 1, { limits: { inbox: 2 }, acceptUnknownSignals: true })
       .wait('w', { signal: 'go' })
       .build();
     const h = createHarness(wf).start();

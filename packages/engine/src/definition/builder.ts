@@ -24,6 +24,8 @@ export interface WorkflowOptions {
    * deduplication (default 64).
    */
   limits?: { inbox?: number; log?: number; signalIds?: number };
+  /** Buffer signals no step listens for instead of refusing them with `UNKNOWN_SIGNAL` (default false). */
+  acceptUnknownSignals?: boolean;
   description?: string;
 }
 
@@ -96,7 +98,7 @@ export class WorkflowBuilder {
 
   /** The definition as plain JSON, not yet validated. */
   toJSON(): DefinitionInput {
-    const { onFailure, defaults, limits, description } = this.options;
+    const { onFailure, defaults, limits, description, acceptUnknownSignals } = this.options;
     return {
       name: this.name,
       version: this.version,
@@ -105,6 +107,7 @@ export class WorkflowBuilder {
       ...(onFailure === undefined ? {} : { onFailure }),
       ...(defaults === undefined ? {} : { defaults }),
       ...(limits === undefined ? {} : { limits }),
+      ...(acceptUnknownSignals === undefined ? {} : { acceptUnknownSignals }),
       steps: this.steps.map(({ end: _end, ...s }) => s as StepDefinition),
     };
   }

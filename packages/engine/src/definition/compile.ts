@@ -4,6 +4,7 @@ import { type Issue, ValidationError } from '../errors.js';
 import { parseWith } from '../schema-kit.js';
 import { analyzeGraph, type BranchRef } from './graph.js';
 import { kindOf } from './kinds/index.js';
+import { referenceIssues } from './references.js';
 import {
   type DefinitionInput,
   definitionHeaderSchema,
@@ -22,6 +23,8 @@ export interface CompiledWorkflow {
   /** Enclosing parallel branches of each step, outermost first. */
   regions: Map<string, BranchRef[]>;
   pivots: string[];
+  /** Every signal name some step listens for: the names an instance of this definition accepts. */
+  signals: ReadonlySet<string>;
 }
 
 const compiled = new WeakMap<object, CompiledWorkflow>();
@@ -67,6 +70,7 @@ export function compileWorkflow(input: DefinitionInput | WorkflowDefinition): Co
   for (const [id, s] of Object.entries(steps)) issues.push(...stepIssues(id, s));
   const graph = analyzeGraph(parsed.data.start, steps);
   issues.push(...graph.issues);
+  if (graph.issues.length === 0) issues.push(...referenceIssues(steps, graph.regions));
   if (issues.length) throw new ValidationError('INVALID_DEFINITION', 'invalid workflow definition', issues);
 
   const definition = deepFreeze({ ...parsed.data, steps }) as WorkflowDefinition;
@@ -77,6 +81,7 @@ export function compileWorkflow(input: DefinitionInput | WorkflowDefinition): Co
     pivots: Object.values(steps)
       .filter((s) => kindOf(s).pivot?.(s) === true)
       .map((s) => s.id),
+    signals: new Set(Object.values(steps).flatMap((s) => kindOf(s).listensFor?.(s) ?? [])),
   };
   compiled.set(input, result);
   compiled.set(definition, result);

@@ -62,6 +62,21 @@ export function conditionIssues(cond: unknown, at: string): Array<{ path: string
   return out;
 }
 
+/** The data paths a (validated) condition reads, each with where it is written. */
+export function conditionPaths(cond: unknown, at: string): Array<{ path: string; at: string }> {
+  if (typeof cond !== 'object' || cond === null) return [];
+  const [op, arg] = Object.entries(cond)[0] ?? [];
+  if (op === undefined) return [];
+  if ((op === 'var' || op === 'exists') && typeof arg === 'string') return [{ path: arg, at: `${at}.${op}` }];
+  if (op === 'and' || op === 'or')
+    return Array.isArray(arg) ? arg.flatMap((c, i) => conditionPaths(c, `${at}.${op}.${i}`)) : [];
+  if (op === '!') return conditionPaths(arg, `${at}.!`);
+  if (!Array.isArray(arg)) return [];
+  return arg.flatMap((o, i) =>
+    isVar(o) && typeof o.var === 'string' ? [{ path: o.var, at: `${at}.${op}.${i}` }] : [],
+  );
+}
+
 function value(op: Operand, data: unknown): unknown {
   return isVar(op) ? readPath(data, op.var) : op;
 }

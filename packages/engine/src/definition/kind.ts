@@ -23,6 +23,8 @@ export interface DefinitionKind<K extends string = string, S = unknown> {
   waits?: boolean;
   /** Build-time problems the schema cannot see; `at` is the step's path (`steps.<id>`). */
   issues?(step: S, at: string): Issue[];
+  /** Data paths the step reads (mappings, conditions, `until`), with where each is written. */
+  paths?(step: S, at: string): Array<{ path: string; at: string }>;
   /** Handler names the step calls (a runner must register each). */
   handlers?(step: S): string[];
   /** The signal name the step listens for while active. */

@@ -45,6 +45,11 @@ const header = {
   description: opt(text(0, 2000)),
   onFailure: opt(failurePolicySchema),
   defaults: opt(z.strictObject({ retry: opt(retryPolicySchema), timeoutMs: opt(millis(1)) })),
+  /**
+   * Buffer signals whose name no step listens for (default false: such a signal is refused with
+   * `UNKNOWN_SIGNAL`). For instances that will be moved to a version that listens.
+   */
+  acceptUnknownSignals: opt(z.boolean()),
   limits: opt(
     z.strictObject({
       inbox: opt(integer(1, 100_000)),

@@ -76,6 +76,13 @@ export function nextOf(step: { next?: string | undefined }): string[] {
   return step.next === undefined ? [] : [step.next];
 }
 
+/** The paths of a mapping (a path or an object of paths), each with where it is written. */
+export function mappingPaths(mapping: unknown, at: string): Array<{ path: string; at: string }> {
+  if (typeof mapping === 'string') return [{ path: mapping, at }];
+  if (typeof mapping !== 'object' || mapping === null) return [];
+  return Object.entries(mapping).map(([k, path]) => ({ path: path as string, at: `${at}.${k}` }));
+}
+
 /** Problems with the data paths of a mapping (a path or an object of paths), reported at `at`. */
 export function mappingIssues(mapping: unknown, at: string): Issue[] {
   const paths = typeof mapping === 'string' ? [mapping] : mapping ? Object.values(mapping as object) : [];

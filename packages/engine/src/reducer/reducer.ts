@@ -1,10 +1,9 @@
-import { Immer } from 'immer';
 import { type CompiledWorkflow, compileWorkflow } from '../definition/compile.js';
 import type { DefinitionInput, WorkflowDefinition } from '../definition/schema.js';
 import { parseEvent, rejectEvent, type WorkflowEvent } from '../events.js';
 import { isTerminal, type LogEntry, type Snapshot } from '../snapshot.js';
 import { enter } from './flow.js';
-import { NOOP, type Outcome, rules, run } from './rules.js';
+import { NOOP, rules, run } from './rules.js';
 import { checkSnapshot, initialSnapshot } from './snapshot-check.js';
 import { copySnapshot, derive, freezeChanged, freezeNew, plainDraft, ring } from './snapshot-copy.js';
 import {
@@ -20,11 +19,6 @@ export interface StepOptions {
   /** Internal transitions one event may cause before the instance fails (default 1000). */
   maxTransitions?: number;
 }
-
-// Our own instance, so the library never changes immer settings an application relies on. Only the
-// events the plain path leaves alone (rollbacks, requeue, cancel) get here, so immer's array-methods
-// plugin (faster drafts of arrays, 0.9 KB of bundle) is not worth its weight any more.
-const immer = new Immer({ autoFreeze: true });
 
 /**
  * The last snapshots this module returned, each with the workflow it was stepped with (pairs, a
@@ -78,7 +72,7 @@ export function step(
   return reduce(definition, snapshot, event, options).snapshot;
 }
 
-/** {@link step} with every event applied through an immer draft: the reference the plain path is tested against. */
+/** {@link step} with every event applied to a deep copy: the reference the plain path is tested against. */
 export function referenceStep(
   definition: DefinitionInput | WorkflowDefinition,
   snapshot: Snapshot | null,
@@ -107,7 +101,7 @@ export function replay(
 
 /**
  * {@link step} that also returns the transitions the event recorded: what the runner hands to its
- * hooks and observers. `plain: false` runs every event through an immer draft (the reference).
+ * hooks and observers. `plain: false` runs every event on a deep copy (the reference).
  */
 export function reduce(
   definition: DefinitionInput | WorkflowDefinition,
@@ -145,7 +139,7 @@ export function reduce(
   if (plain && !snapshot.saga && ev.type !== 'cancel' && ev.type !== 'requeue') {
     // The common events run on a plain copy of the parts they usually write (see `plainDraft`).
     // Every other object is shared with the input and frozen, so an event that reaches further
-    // throws a TypeError at its first such write, before anything shared changed; immer redoes it.
+    // throws a TypeError at its first such write, before anything shared changed; a deep copy redoes it.
     cx = { wf, s: plainDraft(snapshot, known), at, budget, logged };
     try {
       if (rules[ev.type](cx, ev as never) === NOOP) return unchanged;
@@ -156,20 +150,17 @@ export function reduce(
     }
   }
   let next: Snapshot;
-  let base: Snapshot = snapshot;
-  // Copied once more so keys the event added (output, error, saga...) take their fixed place.
-  if (cx) next = copySnapshot(cx.s);
-  else {
-    let outcome: Outcome;
-    const recipe = (draft: Snapshot) => {
-      cx = { wf, s: draft, at, budget, logged };
-      outcome = rules[ev.type](cx, ev as never);
-    };
-    // A copy of the frozen result, so status, wake time and the rings can be filled in below.
-    base = immer.produce(snapshot, recipe);
-    if (outcome === NOOP) return unchanged;
-    next = copySnapshot(base);
-    known = true;
+  if (cx) {
+    // Copied once more so keys the event added (output, error, saga...) take their fixed place.
+    next = copySnapshot(cx.s);
+  } else {
+    // The rare events (rollbacks, cancel, requeue) run on a deep copy: every object is writable,
+    // and a rule that throws leaves the input untouched. Nothing is shared with the input any
+    // more, so the result is frozen in full below.
+    cx = { wf, s: structuredClone(snapshot), at, budget, logged };
+    if (rules[ev.type](cx, ev as never) === NOOP) return unchanged;
+    next = copySnapshot(cx.s);
+    known = false;
   }
   // Status and wake time are derived from the finished snapshot, not while the event runs; the two
   // rings (log, seen ids) are appended here too, as new frozen arrays nothing above ever walks.
@@ -180,9 +171,9 @@ export function reduce(
     const limit = wf.definition.limits?.signalIds ?? DEFAULT_SIGNAL_ID_LIMIT;
     next.seenSignals = Object.freeze(ring(next.seenSignals, [id], limit)) as string[];
   }
-  // Parts shared with a snapshot the reducer produced are deeply frozen already (immer's result
-  // is too); one from outside may hide unfrozen objects anywhere and is walked in full.
-  if (known) freezeChanged(next, base);
+  // Parts shared with a snapshot the reducer produced are deeply frozen already; one from outside
+  // (or a deep copy) may hide unfrozen objects anywhere and is walked in full.
+  if (known) freezeChanged(next, snapshot);
   else {
     for (const e of next.log) freezeNew(e);
     freezeNew(next);

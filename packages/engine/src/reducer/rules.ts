@@ -1,5 +1,5 @@
 import { kindOf } from '../definition/kinds/index.js';
-import { InboxOverflowError } from '../errors.js';
+import { InboxOverflowError, UnknownSignalError } from '../errors.js';
 import { type EventOf, rejectEvent, type WorkflowEvent } from '../events.js';
 import { isTerminal, type StepState } from '../snapshot.js';
 import { pumpRollback, startRollback } from './compensation.js';
@@ -28,7 +28,7 @@ type Rule<T extends WorkflowEvent['type']> = (cx: Cx, ev: EventOf<T>) => Outcome
 
 /**
  * The rule for every event type, in one place. A rule returns NOOP before touching the snapshot it
- * is given (an immer draft, or the reducer's plain copy).
+ * is given (the reducer's plain copy, or a deep copy).
  */
 export const rules: { [T in WorkflowEvent['type']]: Rule<T> } = {
   start: () => NOOP,
@@ -43,6 +43,10 @@ export const rules: { [T in WorkflowEvent['type']]: Rule<T> } = {
   },
 
   signal: (cx, ev) => {
+    const { definition, signals } = cx.wf;
+    if (!signals.has(ev.name) && definition.acceptUnknownSignals !== true) {
+      throw new UnknownSignalError(cx.s.id, ev.name, [...signals]);
+    }
     return run(cx, () => {
       // Timers that fell due before the signal fire first, as a tick on time would have done: a
       // late signal starts the next batch or finds the timeout taken, whatever the driver's lag.
@@ -64,8 +68,8 @@ export const rules: { [T in WorkflowEvent['type']]: Rule<T> } = {
         rulesOf(def).checkSignal?.(cx, def, ev);
       }
       if (ev.id !== undefined) {
-        // Recorded after the draft is finished (see `step`): copying the id ring through immer costs
-        // a proxy-tracked copy, a reference set and a freeze of every id on every signal.
+        // Appended once the event is applied (see `reduce`), as a new frozen ring: the draft never
+        // copies the ring.
         cx.seenId = ev.id;
       }
       const record = {

@@ -97,7 +97,7 @@ function ownState(st: StepState): StepState {
 
 const isObject = (v: unknown): v is object => typeof v === 'object' && v !== null;
 
-/** Freezes a value and every plain object or array under it that is not frozen yet (as immer's autoFreeze). */
+/** Freezes a value and every plain object or array under it that is not frozen yet . */
 export function freezeNew(v: unknown): void {
   if (!isObject(v) || Object.isFrozen(v)) return;
   if (Array.isArray(v)) {

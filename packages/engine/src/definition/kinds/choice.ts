@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { conditionIssues } from '../condition.js';
+import { conditionIssues, conditionPaths } from '../condition.js';
 import { defineKind } from '../kind.js';
 import { conditionSchema, endFields, opt, stepId } from '../step-fields.js';
 
@@ -15,6 +15,7 @@ export const choice = defineKind(
   {
     links: false,
     targets: (step) => [...step.branches.map((b) => b.next), ...(step.otherwise ? [step.otherwise] : [])],
+    paths: (step, at) => step.branches.flatMap((b, i) => conditionPaths(b.when, `${at}.branches.${i}.when`)),
     issues: (step, at) =>
       step.branches.flatMap((b, i) => conditionIssues(b.when, `${at}.branches.${i}.when`)),
   },

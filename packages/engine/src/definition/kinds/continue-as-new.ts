@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { defineKind } from '../kind.js';
-import { endFields, inputMappingSchema, mappingIssues, opt } from '../step-fields.js';
+import { endFields, inputMappingSchema, mappingIssues, mappingPaths, opt } from '../step-fields.js';
 
 /** `continueAsNew`: ends the run and starts a fresh one of the same instance with `carry` as input. */
 export const continueAsNew = defineKind(
@@ -10,5 +10,6 @@ export const continueAsNew = defineKind(
     links: false,
     targets: () => [],
     issues: (step, at) => mappingIssues(step.carry, `${at}.carry`),
+    paths: (step, at) => mappingPaths(step.carry, `${at}.carry`),
   },
 );

@@ -1,6 +1,14 @@
 import * as z from 'zod/mini';
 import { defineKind } from '../kind.js';
-import { linkedFields, mappingIssues, millis, nextOf, opt, pathString } from '../step-fields.js';
+import {
+  linkedFields,
+  mappingIssues,
+  mappingPaths,
+  millis,
+  nextOf,
+  opt,
+  pathString,
+} from '../step-fields.js';
 
 /** `sleep`: a durable timer, `ms` from entry or `until` an epoch-ms value read from the data. */
 export const sleep = defineKind(
@@ -15,6 +23,7 @@ export const sleep = defineKind(
     links: true,
     waits: true,
     targets: nextOf,
+    paths: (step, at) => mappingPaths(step.until, `${at}.until`),
     issues: (step, at) => [
       ...((step.ms === undefined) === (step.until === undefined)
         ? [{ path: at, message: 'sleep needs exactly one of ms or until' }]

@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { defineKind } from '../kind.js';
-import { endFields, inputMappingSchema, mappingIssues, opt } from '../step-fields.js';
+import { endFields, inputMappingSchema, mappingIssues, mappingPaths, opt } from '../step-fields.js';
 
 /** `succeed`: completes the workflow (or its parallel branch) with an optional mapped output. */
 export const succeed = defineKind(
@@ -10,5 +10,6 @@ export const succeed = defineKind(
     links: false,
     targets: () => [],
     issues: (step, at) => mappingIssues(step.output, `${at}.output`),
+    paths: (step, at) => mappingPaths(step.output, `${at}.output`),
   },
 );
