@@ -4,6 +4,7 @@ export type ErrorCode =
   | 'INVALID_EVENT'
   | 'INVALID_SNAPSHOT'
   | 'INVALID_ID'
+  | 'INVALID_INPUT'
   | 'UNKNOWN_WORKFLOW'
   | 'UNKNOWN_VERSION'
   | 'DEFINITION_HASH_MISMATCH'
@@ -33,6 +34,8 @@ export type StepErrorCode =
   | 'REJECTED'
   /** A fail step without its own code. */
   | 'FAILED'
+  /** A handler returned an output its step's declared schema refused. */
+  | 'INVALID_OUTPUT'
   /** One event caused more internal transitions than allowed (a runaway loop). */
   | 'TRANSITION_LIMIT';
 
@@ -109,16 +112,20 @@ function listIssues(issues: Issue[]): string {
   return issues.map((i) => `  - ${i.path || '(root)'}: ${i.message}`).join('\n');
 }
 
-/** Input (definition, event, snapshot or id) failed validation; `issues` lists every problem at once. */
-export class ValidationError extends StepfoldError<
-  'INVALID_DEFINITION' | 'INVALID_EVENT' | 'INVALID_SNAPSHOT' | 'INVALID_ID'
-> {
-  constructor(
-    code: 'INVALID_DEFINITION' | 'INVALID_EVENT' | 'INVALID_SNAPSHOT' | 'INVALID_ID',
-    summary: string,
-    issues: Issue[],
-    cause?: unknown,
-  ) {
+/** Codes of {@link ValidationError}. */
+export type ValidationCode =
+  | 'INVALID_DEFINITION'
+  | 'INVALID_EVENT'
+  | 'INVALID_SNAPSHOT'
+  | 'INVALID_ID'
+  | 'INVALID_INPUT';
+
+/**
+ * Input (definition, event, snapshot, id, or data a declared schema refused) failed validation;
+ * `issues` lists every problem at once.
+ */
+export class ValidationError extends StepfoldError<ValidationCode> {
+  constructor(code: ValidationCode, summary: string, issues: Issue[], cause?: unknown) {
     super(code, issues.length ? `${summary}:\n${listIssues(issues)}` : summary, { issues, cause });
   }
 }

@@ -1,5 +1,6 @@
-export { WorkflowBuilder, type WorkflowOptions, workflow } from './definition/builder.js';
+export { type TaskFields, WorkflowBuilder, type WorkflowOptions, workflow } from './definition/builder.js';
 export { defineWorkflow, definitionHash } from './definition/compile.js';
+export { type DeclaredSchemas, declaredSchemas, type } from './definition/declared-schemas.js';
 export type {
   Condition,
   DefinitionInput,
@@ -12,6 +13,27 @@ export type {
   WorkflowDefinition,
 } from './definition/schema.js';
 export { definitionSchema } from './definition/schema.js';
+export type {
+  DefinitionTypes,
+  HandlerSpec,
+  HandlerSpecsOf,
+  HumanDecision,
+  InputOf,
+  NameOf,
+  OutputOf,
+  SignalsOf,
+  StepOutputsOf,
+  TypedDefinition,
+} from './definition/typed-definition.js';
+export type {
+  DataPath,
+  InferSchema,
+  Jsonify,
+  PathValue,
+  Resolve,
+  SchemaResult,
+  StandardSchema,
+} from './definition/typing.js';
 export * from './errors.js';
 export { type EventOf, eventSchema, parseEvent, type WorkflowEvent } from './events.js';
 export { assertValidId, isValidId, MAX_ID_LENGTH } from './ids.js';

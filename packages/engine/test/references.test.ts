@@ -22,32 +22,38 @@ function issues(def: DefinitionInput): string[] {
 
 describe('data paths name steps that can have completed before the reader', () => {
   it('a typo in a step id is refused with a suggestion', () => {
-    const found = issues(
-      workflow('t', 1)
-        .task('validate', { handler: 'v' })
-        .task('charge', { handler: 'c', input: { amount: 'outputs.validat.amount' } })
-        .toJSON(),
-    );
+    // The typed builder refuses this at compile time; the JSON form is checked here.
+    const found = issues({
+      name: 't',
+      version: 1,
+      start: 'validate',
+      steps: [
+        { id: 'validate', kind: 'task', handler: 'v', next: 'charge' },
+        { id: 'charge', kind: 'task', handler: 'c', input: { amount: 'outputs.validat.amount' } },
+      ],
+    });
     expect(found).toEqual([
       'steps.charge.input.amount: "outputs.validat.amount" reads step "validat", which does not exist (did you mean "validate"?)',
     ]);
   });
 
   it('a step that only comes later is refused; one earlier in a loop is fine', () => {
+    const a = { id: 'a', kind: 'task', handler: 'h', input: 'outputs.b', next: 'b' } as const;
     expect(
-      issues(
-        workflow('t', 1).task('a', { handler: 'h', input: 'outputs.b' }).task('b', { handler: 'h' }).toJSON(),
-      ),
+      issues({ name: 't', version: 1, start: 'a', steps: [a, { id: 'b', kind: 'task', handler: 'h' }] }),
     ).toEqual(['steps.a.input: "outputs.b" reads step "b", which cannot have completed before "a" runs']);
     // In a loop, b completes in an earlier round before a reads it again.
     expect(
-      issues(
-        workflow('loop', 1)
-          .wait('w', { signal: 'go' })
-          .task('a', { handler: 'h', input: 'outputs.b' })
-          .task('b', { handler: 'h', next: 'w' })
-          .toJSON(),
-      ),
+      issues({
+        name: 'loop',
+        version: 1,
+        start: 'w',
+        steps: [
+          { id: 'w', kind: 'wait', signal: 'go', next: 'a' },
+          a,
+          { id: 'b', kind: 'task', handler: 'h', next: 'w' },
+        ],
+      }),
     ).toEqual([]);
   });
 

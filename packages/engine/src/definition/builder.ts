@@ -1,5 +1,7 @@
+import { ValidationError } from '../errors.js';
 import { defineWorkflow } from './compile.js';
-import { DEFINITION_KINDS } from './kinds/index.js';
+import { type DeclaredSchemas, declareSchemas } from './declared-schemas.js';
+import { DEFINITION_KINDS, kindOf } from './kinds/index.js';
 import type {
   DefinitionInput,
   FailurePolicy,
@@ -8,11 +10,65 @@ import type {
   StepOf,
   WorkflowDefinition,
 } from './schema.js';
+import type { HandlerSpec, HumanDecision, TypedDefinition } from './typed-definition.js';
+import type { DataPath, DataView, InferSchema, Jsonify, Resolve, StandardSchema } from './typing.js';
 
 type Fields<K extends StepDefinition['kind']> = Omit<StepOf<K>, 'kind' | 'id'> & {
   /** Do not link this step to the one added after it (an end of a path or branch). */
   end?: boolean;
 };
+
+type Handlers = Record<string, HandlerSpec>;
+/** Names a field may use: any string until the matching declaration (`handlers`, `signal`) made them a union. */
+type NameIn<T, Strict extends boolean> = Strict extends true ? keyof T & string : string;
+type HandlerName<H> = keyof H extends never ? string : keyof H & string;
+type Mapping<WI, O> = DataPath<WI, O> | { readonly [key: string]: DataPath<WI, O> };
+type Mapped<WI, O, M> = [M] extends [undefined] ? WI : Resolve<DataView<WI, O>, M>;
+type SpecOf<F> = F extends (ctx: infer C) => infer R
+  ? { input: C extends { input: infer I } ? I : unknown; output: Awaited<R> }
+  : never;
+type TaskOutput<H, K, Out> = [Out] extends [never]
+  ? K extends keyof H
+    ? H[K] extends HandlerSpec
+      ? Jsonify<H[K]['output']>
+      : unknown
+    : unknown
+  : Jsonify<Out>;
+type Payload<S, Sig> = Sig extends keyof S ? Jsonify<S[Sig]> : unknown;
+type TaskCheck<In, H, K, M> = K extends keyof H
+  ? H[K] extends HandlerSpec
+    ? [In] extends [H[K]['input']]
+      ? unknown
+      : [M] extends [undefined]
+        ? {
+            handler: {
+              error: 'the workflow input does not fit this handler: add an input mapping';
+              got: In;
+              want: H[K]['input'];
+            };
+          }
+        : {
+            input: {
+              error: 'the mapped input does not match the handler input';
+              got: In;
+              want: H[K]['input'];
+            };
+          }
+    : unknown
+  : unknown;
+type Linked = { next?: string; end?: boolean; description?: string };
+
+/** The fields of a typed task step; `input` paths and `handler` names are checked by the compiler. */
+export type TaskFields<K extends string, M, C extends string | undefined, Out> = Linked & {
+  /** Handler to call (a key of `handlers<...>()` when declared). */
+  handler: K;
+  /** Where the handler's input comes from (default: the workflow input). */
+  input?: M;
+  /** Handler that undoes the step once it completed. */
+  compensate?: C;
+  /** Schema of the handler's output: checked when the handler returns, and the type later steps read. */
+  output?: StandardSchema<unknown, Out>;
+} & Omit<Fields<'task'>, 'handler' | 'input' | 'compensate' | 'next' | 'end' | 'description'>;
 
 /** Workflow-level options of {@link workflow}. */
 export interface WorkflowOptions {
@@ -32,63 +88,174 @@ export interface WorkflowOptions {
 /**
  * Typed builder for definitions. Steps run in the order added: a step without `next` (and
  * without `end: true`) continues with the step added after it. `build()` validates everything.
+ *
+ * The type parameters follow the data as steps are added: the workflow input `WI`, the handler
+ * types `H` (from `handlers<typeof impl>()`), each step's output `O`, the signals `S`, what the
+ * runner must provide for each handler name `U`, and the declared workflow output `WO`. Names a
+ * step refers to forward (`next`, `branches`, `onTimeout`) stay strings, checked by `build()`.
  */
-export class WorkflowBuilder {
+export class WorkflowBuilder<
+  N extends string = string,
+  WI = unknown,
+  H extends Handlers = {},
+  O = {},
+  S = {},
+  U = {},
+  WO = unknown,
+  Strict extends boolean = false,
+> {
   private readonly steps: Array<StepDefinition & { id: string; end?: boolean }> = [];
+  private readonly schemas: DeclaredSchemas = { signals: {}, outputs: {} };
 
   constructor(
-    private readonly name: string,
+    private readonly name: N,
     private readonly version: number,
     private readonly options: WorkflowOptions = {},
   ) {}
 
-  private add<K extends StepDefinition['kind']>(kind: K, id: string, fields: Fields<K>): this {
+  private add<K extends StepDefinition['kind']>(kind: K, id: string, fields: object): never {
     const prev = this.steps[this.steps.length - 1];
-    if (prev && !prev.end && canLink(prev) && (prev as { next?: string }).next === undefined) {
+    const forks = prev?.kind === 'parallel' && prev.branches.includes(id);
+    // A parallel step is not linked to its own first branch: the branch is entered by the fork.
+    if (prev && !prev.end && !forks && canLink(prev) && (prev as { next?: string }).next === undefined) {
       (prev as { next?: string }).next = id;
     }
     this.steps.push({ ...fields, kind, id } as unknown as StepDefinition & { id: string; end?: boolean });
+    return this as never;
+  }
+
+  /** Declares the workflow input with a schema (checked by `start`), or only its type: `input<Order>()`. */
+  input<T>(): WorkflowBuilder<N, T, H, O, S, U, WO, Strict>;
+  input<Sch extends StandardSchema>(
+    schema: Sch,
+  ): WorkflowBuilder<N, InferSchema<Sch>, H, O, S, U, WO, Strict>;
+  input(schema?: StandardSchema): unknown {
+    if (schema) this.schemas.input = schema;
     return this;
   }
 
+  /** Declares the workflow output's type (the output of the last step, or of a `succeed` mapping). */
+  output<T>(): WorkflowBuilder<N, WI, H, O, S, U, T, Strict>;
+  output<Sch extends StandardSchema>(
+    schema: Sch,
+  ): WorkflowBuilder<N, WI, H, O, S, U, InferSchema<Sch>, Strict>;
+  output(): unknown {
+    return this;
+  }
+
+  /** Takes the handler types from their implementation (a type-only import): `handlers<typeof handlers>()`. */
+  handlers<Impl extends Record<string, (ctx: never) => unknown>>(): WorkflowBuilder<
+    N,
+    WI,
+    { [K in keyof Impl & string]: SpecOf<Impl[K]> },
+    O,
+    S,
+    U,
+    WO,
+    Strict
+  > {
+    return this as never;
+  }
+
+  /**
+   * Declares a signal and its payload schema (checked by `signal`; `type<T>()` declares only the
+   * type). Once one is declared, steps may listen only for declared names.
+   */
+  signal<const Name extends string, Sch extends StandardSchema>(
+    name: Name,
+    schema: Sch,
+  ): WorkflowBuilder<N, WI, H, O, S & { [P in Name]: InferSchema<Sch> }, U, WO, true> {
+    this.schemas.signals[name] = schema;
+    return this as never;
+  }
+
   /** A handler call, retried per policy, optionally compensated. */
-  task(id: string, fields: Fields<'task'>): this {
-    return this.add('task', id, fields);
+  task<
+    const Id extends string,
+    const K extends HandlerName<H>,
+    const M extends Mapping<WI, O> | undefined = undefined,
+    const C extends HandlerName<H> | undefined = undefined,
+    Out = never,
+  >(
+    id: Id,
+    fields: TaskFields<K, M, C, Out> & NoInfer<TaskCheck<Mapped<WI, O, M>, H, K, M>>,
+  ): WorkflowBuilder<
+    N,
+    WI,
+    H,
+    O & { [P in Id]: TaskOutput<H, K, Out> },
+    S,
+    U & { [P in K]: { input: Mapped<WI, O, M>; output: TaskOutput<H, K, Out> } } & {
+      [P in C & string]: { input: Mapped<WI, O, M>; output: unknown };
+    },
+    WO,
+    Strict
+  > {
+    const { output, ...rest } = fields as { output?: StandardSchema };
+    if (output) this.schemas.outputs[id] = output;
+    return this.add('task', id, rest);
   }
   /** Branches on conditions over `{ input, outputs }`. */
   choice(id: string, fields: Fields<'choice'>): this {
     return this.add('choice', id, fields);
   }
-  /** Forks branches (entry step ids) and joins them. */
-  parallel(id: string, fields: Fields<'parallel'>): this {
+  /** Forks branches (entry step ids) and joins them; its output is the branches' outputs in order. */
+  parallel<const Id extends string>(
+    id: Id,
+    fields: Fields<'parallel'>,
+  ): WorkflowBuilder<N, WI, H, O & { [P in Id]: unknown[] }, S, U, WO, Strict> {
     return this.add('parallel', id, fields);
   }
-  /** Waits for a named signal, optionally with a timeout. */
-  wait(id: string, fields: Fields<'wait'>): this {
+  /** Waits for a named signal, optionally with a timeout; its output is the payload. */
+  wait<const Id extends string, const Sig extends NameIn<S, Strict>>(
+    id: Id,
+    fields: Omit<Fields<'wait'>, 'signal'> & { signal: Sig },
+  ): WorkflowBuilder<N, WI, H, O & { [P in Id]: Payload<S, Sig> }, S, U, WO, Strict> {
     return this.add('wait', id, fields);
   }
-  /** Waits for a human decision: `{ decision: 'approve' | 'reject' }`. */
-  human(id: string, fields: Fields<'human'> = {}): this {
+  /** Waits for a human decision `{ decision: 'approve' | 'reject' }` on the signal named after the step (or `signal`). */
+  human<const Id extends string, const Sig extends string = Id>(
+    id: Id,
+    fields: Omit<Fields<'human'>, 'signal'> & { signal?: Sig } = {},
+  ): WorkflowBuilder<
+    N,
+    WI,
+    H,
+    O & { [P in Id]: HumanDecision },
+    S & { [P in Sig]: HumanDecision },
+    U,
+    WO,
+    Strict
+  > {
     return this.add('human', id, fields);
   }
   /** A durable timer: `ms` from now, or `until` an epoch-ms value in the data. */
-  sleep(id: string, fields: Fields<'sleep'>): this {
+  sleep(id: string, fields: Omit<Fields<'sleep'>, 'until'> & { until?: DataPath<WI, O> }): this {
     return this.add('sleep', id, fields);
   }
-  /** Batches signals until `maxItems`, `idleMs` of quiet, or `maxWaitMs`. */
-  collect(id: string, fields: Fields<'collect'>): this {
+  /** Batches a signal's payloads until `maxItems`, `idleMs` of quiet, or `maxWaitMs`; its output is the batch. */
+  collect<const Id extends string, const Sig extends NameIn<S, Strict>>(
+    id: Id,
+    fields: Omit<Fields<'collect'>, 'signal'> & { signal: Sig },
+  ): WorkflowBuilder<N, WI, H, O & { [P in Id]: Array<Payload<S, Sig>> }, S, U, WO, Strict> {
     return this.add('collect', id, fields);
   }
   /** Rollback after a failure stops here (a cancel still goes past it). */
   savepoint(id: string, fields: Fields<'savepoint'> = {}): this {
     return this.add('savepoint', id, fields);
   }
-  /** Ends the run and starts a fresh one of the same instance. */
-  continueAsNew(id: string, fields: Fields<'continueAsNew'> = {}): this {
+  /** Ends the run and starts a fresh one of the same instance, with `carry` (default: the same input). */
+  continueAsNew<const M extends Mapping<WI, O> | undefined = undefined>(
+    id: string,
+    fields: Omit<Fields<'continueAsNew'>, 'carry'> & { carry?: M } = {},
+  ): this {
     return this.add('continueAsNew', id, fields);
   }
-  /** Completes the workflow (or its parallel branch). */
-  succeed(id: string, fields: Fields<'succeed'> = {}): this {
+  /** Completes the workflow (or its parallel branch), with `output` mapped from the data. */
+  succeed<const M extends Mapping<WI, O> | undefined = undefined>(
+    id: string,
+    fields: Omit<Fields<'succeed'>, 'output'> & { output?: M } = {},
+  ): this {
     return this.add('succeed', id, fields);
   }
   /** Fails the workflow with the given error. */
@@ -112,9 +279,40 @@ export class WorkflowBuilder {
     };
   }
 
-  /** Validates and returns the definition; throws `INVALID_DEFINITION` listing every problem. */
-  build(): WorkflowDefinition {
-    return defineWorkflow(this.toJSON());
+  /**
+   * Validates and returns the definition (the JSON form, carrying its types for the compiler);
+   * throws `INVALID_DEFINITION` listing every problem, including declared signals no step listens for.
+   */
+  build(): TypedDefinition<{
+    name: N;
+    input: WI;
+    output: WO;
+    outputs: O;
+    signals: Strict extends true ? S : S & Record<string, unknown>;
+    handlers: U;
+  }> {
+    const listened = new Set(this.steps.flatMap((s) => kindOf(s).listensFor?.(s) ?? []));
+    const unused = Object.keys(this.schemas.signals).filter((name) => !listened.has(name));
+    if (unused.length) {
+      throw new ValidationError(
+        'INVALID_DEFINITION',
+        'invalid workflow definition',
+        unused.map((name) => ({
+          path: `signals.${name}`,
+          message: `signal "${name}" is declared but no step listens for it`,
+        })),
+      );
+    }
+    const definition = defineWorkflow(this.toJSON());
+    const { input, signals, outputs } = this.schemas;
+    if (input || Object.keys(signals).length || Object.keys(outputs).length) {
+      declareSchemas(definition, {
+        ...(input ? { input } : {}),
+        signals: { ...signals },
+        outputs: { ...outputs },
+      });
+    }
+    return definition;
   }
 }
 
@@ -134,6 +332,10 @@ function canLink(step: StepDefinition): boolean {
  *   .fail('expire', { error: { message: 'not approved in time' } })
  *   .build();
  */
-export function workflow(name: string, version: number, options?: WorkflowOptions): WorkflowBuilder {
+export function workflow<const N extends string>(
+  name: N,
+  version: number,
+  options?: WorkflowOptions,
+): WorkflowBuilder<N> {
   return new WorkflowBuilder(name, version, options);
 }

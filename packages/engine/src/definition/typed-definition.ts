@@ -1,0 +1,51 @@
+import type { WorkflowDefinition } from './schema.js';
+
+/** What a handler is known to take and return, as the builder records it. */
+export interface HandlerSpec {
+  input: unknown;
+  output: unknown;
+}
+
+/** The payload of a human step's decision signal. */
+export type HumanDecision = ({ decision: 'approve' | 'reject' } | { approved: boolean }) &
+  Record<string, unknown>;
+
+declare const typesKey: unique symbol;
+
+/** The types a typed builder gathered, carried by a built definition as a phantom (never present at runtime). */
+export interface DefinitionTypes {
+  name: string;
+  input: unknown;
+  output: unknown;
+  outputs: unknown;
+  signals: unknown;
+  handlers: unknown;
+}
+
+/**
+ * A definition built by the typed builder: the same JSON as {@link WorkflowDefinition}, plus its
+ * types as a phantom property that never exists at runtime and never reaches the JSON.
+ */
+export interface TypedDefinition<T extends DefinitionTypes = DefinitionTypes> extends WorkflowDefinition {
+  readonly [typesKey]?: T;
+}
+
+type TypesOf<D> = D extends { readonly [typesKey]?: infer T }
+  ? T extends DefinitionTypes
+    ? T
+    : never
+  : never;
+type Or<T, Fallback> = [T] extends [never] ? Fallback : T;
+
+/** The workflow name of a typed definition (`string` for an untyped one). */
+export type NameOf<D> = Or<TypesOf<D>['name'], string>;
+/** The declared workflow input of a definition (`unknown` when untyped). */
+export type InputOf<D> = Or<TypesOf<D>['input'], unknown>;
+/** The declared workflow output of a definition (`unknown` when untyped). */
+export type OutputOf<D> = Or<TypesOf<D>['output'], unknown>;
+/** Step outputs by step id, as stored (JSON round-tripped). */
+export type StepOutputsOf<D> = Or<TypesOf<D>['outputs'], Record<string, unknown>>;
+/** Signal payloads by name (any name and payload when untyped). */
+export type SignalsOf<D> = Or<TypesOf<D>['signals'], Record<string, unknown>>;
+/** What each handler a definition names must take and return. */
+export type HandlerSpecsOf<D> = Or<TypesOf<D>['handlers'], Record<string, HandlerSpec>>;
