@@ -2,16 +2,9 @@ import { ValidationError } from '../errors.js';
 import { defineWorkflow } from './compile.js';
 import { type DeclaredSchemas, declareSchemas } from './declared-schemas.js';
 import { DEFINITION_KINDS, kindOf } from './kinds/index.js';
-import type {
-  DefinitionInput,
-  FailurePolicy,
-  RetryPolicyInput,
-  StepDefinition,
-  StepOf,
-  WorkflowDefinition,
-} from './schema.js';
+import type { DefinitionInput, FailurePolicy, RetryPolicyInput, StepDefinition, StepOf } from './schema.js';
 import type { HandlerSpec, HumanDecision, TypedDefinition } from './typed-definition.js';
-import type { DataPath, DataView, InferSchema, Jsonify, Resolve, StandardSchema } from './typing.js';
+import type { DataPath, InferSchema, Jsonify, Resolve, StandardSchema, StepData } from './typing.js';
 
 type Fields<K extends StepDefinition['kind']> = Omit<StepOf<K>, 'kind' | 'id'> & {
   /** Do not link this step to the one added after it (an end of a path or branch). */
@@ -19,11 +12,13 @@ type Fields<K extends StepDefinition['kind']> = Omit<StepOf<K>, 'kind' | 'id'> &
 };
 
 type Handlers = Record<string, HandlerSpec>;
+/** No keys yet. */
+type Empty = Record<never, never>;
 /** Names a field may use: any string until the matching declaration (`handlers`, `signal`) made them a union. */
 type NameIn<T, Strict extends boolean> = Strict extends true ? keyof T & string : string;
 type HandlerName<H> = keyof H extends never ? string : keyof H & string;
 type Mapping<WI, O> = DataPath<WI, O> | { readonly [key: string]: DataPath<WI, O> };
-type Mapped<WI, O, M> = [M] extends [undefined] ? WI : Resolve<DataView<WI, O>, M>;
+type Mapped<WI, O, M> = [M] extends [undefined] ? WI : Resolve<StepData<WI, O>, M>;
 type SpecOf<F> = F extends (ctx: infer C) => infer R
   ? { input: C extends { input: infer I } ? I : unknown; output: Awaited<R> }
   : never;
@@ -97,10 +92,10 @@ export interface WorkflowOptions {
 export class WorkflowBuilder<
   N extends string = string,
   WI = unknown,
-  H extends Handlers = {},
-  O = {},
-  S = {},
-  U = {},
+  H extends Handlers = Empty,
+  O = Empty,
+  S = Empty,
+  U = Empty,
   WO = unknown,
   Strict extends boolean = false,
 > {

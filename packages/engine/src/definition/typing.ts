@@ -44,7 +44,7 @@ export type PathsUnder<T, Prefix extends string, D extends number = 5> = [D] ext
         : Prefix;
 
 /** The data a step can read: the workflow input and the outputs of earlier steps. */
-export interface DataView<WI, O> {
+export interface StepData<WI, O> {
   input: WI;
   outputs: O;
 }
