@@ -10,9 +10,19 @@ import { flatCost } from './groups/flat-cost.js';
 import { reducer } from './groups/reducer.js';
 import { runnerMemory } from './groups/runner-memory.js';
 import { storeGroups } from './groups/stores.js';
+import { types } from './groups/types.js';
 import type { Group, Row } from './row.js';
 
-const GROUPS: Group[] = [reducer, runnerMemory, flatCost, bundle, ...storeGroups, e2ePostgres, ...e2eGroups];
+const GROUPS: Group[] = [
+  reducer,
+  runnerMemory,
+  flatCost,
+  bundle,
+  types,
+  ...storeGroups,
+  e2ePostgres,
+  ...e2eGroups,
+];
 
 const RESULTS = fileURLToPath(new URL('../results.json', import.meta.url));
 const README = fileURLToPath(new URL('../README.md', import.meta.url));
