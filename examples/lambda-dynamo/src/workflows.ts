@@ -21,8 +21,11 @@ export const reminderWorkflow = workflow('reminder', 1)
   .task('send-reminder', { handler: 'sendReminder' })
   .build();
 
-/** Human approval: draft → a person approves or rejects (48 h timeout) → publish. */
-export const approvalWorkflow = workflow('approval', 1)
+/**
+ * Human approval: draft → a person approves or rejects (48 h timeout) → publish. Other signals
+ * (comments, notes) are kept in the inbox for the reviewer instead of being refused.
+ */
+export const approvalWorkflow = workflow('approval', 1, { acceptUnknownSignals: true })
   .task('draft', { handler: 'createDraft', compensate: 'discardDraft' })
   .human('review', { timeoutMs: 48 * 3600_000 })
   .task('publish', { handler: 'publishDocument' })
