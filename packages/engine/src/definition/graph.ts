@@ -48,7 +48,7 @@ export function analyzeGraph(
       if (key(seen) !== key(chain)) {
         issues.push({
           path: `steps.${id}`,
-          message: `reached from two regions (${key(seen) || 'top level'} and ${key(chain) || 'top level'}): a parallel branch must not jump out of its branch`,
+          message: `reached from two regions (${key(seen) || 'top level'} and ${key(chain) || 'top level'}): a parallel branch must not jump out of its branch (end the branch's last step with end: true, and give the parallel step a next)`,
         });
       }
       continue;
