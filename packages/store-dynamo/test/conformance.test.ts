@@ -1,6 +1,6 @@
 import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Store } from '@stepfold/engine';
-import { runStoreConformance } from '@stepfold/engine/testing';
+import { runStoreConformance } from '@stepfold/engine/conformance';
 import { afterAll, beforeAll } from 'vitest';
 import { createDynamoStore } from '../src/index.js';
 import { requireServer, services, testClient } from './server.js';

@@ -1,5 +1,5 @@
 import type { Store } from '@stepfold/engine';
-import { runStoreConformance } from '@stepfold/engine/testing';
+import { runStoreConformance } from '@stepfold/engine/conformance';
 import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll } from 'vitest';
 import { createMongoStore } from '../src/index.js';

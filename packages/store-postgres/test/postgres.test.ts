@@ -1,5 +1,5 @@
 import type { Store } from '@stepfold/engine';
-import { runStoreConformance } from '@stepfold/engine/testing';
+import { runStoreConformance } from '@stepfold/engine/conformance';
 import type pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
 import { createPostgresStore, type PostgresStore } from '../src/index.js';

@@ -1,5 +1,5 @@
 import type { Store } from '@stepfold/engine';
-import { runStoreConformance } from '@stepfold/engine/testing';
+import { runStoreConformance } from '@stepfold/engine/conformance';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
 import { dropPrefix, OUTAGE_PORT, openStore, outageServer, requireServer, testClient } from './server.js';

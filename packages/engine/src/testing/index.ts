@@ -1,6 +1,6 @@
-export type { OutageControl, StoreConformanceOptions } from './conformance/context.js';
-export { canonicalJson } from './conformance/context.js';
-export { fidelityPayload } from './conformance/crud.js';
+// `@stepfold/engine/testing`: the harness and fixtures. Imports no test framework, so it works
+// under vitest, Jest, node:test or Bun. The store conformance suite is `@stepfold/engine/conformance`.
+export { canonicalJson } from '../content-hash.js';
 export {
   createHarness,
   type DispatchedTask,
@@ -9,5 +9,4 @@ export {
   type SyncHandlers,
   WorkflowHarness,
 } from './harness.js';
-export { runStoreConformance } from './store-conformance.js';
 export { makeTestSnapshot, snapshotOfSize } from './test-snapshot.js';

@@ -1,12 +1,12 @@
 import { afterAll, describe } from 'vitest';
-import type { Store } from '../store/store.js';
-import type { StoreConformanceOptions, SuiteContext } from './conformance/context.js';
-import { describeCrud } from './conformance/crud.js';
-import { describeLimits } from './conformance/limits.js';
-import { describeListing } from './conformance/listing.js';
-import { describeOutage } from './conformance/outage.js';
-import { describeRace } from './conformance/race.js';
-import { describeRunners } from './conformance/runners.js';
+import type { Store } from '../../store/store.js';
+import type { StoreConformanceOptions, SuiteContext } from './context.js';
+import { describeCrud } from './crud.js';
+import { describeLimits } from './limits.js';
+import { describeListing } from './listing.js';
+import { describeOutage } from './outage.js';
+import { describeRace } from './race.js';
+import { describeRunners } from './runners.js';
 
 /**
  * Registers the store conformance suite with vitest: every adapter runs it against its

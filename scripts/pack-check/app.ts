@@ -1,0 +1,72 @@
+// The consumer program the packaging check installs from tarballs: every package imported, a typed
+// workflow run on the in-memory store, the harness, and each adapter constructed with its driver.
+import assert from 'node:assert/strict';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  createMemoryStore,
+  createRunner,
+  type HandlerContext,
+  isStepfoldError,
+  type,
+  workflow,
+} from '@stepfold/engine';
+import { createHarness } from '@stepfold/engine/testing';
+import { createDynamoStore } from '@stepfold/store-dynamo';
+import { createMongoStore } from '@stepfold/store-mongo';
+import { createPostgresStore } from '@stepfold/store-postgres';
+import { createRedisStore } from '@stepfold/store-redis';
+import { Redis } from 'ioredis';
+import { MongoClient } from 'mongodb';
+import pg from 'pg';
+
+const handlers = {
+  reserve: async ({ input }: HandlerContext<{ sku: string }>) => ({ reservation: `R-${input.sku}` }),
+  release: async (_: HandlerContext<{ sku: string }>) => null,
+  charge: async ({ input }: HandlerContext<{ reservation: string }>) => ({
+    paymentId: `P-${input.reservation}`,
+  }),
+};
+
+const order = workflow('order', 1)
+  .handlers<typeof handlers>()
+  .input(type<{ sku: string }>())
+  .task('reserve', { handler: 'reserve', compensate: 'release' })
+  .task('charge', { handler: 'charge', input: { reservation: 'outputs.reserve.reservation' } })
+  .build();
+
+const runner = createRunner({ store: createMemoryStore(), workflows: [order], handlers });
+const done = await runner.start('order', 'order-1', { sku: 'BOOK' });
+assert.equal(done.status, 'completed');
+assert.deepEqual(done.output, { paymentId: 'P-R-BOOK' });
+
+const h = createHarness(order).start({ sku: 'PEN' });
+h.complete('reserve', { reservation: 'R-PEN' });
+h.fail('charge', { message: 'declined', retryable: false });
+h.compensate('reserve');
+assert.equal(h.status, 'failed');
+
+try {
+  await runner.start('order', 'order-1', { sku: 'BOOK' });
+  assert.fail('a second start of the same id must fail');
+} catch (e) {
+  assert.ok(isStepfoldError(e, 'ALREADY_EXISTS'));
+}
+
+// Constructing each adapter type-checks its options against the driver the user installed;
+// nothing connects (the clients are lazy), so no server is needed here.
+const pool = new pg.Pool({ connectionString: 'postgres://127.0.0.1:1/none' });
+const redis = new Redis({ lazyConnect: true });
+const mongo = new MongoClient('mongodb://127.0.0.1:1');
+const dynamo = new DynamoDBClient({ region: 'us-east-1', endpoint: 'http://127.0.0.1:1' });
+const stores = [
+  createPostgresStore({ pool }),
+  createRedisStore({ client: redis }),
+  createMongoStore({ db: mongo.db('app') }),
+  createDynamoStore({ client: dynamo, table: 'app' }),
+];
+assert.equal(stores.length, 4);
+await pool.end();
+redis.disconnect();
+await mongo.close();
+dynamo.destroy();
+console.log('pack-check app: ok');

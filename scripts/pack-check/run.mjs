@@ -1,0 +1,107 @@
+// Packaging check: packs every package with `pnpm pack`, checks each tarball with publint and
+// "are the types wrong", then installs the tarballs into fresh projects outside the workspace, once
+// with npm and once with pnpm (no overrides), type-checks a consumer program under
+// moduleResolution node16 and bundler, and runs it. `pnpm pack-check`; CI runs it.
+import { execFileSync } from 'node:child_process';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const PACKAGES = ['engine', 'store-postgres', 'store-redis', 'store-mongo', 'store-dynamo'];
+/** The exact version the workspace itself pins for a package (root or an adapter's devDependencies). */
+function pinned(name) {
+  for (const dir of ['.', ...PACKAGES.map((p) => `packages/${p}`)]) {
+    const pkg = JSON.parse(readFileSync(join(ROOT, dir, 'package.json'), 'utf8'));
+    const version = pkg.devDependencies?.[name];
+    if (version) return `${name}@${version}`;
+  }
+  throw new Error(`${name} is pinned nowhere in the workspace`);
+}
+const DRIVERS = ['pg', '@types/pg', 'ioredis', 'mongodb', '@aws-sdk/client-dynamodb'].map(pinned);
+// @types/node 24: pg's own typings need its generic Buffer, and the consumer check reads every .d.ts (skipLibCheck off).
+const TOOLS = [pinned('typescript'), '@types/node@24.19.2'];
+
+const step = (msg) => console.log(`[pack-check] ${msg}`);
+function run(cmd, args, cwd, quiet = true) {
+  try {
+    return execFileSync(cmd, args, { cwd, stdio: quiet ? 'pipe' : 'inherit', encoding: 'utf8' });
+  } catch (e) {
+    console.error(
+      `[pack-check] failed: ${cmd} ${args.join(' ')} (in ${cwd})\n${e.stdout ?? ''}${e.stderr ?? ''}`,
+    );
+    process.exit(1);
+  }
+}
+
+const work = mkdtempSync(join(tmpdir(), 'stepfold-pack-'));
+const tarballs = join(work, 'tarballs');
+mkdirSync(tarballs);
+step(`packing into ${tarballs}`);
+for (const p of PACKAGES) run('pnpm', ['pack', '--pack-destination', tarballs], join(ROOT, 'packages', p));
+const files = readdirSync(tarballs).map((f) => join(tarballs, f));
+
+for (const file of files) {
+  const name = file.split('/').pop();
+  step(`publint ${name}`);
+  run('pnpm', ['exec', 'publint', '--strict', file], ROOT);
+  step(`attw ${name}`);
+  // ESM-only packages: the CommonJS `require` resolutions are out of scope; node10, node16 (ESM) and bundler are checked.
+  run('pnpm', ['exec', 'attw', file, '--profile', 'esm-only', '--format', 'table-flipped'], ROOT);
+}
+
+const tsconfig = (moduleResolution, module, emit) => ({
+  compilerOptions: {
+    strict: true,
+    target: 'ES2022',
+    module,
+    moduleResolution,
+    skipLibCheck: false,
+    types: ['node'],
+    ...(emit ? { outDir: 'dist' } : { noEmit: true }),
+  },
+  files: ['app.ts'],
+});
+
+for (const pm of ['npm', 'pnpm']) {
+  const app = join(work, `${pm}-app`);
+  mkdirSync(app);
+  writeFileSync(
+    join(app, 'package.json'),
+    JSON.stringify({ name: `${pm}-app`, private: true, type: 'module' }, null, 2),
+  );
+  copyFileSync(join(import.meta.dirname, 'app.ts'), join(app, 'app.ts'));
+  writeFileSync(
+    join(app, 'tsconfig.node16.json'),
+    JSON.stringify(tsconfig('node16', 'node16', true), null, 2),
+  );
+  writeFileSync(
+    join(app, 'tsconfig.bundler.json'),
+    JSON.stringify(tsconfig('bundler', 'preserve', false), null, 2),
+  );
+  step(`${pm}: installing the tarballs with ${DRIVERS.join(', ')}`);
+  const deps = [...files, ...DRIVERS, ...TOOLS];
+  if (pm === 'npm')
+    run('npm', ['install', '--save-exact', '--no-audit', '--no-fund', '--loglevel=error', ...deps], app);
+  else run('pnpm', ['add', '--save-exact', '--config.confirmModulesPurge=false', ...deps], app);
+  for (const config of ['tsconfig.node16.json', 'tsconfig.bundler.json']) {
+    step(`${pm}: tsc -p ${config}`);
+    run(join(app, 'node_modules/.bin/tsc'), ['-p', config], app);
+  }
+  step(`${pm}: node dist/app.js`);
+  const out = run(process.execPath, ['dist/app.js'], app);
+  if (!out.includes('pack-check app: ok')) {
+    console.error(out);
+    process.exit(1);
+  }
+}
+rmSync(work, { recursive: true, force: true });
+step('all packages pack, lint, resolve and run from a fresh npm and pnpm install');
