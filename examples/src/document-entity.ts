@@ -10,12 +10,15 @@ import {
   type Handler,
   type Snapshot,
   snapshotBytes,
+  type,
   workflow,
 } from '@stepfold/engine';
 
 export const BATCHES_PER_RUN = 2;
 
 export const documentEntity = workflow('document', 1, { limits: { inbox: 500 } })
+  .input(type<{ doc: string; revision?: number }>())
+  .signal('edit', type<Edit>())
   .collect('gather', { signal: 'edit', maxItems: 8, idleMs: 10_000 })
   .task('process', { handler: 'applyEdits', input: { doc: 'input.doc', edits: 'outputs.gather' } })
   .choice('more', {

@@ -51,7 +51,7 @@ const order = (input: unknown): OrderInput => {
   return o as OrderInput;
 };
 
-export const handlers: Record<string, Handler<never, unknown>> = {
+export const handlers = {
   reserveStock: async ({ workflowInput, idempotencyKey }) => ({
     reservation: `R-${order(workflowInput).sku}`,
     key: idempotencyKey,
@@ -86,4 +86,4 @@ export const handlers: Record<string, Handler<never, unknown>> = {
   publishDocument: async ({ outputs }) => ({
     published: (outputs.draft as { draft: string }).draft.replace(/^draft:/, 'doc:'),
   }),
-};
+} satisfies Record<string, Handler>;

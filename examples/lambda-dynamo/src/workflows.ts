@@ -57,11 +57,10 @@ export interface OrderInput {
 export function createHandlers(
   record: (call: Call) => void = (c) => console.log(JSON.stringify({ call: c })),
   clock: () => number = Date.now,
-): Record<string, Handler<never, unknown>> {
+) {
   const logged =
-    <O>(fn: (ctx: HandlerContext) => O | Promise<O>): Handler<never, O> =>
-    (ctx) => {
-      const c = ctx as HandlerContext;
+    <O>(fn: (ctx: HandlerContext) => O | Promise<O>): Handler<unknown, O> =>
+    (c) => {
       record({
         instance: c.instanceId,
         step: c.step,

@@ -16,7 +16,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
-import { createRunner, type Snapshot, type Store } from '@stepfold/engine';
+import { createRunner, type Snapshot } from '@stepfold/engine';
 import { createPostgresStore } from '@stepfold/store-postgres';
 import pg from 'pg';
 import { createApi } from './api.js';
@@ -58,31 +58,15 @@ await store.setup();
 await callLog.setup();
 
 /**
- * The store the runner writes through, reporting each successful write to the request (if any)
- * whose async context it happens in: that is how an HTTP request learns that its event was
- * written, without waiting for the handlers the write dispatched.
+ * Each successful write is reported to the request (if any) whose async context it happens in:
+ * that is how an HTTP request learns that its event was written, without waiting for the handlers
+ * the write dispatched.
  */
 const writes = new AsyncLocalStorage<(s: Snapshot) => void>();
-const observed: Store = {
-  maxSnapshotBytes: store.maxSnapshotBytes,
-  setup: () => store.setup(),
-  create: async (s) => {
-    await store.create(s);
-    writes.getStore()?.(s);
-  },
-  load: (id) => store.load(id),
-  save: async (s, expected) => {
-    await store.save(s, expected);
-    writes.getStore()?.(s);
-  },
-  listDue: (now, limit) => store.listDue(now, limit),
-  list: (q) => store.list(q),
-  delete: (id) => store.delete(id),
-  close: () => store.close(),
-};
 
 const runner = createRunner({
-  store: observed,
+  store,
+  onWritten: (s) => writes.getStore()?.(s),
   workflows,
   handlers: createHandlers(callLog),
   hooks: {

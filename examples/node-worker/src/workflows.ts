@@ -70,11 +70,10 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /** The handlers, each recording its calls in `log`. */
-export function createHandlers(log: CallLog): Record<string, Handler<never, unknown>> {
+export function createHandlers(log: CallLog) {
   const logged =
-    (fn: (ctx: HandlerContext) => unknown): Handler<never, unknown> =>
-    async (c) => {
-      const ctx = c as HandlerContext;
+    (fn: (ctx: HandlerContext) => unknown): Handler =>
+    async (ctx) => {
       const row = await log.begin({
         instance: ctx.instanceId,
         step: ctx.step,

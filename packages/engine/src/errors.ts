@@ -235,3 +235,22 @@ export function isStepfoldError<C extends ErrorCode = ErrorCode>(
 export function isTaskError(e: unknown): e is TaskError {
   return typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[TASK] === true;
 }
+
+/**
+ * How a thrown value is recorded as a failed attempt: its message, and the `code` and `retryable`
+ * it carries (a {@link TaskError}'s, or any error's own string `code` / boolean `retryable`). The
+ * runner and the testing harness both use this, so a handler's failure reads the same in each.
+ */
+export function failureOf(e: unknown): { message: string; code?: string; retryable?: boolean } {
+  const err = (typeof e === 'object' && e !== null ? e : {}) as {
+    message?: unknown;
+    code?: unknown;
+    retryable?: unknown;
+  };
+  const out: { message: string; code?: string; retryable?: boolean } = {
+    message: typeof err.message === 'string' ? err.message : String(e),
+  };
+  if (typeof err.code === 'string') out.code = err.code;
+  if (typeof err.retryable === 'boolean') out.retryable = err.retryable;
+  return out;
+}

@@ -41,16 +41,21 @@ export { replay, type StepOptions, step } from './reducer/reducer.js';
 export { backoffMs, DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, type RetryPolicy } from './reducer/retry-policy.js';
 export { dispatchedBy, type TaskView, taskView } from './reducer/task-view.js';
 export type { RunnerHooks } from './runner/hooks.js';
-export {
-  createRunner,
-  type HandleResult,
-  type Handler,
-  type HandlerContext,
-  type Runner,
-  type RunnerMessage,
-  type RunnerOptions,
-  type StartOptions,
-} from './runner/runner.js';
+export { createRunner } from './runner/runner.js';
+export type {
+  AnyDefinition,
+  HandleResult,
+  Handler,
+  HandlerContext,
+  HandlersFor,
+  Runner,
+  RunnerMessage,
+  RunnerOptions,
+  SignalOptions,
+  StartOptions,
+  TypedSnapshot,
+  WorkflowClient,
+} from './runner/types.js';
 export * from './snapshot.js';
 export { createMemoryStore, type MemoryStore, type MemoryStoreOptions } from './store/memory-store.js';
 export { type ListPage, type ListQuery, type Store, snapshotBytes } from './store/store.js';

@@ -1,4 +1,4 @@
-import { type Snapshot, workflow } from '@stepfold/engine';
+import { type Snapshot, type, workflow } from '@stepfold/engine';
 
 /** Options of {@link documentEntity}. */
 export interface EntityOptions {
@@ -18,6 +18,7 @@ export function documentEntity(o: EntityOptions) {
   return workflow('document', 1, {
     limits: { inbox: o.inbox ?? 1000, ...(o.log === undefined ? {} : { log: o.log }) },
   })
+    .input(type<{ doc: string; lastBatch?: number }>())
     .collect('gather', { signal: 'event', maxItems: o.maxItems ?? 8, idleMs: o.idleMs ?? 10_000 })
     .task('process', {
       handler: 'processBatch',

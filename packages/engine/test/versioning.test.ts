@@ -31,7 +31,13 @@ function recorder(calls: string[]) {
     calls.push(`${c.instanceId}:${name}`);
     return { by: name };
   };
-  return Object.fromEntries(['draft', 'publishV1', 'publishV2', 'review', 'expire'].map((n) => [n, h(n)]));
+  return {
+    draft: h('draft'),
+    publishV1: h('publishV1'),
+    publishV2: h('publishV2'),
+    review: h('review'),
+    expire: h('expire'),
+  };
 }
 
 describe('scenario 9: versioning', () => {

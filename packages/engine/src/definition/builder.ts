@@ -29,6 +29,13 @@ type TaskOutput<H, K, Out> = [Out] extends [never]
       : unknown
     : unknown
   : Jsonify<Out>;
+type RawOutput<H, K, Out> = [Out] extends [never]
+  ? K extends keyof H
+    ? H[K] extends HandlerSpec
+      ? H[K]['output']
+      : unknown
+    : unknown
+  : Out;
 type Payload<S, Sig> = Sig extends keyof S ? Jsonify<S[Sig]> : unknown;
 type TaskCheck<In, H, K, M> = K extends keyof H
   ? H[K] extends HandlerSpec
@@ -180,7 +187,7 @@ export class WorkflowBuilder<
     H,
     O & { [P in Id]: TaskOutput<H, K, Out> },
     S,
-    U & { [P in K]: { input: Mapped<WI, O, M>; output: TaskOutput<H, K, Out> } } & {
+    U & { [P in K]: { input: Mapped<WI, O, M>; output: RawOutput<H, K, Out> } } & {
       [P in C & string]: { input: Mapped<WI, O, M>; output: unknown };
     },
     WO,

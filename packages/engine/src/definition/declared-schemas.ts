@@ -35,6 +35,11 @@ function issuesOf(result: SchemaResult<unknown>, at: string): Issue[] {
   }));
 }
 
+/** The problems a declared schema finds in `value` (sync or async); empty when it passes. */
+export async function schemaIssues(schema: StandardSchema, value: unknown, at: string): Promise<Issue[]> {
+  return issuesOf(await schema['~standard'].validate(value), at);
+}
+
 /**
  * Checks `value` against a declared schema (sync or async) and returns the schema's value.
  * Throws `INVALID_INPUT` (not retryable) listing every issue; `at` names what was checked.

@@ -1,4 +1,5 @@
 import { compileWorkflow } from '../definition/compile.js';
+import { kindOf } from '../definition/kinds/index.js';
 import type { DefinitionInput, WorkflowDefinition } from '../definition/schema.js';
 import { RegistryError } from '../errors.js';
 import type { Snapshot } from '../snapshot.js';
@@ -24,10 +25,8 @@ export function createRegistry(
   for (const input of workflows) {
     const def = compileWorkflow(input).definition;
     for (const s of Object.values(def.steps)) {
-      if (s.kind !== 'task') continue;
-      for (const h of [s.handler, s.compensate]) {
-        if (h !== undefined && !handlerNames.has(h))
-          missing.push(`${def.name} v${def.version} step ${s.id}: ${h}`);
+      for (const h of kindOf(s).handlers?.(s) ?? []) {
+        if (!handlerNames.has(h)) missing.push(`${def.name} v${def.version} step ${s.id}: ${h}`);
       }
     }
     const versions = byName.get(def.name) ?? new Map<number, WorkflowDefinition>();

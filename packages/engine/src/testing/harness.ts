@@ -1,7 +1,9 @@
 import type { DefinitionInput, WorkflowDefinition } from '../definition/schema.js';
+import { failureOf } from '../errors.js';
 import type { WorkflowEvent } from '../events.js';
 import { replay, type StepOptions, step } from '../reducer/reducer.js';
 import { taskView } from '../reducer/task-view.js';
+import { taskKey } from '../reducer/transition-context.js';
 import type { ErrorInfo, Snapshot, Status, TaskState } from '../snapshot.js';
 
 /** An event whose `at` may be left to the fake clock. */
@@ -87,7 +89,7 @@ export class WorkflowHarness {
   }
 
   private task(stepId: string, phase: 'run' | 'compensate'): TaskState {
-    const t = this.snapshot.tasks[phase === 'run' ? stepId : `${stepId}:compensate`];
+    const t = this.snapshot.tasks[taskKey(stepId, phase)];
     if (!t) throw new Error(`harness: no ${phase} task in flight for step "${stepId}"`);
     return t;
   }
@@ -188,16 +190,8 @@ export class WorkflowHarness {
       try {
         output = handlers[task.handler]!(view);
       } catch (e) {
-        const err = e as { message?: string; code?: string; retryable?: boolean };
-        this.fail(
-          task.step,
-          {
-            message: err.message ?? String(e),
-            ...(err.code ? { code: err.code } : {}),
-            ...(err.retryable === undefined ? {} : { retryable: err.retryable }),
-          },
-          { phase: task.phase },
-        );
+        // Recorded exactly as the runner records a thrown error (code, retryable).
+        this.fail(task.step, failureOf(e), { phase: task.phase });
         continue;
       }
       this.complete(task.step, output, { phase: task.phase });

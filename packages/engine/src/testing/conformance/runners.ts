@@ -1,13 +1,16 @@
 import { expect, it } from 'vitest';
 import { workflow } from '../../definition/builder.js';
+import { type } from '../../definition/declared-schemas.js';
 import { isStepfoldError } from '../../errors.js';
-import { createRunner, type Handler } from '../../runner/runner.js';
+import { createRunner } from '../../runner/runner.js';
+import type { Handler } from '../../runner/types.js';
 import type { Snapshot } from '../../snapshot.js';
 import type { Store } from '../../store/store.js';
 import type { SuiteContext } from './context.js';
 
 // A long-lived entity: batches of up to 8 signals or 10 s of quiet, then continue-as-new every 3.
 const entity = workflow('conformance-entity', 1, { limits: { inbox: 1000 } })
+  .signal('event', type<{ n: number }>())
   .collect('gather', { signal: 'event', maxItems: 8, idleMs: 10_000 })
   .task('process', { handler: 'processBatch', input: { events: 'outputs.gather' } })
   .choice('more', {

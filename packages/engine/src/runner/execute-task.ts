@@ -1,0 +1,67 @@
+import { declaredSchemas, schemaIssues } from '../definition/declared-schemas.js';
+import type { WorkflowDefinition } from '../definition/schema.js';
+import { failureOf } from '../errors.js';
+import type { WorkflowEvent } from '../events.js';
+import { taskView } from '../reducer/task-view.js';
+import { taskKey } from '../reducer/transition-context.js';
+import type { ErrorInfo, Snapshot, TaskState } from '../snapshot.js';
+import type { InFlight } from './in-flight.js';
+import { TaskAbort } from './task-abort.js';
+import type { Handler } from './types.js';
+
+/** The result of one handler run, as the event to apply (its time is filled in when it is written). */
+export type ResultEvent = (at: number) => WorkflowEvent;
+
+/**
+ * Runs the handler of a dispatched task with the context the dispatching snapshot implies and
+ * turns what it returns or throws into the result event: the output JSON round-tripped (and
+ * checked against the step's declared schema), or the failure as {@link failureOf} records it.
+ */
+export async function executeTask(
+  handler: Handler,
+  definition: WorkflowDefinition,
+  s: Snapshot,
+  task: TaskState,
+  clock: () => number,
+  inFlight: InFlight,
+): Promise<ResultEvent> {
+  const view = taskView(definition, s, task);
+  const abort = new TaskAbort(() => task.deadline - clock());
+  const release = inFlight.start(s.id, taskKey(task.step, task.phase), task.attempt, abort);
+  const result = { step: task.step, attempt: task.attempt, phase: task.phase, key: task.idempotencyKey };
+  let output: unknown;
+  try {
+    output = await handler({
+      input: view.input,
+      workflowInput: s.input,
+      get outputs() {
+        return view.outputs;
+      },
+      instanceId: s.id,
+      step: task.step,
+      phase: task.phase,
+      attempt: task.attempt,
+      idempotencyKey: task.idempotencyKey,
+      iteration: view.iteration,
+      get signal() {
+        return abort.signal;
+      },
+    });
+  } catch (e) {
+    const error = failureOf(e);
+    return (at) => ({ type: 'task.failed', at, ...result, error });
+  } finally {
+    abort.dispose();
+    release();
+  }
+  const json = output === undefined ? null : JSON.parse(JSON.stringify(output));
+  const schema = task.phase === 'run' ? declaredSchemas(definition)?.outputs[task.step] : undefined;
+  const issues = schema ? await schemaIssues(schema, json, `outputs.${task.step}`) : [];
+  if (issues.length) {
+    // Retrying the same handler would return the same shape: the failure policy decides at once.
+    const message = `output of ${task.step} does not match its declared schema: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`;
+    const error: ErrorInfo = { message, code: 'INVALID_OUTPUT', retryable: false };
+    return (at) => ({ type: 'task.failed', at, ...result, error });
+  }
+  return (at) => ({ type: 'task.completed', at, ...result, output: json });
+}

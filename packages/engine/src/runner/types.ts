@@ -1,0 +1,153 @@
+import type { DefinitionInput, WorkflowDefinition } from '../definition/schema.js';
+import type {
+  HandlerSpecsOf,
+  InputOf,
+  OutputOf,
+  SignalsOf,
+  StepOutputsOf,
+} from '../definition/typed-definition.js';
+import type { UnionToIntersection } from '../definition/typing.js';
+import type { LogEntry, Snapshot, StepState } from '../snapshot.js';
+import type { Store } from '../store/store.js';
+import type { RunnerHooks } from './hooks.js';
+
+/** What a handler receives. */
+export interface HandlerContext<I = unknown> {
+  /** The step's mapped input (or the workflow input). */
+  input: I;
+  /** The instance's workflow input. */
+  workflowInput: unknown;
+  /** Outputs of completed steps, by step id. */
+  outputs: Record<string, unknown>;
+  instanceId: string;
+  step: string;
+  /** `compensate` when undoing the step. */
+  phase: 'run' | 'compensate';
+  /** 1 for the first try; grows with retries and re-dispatches. */
+  attempt: number;
+  /** Stable across attempts of one step execution: use it to make side effects idempotent. */
+  idempotencyKey: string;
+  /** How many times the step has been entered in this run (loops count up; a new run restarts at 1). */
+  iteration: number;
+  /** Fires on cancel, abort or when the attempt's deadline passes. */
+  signal: AbortSignal;
+}
+
+/** A task handler: returns the step's output (stored as JSON) or throws to fail the attempt. */
+export type Handler<I = unknown, O = unknown> = (ctx: HandlerContext<I>) => O | Promise<O>;
+
+/** Any definition a runner accepts: typed (from the builder), validated, or plain JSON. */
+export type AnyDefinition = DefinitionInput | WorkflowDefinition;
+
+// biome-ignore lint/suspicious/noExplicitAny: an untyped definition's handlers may declare any input type.
+type UntypedHandler = Handler<any, unknown>;
+type Required<W extends readonly AnyDefinition[]> = UnionToIntersection<HandlerSpecsOf<W[number]>>;
+
+/**
+ * The handler map a runner of these workflows needs: one handler per name the definitions use,
+ * each taking the input its step maps and returning what its definition declared. Untyped
+ * definitions ask only for functions.
+ */
+export type HandlersFor<W extends readonly AnyDefinition[]> = {
+  [K in keyof Required<W>]: Required<W>[K] extends { input: infer I; output: infer O }
+    ? unknown extends I
+      ? UntypedHandler
+      : Handler<I, O>
+    : UntypedHandler;
+};
+
+/** Options of {@link createRunner}. */
+export interface RunnerOptions<W extends readonly AnyDefinition[] = readonly AnyDefinition[]> {
+  store: Store;
+  workflows: W;
+  /** One handler per handler name the workflows use (checked by the compiler for typed definitions). */
+  handlers: HandlersFor<W>;
+  hooks?: RunnerHooks;
+  /** Called after every successful write (create or save) with the transitions that write recorded. */
+  onWritten?(snapshot: Snapshot, transitions: readonly LogEntry[]): void;
+  /** Epoch-ms clock; event times come from here (default `Date.now`). */
+  clock?: () => number;
+  /** How often a conflicting write is reloaded and re-applied before giving up (default 20). */
+  conflictRetries?: number;
+  /** Run handlers of dispatched tasks in this process (default true). */
+  execute?: boolean;
+}
+
+/** Options of {@link Runner.start}. */
+export interface StartOptions {
+  /** Start this version instead of the newest. */
+  version?: number;
+  /** Reuse the id of a finished instance (completed, failed, cancelled or aborted). */
+  reuseFinished?: boolean;
+}
+
+/** Options of {@link Runner.signal}. */
+export interface SignalOptions {
+  /** Deduplication id: a second signal with the same id is ignored. */
+  signalId?: string;
+  /** Create and start the instance first if it does not exist (or, with `reuseFinished`, if it has finished). */
+  startIfMissing?: { workflow: string; input?: unknown; version?: number; reuseFinished?: boolean };
+}
+
+/**
+ * A message for {@link Runner.handle}: one event for one instance, as a queue or HTTP request
+ * carries it. Every runner method is this message handled, so each option of a method is a field here.
+ */
+export type RunnerMessage =
+  | ({ type: 'start'; id: string; workflow: string; input?: unknown } & StartOptions)
+  | ({ type: 'signal'; id: string; name: string; payload?: unknown } & SignalOptions)
+  | { type: 'tick'; id: string; now?: number }
+  | { type: 'cancel' | 'abort'; id: string; reason?: string }
+  | { type: 'requeue'; id: string; step?: string; inputPatch?: Record<string, unknown> };
+
+/** Result of {@link Runner.handle}: the snapshot after the event (and its tasks), and when to wake it. */
+export interface HandleResult {
+  snapshot: Snapshot;
+  wakeAt: number | null;
+}
+
+/** A snapshot of a typed definition: its input, output and step outputs typed as stored (JSON). */
+export type TypedSnapshot<D> = Omit<Snapshot, 'input' | 'output' | 'steps'> & {
+  input: InputOf<D>;
+  output?: OutputOf<D>;
+  steps: {
+    [K in keyof StepOutputsOf<D>]?: Omit<StepState, 'output'> & { output?: StepOutputsOf<D>[K] };
+  } & Record<string, StepState>;
+};
+
+/** The runner's methods for one workflow, typed by its definition: `runner.client(order)`. */
+export interface WorkflowClient<D> {
+  start(id: string, input: InputOf<D>, options?: Omit<StartOptions, 'version'>): Promise<TypedSnapshot<D>>;
+  signal<K extends keyof SignalsOf<D> & string>(
+    id: string,
+    name: K,
+    payload: SignalsOf<D>[K],
+    options?: { signalId?: string; startIfMissing?: { input: InputOf<D>; reuseFinished?: boolean } },
+  ): Promise<TypedSnapshot<D>>;
+  get(id: string): Promise<TypedSnapshot<D> | null>;
+  cancel(id: string, reason?: string): Promise<TypedSnapshot<D>>;
+  abort(id: string, reason?: string): Promise<TypedSnapshot<D>>;
+  requeue(
+    id: string,
+    options?: { step?: keyof StepOutputsOf<D> & string; inputPatch?: Record<string, unknown> },
+  ): Promise<TypedSnapshot<D>>;
+}
+
+/** Drives instances: applies events through the store with conditional writes and runs dispatched handlers. */
+export interface Runner<W extends readonly AnyDefinition[] = readonly AnyDefinition[]> {
+  start(workflow: string, id: string, input?: unknown, options?: StartOptions): Promise<Snapshot>;
+  signal(id: string, name: string, payload?: unknown, options?: SignalOptions): Promise<Snapshot>;
+  cancel(id: string, reason?: string): Promise<Snapshot>;
+  abort(id: string, reason?: string): Promise<Snapshot>;
+  requeue(id: string, options?: { step?: string; inputPatch?: Record<string, unknown> }): Promise<Snapshot>;
+  get(id: string): Promise<Snapshot | null>;
+  tick(id: string, now?: number): Promise<Snapshot>;
+  /** Ticks up to `limit` due instances; returns their ids. */
+  processDue(now?: number, limit?: number): Promise<string[]>;
+  /** Applies one message; every method above is this with the message it describes. */
+  handle(message: RunnerMessage): Promise<HandleResult>;
+  /** The methods for one of this runner's workflows, typed by its definition. */
+  client<D extends W[number]>(definition: D): WorkflowClient<D>;
+  /** Resolves when every handler this runner started has reported back. */
+  idle(): Promise<void>;
+}

@@ -1,0 +1,112 @@
+import { checkDeclared, declaredSchemas } from '../definition/declared-schemas.js';
+import type { WorkflowDefinition } from '../definition/schema.js';
+import { AlreadyExistsError, isStepfoldError, NotFoundError } from '../errors.js';
+import type { WorkflowEvent } from '../events.js';
+import { assertValidId } from '../ids.js';
+import { reduce } from '../reducer/reducer.js';
+import { isTerminal, type LogEntry, type Snapshot } from '../snapshot.js';
+import type { Store } from '../store/store.js';
+import type { WorkflowRegistry } from './registry.js';
+
+/** Called after each successful write with the snapshot written and the transitions it recorded. */
+export type OnWrite = (snapshot: Snapshot, transitions: readonly LogEntry[]) => void;
+
+/**
+ * The runner's writes: load → reduce → save conditional on the version, re-applied on a conflict
+ * (jittered, up to `maxConflicts` times), and creating instances (reusing a finished id when
+ * asked). Each successful write is reported to the `onWrite` of the call that made it.
+ */
+export class WriteLoop {
+  constructor(
+    private readonly store: Store,
+    private readonly registry: WorkflowRegistry,
+    private readonly clock: () => number,
+    private readonly maxConflicts: number,
+  ) {}
+
+  /**
+   * Applies the event `make(now)` to the stored instance (or to `known`, a snapshot believed
+   * current) and saves it; `check` may refuse the event for the snapshot it would apply to. Returns
+   * the stored snapshot (the same one when the event did not apply).
+   */
+  async apply(
+    id: string,
+    make: (now: number) => WorkflowEvent,
+    onWrite: OnWrite,
+    known?: Snapshot,
+    check?: (current: Snapshot, definition: WorkflowDefinition) => Promise<void>,
+  ): Promise<Snapshot> {
+    let current = known;
+    for (let tries = 0; ; tries++) {
+      if (!current) {
+        const loaded = await this.store.load(id);
+        if (!loaded) throw new NotFoundError(id);
+        current = loaded;
+      }
+      const definition = this.registry.forSnapshot(current);
+      await check?.(current, definition);
+      const { snapshot: next, transitions } = reduce(definition, current, make(this.clock()));
+      if (next === current) return current;
+      try {
+        await this.store.save(next, current.version);
+      } catch (e) {
+        if (!isStepfoldError(e, 'VERSION_CONFLICT') || tries >= this.maxConflicts) throw e;
+        current = undefined;
+        // Jittered pause so racing runners stop colliding in lockstep.
+        await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 2 ** tries)));
+        continue;
+      }
+      onWrite(next, transitions);
+      return next;
+    }
+  }
+
+  /**
+   * Creates and starts an instance, with `extra` applied in the same write (a signal that starts
+   * it). With `reuseFinished`, a finished instance of that id is started over instead; if someone
+   * else got there first the result is `ALREADY_EXISTS`.
+   */
+  async create(
+    workflow: string,
+    id: string,
+    input: unknown,
+    options: { version?: number | undefined; reuseFinished?: boolean | undefined },
+    onWrite: OnWrite,
+    extra?: WorkflowEvent,
+  ): Promise<Snapshot> {
+    assertValidId(id);
+    const definition = this.registry.resolve(workflow, options.version);
+    const schema = declaredSchemas(definition)?.input;
+    if (schema) await checkDeclared(schema, input, 'input');
+    // Start and the extra event are written together: the transitions of both are reported.
+    let transitions: LogEntry[] = [];
+    const fold = (from: Snapshot | null, e: WorkflowEvent) => {
+      const r = reduce(definition, from, e);
+      transitions = [...transitions, ...r.transitions];
+      return r.snapshot;
+    };
+    const started = (from: Snapshot | null, reuse: boolean) => {
+      const s = fold(from, { type: 'start', at: this.clock(), id, input, ...(reuse ? { reuse } : {}) });
+      return extra ? fold(s, extra) : s;
+    };
+    let s = started(null, false);
+    try {
+      await this.store.create(s);
+    } catch (e) {
+      if (!isStepfoldError(e, 'ALREADY_EXISTS') || !options.reuseFinished) throw e;
+      const old = await this.store.load(id);
+      if (!old || !isTerminal(old.status)) throw e;
+      transitions = [];
+      s = started(old, true);
+      try {
+        await this.store.save(s, old.version);
+      } catch (conflict) {
+        // A finished instance takes no events: whoever changed it reused the id first.
+        if (isStepfoldError(conflict, 'VERSION_CONFLICT')) throw new AlreadyExistsError(id);
+        throw conflict;
+      }
+    }
+    onWrite(s, transitions);
+    return s;
+  }
+}
