@@ -37,7 +37,11 @@ export function taskView(
   };
 }
 
-/** Tasks that the write of this snapshot version handed out: the writer runs exactly these. */
-export function dispatchedBy(snapshot: Snapshot): TaskState[] {
-  return Object.values(snapshot.tasks).filter((t) => t.dispatchVersion === snapshot.version);
+/**
+ * Tasks that the write of this snapshot handed out: the writer runs exactly these. A write may
+ * cover several versions (a start and the signal that came with it): pass the version the store
+ * held before it, `since`, to get the tasks of all of them.
+ */
+export function dispatchedBy(snapshot: Snapshot, since = snapshot.version - 1): TaskState[] {
+  return Object.values(snapshot.tasks).filter((t) => t.dispatchVersion > since);
 }

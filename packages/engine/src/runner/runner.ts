@@ -50,13 +50,13 @@ export function createRunner<const W extends readonly AnyDefinition[]>(options: 
   const writes = new WriteLoop(store, registry, clock, options.conflictRetries ?? 20);
 
   /** After a successful write: observers, aborts of handlers the write took away, the tasks it dispatched. */
-  function written(call: Work, s: Snapshot, transitions: readonly LogEntry[]): void {
+  function written(call: Work, s: Snapshot, transitions: readonly LogEntry[], before: number): void {
     call.latest.set(s.id, s);
     notifyHooks(hooks, s, transitions);
     onWritten?.(s, transitions);
     inFlight.written(s);
     if (!execute) return;
-    for (const task of dispatchedBy(s)) {
+    for (const task of dispatchedBy(s, before)) {
       const def = registry.forSnapshot(s);
       const p = executeTask(handlers[task.handler]!, def, s, task, clock, inFlight).then((result) =>
         writes.apply(s.id, result, reporter(call), s),
@@ -68,8 +68,8 @@ export function createRunner<const W extends readonly AnyDefinition[]>(options: 
   }
 
   /** What a call's writes report to: everything a write of that call sets off is counted in it. */
-  const reporter = (call: Work) => (s: Snapshot, transitions: readonly LogEntry[]) =>
-    written(call, s, transitions);
+  const reporter = (call: Work) => (s: Snapshot, transitions: readonly LogEntry[], before: number) =>
+    written(call, s, transitions, before);
 
   /** Waits for the handlers a call started (and the ones their results started); then the instance. */
   async function settled(id: string, call: Work): Promise<Snapshot> {

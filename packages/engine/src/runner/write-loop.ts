@@ -8,8 +8,11 @@ import { isTerminal, type LogEntry, type Snapshot } from '../snapshot.js';
 import type { Store } from '../store/store.js';
 import type { WorkflowRegistry } from './registry.js';
 
-/** Called after each successful write with the snapshot written and the transitions it recorded. */
-export type OnWrite = (snapshot: Snapshot, transitions: readonly LogEntry[]) => void;
+/**
+ * Called after each successful write with the snapshot written, the transitions it recorded, and
+ * the version the store held before (0 for a new instance): a write may span several versions.
+ */
+export type OnWrite = (snapshot: Snapshot, transitions: readonly LogEntry[], before: number) => void;
 
 /**
  * The runner's writes: load → reduce → save conditional on the version, re-applied on a conflict
@@ -56,7 +59,7 @@ export class WriteLoop {
         await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 2 ** tries)));
         continue;
       }
-      onWrite(next, transitions);
+      onWrite(next, transitions, current.version);
       return next;
     }
   }
@@ -90,6 +93,7 @@ export class WriteLoop {
       return extra ? fold(s, extra) : s;
     };
     let s = started(null, false);
+    let before = 0;
     try {
       await this.store.create(s);
     } catch (e) {
@@ -97,6 +101,7 @@ export class WriteLoop {
       const old = await this.store.load(id);
       if (!old || !isTerminal(old.status)) throw e;
       transitions = [];
+      before = old.version;
       s = started(old, true);
       try {
         await this.store.save(s, old.version);
@@ -106,7 +111,7 @@ export class WriteLoop {
         throw conflict;
       }
     }
-    onWrite(s, transitions);
+    onWrite(s, transitions, before);
     return s;
   }
 }
