@@ -59,3 +59,11 @@ export type {
 export * from './snapshot.js';
 export { createMemoryStore, type MemoryStore, type MemoryStoreOptions } from './store/memory-store.js';
 export { type ListPage, type ListQuery, type Store, snapshotBytes } from './store/store.js';
+export {
+  createStoreKit,
+  type EncodedSnapshot,
+  type ListArgs,
+  type StoreKit,
+  type StoreKitOptions,
+  type UpdateOutcome,
+} from './store/store-kit.js';

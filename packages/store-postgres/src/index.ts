@@ -1,4 +1,4 @@
-export { needsTextColumn } from './codec.js';
+export { needsTextColumn } from './encode.js';
 export { isUnavailable } from './map-error.js';
 export {
   createPostgresStore,
@@ -8,4 +8,11 @@ export {
   type PostgresStore,
   type PostgresStoreOptions,
 } from './postgres-store.js';
-export { MIGRATIONS, MIGRATIONS_TABLE, type Migration } from './schema.js';
+export {
+  MIGRATIONS,
+  MIGRATIONS_TABLE,
+  type Migration,
+  type PgPool,
+  type PgPoolClient,
+  type PgQueryable,
+} from './setup.js';

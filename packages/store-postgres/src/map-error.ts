@@ -1,5 +1,3 @@
-import { StoreUnavailableError } from '@stepfold/engine';
-
 // Socket-level failures: the server is not there, went away, or cannot be reached right now.
 const NETWORK_CODES = new Set([
   'ECONNREFUSED',
@@ -50,17 +48,4 @@ export function isUnavailable(e: unknown): boolean {
   }
   // Node reports a failed connect to several addresses (localhost: ::1 and 127.0.0.1) as an AggregateError.
   return Array.isArray(err.errors) && err.errors.length > 0 && err.errors.every(isUnavailable);
-}
-
-/** Runs a database call, turning connection failures into `StoreUnavailableError` with the pg error as cause. */
-export async function guard<T>(what: string, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (e) {
-    if (isUnavailable(e)) {
-      const message = e instanceof Error && e.message ? e.message : String(errorCode(e) ?? e);
-      throw new StoreUnavailableError(`postgres ${what} failed: ${message}`, e);
-    }
-    throw e;
-  }
 }

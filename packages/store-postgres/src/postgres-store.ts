@@ -1,17 +1,7 @@
-import {
-  AlreadyExistsError,
-  assertValidId,
-  isValidId,
-  type ListPage,
-  type ListQuery,
-  NotFoundError,
-  type Store,
-  VersionConflictError,
-} from '@stepfold/engine';
-import type { Pool, QueryResult, QueryResultRow } from 'pg';
-import { decodeSnapshot, type EncodedRow, encodeSnapshot, toInt8 } from './codec.js';
-import { errorCode, guard } from './map-error.js';
-import { runMigrations, type TableNames, tableNames } from './schema.js';
+import { createStoreKit, type ListPage, type ListQuery, type Store } from '@stepfold/engine';
+import { type Row, toInt8, toRow } from './encode.js';
+import { errorCode, isUnavailable } from './map-error.js';
+import { type PgPool, runMigrations, type TableNames, tableNames } from './setup.js';
 
 /** Default size limit: 64 MiB of snapshot JSON. */
 export const DEFAULT_MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024;
@@ -25,7 +15,7 @@ export const DEFAULT_CLAIM_MS = 30_000;
 /** Options of {@link createPostgresStore}. */
 export interface PostgresStoreOptions {
   /** Your `pg` Pool; the store borrows connections and never ends it. */
-  pool: Pool;
+  pool: PgPool;
   /** Schema holding the table (default `stepfold`); a plain lowercase identifier. */
   schema?: string;
   /** Instance table (default `instances`); a plain lowercase identifier of at most 48 characters. */
@@ -74,16 +64,13 @@ const JSONB_FALLBACK_CODES = new Set(['22P05', '54000']);
 export function createPostgresStore(options: PostgresStoreOptions): PostgresStore {
   const { pool } = options;
   const names: TableNames = tableNames(options.schema ?? 'stepfold', options.table ?? 'instances');
-  const maxSnapshotBytes = options.maxSnapshotBytes ?? DEFAULT_MAX_SNAPSHOT_BYTES;
-  if (
-    !(
-      Number.isInteger(maxSnapshotBytes) &&
-      maxSnapshotBytes > 0 &&
-      maxSnapshotBytes <= MAX_SNAPSHOT_BYTES_LIMIT
-    )
-  ) {
-    throw new RangeError(`maxSnapshotBytes must be an integer in 1..${MAX_SNAPSHOT_BYTES_LIMIT}`);
-  }
+  const kit = createStoreKit({
+    name: 'postgres',
+    isUnavailable,
+    maxSnapshotBytes: options.maxSnapshotBytes,
+    defaultMaxSnapshotBytes: DEFAULT_MAX_SNAPSHOT_BYTES,
+    maxSnapshotBytesLimit: MAX_SNAPSHOT_BYTES_LIMIT,
+  });
   const claimMs = options.claimMs ?? DEFAULT_CLAIM_MS;
   if (!(Number.isSafeInteger(claimMs) && claimMs >= 0)) {
     throw new RangeError('claimMs must be a non-negative integer');
@@ -91,18 +78,13 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   const t = names.qualified;
 
   const prepared = options.preparedStatements ?? true;
-  const query = <R extends QueryResultRow>(what: string, text: string, values: unknown[]) =>
-    guard(what, () =>
+  const query = <R>(what: string, text: string, values: unknown[]) =>
+    kit.guard(what, () =>
       pool.query<R>(prepared ? { name: statementName(text), text, values } : { text, values }),
     );
 
   // Runs a write with the JSON in the JSONB column, or in snapshot_text when JSONB cannot hold it.
-  const write = async (
-    what: string,
-    row: EncodedRow,
-    sql: string,
-    values: unknown[],
-  ): Promise<QueryResult> => {
+  const write = async (what: string, row: Row, sql: string, values: unknown[]) => {
     if (!row.asText) {
       try {
         return await query(what, sql, [...values, row.json, null]);
@@ -115,17 +97,17 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   };
 
   return {
-    maxSnapshotBytes,
+    maxSnapshotBytes: kit.maxSnapshotBytes,
     schema: names.schema,
     table: names.table,
     claimMs,
 
     async setup() {
-      await runMigrations(pool, names);
+      await runMigrations(pool, names, kit.guard);
     },
 
     async create(snapshot) {
-      const row = encodeSnapshot(snapshot, maxSnapshotBytes);
+      const row = toRow(kit.encode(snapshot));
       try {
         await write(
           'create',
@@ -135,24 +117,23 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
           [row.id, row.version, row.status, row.workflow, row.wakeAt],
         );
       } catch (e) {
-        if (errorCode(e) === '23505') throw new AlreadyExistsError(row.id);
-        throw e;
+        if (errorCode(e) !== '23505') throw e;
+        kit.created(false, row.id);
       }
     },
 
     async load(id) {
-      assertValidId(id);
       const r = await query<{ json: string }>(
         'load',
         `SELECT COALESCE(snapshot_text, snapshot::text) AS json FROM ${t} WHERE id = $1`,
-        [id],
+        [kit.id(id)],
       );
       const row = r.rows[0];
-      return row ? decodeSnapshot(row.json) : null;
+      return row ? kit.decode(row.json) : null;
     },
 
     async save(snapshot, expectedVersion) {
-      const row = encodeSnapshot(snapshot, maxSnapshotBytes);
+      const row = toRow(kit.encode(snapshot));
       if (!Number.isSafeInteger(expectedVersion))
         throw new RangeError('save: expectedVersion must be an integer');
       const r = await write(
@@ -169,13 +150,12 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
         row.id,
       ]);
       const found = current.rows[0];
-      if (!found) throw new NotFoundError(row.id);
-      throw new VersionConflictError(row.id, expectedVersion, Number(found.version));
+      kit.updated(found ? { stored: Number(found.version) } : 'missing', row.id, expectedVersion);
     },
 
     async listDue(now, limit) {
-      if (typeof now !== 'number' || Number.isNaN(now)) throw new RangeError('listDue: now must be a number');
-      if (!(limit >= 1)) return [];
+      const n = kit.dueLimit(now, limit);
+      if (n === null) return [];
       // Stored wake times are whole ms rounded up, so `wake_at <= floor(now)` is `wakeAt <= now`.
       const at = Number.isFinite(now) ? BigInt(Math.floor(now)) : now;
       const until = typeof at === 'bigint' ? at + BigInt(claimMs) : at;
@@ -190,42 +170,27 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
            FOR UPDATE SKIP LOCKED)
          UPDATE ${t} AS i SET claimed_until = $2 FROM due WHERE i.id = due.id
          RETURNING i.id, i.wake_at`,
-        [toInt8(at), toInt8(until), Number.isFinite(limit) ? Math.floor(limit) : null],
+        [toInt8(at), toInt8(until), n],
       );
       const rows = r.rows.map((x) => ({ id: x.id, at: BigInt(x.wake_at) }));
       rows.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
       return rows.map((x) => x.id);
     },
 
-    async list(query_: ListQuery): Promise<ListPage> {
-      const { status, workflow, limit } = query_;
-      const cursor = query_.cursor || null;
-      for (const [key, value] of [
-        ['status', status],
-        ['workflow', workflow],
-        ['cursor', cursor],
-      ] as const) {
-        if (value !== undefined && value !== null && typeof value !== 'string') {
-          throw new TypeError(`list: ${key} must be a string`);
-        }
-      }
-      if (cursor !== null) assertValidId(cursor, 'cursor');
-      if (!(limit >= 1)) return { items: [], cursor };
-      // Every stored status and workflow name is a valid id; anything else matches nothing.
-      if ((status !== undefined && !isValidId(status)) || (workflow !== undefined && !isValidId(workflow))) {
-        return { items: [], cursor: null };
-      }
+    async list(q: ListQuery): Promise<ListPage> {
+      const args = kit.listArgs(q);
+      if (!args) return { items: [], cursor: q.cursor || null };
       const where: string[] = [];
       const values: unknown[] = [];
-      const add = (sql: string, value: unknown) => {
+      const add = (clause: string, value: unknown) => {
         values.push(value);
-        where.push(`${sql} $${values.length}`);
+        where.push(`${clause} $${values.length}`);
       };
-      if (status !== undefined) add('status =', status);
-      if (workflow !== undefined) add('workflow =', workflow);
-      if (cursor !== null) add('id >', cursor);
+      if (args.status !== undefined) add('status =', args.status);
+      if (args.workflow !== undefined) add('workflow =', args.workflow);
+      if (args.cursor !== null) add('id >', args.cursor);
       // One extra row tells whether another page exists.
-      values.push(Number.isFinite(limit) ? Math.floor(limit) + 1 : null);
+      values.push(args.limit + 1);
       const r = await query<{ id: string; json: string }>(
         'list',
         `SELECT id, COALESCE(snapshot_text, snapshot::text) AS json FROM ${t}
@@ -233,16 +198,11 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
          ORDER BY id LIMIT $${values.length}`,
         values,
       );
-      const page = r.rows.length > limit ? r.rows.slice(0, limit) : r.rows;
-      return {
-        items: page.map((x) => decodeSnapshot(x.json)),
-        cursor: r.rows.length > limit ? (page[page.length - 1]?.id ?? null) : null,
-      };
+      return kit.page(r.rows, args.limit);
     },
 
     async delete(id) {
-      assertValidId(id);
-      const r = await query('delete', `DELETE FROM ${t} WHERE id = $1`, [id]);
+      const r = await query('delete', `DELETE FROM ${t} WHERE id = $1`, [kit.id(id)]);
       return r.rowCount === 1;
     },
 

@@ -1,5 +1,25 @@
-import type { Pool, PoolClient } from 'pg';
-import { guard } from './map-error.js';
+import type { StoreKit } from '@stepfold/engine';
+
+/**
+ * The few methods of a `pg` client the store calls, described structurally so a pool from any
+ * pg 8 release (or a compatible driver) type-checks without depending on `@types/pg`.
+ */
+export interface PgQueryable {
+  query<R = Record<string, unknown>>(
+    text: string | { text: string; values?: unknown[]; name?: string },
+    values?: unknown[],
+  ): Promise<{ rows: R[]; rowCount: number | null }>;
+}
+
+/** A pooled connection: queries, then `release` (with an error, to destroy it). */
+export interface PgPoolClient extends PgQueryable {
+  release(destroy?: Error | boolean): void;
+}
+
+/** The pool the store borrows connections from (a `pg.Pool`). */
+export interface PgPool extends PgQueryable {
+  connect(): Promise<PgPoolClient>;
+}
 
 /** Table in the store's schema recording which migrations ran on which instance table. */
 export const MIGRATIONS_TABLE = 'stepfold_migrations';
@@ -82,7 +102,7 @@ export const MIGRATIONS: readonly Migration[] = [
 // Two-key advisory locks live apart from single-bigint ones; this first key marks stepfold's.
 const LOCK_CLASS = 0x5374_6570;
 
-async function migrate(client: PoolClient, names: TableNames): Promise<void> {
+async function migrate(client: PgQueryable, names: TableNames): Promise<void> {
   // One lock per schema: setups of different tables in one schema also race on CREATE SCHEMA.
   await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_CLASS, names.schema]);
   const schema = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [names.schema]);
@@ -125,7 +145,11 @@ async function migrate(client: PoolClient, names: TableNames): Promise<void> {
  * Brings the schema, the migrations table and the instance table up to the latest migration, in one
  * transaction under an advisory lock: safe to run any number of times, also concurrently.
  */
-export async function runMigrations(pool: Pool, names: TableNames): Promise<void> {
+export async function runMigrations(
+  pool: PgPool,
+  names: TableNames,
+  guard: StoreKit['guard'],
+): Promise<void> {
   const client = await guard('setup', () => pool.connect());
   let broken: Error | undefined;
   try {

@@ -1,0 +1,188 @@
+import {
+  AlreadyExistsError,
+  NotFoundError,
+  SnapshotTooLargeError,
+  StoreUnavailableError,
+  ValidationError,
+  VersionConflictError,
+} from '../errors.js';
+import { assertValidId, isValidId } from '../ids.js';
+import type { Snapshot, Status } from '../snapshot.js';
+import { type ListPage, type ListQuery, snapshotBytes } from './store.js';
+
+// What every store adapter repeats, in one place: argument checks, id validation, encoding and the
+// size limit, and turning driver failures into STORE_UNAVAILABLE. An adapter keeps its database calls.
+
+/** A snapshot checked and serialized for writing, with the fields stores index. */
+export interface EncodedSnapshot {
+  id: string;
+  version: number;
+  status: Status;
+  workflow: string;
+  /** `wakeAt` when finite (JSON has no Infinity or NaN: index what a load gives back), else null. */
+  wakeAt: number | null;
+  json: string;
+}
+
+/** The arguments of `list`, checked: filters that can match something, a positive page size. */
+export interface ListArgs {
+  status?: string;
+  workflow?: string;
+  cursor: string | null;
+  limit: number;
+}
+
+/** What a conditional update found: written, no such instance, or another version stored. */
+export type UpdateOutcome = 'written' | 'missing' | { stored: number };
+
+/** Options of {@link createStoreKit}. */
+export interface StoreKitOptions {
+  /** The database's name, for messages (`postgres`). */
+  name: string;
+  /** Whether a driver error means the server is unreachable or transiently unable to serve. */
+  isUnavailable(error: unknown): boolean;
+  /** The size limit the user asked for (undefined: `defaultMaxSnapshotBytes`). */
+  maxSnapshotBytes: number | undefined;
+  defaultMaxSnapshotBytes: number;
+  /** The most the database can hold. */
+  maxSnapshotBytesLimit: number;
+}
+
+// Larger pages would only build replies nobody can hold.
+const MAX_PAGE = 1_000_000_000;
+
+/** The shared half of a store adapter: see {@link createStoreKit}. */
+export interface StoreKit {
+  readonly maxSnapshotBytes: number;
+  /** Checks ids, version and size, then serializes; throws before anything reaches the server. */
+  encode(snapshot: Snapshot): EncodedSnapshot;
+  /** The stored JSON back as a snapshot. */
+  decode(json: string): Snapshot;
+  /** Runs a driver call, turning an unavailable server into `STORE_UNAVAILABLE` (the driver error as cause). */
+  guard<T>(what: string, call: () => Promise<T>): Promise<T>;
+  /** Throws `INVALID_ID` unless `id` is a valid id. */
+  id(id: unknown): string;
+  /** `listDue`'s limit as a page size, or null when nothing can be due (a `now` that is not a number is a RangeError). */
+  dueLimit(now: number, limit: number): number | null;
+  /** `list`'s arguments checked (a non-string filter is a TypeError), or null when no row can match. */
+  listArgs(query: ListQuery): ListArgs | null;
+  /** A page from up to `limit + 1` rows in id order: the extra row says another page exists. */
+  page(rows: ReadonlyArray<{ id: string; json: string }>, limit: number): ListPage;
+  /** Throws `ALREADY_EXISTS` unless an insert created the row. */
+  created(inserted: boolean, id: string): void;
+  /** Throws `NOT_FOUND` or `VERSION_CONFLICT` unless a conditional update wrote. */
+  updated(outcome: UpdateOutcome, id: string, expectedVersion: number): void;
+}
+
+/**
+ * The shared half of a store adapter: checks, encoding, the size limit and error mapping, so an
+ * adapter is its database calls around these.
+ *
+ * @example
+ * const kit = createStoreKit({ name: 'mydb', isUnavailable, maxSnapshotBytes: options.maxSnapshotBytes,
+ *   defaultMaxSnapshotBytes: 1 << 20, maxSnapshotBytesLimit: 16 << 20 });
+ * const store: Store = {
+ *   maxSnapshotBytes: kit.maxSnapshotBytes,
+ *   async save(snapshot, expected) {
+ *     const row = kit.encode(snapshot);
+ *     kit.updated(await kit.guard('save', () => db.update(row, expected)), row.id, expected);
+ *   },
+ *   // ...
+ * };
+ */
+export function createStoreKit(options: StoreKitOptions): StoreKit {
+  const { name, isUnavailable, maxSnapshotBytesLimit: ceiling } = options;
+  const max = options.maxSnapshotBytes ?? options.defaultMaxSnapshotBytes;
+  if (!(Number.isInteger(max) && max > 0 && max <= ceiling)) {
+    throw new RangeError(`maxSnapshotBytes must be an integer in 1..${ceiling}`);
+  }
+  return {
+    maxSnapshotBytes: max,
+    encode(snapshot) {
+      assertValidId(snapshot.id);
+      assertValidId(snapshot.workflow?.name, 'workflow name');
+      assertValidId(snapshot.status, 'status');
+      if (!Number.isSafeInteger(snapshot.version)) {
+        throw new ValidationError(
+          'INVALID_SNAPSHOT',
+          `snapshot ${JSON.stringify(snapshot.id)}: bad version`,
+          [{ path: 'version', message: 'must be a safe integer' }],
+        );
+      }
+      const json = JSON.stringify(snapshot);
+      // A UTF-16 unit is at most 3 UTF-8 bytes: short JSON cannot reach the limit, so skip the count.
+      if (json.length * 3 > max) {
+        const bytes = snapshotBytes(json);
+        if (bytes > max) throw new SnapshotTooLargeError(snapshot.id, bytes, max);
+      }
+      const wake = snapshot.wakeAt;
+      return {
+        id: snapshot.id,
+        version: snapshot.version,
+        status: snapshot.status,
+        workflow: snapshot.workflow.name,
+        wakeAt: typeof wake === 'number' && Number.isFinite(wake) ? wake : null,
+        json,
+      };
+    },
+    decode: (json) => JSON.parse(json) as Snapshot,
+    async guard(what, call) {
+      try {
+        return await call();
+      } catch (e) {
+        if (!isUnavailable(e)) throw e;
+        const detail =
+          e instanceof Error ? e.message || e.name : String((e as { code?: unknown })?.code ?? e);
+        throw new StoreUnavailableError(`${name} ${what} failed: ${detail}`, e);
+      }
+    },
+    id(id) {
+      assertValidId(id);
+      return id;
+    },
+    dueLimit(now, limit) {
+      if (typeof now !== 'number' || Number.isNaN(now)) throw new RangeError('listDue: now must be a number');
+      return limit >= 1 ? Math.min(Math.floor(limit), MAX_PAGE) : null;
+    },
+    listArgs(query) {
+      const { status, workflow } = query;
+      const cursor = query.cursor || null;
+      for (const [key, value] of [
+        ['status', status],
+        ['workflow', workflow],
+        ['cursor', cursor],
+      ] as const) {
+        if (value !== undefined && value !== null && typeof value !== 'string') {
+          throw new TypeError(`list: ${key} must be a string`);
+        }
+      }
+      if (cursor !== null) assertValidId(cursor, 'cursor');
+      if (!(query.limit >= 1)) return null;
+      // Every stored status and workflow name is a valid id: anything else matches nothing.
+      if ((status !== undefined && !isValidId(status)) || (workflow !== undefined && !isValidId(workflow))) {
+        return null;
+      }
+      return {
+        ...(status === undefined ? {} : { status }),
+        ...(workflow === undefined ? {} : { workflow }),
+        cursor,
+        limit: Math.min(Math.floor(query.limit), MAX_PAGE),
+      };
+    },
+    page(rows, limit) {
+      const kept = rows.slice(0, limit);
+      return {
+        items: kept.map((r) => JSON.parse(r.json) as Snapshot),
+        cursor: rows.length > limit ? (kept[kept.length - 1]?.id ?? null) : null,
+      };
+    },
+    created(inserted, id) {
+      if (!inserted) throw new AlreadyExistsError(id);
+    },
+    updated(outcome, id, expectedVersion) {
+      if (outcome === 'written') return;
+      if (outcome === 'missing') throw new NotFoundError(id);
+      throw new VersionConflictError(id, expectedVersion, outcome.stored);
+    },
+  };
+}
