@@ -1,5 +1,3 @@
-import { StoreUnavailableError } from '@stepfold/engine';
-
 // ioredis errors meaning "the server could not be reached, or the connection went away".
 const UNAVAILABLE_NAMES = new Set(['MaxRetriesPerRequestError', 'AbortError', 'ClusterAllFailedError']);
 
@@ -55,19 +53,4 @@ export function isUnavailable(e: unknown, depth = 0): boolean {
 /** True when `e` is the server's "no script with this SHA1" reply. */
 export function isNoScript(e: unknown): boolean {
   return e instanceof Error && e.message.startsWith('NOSCRIPT');
-}
-
-/** Runs a client call, turning connection failures into `StoreUnavailableError` with the client error as cause. */
-export async function guard<T>(what: string, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (e) {
-    if (isUnavailable(e)) {
-      throw new StoreUnavailableError(
-        `redis ${what} failed: ${(e as Error).message || (e as Error).name}`,
-        e,
-      );
-    }
-    throw e;
-  }
 }

@@ -1,28 +1,16 @@
-import {
-  AlreadyExistsError,
-  assertValidId,
-  type ListPage,
-  type ListQuery,
-  NotFoundError,
-  type Snapshot,
-  SnapshotTooLargeError,
-  type Store,
-  snapshotBytes,
-  VersionConflictError,
-} from '@stepfold/engine';
+import { createStoreKit, type ListPage, type ListQuery, type Store } from '@stepfold/engine';
 import type { Cluster, Redis } from 'ioredis';
+import { type Row, scoreBound, toRow } from './encode.js';
 import { assertPrefix, DEFAULT_PREFIX, hasHashTag, keysFor } from './keys.js';
-import { guard } from './map-error.js';
-import { CREATE, DELETE, LIST, runScript, SAVE, SCRIPTS } from './scripts.js';
+import { isUnavailable } from './map-error.js';
+import { CREATE, DELETE, LIST, runScript, SAVE } from './scripts.js';
+import { loadScripts } from './setup.js';
 
 /** Default size limit: 16 MiB of snapshot JSON. */
 export const DEFAULT_MAX_SNAPSHOT_BYTES = 16 * 1024 * 1024;
 
 /** Highest accepted `maxSnapshotBytes`: a Redis string (and one bulk argument) holds at most 512 MiB. */
 export const MAX_SNAPSHOT_BYTES_LIMIT = 512 * 1024 * 1024;
-
-// Larger pages would only build replies nobody can hold; LIMIT takes integers.
-const MAX_PAGE = 1_000_000_000;
 
 /** Options of {@link createRedisStore}. */
 export interface RedisStoreOptions {
@@ -32,29 +20,6 @@ export interface RedisStoreOptions {
   prefix?: string;
   /** Largest accepted snapshot, in UTF-8 bytes of its JSON (default 16 MiB, at most 512 MiB). */
   maxSnapshotBytes?: number;
-}
-
-interface Row {
-  id: string;
-  json: string;
-  version: string;
-  status: string;
-  workflow: string;
-  /** The due-index score, '' when the instance has no wake time. */
-  wakeAt: string;
-}
-
-/** A `ZRANGEBYSCORE` bound for `now`. */
-function scoreBound(now: number): string {
-  if (typeof now !== 'number' || Number.isNaN(now)) throw new RangeError('listDue: now must be a number');
-  if (now === Number.POSITIVE_INFINITY) return '+inf';
-  if (now === Number.NEGATIVE_INFINITY) return '-inf';
-  return String(now);
-}
-
-/** `limit` as a page size for LIMIT: 0 for none, capped, integer. */
-function pageSize(limit: number): number {
-  return limit > 0 ? Math.min(Math.floor(limit), MAX_PAGE) : 0;
 }
 
 /**
@@ -74,40 +39,14 @@ export function createRedisStore(options: RedisStoreOptions): Store {
       `a Redis Cluster needs every key of the store in one slot: put a hash tag in the prefix, e.g. "${DEFAULT_PREFIX}"`,
     );
   }
-  const maxSnapshotBytes = options.maxSnapshotBytes ?? DEFAULT_MAX_SNAPSHOT_BYTES;
-  if (
-    !(
-      Number.isInteger(maxSnapshotBytes) &&
-      maxSnapshotBytes > 0 &&
-      maxSnapshotBytes <= MAX_SNAPSHOT_BYTES_LIMIT
-    )
-  ) {
-    throw new RangeError(`maxSnapshotBytes must be an integer in 1..${MAX_SNAPSHOT_BYTES_LIMIT}`);
-  }
+  const kit = createStoreKit({
+    name: 'redis',
+    isUnavailable,
+    maxSnapshotBytes: options.maxSnapshotBytes,
+    defaultMaxSnapshotBytes: DEFAULT_MAX_SNAPSHOT_BYTES,
+    maxSnapshotBytesLimit: MAX_SNAPSHOT_BYTES_LIMIT,
+  });
   const keys = keysFor(prefix);
-
-  // Validates and serializes before anything is sent, so a rejected snapshot never reaches the server.
-  const toRow = (snapshot: Snapshot): Row => {
-    assertValidId(snapshot.id);
-    assertValidId(snapshot.workflow?.name, 'workflow name');
-    assertValidId(snapshot.status, 'status');
-    const json = JSON.stringify(snapshot);
-    // A UTF-16 code unit is at most 3 UTF-8 bytes: count them only when the limit may be near.
-    if (json.length * 3 > maxSnapshotBytes) {
-      const bytes = snapshotBytes(json);
-      if (bytes > maxSnapshotBytes) throw new SnapshotTooLargeError(snapshot.id, bytes, maxSnapshotBytes);
-    }
-    return {
-      id: snapshot.id,
-      json,
-      version: String(snapshot.version),
-      status: snapshot.status,
-      workflow: snapshot.workflow.name,
-      // JSON has no Infinity or NaN: index what `load` will give back.
-      wakeAt: Number.isFinite(snapshot.wakeAt) ? String(snapshot.wakeAt) : '',
-    };
-  };
-
   const rowKeys = (r: Row) => [
     keys.status(r.status),
     keys.workflow(r.workflow),
@@ -115,16 +54,15 @@ export function createRedisStore(options: RedisStoreOptions): Store {
   ];
 
   return {
-    maxSnapshotBytes,
+    maxSnapshotBytes: kit.maxSnapshotBytes,
 
     async setup() {
-      // Nothing to create: keys appear on first write. Loading the scripts saves the first EVAL.
-      for (const s of SCRIPTS) await guard('setup', () => client.script('LOAD', s.lua));
+      await loadScripts(client, kit.guard);
     },
 
     async create(snapshot) {
-      const r = toRow(snapshot);
-      const created = await guard('create', () =>
+      const r = toRow(kit.encode(snapshot));
+      const created = await kit.guard('create', () =>
         runScript(
           client,
           CREATE,
@@ -132,18 +70,17 @@ export function createRedisStore(options: RedisStoreOptions): Store {
           [r.id, r.json, r.version, r.status, r.workflow, r.wakeAt],
         ),
       );
-      if (created !== 1) throw new AlreadyExistsError(r.id);
+      kit.created(created === 1, r.id);
     },
 
     async load(id) {
-      assertValidId(id);
-      const json = await guard('load', () => client.hget(keys.instance(id), 'json'));
-      return json === null ? null : (JSON.parse(json) as Snapshot);
+      const json = await kit.guard('load', () => client.hget(keys.instance(kit.id(id)), 'json'));
+      return json === null ? null : kit.decode(json);
     },
 
     async save(snapshot, expectedVersion) {
-      const r = toRow(snapshot);
-      const reply = (await guard('save', () =>
+      const r = toRow(kit.encode(snapshot));
+      const reply = (await kit.guard('save', () =>
         runScript(
           client,
           SAVE,
@@ -151,30 +88,25 @@ export function createRedisStore(options: RedisStoreOptions): Store {
           [r.id, r.json, r.version, r.status, r.workflow, r.wakeAt, String(expectedVersion), prefix],
         ),
       )) as [number, string?];
-      if (reply[0] === 1) return;
-      if (reply[0] === 0) throw new NotFoundError(r.id);
-      throw new VersionConflictError(r.id, expectedVersion, Number(reply[1]));
+      kit.updated(
+        reply[0] === 1 ? 'written' : reply[0] === 0 ? 'missing' : { stored: Number(reply[1]) },
+        r.id,
+        expectedVersion,
+      );
     },
 
     async listDue(now, limit) {
-      const max = scoreBound(now);
-      const n = pageSize(limit);
-      if (n === 0) return [];
-      return guard('listDue', () => client.zrangebyscore(keys.due, '-inf', max, 'LIMIT', 0, n));
+      const n = kit.dueLimit(now, limit);
+      if (n === null) return [];
+      return kit.guard('listDue', () =>
+        client.zrangebyscore(keys.due, '-inf', scoreBound(now), 'LIMIT', 0, n),
+      );
     },
 
     async list(query: ListQuery): Promise<ListPage> {
-      const { status, workflow, cursor } = query;
-      for (const [key, value] of Object.entries({ status, workflow, cursor })) {
-        if (value !== undefined && value !== null && typeof value !== 'string') {
-          throw new TypeError(`list: ${key} must be a string`);
-        }
-      }
-      const n = pageSize(query.limit);
-      if (n === 0) return { items: [], cursor: cursor ?? null };
-      // Every stored status and workflow name is a valid id: anything else matches nothing.
-      if (status) assertValidId(status, 'status');
-      if (workflow) assertValidId(workflow, 'workflow');
+      const args = kit.listArgs(query);
+      if (!args) return { items: [], cursor: query.cursor || null };
+      const { status, workflow, cursor, limit } = args;
       const index =
         status && workflow
           ? keys.statusWorkflow(status, workflow)
@@ -183,22 +115,17 @@ export function createRedisStore(options: RedisStoreOptions): Store {
             : workflow
               ? keys.workflow(workflow)
               : keys.all;
-      const reply = (await guard('list', () =>
-        runScript(client, LIST, [index], [cursor ?? '', n, n + 1, prefix]),
-      )) as [number, ...string[]];
-      const items: Snapshot[] = [];
-      let last: string | null = null;
-      for (let i = 1; i + 1 < reply.length; i += 2) {
-        last = reply[i] as string;
-        items.push(JSON.parse(reply[i + 1] as string) as Snapshot);
-      }
-      return { items, cursor: reply[0] === 1 ? last : null };
+      const reply = (await kit.guard('list', () =>
+        runScript(client, LIST, [index], [cursor ?? '', limit + 1, prefix]),
+      )) as string[];
+      const rows: Array<{ id: string; json: string }> = [];
+      for (let i = 0; i + 1 < reply.length; i += 2) rows.push({ id: reply[i]!, json: reply[i + 1]! });
+      return kit.page(rows, limit);
     },
 
     async delete(id) {
-      assertValidId(id);
-      const existed = await guard('delete', () =>
-        runScript(client, DELETE, [keys.instance(id), keys.due, keys.all], [id, prefix]),
+      const existed = await kit.guard('delete', () =>
+        runScript(client, DELETE, [keys.instance(kit.id(id)), keys.due, keys.all], [id, prefix]),
       );
       return existed === 1;
     },

@@ -87,22 +87,18 @@ return 1`,
 
 /**
  * One page of an id index with the snapshots, read atomically. KEYS: index. ARGV: cursor ('' for the
- * first page), limit, limit + 1, prefix. Returns {more (0 or 1), id, json, id, json, ...}.
+ * first page), rows to read (the page size plus one, which tells whether another page exists),
+ * prefix. Returns {id, json, id, json, ...}.
  */
 export const LIST = script(
   'list',
   `local min = '-'
 if ARGV[1] ~= '' then min = '(' .. ARGV[1] end
-local ids = redis.call('ZRANGEBYLEX', KEYS[1], min, '+', 'LIMIT', 0, ARGV[3])
-local limit = tonumber(ARGV[2])
-local out = {0}
-for i, id in ipairs(ids) do
-  if i > limit then
-    out[1] = 1
-    break
-  end
+local ids = redis.call('ZRANGEBYLEX', KEYS[1], min, '+', 'LIMIT', 0, ARGV[2])
+local out = {}
+for _, id in ipairs(ids) do
   out[#out + 1] = id
-  out[#out + 1] = redis.call('HGET', ARGV[4] .. '${INSTANCE}' .. id, 'json')
+  out[#out + 1] = redis.call('HGET', ARGV[3] .. '${INSTANCE}' .. id, 'json')
 end
 return out`,
 );

@@ -1,9 +1,8 @@
-import { StoreUnavailableError } from '@stepfold/engine';
+import { createStoreKit, StoreUnavailableError } from '@stepfold/engine';
 import { makeTestSnapshot } from '@stepfold/engine/testing';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisStore, isUnavailable } from '../src/index.js';
-import { guard } from '../src/map-error.js';
 import { dropPrefix, FAIL_FAST, requireServer, testClient, uniquePrefix } from './server.js';
 
 const client = testClient();
@@ -105,6 +104,13 @@ describe('redis adapter: errors', () => {
       expect(isUnavailable(reply(m)), m).toBe(false);
     }
     expect(isUnavailable(new Error('wrapped', { cause: { code: 'ECONNRESET' } }))).toBe(true);
+    const { guard } = createStoreKit({
+      name: 'redis',
+      isUnavailable,
+      maxSnapshotBytes: undefined,
+      defaultMaxSnapshotBytes: 1024,
+      maxSnapshotBytesLimit: 1024,
+    });
     await expect(
       guard('x', async () => {
         throw reply('LOADING Redis is loading the dataset in memory');

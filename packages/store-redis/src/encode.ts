@@ -1,0 +1,31 @@
+import type { EncodedSnapshot } from '@stepfold/engine';
+
+/** The hash fields and index values of one snapshot, as the scripts take them (strings). */
+export interface Row {
+  id: string;
+  json: string;
+  version: string;
+  status: string;
+  workflow: string;
+  /** The due-index score, '' when the instance has no wake time. */
+  wakeAt: string;
+}
+
+/** The script arguments of an encoded snapshot. */
+export function toRow(e: EncodedSnapshot): Row {
+  return {
+    id: e.id,
+    json: e.json,
+    version: String(e.version),
+    status: e.status,
+    workflow: e.workflow,
+    wakeAt: e.wakeAt === null ? '' : String(e.wakeAt),
+  };
+}
+
+/** A `ZRANGEBYSCORE` bound for `now` (a number, checked by the kit). */
+export function scoreBound(now: number): string {
+  if (now === Number.POSITIVE_INFINITY) return '+inf';
+  if (now === Number.NEGATIVE_INFINITY) return '-inf';
+  return String(now);
+}
