@@ -1,7 +1,8 @@
+export type { InstanceDocument } from './encode.js';
 export {
   createMongoStore,
   DEFAULT_COLLECTION,
   DEFAULT_MAX_SNAPSHOT_BYTES,
   type MongoStoreOptions,
 } from './mongo-store.js';
-export { INSTANCE_INDEXES, type InstanceDocument } from './schema.js';
+export { INSTANCE_INDEXES } from './setup.js';

@@ -1,5 +1,3 @@
-import { StoreUnavailableError } from '@stepfold/engine';
-
 // Driver errors meaning "the server could not be reached or is going away": retrying later may succeed.
 const UNAVAILABLE_NAMES = new Set([
   'MongoServerSelectionError',
@@ -32,16 +30,4 @@ export function isUnavailable(e: unknown): boolean {
 /** True when `e` is a duplicate-key error (code 11000). */
 export function isDuplicateKey(e: unknown): boolean {
   return typeof e === 'object' && e !== null && (e as DriverErrorLike).code === 11000;
-}
-
-/** Runs a driver call, turning connection failures into `StoreUnavailableError` with the driver error as cause. */
-export async function guard<T>(what: string, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (e) {
-    if (isUnavailable(e)) {
-      throw new StoreUnavailableError(`mongodb ${what} failed: ${(e as Error).message}`, e);
-    }
-    throw e;
-  }
 }

@@ -1,18 +1,8 @@
-import {
-  AlreadyExistsError,
-  assertValidId,
-  type ListPage,
-  type ListQuery,
-  NotFoundError,
-  type Snapshot,
-  SnapshotTooLargeError,
-  type Store,
-  snapshotBytes,
-  VersionConflictError,
-} from '@stepfold/engine';
+import { createStoreKit, type ListPage, type ListQuery, type Store } from '@stepfold/engine';
 import type { Db, Filter } from 'mongodb';
-import { guard, isDuplicateKey } from './map-error.js';
-import { assertCollectionName, ensureIndexes, type InstanceDocument } from './schema.js';
+import { type InstanceDocument, toDocument } from './encode.js';
+import { isDuplicateKey, isUnavailable } from './map-error.js';
+import { assertCollectionName, ensureIndexes } from './setup.js';
 
 /**
  * Default size limit: 15 MiB of snapshot JSON. A BSON document may hold at most 16 MiB; the JSON is
@@ -41,107 +31,88 @@ export interface MongoStoreOptions {
 export function createMongoStore(options: MongoStoreOptions): Store {
   const name = options.collection ?? DEFAULT_COLLECTION;
   assertCollectionName(name);
-  const maxSnapshotBytes = options.maxSnapshotBytes ?? DEFAULT_MAX_SNAPSHOT_BYTES;
-  if (!(maxSnapshotBytes > 0 && maxSnapshotBytes <= DEFAULT_MAX_SNAPSHOT_BYTES)) {
-    throw new RangeError(`maxSnapshotBytes must be in 1..${DEFAULT_MAX_SNAPSHOT_BYTES}`);
-  }
+  const kit = createStoreKit({
+    name: 'mongodb',
+    isUnavailable,
+    maxSnapshotBytes: options.maxSnapshotBytes,
+    defaultMaxSnapshotBytes: DEFAULT_MAX_SNAPSHOT_BYTES,
+    maxSnapshotBytesLimit: DEFAULT_MAX_SNAPSHOT_BYTES,
+  });
   const instances = options.db.collection<InstanceDocument>(name);
 
-  // Validates and serializes before anything is sent, so a rejected snapshot never reaches the server.
-  const toDocument = (snapshot: Snapshot): InstanceDocument => {
-    assertValidId(snapshot.id);
-    const json = JSON.stringify(snapshot);
-    const bytes = snapshotBytes(json);
-    if (bytes > maxSnapshotBytes) throw new SnapshotTooLargeError(snapshot.id, bytes, maxSnapshotBytes);
-    return {
-      _id: snapshot.id,
-      version: snapshot.version,
-      status: snapshot.status,
-      workflow: snapshot.workflow.name,
-      // JSON has no Infinity or NaN: index what `load` will give back.
-      wakeAt: Number.isFinite(snapshot.wakeAt) ? snapshot.wakeAt : null,
-      snapshot: json,
-    };
-  };
-
   return {
-    maxSnapshotBytes,
+    maxSnapshotBytes: kit.maxSnapshotBytes,
 
     async setup() {
-      await ensureIndexes(instances);
+      await ensureIndexes(instances, kit.guard);
     },
 
     async create(snapshot) {
-      const doc = toDocument(snapshot);
+      const doc = toDocument(kit.encode(snapshot));
       try {
-        await guard('create', () => instances.insertOne(doc));
+        await kit.guard('create', () => instances.insertOne(doc));
       } catch (e) {
-        if (isDuplicateKey(e)) throw new AlreadyExistsError(snapshot.id);
-        throw e;
+        if (!isDuplicateKey(e)) throw e;
+        kit.created(false, doc._id);
       }
     },
 
     async load(id) {
-      assertValidId(id);
-      const doc = await guard('load', () => instances.findOne({ _id: id }, { projection: { snapshot: 1 } }));
-      return doc ? (JSON.parse(doc.snapshot) as Snapshot) : null;
+      const doc = await kit.guard('load', () =>
+        instances.findOne({ _id: kit.id(id) }, { projection: { snapshot: 1 } }),
+      );
+      return doc ? kit.decode(doc.snapshot) : null;
     },
 
     async save(snapshot, expectedVersion) {
-      const { _id, ...fields } = toDocument(snapshot);
-      const result = await guard('save', () =>
+      const { _id, ...fields } = toDocument(kit.encode(snapshot));
+      const result = await kit.guard('save', () =>
         instances.updateOne({ _id, version: expectedVersion }, { $set: fields }),
       );
       if (result.matchedCount === 1) return;
       // The condition failed: tell a lost race from a missing instance.
-      const current = await guard('save', () => instances.findOne({ _id }, { projection: { version: 1 } }));
-      if (!current) throw new NotFoundError(_id);
-      throw new VersionConflictError(_id, expectedVersion, current.version);
+      const current = await kit.guard('save', () =>
+        instances.findOne({ _id }, { projection: { version: 1 } }),
+      );
+      kit.updated(current ? { stored: current.version } : 'missing', _id, expectedVersion);
     },
 
     async listDue(now, limit) {
-      if (typeof now !== 'number' || Number.isNaN(now)) throw new RangeError('listDue: now must be a number');
-      if (limit <= 0) return [];
-      const docs = await guard('listDue', () =>
+      const n = kit.dueLimit(now, limit);
+      if (n === null) return [];
+      const docs = await kit.guard('listDue', () =>
         instances
           .find({ wakeAt: { $ne: null, $lte: now } }, { projection: { _id: 1 } })
           .sort({ wakeAt: 1, _id: 1 })
-          .limit(limit)
+          .limit(n)
           .toArray(),
       );
       return docs.map((d) => d._id);
     },
 
     async list(query: ListQuery): Promise<ListPage> {
-      if (query.limit <= 0) return { items: [], cursor: query.cursor ?? null };
-      // Values only ever land in equality or $gt positions, but an object here would become an operator.
-      for (const key of ['status', 'workflow', 'cursor'] as const) {
-        const value = query[key];
-        if (value !== undefined && value !== null && typeof value !== 'string') {
-          throw new TypeError(`list: ${key} must be a string`);
-        }
-      }
+      // The kit refuses non-string filters: an object here would become an operator.
+      const args = kit.listArgs(query);
+      if (!args) return { items: [], cursor: query.cursor || null };
       const filter: Filter<InstanceDocument> = {};
-      if (query.status !== undefined) filter.status = query.status;
-      if (query.workflow !== undefined) filter.workflow = query.workflow;
-      if (query.cursor) filter._id = { $gt: query.cursor };
-      // One extra document tells whether another page exists.
-      const docs = await guard('list', () =>
+      if (args.status !== undefined) filter.status = args.status;
+      if (args.workflow !== undefined) filter.workflow = args.workflow;
+      if (args.cursor) filter._id = { $gt: args.cursor };
+      const docs = await kit.guard('list', () =>
         instances
           .find(filter, { projection: { snapshot: 1 } })
           .sort({ _id: 1 })
-          .limit(query.limit + 1)
+          .limit(args.limit + 1)
           .toArray(),
       );
-      const page = docs.slice(0, query.limit);
-      const items = page.map((d) => JSON.parse(d.snapshot) as Snapshot);
-      const cursor = docs.length > query.limit ? (page[page.length - 1]?._id ?? null) : null;
-      return { items, cursor };
+      return kit.page(
+        docs.map((d) => ({ id: d._id, json: d.snapshot })),
+        args.limit,
+      );
     },
 
     async delete(id) {
-      assertValidId(id);
-      const result = await guard('delete', () => instances.deleteOne({ _id: id }));
+      const result = await kit.guard('delete', () => instances.deleteOne({ _id: kit.id(id) }));
       return result.deletedCount === 1;
     },
 

@@ -1,15 +1,6 @@
+import type { StoreKit } from '@stepfold/engine';
 import type { Collection, IndexDescription } from 'mongodb';
-import { guard } from './map-error.js';
-
-/** Shape of one stored instance; the snapshot itself is kept as its JSON text. */
-export interface InstanceDocument {
-  _id: string;
-  version: number;
-  status: string;
-  workflow: string;
-  wakeAt: number | null;
-  snapshot: string;
-}
+import type { InstanceDocument } from './encode.js';
 
 /** The indexes the store's queries rely on: due time, and id-ordered listing by status or workflow. */
 export const INSTANCE_INDEXES: IndexDescription[] = [
@@ -23,7 +14,10 @@ export const INSTANCE_INDEXES: IndexDescription[] = [
  * this is idempotent. One index per command: FerretDB 1.x crashes the connection when a single
  * `createIndexes` names several indexes that all exist already.
  */
-export async function ensureIndexes(collection: Collection<InstanceDocument>): Promise<void> {
+export async function ensureIndexes(
+  collection: Collection<InstanceDocument>,
+  guard: StoreKit['guard'],
+): Promise<void> {
   for (const index of INSTANCE_INDEXES) {
     await guard('setup', () => collection.createIndexes([index]));
   }

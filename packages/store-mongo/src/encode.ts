@@ -1,0 +1,23 @@
+import type { EncodedSnapshot } from '@stepfold/engine';
+
+/** Shape of one stored instance; the snapshot itself is kept as its JSON text. */
+export interface InstanceDocument {
+  _id: string;
+  version: number;
+  status: string;
+  workflow: string;
+  wakeAt: number | null;
+  snapshot: string;
+}
+
+/** The document of an encoded snapshot. */
+export function toDocument(e: EncodedSnapshot): InstanceDocument {
+  return {
+    _id: e.id,
+    version: e.version,
+    status: e.status,
+    workflow: e.workflow,
+    wakeAt: e.wakeAt,
+    snapshot: e.json,
+  };
+}
