@@ -65,5 +65,6 @@ export {
   type ListArgs,
   type StoreKit,
   type StoreKitOptions,
+  storeGuard,
   type UpdateOutcome,
 } from './store/store-kit.js';

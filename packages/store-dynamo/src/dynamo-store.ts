@@ -10,18 +10,9 @@ import {
   QueryCommand,
   type QueryCommandInput,
 } from '@aws-sdk/client-dynamodb';
-import {
-  AlreadyExistsError,
-  assertValidId,
-  type ListPage,
-  type ListQuery,
-  NotFoundError,
-  type Snapshot,
-  type Store,
-  VersionConflictError,
-} from '@stepfold/engine';
-import { DEFAULT_MAX_SNAPSHOT_BYTES, DUE_SHARD, dueBound, fromItem, LIST_SHARD, toItem } from './item.js';
-import { guard, isConditionFailed } from './map-error.js';
+import { createStoreKit, type ListPage, type ListQuery, type Snapshot, type Store } from '@stepfold/engine';
+import { DEFAULT_MAX_SNAPSHOT_BYTES, DUE_SHARD, dueBound, jsonOf, LIST_SHARD, toItem } from './encode.js';
+import { isConditionFailed, isUnavailable } from './map-error.js';
 import {
   assertTableName,
   DUE_INDEX,
@@ -30,7 +21,7 @@ import {
   LIST_INDEX,
   STATUS_INDEX,
   WORKFLOW_INDEX,
-} from './table.js';
+} from './setup.js';
 
 /** Default table name. */
 export const DEFAULT_TABLE = 'stepfold_instances';
@@ -58,10 +49,14 @@ export function createDynamoStore(options: DynamoStoreOptions): Store {
   const { client } = options;
   const table = options.table ?? DEFAULT_TABLE;
   assertTableName(table);
-  const maxSnapshotBytes = options.maxSnapshotBytes ?? DEFAULT_MAX_SNAPSHOT_BYTES;
-  if (!(maxSnapshotBytes > 0 && maxSnapshotBytes <= DEFAULT_MAX_SNAPSHOT_BYTES)) {
-    throw new RangeError(`maxSnapshotBytes must be in 1..${DEFAULT_MAX_SNAPSHOT_BYTES}`);
-  }
+  const kit = createStoreKit({
+    name: 'dynamodb',
+    isUnavailable,
+    maxSnapshotBytes: options.maxSnapshotBytes,
+    defaultMaxSnapshotBytes: DEFAULT_MAX_SNAPSHOT_BYTES,
+    maxSnapshotBytesLimit: DEFAULT_MAX_SNAPSHOT_BYTES,
+  });
+  const { guard } = kit;
 
   const currentVersion = async (id: string): Promise<number | null> => {
     const out = await guard('save', () =>
@@ -102,7 +97,7 @@ export function createDynamoStore(options: DynamoStoreOptions): Store {
           client.send(new BatchGetItemCommand(request)),
         );
         for (const item of out.Responses?.[table] ?? []) {
-          const s = fromItem(item);
+          const s = kit.decode(jsonOf(item));
           found.set(s.id, s);
         }
         keys = out.UnprocessedKeys?.[table]?.Keys;
@@ -135,14 +130,14 @@ export function createDynamoStore(options: DynamoStoreOptions): Store {
   };
 
   return {
-    maxSnapshotBytes,
+    maxSnapshotBytes: kit.maxSnapshotBytes,
 
     async setup() {
       await ensureTable(client, table, options.setup);
     },
 
     async create(snapshot) {
-      const item = toItem(snapshot, maxSnapshotBytes);
+      const item = toItem(kit.encode(snapshot));
       try {
         await guard('create', () =>
           client.send(
@@ -155,29 +150,28 @@ export function createDynamoStore(options: DynamoStoreOptions): Store {
           ),
         );
       } catch (e) {
-        if (isConditionFailed(e)) throw new AlreadyExistsError(snapshot.id);
-        throw e;
+        if (!isConditionFailed(e)) throw e;
+        kit.created(false, snapshot.id);
       }
     },
 
     async load(id) {
-      assertValidId(id);
       const out = await guard('load', () =>
         client.send(
           new GetItemCommand({
             TableName: table,
-            Key: { id: { S: id } },
+            Key: { id: { S: kit.id(id) } },
             ConsistentRead: true,
             ProjectionExpression: '#s',
             ExpressionAttributeNames: { '#s': 'snapshot' },
           }),
         ),
       );
-      return out.Item ? fromItem(out.Item) : null;
+      return out.Item ? kit.decode(jsonOf(out.Item)) : null;
     },
 
     async save(snapshot, expectedVersion) {
-      const item = toItem(snapshot, maxSnapshotBytes);
+      const item = toItem(kit.encode(snapshot));
       try {
         await guard('save', () =>
           client.send(
@@ -194,14 +188,13 @@ export function createDynamoStore(options: DynamoStoreOptions): Store {
         if (!isConditionFailed(e)) throw e;
         // The condition failed: tell a lost race from a missing instance.
         const actual = await currentVersion(snapshot.id);
-        if (actual === null) throw new NotFoundError(snapshot.id);
-        throw new VersionConflictError(snapshot.id, expectedVersion, actual);
+        kit.updated(actual === null ? 'missing' : { stored: actual }, snapshot.id, expectedVersion);
       }
     },
 
     async listDue(now, limit) {
-      if (typeof now !== 'number' || Number.isNaN(now)) throw new RangeError('listDue: now must be a number');
-      if (limit <= 0) return [];
+      const n = kit.dueLimit(now, limit);
+      if (n === null) return [];
       return queryIds(
         {
           TableName: table,
@@ -211,19 +204,15 @@ export function createDynamoStore(options: DynamoStoreOptions): Store {
           ExpressionAttributeValues: { ':due': { S: DUE_SHARD }, ':bound': { S: dueBound(now) } },
           ScanIndexForward: true,
         },
-        limit,
+        n,
         'listDue',
       );
     },
 
     async list(query: ListQuery): Promise<ListPage> {
-      const { status, workflow, cursor } = query;
-      for (const [key, value] of Object.entries({ status, workflow, cursor })) {
-        if (value !== undefined && value !== null && typeof value !== 'string') {
-          throw new TypeError(`list: ${key} must be a string`);
-        }
-      }
-      if (query.limit <= 0) return { items: [], cursor: cursor ?? null };
+      const args = kit.listArgs(query);
+      if (!args) return { items: [], cursor: query.cursor || null };
+      const { status, workflow, cursor, limit } = args;
       // Pick the index whose partition is the filter; a status+workflow filter reads the status
       // partition and filters on the projected workflow.
       const names: Record<string, string> = { '#id': 'id' };
@@ -263,19 +252,19 @@ export function createDynamoStore(options: DynamoStoreOptions): Store {
           ExpressionAttributeValues: values,
           ProjectionExpression: '#id',
         },
-        query.limit + 1,
+        limit + 1,
         'list',
       );
-      const page = ids.slice(0, query.limit);
+      const page = ids.slice(0, limit);
       // Indexes are eventually consistent on DynamoDB: re-check the filter on the item itself.
       const items = (await fetchAll(page)).filter(
         (s) => (!status || s.status === status) && (!workflow || s.workflow.name === workflow),
       );
-      return { items, cursor: ids.length > query.limit ? (page[page.length - 1] ?? null) : null };
+      return { items, cursor: ids.length > limit ? (page[page.length - 1] ?? null) : null };
     },
 
     async delete(id) {
-      assertValidId(id);
+      kit.id(id);
       try {
         await guard('delete', () =>
           client.send(

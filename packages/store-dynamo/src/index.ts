@@ -1,5 +1,5 @@
 export { createDynamoStore, DEFAULT_TABLE, type DynamoStoreOptions } from './dynamo-store.js';
-export { DEFAULT_MAX_SNAPSHOT_BYTES, DYNAMO_ITEM_LIMIT } from './item.js';
+export { DEFAULT_MAX_SNAPSHOT_BYTES, DYNAMO_ITEM_LIMIT } from './encode.js';
 export {
   DUE_INDEX,
   type EnsureTableOptions,
@@ -8,4 +8,4 @@ export {
   STATUS_INDEX,
   tableDefinition,
   WORKFLOW_INDEX,
-} from './table.js';
+} from './setup.js';

@@ -1,5 +1,3 @@
-import { StoreUnavailableError } from '@stepfold/engine';
-
 // Service errors that mean "try again later" rather than "your request is wrong".
 const UNAVAILABLE_NAMES = new Set([
   'TimeoutError',
@@ -53,19 +51,4 @@ export function isConditionFailed(e: unknown): boolean {
   return (
     typeof e === 'object' && e !== null && (e as SdkErrorLike).name === 'ConditionalCheckFailedException'
   );
-}
-
-/** Runs an SDK call, turning connection failures into `StoreUnavailableError` with the SDK error as cause. */
-export async function guard<T>(what: string, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (e) {
-    if (isUnavailable(e)) {
-      throw new StoreUnavailableError(
-        `dynamodb ${what} failed: ${(e as Error).message || (e as Error).name}`,
-        e,
-      );
-    }
-    throw e;
-  }
 }

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { dueBound, dueKey, sortableNumber } from '../src/item.js';
+import { dueBound, dueKey, sortableNumber } from '../src/encode.js';
 
 const finite = fc.double({ noNaN: true, noDefaultInfinity: true });
 const id = fc.stringMatching(/^[A-Za-z0-9_.:@/+=-]{1,20}$/);

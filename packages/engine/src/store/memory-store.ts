@@ -1,13 +1,7 @@
-import {
-  AlreadyExistsError,
-  NotFoundError,
-  SnapshotTooLargeError,
-  StoreUnavailableError,
-  VersionConflictError,
-} from '../errors.js';
-import { assertValidId } from '../ids.js';
+import { StoreUnavailableError } from '../errors.js';
 import type { Snapshot } from '../snapshot.js';
-import { type ListPage, type ListQuery, type Store, snapshotBytes } from './store.js';
+import type { ListPage, ListQuery, Store } from './store.js';
+import { createStoreKit } from './store-kit.js';
 
 /** Options of {@link createMemoryStore}. */
 export interface MemoryStoreOptions {
@@ -34,7 +28,14 @@ interface Row {
  * Rows are kept as JSON strings, so callers never share objects with the store.
  */
 export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore {
-  const maxSnapshotBytes = options.maxSnapshotBytes ?? 1024 * 1024;
+  const kit = createStoreKit({
+    name: 'memory',
+    // The switch below throws StoreUnavailableError itself; nothing else means "unavailable".
+    isUnavailable: () => false,
+    maxSnapshotBytes: options.maxSnapshotBytes,
+    defaultMaxSnapshotBytes: 1024 * 1024,
+    maxSnapshotBytesLimit: Number.MAX_SAFE_INTEGER,
+  });
   const rows = new Map<string, Row>();
   // Sorted by (wakeAt, id): the "index" listDue reads instead of scanning every row.
   const due: Array<{ at: number; id: string }> = [];
@@ -63,20 +64,12 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     if (at !== null) due.splice(position(at, id), 0, { at, id });
   };
   const toRow = (snapshot: Snapshot): Row => {
-    const json = JSON.stringify(snapshot);
-    const bytes = snapshotBytes(json);
-    if (bytes > maxSnapshotBytes) throw new SnapshotTooLargeError(snapshot.id, bytes, maxSnapshotBytes);
-    return {
-      json,
-      version: snapshot.version,
-      wakeAt: snapshot.wakeAt,
-      status: snapshot.status,
-      workflow: snapshot.workflow.name,
-    };
+    const e = kit.encode(snapshot);
+    return { json: e.json, version: e.version, wakeAt: e.wakeAt, status: e.status, workflow: e.workflow };
   };
 
   return {
-    maxSnapshotBytes,
+    maxSnapshotBytes: kit.maxSnapshotBytes,
     setAvailable(value) {
       available = value;
     },
@@ -85,26 +78,23 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     },
     async create(snapshot) {
       check();
-      assertValidId(snapshot.id);
       const row = toRow(snapshot);
-      if (rows.has(snapshot.id)) throw new AlreadyExistsError(snapshot.id);
+      kit.created(!rows.has(snapshot.id), snapshot.id);
       rows.set(snapshot.id, row);
       index(snapshot.id, row.wakeAt);
     },
     async load(id) {
       check();
-      assertValidId(id);
-      const row = rows.get(id);
-      return row ? (JSON.parse(row.json) as Snapshot) : null;
+      const row = rows.get(kit.id(id));
+      return row ? kit.decode(row.json) : null;
     },
     async save(snapshot, expectedVersion) {
       check();
-      assertValidId(snapshot.id);
       const row = toRow(snapshot);
       const current = rows.get(snapshot.id);
-      if (!current) throw new NotFoundError(snapshot.id);
-      if (current.version !== expectedVersion) {
-        throw new VersionConflictError(snapshot.id, expectedVersion, current.version);
+      if (!current || current.version !== expectedVersion) {
+        kit.updated(current ? { stored: current.version } : 'missing', snapshot.id, expectedVersion);
+        return; // not reached: `updated` throws for anything but a write
       }
       unindex(snapshot.id, current.wakeAt);
       rows.set(snapshot.id, row);
@@ -112,35 +102,33 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     },
     async listDue(now, limit) {
       check();
+      const n = kit.dueLimit(now, limit);
       const out: string[] = [];
+      if (n === null) return out;
       for (const e of due) {
-        if (e.at > now || out.length >= limit) break;
+        if (e.at > now || out.length >= n) break;
         out.push(e.id);
       }
       return out;
     },
     async list(query: ListQuery): Promise<ListPage> {
       check();
-      const ids = [...rows.keys()].sort();
-      const items: Snapshot[] = [];
-      let cursor: string | null = null;
-      for (const id of ids) {
-        if (query.cursor && id <= query.cursor) continue;
+      const args = kit.listArgs(query);
+      if (!args) return { items: [], cursor: query.cursor || null };
+      const matches: Array<{ id: string; json: string }> = [];
+      for (const id of [...rows.keys()].sort()) {
+        if (args.cursor !== null && id <= args.cursor) continue;
         const row = rows.get(id)!;
-        if (query.status && row.status !== query.status) continue;
-        if (query.workflow && row.workflow !== query.workflow) continue;
-        if (items.length === query.limit) {
-          cursor = items[items.length - 1]!.id;
-          break;
-        }
-        items.push(JSON.parse(row.json) as Snapshot);
+        if (args.status !== undefined && row.status !== args.status) continue;
+        if (args.workflow !== undefined && row.workflow !== args.workflow) continue;
+        matches.push({ id, json: row.json });
+        if (matches.length > args.limit) break;
       }
-      return { items, cursor };
+      return kit.page(matches, args.limit);
     },
     async delete(id) {
       check();
-      assertValidId(id);
-      const row = rows.get(id);
+      const row = rows.get(kit.id(id));
       if (!row) return false;
       unindex(id, row.wakeAt);
       rows.delete(id);

@@ -75,6 +75,25 @@ export interface StoreKit {
 }
 
 /**
+ * A wrapper for driver calls that turns an unavailable server into `STORE_UNAVAILABLE` (the driver
+ * error as its cause) and lets every other error through.
+ */
+export function storeGuard(
+  name: string,
+  isUnavailable: (error: unknown) => boolean,
+): <T>(what: string, call: () => Promise<T>) => Promise<T> {
+  return async (what, call) => {
+    try {
+      return await call();
+    } catch (e) {
+      if (!isUnavailable(e)) throw e;
+      const detail = e instanceof Error ? e.message || e.name : String((e as { code?: unknown })?.code ?? e);
+      throw new StoreUnavailableError(`${name} ${what} failed: ${detail}`, e);
+    }
+  };
+}
+
+/**
  * The shared half of a store adapter: checks, encoding, the size limit and error mapping, so an
  * adapter is its database calls around these.
  *

@@ -1,5 +1,5 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { assertValidId, type Snapshot, SnapshotTooLargeError, snapshotBytes } from '@stepfold/engine';
+import { type EncodedSnapshot, SnapshotTooLargeError, snapshotBytes } from '@stepfold/engine';
 
 /** DynamoDB's hard limit on one item: 400 KB, attribute names included. */
 export const DYNAMO_ITEM_LIMIT = 400 * 1024;
@@ -63,37 +63,32 @@ function itemBytes(item: Record<string, AttributeValue>): number {
 }
 
 /**
- * The item for a snapshot, after validating its id and checking both the snapshot limit and the whole
- * item against DynamoDB's 400 KB; throws before anything is sent.
+ * The item of an encoded snapshot (ids and the snapshot limit are checked by the kit), after
+ * checking the whole item against DynamoDB's 400 KB; throws before anything is sent.
  */
-export function toItem(snapshot: Snapshot, maxSnapshotBytes: number): Record<string, AttributeValue> {
-  assertValidId(snapshot.id);
-  const json = JSON.stringify(snapshot);
-  const bytes = snapshotBytes(json);
-  if (bytes > maxSnapshotBytes) throw new SnapshotTooLargeError(snapshot.id, bytes, maxSnapshotBytes);
+export function toItem(e: EncodedSnapshot): Record<string, AttributeValue> {
   const item: Record<string, AttributeValue> = {
-    id: { S: snapshot.id },
-    version: { N: String(snapshot.version) },
-    status: { S: snapshot.status },
-    workflow: { S: snapshot.workflow.name },
+    id: { S: e.id },
+    version: { N: String(e.version) },
+    status: { S: e.status },
+    workflow: { S: e.workflow },
     listShard: { S: LIST_SHARD },
-    snapshot: { S: json },
+    snapshot: { S: e.json },
   };
-  // JSON has no Infinity or NaN, so index what `load` will give back; no wake time, no due-index entry.
-  const wakeAt = snapshot.wakeAt;
-  if (typeof wakeAt === 'number' && Number.isFinite(wakeAt)) {
-    item.wakeAt = { N: String(wakeAt) };
+  // No wake time, no due-index entry.
+  if (e.wakeAt !== null) {
+    item.wakeAt = { N: String(e.wakeAt) };
     item.dueShard = { S: DUE_SHARD };
-    item.dueKey = { S: dueKey(wakeAt, snapshot.id) };
+    item.dueKey = { S: dueKey(e.wakeAt, e.id) };
   }
   const total = itemBytes(item);
-  if (total > DYNAMO_ITEM_LIMIT) throw new SnapshotTooLargeError(snapshot.id, total, DYNAMO_ITEM_LIMIT);
+  if (total > DYNAMO_ITEM_LIMIT) throw new SnapshotTooLargeError(e.id, total, DYNAMO_ITEM_LIMIT);
   return item;
 }
 
-/** The snapshot held by an item read back with at least the `snapshot` attribute. */
-export function fromItem(item: Record<string, AttributeValue>): Snapshot {
+/** The snapshot JSON held by an item read back with at least the `snapshot` attribute. */
+export function jsonOf(item: Record<string, AttributeValue>): string {
   const json = item.snapshot?.S;
   if (json === undefined) throw new Error('stored item has no snapshot attribute');
-  return JSON.parse(json) as Snapshot;
+  return json;
 }

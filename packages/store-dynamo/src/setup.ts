@@ -5,7 +5,10 @@ import {
   type DynamoDBClient,
   type TableDescription,
 } from '@aws-sdk/client-dynamodb';
-import { guard } from './map-error.js';
+import { storeGuard } from '@stepfold/engine';
+import { isUnavailable } from './map-error.js';
+
+const guard = storeGuard('dynamodb', isUnavailable);
 
 /** GSI on (dueShard, dueKey), keys only: `listDue` is one Query over it. */
 export const DUE_INDEX = 'due-index';
