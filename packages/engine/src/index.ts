@@ -62,9 +62,11 @@ export { type ListPage, type ListQuery, type Store, snapshotBytes } from './stor
 export {
   createStoreKit,
   type EncodedSnapshot,
+  isNetworkError,
   type ListArgs,
+  NETWORK_ERROR_CODES,
+  type SizeLimits,
   type StoreKit,
-  type StoreKitOptions,
   storeGuard,
   type UpdateOutcome,
 } from './store/store-kit.js';

@@ -3,12 +3,10 @@ import { makeTestSnapshot, snapshotOfSize } from '@stepfold/engine/testing';
 import { describe, expect, it } from 'vitest';
 
 const kit = (max = 1000) =>
-  createStoreKit({
-    name: 'testdb',
-    isUnavailable: (e) => (e as { code?: string }).code === 'ECONNREFUSED',
-    maxSnapshotBytes: max,
-    defaultMaxSnapshotBytes: 1000,
-    maxSnapshotBytesLimit: 5000,
+  createStoreKit('testdb', (e) => (e as { code?: string }).code === 'ECONNREFUSED', {
+    asked: max,
+    fallback: 1000,
+    most: 5000,
   });
 
 describe('store kit', () => {

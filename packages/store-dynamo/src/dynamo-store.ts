@@ -49,12 +49,9 @@ export function createDynamoStore(options: DynamoStoreOptions): Store {
   const { client } = options;
   const table = options.table ?? DEFAULT_TABLE;
   assertTableName(table);
-  const kit = createStoreKit({
-    name: 'dynamodb',
-    isUnavailable,
-    maxSnapshotBytes: options.maxSnapshotBytes,
-    defaultMaxSnapshotBytes: DEFAULT_MAX_SNAPSHOT_BYTES,
-    maxSnapshotBytesLimit: DEFAULT_MAX_SNAPSHOT_BYTES,
+  const kit = createStoreKit('dynamodb', isUnavailable, {
+    asked: options.maxSnapshotBytes,
+    fallback: DEFAULT_MAX_SNAPSHOT_BYTES,
   });
   const { guard } = kit;
 

@@ -1,3 +1,5 @@
+import { isNetworkError } from '@stepfold/engine';
+
 // Service errors that mean "try again later" rather than "your request is wrong".
 const UNAVAILABLE_NAMES = new Set([
   'TimeoutError',
@@ -9,19 +11,6 @@ const UNAVAILABLE_NAMES = new Set([
   'InternalServerError',
   'ServiceUnavailable',
   'ServiceUnavailableException',
-]);
-
-// Socket-level failures from Node's HTTP stack.
-const UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ECONNABORTED',
-  'EAI_AGAIN',
-  'ERR_SOCKET_CONNECTION_TIMEOUT',
 ]);
 
 interface SdkErrorLike {
@@ -38,7 +27,7 @@ export function isUnavailable(e: unknown, depth = 0): boolean {
   if (typeof e !== 'object' || e === null || depth > 4) return false;
   const err = e as SdkErrorLike;
   if (typeof err.name === 'string' && UNAVAILABLE_NAMES.has(err.name)) return true;
-  if (typeof err.code === 'string' && UNAVAILABLE_CODES.has(err.code)) return true;
+  if (isNetworkError(err)) return true;
   if (err.$retryable) return true;
   const status = err.$metadata?.httpStatusCode;
   if (typeof status === 'number' && status >= 500) return true;

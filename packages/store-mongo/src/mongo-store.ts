@@ -31,12 +31,9 @@ export interface MongoStoreOptions {
 export function createMongoStore(options: MongoStoreOptions): Store {
   const name = options.collection ?? DEFAULT_COLLECTION;
   assertCollectionName(name);
-  const kit = createStoreKit({
-    name: 'mongodb',
-    isUnavailable,
-    maxSnapshotBytes: options.maxSnapshotBytes,
-    defaultMaxSnapshotBytes: DEFAULT_MAX_SNAPSHOT_BYTES,
-    maxSnapshotBytesLimit: DEFAULT_MAX_SNAPSHOT_BYTES,
+  const kit = createStoreKit('mongodb', isUnavailable, {
+    asked: options.maxSnapshotBytes,
+    fallback: DEFAULT_MAX_SNAPSHOT_BYTES,
   });
   const instances = options.db.collection<InstanceDocument>(name);
 

@@ -1,16 +1,4 @@
-// Socket-level failures: the server is not there, went away, or cannot be reached right now.
-const NETWORK_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ECONNABORTED',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENETDOWN',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-]);
+import { isNetworkError } from '@stepfold/engine';
 
 // SQLSTATEs for a server shutting down, starting up or out of connection slots (class 08 is checked apart).
 const SERVER_CODES = new Set(['57P01', '57P02', '57P03', '53300']);
@@ -40,7 +28,7 @@ export function isUnavailable(e: unknown): boolean {
   if (typeof e !== 'object' || e === null) return false;
   const err = e as ErrorLike;
   const code = errorCode(e);
-  if (code !== undefined && (NETWORK_CODES.has(code) || SERVER_CODES.has(code) || /^08...$/.test(code))) {
+  if (isNetworkError(e) || (code !== undefined && (SERVER_CODES.has(code) || /^08...$/.test(code)))) {
     return true;
   }
   if (typeof err.message === 'string' && DRIVER_MESSAGES.some((m) => (err.message as string).includes(m))) {

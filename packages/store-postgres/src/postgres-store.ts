@@ -64,12 +64,10 @@ const JSONB_FALLBACK_CODES = new Set(['22P05', '54000']);
 export function createPostgresStore(options: PostgresStoreOptions): PostgresStore {
   const { pool } = options;
   const names: TableNames = tableNames(options.schema ?? 'stepfold', options.table ?? 'instances');
-  const kit = createStoreKit({
-    name: 'postgres',
-    isUnavailable,
-    maxSnapshotBytes: options.maxSnapshotBytes,
-    defaultMaxSnapshotBytes: DEFAULT_MAX_SNAPSHOT_BYTES,
-    maxSnapshotBytesLimit: MAX_SNAPSHOT_BYTES_LIMIT,
+  const kit = createStoreKit('postgres', isUnavailable, {
+    asked: options.maxSnapshotBytes,
+    fallback: DEFAULT_MAX_SNAPSHOT_BYTES,
+    most: MAX_SNAPSHOT_BYTES_LIMIT,
   });
   const claimMs = options.claimMs ?? DEFAULT_CLAIM_MS;
   if (!(Number.isSafeInteger(claimMs) && claimMs >= 0)) {

@@ -1,3 +1,5 @@
+import { isNetworkError } from '@stepfold/engine';
+
 // ioredis errors meaning "the server could not be reached, or the connection went away".
 const UNAVAILABLE_NAMES = new Set(['MaxRetriesPerRequestError', 'AbortError', 'ClusterAllFailedError']);
 
@@ -17,18 +19,6 @@ const UNAVAILABLE_MESSAGES = [
 // Server replies for states that pass: loading the dataset, a long script, failover, cluster resharding.
 const UNAVAILABLE_REPLY = /^(LOADING|BUSY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN|READONLY|NOREPLICAS|UNBLOCKED)\b/;
 
-// Socket-level failures from Node's net stack.
-const UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ECONNABORTED',
-  'EAI_AGAIN',
-]);
-
 interface ClientErrorLike {
   name?: unknown;
   code?: unknown;
@@ -41,7 +31,7 @@ export function isUnavailable(e: unknown, depth = 0): boolean {
   if (typeof e !== 'object' || e === null || depth > 4) return false;
   const err = e as ClientErrorLike;
   if (typeof err.name === 'string' && UNAVAILABLE_NAMES.has(err.name)) return true;
-  if (typeof err.code === 'string' && UNAVAILABLE_CODES.has(err.code)) return true;
+  if (isNetworkError(err)) return true;
   if (typeof err.message === 'string') {
     const message = err.message;
     if (UNAVAILABLE_REPLY.test(message)) return true;

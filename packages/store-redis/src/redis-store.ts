@@ -39,12 +39,10 @@ export function createRedisStore(options: RedisStoreOptions): Store {
       `a Redis Cluster needs every key of the store in one slot: put a hash tag in the prefix, e.g. "${DEFAULT_PREFIX}"`,
     );
   }
-  const kit = createStoreKit({
-    name: 'redis',
-    isUnavailable,
-    maxSnapshotBytes: options.maxSnapshotBytes,
-    defaultMaxSnapshotBytes: DEFAULT_MAX_SNAPSHOT_BYTES,
-    maxSnapshotBytesLimit: MAX_SNAPSHOT_BYTES_LIMIT,
+  const kit = createStoreKit('redis', isUnavailable, {
+    asked: options.maxSnapshotBytes,
+    fallback: DEFAULT_MAX_SNAPSHOT_BYTES,
+    most: MAX_SNAPSHOT_BYTES_LIMIT,
   });
   const keys = keysFor(prefix);
   const rowKeys = (r: Row) => [

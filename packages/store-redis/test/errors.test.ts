@@ -104,13 +104,7 @@ describe('redis adapter: errors', () => {
       expect(isUnavailable(reply(m)), m).toBe(false);
     }
     expect(isUnavailable(new Error('wrapped', { cause: { code: 'ECONNRESET' } }))).toBe(true);
-    const { guard } = createStoreKit({
-      name: 'redis',
-      isUnavailable,
-      maxSnapshotBytes: undefined,
-      defaultMaxSnapshotBytes: 1024,
-      maxSnapshotBytesLimit: 1024,
-    });
+    const { guard } = createStoreKit('redis', isUnavailable, { asked: undefined, fallback: 1024 });
     await expect(
       guard('x', async () => {
         throw reply('LOADING Redis is loading the dataset in memory');

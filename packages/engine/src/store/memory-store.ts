@@ -28,13 +28,11 @@ interface Row {
  * Rows are kept as JSON strings, so callers never share objects with the store.
  */
 export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore {
-  const kit = createStoreKit({
-    name: 'memory',
-    // The switch below throws StoreUnavailableError itself; nothing else means "unavailable".
-    isUnavailable: () => false,
-    maxSnapshotBytes: options.maxSnapshotBytes,
-    defaultMaxSnapshotBytes: 1024 * 1024,
-    maxSnapshotBytesLimit: Number.MAX_SAFE_INTEGER,
+  // The switch below throws StoreUnavailableError itself: no driver error means "unavailable".
+  const kit = createStoreKit('memory', () => false, {
+    asked: options.maxSnapshotBytes,
+    fallback: 1024 * 1024,
+    most: Number.MAX_SAFE_INTEGER,
   });
   const rows = new Map<string, Row>();
   // Sorted by (wakeAt, id): the "index" listDue reads instead of scanning every row.

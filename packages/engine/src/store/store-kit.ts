@@ -35,17 +35,38 @@ export interface ListArgs {
 /** What a conditional update found: written, no such instance, or another version stored. */
 export type UpdateOutcome = 'written' | 'missing' | { stored: number };
 
-/** Options of {@link createStoreKit}. */
-export interface StoreKitOptions {
-  /** The database's name, for messages (`postgres`). */
-  name: string;
-  /** Whether a driver error means the server is unreachable or transiently unable to serve. */
-  isUnavailable(error: unknown): boolean;
-  /** The size limit the user asked for (undefined: `defaultMaxSnapshotBytes`). */
-  maxSnapshotBytes: number | undefined;
-  defaultMaxSnapshotBytes: number;
-  /** The most the database can hold. */
-  maxSnapshotBytesLimit: number;
+/** The snapshot size limits of {@link createStoreKit}, in UTF-8 bytes of the JSON. */
+export interface SizeLimits {
+  /** What the user asked for (undefined: `fallback`). */
+  asked: number | undefined;
+  /** The adapter's default. */
+  fallback: number;
+  /** The most the database can hold (default: `fallback`). */
+  most?: number;
+}
+
+/**
+ * Socket-level error codes (Node's net, DNS and HTTP stacks) that mean the server is not there,
+ * went away, or cannot be reached right now: an unavailable server for every database.
+ */
+export const NETWORK_ERROR_CODES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ERR_SOCKET_CONNECTION_TIMEOUT',
+]);
+
+/** Whether `e` carries one of the {@link NETWORK_ERROR_CODES} as its `code`. */
+export function isNetworkError(e: unknown): boolean {
+  const code = typeof e === 'object' && e !== null ? (e as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && NETWORK_ERROR_CODES.has(code);
 }
 
 // Larger pages would only build replies nobody can hold.
@@ -98,8 +119,7 @@ export function storeGuard(
  * adapter is its database calls around these.
  *
  * @example
- * const kit = createStoreKit({ name: 'mydb', isUnavailable, maxSnapshotBytes: options.maxSnapshotBytes,
- *   defaultMaxSnapshotBytes: 1 << 20, maxSnapshotBytesLimit: 16 << 20 });
+ * const kit = createStoreKit('mydb', isUnavailable, { asked: options.maxSnapshotBytes, fallback: 1 << 20, most: 16 << 20 });
  * const store: Store = {
  *   maxSnapshotBytes: kit.maxSnapshotBytes,
  *   async save(snapshot, expected) {
@@ -109,9 +129,13 @@ export function storeGuard(
  *   // ...
  * };
  */
-export function createStoreKit(options: StoreKitOptions): StoreKit {
-  const { name, isUnavailable, maxSnapshotBytesLimit: ceiling } = options;
-  const max = options.maxSnapshotBytes ?? options.defaultMaxSnapshotBytes;
+export function createStoreKit(
+  name: string,
+  isUnavailable: (error: unknown) => boolean,
+  sizes: SizeLimits,
+): StoreKit {
+  const ceiling = sizes.most ?? sizes.fallback;
+  const max = sizes.asked ?? sizes.fallback;
   if (!(Number.isInteger(max) && max > 0 && max <= ceiling)) {
     throw new RangeError(`maxSnapshotBytes must be an integer in 1..${ceiling}`);
   }
