@@ -1,10 +1,10 @@
-import type { DefinitionInput, WorkflowDefinition } from '../definition/schema.js';
 import { failureOf } from '../errors.js';
 import type { WorkflowEvent } from '../events.js';
 import { replay, type StepOptions, step } from '../reducer/reducer.js';
 import { taskView } from '../reducer/task-view.js';
 import { taskKey } from '../reducer/transition-context.js';
-import type { ErrorInfo, Snapshot, Status, TaskState } from '../snapshot.js';
+import type { AnyDefinition, Handler, HandlersFor } from '../runner/types.js';
+import { type ErrorInfo, isTerminal, type Snapshot, type Status, type TaskState } from '../snapshot.js';
 
 /** An event whose `at` may be left to the fake clock. */
 export type EventInput = WorkflowEvent extends infer E
@@ -35,7 +35,7 @@ export interface HarnessOptions extends StepOptions {
  * Drives one workflow instance through the pure reducer with a fake clock: no store, no
  * promises. Records every accepted event so a test can check that replay reproduces the state.
  */
-export class WorkflowHarness {
+export class WorkflowHarness<D extends AnyDefinition = AnyDefinition> {
   /** Current fake time, epoch ms. */
   now: number;
   readonly id: string;
@@ -44,7 +44,7 @@ export class WorkflowHarness {
   readonly events: WorkflowEvent[] = [];
 
   constructor(
-    readonly definition: DefinitionInput | WorkflowDefinition,
+    readonly definition: D,
     private readonly options: HarnessOptions = {},
   ) {
     this.now = options.now ?? 0;
@@ -199,6 +199,56 @@ export class WorkflowHarness {
     throw new Error('harness: handlers did not settle');
   }
 
+  /**
+   * Runs the workflow's real handlers (sync or async, with the full handler context) on every
+   * dispatched task they cover, applying their results, until none is left; with
+   * `timers: 'advance'` the fake clock then jumps to the next wake time and it goes on, until the
+   * instance ends or nothing is due. A thrown error fails the attempt as the runner records it.
+   *
+   * @example
+   * const h = createHarness(order);
+   * await h.start({ sku: 'A' }).run(handlers, { timers: 'advance' });
+   * assert.equal(h.status, 'completed');
+   */
+  async run(
+    handlers: Partial<HandlersFor<readonly [D]>>,
+    options: { timers?: 'advance' | 'stop'; maxRounds?: number } = {},
+  ): Promise<this> {
+    const table = handlers as Record<string, Handler | undefined>;
+    const max = options.maxRounds ?? 10_000;
+    for (let round = 0; round < max; round++) {
+      if (isTerminal(this.status)) return this;
+      const task = Object.values(this.snapshot.tasks).find((t) => table[t.handler] && !t.detached);
+      if (!task) {
+        if (options.timers !== 'advance' || !this.advanceToWake()) return this;
+        continue;
+      }
+      const view = taskView(this.definition, this.snapshot, task);
+      let output: unknown;
+      try {
+        output = await table[task.handler]!({
+          input: view.input,
+          workflowInput: this.snapshot.input,
+          outputs: view.outputs,
+          instanceId: this.id,
+          step: task.step,
+          phase: task.phase,
+          attempt: task.attempt,
+          idempotencyKey: task.idempotencyKey,
+          iteration: view.iteration,
+          signal: new AbortController().signal,
+        });
+      } catch (e) {
+        this.fail(task.step, failureOf(e), { phase: task.phase });
+        continue;
+      }
+      this.complete(task.step, output === undefined ? undefined : JSON.parse(JSON.stringify(output)), {
+        phase: task.phase,
+      });
+    }
+    throw new Error('harness: handlers did not settle');
+  }
+
   /** The snapshot rebuilt from the recorded events; equal to `snapshot` when the reducer is deterministic. */
   replayed(): Snapshot | null {
     return replay(this.definition, this.events, this.options);
@@ -206,9 +256,9 @@ export class WorkflowHarness {
 }
 
 /** Creates a {@link WorkflowHarness} for a definition. */
-export function createHarness(
-  definition: DefinitionInput | WorkflowDefinition,
+export function createHarness<const D extends AnyDefinition>(
+  definition: D,
   options?: HarnessOptions,
-): WorkflowHarness {
+): WorkflowHarness<D> {
   return new WorkflowHarness(definition, options);
 }

@@ -1,0 +1,72 @@
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import {
+  createMemoryStore,
+  createRunner,
+  type HandlerContext,
+  TaskError,
+  type,
+  workflow,
+} from '@stepfold/engine';
+import { createHarness } from '@stepfold/engine/testing';
+import { describe, expect, it } from 'vitest';
+
+const order = workflow('order', 1)
+  .input(type<{ sku: string }>())
+  .task('reserve', { handler: 'reserveStock', compensate: 'releaseStock', input: { sku: 'input.sku' } })
+  .task('charge', { handler: 'chargeCard', retry: { maxAttempts: 3, initialMs: 1000 } })
+  .wait('ship', { signal: 'shipped' })
+  .build();
+
+const handlers = {
+  reserveStock: async ({ input }: HandlerContext<{ sku: string }>) => ({ reservation: `R-${input.sku}` }),
+  releaseStock: async () => null,
+  chargeCard: async ({ attempt, outputs }: HandlerContext) => {
+    await new Promise((r) => setTimeout(r, 1));
+    if (attempt < 2) throw new TaskError('gateway timeout', { code: 'GATEWAY' });
+    return { paymentId: `P-${(outputs.reserve as { reservation: string }).reservation}`, at: new Date(0) };
+  },
+};
+
+describe('harness with the real handlers', () => {
+  it('runs async handlers with the full context, advancing the fake clock through retries', async () => {
+    const h = createHarness(order).start({ sku: 'BOOK' });
+    await h.run(handlers, { timers: 'advance' });
+    expect(h.status).toBe('waiting'); // at the wait: nothing left to run or fire
+    expect(h.output('charge')).toEqual({ paymentId: 'P-R-BOOK', at: '1970-01-01T00:00:00.000Z' });
+    h.signal('shipped', { tracking: 'T' });
+    expect(h.status).toBe('completed');
+    expect(h.replayed()).toEqual(h.snapshot);
+  });
+
+  it('ends in the same state as the runner with the same handlers', async () => {
+    let now = 0;
+    const runner = createRunner({
+      store: createMemoryStore(),
+      workflows: [order],
+      handlers,
+      clock: () => now,
+    });
+    let s = await runner.start('order', 'test-1', { sku: 'BOOK' });
+    while (s.wakeAt !== null) {
+      now = s.wakeAt;
+      await runner.processDue(now);
+      s = (await runner.get('test-1'))!;
+    }
+    const h = createHarness(order).start({ sku: 'BOOK' });
+    await h.run(handlers, { timers: 'advance' });
+    expect(h.snapshot.steps.charge).toMatchObject({
+      status: s.steps.charge?.status,
+      attempt: s.steps.charge?.attempt,
+      output: s.steps.charge?.output,
+    });
+    expect(h.status).toBe(s.status);
+  });
+
+  it('works under node:test too (the testing entry imports no test framework)', () => {
+    const file = fileURLToPath(new URL('./node-test/harness.node.mjs', import.meta.url));
+    const out = execFileSync(process.execPath, ['--test', '--test-reporter=tap', file], { encoding: 'utf8' });
+    expect(out).toMatch(/# pass 2/);
+    expect(out).toMatch(/# fail 0/);
+  });
+});
