@@ -7,7 +7,10 @@ export const order = workflow('order', 1)
   .input(z.object({ sku: z.string(), email: z.string() }))
   .task('reserve', { handler: 'reserveStock', compensate: 'releaseStock', input: { sku: 'input.sku' } })
   .task('charge', { handler: 'chargeCard', input: { reservation: 'outputs.reserve.reservation' } })
-  .task('email', { handler: 'sendEmail', input: { to: 'input.email', paymentId: 'outputs.charge.paymentId' } })
+  .task('email', {
+    handler: 'sendEmail',
+    input: { to: 'input.email', paymentId: 'outputs.charge.paymentId' },
+  })
   .build();
 
 /** The runner part of the README; returns the snapshot after the first retry completes. */
