@@ -129,9 +129,7 @@ export function createDynamoStore(options: DynamoStoreOptions): Store {
   return {
     maxSnapshotBytes: kit.maxSnapshotBytes,
 
-    async setup() {
-      await ensureTable(client, table, options.setup);
-    },
+    setup: () => ensureTable(client, table, options.setup),
 
     async create(snapshot) {
       const item = toItem(kit.encode(snapshot));

@@ -40,9 +40,7 @@ export function createMongoStore(options: MongoStoreOptions): Store {
   return {
     maxSnapshotBytes: kit.maxSnapshotBytes,
 
-    async setup() {
-      await ensureIndexes(instances, kit.guard);
-    },
+    setup: () => ensureIndexes(instances, kit.guard),
 
     async create(snapshot) {
       const doc = toDocument(kit.encode(snapshot));

@@ -100,9 +100,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     table: names.table,
     claimMs,
 
-    async setup() {
-      await runMigrations(pool, names, kit.guard);
-    },
+    setup: () => runMigrations(pool, names, kit.guard),
 
     async create(snapshot) {
       const row = toRow(kit.encode(snapshot));

@@ -54,9 +54,7 @@ export function createRedisStore(options: RedisStoreOptions): Store {
   return {
     maxSnapshotBytes: kit.maxSnapshotBytes,
 
-    async setup() {
-      await loadScripts(client, kit.guard);
-    },
+    setup: () => loadScripts(client, kit.guard),
 
     async create(snapshot) {
       const r = toRow(kit.encode(snapshot));
