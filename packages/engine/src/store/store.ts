@@ -15,7 +15,7 @@ export interface ListPage {
 }
 
 /**
- * Persistence contract every adapter implements (SPEC §9). Writes are conditional on the version,
+ * Persistence contract every adapter implements. Writes are conditional on the version,
  * so concurrent runners never overwrite each other.
  */
 export interface Store {
