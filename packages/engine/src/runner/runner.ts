@@ -11,6 +11,8 @@ import { createRegistry } from './registry.js';
 import type {
   AnyDefinition,
   Handler,
+  HandlersFor,
+  NoExtraHandlers,
   Runner,
   RunnerMessage,
   RunnerOptions,
@@ -40,7 +42,9 @@ class Work extends Set<Promise<unknown>> {
  * const done = await runner.start('order', 'order-42', { sku: 'BOOK-7' });
  * await runner.client(order).signal('order-42', 'shipped', { tracking: 'T-1' });
  */
-export function createRunner<const W extends readonly AnyDefinition[]>(options: RunnerOptions<W>): Runner<W> {
+export function createRunner<const W extends readonly AnyDefinition[], H extends HandlersFor<W>>(
+  options: RunnerOptions<W> & { handlers: H } & NoInfer<{ handlers: NoExtraHandlers<H, HandlersFor<W>> }>,
+): Runner<W> {
   const { store, hooks, onWritten } = options;
   const handlers = options.handlers as unknown as Record<string, Handler>;
   const clock = options.clock ?? (() => Date.now());

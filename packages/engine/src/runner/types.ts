@@ -56,6 +56,11 @@ export type HandlersFor<W extends readonly AnyDefinition[]> = {
     : UntypedHandler;
 };
 
+/** Handlers no workflow of the runner names become `never`, so passing one does not compile. */
+export type NoExtraHandlers<H, Need> = string extends keyof Need
+  ? unknown
+  : { [K in Exclude<keyof H, keyof Need>]: never };
+
 /** Options of {@link createRunner}. */
 export interface RunnerOptions<W extends readonly AnyDefinition[] = readonly AnyDefinition[]> {
   store: Store;
