@@ -44,6 +44,7 @@ export type { RunnerHooks } from './runner/hooks.js';
 export { createRunner } from './runner/runner.js';
 export type {
   AnyDefinition,
+  CallOptions,
   HandleResult,
   Handler,
   HandlerContext,

@@ -51,6 +51,39 @@ describe('runner: one handle() behind every method', () => {
     expect(again.snapshot.version).toBeGreaterThan(first.snapshot.version);
   });
 
+  it("wait: 'write' resolves once the event is written; the handlers go on in the runner", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    let finished = false;
+    const runner = createRunner({
+      store: createMemoryStore(),
+      workflows: [greet],
+      handlers: {
+        hello: async () => {
+          await gate;
+          finished = true;
+          return 'hi';
+        },
+      },
+    });
+    const s = await runner.start('greet', 'w-1', { name: 'Ada' }, { wait: 'write' });
+    expect(s).toMatchObject({ status: 'running', version: 1 });
+    expect(finished).toBe(false);
+    release();
+    await runner.idle();
+    expect((await runner.get('w-1'))?.steps.hello?.output).toBe('hi');
+    const r = await runner.handle({
+      type: 'signal',
+      id: 'w-1',
+      name: 'approve',
+      payload: { decision: 'approve' },
+      wait: 'write',
+    });
+    expect(r.snapshot.status).toBe('completed');
+  });
+
   it('onWritten sees every write once, in order, with the transitions the hooks see', async () => {
     const written: Array<{ version: number; types: string[] }> = [];
     const hooked: LogEntry[] = [];

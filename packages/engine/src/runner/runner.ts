@@ -141,7 +141,13 @@ export function createRunner<const W extends readonly AnyDefinition[], H extends
   async function handle(m: RunnerMessage): Promise<Snapshot> {
     const call = new Work();
     await dispatch(m, call);
-    return settled(m.id, call);
+    if (m.wait !== 'write') return settled(m.id, call);
+    // The handlers go on; `inFlight` keeps them (and `idle()` waits for them).
+    const mine = call.latest.get(m.id);
+    if (mine) return mine;
+    const s = await store.load(m.id); // the event did not apply: what is stored
+    if (!s) throw new NotFoundError(m.id);
+    return s;
   }
 
   const runner: Runner<W> = {

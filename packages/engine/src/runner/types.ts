@@ -78,8 +78,18 @@ export interface RunnerOptions<W extends readonly AnyDefinition[] = readonly Any
   execute?: boolean;
 }
 
+/** When a call resolves. */
+export interface CallOptions {
+  /**
+   * `'handlers'` (default): after every handler the call's write dispatched (and those their
+   * results dispatched) has reported back. `'write'`: as soon as the event is written; the handlers
+   * go on in this runner (`idle()` waits for them), so an HTTP start answers in one write.
+   */
+  wait?: 'handlers' | 'write';
+}
+
 /** Options of {@link Runner.start}. */
-export interface StartOptions {
+export interface StartOptions extends CallOptions {
   /** Start this version instead of the newest. */
   version?: number;
   /** Reuse the id of a finished instance (completed, failed, cancelled or aborted). */
@@ -87,7 +97,7 @@ export interface StartOptions {
 }
 
 /** Options of {@link Runner.signal}. */
-export interface SignalOptions {
+export interface SignalOptions extends CallOptions {
   /** Deduplication id: a second signal with the same id is ignored. */
   signalId?: string;
   /** Create and start the instance first if it does not exist (or, with `reuseFinished`, if it has finished). */
@@ -101,9 +111,9 @@ export interface SignalOptions {
 export type RunnerMessage =
   | ({ type: 'start'; id: string; workflow: string; input?: unknown } & StartOptions)
   | ({ type: 'signal'; id: string; name: string; payload?: unknown } & SignalOptions)
-  | { type: 'tick'; id: string; now?: number }
-  | { type: 'cancel' | 'abort'; id: string; reason?: string }
-  | { type: 'requeue'; id: string; step?: string; inputPatch?: Record<string, unknown> };
+  | ({ type: 'tick'; id: string; now?: number } & CallOptions)
+  | ({ type: 'cancel' | 'abort'; id: string; reason?: string } & CallOptions)
+  | ({ type: 'requeue'; id: string; step?: string; inputPatch?: Record<string, unknown> } & CallOptions);
 
 /** Result of {@link Runner.handle}: the snapshot after the event (and its tasks), and when to wake it. */
 export interface HandleResult {
@@ -144,7 +154,10 @@ export interface Runner<W extends readonly AnyDefinition[] = readonly AnyDefinit
   signal(id: string, name: string, payload?: unknown, options?: SignalOptions): Promise<Snapshot>;
   cancel(id: string, reason?: string): Promise<Snapshot>;
   abort(id: string, reason?: string): Promise<Snapshot>;
-  requeue(id: string, options?: { step?: string; inputPatch?: Record<string, unknown> }): Promise<Snapshot>;
+  requeue(
+    id: string,
+    options?: { step?: string; inputPatch?: Record<string, unknown> } & CallOptions,
+  ): Promise<Snapshot>;
   get(id: string): Promise<Snapshot | null>;
   tick(id: string, now?: number): Promise<Snapshot>;
   /** Ticks up to `limit` due instances; returns their ids. */
