@@ -59,7 +59,17 @@ export type {
 } from './runner/types.js';
 export * from './snapshot.js';
 export { createMemoryStore, type MemoryStore, type MemoryStoreOptions } from './store/memory-store.js';
-export { type ListPage, type ListQuery, type Store, snapshotBytes } from './store/store.js';
+export {
+  type DueQuery,
+  type ListPage,
+  type ListQuery,
+  type Store,
+  snapshotBytes,
+  type WakeHint,
+  type WakeListener,
+  type WakeSource,
+  type WakeSubscription,
+} from './store/store.js';
 export {
   createStoreKit,
   type EncodedSnapshot,
@@ -71,3 +81,4 @@ export {
   storeGuard,
   type UpdateOutcome,
 } from './store/store-kit.js';
+export { wakeNotice } from './store/wake-notice.js';

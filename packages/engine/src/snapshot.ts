@@ -81,6 +81,11 @@ export interface TaskState {
   dispatchVersion: number;
   /** Set when the path that dispatched the task was abandoned; its result is kept for rollback only. */
   detached?: boolean;
+  /**
+   * Handed off, not yet taken: its writer does not run it. The instance is due at once (`deadline`
+   * is the dispatch time) and the tick that takes it gives it a real deadline, same attempt.
+   */
+  queued?: boolean;
 }
 
 /** A durable timer: a retry backoff, a sleep, or a wait's timeout. */

@@ -1,12 +1,14 @@
 import { StoreUnavailableError } from '../errors.js';
 import type { Snapshot } from '../snapshot.js';
-import type { ListPage, ListQuery, Store } from './store.js';
+import type { ListPage, ListQuery, Store, WakeListener } from './store.js';
 import { createStoreKit } from './store-kit.js';
 
 /** Options of {@link createMemoryStore}. */
 export interface MemoryStoreOptions {
   /** Size limit in bytes of a serialized snapshot (default 1 MiB). */
   maxSnapshotBytes?: number;
+  /** How long ids returned by `listDue` stay claimed, against its `now` (default 30 000 ms). */
+  claimMs?: number;
 }
 
 /** The in-memory store, plus a switch that makes it behave like an unreachable server (for tests). */
@@ -34,7 +36,16 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     fallback: 1024 * 1024,
     most: Number.MAX_SAFE_INTEGER,
   });
+  const claimMs = options.claimMs ?? 30_000;
   const rows = new Map<string, Row>();
+  // id → claim expiry (against listDue's `now`); a save or releaseDue ends it.
+  const claims = new Map<string, number>();
+  const listeners = new Set<WakeListener>();
+  const announce = (at: number | null, workflow: string) => {
+    if (at === null) return;
+    // As a database would: after the write has returned, never inside it.
+    for (const l of listeners) queueMicrotask(() => l.wake({ at, workflow }));
+  };
   // Sorted by (wakeAt, id): the "index" listDue reads instead of scanning every row.
   const due: Array<{ at: number; id: string }> = [];
   let available = true;
@@ -61,13 +72,32 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   const index = (id: string, at: number | null) => {
     if (at !== null) due.splice(position(at, id), 0, { at, id });
   };
-  const toRow = (snapshot: Snapshot): Row => {
+  const encode = (snapshot: Snapshot) => {
     const e = kit.encode(snapshot);
-    return { json: e.json, version: e.version, wakeAt: e.wakeAt, status: e.status, workflow: e.workflow };
+    const row: Row = {
+      json: e.json,
+      version: e.version,
+      wakeAt: e.wakeAt,
+      status: e.status,
+      workflow: e.workflow,
+    };
+    return { row, notice: e.notice };
   };
 
   return {
     maxSnapshotBytes: kit.maxSnapshotBytes,
+    claimsDue: true,
+    wakes: {
+      async subscribe(listener) {
+        check();
+        listeners.add(listener);
+        return {
+          async close() {
+            listeners.delete(listener);
+          },
+        };
+      },
+    },
     setAvailable(value) {
       available = value;
     },
@@ -76,10 +106,11 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     },
     async create(snapshot) {
       check();
-      const row = toRow(snapshot);
+      const { row, notice } = encode(snapshot);
       kit.created(!rows.has(snapshot.id), snapshot.id);
       rows.set(snapshot.id, row);
       index(snapshot.id, row.wakeAt);
+      announce(notice, row.workflow);
     },
     async load(id) {
       check();
@@ -88,7 +119,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     },
     async save(snapshot, expectedVersion) {
       check();
-      const row = toRow(snapshot);
+      const { row, notice } = encode(snapshot);
       const current = rows.get(snapshot.id);
       if (!current || current.version !== expectedVersion) {
         kit.updated(current ? { stored: current.version } : 'missing', snapshot.id, expectedVersion);
@@ -97,17 +128,28 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       unindex(snapshot.id, current.wakeAt);
       rows.set(snapshot.id, row);
       index(snapshot.id, row.wakeAt);
+      claims.delete(snapshot.id);
+      announce(notice, row.workflow);
     },
-    async listDue(now, limit) {
+    async listDue(now, limit, query) {
       check();
       const n = kit.dueLimit(now, limit);
+      const workflow = kit.dueWorkflow(query);
       const out: string[] = [];
-      if (n === null) return out;
+      if (n === null || workflow === null) return out;
       for (const e of due) {
         if (e.at > now || out.length >= n) break;
+        if (workflow !== undefined && rows.get(e.id)?.workflow !== workflow) continue;
+        const until = claims.get(e.id);
+        if (until !== undefined && until > now) continue;
         out.push(e.id);
       }
+      for (const id of out) claims.set(id, now + claimMs);
       return out;
+    },
+    async releaseDue(ids) {
+      check();
+      for (const id of ids) claims.delete(id);
     },
     async list(query: ListQuery): Promise<ListPage> {
       check();
@@ -130,6 +172,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       if (!row) return false;
       unindex(id, row.wakeAt);
       rows.delete(id);
+      claims.delete(id);
       return true;
     },
     async close() {},

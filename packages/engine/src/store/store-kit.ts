@@ -8,7 +8,8 @@ import {
 } from '../errors.js';
 import { assertValidId, isValidId } from '../ids.js';
 import type { Snapshot, Status } from '../snapshot.js';
-import { type ListPage, type ListQuery, snapshotBytes } from './store.js';
+import { type DueQuery, type ListPage, type ListQuery, snapshotBytes } from './store.js';
+import { wakeNotice } from './wake-notice.js';
 
 // What every store adapter repeats, in one place: argument checks, id validation, encoding and the
 // size limit, and turning driver failures into STORE_UNAVAILABLE. An adapter keeps its database calls.
@@ -21,6 +22,8 @@ export interface EncodedSnapshot {
   workflow: string;
   /** `wakeAt` when finite (JSON has no Infinity or NaN: index what a load gives back), else null. */
   wakeAt: number | null;
+  /** The wake time to announce on the store's wake channel, or null (see {@link wakeNotice}). */
+  notice: number | null;
   json: string;
 }
 
@@ -85,6 +88,11 @@ export interface StoreKit {
   id(id: unknown): string;
   /** `listDue`'s limit as a page size, or null when nothing can be due (a `now` that is not a number is a RangeError). */
   dueLimit(now: number, limit: number): number | null;
+  /**
+   * `listDue`'s workflow filter checked: undefined for none, null when no instance can match (a
+   * name that is not a valid id), else the name. A non-string is a TypeError.
+   */
+  dueWorkflow(query: DueQuery | undefined): string | null | undefined;
   /** `list`'s arguments checked (a non-string filter is a TypeError), or null when no row can match. */
   listArgs(query: ListQuery): ListArgs | null;
   /** A page from up to `limit + 1` rows in id order: the extra row says another page exists. */
@@ -165,6 +173,7 @@ export function createStoreKit(
         status: snapshot.status,
         workflow: snapshot.workflow.name,
         wakeAt: typeof wake === 'number' && Number.isFinite(wake) ? wake : null,
+        notice: wakeNotice(snapshot),
         json,
       };
     },
@@ -186,6 +195,12 @@ export function createStoreKit(
     dueLimit(now, limit) {
       if (typeof now !== 'number' || Number.isNaN(now)) throw new RangeError('listDue: now must be a number');
       return limit >= 1 ? Math.min(Math.floor(limit), MAX_PAGE) : null;
+    },
+    dueWorkflow(query) {
+      const workflow = query?.workflow;
+      if (workflow === undefined) return undefined;
+      if (typeof workflow !== 'string') throw new TypeError('listDue: workflow must be a string');
+      return isValidId(workflow) ? workflow : null;
     },
     listArgs(query) {
       const { status, workflow } = query;

@@ -8,6 +8,43 @@ export interface ListQuery {
   cursor?: string | null;
 }
 
+/** Narrows {@link Store.listDue}. */
+export interface DueQuery {
+  /** Only instances of this workflow name. */
+  workflow?: string;
+}
+
+/** What a wake notice says: an instance of `workflow` is due at `at` (epoch ms, maybe already past). */
+export interface WakeHint {
+  at: number;
+  workflow?: string;
+}
+
+/** Receives the notices of a {@link WakeSource} subscription. */
+export interface WakeListener {
+  /** An instance is due at `hint.at`: poll then (now, if it is past). */
+  wake(hint: WakeHint): void;
+  /** The subscription broke; the source reconnects with backoff by itself. Notices may be missed until `restored`. */
+  lost?(error: unknown): void;
+  /** The subscription works again after a loss (poll once: notices sent meanwhile are gone). */
+  restored?(): void;
+}
+
+/** A live subscription; `close` ends it and releases its connection. */
+export interface WakeSubscription {
+  close(): Promise<void>;
+}
+
+/**
+ * A store's push channel for due instances. A write sends a notice when the instance's new `wakeAt`
+ * is a timer or a handed-off task (see {@link wakeNotice}); a running task's deadline sends none,
+ * since only a crashed worker leaves it to expire and polling finds those.
+ */
+export interface WakeSource {
+  /** Starts delivering notices to `listener`; resolves once the subscription is live. */
+  subscribe(listener: WakeListener): Promise<WakeSubscription>;
+}
+
 /** One page of {@link Store.list}; `cursor` is null on the last page. */
 export interface ListPage {
   items: Snapshot[];
@@ -32,8 +69,22 @@ export interface Store {
    * (`VersionConflictError` otherwise, `NotFoundError` if it is gone).
    */
   save(snapshot: Snapshot, expectedVersion: number): Promise<void>;
-  /** Ids of instances with `wakeAt <= now`, earliest `wakeAt` first, at most `limit`; index-served. */
-  listDue(now: number, limit: number): Promise<string[]>;
+  /**
+   * Ids of instances with `wakeAt <= now`, earliest `wakeAt` first, at most `limit`; index-served.
+   * `query.workflow` keeps one workflow's instances only (a worker's per-workflow lane). A store
+   * with {@link Store.claimsDue} claims the ids it returns.
+   */
+  listDue(now: number, limit: number, query?: DueQuery): Promise<string[]>;
+  /**
+   * True when `listDue` claims what it returns: until the claim lapses (a lease measured against
+   * `now`), the instance is saved, or {@link Store.releaseDue} gives it back, a concurrent `listDue`
+   * does not return it, so workers polling one store get disjoint batches.
+   */
+  readonly claimsDue?: boolean;
+  /** Gives back claims `listDue` took for ids the caller will not tick (a worker shutting down). */
+  releaseDue?(ids: readonly string[]): Promise<void>;
+  /** Push notices that an instance fell due, where the database can send them; polling stays the source of truth. */
+  readonly wakes?: WakeSource;
   /** Instances matching the filter, ordered by id, paged by cursor. */
   list(query: ListQuery): Promise<ListPage>;
   /** Removes the instance; true if it existed. */

@@ -2,6 +2,7 @@ import { afterAll, describe } from 'vitest';
 import type { Store } from '../../store/store.js';
 import type { StoreConformanceOptions, SuiteContext } from './context.js';
 import { describeCrud } from './crud.js';
+import { describeDueLanes } from './due-lanes.js';
 import { describeLimits } from './limits.js';
 import { describeListing } from './listing.js';
 import { describeOutage } from './outage.js';
@@ -41,6 +42,7 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
     describe('create, load, save, delete', () => describeCrud(ctx));
     describe('concurrent writers', () => describeRace(ctx));
     describe('listDue and list', () => describeListing(ctx));
+    describe('due lanes, claims and wakes', () => describeDueLanes(ctx));
     describe('limits and hostile input', () => describeLimits(ctx));
     describe('two runners on this store', () => describeRunners(ctx));
     const { outage } = options;

@@ -1,0 +1,99 @@
+import { expect, it } from 'vitest';
+import type { Snapshot, TaskState } from '../../snapshot.js';
+import type { Store, WakeHint } from '../../store/store.js';
+import { makeTestSnapshot } from '../test-snapshot.js';
+import type { SuiteContext } from './context.js';
+
+const wf = (name: string) => ({ name, version: 1, hash: 'h' });
+
+/** A running task whose deadline is the wake time: a write that announces nothing. */
+const running = (deadline: number, queued?: boolean): Record<string, TaskState> => ({
+  'a:run': {
+    step: 'a',
+    phase: 'run',
+    attempt: 1,
+    idempotencyKey: 'k',
+    handler: 'h',
+    dispatchedAt: 0,
+    deadline,
+    dispatchVersion: 1,
+    ...(queued ? { queued } : {}),
+  },
+});
+
+/** Waits for the first notice matching `pred`, failing after `ms`. */
+function nextNotice(store: Store, pred: (h: WakeHint) => boolean, ms = 10_000) {
+  const seen: WakeHint[] = [];
+  let done: (h: WakeHint) => void = () => {};
+  const got = new Promise<WakeHint>((resolve) => {
+    done = resolve;
+  });
+  const sub = store.wakes!.subscribe({
+    wake(h) {
+      seen.push(h);
+      if (pred(h)) done(h);
+    },
+  });
+  const timeout = new Promise<never>((_, reject) =>
+    setTimeout(() => reject(new Error(`no wake notice within ${ms} ms; saw ${JSON.stringify(seen)}`)), ms),
+  );
+  return { ready: sub, seen, first: Promise.race([got, timeout]).finally(async () => (await sub).close()) };
+}
+
+/** Per-workflow lanes of `listDue`, claims given back, and wake notices (where the store has them). */
+export function describeDueLanes({ fresh }: SuiteContext): void {
+  it('listDue with a workflow gives only that workflow, earliest first', async () => {
+    const store = await fresh();
+    const rows: Array<[string, string, number | null]> = [
+      ['lane-a1', 'flood', 5],
+      ['lane-b1', 'quiet', 7],
+      ['lane-a2', 'flood', 1],
+      ['lane-b2', 'quiet', 3],
+      ['lane-b3', 'quiet', null],
+      ['lane-b4', 'quiet', 2000],
+    ];
+    for (const [id, name, wakeAt] of rows)
+      await store.create(makeTestSnapshot(id, { workflow: wf(name), wakeAt }));
+    expect(await store.listDue(100, 10, { workflow: 'quiet' })).toEqual(['lane-b2', 'lane-b1']);
+    expect(await store.listDue(100, 1, { workflow: 'flood' })).toEqual(['lane-a2']);
+    expect(await store.listDue(100, 10, { workflow: 'no-such-workflow' })).toEqual([]);
+    expect(await store.listDue(100, 10, { workflow: 'not a valid id \u0000' })).toEqual([]);
+  });
+
+  it('claimed ids come back after releaseDue or a save, not before', async (t) => {
+    const store = await fresh();
+    if (!store.claimsDue) return t.skip();
+    for (const id of ['rel-1', 'rel-2', 'rel-3']) await store.create(makeTestSnapshot(id, { wakeAt: 1 }));
+    expect(await store.listDue(100, 10)).toEqual(['rel-1', 'rel-2', 'rel-3']);
+    expect(await store.listDue(100, 10)).toEqual([]);
+    await store.releaseDue!(['rel-2']);
+    // A save ends the claim too: the instance is due again at its new time.
+    await store.save(makeTestSnapshot('rel-3', { version: 2, wakeAt: 2 }), 1);
+    expect(await store.listDue(100, 10)).toEqual(['rel-2', 'rel-3']);
+    // A lane claims as well.
+    await store.create(makeTestSnapshot('rel-4', { workflow: wf('lane'), wakeAt: 1 }));
+    expect(await store.listDue(100, 10, { workflow: 'lane' })).toEqual(['rel-4']);
+    expect(await store.listDue(100, 10)).toEqual([]);
+  });
+
+  it('a timer or a handed-off task is announced; a running task deadline is not', async (t) => {
+    const store = await fresh();
+    if (!store.wakes) return t.skip();
+    const w = nextNotice(store, (h) => h.at === 4242 || h.at === 1111);
+    await w.ready;
+    // Deadline only: silent. Then a timer: the first notice this instance sends is the timer's.
+    await store.create(
+      makeTestSnapshot('wake-1', { workflow: wf('waker'), wakeAt: 1111, tasks: running(1111) }),
+    );
+    const timer: Partial<Snapshot> = { timers: [{ kind: 'retry', step: 'a', at: 4242 }], wakeAt: 4242 };
+    await store.save(makeTestSnapshot('wake-1', { version: 2, workflow: wf('waker'), ...timer }), 1);
+    expect(await w.first).toEqual({ at: 4242, workflow: 'waker' });
+
+    const q = nextNotice(store, (h) => h.at === 777);
+    await q.ready;
+    await store.create(
+      makeTestSnapshot('wake-2', { workflow: wf('waker'), wakeAt: 777, tasks: running(777, true) }),
+    );
+    expect(await q.first).toEqual({ at: 777, workflow: 'waker' });
+  });
+}
