@@ -10,12 +10,15 @@ const phase = opt(z.enum(['run', 'compensate']));
 const attempt = integer(1, 1_000_000);
 /** A result may name the execution it belongs to; one of another run or iteration is stale. */
 const key = opt(text(1, 1000));
+/** The writer of this event will not run the tasks it dispatches: they are queued for any worker. */
+const handoff = opt(z.boolean());
 
 /** Zod schema of every event the reducer accepts. */
 export const eventSchema = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('start'),
     at,
+    handoff,
     id,
     input: opt(z.unknown()),
     /** Start a new run over a finished instance (id reuse); ignored when there is no snapshot. */
@@ -24,20 +27,29 @@ export const eventSchema = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('task.completed'),
     at,
+    handoff,
     step: id,
     attempt,
     phase,
     key,
     output: opt(z.unknown()),
   }),
-  z.object({ type: z.literal('task.failed'), at, step: id, attempt, phase, key, error: errorInfo }),
-  z.object({ type: z.literal('tick'), at }),
-  z.object({ type: z.literal('signal'), at, name: id, payload: opt(z.unknown()), id: opt(text(1, 200)) }),
-  z.object({ type: z.literal('cancel'), at, reason: opt(text(0, 2000)) }),
-  z.object({ type: z.literal('abort'), at, reason: opt(text(0, 2000)) }),
+  z.object({ type: z.literal('task.failed'), at, handoff, step: id, attempt, phase, key, error: errorInfo }),
+  z.object({ type: z.literal('tick'), at, handoff }),
+  z.object({
+    type: z.literal('signal'),
+    at,
+    handoff,
+    name: id,
+    payload: opt(z.unknown()),
+    id: opt(text(1, 200)),
+  }),
+  z.object({ type: z.literal('cancel'), at, handoff, reason: opt(text(0, 2000)) }),
+  z.object({ type: z.literal('abort'), at, handoff, reason: opt(text(0, 2000)) }),
   z.object({
     type: z.literal('requeue'),
     at,
+    handoff,
     step: opt(id),
     // Kept as given (zod's record would drop a __proto__ key); the reducer copies it key by key.
     inputPatch: opt(
@@ -72,6 +84,14 @@ const isTime = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 0 && 
 const isText = (v: unknown, max: number) => typeof v === 'string' && v.length > 0 && v.length <= max;
 const isAttempt = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 1 && (v as number) <= 1_000_000;
 
+/** A common event that carries `handoff`: checked without it, then given it back. */
+function handedOff(e: Record<string, unknown>): WorkflowEvent | undefined {
+  if (typeof e.handoff !== 'boolean') return undefined;
+  const { handoff, ...rest } = e;
+  const plain = commonEvent(rest);
+  return plain && { ...plain, handoff };
+}
+
 /**
  * The common events (start, task.completed, signal, tick) checked by hand against the same rules
  * as {@link eventSchema}, copied field by field as zod would. Anything else, or anything that
@@ -80,6 +100,7 @@ const isAttempt = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 1 
 function commonEvent(e: Record<string, unknown>): WorkflowEvent | undefined {
   if (typeof e !== 'object' || e === null || !isTime(e.at)) return undefined;
   const { type, at } = e as { type: never; at: number };
+  if (e.handoff !== undefined) return handedOff(e);
   if (type === 'task.completed') {
     const { step, attempt, phase, key } = e;
     if (!isValidId(step) || !isAttempt(attempt) || (key !== undefined && !isText(key, 1000)))

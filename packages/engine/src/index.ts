@@ -52,8 +52,11 @@ export type {
   Runner,
   RunnerMessage,
   RunnerOptions,
+  RunnerStats,
   SignalOptions,
   StartOptions,
+  TaskExecutor,
+  TaskJob,
   TypedSnapshot,
   WorkflowClient,
 } from './runner/types.js';

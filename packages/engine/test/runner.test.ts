@@ -147,15 +147,15 @@ describe('runner', () => {
     let now = 0;
     const store = createMemoryStore();
     const calls: HandlerContext[] = [];
-    // Runner A wins the write that dispatches reserve, then "dies" (never runs the handler).
+    // Runner A wins the write that dispatches reserve, then "dies" (its executor never runs the job).
     const a = createRunner({
       store,
       workflows: [orderWorkflow],
       handlers: handlersRecording([]),
       clock: () => now,
-      execute: false,
     });
-    const s1 = await a.start('order', 'o-4', { amount: 1 });
+    a.executeWith(() => {});
+    const s1 = await a.start('order', 'o-4', { amount: 1 }, { wait: 'write' });
     const lost = s1.tasks.reserve!;
     const b = createRunner({
       store,
@@ -169,6 +169,40 @@ describe('runner', () => {
     const s = (await b.get('o-4'))!;
     expect(s.status).toBe('completed');
     expect(calls[0]).toMatchObject({ step: 'reserve', attempt: 2, idempotencyKey: lost.idempotencyKey });
+  });
+
+  it('execute: false hands tasks off: queued and due at once; a worker tick takes them, same attempt and key', async () => {
+    let now = 1000;
+    const store = createMemoryStore();
+    const calls: HandlerContext[] = [];
+    const api = createRunner({
+      store,
+      workflows: [orderWorkflow],
+      handlers: handlersRecording([]),
+      clock: () => now,
+      execute: false,
+    });
+    const s1 = await api.start('order', 'o-h', { amount: 1 });
+    expect(s1.tasks.reserve).toMatchObject({ queued: true, attempt: 1, deadline: 1000 });
+    expect(s1.wakeAt).toBe(1000);
+    // The handing-off runner's own tick leaves it queued.
+    now = 1005;
+    expect((await api.tick('o-h')).version).toBe(s1.version);
+    const worker = createRunner({
+      store,
+      workflows: [orderWorkflow],
+      handlers: handlersRecording(calls),
+      clock: () => now,
+    });
+    expect(await worker.processDue(now)).toEqual(['o-h']);
+    const s = (await worker.get('o-h'))!;
+    expect(s.status).toBe('completed');
+    expect(calls[0]).toMatchObject({
+      step: 'reserve',
+      attempt: 1,
+      idempotencyKey: s1.tasks.reserve!.idempotencyKey,
+    });
+    expect(s.log.some((e) => e.type === 'task.taken' && e.step === 'reserve')).toBe(true);
   });
 
   it('hooks observe transitions and a throwing hook changes nothing', async () => {

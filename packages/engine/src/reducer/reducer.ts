@@ -101,7 +101,9 @@ export function replay(
 
 /**
  * {@link step} that also returns the transitions the event recorded: what the runner hands to its
- * hooks and observers. `plain: false` runs every event on a deep copy (the reference).
+ * hooks and observers. `plain: false` runs every event on a deep copy (the reference). `trusted`:
+ * the caller vouches that `snapshot` is one this function returned for this definition (the runner
+ * holding many instances at once, beyond the ring of recent ones), so it is not checked again.
  */
 export function reduce(
   definition: DefinitionInput | WorkflowDefinition,
@@ -109,6 +111,7 @@ export function reduce(
   event: WorkflowEvent,
   options: StepOptions = {},
   plain = true,
+  trusted = false,
 ): Reduction {
   const wf = compileWorkflow(definition);
   const ev = parseEvent(event);
@@ -117,7 +120,7 @@ export function reduce(
     if (ev.type !== 'start')
       rejectEvent(`no instance yet: the first event must be start, got ${ev.type}`, 'type');
     const s = initialSnapshot(wf, ev, snapshot);
-    const cx: Cx = { wf, s, at: ev.at, budget, logged: [] };
+    const cx: Cx = { wf, s, at: ev.at, budget, logged: [], handoff: ev.handoff === true };
     log(cx, 'workflow.started');
     run(cx, () => enter(cx, wf.definition.start), false);
     const out = copySnapshot(s);
@@ -127,7 +130,7 @@ export function reduce(
     remember(out, wf);
     return { snapshot: out, transitions: cx.logged! };
   }
-  let known = steppedWith(snapshot) === wf;
+  let known = trusted || steppedWith(snapshot) === wf;
   if (!known) checkSnapshot(wf, snapshot);
   const unchanged: Reduction = { snapshot, transitions: UNCHANGED };
   if (isTerminal(snapshot.status)) return unchanged;
@@ -140,7 +143,7 @@ export function reduce(
     // The common events run on a plain copy of the parts they usually write (see `plainDraft`).
     // Every other object is shared with the input and frozen, so an event that reaches further
     // throws a TypeError at its first such write, before anything shared changed; a deep copy redoes it.
-    cx = { wf, s: plainDraft(snapshot, known), at, budget, logged };
+    cx = { wf, s: plainDraft(snapshot, known), at, budget, logged, handoff: ev.handoff === true };
     try {
       if (rules[ev.type](cx, ev as never) === NOOP) return unchanged;
     } catch (e) {
@@ -157,7 +160,7 @@ export function reduce(
     // The rare events (rollbacks, cancel, requeue) run on a deep copy: every object is writable,
     // and a rule that throws leaves the input untouched. Nothing is shared with the input any
     // more, so the result is frozen in full below.
-    cx = { wf, s: structuredClone(snapshot), at, budget, logged };
+    cx = { wf, s: structuredClone(snapshot), at, budget, logged, handoff: ev.handoff === true };
     if (rules[ev.type](cx, ev as never) === NOOP) return unchanged;
     next = copySnapshot(cx.s);
     known = false;

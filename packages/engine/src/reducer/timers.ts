@@ -1,5 +1,5 @@
 import { rulesOf } from './kinds/index.js';
-import { type Cx, log, stepDef } from './transition-context.js';
+import { type Cx, log, stepDef, takeTask } from './transition-context.js';
 
 // Timers and deadlines: what a `tick` fires, earliest first.
 
@@ -18,6 +18,8 @@ export function nextDue(cx: Cx, only?: 'timers'): Due | null {
   });
   if (only === 'timers') return best;
   for (const [key, t] of Object.entries(cx.s.tasks)) {
+    // A writer that hands its tasks off cannot take a queued one either: it stays for a worker.
+    if (t.queued && cx.handoff) continue;
     if (t.deadline <= cx.at && t.deadline < bestAt) {
       best = { kind: 'deadline', key };
       bestAt = t.deadline;
@@ -30,6 +32,7 @@ export function nextDue(cx: Cx, only?: 'timers'): Due | null {
 export function fire(cx: Cx, due: Due): void {
   if (due.kind === 'deadline') {
     const task = cx.s.tasks[due.key]!;
+    if (task.queued) return takeTask(cx, due.key, task);
     delete cx.s.tasks[due.key];
     const def = stepDef(cx, task.step);
     rulesOf(def).lost?.(cx, def, task);

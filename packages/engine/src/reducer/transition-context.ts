@@ -30,6 +30,8 @@ export interface Cx {
   seenId?: string;
   /** Transitions of this event; the reducer appends them to the log ring once the draft is finished. */
   logged?: LogEntry[];
+  /** The event's writer will not run the tasks it dispatches: they are queued for a worker to take. */
+  handoff?: boolean;
 }
 
 /** Thrown inside the reducer when an event exceeds its transition budget. */
@@ -145,7 +147,6 @@ export function dispatchTask(cx: Cx, id: string, phase: 'run' | 'compensate', at
   const st = stepState(cx, id);
   if (phase === 'run') st.attempt = attempt;
   else st.compensation = { ...st.compensation, attempt };
-  const timeout = def.timeoutMs ?? cx.wf.definition.defaults?.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const task: TaskState = {
     step: id,
     phase,
@@ -153,11 +154,28 @@ export function dispatchTask(cx: Cx, id: string, phase: 'run' | 'compensate', at
     idempotencyKey: `${cx.s.id}/${cx.s.run}/${id}/${st.iteration}`,
     handler: phase === 'run' ? def.handler : def.compensate!,
     dispatchedAt: cx.at,
-    deadline: cx.at + timeout,
+    // A queued task is due at once: the tick of whichever worker takes it starts its deadline.
+    deadline: cx.handoff ? cx.at : cx.at + taskTimeout(cx, id),
     dispatchVersion: cx.s.version,
   };
+  if (cx.handoff) task.queued = true;
   cx.s.tasks[taskKey(id, phase)] = task;
   log(cx, phase === 'run' ? 'task.dispatched' : 'compensation.dispatched', id, { attempt });
+}
+
+/** How long an attempt of the step may run before it counts as lost. */
+function taskTimeout(cx: Cx, id: string): number {
+  return taskDef(cx, id).timeoutMs ?? cx.wf.definition.defaults?.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+}
+
+/**
+ * A worker's tick takes a queued task: same attempt and key, a real deadline from now, and
+ * dispatched by this version, so the tick's writer is the one that runs it.
+ */
+export function takeTask(cx: Cx, key: string, task: TaskState): void {
+  const { queued: _, ...rest } = task;
+  cx.s.tasks[key] = { ...rest, deadline: cx.at + taskTimeout(cx, task.step), dispatchVersion: cx.s.version };
+  log(cx, 'task.taken', task.step, { attempt: task.attempt });
 }
 
 /** Ends the instance in a terminal status, dropping every live path, task and timer. */

@@ -9,8 +9,14 @@ import type { InFlight } from './in-flight.js';
 import { TaskAbort } from './task-abort.js';
 import type { Handler } from './types.js';
 
-/** The result of one handler run, as the event to apply (its time is filled in when it is written). */
+/** The event of one handler run's result, its time filled in when it is written. */
 export type ResultEvent = (at: number) => WorkflowEvent;
+
+/** The result of one handler run: whether the handler returned, and the event to write. */
+export interface TaskResult {
+  ok: boolean;
+  event: ResultEvent;
+}
 
 /**
  * Runs the handler of a dispatched task with the context the dispatching snapshot implies and
@@ -24,7 +30,7 @@ export async function executeTask(
   task: TaskState,
   clock: () => number,
   inFlight: InFlight,
-): Promise<ResultEvent> {
+): Promise<TaskResult> {
   const view = taskView(definition, s, task);
   const abort = new TaskAbort(() => task.deadline - clock());
   const release = inFlight.start(s.id, taskKey(task.step, task.phase), task.attempt, abort);
@@ -49,7 +55,7 @@ export async function executeTask(
     });
   } catch (e) {
     const error = failureOf(e);
-    return (at) => ({ type: 'task.failed', at, ...result, error });
+    return { ok: false, event: (at) => ({ type: 'task.failed', at, ...result, error }) };
   } finally {
     abort.dispose();
     release();
@@ -61,7 +67,7 @@ export async function executeTask(
     // Retrying the same handler would return the same shape: the failure policy decides at once.
     const message = `output of ${task.step} does not match its declared schema: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`;
     const error: ErrorInfo = { message, code: 'INVALID_OUTPUT', retryable: false };
-    return (at) => ({ type: 'task.failed', at, ...result, error });
+    return { ok: false, event: (at) => ({ type: 'task.failed', at, ...result, error }) };
   }
-  return (at) => ({ type: 'task.completed', at, ...result, output: json });
+  return { ok: true, event: (at) => ({ type: 'task.completed', at, ...result, output: json }) };
 }

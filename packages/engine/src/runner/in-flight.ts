@@ -45,6 +45,13 @@ export class InFlight {
     if (mine.size === 0) this.running.delete(s.id);
   }
 
+  /** Aborts one running handler (a worker out of grace time); false if it is not running. */
+  abort(instance: string, key: string, attempt: number, reason: unknown): boolean {
+    const r = this.running.get(instance)?.get(`${key}\u0000${attempt}`);
+    r?.abort.abort(reason);
+    return r !== undefined;
+  }
+
   /** Tracks a promise until it settles (its rejection is the caller's to handle). */
   track(p: Promise<unknown>): void {
     this.pending.add(p);

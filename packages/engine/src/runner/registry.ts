@@ -10,6 +10,8 @@ export interface WorkflowRegistry {
   resolve(name: string, version?: number): WorkflowDefinition;
   /** The definition a snapshot pinned; refuses a changed definition under the same version. */
   forSnapshot(snapshot: Snapshot): WorkflowDefinition;
+  /** Every registered workflow name. */
+  names(): string[];
 }
 
 /**
@@ -54,6 +56,7 @@ export function createRegistry(
   };
   return {
     resolve,
+    names: () => [...byName.keys()],
     forSnapshot(snapshot) {
       const def = resolve(snapshot.workflow.name, snapshot.workflow.version);
       const hash = compileWorkflow(def).hash;

@@ -3,7 +3,8 @@ import { isStepfoldError, NotFoundError } from '../errors.js';
 import type { WorkflowEvent } from '../events.js';
 import { assertValidId } from '../ids.js';
 import { dispatchedBy } from '../reducer/task-view.js';
-import { isTerminal, type LogEntry, type Snapshot } from '../snapshot.js';
+import { taskKey } from '../reducer/transition-context.js';
+import { isTerminal, type LogEntry, type Snapshot, type TaskState } from '../snapshot.js';
 import { executeTask } from './execute-task.js';
 import { notifyHooks } from './hooks.js';
 import { InFlight } from './in-flight.js';
@@ -16,14 +17,18 @@ import type {
   Runner,
   RunnerMessage,
   RunnerOptions,
+  TaskExecutor,
+  TaskJob,
   TypedSnapshot,
   WorkflowClient,
 } from './types.js';
-import { WriteLoop } from './write-loop.js';
+import { type OnWrite, WriteLoop } from './write-loop.js';
 
 /** Handler runs started on behalf of one runner call, and the newest snapshot it wrote per instance. */
 class Work extends Set<Promise<unknown>> {
   readonly latest = new Map<string, Snapshot>();
+  /** Wake time each instance had before this call's first write to it. */
+  readonly dueAt = new Map<string, number | null>();
 }
 
 /**
@@ -51,29 +56,72 @@ export function createRunner<const W extends readonly AnyDefinition[], H extends
   const execute = options.execute ?? true;
   const registry = createRegistry(options.workflows, new Set(Object.keys(handlers)));
   const inFlight = new InFlight();
-  const writes = new WriteLoop(store, registry, clock, options.conflictRetries ?? 20);
+  const writes = new WriteLoop(store, registry, clock, options.conflictRetries ?? 20, !execute);
+  let executor: TaskExecutor | undefined;
+
+  /** The handler run of a task `s` dispatched, as a job: run it, drop it, or abort it. */
+  function job(call: Work, s: Snapshot, task: TaskState): { job: TaskJob; done: Promise<unknown> } {
+    let settle: (p: Promise<unknown>) => void = () => {};
+    const done = new Promise<unknown>((resolve) => {
+      settle = resolve;
+    });
+    let started = false;
+    const key = taskKey(task.step, task.phase);
+    const j: TaskJob = {
+      instanceId: s.id,
+      workflow: s.workflow.name,
+      task,
+      run() {
+        if (started) throw new Error(`job ${task.idempotencyKey}#${task.attempt} already ran or was dropped`);
+        started = true;
+        const def = registry.forSnapshot(s);
+        const p = executeTask(handlers[task.handler]!, def, s, task, clock, inFlight).then(async (r) => {
+          await writes.apply(s.id, r.event, reporter(call), s);
+          return r.ok ? ('completed' as const) : ('failed' as const);
+        });
+        settle(p);
+        return p;
+      },
+      drop() {
+        if (started) return;
+        started = true;
+        settle(Promise.resolve());
+      },
+      abort: (reason) => inFlight.abort(s.id, key, task.attempt, reason),
+    };
+    return { job: j, done };
+  }
 
   /** After a successful write: observers, aborts of handlers the write took away, the tasks it dispatched. */
-  function written(call: Work, s: Snapshot, transitions: readonly LogEntry[], before: number): void {
+  function written(
+    call: Work,
+    s: Snapshot,
+    transitions: readonly LogEntry[],
+    before: number,
+    dueAt: number | null,
+  ): void {
     call.latest.set(s.id, s);
+    if (!call.dueAt.has(s.id)) call.dueAt.set(s.id, dueAt);
     notifyHooks(hooks, s, transitions);
     onWritten?.(s, transitions);
     inFlight.written(s);
-    if (!execute) return;
     for (const task of dispatchedBy(s, before)) {
-      const def = registry.forSnapshot(s);
-      const p = executeTask(handlers[task.handler]!, def, s, task, clock, inFlight).then((result) =>
-        writes.apply(s.id, result, reporter(call), s),
-      );
-      inFlight.track(p);
-      call.add(p);
-      p.finally(() => call.delete(p)).catch(() => {});
+      // Queued: written for a worker to take (this runner hands its tasks off).
+      if (task.queued) continue;
+      const { job: j, done } = job(call, s, task);
+      inFlight.track(done);
+      call.add(done);
+      done.finally(() => call.delete(done)).catch(() => {});
+      if (executor) executor(j);
+      else j.run().catch(() => {}); // a result that cannot be written: the deadline re-dispatches
     }
   }
 
   /** What a call's writes report to: everything a write of that call sets off is counted in it. */
-  const reporter = (call: Work) => (s: Snapshot, transitions: readonly LogEntry[], before: number) =>
-    written(call, s, transitions, before);
+  const reporter =
+    (call: Work): OnWrite =>
+    (s, transitions, before, dueAt) =>
+      written(call, s, transitions, before, dueAt);
 
   /** Waits for the handlers a call started (and the ones their results started); then the instance. */
   async function settled(id: string, call: Work): Promise<Snapshot> {
@@ -138,8 +186,7 @@ export function createRunner<const W extends readonly AnyDefinition[], H extends
     }
   }
 
-  async function handle(m: RunnerMessage): Promise<Snapshot> {
-    const call = new Work();
+  async function handle(m: RunnerMessage, call = new Work()): Promise<Snapshot> {
     await dispatch(m, call);
     if (m.wait !== 'write') return settled(m.id, call);
     // The handlers go on; `inFlight` keeps them (and `idle()` waits for them).
@@ -162,8 +209,14 @@ export function createRunner<const W extends readonly AnyDefinition[], H extends
       return store.load(id);
     },
     async handle(m) {
-      const snapshot = await handle(m);
-      return { snapshot, wakeAt: snapshot.wakeAt };
+      const call = new Work();
+      const snapshot = await handle(m, call);
+      const dueAt = call.dueAt.get(m.id);
+      return {
+        snapshot,
+        wakeAt: snapshot.wakeAt,
+        ...(m.type === 'tick' && dueAt !== undefined ? { dueAt } : {}),
+      };
     },
     async processDue(now, limit = 100) {
       const at = now ?? clock();
@@ -176,6 +229,8 @@ export function createRunner<const W extends readonly AnyDefinition[], H extends
             .apply(id, () => ({ type: 'tick', at }), reporter(call))
             .catch((e) => {
               if (!isStepfoldError(e, 'NOT_FOUND')) failures.push(e);
+              // Not ticked: give the claim back so a runner that can step it need not wait out the lease.
+              return store.releaseDue?.([id]).catch(() => {});
             }),
         ),
       );
@@ -204,6 +259,15 @@ export function createRunner<const W extends readonly AnyDefinition[], H extends
       };
     },
     idle: () => inFlight.idle(),
+    workflows: registry.names(),
+    stats: writes.stats,
+    executeWith(e) {
+      if (executor) throw new Error('this runner already has an executor (one worker per runner)');
+      executor = e;
+      return () => {
+        if (executor === e) executor = undefined;
+      };
+    },
   };
   return runner;
 }

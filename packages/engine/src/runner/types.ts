@@ -7,7 +7,7 @@ import type {
   StepOutputsOf,
 } from '../definition/typed-definition.js';
 import type { UnionToIntersection } from '../definition/typing.js';
-import type { LogEntry, Snapshot, StepState } from '../snapshot.js';
+import type { LogEntry, Snapshot, StepState, TaskState } from '../snapshot.js';
 import type { Store } from '../store/store.js';
 import type { RunnerHooks } from './hooks.js';
 
@@ -74,8 +74,41 @@ export interface RunnerOptions<W extends readonly AnyDefinition[] = readonly Any
   clock?: () => number;
   /** How often a conflicting write is reloaded and re-applied before giving up (default 20). */
   conflictRetries?: number;
-  /** Run handlers of dispatched tasks in this process (default true). */
+  /**
+   * `true` (default): run the handlers of the tasks this runner's writes dispatch, in this
+   * process. `false`: hand them off — every event is written with its tasks queued, the instance
+   * due at once, for a worker (any process's) to take; an API process that only starts and signals.
+   */
   execute?: boolean;
+}
+
+/** A handler run a write of the runner dispatched, handed to the {@link TaskExecutor} of a worker. */
+export interface TaskJob {
+  readonly instanceId: string;
+  readonly workflow: string;
+  /** The task as dispatched: step, phase, attempt, idempotency key, handler, deadline (epoch ms). */
+  readonly task: Readonly<TaskState>;
+  /**
+   * Runs the handler and writes its result (with the runner's conflict retries). Resolves with
+   * whether the handler returned (`completed`) or threw (`failed`); rejects if the result could not
+   * be written (the deadline re-dispatches the task).
+   */
+  run(): Promise<'completed' | 'failed'>;
+  /** Gives the job up unrun; its deadline hands the task to another runner with the same key. */
+  drop(): void;
+  /** Fires the running handler's AbortSignal (a worker out of grace time). */
+  abort(reason: unknown): void;
+}
+
+/** Decides where and when the handler runs of a runner execute: see `createWorker`. */
+export type TaskExecutor = (job: TaskJob) => void;
+
+/** Counters of a runner's writes since it was created. */
+export interface RunnerStats {
+  /** Successful creates and saves. */
+  readonly writes: number;
+  /** Writes that lost a race (VERSION_CONFLICT) and were reloaded and re-applied. */
+  readonly conflicts: number;
 }
 
 /** When a call resolves. */
@@ -119,6 +152,8 @@ export type RunnerMessage =
 export interface HandleResult {
   snapshot: Snapshot;
   wakeAt: number | null;
+  /** For a tick that was written: the wake time the instance had when the tick applied (its lag is `now - dueAt`). */
+  dueAt?: number | null;
 }
 
 /** A snapshot of a typed definition: its input, output and step outputs typed as stored (JSON). */
@@ -168,4 +203,13 @@ export interface Runner<W extends readonly AnyDefinition[] = readonly AnyDefinit
   client<D extends W[number]>(definition: D): WorkflowClient<D>;
   /** Resolves when every handler this runner started has reported back. */
   idle(): Promise<void>;
+  /** Names of the workflows this runner knows. */
+  readonly workflows: readonly string[];
+  /** Write counters (a worker reports conflicts from here). */
+  readonly stats: RunnerStats;
+  /**
+   * Sends every handler run this runner's writes dispatch to `executor` instead of running it at
+   * once (how a worker bounds concurrency); returns the function that detaches it again.
+   */
+  executeWith(executor: TaskExecutor): () => void;
 }

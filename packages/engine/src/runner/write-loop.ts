@@ -9,10 +9,16 @@ import type { Store } from '../store/store.js';
 import type { WorkflowRegistry } from './registry.js';
 
 /**
- * Called after each successful write with the snapshot written, the transitions it recorded, and
- * the version the store held before (0 for a new instance): a write may span several versions.
+ * Called after each successful write with the snapshot written, the transitions it recorded, the
+ * version the store held before (0 for a new instance: a write may span several versions), and
+ * the wake time the instance had before it (null for a new one).
  */
-export type OnWrite = (snapshot: Snapshot, transitions: readonly LogEntry[], before: number) => void;
+export type OnWrite = (
+  snapshot: Snapshot,
+  transitions: readonly LogEntry[],
+  before: number,
+  dueAt: number | null,
+) => void;
 
 /**
  * The runner's writes: load → reduce → save conditional on the version, re-applied on a conflict
@@ -25,7 +31,12 @@ export class WriteLoop {
     private readonly registry: WorkflowRegistry,
     private readonly clock: () => number,
     private readonly maxConflicts: number,
+    /** Every event written says its tasks are queued for a worker (a runner that runs no handlers). */
+    private readonly handoff = false,
   ) {}
+
+  /** Successful writes and conflicts retried, for {@link Runner.stats}. */
+  readonly stats = { writes: 0, conflicts: 0 };
 
   /**
    * Applies the event `make(now)` to the stored instance (or to `known`, a snapshot believed
@@ -40,26 +51,39 @@ export class WriteLoop {
     check?: (current: Snapshot, definition: WorkflowDefinition) => Promise<void>,
   ): Promise<Snapshot> {
     let current = known;
+    // `known` came out of the reducer (a write of this runner): checked once, when it was loaded.
+    let trusted = known !== undefined;
     for (let tries = 0; ; tries++) {
       if (!current) {
         const loaded = await this.store.load(id);
         if (!loaded) throw new NotFoundError(id);
         current = loaded;
+        trusted = false;
       }
       const definition = this.registry.forSnapshot(current);
       await check?.(current, definition);
-      const { snapshot: next, transitions } = reduce(definition, current, make(this.clock()));
+      const event = make(this.clock());
+      const { snapshot: next, transitions } = reduce(
+        definition,
+        current,
+        this.handoff ? { ...event, handoff: true } : event,
+        {},
+        true,
+        trusted,
+      );
       if (next === current) return current;
       try {
         await this.store.save(next, current.version);
       } catch (e) {
         if (!isStepfoldError(e, 'VERSION_CONFLICT') || tries >= this.maxConflicts) throw e;
+        this.stats.conflicts++;
         current = undefined;
         // Jittered pause so racing runners stop colliding in lockstep.
         await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 2 ** tries)));
         continue;
       }
-      onWrite(next, transitions, current.version);
+      this.stats.writes++;
+      onWrite(next, transitions, current.version, current.wakeAt);
       return next;
     }
   }
@@ -88,9 +112,17 @@ export class WriteLoop {
       transitions = [...transitions, ...r.transitions];
       return r.snapshot;
     };
+    const mark = this.handoff ? { handoff: true } : {};
     const started = (from: Snapshot | null, reuse: boolean) => {
-      const s = fold(from, { type: 'start', at: this.clock(), id, input, ...(reuse ? { reuse } : {}) });
-      return extra ? fold(s, extra) : s;
+      const s = fold(from, {
+        type: 'start',
+        at: this.clock(),
+        id,
+        input,
+        ...(reuse ? { reuse } : {}),
+        ...mark,
+      });
+      return extra ? fold(s, { ...extra, ...mark }) : s;
     };
     let s = started(null, false);
     let before = 0;
@@ -111,7 +143,8 @@ export class WriteLoop {
         throw conflict;
       }
     }
-    onWrite(s, transitions, before);
+    this.stats.writes++;
+    onWrite(s, transitions, before, null);
     return s;
   }
 }

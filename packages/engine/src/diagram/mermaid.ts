@@ -1,0 +1,227 @@
+import { compileWorkflow } from '../definition/compile.js';
+import type { BranchRef } from '../definition/graph.js';
+import type { DefinitionInput, StepDefinition, WorkflowDefinition } from '../definition/schema.js';
+import type { Snapshot } from '../snapshot.js';
+import { joinText, KIND_SHAPES, kindLine, whenLabel } from './shapes.js';
+import { type DiagramState, STATE_STYLES, stepState } from './states.js';
+import { duration, encodeId, escapeLabel } from './text.js';
+
+/** Options of {@link toMermaid}. */
+export interface MermaidOptions {
+  /** Flowchart direction: top-down (default) or left-to-right, and their reverses. */
+  direction?: 'TD' | 'LR' | 'BT' | 'RL';
+}
+
+/** Mermaid node ids of the parts of a diagram; step ids are encoded so any id is safe. */
+export const nodeIds = {
+  start: 'wf_start',
+  end: 'wf_end',
+  failed: 'wf_failed',
+  step: (id: string) => `s_${encodeId(id)}`,
+  join: (parallel: string) => `j_${encodeId(parallel)}`,
+  compensation: (id: string) => `k_${encodeId(id)}`,
+  branch: (parallel: string, index: number) => `g_${encodeId(parallel)}_${index}`,
+} as const;
+
+interface Edge {
+  from: string;
+  to: string;
+  /** `-->` a path taken when things go well, `-.->` a timeout, rejection or loop, `-.-` a note. */
+  arrow: '-->' | '-.->' | '-.-';
+  label?: string;
+  /** A parallel step's edge into one of its branches: taken as soon as the step is entered. */
+  fork?: boolean;
+}
+
+/** Where a step's path ends: the workflow's end, or the join of its innermost parallel block. */
+function endOf(chain: BranchRef[] | undefined): string {
+  const last = chain?.[chain.length - 1];
+  return last === undefined ? nodeIds.end : nodeIds.join(last.parallel);
+}
+
+/** Outgoing edges of one step (compensation notes included). */
+function edgesOf(step: StepDefinition & { id: string }, chain: BranchRef[] | undefined): Edge[] {
+  const from = nodeIds.step(step.id);
+  const to = (id: string) => nodeIds.step(id);
+  const out: Edge[] = [];
+  const next = (label?: string) => {
+    const target = 'next' in step && step.next !== undefined ? to(step.next) : endOf(chain);
+    out.push(
+      label === undefined ? { from, to: target, arrow: '-->' } : { from, to: target, arrow: '-->', label },
+    );
+  };
+  const timeout = (ms: number | undefined, onTimeout: string | undefined) => {
+    if (ms === undefined) return;
+    out.push({
+      from,
+      to: onTimeout === undefined ? nodeIds.failed : to(onTimeout),
+      arrow: '-.->',
+      label: `timeout ${duration(ms)}`,
+    });
+  };
+  switch (step.kind) {
+    case 'choice':
+      for (const b of step.branches)
+        out.push({ from, to: to(b.next), arrow: '-->', label: whenLabel(b.when) });
+      out.push(
+        step.otherwise === undefined
+          ? { from, to: nodeIds.failed, arrow: '-.->', label: 'no branch matched' }
+          : { from, to: to(step.otherwise), arrow: '-->', label: 'otherwise' },
+      );
+      break;
+    case 'parallel':
+      step.branches.forEach((entry, i) => {
+        out.push({ from, to: to(entry), arrow: '-->', label: `branch ${i + 1}`, fork: true });
+      });
+      out.push({
+        from: nodeIds.join(step.id),
+        to: step.next === undefined ? endOf(chain) : to(step.next),
+        arrow: '-->',
+      });
+      break;
+    case 'human':
+      next('approve');
+      out.push({ from, to: nodeIds.failed, arrow: '-.->', label: 'reject' });
+      timeout(step.timeoutMs, step.onTimeout);
+      break;
+    case 'wait':
+      next();
+      timeout(step.timeoutMs, step.onTimeout);
+      break;
+    case 'succeed':
+      next();
+      break;
+    case 'fail':
+      out.push({ from, to: nodeIds.failed, arrow: '-->' });
+      break;
+    case 'continueAsNew':
+      out.push({ from, to: nodeIds.start, arrow: '-.->', label: 'next run' });
+      break;
+    default:
+      next();
+  }
+  if (step.kind === 'task' && step.compensate !== undefined) {
+    out.push({ from, to: nodeIds.compensation(step.id), arrow: '-.-' });
+  }
+  return out;
+}
+
+/**
+ * Renders a workflow definition as a Mermaid flowchart: one node per step, shaped by kind, with
+ * edges for `next`, choice branches (labelled with their condition), timeouts, human decisions and
+ * continue-as-new; compensation handlers as dotted notes; each parallel branch as a subgraph
+ * (nested parallels nest). With a snapshot, steps are coloured by state (`classDef` classes
+ * `done`, `running`, `waiting`, `failed`, `compensated`) and the edges taken so far are drawn bold.
+ * The definition is validated first (`INVALID_DEFINITION` on a bad one).
+ *
+ * @example
+ * import { toMermaid } from '@stepfold/engine/diagram';
+ *
+ * const text = toMermaid(order, snapshot); // paste into any Markdown that renders ```mermaid blocks
+ * // flowchart TD
+ * //   wf_start(("start"))
+ * //   s_reserve["reserve<br/>reserveStock()"]
+ * //   ...
+ * //   class s_reserve done
+ */
+export function toMermaid(
+  definition: DefinitionInput | WorkflowDefinition,
+  snapshot?: Snapshot | null,
+  options: MermaidOptions = {},
+): string {
+  const { definition: def, regions } = compileWorkflow(definition);
+  const steps = Object.values(def.steps);
+  // Members of each region: top level (key ''), or a branch of a parallel step.
+  const members = new Map<string, Array<StepDefinition & { id: string }>>();
+  const regionKey = (ref: BranchRef | undefined) =>
+    ref === undefined ? '' : `${nodeIds.branch(ref.parallel, ref.branch)}`;
+  for (const step of steps) {
+    const chain = regions.get(step.id) ?? [];
+    const key = regionKey(chain[chain.length - 1]);
+    members.set(key, [...(members.get(key) ?? []), step]);
+  }
+
+  const edges = steps.flatMap((s) => edgesOf(s, regions.get(s.id)));
+  edges.unshift({ from: nodeIds.start, to: nodeIds.step(def.start), arrow: '-->' });
+  const used = new Set(edges.map((e) => e.to));
+
+  const lines = [`flowchart ${options.direction ?? 'TD'}`];
+  lines.push(`  accTitle: ${escapeLabel(`workflow ${def.name} version ${def.version}`, 200)}`);
+  lines.push(`  ${nodeIds.start}(("start"))`);
+  const region = (key: string, indent: string) => {
+    for (const step of members.get(key) ?? []) {
+      const [open, close] = KIND_SHAPES[step.kind];
+      lines.push(
+        `${indent}${nodeIds.step(step.id)}${open}"${escapeLabel(step.id)}<br/>${kindLine(step)}"${close}`,
+      );
+      if (step.kind === 'task' && step.compensate !== undefined) {
+        lines.push(
+          `${indent}${nodeIds.compensation(step.id)}["⟲ compensate: ${escapeLabel(step.compensate)}"]`,
+        );
+      }
+      if (step.kind !== 'parallel') continue;
+      step.branches.forEach((entry, i) => {
+        const sub = nodeIds.branch(step.id, i);
+        lines.push(
+          `${indent}subgraph ${sub}["${escapeLabel(step.id)} · branch ${i + 1}: ${escapeLabel(entry)}"]`,
+        );
+        region(sub, `${indent}  `);
+        lines.push(`${indent}end`);
+      });
+      lines.push(`${indent}${nodeIds.join(step.id)}{{"${escapeLabel(step.id)}<br/>${joinText(step.join)}"}}`);
+    }
+  };
+  region('', '  ');
+  if (used.has(nodeIds.end)) lines.push(`  ${nodeIds.end}((("end")))`);
+  if (used.has(nodeIds.failed)) lines.push(`  ${nodeIds.failed}((("failed")))`);
+  for (const e of edges)
+    lines.push(`  ${e.from} ${e.arrow}${e.label === undefined ? '' : `|"${e.label}"|`} ${e.to}`);
+
+  lines.push(`  classDef terminal fill:#343a40,stroke:#343a40,color:#ffffff`);
+  lines.push(`  classDef note fill:#ffffff,stroke:#868e96,stroke-dasharray:3 3,color:#495057`);
+  lines.push(
+    `  class ${[nodeIds.start, ...[nodeIds.end, nodeIds.failed].filter((n) => used.has(n))].join(',')} terminal`,
+  );
+  const notes = steps.filter((s) => s.kind === 'task' && s.compensate !== undefined);
+  if (notes.length) lines.push(`  class ${notes.map((s) => nodeIds.compensation(s.id)).join(',')} note`);
+  if (snapshot) lines.push(...stateLines(def, snapshot, edges, used));
+  return `${lines.join('\n')}\n`;
+}
+
+/** `classDef`s, `class` assignments and bold taken edges for a snapshot. */
+function stateLines(def: WorkflowDefinition, snapshot: Snapshot, edges: Edge[], used: Set<string>): string[] {
+  const states = new Map<string, DiagramState>();
+  for (const step of Object.values(def.steps)) {
+    const state = stepState(snapshot, step.id);
+    if (state === undefined) continue;
+    states.set(nodeIds.step(step.id), state);
+    // The join is reached once the parallel step has finished, one way or the other.
+    if (step.kind === 'parallel' && state !== 'running' && state !== 'waiting') {
+      states.set(nodeIds.join(step.id), state);
+    }
+  }
+  if (snapshot.status === 'completed' && used.has(nodeIds.end)) states.set(nodeIds.end, 'done');
+  if ((snapshot.status === 'failed' || snapshot.status === 'dlq') && used.has(nodeIds.failed)) {
+    states.set(nodeIds.failed, 'failed');
+  }
+  const out: string[] = [];
+  for (const [name, style] of Object.entries(STATE_STYLES)) out.push(`  classDef ${name} ${style}`);
+  for (const name of Object.keys(STATE_STYLES) as DiagramState[]) {
+    const ids = [...states].filter(([, s]) => s === name).map(([id]) => id);
+    if (ids.length) out.push(`  class ${ids.join(',')} ${name}`);
+  }
+  // An edge was taken when its source has finished and its target was reached; only a failed
+  // step leads to the failed node.
+  const finished = (id: string) => {
+    const s = states.get(id);
+    return id === nodeIds.start || s === 'done' || s === 'compensated' || s === 'failed';
+  };
+  const taken = edges.flatMap((e, i) => {
+    if (e.arrow === '-.-' || !states.has(e.to)) return [];
+    if (!finished(e.from)) return e.fork && states.has(e.from) ? [i] : [];
+    const failing = states.get(e.from) === 'failed';
+    return failing === (e.to === nodeIds.failed) ? [i] : [];
+  });
+  if (taken.length) out.push(`  linkStyle ${taken.join(',')} stroke-width:3px`);
+  return out;
+}

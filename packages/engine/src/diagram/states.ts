@@ -1,0 +1,45 @@
+import type { Snapshot, StepState } from '../snapshot.js';
+
+/** The colour class of a step in a diagram, from its state in a snapshot. */
+export type DiagramState = 'done' | 'running' | 'waiting' | 'failed' | 'compensated';
+
+/** Every {@link DiagramState} with its Mermaid `classDef` style. */
+export const STATE_STYLES: Readonly<Record<DiagramState, string>> = {
+  done: 'fill:#d3f9d8,stroke:#2b8a3e,color:#1b4332',
+  running: 'fill:#d0ebff,stroke:#1971c2,stroke-width:3px,color:#0b2e4f',
+  waiting: 'fill:#fff3bf,stroke:#e67700,stroke-width:2px,color:#5c3c00',
+  failed: 'fill:#ffe3e3,stroke:#c92a2a,stroke-width:2px,color:#5c0a0a',
+  compensated: 'fill:#f3d9fa,stroke:#862e9c,stroke-dasharray:5 3,color:#3f0f4a',
+};
+
+/**
+ * The diagram state of one step: `done` once completed, `failed` when failed or parked in dlq,
+ * `compensated` while or after being undone, `running` while active with a handler in flight,
+ * `waiting` while active for a signal, a timer or a retry backoff; `undefined` when never
+ * entered or skipped.
+ */
+export function stepState(snapshot: Snapshot, id: string): DiagramState | undefined {
+  const state: StepState | undefined = Object.hasOwn(snapshot.steps, id) ? snapshot.steps[id] : undefined;
+  switch (state?.status) {
+    case 'completed':
+      return 'done';
+    case 'failed':
+    case 'dlq':
+    case 'compensation-dlq':
+      return 'failed';
+    case 'compensating':
+    case 'compensated':
+      return 'compensated';
+    case 'active': {
+      const inFlight = Object.values(snapshot.tasks).some(
+        (t) => t.step === id && t.phase === 'run' && t.detached !== true,
+      );
+      if (inFlight) return 'running';
+      const retrying = snapshot.timers.some((t) => t.step === id && t.kind === 'retry');
+      // A parallel step is active while its branches run: it counts as running, not waiting.
+      return retrying || state.branches === undefined ? 'waiting' : 'running';
+    }
+    default:
+      return undefined;
+  }
+}
