@@ -8,6 +8,10 @@ export interface InstanceDocument {
   workflow: string;
   wakeAt: number | null;
   snapshot: string;
+  /** While a `listDue` claim holds: its expiry (epoch ms, against that call's `now`). A save unsets it. */
+  claimedUntil?: number | null;
+  /** Which `listDue` call holds the claim (a random UUID). */
+  claimToken?: string;
 }
 
 /** The document of an encoded snapshot. */

@@ -1,3 +1,4 @@
+export { DEFAULT_CLAIM_MS } from './due.js';
 export type { InstanceDocument } from './encode.js';
 export {
   createMongoStore,

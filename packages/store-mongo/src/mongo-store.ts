@@ -1,5 +1,6 @@
 import { createStoreKit, type ListPage, type ListQuery, type Store } from '@stepfold/engine';
 import type { Db, Filter } from 'mongodb';
+import { claimDue, claimMsOf, releaseClaims } from './due.js';
 import { type InstanceDocument, toDocument } from './encode.js';
 import { isDuplicateKey, isUnavailable } from './map-error.js';
 import { assertCollectionName, ensureIndexes } from './setup.js';
@@ -22,11 +23,14 @@ export interface MongoStoreOptions {
   collection?: string;
   /** Largest accepted snapshot, in UTF-8 bytes of its JSON (default 15 MiB, at most that). */
   maxSnapshotBytes?: number;
+  /** How long ids returned by `listDue` stay claimed, in ms against its `now` (default 30 000). */
+  claimMs?: number;
 }
 
 /**
  * A stepfold store on MongoDB (or a wire-compatible server). Each instance is one document keyed by
- * its id; `save` is a single `updateOne` conditional on the stored version.
+ * its id; `save` is a single `updateOne` conditional on the stored version. `listDue` claims what it
+ * returns (`claimsDue`); there is no `wakes` source, so workers poll (see the README).
  */
 export function createMongoStore(options: MongoStoreOptions): Store {
   const name = options.collection ?? DEFAULT_COLLECTION;
@@ -35,10 +39,12 @@ export function createMongoStore(options: MongoStoreOptions): Store {
     asked: options.maxSnapshotBytes,
     fallback: DEFAULT_MAX_SNAPSHOT_BYTES,
   });
+  const claimMs = claimMsOf(options.claimMs);
   const instances = options.db.collection<InstanceDocument>(name);
 
   return {
     maxSnapshotBytes: kit.maxSnapshotBytes,
+    claimsDue: true,
 
     setup: () => ensureIndexes(instances, kit.guard),
 
@@ -62,7 +68,11 @@ export function createMongoStore(options: MongoStoreOptions): Store {
     async save(snapshot, expectedVersion) {
       const { _id, ...fields } = toDocument(kit.encode(snapshot));
       const result = await kit.guard('save', () =>
-        instances.updateOne({ _id, version: expectedVersion }, { $set: fields }),
+        // Rewriting the instance ends any listDue claim on it.
+        instances.updateOne(
+          { _id, version: expectedVersion },
+          { $set: fields, $unset: { claimedUntil: '', claimToken: '' } },
+        ),
       );
       if (result.matchedCount === 1) return;
       // The condition failed: tell a lost race from a missing instance.
@@ -72,18 +82,14 @@ export function createMongoStore(options: MongoStoreOptions): Store {
       kit.updated(current ? { stored: current.version } : 'missing', _id, expectedVersion);
     },
 
-    async listDue(now, limit) {
+    async listDue(now, limit, query) {
       const n = kit.dueLimit(now, limit);
-      if (n === null) return [];
-      const docs = await kit.guard('listDue', () =>
-        instances
-          .find({ wakeAt: { $ne: null, $lte: now } }, { projection: { _id: 1 } })
-          .sort({ wakeAt: 1, _id: 1 })
-          .limit(n)
-          .toArray(),
-      );
-      return docs.map((d) => d._id);
+      const workflow = kit.dueWorkflow(query);
+      if (n === null || workflow === null) return [];
+      return claimDue(instances, kit.guard, { now, limit: n, workflow, claimMs });
     },
+
+    releaseDue: (ids) => releaseClaims(instances, kit.guard, ids),
 
     async list(query: ListQuery): Promise<ListPage> {
       // The kit refuses non-string filters: an object here would become an operator.

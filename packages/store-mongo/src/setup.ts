@@ -2,9 +2,13 @@ import type { StoreKit } from '@stepfold/engine';
 import type { Collection, IndexDescription } from 'mongodb';
 import type { InstanceDocument } from './encode.js';
 
-/** The indexes the store's queries rely on: due time, and id-ordered listing by status or workflow. */
+/**
+ * The indexes the store's queries rely on: due time (all workflows, and one workflow's lane: an
+ * equality prefix then the same order), and id-ordered listing by status or workflow.
+ */
 export const INSTANCE_INDEXES: IndexDescription[] = [
   { key: { wakeAt: 1, _id: 1 }, name: 'stepfold_wake_at' },
+  { key: { workflow: 1, wakeAt: 1, _id: 1 }, name: 'stepfold_lane' },
   { key: { status: 1, _id: 1 }, name: 'stepfold_status' },
   { key: { workflow: 1, _id: 1 }, name: 'stepfold_workflow' },
 ];

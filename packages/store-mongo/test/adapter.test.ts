@@ -21,13 +21,14 @@ function snapshot(id: string, patch: Partial<Snapshot> = {}): Snapshot {
 describe('mongo adapter specifics', () => {
   const store = createMongoStore({ db, collection });
 
-  it('setup is idempotent and creates the wake, status and workflow indexes', async () => {
+  it('setup is idempotent and creates the wake, lane, status and workflow indexes', async () => {
     await store.setup();
     await store.setup();
-    const names = (await db.collection(collection).indexes()).map((i) => i.name);
-    expect(names).toEqual(
-      expect.arrayContaining(['stepfold_wake_at', 'stepfold_status', 'stepfold_workflow']),
+    const indexes = await db.collection(collection).indexes();
+    expect(indexes.map((i) => i.name)).toEqual(
+      expect.arrayContaining(['stepfold_wake_at', 'stepfold_lane', 'stepfold_status', 'stepfold_workflow']),
     );
+    expect(indexes.find((i) => i.name === 'stepfold_lane')?.key).toEqual({ workflow: 1, wakeAt: 1, _id: 1 });
   });
 
   it('stores the snapshot as a JSON string beside the indexed fields', async () => {
