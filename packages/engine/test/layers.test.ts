@@ -13,6 +13,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   runner: ['shared', 'definition', 'reducer', 'store', 'runner'],
   worker: ['shared', 'definition', 'reducer', 'store', 'runner', 'worker'],
   testing: ['shared', 'definition', 'reducer', 'store', 'runner', 'worker', 'testing'],
+  /** `@stepfold/engine/diagram`, its own entry: renders definitions and snapshots, runs nothing. */
+  diagram: ['shared', 'definition', 'diagram'],
   /** The package entry re-exports every layer but testing, which has its own entry. */
   entry: ['shared', 'definition', 'reducer', 'store', 'runner', 'worker'],
 };
