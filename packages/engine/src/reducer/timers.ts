@@ -32,7 +32,10 @@ export function nextDue(cx: Cx, only?: 'timers'): Due | null {
 export function fire(cx: Cx, due: Due): void {
   if (due.kind === 'deadline') {
     const task = cx.s.tasks[due.key]!;
-    if (task.queued) return takeTask(cx, due.key, task);
+    if (task.queued) {
+      takeTask(cx, due.key, task);
+      return;
+    }
     delete cx.s.tasks[due.key];
     const def = stepDef(cx, task.step);
     rulesOf(def).lost?.(cx, def, task);

@@ -58,6 +58,7 @@ export function createRunner<const W extends readonly AnyDefinition[], H extends
   const inFlight = new InFlight();
   const writes = new WriteLoop(store, registry, clock, options.conflictRetries ?? 20, !execute);
   let executor: TaskExecutor | undefined;
+  let observer: ((s: Snapshot) => void) | undefined;
 
   /** The handler run of a task `s` dispatched, as a job: run it, drop it, or abort it. */
   function job(call: Work, s: Snapshot, task: TaskState): { job: TaskJob; done: Promise<unknown> } {
@@ -104,6 +105,7 @@ export function createRunner<const W extends readonly AnyDefinition[], H extends
     if (!call.dueAt.has(s.id)) call.dueAt.set(s.id, dueAt);
     notifyHooks(hooks, s, transitions);
     onWritten?.(s, transitions);
+    observer?.(s);
     inFlight.written(s);
     for (const task of dispatchedBy(s, before)) {
       // Queued: written for a worker to take (this runner hands its tasks off).
@@ -261,11 +263,15 @@ export function createRunner<const W extends readonly AnyDefinition[], H extends
     idle: () => inFlight.idle(),
     workflows: registry.names(),
     stats: writes.stats,
-    executeWith(e) {
+    store,
+    executeWith(e, written) {
       if (executor) throw new Error('this runner already has an executor (one worker per runner)');
       executor = e;
+      observer = written;
       return () => {
-        if (executor === e) executor = undefined;
+        if (executor !== e) return;
+        executor = undefined;
+        observer = undefined;
       };
     },
   };

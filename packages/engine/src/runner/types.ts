@@ -205,11 +205,14 @@ export interface Runner<W extends readonly AnyDefinition[] = readonly AnyDefinit
   idle(): Promise<void>;
   /** Names of the workflows this runner knows. */
   readonly workflows: readonly string[];
+  /** The store this runner writes to. */
+  readonly store: Store;
   /** Write counters (a worker reports conflicts from here). */
   readonly stats: RunnerStats;
   /**
    * Sends every handler run this runner's writes dispatch to `executor` instead of running it at
-   * once (how a worker bounds concurrency); returns the function that detaches it again.
+   * once (how a worker bounds concurrency), and every snapshot it writes to `written`; returns the
+   * function that detaches them again.
    */
-  executeWith(executor: TaskExecutor): () => void;
+  executeWith(executor: TaskExecutor, written?: (snapshot: Snapshot) => void): () => void;
 }

@@ -1,0 +1,158 @@
+import type { TaskJob } from '../runner/types.js';
+import type { JobOutcome } from './types.js';
+
+/** What the pool tells its worker. */
+export interface PoolEvents {
+  start(job: TaskJob): void;
+  end(job: TaskJob, outcome: JobOutcome, ms: number, error?: unknown): void;
+  /** A slot came free (or the pool went idle). */
+  freed(): void;
+}
+
+/**
+ * Bounded concurrency with fairness: at most `concurrency` handler runs at once, at most
+ * `caps[workflow]` of one workflow, and waiting jobs started round-robin across workflows, so one
+ * workflow's backlog cannot hold another's jobs back. A job whose deadline is too near to start
+ * is dropped (the deadline re-dispatches it elsewhere, with the same idempotency key).
+ */
+export class TaskPool {
+  private running = 0;
+  private waiting = 0;
+  private readonly runningBy = new Map<string, number>();
+  private readonly queues = new Map<string, TaskJob[]>();
+  /** Workflows with waiting jobs, next to serve first. */
+  private turn: string[] = [];
+  private readonly live = new Set<TaskJob>();
+  private idleWaiters: Array<() => void> = [];
+  closed = false;
+
+  constructor(
+    private readonly concurrency: number,
+    private readonly caps: Readonly<Record<string, number>>,
+    private readonly startMarginMs: number,
+    private readonly clock: () => number,
+    private readonly events: PoolEvents,
+  ) {}
+
+  get size(): { running: number; queued: number } {
+    return { running: this.running, queued: this.waiting };
+  }
+
+  /** Slots neither running nor promised to a waiting job. */
+  free(): number {
+    return Math.max(0, this.concurrency - this.running - this.waiting);
+  }
+
+  /** Free slots one workflow may still take under its cap. */
+  freeFor(workflow: string): number {
+    const cap = this.caps[workflow];
+    if (cap === undefined) return this.free();
+    const used = (this.runningBy.get(workflow) ?? 0) + (this.queues.get(workflow)?.length ?? 0);
+    return Math.max(0, Math.min(this.free(), cap - used));
+  }
+
+  /** Takes a job: starts it if a slot (and its workflow's cap) allows, else queues it. */
+  submit(job: TaskJob): void {
+    if (this.closed) {
+      this.dropJob(job);
+      return;
+    }
+    let q = this.queues.get(job.workflow);
+    if (!q) {
+      q = [];
+      this.queues.set(job.workflow, q);
+    }
+    if (q.length === 0) this.turn.push(job.workflow);
+    q.push(job);
+    this.waiting++;
+    this.pump();
+  }
+
+  /** Drops every waiting job (shutdown); returns how many. */
+  dropWaiting(): number {
+    let n = 0;
+    for (const q of this.queues.values()) for (const job of q.splice(0)) n += this.dropJob(job, true);
+    this.turn = [];
+    this.waiting = 0;
+    this.settle();
+    return n;
+  }
+
+  /** Fires the AbortSignal of every running handler; returns how many. */
+  abortRunning(reason: unknown): number {
+    for (const job of this.live) job.abort(reason);
+    return this.live.size;
+  }
+
+  /** Resolves when nothing runs or waits. */
+  whenIdle(): Promise<void> {
+    if (this.running === 0 && this.waiting === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private pump(): void {
+    let scanned = 0;
+    while (this.running < this.concurrency && this.turn.length > 0 && scanned < this.turn.length) {
+      const workflow = this.turn.shift()!;
+      const q = this.queues.get(workflow)!;
+      const cap = this.caps[workflow];
+      if (cap !== undefined && (this.runningBy.get(workflow) ?? 0) >= cap) {
+        // At its cap: keep its place at the back and try the others.
+        this.turn.push(workflow);
+        scanned++;
+        continue;
+      }
+      scanned = 0;
+      const job = q.shift()!;
+      this.waiting--;
+      if (q.length > 0) this.turn.push(workflow);
+      if (job.task.deadline - this.clock() < this.startMarginMs) {
+        this.dropJob(job);
+        continue;
+      }
+      this.run(job);
+    }
+    this.settle();
+  }
+
+  private run(job: TaskJob): void {
+    this.running++;
+    this.runningBy.set(job.workflow, (this.runningBy.get(job.workflow) ?? 0) + 1);
+    this.live.add(job);
+    const t0 = this.clock();
+    this.events.start(job);
+    const end = (outcome: JobOutcome, error?: unknown) => {
+      this.running--;
+      this.runningBy.set(job.workflow, this.runningBy.get(job.workflow)! - 1);
+      this.live.delete(job);
+      this.events.end(job, outcome, this.clock() - t0, error);
+      this.pump();
+      this.events.freed();
+    };
+    let p: Promise<'completed' | 'failed'>;
+    try {
+      p = job.run();
+    } catch (e) {
+      end('error', e);
+      return;
+    }
+    p.then(
+      (outcome) => end(outcome),
+      (e) => end('error', e),
+    );
+  }
+
+  private dropJob(job: TaskJob, quiet = false): number {
+    job.drop();
+    this.events.end(job, 'dropped', 0);
+    if (!quiet) this.events.freed();
+    return 1;
+  }
+
+  private settle(): void {
+    if (this.running > 0 || this.waiting > 0) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const w of waiters) w();
+  }
+}

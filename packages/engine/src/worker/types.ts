@@ -1,0 +1,109 @@
+import type { Runner, TaskJob } from '../runner/types.js';
+import type { WakeHint, WakeSource } from '../store/store.js';
+
+/** Polling cadence of a worker: the pause after an empty round grows from `minMs` to `maxMs`. */
+export interface PollOptions {
+  /** Pause after the first empty round (default 50 ms). */
+  minMs?: number;
+  /** Longest pause without a live wake subscription (default 5 000 ms). */
+  maxMs?: number;
+  /** Longest pause while a wake subscription is live: polling is then only a backstop (default 30 000 ms). */
+  maxWithWakesMs?: number;
+  /** Growth of the pause per empty round (default 2). */
+  factor?: number;
+  /** ± share of each pause chosen at random, so workers drift apart (default 0.1). */
+  jitter?: number;
+}
+
+/** How a worker shuts down: see {@link Worker.stop}. */
+export interface ShutdownOptions {
+  /** Time running handlers get to finish (default 30 000 ms). */
+  graceMs?: number;
+  /** After the grace, their AbortSignals fire; time they get to return then (default 5 000 ms). */
+  abortMs?: number;
+}
+
+/** Options of `createWorker`. */
+export interface WorkerOptions {
+  /** The runner whose handlers this worker runs; one worker per runner. */
+  runner: Runner;
+  /** Handler runs in flight at once, every workflow together (default 10). */
+  concurrency?: number;
+  /** Caps inside `concurrency` per workflow name, e.g. `{ 'video-encode': 2 }`. */
+  workflowConcurrency?: Readonly<Record<string, number>>;
+  poll?: PollOptions;
+  /** Wake source to follow; default the store's own (`store.wakes`); `false` polls only. */
+  wakes?: WakeSource | false;
+  /** A queued job whose deadline is nearer than this is dropped rather than started late (default 1 000 ms). */
+  startMarginMs?: number;
+  /** How long an instance that cannot be stepped here (unknown workflow or version) is skipped at first (default 1 000 ms, doubling up to 5 min). */
+  skipMs?: number;
+  shutdown?: ShutdownOptions;
+  /** Epoch-ms clock (default `Date.now`); sleeps use the platform's timers. */
+  clock?: () => number;
+  /** Observers; one that throws is ignored. */
+  on?: Partial<WorkerEvents>;
+}
+
+/** How a job ended: its handler returned or threw, its result could not be written, or it never ran. */
+export type JobOutcome = 'completed' | 'failed' | 'error' | 'dropped';
+
+/** What a worker reports as it goes. */
+export interface WorkerEvents {
+  /** A poll of one lane (a workflow name) returned these ids, claimed on stores that claim. */
+  claimed(ids: readonly string[], lane: string): void;
+  /** Milliseconds between an instance falling due and this worker's tick of it. */
+  lag(ms: number, id: string): void;
+  taskStart(job: TaskJob): void;
+  taskEnd(job: TaskJob, outcome: JobOutcome, ms: number): void;
+  /** An instance this worker cannot step (its workflow or version is not registered here) is skipped until `until`. */
+  skipped(id: string, error: unknown, until: number): void;
+  wake(hint: WakeHint): void;
+  /** The wake subscription broke: polling runs at its fast pace until it is back. */
+  wakeLost(error: unknown): void;
+  wakeRestored(): void;
+  /** Something failed and was retried or skipped: a poll, a tick, a result write or the wake subscription. */
+  error(error: unknown, where: 'poll' | 'tick' | 'task' | 'wake'): void;
+  stopping(info: { running: number; queued: number }): void;
+  stopped(info: { aborted: number; dropped: number }): void;
+}
+
+/** Counters and gauges of a worker since it started. */
+export interface WorkerStats {
+  /** Ids polls returned (claimed, on stores that claim). */
+  claimed: number;
+  /** Ticks written. */
+  ticks: number;
+  /** Handler runs that returned / threw / could not write their result / were dropped unrun. */
+  completed: number;
+  failed: number;
+  errors: number;
+  dropped: number;
+  /** Instances skipped because this worker cannot step them. */
+  skipped: number;
+  /** listDue calls. */
+  polls: number;
+  /** Wake notices received. */
+  wakes: number;
+  /** Writes of this worker's runner that lost a race and were re-applied. */
+  conflicts: number;
+  /** Handler runs now running / waiting for a slot. */
+  running: number;
+  queued: number;
+  /** Lag of the latest tick and the largest seen, in ms (see {@link WorkerEvents.lag}). */
+  lastLagMs: number;
+  maxLagMs: number;
+}
+
+/** A worker: polls due instances, follows wake notices and runs handlers with bounded concurrency. */
+export interface Worker {
+  /** Subscribes to wakes and starts polling; resolves once the first poll is scheduled. */
+  start(): Promise<void>;
+  /** Stops polling, lets running handlers finish (then aborts them), drops queued ones; idempotent. */
+  stop(options?: ShutdownOptions): Promise<void>;
+  /** Polls now (something became due that the worker cannot know of). */
+  nudge(): void;
+  /** Resolves once a poll found nothing due and no handler runs or waits. */
+  idle(): Promise<void>;
+  readonly stats: Readonly<WorkerStats>;
+}

@@ -1,0 +1,247 @@
+import type { TaskJob } from '../runner/types.js';
+import type { Snapshot } from '../snapshot.js';
+import type { WakeHint, WakeSubscription } from '../store/store.js';
+import { wakeNotice } from '../store/wake-notice.js';
+import { after, jittered, Sleeper, systemClock } from './clock.js';
+import { DuePoller } from './due-poller.js';
+import { TaskPool } from './task-pool.js';
+import type { ShutdownOptions, Worker, WorkerEvents, WorkerOptions, WorkerStats } from './types.js';
+
+// Backoff while the store is down: from 100 ms, doubling, at most 30 s.
+const OUTAGE_MIN_MS = 100;
+const OUTAGE_MAX_MS = 30_000;
+
+/**
+ * A worker over a runner: polls due instances lane by lane (one lane per workflow) with only as many
+ * ids as it has free slots, sleeps between empty rounds with a growing pause (cut short by the
+ * store's wake notices and by the earliest wake time it knows), runs every handler the runner's
+ * writes dispatch through a bounded, fair pool, backs off while the store is down, and drains on
+ * stop. Portable: timers and promises only.
+ *
+ * @example
+ * const runner = createRunner({ store, workflows: [order], handlers });
+ * const worker = createWorker({ runner, concurrency: 20, workflowConcurrency: { report: 2 } });
+ * await worker.start();
+ * await runner.client(order).start('order-1', input, { wait: 'write' }); // the worker runs it
+ * // on shutdown:
+ * await worker.stop();
+ */
+export function createWorker(options: WorkerOptions): Worker {
+  const { runner } = options;
+  const store = runner.store;
+  const clock = options.clock ?? systemClock;
+  const poll = {
+    minMs: options.poll?.minMs ?? 50,
+    maxMs: options.poll?.maxMs ?? 5_000,
+    maxWithWakesMs: options.poll?.maxWithWakesMs ?? 30_000,
+    factor: options.poll?.factor ?? 2,
+    jitter: options.poll?.jitter ?? 0.1,
+  };
+  const stats: WorkerStats = {
+    claimed: 0,
+    ticks: 0,
+    completed: 0,
+    failed: 0,
+    errors: 0,
+    dropped: 0,
+    skipped: 0,
+    polls: 0,
+    wakes: 0,
+    conflicts: 0,
+    running: 0,
+    queued: 0,
+    lastLagMs: 0,
+    maxLagMs: 0,
+  };
+  const emit = <K extends keyof WorkerEvents>(k: K, ...args: Parameters<WorkerEvents[K]>): void => {
+    try {
+      (options.on?.[k] as ((...a: Parameters<WorkerEvents[K]>) => void) | undefined)?.(...args);
+    } catch {
+      // An observer that throws must not stop the worker.
+    }
+  };
+  const sleeper = new Sleeper();
+  const pool = new TaskPool(
+    options.concurrency ?? 10,
+    options.workflowConcurrency ?? {},
+    options.startMarginMs ?? 1_000,
+    clock,
+    {
+      start: (job) => emit('taskStart', job),
+      end(job, outcome, ms, error) {
+        stats[outcome === 'error' ? 'errors' : outcome]++;
+        if (outcome === 'error') emit('error', error, 'task');
+        emit('taskEnd', job, outcome, ms);
+      },
+      freed: () => {
+        if (waitingForSlot) sleeper.wake();
+      },
+    },
+  );
+  const poller = new DuePoller(runner, store, pool, stats, emit, clock, options.skipMs ?? 1_000);
+
+  let state: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
+  let loop: Promise<void> | undefined;
+  let stopped: Promise<void> | undefined;
+  let subscription: WakeSubscription | undefined;
+  let wakesLive = false;
+  let waitingForSlot = false;
+  /** Earliest future wake time heard of (notices, this worker's own writes). */
+  let earliest = Number.POSITIVE_INFINITY;
+  let roundsDone = 0;
+  let lastRoundEmpty = false;
+  const roundWaiters: Array<() => void> = [];
+
+  const hear = (at: number) => {
+    if (at <= clock()) sleeper.wake();
+    else if (at < earliest) {
+      earliest = at;
+      sleeper.wake(); // re-plan the sleep around the new time
+    }
+  };
+  let detach: (() => void) | undefined;
+
+  async function run(): Promise<void> {
+    let pause = poll.minMs;
+    let outages = 0;
+    while (state === 'running') {
+      if (pool.free() === 0) {
+        waitingForSlot = true;
+        await sleeper.sleep(poll.maxWithWakesMs);
+        waitingForSlot = false;
+        continue;
+      }
+      let result: { ticked: number; full: boolean };
+      try {
+        result = await poller.round();
+        outages = 0;
+      } catch (e) {
+        stats.errors++;
+        emit('error', e, 'poll');
+        outages++;
+        await sleeper.sleep(
+          jittered(Math.min(OUTAGE_MAX_MS, OUTAGE_MIN_MS * 2 ** (outages - 1)), poll.jitter),
+        );
+        continue;
+      } finally {
+        stats.conflicts = runner.stats.conflicts;
+      }
+      roundsDone++;
+      lastRoundEmpty = result.ticked === 0;
+      for (const w of roundWaiters.splice(0)) w();
+      if (result.full) {
+        pause = poll.minMs;
+        continue;
+      }
+      pause =
+        result.ticked > 0
+          ? poll.minMs
+          : Math.min(pause * poll.factor, wakesLive ? poll.maxWithWakesMs : poll.maxMs);
+      const now = clock();
+      if (earliest <= now) earliest = Number.POSITIVE_INFINITY;
+      const until = Math.min(jittered(pause, poll.jitter), earliest - now);
+      if (state === 'running') await sleeper.sleep(until);
+      if (earliest <= clock()) earliest = Number.POSITIVE_INFINITY;
+    }
+  }
+
+  async function subscribe(failures = 0): Promise<void> {
+    const source = options.wakes === false ? undefined : (options.wakes ?? store.wakes);
+    if (!source || state !== 'running') return;
+    try {
+      subscription = await source.subscribe({
+        wake(hint: WakeHint) {
+          stats.wakes++;
+          emit('wake', hint);
+          hear(hint.at);
+        },
+        lost(error) {
+          wakesLive = false;
+          emit('wakeLost', error);
+          sleeper.wake(); // back to the fast pace
+        },
+        restored() {
+          wakesLive = true;
+          emit('wakeRestored');
+          sleeper.wake(); // notices sent meanwhile are gone: poll once
+        },
+      });
+      wakesLive = true;
+      if (state !== 'running') await subscription.close().catch(() => {});
+    } catch (e) {
+      // Polling alone finds everything meanwhile; the subscription is tried again with backoff.
+      stats.errors++;
+      emit('error', e, 'wake');
+      const ms = jittered(Math.min(OUTAGE_MAX_MS, OUTAGE_MIN_MS * 2 ** failures), poll.jitter);
+      resubscribe = setTimeout(() => void subscribe(failures + 1), ms);
+    }
+  }
+  let resubscribe: ReturnType<typeof setTimeout> | undefined;
+
+  const worker: Worker = {
+    stats,
+    async start() {
+      if (state !== 'new') return;
+      state = 'running';
+      detach = runner.executeWith(
+        (job: TaskJob) => pool.submit(job),
+        (s: Snapshot) => {
+          const at = wakeNotice(s);
+          if (at !== null) hear(at);
+        },
+      );
+      loop = run();
+      await subscribe();
+    },
+    stop(o: ShutdownOptions = {}) {
+      stopped ??= (async () => {
+        const graceMs = o.graceMs ?? options.shutdown?.graceMs ?? 30_000;
+        const abortMs = o.abortMs ?? options.shutdown?.abortMs ?? 5_000;
+        const was = state;
+        state = 'stopping';
+        sleeper.wake();
+        for (const w of roundWaiters.splice(0)) w();
+        if (resubscribe !== undefined) clearTimeout(resubscribe);
+        await loop;
+        await subscription?.close().catch(() => {});
+        emit('stopping', pool.size);
+        pool.closed = true;
+        let dropped = pool.dropWaiting();
+        let aborted = 0;
+        const idle = pool.whenIdle();
+        if (pool.size.running > 0) await Promise.race([idle, after(graceMs)]);
+        if (pool.size.running > 0) {
+          aborted = pool.abortRunning(new Error('worker stopping'));
+          await Promise.race([idle, after(abortMs)]);
+        }
+        dropped += pool.dropWaiting();
+        detach?.();
+        state = 'stopped';
+        if (was !== 'new') emit('stopped', { aborted, dropped });
+      })();
+      return stopped;
+    },
+    nudge: () => sleeper.wake(),
+    async idle() {
+      for (;;) {
+        await pool.whenIdle();
+        if (state !== 'running') return;
+        // A round that starts after the pool went idle and finds nothing, with the pool still idle.
+        const target = roundsDone + 2;
+        while (roundsDone < target && state === 'running') {
+          await new Promise<void>((resolve) => {
+            roundWaiters.push(resolve);
+            sleeper.wake();
+          });
+        }
+        const size = pool.size;
+        if (lastRoundEmpty && size.running === 0 && size.queued === 0) return;
+      }
+    },
+  };
+  Object.defineProperties(stats, {
+    running: { get: () => pool.size.running, enumerable: true },
+    queued: { get: () => pool.size.queued, enumerable: true },
+  });
+  return worker;
+}

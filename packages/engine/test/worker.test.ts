@@ -1,0 +1,240 @@
+import { createMemoryStore, createRunner, isStepfoldError, type Store, workflow } from '@stepfold/engine';
+import { createWorker, type WorkerEvents } from '@stepfold/engine/worker';
+import { describe, expect, it } from 'vitest';
+
+const chain = workflow('chain', 1).task('a', { handler: 'a' }).task('b', { handler: 'b' }).build();
+const flood = workflow('flood', 1).task('f', { handler: 'f' }).build();
+const quiet = workflow('quiet', 1).task('q', { handler: 'q' }).build();
+const nap = workflow('nap', 1).sleep('rest', { ms: 150 }).task('after', { handler: 'after' }).build();
+
+/** A promise with its resolve, to hold handlers until a test lets them go. */
+function gate() {
+  let open: () => void = () => {};
+  const p = new Promise<void>((r) => {
+    open = r;
+  });
+  return { p, open };
+}
+
+/** Records the `limit` of every listDue call. */
+function recordingLimits(store: Store, limits: number[]): Store {
+  return Object.assign(Object.create(store) as Store, {
+    listDue: (now: number, limit: number, q?: { workflow?: string }) => {
+      limits.push(limit);
+      return store.listDue(now, limit, q);
+    },
+  });
+}
+
+describe('createWorker', () => {
+  it("start with wait: 'write' answers after one write; the worker runs the handlers", async () => {
+    const store = createMemoryStore();
+    const held = gate();
+    const runner = createRunner({
+      store,
+      workflows: [chain],
+      handlers: { a: async () => held.p.then(() => 'A'), b: () => 'B' },
+    });
+    const worker = createWorker({ runner, concurrency: 4 });
+    await worker.start();
+    const s = await runner.client(chain).start('c-1', undefined, { wait: 'write' });
+    expect(s.version).toBe(1);
+    expect(s.status).toBe('running');
+    expect(worker.stats.running).toBe(1);
+    held.open();
+    await worker.idle();
+    expect((await store.load('c-1'))!.status).toBe('completed');
+    expect(worker.stats.completed).toBe(2);
+    await worker.stop();
+  });
+
+  it('never runs more than `concurrency` handlers and asks listDue for no more than its free slots', async () => {
+    const limits: number[] = [];
+    const store = recordingLimits(createMemoryStore(), limits);
+    const api = createRunner({ store, workflows: [flood], handlers: { f: () => null }, execute: false });
+    for (let i = 0; i < 30; i++) await api.start('flood', `f-${i}`);
+    let now = 0;
+    let most = 0;
+    const runner = createRunner({
+      store,
+      workflows: [flood],
+      handlers: {
+        f: async () => {
+          now++;
+          most = Math.max(most, now);
+          await new Promise((r) => setTimeout(r, 5));
+          now--;
+        },
+      },
+    });
+    const worker = createWorker({ runner, concurrency: 5, poll: { minMs: 5 } });
+    await worker.start();
+    await worker.idle();
+    await worker.stop();
+    expect(most).toBe(5);
+    expect(Math.max(...limits)).toBeLessThanOrEqual(5);
+    const done = await store.list({ limit: 100, status: 'completed' });
+    expect(done.items).toHaveLength(30);
+    expect(worker.stats.claimed).toBe(30);
+  });
+
+  it('a flooded workflow at its cap does not hold back another workflow', async () => {
+    const store = createMemoryStore();
+    const api = createRunner({
+      store,
+      workflows: [flood, quiet],
+      handlers: { f: () => null, q: () => null },
+      execute: false,
+    });
+    for (let i = 0; i < 40; i++) await api.start('flood', `fl-${String(i).padStart(2, '0')}`);
+    await api.start('quiet', 'q-1');
+    const order: string[] = [];
+    const runner = createRunner({
+      store,
+      workflows: [flood, quiet],
+      handlers: {
+        f: async ({ instanceId }) => {
+          order.push(instanceId);
+          await new Promise((r) => setTimeout(r, 2));
+        },
+        q: ({ instanceId }) => {
+          order.push(instanceId);
+        },
+      },
+    });
+    const worker = createWorker({
+      runner,
+      concurrency: 2,
+      workflowConcurrency: { flood: 1 },
+      poll: { minMs: 5 },
+    });
+    await worker.start();
+    await worker.idle();
+    await worker.stop();
+    expect(order).toHaveLength(41);
+    // The quiet workflow's one instance ran among the first few, not after the flood.
+    expect(order.indexOf('q-1')).toBeLessThan(3);
+  });
+
+  it('sleeps until the earliest wake time it wrote: a timer fires without a nudge', async () => {
+    const store = createMemoryStore();
+    const runner = createRunner({ store, workflows: [nap], handlers: { after: () => 'up' } });
+    // Polling alone would wait a minute: only the known wake time can bring the timer in.
+    const worker = createWorker({ runner, wakes: false, poll: { minMs: 60_000, maxMs: 60_000 } });
+    await worker.start();
+    const s = await runner.start('nap', 'n-1', undefined, { wait: 'write' });
+    expect(s.status).toBe('waiting');
+    await expect.poll(async () => (await store.load('n-1'))!.status, { timeout: 10_000 }).toBe('completed');
+    await worker.stop();
+  });
+
+  it("follows the store's wake notices: another runner's handed-off start is taken without polling", async () => {
+    const store = createMemoryStore();
+    const wakes: number[] = [];
+    const runner = createRunner({ store, workflows: [chain], handlers: { a: () => 'A', b: () => 'B' } });
+    const worker = createWorker({
+      runner,
+      poll: { minMs: 60_000, maxMs: 60_000, maxWithWakesMs: 60_000 },
+      on: { wake: (h) => wakes.push(h.at) },
+    });
+    await worker.start();
+    await new Promise((r) => setTimeout(r, 20)); // the first round has run and the worker sleeps
+    const api = createRunner({
+      store,
+      workflows: [chain],
+      handlers: { a: () => 'x', b: () => 'y' },
+      execute: false,
+    });
+    const s = await api.start('chain', 'w-1');
+    expect(s.tasks.a?.queued).toBe(true);
+    await expect.poll(async () => (await store.load('w-1'))!.status, { timeout: 10_000 }).toBe('completed');
+    expect(wakes.length).toBeGreaterThan(0);
+    expect((await store.load('w-1'))!.output).toBe('B');
+    await worker.stop();
+  });
+
+  it('skips instances it cannot step (unknown version), gives their claims back, and still runs the rest', async () => {
+    const store = createMemoryStore();
+    const v9 = workflow('flood', 9).task('f', { handler: 'f' }).build();
+    const other = createRunner({ store, workflows: [v9], handlers: { f: () => null }, execute: false });
+    for (let i = 0; i < 20; i++) await other.start('flood', `v9-${String(i).padStart(2, '0')}`);
+    const api = createRunner({ store, workflows: [flood], handlers: { f: () => null }, execute: false });
+    await api.start('flood', 'zz-v1');
+    const skipped = new Set<string>();
+    const runner = createRunner({ store, workflows: [flood], handlers: { f: () => null } });
+    const worker = createWorker({
+      runner,
+      concurrency: 2,
+      poll: { minMs: 5 },
+      on: { skipped: (id, e) => isStepfoldError(e, 'UNKNOWN_VERSION') && skipped.add(id) },
+    });
+    await worker.start();
+    await expect.poll(async () => (await store.load('zz-v1'))!.status, { timeout: 10_000 }).toBe('completed');
+    await worker.stop();
+    expect(skipped.size).toBe(20);
+    // Their claims were given back: a runner that knows v9 takes them at once.
+    const v9runner = createRunner({ store, workflows: [v9], handlers: { f: () => null } });
+    expect((await v9runner.processDue(Date.now(), 50)).length).toBe(20);
+  });
+
+  it('backs off while the store is down and carries on when it is back', async () => {
+    const store = createMemoryStore();
+    const api = createRunner({
+      store,
+      workflows: [chain],
+      handlers: { a: () => 1, b: () => 2 },
+      execute: false,
+    });
+    await api.start('chain', 'o-1');
+    const errors: Array<Parameters<WorkerEvents['error']>> = [];
+    store.setAvailable(false);
+    const runner = createRunner({ store, workflows: [chain], handlers: { a: () => 1, b: () => 2 } });
+    const worker = createWorker({ runner, poll: { minMs: 5 }, on: { error: (...a) => errors.push(a) } });
+    await worker.start();
+    const polls = () => errors.filter(([, where]) => where === 'poll');
+    await expect.poll(() => polls().length, { timeout: 10_000 }).toBeGreaterThanOrEqual(3);
+    expect(errors.every(([e]) => isStepfoldError(e, 'STORE_UNAVAILABLE'))).toBe(true);
+    // The wake subscription failed too and is retried: notices resume once the store is back.
+    expect(errors.some(([, where]) => where === 'wake')).toBe(true);
+    store.setAvailable(true);
+    await expect.poll(async () => (await store.load('o-1'))!.status, { timeout: 30_000 }).toBe('completed');
+    await worker.stop();
+  });
+
+  it('stop lets running handlers finish, then fires their AbortSignal after the grace', async () => {
+    const store = createMemoryStore();
+    const seen: string[] = [];
+    const quick = gate();
+    const runner = createRunner({
+      store,
+      workflows: [flood, quiet],
+      handlers: {
+        // Finishes within the grace.
+        q: async () => {
+          await quick.p;
+          seen.push('quick done');
+        },
+        // Runs until aborted.
+        f: ({ signal }) =>
+          new Promise((_, reject) =>
+            signal.addEventListener('abort', () => {
+              seen.push('aborted');
+              reject(new Error('aborted'));
+            }),
+          ),
+      },
+    });
+    const stopped: Array<Parameters<WorkerEvents['stopped']>[0]> = [];
+    const worker = createWorker({ runner, on: { stopped: (i) => stopped.push(i) } });
+    await worker.start();
+    await runner.start('quiet', 'q-1', undefined, { wait: 'write' });
+    await runner.start('flood', 'f-1', undefined, { wait: 'write' });
+    expect(worker.stats.running).toBe(2);
+    const stopping = worker.stop({ graceMs: 100, abortMs: 5_000 });
+    quick.open();
+    await stopping;
+    expect(seen).toEqual(['quick done', 'aborted']);
+    expect(stopped).toEqual([{ aborted: 1, dropped: 0 }]);
+    expect((await store.load('q-1'))!.status).toBe('completed');
+  });
+});
