@@ -7,21 +7,22 @@ import {
   type DynamoDBClient,
   GetItemCommand,
   PutItemCommand,
-  QueryCommand,
   type QueryCommandInput,
 } from '@aws-sdk/client-dynamodb';
 import { createStoreKit, type ListPage, type ListQuery, type Snapshot, type Store } from '@stepfold/engine';
-import { DEFAULT_MAX_SNAPSHOT_BYTES, DUE_SHARD, dueBound, jsonOf, LIST_SHARD, toItem } from './encode.js';
+import { claimDue, claimMsOf, type DueContext, releaseClaims } from './due.js';
+import { DEFAULT_MAX_SNAPSHOT_BYTES, dueShardsOf, jsonOf, LIST_SHARD, toItem } from './encode.js';
 import { isConditionFailed, isUnavailable } from './map-error.js';
+import { queryItems } from './query.js';
 import {
   assertTableName,
-  DUE_INDEX,
   type EnsureTableOptions,
   ensureTable,
   LIST_INDEX,
   STATUS_INDEX,
   WORKFLOW_INDEX,
 } from './setup.js';
+import { ensureShardCount, migrateLegacyDue } from './shards.js';
 
 /** Default table name. */
 export const DEFAULT_TABLE = 'stepfold_instances';
@@ -34,8 +35,15 @@ export interface DynamoStoreOptions {
   table?: string;
   /** Largest accepted snapshot, in UTF-8 bytes of its JSON (default 398 KiB, so the whole item fits in 400 KB). */
   maxSnapshotBytes?: number;
-  /** How long `setup` waits for a new table to become ACTIVE. */
+  /** How long `setup` waits for a new table (or a new index) to become ACTIVE. */
   setup?: EnsureTableOptions;
+  /** How long ids returned by `listDue` stay claimed, in ms against its `now` (default 30 000). */
+  claimMs?: number;
+  /**
+   * Partitions the due index and each workflow's lane are spread over (default 8, 1-64); `listDue`
+   * queries them all. Recorded in the table by `setup`, which refuses a store with another count.
+   */
+  dueShards?: number;
 }
 
 const BATCH_GET_MAX = 100;
@@ -54,6 +62,9 @@ export function createDynamoStore(options: DynamoStoreOptions): Store {
     fallback: DEFAULT_MAX_SNAPSHOT_BYTES,
   });
   const { guard } = kit;
+  const claimMs = claimMsOf(options.claimMs);
+  const shards = dueShardsOf(options.dueShards);
+  const due: DueContext = { client, guard, table, shards };
 
   const currentVersion = async (id: string): Promise<number | null> => {
     const out = await guard('save', () =>
@@ -103,36 +114,21 @@ export function createDynamoStore(options: DynamoStoreOptions): Store {
     return ids.flatMap((id) => found.get(id) ?? []);
   };
 
-  // Pages through an index Query until `want` keys matched or the index is exhausted.
-  const queryIds = async (input: QueryCommandInput, want: number, what: string): Promise<string[]> => {
-    const ids: string[] = [];
-    let start: Record<string, AttributeValue> | undefined;
-    do {
-      const out = await guard(what, () =>
-        client.send(
-          new QueryCommand({
-            ...input,
-            ...(input.FilterExpression ? {} : { Limit: want - ids.length }),
-            ExclusiveStartKey: start,
-          }),
-        ),
-      );
-      for (const item of out.Items ?? []) {
-        const id = item.id?.S;
-        if (id !== undefined && ids.length < want) ids.push(id);
-      }
-      start = out.LastEvaluatedKey;
-    } while (start && ids.length < want);
-    return ids;
-  };
+  const queryIds = async (input: QueryCommandInput, want: number, what: string): Promise<string[]> =>
+    (await queryItems(client, guard, input, want, what)).flatMap((item) => item.id?.S ?? []);
 
   return {
     maxSnapshotBytes: kit.maxSnapshotBytes,
+    claimsDue: true,
 
-    setup: () => ensureTable(client, table, options.setup),
+    async setup() {
+      await ensureTable(client, table, options.setup);
+      await ensureShardCount(client, guard, table, shards);
+      await migrateLegacyDue(client, guard, table, shards);
+    },
 
     async create(snapshot) {
-      const item = toItem(kit.encode(snapshot));
+      const item = toItem(kit.encode(snapshot), shards);
       try {
         await guard('create', () =>
           client.send(
@@ -166,7 +162,7 @@ export function createDynamoStore(options: DynamoStoreOptions): Store {
     },
 
     async save(snapshot, expectedVersion) {
-      const item = toItem(kit.encode(snapshot));
+      const item = toItem(kit.encode(snapshot), shards);
       try {
         await guard('save', () =>
           client.send(
@@ -187,22 +183,14 @@ export function createDynamoStore(options: DynamoStoreOptions): Store {
       }
     },
 
-    async listDue(now, limit) {
+    async listDue(now, limit, query) {
       const n = kit.dueLimit(now, limit);
-      if (n === null) return [];
-      return queryIds(
-        {
-          TableName: table,
-          IndexName: DUE_INDEX,
-          KeyConditionExpression: '#shard = :due AND #key < :bound',
-          ExpressionAttributeNames: { '#shard': 'dueShard', '#key': 'dueKey' },
-          ExpressionAttributeValues: { ':due': { S: DUE_SHARD }, ':bound': { S: dueBound(now) } },
-          ScanIndexForward: true,
-        },
-        n,
-        'listDue',
-      );
+      const workflow = kit.dueWorkflow(query);
+      if (n === null || workflow === null) return [];
+      return claimDue(due, { now, limit: n, workflow, claimMs });
     },
+
+    releaseDue: (ids) => releaseClaims(due, ids),
 
     async list(query: ListQuery): Promise<ListPage> {
       const args = kit.listArgs(query);

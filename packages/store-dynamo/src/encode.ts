@@ -6,13 +6,52 @@ export const DYNAMO_ITEM_LIMIT = 400 * 1024;
 
 /**
  * Default snapshot limit: the item limit less 2 KiB. Besides the snapshot string an item holds the id
- * (twice, at most 200 bytes each), the workflow name, status, version, wake time and the index keys,
- * under 1 KiB together with their attribute names; the rest is margin.
+ * (twice, at most 200 bytes each), the workflow name (twice: also in the lane key), status, version,
+ * wake time, a claim's expiry and the index keys, about 1.2 KiB at most with their attribute names;
+ * the rest is margin.
  */
 export const DEFAULT_MAX_SNAPSHOT_BYTES = DYNAMO_ITEM_LIMIT - 2 * 1024;
 
-/** Value of `dueShard` on instances that have a wake time: the single partition of the due index. */
-export const DUE_SHARD = 'due';
+/** Default number of partitions the due index (and each workflow's lane) is spread over. */
+export const DEFAULT_DUE_SHARDS = 8;
+
+/** Most due shards: `listDue` sends one Query per shard, so more would cost more than they spread. */
+export const MAX_DUE_SHARDS = 64;
+
+/** `dueShard` of instances written by 0.1 (one partition); `setup` moves them onto the shards. */
+export const LEGACY_DUE_SHARD = 'due';
+
+/** Checks the `dueShards` option: an integer in 1..{@link MAX_DUE_SHARDS}. */
+export function dueShardsOf(value: number | undefined): number {
+  const n = value ?? DEFAULT_DUE_SHARDS;
+  if (!(Number.isInteger(n) && n >= 1 && n <= MAX_DUE_SHARDS)) {
+    throw new RangeError(`dueShards must be an integer in 1..${MAX_DUE_SHARDS}`);
+  }
+  return n;
+}
+
+/**
+ * The shard of an id: FNV-1a (32 bit) of its UTF-16 units mod `shards`. Stable across processes and
+ * versions: an item is found only on the shard its id hashes to.
+ */
+export function shardOf(id: string, shards: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) {
+    h ^= id.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h % shards;
+}
+
+/** Partition key on the due index: `due#<shard>`. */
+export function dueShard(shard: number): string {
+  return `due#${shard}`;
+}
+
+/** Partition key on the lane index: `<workflow>#<shard>` ('#' is in no valid workflow name). */
+export function laneShard(workflow: string, shard: number): string {
+  return `${workflow}#${shard}`;
+}
 
 /** Value of `listShard` on every instance: the single partition of the id-ordered list index. */
 export const LIST_SHARD = 'all';
@@ -66,7 +105,7 @@ function itemBytes(item: Record<string, AttributeValue>): number {
  * The item of an encoded snapshot (ids and the snapshot limit are checked by the kit), after
  * checking the whole item against DynamoDB's 400 KB; throws before anything is sent.
  */
-export function toItem(e: EncodedSnapshot): Record<string, AttributeValue> {
+export function toItem(e: EncodedSnapshot, shards: number): Record<string, AttributeValue> {
   const item: Record<string, AttributeValue> = {
     id: { S: e.id },
     version: { N: String(e.version) },
@@ -75,10 +114,12 @@ export function toItem(e: EncodedSnapshot): Record<string, AttributeValue> {
     listShard: { S: LIST_SHARD },
     snapshot: { S: e.json },
   };
-  // No wake time, no due-index entry.
+  // No wake time, no due-index or lane-index entry. A whole-item put also drops a listDue claim.
   if (e.wakeAt !== null) {
+    const shard = shardOf(e.id, shards);
     item.wakeAt = { N: String(e.wakeAt) };
-    item.dueShard = { S: DUE_SHARD };
+    item.dueShard = { S: dueShard(shard) };
+    item.laneShard = { S: laneShard(e.workflow, shard) };
     item.dueKey = { S: dueKey(e.wakeAt, e.id) };
   }
   const total = itemBytes(item);

@@ -1,11 +1,20 @@
+export { DEFAULT_CLAIM_MS } from './due.js';
 export { createDynamoStore, DEFAULT_TABLE, type DynamoStoreOptions } from './dynamo-store.js';
-export { DEFAULT_MAX_SNAPSHOT_BYTES, DYNAMO_ITEM_LIMIT } from './encode.js';
+export {
+  DEFAULT_DUE_SHARDS,
+  DEFAULT_MAX_SNAPSHOT_BYTES,
+  DYNAMO_ITEM_LIMIT,
+  MAX_DUE_SHARDS,
+  shardOf,
+} from './encode.js';
 export {
   DUE_INDEX,
   type EnsureTableOptions,
   ensureTable,
+  LANE_INDEX,
   LIST_INDEX,
   STATUS_INDEX,
   tableDefinition,
   WORKFLOW_INDEX,
 } from './setup.js';
+export { SETTINGS_ID } from './shards.js';

@@ -3,15 +3,19 @@ import {
   type CreateTableCommandInput,
   DescribeTableCommand,
   type DynamoDBClient,
+  type GlobalSecondaryIndex,
   type TableDescription,
+  UpdateTableCommand,
 } from '@aws-sdk/client-dynamodb';
 import { storeGuard } from '@stepfold/engine';
 import { isUnavailable } from './map-error.js';
 
 const guard = storeGuard('dynamodb', isUnavailable);
 
-/** GSI on (dueShard, dueKey), keys only: `listDue` is one Query over it. */
+/** GSI on (dueShard, dueKey), keys only: `listDue` is one Query per shard (`due#<n>`) over it. */
 export const DUE_INDEX = 'due-index';
+/** GSI on (laneShard, dueKey), keys only: `listDue(…, { workflow })`, one Query per `<workflow>#<n>`. */
+export const LANE_INDEX = 'lane-index';
 /** GSI on (status, id) with `workflow` projected: `list` filtered by status. */
 export const STATUS_INDEX = 'status-index';
 /** GSI on (workflow, id), keys only: `list` filtered by workflow alone. */
@@ -19,7 +23,16 @@ export const WORKFLOW_INDEX = 'workflow-index';
 /** GSI on (listShard, id), keys only: `list` with no filter, in id order. */
 export const LIST_INDEX = 'list-index';
 
-const REQUIRED_INDEXES = [DUE_INDEX, STATUS_INDEX, WORKFLOW_INDEX, LIST_INDEX];
+const REQUIRED_INDEXES = [DUE_INDEX, STATUS_INDEX, WORKFLOW_INDEX, LIST_INDEX, LANE_INDEX];
+
+const LANE_INDEX_DEFINITION: GlobalSecondaryIndex = {
+  IndexName: LANE_INDEX,
+  KeySchema: [
+    { AttributeName: 'laneShard', KeyType: 'HASH' },
+    { AttributeName: 'dueKey', KeyType: 'RANGE' },
+  ],
+  Projection: { ProjectionType: 'KEYS_ONLY' },
+};
 
 const TABLE_NAME = /^[A-Za-z0-9_.-]{3,255}$/;
 
@@ -44,6 +57,7 @@ export function tableDefinition(table: string): CreateTableCommandInput {
       { AttributeName: 'status', AttributeType: 'S' },
       { AttributeName: 'workflow', AttributeType: 'S' },
       { AttributeName: 'listShard', AttributeType: 'S' },
+      { AttributeName: 'laneShard', AttributeType: 'S' },
     ],
     GlobalSecondaryIndexes: [
       {
@@ -78,6 +92,7 @@ export function tableDefinition(table: string): CreateTableCommandInput {
         ],
         Projection: { ProjectionType: 'KEYS_ONLY' },
       },
+      LANE_INDEX_DEFINITION,
     ],
   };
 }
@@ -110,36 +125,77 @@ export interface EnsureTableOptions {
   pollMs?: number;
 }
 
-/**
- * Creates the table with its indexes unless it exists, then waits until it and every index are ACTIVE.
- * Safe to run concurrently and repeatedly; an existing table missing one of the indexes is an error.
- */
-export async function ensureTable(
+async function waitActive(
   client: DynamoDBClient,
   table: string,
-  options: EnsureTableOptions = {},
-): Promise<void> {
+  options: EnsureTableOptions,
+): Promise<TableDescription> {
   const timeoutMs = options.timeoutMs ?? 5 * 60_000;
   const pollMs = options.pollMs ?? 250;
-  let current = await describe(client, table);
-  if (!current) {
-    try {
-      await guard('setup', () => client.send(new CreateTableCommand(tableDefinition(table))));
-    } catch (e) {
-      // Another process created it between our describe and create.
-      if (nameOf(e) !== 'ResourceInUseException') throw e;
-    }
-    current = await describe(client, table);
-  }
   const deadline = Date.now() + timeoutMs;
+  let current = await describe(client, table);
   while (!current || !isActive(current)) {
     if (Date.now() > deadline)
       throw new Error(`DynamoDB table ${table} did not become ACTIVE in ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, pollMs));
     current = await describe(client, table);
   }
-  const present = new Set((current.GlobalSecondaryIndexes ?? []).map((i) => i.IndexName));
-  const missing = REQUIRED_INDEXES.filter((i) => !present.has(i));
+  return current;
+}
+
+// Adds the lane index to a table made before it existed. Another setup doing the same at once makes
+// DynamoDB refuse ours (the index exists, or the table is being updated): waiting covers both.
+async function addLaneIndex(client: DynamoDBClient, table: string): Promise<void> {
+  try {
+    await guard('setup', () =>
+      client.send(
+        new UpdateTableCommand({
+          TableName: table,
+          AttributeDefinitions: [
+            { AttributeName: 'laneShard', AttributeType: 'S' },
+            { AttributeName: 'dueKey', AttributeType: 'S' },
+          ],
+          GlobalSecondaryIndexUpdates: [{ Create: LANE_INDEX_DEFINITION }],
+        }),
+      ),
+    );
+  } catch (e) {
+    const name = nameOf(e);
+    const message = e instanceof Error ? e.message : '';
+    const raced =
+      name === 'ResourceInUseException' ||
+      name === 'LimitExceededException' ||
+      (name === 'ValidationException' && /already exists/i.test(message));
+    if (!raced) throw e;
+  }
+}
+
+/**
+ * Creates the table with its indexes unless it exists, then waits until it and every index are ACTIVE.
+ * A table made by an older version without `lane-index` gets it (UpdateTable, then waiting while
+ * DynamoDB backfills it). Safe to run concurrently and repeatedly; an existing table missing any
+ * other index is an error.
+ */
+export async function ensureTable(
+  client: DynamoDBClient,
+  table: string,
+  options: EnsureTableOptions = {},
+): Promise<void> {
+  if (!(await describe(client, table))) {
+    try {
+      await guard('setup', () => client.send(new CreateTableCommand(tableDefinition(table))));
+    } catch (e) {
+      // Another process created it between our describe and create.
+      if (nameOf(e) !== 'ResourceInUseException') throw e;
+    }
+  }
+  let current = await waitActive(client, table, options);
+  const has = (name: string) => (current.GlobalSecondaryIndexes ?? []).some((i) => i.IndexName === name);
+  if (!has(LANE_INDEX)) {
+    await addLaneIndex(client, table);
+    current = await waitActive(client, table, options);
+  }
+  const missing = REQUIRED_INDEXES.filter((i) => !has(i));
   if (missing.length) {
     throw new Error(`DynamoDB table ${table} exists but lacks the index(es) ${missing.join(', ')}`);
   }

@@ -2,7 +2,13 @@ import { DeleteTableCommand, DescribeTableCommand, GetItemCommand } from '@aws-s
 import { MAX_ID_LENGTH, type Snapshot, snapshotBytes } from '@stepfold/engine';
 import { makeTestSnapshot } from '@stepfold/engine/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDynamoStore, DEFAULT_MAX_SNAPSHOT_BYTES, DYNAMO_ITEM_LIMIT } from '../src/index.js';
+import {
+  createDynamoStore,
+  DEFAULT_DUE_SHARDS,
+  DEFAULT_MAX_SNAPSHOT_BYTES,
+  DYNAMO_ITEM_LIMIT,
+  shardOf,
+} from '../src/index.js';
 import { requireServer, testClient } from './server.js';
 
 const client = testClient();
@@ -27,13 +33,14 @@ function sized(base: Snapshot, bytes: number): Snapshot {
 describe('dynamo adapter specifics', () => {
   const store = createDynamoStore({ client, table, setup: { pollMs: 50 } });
 
-  it('setup creates the table with its four indexes and is safe to run again', async () => {
+  it('setup creates the table with its five indexes and is safe to run again', async () => {
     await Promise.all([store.setup(), store.setup()]);
     await store.setup();
     const { Table } = await client.send(new DescribeTableCommand({ TableName: table }));
     expect(Table?.TableStatus).toBe('ACTIVE');
     expect((Table?.GlobalSecondaryIndexes ?? []).map((i) => i.IndexName).sort()).toEqual([
       'due-index',
+      'lane-index',
       'list-index',
       'status-index',
       'workflow-index',
@@ -48,12 +55,17 @@ describe('dynamo adapter specifics', () => {
         )
       ).Item;
     await store.create(snapshot('due-1', { wakeAt: 1000 }));
-    expect(await item('due-1')).toMatchObject({ wakeAt: { N: '1000' }, dueShard: { S: 'due' } });
+    expect(await item('due-1')).toMatchObject({
+      wakeAt: { N: '1000' },
+      dueShard: { S: `due#${shardOf('due-1', DEFAULT_DUE_SHARDS)}` },
+      laneShard: { S: `wf#${shardOf('due-1', DEFAULT_DUE_SHARDS)}` },
+    });
     expect(await store.listDue(1000, 10)).toContain('due-1');
     await store.save(snapshot('due-1', { version: 2, wakeAt: null }), 1);
     const after = await item('due-1');
     expect(after?.wakeAt).toBeUndefined();
     expect(after?.dueShard).toBeUndefined();
+    expect(after?.laneShard).toBeUndefined();
     expect(await store.listDue(Number.MAX_SAFE_INTEGER, 10)).not.toContain('due-1');
   });
 
@@ -107,5 +119,9 @@ describe('dynamo adapter specifics', () => {
   it('refuses table names and limits DynamoDB would not accept', () => {
     expect(() => createDynamoStore({ client, table: 'a b' })).toThrow(TypeError);
     expect(() => createDynamoStore({ client, maxSnapshotBytes: DYNAMO_ITEM_LIMIT })).toThrow(RangeError);
+    for (const dueShards of [0, 65, 1.5])
+      expect(() => createDynamoStore({ client, dueShards })).toThrow(RangeError);
+    for (const claimMs of [0, -1, Number.NaN])
+      expect(() => createDynamoStore({ client, claimMs })).toThrow(RangeError);
   });
 });

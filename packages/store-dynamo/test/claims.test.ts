@@ -1,0 +1,164 @@
+import {
+  CreateTableCommand,
+  DeleteTableCommand,
+  DescribeTableCommand,
+  GetItemCommand,
+  PutItemCommand,
+  QueryCommand,
+} from '@aws-sdk/client-dynamodb';
+import { makeTestSnapshot } from '@stepfold/engine/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dueKey } from '../src/encode.js';
+import {
+  createDynamoStore,
+  DEFAULT_CLAIM_MS,
+  DEFAULT_DUE_SHARDS,
+  LANE_INDEX,
+  tableDefinition,
+} from '../src/index.js';
+import { requireServer, testClient } from './server.js';
+
+// Two clients, as two worker processes would have.
+const clients = [testClient(), testClient()] as const;
+const table = `stepfold_claims_${process.pid}`;
+const legacy = `stepfold_legacy_${process.pid}`;
+const [a, b] = clients.map((client) => createDynamoStore({ client, table, setup: { pollMs: 50 } }));
+const wf = (name: string) => ({ name, version: 1, hash: 'h' });
+const item = async (id: string, name = table) =>
+  (
+    await clients[0].send(
+      new GetItemCommand({ TableName: name, Key: { id: { S: id } }, ConsistentRead: true }),
+    )
+  ).Item;
+
+beforeAll(async () => {
+  await requireServer(clients[0]);
+  await a!.setup();
+});
+afterAll(async () => {
+  for (const name of [table, legacy])
+    await clients[0].send(new DeleteTableCommand({ TableName: name })).catch(() => {});
+  for (const client of clients) client.destroy();
+});
+
+describe('dynamo listDue claims, shards and lanes', () => {
+  it('two stores racing listDue on 50 due instances get disjoint batches covering them all', async () => {
+    const ids = Array.from({ length: 50 }, (_, i) => `race-${String(i).padStart(2, '0')}`);
+    for (const [i, id] of ids.entries()) await a!.create(makeTestSnapshot(id, { wakeAt: i }));
+    const got: string[][] = [[], []];
+    await Promise.all(
+      [a!, b!].map(async (store, w) => {
+        for (let round = 0; round < 4; round++) got[w]!.push(...(await store.listDue(1000, 8)));
+      }),
+    );
+    const rest = await a!.listDue(1000, 100);
+    const all = [...got[0]!, ...got[1]!, ...rest];
+    expect(new Set(all).size).toBe(all.length);
+    expect([...all].sort()).toEqual(ids);
+    await a!.releaseDue!(ids);
+    // Released: due again, in wake-time order across the shards.
+    expect(await b!.listDue(1000, 50)).toEqual(ids);
+    await b!.releaseDue!(ids);
+  });
+
+  it('a claim moves the sort key to its expiry and lapses claimMs after the listDue that took it', async () => {
+    const short = createDynamoStore({ client: clients[0], table, claimMs: 100 });
+    await short.create(makeTestSnapshot('lapse-1', { workflow: wf('lapse'), wakeAt: 5 }));
+    expect(await short.listDue(1000, 10, { workflow: 'lapse' })).toEqual(['lapse-1']);
+    expect(await item('lapse-1')).toMatchObject({
+      claimedUntil: { N: '1100' },
+      dueKey: { S: dueKey(1100, 'lapse-1') },
+      wakeAt: { N: '5' },
+    });
+    // Measured against listDue's `now`, not the wall clock: no sleeping.
+    expect(await b!.listDue(1099, 10, { workflow: 'lapse' })).toEqual([]);
+    expect(await b!.listDue(1099, 10)).not.toContain('lapse-1');
+    expect(await b!.listDue(1100, 10, { workflow: 'lapse' })).toEqual(['lapse-1']);
+    expect((await item('lapse-1'))?.claimedUntil).toEqual({ N: String(1100 + DEFAULT_CLAIM_MS) });
+    // A save rewrites the item: the claim is gone and the key is the wake time again.
+    await b!.save(makeTestSnapshot('lapse-1', { version: 2, workflow: wf('lapse'), wakeAt: 6 }), 1);
+    const saved = await item('lapse-1');
+    expect(saved?.claimedUntil).toBeUndefined();
+    expect(saved?.dueKey).toEqual({ S: dueKey(6, 'lapse-1') });
+    expect(await a!.listDue(1200, 10, { workflow: 'lapse' })).toEqual(['lapse-1']);
+    await a!.releaseDue!(['lapse-1', 'not a valid id', 'no-such-id']);
+    expect(await item('lapse-1')).toMatchObject({ dueKey: { S: dueKey(6, 'lapse-1') } });
+    expect((await item('lapse-1'))?.claimedUntil).toBeUndefined();
+    expect(await b!.listDue(1200, 10, { workflow: 'lapse' })).toEqual(['lapse-1']);
+  });
+
+  it('spreads due items over the due#n shards and serves a lane from the lane index', async () => {
+    const ids = Array.from({ length: 100 }, (_, i) => `spread-${i}`);
+    for (const [i, id] of ids.entries()) {
+      await a!.create(
+        makeTestSnapshot(id, { workflow: wf(i % 4 ? 'bulk' : 'spread-lane'), wakeAt: 10_000 + i }),
+      );
+    }
+    const shards = new Set<string>();
+    for (const id of ids) shards.add((await item(id))?.dueShard?.S ?? 'none');
+    expect([...shards].sort()).toEqual(
+      Array.from({ length: DEFAULT_DUE_SHARDS }, (_, n) => `due#${n}`).sort(),
+    );
+    // The lane index holds this workflow's entries under <workflow>#<n>.
+    let onLane = 0;
+    for (let n = 0; n < DEFAULT_DUE_SHARDS; n++) {
+      const out = await clients[0].send(
+        new QueryCommand({
+          TableName: table,
+          IndexName: LANE_INDEX,
+          KeyConditionExpression: '#pk = :pk',
+          ExpressionAttributeNames: { '#pk': 'laneShard' },
+          ExpressionAttributeValues: { ':pk': { S: `spread-lane#${n}` } },
+        }),
+      );
+      onLane += out.Items?.length ?? 0;
+    }
+    expect(onLane).toBe(25);
+    const lane = ids.filter((_, i) => i % 4 === 0);
+    expect(await a!.listDue(20_000, 5, { workflow: 'spread-lane' })).toEqual(lane.slice(0, 5));
+    expect(await b!.listDue(20_000, 100, { workflow: 'spread-lane' })).toEqual(lane.slice(5));
+  });
+
+  it('setup refuses a store whose dueShards differs from the one the table recorded', async () => {
+    const other = createDynamoStore({ client: clients[0], table, dueShards: 4 });
+    await expect(other.setup()).rejects.toThrow(/dueShards 8; this store has 4/);
+  });
+
+  it('setup upgrades a table made without the lane index and moves its legacy due entries', async () => {
+    const old = tableDefinition(legacy);
+    await clients[0].send(
+      new CreateTableCommand({
+        ...old,
+        AttributeDefinitions: old.AttributeDefinitions?.filter((d) => d.AttributeName !== 'laneShard'),
+        GlobalSecondaryIndexes: old.GlobalSecondaryIndexes?.filter((i) => i.IndexName !== LANE_INDEX),
+      }),
+    );
+    // An item as 0.1 wrote it: one `due` partition, no lane key.
+    const snap = makeTestSnapshot('old-1', { workflow: wf('old'), wakeAt: 7 });
+    await clients[0].send(
+      new PutItemCommand({
+        TableName: legacy,
+        Item: {
+          id: { S: 'old-1' },
+          version: { N: '1' },
+          status: { S: snap.status },
+          workflow: { S: 'old' },
+          listShard: { S: 'all' },
+          snapshot: { S: JSON.stringify(snap) },
+          wakeAt: { N: '7' },
+          dueShard: { S: 'due' },
+          dueKey: { S: dueKey(7, 'old-1') },
+        },
+      }),
+    );
+    const store = createDynamoStore({ client: clients[0], table: legacy, setup: { pollMs: 50 } });
+    await store.setup();
+    const { Table } = await clients[0].send(new DescribeTableCommand({ TableName: legacy }));
+    expect(Table?.GlobalSecondaryIndexes?.find((i) => i.IndexName === LANE_INDEX)?.IndexStatus).toBe(
+      'ACTIVE',
+    );
+    expect((await item('old-1', legacy))?.dueShard?.S).toMatch(/^due#\d$/);
+    expect(await store.listDue(100, 10, { workflow: 'old' })).toEqual(['old-1']);
+    await store.setup();
+  });
+});
