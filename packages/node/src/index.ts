@@ -1,0 +1,7 @@
+export {
+  type RunWorkersOptions,
+  runWorkers,
+  type WorkerProcessEvents,
+  type WorkerProcesses,
+} from './run-workers.js';
+export { type ServeWorkerOptions, serveWorker } from './serve-worker.js';

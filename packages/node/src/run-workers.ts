@@ -1,0 +1,140 @@
+import { type ChildProcess, fork } from 'node:child_process';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+
+/** What the supervisor reports as its children come and go. */
+export interface WorkerProcessEvents {
+  spawn(index: number, pid: number): void;
+  /** A child exited; `expected` when the supervisor was stopping it. */
+  exit(
+    index: number,
+    pid: number,
+    code: number | null,
+    signal: NodeJS.Signals | null,
+    expected: boolean,
+  ): void;
+  /** A child that died unasked is started again after `inMs`. */
+  restart(index: number, inMs: number): void;
+}
+
+/** Options of {@link runWorkers}. */
+export interface RunWorkersOptions {
+  /** The worker program every child runs: a path or file URL of a module that calls `serveWorker`. */
+  module: string | URL;
+  /** How many child processes (default: the machine's available parallelism). */
+  processes?: number;
+  /** Arguments passed to each child. */
+  args?: readonly string[];
+  /** Extra environment of each child; it also gets `STEPFOLD_WORKER_INDEX` (0-based). */
+  env?: Readonly<Record<string, string>>;
+  /** Start a child again when it exits without being asked (default true), after 100 ms doubling to 10 s. */
+  restart?: boolean;
+  /** Stop the children when this process gets SIGTERM or SIGINT (default true). */
+  handleSignals?: boolean;
+  /** How long stopped children may drain before they are killed (default 40 000 ms). */
+  killAfterMs?: number;
+  on?: Partial<WorkerProcessEvents>;
+}
+
+/** The running children. */
+export interface WorkerProcesses {
+  /** Process ids of the live children, by index (0 while one is being restarted). */
+  readonly pids: readonly number[];
+  /** SIGTERMs every child (each drains its worker and exits), SIGKILLs what is left after `killAfterMs`. */
+  stop(): Promise<void>;
+  /** Resolves once `stop` has finished. */
+  readonly done: Promise<void>;
+}
+
+const RESTART_MIN_MS = 100;
+const RESTART_MAX_MS = 10_000;
+// A child that lived this long is healthy again: its next death restarts at the minimum delay.
+const HEALTHY_MS = 30_000;
+
+/**
+ * Runs `processes` copies of a worker program over one store, so a workflow fleet uses every core:
+ * each child builds its own runner and `createWorker` and calls `serveWorker`. A child that dies
+ * (a crash, an OOM kill) is started again with backoff; its unfinished tasks come back through their
+ * deadlines. `stop()` (or SIGTERM/SIGINT to this process) drains every child.
+ *
+ * @example
+ * // supervisor.ts
+ * const fleet = runWorkers({ module: new URL('./worker.js', import.meta.url), processes: 4 });
+ * await fleet.done;
+ */
+export function runWorkers(options: RunWorkersOptions): WorkerProcesses {
+  const count = options.processes ?? availableParallelism();
+  if (!(Number.isInteger(count) && count >= 1)) throw new RangeError('processes must be a positive integer');
+  const modulePath = options.module instanceof URL ? fileURLToPath(options.module) : options.module;
+  const restart = options.restart ?? true;
+  const killAfterMs = options.killAfterMs ?? 40_000;
+  const children: Array<ChildProcess | undefined> = [];
+  const pids: number[] = new Array(count).fill(0);
+  const delays: number[] = new Array(count).fill(RESTART_MIN_MS);
+  const timers = new Set<ReturnType<typeof setTimeout>>();
+  let stopping = false;
+  let finish: () => void = () => {};
+  const done = new Promise<void>((resolve) => {
+    finish = resolve;
+  });
+
+  const spawn = (index: number) => {
+    const child = fork(modulePath, [...(options.args ?? [])], {
+      env: { ...process.env, ...options.env, STEPFOLD_WORKER_INDEX: String(index) },
+      stdio: 'inherit',
+    });
+    const born = Date.now();
+    children[index] = child;
+    pids[index] = child.pid ?? 0;
+    options.on?.spawn?.(index, child.pid ?? 0);
+    child.on('exit', (code, signal) => {
+      children[index] = undefined;
+      pids[index] = 0;
+      options.on?.exit?.(index, child.pid ?? 0, code, signal, stopping);
+      if (stopping || !restart) return;
+      delays[index] = Date.now() - born > HEALTHY_MS ? RESTART_MIN_MS : delays[index]!;
+      const ms = delays[index]!;
+      delays[index] = Math.min(RESTART_MAX_MS, ms * 2);
+      options.on?.restart?.(index, ms);
+      const t = setTimeout(() => {
+        timers.delete(t);
+        if (!stopping) spawn(index);
+      }, ms);
+      timers.add(t);
+    });
+  };
+
+  let stopped: Promise<void> | undefined;
+  const stop = () => {
+    stopped ??= (async () => {
+      stopping = true;
+      for (const t of timers) clearTimeout(t);
+      const live = children.filter((c): c is ChildProcess => c !== undefined);
+      await Promise.all(
+        live.map(
+          (c) =>
+            new Promise<void>((resolve) => {
+              if (c.exitCode !== null || c.signalCode !== null) return resolve();
+              const kill = setTimeout(() => c.kill('SIGKILL'), killAfterMs);
+              c.once('exit', () => {
+                clearTimeout(kill);
+                resolve();
+              });
+              c.kill('SIGTERM');
+            }),
+        ),
+      );
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+      finish();
+    })();
+    return stopped;
+  };
+  const onSignal = () => void stop();
+  if (options.handleSignals ?? true) {
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  }
+  for (let i = 0; i < count; i++) spawn(i);
+  return { pids, stop, done };
+}
