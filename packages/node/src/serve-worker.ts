@@ -23,9 +23,11 @@ export interface ServeWorkerOptions {
  */
 export async function serveWorker(worker: Worker, options: ServeWorkerOptions = {}): Promise<void> {
   const signals = options.signals ?? ['SIGTERM', 'SIGINT'];
-  let stopping: Promise<void> | undefined;
+  let stopping = false;
   const onSignal = () => {
-    stopping ??= (async () => {
+    if (stopping) return;
+    stopping = true;
+    void (async () => {
       try {
         await worker.stop(options.shutdown);
         await options.onStopped?.();
