@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # shellcheck source-path=SCRIPTDIR
 # Installs and starts the real servers the store adapters are tested against:
-# PostgreSQL, Redis, FerretDB (MongoDB wire protocol), DynamoDB Local.
+# PostgreSQL, Redis, a Redis Cluster (three nodes), FerretDB (MongoDB wire protocol),
+# DynamoDB Local.
 # All on 127.0.0.1, idempotent: starts what is missing, reuses what runs.
 # See scripts/README.md.
 #
@@ -11,7 +12,7 @@
 #   services.sh status           one line per server; exit 1 if any is down
 #   services.sh env              export lines for the connection URLs
 #
-# NAME: pg, redis, mongo, dynamo, or all (aliases: postgres, ferretdb, dynamodb)
+# NAME: pg, redis, redis-cluster, mongo, dynamo, or all (aliases: postgres, ferretdb, dynamodb)
 set -euo pipefail
 
 here=$(dirname "${BASH_SOURCE[0]}")
@@ -21,20 +22,26 @@ source "$here/services/common.sh"
 source "$here/services/pg.sh"
 # shellcheck source=services/redis.sh
 source "$here/services/redis.sh"
+# shellcheck source=services/redis-cluster.sh
+source "$here/services/redis-cluster.sh"
 # shellcheck source=services/mongo.sh
 source "$here/services/mongo.sh"
 # shellcheck source=services/dynamo.sh
 source "$here/services/dynamo.sh"
 
-ALL=(pg redis mongo dynamo)
+ALL=(pg redis redis-cluster mongo dynamo)
 SVC=services
 
-usage() { sed -n '2,14s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+# The shell functions of a service: redis-cluster's are redis_cluster_up, ...
+fn() { echo "${1//-/_}_$2"; }
+
+usage() { sed -n '3,15s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 
 canonical() {
   case $1 in
   pg | postgres | postgresql) echo pg ;;
   redis) echo redis ;;
+  redis-cluster | cluster) echo redis-cluster ;;
   mongo | mongodb | ferretdb) echo mongo ;;
   dynamo | dynamodb | dynamodb-local) echo dynamo ;;
   *) die "unknown service '$1' (expected: ${ALL[*]})" ;;
@@ -64,7 +71,7 @@ cmd_up() {
   for name in "${names[@]}"; do
     case $name in
     pg) missing+=" $(pg_missing_packages)" ;;
-    redis) missing+=" $(redis_missing_packages)" ;;
+    redis | redis-cluster) missing+=" $(redis_missing_packages)" ;;
     dynamo) missing+=" $(dynamo_missing_packages)" ;;
     esac
   done
@@ -84,7 +91,7 @@ cmd_up() {
       continue
     fi
     # A subshell per server: one that fails (die = exit) doesn't stop the others.
-    (SVC=$name && "${name}_up") || failed+=("$name")
+    (SVC=$name && "$(fn "$name" up)") || failed+=("$name")
   done
 
   SVC=services
@@ -100,15 +107,15 @@ cmd_stop() {
   for name in "$@"; do
     t0=$EPOCHREALTIME
     # shellcheck disable=SC2034 # SVC and T0 are read by say/say_done
-    (SVC=$name && T0=$t0 && "${name}_stop")
+    (SVC=$name && T0=$t0 && "$(fn "$name" stop)")
   done
 }
 
 cmd_status() {
   local name rc=0
   for name in "${ALL[@]}"; do
-    printf '%-7s' "$name"
-    "${name}_status" || rc=1
+    printf '%-14s' "$name"
+    "$(fn "$name" status)" || rc=1
   done
   return $rc
 }
@@ -117,6 +124,7 @@ cmd_env() {
   cat <<EOF
 export STEPFOLD_PG_URL=$(pg_url)
 export STEPFOLD_REDIS_URL=$(redis_url)
+export STEPFOLD_REDIS_CLUSTER_NODES=$(redis_cluster_nodes)
 export STEPFOLD_MONGO_URL=$(mongo_url)
 export STEPFOLD_DYNAMO_ENDPOINT=$(dynamo_url)
 EOF

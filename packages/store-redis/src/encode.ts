@@ -23,6 +23,22 @@ export function toRow(e: EncodedSnapshot): Row {
   };
 }
 
+/** How a store sends wake hints: where they go and with which command. */
+export interface HintRoute {
+  /** `PUBLISH` on one server; `SPUBLISH` on a cluster, so the hint stays in the store's shard. */
+  command: 'PUBLISH' | 'SPUBLISH';
+  channel: string;
+}
+
+/**
+ * The wake-hint arguments the create and save scripts take after their own: none when the write
+ * announces nothing (no payload is built), else the payload `{"at":..,"w":".."}`, command and channel.
+ */
+export function hintArgs(e: EncodedSnapshot, route: HintRoute): string[] {
+  if (e.notice === null) return [];
+  return [JSON.stringify({ at: e.notice, w: e.workflow }), route.command, route.channel];
+}
+
 /** A `ZRANGEBYSCORE` bound for `now` (a number, checked by the kit). */
 export function scoreBound(now: number): string {
   if (now === Number.POSITIVE_INFINITY) return '+inf';

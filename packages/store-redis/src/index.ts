@@ -1,8 +1,10 @@
 export {
   ALL,
   assertPrefix,
+  CLAIMS,
   DEFAULT_PREFIX,
   DUE,
+  DUE_WORKFLOW,
   hasHashTag,
   INSTANCE,
   type Keys,
@@ -10,13 +12,17 @@ export {
   MAX_PREFIX_LENGTH,
   STATUS,
   STATUS_WORKFLOW,
+  WAKE,
   WORKFLOW,
 } from './keys.js';
 export { isUnavailable } from './map-error.js';
 export {
   createRedisStore,
+  DEFAULT_CLAIM_MS,
+  DEFAULT_MAX_SKIPPED_CLAIMS,
   DEFAULT_MAX_SNAPSHOT_BYTES,
   MAX_SNAPSHOT_BYTES_LIMIT,
   type RedisStoreOptions,
 } from './redis-store.js';
 export { SCRIPTS, type Script } from './scripts.js';
+export { parseHint, WAKE_RETRY_MAX_MS, WAKE_RETRY_MIN_MS } from './wakes.js';

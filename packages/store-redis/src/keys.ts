@@ -44,6 +44,12 @@ export const STATUS = 'status:';
 export const WORKFLOW = 'workflow:';
 /** Sorted set per (status, workflow name), score 0; `#` separates the two (no id or name holds it). */
 export const STATUS_WORKFLOW = 'status-workflow:';
+/** Sorted set per workflow name: score wakeAt, member id (the lane `listDue(now, n, { workflow })` reads). */
+export const DUE_WORKFLOW = 'due-workflow:';
+/** Sorted set: score claim expiry (against listDue's `now`), member id. */
+export const CLAIMS = 'claims';
+/** Pub/sub channel (not a key) of the wake hints; under the prefix, so in the store's slot. */
+export const WAKE = 'wake';
 
 /** The names of every key a store with this prefix uses. */
 export interface Keys {
@@ -54,6 +60,10 @@ export interface Keys {
   status(status: string): string;
   workflow(name: string): string;
   statusWorkflow(status: string, name: string): string;
+  dueWorkflow(name: string): string;
+  claims: string;
+  /** The wake channel (a channel name, not a key). */
+  wake: string;
 }
 
 /** Key names under `prefix` (validated by the caller). */
@@ -66,5 +76,8 @@ export function keysFor(prefix: string): Keys {
     status: (status) => `${prefix}${STATUS}${status}`,
     workflow: (name) => `${prefix}${WORKFLOW}${name}`,
     statusWorkflow: (status, name) => `${prefix}${STATUS_WORKFLOW}${status}#${name}`,
+    dueWorkflow: (name) => `${prefix}${DUE_WORKFLOW}${name}`,
+    claims: `${prefix}${CLAIMS}`,
+    wake: `${prefix}${WAKE}`,
   };
 }

@@ -1,16 +1,26 @@
 import { createStoreKit, type ListPage, type ListQuery, type Store } from '@stepfold/engine';
 import type { Cluster, Redis } from 'ioredis';
-import { type Row, scoreBound, toRow } from './encode.js';
+import { type HintRoute, hintArgs, type Row, scoreBound, toRow } from './encode.js';
 import { assertPrefix, DEFAULT_PREFIX, hasHashTag, keysFor } from './keys.js';
 import { isUnavailable } from './map-error.js';
-import { CREATE, DELETE, LIST, runScript, SAVE } from './scripts.js';
+import { CREATE, DELETE, LIST, LIST_DUE, runScript, SAVE } from './scripts.js';
 import { loadScripts } from './setup.js';
+import { createWakeSource } from './wakes.js';
 
 /** Default size limit: 16 MiB of snapshot JSON. */
 export const DEFAULT_MAX_SNAPSHOT_BYTES = 16 * 1024 * 1024;
 
 /** Highest accepted `maxSnapshotBytes`: a Redis string (and one bulk argument) holds at most 512 MiB. */
 export const MAX_SNAPSHOT_BYTES_LIMIT = 512 * 1024 * 1024;
+
+/** Default claim of the ids `listDue` returns: 30 s, measured against its `now`. */
+export const DEFAULT_CLAIM_MS = 30_000;
+
+/** Default of `maxSkippedClaims`: claimed due entries one `listDue` call steps over at most. */
+export const DEFAULT_MAX_SKIPPED_CLAIMS = 1000;
+
+// ZREM members per command in releaseDue: a long argument list blocks the server as long as a scan.
+const RELEASE_CHUNK = 1000;
 
 /** Options of {@link createRedisStore}. */
 export interface RedisStoreOptions {
@@ -20,12 +30,21 @@ export interface RedisStoreOptions {
   prefix?: string;
   /** Largest accepted snapshot, in UTF-8 bytes of its JSON (default 16 MiB, at most 512 MiB). */
   maxSnapshotBytes?: number;
+  /** How long the ids `listDue` returns stay claimed, in ms against its `now` (default 30 000). */
+  claimMs?: number;
+  /**
+   * Most claimed due entries one `listDue` call steps over before it returns what it has (default
+   * 1000): a call reads at most `limit + min(claimed, maxSkippedClaims)` entries of the due index.
+   */
+  maxSkippedClaims?: number;
 }
 
 /**
  * A stepfold store on Redis. Each instance is one hash under the prefix; create, save and delete are
- * one Lua script each, so the instance and its due, status and workflow indexes change together, and
- * `save` is a compare-and-set on the stored version.
+ * one Lua script each, so the instance and its due, lane, status and workflow indexes change together,
+ * and `save` is a compare-and-set on the stored version. `listDue` claims what it returns (a Lua
+ * script over a claims sorted set), and writes that announce a wake time publish a hint on the
+ * store's channel, which `wakes.subscribe` delivers.
  */
 export function createRedisStore(options: RedisStoreOptions): Store {
   const { client } = options;
@@ -44,26 +63,42 @@ export function createRedisStore(options: RedisStoreOptions): Store {
     fallback: DEFAULT_MAX_SNAPSHOT_BYTES,
     most: MAX_SNAPSHOT_BYTES_LIMIT,
   });
+  const claimMs = options.claimMs ?? DEFAULT_CLAIM_MS;
+  if (!(typeof claimMs === 'number' && claimMs > 0 && Number.isFinite(claimMs))) {
+    throw new RangeError('claimMs must be a positive finite number of milliseconds');
+  }
+  const maxSkipped = options.maxSkippedClaims ?? DEFAULT_MAX_SKIPPED_CLAIMS;
+  if (!(Number.isSafeInteger(maxSkipped) && maxSkipped >= 0)) {
+    throw new RangeError('maxSkippedClaims must be a non-negative integer');
+  }
   const keys = keysFor(prefix);
+  // Sharded pub/sub on a cluster keeps each hint on the store's own shard (Redis 7); plain pub/sub
+  // on one server works on every Redis version.
+  const route: HintRoute = { command: client.isCluster ? 'SPUBLISH' : 'PUBLISH', channel: keys.wake };
+  const wakes = createWakeSource(client, route, kit.guard);
   const rowKeys = (r: Row) => [
     keys.status(r.status),
     keys.workflow(r.workflow),
     keys.statusWorkflow(r.status, r.workflow),
+    keys.dueWorkflow(r.workflow),
   ];
 
   return {
     maxSnapshotBytes: kit.maxSnapshotBytes,
+    claimsDue: true,
+    wakes: { subscribe: (listener) => wakes.subscribe(listener) },
 
     setup: () => loadScripts(client, kit.guard),
 
     async create(snapshot) {
-      const r = toRow(kit.encode(snapshot));
+      const e = kit.encode(snapshot);
+      const r = toRow(e);
       const created = await kit.guard('create', () =>
         runScript(
           client,
           CREATE,
           [keys.instance(r.id), keys.due, keys.all, ...rowKeys(r)],
-          [r.id, r.json, r.version, r.status, r.workflow, r.wakeAt],
+          [r.id, r.json, r.version, r.status, r.workflow, r.wakeAt, ...hintArgs(e, route)],
         ),
       );
       kit.created(created === 1, r.id);
@@ -75,13 +110,24 @@ export function createRedisStore(options: RedisStoreOptions): Store {
     },
 
     async save(snapshot, expectedVersion) {
-      const r = toRow(kit.encode(snapshot));
+      const e = kit.encode(snapshot);
+      const r = toRow(e);
       const reply = (await kit.guard('save', () =>
         runScript(
           client,
           SAVE,
-          [keys.instance(r.id), keys.due, ...rowKeys(r)],
-          [r.id, r.json, r.version, r.status, r.workflow, r.wakeAt, String(expectedVersion), prefix],
+          [keys.instance(r.id), keys.due, ...rowKeys(r), keys.claims],
+          [
+            r.id,
+            r.json,
+            r.version,
+            r.status,
+            r.workflow,
+            r.wakeAt,
+            String(expectedVersion),
+            prefix,
+            ...hintArgs(e, route),
+          ],
         ),
       )) as [number, string?];
       kit.updated(
@@ -91,12 +137,24 @@ export function createRedisStore(options: RedisStoreOptions): Store {
       );
     },
 
-    async listDue(now, limit) {
+    async listDue(now, limit, query) {
       const n = kit.dueLimit(now, limit);
-      if (n === null) return [];
-      return kit.guard('listDue', () =>
-        client.zrangebyscore(keys.due, '-inf', scoreBound(now), 'LIMIT', 0, n),
-      );
+      const workflow = kit.dueWorkflow(query);
+      // Nothing is due before -inf (wake times are finite): no claim to take, no call to make.
+      if (n === null || workflow === null || now === Number.NEGATIVE_INFINITY) return [];
+      const index = workflow === undefined ? keys.due : keys.dueWorkflow(workflow);
+      const until = scoreBound(now + claimMs);
+      return (await kit.guard('listDue', () =>
+        runScript(client, LIST_DUE, [index, keys.claims], [scoreBound(now), n, until, maxSkipped]),
+      )) as string[];
+    },
+
+    async releaseDue(ids) {
+      const valid = ids.map((id) => kit.id(id));
+      for (let i = 0; i < valid.length; i += RELEASE_CHUNK) {
+        const chunk = valid.slice(i, i + RELEASE_CHUNK);
+        await kit.guard('releaseDue', () => client.zrem(keys.claims, ...chunk));
+      }
     },
 
     async list(query: ListQuery): Promise<ListPage> {
@@ -121,13 +179,14 @@ export function createRedisStore(options: RedisStoreOptions): Store {
 
     async delete(id) {
       const existed = await kit.guard('delete', () =>
-        runScript(client, DELETE, [keys.instance(kit.id(id)), keys.due, keys.all], [id, prefix]),
+        runScript(client, DELETE, [keys.instance(kit.id(id)), keys.due, keys.all, keys.claims], [id, prefix]),
       );
       return existed === 1;
     },
 
     async close() {
-      // The ioredis client belongs to the caller.
+      // The ioredis client belongs to the caller; the wake subscriptions' connections are the store's.
+      await wakes.closeAll();
     },
   };
 }

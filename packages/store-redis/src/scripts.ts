@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
-import { INSTANCE, STATUS, STATUS_WORKFLOW, WORKFLOW } from './keys.js';
+import { DUE_WORKFLOW, INSTANCE, STATUS, STATUS_WORKFLOW, WORKFLOW } from './keys.js';
 import { isNoScript } from './map-error.js';
 
 /** A Lua script with its SHA1, run by EVALSHA and loaded by EVAL when the server answers NOSCRIPT. */
@@ -15,16 +15,23 @@ function script(name: string, lua: string): Script {
 }
 
 // The old index keys of an instance are known only inside the script (from its stored status and
-// workflow), so the scripts build them from the prefix with the same segments as keys.ts.
+// workflow), so the scripts build them from the prefix with the same segments as keys.ts. They share
+// the prefix's hash tag with the declared keys, so a cluster node holds them too.
 const INDEX_KEYS = `
 local function index_keys(p, status, workflow)
   return p .. '${STATUS}' .. status, p .. '${WORKFLOW}' .. workflow,
-    p .. '${STATUS_WORKFLOW}' .. status .. '#' .. workflow
+    p .. '${STATUS_WORKFLOW}' .. status .. '#' .. workflow, p .. '${DUE_WORKFLOW}' .. workflow
 end`;
 
+// The wake hint: ARGV[n] the payload, ARGV[n+1] PUBLISH or SPUBLISH, ARGV[n+2] the channel; absent
+// when the write announces nothing, so such a write pays one nil check. pcall: the write is done by
+// now, and a publish that fails (SPUBLISH before Redis 7) must not turn it into an error.
+const hint = (n: number) => `if ARGV[${n}] then redis.pcall(ARGV[${n + 1}], ARGV[${n + 2}], ARGV[${n}]) end`;
+
 /**
- * create. KEYS: instance, due, all, status, workflow, status-workflow.
- * ARGV: id, json, version, status, workflow, wakeAt ('' for none). Returns 1, or 0 if the id exists.
+ * create. KEYS: instance, due, all, status, workflow, status-workflow, due-workflow (lane).
+ * ARGV: id, json, version, status, workflow, wakeAt ('' for none), then the wake hint's payload,
+ * publish command and channel when there is one. Returns 1, or 0 if the id exists.
  */
 export const CREATE = script(
   'create',
@@ -34,14 +41,19 @@ redis.call('ZADD', KEYS[3], 0, ARGV[1])
 redis.call('ZADD', KEYS[4], 0, ARGV[1])
 redis.call('ZADD', KEYS[5], 0, ARGV[1])
 redis.call('ZADD', KEYS[6], 0, ARGV[1])
-if ARGV[6] ~= '' then redis.call('ZADD', KEYS[2], ARGV[6], ARGV[1]) end
+if ARGV[6] ~= '' then
+  redis.call('ZADD', KEYS[2], ARGV[6], ARGV[1])
+  redis.call('ZADD', KEYS[7], ARGV[6], ARGV[1])
+end
+${hint(7)}
 return 1`,
 );
 
 /**
- * save, a compare-and-set on the version. KEYS: instance, due, status, workflow, status-workflow
- * (the new ones). ARGV: id, json, version, status, workflow, wakeAt ('' for none), expected version,
- * prefix. Returns {1} when written, {0} when the id does not exist, {2, stored version} on a conflict.
+ * save, a compare-and-set on the version; a write ends the instance's claim. KEYS: instance, due,
+ * status, workflow, status-workflow, due-workflow (the new ones), claims. ARGV: id, json, version,
+ * status, workflow, wakeAt ('' for none), expected version, prefix, then the wake hint as in create.
+ * Returns {1} when written, {0} when the id does not exist, {2, stored version} on a conflict.
  */
 export const SAVE = script(
   'save',
@@ -51,7 +63,7 @@ if not cur[1] then return {0} end
 if cur[1] ~= ARGV[7] then return {2, cur[1]} end
 local id = ARGV[1]
 if cur[2] ~= ARGV[4] or cur[3] ~= ARGV[5] then
-  local old_status, old_workflow, old_both = index_keys(ARGV[8], cur[2], cur[3])
+  local old_status, old_workflow, old_both, old_lane = index_keys(ARGV[8], cur[2], cur[3])
   if cur[2] ~= ARGV[4] then
     redis.call('ZREM', old_status, id)
     redis.call('ZADD', KEYS[3], 0, id)
@@ -59,30 +71,67 @@ if cur[2] ~= ARGV[4] or cur[3] ~= ARGV[5] then
   if cur[3] ~= ARGV[5] then
     redis.call('ZREM', old_workflow, id)
     redis.call('ZADD', KEYS[4], 0, id)
+    redis.call('ZREM', old_lane, id)
   end
   redis.call('ZREM', old_both, id)
   redis.call('ZADD', KEYS[5], 0, id)
 end
 redis.call('HSET', KEYS[1], 'json', ARGV[2], 'version', ARGV[3], 'status', ARGV[4], 'workflow', ARGV[5])
-if ARGV[6] == '' then redis.call('ZREM', KEYS[2], id) else redis.call('ZADD', KEYS[2], ARGV[6], id) end
+if ARGV[6] == '' then
+  redis.call('ZREM', KEYS[2], id)
+  redis.call('ZREM', KEYS[6], id)
+else
+  redis.call('ZADD', KEYS[2], ARGV[6], id)
+  redis.call('ZADD', KEYS[6], ARGV[6], id)
+end
+redis.call('ZREM', KEYS[7], id)
+${hint(9)}
 return {1}`,
 );
 
-/** delete. KEYS: instance, due, all. ARGV: id, prefix. Returns 1 if the instance existed, else 0. */
+/**
+ * delete. KEYS: instance, due, all, claims. ARGV: id, prefix. Returns 1 if the instance existed, else 0.
+ */
 export const DELETE = script(
   'delete',
   `${INDEX_KEYS}
 local cur = redis.call('HMGET', KEYS[1], 'status', 'workflow')
 if not cur[1] then return 0 end
 local id = ARGV[1]
-local by_status, by_workflow, by_both = index_keys(ARGV[2], cur[1], cur[2])
+local by_status, by_workflow, by_both, lane = index_keys(ARGV[2], cur[1], cur[2])
 redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[2], id)
 redis.call('ZREM', KEYS[3], id)
+redis.call('ZREM', KEYS[4], id)
 redis.call('ZREM', by_status, id)
 redis.call('ZREM', by_workflow, id)
 redis.call('ZREM', by_both, id)
+redis.call('ZREM', lane, id)
 return 1`,
+);
+
+/**
+ * listDue with claims. KEYS: the due index (`due` or a lane), claims. ARGV: now (a score bound),
+ * limit, claim expiry (now + claimMs, a score), most claimed entries to step over.
+ *
+ * Claims that lapsed by `now` are dropped first, so every member left in `claims` is claimed. At
+ * most that many due entries can be skipped, and at most ARGV[4] are: one range read of
+ * `limit + min(claimed, ARGV[4])` entries, then a ZSCORE per entry until `limit` are taken. The ids
+ * taken are claimed until ARGV[3]. Returns them, earliest wakeAt first.
+ */
+export const LIST_DUE = script(
+  'list-due',
+  `redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[1])
+local limit = tonumber(ARGV[2])
+local extra = math.min(redis.call('ZCARD', KEYS[2]), tonumber(ARGV[4]))
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, limit + extra)
+local out = {}
+for _, id in ipairs(ids) do
+  if #out >= limit then break end
+  if extra == 0 or not redis.call('ZSCORE', KEYS[2], id) then out[#out + 1] = id end
+end
+for _, id in ipairs(out) do redis.call('ZADD', KEYS[2], ARGV[3], id) end
+return out`,
 );
 
 /**
@@ -103,8 +152,8 @@ end
 return out`,
 );
 
-/** Every script the store runs (create, save, delete, list), for `setup` to load or for inspection. */
-export const SCRIPTS: readonly Script[] = [CREATE, SAVE, DELETE, LIST];
+/** Every script the store runs (create, save, delete, list, listDue), for `setup` to load or for inspection. */
+export const SCRIPTS: readonly Script[] = [CREATE, SAVE, DELETE, LIST, LIST_DUE];
 
 /** EVALSHA, falling back to EVAL (which also caches the script) when the server lost or never had it. */
 export async function runScript(

@@ -14,7 +14,7 @@ const client = testClient();
 const opened: TestStore[] = [];
 
 function open(label?: string, maxSnapshotBytes?: number): TestStore {
-  const t = openStore(client, label, maxSnapshotBytes);
+  const t = openStore(client, label, { maxSnapshotBytes });
   opened.push(t);
   return t;
 }
@@ -33,6 +33,7 @@ describe('redis adapter: keys and indexes', () => {
       [
         'all',
         'due',
+        'due-workflow:conformance',
         'instance:lay-1',
         'status-workflow:waiting#conformance',
         'status:waiting',
@@ -44,6 +45,10 @@ describe('redis adapter: keys and indexes', () => {
     expect(hash).toMatchObject({ version: '1', status: 'waiting', workflow: 'conformance' });
     expect(hash.json).toBe(JSON.stringify(makeTestSnapshot('lay-1', { wakeAt: 42, status: 'waiting' })));
     expect(await client.zrange(`${prefix}due`, 0, -1, 'WITHSCORES')).toEqual(['lay-1', '42']);
+    expect(await client.zrange(`${prefix}due-workflow:conformance`, 0, -1, 'WITHSCORES')).toEqual([
+      'lay-1',
+      '42',
+    ]);
     expect(await client.zscore(`${prefix}all`, 'lay-1')).toBe('0');
   });
 
@@ -72,6 +77,7 @@ describe('redis adapter: keys and indexes', () => {
     expect(await members()).toEqual({
       all: ['m-1', 'm-2'],
       due: ['m-2'],
+      'due-workflow:conformance': ['m-2'],
       'status:completed': ['m-1'],
       'status:waiting': ['m-2'],
       'workflow:conformance': ['m-2'],

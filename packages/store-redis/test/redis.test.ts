@@ -1,13 +1,14 @@
 import type { Store } from '@stepfold/engine';
 import { runStoreConformance } from '@stepfold/engine/conformance';
-import type { Redis } from 'ioredis';
-import { afterAll, beforeAll } from 'vitest';
+import type { Cluster, Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropPrefix, OUTAGE_PORT, openStore, outageServer, requireServer, testClient } from './server.js';
+import { subscriptionSurvivesRestart } from './wake-probe.js';
 
 const client = testClient();
 // A second Redis that only the outage test uses, so stopping it disturbs nobody.
 const outageClient = testClient(`redis://127.0.0.1:${OUTAGE_PORT}`);
-const opened = new Map<Store, { client: Redis; prefix: string }>();
+const opened = new Map<Store, { client: Redis | Cluster; prefix: string }>();
 
 function open(on: Redis, label: string): Store {
   const t = openStore(on, label);
@@ -36,4 +37,23 @@ runStoreConformance({
     stop: () => outageServer('stop'),
     start: () => outageServer('start'),
   },
+});
+
+// After the conformance outage test, in this file, so the two never stop the outage server at once.
+describe('redis adapter: wake subscription across a restart', () => {
+  it('reports lost, then restored once the server is back, then delivers hints again', async () => {
+    const t = openStore(outageClient, 'wake-restart');
+    try {
+      const p = await subscriptionSurvivesRestart(
+        t.store,
+        () => outageServer('stop'),
+        () => outageServer('start'),
+      );
+      expect(p.events.filter((e) => e !== 'wake')).toEqual(['lost', 'restored']);
+      expect(p.errors).toHaveLength(1);
+    } finally {
+      await dropPrefix(outageClient, t.prefix).catch(() => {});
+      await t.store.close();
+    }
+  });
 });

@@ -2,11 +2,21 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { Store } from '@stepfold/engine';
-import { Redis, type RedisOptions } from 'ioredis';
-import { createRedisStore } from '../src/index.js';
+import { Cluster, type ClusterNode, Redis, type RedisOptions } from 'ioredis';
+import { createRedisStore, type RedisStoreOptions } from '../src/index.js';
 
 /** URL of the Redis test server (`bash scripts/services.sh up redis`). */
 export const REDIS_URL = process.env.STEPFOLD_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** The Redis Cluster's nodes (`bash scripts/services.sh up redis-cluster`), `host:port,...`. */
+export const CLUSTER_NODES: ClusterNode[] = (
+  process.env.STEPFOLD_REDIS_CLUSTER_NODES ?? '127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003'
+)
+  .split(',')
+  .map((hostPort) => {
+    const at = hostPort.lastIndexOf(':');
+    return { host: hostPort.slice(0, at), port: Number(hostPort.slice(at + 1)) };
+  });
 
 /** Port of the second Redis server the outage test stops and starts; no other test uses it. */
 export const OUTAGE_PORT = Number(process.env.STEPFOLD_REDIS_OUTAGE_PORT ?? 56379);
@@ -31,6 +41,41 @@ export function testClient(url = REDIS_URL): Redis {
   return client;
 }
 
+/** A Cluster client with {@link FAIL_FAST} node options that keeps reconnecting while the cluster is down. */
+export function testCluster(): Cluster {
+  const cluster = new Cluster(CLUSTER_NODES, {
+    redisOptions: FAIL_FAST,
+    clusterRetryStrategy: (attempt) => Math.min(attempt * 100, 500),
+  });
+  cluster.on('error', () => {});
+  return cluster;
+}
+
+/** A plain connection to the cluster master that holds `key`'s slot. */
+export async function clusterNodeOf(cluster: Cluster, key: string): Promise<Redis> {
+  const slot = Number(await cluster.cluster('KEYSLOT', key));
+  const ranges = await cluster.cluster('SLOTS');
+  const master = ranges.find(([from, to]) => slot >= from && slot <= to)?.[2];
+  if (!master) throw new Error(`no node holds slot ${slot}`);
+  const node = new Redis({ ...FAIL_FAST, host: master[0], port: master[1] });
+  node.on('error', () => {});
+  return node;
+}
+
+/** Throws a clear error (never skips) unless the cluster at {@link CLUSTER_NODES} answers with cluster_state:ok. */
+export async function requireCluster(cluster: Cluster): Promise<void> {
+  try {
+    const info = String(await cluster.cluster('INFO'));
+    if (!info.includes('cluster_state:ok')) throw new Error(`cluster is not ok:\n${info}`);
+  } catch (e) {
+    const nodes = CLUSTER_NODES.map((n) => `${(n as { host: string }).host}:${(n as { port: number }).port}`);
+    throw new Error(
+      `no Redis Cluster at ${nodes.join(',')} (set STEPFOLD_REDIS_CLUSTER_NODES or run \`bash scripts/services.sh up redis-cluster\`)`,
+      { cause: e },
+    );
+  }
+}
+
 /** Throws a clear error (never skips) when no Redis answers at {@link REDIS_URL}. */
 export async function requireServer(client: Redis): Promise<void> {
   try {
@@ -51,20 +96,23 @@ export function uniquePrefix(label = 't'): string {
   return `stepfold-test:{${label}-${process.pid}-${Date.now().toString(36)}-${stores}}:`;
 }
 
-/** Every key under `prefix` (SCAN, never KEYS). */
-export async function keysUnder(client: Redis, prefix: string): Promise<string[]> {
+/** Every key under `prefix` (SCAN, never KEYS; on a cluster, SCAN on every master). */
+export async function keysUnder(client: Redis | Cluster, prefix: string): Promise<string[]> {
   const out: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, batch] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    out.push(...batch);
-    cursor = next;
-  } while (cursor !== '0');
+  const nodes = client instanceof Cluster ? client.nodes('master') : [client];
+  for (const node of nodes) {
+    let cursor = '0';
+    do {
+      const [next, batch] = await node.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      out.push(...batch);
+      cursor = next;
+    } while (cursor !== '0');
+  }
   return out.sort();
 }
 
-/** Deletes every key under `prefix`. */
-export async function dropPrefix(client: Redis, prefix: string): Promise<void> {
+/** Deletes every key under `prefix` (one slot: a multi-key DEL works on a cluster too). */
+export async function dropPrefix(client: Redis | Cluster, prefix: string): Promise<void> {
   const keys = await keysUnder(client, prefix);
   for (let i = 0; i < keys.length; i += 500) await client.del(...keys.slice(i, i + 500));
 }
@@ -77,15 +125,24 @@ export async function outageServer(command: 'up' | 'stop' | 'start'): Promise<vo
   });
 }
 
+/** Runs `scripts/services.sh <command> redis-cluster`: all three nodes. */
+export async function clusterServer(command: 'up' | 'stop' | 'start'): Promise<void> {
+  await promisify(execFile)('bash', [SERVICES, command, 'redis-cluster'], { timeout: 600_000 });
+}
+
 /** A store on `client` under a fresh prefix, remembered so it can be dropped afterwards. */
 export interface TestStore {
   store: Store;
-  client: Redis;
+  client: Redis | Cluster;
   prefix: string;
 }
 
-/** Opens a store under a fresh prefix on `client`. */
-export function openStore(client: Redis, label?: string, maxSnapshotBytes?: number): TestStore {
+/** Opens a store under a fresh prefix on `client`, with `options` for createRedisStore. */
+export function openStore(
+  client: Redis | Cluster,
+  label?: string,
+  options: Omit<RedisStoreOptions, 'client' | 'prefix'> = {},
+): TestStore {
   const prefix = uniquePrefix(label);
-  return { store: createRedisStore({ client, prefix, maxSnapshotBytes }), client, prefix };
+  return { store: createRedisStore({ ...options, client, prefix }), client, prefix };
 }

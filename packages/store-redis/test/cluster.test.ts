@@ -1,0 +1,104 @@
+import type { Store } from '@stepfold/engine';
+import { runStoreConformance } from '@stepfold/engine/conformance';
+import { makeTestSnapshot } from '@stepfold/engine/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRedisStore, keysFor } from '../src/index.js';
+import {
+  clusterNodeOf,
+  clusterServer,
+  dropPrefix,
+  keysUnder,
+  openStore,
+  requireCluster,
+  testCluster,
+  uniquePrefix,
+} from './server.js';
+import { probe, subscriptionSurvivesRestart, timerSnapshot, until } from './wake-probe.js';
+import { describeWakes } from './wake-suite.js';
+
+// Everything that uses the cluster is in this file, so its restart test (last) disturbs no other.
+const cluster = testCluster();
+const opened = new Map<Store, string>();
+
+afterAll(() => cluster.disconnect());
+beforeAll(() => requireCluster(cluster));
+
+runStoreConformance({
+  name: 'redis-cluster',
+  createStore() {
+    const t = openStore(cluster, 'cluster');
+    opened.set(t.store, t.prefix);
+    return t.store;
+  },
+  async destroyStore(store) {
+    const prefix = opened.get(store);
+    if (prefix) await dropPrefix(cluster, prefix);
+  },
+  // No outage here: the restart test below is the one that stops this cluster.
+});
+
+describeWakes({ name: 'cluster', client: cluster, nodeOf: (key) => clusterNodeOf(cluster, key) });
+
+describe('redis adapter on a cluster', () => {
+  it('keeps every key of a store in one slot, whichever node holds it', async () => {
+    const t = openStore(cluster, 'slot');
+    try {
+      await t.store.create(makeTestSnapshot('s-1', { wakeAt: 1, status: 'waiting' }));
+      await t.store.save(
+        makeTestSnapshot('s-1', { version: 2, wakeAt: 2, workflow: { name: 'x', version: 1, hash: 'h' } }),
+        1,
+      );
+      expect(await t.store.listDue(10, 10)).toEqual(['s-1']); // and a claims key
+      const keys = await keysUnder(cluster, t.prefix);
+      expect(keys.length).toBeGreaterThan(5);
+      const slots = new Set<number>();
+      for (const k of [...keys, keysFor(t.prefix).wake])
+        slots.add(Number(await cluster.cluster('KEYSLOT', k)));
+      expect(slots.size).toBe(1);
+    } finally {
+      await dropPrefix(cluster, t.prefix);
+    }
+  });
+
+  it('delivers hints for stores on each of the three masters', async () => {
+    // Hash tags whose slots lie on three different nodes.
+    const byNode = new Map<string, string>();
+    for (let i = 0; byNode.size < 3 && i < 200; i++) {
+      const prefix = uniquePrefix(`spread${i}`);
+      const node = await clusterNodeOf(cluster, `${prefix}wake`);
+      const key = `${node.options.host}:${node.options.port}`;
+      node.disconnect();
+      if (!byNode.has(key)) byNode.set(key, prefix);
+    }
+    expect(byNode.size).toBe(3);
+    for (const prefix of byNode.values()) {
+      const store = createRedisStore({ client: cluster, prefix });
+      const p = await probe(store);
+      try {
+        await store.create(timerSnapshot('h-1', 123));
+        await until(() => p.hints.length > 0, `a hint on ${prefix}`);
+        expect(p.hints).toEqual([{ at: 123, workflow: 'waker' }]);
+      } finally {
+        await p.sub.close();
+        await dropPrefix(cluster, prefix);
+      }
+    }
+  });
+});
+
+describe('redis adapter: wake subscription across a cluster restart', () => {
+  it('reports lost, then restored once the cluster is back, then delivers hints again', async () => {
+    const t = openStore(cluster, 'cluster-restart');
+    try {
+      const p = await subscriptionSurvivesRestart(
+        t.store,
+        () => clusterServer('stop'),
+        () => clusterServer('start'),
+      );
+      expect(p.events.filter((e) => e !== 'wake')).toEqual(['lost', 'restored']);
+    } finally {
+      await dropPrefix(cluster, t.prefix).catch(() => {});
+      await t.store.close();
+    }
+  });
+});
