@@ -19,6 +19,7 @@ import {
   isStepfoldError,
   NotFoundError,
   type Runner,
+  type RunnerMessage,
   type Snapshot,
   type Status,
   type Store,
@@ -76,11 +77,6 @@ export interface ApiOptions {
   runner: Runner;
   store: Store;
   workflows: readonly WorkflowDefinition[];
-  /**
-   * Runs one runner call and resolves with the snapshot its first write stored (or the call's
-   * result when it wrote nothing); the call itself goes on in the background. See main.ts.
-   */
-  accepted: (call: () => Promise<Snapshot>) => Promise<{ snapshot: Snapshot; written: boolean }>;
 }
 
 const invalid = (message: string, path: string): never => {
@@ -127,6 +123,8 @@ function idParam(c: Context, name = 'id', what = 'instance id'): string {
 
 export function createApi(o: ApiOptions): Hono {
   const { runner, store } = o;
+  // Every write answers once its event is stored; the worker runs the handlers it dispatched.
+  const send = (m: RunnerMessage) => runner.handle({ ...m, wait: 'write' });
   const definitions = new Map(o.workflows.map((w) => [`${w.name}@${w.version}`, w]));
   const app = new Hono();
 
@@ -144,7 +142,7 @@ export function createApi(o: ApiOptions): Hono {
     const workflow = idParam(c, 'name', 'workflow name');
     const id = idParam(c);
     const input = await readJson(c);
-    return reply(c, await o.accepted(() => runner.start(workflow, id, input)), 201);
+    return reply(c, await send({ type: 'start', workflow, id, input }), 201);
   });
 
   app.post('/instances/:id/signals/:name', async (c) => {
@@ -155,7 +153,7 @@ export function createApi(o: ApiOptions): Hono {
     const payload = await readJson(c);
     return reply(
       c,
-      await o.accepted(() => runner.signal(id, name, payload, signalId === undefined ? {} : { signalId })),
+      await send({ type: 'signal', id, name, payload, ...(signalId === undefined ? {} : { signalId }) }),
       202,
     );
   });
@@ -183,20 +181,19 @@ export function createApi(o: ApiOptions): Hono {
     const { signalId, ...payload } = body;
     if (signalId !== undefined) assertValidId(signalId, 'signalId');
     const name = human.signal ?? human.id;
-    return reply(
-      c,
-      await o.accepted(() =>
-        runner.signal(id, name, payload, signalId === undefined ? {} : { signalId: signalId as string }),
-      ),
-      202,
-    );
+    const dedup = signalId === undefined ? {} : { signalId: signalId as string };
+    return reply(c, await send({ type: 'signal', id, name, payload, ...dedup }), 202);
   });
 
   for (const verb of ['cancel', 'abort'] as const) {
     app.post(`/instances/:id/${verb}`, async (c) => {
       const id = idParam(c);
       const { reason } = await readObject(c, { reason: isString });
-      return reply(c, await o.accepted(() => runner[verb](id, reason as string | undefined)), 202);
+      return reply(
+        c,
+        await send({ type: verb, id, ...(reason === undefined ? {} : { reason: reason as string }) }),
+        202,
+      );
     });
   }
 
@@ -204,13 +201,8 @@ export function createApi(o: ApiOptions): Hono {
     const id = idParam(c);
     const body = await readObject(c, { step: isString, inputPatch: isObject });
     if (body.step !== undefined) assertValidId(body.step, 'step');
-    return reply(
-      c,
-      await o.accepted(() =>
-        runner.requeue(id, body as { step?: string; inputPatch?: Record<string, unknown> }),
-      ),
-      202,
-    );
+    const requeue = body as { step?: string; inputPatch?: Record<string, unknown> };
+    return reply(c, await send({ type: 'requeue', id, ...requeue }), 202);
   });
 
   app.get('/instances/:id', async (c) => {

@@ -10,7 +10,7 @@ import { until, Worker } from './worker.js';
 const PG_URL = process.env.STEPFOLD_PG_URL ?? 'postgres://stepfold:stepfold@127.0.0.1:5432/stepfold';
 const schema = `stepfold_worker_test_${process.pid}`;
 const pool = new pg.Pool({ connectionString: PG_URL, max: 2 });
-const env = { STEPFOLD_PG_URL: PG_URL, STEPFOLD_SCHEMA: schema, POLL_INTERVAL_MS: '100', CONCURRENCY: '4' };
+const env = { STEPFOLD_PG_URL: PG_URL, STEPFOLD_SCHEMA: schema, CONCURRENCY: '4' };
 const workers: Worker[] = [];
 const TERMINAL = ['completed', 'failed', 'cancelled', 'aborted'];
 
@@ -84,7 +84,7 @@ describe('node worker over HTTP on PostgreSQL', () => {
     expect(rows.every((c) => c.pid === w1.pid && c.outcome === 'ok')).toBe(true);
   });
 
-  it('retries a failing charge with backoff through the poller, then compensates', async () => {
+  it('retries a failing charge with backoff through the worker, then compensates', async () => {
     const id = `order-fail-${process.pid}`;
     const input = {
       sku: 'PEN',
@@ -106,7 +106,7 @@ describe('node worker over HTTP on PostgreSQL', () => {
     expect(new Set(rows.filter((c) => c.step === 'charge-payment').map((c) => c.idempotency_key))).toEqual(
       new Set([`${id}/1/charge-payment/1`]),
     );
-    // Backoff 500 ms, then 1 s, held in the snapshot as timers and fired by the poller.
+    // Backoff 500 ms, then 1 s, held in the snapshot as timers and fired by the worker.
     const t = rows.filter((c) => c.step === 'charge-payment').map((c) => c.started_at.getTime());
     expect(t[1]! - t[0]!).toBeGreaterThanOrEqual(450);
     expect(t[2]! - t[1]!).toBeGreaterThanOrEqual(950);
@@ -339,8 +339,8 @@ describe('node worker over HTTP on PostgreSQL', () => {
     expect(exit.at - sent).toBeGreaterThanOrEqual(1_000);
     expect(w2.lines.filter((l) => l.event.startsWith('shutdown') || l.id === t).map((l) => l.event)).toEqual([
       'shutdown.begin',
-      'shutdown.poller-stopped',
       'workflow.completed',
+      'shutdown.worker-stopped',
       'shutdown.done',
     ]);
     // The result was written before the exit: another worker sees the order completed.

@@ -6,6 +6,7 @@ import { taskView } from '../reducer/task-view.js';
 import { taskKey } from '../reducer/transition-context.js';
 import type { ErrorInfo, Snapshot, TaskState } from '../snapshot.js';
 import type { InFlight } from './in-flight.js';
+import type { Instrumentation, TaskInfo, TaskOutcome } from './instrumentation.js';
 import { TaskAbort } from './task-abort.js';
 import type { Handler } from './types.js';
 
@@ -16,7 +17,11 @@ export type ResultEvent = (at: number) => WorkflowEvent;
 export interface TaskResult {
   ok: boolean;
   event: ResultEvent;
+  /** The same, as an instrumentation is told it. */
+  outcome: TaskOutcome;
 }
+
+const COMPLETED: TaskOutcome = Object.freeze({ outcome: 'completed' });
 
 /**
  * Runs the handler of a dispatched task with the context the dispatching snapshot implies and
@@ -24,6 +29,38 @@ export interface TaskResult {
  * checked against the step's declared schema), or the failure as {@link failureOf} records it.
  */
 export async function executeTask(
+  handler: Handler,
+  definition: WorkflowDefinition,
+  s: Snapshot,
+  task: TaskState,
+  clock: () => number,
+  inFlight: InFlight,
+  instrument?: Instrumentation,
+): Promise<TaskResult> {
+  if (!instrument) return attempt(handler, definition, s, task, clock, inFlight);
+  const info: TaskInfo = {
+    instanceId: s.id,
+    workflow: s.workflow.name,
+    workflowVersion: s.workflow.version,
+    step: task.step,
+    phase: task.phase,
+    handler: task.handler,
+    attempt: task.attempt,
+    idempotencyKey: task.idempotencyKey,
+    trace: s.trace,
+  };
+  let result: TaskResult | undefined;
+  // The handler runs inside the wrapper's callback: a context the wrapper sets is active in it.
+  await instrument.task(info, async () => {
+    result = await attempt(handler, definition, s, task, clock, inFlight);
+    return result.outcome;
+  });
+  if (!result) throw new Error('instrument: a task wrapper resolved without running the handler');
+  return result;
+}
+
+/** One handler attempt: {@link executeTask} without instrumentation. */
+async function attempt(
   handler: Handler,
   definition: WorkflowDefinition,
   s: Snapshot,
@@ -55,7 +92,11 @@ export async function executeTask(
     });
   } catch (e) {
     const error = failureOf(e);
-    return { ok: false, event: (at) => ({ type: 'task.failed', at, ...result, error }) };
+    return {
+      ok: false,
+      event: (at) => ({ type: 'task.failed', at, ...result, error }),
+      outcome: { outcome: 'failed', error, cause: e },
+    };
   } finally {
     abort.dispose();
     release();
@@ -67,7 +108,15 @@ export async function executeTask(
     // Retrying the same handler would return the same shape: the failure policy decides at once.
     const message = `output of ${task.step} does not match its declared schema: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`;
     const error: ErrorInfo = { message, code: 'INVALID_OUTPUT', retryable: false };
-    return { ok: false, event: (at) => ({ type: 'task.failed', at, ...result, error }) };
+    return {
+      ok: false,
+      event: (at) => ({ type: 'task.failed', at, ...result, error }),
+      outcome: { outcome: 'failed', error },
+    };
   }
-  return { ok: true, event: (at) => ({ type: 'task.completed', at, ...result, output: json }) };
+  return {
+    ok: true,
+    event: (at) => ({ type: 'task.completed', at, ...result, output: json }),
+    outcome: COMPLETED,
+  };
 }

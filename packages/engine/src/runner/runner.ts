@@ -56,7 +56,8 @@ export function createRunner<const W extends readonly AnyDefinition[], H extends
   const execute = options.execute ?? true;
   const registry = createRegistry(options.workflows, new Set(Object.keys(handlers)));
   const inFlight = new InFlight();
-  const writes = new WriteLoop(store, registry, clock, options.conflictRetries ?? 20, !execute);
+  const { instrument } = options;
+  const writes = new WriteLoop(store, registry, clock, options.conflictRetries ?? 20, !execute, instrument);
   let executor: TaskExecutor | undefined;
   let observer: ((s: Snapshot) => void) | undefined;
 
@@ -76,7 +77,8 @@ export function createRunner<const W extends readonly AnyDefinition[], H extends
         if (started) throw new Error(`job ${task.idempotencyKey}#${task.attempt} already ran or was dropped`);
         started = true;
         const def = registry.forSnapshot(s);
-        const p = executeTask(handlers[task.handler]!, def, s, task, clock, inFlight).then(async (r) => {
+        const handler = handlers[task.handler]!;
+        const p = executeTask(handler, def, s, task, clock, inFlight, instrument).then(async (r) => {
           await writes.apply(s.id, r.event, reporter(call), s);
           return r.ok ? ('completed' as const) : ('failed' as const);
         });
@@ -217,6 +219,7 @@ export function createRunner<const W extends readonly AnyDefinition[], H extends
       return {
         snapshot,
         wakeAt: snapshot.wakeAt,
+        written: call.latest.has(m.id),
         ...(m.type === 'tick' && dueAt !== undefined ? { dueAt } : {}),
       };
     },

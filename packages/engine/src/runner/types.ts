@@ -10,6 +10,7 @@ import type { UnionToIntersection } from '../definition/typing.js';
 import type { LogEntry, Snapshot, StepState, TaskState } from '../snapshot.js';
 import type { Store } from '../store/store.js';
 import type { RunnerHooks } from './hooks.js';
+import type { Instrumentation } from './instrumentation.js';
 
 /** What a handler receives. */
 export interface HandlerContext<I = unknown> {
@@ -80,6 +81,11 @@ export interface RunnerOptions<W extends readonly AnyDefinition[] = readonly Any
    * due at once, for a worker (any process's) to take; an API process that only starts and signals.
    */
   execute?: boolean;
+  /**
+   * Tracing around-hooks (see `@stepfold/otel`): a wrapper around every event written and every
+   * handler attempt, and the carrier a start stores as `snapshot.trace`. None by default.
+   */
+  instrument?: Instrumentation;
 }
 
 /** A handler run a write of the runner dispatched, handed to the {@link TaskExecutor} of a worker. */
@@ -152,6 +158,8 @@ export type RunnerMessage =
 export interface HandleResult {
   snapshot: Snapshot;
   wakeAt: number | null;
+  /** Whether the message wrote anything (a duplicate signal, or an event a finished instance ignores, writes nothing). */
+  written: boolean;
   /** For a tick that was written: the wake time the instance had when the tick applied (its lag is `now - dueAt`). */
   dueAt?: number | null;
 }

@@ -6,6 +6,7 @@ import { assertValidId } from '../ids.js';
 import { reduce } from '../reducer/reducer.js';
 import { isTerminal, type LogEntry, type Snapshot } from '../snapshot.js';
 import type { Store } from '../store/store.js';
+import type { EventInfo, EventOutcome, Instrumentation } from './instrumentation.js';
 import type { WorkflowRegistry } from './registry.js';
 
 /**
@@ -20,6 +21,30 @@ export type OnWrite = (
   dueAt: number | null,
 ) => void;
 
+/** May refuse an event for the snapshot it would apply to (a signal's declared payload schema). */
+type Check = (current: Snapshot, definition: WorkflowDefinition) => Promise<void>;
+
+/** An `onWrite` that also notes what was written, for an instrumentation's {@link EventOutcome}. */
+function observed(onWrite: OnWrite) {
+  let before: number | undefined;
+  return {
+    onWrite: ((s, transitions, from, dueAt) => {
+      before = from;
+      onWrite(s, transitions, from, dueAt);
+    }) satisfies OnWrite,
+    outcome: (s: Snapshot): EventOutcome => ({
+      applied: before !== undefined,
+      versionBefore: before ?? s.version,
+      versionAfter: s.version,
+    }),
+  };
+}
+
+/** An instrumentation wrapper resolved without calling the work it wraps. */
+function unwrapped(): never {
+  throw new Error('instrument: a wrapper resolved without running the work it was given');
+}
+
 /**
  * The runner's writes: load → reduce → save conditional on the version, re-applied on a conflict
  * (jittered, up to `maxConflicts` times), and creating instances (reusing a finished id when
@@ -33,6 +58,7 @@ export class WriteLoop {
     private readonly maxConflicts: number,
     /** Every event written says its tasks are queued for a worker (a runner that runs no handlers). */
     private readonly handoff = false,
+    private readonly instrument?: Instrumentation,
   ) {}
 
   /** Successful writes and conflicts retried, for {@link Runner.stats}. */
@@ -48,16 +74,48 @@ export class WriteLoop {
     make: (now: number) => WorkflowEvent,
     onWrite: OnWrite,
     known?: Snapshot,
-    check?: (current: Snapshot, definition: WorkflowDefinition) => Promise<void>,
+    check?: Check,
   ): Promise<Snapshot> {
-    let current = known;
     // `known` came out of the reducer (a write of this runner): checked once, when it was loaded.
-    let trusted = known !== undefined;
+    const ins = this.instrument;
+    if (!ins) return this.write(id, make, onWrite, known, known !== undefined, check);
+    // Loaded before the wrapper is called, so it is told the workflow, version and trace it applies to.
+    const current = known ?? (await this.load(id));
+    const info: EventInfo = {
+      instanceId: id,
+      type: make(this.clock()).type, // `make` varies with the time only: called once more for the type
+      workflow: current.workflow.name,
+      workflowVersion: current.workflow.version,
+      version: current.version,
+      trace: current.trace,
+    };
+    let result: Snapshot | undefined;
+    await ins.event(info, async () => {
+      const seen = observed(onWrite);
+      result = await this.write(id, make, seen.onWrite, current, known !== undefined, check);
+      return seen.outcome(result);
+    });
+    return result ?? unwrapped();
+  }
+
+  private async load(id: string): Promise<Snapshot> {
+    const loaded = await this.store.load(id);
+    if (!loaded) throw new NotFoundError(id);
+    return loaded;
+  }
+
+  /** {@link apply} without instrumentation; `trusted`: `current` came out of this runner's reducer. */
+  private async write(
+    id: string,
+    make: (now: number) => WorkflowEvent,
+    onWrite: OnWrite,
+    current: Snapshot | undefined,
+    trusted: boolean,
+    check: Check | undefined,
+  ): Promise<Snapshot> {
     for (let tries = 0; ; tries++) {
       if (!current) {
-        const loaded = await this.store.load(id);
-        if (!loaded) throw new NotFoundError(id);
-        current = loaded;
+        current = await this.load(id);
         trusted = false;
       }
       const definition = this.registry.forSnapshot(current);
@@ -105,6 +163,36 @@ export class WriteLoop {
     const definition = this.registry.resolve(workflow, options.version);
     const schema = declaredSchemas(definition)?.input;
     if (schema) await checkDeclared(schema, input, 'input');
+    const ins = this.instrument;
+    if (!ins) return this.insert(definition, id, input, options, onWrite, extra, undefined);
+    const info: EventInfo = {
+      instanceId: id,
+      type: 'start',
+      workflow: definition.name,
+      workflowVersion: definition.version,
+      version: 0,
+      trace: undefined,
+    };
+    let result: Snapshot | undefined;
+    await ins.event(info, async () => {
+      const seen = observed(onWrite);
+      // Asked inside the wrapper: a span it made active is the trace the instance carries.
+      result = await this.insert(definition, id, input, options, seen.onWrite, extra, ins.carrier());
+      return seen.outcome(result);
+    });
+    return result ?? unwrapped();
+  }
+
+  /** {@link create} past its checks, the start event carrying `trace`. */
+  private async insert(
+    definition: WorkflowDefinition,
+    id: string,
+    input: unknown,
+    options: { reuseFinished?: boolean | undefined },
+    onWrite: OnWrite,
+    extra: WorkflowEvent | undefined,
+    trace: Record<string, string> | undefined,
+  ): Promise<Snapshot> {
     // Start and the extra event are written together: the transitions of both are reported.
     let transitions: LogEntry[] = [];
     const fold = (from: Snapshot | null, e: WorkflowEvent) => {
@@ -120,6 +208,7 @@ export class WriteLoop {
         id,
         input,
         ...(reuse ? { reuse } : {}),
+        ...(trace ? { trace } : {}),
         ...mark,
       });
       return extra ? fold(s, { ...extra, ...mark }) : s;
