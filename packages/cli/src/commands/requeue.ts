@@ -1,0 +1,41 @@
+import type { Command } from 'commander';
+import { reportChange, withHandOffRunner } from '../hand-off.js';
+import {
+  type ActingOptions,
+  definitionsOption,
+  jsonObjectArgument,
+  jsonOption,
+  storeOption,
+} from '../options.js';
+import { createOutput } from '../output.js';
+
+interface RequeueOptions extends ActingOptions {
+  step?: string;
+  patch?: string;
+}
+
+/** `stepfold requeue <id>`: retries what is parked in dlq, optionally patching the workflow input. */
+export function register(program: Command): void {
+  jsonOption(
+    definitionsOption(
+      storeOption(
+        program
+          .command('requeue')
+          .description('retry what an instance parked in dlq; the retried task is queued for your workers')
+          .argument('<id>', 'instance id')
+          .option('--step <step>', 'only this parked step')
+          .option('--patch <json>', 'merge into the workflow input first: a JSON object, or @file'),
+      ),
+    ),
+  ).action(async (id: string, options: RequeueOptions) => {
+    const out = createOutput(options.json === true);
+    const inputPatch = options.patch === undefined ? undefined : jsonObjectArgument(options.patch, '--patch');
+    await withHandOffRunner(options, 'requeue', id, async ({ runner, before }) => {
+      const after = await runner.requeue(id, {
+        ...(options.step ? { step: options.step } : {}),
+        ...(inputPatch ? { inputPatch } : {}),
+      });
+      reportChange(out, 'requeue', before, after);
+    });
+  });
+}

@@ -1,0 +1,182 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { Store } from '@stepfold/engine';
+import { createDynamoStore } from '@stepfold/store-dynamo';
+import { createMongoStore } from '@stepfold/store-mongo';
+import { createPostgresStore } from '@stepfold/store-postgres';
+import { createRedisStore } from '@stepfold/store-redis';
+import { Redis } from 'ioredis';
+import { MongoClient } from 'mongodb';
+import pg from 'pg';
+import { UsageError } from './exit-codes.js';
+
+/** A store opened from a URL, and how to close it together with the client the CLI made for it. */
+export interface OpenedStore {
+  store: Store;
+  /** Which adapter: `postgres`, `redis`, `mongodb` or `dynamodb`. */
+  kind: string;
+  close(): Promise<void>;
+}
+
+/** The store URL schemes, for messages and docs. */
+export const STORE_SCHEMES = ['postgres://', 'redis://', 'mongodb://', 'dynamodb://'] as const;
+
+// Short timeouts throughout: a command line should fail with STORE_UNAVAILABLE in seconds, not hang.
+const CONNECT_TIMEOUT_MS = 3000;
+
+/** Removes the CLI's own query options from the URL and returns their values. */
+function takeParams(url: URL, names: readonly string[]): Record<string, string | undefined> {
+  const known = new Set(names);
+  const out: Record<string, string | undefined> = {};
+  for (const name of names) out[name] = url.searchParams.get(name) ?? undefined;
+  for (const name of [...url.searchParams.keys()]) if (known.has(name)) url.searchParams.delete(name);
+  return out;
+}
+
+function parse(text: string): URL {
+  try {
+    return new URL(text);
+  } catch {
+    throw new UsageError(`not a store URL: ${JSON.stringify(text)} (expected ${STORE_SCHEMES.join(', ')})`);
+  }
+}
+
+/** Runs an adapter's constructor; its TypeError or RangeError on a bad option is a usage error. */
+function option<T>(make: () => T): T {
+  try {
+    return make();
+  } catch (e) {
+    if (e instanceof TypeError || e instanceof RangeError) throw new UsageError(e.message);
+    throw e;
+  }
+}
+
+function openPostgres(url: URL): OpenedStore {
+  const { schema, table } = takeParams(url, ['schema', 'table']);
+  const pool = new pg.Pool({
+    connectionString: url.toString(),
+    max: 2,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+  });
+  // An idle connection the server drops must not crash the command; the next query reports it.
+  pool.on('error', () => {});
+  const store = option(() =>
+    createPostgresStore({ pool, ...(schema ? { schema } : {}), ...(table ? { table } : {}) }),
+  );
+  return {
+    store,
+    kind: 'postgres',
+    close: async () => {
+      await store.close();
+      await pool.end();
+    },
+  };
+}
+
+function openRedis(url: URL): OpenedStore {
+  const { prefix } = takeParams(url, ['prefix']);
+  const client = new Redis(url.toString(), {
+    maxRetriesPerRequest: 1,
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    commandTimeout: 10_000,
+    // Give up after two reconnects: calls then fail (STORE_UNAVAILABLE) instead of waiting forever.
+    retryStrategy: (attempt) => (attempt > 2 ? null : attempt * 200),
+  });
+  client.on('error', () => {});
+  const store = option(() => createRedisStore({ client, ...(prefix ? { prefix } : {}) }));
+  return {
+    store,
+    kind: 'redis',
+    close: async () => {
+      await store.close();
+      client.disconnect();
+    },
+  };
+}
+
+function openMongo(url: URL): OpenedStore {
+  const { collection } = takeParams(url, ['collection']);
+  const db = decodeURIComponent(url.pathname.replace(/^\//, ''));
+  if (!db) throw new UsageError(`${url.protocol}// URL needs a database: mongodb://host:port/<db>`);
+  const client = new MongoClient(url.toString(), {
+    serverSelectionTimeoutMS: CONNECT_TIMEOUT_MS,
+    connectTimeoutMS: CONNECT_TIMEOUT_MS,
+  });
+  const store = option(() => createMongoStore({ db: client.db(db), ...(collection ? { collection } : {}) }));
+  return {
+    store,
+    kind: 'mongodb',
+    close: async () => {
+      await store.close();
+      await client.close();
+    },
+  };
+}
+
+function openDynamo(url: URL): OpenedStore {
+  const { region, endpoint } = takeParams(url, ['region', 'endpoint']);
+  const table = decodeURIComponent(url.pathname.replace(/^\//, ''));
+  // dynamodb://host:port/table talks to DynamoDB Local (or any endpoint) over http;
+  // dynamodb:///table (no host) to AWS itself, with the SDK's own credential chain.
+  const target = endpoint ?? (url.host ? `http://${url.host}` : undefined);
+  const envCredentials = process.env.AWS_ACCESS_KEY_ID && process.env.AWS_SECRET_ACCESS_KEY;
+  const client = new DynamoDBClient({
+    region: region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1',
+    ...(target ? { endpoint: target } : {}),
+    // A local endpoint accepts any key; use dummy ones unless the environment has real ones.
+    ...(target && !envCredentials ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
+    maxAttempts: 2,
+    requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, requestTimeout: 10_000 },
+  });
+  const store = option(() => createDynamoStore({ client, ...(table ? { table } : {}) }));
+  return {
+    store,
+    kind: 'dynamodb',
+    close: async () => {
+      await store.close();
+      client.destroy();
+    },
+  };
+}
+
+/**
+ * Opens the store a URL names, with a client of its driver the CLI creates (and closes):
+ * `postgres://…?schema=&table=`, `redis://…?prefix=`, `mongodb://…/db?collection=`,
+ * `dynamodb://host:port/table?region=`. An unknown scheme or a bad option is a usage error.
+ */
+export function openStore(text: string): OpenedStore {
+  const url = parse(text);
+  switch (url.protocol) {
+    case 'postgres:':
+    case 'postgresql:':
+      return openPostgres(url);
+    case 'redis:':
+    case 'rediss:':
+      return openRedis(url);
+    case 'mongodb:':
+    case 'mongodb+srv:':
+      return openMongo(url);
+    case 'dynamodb:':
+      return openDynamo(url);
+    default:
+      throw new UsageError(
+        `unsupported store URL scheme ${JSON.stringify(url.protocol)} (expected ${STORE_SCHEMES.join(', ')})`,
+      );
+  }
+}
+
+/** The store URL from `--store` or `STEPFOLD_STORE`; a usage error when neither is set. */
+export function storeUrlOf(flag: string | undefined): string {
+  const url = flag ?? process.env.STEPFOLD_STORE;
+  if (!url) throw new UsageError('no store: pass --store <url> or set STEPFOLD_STORE');
+  return url;
+}
+
+/** Opens the store, runs `body`, and always closes the store and its client. */
+export async function withStore<T>(url: string, body: (opened: OpenedStore) => Promise<T>): Promise<T> {
+  const opened = openStore(url);
+  try {
+    return await body(opened);
+  } finally {
+    await opened.close().catch(() => {});
+  }
+}
