@@ -22,7 +22,8 @@ export {
   DEFAULT_MAX_SKIPPED_CLAIMS,
   DEFAULT_MAX_SNAPSHOT_BYTES,
   MAX_SNAPSHOT_BYTES_LIMIT,
+  type RedisStore,
   type RedisStoreOptions,
 } from './redis-store.js';
 export { SCRIPTS, type Script } from './scripts.js';
-export { parseHint, WAKE_RETRY_MAX_MS, WAKE_RETRY_MIN_MS } from './wakes.js';
+export { parseHint, WAKE_RETRY_MAX_MS, WAKE_RETRY_MIN_MS, wakeConnectionName } from './wakes.js';

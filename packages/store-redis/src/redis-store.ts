@@ -1,4 +1,4 @@
-import { createStoreKit, type ListPage, type ListQuery, type Store } from '@stepfold/engine';
+import { createStoreKit, type ListPage, type ListQuery, type Store, type WakeSource } from '@stepfold/engine';
 import type { Cluster, Redis } from 'ioredis';
 import { type HintRoute, hintArgs, type Row, scoreBound, toRow } from './encode.js';
 import { assertPrefix, DEFAULT_PREFIX, hasHashTag, keysFor } from './keys.js';
@@ -39,6 +39,13 @@ export interface RedisStoreOptions {
   maxSkippedClaims?: number;
 }
 
+/** The Redis store: a {@link Store} whose claims, `releaseDue` and wake hints are always there. */
+export interface RedisStore extends Store {
+  readonly claimsDue: true;
+  releaseDue(ids: readonly string[]): Promise<void>;
+  readonly wakes: WakeSource;
+}
+
 /**
  * A stepfold store on Redis. Each instance is one hash under the prefix; create, save and delete are
  * one Lua script each, so the instance and its due, lane, status and workflow indexes change together,
@@ -46,7 +53,7 @@ export interface RedisStoreOptions {
  * script over a claims sorted set), and writes that announce a wake time publish a hint on the
  * store's channel, which `wakes.subscribe` delivers.
  */
-export function createRedisStore(options: RedisStoreOptions): Store {
+export function createRedisStore(options: RedisStoreOptions): RedisStore {
   const { client } = options;
   const prefix = options.prefix ?? DEFAULT_PREFIX;
   assertPrefix(prefix);

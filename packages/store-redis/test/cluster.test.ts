@@ -25,6 +25,7 @@ beforeAll(() => requireCluster(cluster));
 
 runStoreConformance({
   name: 'redis-cluster',
+  claimsDue: true,
   createStore() {
     const t = openStore(cluster, 'cluster');
     opened.set(t.store, t.prefix);

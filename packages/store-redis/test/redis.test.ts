@@ -27,6 +27,7 @@ afterAll(() => {
 
 runStoreConformance({
   name: 'redis',
+  claimsDue: true,
   createStore: () => open(client, 'conformance'),
   async destroyStore(store) {
     const t = opened.get(store);
