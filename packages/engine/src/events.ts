@@ -13,6 +13,27 @@ const key = opt(text(1, 1000));
 /** The writer of this event will not run the tasks it dispatches: they are queued for any worker. */
 const handoff = opt(z.boolean());
 
+/**
+ * True for a trace carrier: a plain object of at most 8 string entries, keys of 1-512 and values
+ * of 0-512 characters. Kept small on purpose: it is copied into every snapshot version.
+ */
+export function isTraceCarrier(v: unknown): v is Record<string, string> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const keys = Object.keys(v);
+  if (keys.length > 8) return false;
+  for (const k of keys) {
+    const value = (v as Record<string, unknown>)[k];
+    if (!k || k.length > 512 || typeof value !== 'string' || value.length > 512) return false;
+  }
+  return true;
+}
+
+/** Why a trace carrier was refused. */
+export const TRACE_CARRIER_RULE = 'must be at most 8 strings, keys and values of at most 512 characters';
+
+// Checked as a whole, kept as given (zod's record would drop a __proto__ key); the reducer copies it.
+const trace = opt(z.custom<Record<string, string>>(isTraceCarrier, TRACE_CARRIER_RULE));
+
 /** Zod schema of every event the reducer accepts. */
 export const eventSchema = z.discriminatedUnion('type', [
   z.object({
@@ -23,6 +44,8 @@ export const eventSchema = z.discriminatedUnion('type', [
     input: opt(z.unknown()),
     /** Start a new run over a finished instance (id reuse); ignored when there is no snapshot. */
     reuse: opt(z.boolean()),
+    /** Where the caller's trace continues (W3C `traceparent`/`tracestate`): kept as `snapshot.trace`. */
+    trace,
   }),
   z.object({
     type: z.literal('task.completed'),
@@ -113,8 +136,14 @@ function commonEvent(e: Record<string, unknown>): WorkflowEvent | undefined {
     return { type, at, name: e.name, payload: e.payload, id: e.id as string | undefined };
   }
   if (type === 'tick') return { type, at };
-  if (type === 'start' && isValidId(e.id) && (e.reuse === undefined || typeof e.reuse === 'boolean')) {
-    return { type, at, id: e.id, input: e.input, reuse: e.reuse as boolean | undefined };
+  if (
+    type === 'start' &&
+    isValidId(e.id) &&
+    (e.reuse === undefined || typeof e.reuse === 'boolean') &&
+    (e.trace === undefined || isTraceCarrier(e.trace))
+  ) {
+    const { reuse, trace: carrier } = e as EventOf<'start'>;
+    return { type, at, id: e.id, input: e.input, reuse, trace: carrier };
   }
   return undefined;
 }

@@ -41,6 +41,13 @@ export { replay, type StepOptions, step } from './reducer/reducer.js';
 export { backoffMs, DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, type RetryPolicy } from './reducer/retry-policy.js';
 export { dispatchedBy, type TaskView, taskView } from './reducer/task-view.js';
 export type { RunnerHooks } from './runner/hooks.js';
+export type {
+  EventInfo,
+  EventOutcome,
+  Instrumentation,
+  TaskInfo,
+  TaskOutcome,
+} from './runner/instrumentation.js';
 export { createRunner } from './runner/runner.js';
 export type {
   AnyDefinition,

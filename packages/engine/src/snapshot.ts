@@ -139,6 +139,12 @@ export interface Snapshot {
   compensationError?: ErrorInfo;
   /** Why the instance was cancelled or aborted. */
   reason?: string;
+  /**
+   * The trace the instance belongs to, from its start event (W3C `traceparent`/`tracestate` as a
+   * runner's `instrument.carrier()` made it): instrumentation parents every handler run on it, in
+   * any process. At most 8 short string entries; kept through continue-as-new; absent if not given.
+   */
+  trace?: Record<string, string>;
   steps: Record<string, StepState>;
   /** Step ids currently holding a cursor (running, waiting or sleeping). */
   active: string[];

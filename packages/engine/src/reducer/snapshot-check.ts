@@ -1,6 +1,6 @@
 import type { CompiledWorkflow } from '../definition/compile.js';
 import { RegistryError, ValidationError } from '../errors.js';
-import type { EventOf } from '../events.js';
+import { type EventOf, isTraceCarrier, TRACE_CARRIER_RULE } from '../events.js';
 import { SNAPSHOT_SCHEMA_VERSION, type Snapshot } from '../snapshot.js';
 
 /** The empty snapshot a start event builds on (a reuse continues the old version count). */
@@ -10,7 +10,7 @@ export function initialSnapshot(
   previous: Snapshot | null,
 ): Snapshot {
   const { name, version } = wf.definition;
-  return {
+  const s: Snapshot = {
     schemaVersion: SNAPSHOT_SCHEMA_VERSION,
     id: ev.id,
     workflow: { name, version, hash: wf.hash },
@@ -30,6 +30,9 @@ export function initialSnapshot(
     updatedAt: ev.at,
     log: [],
   };
+  // A copy: the event's object stays the caller's (the snapshot is frozen).
+  if (ev.trace !== undefined) s.trace = { ...ev.trace };
+  return s;
 }
 
 const STATUSES = new Set([
@@ -62,6 +65,7 @@ export function checkSnapshot(wf: CompiledWorkflow, s: Snapshot): void {
     for (const k of ['active', 'completed', 'timers', 'inbox', 'seenSignals', 'log'] as const) {
       if (!Array.isArray(s[k])) bad(k, 'must be an array');
     }
+    if (s.trace !== undefined && !isTraceCarrier(s.trace)) bad('trace', TRACE_CARRIER_RULE);
     if (typeof s.workflow !== 'object' || s.workflow === null) bad('workflow', 'must be an object');
     else if (s.workflow.name !== wf.definition.name || s.workflow.version !== wf.definition.version) {
       bad(

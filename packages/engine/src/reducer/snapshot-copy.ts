@@ -24,6 +24,7 @@ export function copySnapshot(s: Snapshot): Snapshot {
   if (s.error !== undefined) out.error = s.error;
   if (s.compensationError !== undefined) out.compensationError = s.compensationError;
   if (s.reason !== undefined) out.reason = s.reason;
+  if (s.trace !== undefined) out.trace = s.trace;
   out.steps = s.steps;
   out.active = s.active;
   out.completed = s.completed;
@@ -122,6 +123,7 @@ export function freezeChanged(s: Snapshot, base: Snapshot): void {
   if (s.error !== base.error) freezeNew(s.error);
   if (s.compensationError !== base.compensationError) freezeNew(s.compensationError);
   if (s.saga !== base.saga) freezeNew(s.saga);
+  if (s.trace !== base.trace) freezeNew(s.trace);
   if (s.steps !== base.steps) {
     for (const id in s.steps) {
       const st = s.steps[id]!;

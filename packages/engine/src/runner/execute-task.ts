@@ -13,15 +13,8 @@ import type { Handler } from './types.js';
 /** The event of one handler run's result, its time filled in when it is written. */
 export type ResultEvent = (at: number) => WorkflowEvent;
 
-/** The result of one handler run: whether the handler returned, and the event to write. */
-export interface TaskResult {
-  ok: boolean;
-  event: ResultEvent;
-  /** The same, as an instrumentation is told it. */
-  outcome: TaskOutcome;
-}
-
-const COMPLETED: TaskOutcome = Object.freeze({ outcome: 'completed' });
+/** The result of one handler run: how it ended (as an instrumentation is told), and the event to write. */
+export type TaskResult = TaskOutcome & { event: ResultEvent };
 
 /**
  * Runs the handler of a dispatched task with the context the dispatching snapshot implies and
@@ -38,25 +31,19 @@ export async function executeTask(
   instrument?: Instrumentation,
 ): Promise<TaskResult> {
   if (!instrument) return attempt(handler, definition, s, task, clock, inFlight);
+  const { id: instanceId, workflow, trace } = s;
   const info: TaskInfo = {
-    instanceId: s.id,
-    workflow: s.workflow.name,
-    workflowVersion: s.workflow.version,
-    step: task.step,
-    phase: task.phase,
-    handler: task.handler,
-    attempt: task.attempt,
-    idempotencyKey: task.idempotencyKey,
-    trace: s.trace,
+    ...task,
+    instanceId,
+    workflow: workflow.name,
+    workflowVersion: workflow.version,
+    trace,
   };
-  let result: TaskResult | undefined;
-  // The handler runs inside the wrapper's callback: a context the wrapper sets is active in it.
-  await instrument.task(info, async () => {
-    result = await attempt(handler, definition, s, task, clock, inFlight);
-    return result.outcome;
-  });
-  if (!result) throw new Error('instrument: a task wrapper resolved without running the handler');
-  return result;
+  // The handler runs inside the wrapper's callback: a context the wrapper sets is active in it. The
+  // wrapper hands back what `run` resolved with, which is the whole result.
+  return instrument.task(info, () =>
+    attempt(handler, definition, s, task, clock, inFlight),
+  ) as Promise<TaskResult>;
 }
 
 /** One handler attempt: {@link executeTask} without instrumentation. */
@@ -93,9 +80,10 @@ async function attempt(
   } catch (e) {
     const error = failureOf(e);
     return {
-      ok: false,
+      outcome: 'failed',
+      error,
+      cause: e,
       event: (at) => ({ type: 'task.failed', at, ...result, error }),
-      outcome: { outcome: 'failed', error, cause: e },
     };
   } finally {
     abort.dispose();
@@ -108,15 +96,7 @@ async function attempt(
     // Retrying the same handler would return the same shape: the failure policy decides at once.
     const message = `output of ${task.step} does not match its declared schema: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`;
     const error: ErrorInfo = { message, code: 'INVALID_OUTPUT', retryable: false };
-    return {
-      ok: false,
-      event: (at) => ({ type: 'task.failed', at, ...result, error }),
-      outcome: { outcome: 'failed', error },
-    };
+    return { outcome: 'failed', error, event: (at) => ({ type: 'task.failed', at, ...result, error }) };
   }
-  return {
-    ok: true,
-    event: (at) => ({ type: 'task.completed', at, ...result, output: json }),
-    outcome: COMPLETED,
-  };
+  return { outcome: 'completed', event: (at) => ({ type: 'task.completed', at, ...result, output: json }) };
 }

@@ -1,5 +1,5 @@
 import type { WorkflowEvent } from '../events.js';
-import type { ErrorInfo } from '../snapshot.js';
+import type { ErrorInfo, Snapshot, TaskState } from '../snapshot.js';
 
 // The runner's tracing seam. The engine knows no tracing library: it calls these around-hooks, and
 // a package such as @stepfold/otel turns them into spans. Without an `instrument` the runner does
@@ -23,24 +23,19 @@ export interface EventInfo {
 
 /** What writing one event did. */
 export interface EventOutcome {
+  /** The stored snapshot after the event: `snapshot.version` is the version written. */
+  readonly snapshot: Snapshot;
   /** False when the event did not apply (a duplicate, a stale result): nothing was written. */
   readonly applied: boolean;
-  /** The version the event was finally applied to (0 for a new instance). */
+  /** The version the event was finally applied to (0 for a new instance; `snapshot.version` if nothing was written). */
   readonly versionBefore: number;
-  /** The version written; `versionBefore` when nothing was. */
-  readonly versionAfter: number;
 }
 
-/** One attempt of a handler the runner is about to run. */
-export interface TaskInfo {
+/** One attempt of a handler the runner is about to run: the task as dispatched, and its instance. */
+export interface TaskInfo extends Readonly<TaskState> {
   readonly instanceId: string;
   readonly workflow: string;
   readonly workflowVersion: number;
-  readonly step: string;
-  readonly phase: 'run' | 'compensate';
-  readonly handler: string;
-  readonly attempt: number;
-  readonly idempotencyKey: string;
   /** The trace carrier of the snapshot that dispatched the task: the attempt's span continues it. */
   readonly trace: Readonly<Record<string, string>> | undefined;
 }
@@ -80,8 +75,14 @@ export interface Instrumentation {
    * active is the one carried: it becomes the start event's `trace`, then `snapshot.trace`.
    */
   carrier(): Record<string, string> | undefined;
-  /** Wraps applying one event: load (on a conflict), reduce, conditional save, what it dispatches. */
+  /**
+   * Wraps applying one event: reduce, conditional save (reload and retry on a conflict), the
+   * handler runs it dispatches. Resolve with the very object `write` resolved with.
+   */
   event(info: EventInfo, write: () => Promise<EventOutcome>): Promise<EventOutcome>;
-  /** Wraps one handler attempt; `run` calls the handler and resolves with how it ended (never rejects for a handler error). */
+  /**
+   * Wraps one handler attempt; `run` calls the handler and resolves with how it ended (it does
+   * not reject for a handler's error). Resolve with the very object `run` resolved with.
+   */
   task(info: TaskInfo, run: () => Promise<TaskOutcome>): Promise<TaskOutcome>;
 }

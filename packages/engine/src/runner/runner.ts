@@ -80,7 +80,7 @@ export function createRunner<const W extends readonly AnyDefinition[], H extends
         const handler = handlers[task.handler]!;
         const p = executeTask(handler, def, s, task, clock, inFlight, instrument).then(async (r) => {
           await writes.apply(s.id, r.event, reporter(call), s);
-          return r.ok ? ('completed' as const) : ('failed' as const);
+          return r.outcome;
         });
         settle(p);
         return p;

@@ -6,7 +6,7 @@ import { assertValidId } from '../ids.js';
 import { reduce } from '../reducer/reducer.js';
 import { isTerminal, type LogEntry, type Snapshot } from '../snapshot.js';
 import type { Store } from '../store/store.js';
-import type { EventInfo, EventOutcome, Instrumentation } from './instrumentation.js';
+import type { EventInfo, Instrumentation } from './instrumentation.js';
 import type { WorkflowRegistry } from './registry.js';
 
 /**
@@ -24,25 +24,22 @@ export type OnWrite = (
 /** May refuse an event for the snapshot it would apply to (a signal's declared payload schema). */
 type Check = (current: Snapshot, definition: WorkflowDefinition) => Promise<void>;
 
-/** An `onWrite` that also notes what was written, for an instrumentation's {@link EventOutcome}. */
-function observed(onWrite: OnWrite) {
+/** Runs `work` (one event's write) inside the instrumentation's wrapper, telling it what was written. */
+async function traced(
+  ins: Instrumentation,
+  info: EventInfo,
+  onWrite: OnWrite,
+  work: (onWrite: OnWrite) => Promise<Snapshot>,
+): Promise<Snapshot> {
   let before: number | undefined;
-  return {
-    onWrite: ((s, transitions, from, dueAt) => {
+  const out = await ins.event(info, async () => {
+    const snapshot = await work((s, transitions, from, dueAt) => {
       before = from;
       onWrite(s, transitions, from, dueAt);
-    }) satisfies OnWrite,
-    outcome: (s: Snapshot): EventOutcome => ({
-      applied: before !== undefined,
-      versionBefore: before ?? s.version,
-      versionAfter: s.version,
-    }),
-  };
-}
-
-/** An instrumentation wrapper resolved without calling the work it wraps. */
-function unwrapped(): never {
-  throw new Error('instrument: a wrapper resolved without running the work it was given');
+    });
+    return { snapshot, applied: before !== undefined, versionBefore: before ?? snapshot.version };
+  });
+  return out.snapshot;
 }
 
 /**
@@ -89,13 +86,7 @@ export class WriteLoop {
       version: current.version,
       trace: current.trace,
     };
-    let result: Snapshot | undefined;
-    await ins.event(info, async () => {
-      const seen = observed(onWrite);
-      result = await this.write(id, make, seen.onWrite, current, known !== undefined, check);
-      return seen.outcome(result);
-    });
-    return result ?? unwrapped();
+    return traced(ins, info, onWrite, (w) => this.write(id, make, w, current, known !== undefined, check));
   }
 
   private async load(id: string): Promise<Snapshot> {
@@ -173,14 +164,10 @@ export class WriteLoop {
       version: 0,
       trace: undefined,
     };
-    let result: Snapshot | undefined;
-    await ins.event(info, async () => {
-      const seen = observed(onWrite);
-      // Asked inside the wrapper: a span it made active is the trace the instance carries.
-      result = await this.insert(definition, id, input, options, seen.onWrite, extra, ins.carrier());
-      return seen.outcome(result);
-    });
-    return result ?? unwrapped();
+    // Asked inside the wrapper: a span it made active is the trace the instance carries.
+    return traced(ins, info, onWrite, (w) =>
+      this.insert(definition, id, input, options, w, extra, ins.carrier()),
+    );
   }
 
   /** {@link create} past its checks, the start event carrying `trace`. */
