@@ -1,13 +1,8 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Store } from '@stepfold/engine';
-import { createDynamoStore } from '@stepfold/store-dynamo';
-import { createMongoStore } from '@stepfold/store-mongo';
-import { createPostgresStore } from '@stepfold/store-postgres';
-import { createRedisStore } from '@stepfold/store-redis';
-import { Redis } from 'ioredis';
-import { MongoClient } from 'mongodb';
-import pg from 'pg';
 import { UsageError } from './exit-codes.js';
+
+// Each adapter and its driver is imported when its scheme is used: loading all four (the AWS SDK and
+// the MongoDB driver above all) would add most of a second to every command, `run` included.
 
 /** A store opened from a URL, and how to close it together with the client the CLI made for it. */
 export interface OpenedStore {
@@ -50,7 +45,9 @@ function option<T>(make: () => T): T {
   }
 }
 
-function openPostgres(url: URL): OpenedStore {
+async function openPostgres(url: URL): Promise<OpenedStore> {
+  const { default: pg } = await import('pg');
+  const { createPostgresStore } = await import('@stepfold/store-postgres');
   const { schema, table } = takeParams(url, ['schema', 'table']);
   const pool = new pg.Pool({
     connectionString: url.toString(),
@@ -72,7 +69,9 @@ function openPostgres(url: URL): OpenedStore {
   };
 }
 
-function openRedis(url: URL): OpenedStore {
+async function openRedis(url: URL): Promise<OpenedStore> {
+  const { Redis } = await import('ioredis');
+  const { createRedisStore } = await import('@stepfold/store-redis');
   const { prefix } = takeParams(url, ['prefix']);
   const client = new Redis(url.toString(), {
     maxRetriesPerRequest: 1,
@@ -93,10 +92,12 @@ function openRedis(url: URL): OpenedStore {
   };
 }
 
-function openMongo(url: URL): OpenedStore {
+async function openMongo(url: URL): Promise<OpenedStore> {
   const { collection } = takeParams(url, ['collection']);
   const db = decodeURIComponent(url.pathname.replace(/^\//, ''));
   if (!db) throw new UsageError(`${url.protocol}// URL needs a database: mongodb://host:port/<db>`);
+  const { MongoClient } = await import('mongodb');
+  const { createMongoStore } = await import('@stepfold/store-mongo');
   const client = new MongoClient(url.toString(), {
     serverSelectionTimeoutMS: CONNECT_TIMEOUT_MS,
     connectTimeoutMS: CONNECT_TIMEOUT_MS,
@@ -112,7 +113,12 @@ function openMongo(url: URL): OpenedStore {
   };
 }
 
-function openDynamo(url: URL): OpenedStore {
+async function openDynamo(url: URL): Promise<OpenedStore> {
+  // The SDK warns on Node < 22 about its releases after January 2027; the CLI pins its SDK version,
+  // so the notice is noise on every command. A user's own setting of the variable wins.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
+  const { createDynamoStore } = await import('@stepfold/store-dynamo');
   const { region, endpoint } = takeParams(url, ['region', 'endpoint']);
   const table = decodeURIComponent(url.pathname.replace(/^\//, ''));
   // dynamodb://host:port/table talks to DynamoDB Local (or any endpoint) over http;
@@ -143,7 +149,7 @@ function openDynamo(url: URL): OpenedStore {
  * `postgres://…?schema=&table=`, `redis://…?prefix=`, `mongodb://…/db?collection=`,
  * `dynamodb://host:port/table?region=`. An unknown scheme or a bad option is a usage error.
  */
-export function openStore(text: string): OpenedStore {
+export async function openStore(text: string): Promise<OpenedStore> {
   const url = parse(text);
   switch (url.protocol) {
     case 'postgres:':
@@ -173,7 +179,7 @@ export function storeUrlOf(flag: string | undefined): string {
 
 /** Opens the store, runs `body`, and always closes the store and its client. */
 export async function withStore<T>(url: string, body: (opened: OpenedStore) => Promise<T>): Promise<T> {
-  const opened = openStore(url);
+  const opened = await openStore(url);
   try {
     return await body(opened);
   } finally {
