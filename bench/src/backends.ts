@@ -154,12 +154,14 @@ const redis: Backend = {
         const wakeAt = typeof s.wakeAt === 'number' && Number.isFinite(s.wakeAt) ? String(s.wakeAt) : '';
         const r = (await client.evalsha(
           REDIS_SAVE.sha,
-          5,
+          7,
           `${p}instance:${s.id}`,
           `${p}due`,
           `${p}status:${s.status}`,
           `${p}workflow:${wf}`,
           `${p}status-workflow:${s.status}#${wf}`,
+          `${p}due-workflow:${wf}`,
+          `${p}claims`,
           s.id,
           json,
           String(s.version),

@@ -9,8 +9,10 @@ import { e2eGroups, e2ePostgres } from './groups/e2e.js';
 import { flatCost } from './groups/flat-cost.js';
 import { reducer } from './groups/reducer.js';
 import { runnerMemory } from './groups/runner-memory.js';
+import { scalePostgres } from './groups/scale.js';
 import { storeGroups } from './groups/stores.js';
 import { types } from './groups/types.js';
+import { idleQueries, wakeLatency } from './groups/wake-latency.js';
 import type { Group, Row } from './row.js';
 
 const GROUPS: Group[] = [
@@ -20,7 +22,10 @@ const GROUPS: Group[] = [
   bundle,
   types,
   ...storeGroups,
+  scalePostgres,
   e2ePostgres,
+  wakeLatency,
+  idleQueries,
   ...e2eGroups,
 ];
 

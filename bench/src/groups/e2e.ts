@@ -1,7 +1,10 @@
+import { availableParallelism } from 'node:os';
 import { createRunner, type Runner, type Snapshot, type Store, snapshotBytes, step } from '@stepfold/engine';
-import { type Backend, backends, type Connection } from '../backends.js';
+import { type Backend, backends, type Connection, pgDatabaseUrl } from '../backends.js';
+import { type FleetRun, startFleet } from '../fleet/fleet.js';
 import { median } from '../measure.js';
 import { snapshotOfAbout } from '../payload.js';
+import { PEERS, type Peer } from '../peers/index.js';
 import { type Group, type Row, rateRow } from '../row.js';
 import { LINEAR_STEPS, linear10, noop } from '../workflows.js';
 
@@ -175,71 +178,95 @@ function e2eGroup(b: Backend): Group {
 /** e2e rows for every backend except postgres, which has its own group with the baselines. */
 export const e2eGroups: Group[] = backends.filter((b) => b.name !== 'postgres').map(e2eGroup);
 
+/** Worker processes of e2e-postgres: one per core; each keeps this many workflows in flight. */
+const E2E_PROCESSES = Math.max(2, availableParallelism());
+const PER_PROCESS = Math.max(1, Math.round(RUNNERS / E2E_PROCESSES));
+
 /**
- * e2e-postgres: our 4 runners against DBOS Transact at concurrency 4 on the same server, in
- * alternating rounds (ours, DBOS, DBOS, ours, ...); then e2e-postgres-limit: the writes/s our
- * runners achieved against raw conditional UPDATEs/s from 4 clients with a snapshot of the
+ * e2e-postgres: our worker processes (one per core, `RUNNERS` workflows in flight in all) against
+ * each peer at concurrency `RUNNERS` on the same server, in alternating rounds (ours first, then
+ * the peers, then the reverse); then e2e-postgres-limit: the writes/s our processes achieved
+ * against raw conditional UPDATEs/s from as many processes and clients, with a snapshot of the
  * same mean size (the physical limit of one write per transition).
  */
 export const e2ePostgres: Group = {
   name: 'e2e-postgres',
   async run(): Promise<Row[]> {
     const b = backends.find((x) => x.name === 'postgres');
+    const rowName = (p: Peer) => (p.name === 'dbos' ? 'e2e-postgres' : `e2e-postgres-vs-${p.name}`);
     const missing = (note: string): Row[] => [
-      { ...rateRow('e2e-postgres', null, null, 'workflows/s', 3), note },
+      ...PEERS.map((p) => ({ ...rateRow(rowName(p), null, null, 'workflows/s', 5), note })),
       { ...rateRow('e2e-postgres-limit', null, null, 'writes/s', 0.7), note },
     ];
     if (!b) return missing('not measured: no postgres store adapter in this checkout yet');
     const down = await b.unavailable();
     if (down) return missing(`not measured: ${down}`);
 
-    const dbos = await import('../dbos.js');
-    const PER_ROUND = 100;
-    const ROUNDS = 4;
-    const f = await fleet(b);
-    const ours: OursRun[] = [];
-    const theirs: number[] = [];
-    let dbosNote: string | null = null;
+    const PER_ROUND = 200;
+    const ROUNDS = 3;
+    const fleet = await startFleet({
+      pgUrl: pgDatabaseUrl(b.url, 'stepfold_bench'),
+      processes: E2E_PROCESSES,
+      concurrency: PER_PROCESS,
+      table: 'e2e_workers',
+    });
+    const ours: FleetRun[] = [];
+    const theirs = new Map<string, number[]>();
+    const notes = new Map<string, string>();
+    const live: Peer[] = [];
+    let first = 0;
     try {
-      try {
-        await dbos.launchDbos(b.url);
-      } catch (e) {
-        dbosNote = `DBOS Transact ${dbos.DBOS_VERSION} could not run: ${e instanceof Error ? e.message : String(e)}`;
-      }
-      await f.run(20); // warm-up
-      let first = 0;
-      if (!dbosNote) {
-        await dbos.runDbos(20, RUNNERS, first);
-        first += 20;
-      }
-      for (let r = 0; r < ROUNDS; r++) {
-        const oursFirst = r % 2 === 0;
-        if (oursFirst) ours.push(await f.run(PER_ROUND));
-        if (!dbosNote) {
-          theirs.push(await dbos.runDbos(PER_ROUND, RUNNERS, first));
-          first += PER_ROUND;
+      for (const p of PEERS) {
+        try {
+          process.stderr.write(`  e2e-postgres: launching ${p.version}\n`);
+          await p.launch(b.url);
+          await p.run(20, RUNNERS, first); // warm-up
+          first += 20;
+          live.push(p);
+          theirs.set(p.name, []);
+          await p.shutdown();
+        } catch (e) {
+          notes.set(p.name, `${p.version} could not run: ${e instanceof Error ? e.message : String(e)}`);
+          await p.shutdown().catch(() => {});
         }
-        if (!oursFirst) ours.push(await f.run(PER_ROUND));
       }
-      const bytes = f.snapshotBytes;
-      const limit = await rawLimit(f.conns, bytes, 6);
+      await fleet.run(40, `warm-${Date.now().toString(36)}`);
+      for (let r = 0; r < ROUNDS; r++) {
+        const tag = `e2e-${r}-${Date.now().toString(36)}`;
+        if (r % 2 === 0) ours.push(await fleet.run(PER_ROUND, tag));
+        for (const p of r % 2 === 0 ? live : [...live].reverse()) {
+          // One peer at a time: launched for its round and shut down after, so no peer's idle
+          // polling runs during another contender's round.
+          await p.launch(b.url);
+          theirs.get(p.name)!.push(await p.run(PER_ROUND, RUNNERS, first));
+          first += PER_ROUND;
+          await p.shutdown();
+        }
+        if (r % 2 === 1) ours.push(await fleet.run(PER_ROUND, tag));
+        process.stderr.write(`  e2e-postgres: round ${r + 1}/${ROUNDS} done\n`);
+      }
       const wps = median(ours.map((o) => o.workflowsPerSec));
       const writes = median(ours.map((o) => o.writesPerSec));
+      const bytes = meanSnapshotBytes('e2e-0-xxxxxxxx-0-1000');
+      const limit: number[] = [];
+      for (let k = 0; k < 5; k++) limit.push(await fleet.raw(1000, snapshotOfAbout(bytes)));
+      const setup = `${E2E_PROCESSES} worker processes × ${PER_PROCESS} workflows in flight (createWorker, one pg pool each)`;
       return [
-        rateRow('e2e-postgres', wps, dbosNote ? null : median(theirs), 'workflows/s', 3, {
-          note:
-            dbosNote ??
-            `${RUNNERS} runners (one pg pool of 1 connection each) vs DBOS Transact ${dbos.DBOS_VERSION} at concurrency ${RUNNERS} (its own system database on the same server), ${ROUNDS}×${PER_ROUND} workflows each, alternating rounds`,
-          details: { ours, dbos: theirs },
-        }),
+        ...PEERS.map((p) =>
+          rateRow(rowName(p), wps, notes.has(p.name) ? null : median(theirs.get(p.name)!), 'workflows/s', 5, {
+            note:
+              notes.get(p.name) ??
+              `${setup} vs ${p.version} at concurrency ${RUNNERS} (its own database on the same server), ${ROUNDS}×${PER_ROUND} workflows each, alternating rounds`,
+            details: { ours, [p.name]: theirs.get(p.name) ?? [] },
+          }),
+        ),
         rateRow('e2e-postgres-limit', writes, median(limit), 'writes/s', 0.7, {
-          note: `our conditional writes/s during e2e-postgres (11 per workflow) vs raw conditional UPDATEs/s from ${RUNNERS} clients, ${bytes} B snapshots (the mean our runners wrote)`,
+          note: `our conditional writes/s during e2e-postgres (11 per workflow) vs raw conditional UPDATEs/s from the same ${E2E_PROCESSES} processes × ${PER_PROCESS} clients, ${bytes} B snapshots (the mean our runners wrote)`,
           details: { ourWritesPerSec: ours.map((o) => o.writesPerSec), rawSamples: limit },
         }),
       ];
     } finally {
-      if (!dbosNote) await dbos.shutdownDbos().catch(() => {});
-      await f.close();
+      await fleet.stop();
     }
   },
 };

@@ -10,6 +10,8 @@ import type { ShutdownOptions, Worker, WorkerEvents, WorkerOptions, WorkerStats 
 // Backoff while the store is down: from 100 ms, doubling, at most 30 s.
 const OUTAGE_MIN_MS = 100;
 const OUTAGE_MAX_MS = 30_000;
+// Future wake times remembered; more are left to polling.
+const MAX_KNOWN = 256;
 
 /**
  * A worker over a runner: polls due instances lane by lane (one lane per workflow) with only as many
@@ -86,18 +88,23 @@ export function createWorker(options: WorkerOptions): Worker {
   let subscription: WakeSubscription | undefined;
   let wakesLive = false;
   let waitingForSlot = false;
-  /** Earliest future wake time heard of (notices, this worker's own writes). */
-  let earliest = Number.POSITIVE_INFINITY;
+  /** Future wake times heard of (notices, this worker's own writes): ascending, distinct, bounded. */
+  const known: number[] = [];
   let roundsDone = 0;
   let lastRoundEmpty = false;
   const roundWaiters: Array<() => void> = [];
 
   const hear = (at: number) => {
-    if (at <= clock()) sleeper.wake();
-    else if (at < earliest) {
-      earliest = at;
-      sleeper.wake(); // re-plan the sleep around the new time
+    if (at <= clock()) {
+      sleeper.wake();
+      return;
     }
+    let i = known.length;
+    while (i > 0 && known[i - 1]! > at) i--;
+    if (known[i - 1] === at) return;
+    known.splice(i, 0, at);
+    if (known.length > MAX_KNOWN) known.pop(); // the latest ones: polling finds them anyway
+    if (i === 0) sleeper.wake(); // a new earliest time: re-plan the sleep around it
   };
   let detach: (() => void) | undefined;
 
@@ -112,6 +119,7 @@ export function createWorker(options: WorkerOptions): Worker {
         continue;
       }
       let result: { ticked: number; full: boolean };
+      const roundAt = clock();
       try {
         result = await poller.round();
         outages = 0;
@@ -128,6 +136,8 @@ export function createWorker(options: WorkerOptions): Worker {
       }
       roundsDone++;
       lastRoundEmpty = result.ticked === 0;
+      // Times up to the round's start were due when it polled: it took what they woke.
+      while (known.length > 0 && known[0]! <= roundAt) known.shift();
       for (const w of roundWaiters.splice(0)) w();
       if (result.full) {
         pause = poll.minMs;
@@ -137,11 +147,9 @@ export function createWorker(options: WorkerOptions): Worker {
         result.ticked > 0
           ? poll.minMs
           : Math.min(pause * poll.factor, wakesLive ? poll.maxWithWakesMs : poll.maxMs);
-      const now = clock();
-      if (earliest <= now) earliest = Number.POSITIVE_INFINITY;
-      const until = Math.min(jittered(pause, poll.jitter), earliest - now);
+      const next = known[0] ?? Number.POSITIVE_INFINITY;
+      const until = Math.min(jittered(pause, poll.jitter), next - clock());
       if (state === 'running') await sleeper.sleep(until);
-      if (earliest <= clock()) earliest = Number.POSITIVE_INFINITY;
     }
   }
 

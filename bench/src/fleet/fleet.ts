@@ -1,0 +1,117 @@
+import { type ChildProcess, fork } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import type { Snapshot } from '@stepfold/engine';
+import type { ChildCommand, ChildReply } from './child.js';
+
+// The parent side of the bench's worker processes: forks `processes` copies of child.ts over one
+// PostgreSQL database and drives them over IPC. Rounds run on every child at once and are timed
+// here, from the first command sent to the last reply.
+
+const CHILD = fileURLToPath(new URL('./child.js', import.meta.url));
+
+/** One batch of workflows across every process. */
+export interface FleetRun {
+  workflowsPerSec: number;
+  writesPerSec: number;
+  seconds: number;
+}
+
+/** Worker processes ready for commands. */
+export interface Fleet {
+  readonly processes: number;
+  /** Runs `count` workflows split across the processes; each keeps its `concurrency` in flight. */
+  run(count: number, tag: string): Promise<FleetRun>;
+  /** Raw conditional UPDATEs/s from every process at once, each with `concurrency` clients. */
+  raw(ms: number, snapshot: Snapshot): Promise<number>;
+  /** listDue calls each process has made so far. */
+  queries(): Promise<number[]>;
+  /** Latencies the `hit` handler reports, in arrival order (any process). */
+  onHit(listener: (ms: number, id: string) => void): void;
+  stop(): Promise<void>;
+}
+
+/** Forks the processes and waits until each has its store set up and its worker started. */
+export async function startFleet(o: {
+  pgUrl: string;
+  processes: number;
+  concurrency: number;
+  table?: string;
+}): Promise<Fleet> {
+  const hits = new Set<(ms: number, id: string) => void>();
+  const children: ChildProcess[] = [];
+  type Waiter = { resolve(r: ChildReply): void; reject(e: Error): void };
+  const pending = new Map<ChildProcess, Waiter[]>();
+  for (let i = 0; i < o.processes; i++) {
+    const child = fork(CHILD, [], {
+      env: {
+        ...process.env,
+        BENCH_PG_URL: o.pgUrl,
+        BENCH_CONCURRENCY: String(o.concurrency),
+        BENCH_TABLE: o.table ?? 'instances',
+      },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    pending.set(child, []);
+    child.on('message', (r: ChildReply) => {
+      if (r.type === 'hit') for (const h of hits) h(r.ms, r.id);
+      else pending.get(child)!.shift()?.resolve(r);
+    });
+    child.on('exit', (code) => {
+      for (const w of pending.get(child)!.splice(0))
+        w.reject(new Error(`bench worker ${child.pid} exited (${code})`));
+    });
+    children.push(child);
+  }
+  const ask = (c: ChildProcess, m: ChildCommand) =>
+    new Promise<ChildReply>((resolve, reject) => {
+      pending.get(c)!.push({ resolve, reject });
+      c.send(m);
+    });
+  await Promise.all(
+    children.map(
+      (c) => new Promise<ChildReply>((resolve, reject) => pending.get(c)!.push({ resolve, reject })),
+    ),
+  );
+  return {
+    processes: o.processes,
+    async run(count, tag) {
+      const per = Math.ceil(count / children.length);
+      const t0 = performance.now();
+      const replies = await Promise.all(
+        children.map((c, i) => ask(c, { cmd: 'run', count: per, tag: `${tag}-${i}` })),
+      );
+      const seconds = (performance.now() - t0) / 1000;
+      let workflows = 0;
+      let writes = 0;
+      for (const r of replies) {
+        if (r.type !== 'ran') throw new Error(`unexpected reply ${r.type}`);
+        workflows += r.workflows;
+        writes += r.writes;
+      }
+      return { workflowsPerSec: workflows / seconds, writesPerSec: writes / seconds, seconds };
+    },
+    async raw(ms, snapshot) {
+      const replies = await Promise.all(children.map((c) => ask(c, { cmd: 'raw', ms, snapshot })));
+      return replies.reduce((n, r) => n + (r.type === 'raw' ? r.updates / r.seconds : 0), 0);
+    },
+    async queries() {
+      const replies = await Promise.all(children.map((c) => ask(c, { cmd: 'queries' })));
+      return replies.map((r) => (r.type === 'queries' ? r.listDue : Number.NaN));
+    },
+    onHit(listener) {
+      hits.add(listener);
+    },
+    async stop() {
+      await Promise.all(
+        children.map(async (c) => {
+          if (c.exitCode !== null) return;
+          c.send({ cmd: 'stop' } satisfies ChildCommand);
+          const t = setTimeout(() => c.kill('SIGKILL'), 15_000);
+          await once(c, 'exit');
+          clearTimeout(t);
+        }),
+      );
+    },
+  };
+}

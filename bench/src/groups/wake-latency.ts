@@ -1,0 +1,156 @@
+import { createRunner } from '@stepfold/engine';
+import { createPostgresStore } from '@stepfold/store-postgres';
+import pg from 'pg';
+import { backends, pgDatabaseUrl } from '../backends.js';
+import { type Fleet, startFleet } from '../fleet/fleet.js';
+import { signalProbe, timerProbe } from '../fleet/probes.js';
+import { percentile, wallMs } from '../peers/common.js';
+import { graphileWakeLatency } from '../peers/graphile-latency.js';
+import { costRow, type Group, type Row } from '../row.js';
+
+// wake-latency: how long from an event written by another process to the handler it makes due
+// starting in an idle worker, on PostgreSQL (LISTEN/NOTIFY), against graphile-worker's job
+// add → task start on the same server, in alternating rounds. Two of ours:
+//  - signal: this process signals an instance waiting in a `wait` step through a runner that hands
+//    its tasks off (`execute: false`); the worker process takes the queued task and runs it.
+//  - timer: this process starts an instance that sleeps until a time 50–100 ms ahead; the worker
+//    learns the time from the NOTIFY of that write and ticks when it falls due.
+// A sample is the handler's wall clock at entry minus the signal's send time (or the timer's due
+// time), in ms, one at a time with a 10–30 ms pause between, as graphile's samples are taken.
+// idle-queries: listDue calls per second of an idle worker (LISTEN live), after a 10 s ramp-up.
+
+const SAMPLES = 100;
+const ROUNDS = 3;
+const TABLE = 'wake_latency';
+
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Resolves with the next latency the fleet's `hit` handler reports for `id`. */
+function hitOf(fleet: Fleet): (id: string) => Promise<number> {
+  const waiting = new Map<string, (ms: number) => void>();
+  fleet.onHit((ms, id) => {
+    waiting.get(id)?.(ms);
+    waiting.delete(id);
+  });
+  return (id) => new Promise((resolve) => waiting.set(id, resolve));
+}
+
+async function ourLatencies(url: string, fleet: Fleet, round: number) {
+  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  const store = createPostgresStore({ pool, table: TABLE });
+  // Hands its tasks off: the worker process runs every handler.
+  const api = createRunner({
+    store,
+    workflows: [signalProbe, timerProbe],
+    handlers: { hit: () => null },
+    execute: false,
+  });
+  const hit = hitOf(fleet);
+  const tag = `wl-${round}-${Date.now().toString(36)}`;
+  const signal: number[] = [];
+  const timer: number[] = [];
+  try {
+    for (let i = 0; i < SAMPLES + 5; i++) {
+      const id = `${tag}-s-${i}`;
+      await api.start('bench-signal', id);
+      await pause(10 + Math.random() * 20);
+      const arrived = hit(id);
+      await api.signal(id, 'go', { sentAt: wallMs() });
+      const ms = await arrived;
+      if (i >= 5) signal.push(ms);
+    }
+    for (let i = 0; i < SAMPLES + 5; i++) {
+      const id = `${tag}-t-${i}`;
+      const arrived = hit(id);
+      await api.start('bench-timer', id, { dueAt: Math.ceil(wallMs() + 50 + Math.random() * 50) });
+      const ms = await arrived;
+      if (i >= 5) timer.push(ms);
+      await pause(10 + Math.random() * 20);
+    }
+  } finally {
+    await pool.end();
+  }
+  return { signal, timer };
+}
+
+export const wakeLatency: Group = {
+  name: 'wake-latency',
+  async run(): Promise<Row[]> {
+    const b = backends.find((x) => x.name === 'postgres')!;
+    const names = [
+      'wake-latency-signal-p50',
+      'wake-latency-signal-p99',
+      'wake-latency-timer-p50',
+      'wake-latency-timer-p99',
+    ];
+    const down = await b.unavailable();
+    if (down)
+      return names.map((n) => ({ ...costRow(n, null, null, 'ms', 1), note: `not measured: ${down}` }));
+    const url = pgDatabaseUrl(b.url, 'stepfold_bench');
+    const fleet = await startFleet({ pgUrl: url, processes: 1, concurrency: 2, table: TABLE });
+    const signal: number[] = [];
+    const timer: number[] = [];
+    const graphile: number[] = [];
+    try {
+      for (let r = 0; r < ROUNDS; r++) {
+        if (r % 2 === 1) graphile.push(...(await graphileWakeLatency(b.url, SAMPLES)).samples);
+        const ours = await ourLatencies(url, fleet, r);
+        signal.push(...ours.signal);
+        timer.push(...ours.timer);
+        if (r % 2 === 0) graphile.push(...(await graphileWakeLatency(b.url, SAMPLES)).samples);
+        process.stderr.write(`  wake-latency: round ${r + 1}/${ROUNDS} done\n`);
+      }
+    } finally {
+      await fleet.stop();
+    }
+    const g50 = percentile(graphile, 50);
+    const g99 = percentile(graphile, 99);
+    const note = (what: string) =>
+      `${what} → handler start in a worker process (createWorker, LISTEN/NOTIFY) vs graphile-worker job add → task start (another process adds), ${ROUNDS}×${SAMPLES} samples each, alternating rounds`;
+    const details = { signal, timer, graphile };
+    return [
+      costRow(names[0]!, percentile(signal, 50), g50, 'ms', 1, {
+        note: note('signal written by another process'),
+        details,
+      }),
+      costRow(names[1]!, percentile(signal, 99), g99, 'ms', 1, {
+        note: note('signal written by another process'),
+      }),
+      costRow(names[2]!, percentile(timer, 50), g50, 'ms', 1, { note: note('timer due') }),
+      costRow(names[3]!, percentile(timer, 99), g99, 'ms', 1, { note: note('timer due') }),
+    ];
+  },
+};
+
+/** idle-queries: store queries per second of an idle worker (goal: at most one). */
+export const idleQueries: Group = {
+  name: 'idle-queries',
+  async run(): Promise<Row[]> {
+    const b = backends.find((x) => x.name === 'postgres')!;
+    const down = await b.unavailable();
+    if (down) return [{ ...costRow('idle-queries', null, 1, 'queries/s', 1), note: `not measured: ${down}` }];
+    const fleet = await startFleet({
+      pgUrl: pgDatabaseUrl(b.url, 'stepfold_bench'),
+      processes: 1,
+      concurrency: 2,
+      table: 'idle_queries',
+    });
+    const RAMP_S = 10;
+    const MEASURE_S = 30;
+    try {
+      await pause(RAMP_S * 1000);
+      const [before] = await fleet.queries();
+      await pause(MEASURE_S * 1000);
+      const [after] = await fleet.queries();
+      const perSecond = (after! - before!) / MEASURE_S;
+      return [
+        costRow('idle-queries', perSecond, 1, 'queries/s', 1, {
+          note: `listDue calls/s of one idle worker (3 workflows, so 3 lanes per poll; LISTEN live) over ${MEASURE_S} s after a ${RAMP_S} s ramp-up (${before} calls during it); baseline = the goal of one query per second`,
+          details: { rampCalls: before, measuredCalls: after! - before! },
+        }),
+      ];
+    } finally {
+      await fleet.stop();
+    }
+  },
+};
