@@ -1,0 +1,195 @@
+import {
+  type Attributes,
+  type Context,
+  context,
+  defaultTextMapGetter,
+  defaultTextMapSetter,
+  type Link,
+  propagation,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  type TextMapPropagator,
+  type Tracer,
+  type TracerProvider,
+  trace,
+} from '@opentelemetry/api';
+import type { EventInfo, Instrumentation, TaskInfo, TaskOutcome } from '@stepfold/engine';
+import { traceContextPropagator } from './trace-context.js';
+
+/** Options of {@link createOtelInstrumentation}; nothing is registered globally either way. */
+export interface OtelInstrumentationOptions {
+  /** The tracer to record with; default: `tracerProvider`'s (or the global API's) `@stepfold/otel` tracer. */
+  tracer?: Tracer;
+  /** Where the default tracer comes from (default: the global API's current provider). */
+  tracerProvider?: TracerProvider;
+  /**
+   * How `snapshot.trace` is written and read (default: the global API's propagator, or W3C
+   * traceparent/tracestate when none is registered, since the API's default carries nothing).
+   */
+  propagator?: TextMapPropagator;
+}
+
+/** The instrumentation scope name spans are recorded under. */
+export const TRACER_NAME = '@stepfold/otel';
+const TRACER_VERSION = '0.1.0';
+
+/** Attribute names of stepfold spans. */
+export const ATTR = {
+  instanceId: 'stepfold.instance.id',
+  workflowName: 'stepfold.workflow.name',
+  workflowVersion: 'stepfold.workflow.version',
+  step: 'stepfold.step',
+  handler: 'stepfold.handler',
+  attempt: 'stepfold.attempt',
+  idempotencyKey: 'stepfold.idempotency_key',
+  phase: 'stepfold.phase',
+  outcome: 'stepfold.outcome',
+  errorCode: 'stepfold.error.code',
+  event: 'stepfold.event.type',
+  applied: 'stepfold.event.applied',
+  versionBefore: 'stepfold.snapshot.version_before',
+  versionAfter: 'stepfold.snapshot.version',
+  status: 'stepfold.status',
+} as const;
+
+// A carrier the engine stores must be small (≤ 8 entries, each ≤ 512 characters): entries past
+// that (a long baggage header, say) are left out rather than failing the start.
+const MAX_ENTRIES = 8;
+const MAX_LENGTH = 512;
+
+/**
+ * An {@link Instrumentation} for `createRunner({ instrument })` built on `@opentelemetry/api`: a
+ * span per handler attempt (`stepfold.task <step>`) and per event written (`stepfold.event <type>`),
+ * both parented on the trace the instance carries in `snapshot.trace`, so one trace runs from the
+ * start to the last handler, in whichever process each step runs. The handler runs with its
+ * attempt's span active. Sets nothing global.
+ *
+ * @example
+ * import { createOtelInstrumentation } from '@stepfold/otel';
+ *
+ * const runner = createRunner({ store, workflows: [order], handlers, instrument: createOtelInstrumentation() });
+ * await tracer.startActiveSpan('POST /orders', async (span) => {
+ *   await runner.client(order).start('order-42', input); // every span of order-42 joins this trace
+ *   span.end();
+ * });
+ */
+export function createOtelInstrumentation(options: OtelInstrumentationOptions = {}): Instrumentation {
+  // The global API hands out a proxy tracer that follows whatever provider is registered later.
+  const tracer =
+    options.tracer ??
+    (options.tracerProvider ?? trace.getTracerProvider()).getTracer(TRACER_NAME, TRACER_VERSION);
+  /** The given propagator, else the global one at call time, else W3C trace context. */
+  const propagator = (): TextMapPropagator =>
+    options.propagator ?? (propagation.fields().length ? propagation : traceContextPropagator);
+
+  /** The parent of a span about to start, and a link to the caller's span when that is another trace. */
+  function parentOf(carrier: Readonly<Record<string, string>> | undefined): {
+    parent: Context;
+    links: Link[];
+  } {
+    const active = context.active();
+    if (!carrier) return { parent: active, links: [] };
+    const parent = propagator().extract(active, carrier, defaultTextMapGetter);
+    const caller = trace.getSpanContext(active);
+    const own = trace.getSpanContext(parent);
+    const foreign = caller && caller.traceId !== own?.traceId && trace.isSpanContextValid(caller);
+    return { parent, links: foreign ? [{ context: caller }] : [] };
+  }
+
+  /** Runs `work` with `span` active under `parent`, ending the span however it settles. */
+  async function within<T>(span: Span, parent: Context, work: () => Promise<T>): Promise<T> {
+    try {
+      return await context.with(trace.setSpan(parent, span), work);
+    } catch (e) {
+      // The runner's own failure (a store outage, a conflict it gave up on): not a handler error.
+      span.recordException(e instanceof Error ? e : String(e));
+      span.setStatus({ code: SpanStatusCode.ERROR, message: e instanceof Error ? e.message : String(e) });
+      throw e;
+    } finally {
+      span.end();
+    }
+  }
+
+  return {
+    carrier() {
+      const out: Record<string, string> = {};
+      propagator().inject(context.active(), out, defaultTextMapSetter);
+      return fit(out);
+    },
+
+    async event(info: EventInfo, write) {
+      const { parent, links } = parentOf(info.trace);
+      const attributes: Attributes = { ...instance(info), [ATTR.event]: info.type };
+      const span = tracer.startSpan(
+        `stepfold.event ${info.type}`,
+        { kind: SpanKind.INTERNAL, attributes, links },
+        parent,
+      );
+      return within(span, parent, async () => {
+        const out = await write();
+        span.setAttributes({
+          [ATTR.applied]: out.applied,
+          [ATTR.versionBefore]: out.versionBefore,
+          [ATTR.versionAfter]: out.snapshot.version,
+          [ATTR.status]: out.snapshot.status,
+        });
+        return out;
+      });
+    },
+
+    async task(info: TaskInfo, run) {
+      const { parent, links } = parentOf(info.trace);
+      const attributes: Attributes = {
+        ...instance(info),
+        [ATTR.step]: info.step,
+        [ATTR.phase]: info.phase,
+        [ATTR.handler]: info.handler,
+        [ATTR.attempt]: info.attempt,
+        [ATTR.idempotencyKey]: info.idempotencyKey,
+      };
+      // CONSUMER: the attempt picks up work a durable snapshot handed out, often in another process.
+      const span = tracer.startSpan(
+        `stepfold.task ${info.step}`,
+        { kind: SpanKind.CONSUMER, attributes, links },
+        parent,
+      );
+      return within(span, parent, async () => {
+        const out = await run();
+        outcome(span, out);
+        return out;
+      });
+    },
+  };
+}
+
+function instance(info: EventInfo | TaskInfo): Attributes {
+  return {
+    [ATTR.instanceId]: info.instanceId,
+    [ATTR.workflowName]: info.workflow,
+    [ATTR.workflowVersion]: info.workflowVersion,
+  };
+}
+
+/** Records how an attempt ended: a failed one is an ERROR span with the exception the handler threw. */
+function outcome(span: Span, out: TaskOutcome): void {
+  span.setAttribute(ATTR.outcome, out.outcome);
+  if (out.outcome !== 'failed') return;
+  const { error, cause } = out;
+  if (error.code !== undefined) span.setAttribute(ATTR.errorCode, error.code);
+  span.recordException(
+    cause instanceof Error ? cause : { name: error.code ?? 'Error', message: error.message },
+  );
+  span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
+}
+
+/** The carrier cut to what a snapshot may hold; undefined when nothing is left to carry. */
+function fit(carrier: Record<string, string>): Record<string, string> | undefined {
+  const kept = Object.entries(carrier)
+    .filter(
+      ([k, v]) => typeof v === 'string' && k.length > 0 && k.length <= MAX_LENGTH && v.length <= MAX_LENGTH,
+    )
+    .slice(0, MAX_ENTRIES);
+  // fromEntries defines keys as own data properties, so even a `__proto__` key stays a plain entry.
+  return kept.length ? Object.fromEntries(kept) : undefined;
+}
