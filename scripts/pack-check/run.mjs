@@ -1,7 +1,8 @@
 // Packaging check: packs every package with `pnpm pack`, checks each tarball with publint and
 // "are the types wrong", then installs the tarballs into fresh projects outside the workspace, once
-// with npm and once with pnpm (no overrides), type-checks a consumer program under
-// moduleResolution node16 and bundler, and runs it. `pnpm pack-check`; CI runs it.
+// with npm and once with pnpm (no overrides but for the CLI's, below), type-checks a consumer program under
+// moduleResolution node16 and bundler, and runs it, then runs the CLI's `stepfold run` on an example
+// through npx. `pnpm pack-check`; CI runs it.
 import { execFileSync } from 'node:child_process';
 import {
   copyFileSync,
@@ -16,7 +17,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const PACKAGES = ['engine', 'store-postgres', 'store-redis', 'store-mongo', 'store-dynamo'];
+const PACKAGES = ['engine', 'store-postgres', 'store-redis', 'store-mongo', 'store-dynamo', 'cli'];
+// What the installed CLI runs: an example definition and its handlers, copied into the fresh project.
+const CLI_EXAMPLE = ['order-saga.yaml', 'handlers.mjs'];
 /** The exact version the workspace itself pins for a package (root or an adapter's devDependencies). */
 function pinned(name) {
   for (const dir of ['.', ...PACKAGES.map((p) => `packages/${p}`)]) {
@@ -74,9 +77,18 @@ const tsconfig = (moduleResolution, module, emit) => ({
 for (const pm of ['npm', 'pnpm']) {
   const app = join(work, `${pm}-app`);
   mkdirSync(app);
+  // The CLI depends on the other packages by version, and they are not on the registry: npm takes
+  // the tarballs installed beside it, pnpm asks the registry unless overrides send it to them.
+  const overrides = Object.fromEntries(
+    files
+      .map((f) => [f, /^stepfold-(.+)-\d+\.\d+\.\d+\.tgz$/.exec(f.split('/').pop())?.[1]])
+      .filter(([, name]) => name && name !== 'cli')
+      .map(([f, name]) => [`@stepfold/${name}`, `file:${f}`]),
+  );
+  const manifest = { name: `${pm}-app`, private: true, type: 'module' };
   writeFileSync(
     join(app, 'package.json'),
-    JSON.stringify({ name: `${pm}-app`, private: true, type: 'module' }, null, 2),
+    JSON.stringify(pm === 'pnpm' ? { ...manifest, pnpm: { overrides } } : manifest, null, 2),
   );
   copyFileSync(join(import.meta.dirname, 'app.ts'), join(app, 'app.ts'));
   writeFileSync(
@@ -102,6 +114,14 @@ for (const pm of ['npm', 'pnpm']) {
     console.error(out);
     process.exit(1);
   }
+  for (const f of CLI_EXAMPLE) copyFileSync(join(ROOT, 'examples/cli', f), join(app, f));
+  step(`${pm}: npx stepfold run ${CLI_EXAMPLE[0]} --handlers ${CLI_EXAMPLE[1]}`);
+  // run() stops on a non-zero exit: stepfold run exits 0 only when the workflow completed.
+  const cli = run('npx', ['--no', 'stepfold', 'run', CLI_EXAMPLE[0], '--handlers', CLI_EXAMPLE[1]], app);
+  if (!cli.includes('status: completed')) {
+    console.error(cli);
+    process.exit(1);
+  }
 }
 rmSync(work, { recursive: true, force: true });
-step('all packages pack, lint, resolve and run from a fresh npm and pnpm install');
+step('all packages pack, lint, resolve and run from a fresh npm and pnpm install; so does the CLI');
