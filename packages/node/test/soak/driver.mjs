@@ -1,0 +1,285 @@
+// @ts-check
+// Scenario 17 on one store: worker processes (runWorkers) are SIGKILLed in a loop, and optionally
+// the store's server is stopped and started, while `instances` workflows with retries, compensation
+// and parallel branches run; then every final snapshot and the oracle log are checked. Used by the
+// vitest soak test (a short run) and by `pnpm soak` (run.mjs).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createRunner, isStepfoldError } from '@stepfold/engine';
+import { runWorkers } from '../../dist/index.js';
+import { LogTail, openOracleLog } from './oracle-log.mjs';
+import { checkLog, checkSnapshots, describeTask } from './oracles.mjs';
+import { openStore, server, storeUrl } from './stores.mjs';
+import { design, soakHandlers, WORKFLOWS } from './workflows.mjs';
+
+/** Claim lease of `listDue`: short, so the claims of a killed worker lapse within seconds. */
+const CLAIM_MS = 3000;
+
+/**
+ * @typedef {import('@stepfold/engine').Snapshot} Snapshot
+ * @typedef {object} SoakOptions
+ * @property {import('./stores.mjs').StoreKind} kind
+ * @property {number} instances
+ * @property {number} budgetMs time until every instance must be final, else the run fails
+ * @property {number} [processes] worker processes (default 3)
+ * @property {number} [startsPerSecond] pace of the starts (default 40)
+ * @property {number} [maxInFlight] starts wait while this many instances are not final (default 200)
+ * @property {[number, number]} [killEveryMs] a SIGKILL every this many ms, chosen at random (default 1-3 s)
+ * @property {boolean} [restart] run on the soak's own server and stop/start it once mid-run
+ * @property {(line: string) => void} [progress] progress lines (default none)
+ * @property {number} [progressEveryMs] (default 3000)
+ *
+ * @typedef {object} SoakResult
+ * @property {boolean} ok
+ * @property {string} summary one line: store, instances, kills, restarts, violations, seconds
+ * @property {string[]} violations
+ * @property {number} kills
+ * @property {number} restarts
+ * @property {string[]} crashes worker exits the driver did not cause
+ */
+
+/**
+ * Runs scenario 17 on one store and checks its oracles.
+ * @param {SoakOptions} o
+ * @returns {Promise<SoakResult>}
+ */
+export async function runSoak(o) {
+  const t0 = Date.now();
+  const say = o.progress ?? (() => {});
+  const ns = `soak_${Date.now().toString(36)}_${process.pid}`;
+  const logDir = mkdtempSync(join(tmpdir(), 'stepfold-soak-'));
+  if (o.restart) await server(o.kind, 'up');
+  const url = storeUrl(o.kind, o.restart ?? false);
+  const { store, close, drop } = openStore(o.kind, url, ns, CLAIM_MS);
+  await retrying(() => store.setup());
+  const log = openOracleLog(logDir, 'driver');
+  // The driver only writes events: execute: false hands every task they dispatch to the workers.
+  const runner = createRunner({
+    store,
+    workflows: WORKFLOWS,
+    handlers: soakHandlers(log.call),
+    hooks: log.hooks,
+    execute: false,
+  });
+  const ids = Array.from({ length: o.instances }, (_, i) => `${o.kind}-${i}`);
+  const designs = new Map(ids.map((id, i) => [id, design(i)]));
+
+  let kills = 0;
+  let restarts = 0;
+  /** @type {Set<number>} */
+  const killed = new Set();
+  /** @type {string[]} */
+  const crashes = [];
+  const fleet = runWorkers({
+    module: new URL('./worker.mjs', import.meta.url),
+    processes: o.processes ?? 3,
+    env: {
+      SOAK_STORE: o.kind,
+      SOAK_URL: url,
+      SOAK_NS: ns,
+      SOAK_LOG_DIR: logDir,
+      SOAK_CLAIM_MS: String(CLAIM_MS),
+      // The AWS SDK warns on every start of a child on Node 20 about its future Node 22 floor.
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    },
+    handleSignals: false,
+    killAfterMs: 10_000,
+    on: {
+      exit(index, pid, code, signal, expected) {
+        if (!expected && !killed.has(pid))
+          crashes.push(`worker ${index} (pid ${pid}) exited: ${signal ?? code}`);
+      },
+    },
+  });
+
+  /** @type {Map<string, string>} final status by id, as the T records and loads tell */
+  const final = new Map();
+  const tail = new LogTail(logDir);
+  /** @type {string[][]} */
+  const records = [];
+  const readLog = () => {
+    const fresh = tail.read();
+    for (const r of fresh) {
+      records.push(r);
+      if (r[0] === 'T' && r[1] && r[2]) final.set(r[1], r[2]);
+    }
+    return fresh;
+  };
+  /** @type {Set<string>} hold instances to cancel once they wait for their signal */
+  const toCancel = new Set();
+  let running = true;
+  const deadline = t0 + o.budgetMs;
+
+  const starting = (async () => {
+    const pace = 1000 / (o.startsPerSecond ?? 40);
+    let next = Date.now();
+    for (const [i, id] of ids.entries()) {
+      const want = /** @type {import('./workflows.mjs').Design} */ (designs.get(id));
+      // Back-pressure: a store slower than the pace gets a bounded backlog, not all of it at once.
+      while (running && i - final.size >= (o.maxInFlight ?? 200)) await sleep(100);
+      next = Math.max(next + pace, Date.now());
+      await sleep(next - Date.now());
+      if (!running) return;
+      await retrying(() => runner.start(want.workflow, id, want.input), 'ALREADY_EXISTS');
+      if (want.input.fate === 'cancel') toCancel.add(id);
+      else if (want.workflow === 'soak-hold') {
+        // A signal sent before its wait is active waits in the inbox; the id makes a retry harmless.
+        await retrying(() => runner.signal(id, 'go', { by: 'driver' }, { signalId: 'go' }));
+      }
+    }
+  })();
+
+  const killing = (async () => {
+    const [min, max] = o.killEveryMs ?? [1000, 3000];
+    while (running) {
+      await sleep(min + Math.random() * (max - min));
+      // Never the last live worker: a fleet in which every child waits out its restart backoff
+      // only measures the backoff.
+      const live = fleet.pids.filter((p) => p > 0);
+      if (!running || live.length < 2) continue;
+      const pid = /** @type {number} */ (live[Math.floor(Math.random() * live.length)]);
+      killed.add(pid);
+      try {
+        process.kill(pid, 'SIGKILL');
+        kills++;
+      } catch {
+        // It exited on its own meanwhile.
+      }
+    }
+  })();
+
+  /** @type {string[]} */
+  const errors = [];
+  const restarting = (async () => {
+    if (!o.restart) return;
+    // Mid-run: once a third of the instances are final, or half the budget has passed.
+    while (running && final.size < o.instances / 3 && Date.now() < t0 + o.budgetMs / 2) await sleep(200);
+    if (!running) return;
+    say(`[${o.kind}] stopping the server (${final.size}/${o.instances} final)`);
+    await server(o.kind, 'stop');
+    await sleep(2000);
+    await server(o.kind, 'start');
+    restarts++;
+    say(`[${o.kind}] server started again`);
+  })().catch((e) => void errors.push(`restarting the ${o.kind} server failed: ${e}`));
+
+  let lastSay = 0;
+  let stuck = /** @type {string[]} */ ([]);
+  try {
+    for (let round = 1; ; round++) {
+      // Every 10 s, ask the store about what the log does not tell: an instance whose final write
+      // or whose reserve completion lost its record to a kill. The rest of the time the log does,
+      // so the driver adds next to no reads to the store under test.
+      const sweep = round % 20 === 0;
+      for (const r of readLog()) {
+        if (r[0] === 'S' && r[3] === 'reserve' && r[1] && toCancel.has(r[1]))
+          await cancel(runner, toCancel, r[1]);
+      }
+      if (sweep) await cancelWaiting(runner, toCancel);
+      const pending = ids.filter((id) => !final.has(id));
+      if (sweep && pending.length <= 200) await loadFinal(store, pending, final);
+      if (final.size === o.instances) break;
+      if (Date.now() > deadline) {
+        stuck = pending.filter((id) => !final.has(id));
+        break;
+      }
+      if (Date.now() - lastSay >= (o.progressEveryMs ?? 3000)) {
+        lastSay = Date.now();
+        say(
+          `[${o.kind}] ${final.size}/${o.instances} final, kills=${kills}, restarts=${restarts}, ${secs(t0)}s`,
+        );
+      }
+      await sleep(500);
+    }
+  } finally {
+    running = false;
+    await Promise.allSettled([starting, killing, restarting]);
+    await fleet.stop();
+  }
+  await starting; // a start that failed for good is the run's error
+
+  readLog();
+  /** @type {Map<string, Snapshot | null>} */
+  const snapshots = new Map();
+  await inBatches(ids, async (id) => void snapshots.set(id, await retrying(() => store.load(id))));
+  const violations = [
+    ...errors,
+    ...stuck.map((id) => `${id}: not final after ${o.budgetMs} ms: ${describe(snapshots.get(id))}`),
+    ...(stuck.length ? [] : checkSnapshots(designs, snapshots)),
+    ...checkLog(records).violations,
+  ];
+  const { calls, reruns } = checkLog(records);
+  const ok = violations.length === 0;
+  const summary =
+    `store=${o.kind} instances=${o.instances} kills=${kills} restarts=${restarts} ` +
+    `violations=${violations.length} seconds=${secs(t0)} handler-calls=${calls} reruns=${reruns} ` +
+    `crashes=${crashes.length}${ok ? '' : ` kept=${ns} log=${logDir}`}`;
+  log.close();
+  if (ok) {
+    await drop().catch(() => {});
+    rmSync(logDir, { recursive: true, force: true });
+  }
+  await close();
+  return { ok, summary, violations, kills, restarts, crashes };
+}
+
+/**
+ * Cancels a hold instance once its reserve completed (it then waits for its signal), so its
+ * rollback is deterministic: cancelled, with reserve compensated.
+ * @param {import('@stepfold/engine').Runner} runner @param {Set<string>} ids @param {string} id
+ */
+async function cancel(runner, ids, id) {
+  ids.delete(id);
+  await retrying(() => runner.cancel(id, 'soak: cancel fate'));
+}
+
+/** Cancels the instances of `ids` that wait for their signal although no record said so yet. @param {import('@stepfold/engine').Runner} runner @param {Set<string>} ids */
+async function cancelWaiting(runner, ids) {
+  await inBatches([...ids], async (id) => {
+    const s = await runner.get(id).catch(() => null);
+    if (s?.steps.decide?.status === 'active') await cancel(runner, ids, id);
+  });
+}
+
+/** @param {import('@stepfold/engine').Store} store @param {string[]} ids @param {Map<string, string>} final */
+async function loadFinal(store, ids, final) {
+  await inBatches(ids, async (id) => {
+    const s = await store.load(id).catch(() => null);
+    if (s && ['completed', 'failed', 'cancelled', 'aborted'].includes(s.status)) final.set(id, s.status);
+  });
+}
+
+/** @param {Snapshot | null | undefined} s */
+function describe(s) {
+  if (!s) return 'no snapshot';
+  const tasks = Object.values(s.tasks).map(describeTask).join(', ') || 'none';
+  return `status ${s.status} v${s.version}, tasks ${tasks}, timers ${JSON.stringify(s.timers)}, wakeAt ${s.wakeAt}`;
+}
+
+/**
+ * Calls `f` until it succeeds, retrying what the store reports as retryable (an outage) for up to
+ * a minute; an error with code `done` counts as success (a retried start whose first write landed).
+ * @template T @param {() => Promise<T>} f @param {import('@stepfold/engine').ErrorCode} [done] @returns {Promise<T>}
+ */
+async function retrying(f, done) {
+  for (let i = 0; ; i++) {
+    try {
+      return await f();
+    } catch (e) {
+      if (done && isStepfoldError(e, done)) return /** @type {T} */ (undefined);
+      const retryable = isStepfoldError(e) && e.retryable;
+      if (!retryable || i >= 120) throw e;
+      await sleep(500);
+    }
+  }
+}
+
+/** @template T @param {T[]} items @param {(item: T) => Promise<void>} f */
+async function inBatches(items, f, size = 16) {
+  for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(f));
+}
+
+/** @param {number} t0 */
+const secs = (t0) => ((Date.now() - t0) / 1000).toFixed(1);

@@ -1,0 +1,48 @@
+// @ts-check
+// The worker program `runWorkers` forks (plain ESM: a forked child runs plain node, which cannot
+// load TypeScript on Node 20). It reads the store from its environment, runs the soak handlers in
+// a worker with a short claim lease, records every handler call and every completion its writes
+// make in its own oracle log file, and drains on SIGTERM through serveWorker. The driver SIGKILLs
+// it at random; the supervisor starts it again.
+import { createRunner } from '@stepfold/engine';
+import { createWorker } from '@stepfold/engine/worker';
+import { serveWorker } from '../../dist/index.js';
+import { openOracleLog } from './oracle-log.mjs';
+import { openStore, POLL_MIN_MS } from './stores.mjs';
+import { soakHandlers, WORKFLOWS } from './workflows.mjs';
+
+const env = (/** @type {string} */ name) => {
+  const value = process.env[name];
+  if (!value) throw new Error(`soak worker: ${name} is not set`);
+  return value;
+};
+
+const kind = /** @type {import('./stores.mjs').StoreKind} */ (env('SOAK_STORE'));
+const { store, close } = openStore(kind, env('SOAK_URL'), env('SOAK_NS'), Number(env('SOAK_CLAIM_MS')));
+const log = openOracleLog(env('SOAK_LOG_DIR'), `w${env('STEPFOLD_WORKER_INDEX')}-${process.pid}`);
+const runner = createRunner({
+  store,
+  workflows: WORKFLOWS,
+  handlers: soakHandlers(log.call),
+  hooks: log.hooks,
+});
+const worker = createWorker({
+  runner,
+  concurrency: 8,
+  // Stores without wake notices (MongoDB, DynamoDB) are found by polling alone, and a killed
+  // worker's running deadlines are never announced on any store: poll at least twice a second.
+  poll: { minMs: POLL_MIN_MS[kind], maxMs: 500, maxWithWakesMs: 500 },
+  shutdown: { graceMs: 3000, abortMs: 1000 },
+});
+// A rejection nobody awaited would end the process with a crash the driver would count as a kill
+// it did not make; say what it was instead, and let the supervisor restart the process.
+process.on('unhandledRejection', (e) => {
+  console.error(`soak worker ${process.pid}: unhandled rejection`, e);
+  process.exit(70);
+});
+await serveWorker(worker, {
+  onStopped: async () => {
+    await close();
+    log.close();
+  },
+});

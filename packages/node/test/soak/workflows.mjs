@@ -1,0 +1,139 @@
+// @ts-check
+// The soak's workflows, their flaky handlers and each instance's designed outcome. Plain ESM (with
+// JSDoc types, checked by tsc through checkJs): the forked worker processes run plain node, which
+// cannot load TypeScript on Node 20, and the driver imports the same definitions.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { TaskError, workflow } from '@stepfold/engine';
+
+/** Handler deadline: short, so the tasks of a SIGKILLed worker come back within seconds. */
+export const TIMEOUT_MS = 2000;
+
+// Generous attempts: besides its designed failures (at most 2), a step loses one attempt to every
+// kill that hits it while running, and a designed-to-succeed step must never run out.
+const RETRY = { maxAttempts: 12, initialMs: 50, factor: 2, maxMs: 400, jitter: 0.2 };
+const options = { defaults: { retry: RETRY, timeoutMs: TIMEOUT_MS } };
+
+/** reserve → parallel [charge, pack] → ship; `release` and `refund` undo reserve and charge. */
+export const order = workflow('soak-order', 1, options)
+  .task('reserve', { handler: 'reserve', compensate: 'release' })
+  .parallel('fulfil', { branches: ['charge', 'pack'], next: 'ship' })
+  .task('charge', { handler: 'charge', compensate: 'refund', end: true })
+  .task('pack', { handler: 'pack', end: true })
+  .task('ship', { handler: 'ship' })
+  .build();
+
+/** A durable sleep, flight, a savepoint, parallel [hotel, car], confirm: a failed confirm keeps the flight. */
+export const trip = workflow('soak-trip', 1, options)
+  .sleep('pause', { ms: 300 })
+  .task('flight', { handler: 'bookFlight', compensate: 'cancelFlight' })
+  .savepoint('booked')
+  .parallel('stay', { branches: ['hotel', 'car'], next: 'confirm' })
+  .task('hotel', { handler: 'bookHotel', compensate: 'cancelHotel', end: true })
+  .task('car', { handler: 'bookCar', compensate: 'cancelCar', end: true })
+  .task('confirm', { handler: 'confirm' })
+  .build();
+
+/** reserve, then a wait for the driver's `go` signal (or its cancel), then commit. */
+export const hold = workflow('soak-hold', 1, options)
+  .task('reserve', { handler: 'reserve', compensate: 'release' })
+  .wait('decide', { signal: 'go', timeoutMs: 3_600_000 })
+  .task('commit', { handler: 'commit' })
+  .build();
+
+/** Every soak workflow. */
+export const WORKFLOWS = [order, trip, hold];
+
+/**
+ * @typedef {{ fate: 'ok' | 'fail' | 'cancel', failAt?: string }} SoakInput
+ * @typedef {{ workflow: string, input: SoakInput, status: string, compensated: string[] }} Design
+ */
+
+/**
+ * The instance number `i`'s workflow, input and designed end: which status, which steps compensated.
+ * Only failures whose rollback is deterministic are designed (a failing parallel branch would make
+ * the other branch's compensation depend on timing, unless that branch has nothing to undo).
+ * @param {number} i
+ * @returns {Design}
+ */
+export function design(i) {
+  const roll = i % 10;
+  switch (i % 3) {
+    case 0:
+      if (roll === 3) return d('soak-order', 'fail', 'charge', 'failed', ['reserve']);
+      if (roll === 6) return d('soak-order', 'fail', 'ship', 'failed', ['charge', 'reserve']);
+      return d('soak-order', 'ok', undefined, 'completed', []);
+    case 1:
+      if (roll === 4 || roll === 7) return d('soak-trip', 'fail', 'confirm', 'failed', ['hotel', 'car']);
+      return d('soak-trip', 'ok', undefined, 'completed', []);
+    default:
+      if (roll === 2 || roll === 5) return d('soak-hold', 'cancel', undefined, 'cancelled', ['reserve']);
+      return d('soak-hold', 'ok', undefined, 'completed', []);
+  }
+}
+
+/**
+ * @param {string} workflow @param {SoakInput['fate']} fate @param {string | undefined} failAt
+ * @param {string} status @param {string[]} compensated
+ * @returns {Design}
+ */
+function d(workflow, fate, failAt, status, compensated) {
+  return { workflow, input: failAt ? { fate, failAt } : { fate }, status, compensated };
+}
+
+/**
+ * FNV-1a of a string: how many leading attempts of a handler fail, stable per instance and step.
+ * @param {string} text
+ */
+export function hash(text) {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return h;
+}
+
+/**
+ * @typedef {{ instance: string, step: string, phase: string, attempt: number, key: string, outcome: string }} Call
+ * @typedef {(call: Call) => void} CallLog
+ */
+
+/**
+ * The handlers of every soak workflow. Each fails its first 0-2 attempts (from a hash of instance,
+ * step and phase), takes a few ms, and records every call in `log` before it returns, so a
+ * side effect whose result the runner wrote is always on record. The step an instance's input names
+ * in `failAt` then fails for good (non-retryable), which starts the rollback.
+ * @param {CallLog} log
+ */
+export function soakHandlers(log) {
+  /** @param {import('@stepfold/engine').HandlerContext} ctx */
+  const act = async (ctx) => {
+    const { instanceId: instance, step, phase, attempt, idempotencyKey: key } = ctx;
+    const call = { instance, step, phase, attempt, key };
+    await sleep(2 + (hash(`${key}#${attempt}`) % 20));
+    if (attempt <= hash(`${instance}/${step}/${phase}`) % 3) {
+      log({ ...call, outcome: 'flaky' });
+      throw new TaskError(`${step} flaked (attempt ${attempt})`, { code: 'FLAKY' });
+    }
+    const input = /** @type {SoakInput} */ (ctx.workflowInput);
+    if (phase === 'run' && input.fate === 'fail' && input.failAt === step) {
+      log({ ...call, outcome: 'fatal' });
+      throw new TaskError(`${step} refused for good`, { code: 'DECLINED', retryable: false });
+    }
+    log({ ...call, outcome: 'ok' });
+    return { step, phase, attempt, pid: process.pid };
+  };
+  return {
+    reserve: act,
+    release: act,
+    charge: act,
+    refund: act,
+    pack: act,
+    ship: act,
+    bookFlight: act,
+    cancelFlight: act,
+    bookHotel: act,
+    cancelHotel: act,
+    bookCar: act,
+    cancelCar: act,
+    confirm: act,
+    commit: act,
+  };
+}
