@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
-import { COMMANDS } from './commands/index.js';
+import * as commands from './commands/index.js';
 import { EXIT, exitCodeOf, UsageError } from './exit-codes.js';
 import { printError } from './output.js';
 
@@ -17,7 +17,7 @@ export function createProgram(): Command {
     .exitOverride()
     // main() prints every error itself as `error CODE: message`.
     .configureOutput({ outputError: () => {} });
-  for (const command of COMMANDS) command.register(program);
+  for (const command of Object.values(commands)) command.register(program);
   return program;
 }
 

@@ -104,14 +104,14 @@ export function renderSnapshot(s: Snapshot): string[] {
     out.push(...table(rows));
   }
   const tasks = Object.values(s.tasks);
-  out.push('', `tasks in flight: ${tasks.length ? '' : 'none'}`);
+  out.push('', `tasks in flight:${tasks.length ? '' : ' none'}`);
   for (const t of tasks) {
     const state = t.queued ? 'queued for a worker' : `deadline ${isoTime(t.deadline)}`;
     out.push(`  ${t.step} (${t.phase}) ${t.handler} attempt ${t.attempt}, ${state}, key ${t.idempotencyKey}`);
   }
-  out.push(`timers: ${s.timers.length ? '' : 'none'}`);
+  out.push(`timers:${s.timers.length ? '' : ' none'}`);
   for (const t of s.timers) out.push(`  ${t.kind} for ${t.step} at ${isoTime(t.at)}`);
-  out.push(`inbox: ${s.inbox.length ? '' : 'empty'}`);
+  out.push(`inbox:${s.inbox.length ? '' : ' empty'}`);
   for (const m of s.inbox) out.push(`  ${m.name}${m.id ? ` (${m.id})` : ''} ${brief(m.payload, 60)}`);
 
   out.push('', `log (last ${s.log.length}):`);

@@ -1,27 +1,13 @@
-import type { Command } from 'commander';
-import * as abort from './abort.js';
-import * as approve from './approve.js';
-import * as cancel from './cancel.js';
-import * as diagram from './diagram.js';
-import * as list from './list.js';
-import * as reject from './reject.js';
-import * as replay from './replay.js';
-import * as requeue from './requeue.js';
-import * as run from './run.js';
-import * as show from './show.js';
-import * as signal from './signal.js';
-
-/** Every command, in the order `stepfold --help` lists them; a new command is one line here. */
-export const COMMANDS: readonly { register(program: Command): void }[] = [
-  run,
-  list,
-  show,
-  signal,
-  approve,
-  reject,
-  cancel,
-  abort,
-  requeue,
-  replay,
-  diagram,
-];
+// Every command, one line each: a module exporting `register(program)`. `stepfold --help` lists
+// them in the order of this namespace's keys, which is alphabetical.
+export * as abort from './abort.js';
+export * as approve from './approve.js';
+export * as cancel from './cancel.js';
+export * as diagram from './diagram.js';
+export * as list from './list.js';
+export * as reject from './reject.js';
+export * as replay from './replay.js';
+export * as requeue from './requeue.js';
+export * as run from './run.js';
+export * as show from './show.js';
+export * as signal from './signal.js';
