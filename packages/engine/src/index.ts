@@ -47,6 +47,7 @@ export type {
   Instrumentation,
   TaskInfo,
   TaskOutcome,
+  WorkflowRef,
 } from './runner/instrumentation.js';
 export { createRunner } from './runner/runner.js';
 export type {

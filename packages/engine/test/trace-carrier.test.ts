@@ -265,8 +265,7 @@ describe('runner instrumentation', () => {
     const failed = rec.tasks[1]!;
     expect(failed.info).toMatchObject({
       instanceId: 'o-1',
-      workflow: 'order',
-      workflowVersion: 1,
+      workflow: { name: 'order', version: 1 },
       phase: 'run',
       handler: 'chargeCard',
       idempotencyKey: 'o-1/1/charge/1',

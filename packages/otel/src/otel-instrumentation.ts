@@ -166,8 +166,8 @@ export function createOtelInstrumentation(options: OtelInstrumentationOptions = 
 function instance(info: EventInfo | TaskInfo): Attributes {
   return {
     [ATTR.instanceId]: info.instanceId,
-    [ATTR.workflowName]: info.workflow,
-    [ATTR.workflowVersion]: info.workflowVersion,
+    [ATTR.workflowName]: info.workflow.name,
+    [ATTR.workflowVersion]: info.workflow.version,
   };
 }
 

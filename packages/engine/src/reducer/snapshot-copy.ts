@@ -123,7 +123,6 @@ export function freezeChanged(s: Snapshot, base: Snapshot): void {
   if (s.error !== base.error) freezeNew(s.error);
   if (s.compensationError !== base.compensationError) freezeNew(s.compensationError);
   if (s.saga !== base.saga) freezeNew(s.saga);
-  if (s.trace !== base.trace) freezeNew(s.trace);
   if (s.steps !== base.steps) {
     for (const id in s.steps) {
       const st = s.steps[id]!;

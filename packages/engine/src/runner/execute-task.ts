@@ -21,7 +21,7 @@ export type TaskResult = TaskOutcome & { event: ResultEvent };
  * turns what it returns or throws into the result event: the output JSON round-tripped (and
  * checked against the step's declared schema), or the failure as {@link failureOf} records it.
  */
-export async function executeTask(
+export function executeTask(
   handler: Handler,
   definition: WorkflowDefinition,
   s: Snapshot,
@@ -30,15 +30,9 @@ export async function executeTask(
   inFlight: InFlight,
   instrument?: Instrumentation,
 ): Promise<TaskResult> {
+  // Not async itself: without an instrument, the attempt's own promise is the one returned.
   if (!instrument) return attempt(handler, definition, s, task, clock, inFlight);
-  const { id: instanceId, workflow, trace } = s;
-  const info: TaskInfo = {
-    ...task,
-    instanceId,
-    workflow: workflow.name,
-    workflowVersion: workflow.version,
-    trace,
-  };
+  const info: TaskInfo = { ...task, instanceId: s.id, workflow: s.workflow, trace: s.trace };
   // The handler runs inside the wrapper's callback: a context the wrapper sets is active in it. The
   // wrapper hands back what `run` resolved with, which is the whole result.
   return instrument.task(info, () =>

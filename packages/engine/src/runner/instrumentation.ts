@@ -5,20 +5,25 @@ import type { ErrorInfo, Snapshot, TaskState } from '../snapshot.js';
 // a package such as @stepfold/otel turns them into spans. Without an `instrument` the runner does
 // not call anything, so the hot path pays one property check.
 
+/** The workflow of an instance: its name and version. */
+export interface WorkflowRef {
+  readonly name: string;
+  readonly version: number;
+}
+
 /** One event the runner is about to apply to a stored instance (a start, a handler result, a tick...). */
 export interface EventInfo {
   readonly instanceId: string;
   /** The event's type; a start written together with a signal (`startIfMissing`) is `start`. */
   readonly type: WorkflowEvent['type'];
-  readonly workflow: string;
-  readonly workflowVersion: number;
+  readonly workflow: WorkflowRef;
   /** The version the event is applied to (0 for a new instance); a conflict may move it, see {@link EventOutcome}. */
   readonly version: number;
   /**
    * The instance's trace carrier (`snapshot.trace`). Undefined for a start: its carrier is made
    * inside this wrapper, by {@link Instrumentation.carrier}.
    */
-  readonly trace: Readonly<Record<string, string>> | undefined;
+  readonly trace?: Readonly<Record<string, string>> | undefined;
 }
 
 /** What writing one event did. */
@@ -34,8 +39,7 @@ export interface EventOutcome {
 /** One attempt of a handler the runner is about to run: the task as dispatched, and its instance. */
 export interface TaskInfo extends Readonly<TaskState> {
   readonly instanceId: string;
-  readonly workflow: string;
-  readonly workflowVersion: number;
+  readonly workflow: WorkflowRef;
   /** The trace carrier of the snapshot that dispatched the task: the attempt's span continues it. */
   readonly trace: Readonly<Record<string, string>> | undefined;
 }

@@ -66,23 +66,35 @@ export class WriteLoop {
    * current) and saves it; `check` may refuse the event for the snapshot it would apply to. Returns
    * the stored snapshot (the same one when the event did not apply).
    */
-  async apply(
+  apply(
     id: string,
     make: (now: number) => WorkflowEvent,
     onWrite: OnWrite,
     known?: Snapshot,
     check?: Check,
   ): Promise<Snapshot> {
-    // `known` came out of the reducer (a write of this runner): checked once, when it was loaded.
+    // Not async itself: without an instrument, the write's own promise is the one returned.
     const ins = this.instrument;
+    // `known` came out of the reducer (a write of this runner): checked once, when it was loaded.
     if (!ins) return this.write(id, make, onWrite, known, known !== undefined, check);
+    return this.applyTraced(ins, id, make, onWrite, known, check);
+  }
+
+  /** {@link apply} inside the instrumentation's event wrapper. */
+  private async applyTraced(
+    ins: Instrumentation,
+    id: string,
+    make: (now: number) => WorkflowEvent,
+    onWrite: OnWrite,
+    known: Snapshot | undefined,
+    check: Check | undefined,
+  ): Promise<Snapshot> {
     // Loaded before the wrapper is called, so it is told the workflow, version and trace it applies to.
     const current = known ?? (await this.load(id));
     const info: EventInfo = {
       instanceId: id,
-      type: make(this.clock()).type, // `make` varies with the time only: called once more for the type
-      workflow: current.workflow.name,
-      workflowVersion: current.workflow.version,
+      type: make(0).type, // `make` varies with the time only: called once more for the type
+      workflow: current.workflow,
       version: current.version,
       trace: current.trace,
     };
@@ -142,7 +154,7 @@ export class WriteLoop {
    * it). With `reuseFinished`, a finished instance of that id is started over instead; if someone
    * else got there first the result is `ALREADY_EXISTS`.
    */
-  async create(
+  create(
     workflow: string,
     id: string,
     input: unknown,
@@ -150,36 +162,43 @@ export class WriteLoop {
     onWrite: OnWrite,
     extra?: WorkflowEvent,
   ): Promise<Snapshot> {
-    assertValidId(id);
-    const definition = this.registry.resolve(workflow, options.version);
-    const schema = declaredSchemas(definition)?.input;
-    if (schema) await checkDeclared(schema, input, 'input');
     const ins = this.instrument;
-    if (!ins) return this.insert(definition, id, input, options, onWrite, extra, undefined);
-    const info: EventInfo = {
-      instanceId: id,
-      type: 'start',
-      workflow: definition.name,
-      workflowVersion: definition.version,
-      version: 0,
-      trace: undefined,
-    };
+    if (!ins) return this.insert(workflow, id, input, options, onWrite, extra, undefined);
+    return this.createTraced(ins, workflow, id, input, options, onWrite, extra);
+  }
+
+  /** {@link create} inside the instrumentation's event wrapper. */
+  private async createTraced(
+    ins: Instrumentation,
+    workflow: string,
+    id: string,
+    input: unknown,
+    options: { version?: number | undefined; reuseFinished?: boolean | undefined },
+    onWrite: OnWrite,
+    extra: WorkflowEvent | undefined,
+  ): Promise<Snapshot> {
+    const definition = this.registry.resolve(workflow, options.version);
+    const info: EventInfo = { instanceId: id, type: 'start', workflow: definition, version: 0 };
     // Asked inside the wrapper: a span it made active is the trace the instance carries.
     return traced(ins, info, onWrite, (w) =>
-      this.insert(definition, id, input, options, w, extra, ins.carrier()),
+      this.insert(workflow, id, input, options, w, extra, ins.carrier()),
     );
   }
 
-  /** {@link create} past its checks, the start event carrying `trace`. */
+  /** {@link create}, the start event carrying `trace`. */
   private async insert(
-    definition: WorkflowDefinition,
+    workflow: string,
     id: string,
     input: unknown,
-    options: { reuseFinished?: boolean | undefined },
+    options: { version?: number | undefined; reuseFinished?: boolean | undefined },
     onWrite: OnWrite,
     extra: WorkflowEvent | undefined,
     trace: Record<string, string> | undefined,
   ): Promise<Snapshot> {
+    assertValidId(id);
+    const definition = this.registry.resolve(workflow, options.version);
+    const schema = declaredSchemas(definition)?.input;
+    if (schema) await checkDeclared(schema, input, 'input');
     // Start and the extra event are written together: the transitions of both are reported.
     let transitions: LogEntry[] = [];
     const fold = (from: Snapshot | null, e: WorkflowEvent) => {
