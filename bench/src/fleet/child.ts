@@ -20,8 +20,8 @@ export type ChildCommand =
 /** A reply to the parent. */
 export type ChildReply =
   | { type: 'ready' }
-  | { type: 'ran'; workflows: number; writes: number; seconds: number }
-  | { type: 'raw'; updates: number; seconds: number }
+  | { type: 'ran'; workflows: number; writes: number; seconds: number; cpuMs: number }
+  | { type: 'raw'; updates: number; seconds: number; cpuMs: number }
   | { type: 'queries'; listDue: number }
   | { type: 'hit'; ms: number; id: string };
 
@@ -55,6 +55,7 @@ await worker.start();
 /** Keeps `concurrency` workflows in flight until `count` have completed. */
 async function run(count: number, tag: string): Promise<ChildReply> {
   const before = runner.stats.writes;
+  const cpu = process.cpuUsage();
   let left = count;
   let seq = 0;
   const t0 = performance.now();
@@ -68,7 +69,9 @@ async function run(count: number, tag: string): Promise<ChildReply> {
     }),
   );
   const seconds = (performance.now() - t0) / 1000;
-  return { type: 'ran', workflows: count, writes: runner.stats.writes - before, seconds };
+  const used = process.cpuUsage(cpu);
+  const cpuMs = (used.user + used.system) / 1000;
+  return { type: 'ran', workflows: count, writes: runner.stats.writes - before, seconds, cpuMs };
 }
 
 /** The adapter's save statement by hand, from `concurrency` clients, each on its own row. */
@@ -84,6 +87,7 @@ async function raw(ms: number, base: Snapshot): Promise<ChildReply> {
     }),
   );
   let updates = 0;
+  const cpu = process.cpuUsage();
   const t0 = performance.now();
   const end = t0 + ms;
   await Promise.all(
@@ -112,8 +116,9 @@ async function raw(ms: number, base: Snapshot): Promise<ChildReply> {
     }),
   );
   const seconds = (performance.now() - t0) / 1000;
+  const used = process.cpuUsage(cpu);
   for (const s of rows) await inner.delete(s.id);
-  return { type: 'raw', updates, seconds };
+  return { type: 'raw', updates, seconds, cpuMs: (used.user + used.system) / 1000 };
 }
 
 process.on('message', (m: ChildCommand) => {

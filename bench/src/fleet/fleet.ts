@@ -15,6 +15,8 @@ export interface FleetRun {
   workflowsPerSec: number;
   writesPerSec: number;
   seconds: number;
+  /** CPU of the worker processes per write, µs. */
+  cpuUsPerWrite: number;
 }
 
 /** Worker processes ready for commands. */
@@ -22,8 +24,8 @@ export interface Fleet {
   readonly processes: number;
   /** Runs `count` workflows split across the processes; each keeps its `concurrency` in flight. */
   run(count: number, tag: string): Promise<FleetRun>;
-  /** Raw conditional UPDATEs/s from every process at once, each with `concurrency` clients. */
-  raw(ms: number, snapshot: Snapshot): Promise<number>;
+  /** Raw conditional UPDATEs/s from every process at once, each with `concurrency` clients (and their CPU µs per update). */
+  raw(ms: number, snapshot: Snapshot): Promise<{ perSec: number; cpuUsPerWrite: number }>;
   /** listDue calls each process has made so far. */
   queries(): Promise<number[]>;
   /** Latencies the `hit` handler reports, in arrival order (any process). */
@@ -51,6 +53,8 @@ export async function startFleet(o: {
         BENCH_TABLE: o.table ?? 'instances',
       },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      // e.g. BENCH_CHILD_ARGV="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the workers.
+      execArgv: process.env.BENCH_CHILD_ARGV ? process.env.BENCH_CHILD_ARGV.split(' ') : [],
     });
     pending.set(child, []);
     child.on('message', (r: ChildReply) => {
@@ -84,16 +88,32 @@ export async function startFleet(o: {
       const seconds = (performance.now() - t0) / 1000;
       let workflows = 0;
       let writes = 0;
+      let cpuMs = 0;
       for (const r of replies) {
         if (r.type !== 'ran') throw new Error(`unexpected reply ${r.type}`);
         workflows += r.workflows;
         writes += r.writes;
+        cpuMs += r.cpuMs;
       }
-      return { workflowsPerSec: workflows / seconds, writesPerSec: writes / seconds, seconds };
+      return {
+        workflowsPerSec: workflows / seconds,
+        writesPerSec: writes / seconds,
+        seconds,
+        cpuUsPerWrite: (cpuMs * 1000) / writes,
+      };
     },
     async raw(ms, snapshot) {
       const replies = await Promise.all(children.map((c) => ask(c, { cmd: 'raw', ms, snapshot })));
-      return replies.reduce((n, r) => n + (r.type === 'raw' ? r.updates / r.seconds : 0), 0);
+      let perSec = 0;
+      let updates = 0;
+      let cpuMs = 0;
+      for (const r of replies) {
+        if (r.type !== 'raw') throw new Error(`unexpected reply ${r.type}`);
+        perSec += r.updates / r.seconds;
+        updates += r.updates;
+        cpuMs += r.cpuMs;
+      }
+      return { perSec, cpuUsPerWrite: (cpuMs * 1000) / updates };
     },
     async queries() {
       const replies = await Promise.all(children.map((c) => ask(c, { cmd: 'queries' })));

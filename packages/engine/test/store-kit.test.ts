@@ -86,4 +86,34 @@ describe('store kit', () => {
     );
     expect(() => k.updated('written', 'a', 1)).not.toThrow();
   });
+
+  it('indexes a running task deadline rounded up to the second; timers and handed-off tasks exactly; notices only for those', () => {
+    const k = kit();
+    const task = (deadline: number, queued?: boolean) => ({
+      a: {
+        step: 'a',
+        phase: 'run' as const,
+        attempt: 1,
+        idempotencyKey: 'k',
+        handler: 'h',
+        dispatchedAt: 0,
+        deadline,
+        dispatchVersion: 1,
+        ...(queued ? { queued } : {}),
+      },
+    });
+    const running = k.encode(makeTestSnapshot('r', { wakeAt: 30_005, tasks: task(30_005) }));
+    expect(running).toMatchObject({ wakeAt: 31_000, notice: null });
+    const timer = k.encode(
+      makeTestSnapshot('t', {
+        wakeAt: 1_234,
+        tasks: task(30_005),
+        timers: [{ kind: 'retry', step: 'a', at: 1_234 }],
+      }),
+    );
+    expect(timer).toMatchObject({ wakeAt: 1_234, notice: 1_234 });
+    const queued = k.encode(makeTestSnapshot('q', { wakeAt: 777, tasks: task(777, true) }));
+    expect(queued).toMatchObject({ wakeAt: 777, notice: 777 });
+    expect(k.encode(makeTestSnapshot('n', { wakeAt: 5 }))).toMatchObject({ wakeAt: 5, notice: null });
+  });
 });

@@ -20,7 +20,11 @@ export interface EncodedSnapshot {
   version: number;
   status: Status;
   workflow: string;
-  /** `wakeAt` when finite (JSON has no Infinity or NaN: index what a load gives back), else null. */
+  /**
+   * The wake time to index: `wakeAt` when finite (JSON has no Infinity or NaN: index what a load
+   * gives back), rounded up to {@link DEADLINE_INDEX_MS} when it is only a running task's deadline;
+   * else null.
+   */
   wakeAt: number | null;
   /** The wake time to announce on the store's wake channel, or null (see {@link wakeNotice}). */
   notice: number | null;
@@ -70,6 +74,21 @@ export const NETWORK_ERROR_CODES: ReadonlySet<string> = new Set([
 export function isNetworkError(e: unknown): boolean {
   const code = typeof e === 'object' && e !== null ? (e as { code?: unknown }).code : undefined;
   return typeof code === 'string' && NETWORK_ERROR_CODES.has(code);
+}
+
+/**
+ * Granularity of a wake time that is only a running task's deadline, as stores index it: rounded
+ * up to the next multiple of this many ms. Each step of a running instance moves its deadline by
+ * a few ms; rounded, consecutive saves index the same time, so the database can update the row
+ * without touching its wake-time indexes (PostgreSQL's HOT updates). The cost: a task lost with
+ * its runner is found at most this much later than its deadline.
+ */
+export const DEADLINE_INDEX_MS = 1000;
+
+/** The wake time a store indexes: exact, unless it is only a running task's deadline (see {@link DEADLINE_INDEX_MS}). */
+function indexedWake(snapshot: Snapshot, wake: number, notice: number | null): number {
+  const deadline = notice === null && Object.values(snapshot.tasks).some((t) => t.deadline === wake);
+  return deadline ? Math.ceil(wake / DEADLINE_INDEX_MS) * DEADLINE_INDEX_MS : wake;
 }
 
 // Larger pages would only build replies nobody can hold.
@@ -167,13 +186,15 @@ export function createStoreKit(
         if (bytes > max) throw new SnapshotTooLargeError(snapshot.id, bytes, max);
       }
       const wake = snapshot.wakeAt;
+      const notice = wakeNotice(snapshot);
       return {
         id: snapshot.id,
         version: snapshot.version,
         status: snapshot.status,
         workflow: snapshot.workflow.name,
-        wakeAt: typeof wake === 'number' && Number.isFinite(wake) ? wake : null,
-        notice: wakeNotice(snapshot),
+        wakeAt:
+          typeof wake === 'number' && Number.isFinite(wake) ? indexedWake(snapshot, wake, notice) : null,
+        notice,
         json,
       };
     },

@@ -71,6 +71,8 @@ export interface Store {
   save(snapshot: Snapshot, expectedVersion: number): Promise<void>;
   /**
    * Ids of instances with `wakeAt <= now`, earliest `wakeAt` first, at most `limit`; index-served.
+   * A wake time that is only a running task's deadline may be indexed up to a second later (the
+   * store kit's `DEADLINE_INDEX_MS`), so a lost task is found at most that much after its deadline.
    * `query.workflow` keeps one workflow's instances only (a worker's per-workflow lane). A store
    * with {@link Store.claimsDue} claims the ids it returns.
    */
