@@ -1,5 +1,4 @@
 import {
-  context,
   createTraceState,
   defaultTextMapGetter,
   defaultTextMapSetter,
