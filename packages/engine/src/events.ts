@@ -24,11 +24,10 @@ export function isTraceCarrier(v: unknown): v is Record<string, string> {
   );
 }
 
-/** Why a trace carrier was refused. */
-export const TRACE_CARRIER_RULE = 'must be at most 8 strings, keys and values of 512 characters at most';
-
-// Checked as a whole, kept as given (zod's record would drop a __proto__ key); the reducer copies it.
-const trace = opt(z.custom<Record<string, string>>(isTraceCarrier, TRACE_CARRIER_RULE));
+// Checked as a whole and kept as given (zod's record would drop a __proto__ key); the reducer copies it.
+const trace = opt(
+  z.custom<Record<string, string>>(isTraceCarrier, 'must be up to 8 strings of up to 512 characters'),
+);
 
 /** Zod schema of every event the reducer accepts. */
 export const eventSchema = z.discriminatedUnion('type', [

@@ -1,6 +1,6 @@
 import type { CompiledWorkflow } from '../definition/compile.js';
 import { RegistryError, ValidationError } from '../errors.js';
-import { type EventOf, isTraceCarrier, TRACE_CARRIER_RULE } from '../events.js';
+import type { EventOf } from '../events.js';
 import { SNAPSHOT_SCHEMA_VERSION, type Snapshot } from '../snapshot.js';
 
 /** The empty snapshot a start event builds on (a reuse continues the old version count). */
@@ -65,7 +65,6 @@ export function checkSnapshot(wf: CompiledWorkflow, s: Snapshot): void {
     for (const k of ['active', 'completed', 'timers', 'inbox', 'seenSignals', 'log'] as const) {
       if (!Array.isArray(s[k])) bad(k, 'must be an array');
     }
-    if (s.trace !== undefined && !isTraceCarrier(s.trace)) bad('trace', TRACE_CARRIER_RULE);
     if (typeof s.workflow !== 'object' || s.workflow === null) bad('workflow', 'must be an object');
     else if (s.workflow.name !== wf.definition.name || s.workflow.version !== wf.definition.version) {
       bad(
