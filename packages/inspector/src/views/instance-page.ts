@@ -1,0 +1,87 @@
+import type { Snapshot, WorkflowDefinition } from '@stepfold/engine';
+import { toMermaid } from '@stepfold/engine/diagram';
+import { html } from 'hono/html';
+import { type ActionsView, actionForms } from './action-forms.js';
+import { badge, json, timeCell, type View } from './format.js';
+import {
+  errorsSection,
+  inboxTable,
+  logTimeline,
+  stepsTable,
+  tasksTable,
+  timersTable,
+} from './instance-sections.js';
+import { type Flash, layout, type PageContext } from './layout.js';
+
+function facts(s: Snapshot): View {
+  return html`<dl class="facts" id="facts">
+<dt>workflow</dt><dd>${s.workflow.name}@${String(s.workflow.version)} <span class="muted">${s.workflow.hash}</span></dd>
+<dt>status</dt><dd>${badge(s.status)}${s.reason ? html` — reason: ${s.reason}` : ''}</dd>
+<dt>version</dt><dd id="version">${String(s.version)}</dd>
+<dt>run</dt><dd>${String(s.run)}</dd>
+<dt>active</dt><dd>${s.active.length ? s.active.join(', ') : html`<span class="muted">—</span>`}</dd>
+<dt>created</dt><dd>${timeCell(s.createdAt)}</dd>
+<dt>updated</dt><dd>${timeCell(s.updatedAt)}</dd>
+<dt>wakeAt</dt><dd>${timeCell(s.wakeAt)}</dd>
+${s.saga ? html`<dt>saga</dt><dd>${s.saga.mode}; to compensate: ${s.saga.queue.join(', ') || '—'}</dd>` : ''}
+</dl>`;
+}
+
+/**
+ * The diagram: toMermaid's source, which the browser bundle (when served) turns into an SVG in
+ * place; without it the source stays readable text, and the steps table carries the colours.
+ */
+function diagram(s: Snapshot, def: WorkflowDefinition | undefined, rendered: boolean): View {
+  if (!def) {
+    return html`<p class="muted">No definition of ${s.workflow.name} v${String(s.workflow.version)} was given to the inspector, so there is no diagram.</p>`;
+  }
+  let source: string;
+  try {
+    source = toMermaid(def, s);
+  } catch (e) {
+    return html`<p class="flash error">The diagram could not be drawn: ${(e as Error).message}</p>`;
+  }
+  return html`<div class="diagram"><pre class="mermaid" id="diagram">${source}</pre></div>
+${
+  rendered
+    ? html`<details><summary>Mermaid source</summary><pre id="diagram-source">${source}</pre></details>`
+    : html`<p class="muted">Paste the source into any Mermaid viewer, or install the <code>mermaid</code> package beside the inspector to see it drawn here.</p>`
+}`;
+}
+
+/** Everything the instance page shows. */
+export interface InstanceView {
+  snapshot: Snapshot;
+  definition: WorkflowDefinition | undefined;
+  actions: ActionsView;
+}
+
+/** The instance page: facts, actions, diagram, steps, errors, tasks, timers, inbox, log, raw snapshot. */
+export function instancePage(ctx: PageContext, v: InstanceView, flash: Flash | null): View {
+  const s = v.snapshot;
+  const body = html`<p><a href="${ctx.base}/">← Instances</a></p>
+<h1 id="instance-id">${s.id}</h1>
+${facts(s)}
+<h2>Actions</h2>
+${actionForms(ctx, s, v.actions)}
+<h2>Diagram</h2>
+${diagram(s, v.definition, ctx.mermaidUrl !== null)}
+<h2>Steps</h2>
+${stepsTable(s, v.definition)}
+<h2>Errors</h2>
+${errorsSection(s)}
+<h2>Tasks in flight</h2>
+${tasksTable(s)}
+<h2>Timers</h2>
+${timersTable(s)}
+<h2>Inbox</h2>
+${inboxTable(s)}
+<h2>Input</h2>
+${json(s.input)}
+${s.output !== undefined ? html`<h2>Output</h2>${json(s.output)}` : ''}
+<h2>Transition log</h2>
+${logTimeline(s)}
+<h2>Raw snapshot</h2>
+<details id="raw"><summary>Show the stored JSON (version ${String(s.version)})</summary>${json(s)}</details>`;
+  return layout(ctx, s.id, body, { flash, diagram: v.definition !== undefined });
+}

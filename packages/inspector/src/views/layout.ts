@@ -1,0 +1,125 @@
+import { html, raw } from 'hono/html';
+import type { View } from './format.js';
+
+/** What every page needs to render links, forms and scripts. */
+export interface PageContext {
+  /** The inspector's URL prefix (its mount path), no trailing slash. */
+  base: string;
+  /** The CSP nonce of this response's inline script. */
+  nonce: string;
+  /** The CSRF token every form repeats. */
+  csrf: string;
+  /** Where the Mermaid browser bundle is served, when the host has the `mermaid` package. */
+  mermaidUrl: string | null;
+  /** Token mode with a session cookie: show a logout button. */
+  canLogout: boolean;
+}
+
+/** A flash message shown once after an action. */
+export interface Flash {
+  kind: 'ok' | 'error';
+  text: string;
+}
+
+// One stylesheet inline (no asset route needed); colours match the diagram's STATE_STYLES.
+const CSS = raw(`
+*{box-sizing:border-box}
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1d2433;background:#f6f7f9}
+header.top{background:#1d2433;color:#fff;padding:10px 20px;display:flex;gap:16px;align-items:center}
+header.top a{color:#fff;text-decoration:none;font-weight:600}
+header.top form{margin-left:auto}
+main{padding:16px 20px;max-width:1400px}
+h1{font-size:20px;margin:4px 0 12px;word-break:break-all}
+h2{font-size:16px;margin:22px 0 8px;border-bottom:1px solid #d8dce3;padding-bottom:4px}
+table{border-collapse:collapse;width:100%;background:#fff;border:1px solid #d8dce3}
+th,td{text-align:left;padding:5px 8px;border-bottom:1px solid #eceef2;vertical-align:top}
+th{background:#eef0f4;font-weight:600;font-size:13px}
+td.id{font-family:ui-monospace,Menlo,Consolas,monospace;word-break:break-all}
+a{color:#1864ab}
+pre{background:#fff;border:1px solid #d8dce3;padding:8px;overflow:auto;max-height:480px;margin:4px 0;font:12px/1.4 ui-monospace,Menlo,Consolas,monospace;white-space:pre-wrap;word-break:break-word}
+details.json summary{cursor:pointer;font:12px ui-monospace,Menlo,Consolas,monospace;color:#495057}
+.muted{color:#868e96}
+.badge{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600;border:1px solid #adb5bd;background:#f1f3f5}
+.s-completed,.s-done{background:#d3f9d8;border-color:#2b8a3e;color:#1b4332}
+.s-running,.s-active{background:#d0ebff;border-color:#1971c2;color:#0b2e4f}
+.s-waiting{background:#fff3bf;border-color:#e67700;color:#5c3c00}
+.s-failed,.s-dlq,.s-compensation-dlq,.s-aborted{background:#ffe3e3;border-color:#c92a2a;color:#5c0a0a}
+.s-compensating,.s-compensated,.s-cancelled{background:#f3d9fa;border-color:#862e9c;color:#3f0f4a}
+.s-skipped{background:#f1f3f5;color:#868e96}
+.flash{padding:8px 12px;border-radius:4px;margin:0 0 12px;border:1px solid}
+.flash.ok{background:#d3f9d8;border-color:#2b8a3e}
+.flash.error{background:#ffe3e3;border-color:#c92a2a}
+.filters,.actions form{display:flex;gap:8px;flex-wrap:wrap;align-items:end;background:#fff;border:1px solid #d8dce3;padding:10px;margin-bottom:10px}
+.actions{display:grid;grid-template-columns:repeat(auto-fill,minmax(320px,1fr));gap:10px}
+.actions form{flex-direction:column;align-items:stretch;margin:0}
+.actions h3{margin:0;font-size:14px}
+label{display:flex;flex-direction:column;font-size:12px;gap:2px;color:#495057}
+input,select,textarea{font:13px ui-monospace,Menlo,Consolas,monospace;padding:4px 6px;border:1px solid #adb5bd;border-radius:3px}
+button{font:inherit;padding:5px 12px;border-radius:3px;border:1px solid #1864ab;background:#1971c2;color:#fff;cursor:pointer}
+button.danger{background:#c92a2a;border-color:#a61e1e}
+button.plain{background:#fff;color:#1d2433;border-color:#adb5bd}
+dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:3px 14px;background:#fff;border:1px solid #d8dce3;padding:10px;margin:0}
+dl.facts dt{color:#495057}dl.facts dd{margin:0;word-break:break-all}
+ol.timeline{list-style:none;padding:0;margin:0;border-left:3px solid #adb5bd}
+ol.timeline li{padding:3px 10px;position:relative}
+ol.timeline li::before{content:"";position:absolute;left:-7px;top:9px;width:11px;height:11px;border-radius:50%;background:#adb5bd}
+ol.timeline .v{font-weight:600;min-width:3em;display:inline-block}
+.diagram{background:#fff;border:1px solid #d8dce3;padding:10px;overflow:auto}
+.pager{margin-top:10px;display:flex;gap:12px}
+`);
+
+/** The page shell: header, flash, body, and (on pages with a diagram) the Mermaid bundle. */
+export function layout(
+  ctx: PageContext,
+  title: string,
+  body: View,
+  options: { flash?: Flash | null; diagram?: boolean } = {},
+): View {
+  const { flash, diagram } = options;
+  const script =
+    diagram && ctx.mermaidUrl
+      ? html`<script src="${ctx.mermaidUrl}" nonce="${ctx.nonce}"></script>
+<script nonce="${ctx.nonce}">
+// Labels are escaped by toMermaid; 'strict' also keeps Mermaid from running anything in them.
+mermaid.initialize({ startOnLoad: false, securityLevel: 'strict' });
+mermaid.run({ querySelector: 'pre.mermaid' }).then(() => { document.body.dataset.diagram = 'rendered'; },
+  (e) => { document.body.dataset.diagram = 'failed'; console.error(e); });
+</script>`
+      : '';
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="same-origin">
+<title>${title} · stepfold inspector</title>
+<style>${CSS}</style>
+</head>
+<body>
+<header class="top">
+<a href="${ctx.base || '/'}">stepfold inspector</a>
+${
+  ctx.canLogout
+    ? html`<form method="post" action="${ctx.base}/logout"><input type="hidden" name="_csrf" value="${ctx.csrf}"><button class="plain" type="submit">Log out</button></form>`
+    : ''
+}
+</header>
+<main>
+${flash ? html`<p class="flash ${flash.kind}" role="status">${flash.text}</p>` : ''}
+${body}
+</main>
+${script}
+</body>
+</html>`;
+}
+
+/** A page with only a message: errors, conflicts, refusals. */
+export function messagePage(ctx: PageContext, title: string, message: string, back?: string): View {
+  return layout(
+    ctx,
+    title,
+    html`<h1>${title}</h1>
+<p class="flash error" role="alert">${message}</p>
+${back ? html`<p><a href="${back}">Back</a></p>` : ''}`,
+  );
+}
