@@ -2,7 +2,7 @@
 # shellcheck source-path=SCRIPTDIR
 # Installs and starts the real servers the store adapters are tested against:
 # PostgreSQL, Redis, a Redis Cluster (three nodes), FerretDB (MongoDB wire protocol),
-# DynamoDB Local.
+# DynamoDB Local; and Debian's Chromium for the inspector's browser tests (installed, not a server).
 # All on 127.0.0.1, idempotent: starts what is missing, reuses what runs.
 # See scripts/README.md.
 #
@@ -12,7 +12,7 @@
 #   services.sh status           one line per server; exit 1 if any is down
 #   services.sh env              export lines for the connection URLs
 #
-# NAME: pg, redis, redis-cluster, mongo, dynamo, or all (aliases: postgres, ferretdb, dynamodb)
+# NAME: pg, redis, redis-cluster, mongo, dynamo, chromium, or all (aliases: postgres, ferretdb, dynamodb)
 set -euo pipefail
 
 here=$(dirname "${BASH_SOURCE[0]}")
@@ -28,8 +28,10 @@ source "$here/services/redis-cluster.sh"
 source "$here/services/mongo.sh"
 # shellcheck source=services/dynamo.sh
 source "$here/services/dynamo.sh"
+# shellcheck source=services/chromium.sh
+source "$here/services/chromium.sh"
 
-ALL=(pg redis redis-cluster mongo dynamo)
+ALL=(pg redis redis-cluster mongo dynamo chromium)
 SVC=services
 
 # The shell functions of a service: redis-cluster's are redis_cluster_up, ...
@@ -44,6 +46,7 @@ canonical() {
   redis-cluster | cluster) echo redis-cluster ;;
   mongo | mongodb | ferretdb) echo mongo ;;
   dynamo | dynamodb | dynamodb-local) echo dynamo ;;
+  chromium | chrome) echo chromium ;;
   *) die "unknown service '$1' (expected: ${ALL[*]})" ;;
   esac
 }
@@ -73,6 +76,7 @@ cmd_up() {
     pg) missing+=" $(pg_missing_packages)" ;;
     redis | redis-cluster) missing+=" $(redis_missing_packages)" ;;
     dynamo) missing+=" $(dynamo_missing_packages)" ;;
+    chromium) missing+=" $(chromium_missing_packages)" ;;
     esac
   done
   # One apt-get for all: each run costs seconds even when there is little to do.
