@@ -4,6 +4,7 @@ export * as abort from './abort.js';
 export * as approve from './approve.js';
 export * as cancel from './cancel.js';
 export * as diagram from './diagram.js';
+export * as inspect from './inspect.js';
 export * as list from './list.js';
 export * as reject from './reject.js';
 export * as replay from './replay.js';
