@@ -12,6 +12,7 @@ export {
   MIGRATIONS,
   MIGRATIONS_TABLE,
   type Migration,
+  type PgNotification,
   type PgPool,
   type PgPoolClient,
   type PgQueryable,

@@ -1,7 +1,15 @@
-import { createStoreKit, type ListPage, type ListQuery, type Store } from '@stepfold/engine';
+import {
+  createStoreKit,
+  type ListPage,
+  type ListQuery,
+  type Store,
+  type WakeSource,
+  type WakeSubscription,
+} from '@stepfold/engine';
 import { type Row, toInt8, toRow } from './encode.js';
 import { errorCode, isUnavailable } from './map-error.js';
 import { type PgPool, runMigrations, type TableNames, tableNames } from './setup.js';
+import { pgWakeSource, wakeChannel, wakePayload } from './wakes.js';
 
 /** Default size limit: 64 MiB of snapshot JSON. */
 export const DEFAULT_MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024;
@@ -16,6 +24,12 @@ export const DEFAULT_CLAIM_MS = 30_000;
 export interface PostgresStoreOptions {
   /** Your `pg` Pool; the store borrows connections and never ends it. */
   pool: PgPool;
+  /**
+   * Pool the wake subscriptions take their connection from (default `pool`). LISTEN needs a
+   * session of its own: when `pool` goes through PgBouncer in transaction mode, point this one at
+   * the server (or a session-mode pooler).
+   */
+  wakePool?: PgPool;
   /** Schema holding the table (default `stepfold`); a plain lowercase identifier. */
   schema?: string;
   /** Instance table (default `instances`); a plain lowercase identifier of at most 48 characters. */
@@ -39,6 +53,15 @@ export interface PostgresStore extends Store {
   readonly table: string;
   /** Claim lease of `listDue`. */
   readonly claimMs: number;
+  /** NOTIFY channel of this table's wake notices (see {@link PostgresStore.wakes}). */
+  readonly channel: string;
+  readonly claimsDue: true;
+  releaseDue(ids: readonly string[]): Promise<void>;
+  /**
+   * Wake notices over LISTEN/NOTIFY: each subscription holds one pool connection until closed, and
+   * reconnects with backoff when it breaks. Notices are hints; `listDue` stays the source of truth.
+   */
+  readonly wakes: WakeSource;
 }
 
 // One name per distinct statement text, shared by every store in the process: a name must not be
@@ -59,7 +82,8 @@ const JSONB_FALLBACK_CODES = new Set(['22P05', '54000']);
 /**
  * A stepfold store on PostgreSQL: one row per instance in its own schema, the snapshot in a JSONB
  * column, `save` a single `UPDATE … WHERE id = $1 AND version = $2`, and `listDue` claiming the ids it
- * returns so concurrent pollers get disjoint batches. Call `setup()` once before use.
+ * returns so concurrent pollers get disjoint batches. A write that announces a wake time sends its
+ * NOTIFY in the same statement. Call `setup()` once before use.
  */
 export function createPostgresStore(options: PostgresStoreOptions): PostgresStore {
   const { pool } = options;
@@ -74,6 +98,37 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     throw new RangeError('claimMs must be a non-negative integer');
   }
   const t = names.qualified;
+  const channel = wakeChannel(names.schema, names.table);
+  const subscriptions = new Set<WakeSubscription>();
+
+  // Statement texts, built once. A write whose snapshot announces a wake time (kit.encode's
+  // `notice`) runs the *_NOTIFY form: the same write in a CTE and pg_notify over its RETURNING, so
+  // the notice goes out only if the row was written (a failed condition returns no row, sends
+  // nothing, and leaves rowCount 0) and is delivered at commit, never before the write is visible.
+  // Writes without a notice run the plain statement and pay nothing for wakes.
+  const notifying = (sql: string, payload: number) =>
+    `WITH w AS (${sql} RETURNING 1) SELECT pg_notify('${channel}', $${payload}) FROM w`;
+  const CREATE = `INSERT INTO ${t} (id, version, status, workflow, wake_at, snapshot, snapshot_text)
+           VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7)`;
+  const CREATE_NOTIFY = notifying(CREATE, 8);
+  const SAVE = `UPDATE ${t} SET version = $3, status = $4, workflow = $5, wake_at = $6, claimed_until = NULL,
+           snapshot = $7::jsonb, snapshot_text = $8
+         WHERE id = $1 AND version = $2`;
+  const SAVE_NOTIFY = notifying(SAVE, 9);
+  // Due rows in (wake_at, id) order, all workflows or one lane ($4), each served by its partial
+  // index; MATERIALIZED: the locking subquery runs once, so LIMIT bounds the batch.
+  const due = (lane: string) => `WITH due AS MATERIALIZED (
+           SELECT id FROM ${t}
+           WHERE ${lane}wake_at <= $1 AND (claimed_until IS NULL OR claimed_until <= $1)
+           ORDER BY wake_at, id
+           LIMIT $3
+           FOR UPDATE SKIP LOCKED)
+         UPDATE ${t} AS i SET claimed_until = $2 FROM due WHERE i.id = due.id
+         RETURNING i.id, i.wake_at`;
+  const LIST_DUE = due('');
+  const LIST_DUE_LANE = due('workflow = $4 AND ');
+  const RELEASE_DUE = `UPDATE ${t} SET claimed_until = NULL
+         WHERE id = ANY($1::text[]) AND claimed_until IS NOT NULL`;
 
   const prepared = options.preparedStatements ?? true;
   const query = <R>(what: string, text: string, values: unknown[]) =>
@@ -81,17 +136,26 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       pool.query<R>(prepared ? { name: statementName(text), text, values } : { text, values }),
     );
 
-  // Runs a write with the JSON in the JSONB column, or in snapshot_text when JSONB cannot hold it.
-  const write = async (what: string, row: Row, sql: string, values: unknown[]) => {
+  // Runs a write with the JSON in the JSONB column, or in snapshot_text when JSONB cannot hold it;
+  // a notice payload, for the *_NOTIFY forms, is the last parameter.
+  const write = async (what: string, row: Row, sql: string, values: unknown[], payload?: string) => {
     if (!row.asText) {
       try {
-        return await query(what, sql, [...values, row.json, null]);
+        return await query(
+          what,
+          sql,
+          payload === undefined ? [...values, row.json, null] : [...values, row.json, null, payload],
+        );
       } catch (e) {
         const code = errorCode(e);
         if (code === undefined || !JSONB_FALLBACK_CODES.has(code)) throw e;
       }
     }
-    return query(what, sql, [...values, null, row.json]);
+    return query(
+      what,
+      sql,
+      payload === undefined ? [...values, null, row.json] : [...values, null, row.json, payload],
+    );
   };
 
   return {
@@ -99,18 +163,23 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     schema: names.schema,
     table: names.table,
     claimMs,
+    channel,
+    claimsDue: true,
+    wakes: pgWakeSource(options.wakePool ?? pool, channel, subscriptions),
 
     setup: () => runMigrations(pool, names, kit.guard),
 
     async create(snapshot) {
-      const row = toRow(kit.encode(snapshot));
+      const encoded = kit.encode(snapshot);
+      const row = toRow(encoded);
+      const payload = encoded.notice === null ? undefined : wakePayload(encoded.notice, row.workflow);
       try {
         await write(
           'create',
           row,
-          `INSERT INTO ${t} (id, version, status, workflow, wake_at, snapshot, snapshot_text)
-           VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7)`,
+          payload === undefined ? CREATE : CREATE_NOTIFY,
           [row.id, row.version, row.status, row.workflow, row.wakeAt],
+          payload,
         );
       } catch (e) {
         if (errorCode(e) !== '23505') throw e;
@@ -129,16 +198,17 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     },
 
     async save(snapshot, expectedVersion) {
-      const row = toRow(kit.encode(snapshot));
+      const encoded = kit.encode(snapshot);
+      const row = toRow(encoded);
       if (!Number.isSafeInteger(expectedVersion))
         throw new RangeError('save: expectedVersion must be an integer');
+      const payload = encoded.notice === null ? undefined : wakePayload(encoded.notice, row.workflow);
       const r = await write(
         'save',
         row,
-        `UPDATE ${t} SET version = $3, status = $4, workflow = $5, wake_at = $6, claimed_until = NULL,
-           snapshot = $7::jsonb, snapshot_text = $8
-         WHERE id = $1 AND version = $2`,
+        payload === undefined ? SAVE : SAVE_NOTIFY,
         [row.id, expectedVersion, row.version, row.status, row.workflow, row.wakeAt],
+        payload,
       );
       if (r.rowCount === 1) return;
       // The condition failed: tell a lost race from a missing instance.
@@ -149,28 +219,29 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       kit.updated(found ? { stored: Number(found.version) } : 'missing', row.id, expectedVersion);
     },
 
-    async listDue(now, limit) {
+    async listDue(now, limit, dueQuery) {
       const n = kit.dueLimit(now, limit);
-      if (n === null) return [];
+      const workflow = kit.dueWorkflow(dueQuery);
+      if (n === null || workflow === null) return [];
       // Stored wake times are whole ms rounded up, so `wake_at <= floor(now)` is `wakeAt <= now`.
       const at = Number.isFinite(now) ? BigInt(Math.floor(now)) : now;
       const until = typeof at === 'bigint' ? at + BigInt(claimMs) : at;
-      // MATERIALIZED: the locking subquery runs once, so LIMIT bounds the batch.
+      const values: unknown[] = [toInt8(at), toInt8(until), n];
+      if (workflow !== undefined) values.push(workflow);
       const r = await query<{ id: string; wake_at: string }>(
         'listDue',
-        `WITH due AS MATERIALIZED (
-           SELECT id FROM ${t}
-           WHERE wake_at <= $1 AND (claimed_until IS NULL OR claimed_until <= $1)
-           ORDER BY wake_at, id
-           LIMIT $3
-           FOR UPDATE SKIP LOCKED)
-         UPDATE ${t} AS i SET claimed_until = $2 FROM due WHERE i.id = due.id
-         RETURNING i.id, i.wake_at`,
-        [toInt8(at), toInt8(until), n],
+        workflow === undefined ? LIST_DUE : LIST_DUE_LANE,
+        values,
       );
       const rows = r.rows.map((x) => ({ id: x.id, at: BigInt(x.wake_at) }));
       rows.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
       return rows.map((x) => x.id);
+    },
+
+    async releaseDue(ids) {
+      const list = Array.from(ids, (id) => kit.id(id));
+      if (list.length === 0) return;
+      await query('releaseDue', RELEASE_DUE, [list]);
     },
 
     async list(q: ListQuery): Promise<ListPage> {
@@ -203,7 +274,8 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     },
 
     async close() {
-      // The pool belongs to the caller.
+      // The pool belongs to the caller; the connections wake subscriptions hold go back to it.
+      await Promise.all(Array.from(subscriptions, (s) => s.close()));
     },
   };
 }

@@ -11,9 +11,24 @@ export interface PgQueryable {
   ): Promise<{ rows: R[]; rowCount: number | null }>;
 }
 
-/** A pooled connection: queries, then `release` (with an error, to destroy it). */
+/** A `NOTIFY` as a pg client reports it. */
+export interface PgNotification {
+  channel: string;
+  payload?: string;
+}
+
+/**
+ * A pooled connection: queries, then `release` (with an error, to destroy it). The events are what
+ * a wake subscription listens to on the connection it holds.
+ */
 export interface PgPoolClient extends PgQueryable {
   release(destroy?: Error | boolean): void;
+  on(event: 'notification', listener: (message: PgNotification) => void): unknown;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  on(event: 'end', listener: () => void): unknown;
+  removeListener(event: 'notification', listener: (message: PgNotification) => void): unknown;
+  removeListener(event: 'error', listener: (error: Error) => void): unknown;
+  removeListener(event: 'end', listener: () => void): unknown;
 }
 
 /** The pool the store borrows connections from (a `pg.Pool`). */
@@ -24,7 +39,7 @@ export interface PgPool extends PgQueryable {
 /** Table in the store's schema recording which migrations ran on which instance table. */
 export const MIGRATIONS_TABLE = 'stepfold_migrations';
 
-/** Longest accepted table name: leaves room for the `_wake_at`-style index suffixes within 63 bytes. */
+/** Longest accepted table name: leaves room for the `_due_lane`-style index suffixes within 63 bytes. */
 export const MAX_TABLE_NAME = 48;
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
@@ -95,6 +110,14 @@ export const MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX "${table}_wake_at" ON ${qualified} (wake_at, id) WHERE wake_at IS NOT NULL`,
       `CREATE INDEX "${table}_status" ON ${qualified} (status, id)`,
       `CREATE INDEX "${table}_workflow" ON ${qualified} (workflow, id)`,
+    ],
+  },
+  {
+    version: 2,
+    description: 'due lanes: (workflow, wake_at, id) index',
+    statements: ({ table, qualified }) => [
+      // IF NOT EXISTS: on a large table, build it beforehand with CREATE INDEX CONCURRENTLY.
+      `CREATE INDEX IF NOT EXISTS "${table}_due_lane" ON ${qualified} (workflow, wake_at, id) WHERE wake_at IS NOT NULL`,
     ],
   },
 ];

@@ -40,7 +40,9 @@ describe('postgres setup', () => {
       );
       expect(rows.rows).toEqual([
         { table_name: 'one', version: 1 },
+        { table_name: 'one', version: 2 },
         { table_name: 'two', version: 1 },
+        { table_name: 'two', version: 2 },
       ]);
     } finally {
       await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);

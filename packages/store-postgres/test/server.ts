@@ -16,6 +16,16 @@ export const OUTAGE_PG_URL = (() => {
   return url.toString();
 })();
 
+/** Port of a third server, stopped and started by the wake-subscription restart test alone. */
+export const WAKES_PG_PORT = process.env.STEPFOLD_PG_WAKES_PORT ?? '55433';
+
+/** URL of that third server. */
+export const WAKES_PG_URL = (() => {
+  const url = new URL(PG_URL);
+  url.port = WAKES_PG_PORT;
+  return url.toString();
+})();
+
 /** Schema the tests create their tables in. */
 export const TEST_SCHEMA = 'stepfold_test';
 
@@ -43,11 +53,16 @@ export async function requireServer(pool: pg.Pool, url = PG_URL): Promise<void> 
   }
 }
 
-/** Runs `services.sh <command> pg` for the outage server's port (`up`, `stop` or `start`). */
-export async function outageServer(command: 'up' | 'stop' | 'start'): Promise<void> {
+/** Runs `services.sh <command> pg` for the server on `port` (`up`, `stop` or `start`). */
+export async function pgServer(port: string, command: 'up' | 'stop' | 'start'): Promise<void> {
   await promisify(execFile)('bash', [SERVICES, command, 'pg'], {
-    env: { ...process.env, STEPFOLD_PG_PORT: OUTAGE_PG_PORT },
+    env: { ...process.env, STEPFOLD_PG_PORT: port },
   });
+}
+
+/** {@link pgServer} for the outage server's port. */
+export function outageServer(command: 'up' | 'stop' | 'start'): Promise<void> {
+  return pgServer(OUTAGE_PG_PORT, command);
 }
 
 let counter = 0;

@@ -1,0 +1,206 @@
+import {
+  StoreUnavailableError,
+  type WakeHint,
+  type WakeListener,
+  type WakeSource,
+  type WakeSubscription,
+} from '@stepfold/engine';
+import type { PgNotification, PgPool, PgPoolClient } from './setup.js';
+
+/** Reconnect delays of a lost wake subscription: doubling from `firstMs` up to `maxMs`, jittered. */
+export interface WakeBackoff {
+  firstMs: number;
+  maxMs: number;
+}
+
+/** Default reconnect delays: 100 ms doubling to 30 s. */
+export const WAKE_BACKOFF: WakeBackoff = { firstMs: 100, maxMs: 30_000 };
+
+/**
+ * The NOTIFY channel of one instance table: `stepfold_` and 16 hex digits of a 64-bit FNV-1a hash
+ * of `schema.table`. A plain identifier of 25 bytes whatever the names' lengths; distinct tables
+ * get distinct channels (the `.` cannot occur in either name).
+ */
+export function wakeChannel(schema: string, table: string): string {
+  const key = `${schema}.${table}`;
+  let h = 0xcbf29ce484222325n;
+  for (let i = 0; i < key.length; i++) {
+    h ^= BigInt(key.charCodeAt(i));
+    h = (h * 0x100000001b3n) & 0xffffffffffffffffn;
+  }
+  return `stepfold_${h.toString(16).padStart(16, '0')}`;
+}
+
+/**
+ * A notice's payload, `{"at":<ms>,"w":"<workflow>"}`. `at` is finite, so `String` gives its JSON;
+ * workflow names are valid ids (no `"` or `\`, at most 200 characters): the payload stays far
+ * below NOTIFY's 8000-byte limit.
+ */
+export function wakePayload(at: number, workflow: string): string {
+  return `{"at":${at},"w":"${workflow}"}`;
+}
+
+/** The hint of a payload, or null for anything that is not one of ours (anyone may NOTIFY the channel). */
+export function parseWake(payload: string | undefined): WakeHint | null {
+  if (!payload) return null;
+  let v: unknown;
+  try {
+    v = JSON.parse(payload);
+  } catch {
+    return null;
+  }
+  if (typeof v !== 'object' || v === null) return null;
+  const { at, w } = v as { at?: unknown; w?: unknown };
+  if (typeof at !== 'number' || !Number.isFinite(at)) return null;
+  return typeof w === 'string' ? { at, workflow: w } : { at };
+}
+
+/** One connection a subscription took from the pool, with its event handlers. */
+interface Held {
+  client: PgPoolClient;
+  /** Set once the connection is being given back: its events no longer count. */
+  gone: boolean;
+  /** Set once it was released to the pool (which allows one release only). */
+  released: boolean;
+  detach(): void;
+}
+
+/**
+ * Wake notices over LISTEN/NOTIFY. Each subscription holds one connection of `pool` for its whole
+ * life (LISTEN is per session). When that connection fails, the listener hears `lost`, the
+ * connection is destroyed, and new ones are tried with jittered exponential backoff until LISTEN
+ * works again; then `restored`. Listener calls are made from a microtask, never inside the driver's
+ * event handlers.
+ */
+export function pgWakeSource(
+  pool: PgPool,
+  channel: string,
+  open: Set<WakeSubscription>,
+  backoff: WakeBackoff = WAKE_BACKOFF,
+): WakeSource {
+  const listen = `LISTEN "${channel}"`;
+  const unlisten = `UNLISTEN "${channel}"`;
+  return {
+    async subscribe(listener: WakeListener): Promise<WakeSubscription> {
+      let current: Held | null = null;
+      let closing: Promise<void> | null = null;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      let reconnecting: Promise<void> | null = null;
+      let attempt = 0;
+
+      const call = (f: () => void) =>
+        queueMicrotask(() => {
+          if (closing === null) f();
+        });
+
+      // Gives a connection back, once: destroyed after a failure, else clean (caller ran UNLISTEN).
+      const drop = (held: Held, failure?: Error) => {
+        held.gone = true;
+        if (held.released) return;
+        held.released = true;
+        held.detach();
+        held.client.release(failure ?? false);
+      };
+
+      // The end of a connection nobody listens on any more: UNLISTEN, then back to the pool.
+      const unlistenAndDrop = async (held: Held) => {
+        held.gone = true; // a failure now is no loss to report
+        try {
+          await held.client.query(unlisten);
+          drop(held);
+        } catch (e) {
+          drop(held, e instanceof Error ? e : new Error(String(e)));
+        }
+      };
+
+      const lose = (held: Held, error: Error) => {
+        if (held.gone) return;
+        drop(held, error);
+        if (held !== current) return; // still connecting: connect() sees `gone` and fails
+        current = null;
+        if (closing !== null) return;
+        const cause = new StoreUnavailableError(`postgres wakes lost: ${error.message}`, error);
+        call(() => listener.lost?.(cause));
+        retry();
+      };
+
+      // A pool connection with our handlers attached and LISTEN done; destroyed again on failure.
+      const connect = async (): Promise<Held> => {
+        const client = await pool.connect();
+        const onNotification = (m: PgNotification) => {
+          if (m.channel !== channel) return;
+          const hint = parseWake(m.payload);
+          if (hint) call(() => listener.wake(hint));
+        };
+        const onError = (e: Error) => lose(held, e);
+        const onEnd = () => lose(held, new Error('Connection terminated'));
+        const held: Held = {
+          client,
+          gone: false,
+          released: false,
+          detach() {
+            client.removeListener('notification', onNotification);
+            client.removeListener('error', onError);
+            client.removeListener('end', onEnd);
+          },
+        };
+        client.on('notification', onNotification);
+        client.on('error', onError);
+        client.on('end', onEnd);
+        try {
+          await client.query(listen);
+        } catch (e) {
+          drop(held, e instanceof Error ? e : new Error(String(e)));
+          throw e;
+        }
+        if (held.gone) throw new Error('Connection terminated while subscribing');
+        return held;
+      };
+
+      const retry = () => {
+        const ceiling = Math.min(backoff.maxMs, backoff.firstMs * 2 ** Math.min(attempt, 30));
+        attempt += 1;
+        // Equal jitter: half the delay fixed, half random, so reconnecting workers spread out.
+        const delay = ceiling / 2 + Math.random() * (ceiling / 2);
+        timer = setTimeout(() => {
+          timer = undefined;
+          reconnecting = connect().then(
+            async (held) => {
+              if (closing !== null) return unlistenAndDrop(held);
+              current = held;
+              attempt = 0;
+              call(() => listener.restored?.());
+            },
+            () => {
+              if (closing === null) retry();
+            },
+          );
+          void reconnecting.finally(() => {
+            reconnecting = null;
+          });
+        }, delay);
+      };
+
+      current = await connect().catch((e: unknown) => {
+        const detail = e instanceof Error ? e.message : String(e);
+        throw new StoreUnavailableError(`postgres wakes subscribe failed: ${detail}`, e);
+      });
+
+      const subscription: WakeSubscription = {
+        close() {
+          closing ??= (async () => {
+            open.delete(subscription);
+            clearTimeout(timer);
+            await reconnecting;
+            const held = current;
+            current = null;
+            if (held !== null && !held.gone) await unlistenAndDrop(held);
+          })();
+          return closing;
+        },
+      };
+      open.add(subscription);
+      return subscription;
+    },
+  };
+}

@@ -1,0 +1,347 @@
+import type { Snapshot, WakeHint, WakeListener } from '@stepfold/engine';
+import { makeTestSnapshot } from '@stepfold/engine/testing';
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPostgresStore, MIGRATIONS, type PostgresStore } from '../src/index.js';
+import { tableNames } from '../src/setup.js';
+import { parseWake, wakeChannel, wakePayload } from '../src/wakes.js';
+import {
+  dropTable,
+  PG_URL,
+  pgServer,
+  requireServer,
+  TEST_SCHEMA,
+  testPool,
+  uniqueTable,
+  WAKES_PG_PORT,
+  WAKES_PG_URL,
+} from './server.js';
+
+const pool = testPool();
+const tables: string[] = [];
+
+beforeAll(() => requireServer(pool));
+afterAll(async () => {
+  for (const table of tables) await dropTable(pool, table).catch(() => {});
+  await pool.end();
+});
+
+async function fresh(): Promise<PostgresStore> {
+  const table = uniqueTable('w');
+  tables.push(table);
+  const store = createPostgresStore({ pool, schema: TEST_SCHEMA, table });
+  await store.setup();
+  return store;
+}
+
+/** A store on `table` whose pool records the text of every statement it sends. */
+function spied(table: string, texts: string[]): PostgresStore {
+  const spy = {
+    query(q: { text: string; values?: unknown[] }) {
+      texts.push(q.text);
+      return pool.query(q);
+    },
+    connect: () => pool.connect(),
+  };
+  return createPostgresStore({ pool: spy as unknown as pg.Pool, schema: TEST_SCHEMA, table });
+}
+
+const wf = { name: 'w', version: 1, hash: 'h' };
+
+/** Wake time `at` is only a running task's deadline: the write announces nothing. */
+function deadlineOnly(id: string, at: number, patch: Partial<Snapshot> = {}): Snapshot {
+  const task = {
+    step: 'a',
+    phase: 'run' as const,
+    attempt: 1,
+    idempotencyKey: 'k',
+    handler: 'h',
+    dispatchedAt: 0,
+    deadline: at,
+    dispatchVersion: 1,
+  };
+  return makeTestSnapshot(id, { workflow: wf, wakeAt: at, tasks: { 'a:run': task }, ...patch });
+}
+
+/** Wake time `at` is a sleep timer: the write announces it. */
+function timer(id: string, at: number, patch: Partial<Snapshot> = {}): Snapshot {
+  return makeTestSnapshot(id, {
+    workflow: wf,
+    wakeAt: at,
+    timers: [{ kind: 'sleep', step: 'a', at }],
+    ...patch,
+  });
+}
+
+/** A listener recording its calls in order, and a way to wait for a condition on them. */
+function recorder() {
+  const events: string[] = [];
+  const hints: WakeHint[] = [];
+  const listener: WakeListener = {
+    wake(hint) {
+      hints.push(hint);
+      events.push('wake');
+    },
+    lost() {
+      events.push('lost');
+    },
+    restored() {
+      events.push('restored');
+    },
+  };
+  const until = async (what: string, ok: () => boolean, ms = 20_000) => {
+    const end = Date.now() + ms;
+    while (!ok()) {
+      if (Date.now() > end) throw new Error(`waited ${ms} ms for ${what}; saw ${JSON.stringify(events)}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  return { listener, events, hints, until };
+}
+
+async function indexes(table: string): Promise<Record<string, string>> {
+  const r = await pool.query<{ indexname: string; indexdef: string }>(
+    'SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = $2',
+    [TEST_SCHEMA, table],
+  );
+  return Object.fromEntries(r.rows.map((x) => [x.indexname.slice(table.length + 1), x.indexdef]));
+}
+
+describe('postgres due lanes', () => {
+  it('a lane query is served by the (workflow, wake_at, id) index, in custom and generic plans', async () => {
+    const store = await fresh();
+    const t = `"${TEST_SCHEMA}"."${store.table}"`;
+    // 60,000 due rows in 60 workflows: enough that without the lane index the planner would walk
+    // the wake_at index filtering out 59 rows in 60, or sort the lane's rows.
+    await pool.query(
+      `INSERT INTO ${t} (id, version, status, workflow, wake_at, snapshot)
+       SELECT 'r-' || g, 1, 'waiting', 'wf-' || (g % 60), 1000 + g, '{}'::jsonb
+       FROM generate_series(1, 60000) AS g`,
+    );
+    await pool.query(`VACUUM ANALYZE ${t}`);
+    const texts: string[] = [];
+    const lane = spied(store.table, texts);
+    expect(await lane.listDue(1600, 5, { workflow: 'wf-7' })).toEqual([
+      'r-7',
+      'r-67',
+      'r-127',
+      'r-187',
+      'r-247',
+    ]);
+    const text = texts.at(-1)!;
+    expect(text).toContain('workflow = $4');
+
+    // The adapter's prepared statements switch to a generic plan after five runs: check both kinds.
+    const client = await pool.connect();
+    try {
+      await client.query(`PREPARE lane_plan AS ${text}`);
+      for (const mode of ['force_custom_plan', 'force_generic_plan']) {
+        await client.query(`SET plan_cache_mode = ${mode}`);
+        const plan = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE lane_plan(1600, 31600, 5, 'wf-7')`);
+        const json = JSON.stringify(plan.rows);
+        expect(json, mode).toContain(`"Index Name":"${store.table}_due_lane"`);
+        expect(json, mode).not.toContain('Seq Scan');
+        expect(json, mode).not.toContain('"Node Type":"Sort"');
+      }
+      // Without it (dropped in a transaction rolled back), the generic plan filters the whole
+      // wake_at range for the lane: a quiet lane would wait behind a flooded one.
+      await client.query(`BEGIN; DROP INDEX "${TEST_SCHEMA}"."${store.table}_due_lane"`);
+      const plan = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE lane_plan(1600, 31600, 5, 'wf-7')`);
+      await client.query('ROLLBACK');
+      expect(JSON.stringify(plan.rows)).not.toContain('_due_lane');
+    } finally {
+      await client.query('ROLLBACK; DEALLOCATE lane_plan; RESET plan_cache_mode').catch(() => {});
+      client.release();
+    }
+  });
+
+  it('setup() upgrades a table made at version 1 to version 2, keeping its rows', async () => {
+    await fresh(); // the schema and the migrations table exist
+    const table = uniqueTable('v');
+    tables.push(table);
+    const names = tableNames(TEST_SCHEMA, table);
+    const v1 = MIGRATIONS.find((m) => m.version === 1)!;
+    for (const statement of v1.statements(names)) await pool.query(statement);
+    await pool.query(
+      `INSERT INTO ${names.migrations} (table_name, version, description) VALUES ($1, 1, $2)`,
+      [table, v1.description],
+    );
+    const store = createPostgresStore({ pool, schema: TEST_SCHEMA, table });
+    await store.create(timer('old', 10));
+    expect(Object.keys(await indexes(table))).not.toContain('due_lane');
+
+    await store.setup();
+    await store.setup();
+    const versions = await pool.query(
+      `SELECT version FROM ${names.migrations} WHERE table_name = $1 ORDER BY version`,
+      [table],
+    );
+    expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }]);
+    expect((await indexes(table)).due_lane).toMatch(
+      /\(workflow, wake_at, id\) WHERE \(wake_at IS NOT NULL\)$/,
+    );
+    expect(await store.load('old')).toEqual(timer('old', 10));
+    expect(await store.listDue(100, 10, { workflow: 'w' })).toEqual(['old']);
+  });
+
+  it('releaseDue clears the claims of exactly the ids given, in one statement', async () => {
+    const store = await fresh();
+    for (const id of ['x', 'y', 'z']) await store.create(timer(id, 5));
+    expect(await store.listDue(10, 10)).toEqual(['x', 'y', 'z']);
+    const texts: string[] = [];
+    await spied(store.table, texts).releaseDue(['x', 'z', 'never-stored']);
+    expect(texts).toHaveLength(1);
+    expect(texts[0]).toContain('ANY($1::text[])');
+    expect(await store.listDue(10, 10)).toEqual(['x', 'z']);
+    await spied(store.table, texts).releaseDue([]);
+    expect(texts).toHaveLength(1); // nothing to give back, no query
+    await expect(store.releaseDue(['bad id'])).rejects.toMatchObject({ code: 'INVALID_ID' });
+  });
+});
+
+describe('postgres wake notices', () => {
+  it('uses one channel per table: a plain identifier under 64 bytes, distinct for distinct tables', async () => {
+    const store = await fresh();
+    expect(store.channel).toMatch(/^stepfold_[0-9a-f]{16}$/);
+    expect(store.channel).toBe(wakeChannel(TEST_SCHEMA, store.table));
+    expect(createPostgresStore({ pool, schema: TEST_SCHEMA, table: store.table }).channel).toBe(
+      store.channel,
+    );
+    expect(wakeChannel('a_b', 'c')).not.toBe(wakeChannel('a', 'b_c'));
+    const longest = wakeChannel('s'.repeat(63), 't'.repeat(48));
+    expect(Buffer.byteLength(longest)).toBeLessThanOrEqual(63);
+  });
+
+  it('payloads are small JSON; anything else on the channel is ignored', async () => {
+    const name = 'n'.repeat(200);
+    const payload = wakePayload(1_700_000_000_000.5, name);
+    expect(JSON.parse(payload)).toEqual({ at: 1_700_000_000_000.5, w: name });
+    expect(Buffer.byteLength(payload)).toBeLessThan(8000);
+    expect(parseWake(payload)).toEqual({ at: 1_700_000_000_000.5, workflow: name });
+    expect(parseWake('{"at":5}')).toEqual({ at: 5 });
+    for (const junk of [undefined, '', 'junk', '[1]', 'null', '{"at":"5"}', '{"w":"x"}']) {
+      expect(parseWake(junk), String(junk)).toBeNull();
+    }
+
+    const store = await fresh();
+    const rec = recorder();
+    const sub = await store.wakes.subscribe(rec.listener);
+    try {
+      await pool.query(`SELECT pg_notify($1, 'not ours'), pg_notify($1, '{"at":"soon"}')`, [store.channel]);
+      await store.create(timer('t', 77));
+      await rec.until('the timer notice', () => rec.hints.length > 0);
+      expect(rec.hints).toEqual([{ at: 77, workflow: 'w' }]);
+    } finally {
+      await sub.close();
+    }
+  });
+
+  it('a write with notice null runs the plain statement and sends nothing; a failed save sends nothing', async () => {
+    const store = await fresh();
+    const texts: string[] = [];
+    const s = spied(store.table, texts);
+    const rec = recorder();
+    const sub = await s.wakes.subscribe(rec.listener);
+    try {
+      await s.create(deadlineOnly('quiet', 1111));
+      expect(texts.at(-1)).toMatch(/^INSERT INTO/);
+      await s.save(deadlineOnly('quiet', 2222, { version: 2 }), 1);
+      expect(texts.at(-1)).toMatch(/^UPDATE/);
+      expect(texts.join('\n')).not.toContain('pg_notify');
+      // A conditional save that fails writes nothing and announces nothing, though it ran the NOTIFY form.
+      await expect(s.save(timer('quiet', 3333, { version: 3 }), 1)).rejects.toMatchObject({
+        code: 'VERSION_CONFLICT',
+      });
+      expect(texts.at(-2)).toContain('pg_notify');
+      await s.save(timer('quiet', 4444, { version: 3 }), 2);
+      await s.create(timer('loud', 5555));
+      // NOTIFYs arrive in commit order: had any earlier write sent one, it would come first.
+      await rec.until('two notices', () => rec.hints.length >= 2);
+      expect(rec.hints).toEqual([
+        { at: 4444, workflow: 'w' },
+        { at: 5555, workflow: 'w' },
+      ]);
+      expect((await s.load('quiet'))?.version).toBe(3);
+    } finally {
+      await sub.close();
+    }
+  });
+
+  it('holds one wakePool connection per subscription; close UNLISTENs and returns it; store.close closes the rest', async () => {
+    const table = (await fresh()).table;
+    const one = testPool(PG_URL, 1);
+    try {
+      const store = createPostgresStore({ pool, wakePool: one, schema: TEST_SCHEMA, table });
+      const rec = recorder();
+      const sub = await store.wakes.subscribe(rec.listener);
+      expect([one.totalCount, one.idleCount]).toEqual([1, 0]);
+      await sub.close();
+      await sub.close();
+      expect([one.totalCount, one.idleCount]).toEqual([1, 1]);
+      // The same connection comes back from the pool listening to nothing.
+      expect((await one.query('SELECT pg_listening_channels() AS c')).rows).toEqual([]);
+
+      await store.wakes.subscribe(rec.listener);
+      expect(one.idleCount).toBe(0);
+      await store.close();
+      expect([one.totalCount, one.idleCount]).toEqual([1, 1]);
+      expect((await one.query('SELECT pg_listening_channels() AS c')).rows).toEqual([]);
+      expect(rec.events).toEqual([]);
+    } finally {
+      await one.end();
+    }
+  });
+});
+
+// The one restart test. It stops and starts a PostgreSQL of its own (port STEPFOLD_PG_WAKES_PORT,
+// default 55433, made on first use), so no other test or bench loses its server meanwhile.
+describe('postgres wake subscription across a server restart', () => {
+  it('reports lost, reconnects with backoff, reports restored, then delivers new notices', async () => {
+    await pgServer(WAKES_PG_PORT, 'up');
+    const own = testPool(WAKES_PG_URL, 4);
+    const store = createPostgresStore({ pool: own, schema: TEST_SCHEMA, table: uniqueTable('r') });
+    try {
+      await requireServer(own, WAKES_PG_URL);
+      await store.setup();
+      const rec = recorder();
+      const sub = await store.wakes.subscribe(rec.listener);
+      await store.create(timer('before', 100));
+      await rec.until('the first notice', () => rec.hints.length === 1);
+
+      await pgServer(WAKES_PG_PORT, 'stop');
+      try {
+        await rec.until('lost', () => rec.events.includes('lost'));
+        // While the server is down a new subscription fails, typed and retryable.
+        await expect(store.wakes.subscribe(recorder().listener)).rejects.toMatchObject({
+          code: 'STORE_UNAVAILABLE',
+          retryable: true,
+        });
+      } finally {
+        await pgServer(WAKES_PG_PORT, 'start');
+      }
+      await rec.until('restored', () => rec.events.includes('restored'), 60_000);
+      expect(rec.events).toEqual(['wake', 'lost', 'restored']);
+
+      // The pool may hand out a connection that died with the old server once: retry that write.
+      for (let tries = 0; ; tries++) {
+        try {
+          await store.create(timer('after', 200));
+          break;
+        } catch (e) {
+          if (tries >= 5) throw e;
+        }
+      }
+      await rec.until('the notice after the restart', () => rec.hints.length === 2);
+      expect(rec.hints).toEqual([
+        { at: 100, workflow: 'w' },
+        { at: 200, workflow: 'w' },
+      ]);
+      expect(rec.events).toEqual(['wake', 'lost', 'restored', 'wake']);
+      await sub.close();
+    } finally {
+      await store.close();
+      await dropTable(own, store.table).catch(() => {});
+      await own.end();
+    }
+  });
+});
