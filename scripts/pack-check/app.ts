@@ -11,6 +11,9 @@ import {
   workflow,
 } from '@stepfold/engine';
 import { createHarness } from '@stepfold/engine/testing';
+import { createWorker } from '@stepfold/engine/worker';
+import { type RunWorkersOptions, serveWorker } from '@stepfold/node';
+import { createOtelInstrumentation } from '@stepfold/otel';
 import { createDynamoStore } from '@stepfold/store-dynamo';
 import { createMongoStore } from '@stepfold/store-mongo';
 import { createPostgresStore } from '@stepfold/store-postgres';
@@ -38,6 +41,28 @@ const runner = createRunner({ store: createMemoryStore(), workflows: [order], ha
 const done = await runner.start('order', 'order-1', { sku: 'BOOK' });
 assert.equal(done.status, 'completed');
 assert.deepEqual(done.output, { paymentId: 'P-R-BOOK' });
+
+// A worker over a runner that hands nothing off: it runs what another runner's write queued.
+const shared = createMemoryStore();
+const workerRunner = createRunner({ store: shared, workflows: [order], handlers });
+const worker = createWorker({ runner: workerRunner, concurrency: 2 });
+await worker.start();
+const api = createRunner({ store: shared, workflows: [order], handlers, execute: false });
+await api.start('order', 'order-2', { sku: 'MUG' });
+await worker.idle();
+assert.equal((await shared.load('order-2'))?.status, 'completed');
+await worker.stop();
+const fleetOptions: RunWorkersOptions = { module: 'worker.js', processes: 2 };
+assert.equal(typeof serveWorker, 'function');
+assert.equal(fleetOptions.processes, 2);
+// The OpenTelemetry instrumentation builds on the global API's no-op tracer when no SDK is set up.
+const traced = createRunner({
+  store: createMemoryStore(),
+  workflows: [order],
+  handlers,
+  instrument: createOtelInstrumentation(),
+});
+assert.equal((await traced.start('order', 'order-3', { sku: 'CAP' })).status, 'completed');
 
 const h = createHarness(order).start({ sku: 'PEN' });
 h.complete('reserve', { reservation: 'R-PEN' });
