@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Absurd } from 'absurd-sdk';
 import pg from 'pg';
@@ -34,9 +36,33 @@ let pool: pg.Pool | null = null;
 let worker: { close(): Promise<void> } | null = null;
 const tasks = new Waiters<string>();
 
+// Where the bench installs absurdctl when it is not on the PATH: a venv under the repo's .services/.
+const VENV = fileURLToPath(new URL('../../../.services/absurdctl-venv', import.meta.url));
+
+/** absurdctl: $ABSURDCTL, else one on the PATH, else installed (pinned) into a venv of the bench's own. */
+async function absurdctl(): Promise<string> {
+  if (process.env.ABSURDCTL) return process.env.ABSURDCTL;
+  const run = promisify(execFile);
+  try {
+    await run('absurdctl', ['--help'], { timeout: 30_000 });
+    return 'absurdctl';
+  } catch {
+    // Not on the PATH: use (or make) the venv.
+  }
+  const bin = `${VENV}/bin/absurdctl`;
+  if (!existsSync(bin)) {
+    process.stderr.write(`  absurd: installing absurdctl==${ABSURD_VERSION} from PyPI into ${VENV}\n`);
+    await run('python3', ['-m', 'venv', VENV], { timeout: 120_000 });
+    await run(`${VENV}/bin/pip`, ['install', '--quiet', `absurdctl==${ABSURD_VERSION}`], {
+      timeout: 300_000,
+    });
+  }
+  return bin;
+}
+
 /** Installs Absurd's schema into the database at `url` with absurdctl. */
 async function installSchema(url: string): Promise<void> {
-  const bin = process.env.ABSURDCTL ?? 'absurdctl';
+  const bin = await absurdctl();
   try {
     await promisify(execFile)(bin, ['init', '-d', url], { timeout: 60_000 });
   } catch (e) {
