@@ -65,6 +65,7 @@ ol.timeline li{padding:3px 10px;position:relative}
 ol.timeline li::before{content:"";position:absolute;left:-7px;top:9px;width:11px;height:11px;border-radius:50%;background:#adb5bd}
 ol.timeline .v{font-weight:600;min-width:3em;display:inline-block}
 .diagram{background:#fff;border:1px solid #d8dce3;padding:10px;overflow:auto}
+.diagram pre.mermaid{max-height:none;border:0;margin:0;background:none;text-align:center}
 .pager{margin-top:10px;display:flex;gap:12px}
 `);
 
@@ -92,6 +93,7 @@ mermaid.run({ querySelector: 'pre.mermaid' }).then(() => { document.body.dataset
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="same-origin">
+<link rel="icon" href="data:,">
 <title>${title} · stepfold inspector</title>
 <style>${CSS}</style>
 </head>
