@@ -116,6 +116,35 @@ describe('createWorker', () => {
     expect(order.indexOf('q-1')).toBeLessThan(3);
   });
 
+  it("lanes: 'single' polls once per round for every workflow, and still runs them all", async () => {
+    const limits: number[] = [];
+    const lanes: Array<string | undefined> = [];
+    const inner = createMemoryStore();
+    const store = Object.assign(Object.create(inner) as Store, {
+      listDue: (now: number, limit: number, q?: { workflow?: string }) => {
+        limits.push(limit);
+        lanes.push(q?.workflow);
+        return inner.listDue(now, limit, q);
+      },
+    });
+    const api = createRunner({
+      store,
+      workflows: [flood, quiet],
+      handlers: { f: () => 1, q: () => 2 },
+      execute: false,
+    });
+    for (let i = 0; i < 5; i++) await api.start('flood', `sf-${i}`);
+    await api.start('quiet', 'sq-1');
+    const runner = createRunner({ store, workflows: [flood, quiet], handlers: { f: () => 1, q: () => 2 } });
+    const worker = createWorker({ runner, lanes: 'single', concurrency: 3, poll: { minMs: 5 } });
+    await worker.start();
+    await worker.idle();
+    await worker.stop();
+    expect((await store.list({ limit: 10, status: 'completed' })).items).toHaveLength(6);
+    expect(new Set(lanes)).toEqual(new Set([undefined]));
+    expect(Math.max(...limits)).toBeLessThanOrEqual(3);
+  });
+
   it('sleeps until the earliest wake time it wrote: a timer fires without a nudge', async () => {
     const store = createMemoryStore();
     const runner = createRunner({ store, workflows: [nap], handlers: { after: () => 'up' } });

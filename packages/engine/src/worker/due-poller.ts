@@ -35,11 +35,14 @@ export class DuePoller {
     private readonly emit: <K extends keyof WorkerEvents>(k: K, ...a: Parameters<WorkerEvents[K]>) => void,
     private readonly clock: () => number,
     private readonly skipMs: number,
+    /** `single`: one lane for every workflow (a store whose each poll is costly), caps kept by the pool only. */
+    private readonly lanes: 'workflow' | 'single' = 'workflow',
   ) {}
 
   /** Polls every lane once; a failed `listDue` rejects (the caller backs off). */
   async round(): Promise<RoundResult> {
-    const lanes = this.runner.workflows;
+    // In a single lane, '' stands for "every workflow".
+    const lanes = this.lanes === 'single' ? [''] : this.runner.workflows;
     const n = lanes.length;
     const share = Math.max(1, Math.ceil(this.pool.free() / Math.max(1, n)));
     this.start = (this.start + 1) % Math.max(1, n);
@@ -47,11 +50,11 @@ export class DuePoller {
     const ticks: Promise<void>[] = [];
     for (let i = 0; i < n; i++) {
       const lane = lanes[(this.start + i) % n]!;
-      const want = Math.min(share, this.pool.freeFor(lane));
+      const want = Math.min(share, lane ? this.pool.freeFor(lane) : this.pool.free());
       if (want <= 0) continue;
       const now = this.clock();
       const skipping = this.skippedIn(lane, now);
-      const ids = await this.store.listDue(now, want + skipping, { workflow: lane });
+      const ids = await this.store.listDue(now, want + skipping, lane ? { workflow: lane } : undefined);
       this.stats.polls++;
       if (ids.length >= want + skipping) result.full = true;
       const mine: string[] = [];
@@ -61,7 +64,7 @@ export class DuePoller {
       if (notMine.length) ticks.push(this.release(notMine));
       if (mine.length === 0) continue;
       this.stats.claimed += mine.length;
-      this.emit('claimed', mine, lane);
+      this.emit('claimed', mine, lane || '*');
       result.ticked += mine.length;
       for (const id of mine) ticks.push(this.tick(id, now));
     }
@@ -72,7 +75,7 @@ export class DuePoller {
   /** Instances of `lane` being skipped now (a lapsed skip is kept to double the next one). */
   private skippedIn(lane: string, now: number): number {
     let count = 0;
-    for (const s of this.skips.values()) if (s.until > now && s.workflow === lane) count++;
+    for (const s of this.skips.values()) if (s.until > now && (lane === '' || s.workflow === lane)) count++;
     return Math.min(count, 1000);
   }
 

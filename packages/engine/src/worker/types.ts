@@ -32,6 +32,12 @@ export interface WorkerOptions {
   /** Caps inside `concurrency` per workflow name, e.g. `{ 'video-encode': 2 }`. */
   workflowConcurrency?: Readonly<Record<string, number>>;
   poll?: PollOptions;
+  /**
+   * `workflow` (default): one `listDue` lane per workflow each round, so a flooded workflow cannot
+   * hold another's due instances back. `single`: one `listDue` for all, for a store where each poll
+   * is costly (a scan); per-workflow caps still hold for the handlers, not for what is fetched.
+   */
+  lanes?: 'workflow' | 'single';
   /** Wake source to follow; default the store's own (`store.wakes`); `false` polls only. */
   wakes?: WakeSource | false;
   /** A queued job whose deadline is nearer than this is dropped rather than started late (default 1 000 ms). */
@@ -50,7 +56,7 @@ export type JobOutcome = 'completed' | 'failed' | 'error' | 'dropped';
 
 /** What a worker reports as it goes. */
 export interface WorkerEvents {
-  /** A poll of one lane (a workflow name) returned these ids, claimed on stores that claim. */
+  /** A poll of one lane (a workflow name, `*` for a single lane) returned these ids, claimed on stores that claim. */
   claimed(ids: readonly string[], lane: string): void;
   /** Milliseconds between an instance falling due and this worker's tick of it. */
   lag(ms: number, id: string): void;

@@ -80,7 +80,16 @@ export function createWorker(options: WorkerOptions): Worker {
       },
     },
   );
-  const poller = new DuePoller(runner, store, pool, stats, emit, clock, options.skipMs ?? 1_000);
+  const poller = new DuePoller(
+    runner,
+    store,
+    pool,
+    stats,
+    emit,
+    clock,
+    options.skipMs ?? 1_000,
+    options.lanes,
+  );
 
   let state: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
   let loop: Promise<void> | undefined;

@@ -32,6 +32,8 @@ const worker = createWorker({
   // Stores without wake notices (MongoDB, DynamoDB) are found by polling alone, and a killed
   // worker's running deadlines are never announced on any store: poll at least twice a second.
   poll: { minMs: POLL_MIN_MS[kind], maxMs: 500, maxWithWakesMs: 500 },
+  // Every due query on FerretDB is a collection scan: one lane per round, not one per workflow.
+  lanes: kind === 'mongo' ? 'single' : 'workflow',
   shutdown: { graceMs: 3000, abortMs: 1000 },
 });
 // A rejection nobody awaited would end the process with a crash the driver would count as a kill
