@@ -17,7 +17,17 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const PACKAGES = ['engine', 'store-postgres', 'store-redis', 'store-mongo', 'store-dynamo', 'node', 'otel', 'cli'];
+const PACKAGES = [
+  'engine',
+  'store-postgres',
+  'store-redis',
+  'store-mongo',
+  'store-dynamo',
+  'node',
+  'otel',
+  'inspector',
+  'cli',
+];
 // What the installed CLI runs: an example definition and its handlers, copied into the fresh project.
 const CLI_EXAMPLE = ['order-saga.yaml', 'handlers.mjs'];
 /** The exact version the workspace itself pins for a package (root or an adapter's devDependencies). */
@@ -29,9 +39,14 @@ function pinned(name) {
   }
   throw new Error(`${name} is pinned nowhere in the workspace`);
 }
-const DRIVERS = ['pg', '@types/pg', 'ioredis', 'mongodb', '@aws-sdk/client-dynamodb', '@opentelemetry/api'].map(
-  pinned,
-);
+const DRIVERS = [
+  'pg',
+  '@types/pg',
+  'ioredis',
+  'mongodb',
+  '@aws-sdk/client-dynamodb',
+  '@opentelemetry/api',
+].map(pinned);
 // @types/node 24: pg's own typings need its generic Buffer, and the consumer check reads every .d.ts (skipLibCheck off).
 const TOOLS = [pinned('typescript'), '@types/node@24.19.2'];
 
