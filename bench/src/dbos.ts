@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { DBOS } from '@dbos-inc/dbos-sdk';
-import pg from 'pg';
+import { recreateDatabase } from './peers/common.js';
 import { LINEAR_STEPS } from './workflows.js';
 
 // DBOS Transact, the baseline of e2e-postgres: the same 10-step workflow of no-op steps, on the
@@ -20,23 +20,9 @@ const noopStep = async () => null;
 
 let workflow: ((orderId: number) => Promise<number>) | null = null;
 
-/** The URL of the DBOS system database next to the one in `pgUrl`. */
-function dbosUrl(pgUrl: string): string {
-  const u = new URL(pgUrl);
-  u.pathname = `/${DB_NAME}`;
-  return u.toString();
-}
-
 /** Drops and recreates DBOS's system database, then launches DBOS on it. */
 export async function launchDbos(pgUrl: string): Promise<void> {
-  const admin = new pg.Client({ connectionString: pgUrl });
-  await admin.connect();
-  try {
-    await admin.query(`DROP DATABASE IF EXISTS ${DB_NAME} WITH (FORCE)`);
-    await admin.query(`CREATE DATABASE ${DB_NAME}`);
-  } finally {
-    await admin.end();
-  }
+  const url = await recreateDatabase(pgUrl, DB_NAME);
   workflow ??= DBOS.registerWorkflow(
     async (orderId: number) => {
       for (const name of LINEAR_STEPS) await DBOS.runStep(noopStep, { name });
@@ -47,7 +33,7 @@ export async function launchDbos(pgUrl: string): Promise<void> {
   DBOS.setConfig({
     name: 'stepfold-bench',
     applicationVersion: 'bench-1',
-    systemDatabaseUrl: dbosUrl(pgUrl),
+    systemDatabaseUrl: url,
     logLevel: 'error',
   });
   await DBOS.launch();
