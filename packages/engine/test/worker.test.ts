@@ -67,7 +67,13 @@ describe('createWorker', () => {
         },
       },
     });
-    const worker = createWorker({ runner, concurrency: 5, poll: { minMs: 5 } });
+    const lags: number[] = [];
+    const worker = createWorker({
+      runner,
+      concurrency: 5,
+      poll: { minMs: 5 },
+      on: { lag: (ms) => lags.push(ms) },
+    });
     await worker.start();
     await worker.idle();
     await worker.stop();
@@ -75,7 +81,10 @@ describe('createWorker', () => {
     expect(Math.max(...limits)).toBeLessThanOrEqual(5);
     const done = await store.list({ limit: 100, status: 'completed' });
     expect(done.items).toHaveLength(30);
-    expect(worker.stats.claimed).toBe(30);
+    // Every handed-off start was claimed and ticked once; the lag is how late those ticks were.
+    expect(worker.stats).toMatchObject({ claimed: 30, ticks: 30, completed: 30, failed: 0, conflicts: 0 });
+    expect(worker.stats.maxLagMs).toBeGreaterThanOrEqual(worker.stats.lastLagMs);
+    expect(lags).toHaveLength(30);
   });
 
   it('a flooded workflow at its cap does not hold back another workflow', async () => {
