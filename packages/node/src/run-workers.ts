@@ -27,7 +27,11 @@ export interface RunWorkersOptions {
   args?: readonly string[];
   /** Extra environment of each child; it also gets `STEPFOLD_WORKER_INDEX` (0-based). */
   env?: Readonly<Record<string, string>>;
-  /** Start a child again when it exits without being asked (default true), after 100 ms doubling to 10 s. */
+  /**
+   * Start a child again when it exits without being asked (default true): after 100 ms if it had
+   * started its worker (`serveWorker` says so), else after a pause doubling up to 10 s, so a program
+   * that cannot start is not restarted in a tight loop.
+   */
   restart?: boolean;
   /** Stop the children when this process gets SIGTERM or SIGINT (default true). */
   handleSignals?: boolean;
@@ -48,8 +52,9 @@ export interface WorkerProcesses {
 
 const RESTART_MIN_MS = 100;
 const RESTART_MAX_MS = 10_000;
-// A child that lived this long is healthy again: its next death restarts at the minimum delay.
-const HEALTHY_MS = 30_000;
+
+/** The IPC message `serveWorker` sends once its worker has started. */
+export const READY_MESSAGE = 'stepfold:worker-ready';
 
 /**
  * Runs `processes` copies of a worker program over one store, so a workflow fleet uses every core:
@@ -83,7 +88,10 @@ export function runWorkers(options: RunWorkersOptions): WorkerProcesses {
       env: { ...process.env, ...options.env, STEPFOLD_WORKER_INDEX: String(index) },
       stdio: 'inherit',
     });
-    const born = Date.now();
+    let ready = false;
+    child.on('message', (m) => {
+      if (m === READY_MESSAGE) ready = true;
+    });
     children[index] = child;
     pids[index] = child.pid ?? 0;
     options.on?.spawn?.(index, child.pid ?? 0);
@@ -92,8 +100,9 @@ export function runWorkers(options: RunWorkersOptions): WorkerProcesses {
       pids[index] = 0;
       options.on?.exit?.(index, child.pid ?? 0, code, signal, stopping);
       if (stopping || !restart) return;
-      delays[index] = Date.now() - born > HEALTHY_MS ? RESTART_MIN_MS : delays[index]!;
-      const ms = delays[index]!;
+      // A worker that had started was killed (a crash, an OOM kill): back at once. One that never
+      // started is failing to start: wait longer each time.
+      const ms = ready ? RESTART_MIN_MS : delays[index]!;
       delays[index] = Math.min(RESTART_MAX_MS, ms * 2);
       options.on?.restart?.(index, ms);
       const t = setTimeout(() => {

@@ -1,4 +1,5 @@
 import type { ShutdownOptions, Worker } from '@stepfold/engine/worker';
+import { READY_MESSAGE } from './run-workers.js';
 
 /** Options of {@link serveWorker}. */
 export interface ServeWorkerOptions {
@@ -39,4 +40,6 @@ export async function serveWorker(worker: Worker, options: ServeWorkerOptions = 
   };
   for (const s of signals) process.on(s, onSignal);
   await worker.start();
+  // Under runWorkers: a child that got this far restarts at once if it is killed.
+  process.send?.(READY_MESSAGE);
 }
