@@ -5,6 +5,8 @@ import { runStoreConformance } from '@stepfold/engine/conformance';
 runStoreConformance({
   name: 'memory',
   createStore: () => createMemoryStore(),
+  claimsDue: true,
+  wakes: true,
   outage: {
     createStore: () => createMemoryStore(),
     stop: async (store) => (store as MemoryStore).setAvailable(false),

@@ -28,6 +28,7 @@ afterAll(() => {
 runStoreConformance({
   name: 'redis',
   claimsDue: true,
+  wakes: true,
   createStore: () => open(client, 'conformance'),
   async destroyStore(store) {
     const t = opened.get(store);

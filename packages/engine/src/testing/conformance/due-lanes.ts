@@ -41,7 +41,7 @@ function nextNotice(store: Store, pred: (h: WakeHint) => boolean, ms = 10_000) {
 }
 
 /** Per-workflow lanes of `listDue`, claims given back, and wake notices (where the store has them). */
-export function describeDueLanes({ fresh }: SuiteContext): void {
+export function describeDueLanes({ options, fresh }: SuiteContext): void {
   it('listDue with a workflow gives only that workflow, earliest first', async () => {
     const store = await fresh();
     const rows: Array<[string, string, number | null]> = [
@@ -60,40 +60,44 @@ export function describeDueLanes({ fresh }: SuiteContext): void {
     expect(await store.listDue(100, 10, { workflow: 'not a valid id \u0000' })).toEqual([]);
   });
 
-  it('claimed ids come back after releaseDue or a save, not before', async (t) => {
-    const store = await fresh();
-    if (!store.claimsDue) return t.skip();
-    for (const id of ['rel-1', 'rel-2', 'rel-3']) await store.create(makeTestSnapshot(id, { wakeAt: 1 }));
-    expect(await store.listDue(100, 10)).toEqual(['rel-1', 'rel-2', 'rel-3']);
-    expect(await store.listDue(100, 10)).toEqual([]);
-    await store.releaseDue!(['rel-2']);
-    // A save ends the claim too: the instance is due again at its new time.
-    await store.save(makeTestSnapshot('rel-3', { version: 2, wakeAt: 2 }), 1);
-    expect(await store.listDue(100, 10)).toEqual(['rel-2', 'rel-3']);
-    // A lane claims as well.
-    await store.create(makeTestSnapshot('rel-4', { workflow: wf('lane'), wakeAt: 1 }));
-    expect(await store.listDue(100, 10, { workflow: 'lane' })).toEqual(['rel-4']);
-    expect(await store.listDue(100, 10)).toEqual([]);
-  });
+  if (options.claimsDue) {
+    it('claimed ids come back after releaseDue or a save, not before', async () => {
+      const store = await fresh();
+      expect(store.claimsDue).toBe(true);
+      for (const id of ['rel-1', 'rel-2', 'rel-3']) await store.create(makeTestSnapshot(id, { wakeAt: 1 }));
+      expect(await store.listDue(100, 10)).toEqual(['rel-1', 'rel-2', 'rel-3']);
+      expect(await store.listDue(100, 10)).toEqual([]);
+      await store.releaseDue!(['rel-2']);
+      // A save ends the claim too: the instance is due again at its new time.
+      await store.save(makeTestSnapshot('rel-3', { version: 2, wakeAt: 2 }), 1);
+      expect(await store.listDue(100, 10)).toEqual(['rel-2', 'rel-3']);
+      // A lane claims as well.
+      await store.create(makeTestSnapshot('rel-4', { workflow: wf('lane'), wakeAt: 1 }));
+      expect(await store.listDue(100, 10, { workflow: 'lane' })).toEqual(['rel-4']);
+      expect(await store.listDue(100, 10)).toEqual([]);
+    });
+  }
 
-  it('a timer or a handed-off task is announced; a running task deadline is not', async (t) => {
-    const store = await fresh();
-    if (!store.wakes) return t.skip();
-    const w = nextNotice(store, (h) => h.at === 4242 || h.at === 1111);
-    await w.ready;
-    // Deadline only: silent. Then a timer: the first notice this instance sends is the timer's.
-    await store.create(
-      makeTestSnapshot('wake-1', { workflow: wf('waker'), wakeAt: 1111, tasks: running(1111) }),
-    );
-    const timer: Partial<Snapshot> = { timers: [{ kind: 'retry', step: 'a', at: 4242 }], wakeAt: 4242 };
-    await store.save(makeTestSnapshot('wake-1', { version: 2, workflow: wf('waker'), ...timer }), 1);
-    expect(await w.first).toEqual({ at: 4242, workflow: 'waker' });
+  if (options.wakes) {
+    it('a timer or a handed-off task is announced; a running task deadline is not', async () => {
+      const store = await fresh();
+      expect(store.wakes).toBeDefined();
+      const w = nextNotice(store, (h) => h.at === 4242 || h.at === 1111);
+      await w.ready;
+      // Deadline only: silent. Then a timer: the first notice this instance sends is the timer's.
+      await store.create(
+        makeTestSnapshot('wake-1', { workflow: wf('waker'), wakeAt: 1111, tasks: running(1111) }),
+      );
+      const timer: Partial<Snapshot> = { timers: [{ kind: 'retry', step: 'a', at: 4242 }], wakeAt: 4242 };
+      await store.save(makeTestSnapshot('wake-1', { version: 2, workflow: wf('waker'), ...timer }), 1);
+      expect(await w.first).toEqual({ at: 4242, workflow: 'waker' });
 
-    const q = nextNotice(store, (h) => h.at === 777);
-    await q.ready;
-    await store.create(
-      makeTestSnapshot('wake-2', { workflow: wf('waker'), wakeAt: 777, tasks: running(777, true) }),
-    );
-    expect(await q.first).toEqual({ at: 777, workflow: 'waker' });
-  });
+      const q = nextNotice(store, (h) => h.at === 777);
+      await q.ready;
+      await store.create(
+        makeTestSnapshot('wake-2', { workflow: wf('waker'), wakeAt: 777, tasks: running(777, true) }),
+      );
+      expect(await q.first).toEqual({ at: 777, workflow: 'waker' });
+    });
+  }
 }
