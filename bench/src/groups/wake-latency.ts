@@ -21,6 +21,8 @@ import { costRow, type Group, type Row } from '../row.js';
 
 const SAMPLES = 100;
 const ROUNDS = 3;
+// Samples thrown away first, while the worker process is still being optimized.
+const WARM = 30;
 const TABLE = 'wake_latency';
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -50,21 +52,21 @@ async function ourLatencies(url: string, fleet: Fleet, round: number) {
   const signal: number[] = [];
   const timer: number[] = [];
   try {
-    for (let i = 0; i < SAMPLES + 5; i++) {
+    for (let i = 0; i < SAMPLES + WARM; i++) {
       const id = `${tag}-s-${i}`;
       await api.start('bench-signal', id);
       await pause(10 + Math.random() * 20);
       const arrived = hit(id);
       await api.signal(id, 'go', { sentAt: wallMs() });
       const ms = await arrived;
-      if (i >= 5) signal.push(ms);
+      if (i >= WARM) signal.push(ms);
     }
-    for (let i = 0; i < SAMPLES + 5; i++) {
+    for (let i = 0; i < SAMPLES + WARM; i++) {
       const id = `${tag}-t-${i}`;
       const arrived = hit(id);
       await api.start('bench-timer', id, { dueAt: Math.ceil(wallMs() + 50 + Math.random() * 50) });
       const ms = await arrived;
-      if (i >= 5) timer.push(ms);
+      if (i >= WARM) timer.push(ms);
       await pause(10 + Math.random() * 20);
     }
   } finally {

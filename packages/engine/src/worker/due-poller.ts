@@ -24,6 +24,8 @@ const MAX_SKIP_MS = 5 * 60_000;
  */
 export class DuePoller {
   private start = 0;
+  /** Lanes a wake notice named since the last round: polled first, so the notice's instance is ticked first. */
+  private readonly preferred = new Set<string>();
   /** id → when to try again and how long the last skip was. */
   private readonly skips = new Map<string, { until: number; ms: number; workflow: string }>();
 
@@ -39,17 +41,25 @@ export class DuePoller {
     private readonly lanes: 'workflow' | 'single' = 'workflow',
   ) {}
 
+  /** Polls `workflow`'s lane first in the next round (a wake notice named it). */
+  prefer(workflow: string): void {
+    if (this.lanes === 'workflow') this.preferred.add(workflow);
+  }
+
   /** Polls every lane once; a failed `listDue` rejects (the caller backs off). */
   async round(): Promise<RoundResult> {
     // In a single lane, '' stands for "every workflow".
-    const lanes = this.lanes === 'single' ? [''] : this.runner.workflows;
-    const n = lanes.length;
+    const all = this.lanes === 'single' ? [''] : this.runner.workflows;
+    const n = all.length;
     const share = Math.max(1, Math.ceil(this.pool.free() / Math.max(1, n)));
     this.start = (this.start + 1) % Math.max(1, n);
+    const rotated = all.map((_, i) => all[(this.start + i) % n]!);
+    const first = rotated.filter((l) => this.preferred.has(l));
+    this.preferred.clear();
+    const lanes = first.length ? [...first, ...rotated.filter((l) => !first.includes(l))] : rotated;
     const result: RoundResult = { ticked: 0, full: false };
     const ticks: Promise<void>[] = [];
-    for (let i = 0; i < n; i++) {
-      const lane = lanes[(this.start + i) % n]!;
+    for (const lane of lanes) {
       const want = Math.min(share, lane ? this.pool.freeFor(lane) : this.pool.free());
       if (want <= 0) continue;
       const now = this.clock();

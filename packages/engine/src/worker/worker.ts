@@ -170,6 +170,7 @@ export function createWorker(options: WorkerOptions): Worker {
         wake(hint: WakeHint) {
           stats.wakes++;
           emit('wake', hint);
+          if (hint.workflow !== undefined) poller.prefer(hint.workflow);
           hear(hint.at);
         },
         lost(error) {
