@@ -93,12 +93,3 @@ export {
   type UpdateOutcome,
 } from './store/store-kit.js';
 export { wakeNotice } from './store/wake-notice.js';
-export type {
-  JobOutcome,
-  PollOptions,
-  ShutdownOptions,
-  Worker,
-  WorkerEvents,
-  WorkerOptions,
-  WorkerStats,
-} from './worker/types.js';

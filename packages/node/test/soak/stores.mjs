@@ -60,6 +60,13 @@ export const RESTARTABLE = {
  */
 export const POLL_MIN_MS = { postgres: 50, redis: 50, mongo: 250, dynamo: 50 };
 
+/**
+ * Longest pause between a worker's polls: how late a killed worker's tasks (2 s deadlines) may be
+ * found. FerretDB gets longer pauses: every poll there is a collection scan.
+ * @type {Record<StoreKind, number>}
+ */
+export const POLL_MAX_MS = { postgres: 500, redis: 500, mongo: 2000, dynamo: 500 };
+
 /** @param {StoreKind} kind @param {boolean} restartable */
 export function storeUrl(kind, restartable) {
   return restartable ? (RESTARTABLE[kind]?.url ?? URLS[kind]) : URLS[kind];

@@ -8,7 +8,7 @@ import { createRunner } from '@stepfold/engine';
 import { createWorker } from '@stepfold/engine/worker';
 import { serveWorker } from '../../dist/index.js';
 import { openOracleLog } from './oracle-log.mjs';
-import { openStore, POLL_MIN_MS } from './stores.mjs';
+import { openStore, POLL_MAX_MS, POLL_MIN_MS } from './stores.mjs';
 import { soakHandlers, WORKFLOWS } from './workflows.mjs';
 
 const env = (/** @type {string} */ name) => {
@@ -31,7 +31,7 @@ const worker = createWorker({
   concurrency: 8,
   // Stores without wake notices (MongoDB, DynamoDB) are found by polling alone, and a killed
   // worker's running deadlines are never announced on any store: poll at least twice a second.
-  poll: { minMs: POLL_MIN_MS[kind], maxMs: 500, maxWithWakesMs: 500 },
+  poll: { minMs: POLL_MIN_MS[kind], maxMs: POLL_MAX_MS[kind], maxWithWakesMs: POLL_MAX_MS[kind] },
   // Every due query on FerretDB is a collection scan: one lane per round, not one per workflow.
   lanes: kind === 'mongo' ? 'single' : 'workflow',
   shutdown: { graceMs: 3000, abortMs: 1000 },
