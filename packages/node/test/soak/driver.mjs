@@ -12,7 +12,7 @@ import { runWorkers } from '../../dist/index.js';
 import { LogTail, openOracleLog } from './oracle-log.mjs';
 import { checkLog, checkSnapshots, describeTask } from './oracles.mjs';
 import { openStore, server, storeUrl } from './stores.mjs';
-import { design, soakHandlers, WORKFLOWS } from './workflows.mjs';
+import { design, soakHandlers, soakWorkflows, TIMEOUT_MS_BY_STORE } from './workflows.mjs';
 
 /** Claim lease of `listDue`: short, so the claims of a killed worker lapse within seconds. */
 const CLAIM_MS = 3000;
@@ -56,9 +56,10 @@ export async function runSoak(o) {
   await retrying(() => store.setup());
   const log = openOracleLog(logDir, 'driver');
   // The driver only writes events: execute: false hands every task they dispatch to the workers.
+  const timeoutMs = TIMEOUT_MS_BY_STORE[o.kind] ?? 2000;
   const runner = createRunner({
     store,
-    workflows: WORKFLOWS,
+    workflows: soakWorkflows(timeoutMs),
     handlers: soakHandlers(log.call),
     hooks: log.hooks,
     execute: false,
@@ -81,6 +82,7 @@ export async function runSoak(o) {
       SOAK_NS: ns,
       SOAK_LOG_DIR: logDir,
       SOAK_CLAIM_MS: String(CLAIM_MS),
+      SOAK_TIMEOUT_MS: String(timeoutMs),
       // The AWS SDK warns on every start of a child on Node 20 about its future Node 22 floor.
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     },

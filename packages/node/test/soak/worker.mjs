@@ -9,7 +9,7 @@ import { createWorker } from '@stepfold/engine/worker';
 import { serveWorker } from '../../dist/index.js';
 import { openOracleLog } from './oracle-log.mjs';
 import { openStore, POLL_MAX_MS, POLL_MIN_MS } from './stores.mjs';
-import { soakHandlers, WORKFLOWS } from './workflows.mjs';
+import { soakHandlers, soakWorkflows } from './workflows.mjs';
 
 const env = (/** @type {string} */ name) => {
   const value = process.env[name];
@@ -22,7 +22,7 @@ const { store, close } = openStore(kind, env('SOAK_URL'), env('SOAK_NS'), Number
 const log = openOracleLog(env('SOAK_LOG_DIR'), `w${env('STEPFOLD_WORKER_INDEX')}-${process.pid}`);
 const runner = createRunner({
   store,
-  workflows: WORKFLOWS,
+  workflows: soakWorkflows(Number(env('SOAK_TIMEOUT_MS'))),
   handlers: soakHandlers(log.call),
   hooks: log.hooks,
 });

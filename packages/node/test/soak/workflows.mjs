@@ -7,41 +7,61 @@ import { TaskError, workflow } from '@stepfold/engine';
 
 /** Handler deadline: short, so the tasks of a SIGKILLed worker come back within seconds. */
 export const TIMEOUT_MS = 2000;
+/**
+ * The deadline per store: FerretDB, saturated by the soak, can take seconds to write a result; an
+ * attempt whose result lands after its deadline counts as lost, and twelve such in a row park a
+ * step in dlq. Longer deadlines there; a killed worker's tasks come back later, that is all.
+ * @type {Record<string, number>}
+ */
+export const TIMEOUT_MS_BY_STORE = { postgres: 2000, redis: 2000, mongo: 10_000, dynamo: 2000 };
 
 // Generous attempts: besides its designed failures (at most 2), a step loses one attempt to every
 // kill that hits it while running, and a designed-to-succeed step must never run out.
 const RETRY = { maxAttempts: 12, initialMs: 50, factor: 2, maxMs: 400, jitter: 0.2 };
-const options = { defaults: { retry: RETRY, timeoutMs: TIMEOUT_MS } };
+/** @param {number} timeoutMs */
+const optionsFor = (timeoutMs) => ({ defaults: { retry: RETRY, timeoutMs } });
 
-/** reserve → parallel [charge, pack] → ship; `release` and `refund` undo reserve and charge. */
-export const order = workflow('soak-order', 1, options)
-  .task('reserve', { handler: 'reserve', compensate: 'release' })
-  .parallel('fulfil', { branches: ['charge', 'pack'], next: 'ship' })
-  .task('charge', { handler: 'charge', compensate: 'refund', end: true })
-  .task('pack', { handler: 'pack', end: true })
-  .task('ship', { handler: 'ship' })
-  .build();
+/**
+ * The soak's workflows with handler deadlines of `timeoutMs` (driver and workers must agree: the
+ * deadline is part of the definition, so of its hash).
+ * @param {number} [timeoutMs]
+ */
+export function soakWorkflows(timeoutMs = TIMEOUT_MS) {
+  const options = optionsFor(timeoutMs);
+  /** reserve → parallel [charge, pack] → ship; `release` and `refund` undo reserve and charge. */
+  const order = workflow('soak-order', 1, options)
+    .task('reserve', { handler: 'reserve', compensate: 'release' })
+    .parallel('fulfil', { branches: ['charge', 'pack'], next: 'ship' })
+    .task('charge', { handler: 'charge', compensate: 'refund', end: true })
+    .task('pack', { handler: 'pack', end: true })
+    .task('ship', { handler: 'ship' })
+    .build();
 
-/** A durable sleep, flight, a savepoint, parallel [hotel, car], confirm: a failed confirm keeps the flight. */
-export const trip = workflow('soak-trip', 1, options)
-  .sleep('pause', { ms: 300 })
-  .task('flight', { handler: 'bookFlight', compensate: 'cancelFlight' })
-  .savepoint('booked')
-  .parallel('stay', { branches: ['hotel', 'car'], next: 'confirm' })
-  .task('hotel', { handler: 'bookHotel', compensate: 'cancelHotel', end: true })
-  .task('car', { handler: 'bookCar', compensate: 'cancelCar', end: true })
-  .task('confirm', { handler: 'confirm' })
-  .build();
+  /** A durable sleep, flight, a savepoint, parallel [hotel, car], confirm: a failed confirm keeps the flight. */
+  const trip = workflow('soak-trip', 1, options)
+    .sleep('pause', { ms: 300 })
+    .task('flight', { handler: 'bookFlight', compensate: 'cancelFlight' })
+    .savepoint('booked')
+    .parallel('stay', { branches: ['hotel', 'car'], next: 'confirm' })
+    .task('hotel', { handler: 'bookHotel', compensate: 'cancelHotel', end: true })
+    .task('car', { handler: 'bookCar', compensate: 'cancelCar', end: true })
+    .task('confirm', { handler: 'confirm' })
+    .build();
 
-/** reserve, then a wait for the driver's `go` signal (or its cancel), then commit. */
-export const hold = workflow('soak-hold', 1, options)
-  .task('reserve', { handler: 'reserve', compensate: 'release' })
-  .wait('decide', { signal: 'go', timeoutMs: 3_600_000 })
-  .task('commit', { handler: 'commit' })
-  .build();
+  /** reserve, then a wait for the driver's `go` signal (or its cancel), then commit. */
+  const hold = workflow('soak-hold', 1, options)
+    .task('reserve', { handler: 'reserve', compensate: 'release' })
+    .wait('decide', { signal: 'go', timeoutMs: 3_600_000 })
+    .task('commit', { handler: 'commit' })
+    .build();
 
-/** Every soak workflow. */
-export const WORKFLOWS = [order, trip, hold];
+  return /** @type {const} */ ([order, trip, hold]);
+}
+
+/** Every soak workflow, with the default deadline. */
+export const WORKFLOWS = soakWorkflows();
+/** The order workflow (default deadline). */
+export const order = WORKFLOWS[0];
 
 /**
  * @typedef {{ fate: 'ok' | 'fail' | 'cancel', failAt?: string }} SoakInput
