@@ -155,7 +155,7 @@ export function dispatchTask(cx: Cx, id: string, phase: 'run' | 'compensate', at
     handler: phase === 'run' ? def.handler : def.compensate!,
     dispatchedAt: cx.at,
     // A queued task is due at once: the tick of whichever worker takes it starts its deadline.
-    deadline: cx.handoff ? cx.at : cx.at + taskTimeout(cx, id),
+    deadline: cx.handoff ? cx.at : cx.at + taskTimeout(cx, def),
     dispatchVersion: cx.s.version,
   };
   if (cx.handoff) task.queued = true;
@@ -164,8 +164,8 @@ export function dispatchTask(cx: Cx, id: string, phase: 'run' | 'compensate', at
 }
 
 /** How long an attempt of the step may run before it counts as lost. */
-function taskTimeout(cx: Cx, id: string): number {
-  return taskDef(cx, id).timeoutMs ?? cx.wf.definition.defaults?.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+function taskTimeout(cx: Cx, def: { timeoutMs?: number | undefined }): number {
+  return def.timeoutMs ?? cx.wf.definition.defaults?.timeoutMs ?? DEFAULT_TIMEOUT_MS;
 }
 
 /**
@@ -174,7 +174,11 @@ function taskTimeout(cx: Cx, id: string): number {
  */
 export function takeTask(cx: Cx, key: string, task: TaskState): void {
   const { queued: _, ...rest } = task;
-  cx.s.tasks[key] = { ...rest, deadline: cx.at + taskTimeout(cx, task.step), dispatchVersion: cx.s.version };
+  cx.s.tasks[key] = {
+    ...rest,
+    deadline: cx.at + taskTimeout(cx, taskDef(cx, task.step)),
+    dispatchVersion: cx.s.version,
+  };
   log(cx, 'task.taken', task.step, { attempt: task.attempt });
 }
 
