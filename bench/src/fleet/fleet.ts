@@ -25,7 +25,7 @@ export interface Fleet {
   /** Runs `count` workflows split across the processes; each keeps its `concurrency` in flight. */
   run(count: number, tag: string): Promise<FleetRun>;
   /** Raw conditional UPDATEs/s from every process at once, each with `concurrency` clients (and their CPU µs per update). */
-  raw(ms: number, snapshot: Snapshot): Promise<{ perSec: number; cpuUsPerWrite: number }>;
+  raw(ms: number, snapshot?: Snapshot): Promise<{ perSec: number; cpuUsPerWrite: number }>;
   /** listDue calls each process has made so far. */
   queries(): Promise<number[]>;
   /** Latencies the `hit` handler reports, in arrival order (any process). */
@@ -103,7 +103,9 @@ export async function startFleet(o: {
       };
     },
     async raw(ms, snapshot) {
-      const replies = await Promise.all(children.map((c) => ask(c, { cmd: 'raw', ms, snapshot })));
+      const replies = await Promise.all(
+        children.map((c) => ask(c, snapshot ? { cmd: 'raw', ms, snapshot } : { cmd: 'rawflow', ms })),
+      );
       let perSec = 0;
       let updates = 0;
       let cpuMs = 0;

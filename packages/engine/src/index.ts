@@ -71,6 +71,7 @@ export type {
 export * from './snapshot.js';
 export { createMemoryStore, type MemoryStore, type MemoryStoreOptions } from './store/memory-store.js';
 export {
+  type ClaimQuery,
   type DueQuery,
   type ListPage,
   type ListQuery,

@@ -79,6 +79,22 @@ function statementName(text: string): string {
 // JSONB refused the value (NUL or bad escape, or the binary form over 255 MiB): store the text instead.
 const JSONB_FALLBACK_CODES = new Set(['22P05', '54000']);
 
+/** listDue's `now` and claim expiry as int8 parameters: stored wake times are whole ms rounded up, so `wake_at <= floor(now)` is `wakeAt <= now`. */
+function claimWindow(now: number, claimMs: number): [unknown, unknown] {
+  const at = Number.isFinite(now) ? BigInt(Math.floor(now)) : now;
+  const until = typeof at === 'bigint' ? at + BigInt(claimMs) : at;
+  return [toInt8(at), toInt8(until)];
+}
+
+/** Claimed rows in (wake time, id) order: RETURNING gives them in no particular order. */
+function byWakeTime<R extends { id: string; wake_at: string }>(rows: R[]): R[] {
+  const keyed = rows.map((row) => ({ row, at: BigInt(row.wake_at) }));
+  keyed.sort((a, b) =>
+    a.at < b.at ? -1 : a.at > b.at ? 1 : a.row.id < b.row.id ? -1 : a.row.id > b.row.id ? 1 : 0,
+  );
+  return keyed.map((k) => k.row);
+}
+
 /**
  * A stepfold store on PostgreSQL: one row per instance in its own schema, the snapshot in a JSONB
  * column, `save` a single `UPDATE … WHERE id = $1 AND version = $2`, and `listDue` claiming the ids it
@@ -117,16 +133,22 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   const SAVE_NOTIFY = notifying(SAVE, 9);
   // Due rows in (wake_at, id) order, all workflows or one lane ($4), each served by its partial
   // index; MATERIALIZED: the locking subquery runs once, so LIMIT bounds the batch.
-  const due = (lane: string) => `WITH due AS MATERIALIZED (
+  // claimDue's forms also return the JSON, and may narrow to given ids ($5).
+  const due = (lane: string, returning = '') => `WITH due AS MATERIALIZED (
            SELECT id FROM ${t}
            WHERE ${lane}wake_at <= $1 AND (claimed_until IS NULL OR claimed_until <= $1)
            ORDER BY wake_at, id
            LIMIT $3
            FOR UPDATE SKIP LOCKED)
          UPDATE ${t} AS i SET claimed_until = $2 FROM due WHERE i.id = due.id
-         RETURNING i.id, i.wake_at`;
+         RETURNING i.id, i.wake_at${returning}`;
   const LIST_DUE = due('');
   const LIST_DUE_LANE = due('workflow = $4 AND ');
+  const json = ', COALESCE(i.snapshot_text, i.snapshot::text) AS json';
+  const CLAIM_DUE = [
+    due('($4::text IS NULL OR workflow = $4) AND ', json),
+    due('($4::text IS NULL OR workflow = $4) AND id = ANY($5::text[]) AND ', json),
+  ] as const;
   const RELEASE_DUE = `UPDATE ${t} SET claimed_until = NULL
          WHERE id = ANY($1::text[]) AND claimed_until IS NOT NULL`;
 
@@ -172,7 +194,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     async create(snapshot) {
       const encoded = kit.encode(snapshot);
       const row = toRow(encoded);
-      const payload = encoded.notice === null ? undefined : wakePayload(encoded.notice, row.workflow);
+      const payload = encoded.notice === null ? undefined : wakePayload(encoded.notice, row.workflow, row.id);
       try {
         await write(
           'create',
@@ -202,7 +224,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       const row = toRow(encoded);
       if (!Number.isSafeInteger(expectedVersion))
         throw new RangeError('save: expectedVersion must be an integer');
-      const payload = encoded.notice === null ? undefined : wakePayload(encoded.notice, row.workflow);
+      const payload = encoded.notice === null ? undefined : wakePayload(encoded.notice, row.workflow, row.id);
       const r = await write(
         'save',
         row,
@@ -223,19 +245,29 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       const n = kit.dueLimit(now, limit);
       const workflow = kit.dueWorkflow(dueQuery);
       if (n === null || workflow === null) return [];
-      // Stored wake times are whole ms rounded up, so `wake_at <= floor(now)` is `wakeAt <= now`.
-      const at = Number.isFinite(now) ? BigInt(Math.floor(now)) : now;
-      const until = typeof at === 'bigint' ? at + BigInt(claimMs) : at;
-      const values: unknown[] = [toInt8(at), toInt8(until), n];
+      const values: unknown[] = [...claimWindow(now, claimMs), n];
       if (workflow !== undefined) values.push(workflow);
       const r = await query<{ id: string; wake_at: string }>(
         'listDue',
         workflow === undefined ? LIST_DUE : LIST_DUE_LANE,
         values,
       );
-      const rows = r.rows.map((x) => ({ id: x.id, at: BigInt(x.wake_at) }));
-      rows.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-      return rows.map((x) => x.id);
+      return byWakeTime(r.rows).map((x) => x.id);
+    },
+
+    async claimDue(now, limit, claimQuery) {
+      const n = kit.dueLimit(now, limit);
+      const workflow = kit.dueWorkflow(claimQuery);
+      const ids = claimQuery?.ids === undefined ? undefined : Array.from(claimQuery.ids, (id) => kit.id(id));
+      if (n === null || workflow === null || ids?.length === 0) return [];
+      const values: unknown[] = [...claimWindow(now, claimMs), n, workflow ?? null];
+      if (ids !== undefined) values.push(ids);
+      const r = await query<{ id: string; wake_at: string; json: string }>(
+        'claimDue',
+        CLAIM_DUE[ids === undefined ? 0 : 1],
+        values,
+      );
+      return byWakeTime(r.rows).map((x) => kit.decode(x.json));
     },
 
     async releaseDue(ids) {

@@ -1,4 +1,5 @@
 import {
+  isValidId,
   StoreUnavailableError,
   type WakeHint,
   type WakeListener,
@@ -32,12 +33,12 @@ export function wakeChannel(schema: string, table: string): string {
 }
 
 /**
- * A notice's payload, `{"at":<ms>,"w":"<workflow>"}`. `at` is finite, so `String` gives its JSON;
- * workflow names are valid ids (no `"` or `\`, at most 200 characters): the payload stays far
- * below NOTIFY's 8000-byte limit.
+ * A notice's payload, `{"at":<ms>,"w":"<workflow>","i":"<id>"}`. `at` is finite, so `String` gives
+ * its JSON; workflow names and ids are valid ids (no `"` or `\`, at most 200 characters): the
+ * payload stays far below NOTIFY's 8000-byte limit.
  */
-export function wakePayload(at: number, workflow: string): string {
-  return `{"at":${at},"w":"${workflow}"}`;
+export function wakePayload(at: number, workflow: string, id?: string): string {
+  return id === undefined ? `{"at":${at},"w":"${workflow}"}` : `{"at":${at},"w":"${workflow}","i":"${id}"}`;
 }
 
 /** The hint of a payload, or null for anything that is not one of ours (anyone may NOTIFY the channel). */
@@ -50,9 +51,12 @@ export function parseWake(payload: string | undefined): WakeHint | null {
     return null;
   }
   if (typeof v !== 'object' || v === null) return null;
-  const { at, w } = v as { at?: unknown; w?: unknown };
+  const { at, w, i } = v as { at?: unknown; w?: unknown; i?: unknown };
   if (typeof at !== 'number' || !Number.isFinite(at)) return null;
-  return typeof w === 'string' ? { at, workflow: w } : { at };
+  const hint: WakeHint = { at };
+  if (typeof w === 'string') hint.workflow = w;
+  if (typeof i === 'string' && isValidId(i)) hint.id = i;
+  return hint;
 }
 
 /** One connection a subscription took from the pool, with its event handlers. */

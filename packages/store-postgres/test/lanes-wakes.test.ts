@@ -214,11 +214,14 @@ describe('postgres wake notices', () => {
 
   it('payloads are small JSON; anything else on the channel is ignored', async () => {
     const name = 'n'.repeat(200);
-    const payload = wakePayload(1_700_000_000_000.5, name);
-    expect(JSON.parse(payload)).toEqual({ at: 1_700_000_000_000.5, w: name });
+    const id = 'i'.repeat(200);
+    const payload = wakePayload(1_700_000_000_000.5, name, id);
+    expect(JSON.parse(payload)).toEqual({ at: 1_700_000_000_000.5, w: name, i: id });
     expect(Buffer.byteLength(payload)).toBeLessThan(8000);
-    expect(parseWake(payload)).toEqual({ at: 1_700_000_000_000.5, workflow: name });
+    expect(parseWake(payload)).toEqual({ at: 1_700_000_000_000.5, workflow: name, id });
     expect(parseWake('{"at":5}')).toEqual({ at: 5 });
+    // An id that is not a valid one (anyone may NOTIFY the channel) is left out, the rest kept.
+    expect(parseWake('{"at":5,"w":"w","i":"no spaces"}')).toEqual({ at: 5, workflow: 'w' });
     for (const junk of [undefined, '', 'junk', '[1]', 'null', '{"at":"5"}', '{"w":"x"}']) {
       expect(parseWake(junk), String(junk)).toBeNull();
     }
@@ -230,7 +233,7 @@ describe('postgres wake notices', () => {
       await pool.query(`SELECT pg_notify($1, 'not ours'), pg_notify($1, '{"at":"soon"}')`, [store.channel]);
       await store.create(timer('t', 77));
       await rec.until('the timer notice', () => rec.hints.length > 0);
-      expect(rec.hints).toEqual([{ at: 77, workflow: 'w' }]);
+      expect(rec.hints).toEqual([{ at: 77, workflow: 'w', id: 't' }]);
     } finally {
       await sub.close();
     }
@@ -258,8 +261,8 @@ describe('postgres wake notices', () => {
       // NOTIFYs arrive in commit order: had any earlier write sent one, it would come first.
       await rec.until('two notices', () => rec.hints.length >= 2);
       expect(rec.hints).toEqual([
-        { at: 4444, workflow: 'w' },
-        { at: 5555, workflow: 'w' },
+        { at: 4444, workflow: 'w', id: 'quiet' },
+        { at: 5555, workflow: 'w', id: 'loud' },
       ]);
       expect((await s.load('quiet'))?.version).toBe(3);
     } finally {
@@ -333,8 +336,8 @@ describe('postgres wake subscription across a server restart', () => {
       }
       await rec.until('the notice after the restart', () => rec.hints.length === 2);
       expect(rec.hints).toEqual([
-        { at: 100, workflow: 'w' },
-        { at: 200, workflow: 'w' },
+        { at: 100, workflow: 'w', id: 'before' },
+        { at: 200, workflow: 'w', id: 'after' },
       ]);
       expect(rec.events).toEqual(['wake', 'lost', 'restored', 'wake']);
       await sub.close();

@@ -38,6 +38,7 @@ runStoreConformance({
     if (on) await dropTable(on, (store as PostgresStore).table);
   },
   claimsDue: true,
+  claimDue: true,
   wakes: true,
   outage: {
     async createStore() {

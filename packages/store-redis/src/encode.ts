@@ -32,11 +32,12 @@ export interface HintRoute {
 
 /**
  * The wake-hint arguments the create and save scripts take after their own: none when the write
- * announces nothing (no payload is built), else the payload `{"at":..,"w":".."}`, command and channel.
+ * announces nothing (no payload is built), else the payload `{"at":..,"w":"..","i":".."}` (due time,
+ * workflow, instance), command and channel.
  */
 export function hintArgs(e: EncodedSnapshot, route: HintRoute): string[] {
   if (e.notice === null) return [];
-  return [JSON.stringify({ at: e.notice, w: e.workflow }), route.command, route.channel];
+  return [JSON.stringify({ at: e.notice, w: e.workflow, i: e.id }), route.command, route.channel];
 }
 
 /** A `ZRANGEBYSCORE` bound for `now` (a number, checked by the kit). */

@@ -1,4 +1,11 @@
-import type { StoreKit, WakeHint, WakeListener, WakeSource, WakeSubscription } from '@stepfold/engine';
+import {
+  isValidId,
+  type StoreKit,
+  type WakeHint,
+  type WakeListener,
+  type WakeSource,
+  type WakeSubscription,
+} from '@stepfold/engine';
 import { type Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { HintRoute } from './encode.js';
 
@@ -28,9 +35,12 @@ export function wakeConnectionName(channel: string): string {
 /** A hint's payload as a {@link WakeHint}, or null when it is not one (never thrown on). */
 export function parseHint(message: string): WakeHint | null {
   try {
-    const v = JSON.parse(message) as { at?: unknown; w?: unknown };
+    const v = JSON.parse(message) as { at?: unknown; w?: unknown; i?: unknown };
     if (typeof v?.at !== 'number' || !Number.isFinite(v.at)) return null;
-    return typeof v.w === 'string' ? { at: v.at, workflow: v.w } : { at: v.at };
+    const hint: WakeHint = { at: v.at };
+    if (typeof v.w === 'string') hint.workflow = v.w;
+    if (typeof v.i === 'string' && isValidId(v.i)) hint.id = v.i;
+    return hint;
   } catch {
     return null;
   }

@@ -79,7 +79,7 @@ describe('redis adapter on a cluster', () => {
       try {
         await store.create(timerSnapshot('h-1', 123));
         await until(() => p.hints.length > 0, `a hint on ${prefix}`);
-        expect(p.hints).toEqual([{ at: 123, workflow: 'waker' }]);
+        expect(p.hints).toEqual([{ at: 123, workflow: 'waker', id: 'h-1' }]);
       } finally {
         await p.sub.close();
         await dropPrefix(cluster, prefix);

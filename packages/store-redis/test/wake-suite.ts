@@ -86,10 +86,10 @@ export function describeWakes(target: WakeTarget): void {
         await store.save(timerSnapshot('q-1', 4242, { version: 4 }), 3);
         await store.create(timerSnapshot('q-2', 777, { timers: [], tasks: task(777, true) }));
         await until(() => p.hints.length >= 2 && wire.length >= 2, 'two hints');
-        expect(wire).toEqual(['{"at":4242,"w":"waker"}', '{"at":777,"w":"waker"}']);
+        expect(wire).toEqual(['{"at":4242,"w":"waker","i":"q-1"}', '{"at":777,"w":"waker","i":"q-2"}']);
         expect(p.hints).toEqual([
-          { at: 4242, workflow: 'waker' },
-          { at: 777, workflow: 'waker' },
+          { at: 4242, workflow: 'waker', id: 'q-1' },
+          { at: 777, workflow: 'waker', id: 'q-2' },
         ]);
         expect(p.events).toEqual(['wake', 'wake']);
       } finally {
@@ -153,7 +153,7 @@ export function describeWakes(target: WakeTarget): void {
         expect(await subscribers(`${prefix}wake`)).toBe(1);
         await store.create(timerSnapshot('k-1', 31));
         await until(() => p.hints.length > 0, 'a hint after the reconnect');
-        expect(p.hints).toEqual([{ at: 31, workflow: 'waker' }]);
+        expect(p.hints).toEqual([{ at: 31, workflow: 'waker', id: 'k-1' }]);
       } finally {
         await p.sub.close();
       }

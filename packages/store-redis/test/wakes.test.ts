@@ -13,6 +13,8 @@ describeDeadSubscribe();
 describe('redis adapter: hint payloads', () => {
   it('parses {"at","w"} and nothing else', () => {
     expect(parseHint('{"at":5e-324,"w":"wf"}')).toEqual({ at: 5e-324, workflow: 'wf' });
+    expect(parseHint('{"at":1,"w":"wf","i":"id-1"}')).toEqual({ at: 1, workflow: 'wf', id: 'id-1' });
+    expect(parseHint('{"at":1,"i":"not valid"}')).toEqual({ at: 1 });
     expect(parseHint('{"at":-1}')).toEqual({ at: -1 });
     for (const junk of ['', 'null', '1', '{"at":"1"}', '{"at":1e400}', '{"w":"x"}', '{']) {
       expect(parseHint(junk), junk).toBeNull();

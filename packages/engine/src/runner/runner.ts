@@ -174,7 +174,15 @@ export function createRunner<const W extends readonly AnyDefinition[], H extends
         return;
       }
       case 'tick':
-        await writes.apply(m.id, (at) => ({ type: 'tick', at: m.now ?? at }), onWrite);
+        // A `loaded` of another instance is not used: the tick loads its own.
+        await writes.apply(
+          m.id,
+          (at) => ({ type: 'tick', at: m.now ?? at }),
+          onWrite,
+          m.loaded?.id === m.id ? m.loaded : undefined,
+          undefined,
+          true,
+        );
         return;
       case 'cancel':
       case 'abort':

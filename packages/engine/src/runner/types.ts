@@ -150,7 +150,13 @@ export interface SignalOptions extends CallOptions {
 export type RunnerMessage =
   | ({ type: 'start'; id: string; workflow: string; input?: unknown } & StartOptions)
   | ({ type: 'signal'; id: string; name: string; payload?: unknown } & SignalOptions)
-  | ({ type: 'tick'; id: string; now?: number } & CallOptions)
+  | ({
+      type: 'tick';
+      id: string;
+      now?: number;
+      /** The instance as the store just returned it (`claimDue`): used instead of a load and checked like one (ignored if its id differs). */
+      loaded?: Snapshot;
+    } & CallOptions)
   | ({ type: 'cancel' | 'abort'; id: string; reason?: string } & CallOptions)
   | ({ type: 'requeue'; id: string; step?: string; inputPatch?: Record<string, unknown> } & CallOptions);
 

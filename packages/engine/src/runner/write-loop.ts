@@ -64,7 +64,8 @@ export class WriteLoop {
   /**
    * Applies the event `make(now)` to the stored instance (or to `known`, a snapshot believed
    * current) and saves it; `check` may refuse the event for the snapshot it would apply to. Returns
-   * the stored snapshot (the same one when the event did not apply).
+   * the stored snapshot (the same one when the event did not apply). `known` is trusted (it came
+   * out of this runner's reducer) unless `loaded` says it came from the store.
    */
   apply(
     id: string,
@@ -72,12 +73,13 @@ export class WriteLoop {
     onWrite: OnWrite,
     known?: Snapshot,
     check?: Check,
+    loaded = false,
   ): Promise<Snapshot> {
     // Not async itself: without an instrument, the write's own promise is the one returned.
     const ins = this.instrument;
-    // `known` came out of the reducer (a write of this runner): checked once, when it was loaded.
-    if (!ins) return this.write(id, make, onWrite, known, known !== undefined, check);
-    return this.applyTraced(ins, id, make, onWrite, known, check);
+    const trusted = known !== undefined && !loaded;
+    if (!ins) return this.write(id, make, onWrite, known, trusted, check);
+    return this.applyTraced(ins, id, make, onWrite, known, trusted, check);
   }
 
   /** {@link apply} inside the instrumentation's event wrapper. */
@@ -87,6 +89,7 @@ export class WriteLoop {
     make: (now: number) => WorkflowEvent,
     onWrite: OnWrite,
     known: Snapshot | undefined,
+    trusted: boolean,
     check: Check | undefined,
   ): Promise<Snapshot> {
     // Loaded before the wrapper is called, so it is told the workflow, version and trace it applies to.
@@ -98,7 +101,7 @@ export class WriteLoop {
       version: current.version,
       trace: current.trace,
     };
-    return traced(ins, info, onWrite, (w) => this.write(id, make, w, current, known !== undefined, check));
+    return traced(ins, info, onWrite, (w) => this.write(id, make, w, current, trusted, check));
   }
 
   private async load(id: string): Promise<Snapshot> {

@@ -41,10 +41,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   // id → claim expiry (against listDue's `now`); a save or releaseDue ends it.
   const claims = new Map<string, number>();
   const listeners = new Set<WakeListener>();
-  const announce = (at: number | null, workflow: string) => {
+  const announce = (at: number | null, workflow: string, id: string) => {
     if (at === null) return;
     // As a database would: after the write has returned, never inside it.
-    for (const l of listeners) queueMicrotask(() => l.wake({ at, workflow }));
+    for (const l of listeners) queueMicrotask(() => l.wake({ at, workflow, id }));
   };
   // Sorted by (wakeAt, id): the "index" listDue reads instead of scanning every row.
   const due: Array<{ at: number; id: string }> = [];
@@ -110,7 +110,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       kit.created(!rows.has(snapshot.id), snapshot.id);
       rows.set(snapshot.id, row);
       index(snapshot.id, row.wakeAt);
-      announce(notice, row.workflow);
+      announce(notice, row.workflow, snapshot.id);
     },
     async load(id) {
       check();
@@ -129,7 +129,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       rows.set(snapshot.id, row);
       index(snapshot.id, row.wakeAt);
       claims.delete(snapshot.id);
-      announce(notice, row.workflow);
+      announce(notice, row.workflow, snapshot.id);
     },
     async listDue(now, limit, query) {
       check();

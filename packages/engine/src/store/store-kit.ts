@@ -199,16 +199,7 @@ export function createStoreKit(
       };
     },
     decode: (json) => JSON.parse(json) as Snapshot,
-    async guard(what, call) {
-      try {
-        return await call();
-      } catch (e) {
-        if (!isUnavailable(e)) throw e;
-        const detail =
-          e instanceof Error ? e.message || e.name : String((e as { code?: unknown })?.code ?? e);
-        throw new StoreUnavailableError(`${name} ${what} failed: ${detail}`, e);
-      }
-    },
+    guard: storeGuard(name, isUnavailable),
     id(id) {
       assertValidId(id);
       return id;

@@ -14,10 +14,20 @@ export interface DueQuery {
   workflow?: string;
 }
 
-/** What a wake notice says: an instance of `workflow` is due at `at` (epoch ms, maybe already past). */
+/** Narrows {@link Store.claimDue}: a lane, and/or only the instances named (by a wake notice, say). */
+export interface ClaimQuery extends DueQuery {
+  /** Only these instances (each still only if due and unclaimed). */
+  ids?: readonly string[];
+}
+
+/**
+ * What a wake notice says: an instance of `workflow` is due at `at` (epoch ms, maybe already past);
+ * `id` names it where the store's notices carry it.
+ */
 export interface WakeHint {
   at: number;
   workflow?: string;
+  id?: string;
 }
 
 /** Receives the notices of a {@link WakeSource} subscription. */
@@ -83,6 +93,13 @@ export interface Store {
    * does not return it, so workers polling one store get disjoint batches.
    */
   readonly claimsDue?: boolean;
+  /**
+   * {@link Store.listDue} and {@link Store.load} in one round trip: claims due instances as listDue
+   * does (a store with it also has {@link Store.claimsDue}) and returns their stored snapshots,
+   * earliest `wakeAt` first. A worker uses it when present: a notice's instance is claimed, loaded
+   * and ticked in two round trips instead of three.
+   */
+  claimDue?(now: number, limit: number, query?: ClaimQuery): Promise<Snapshot[]>;
   /** Gives back claims `listDue` took for ids the caller will not tick (a worker shutting down). */
   releaseDue?(ids: readonly string[]): Promise<void>;
   /** Push notices that an instance fell due, where the database can send them; polling stays the source of truth. */

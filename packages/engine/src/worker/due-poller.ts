@@ -1,6 +1,7 @@
 import { isStepfoldError } from '../errors.js';
 import type { Runner } from '../runner/types.js';
-import type { Store } from '../store/store.js';
+import type { Snapshot } from '../snapshot.js';
+import type { DueQuery, Store } from '../store/store.js';
 import type { TaskPool } from './task-pool.js';
 import type { WorkerEvents, WorkerStats } from './types.js';
 
@@ -15,12 +16,22 @@ export interface RoundResult {
 // Codes of an instance this worker cannot step: another worker (with that workflow or version) can.
 const NOT_MINE = ['UNKNOWN_WORKFLOW', 'UNKNOWN_VERSION', 'DEFINITION_HASH_MISMATCH'] as const;
 const MAX_SKIP_MS = 5 * 60_000;
+// Instances named by wake notices and not yet claimed; more are left to the lanes.
+const MAX_HINTED = 1000;
+
+/** A due instance a poll returned: its id, and its snapshot when the store claims and loads at once. */
+interface Due {
+  id: string;
+  snapshot?: Snapshot;
+}
 
 /**
- * One poll round of a worker: visits each workflow's lane (`listDue` with `{ workflow }`), starting
- * one further along each round, asks each for its share of the free slots (within its cap), and
- * ticks what comes back. Instances it cannot step are skipped for a growing period, their claims
- * given back, and the lane asks for that many more ids, so they never fill a batch.
+ * One poll round of a worker: first the instances wake notices named (where the store can claim
+ * them by id), then each workflow's lane (`listDue` with `{ workflow }`), starting one further
+ * along each round, asking each for its share of the free slots (within its cap), and ticks what
+ * comes back. A store with `claimDue` returns the snapshots with the claim, so no load follows.
+ * Instances it cannot step are skipped for a growing period, their claims given back, and the
+ * lane asks for that many more ids, so they never fill a batch.
  */
 export class DuePoller {
   private start = 0;
@@ -28,6 +39,8 @@ export class DuePoller {
   private readonly preferred = new Set<string>();
   /** id → when to try again and how long the last skip was. */
   private readonly skips = new Map<string, { until: number; ms: number; workflow: string }>();
+  /** id → due time, of instances wake notices named (claimed by id once due, with `claimDue`). */
+  private readonly hinted = new Map<string, number>();
 
   constructor(
     private readonly runner: Runner,
@@ -46,6 +59,54 @@ export class DuePoller {
     if (this.lanes === 'workflow') this.preferred.add(workflow);
   }
 
+  /** A notice named instance `id`, due at `at`: claimed by id in the first round from then on. */
+  hint(id: string, at: number): void {
+    if (this.store.claimDue && this.hinted.size < MAX_HINTED) this.hinted.set(id, at);
+  }
+
+  /** The claim of one poll: snapshots with the claim where the store can, else ids. */
+  private async claim(now: number, n: number, query: DueQuery & { ids?: string[] }): Promise<Due[]> {
+    if (this.store.claimDue) {
+      const snapshots = await this.store.claimDue(now, n, query);
+      return snapshots.map((snapshot) => ({ id: snapshot.id, snapshot }));
+    }
+    const ids = await this.store.listDue(now, n, query);
+    return ids.map((id) => ({ id }));
+  }
+
+  /** Claims and ticks the hinted instances that are due by `now`. */
+  private async hintedRound(now: number, ticks: Promise<void>[]): Promise<number> {
+    const ids: string[] = [];
+    for (const [id, at] of this.hinted) {
+      if (at > now || ids.length >= this.pool.free()) continue;
+      ids.push(id);
+      this.hinted.delete(id);
+    }
+    if (ids.length === 0) return 0;
+    // Another worker may have taken some, or they moved on: the lanes find whatever is left.
+    const got = await this.claim(now, ids.length, { ids });
+    this.stats.polls++;
+    return this.take(got, now, '*', ticks);
+  }
+
+  /** Ticks what a poll claimed, giving back claims of instances this worker skips. */
+  private take(got: Due[], now: number, lane: string, ticks: Promise<void>[]): number {
+    const mine: Due[] = [];
+    const notMine: string[] = [];
+    for (const d of got) (this.skips.get(d.id)?.until ?? 0) > now ? notMine.push(d.id) : mine.push(d);
+    // Claimed with the rest: give them straight back for a worker that can step them.
+    if (notMine.length) ticks.push(this.release(notMine));
+    if (mine.length === 0) return 0;
+    this.stats.claimed += mine.length;
+    this.emit(
+      'claimed',
+      mine.map((d) => d.id),
+      lane,
+    );
+    for (const d of mine) ticks.push(this.tick(d, now));
+    return mine.length;
+  }
+
   /** Polls every lane once; a failed `listDue` rejects (the caller backs off). */
   async round(): Promise<RoundResult> {
     // In a single lane, '' stands for "every workflow".
@@ -59,24 +120,16 @@ export class DuePoller {
     const lanes = first.length ? [...first, ...rotated.filter((l) => !first.includes(l))] : rotated;
     const result: RoundResult = { ticked: 0, full: false };
     const ticks: Promise<void>[] = [];
+    if (this.hinted.size) result.ticked += await this.hintedRound(this.clock(), ticks);
     for (const lane of lanes) {
       const want = Math.min(share, lane ? this.pool.freeFor(lane) : this.pool.free());
       if (want <= 0) continue;
       const now = this.clock();
       const skipping = this.skippedIn(lane, now);
-      const ids = await this.store.listDue(now, want + skipping, lane ? { workflow: lane } : undefined);
+      const got = await this.claim(now, want + skipping, lane ? { workflow: lane } : {});
       this.stats.polls++;
-      if (ids.length >= want + skipping) result.full = true;
-      const mine: string[] = [];
-      const notMine: string[] = [];
-      for (const id of ids) ((this.skips.get(id)?.until ?? 0) > now ? notMine : mine).push(id);
-      // Claimed with the rest: give them straight back for a worker that can step them.
-      if (notMine.length) ticks.push(this.release(notMine));
-      if (mine.length === 0) continue;
-      this.stats.claimed += mine.length;
-      this.emit('claimed', mine, lane || '*');
-      result.ticked += mine.length;
-      for (const id of mine) ticks.push(this.tick(id, now));
+      if (got.length >= want + skipping) result.full = true;
+      result.ticked += this.take(got, now, lane || '*', ticks);
     }
     await Promise.all(ticks);
     return result;
@@ -89,9 +142,13 @@ export class DuePoller {
     return Math.min(count, 1000);
   }
 
-  private async tick(id: string, now: number): Promise<void> {
+  private async tick({ id, snapshot }: Due, now: number): Promise<void> {
     try {
-      const r = await this.runner.handle({ type: 'tick', id, now, wait: 'write' });
+      const r = await this.runner.handle(
+        snapshot
+          ? { type: 'tick', id, now, wait: 'write', loaded: snapshot }
+          : { type: 'tick', id, now, wait: 'write' },
+      );
       if (r.dueAt === undefined) return; // nothing was due any more: someone else ticked it
       this.stats.ticks++;
       const lag = r.dueAt === null ? 0 : Math.max(0, now - r.dueAt);
@@ -104,9 +161,9 @@ export class DuePoller {
       if (NOT_MINE.some((code) => isStepfoldError(e, code))) {
         const prior = this.skips.get(id)?.ms ?? 0;
         const ms = Math.min(MAX_SKIP_MS, prior ? prior * 2 : this.skipMs);
-        const snapshot = await this.runner.get(id).catch(() => null);
+        const stored = snapshot ?? (await this.runner.get(id).catch(() => null));
         const until = now + ms;
-        this.skips.set(id, { until, ms, workflow: snapshot?.workflow.name ?? '' });
+        this.skips.set(id, { until, ms, workflow: stored?.workflow.name ?? '' });
         this.stats.skipped++;
         this.emit('skipped', id, e, until);
       } else {

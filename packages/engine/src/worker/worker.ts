@@ -63,6 +63,13 @@ export function createWorker(options: WorkerOptions): Worker {
     }
   };
   const sleeper = new Sleeper();
+  // Set by every wake that should start a round; a wake that only re-plans the sleep around an
+  // earlier wake time (a timer heard of) leaves it unset, and the loop sleeps on.
+  let urgent = false;
+  const wakeNow = () => {
+    urgent = true;
+    sleeper.wake();
+  };
   const pool = new TaskPool(
     options.concurrency ?? 10,
     options.workflowConcurrency ?? {},
@@ -76,7 +83,7 @@ export function createWorker(options: WorkerOptions): Worker {
         emit('taskEnd', job, outcome, ms);
       },
       freed: () => {
-        if (waitingForSlot) sleeper.wake();
+        if (waitingForSlot) wakeNow();
       },
     },
   );
@@ -105,7 +112,7 @@ export function createWorker(options: WorkerOptions): Worker {
 
   const hear = (at: number) => {
     if (at <= clock()) {
-      sleeper.wake();
+      wakeNow();
       return;
     }
     let i = known.length;
@@ -129,6 +136,7 @@ export function createWorker(options: WorkerOptions): Worker {
       }
       let result: { ticked: number; full: boolean };
       const roundAt = clock();
+      urgent = false; // a wake from now on asks for the next round
       try {
         result = await poller.round();
         outages = 0;
@@ -156,9 +164,15 @@ export function createWorker(options: WorkerOptions): Worker {
         result.ticked > 0
           ? poll.minMs
           : Math.min(pause * poll.factor, wakesLive ? poll.maxWithWakesMs : poll.maxMs);
-      const next = known[0] ?? Number.POSITIVE_INFINITY;
-      const until = Math.min(jittered(pause, poll.jitter), next - clock());
-      if (state === 'running') await sleeper.sleep(until);
+      const planned = clock() + jittered(pause, poll.jitter);
+      // Until the pause ends or the earliest known wake time comes, whichever is first; a wake
+      // time heard meanwhile moves that end earlier; an urgent wake ends the sleep.
+      for (let end = Math.min(planned, known[0] ?? planned); state === 'running' && !urgent; ) {
+        const left = end - clock();
+        if (left <= 0) break;
+        await sleeper.sleep(left);
+        end = Math.min(planned, known[0] ?? planned);
+      }
     }
   }
 
@@ -171,17 +185,18 @@ export function createWorker(options: WorkerOptions): Worker {
           stats.wakes++;
           emit('wake', hint);
           if (hint.workflow !== undefined) poller.prefer(hint.workflow);
+          if (hint.id !== undefined) poller.hint(hint.id, hint.at);
           hear(hint.at);
         },
         lost(error) {
           wakesLive = false;
           emit('wakeLost', error);
-          sleeper.wake(); // back to the fast pace
+          wakeNow(); // back to the fast pace
         },
         restored() {
           wakesLive = true;
           emit('wakeRestored');
-          sleeper.wake(); // notices sent meanwhile are gone: poll once
+          wakeNow(); // notices sent meanwhile are gone: poll once
         },
       });
       wakesLive = true;
@@ -205,7 +220,9 @@ export function createWorker(options: WorkerOptions): Worker {
         (job: TaskJob) => pool.submit(job),
         (s: Snapshot) => {
           const at = wakeNotice(s);
-          if (at !== null) hear(at);
+          if (at === null) return;
+          poller.hint(s.id, at);
+          hear(at);
         },
       );
       loop = run();
@@ -217,7 +234,7 @@ export function createWorker(options: WorkerOptions): Worker {
         const abortMs = o.abortMs ?? options.shutdown?.abortMs ?? 5_000;
         const was = state;
         state = 'stopping';
-        sleeper.wake();
+        wakeNow();
         for (const w of roundWaiters.splice(0)) w();
         if (resubscribe !== undefined) clearTimeout(resubscribe);
         await loop;
@@ -239,7 +256,7 @@ export function createWorker(options: WorkerOptions): Worker {
       })();
       return stopped;
     },
-    nudge: () => sleeper.wake(),
+    nudge: () => wakeNow(),
     async idle() {
       for (;;) {
         await pool.whenIdle();
@@ -249,7 +266,7 @@ export function createWorker(options: WorkerOptions): Worker {
         while (roundsDone < target && state === 'running') {
           await new Promise<void>((resolve) => {
             roundWaiters.push(resolve);
-            sleeper.wake();
+            wakeNow();
           });
         }
         const size = pool.size;

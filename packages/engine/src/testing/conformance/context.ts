@@ -22,6 +22,8 @@ export interface StoreConformanceOptions {
   destroyStore?(store: Store): Promise<void>;
   /** The store claims the ids `listDue` returns, so concurrent pollers get disjoint batches. */
   claimsDue?: boolean;
+  /** The store has `claimDue` (claim and load in one call): test it. */
+  claimDue?: boolean;
   /** The store sends wake notices (`store.wakes`): test them. */
   wakes?: boolean;
   /** Stop and restart the server mid-test; omit only for stores without a server. */

@@ -78,6 +78,42 @@ export function describeDueLanes({ options, fresh }: SuiteContext): void {
     });
   }
 
+  if (options.claimDue) {
+    it('claimDue claims as listDue does and returns the stored snapshots', async () => {
+      const store = await fresh();
+      if (!store.claimDue) throw new Error('the suite was told this store has claimDue; it has not');
+      expect(store.claimsDue).toBe(true);
+      const rows: Array<[string, string, number | null]> = [
+        ['cd-3', 'one', 30],
+        ['cd-1', 'one', 10],
+        ['cd-2', 'two', 20],
+        ['cd-4', 'one', 5000],
+        ['cd-5', 'two', null],
+      ];
+      for (const [id, name, wakeAt] of rows)
+        await store.create(makeTestSnapshot(id, { workflow: wf(name), wakeAt, input: { id } }));
+      // Only the named ones, only if due: a future one, one without a wake time and an unknown id give nothing.
+      const named = await store.claimDue(100, 10, { ids: ['cd-3', 'cd-4', 'cd-5', 'cd-none'] });
+      expect(named).toEqual([await store.load('cd-3')]);
+      // Claimed: neither claimDue nor listDue returns it again until it is saved or released.
+      expect(await store.claimDue(100, 10, { ids: ['cd-3'] })).toEqual([]);
+      expect(await store.listDue(100, 10, { workflow: 'one' })).toEqual(['cd-1']);
+      await store.releaseDue!(['cd-1']);
+      // A lane, earliest first, at most `limit`.
+      const lane = await store.claimDue(100, 1, { workflow: 'one', ids: ['cd-1', 'cd-2', 'cd-3'] });
+      expect(lane).toEqual([await store.load('cd-1')]);
+      const rest = await store.claimDue(100, 10);
+      expect(rest.map((s) => [s.id, s.input])).toEqual([['cd-2', { id: 'cd-2' }]]);
+      expect(await store.claimDue(100, 10)).toEqual([]);
+      // A save ends the claim.
+      await store.save(makeTestSnapshot('cd-3', { version: 2, workflow: wf('one'), wakeAt: 40 }), 1);
+      expect((await store.claimDue(100, 10, { ids: ['cd-3'] })).map((s) => s.version)).toEqual([2]);
+      expect(await store.claimDue(100, 10, { ids: [] })).toEqual([]);
+      expect(await store.claimDue(6000, 10, { workflow: 'not a valid id \u0000' })).toEqual([]);
+      expect((await store.claimDue(6000, 10, { ids: ['cd-4', 'cd-5'] })).map((s) => s.id)).toEqual(['cd-4']);
+    });
+  }
+
   if (options.wakes) {
     it('a timer or a handed-off task is announced; a running task deadline is not', async () => {
       const store = await fresh();
@@ -90,14 +126,14 @@ export function describeDueLanes({ options, fresh }: SuiteContext): void {
       );
       const timer: Partial<Snapshot> = { timers: [{ kind: 'retry', step: 'a', at: 4242 }], wakeAt: 4242 };
       await store.save(makeTestSnapshot('wake-1', { version: 2, workflow: wf('waker'), ...timer }), 1);
-      expect(await w.first).toEqual({ at: 4242, workflow: 'waker' });
+      expect(await w.first).toEqual({ at: 4242, workflow: 'waker', id: 'wake-1' });
 
       const q = nextNotice(store, (h) => h.at === 777);
       await q.ready;
       await store.create(
         makeTestSnapshot('wake-2', { workflow: wf('waker'), wakeAt: 777, tasks: running(777, true) }),
       );
-      expect(await q.first).toEqual({ at: 777, workflow: 'waker' });
+      expect(await q.first).toEqual({ at: 777, workflow: 'waker', id: 'wake-2' });
     });
   }
 }

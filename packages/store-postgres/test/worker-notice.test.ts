@@ -1,0 +1,111 @@
+import { createRunner, defineWorkflow, type Store } from '@stepfold/engine';
+import { createWorker, type Worker } from '@stepfold/engine/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPostgresStore } from '../src/index.js';
+import { dropTable, requireServer, TEST_SCHEMA, testPool, uniqueTable } from './server.js';
+
+// A notice names its instance: a worker claims and loads it in one statement (claimDue with its id)
+// and ticks it, two round trips, with no listDue and no load for it.
+
+const pool = testPool();
+const tables: string[] = [];
+
+beforeAll(() => requireServer(pool));
+afterAll(async () => {
+  for (const table of tables) await dropTable(pool, table).catch(() => {});
+  await pool.end();
+});
+
+const waits = defineWorkflow({
+  name: 'notice-waits',
+  version: 1,
+  start: 'go',
+  steps: {
+    go: { kind: 'wait', signal: 'go', next: 'hit' },
+    hit: { kind: 'task', handler: 'hit' },
+  },
+});
+const naps = defineWorkflow({
+  name: 'notice-naps',
+  version: 1,
+  start: 'nap',
+  steps: {
+    nap: { kind: 'sleep', until: 'input.at', next: 'hit' },
+    hit: { kind: 'task', handler: 'hit' },
+  },
+});
+
+/** Every store call the worker's runner makes, by method, with its arguments. */
+function recorded(store: Store) {
+  const calls: Array<{ method: string; args: unknown[] }> = [];
+  const spy = Object.create(store) as Store;
+  for (const method of ['listDue', 'claimDue', 'load', 'save'] as const) {
+    const real = (store[method] as (...a: unknown[]) => Promise<unknown>).bind(store);
+    Object.defineProperty(spy, method, {
+      value: (...args: unknown[]) => {
+        calls.push({ method, args });
+        return real(...args);
+      },
+    });
+  }
+  return { spy, calls };
+}
+
+describe('postgres worker driven by wake notices', () => {
+  let worker: Worker | undefined;
+  afterAll(async () => worker?.stop({ graceMs: 1000 }));
+
+  it('claims a notified instance by id with its snapshot: no listDue, no load', async () => {
+    const table = uniqueTable('wn');
+    tables.push(table);
+    const store = createPostgresStore({ pool, schema: TEST_SCHEMA, table });
+    await store.setup();
+    const api = createRunner({
+      store,
+      workflows: [waits, naps],
+      handlers: { hit: () => null },
+      execute: false,
+    });
+    const { spy, calls } = recorded(store);
+    const ran: string[] = [];
+    const runner = createRunner({
+      store: spy,
+      workflows: [waits, naps],
+      handlers: {
+        hit: ({ instanceId }) => {
+          ran.push(instanceId);
+          return null;
+        },
+      },
+    });
+    // Polls only every ten minutes after the first empty round: only notices can drive it.
+    worker = createWorker({ runner, poll: { minMs: 600_000, maxMs: 600_000, maxWithWakesMs: 600_000 } });
+    await worker.start();
+    await api.start('notice-waits', 'sig-1');
+    const until = async (what: string, ok: () => boolean) => {
+      for (let i = 0; i < 400 && !ok(); i++) await new Promise((r) => setTimeout(r, 25));
+      if (!ok()) throw new Error(`timed out waiting for ${what}; calls: ${JSON.stringify(calls)}`);
+    };
+    // The first round has polled (and found nothing due: the instance waits for its signal).
+    await until('the first round', () => calls.some((c) => c.method === 'claimDue'));
+    calls.length = 0;
+
+    await api.signal('sig-1', 'go');
+    await until('the handler', () => ran.includes('sig-1'));
+    const first = calls[0];
+    expect(first?.method).toBe('claimDue');
+    expect(first?.args[2]).toEqual({ ids: ['sig-1'] });
+    expect(calls.filter((c) => c.method === 'load' || c.method === 'listDue')).toEqual([]);
+
+    // A timer another process set: the worker hears its time and id, and claims it by id when due.
+    calls.length = 0;
+    await api.start('notice-naps', 'nap-1', { at: Date.now() + 300 });
+    await until('the timer’s handler', () => ran.includes('nap-1'));
+    // Hearing the time alone starts no round: the first claim is the one at the due time, by id.
+    const claims = calls.filter((c) => c.method === 'claimDue');
+    expect(claims[0]?.args[2]).toEqual({ ids: ['nap-1'] });
+    expect(calls.filter((c) => c.method === 'load' || c.method === 'listDue')).toEqual([]);
+    expect((await store.load('nap-1'))?.status).toBe('completed');
+    expect((await store.load('sig-1'))?.status).toBe('completed');
+  });
+});
