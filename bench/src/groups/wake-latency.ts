@@ -144,10 +144,13 @@ export const idleQueries: Group = {
       const [before] = await fleet.queries();
       await pause(MEASURE_S * 1000);
       const [after] = await fleet.queries();
-      const perSecond = (after! - before!) / MEASURE_S;
+      const calls = after! - before!;
+      // No call at all in the window is reported at the window's resolution (one call in
+      // MEASURE_S seconds), an upper bound, so the ratio stays finite.
+      const perSecond = Math.max(calls, 1) / MEASURE_S;
       return [
         costRow('idle-queries', perSecond, 1, 'queries/s', 1, {
-          note: `listDue calls/s of one idle worker (3 workflows, so 3 lanes per poll; LISTEN live) over ${MEASURE_S} s after a ${RAMP_S} s ramp-up (${before} calls during it); baseline = the goal of one query per second`,
+          note: `listDue calls/s of one idle worker (3 workflows, so 3 lanes per poll; LISTEN live) over ${MEASURE_S} s after a ${RAMP_S} s ramp-up (${before} calls during it)${calls === 0 ? `; no call in the window: reported as at most one per ${MEASURE_S} s` : ''}; baseline = the goal of one query per second`,
           details: { rampCalls: before, measuredCalls: after! - before! },
         }),
       ];

@@ -1,9 +1,16 @@
-import { createStoreKit, type ListPage, type ListQuery, type Store, type WakeSource } from '@stepfold/engine';
+import {
+  createStoreKit,
+  type ListPage,
+  type ListQuery,
+  type Snapshot,
+  type Store,
+  type WakeSource,
+} from '@stepfold/engine';
 import type { Cluster, Redis } from 'ioredis';
 import { type HintRoute, hintArgs, type Row, scoreBound, toRow } from './encode.js';
 import { assertPrefix, DEFAULT_PREFIX, hasHashTag, keysFor } from './keys.js';
 import { isUnavailable } from './map-error.js';
-import { CREATE, DELETE, LIST, LIST_DUE, runScript, SAVE } from './scripts.js';
+import { CLAIM_DUE, CREATE, DELETE, LIST, LIST_DUE, runScript, SAVE } from './scripts.js';
 import { loadScripts } from './setup.js';
 import { createWakeSource } from './wakes.js';
 
@@ -154,6 +161,27 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       return (await kit.guard('listDue', () =>
         runScript(client, LIST_DUE, [index, keys.claims], [scoreBound(now), n, until, maxSkipped]),
       )) as string[];
+    },
+
+    async claimDue(now, limit, query) {
+      const n = kit.dueLimit(now, limit);
+      const workflow = kit.dueWorkflow(query);
+      const ids = query?.ids === undefined ? [] : Array.from(query.ids, (id) => kit.id(id));
+      if (n === null || workflow === null || now === Number.NEGATIVE_INFINITY) return [];
+      if (query?.ids !== undefined && ids.length === 0) return [];
+      const index = workflow === undefined ? keys.due : keys.dueWorkflow(workflow);
+      const until = scoreBound(now + claimMs);
+      const reply = (await kit.guard('claimDue', () =>
+        runScript(
+          client,
+          CLAIM_DUE,
+          [index, keys.claims],
+          [scoreBound(now), n, until, maxSkipped, prefix, ...ids],
+        ),
+      )) as string[];
+      const out: Snapshot[] = [];
+      for (let i = 1; i < reply.length; i += 2) out.push(kit.decode(reply[i]!));
+      return out;
     },
 
     async releaseDue(ids) {

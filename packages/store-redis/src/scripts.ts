@@ -135,6 +135,43 @@ return out`,
 );
 
 /**
+ * claimDue: listDue's claim, returning the snapshots. KEYS and ARGV[1..4] as LIST_DUE; ARGV[5] the
+ * prefix; ARGV[6..] ids to narrow to (none: the index as LIST_DUE reads it). Named ids are kept if
+ * the index holds them due and unclaimed, sorted by (wakeAt, id). Returns {id, json, id, json, ...}.
+ */
+export const CLAIM_DUE = script(
+  'claim-due',
+  `redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[1])
+local limit = tonumber(ARGV[2])
+local out = {}
+if #ARGV > 5 then
+  local found = {}
+  for i = 6, #ARGV do
+    local s = redis.call('ZSCORE', KEYS[1], ARGV[i])
+    if s and (ARGV[1] == '+inf' or tonumber(s) <= tonumber(ARGV[1])) and not redis.call('ZSCORE', KEYS[2], ARGV[i]) then
+      found[#found + 1] = {tonumber(s), ARGV[i]}
+    end
+  end
+  table.sort(found, function(a, b) if a[1] ~= b[1] then return a[1] < b[1] end return a[2] < b[2] end)
+  for i = 1, math.min(limit, #found) do out[i] = found[i][2] end
+else
+  local extra = math.min(redis.call('ZCARD', KEYS[2]), tonumber(ARGV[4]))
+  local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, limit + extra)
+  for _, id in ipairs(ids) do
+    if #out >= limit then break end
+    if extra == 0 or not redis.call('ZSCORE', KEYS[2], id) then out[#out + 1] = id end
+  end
+end
+local reply = {}
+for _, id in ipairs(out) do
+  redis.call('ZADD', KEYS[2], ARGV[3], id)
+  reply[#reply + 1] = id
+  reply[#reply + 1] = redis.call('HGET', ARGV[5] .. '${INSTANCE}' .. id, 'json')
+end
+return reply`,
+);
+
+/**
  * One page of an id index with the snapshots, read atomically. KEYS: index. ARGV: cursor ('' for the
  * first page), rows to read (the page size plus one, which tells whether another page exists),
  * prefix. Returns {id, json, id, json, ...}.
@@ -152,8 +189,8 @@ end
 return out`,
 );
 
-/** Every script the store runs (create, save, delete, list, listDue), for `setup` to load or for inspection. */
-export const SCRIPTS: readonly Script[] = [CREATE, SAVE, DELETE, LIST, LIST_DUE];
+/** Every script the store runs (create, save, delete, list, listDue, claimDue), for `setup` to load or for inspection. */
+export const SCRIPTS: readonly Script[] = [CREATE, SAVE, DELETE, LIST, LIST_DUE, CLAIM_DUE];
 
 /** EVALSHA, falling back to EVAL (which also caches the script) when the server lost or never had it. */
 export async function runScript(

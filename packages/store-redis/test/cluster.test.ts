@@ -26,6 +26,7 @@ beforeAll(() => requireCluster(cluster));
 runStoreConformance({
   name: 'redis-cluster',
   claimsDue: true,
+  claimDue: true,
   wakes: true,
   createStore() {
     const t = openStore(cluster, 'cluster');

@@ -28,6 +28,7 @@ afterAll(() => {
 runStoreConformance({
   name: 'redis',
   claimsDue: true,
+  claimDue: true,
   wakes: true,
   createStore: () => open(client, 'conformance'),
   async destroyStore(store) {
