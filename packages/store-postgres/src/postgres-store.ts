@@ -145,10 +145,14 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   const LIST_DUE = due('');
   const LIST_DUE_LANE = due('workflow = $4 AND ');
   const json = ', COALESCE(i.snapshot_text, i.snapshot::text) AS json';
-  const CLAIM_DUE = [
-    due('($4::text IS NULL OR workflow = $4) AND ', json),
-    due('($4::text IS NULL OR workflow = $4) AND id = ANY($5::text[]) AND ', json),
-  ] as const;
+  // Four fixed texts, not one with `$4 IS NULL OR …`: a prepared generic plan must still pick the
+  // lane index for a lane and the primary key for named ids.
+  const CLAIM_DUE = {
+    all: due('', json),
+    lane: due('workflow = $4 AND ', json),
+    ids: due('id = ANY($4::text[]) AND ', json),
+    laneIds: due('workflow = $4 AND id = ANY($5::text[]) AND ', json),
+  } as const;
   const RELEASE_DUE = `UPDATE ${t} SET claimed_until = NULL
          WHERE id = ANY($1::text[]) AND claimed_until IS NOT NULL`;
 
@@ -260,13 +264,18 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       const workflow = kit.dueWorkflow(claimQuery);
       const ids = claimQuery?.ids === undefined ? undefined : Array.from(claimQuery.ids, (id) => kit.id(id));
       if (n === null || workflow === null || ids?.length === 0) return [];
-      const values: unknown[] = [...claimWindow(now, claimMs), n, workflow ?? null];
+      const values: unknown[] = [...claimWindow(now, claimMs), n];
+      if (workflow !== undefined) values.push(workflow);
       if (ids !== undefined) values.push(ids);
-      const r = await query<{ id: string; wake_at: string; json: string }>(
-        'claimDue',
-        CLAIM_DUE[ids === undefined ? 0 : 1],
-        values,
-      );
+      const text =
+        workflow === undefined
+          ? ids === undefined
+            ? CLAIM_DUE.all
+            : CLAIM_DUE.ids
+          : ids === undefined
+            ? CLAIM_DUE.lane
+            : CLAIM_DUE.laneIds;
+      const r = await query<{ id: string; wake_at: string; json: string }>('claimDue', text, values);
       return byWakeTime(r.rows).map((x) => kit.decode(x.json));
     },
 

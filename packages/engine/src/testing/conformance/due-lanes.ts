@@ -102,7 +102,7 @@ export function describeDueLanes({ options, fresh }: SuiteContext): void {
       // A lane, earliest first, at most `limit`.
       const lane = await store.claimDue(100, 1, { workflow: 'one', ids: ['cd-1', 'cd-2', 'cd-3'] });
       expect(lane).toEqual([await store.load('cd-1')]);
-      const rest = await store.claimDue(100, 10);
+      const rest = await store.claimDue(100, 10, { workflow: 'two' });
       expect(rest.map((s) => [s.id, s.input])).toEqual([['cd-2', { id: 'cd-2' }]]);
       expect(await store.claimDue(100, 10)).toEqual([]);
       // A save ends the claim.
