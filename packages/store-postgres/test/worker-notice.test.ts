@@ -68,12 +68,18 @@ describe('postgres worker driven by wake notices', () => {
     });
     const { spy, calls } = recorded(store);
     const ran: string[] = [];
+    // The store calls made before each handler started, by instance.
+    const before = new Map<string, string[]>();
     const runner = createRunner({
       store: spy,
       workflows: [waits, naps],
       handlers: {
         hit: ({ instanceId }) => {
           ran.push(instanceId);
+          before.set(
+            instanceId,
+            calls.map((c) => c.method),
+          );
           return null;
         },
       },
@@ -92,18 +98,35 @@ describe('postgres worker driven by wake notices', () => {
 
     await api.signal('sig-1', 'go');
     await until('the handler', () => ran.includes('sig-1'));
-    const first = calls[0];
-    expect(first?.method).toBe('claimDue');
-    expect(first?.args[2]).toEqual({ ids: ['sig-1'] });
+    // Claimed by id, then taken: the round a named notice starts polls no lane.
+    expect(before.get('sig-1')).toEqual(['claimDue', 'save']);
+    expect(calls[0]?.args[2]).toEqual({ ids: ['sig-1'] });
     expect(calls.filter((c) => c.method === 'load' || c.method === 'listDue')).toEqual([]);
 
-    // A timer another process set: the worker hears its time and id, and claims it by id when due.
+    // A timer another process set, due soon: the worker hears its time and id, claims it by id at
+    // once as of the due time, holds the snapshot, and at the due time ticks it with no query
+    // before the write that takes the task.
     calls.length = 0;
-    await api.start('notice-naps', 'nap-1', { at: Date.now() + 300 });
+    const at = Date.now() + 300;
+    await api.start('notice-naps', 'nap-1', { at });
+    await until('the early claim', () => calls.some((c) => c.method === 'claimDue'));
+    expect(Date.now()).toBeLessThan(at);
+    expect(ran).not.toContain('nap-1');
     await until('the timer’s handler', () => ran.includes('nap-1'));
-    // Hearing the time alone starts no round: the first claim is the one at the due time, by id.
-    const claims = calls.filter((c) => c.method === 'claimDue');
-    expect(claims[0]?.args[2]).toEqual({ ids: ['nap-1'] });
+    expect(before.get('nap-1')).toEqual(['claimDue', 'save']);
+    expect(calls[0]?.args.slice(0, 3)).toEqual([at, 1, { ids: ['nap-1'] }]);
+    const taken = (await store.load('nap-1'))?.steps.hit?.startedAt;
+    expect(taken).toBeGreaterThanOrEqual(at);
+
+    // Due later than the look-ahead: heard, but claimed only when due.
+    calls.length = 0;
+    const late = Date.now() + 2_600;
+    await api.start('notice-naps', 'nap-2', { at: late });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(calls).toEqual([]);
+    await until('the later timer’s handler', () => ran.includes('nap-2'));
+    expect(calls[0]?.method).toBe('claimDue');
+    expect(calls[0]?.args[2]).toEqual({ ids: ['nap-2'] });
     expect(calls.filter((c) => c.method === 'load' || c.method === 'listDue')).toEqual([]);
     expect((await store.load('nap-1'))?.status).toBe('completed');
     expect((await store.load('sig-1'))?.status).toBe('completed');

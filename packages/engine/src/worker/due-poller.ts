@@ -18,6 +18,11 @@ const NOT_MINE = ['UNKNOWN_WORKFLOW', 'UNKNOWN_VERSION', 'DEFINITION_HASH_MISMAT
 const MAX_SKIP_MS = 5 * 60_000;
 // Instances named by wake notices and not yet claimed; more are left to the lanes.
 const MAX_HINTED = 1000;
+// A notice of a time at most this far ahead has its instance claimed at once and held until then,
+// so the tick at the due time writes without first waiting for a claim. Short: a worker that dies
+// holding one delays that instance until the claim lapses (the due time plus the store's claimMs).
+const LOOKAHEAD_MS = 2_000;
+const MAX_HELD = 100;
 
 /** A due instance a poll returned: its id, and its snapshot when the store claims and loads at once. */
 interface Due {
@@ -41,6 +46,8 @@ export class DuePoller {
   private readonly skips = new Map<string, { until: number; ms: number; workflow: string }>();
   /** id → due time, of instances wake notices named (claimed by id once due, with `claimDue`). */
   private readonly hinted = new Map<string, number>();
+  /** Instances claimed ahead of their due time (see LOOKAHEAD_MS), ticked once due with no query. */
+  private readonly held = new Map<string, { at: number; snapshot: Snapshot }>();
 
   constructor(
     private readonly runner: Runner,
@@ -52,6 +59,8 @@ export class DuePoller {
     private readonly skipMs: number,
     /** `single`: one lane for every workflow (a store whose each poll is costly), caps kept by the pool only. */
     private readonly lanes: 'workflow' | 'single' = 'workflow',
+    /** Told the due time of an instance claimed ahead of it, once held (a time already past wants a round). */
+    private readonly heldDue: (at: number) => void = () => {},
   ) {}
 
   /** Polls `workflow`'s lane first in the next round (a wake notice named it). */
@@ -59,9 +68,50 @@ export class DuePoller {
     if (this.lanes === 'workflow') this.preferred.add(workflow);
   }
 
-  /** A notice named instance `id`, due at `at`: claimed by id in the first round from then on. */
-  hint(id: string, at: number): void {
-    if (this.store.claimDue && this.hinted.size < MAX_HINTED) this.hinted.set(id, at);
+  /**
+   * A notice named instance `id`, due at `at`: claimed by id in the first round from then on, or
+   * right away and held until `at` when that is soon. False when not remembered (the store cannot
+   * claim by id, or too many are): only the lanes will find it.
+   */
+  hint(id: string, at: number): boolean {
+    if (!this.store.claimDue) return false;
+    if (this.held.has(id)) return true;
+    if (this.hinted.size >= MAX_HINTED && !this.hinted.has(id)) return false;
+    this.hinted.set(id, at);
+    const ahead = at - this.clock();
+    if (ahead > 0 && ahead <= LOOKAHEAD_MS && this.held.size < MAX_HELD) void this.reserve(id, at);
+    return true;
+  }
+
+  /**
+   * Claims `id` as of its due time `at` (the claim lasts until `at` plus the store's claim period) and
+   * holds its snapshot. Nothing held (another worker has it, or it moved on): the hint stays, and
+   * the round at `at` claims by id as usual.
+   */
+  private async reserve(id: string, at: number): Promise<void> {
+    let got: Snapshot | undefined;
+    try {
+      [got] = await this.store.claimDue!(at, 1, { ids: [id] });
+      this.stats.polls++;
+    } catch {
+      return; // the round at `at` tries again, and reports what fails
+    }
+    if (!got) return;
+    const due = got.wakeAt;
+    if (typeof due !== 'number' || due > at || this.held.size >= MAX_HELD) {
+      await this.release([id]);
+      return;
+    }
+    this.hinted.delete(id);
+    this.held.set(id, { at: due, snapshot: got });
+    this.heldDue(due);
+  }
+
+  /** Gives back the claims of instances held for a later time (on stop). */
+  async releaseHeld(): Promise<void> {
+    const ids = [...this.held.keys()];
+    this.held.clear();
+    if (ids.length) await this.release(ids);
   }
 
   /** The claim of one poll: snapshots with the claim where the store can, else ids. */
@@ -74,19 +124,26 @@ export class DuePoller {
     return ids.map((id) => ({ id }));
   }
 
-  /** Claims and ticks the hinted instances that are due by `now`. */
+  /** Ticks the held instances due by `now`, then claims and ticks the hinted ones. */
   private async hintedRound(now: number, ticks: Promise<void>[]): Promise<number> {
+    const ready: Due[] = [];
+    for (const [id, h] of this.held) {
+      if (h.at > now || ready.length >= this.pool.free()) continue;
+      ready.push({ id, snapshot: h.snapshot });
+      this.held.delete(id);
+    }
+    const ticked = ready.length ? this.take(ready, now, '*', ticks) : 0;
     const ids: string[] = [];
     for (const [id, at] of this.hinted) {
       if (at > now || ids.length >= this.pool.free()) continue;
       ids.push(id);
       this.hinted.delete(id);
     }
-    if (ids.length === 0) return 0;
+    if (ids.length === 0) return ticked;
     // Another worker may have taken some, or they moved on: the lanes find whatever is left.
     const got = await this.claim(now, ids.length, { ids });
     this.stats.polls++;
-    return this.take(got, now, '*', ticks);
+    return ticked + this.take(got, now, '*', ticks);
   }
 
   /** Ticks what a poll claimed, giving back claims of instances this worker skips. */
@@ -107,8 +164,17 @@ export class DuePoller {
     return mine.length;
   }
 
-  /** Polls every lane once; a failed `listDue` rejects (the caller backs off). */
-  async round(): Promise<RoundResult> {
+  /**
+   * Ticks the named instances that are due, then (with `everyLane`) polls every lane once; a
+   * failed poll rejects (the caller backs off).
+   */
+  async round(everyLane = true): Promise<RoundResult> {
+    if (!everyLane) {
+      const ticks: Promise<void>[] = [];
+      const ticked = await this.hintedRound(this.clock(), ticks);
+      await Promise.all(ticks);
+      return { ticked, full: false };
+    }
     // In a single lane, '' stands for "every workflow".
     const all = this.lanes === 'single' ? [''] : this.runner.workflows;
     const n = all.length;
@@ -120,7 +186,7 @@ export class DuePoller {
     const lanes = first.length ? [...first, ...rotated.filter((l) => !first.includes(l))] : rotated;
     const result: RoundResult = { ticked: 0, full: false };
     const ticks: Promise<void>[] = [];
-    if (this.hinted.size) result.ticked += await this.hintedRound(this.clock(), ticks);
+    if (this.hinted.size || this.held.size) result.ticked += await this.hintedRound(this.clock(), ticks);
     for (const lane of lanes) {
       const want = Math.min(share, lane ? this.pool.freeFor(lane) : this.pool.free());
       if (want <= 0) continue;

@@ -5,6 +5,7 @@ import { wakeNotice } from '../store/wake-notice.js';
 import { after, jittered, Sleeper, systemClock } from './clock.js';
 import { DuePoller } from './due-poller.js';
 import { TaskPool } from './task-pool.js';
+import { WakeTimes } from './wake-times.js';
 import type { ShutdownOptions, Worker, WorkerEvents, WorkerOptions, WorkerStats } from './types.js';
 
 // Backoff while the store is down: from 100 ms, doubling, at most 30 s.
@@ -66,8 +67,12 @@ export function createWorker(options: WorkerOptions): Worker {
   // Set by every wake that should start a round; a wake that only re-plans the sleep around an
   // earlier wake time (a timer heard of) leaves it unset, and the loop sleeps on.
   let urgent = false;
-  const wakeNow = () => {
+  // Set by every wake that does not name its instance: the next round polls every lane. A round
+  // started only by named instances claims just those (the lanes wait for the planned poll).
+  let lanesDue = true;
+  const wakeNow = (named = false) => {
     urgent = true;
+    if (!named) lanesDue = true;
     sleeper.wake();
   };
   const pool = new TaskPool(
@@ -96,6 +101,7 @@ export function createWorker(options: WorkerOptions): Worker {
     clock,
     options.skipMs ?? 1_000,
     options.lanes,
+    (at) => hear(at, true),
   );
 
   let state: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
@@ -104,29 +110,26 @@ export function createWorker(options: WorkerOptions): Worker {
   let subscription: WakeSubscription | undefined;
   let wakesLive = false;
   let waitingForSlot = false;
-  /** Future wake times heard of (notices, this worker's own writes): ascending, distinct, bounded. */
-  const known: number[] = [];
+  const known = new WakeTimes(MAX_KNOWN);
   let roundsDone = 0;
   let lastRoundEmpty = false;
   const roundWaiters: Array<() => void> = [];
 
-  const hear = (at: number) => {
+  // A wake time arrived (or was heard of already past): `named` when the poller remembers the
+  // instance it names, so a round for it alone need not poll the lanes.
+  const hear = (at: number, named: boolean) => {
     if (at <= clock()) {
-      wakeNow();
+      wakeNow(named);
       return;
     }
-    let i = known.length;
-    while (i > 0 && known[i - 1]! > at) i--;
-    if (known[i - 1] === at) return;
-    known.splice(i, 0, at);
-    if (known.length > MAX_KNOWN) known.pop(); // the latest ones: polling finds them anyway
-    if (i === 0) sleeper.wake(); // a new earliest time: re-plan the sleep around it
+    if (known.add(at, named)) sleeper.wake(); // a new earliest time: re-plan the sleep around it
   };
   let detach: (() => void) | undefined;
 
   async function run(): Promise<void> {
     let pause = poll.minMs;
     let outages = 0;
+    let planned = 0; // when the next round that polls every lane is due
     while (state === 'running') {
       if (pool.free() === 0) {
         waitingForSlot = true;
@@ -137,13 +140,17 @@ export function createWorker(options: WorkerOptions): Worker {
       let result: { ticked: number; full: boolean };
       const roundAt = clock();
       urgent = false; // a wake from now on asks for the next round
+      // Times up to the round's start were due when it polled: it takes what they woke.
+      const lanes = known.pass(roundAt) || lanesDue || roundAt >= planned;
+      lanesDue = false;
       try {
-        result = await poller.round();
+        result = await poller.round(lanes);
         outages = 0;
       } catch (e) {
         stats.errors++;
         emit('error', e, 'poll');
         outages++;
+        lanesDue = true;
         await sleeper.sleep(
           jittered(Math.min(OUTAGE_MAX_MS, OUTAGE_MIN_MS * 2 ** (outages - 1)), poll.jitter),
         );
@@ -153,25 +160,27 @@ export function createWorker(options: WorkerOptions): Worker {
       }
       roundsDone++;
       lastRoundEmpty = result.ticked === 0;
-      // Times up to the round's start were due when it polled: it took what they woke.
-      while (known.length > 0 && known[0]! <= roundAt) known.shift();
       for (const w of roundWaiters.splice(0)) w();
       if (result.full) {
         pause = poll.minMs;
+        planned = 0;
         continue;
       }
-      pause =
-        result.ticked > 0
-          ? poll.minMs
-          : Math.min(pause * poll.factor, wakesLive ? poll.maxWithWakesMs : poll.maxMs);
-      const planned = clock() + jittered(pause, poll.jitter);
-      // Until the pause ends or the earliest known wake time comes, whichever is first; a wake
-      // time heard meanwhile moves that end earlier; an urgent wake ends the sleep.
-      for (let end = Math.min(planned, known[0] ?? planned); state === 'running' && !urgent; ) {
+      // A round for named instances alone leaves the pace and the planned poll as they were.
+      if (lanes) {
+        pause =
+          result.ticked > 0
+            ? poll.minMs
+            : Math.min(pause * poll.factor, wakesLive ? poll.maxWithWakesMs : poll.maxMs);
+        planned = clock() + jittered(pause, poll.jitter);
+      }
+      // Until the planned poll or the earliest known wake time, whichever is first; a wake time
+      // heard meanwhile moves that end earlier; an urgent wake ends the sleep.
+      for (let end = Math.min(planned, known.earliest ?? planned); state === 'running' && !urgent; ) {
         const left = end - clock();
         if (left <= 0) break;
         await sleeper.sleep(left);
-        end = Math.min(planned, known[0] ?? planned);
+        end = Math.min(planned, known.earliest ?? planned);
       }
     }
   }
@@ -185,8 +194,7 @@ export function createWorker(options: WorkerOptions): Worker {
           stats.wakes++;
           emit('wake', hint);
           if (hint.workflow !== undefined) poller.prefer(hint.workflow);
-          if (hint.id !== undefined) poller.hint(hint.id, hint.at);
-          hear(hint.at);
+          hear(hint.at, hint.id !== undefined && poller.hint(hint.id, hint.at));
         },
         lost(error) {
           wakesLive = false;
@@ -221,8 +229,7 @@ export function createWorker(options: WorkerOptions): Worker {
         (s: Snapshot) => {
           const at = wakeNotice(s);
           if (at === null) return;
-          poller.hint(s.id, at);
-          hear(at);
+          hear(at, poller.hint(s.id, at));
         },
       );
       loop = run();
@@ -239,6 +246,7 @@ export function createWorker(options: WorkerOptions): Worker {
         if (resubscribe !== undefined) clearTimeout(resubscribe);
         await loop;
         await subscription?.close().catch(() => {});
+        await poller.releaseHeld();
         emit('stopping', pool.size);
         pool.closed = true;
         let dropped = pool.dropWaiting();
