@@ -5,8 +5,8 @@ import { wakeNotice } from '../store/wake-notice.js';
 import { after, jittered, Sleeper, systemClock } from './clock.js';
 import { DuePoller } from './due-poller.js';
 import { TaskPool } from './task-pool.js';
-import { WakeTimes } from './wake-times.js';
 import type { ShutdownOptions, Worker, WorkerEvents, WorkerOptions, WorkerStats } from './types.js';
+import { WakeTimes } from './wake-times.js';
 
 // Backoff while the store is down: from 100 ms, doubling, at most 30 s.
 const OUTAGE_MIN_MS = 100;
