@@ -131,4 +131,63 @@ describe('postgres worker driven by wake notices', () => {
     expect((await store.load('nap-1'))?.status).toBe('completed');
     expect((await store.load('sig-1'))?.status).toBe('completed');
   });
+
+  it('gives back a claim held for a soon-due time when it stops, for another worker to take', async () => {
+    await worker?.stop({ graceMs: 100 });
+    const table = uniqueTable('wh');
+    tables.push(table);
+    const store = createPostgresStore({ pool, schema: TEST_SCHEMA, table });
+    await store.setup();
+    const api = createRunner({ store, workflows: [naps], handlers: { hit: () => null }, execute: false });
+    const { spy, calls } = recorded(store);
+    const ran: string[] = [];
+    const handlers = {
+      hit: ({ instanceId }: { instanceId: string }) => {
+        ran.push(instanceId);
+        return null;
+      },
+    };
+    const slow = { minMs: 600_000, maxMs: 600_000, maxWithWakesMs: 600_000 };
+    const first = createWorker({
+      runner: createRunner({ store: spy, workflows: [naps], handlers }),
+      poll: slow,
+    });
+    await first.start();
+    const at = Date.now() + 1_500;
+    await api.start('notice-naps', 'held-1', { at });
+    // The first worker claims it as soon as it hears the notice (the row shows the claim).
+    const claimedUntil = async () =>
+      (
+        await pool.query<{ c: string | null }>(
+          `SELECT claimed_until AS c FROM "${TEST_SCHEMA}"."${table}" WHERE id = 'held-1'`,
+        )
+      ).rows[0]?.c ?? null;
+    for (let i = 0; i < 200 && (await claimedUntil()) === null; i++)
+      await new Promise((r) => setTimeout(r, 10));
+    expect(Number(await claimedUntil())).toBeGreaterThanOrEqual(at);
+    expect(
+      calls
+        .filter((c) => c.method === 'claimDue')
+        .at(-1)
+        ?.args.slice(0, 3),
+    ).toEqual([at, 1, { ids: ['held-1'] }]);
+    // Held by the first worker: as of its due time, nobody else can claim it.
+    expect(await store.claimDue!(at, 1, { ids: ['held-1'] })).toEqual([]);
+    await first.stop({ graceMs: 100 });
+    expect(await claimedUntil()).toBeNull();
+    const claimed = await store.claimDue!(at, 1, { ids: ['held-1'] });
+    expect(claimed.map((s) => s.id)).toEqual(['held-1']);
+    await store.releaseDue!(['held-1']);
+    expect(ran).toEqual([]);
+
+    // A second worker, started after (it heard no notice: its polls find the instance once due).
+    worker = createWorker({
+      runner: createRunner({ store, workflows: [naps], handlers }),
+      poll: { minMs: 50, maxMs: 100, maxWithWakesMs: 100 },
+    });
+    await worker.start();
+    for (let i = 0; i < 400 && !ran.includes('held-1'); i++) await new Promise((r) => setTimeout(r, 25));
+    expect(ran).toEqual(['held-1']);
+    expect((await store.load('held-1'))?.steps.hit?.startedAt).toBeGreaterThanOrEqual(at);
+  });
 });
