@@ -48,6 +48,8 @@ export class DuePoller {
   private readonly hinted = new Map<string, number>();
   /** Instances claimed ahead of their due time (see LOOKAHEAD_MS), ticked once due with no query. */
   private readonly held = new Map<string, { at: number; snapshot: Snapshot }>();
+  /** Set on stop: a claim ahead that lands later is given straight back. */
+  private closed = false;
 
   constructor(
     private readonly runner: Runner,
@@ -76,10 +78,13 @@ export class DuePoller {
   hint(id: string, at: number): boolean {
     if (!this.store.claimDue) return false;
     if (this.held.has(id)) return true;
-    if (this.hinted.size >= MAX_HINTED && !this.hinted.has(id)) return false;
+    const before = this.hinted.get(id);
+    if (before === undefined && this.hinted.size >= MAX_HINTED) return false;
     this.hinted.set(id, at);
+    // The same time heard twice (a worker's own write and its notice): one claim ahead is enough.
     const ahead = at - this.clock();
-    if (ahead > 0 && ahead <= LOOKAHEAD_MS && this.held.size < MAX_HELD) void this.reserve(id, at);
+    if (before !== at && ahead > 0 && ahead <= LOOKAHEAD_MS && this.held.size < MAX_HELD)
+      void this.reserve(id, at);
     return true;
   }
 
@@ -98,7 +103,7 @@ export class DuePoller {
     }
     if (!got) return;
     const due = got.wakeAt;
-    if (typeof due !== 'number' || due > at || this.held.size >= MAX_HELD) {
+    if (this.closed || typeof due !== 'number' || due > at || this.held.size >= MAX_HELD) {
       await this.release([id]);
       return;
     }
@@ -107,8 +112,9 @@ export class DuePoller {
     this.heldDue(due);
   }
 
-  /** Gives back the claims of instances held for a later time (on stop). */
+  /** Gives back the claims of instances held for a later time, and of any claimed ahead from now on (on stop). */
   async releaseHeld(): Promise<void> {
+    this.closed = true;
     const ids = [...this.held.keys()];
     this.held.clear();
     if (ids.length) await this.release(ids);
