@@ -53,6 +53,8 @@ export const eventSchema = z.discriminatedUnion('type', [
     output: opt(z.unknown()),
   }),
   z.object({ type: z.literal('task.failed'), at, handoff, step: id, attempt, phase, key, error: errorInfo }),
+  /** A runner gives back a task dispatched to it that it never started: queued for any worker, same attempt. */
+  z.object({ type: z.literal('task.released'), at, handoff, step: id, attempt, phase, key }),
   z.object({ type: z.literal('tick'), at, handoff }),
   z.object({
     type: z.literal('signal'),

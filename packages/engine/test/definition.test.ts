@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   defineWorkflow,
   definitionHash,
@@ -5,6 +6,7 @@ import {
   type ValidationError,
   workflow,
 } from '@stepfold/engine';
+import { canonicalJson } from '@stepfold/engine/testing';
 import { describe, expect, it } from 'vitest';
 import { orderWorkflow } from './fixtures.js';
 
@@ -149,6 +151,19 @@ describe('definitions', () => {
     expect(definitionHash({ ...a, steps: { x: { ...a.steps.x, timeoutMs: 6 } } })).not.toBe(
       definitionHash(a),
     );
+  });
+
+  it('the hash is SHA-256 of the canonical JSON, one block or many, any script', () => {
+    for (const description of ['', 'abc', 'é✓𝄞 '.repeat(40), 'x'.repeat(1_999)]) {
+      const d = defineWorkflow({
+        name: 'h',
+        version: 1,
+        start: 'x',
+        ...(description ? { description } : {}),
+        steps: { x: { kind: 'task', handler: 'h' } },
+      });
+      expect(definitionHash(d)).toBe(createHash('sha256').update(canonicalJson(d)).digest('hex'));
+    }
   });
 
   it('the builder reports duplicate ids through build()', () => {

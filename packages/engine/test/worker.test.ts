@@ -272,7 +272,55 @@ describe('createWorker', () => {
     quick.open();
     await stopping;
     expect(seen).toEqual(['quick done', 'aborted']);
-    expect(stopped).toEqual([{ aborted: 1, dropped: 0 }]);
+    expect(stopped).toEqual([{ aborted: 1, dropped: 0, released: 0 }]);
     expect((await store.load('q-1'))!.status).toBe('completed');
+  });
+
+  it('stop gives back the tasks it never started, so another worker runs them at once as the same attempt', async () => {
+    const store = createMemoryStore();
+    const held = gate();
+    const attempts: string[] = [];
+    const handlers = (who: string) => ({
+      a: async ({ instanceId, attempt }: { instanceId: string; attempt: number }) => {
+        attempts.push(`${who} ${instanceId} a#${attempt}`);
+        if (who === 'A' && instanceId === 'c-1') await held.p;
+        return 'A';
+      },
+      b: ({ instanceId, attempt }: { instanceId: string; attempt: number }) => {
+        attempts.push(`${who} ${instanceId} b#${attempt}`);
+        return 'B';
+      },
+    });
+    const stopped: Array<Parameters<WorkerEvents['stopped']>[0]> = [];
+    const runnerA = createRunner({ store, workflows: [chain], handlers: handlers('A') });
+    const a = createWorker({ runner: runnerA, concurrency: 1, on: { stopped: (i) => stopped.push(i) } });
+    await a.start();
+    // c-1's first task runs (and is held); c-2's waits for the only slot.
+    await runnerA.start('chain', 'c-1', undefined, { wait: 'write' });
+    await runnerA.start('chain', 'c-2', undefined, { wait: 'write' });
+    expect(a.stats).toMatchObject({ running: 1, queued: 1 });
+    const stopping = a.stop({ graceMs: 5_000 });
+    // Finishes within the grace: its result dispatches `b`, which this worker will not start either.
+    held.open();
+    await stopping;
+    expect(stopped).toEqual([{ aborted: 0, dropped: 0, released: 2 }]);
+    const c1 = (await store.load('c-1'))!;
+    const c2 = (await store.load('c-2'))!;
+    // Queued for any worker, due now: not at their deadline five minutes on.
+    expect(c1.tasks.b).toMatchObject({ attempt: 1, queued: true });
+    expect(c2.tasks.a).toMatchObject({ attempt: 1, queued: true });
+    expect(c1.log.some((e) => e.type === 'task.released' && e.step === 'b')).toBe(true);
+    expect(c2.wakeAt).toBeLessThanOrEqual(Date.now());
+
+    const runnerB = createRunner({ store, workflows: [chain], handlers: handlers('B') });
+    const b = createWorker({ runner: runnerB, concurrency: 2 });
+    await b.start();
+    await expect
+      .poll(async () => [(await store.load('c-1'))!.status, (await store.load('c-2'))!.status], {
+        timeout: 5_000,
+      })
+      .toEqual(['completed', 'completed']);
+    await b.stop();
+    expect(attempts.sort()).toEqual(['A c-1 a#1', 'B c-1 b#1', 'B c-2 a#1', 'B c-2 b#1']);
   });
 });

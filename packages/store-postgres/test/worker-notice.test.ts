@@ -190,4 +190,58 @@ describe('postgres worker driven by wake notices', () => {
     expect(ran).toEqual(['held-1']);
     expect((await store.load('held-1'))?.steps.hit?.startedAt).toBeGreaterThanOrEqual(at);
   });
+
+  it('a stopping worker gives back what it never started; a live worker hears it and runs it at once', async () => {
+    await worker?.stop({ graceMs: 100 });
+    const table = uniqueTable('wr');
+    tables.push(table);
+    const store = createPostgresStore({ pool, schema: TEST_SCHEMA, table });
+    await store.setup();
+    const ran: string[] = [];
+    let letGo: () => void = () => {};
+    const held = new Promise<void>((r) => {
+      letGo = r;
+    });
+    const handlers = (who: string) => ({
+      hit: async ({ instanceId, attempt }: { instanceId: string; attempt: number }) => {
+        ran.push(`${who} ${instanceId}#${attempt}`);
+        if (instanceId === 'busy') await held;
+        return null;
+      },
+    });
+    const slow = { minMs: 600_000, maxMs: 600_000, maxWithWakesMs: 600_000 };
+    // The second worker polls once at start, then only notices can drive it.
+    const second = createWorker({
+      runner: createRunner({ store, workflows: [waits], handlers: handlers('second') }),
+      poll: slow,
+    });
+    await second.start();
+    const runner = createRunner({ store, workflows: [waits], handlers: handlers('first') });
+    const first = createWorker({ runner, concurrency: 1, poll: slow });
+    await first.start();
+    // Both signalled through the first worker's runner: `busy` runs (held), `queued` waits for the slot.
+    for (const id of ['busy', 'queued']) {
+      await runner.start('notice-waits', id, undefined, { wait: 'write' });
+      await runner.signal(id, 'go', undefined, { wait: 'write' });
+    }
+    expect(first.stats).toMatchObject({ running: 1, queued: 1 });
+    const released: number[] = [];
+    const stopping = first.stop({ graceMs: 100, abortMs: 100 });
+    // The busy handler outlives the grace; it is aborted and its failure retried later.
+    await stopping;
+    released.push(first.stats.released);
+    letGo();
+    expect(released).toEqual([1]);
+    const queued = await store.load('queued');
+    expect(queued?.log.some((e) => e.type === 'task.released')).toBe(true);
+    for (let i = 0; i < 200 && !ran.includes('second queued#1'); i++)
+      await new Promise((r) => setTimeout(r, 25));
+    // Same attempt, run by the second worker long before the task's five-minute deadline.
+    expect(ran).toContain('second queued#1');
+    expect(ran.filter((r) => r.includes('queued'))).toEqual(['second queued#1']);
+    for (let i = 0; i < 200 && (await store.load('queued'))?.status !== 'completed'; i++)
+      await new Promise((r) => setTimeout(r, 25));
+    expect((await store.load('queued'))?.status).toBe('completed');
+    worker = second;
+  });
 });

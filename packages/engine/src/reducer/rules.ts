@@ -12,10 +12,12 @@ import {
   DEFAULT_INBOX_LIMIT,
   dispatchTask,
   log,
+  releaseTask,
   spend,
   stepDef,
   stepError,
   TransitionLimitError,
+  taskKey,
   terminate,
 } from './transition-context.js';
 
@@ -36,6 +38,20 @@ export const rules: { [T in WorkflowEvent['type']]: Rule<T> } = {
   'task.completed': (cx, ev) => handlerResult(cx, ev),
 
   'task.failed': (cx, ev) => handlerResult(cx, ev),
+
+  'task.released': (cx, ev) => {
+    const key = taskKey(ev.step, ev.phase ?? 'run');
+    const task = cx.s.tasks[key];
+    // Only the attempt handed out, not yet given back: a stale release changes nothing.
+    if (
+      !task ||
+      task.queued ||
+      task.attempt !== ev.attempt ||
+      (ev.key !== undefined && ev.key !== task.idempotencyKey)
+    )
+      return NOOP;
+    return run(cx, () => releaseTask(cx, key, task));
+  },
 
   tick: (cx) => {
     if (nextDue(cx) === null) return NOOP;

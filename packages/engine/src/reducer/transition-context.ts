@@ -182,6 +182,15 @@ export function takeTask(cx: Cx, key: string, task: TaskState): void {
   log(cx, 'task.taken', task.step, { attempt: task.attempt });
 }
 
+/**
+ * A task its runner gives back unstarted (a worker stopping): queued again, due at once, same
+ * attempt and key, so any worker takes it now instead of waiting out its deadline.
+ */
+export function releaseTask(cx: Cx, key: string, task: TaskState): void {
+  cx.s.tasks[key] = { ...task, queued: true, deadline: cx.at, dispatchVersion: cx.s.version };
+  log(cx, 'task.released', task.step, { attempt: task.attempt });
+}
+
 /** Ends the instance in a terminal status, dropping every live path, task and timer. */
 export function terminate(cx: Cx, status: 'completed' | 'failed' | 'cancelled' | 'aborted'): void {
   cx.s.status = status;

@@ -90,6 +90,16 @@ export function createRunner<const W extends readonly AnyDefinition[], H extends
         started = true;
         settle(Promise.resolve());
       },
+      release() {
+        if (started) return Promise.resolve();
+        started = true;
+        const { step, phase, attempt, idempotencyKey: key } = task;
+        const p = writes
+          .apply(s.id, (at) => ({ type: 'task.released', at, step, phase, attempt, key }), reporter(call), s)
+          .then(() => {});
+        settle(p);
+        return p;
+      },
       abort: (reason) => inFlight.abort(s.id, key, task.attempt, reason),
     };
     return { job: j, done };

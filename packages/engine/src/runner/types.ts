@@ -102,6 +102,12 @@ export interface TaskJob {
   run(): Promise<'completed' | 'failed'>;
   /** Gives the job up unrun; its deadline hands the task to another runner with the same key. */
   drop(): void;
+  /**
+   * Gives the job up unrun and writes it back as queued for any worker (same attempt and key), so
+   * no one waits out its deadline; resolves once written, rejects if the write failed (the deadline
+   * then hands it on, as after `drop`).
+   */
+  release(): Promise<void>;
   /** Fires the running handler's AbortSignal (a worker out of grace time). */
   abort(reason: unknown): void;
 }

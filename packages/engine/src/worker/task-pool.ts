@@ -23,6 +23,7 @@ export class TaskPool {
   /** Workflows with waiting jobs, next to serve first. */
   private turn: string[] = [];
   private readonly live = new Set<TaskJob>();
+  private readonly releasing = new Set<Promise<void>>();
   private idleWaiters: Array<() => void> = [];
   closed = false;
 
@@ -51,10 +52,10 @@ export class TaskPool {
     return Math.max(0, Math.min(this.free(), cap - used));
   }
 
-  /** Takes a job: starts it if a slot (and its workflow's cap) allows, else queues it. */
+  /** Takes a job: starts it if a slot (and its workflow's cap) allows, else queues it; once closed, gives it back. */
   submit(job: TaskJob): void {
     if (this.closed) {
-      this.dropJob(job);
+      this.giveBack(job);
       return;
     }
     let q = this.queues.get(job.workflow);
@@ -68,14 +69,17 @@ export class TaskPool {
     this.pump();
   }
 
-  /** Drops every waiting job (shutdown); returns how many. */
-  dropWaiting(): number {
-    let n = 0;
-    for (const q of this.queues.values()) for (const job of q.splice(0)) n += this.dropJob(job, true);
+  /** Gives every waiting job back (shutdown): see {@link giveBack}. */
+  releaseWaiting(): void {
+    for (const q of this.queues.values()) for (const job of q.splice(0)) this.giveBack(job);
     this.turn = [];
     this.waiting = 0;
     this.settle();
-    return n;
+  }
+
+  /** Resolves once every give-back write has been answered. */
+  async released(): Promise<void> {
+    while (this.releasing.size > 0) await Promise.allSettled([...this.releasing]);
   }
 
   /** Fires the AbortSignal of every running handler; returns how many. */
@@ -142,11 +146,23 @@ export class TaskPool {
     );
   }
 
-  private dropJob(job: TaskJob, quiet = false): number {
+  private dropJob(job: TaskJob): void {
     job.drop();
     this.events.end(job, 'dropped', 0);
-    if (!quiet) this.events.freed();
-    return 1;
+    this.events.freed();
+  }
+
+  /**
+   * A job this pool will not start (it is shutting down): written back as queued for any worker,
+   * so none waits out its deadline; if that write fails, the deadline hands it on (dropped).
+   */
+  private giveBack(job: TaskJob): void {
+    const p = job.release().then(
+      () => this.events.end(job, 'released', 0),
+      (e) => this.events.end(job, 'dropped', 0, e),
+    );
+    this.releasing.add(p);
+    void p.finally(() => this.releasing.delete(p));
   }
 
   private settle(): void {

@@ -52,7 +52,7 @@ export interface WorkerOptions {
 }
 
 /** How a job ended: its handler returned or threw, its result could not be written, or it never ran. */
-export type JobOutcome = 'completed' | 'failed' | 'error' | 'dropped';
+export type JobOutcome = 'completed' | 'failed' | 'error' | 'dropped' | 'released';
 
 /** What a worker reports as it goes. */
 export interface WorkerEvents {
@@ -71,7 +71,12 @@ export interface WorkerEvents {
   /** Something failed and was retried or skipped: a poll, a tick, a result write or the wake subscription. */
   error(error: unknown, where: 'poll' | 'tick' | 'task' | 'wake'): void;
   stopping(info: { running: number; queued: number }): void;
-  stopped(info: { aborted: number; dropped: number }): void;
+  /**
+   * Stopped: `aborted` handlers were fired their AbortSignal; `released` tasks this worker had
+   * queued but never started were written back for any worker; `dropped` ones could not be (their
+   * deadline hands them on).
+   */
+  stopped(info: { aborted: number; dropped: number; released: number }): void;
 }
 
 /** Counters and gauges of a worker since it started. */
@@ -80,11 +85,15 @@ export interface WorkerStats {
   claimed: number;
   /** Ticks written. */
   ticks: number;
-  /** Handler runs that returned / threw / could not write their result / were dropped unrun. */
+  /**
+   * Handler runs that returned / threw / could not write their result / were dropped unrun / were
+   * given back unrun at shutdown (written as queued for any worker).
+   */
   completed: number;
   failed: number;
   errors: number;
   dropped: number;
+  released: number;
   /** Instances skipped because this worker cannot step them. */
   skipped: number;
   /** listDue calls. */
@@ -105,7 +114,7 @@ export interface WorkerStats {
 export interface Worker {
   /** Subscribes to wakes and starts polling; resolves once the first poll is scheduled. */
   start(): Promise<void>;
-  /** Stops polling, lets running handlers finish (then aborts them), drops queued ones; idempotent. */
+  /** Stops polling, lets running handlers finish (then aborts them), gives queued ones back to any worker; idempotent. */
   stop(options?: ShutdownOptions): Promise<void>;
   /** Polls now (something became due that the worker cannot know of). */
   nudge(): void;

@@ -47,6 +47,7 @@ export function createWorker(options: WorkerOptions): Worker {
     failed: 0,
     errors: 0,
     dropped: 0,
+    released: 0,
     skipped: 0,
     polls: 0,
     wakes: 0,
@@ -248,8 +249,11 @@ export function createWorker(options: WorkerOptions): Worker {
         await subscription?.close().catch(() => {});
         await poller.releaseHeld();
         emit('stopping', pool.size);
+        const before = { dropped: stats.dropped, released: stats.released };
+        // From here every job that has not started, and every one a finishing handler's result
+        // dispatches, is written back as queued for any worker.
         pool.closed = true;
-        let dropped = pool.dropWaiting();
+        pool.releaseWaiting();
         let aborted = 0;
         const idle = pool.whenIdle();
         if (pool.size.running > 0) await Promise.race([idle, after(graceMs)]);
@@ -257,10 +261,13 @@ export function createWorker(options: WorkerOptions): Worker {
           aborted = pool.abortRunning(new Error('worker stopping'));
           await Promise.race([idle, after(abortMs)]);
         }
-        dropped += pool.dropWaiting();
+        pool.releaseWaiting();
+        await Promise.race([pool.released(), after(abortMs)]);
         detach?.();
         state = 'stopped';
-        if (was !== 'new') emit('stopped', { aborted, dropped });
+        const dropped = stats.dropped - before.dropped;
+        const released = stats.released - before.released;
+        if (was !== 'new') emit('stopped', { aborted, dropped, released });
       })();
       return stopped;
     },
