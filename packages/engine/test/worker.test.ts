@@ -323,4 +323,34 @@ describe('createWorker', () => {
     await b.stop();
     expect(attempts.sort()).toEqual(['A c-1 a#1', 'B c-1 b#1', 'B c-2 a#1', 'B c-2 b#1']);
   });
+
+  it('a job that waited until its deadline was near is given back, not lost: it runs as the same attempt', async () => {
+    const tight = workflow('tight', 1).task('t', { handler: 't', timeoutMs: 1_500 }).build();
+    const store = createMemoryStore();
+    const ran: string[] = [];
+    const runner = createRunner({
+      store,
+      workflows: [tight],
+      handlers: {
+        t: async ({ instanceId, attempt }) => {
+          ran.push(`${instanceId}#${attempt}`);
+          // The first run keeps the only slot until the second job's deadline is under a second away.
+          if (instanceId === 'x-1') await new Promise((r) => setTimeout(r, 700));
+          return null;
+        },
+      },
+    });
+    const worker = createWorker({ runner, concurrency: 1, startMarginMs: 1_000 });
+    await worker.start();
+    await runner.start('tight', 'x-1', undefined, { wait: 'write' });
+    await runner.start('tight', 'x-2', undefined, { wait: 'write' });
+    expect(worker.stats).toMatchObject({ running: 1, queued: 1 });
+    await expect.poll(async () => (await store.load('x-2'))!.status, { timeout: 5_000 }).toBe('completed');
+    await worker.stop();
+    expect(ran).toEqual(['x-1#1', 'x-2#1']);
+    expect(worker.stats).toMatchObject({ released: 1, dropped: 0 });
+    const x2 = (await store.load('x-2'))!;
+    expect(x2.steps.t!.attempt).toBe(1);
+    expect(x2.log.map((e) => e.type)).toContain('task.released');
+  });
 });

@@ -12,8 +12,8 @@ export interface PoolEvents {
 /**
  * Bounded concurrency with fairness: at most `concurrency` handler runs at once, at most
  * `caps[workflow]` of one workflow, and waiting jobs started round-robin across workflows, so one
- * workflow's backlog cannot hold another's jobs back. A job whose deadline is too near to start
- * is dropped (the deadline re-dispatches it elsewhere, with the same idempotency key).
+ * workflow's backlog cannot hold another's jobs back. A job whose deadline is too near to start,
+ * and every job once the pool is closed, is given back unstarted (see {@link giveBack}).
  */
 export class TaskPool {
   private running = 0;
@@ -88,9 +88,9 @@ export class TaskPool {
     return this.live.size;
   }
 
-  /** Resolves when nothing runs or waits. */
+  /** Resolves when nothing runs, waits or is being given back. */
   whenIdle(): Promise<void> {
-    if (this.running === 0 && this.waiting === 0) return Promise.resolve();
+    if (this.running === 0 && this.waiting === 0 && this.releasing.size === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
@@ -111,7 +111,8 @@ export class TaskPool {
       this.waiting--;
       if (q.length > 0) this.turn.push(workflow);
       if (job.task.deadline - this.clock() < this.startMarginMs) {
-        this.dropJob(job);
+        // Waiting here must not cost an attempt: queued again, it gets a fresh deadline when taken.
+        this.giveBack(job);
         continue;
       }
       this.run(job);
@@ -146,15 +147,10 @@ export class TaskPool {
     );
   }
 
-  private dropJob(job: TaskJob): void {
-    job.drop();
-    this.events.end(job, 'dropped', 0);
-    this.events.freed();
-  }
-
   /**
-   * A job this pool will not start (it is shutting down): written back as queued for any worker,
-   * so none waits out its deadline; if that write fails, the deadline hands it on (dropped).
+   * A job this pool will not start: written back as queued for any worker (this one included, while
+   * it runs), same attempt, so none waits out its deadline; if that write fails, the deadline hands
+   * it on (dropped).
    */
   private giveBack(job: TaskJob): void {
     const p = job.release().then(
@@ -162,11 +158,15 @@ export class TaskPool {
       (e) => this.events.end(job, 'dropped', 0, e),
     );
     this.releasing.add(p);
-    void p.finally(() => this.releasing.delete(p));
+    void p.finally(() => {
+      this.releasing.delete(p);
+      this.settle();
+    });
+    this.events.freed();
   }
 
   private settle(): void {
-    if (this.running > 0 || this.waiting > 0) return;
+    if (this.running > 0 || this.waiting > 0 || this.releasing.size > 0) return;
     const waiters = this.idleWaiters;
     this.idleWaiters = [];
     for (const w of waiters) w();

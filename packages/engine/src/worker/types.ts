@@ -40,7 +40,7 @@ export interface WorkerOptions {
   lanes?: 'workflow' | 'single';
   /** Wake source to follow; default the store's own (`store.wakes`); `false` polls only. */
   wakes?: WakeSource | false;
-  /** A queued job whose deadline is nearer than this is dropped rather than started late (default 1 000 ms). */
+  /** A waiting job whose deadline is nearer than this is given back (queued again, same attempt) rather than started late (default 1 000 ms). */
   startMarginMs?: number;
   /** How long an instance that cannot be stepped here (unknown workflow or version) is skipped at first (default 1 000 ms, doubling up to 5 min). */
   skipMs?: number;

@@ -85,7 +85,8 @@ export function createWorker(options: WorkerOptions): Worker {
       start: (job) => emit('taskStart', job),
       end(job, outcome, ms, error) {
         stats[outcome === 'error' ? 'errors' : outcome]++;
-        if (outcome === 'error') emit('error', error, 'task');
+        // A run that threw outside its handler, or a give-back whose write failed.
+        if (outcome === 'error' || error !== undefined) emit('error', error, 'task');
         emit('taskEnd', job, outcome, ms);
       },
       freed: () => {
