@@ -205,6 +205,39 @@ describe('runner', () => {
     expect(s.log.some((e) => e.type === 'task.taken' && e.step === 'reserve')).toBe(true);
   });
 
+  it('execute: false answers with its own write: a signal costs one load and one save, no read back', async () => {
+    const base = createMemoryStore();
+    const calls: string[] = [];
+    const store = Object.create(base) as Store;
+    for (const m of ['load', 'save', 'create'] as const) {
+      const real = (base[m] as (...a: unknown[]) => Promise<unknown>).bind(base);
+      Object.defineProperty(store, m, {
+        value: (...a: unknown[]) => {
+          calls.push(m);
+          return real(...a);
+        },
+      });
+    }
+    const waits = workflow('waits', 1)
+      .wait('go', { signal: 'go' })
+      .task('after', { handler: 'reserveStock' })
+      .build();
+    const api = createRunner({
+      store,
+      workflows: [waits],
+      handlers: { reserveStock: () => null },
+      execute: false,
+    });
+    const started = await api.start('waits', 'w-1');
+    expect(calls).toEqual(['create']);
+    calls.length = 0;
+    const s = await api.signal('w-1', 'go');
+    expect(calls).toEqual(['load', 'save']);
+    expect(s.version).toBe(started.version + 1);
+    expect(s.tasks.after).toMatchObject({ queued: true, attempt: 1 });
+    expect(await store.load('w-1')).toEqual(s);
+  });
+
   it('hooks observe transitions and a throwing hook changes nothing', async () => {
     const seen: string[] = [];
     const hookErrors: string[] = [];

@@ -210,7 +210,8 @@ export function createRunner<const W extends readonly AnyDefinition[], H extends
 
   async function handle(m: RunnerMessage, call = new Work()): Promise<Snapshot> {
     await dispatch(m, call);
-    if (m.wait !== 'write') return settled(m.id, call);
+    // A runner that hands its tasks off has no handlers to wait for: it answers with its write.
+    if (m.wait !== 'write' && execute) return settled(m.id, call);
     // The handlers go on; `inFlight` keeps them (and `idle()` waits for them).
     const mine = call.latest.get(m.id);
     if (mine) return mine;

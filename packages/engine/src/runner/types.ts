@@ -79,6 +79,7 @@ export interface RunnerOptions<W extends readonly AnyDefinition[] = readonly Any
    * `true` (default): run the handlers of the tasks this runner's writes dispatch, in this
    * process. `false`: hand them off — every event is written with its tasks queued, the instance
    * due at once, for a worker (any process's) to take; an API process that only starts and signals.
+   * Its calls resolve once their event is written, with the snapshot written (no read back).
    */
   execute?: boolean;
   /**
