@@ -1,27 +1,15 @@
 import { isStepfoldError, type Snapshot, StoreUnavailableError } from '@stepfold/engine';
 import { makeTestSnapshot } from '@stepfold/engine/testing';
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPostgresStore, MAX_SNAPSHOT_BYTES_LIMIT, type PostgresStore } from '../src/index.js';
-import { dropTable, requireServer, TEST_SCHEMA, testPool, uniqueTable } from './server.js';
+import { describe, expect, it } from 'vitest';
+import { createPostgresStore, MAX_SNAPSHOT_BYTES_LIMIT } from '../src/index.js';
+import { TEST_SCHEMA, testPool, uniqueTable } from './server.js';
+import { useTestTables } from './test-tables.js';
 
-const pool = testPool();
-const tables: string[] = [];
-
-beforeAll(() => requireServer(pool));
-afterAll(async () => {
-  for (const table of tables) await dropTable(pool, table).catch(() => {});
-  await pool.end();
-});
+const { pool, table: freshTable, store: freshStore } = useTestTables('a');
 
 /** A new, set-up store on its own table. */
-async function fresh(options: { claimMs?: number; maxSnapshotBytes?: number } = {}): Promise<PostgresStore> {
-  const table = uniqueTable('a');
-  tables.push(table);
-  const store = createPostgresStore({ pool, schema: TEST_SCHEMA, table, ...options });
-  await store.setup();
-  return store;
-}
+const fresh = (options: { claimMs?: number; maxSnapshotBytes?: number } = {}) => freshStore(options);
 
 /** A test snapshot of workflow `wf`. */
 function snapshot(id: string, patch: Partial<Snapshot> = {}): Snapshot {
@@ -76,8 +64,7 @@ describe('postgres setup', () => {
   });
 
   it('refuses a pre-existing table it did not create', async () => {
-    const table = uniqueTable('x');
-    tables.push(table);
+    const table = freshTable('x');
     await pool.query(`CREATE TABLE "${TEST_SCHEMA}"."${table}" (id text)`);
     await expect(createPostgresStore({ pool, schema: TEST_SCHEMA, table }).setup()).rejects.toThrow(
       /not created by stepfold/,

@@ -1,25 +1,13 @@
 import type { Snapshot } from '@stepfold/engine';
 import { makeTestSnapshot } from '@stepfold/engine/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPostgresStore, DEFAULT_CLAIM_MS, type PostgresStore } from '../src/index.js';
-import { dropTable, requireServer, TEST_SCHEMA, testPool, uniqueTable } from './server.js';
+import { describe, expect, it } from 'vitest';
+import { createPostgresStore, DEFAULT_CLAIM_MS } from '../src/index.js';
+import { TEST_SCHEMA } from './server.js';
+import { useTestTables } from './test-tables.js';
 
-const pool = testPool();
-const tables: string[] = [];
+const { pool, store: freshStore } = useTestTables('c');
 
-beforeAll(() => requireServer(pool));
-afterAll(async () => {
-  for (const table of tables) await dropTable(pool, table).catch(() => {});
-  await pool.end();
-});
-
-async function fresh(claimMs?: number): Promise<PostgresStore> {
-  const table = uniqueTable('c');
-  tables.push(table);
-  const store = createPostgresStore({ pool, schema: TEST_SCHEMA, table, claimMs });
-  await store.setup();
-  return store;
-}
+const fresh = (claimMs?: number) => freshStore({ claimMs });
 
 function due(id: string, wakeAt: number | null, version = 1): Snapshot {
   return makeTestSnapshot(id, {

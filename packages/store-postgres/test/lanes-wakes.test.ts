@@ -1,7 +1,7 @@
 import type { Snapshot, WakeHint, WakeListener } from '@stepfold/engine';
 import { makeTestSnapshot } from '@stepfold/engine/testing';
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createPostgresStore, MIGRATIONS, type PostgresStore } from '../src/index.js';
 import { tableNames } from '../src/setup.js';
 import { parseWake, wakeChannel, wakePayload } from '../src/wakes.js';
@@ -16,23 +16,11 @@ import {
   WAKES_PG_PORT,
   WAKES_PG_URL,
 } from './server.js';
+import { useTestTables } from './test-tables.js';
 
-const pool = testPool();
-const tables: string[] = [];
+const { pool, table: freshTable, store: freshStore } = useTestTables('w');
 
-beforeAll(() => requireServer(pool));
-afterAll(async () => {
-  for (const table of tables) await dropTable(pool, table).catch(() => {});
-  await pool.end();
-});
-
-async function fresh(): Promise<PostgresStore> {
-  const table = uniqueTable('w');
-  tables.push(table);
-  const store = createPostgresStore({ pool, schema: TEST_SCHEMA, table });
-  await store.setup();
-  return store;
-}
+const fresh = () => freshStore();
 
 /** A store on `table` whose pool records the text of every statement it sends. */
 function spied(table: string, texts: string[]): PostgresStore {
@@ -157,8 +145,7 @@ describe('postgres due lanes', () => {
 
   it('setup() upgrades a table made at version 1 to version 2, keeping its rows', async () => {
     await fresh(); // the schema and the migrations table exist
-    const table = uniqueTable('v');
-    tables.push(table);
+    const table = freshTable('v');
     const names = tableNames(TEST_SCHEMA, table);
     const v1 = MIGRATIONS.find((m) => m.version === 1)!;
     for (const statement of v1.statements(names)) await pool.query(statement);

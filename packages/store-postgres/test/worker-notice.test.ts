@@ -1,20 +1,13 @@
 import { createRunner, defineWorkflow, type Store } from '@stepfold/engine';
 import { createWorker, type Worker } from '@stepfold/engine/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPostgresStore } from '../src/index.js';
-import { dropTable, requireServer, TEST_SCHEMA, testPool, uniqueTable } from './server.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { TEST_SCHEMA } from './server.js';
+import { useTestTables } from './test-tables.js';
 
 // A notice names its instance: a worker claims and loads it in one statement (claimDue with its id)
 // and ticks it, two round trips, with no listDue and no load for it.
 
-const pool = testPool();
-const tables: string[] = [];
-
-beforeAll(() => requireServer(pool));
-afterAll(async () => {
-  for (const table of tables) await dropTable(pool, table).catch(() => {});
-  await pool.end();
-});
+const { pool, store: freshStore } = useTestTables('wn');
 
 const waits = defineWorkflow({
   name: 'notice-waits',
@@ -56,10 +49,7 @@ describe('postgres worker driven by wake notices', () => {
   afterAll(async () => worker?.stop({ graceMs: 1000 }));
 
   it('claims a notified instance by id with its snapshot: no listDue, no load', async () => {
-    const table = uniqueTable('wn');
-    tables.push(table);
-    const store = createPostgresStore({ pool, schema: TEST_SCHEMA, table });
-    await store.setup();
+    const store = await freshStore({}, 'wn');
     const api = createRunner({
       store,
       workflows: [waits, naps],
@@ -134,10 +124,8 @@ describe('postgres worker driven by wake notices', () => {
 
   it('gives back a claim held for a soon-due time when it stops, for another worker to take', async () => {
     await worker?.stop({ graceMs: 100 });
-    const table = uniqueTable('wh');
-    tables.push(table);
-    const store = createPostgresStore({ pool, schema: TEST_SCHEMA, table });
-    await store.setup();
+    const store = await freshStore({}, 'wh');
+    const { table } = store;
     const api = createRunner({ store, workflows: [naps], handlers: { hit: () => null }, execute: false });
     const { spy, calls } = recorded(store);
     const ran: string[] = [];
@@ -193,10 +181,7 @@ describe('postgres worker driven by wake notices', () => {
 
   it('a stopping worker gives back what it never started; a live worker hears it and runs it at once', async () => {
     await worker?.stop({ graceMs: 100 });
-    const table = uniqueTable('wr');
-    tables.push(table);
-    const store = createPostgresStore({ pool, schema: TEST_SCHEMA, table });
-    await store.setup();
+    const store = await freshStore({}, 'wr');
     const ran: string[] = [];
     let letGo: () => void = () => {};
     const held = new Promise<void>((r) => {
