@@ -15,7 +15,8 @@ export interface ServeWorkerOptions {
 
 /**
  * Starts `worker` in this process and drains it on SIGTERM/SIGINT: polling stops, running
- * handlers get their grace, then `onStopped` runs and the process exits 0. Under `runWorkers` the
+ * handlers get their grace, runs not started are given back to any worker, then `onStopped` runs
+ * and the process exits 0. Under `runWorkers` the
  * supervisor sends the SIGTERM. Resolves once the worker has started.
  *
  * @example
