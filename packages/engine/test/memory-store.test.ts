@@ -6,6 +6,7 @@ runStoreConformance({
   name: 'memory',
   createStore: () => createMemoryStore(),
   claimsDue: true,
+  claimDue: true,
   wakes: true,
   outage: {
     createStore: () => createMemoryStore(),

@@ -16,12 +16,18 @@ function gate() {
   return { p, open };
 }
 
-/** Records the `limit` of every listDue call. */
-function recordingLimits(store: Store, limits: number[]): Store {
+/** Records the `limit` (and lane) of every listDue and claimDue call. */
+function recordingLimits(store: Store, limits: number[], lanes: Array<string | undefined> = []): Store {
   return Object.assign(Object.create(store) as Store, {
     listDue: (now: number, limit: number, q?: { workflow?: string }) => {
       limits.push(limit);
+      lanes.push(q?.workflow);
       return store.listDue(now, limit, q);
+    },
+    claimDue: (now: number, limit: number, q?: { workflow?: string; ids?: readonly string[] }) => {
+      limits.push(limit);
+      lanes.push(q?.workflow);
+      return store.claimDue!(now, limit, q);
     },
   });
 }
@@ -78,6 +84,7 @@ describe('createWorker', () => {
     await worker.idle();
     await worker.stop();
     expect(most).toBe(5);
+    expect(limits.length).toBeGreaterThan(0);
     expect(Math.max(...limits)).toBeLessThanOrEqual(5);
     const done = await store.list({ limit: 100, status: 'completed' });
     expect(done.items).toHaveLength(30);
@@ -128,14 +135,7 @@ describe('createWorker', () => {
   it("lanes: 'single' polls once per round for every workflow, and still runs them all", async () => {
     const limits: number[] = [];
     const lanes: Array<string | undefined> = [];
-    const inner = createMemoryStore();
-    const store = Object.assign(Object.create(inner) as Store, {
-      listDue: (now: number, limit: number, q?: { workflow?: string }) => {
-        limits.push(limit);
-        lanes.push(q?.workflow);
-        return inner.listDue(now, limit, q);
-      },
-    });
+    const store = recordingLimits(createMemoryStore(), limits, lanes);
     const api = createRunner({
       store,
       workflows: [flood, quiet],
@@ -151,6 +151,7 @@ describe('createWorker', () => {
     await worker.stop();
     expect((await store.list({ limit: 10, status: 'completed' })).items).toHaveLength(6);
     expect(new Set(lanes)).toEqual(new Set([undefined]));
+    expect(limits.length).toBeGreaterThan(0);
     expect(Math.max(...limits)).toBeLessThanOrEqual(3);
   });
 

@@ -1,6 +1,6 @@
 import { StoreUnavailableError } from '../errors.js';
 import type { Snapshot } from '../snapshot.js';
-import type { ListPage, ListQuery, Store, WakeListener } from './store.js';
+import type { DueQuery, ListPage, ListQuery, Store, WakeListener } from './store.js';
 import { createStoreKit } from './store-kit.js';
 
 /** Options of {@link createMemoryStore}. */
@@ -84,6 +84,24 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     return { row, notice: e.notice };
   };
 
+  /** Claims up to `limit` due, unclaimed ids (of a lane, of `ids`), earliest first, until `now + claimMs`. */
+  const claim = (now: number, limit: number, query?: DueQuery, ids?: ReadonlySet<string>): string[] => {
+    const n = kit.dueLimit(now, limit);
+    const workflow = kit.dueWorkflow(query);
+    const out: string[] = [];
+    if (n === null || workflow === null || ids?.size === 0) return out;
+    for (const e of due) {
+      if (e.at > now || out.length >= n) break;
+      if (ids !== undefined && !ids.has(e.id)) continue;
+      if (workflow !== undefined && rows.get(e.id)?.workflow !== workflow) continue;
+      const until = claims.get(e.id);
+      if (until !== undefined && until > now) continue;
+      out.push(e.id);
+    }
+    for (const id of out) claims.set(id, now + claimMs);
+    return out;
+  };
+
   return {
     maxSnapshotBytes: kit.maxSnapshotBytes,
     claimsDue: true,
@@ -133,19 +151,12 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     },
     async listDue(now, limit, query) {
       check();
-      const n = kit.dueLimit(now, limit);
-      const workflow = kit.dueWorkflow(query);
-      const out: string[] = [];
-      if (n === null || workflow === null) return out;
-      for (const e of due) {
-        if (e.at > now || out.length >= n) break;
-        if (workflow !== undefined && rows.get(e.id)?.workflow !== workflow) continue;
-        const until = claims.get(e.id);
-        if (until !== undefined && until > now) continue;
-        out.push(e.id);
-      }
-      for (const id of out) claims.set(id, now + claimMs);
-      return out;
+      return claim(now, limit, query);
+    },
+    async claimDue(now, limit, query) {
+      check();
+      const ids = query?.ids === undefined ? undefined : new Set(Array.from(query.ids, (id) => kit.id(id)));
+      return claim(now, limit, query, ids).map((id) => kit.decode(rows.get(id)!.json));
     },
     async releaseDue(ids) {
       check();
