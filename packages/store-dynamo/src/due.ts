@@ -1,9 +1,4 @@
-import {
-  type AttributeValue,
-  type DynamoDBClient,
-  GetItemCommand,
-  UpdateItemCommand,
-} from '@aws-sdk/client-dynamodb';
+import { type DynamoDBClient, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { isValidId, type StoreKit } from '@stepfold/engine';
 import { dueBound, dueKey, dueShard, laneShard } from './encode.js';
 import { isConditionFailed } from './map-error.js';
@@ -93,17 +88,11 @@ async function candidates(ctx: DueContext, bound: string, per: number, workflow?
 /**
  * Claims an entry by moving its sort key to the claim's expiry: while claimed it is out of every
  * `listDue` range, and it is due again exactly when the lease lapses. The condition is the key the
- * index showed, so of two racing callers one wins and the other skips the id. Resolves with the
- * item as written (`withItem`: every attribute, the snapshot included) or `{}`, or null if lost.
+ * index showed, so of two racing callers one wins and the other skips the id.
  */
-async function claimOne(
-  ctx: DueContext,
-  c: Candidate,
-  until: number,
-  withItem: boolean,
-): Promise<Record<string, AttributeValue> | null> {
+async function claimOne(ctx: DueContext, c: Candidate, until: number): Promise<boolean> {
   try {
-    const out = await ctx.guard(withItem ? 'claimDue' : 'listDue', () =>
+    await ctx.guard('listDue', () =>
       ctx.client.send(
         new UpdateItemCommand({
           TableName: ctx.table,
@@ -116,94 +105,43 @@ async function claimOne(
             ':until': { N: String(until) },
             ':seen': { S: c.key },
           },
-          ...(withItem ? { ReturnValues: 'ALL_NEW' as const } : {}),
         }),
       ),
     );
-    return out.Attributes ?? {};
+    return true;
   } catch (e) {
-    if (isConditionFailed(e)) return null; // another worker won, or the instance changed
+    if (isConditionFailed(e)) return false; // another worker won, or the instance changed
     throw e;
   }
 }
 
-/** The named ids that are due and unclaimed at `bound` (and of `workflow`), read consistently, earliest first. */
-async function namedCandidates(
-  ctx: DueContext,
-  ids: readonly string[],
-  bound: string,
-  workflow: string | undefined,
-): Promise<Candidate[]> {
-  const items = await pooled([...new Set(ids)], (id) =>
-    ctx
-      .guard('claimDue', () =>
-        ctx.client.send(
-          new GetItemCommand({
-            TableName: ctx.table,
-            Key: { id: { S: id } },
-            ConsistentRead: true,
-            ProjectionExpression: '#key, #w',
-            ExpressionAttributeNames: { '#key': 'dueKey', '#w': 'workflow' },
-          }),
-        ),
-      )
-      .then((out) => ({ id, key: out.Item?.dueKey?.S, workflow: out.Item?.workflow?.S })),
-  );
-  const found: Candidate[] = [];
-  for (const { id, key, workflow: w } of items) {
-    if (key !== undefined && key < bound && (workflow === undefined || w === workflow))
-      found.push({ id, key });
-  }
-  return found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-}
-
-/** What {@link claimDue} claimed: the id and, when asked for, the item as the claim wrote it. */
-export interface Claimed {
-  id: string;
-  item?: Record<string, AttributeValue>;
-}
-
-/**
- * Finds and claims up to `limit` due ids (of a lane, of the `ids` named), earliest first; with
- * `items`, each comes with the item the claim wrote (claimDue). See the README ("Claims").
- */
+/** Finds and claims up to `limit` due ids, earliest first; see the README ("Claims"). */
 export async function claimDue(
   ctx: DueContext,
-  args: {
-    now: number;
-    limit: number;
-    workflow: string | undefined;
-    claimMs: number;
-    ids?: readonly string[] | undefined;
-    items?: boolean;
-  },
-): Promise<Claimed[]> {
+  args: { now: number; limit: number; workflow: string | undefined; claimMs: number },
+): Promise<string[]> {
   const { now, limit, workflow } = args;
   const bound = dueBound(now);
   const until = now + args.claimMs;
   const tried = new Set<string>();
-  const won: Array<Candidate & { item: Record<string, AttributeValue> }> = [];
+  const won: Candidate[] = [];
   for (let round = 0; round < CLAIM_ROUNDS && won.length < limit; round++) {
     const want = limit - won.length;
     // A lost id may still show on an (eventually consistent) index: read past the ones tried.
-    const found =
-      args.ids === undefined
-        ? await candidates(ctx, bound, want + tried.size, workflow)
-        : await namedCandidates(ctx, args.ids, bound, workflow);
+    const found = await candidates(ctx, bound, want + tried.size, workflow);
     const next = found.filter((c) => !tried.has(c.id)).slice(0, want);
     if (next.length === 0) break;
-    const results = await pooled(next, (c) => claimOne(ctx, c, until, args.items === true));
+    const results = await pooled(next, (c) => claimOne(ctx, c, until));
     let lost = 0;
     next.forEach((c, i) => {
       tried.add(c.id);
-      const item = results[i];
-      if (item) won.push({ ...c, item });
+      if (results[i]) won.push(c);
       else lost++;
     });
     if (lost === 0) break; // every candidate claimed: the batch is full or nothing more is due
   }
   won.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  return won.map((c) => (args.items ? { id: c.id, item: c.item } : { id: c.id }));
+  return won.map((c) => c.id);
 }
 
 /**

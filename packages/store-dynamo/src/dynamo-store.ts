@@ -187,16 +187,7 @@ export function createDynamoStore(options: DynamoStoreOptions): Store {
       const n = kit.dueLimit(now, limit);
       const workflow = kit.dueWorkflow(query);
       if (n === null || workflow === null) return [];
-      return (await claimDue(due, { now, limit: n, workflow, claimMs })).map((c) => c.id);
-    },
-
-    async claimDue(now, limit, query) {
-      const n = kit.dueLimit(now, limit);
-      const workflow = kit.dueWorkflow(query);
-      const ids = query?.ids === undefined ? undefined : Array.from(query.ids, (id) => kit.id(id));
-      if (n === null || workflow === null || ids?.length === 0) return [];
-      const won = await claimDue(due, { now, limit: n, workflow, claimMs, ids, items: true });
-      return won.map((c) => kit.decode(jsonOf(c.item!)));
+      return claimDue(due, { now, limit: n, workflow, claimMs });
     },
 
     releaseDue: (ids) => releaseClaims(due, ids),

@@ -31,7 +31,6 @@ afterAll(() => {
 runStoreConformance({
   name: 'dynamo (DynamoDB Local)',
   claimsDue: true,
-  claimDue: true,
   createStore() {
     const table = `conformance_${process.pid}_${++counter}`;
     const store = createDynamoStore({ client, table, setup: { pollMs: 50 } });
