@@ -31,59 +31,44 @@ export function dueFilter(now: number, workflow: string | undefined): Filter<Ins
   };
 }
 
-/** What {@link claimDue} claimed: the id and, when asked for, the stored JSON read with the claim. */
-export interface Claimed {
-  _id: string;
-  snapshot?: string;
-}
-
 /**
- * Finds the earliest unclaimed due instances (of a lane, of the `ids` given) and claims them until
- * `now + claimMs`. The claim is one `updateMany` whose filter repeats the due-and-unclaimed
- * condition, so each document is claimed atomically by at most one caller; a random token written
- * with it tells which ones this call won. With `snapshots`, each comes with its stored JSON, read
- * in the same queries (claimDue): read just before the claim, so a write in between makes it one
- * version stale, which the caller's conditional save notices.
+ * Finds the earliest unclaimed due ids and claims them until `now + claimMs`. The claim is one
+ * `updateMany` whose filter repeats the due-and-unclaimed condition, so each document is claimed
+ * atomically by at most one caller; a random token written with it tells which ones this call won.
  */
 export async function claimDue(
   collection: Collection<InstanceDocument>,
   guard: StoreKit['guard'],
-  args: {
-    now: number;
-    limit: number;
-    workflow: string | undefined;
-    claimMs: number;
-    ids?: readonly string[] | undefined;
-    snapshots?: boolean;
-  },
-): Promise<Claimed[]> {
+  args: { now: number; limit: number; workflow: string | undefined; claimMs: number },
+): Promise<string[]> {
   const { now, limit, workflow } = args;
   const token = randomUUID();
   const claim = { $set: { claimedUntil: now + args.claimMs, claimToken: token } };
-  const projection = args.snapshots ? { _id: 1, snapshot: 1 } : { _id: 1 };
-  const what = args.snapshots ? 'claimDue' : 'listDue';
-  const won: Claimed[] = [];
+  const won: string[] = [];
   for (let round = 0; round < CLAIM_ROUNDS && won.length < limit; round++) {
     const want = limit - won.length;
-    const filter: Filter<InstanceDocument> = {
-      ...dueFilter(now, workflow),
-      ...(args.ids === undefined ? {} : { _id: { $in: [...args.ids] } }),
-    };
-    const candidates = await guard(what, () =>
-      collection.find(filter, { projection }).sort({ wakeAt: 1, _id: 1 }).limit(want).toArray(),
+    const filter = dueFilter(now, workflow);
+    const candidates = await guard('listDue', () =>
+      collection
+        .find(filter, { projection: { _id: 1 } })
+        .sort({ wakeAt: 1, _id: 1 })
+        .limit(want)
+        .toArray(),
     );
     const ids = candidates.map((d) => d._id);
     if (ids.length === 0) break;
-    const result = await guard(what, () => collection.updateMany({ ...filter, _id: { $in: ids } }, claim));
+    const result = await guard('listDue', () =>
+      collection.updateMany({ ...filter, _id: { $in: ids } }, claim),
+    );
     if (result.matchedCount === ids.length) {
-      won.push(...candidates);
+      won.push(...ids);
     } else {
       // Another worker took some in between: keep the ones carrying this call's token, in order.
-      const mine = await guard(what, () =>
-        collection.find({ _id: { $in: ids }, claimToken: token }, { projection }).toArray(),
+      const mine = await guard('listDue', () =>
+        collection.find({ _id: { $in: ids }, claimToken: token }, { projection: { _id: 1 } }).toArray(),
       );
-      const kept = new Map(mine.map((d) => [d._id, d]));
-      for (const id of ids) if (kept.has(id)) won.push(kept.get(id)!);
+      const kept = new Set(mine.map((d) => d._id));
+      won.push(...ids.filter((id) => kept.has(id)));
     }
     if (ids.length < want) break; // nothing more is due
   }

@@ -30,8 +30,7 @@ export interface MongoStoreOptions {
 /**
  * A stepfold store on MongoDB (or a wire-compatible server). Each instance is one document keyed by
  * its id; `save` is a single `updateOne` conditional on the stored version. `listDue` claims what it
- * returns (`claimsDue`), and `claimDue` returns the snapshots with the claim; there is no `wakes`
- * source, so workers poll (see the README).
+ * returns (`claimsDue`); there is no `wakes` source, so workers poll (see the README).
  */
 export function createMongoStore(options: MongoStoreOptions): Store {
   const name = options.collection ?? DEFAULT_COLLECTION;
@@ -87,24 +86,7 @@ export function createMongoStore(options: MongoStoreOptions): Store {
       const n = kit.dueLimit(now, limit);
       const workflow = kit.dueWorkflow(query);
       if (n === null || workflow === null) return [];
-      const won = await claimDue(instances, kit.guard, { now, limit: n, workflow, claimMs });
-      return won.map((d) => d._id);
-    },
-
-    async claimDue(now, limit, query) {
-      const n = kit.dueLimit(now, limit);
-      const workflow = kit.dueWorkflow(query);
-      const ids = query?.ids === undefined ? undefined : Array.from(query.ids, (id) => kit.id(id));
-      if (n === null || workflow === null || ids?.length === 0) return [];
-      const won = await claimDue(instances, kit.guard, {
-        now,
-        limit: n,
-        workflow,
-        claimMs,
-        ids,
-        snapshots: true,
-      });
-      return won.map((d) => kit.decode(d.snapshot!));
+      return claimDue(instances, kit.guard, { now, limit: n, workflow, claimMs });
     },
 
     releaseDue: (ids) => releaseClaims(instances, kit.guard, ids),

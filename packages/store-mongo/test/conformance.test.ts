@@ -29,7 +29,6 @@ afterAll(async () => {
 runStoreConformance({
   name: 'mongo (FerretDB)',
   claimsDue: true,
-  claimDue: true,
   createStore() {
     const collection = `c_${process.pid}_${++counter}`;
     const store = createMongoStore({ db, collection });
