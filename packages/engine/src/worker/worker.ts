@@ -262,7 +262,7 @@ export function createWorker(options: WorkerOptions): Worker {
           aborted = pool.abortRunning(new Error('worker stopping'));
           await Promise.race([idle, after(abortMs)]);
         }
-        pool.releaseWaiting();
+        // Nothing waits in a closed pool (it gives every job back as it comes): the writes remain.
         await Promise.race([pool.released(), after(abortMs)]);
         detach?.();
         state = 'stopped';
