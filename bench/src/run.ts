@@ -5,7 +5,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { bundle } from './groups/bundle.js';
-import { e2eGroups, e2ePostgres } from './groups/e2e.js';
+import { e2eGroups, e2ePostgres, e2ePostgresBusy } from './groups/e2e.js';
 import { flatCost } from './groups/flat-cost.js';
 import { reducer } from './groups/reducer.js';
 import { runnerMemory } from './groups/runner-memory.js';
@@ -24,6 +24,7 @@ const GROUPS: Group[] = [
   ...storeGroups,
   scalePostgres,
   e2ePostgres,
+  e2ePostgresBusy,
   wakeLatency,
   idleQueries,
   ...e2eGroups,

@@ -29,7 +29,11 @@ export type ChildReply =
 const send = (m: ChildReply) => process.send!(m);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 2);
 const pool = new pg.Pool({ connectionString: process.env.BENCH_PG_URL, max: concurrency + 2 });
-const inner = createPostgresStore({ pool, table: process.env.BENCH_TABLE ?? 'instances' });
+const inner = createPostgresStore({
+  pool,
+  table: process.env.BENCH_TABLE ?? 'instances',
+  groupCommit: process.env.BENCH_GROUP_COMMIT === '1',
+});
 let listDue = 0;
 const store: Store = Object.assign(Object.create(inner) as Store, {
   listDue(...a: Parameters<Store['listDue']>) {

@@ -39,6 +39,8 @@ export async function startFleet(o: {
   processes: number;
   concurrency: number;
   table?: string;
+  /** The store's `groupCommit` option (default false). */
+  groupCommit?: boolean;
 }): Promise<Fleet> {
   const hits = new Set<(ms: number, id: string) => void>();
   const children: ChildProcess[] = [];
@@ -51,6 +53,7 @@ export async function startFleet(o: {
         BENCH_PG_URL: o.pgUrl,
         BENCH_CONCURRENCY: String(o.concurrency),
         BENCH_TABLE: o.table ?? 'instances',
+        BENCH_GROUP_COMMIT: o.groupCommit ? '1' : '0',
       },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       // e.g. BENCH_CHILD_ARGV="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the workers.

@@ -312,3 +312,75 @@ export const e2ePostgres: Group = {
     }
   },
 };
+
+/** Workflows in flight per process in busy-postgres (32 in all on two processes). */
+const BUSY_PER_PROCESS = 16;
+
+/**
+ * busy-postgres: the e2e-postgres fleet with many more workflows in flight, with the store's
+ * group commit on vs off (two fleets of the same processes, alternating rounds), and the writes/s
+ * with it on against the raw limit from as many clients. No goal: it shows what `groupCommit`
+ * buys once the database is the busy part.
+ */
+export const e2ePostgresBusy: Group = {
+  name: 'busy-postgres',
+  async run(): Promise<Row[]> {
+    const b = backends.find((x) => x.name === 'postgres');
+    const down = b ? await b.unavailable() : 'no postgres store adapter in this checkout yet';
+    if (!b || down) {
+      return [
+        { ...rateRow('busy-postgres', null, null, 'workflows/s', null), note: `not measured: ${down}` },
+      ];
+    }
+    const PER_ROUND = 2000;
+    const ROUNDS = 3;
+    const start = (groupCommit: boolean) =>
+      startFleet({
+        pgUrl: pgDatabaseUrl(b.url, 'stepfold_bench'),
+        processes: E2E_PROCESSES,
+        concurrency: BUSY_PER_PROCESS,
+        table: 'e2e_busy',
+        groupCommit,
+      });
+    const on = await start(true);
+    const off = await start(false).catch(async (e) => {
+      await on.stop();
+      throw e;
+    });
+    try {
+      const results = { on: [] as FleetRun[], off: [] as FleetRun[], limit: [] as number[] };
+      for (const f of [on, off])
+        for (let w = 0; w < 3; w++) await f.run(400, `busy-warm-${w}-${Date.now().toString(36)}`);
+      const round = async (which: 'on' | 'off', tag: string) => {
+        const f = which === 'on' ? on : off;
+        const t0 = performance.now();
+        for (let k = 0; performance.now() - t0 < 1_000; k++) await f.run(400, `${tag}-${which}-warm-${k}`);
+        const r = await f.run(PER_ROUND, `${tag}-${which}`);
+        results[which].push(r);
+        if (which === 'on') results.limit.push((await on.raw(Math.max(1000, r.seconds * 1000))).perSec);
+      };
+      for (let r = 0; r < ROUNDS; r++) {
+        const tag = `busy-${r}-${Date.now().toString(36)}`;
+        for (const which of r % 2 === 0 ? (['on', 'off'] as const) : (['off', 'on'] as const))
+          await round(which, tag);
+        process.stderr.write(`  busy-postgres: round ${r + 1}/${ROUNDS} done\n`);
+      }
+      const wps = (runs: FleetRun[]) => median(runs.map((x) => x.workflowsPerSec));
+      return [
+        rateRow('busy-postgres', wps(results.on), wps(results.off), 'workflows/s', null, {
+          note: `${E2E_PROCESSES} worker processes × ${BUSY_PER_PROCESS} workflows in flight, groupCommit on vs off (same processes and statements otherwise), ${ROUNDS}×${PER_ROUND} workflows each, alternating rounds`,
+          details: {
+            on: results.on,
+            off: results.off,
+            // Group commit's writes/s against the raw limit (one UPDATE per write) from as many clients.
+            onWritesPerSec: results.on.map((x) => x.writesPerSec),
+            rawLimitWritesPerSec: results.limit,
+            limitRatios: results.on.map((x, i) => x.writesPerSec / results.limit[i]!),
+          },
+        }),
+      ];
+    } finally {
+      await Promise.all([on.stop(), off.stop()]);
+    }
+  },
+};

@@ -1,5 +1,6 @@
 import {
   createStoreKit,
+  isStepfoldError,
   type ListPage,
   type ListQuery,
   type Store,
@@ -8,6 +9,8 @@ import {
 } from '@stepfold/engine';
 import { type Row, toInt8, toRow } from './encode.js';
 import { errorCode, isUnavailable } from './map-error.js';
+import { createSaveBatcher, type QueuedSave } from './save-batch.js';
+import { saveManyStatement, saveManyValues } from './save-many.js';
 import { type PgPool, runMigrations, type TableNames, tableNames } from './setup.js';
 import { pgWakeSource, wakeChannel, wakePayload } from './wakes.js';
 
@@ -16,6 +19,9 @@ export const DEFAULT_MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024;
 
 /** Highest accepted `maxSnapshotBytes`: a JSONB value holds at most 255 MiB. */
 export const MAX_SNAPSHOT_BYTES_LIMIT = 255 * 1024 * 1024;
+
+/** Most saves one group-commit statement carries. */
+export const GROUP_COMMIT_ROWS = 64;
 
 /** Default claim lease of `listDue`, in the same milliseconds as its `now`. */
 export const DEFAULT_CLAIM_MS = 30_000;
@@ -43,6 +49,14 @@ export interface PostgresStoreOptions {
    * true). Set false behind a pooler that cannot carry them (PgBouncer in transaction mode before 1.21).
    */
   preparedStatements?: boolean;
+  /**
+   * Group commit (default false): saves that arrive while one of this store's saves is out go
+   * together in the next statement, one UPDATE for many rows, each still conditional on its own
+   * version; a save that finds none out goes at once. Fewer statements per write, one save
+   * statement out at a time: worth it when many workers keep the database busy, not for one
+   * process with a few workflows in flight (see the README).
+   */
+  groupCommit?: boolean;
 }
 
 /** A PostgreSQL-backed {@link Store}, with the names and lease it was created with. */
@@ -153,6 +167,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     ids: due('id = ANY($4::text[]) AND ', json),
     laneIds: due('workflow = $4 AND id = ANY($5::text[]) AND ', json),
   } as const;
+  const SAVE_MANY = saveManyStatement(t, channel);
   const RELEASE_DUE = `UPDATE ${t} SET claimed_until = NULL
          WHERE id = ANY($1::text[]) AND claimed_until IS NOT NULL`;
 
@@ -183,6 +198,30 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       payload === undefined ? [...values, null, row.json] : [...values, null, row.json, payload],
     );
   };
+
+  // A save of a snapshot JSONB holds, alone: true when written.
+  const saveOne = async ({ row, expected, payload }: QueuedSave): Promise<boolean> => {
+    const r = await write(
+      'save',
+      row,
+      payload === undefined ? SAVE : SAVE_NOTIFY,
+      [row.id, expected, row.version, row.status, row.workflow, row.wakeAt],
+      payload,
+    );
+    return r.rowCount === 1;
+  };
+  const batcher =
+    options.groupCommit === true
+      ? createSaveBatcher({
+          maxRows: GROUP_COMMIT_ROWS,
+          one: saveOne,
+          async many(saves) {
+            const r = await query<{ id: string }>('save', SAVE_MANY(saves.length), saveManyValues(saves));
+            return new Set(r.rows.map((x) => x.id));
+          },
+          retryAlone: (e) => !isStepfoldError(e, 'STORE_UNAVAILABLE'),
+        })
+      : null;
 
   return {
     maxSnapshotBytes: kit.maxSnapshotBytes,
@@ -229,14 +268,9 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       if (!Number.isSafeInteger(expectedVersion))
         throw new RangeError('save: expectedVersion must be an integer');
       const payload = encoded.notice === null ? undefined : wakePayload(encoded.notice, row.workflow, row.id);
-      const r = await write(
-        'save',
-        row,
-        payload === undefined ? SAVE : SAVE_NOTIFY,
-        [row.id, expectedVersion, row.version, row.status, row.workflow, row.wakeAt],
-        payload,
-      );
-      if (r.rowCount === 1) return;
+      // Text-column rows are rare and go alone (the batch statement binds JSONB).
+      const save: QueuedSave = { row, expected: expectedVersion, payload };
+      if (await (batcher !== null && !row.asText ? batcher.write(save) : saveOne(save))) return;
       // The condition failed: tell a lost race from a missing instance.
       const current = await query<{ version: string }>('save', `SELECT version FROM ${t} WHERE id = $1`, [
         row.id,

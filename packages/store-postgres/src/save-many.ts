@@ -1,0 +1,51 @@
+import type { QueuedSave } from './save-batch.js';
+
+// Parameters per row of the group-commit statement, in the order of its VALUES columns.
+const PER_ROW = 8;
+
+/**
+ * The group-commit statement for `n` saves (texts cached per `n`): one UPDATE joined to the rows'
+ * VALUES, each row conditional on its own version, returning the ids written; the notices of the
+ * rows written go out in the same statement (delivered at commit). Ids in one statement must differ.
+ */
+export function saveManyStatement(table: string, channel: string): (n: number) => string {
+  const texts = new Map<number, string>();
+  return (n) => {
+    let text = texts.get(n);
+    if (text === undefined) {
+      const rows = Array.from({ length: n }, (_, k) => {
+        const p = (j: number) => `$${k * PER_ROW + j}`;
+        // The first row's casts type the VALUES columns.
+        return k === 0
+          ? `(${p(1)}::text, ${p(2)}::int8, ${p(3)}::int8, ${p(4)}::text, ${p(5)}::text, ${p(6)}::int8, ${p(7)}::jsonb, ${p(8)}::text)`
+          : `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)}, ${p(8)})`;
+      });
+      text = `WITH v (id, expected, version, status, workflow, wake_at, snapshot, notice) AS (VALUES ${rows.join(', ')}),
+         w AS (UPDATE ${table} AS i SET version = v.version, status = v.status, workflow = v.workflow,
+             wake_at = v.wake_at, claimed_until = NULL, snapshot = v.snapshot, snapshot_text = NULL
+           FROM v WHERE i.id = v.id AND i.version = v.expected
+           RETURNING i.id, v.notice)
+         SELECT id, CASE WHEN notice IS NOT NULL THEN pg_notify('${channel}', notice) END AS sent FROM w`;
+      texts.set(n, text);
+    }
+    return text;
+  };
+}
+
+/** The parameters of {@link saveManyStatement} for `saves` (JSONB rows only). */
+export function saveManyValues(saves: readonly QueuedSave[]): unknown[] {
+  const values: unknown[] = [];
+  for (const { row, expected, payload } of saves) {
+    values.push(
+      row.id,
+      expected,
+      row.version,
+      row.status,
+      row.workflow,
+      row.wakeAt,
+      row.json,
+      payload ?? null,
+    );
+  }
+  return values;
+}
