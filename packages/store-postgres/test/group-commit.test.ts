@@ -51,17 +51,17 @@ describe('postgres group commit', () => {
   it('40 concurrent saves go in a few statements, each row written with its own version', async () => {
     const texts: string[] = [];
     const store = await spied(texts);
-    const first = Array.from({ length: 40 }, (_, k) => snap(`i${k}`, { context: { k } }));
+    const first = Array.from({ length: 40 }, (_, k) => snap(`i${k}`, { input: { k } }));
     for (const s of first) await store.create(s);
     texts.length = 0;
-    await Promise.all(first.map((s) => store.save(next(s, { context: { k: -1 } }), s.version)));
+    await Promise.all(first.map((s) => store.save(next(s, { input: { k: -1 } }), s.version)));
     const saves = texts.filter((t) => t.startsWith('UPDATE') || isBatch(t));
     expect(saves.length).toBeLessThanOrEqual(3); // one alone, then the rest together
     expect(saves.some(isBatch)).toBe(true);
     for (const s of first) {
       const stored = await store.load(s.id);
       expect(stored?.version).toBe(s.version + 1);
-      expect(stored?.context).toEqual({ k: -1 });
+      expect(stored?.input).toEqual({ k: -1 });
     }
   });
 
@@ -102,8 +102,8 @@ describe('postgres group commit', () => {
     for (const x of [...others, s]) await store.create(x);
     const results = await Promise.allSettled([
       store.save(next(others[0]!), 1),
-      store.save(next(s, { context: { by: 'one' } }), s.version),
-      store.save(next(s, { context: { by: 'two' } }), s.version),
+      store.save(next(s, { input: { by: 'one' } }), s.version),
+      store.save(next(s, { input: { by: 'two' } }), s.version),
       store.save(next(others[1]!), 1),
     ]);
     const raced = results.slice(1, 3);
@@ -111,7 +111,7 @@ describe('postgres group commit', () => {
     const lost = raced.find((r) => r.status === 'rejected') as PromiseRejectedResult;
     expect(lost.reason).toMatchObject({ code: 'VERSION_CONFLICT' });
     const winner = raced[0]!.status === 'fulfilled' ? 'one' : 'two';
-    expect((await store.load('raced'))?.context).toEqual({ by: winner });
+    expect((await store.load('raced'))?.input).toEqual({ by: winner });
     expect(results[3]!.status).toBe('fulfilled');
   });
 
@@ -119,7 +119,7 @@ describe('postgres group commit', () => {
     const texts: string[] = [];
     const store = await spied(texts);
     const timers = ['t1', 't2', 't3'].map((id) => snap(id));
-    const odd = snap('nul', { context: { s: 'a\u0000b' } }); // JSONB refuses NUL: the text column
+    const odd = snap('nul', { input: { s: 'a\u0000b' } }); // JSONB refuses NUL: the text column
     for (const s of [...timers, odd]) await store.create(s);
     const hints: WakeHint[] = [];
     const sub = await store.wakes.subscribe({ wake: (h) => void hints.push(h), lost() {}, restored() {} });
@@ -127,7 +127,7 @@ describe('postgres group commit', () => {
       texts.length = 0;
       const at = (k: number) => 1_000 + k;
       const results = await Promise.allSettled([
-        store.save(next(odd, { context: { s: 'c\u0000d' } }), odd.version),
+        store.save(next(odd, { input: { s: 'c\u0000d' } }), odd.version),
         ...timers.map((s, k) =>
           store.save(
             next(s, { wakeAt: at(k), timers: [{ kind: 'sleep', step: 'a', at: at(k) }] }),
@@ -150,7 +150,7 @@ describe('postgres group commit', () => {
       await new Promise((r) => setTimeout(r, 100)); // room for a wrong extra notice to arrive
       expect(hints.map((h) => h.id).sort()).toEqual(['t1', 't2', 't3']);
       expect(hints.find((h) => h.id === 't2')).toEqual({ at: 1_001, workflow: 'g', id: 't2' });
-      expect((await store.load('nul'))?.context).toEqual({ s: 'c\u0000d' });
+      expect((await store.load('nul'))?.input).toEqual({ s: 'c\u0000d' });
     } finally {
       await sub.close();
     }
