@@ -305,8 +305,8 @@ export function postgresBackend(): Backend {
               s.status,
               s.workflow.name,
               s.wakeAt === null ? null : Math.ceil(s.wakeAt),
+              null, // the JSONB column: the adapter's default writes the text column
               JSON.stringify(s),
-              null,
             ],
           });
           if (r.rowCount !== 1) throw new Error(`raw update of ${s.id} matched nothing`);
@@ -317,7 +317,7 @@ export function postgresBackend(): Backend {
   };
 }
 
-/** The statement the postgres adapter's save runs (kept in step with packages/store-postgres). */
+/** The statement the postgres adapter's save runs, JSON in `snapshot_text` ($8) as by default (kept in step with packages/store-postgres). */
 const PG_SAVE =
   'UPDATE "stepfold"."instances" SET version = $3, status = $4, workflow = $5, wake_at = $6, ' +
   'claimed_until = NULL, snapshot = $7::jsonb, snapshot_text = $8 WHERE id = $1 AND version = $2';

@@ -36,8 +36,8 @@ export interface Row {
   asText: boolean;
 }
 
-/** The row of an encoded snapshot. */
-export function toRow(e: EncodedSnapshot): Row {
+/** The row of an encoded snapshot; with `jsonb` false every snapshot goes to `snapshot_text`. */
+export function toRow(e: EncodedSnapshot, jsonb = true): Row {
   return {
     id: e.id,
     version: e.version,
@@ -45,6 +45,6 @@ export function toRow(e: EncodedSnapshot): Row {
     workflow: e.workflow,
     wakeAt: e.wakeAt === null ? null : toInt8(Math.ceil(e.wakeAt)),
     json: e.json,
-    asText: needsTextColumn(e.json),
+    asText: !jsonb || needsTextColumn(e.json),
   };
 }

@@ -9,6 +9,7 @@ export {
   type PostgresStore,
   type PostgresStoreOptions,
 } from './postgres-store.js';
+export type { SnapshotColumn } from './save-many.js';
 export {
   MIGRATIONS,
   MIGRATIONS_TABLE,

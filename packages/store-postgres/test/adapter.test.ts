@@ -110,8 +110,8 @@ describe('postgres rows', () => {
     expect(seen).toEqual([...ids].sort());
   });
 
-  it('round-trips NUL, lone surrogates and numbers at the edges of JSON', async () => {
-    const store = await fresh();
+  it('a jsonb store round-trips NUL, lone surrogates and edge numbers, moving rows JSONB refuses to the text column', async () => {
+    const store = await freshStore({ snapshotColumn: 'jsonb' });
     const hostile = {
       nul: 'a\u0000b',
       high: '\ud800',
@@ -140,6 +140,39 @@ describe('postgres rows', () => {
     expect((await store.load('plain'))?.input).toEqual(hostile);
     const page = await store.list({ limit: 10 });
     expect(page.items.map((s) => s.input)).toEqual(['clean', hostile]);
+  });
+
+  it('a text store (the default) keeps every snapshot verbatim in snapshot_text, and reads rows a jsonb store wrote', async () => {
+    const jsonbStore = await freshStore({ snapshotColumn: 'jsonb' });
+    await jsonbStore.create(snapshot('old', { input: { from: 'jsonb' } }));
+    const store = createPostgresStore({ pool, schema: TEST_SCHEMA, table: jsonbStore.table });
+    const input = { nul: 'a\u0000b', high: '\ud800', spaced: { b: 1, a: 2 } };
+    await store.create(snapshot('new', { input }));
+    expect((await store.load('new'))?.input).toEqual(input);
+    expect((await store.load('old'))?.input).toEqual({ from: 'jsonb' });
+    const column = async () =>
+      (
+        await pool.query(
+          `SELECT id, snapshot IS NULL AS no_jsonb, snapshot_text IS NULL AS no_text
+           FROM "${TEST_SCHEMA}"."${store.table}" ORDER BY id`,
+        )
+      ).rows;
+    expect(await column()).toEqual([
+      { id: 'new', no_jsonb: true, no_text: false },
+      { id: 'old', no_jsonb: false, no_text: true },
+    ]);
+    // Verbatim: the stored text is the JSON the store was given, key order included.
+    const text = await pool.query(
+      `SELECT snapshot_text FROM "${TEST_SCHEMA}"."${store.table}" WHERE id = 'new'`,
+    );
+    expect(text.rows[0].snapshot_text).toContain('"spaced":{"b":1,"a":2}');
+    // A save by the text store moves the old row to the text column.
+    await store.save(snapshot('old', { version: 2, input: 'moved' }), 1);
+    expect(await column()).toEqual([
+      { id: 'new', no_jsonb: true, no_text: false },
+      { id: 'old', no_jsonb: true, no_text: false },
+    ]);
+    expect((await jsonbStore.load('old'))?.input).toBe('moved');
   });
 
   it('maps duplicate, conflict and missing rows to the typed errors', async () => {

@@ -3,7 +3,7 @@ import { runStoreConformance } from '@stepfold/engine/conformance';
 import { makeTestSnapshot } from '@stepfold/engine/testing';
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { createPostgresStore, type PostgresStore } from '../src/index.js';
+import { createPostgresStore, type PostgresStore, type SnapshotColumn } from '../src/index.js';
 import { TEST_SCHEMA } from './server.js';
 import { useTestTables } from './test-tables.js';
 
@@ -11,9 +11,16 @@ import { useTestTables } from './test-tables.js';
 const { pool, table, store: freshStore } = useTestTables('g');
 
 runStoreConformance({
-  name: 'postgres (group commit)',
-  // useTestTables drops every table it named after the file.
-  createStore: () => createPostgresStore({ pool, schema: TEST_SCHEMA, table: table(), groupCommit: true }),
+  name: 'postgres (group commit, jsonb column)',
+  // useTestTables drops every table it named after the file. The plain suite covers the text column.
+  createStore: () =>
+    createPostgresStore({
+      pool,
+      schema: TEST_SCHEMA,
+      table: table(),
+      groupCommit: true,
+      snapshotColumn: 'jsonb',
+    }),
   claimsDue: true,
   claimDue: true,
   wakes: true,
@@ -28,7 +35,7 @@ const next = (s: Snapshot, patch: Partial<Snapshot> = {}): Snapshot => ({
 });
 
 /** A group-commit store on a fresh table whose pool records every statement's text. */
-async function spied(texts: string[]): Promise<PostgresStore> {
+async function spied(texts: string[], snapshotColumn: SnapshotColumn = 'text'): Promise<PostgresStore> {
   const base = await freshStore();
   const spy = {
     query(q: { text: string; values?: unknown[] }) {
@@ -42,28 +49,32 @@ async function spied(texts: string[]): Promise<PostgresStore> {
     schema: TEST_SCHEMA,
     table: base.table,
     groupCommit: true,
+    snapshotColumn,
   });
 }
 
 const isBatch = (text: string) => text.startsWith('WITH v ');
 
 describe('postgres group commit', () => {
-  it('40 concurrent saves go in a few statements, each row written with its own version', async () => {
-    const texts: string[] = [];
-    const store = await spied(texts);
-    const first = Array.from({ length: 40 }, (_, k) => snap(`i${k}`, { input: { k } }));
-    for (const s of first) await store.create(s);
-    texts.length = 0;
-    await Promise.all(first.map((s) => store.save(next(s, { input: { k: -1 } }), s.version)));
-    const saves = texts.filter((t) => t.startsWith('UPDATE') || isBatch(t));
-    expect(saves.length).toBeLessThanOrEqual(3); // one alone, then the rest together
-    expect(saves.some(isBatch)).toBe(true);
-    for (const s of first) {
-      const stored = await store.load(s.id);
-      expect(stored?.version).toBe(s.version + 1);
-      expect(stored?.input).toEqual({ k: -1 });
-    }
-  });
+  it.each(['text', 'jsonb'] as const)(
+    '40 concurrent saves go in a few statements, each row written with its own version (%s column)',
+    async (column) => {
+      const texts: string[] = [];
+      const store = await spied(texts, column);
+      const first = Array.from({ length: 40 }, (_, k) => snap(`i${k}`, { input: { k } }));
+      for (const s of first) await store.create(s);
+      texts.length = 0;
+      await Promise.all(first.map((s) => store.save(next(s, { input: { k: -1 } }), s.version)));
+      const saves = texts.filter((t) => t.startsWith('UPDATE') || isBatch(t));
+      expect(saves.length).toBeLessThanOrEqual(3); // one alone, then the rest together
+      expect(saves.some(isBatch)).toBe(true);
+      for (const s of first) {
+        const stored = await store.load(s.id);
+        expect(stored?.version).toBe(s.version + 1);
+        expect(stored?.input).toEqual({ k: -1 });
+      }
+    },
+  );
 
   it('in one statement, a stale version is VERSION_CONFLICT, a missing row NOT_FOUND, the others written', async () => {
     const texts: string[] = [];
@@ -115,44 +126,47 @@ describe('postgres group commit', () => {
     expect(results[3]!.status).toBe('fulfilled');
   });
 
-  it('batched writes send their wake notices (only the rows written), and text-column rows still save', async () => {
-    const texts: string[] = [];
-    const store = await spied(texts);
-    const timers = ['t1', 't2', 't3'].map((id) => snap(id));
-    const odd = snap('nul', { input: { s: 'a\u0000b' } }); // JSONB refuses NUL: the text column
-    for (const s of [...timers, odd]) await store.create(s);
-    const hints: WakeHint[] = [];
-    const sub = await store.wakes.subscribe({ wake: (h) => void hints.push(h), lost() {}, restored() {} });
-    try {
-      texts.length = 0;
-      const at = (k: number) => 1_000 + k;
-      const results = await Promise.allSettled([
-        store.save(next(odd, { input: { s: 'c\u0000d' } }), odd.version),
-        ...timers.map((s, k) =>
-          store.save(
-            next(s, { wakeAt: at(k), timers: [{ kind: 'sleep', step: 'a', at: at(k) }] }),
-            s.version,
+  it.each(['text', 'jsonb'] as const)(
+    'batched writes send their wake notices (only the rows written), and a NUL snapshot saves (%s column)',
+    async (column) => {
+      const texts: string[] = [];
+      const store = await spied(texts, column);
+      const timers = ['t1', 't2', 't3'].map((id) => snap(id));
+      const odd = snap('nul', { input: { s: 'a\u0000b' } }); // JSONB refuses NUL: the text column
+      for (const s of [...timers, odd]) await store.create(s);
+      const hints: WakeHint[] = [];
+      const sub = await store.wakes.subscribe({ wake: (h) => void hints.push(h), lost() {}, restored() {} });
+      try {
+        texts.length = 0;
+        const at = (k: number) => 1_000 + k;
+        const results = await Promise.allSettled([
+          store.save(next(odd, { input: { s: 'c\u0000d' } }), odd.version),
+          ...timers.map((s, k) =>
+            store.save(
+              next(s, { wakeAt: at(k), timers: [{ kind: 'sleep', step: 'a', at: at(k) }] }),
+              s.version,
+            ),
           ),
-        ),
-        // A stale timer save: its row is not written and it announces nothing.
-        store.save(next(timers[0]!, { wakeAt: 5, timers: [{ kind: 'sleep', step: 'a', at: 5 }] }), 99),
-      ]);
-      expect(results.map((r) => r.status)).toEqual([
-        'fulfilled',
-        'fulfilled',
-        'fulfilled',
-        'fulfilled',
-        'rejected',
-      ]);
-      expect(texts.some(isBatch)).toBe(true);
-      const deadline = Date.now() + 5_000;
-      while (hints.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-      await new Promise((r) => setTimeout(r, 100)); // room for a wrong extra notice to arrive
-      expect(hints.map((h) => h.id).sort()).toEqual(['t1', 't2', 't3']);
-      expect(hints.find((h) => h.id === 't2')).toEqual({ at: 1_001, workflow: 'g', id: 't2' });
-      expect((await store.load('nul'))?.input).toEqual({ s: 'c\u0000d' });
-    } finally {
-      await sub.close();
-    }
-  });
+          // A stale timer save: its row is not written and it announces nothing.
+          store.save(next(timers[0]!, { wakeAt: 5, timers: [{ kind: 'sleep', step: 'a', at: 5 }] }), 99),
+        ]);
+        expect(results.map((r) => r.status)).toEqual([
+          'fulfilled',
+          'fulfilled',
+          'fulfilled',
+          'fulfilled',
+          'rejected',
+        ]);
+        expect(texts.some(isBatch)).toBe(true);
+        const deadline = Date.now() + 5_000;
+        while (hints.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+        await new Promise((r) => setTimeout(r, 100)); // room for a wrong extra notice to arrive
+        expect(hints.map((h) => h.id).sort()).toEqual(['t1', 't2', 't3']);
+        expect(hints.find((h) => h.id === 't2')).toEqual({ at: 1_001, workflow: 'g', id: 't2' });
+        expect((await store.load('nul'))?.input).toEqual({ s: 'c\u0000d' });
+      } finally {
+        await sub.close();
+      }
+    },
+  );
 });

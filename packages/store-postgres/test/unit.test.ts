@@ -45,7 +45,7 @@ describe('JSONB or text column (no server)', () => {
         return { rowCount: 1, rows: [] };
       },
     };
-    const store = createPostgresStore({ pool: spy as unknown as pg.Pool });
+    const store = createPostgresStore({ pool: spy as unknown as pg.Pool, snapshotColumn: 'jsonb' });
     const snapshot = {
       id: 'big',
       version: 1,
@@ -61,6 +61,17 @@ describe('JSONB or text column (no server)', () => {
       ['big', 1, 'running', 'wf', '8', json, null],
       ['big', 1, 'running', 'wf', '8', null, json],
     ]);
+    // A text store (the default) sends the text column at once.
+    calls.length = 0;
+    calls.push([]); // no refusal this time
+    await createPostgresStore({ pool: spy as unknown as pg.Pool }).create(snapshot as unknown as Snapshot);
+    expect(calls.slice(1)).toEqual([['big', 1, 'running', 'wf', '8', null, json]]);
+  });
+
+  it('refuses a snapshotColumn other than text or jsonb', () => {
+    expect(() => createPostgresStore({ pool: {} as pg.Pool, snapshotColumn: 'json' as 'text' })).toThrow(
+      TypeError,
+    );
   });
 });
 
