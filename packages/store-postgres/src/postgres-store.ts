@@ -211,7 +211,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     );
   };
 
-  // A save of a snapshot JSONB holds, alone: true when written.
+  // One save in a statement of its own: true when written, false when its condition failed.
   const saveOne = async ({ row, expected, payload }: QueuedSave): Promise<boolean> => {
     const r = await write(
       'save',
