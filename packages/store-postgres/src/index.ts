@@ -4,6 +4,7 @@ export {
   createPostgresStore,
   DEFAULT_CLAIM_MS,
   DEFAULT_MAX_SNAPSHOT_BYTES,
+  GROUP_COMMIT_CHARS,
   GROUP_COMMIT_ROWS,
   MAX_SNAPSHOT_BYTES_LIMIT,
   type PostgresStore,

@@ -23,6 +23,9 @@ export const MAX_SNAPSHOT_BYTES_LIMIT = 255 * 1024 * 1024;
 /** Most saves one group-commit statement carries. */
 export const GROUP_COMMIT_ROWS = 64;
 
+/** Most snapshot JSON characters one group-commit statement carries (a larger snapshot goes alone). */
+export const GROUP_COMMIT_CHARS = 1 << 20;
+
 /** Default claim lease of `listDue`, in the same milliseconds as its `now`. */
 export const DEFAULT_CLAIM_MS = 30_000;
 
@@ -226,6 +229,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     options.groupCommit === true
       ? createSaveBatcher({
           maxRows: GROUP_COMMIT_ROWS,
+          maxChars: GROUP_COMMIT_CHARS,
           one: saveOne,
           async many(saves) {
             const r = await query<{ id: string }>('save', SAVE_MANY(saves.length), saveManyValues(saves));

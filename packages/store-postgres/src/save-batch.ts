@@ -12,6 +12,8 @@ export interface QueuedSave {
 export interface SaveWriter {
   /** Most saves one statement carries. */
   maxRows: number;
+  /** Most JSON characters one statement carries; a larger save still goes, alone. */
+  maxChars: number;
   /** Writes one save with the single-row statement: true when written, false when its condition failed. */
   one(save: QueuedSave): Promise<boolean>;
   /** Writes several saves (distinct ids) in one statement, atomically: the ids it wrote. */
@@ -80,9 +82,13 @@ export function createSaveBatcher(writer: SaveWriter): SaveBatcher {
     const batch: Waiting[] = [];
     const ids = new Set<string>();
     const rest: Waiting[] = [];
+    let chars = 0;
     for (const w of queue) {
-      if (batch.length < writer.maxRows && !ids.has(w.row.id)) {
+      const fits =
+        batch.length === 0 || (batch.length < writer.maxRows && chars + w.row.json.length <= writer.maxChars);
+      if (fits && !ids.has(w.row.id)) {
         ids.add(w.row.id);
+        chars += w.row.json.length;
         batch.push(w);
       } else rest.push(w);
     }
@@ -105,7 +111,7 @@ export function createSaveBatcher(writer: SaveWriter): SaveBatcher {
 
   function flush(): void {
     scheduled = false;
-    // One statement, and more only while a full one's worth still waits.
+    // One statement, and more only while a full one's worth of rows still waits.
     do run(take());
     while (queue.length >= writer.maxRows);
   }

@@ -3,23 +3,28 @@ import { describe, expect, it } from 'vitest';
 import type { Row } from '../src/encode.js';
 import { createSaveBatcher, type QueuedSave, type SaveWriter } from '../src/save-batch.js';
 
-const row = (id: string): Row => ({
+const row = (id: string, json = '{}'): Row => ({
   id,
   version: 2,
   status: 'running',
   workflow: 'w',
   wakeAt: null,
-  json: '{}',
+  json,
   asText: false,
 });
-const save = (id: string, expected = 1): QueuedSave => ({ row: row(id), expected, payload: undefined });
+const save = (id: string, expected = 1, json?: string): QueuedSave => ({
+  row: row(id, json),
+  expected,
+  payload: undefined,
+});
 
 /** A writer whose statements the test answers by hand, recording which saves each carried. */
-function manualWriter(maxRows = 8) {
+function manualWriter(maxRows = 8, maxChars = 1_000) {
   const statements: { ids: string[]; answer(written?: string[]): void; fail(e: unknown): void }[] = [];
   const alone: string[] = [];
   const writer: SaveWriter = {
     maxRows,
+    maxChars,
     one(s) {
       alone.push(s.row.id);
       return new Promise((resolve, reject) =>
@@ -105,6 +110,30 @@ describe('group commit (save batcher)', () => {
     expect(statements.map((s) => s.ids)).toEqual([['x'], ['a', 'b'], ['a', 'c']]);
     statements[1]!.answer();
     statements[2]!.answer();
+    await expect(Promise.all(all)).resolves.toEqual([true, true, true, true, true]);
+  });
+
+  it('keeps a statement under maxChars of JSON; a snapshot larger than that goes alone', async () => {
+    const { writer, statements } = manualWriter(8, 100);
+    const b = createSaveBatcher(writer);
+    const json = (n: number) => `"${'x'.repeat(n - 2)}"`;
+    const all = [
+      b.write(save('first')),
+      b.write(save('a', 1, json(60))),
+      b.write(save('b', 1, json(60))), // a + b would be 120 > 100
+      b.write(save('huge', 1, json(500))),
+      b.write(save('c', 1, json(30))),
+    ];
+    statements[0]!.answer();
+    await turn();
+    expect(statements.map((s) => s.ids)).toEqual([['first'], ['a', 'c']]);
+    statements[1]!.answer();
+    await turn();
+    expect(statements[2]!.ids).toEqual(['b']); // b alone: huge would take it over 100
+    statements[2]!.answer();
+    await turn();
+    expect(statements[3]!.ids).toEqual(['huge']);
+    statements[3]!.answer();
     await expect(Promise.all(all)).resolves.toEqual([true, true, true, true, true]);
   });
 
