@@ -6,6 +6,7 @@
 //
 //   node packages/node/test/soak/run.mjs [--stores postgres,redis,mongo,dynamo] [--instances 1000]
 //                                        [--budget-s <per store>] [--no-restart] [--processes 3]
+// STEPFOLD_SOAK_PG_GROUP_COMMIT=1 in the environment turns on the PostgreSQL store's groupCommit.
 import { parseArgs } from 'node:util';
 import { runSoak } from './driver.mjs';
 import { KINDS, RESTARTABLE } from './stores.mjs';

@@ -97,7 +97,9 @@ export function openStore(kind, url, ns, claimMs) {
     case 'postgres': {
       const pool = new pg.Pool({ connectionString: url, max: 12, connectionTimeoutMillis: 2000 });
       pool.on('error', () => {}); // idle connections the server dropped: the pool replaces them
-      const store = createPostgresStore({ pool, schema: PG_SCHEMA, table: ns, claimMs });
+      // STEPFOLD_SOAK_PG_GROUP_COMMIT=1 runs the same soak with the store's group commit on.
+      const groupCommit = process.env.STEPFOLD_SOAK_PG_GROUP_COMMIT === '1';
+      const store = createPostgresStore({ pool, schema: PG_SCHEMA, table: ns, claimMs, groupCommit });
       return {
         store,
         close: async () => {
