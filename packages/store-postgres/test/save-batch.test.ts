@@ -46,6 +46,19 @@ function manualWriter(maxRows = 8, maxChars = 1_000) {
   return { writer, statements, alone };
 }
 
+/** A batcher whose statement 1 carries saves b and c (a went alone before them): their promises. */
+async function batchOfBC() {
+  const { writer, statements } = manualWriter();
+  const b = createSaveBatcher(writer);
+  const first = b.write(save('a'));
+  const rest = ['b', 'c'].map((id) => b.write(save(id)));
+  statements[0]!.answer();
+  await first;
+  await turn();
+  expect(statements[1]!.ids).toEqual(['b', 'c']);
+  return { b, statements, rest };
+}
+
 /** Lets pending promise callbacks and the batcher's next turn (a setImmediate) run. */
 const turn = () => new Promise((r) => setTimeout(r, 1));
 
@@ -138,13 +151,7 @@ describe('group commit (save batcher)', () => {
   });
 
   it('a failed statement is retried save by save, so each gets its own answer or error', async () => {
-    const { writer, statements } = manualWriter();
-    const b = createSaveBatcher(writer);
-    const first = b.write(save('a'));
-    const rest = ['b', 'c'].map((id) => b.write(save(id)));
-    statements[0]!.answer();
-    await first;
-    await turn();
+    const { statements, rest } = await batchOfBC();
     statements[1]!.fail(Object.assign(new Error('unsupported Unicode escape sequence'), { code: '22P05' }));
     await turn();
     expect(statements.slice(2).map((s) => s.ids)).toEqual([['b'], ['c']]);
@@ -155,13 +162,7 @@ describe('group commit (save batcher)', () => {
   });
 
   it('an unreachable server fails every save of the statement with STORE_UNAVAILABLE, and the next save goes alone', async () => {
-    const { writer, statements } = manualWriter();
-    const b = createSaveBatcher(writer);
-    const first = b.write(save('a'));
-    const rest = ['b', 'c'].map((id) => b.write(save(id)));
-    statements[0]!.answer();
-    await first;
-    await turn();
+    const { b, statements, rest } = await batchOfBC();
     statements[1]!.fail(new StoreUnavailableError('postgres save failed: down'));
     for (const p of rest) await expect(p).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
     await turn();
