@@ -284,7 +284,7 @@ export function postgresBackend(): Backend {
     warmupMs: 1000,
     e2eWorkflows: 200,
     url: urls.pg,
-    statement: PG_SAVE,
+    statement: `${PG_SAVE}, the JSON bound to $8 (snapshot_text), as the adapter does by default`,
     async unavailable() {
       return reason('PostgreSQL', urls.pg, () => ensurePgDatabase(urls.pg, BENCH_DB));
     },

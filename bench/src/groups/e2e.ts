@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { createRunner, type Runner, type Snapshot, type Store, snapshotBytes, step } from '@stepfold/engine';
 import { type Backend, backends, type Connection, pgDatabaseUrl } from '../backends.js';
-import { type FleetRun, startFleet } from '../fleet/fleet.js';
+import { type Fleet, type FleetRun, startFleet } from '../fleet/fleet.js';
 import { median } from '../measure.js';
 import { snapshotOfAbout } from '../payload.js';
 import { PEERS, type Peer } from '../peers/index.js';
@@ -182,6 +182,22 @@ export const e2eGroups: Group[] = backends.filter((b) => b.name !== 'postgres').
 const E2E_PROCESSES = Math.max(2, availableParallelism());
 const PER_PROCESS = Math.max(1, Math.round(RUNNERS / E2E_PROCESSES));
 
+// Untimed work before every timed round, ours and each peer's, in batches until this long: whatever
+// runs first after the machine sat idle (our workers through the peers' rounds) costs up to 1.5×
+// the CPU for a while, the raw writes too (measured: 76 vs 59 µs per write).
+const WARM_UP_MS = 1_000;
+
+/** Runs `batch(0)`, `batch(1)`, … until {@link WARM_UP_MS} have passed. */
+async function warmUp(batch: (k: number) => Promise<unknown>): Promise<void> {
+  const t0 = performance.now();
+  for (let k = 0; performance.now() - t0 < WARM_UP_MS; k++) await batch(k);
+}
+
+/** Warms a fresh fleet until its code is optimized: the first few hundred workflows of a new process cost twice the CPU per write of the ones after. */
+async function warmFleet(f: Fleet, tag: string): Promise<void> {
+  for (let w = 0; w < 3; w++) await f.run(400, `${tag}-${w}-${Date.now().toString(36)}`);
+}
+
 /**
  * e2e-postgres: our worker processes (one per core, `RUNNERS` workflows in flight in all) against
  * each peer at concurrency `RUNNERS` on the same server, in alternating rounds (ours first, then
@@ -205,8 +221,6 @@ export const e2ePostgres: Group = {
     // 1,000 workflows a round: ours take ~1.5 s, long enough that one GC pause or checkpoint
     // cannot swing a round; each peer runs the same count.
     const PER_ROUND = 1000;
-    // Untimed work before every timed round, ours and each peer's, in batches until this long.
-    const WARM_UP_MS = 1_000;
     const ROUNDS = 3;
     const fleet = await startFleet({
       pgUrl: pgDatabaseUrl(b.url, 'stepfold_bench'),
@@ -238,17 +252,8 @@ export const e2ePostgres: Group = {
           await p.shutdown().catch(() => {});
         }
       }
-      // Warm-up until the workers' code is optimized: the first few hundred workflows of a fresh
-      // process cost twice the CPU per write of the ones after.
-      for (let w = 0; w < 3; w++) await fleet.run(400, `warm-${w}-${Date.now().toString(36)}`);
-      // Every timed round, ours and each peer's, follows a second of untimed work: whatever runs
-      // first after the machine sat idle (our workers through the peers' rounds) costs up to 1.5×
-      // the CPU for a while, the raw writes too (measured: 76 vs 59 µs per write), and each peer is
-      // launched fresh for its round.
-      const warmUp = async (batch: (k: number) => Promise<unknown>) => {
-        const t0 = performance.now();
-        for (let k = 0; performance.now() - t0 < WARM_UP_MS; k++) await batch(k);
-      };
+      await warmFleet(fleet, 'warm');
+      // Every timed round, ours and each peer's (launched fresh for it), follows warmUp().
       const oursRound = async (tag: string) => {
         await warmUp((k) => fleet.run(200, `${tag}-warm-${k}`));
         const o = await fleet.run(PER_ROUND, tag);
@@ -349,12 +354,10 @@ export const e2ePostgresBusy: Group = {
     });
     try {
       const results = { on: [] as FleetRun[], off: [] as FleetRun[], limit: [] as number[] };
-      for (const f of [on, off])
-        for (let w = 0; w < 3; w++) await f.run(400, `busy-warm-${w}-${Date.now().toString(36)}`);
+      for (const f of [on, off]) await warmFleet(f, 'busy-warm');
       const round = async (which: 'on' | 'off', tag: string) => {
         const f = which === 'on' ? on : off;
-        const t0 = performance.now();
-        for (let k = 0; performance.now() - t0 < 1_000; k++) await f.run(400, `${tag}-${which}-warm-${k}`);
+        await warmUp((k) => f.run(400, `${tag}-${which}-warm-${k}`));
         const r = await f.run(PER_ROUND, `${tag}-${which}`);
         results[which].push(r);
         if (which === 'on') results.limit.push((await on.raw(Math.max(1000, r.seconds * 1000))).perSec);
