@@ -67,9 +67,16 @@ async function until<T>(what: string, probe: () => T | undefined | Promise<T | u
   }
 }
 
-const finished = (id: string) => async () => {
+/**
+ * The instance once it has ended and the handler has logged the message that ended it: the store
+ * write lands before `runner.handle` returns and the log line follows, so a probe on the store
+ * alone can see the end a moment before the log does.
+ */
+const finished = (id: string, log: readonly HandlerLogEntry[]) => async () => {
   const s = await store.load(id);
-  return s && ['completed', 'failed', 'cancelled', 'aborted'].includes(s.status) ? s : undefined;
+  if (!s || !['completed', 'failed', 'cancelled', 'aborted'].includes(s.status)) return undefined;
+  const logged = log.some((e) => e.action === 'applied' && e.id === id && e.version === s.version);
+  return logged ? s : undefined;
 };
 
 /**
@@ -184,7 +191,7 @@ describe('lambda handler on DynamoDB Local and ElasticMQ', () => {
       workflow: 'order',
       input: { sku: 'BOOK', amount: 25, chargeFailures: 1 },
     });
-    const s = (await until('the order to finish', finished(id))) as Snapshot;
+    const s = (await until('the order to finish', finished(id, app.log))) as Snapshot;
     const elapsed = Date.now() - t0;
 
     expect(s.status).toBe('completed');
@@ -209,7 +216,7 @@ describe('lambda handler on DynamoDB Local and ElasticMQ', () => {
       workflow: 'order',
       input: { sku: 'PEN', amount: 3, declineCharge: true },
     });
-    const s = (await until('the order to finish', finished(id))) as Snapshot;
+    const s = (await until('the order to finish', finished(id, app.log))) as Snapshot;
     expect(s.status).toBe('failed');
     expect(s.error).toMatchObject({ code: 'CARD_DECLINED' });
     expect(app.calls.filter((c) => c.instance === id).map((c) => `${c.step}:${c.phase}`)).toEqual([
@@ -225,7 +232,7 @@ describe('lambda handler on DynamoDB Local and ElasticMQ', () => {
     const id = `reminder-${process.pid}`;
     const started = app.clock();
     await app.send({ type: 'start', id, workflow: 'reminder' });
-    const s = (await until('the reminder to finish', finished(id))) as Snapshot;
+    const s = (await until('the reminder to finish', finished(id, app.log))) as Snapshot;
 
     expect(s.status).toBe('completed');
     const [reminder, ...more] = app.calls.filter((c) => c.instance === id);
@@ -274,7 +281,7 @@ describe('lambda handler on DynamoDB Local and ElasticMQ', () => {
         : undefined,
     );
     await app.send({ type: 'signal', id, name: 'review', payload: { decision: 'approve' } });
-    const s = (await until('the approval to finish', finished(id))) as Snapshot;
+    const s = (await until('the approval to finish', finished(id, app.log))) as Snapshot;
     await until('the approval redelivered', () =>
       app.log.filter((e) => e.action === 'applied' && e.type === 'signal' && e.id === id).length === 4
         ? true
