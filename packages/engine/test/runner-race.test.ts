@@ -229,4 +229,40 @@ describe('signalWithStart and id reuse', () => {
     expect(ok).toHaveLength(1);
     expect(failed.map((f) => (f.reason as { code: string }).code)).toEqual(['ALREADY_EXISTS']);
   });
+
+  it("a tick from a loaded snapshot that loses the race: 'fail' throws VERSION_CONFLICT with no reload; the default reloads once and writes nothing", async () => {
+    const inner = createMemoryStore();
+    let loads = 0;
+    const store: Store = Object.assign(Object.create(inner) as Store, {
+      load: (id: string) => {
+        loads++;
+        return inner.load(id);
+      },
+    });
+    const one = workflow('one', 1).task('work', { handler: 'work' }).build();
+    const runner = () => createRunner({ store, workflows: [one], handlers: { work: () => null } });
+    const api = createRunner({ store, workflows: [one], handlers: { work: () => null }, execute: false });
+    const queued = await api.start('one', 'race-1');
+    expect(queued.tasks.work?.queued).toBe(true);
+    const now = queued.updatedAt + 1;
+    // The winner takes the task from the snapshot it was handed.
+    const won = await runner().handle({ type: 'tick', id: 'race-1', now, wait: 'write', loaded: queued });
+    expect(won.written).toBe(true);
+    loads = 0;
+    const lost = runner().handle({
+      type: 'tick',
+      id: 'race-1',
+      now,
+      wait: 'write',
+      loaded: queued,
+      onConflict: 'fail',
+    });
+    await expect(lost).rejects.toMatchObject({ code: 'VERSION_CONFLICT' });
+    expect(loads).toBe(0);
+    const again = await runner().handle({ type: 'tick', id: 'race-1', now, wait: 'write', loaded: queued });
+    expect(again.written).toBe(false);
+    expect(again.snapshot).toEqual(await inner.load('race-1'));
+    // One reload after the conflict; the answer is that snapshot, not a second load.
+    expect(loads).toBe(1);
+  });
 });

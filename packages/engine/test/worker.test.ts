@@ -192,6 +192,50 @@ describe('createWorker', () => {
     await worker.stop();
   });
 
+  it('takes a task a notice hands over from the snapshot it carries: no claim, no load; of two workers one takes it', async () => {
+    const store = createMemoryStore();
+    const calls: string[] = [];
+    const spy = Object.create(store) as Store;
+    for (const m of ['load', 'claimDue', 'listDue'] as const) {
+      Object.defineProperty(spy, m, {
+        value: (...a: unknown[]) => {
+          calls.push(m);
+          return (store[m] as (...x: unknown[]) => Promise<unknown>)(...a);
+        },
+      });
+    }
+    const ran: string[] = [];
+    const slow = { minMs: 60_000, maxMs: 60_000, maxWithWakesMs: 60_000 };
+    const workers = [0, 1].map(() =>
+      createWorker({
+        runner: createRunner({
+          store: spy,
+          workflows: [flood],
+          handlers: { f: ({ instanceId }) => void ran.push(instanceId) },
+        }),
+        poll: slow,
+      }),
+    );
+    for (const w of workers) await w.start();
+    await new Promise((r) => setTimeout(r, 20)); // the first rounds have run; both sleep
+    calls.length = 0;
+    const api = createRunner({ store, workflows: [flood], handlers: { f: () => null }, execute: false });
+    const ids = Array.from({ length: 10 }, (_, i) => `h-${i}`);
+    for (const id of ids) await api.start('flood', id);
+    await expect
+      .poll(async () => Promise.all(ids.map(async (id) => (await store.load(id))!.status)), {
+        timeout: 10_000,
+      })
+      .toEqual(ids.map(() => 'completed'));
+    expect([...ran].sort()).toEqual([...ids].sort());
+    expect(calls).toEqual([]);
+    const stats = workers.map((w) => w.stats);
+    expect(stats[0]!.ticks + stats[1]!.ticks).toBe(ids.length);
+    // Both heard every notice; whichever lost a take gave up on it (no reload, no second run).
+    expect(stats[0]!.lostTakes + stats[1]!.lostTakes).toBe(ids.length);
+    for (const w of workers) await w.stop();
+  });
+
   it('skips instances it cannot step (unknown version), gives their claims back, and still runs the rest', async () => {
     const store = createMemoryStore();
     const v9 = workflow('flood', 9).task('f', { handler: 'f' }).build();

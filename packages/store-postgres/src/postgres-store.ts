@@ -1,5 +1,6 @@
 import {
   createStoreKit,
+  type EncodedSnapshot,
   isStepfoldError,
   type ListPage,
   type ListQuery,
@@ -108,6 +109,16 @@ function claimWindow(now: number, claimMs: number): [unknown, unknown] {
   const at = Number.isFinite(now) ? BigInt(Math.floor(now)) : now;
   const until = typeof at === 'bigint' ? at + BigInt(claimMs) : at;
   return [toInt8(at), toInt8(until)];
+}
+
+/**
+ * The NOTIFY payload of a write, or undefined when it announces nothing. A write that hands a task
+ * to any worker sends its snapshot along (if it fits), so the worker that hears it first can take
+ * the task without a claim or a load: one round trip fewer between a signal and its handler.
+ */
+function noticeOf(encoded: EncodedSnapshot, row: Row): string | undefined {
+  if (encoded.notice === null) return undefined;
+  return wakePayload(encoded.notice, row.workflow, row.id, encoded.handoff ? encoded.json : undefined);
 }
 
 /** Claimed rows in (wake time, id) order: RETURNING gives them in no particular order. */
@@ -253,7 +264,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     async create(snapshot) {
       const encoded = kit.encode(snapshot);
       const row = toRow(encoded, jsonb);
-      const payload = encoded.notice === null ? undefined : wakePayload(encoded.notice, row.workflow, row.id);
+      const payload = noticeOf(encoded, row);
       try {
         await write(
           'create',
@@ -283,7 +294,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       const row = toRow(encoded, jsonb);
       if (!Number.isSafeInteger(expectedVersion))
         throw new RangeError('save: expectedVersion must be an integer');
-      const payload = encoded.notice === null ? undefined : wakePayload(encoded.notice, row.workflow, row.id);
+      const payload = noticeOf(encoded, row);
       // A jsonb store's rare text-column rows go alone (its batch statement binds JSONB).
       const save: QueuedSave = { row, expected: expectedVersion, payload };
       if (await (batcher !== null && row.asText !== jsonb ? batcher.write(save) : saveOne(save))) return;

@@ -1,6 +1,8 @@
 import {
   isValidId,
+  type Snapshot,
   StoreUnavailableError,
+  snapshotBytes,
   type WakeHint,
   type WakeListener,
   type WakeSource,
@@ -32,13 +34,23 @@ export function wakeChannel(schema: string, table: string): string {
   return `stepfold_${h.toString(16).padStart(16, '0')}`;
 }
 
+// NOTIFY refuses a payload of 8000 bytes or more (the default build's limit).
+const MAX_PAYLOAD_BYTES = 7999;
+
 /**
- * A notice's payload, `{"at":<ms>,"w":"<workflow>","i":"<id>"}`. `at` is finite, so `String` gives
- * its JSON; workflow names and ids are valid ids (no `"` or `\`, at most 200 characters): the
- * payload stays far below NOTIFY's 8000-byte limit.
+ * A notice's payload, `{"at":<ms>,"w":"<workflow>","i":"<id>"}`, and `"s":<snapshot JSON>` after
+ * them when `json` is given (a write that hands a task to any worker) and the whole still fits
+ * NOTIFY's limit; a larger snapshot goes without, and the worker claims the instance by id. `at` is
+ * finite, so `String` gives its JSON; workflow names and ids are valid ids (no `"` or `\`, at most
+ * 200 characters), so the payload without the snapshot stays far below the limit.
  */
-export function wakePayload(at: number, workflow: string, id?: string): string {
-  return id === undefined ? `{"at":${at},"w":"${workflow}"}` : `{"at":${at},"w":"${workflow}","i":"${id}"}`;
+export function wakePayload(at: number, workflow: string, id?: string, json?: string): string {
+  if (id === undefined) return `{"at":${at},"w":"${workflow}"}`;
+  const bare = `{"at":${at},"w":"${workflow}","i":"${id}"}`;
+  if (json === undefined) return bare;
+  const full = `${bare.slice(0, -1)},"s":${json}}`;
+  // A UTF-16 unit is at most 3 UTF-8 bytes: a short payload needs no count.
+  return full.length * 3 <= MAX_PAYLOAD_BYTES || snapshotBytes(full) <= MAX_PAYLOAD_BYTES ? full : bare;
 }
 
 /** The hint of a payload, or null for anything that is not one of ours (anyone may NOTIFY the channel). */
@@ -51,11 +63,16 @@ export function parseWake(payload: string | undefined): WakeHint | null {
     return null;
   }
   if (typeof v !== 'object' || v === null) return null;
-  const { at, w, i } = v as { at?: unknown; w?: unknown; i?: unknown };
+  const { at, w, i, s } = v as { at?: unknown; w?: unknown; i?: unknown; s?: unknown };
   if (typeof at !== 'number' || !Number.isFinite(at)) return null;
   const hint: WakeHint = { at };
   if (typeof w === 'string') hint.workflow = w;
-  if (typeof i === 'string' && isValidId(i)) hint.id = i;
+  if (typeof i === 'string' && isValidId(i)) {
+    hint.id = i;
+    // Only a snapshot of the instance named; the worker's runner checks the rest as it checks a load.
+    if (typeof s === 'object' && s !== null && (s as { id?: unknown }).id === i)
+      hint.snapshot = s as Snapshot;
+  }
   return hint;
 }
 

@@ -51,6 +51,13 @@ function deadlineOnly(id: string, at: number, patch: Partial<Snapshot> = {}): Sn
   return makeTestSnapshot(id, { workflow: wf, wakeAt: at, tasks: { 'a:run': task }, ...patch });
 }
 
+/** A task queued for any worker, due at `at`: the write announces it and hands over the snapshot. */
+function handoff(id: string, at: number, patch: Partial<Snapshot> = {}): Snapshot {
+  const s = deadlineOnly(id, at, patch);
+  s.tasks['a:run']!.queued = true;
+  return s;
+}
+
 /** Wake time `at` is a sleep timer: the write announces it. */
 function timer(id: string, at: number, patch: Partial<Snapshot> = {}): Snapshot {
   return makeTestSnapshot(id, {
@@ -223,6 +230,65 @@ describe('postgres wake notices', () => {
       expect(rec.hints).toEqual([{ at: 77, workflow: 'w', id: 't' }]);
     } finally {
       await sub.close();
+    }
+  });
+
+  it('a hand-off payload carries the snapshot while it fits NOTIFY’s 8000 bytes, counted in UTF-8', async () => {
+    const small = JSON.stringify(handoff('h', 5));
+    expect(parseWake(wakePayload(5, 'w', 'h', small))).toEqual({
+      at: 5,
+      workflow: 'w',
+      id: 'h',
+      snapshot: JSON.parse(small),
+    });
+    // Sized to land exactly on the limit, in ASCII and in three-byte characters.
+    const sized = (pad: string, bytes: number) => {
+      const base = Buffer.byteLength(
+        wakePayload(5, 'w', 'h', JSON.stringify(handoff('h', 5, { input: '' }))),
+      );
+      const n = Math.floor((bytes - base) / Buffer.byteLength(pad));
+      return JSON.stringify(handoff('h', 5, { input: pad.repeat(n) }));
+    };
+    for (const pad of ['x', '€']) {
+      const fits = sized(pad, 7999);
+      expect(Buffer.byteLength(wakePayload(5, 'w', 'h', fits))).toBeLessThanOrEqual(7999);
+      expect(parseWake(wakePayload(5, 'w', 'h', fits))?.snapshot, pad).toEqual(JSON.parse(fits));
+      const over = sized(pad, 8002);
+      expect(wakePayload(5, 'w', 'h', over), pad).toBe('{"at":5,"w":"w","i":"h"}');
+    }
+    // A snapshot of another instance, or one that is not an object, is not handed over.
+    expect(parseWake('{"at":5,"w":"w","i":"h","s":{"id":"other"}}')).toEqual({
+      at: 5,
+      workflow: 'w',
+      id: 'h',
+    });
+    expect(parseWake('{"at":5,"w":"w","i":"h","s":"h"}')).toEqual({ at: 5, workflow: 'w', id: 'h' });
+    expect(parseWake('{"at":5,"w":"w","s":{"id":"h"}}')).toEqual({ at: 5, workflow: 'w' });
+  });
+
+  it('a hand-off write sends its snapshot with the notice (alone or in a group commit); a timer or a large one sends none', async () => {
+    for (const groupCommit of [false, true]) {
+      const store = await freshStore({ groupCommit });
+      const rec = recorder();
+      const sub = await store.wakes.subscribe(rec.listener);
+      try {
+        const created = handoff('c', 10);
+        await store.create(created);
+        await store.create(timer('t', 20));
+        const saved = handoff('t', 30, { version: 2, timers: [] });
+        await store.save(saved, 1);
+        const big = handoff('b', 40, { input: 'x'.repeat(9000) });
+        await store.create(big);
+        await rec.until('four notices', () => rec.hints.length >= 4);
+        expect(rec.hints).toEqual([
+          { at: 10, workflow: 'w', id: 'c', snapshot: created },
+          { at: 20, workflow: 'w', id: 't' },
+          { at: 30, workflow: 'w', id: 't', snapshot: saved },
+          { at: 40, workflow: 'w', id: 'b' },
+        ]);
+      } finally {
+        await sub.close();
+      }
     }
   });
 

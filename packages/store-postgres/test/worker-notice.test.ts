@@ -5,7 +5,8 @@ import { TEST_SCHEMA } from './server.js';
 import { useTestTables } from './test-tables.js';
 
 // A notice names its instance: a worker claims and loads it in one statement (claimDue with its id)
-// and ticks it, two round trips, with no listDue and no load for it.
+// and ticks it, two round trips, with no listDue and no load for it. A notice that hands a task
+// over carries the snapshot too: the worker's one round trip is the write that takes the task.
 
 const { pool, store: freshStore } = useTestTables('wn');
 
@@ -48,7 +49,7 @@ describe('postgres worker driven by wake notices', () => {
   let worker: Worker | undefined;
   afterAll(async () => worker?.stop({ graceMs: 1000 }));
 
-  it('claims a notified instance by id with its snapshot: no listDue, no load', async () => {
+  it('takes a handed-over task from the notice’s snapshot, and claims a noticed timer by id: no listDue, no load', async () => {
     const store = await freshStore({}, 'wn');
     const api = createRunner({
       store,
@@ -88,10 +89,11 @@ describe('postgres worker driven by wake notices', () => {
 
     await api.signal('sig-1', 'go');
     await until('the handler', () => ran.includes('sig-1'));
-    // Claimed by id, then taken: the round a named notice starts polls no lane.
-    expect(before.get('sig-1')).toEqual(['claimDue', 'save']);
-    expect(calls[0]?.args[2]).toEqual({ ids: ['sig-1'] });
-    expect(calls.filter((c) => c.method === 'load' || c.method === 'listDue')).toEqual([]);
+    // The notice carried the snapshot the signal wrote: the worker's first call is the write that
+    // takes the task (no claim, no load), and the round a named notice starts polls no lane.
+    expect(before.get('sig-1')).toEqual(['save']);
+    expect(calls.filter((c) => c.method !== 'save')).toEqual([]);
+    expect((await store.load('sig-1'))?.steps.hit?.attempt).toBe(1);
 
     // A timer another process set, due soon: the worker hears its time and id, claims it by id at
     // once as of the due time, holds the snapshot, and at the due time ticks it with no query
@@ -228,5 +230,54 @@ describe('postgres worker driven by wake notices', () => {
       await new Promise((r) => setTimeout(r, 25));
     expect((await store.load('queued'))?.status).toBe('completed');
     worker = second;
+  });
+
+  it('three workers hear every hand-off with its snapshot: each task runs once; a worker that loses the take neither reloads nor runs it', async () => {
+    await worker?.stop({ graceMs: 100 });
+    const store = await freshStore({}, 'w3');
+    const api = createRunner({ store, workflows: [waits], handlers: { hit: () => null }, execute: false });
+    const runs = new Map<string, number>();
+    const slow = { minMs: 600_000, maxMs: 600_000, maxWithWakesMs: 600_000 };
+    const spies = [0, 1, 2].map(() => recorded(store));
+    const workers = spies.map(({ spy }) =>
+      createWorker({
+        runner: createRunner({
+          store: spy,
+          workflows: [waits],
+          handlers: {
+            hit: ({ instanceId }) => {
+              runs.set(instanceId, (runs.get(instanceId) ?? 0) + 1);
+              return null;
+            },
+          },
+        }),
+        poll: slow,
+      }),
+    );
+    try {
+      for (const w of workers) await w.start();
+      const ids = Array.from({ length: 30 }, (_, i) => `fan-${i}`);
+      for (const id of ids) await api.start('notice-waits', id);
+      for (const s of spies) s.calls.length = 0;
+      await Promise.all(ids.map((id) => api.signal(id, 'go')));
+      for (let i = 0; i < 400 && ids.some((id) => runs.get(id) === undefined); i++)
+        await new Promise((r) => setTimeout(r, 25));
+      await Promise.all(workers.map((w) => w.idle()));
+      expect(ids.filter((id) => runs.get(id) !== 1)).toEqual([]);
+      for (const id of ids) expect((await store.load(id))?.status, id).toBe('completed');
+      // Notices alone drove them: no lane was polled. Every worker tried the hand-offs it heard;
+      // the ones that lost the take reloaded and found nothing to do.
+      const calls = spies.flatMap((s) => s.calls);
+      expect(calls.filter((c) => c.method === 'listDue')).toEqual([]);
+      // A take and a completion per task, plus one losing take per other worker that tried: no
+      // reload follows a lost take, and each is counted.
+      const lost = workers.reduce((n, w) => n + w.stats.lostTakes, 0);
+      expect(calls.filter((c) => c.method === 'load')).toEqual([]);
+      expect(calls.filter((c) => c.method === 'save').length).toBe(ids.length * 2 + lost);
+      expect(lost).toBeLessThanOrEqual(ids.length * 2);
+      expect(workers.reduce((n, w) => n + w.stats.ticks, 0)).toBe(ids.length);
+    } finally {
+      await Promise.all(workers.map((w) => w.stop({ graceMs: 1000 })));
+    }
   });
 });

@@ -148,15 +148,17 @@ export function createRunner<const W extends readonly AnyDefinition[], H extends
     return s;
   }
 
-  /** The one implementation of every event a caller can send. */
-  async function dispatch(m: RunnerMessage, call: Work): Promise<void> {
+  /**
+   * The one implementation of every event a caller can send. Resolves with the stored snapshot
+   * the event was applied to (or that refused it), where the write loop had it in hand.
+   */
+  async function dispatch(m: RunnerMessage, call: Work): Promise<Snapshot | undefined> {
     const onWrite = reporter(call);
     const plain = <T extends object>(o: T) =>
       Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
     switch (m.type) {
       case 'start':
-        await writes.create(m.workflow, m.id, m.input, m, onWrite);
-        return;
+        return writes.create(m.workflow, m.id, m.input, m, onWrite);
       case 'signal': {
         assertValidId(m.id);
         const event = (at: number): WorkflowEvent =>
@@ -168,52 +170,48 @@ export function createRunner<const W extends readonly AnyDefinition[], H extends
           if (!existing || restart) {
             try {
               const o = { version: start.version, reuseFinished: restart };
-              await writes.create(start.workflow, m.id, start.input, o, onWrite, event(clock()));
-              return;
+              return await writes.create(start.workflow, m.id, start.input, o, onWrite, event(clock()));
             } catch (e) {
               // Someone else created or restarted it first: deliver the signal to theirs.
               if (!isStepfoldError(e, 'ALREADY_EXISTS')) throw e;
             }
           }
         }
-        await writes.apply(m.id, event, onWrite, undefined, async (current, definition) => {
+        return writes.apply(m.id, event, onWrite, undefined, async (current, definition) => {
           const schema = declaredSchemas(definition)?.signals[m.name];
           if (schema && !isTerminal(current.status))
             await checkDeclared(schema, m.payload, `signals.${m.name}`);
         });
-        return;
       }
       case 'tick':
         // A `loaded` of another instance is not used: the tick loads its own.
-        await writes.apply(
+        return writes.apply(
           m.id,
           (at) => ({ type: 'tick', at: m.now ?? at }),
           onWrite,
           m.loaded?.id === m.id ? m.loaded : undefined,
           undefined,
           true,
+          m.onConflict !== 'fail',
         );
-        return;
       case 'cancel':
       case 'abort':
-        await writes.apply(m.id, (at) => plain({ type: m.type, at, reason: m.reason }), onWrite);
-        return;
+        return writes.apply(m.id, (at) => plain({ type: m.type, at, reason: m.reason }), onWrite);
       case 'requeue':
-        await writes.apply(
+        return writes.apply(
           m.id,
           (at) => plain({ type: 'requeue', at, step: m.step, inputPatch: m.inputPatch }),
           onWrite,
         );
-        return;
     }
   }
 
   async function handle(m: RunnerMessage, call = new Work()): Promise<Snapshot> {
-    await dispatch(m, call);
+    const stored = await dispatch(m, call);
     // A runner that hands its tasks off has no handlers to wait for: it answers with its write.
     if (m.wait !== 'write' && execute) return settled(m.id, call);
     // The handlers go on; `inFlight` keeps them (and `idle()` waits for them).
-    const mine = call.latest.get(m.id);
+    const mine = call.latest.get(m.id) ?? stored;
     if (mine) return mine;
     const s = await store.load(m.id); // the event did not apply: what is stored
     if (!s) throw new NotFoundError(m.id);

@@ -163,6 +163,12 @@ export type RunnerMessage =
       now?: number;
       /** The instance as the store just returned it (`claimDue`): used instead of a load and checked like one (ignored if its id differs). */
       loaded?: Snapshot;
+      /**
+       * `'fail'`: a write that loses a race throws VERSION_CONFLICT instead of reloading and
+       * re-applying (default `'reapply'`). For a tick from a `loaded` snapshot others may act on
+       * too: the winner's write is announced again if the instance is still due.
+       */
+      onConflict?: 'reapply' | 'fail';
     } & CallOptions)
   | ({ type: 'cancel' | 'abort'; id: string; reason?: string } & CallOptions)
   | ({ type: 'requeue'; id: string; step?: string; inputPatch?: Record<string, unknown> } & CallOptions);

@@ -65,7 +65,8 @@ export class WriteLoop {
    * Applies the event `make(now)` to the stored instance (or to `known`, a snapshot believed
    * current) and saves it; `check` may refuse the event for the snapshot it would apply to. Returns
    * the stored snapshot (the same one when the event did not apply). `known` is trusted (it came
-   * out of this runner's reducer) unless `loaded` says it came from the store.
+   * out of this runner's reducer) unless `loaded` says it came from the store. With `reapply`
+   * false a lost race is not reloaded and re-applied: the VERSION_CONFLICT is thrown at once.
    */
   apply(
     id: string,
@@ -74,12 +75,14 @@ export class WriteLoop {
     known?: Snapshot,
     check?: Check,
     loaded = false,
+    reapply = true,
   ): Promise<Snapshot> {
     // Not async itself: without an instrument, the write's own promise is the one returned.
     const ins = this.instrument;
     const trusted = known !== undefined && !loaded;
-    if (!ins) return this.write(id, make, onWrite, known, trusted, check);
-    return this.applyTraced(ins, id, make, onWrite, known, trusted, check);
+    const conflicts = reapply ? this.maxConflicts : 0;
+    if (!ins) return this.write(id, make, onWrite, known, trusted, check, conflicts);
+    return this.applyTraced(ins, id, make, onWrite, known, trusted, check, conflicts);
   }
 
   /** {@link apply} inside the instrumentation's event wrapper. */
@@ -91,6 +94,7 @@ export class WriteLoop {
     known: Snapshot | undefined,
     trusted: boolean,
     check: Check | undefined,
+    conflicts: number,
   ): Promise<Snapshot> {
     // Loaded before the wrapper is called, so it is told the workflow, version and trace it applies to.
     const current = known ?? (await this.load(id));
@@ -101,7 +105,7 @@ export class WriteLoop {
       version: current.version,
       trace: current.trace,
     };
-    return traced(ins, info, onWrite, (w) => this.write(id, make, w, current, trusted, check));
+    return traced(ins, info, onWrite, (w) => this.write(id, make, w, current, trusted, check, conflicts));
   }
 
   private async load(id: string): Promise<Snapshot> {
@@ -118,6 +122,8 @@ export class WriteLoop {
     current: Snapshot | undefined,
     trusted: boolean,
     check: Check | undefined,
+    /** Lost races reloaded and re-applied before the conflict is thrown. */
+    conflicts: number,
   ): Promise<Snapshot> {
     for (let tries = 0; ; tries++) {
       if (!current) {
@@ -139,7 +145,7 @@ export class WriteLoop {
       try {
         await this.store.save(next, current.version);
       } catch (e) {
-        if (!isStepfoldError(e, 'VERSION_CONFLICT') || tries >= this.maxConflicts) throw e;
+        if (!isStepfoldError(e, 'VERSION_CONFLICT') || tries >= conflicts) throw e;
         this.stats.conflicts++;
         current = undefined;
         // Jittered pause so racing runners stop colliding in lockstep.

@@ -41,10 +41,16 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   // id → claim expiry (against listDue's `now`); a save or releaseDue ends it.
   const claims = new Map<string, number>();
   const listeners = new Set<WakeListener>();
-  const announce = (at: number | null, workflow: string, id: string) => {
+  // A hand-off's notice carries its snapshot (each listener its own copy, as a database sends it).
+  const announce = (at: number | null, workflow: string, id: string, handoff?: string) => {
     if (at === null) return;
     // As a database would: after the write has returned, never inside it.
-    for (const l of listeners) queueMicrotask(() => l.wake({ at, workflow, id }));
+    for (const l of listeners)
+      queueMicrotask(() =>
+        l.wake(
+          handoff === undefined ? { at, workflow, id } : { at, workflow, id, snapshot: kit.decode(handoff) },
+        ),
+      );
   };
   // Sorted by (wakeAt, id): the "index" listDue reads instead of scanning every row.
   const due: Array<{ at: number; id: string }> = [];
@@ -81,7 +87,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       status: e.status,
       workflow: e.workflow,
     };
-    return { row, notice: e.notice };
+    return { row, notice: e.notice, handoff: e.handoff ? e.json : undefined };
   };
 
   /** Claims up to `limit` due, unclaimed ids (of a lane, of `ids`), earliest first, until `now + claimMs`. */
@@ -124,11 +130,11 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     },
     async create(snapshot) {
       check();
-      const { row, notice } = encode(snapshot);
+      const { row, notice, handoff } = encode(snapshot);
       kit.created(!rows.has(snapshot.id), snapshot.id);
       rows.set(snapshot.id, row);
       index(snapshot.id, row.wakeAt);
-      announce(notice, row.workflow, snapshot.id);
+      announce(notice, row.workflow, snapshot.id, handoff);
     },
     async load(id) {
       check();
@@ -137,7 +143,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     },
     async save(snapshot, expectedVersion) {
       check();
-      const { row, notice } = encode(snapshot);
+      const { row, notice, handoff } = encode(snapshot);
       const current = rows.get(snapshot.id);
       if (!current || current.version !== expectedVersion) {
         kit.updated(current ? { stored: current.version } : 'missing', snapshot.id, expectedVersion);
@@ -147,7 +153,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       rows.set(snapshot.id, row);
       index(snapshot.id, row.wakeAt);
       claims.delete(snapshot.id);
-      announce(notice, row.workflow, snapshot.id);
+      announce(notice, row.workflow, snapshot.id, handoff);
     },
     async listDue(now, limit, query) {
       check();

@@ -9,7 +9,7 @@ import {
 import { assertValidId, isValidId } from '../ids.js';
 import type { Snapshot, Status } from '../snapshot.js';
 import { type DueQuery, type ListPage, type ListQuery, snapshotBytes } from './store.js';
-import { wakeNotice } from './wake-notice.js';
+import { isHandoffNotice, wakeNotice } from './wake-notice.js';
 
 // What every store adapter repeats, in one place: argument checks, id validation, encoding and the
 // size limit, and turning driver failures into STORE_UNAVAILABLE. An adapter keeps its database calls.
@@ -28,6 +28,8 @@ export interface EncodedSnapshot {
   wakeAt: number | null;
   /** The wake time to announce on the store's wake channel, or null (see {@link wakeNotice}). */
   notice: number | null;
+  /** The notice hands a task to any worker (see {@link isHandoffNotice}): the store may send `json` with it. */
+  handoff: boolean;
   json: string;
 }
 
@@ -195,6 +197,7 @@ export function createStoreKit(
         wakeAt:
           typeof wake === 'number' && Number.isFinite(wake) ? indexedWake(snapshot, wake, notice) : null,
         notice,
+        handoff: notice !== null && isHandoffNotice(snapshot, notice),
         json,
       };
     },

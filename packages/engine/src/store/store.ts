@@ -28,6 +28,13 @@ export interface WakeHint {
   at: number;
   workflow?: string;
   id?: string;
+  /**
+   * The instance as the write that sent the notice left it, when that write handed a task to any
+   * worker and the store can carry it: a worker may take the task from it with no claim and no
+   * load (the write that takes it is conditional on its version, so one worker wins). Untrusted:
+   * checked like a load.
+   */
+  snapshot?: Snapshot;
 }
 
 /** Receives the notices of a {@link WakeSource} subscription. */

@@ -19,3 +19,16 @@ export function wakeNotice(snapshot: Snapshot): number | null {
   }
   return null;
 }
+
+/**
+ * Whether the notice `at` of `snapshot` hands a task to any worker (a task queued with that
+ * deadline, due at once), rather than announcing a timer. A store may send the snapshot with such
+ * a notice so the worker that hears it first takes the task without a claim or a load.
+ */
+export function isHandoffNotice(snapshot: Snapshot, at: number): boolean {
+  for (const key in snapshot.tasks) {
+    const t = snapshot.tasks[key]!;
+    if (t.queued && t.deadline === at) return true;
+  }
+  return false;
+}

@@ -24,10 +24,15 @@ const MAX_HINTED = 1000;
 const LOOKAHEAD_MS = 2_000;
 const MAX_HELD = 100;
 
-/** A due instance a poll returned: its id, and its snapshot when the store claims and loads at once. */
+/**
+ * A due instance to tick: its id, its snapshot when the store claimed and loaded it at once (or a
+ * notice handed it over), and whether this worker holds a claim on it to give back if not ticked.
+ */
 interface Due {
   id: string;
   snapshot?: Snapshot;
+  /** Set for an instance a notice handed over: no claim was taken, so none is given back. */
+  unclaimed?: true;
 }
 
 /**
@@ -48,6 +53,8 @@ export class DuePoller {
   private readonly hinted = new Map<string, number>();
   /** Instances claimed ahead of their due time (see LOOKAHEAD_MS), ticked once due with no query. */
   private readonly held = new Map<string, { at: number; snapshot: Snapshot }>();
+  /** Instances a notice handed over with their snapshot (a queued task), ticked once due with no claim and no query. */
+  private readonly given = new Map<string, { at: number; snapshot: Snapshot }>();
   /** Set on stop: a claim ahead that lands later is given straight back. */
   private closed = false;
 
@@ -89,6 +96,22 @@ export class DuePoller {
   }
 
   /**
+   * A notice handed over `snapshot`, due at `at` (a task queued for any worker): ticked from it in
+   * the first round from then on, with no claim and no load. The write that takes the task is
+   * conditional on the snapshot's version, so of the workers that heard the notice one wins; the
+   * others reload and find nothing due. False when too many are remembered: claim it by id instead.
+   */
+  give(snapshot: Snapshot, at: number): boolean {
+    const id = snapshot.id;
+    if (this.held.has(id)) return true;
+    if (!this.given.has(id) && this.given.size >= MAX_HINTED) return false;
+    // The newest notice wins: it carries the snapshot a take must be conditional on.
+    this.given.set(id, { at, snapshot });
+    this.hinted.delete(id);
+    return true;
+  }
+
+  /**
    * Claims `id` as of its due time `at` (the claim lasts until `at` plus the store's claim period) and
    * holds its snapshot. Nothing held (another worker has it, or it moved on): the hint stays, and
    * the round at `at` claims by id as usual.
@@ -115,6 +138,7 @@ export class DuePoller {
   /** Gives back the claims of instances held for a later time, and of any claimed ahead from now on (on stop). */
   async releaseHeld(): Promise<void> {
     this.closed = true;
+    this.given.clear();
     const ids = [...this.held.keys()];
     this.held.clear();
     if (ids.length) await this.release(ids);
@@ -130,13 +154,18 @@ export class DuePoller {
     return ids.map((id) => ({ id }));
   }
 
-  /** Ticks the held instances due by `now`, then claims and ticks the hinted ones. */
+  /** Ticks the held and handed-over instances due by `now`, then claims and ticks the hinted ones. */
   private async hintedRound(now: number, ticks: Promise<void>[]): Promise<number> {
     const ready: Due[] = [];
     for (const [id, h] of this.held) {
       if (h.at > now || ready.length >= this.pool.free()) continue;
       ready.push({ id, snapshot: h.snapshot });
       this.held.delete(id);
+    }
+    for (const [id, g] of this.given) {
+      if (g.at > now || ready.length >= this.pool.free()) continue;
+      ready.push({ id, snapshot: g.snapshot, unclaimed: true });
+      this.given.delete(id);
     }
     const ticked = ready.length ? this.take(ready, now, '*', ticks) : 0;
     const ids: string[] = [];
@@ -156,7 +185,10 @@ export class DuePoller {
   private take(got: Due[], now: number, lane: string, ticks: Promise<void>[]): number {
     const mine: Due[] = [];
     const notMine: string[] = [];
-    for (const d of got) (this.skips.get(d.id)?.until ?? 0) > now ? notMine.push(d.id) : mine.push(d);
+    for (const d of got) {
+      if ((this.skips.get(d.id)?.until ?? 0) <= now) mine.push(d);
+      else if (!d.unclaimed) notMine.push(d.id);
+    }
     // Claimed with the rest: give them straight back for a worker that can step them.
     if (notMine.length) ticks.push(this.release(notMine));
     if (mine.length === 0) return 0;
@@ -192,7 +224,8 @@ export class DuePoller {
     const lanes = first.length ? [...first, ...rotated.filter((l) => !first.includes(l))] : rotated;
     const result: RoundResult = { ticked: 0, full: false };
     const ticks: Promise<void>[] = [];
-    if (this.hinted.size || this.held.size) result.ticked += await this.hintedRound(this.clock(), ticks);
+    if (this.hinted.size || this.held.size || this.given.size)
+      result.ticked += await this.hintedRound(this.clock(), ticks);
     for (const lane of lanes) {
       const want = Math.min(share, lane ? this.pool.freeFor(lane) : this.pool.free());
       if (want <= 0) continue;
@@ -214,11 +247,20 @@ export class DuePoller {
     return Math.min(count, 1000);
   }
 
-  private async tick({ id, snapshot }: Due, now: number): Promise<void> {
+  private async tick({ id, snapshot, unclaimed }: Due, now: number): Promise<void> {
     try {
+      // A handed-over snapshot was heard by every worker: one that loses the take leaves it to the
+      // winner (a write that leaves the instance due announces it again), with no reload.
       const r = await this.runner.handle(
         snapshot
-          ? { type: 'tick', id, now, wait: 'write', loaded: snapshot }
+          ? {
+              type: 'tick',
+              id,
+              now,
+              wait: 'write',
+              loaded: snapshot,
+              onConflict: unclaimed ? 'fail' : 'reapply',
+            }
           : { type: 'tick', id, now, wait: 'write' },
       );
       if (r.dueAt === undefined) return; // nothing was due any more: someone else ticked it
@@ -230,6 +272,10 @@ export class DuePoller {
       this.skips.delete(id);
     } catch (e) {
       if (isStepfoldError(e, 'NOT_FOUND')) return;
+      if (unclaimed && isStepfoldError(e, 'VERSION_CONFLICT')) {
+        this.stats.lostTakes++;
+        return;
+      }
       if (NOT_MINE.some((code) => isStepfoldError(e, code))) {
         const prior = this.skips.get(id)?.ms ?? 0;
         const ms = Math.min(MAX_SKIP_MS, prior ? prior * 2 : this.skipMs);
@@ -243,7 +289,7 @@ export class DuePoller {
         this.emit('error', e, 'tick');
       }
       // Not ticked: give the claim back for a worker that can step it (or a later round).
-      await this.release([id]);
+      if (!unclaimed) await this.release([id]);
     }
   }
 

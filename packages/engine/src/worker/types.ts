@@ -102,6 +102,8 @@ export interface WorkerStats {
   wakes: number;
   /** Writes of this worker's runner that lost a race and were re-applied. */
   conflicts: number;
+  /** Tasks a notice handed over with their snapshot that another worker took first (its take won; nothing was reloaded). */
+  lostTakes: number;
   /** Handler runs now running / waiting for a slot. */
   running: number;
   queued: number;

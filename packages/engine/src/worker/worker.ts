@@ -52,6 +52,7 @@ export function createWorker(options: WorkerOptions): Worker {
     polls: 0,
     wakes: 0,
     conflicts: 0,
+    lostTakes: 0,
     running: 0,
     queued: 0,
     lastLagMs: 0,
@@ -196,7 +197,12 @@ export function createWorker(options: WorkerOptions): Worker {
           stats.wakes++;
           emit('wake', hint);
           if (hint.workflow !== undefined) poller.prefer(hint.workflow);
-          hear(hint.at, hint.id !== undefined && poller.hint(hint.id, hint.at));
+          const { id, snapshot } = hint;
+          // A snapshot handed over with the notice is taken from as it is; else the id is claimed.
+          const named =
+            id !== undefined &&
+            ((snapshot?.id === id && poller.give(snapshot, hint.at)) || poller.hint(id, hint.at));
+          hear(hint.at, named);
         },
         lost(error) {
           wakesLive = false;

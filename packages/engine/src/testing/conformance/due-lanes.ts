@@ -130,10 +130,17 @@ export function describeDueLanes({ options, fresh }: SuiteContext): void {
 
       const q = nextNotice(store, (h) => h.at === 777);
       await q.ready;
-      await store.create(
-        makeTestSnapshot('wake-2', { workflow: wf('waker'), wakeAt: 777, tasks: running(777, true) }),
-      );
-      expect(await q.first).toEqual({ at: 777, workflow: 'waker', id: 'wake-2' });
+      const handed = makeTestSnapshot('wake-2', {
+        workflow: wf('waker'),
+        wakeAt: 777,
+        tasks: running(777, true),
+      });
+      await store.create(handed);
+      // A store may send the snapshot with a hand-off (a worker then takes the task with no claim
+      // or load); if it does, it is the snapshot written.
+      const { snapshot, ...hint } = await q.first;
+      expect(hint).toEqual({ at: 777, workflow: 'waker', id: 'wake-2' });
+      if (snapshot !== undefined) expect(snapshot).toEqual(handed);
     });
   }
 }
