@@ -42,3 +42,29 @@ export function after(ms: number): Promise<void> {
 
 /** The default clock. */
 export const systemClock = (): number => Date.now();
+
+/**
+ * Milliseconds from now until the wall-clock time `at`, to a fraction of a millisecond.
+ * `Date.now()` counts whole milliseconds, so a sleep planned from it ends on average half a
+ * millisecond late (and a timer that fires a little early costs another whole one); the monotonic
+ * `performance.now()` supplies the fraction. The offset between the two clocks is the largest seen,
+ * so the estimate never runs ahead of `Date.now()`, and is taken afresh when the wall clock moves
+ * back by a millisecond or more (a stepped or slewed clock).
+ */
+export class WallTimer {
+  private offset = Number.NEGATIVE_INFINITY;
+  private readonly mono: (() => number) | undefined =
+    typeof performance !== 'undefined' && typeof performance.now === 'function'
+      ? () => performance.now()
+      : undefined;
+
+  /** Milliseconds until `at`: negative once it has passed. */
+  until(at: number): number {
+    const wall = Date.now();
+    if (!this.mono) return at - wall;
+    const mono = this.mono();
+    const seen = wall - mono;
+    if (seen > this.offset || seen < this.offset - 1) this.offset = seen;
+    return at - (mono + this.offset);
+  }
+}

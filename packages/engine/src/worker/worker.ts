@@ -2,7 +2,7 @@ import type { TaskJob } from '../runner/types.js';
 import type { Snapshot } from '../snapshot.js';
 import type { WakeHint, WakeSubscription } from '../store/store.js';
 import { wakeNotice } from '../store/wake-notice.js';
-import { after, jittered, Sleeper, systemClock } from './clock.js';
+import { after, jittered, Sleeper, systemClock, WallTimer } from './clock.js';
 import { DuePoller } from './due-poller.js';
 import { TaskPool } from './task-pool.js';
 import type { ShutdownOptions, Worker, WorkerEvents, WorkerOptions, WorkerStats } from './types.js';
@@ -33,6 +33,9 @@ export function createWorker(options: WorkerOptions): Worker {
   const { runner } = options;
   const store = runner.store;
   const clock = options.clock ?? systemClock;
+  // Sleeps on the system clock end within a fraction of a ms of their time; a given clock is taken as it is.
+  const wall = options.clock ? undefined : new WallTimer();
+  const until = (at: number) => (wall ? wall.until(at) : at - clock());
   const poll = {
     minMs: options.poll?.minMs ?? 50,
     maxMs: options.poll?.maxMs ?? 5_000,
@@ -180,9 +183,8 @@ export function createWorker(options: WorkerOptions): Worker {
       // Until the planned poll or the earliest known wake time, whichever is first; a wake time
       // heard meanwhile moves that end earlier; an urgent wake ends the sleep.
       for (let end = Math.min(planned, known.earliest ?? planned); state === 'running' && !urgent; ) {
-        const left = end - clock();
-        if (left <= 0) break;
-        await sleeper.sleep(left);
+        if (end - clock() <= 0) break;
+        await sleeper.sleep(until(end));
         end = Math.min(planned, known.earliest ?? planned);
       }
     }
