@@ -31,13 +31,23 @@ export interface HintRoute {
 }
 
 /**
+ * Longest snapshot JSON, in UTF-16 units, a hand-off's hint carries: every subscriber receives it,
+ * so a larger one goes without and the worker claims the instance by id.
+ */
+export const HANDOFF_MAX_CHARS = 8000;
+
+/**
  * The wake-hint arguments the create and save scripts take after their own: none when the write
  * announces nothing (no payload is built), else the payload `{"at":..,"w":"..","i":".."}` (due time,
- * workflow, instance), command and channel.
+ * workflow, instance), command and channel. A write that hands a task to any worker adds
+ * `"s":<snapshot JSON>`, so a worker can take the task with no claim and no load.
  */
 export function hintArgs(e: EncodedSnapshot, route: HintRoute): string[] {
   if (e.notice === null) return [];
-  return [JSON.stringify({ at: e.notice, w: e.workflow, i: e.id }), route.command, route.channel];
+  const bare = JSON.stringify({ at: e.notice, w: e.workflow, i: e.id });
+  const payload =
+    e.handoff && e.json.length <= HANDOFF_MAX_CHARS ? `${bare.slice(0, -1)},"s":${e.json}}` : bare;
+  return [payload, route.command, route.channel];
 }
 
 /** A `ZRANGEBYSCORE` bound for `now` (a number, checked by the kit). */

@@ -60,7 +60,7 @@ export function describeWakes(target: WakeTarget): void {
   });
 
   describe(`redis adapter wakes: ${target.name}`, () => {
-    it('a write with no notice publishes nothing; the first hint is the timer save’s, as small JSON', async () => {
+    it('a write with no notice publishes nothing; a timer’s hint is small JSON, a hand-off’s carries its snapshot while it is small', async () => {
       const { prefix, store } = open('quiet');
       const raw = (await node(`${prefix}wake`)).duplicate();
       plain.push(raw);
@@ -84,14 +84,28 @@ export function describeWakes(target: WakeTarget): void {
           code: 'ALREADY_EXISTS',
         });
         await store.save(timerSnapshot('q-1', 4242, { version: 4 }), 3);
-        await store.create(timerSnapshot('q-2', 777, { timers: [], tasks: task(777, true) }));
-        await until(() => p.hints.length >= 2 && wire.length >= 2, 'two hints');
-        expect(wire).toEqual(['{"at":4242,"w":"waker","i":"q-1"}', '{"at":777,"w":"waker","i":"q-2"}']);
+        // A hand-off carries its snapshot, so a worker takes the task with no claim or load; one
+        // too large for every subscriber to receive goes without.
+        const handed = timerSnapshot('q-2', 777, { timers: [], tasks: task(777, true) });
+        await store.create(handed);
+        const big = timerSnapshot('q-3', 778, {
+          timers: [],
+          tasks: task(778, true),
+          input: 'x'.repeat(9000),
+        });
+        await store.create(big);
+        await until(() => p.hints.length >= 3 && wire.length >= 3, 'three hints');
+        expect(wire).toEqual([
+          '{"at":4242,"w":"waker","i":"q-1"}',
+          `{"at":777,"w":"waker","i":"q-2","s":${JSON.stringify(handed)}}`,
+          '{"at":778,"w":"waker","i":"q-3"}',
+        ]);
         expect(p.hints).toEqual([
           { at: 4242, workflow: 'waker', id: 'q-1' },
-          { at: 777, workflow: 'waker', id: 'q-2' },
+          { at: 777, workflow: 'waker', id: 'q-2', snapshot: handed },
+          { at: 778, workflow: 'waker', id: 'q-3' },
         ]);
-        expect(p.events).toEqual(['wake', 'wake']);
+        expect(p.events).toEqual(['wake', 'wake', 'wake']);
       } finally {
         await p.sub.close();
       }
