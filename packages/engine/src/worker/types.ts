@@ -81,7 +81,7 @@ export interface WorkerEvents {
 
 /** Counters and gauges of a worker since it started. */
 export interface WorkerStats {
-  /** Ids polls returned (claimed, on stores that claim). */
+  /** Instances taken to tick: ids polls returned (claimed, on stores that claim) and hand-offs taken from notices. */
   claimed: number;
   /** Ticks written. */
   ticks: number;
