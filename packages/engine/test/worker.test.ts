@@ -236,6 +236,36 @@ describe('createWorker', () => {
     for (const w of workers) await w.stop();
   });
 
+  it('named instances left for want of a slot are taken as slots free, not at the next planned poll', async () => {
+    const store = createMemoryStore();
+    const ran: string[] = [];
+    const runner = createRunner({
+      store,
+      workflows: [flood],
+      handlers: {
+        f: async ({ instanceId }) => {
+          await new Promise((r) => setTimeout(r, 5));
+          ran.push(instanceId);
+        },
+      },
+    });
+    // Two slots, and a planned poll a minute away: only notices and freed slots can drive it.
+    const worker = createWorker({
+      runner,
+      concurrency: 2,
+      poll: { minMs: 60_000, maxMs: 60_000, maxWithWakesMs: 60_000 },
+    });
+    await worker.start();
+    await new Promise((r) => setTimeout(r, 20));
+    const api = createRunner({ store, workflows: [flood], handlers: { f: () => null }, execute: false });
+    const ids = Array.from({ length: 12 }, (_, i) => `slot-${i}`);
+    await Promise.all(ids.map((id) => api.start('flood', id)));
+    await expect.poll(() => ran.length, { timeout: 5_000 }).toBe(ids.length);
+    expect([...ran].sort()).toEqual([...ids].sort());
+    expect(worker.stats.polls).toBe(1); // the first round's only: the rest came from the notices
+    await worker.stop();
+  });
+
   it('skips instances it cannot step (unknown version), gives their claims back, and still runs the rest', async () => {
     const store = createMemoryStore();
     const v9 = workflow('flood', 9).task('f', { handler: 'f' }).build();

@@ -11,6 +11,8 @@ export interface RoundResult {
   ticked: number;
   /** Some lane returned all it was asked for: more may be due. */
   full: boolean;
+  /** Instances notices named are due and were left for want of a free slot: run another round once one frees. */
+  left: boolean;
 }
 
 // Codes of an instance this worker cannot step: another worker (with that workflow or version) can.
@@ -211,7 +213,7 @@ export class DuePoller {
       const ticks: Promise<void>[] = [];
       const ticked = await this.hintedRound(this.clock(), ticks);
       await Promise.all(ticks);
-      return { ticked, full: false };
+      return { ticked, full: false, left: this.namedDue(this.clock()) };
     }
     // In a single lane, '' stands for "every workflow".
     const all = this.lanes === 'single' ? [''] : this.runner.workflows;
@@ -222,7 +224,7 @@ export class DuePoller {
     const first = rotated.filter((l) => this.preferred.has(l));
     this.preferred.clear();
     const lanes = first.length ? [...first, ...rotated.filter((l) => !first.includes(l))] : rotated;
-    const result: RoundResult = { ticked: 0, full: false };
+    const result: RoundResult = { ticked: 0, full: false, left: false };
     const ticks: Promise<void>[] = [];
     if (this.hinted.size || this.held.size || this.given.size)
       result.ticked += await this.hintedRound(this.clock(), ticks);
@@ -237,7 +239,15 @@ export class DuePoller {
       result.ticked += this.take(got, now, lane || '*', ticks);
     }
     await Promise.all(ticks);
+    result.left = this.namedDue(this.clock());
     return result;
+  }
+
+  /** Whether an instance a notice named (held, handed over or hinted) is due by `now` and not yet taken. */
+  namedDue(now: number): boolean {
+    for (const named of [this.held, this.given]) for (const h of named.values()) if (h.at <= now) return true;
+    for (const at of this.hinted.values()) if (at <= now) return true;
+    return false;
   }
 
   /** Instances of `lane` being skipped now (a lapsed skip is kept to double the next one). */

@@ -3,7 +3,7 @@ import type { Snapshot } from '../snapshot.js';
 import type { WakeHint, WakeSubscription } from '../store/store.js';
 import { wakeNotice } from '../store/wake-notice.js';
 import { after, jittered, Sleeper, systemClock, WallTimer } from './clock.js';
-import { DuePoller } from './due-poller.js';
+import { DuePoller, type RoundResult } from './due-poller.js';
 import { TaskPool } from './task-pool.js';
 import type { ShutdownOptions, Worker, WorkerEvents, WorkerOptions, WorkerStats } from './types.js';
 import { WakeTimes } from './wake-times.js';
@@ -93,8 +93,10 @@ export function createWorker(options: WorkerOptions): Worker {
         if (outcome === 'error' || error !== undefined) emit('error', error, 'task');
         emit('taskEnd', job, outcome, ms);
       },
+      // A freed slot goes to the named instances waiting for one first (their round polls no
+      // lane: a full lane poll already brought the planned poll forward).
       freed: () => {
-        if (waitingForSlot) wakeNow();
+        if (waitingForSlot) wakeNow(poller.namedDue(clock()));
       },
     },
   );
@@ -143,7 +145,7 @@ export function createWorker(options: WorkerOptions): Worker {
         waitingForSlot = false;
         continue;
       }
-      let result: { ticked: number; full: boolean };
+      let result: RoundResult;
       const roundAt = clock();
       urgent = false; // a wake from now on asks for the next round
       // Times up to the round's start were due when it polled: it takes what they woke.
@@ -180,6 +182,8 @@ export function createWorker(options: WorkerOptions): Worker {
             : Math.min(pause * poll.factor, wakesLive ? poll.maxWithWakesMs : poll.maxMs);
         planned = clock() + jittered(pause, poll.jitter);
       }
+      // Named instances left for want of a slot: the next round takes them (once a slot frees).
+      if (result.left) continue;
       // Until the planned poll or the earliest known wake time, whichever is first; a wake time
       // heard meanwhile moves that end earlier; an urgent wake ends the sleep.
       for (let end = Math.min(planned, known.earliest ?? planned); state === 'running' && !urgent; ) {
