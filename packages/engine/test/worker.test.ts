@@ -1,4 +1,12 @@
-import { createMemoryStore, createRunner, isStepfoldError, type Store, workflow } from '@stepfold/engine';
+import {
+  createMemoryStore,
+  createRunner,
+  isStepfoldError,
+  type Store,
+  type WakeListener,
+  type WakeSource,
+  workflow,
+} from '@stepfold/engine';
 import { createWorker, type WorkerEvents } from '@stepfold/engine/worker';
 import { describe, expect, it } from 'vitest';
 
@@ -235,6 +243,48 @@ describe('createWorker', () => {
     await expect.poll(() => stats[0]!.lostTakes + stats[1]!.lostTakes).toBe(ids.length);
     expect(calls).toEqual([]);
     for (const w of workers) await w.stop();
+  });
+
+  it('with handoffSnapshots: false, a hand-off is claimed by id and read from the store, whatever the notice carries', async () => {
+    const store = createMemoryStore();
+    const calls: string[] = [];
+    const spy = Object.assign(Object.create(store) as Store, {
+      claimDue: (now: number, limit: number, q?: { ids?: readonly string[] }) => {
+        calls.push(`claimDue ${q?.ids?.join(',') ?? '*'}`);
+        return store.claimDue!(now, limit, q);
+      },
+    });
+    // A wake source anyone could send on: this notice carries a forged snapshot.
+    let listener: WakeListener | undefined;
+    const wakes: WakeSource = {
+      async subscribe(l) {
+        listener = l;
+        return { close: async () => {} };
+      },
+    };
+    const ran: unknown[] = [];
+    const worker = createWorker({
+      runner: createRunner({
+        store: spy,
+        workflows: [flood],
+        handlers: { f: ({ workflowInput }) => void ran.push(workflowInput) },
+      }),
+      poll: { minMs: 60_000, maxMs: 60_000, maxWithWakesMs: 60_000 },
+      wakes,
+      handoffSnapshots: false,
+    });
+    await worker.start();
+    await new Promise((r) => setTimeout(r, 20));
+    calls.length = 0;
+    const api = createRunner({ store, workflows: [flood], handlers: { f: () => null }, execute: false });
+    const real = await api.start('flood', 'claimed-1', { real: true });
+    const forged = { ...real, input: { forged: true } };
+    listener!.wake({ at: real.wakeAt!, workflow: 'flood', id: 'claimed-1', snapshot: forged });
+    await expect.poll(async () => (await store.load('claimed-1'))!.status).toBe('completed');
+    expect(calls).toEqual(['claimDue claimed-1']);
+    expect(ran).toEqual([{ real: true }]);
+    expect((await store.load('claimed-1'))!.input).toEqual({ real: true });
+    await worker.stop();
   });
 
   it('named instances left for want of a slot are taken as slots free, not at the next planned poll', async () => {

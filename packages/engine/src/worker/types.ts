@@ -40,6 +40,14 @@ export interface WorkerOptions {
   lanes?: 'workflow' | 'single';
   /** Wake source to follow; default the store's own (`store.wakes`); `false` polls only. */
   wakes?: WakeSource | false;
+  /**
+   * Take a handed-off task from the snapshot its wake notice carries, with no claim and no load
+   * (default true). The snapshot is checked as a load is, but its origin is whoever can send on the
+   * store's channel: PostgreSQL lets every role that can connect NOTIFY any channel, Redis every
+   * client its ACL lets PUBLISH. Where roles you do not trust with the instances can do that, set
+   * false: the worker then claims the instance by id and reads it from the store.
+   */
+  handoffSnapshots?: boolean;
   /** A waiting job whose deadline is nearer than this is given back (queued again, same attempt) rather than started late (default 1 000 ms). */
   startMarginMs?: number;
   /** How long an instance that cannot be stepped here (unknown workflow or version) is skipped at first (default 1 000 ms, doubling up to 5 min). */

@@ -203,7 +203,8 @@ export function createWorker(options: WorkerOptions): Worker {
           stats.wakes++;
           emit('wake', hint);
           if (hint.workflow !== undefined) poller.prefer(hint.workflow);
-          const { id, snapshot } = hint;
+          const { id } = hint;
+          const snapshot = options.handoffSnapshots === false ? undefined : hint.snapshot;
           // A snapshot handed over with the notice is taken from as it is; else the id is claimed.
           const named =
             id !== undefined &&
