@@ -29,8 +29,10 @@ describe('postgres setup', () => {
       expect(rows.rows).toEqual([
         { table_name: 'one', version: 1 },
         { table_name: 'one', version: 2 },
+        { table_name: 'one', version: 3 },
         { table_name: 'two', version: 1 },
         { table_name: 'two', version: 2 },
+        { table_name: 'two', version: 3 },
       ]);
     } finally {
       await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);

@@ -102,6 +102,63 @@ async function indexes(table: string): Promise<Record<string, string>> {
   return Object.fromEntries(r.rows.map((x) => [x.indexname.slice(table.length + 1), x.indexdef]));
 }
 
+/** Each snapshot column's compression as pg_attribute records it ('l' lz4, 'p' pglz, '' the server default). */
+async function compression(table: string): Promise<Record<string, string>> {
+  const r = await pool.query<{ attname: string; attcompression: string }>(
+    `SELECT attname, attcompression::text FROM pg_attribute
+     WHERE attrelid = $1::regclass AND attname IN ('snapshot', 'snapshot_text')`,
+    [`"${TEST_SCHEMA}"."${table}"`],
+  );
+  return Object.fromEntries(r.rows.map((x) => [x.attname, x.attcompression]));
+}
+
+describe('postgres snapshot compression', () => {
+  it('setup() has the server compress snapshots with lz4, and they read back intact', async () => {
+    const store = await fresh();
+    expect(await compression(store.table)).toEqual({ snapshot: 'l', snapshot_text: 'l' });
+    // Large and repetitive enough that the server compresses it in the row.
+    const big = timer('big', 10, { input: { text: 'stepfold '.repeat(2_000) } });
+    await store.create(big);
+    const r = await pool.query<{ method: string | null }>(
+      `SELECT pg_column_compression(snapshot_text) AS method FROM "${TEST_SCHEMA}"."${store.table}" WHERE id = 'big'`,
+    );
+    expect(r.rows).toEqual([{ method: 'lz4' }]);
+    expect(await store.load('big')).toEqual(big);
+  });
+
+  it('a method set by hand stays, and then migration 3 takes no lock on the table', async () => {
+    await fresh(); // the schema and the migrations table exist
+    const table = freshTable('c');
+    const names = tableNames(TEST_SCHEMA, table);
+    for (const m of MIGRATIONS.filter((x) => x.version < 3)) {
+      for (const statement of m.statements(names)) await pool.query(statement);
+      await pool.query(
+        `INSERT INTO ${names.migrations} (table_name, version, description) VALUES ($1, $2, $3)`,
+        [table, m.version, m.description],
+      );
+    }
+    await pool.query(
+      `ALTER TABLE ${names.qualified} ALTER COLUMN snapshot SET COMPRESSION pglz, ALTER COLUMN snapshot_text SET COMPRESSION lz4`,
+    );
+    // An open transaction that read the table: an ALTER TABLE would wait for it to end.
+    const reader = await pool.connect();
+    try {
+      await reader.query('BEGIN');
+      await reader.query(`SELECT count(*) FROM ${names.qualified}`);
+      const store = createPostgresStore({ pool, schema: TEST_SCHEMA, table });
+      const outcome = await Promise.race([
+        store.setup().then(() => 'migrated'),
+        new Promise((r) => setTimeout(() => r('waited for the lock'), 5_000)),
+      ]);
+      expect(outcome).toBe('migrated');
+    } finally {
+      await reader.query('ROLLBACK');
+      reader.release();
+    }
+    expect(await compression(table)).toEqual({ snapshot: 'p', snapshot_text: 'l' });
+  });
+});
+
 describe('postgres due lanes', () => {
   it('a lane query is served by the (workflow, wake_at, id) index, in custom and generic plans', async () => {
     const store = await fresh();
@@ -170,7 +227,8 @@ describe('postgres due lanes', () => {
       `SELECT version FROM ${names.migrations} WHERE table_name = $1 ORDER BY version`,
       [table],
     );
-    expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }]);
+    expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
+    expect(await compression(table)).toEqual({ snapshot: 'l', snapshot_text: 'l' });
     expect((await indexes(table)).due_lane).toMatch(
       /\(workflow, wake_at, id\) WHERE \(wake_at IS NOT NULL\)$/,
     );
