@@ -1,15 +1,6 @@
 export { needsTextColumn } from './encode.js';
 export { isUnavailable } from './map-error.js';
-export {
-  createPostgresStore,
-  DEFAULT_CLAIM_MS,
-  DEFAULT_MAX_SNAPSHOT_BYTES,
-  GROUP_COMMIT_CHARS,
-  GROUP_COMMIT_ROWS,
-  MAX_SNAPSHOT_BYTES_LIMIT,
-  type PostgresStore,
-  type PostgresStoreOptions,
-} from './postgres-store.js';
+export { createPostgresStore } from './postgres-store.js';
 export type { SnapshotColumn } from './save-many.js';
 export {
   MIGRATIONS,
@@ -20,3 +11,12 @@ export {
   type PgPoolClient,
   type PgQueryable,
 } from './setup.js';
+export {
+  DEFAULT_CLAIM_MS,
+  DEFAULT_MAX_SNAPSHOT_BYTES,
+  GROUP_COMMIT_CHARS,
+  GROUP_COMMIT_ROWS,
+  MAX_SNAPSHOT_BYTES_LIMIT,
+  type PostgresStore,
+  type PostgresStoreOptions,
+} from './store-options.js';

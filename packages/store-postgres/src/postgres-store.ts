@@ -4,90 +4,24 @@ import {
   isStepfoldError,
   type ListPage,
   type ListQuery,
-  type Store,
-  type WakeSource,
   type WakeSubscription,
 } from '@stepfold/engine';
 import { type Row, toInt8, toRow } from './encode.js';
 import { errorCode, isUnavailable } from './map-error.js';
 import { createSaveBatcher, type QueuedSave } from './save-batch.js';
-import { type SnapshotColumn, saveManyStatement, saveManyValues } from './save-many.js';
-import { type PgPool, runMigrations, type TableNames, tableNames } from './setup.js';
+import { saveManyStatement, saveManyValues } from './save-many.js';
+import { runMigrations, type TableNames, tableNames } from './setup.js';
+import { storeStatements } from './statements.js';
+import {
+  DEFAULT_CLAIM_MS,
+  DEFAULT_MAX_SNAPSHOT_BYTES,
+  GROUP_COMMIT_CHARS,
+  GROUP_COMMIT_ROWS,
+  MAX_SNAPSHOT_BYTES_LIMIT,
+  type PostgresStore,
+  type PostgresStoreOptions,
+} from './store-options.js';
 import { pgWakeSource, wakeChannel, wakePayload } from './wakes.js';
-
-/** Default size limit: 64 MiB of snapshot JSON. */
-export const DEFAULT_MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024;
-
-/** Highest accepted `maxSnapshotBytes`: a JSONB value holds at most 255 MiB. */
-export const MAX_SNAPSHOT_BYTES_LIMIT = 255 * 1024 * 1024;
-
-/** Most saves one group-commit statement carries. */
-export const GROUP_COMMIT_ROWS = 64;
-
-/** Most snapshot JSON characters one group-commit statement carries (a larger snapshot goes alone). */
-export const GROUP_COMMIT_CHARS = 1 << 20;
-
-/** Default claim lease of `listDue`, in the same milliseconds as its `now`. */
-export const DEFAULT_CLAIM_MS = 30_000;
-
-/** Options of {@link createPostgresStore}. */
-export interface PostgresStoreOptions {
-  /** Your `pg` Pool; the store borrows connections and never ends it. */
-  pool: PgPool;
-  /**
-   * Pool the wake subscriptions take their connection from (default `pool`). LISTEN needs a
-   * session of its own: when `pool` goes through PgBouncer in transaction mode, point this one at
-   * the server (or a session-mode pooler).
-   */
-  wakePool?: PgPool;
-  /** Schema holding the table (default `stepfold`); a plain lowercase identifier. */
-  schema?: string;
-  /** Instance table (default `instances`); a plain lowercase identifier of at most 48 characters. */
-  table?: string;
-  /** Largest accepted snapshot, in UTF-8 bytes of its JSON (default 64 MiB, at most 255 MiB). */
-  maxSnapshotBytes?: number;
-  /** How long ids returned by `listDue` stay claimed, measured against `now` (default 30 000). */
-  claimMs?: number;
-  /**
-   * Send statements as named prepared statements, parsed and planned once per connection (default
-   * true). Set false behind a pooler that cannot carry them (PgBouncer in transaction mode before 1.21).
-   */
-  preparedStatements?: boolean;
-  /**
-   * Group commit (default false): saves that arrive while one of this store's saves is out go
-   * together in the next statement, one UPDATE for many rows, each still conditional on its own
-   * version; a save that finds none out goes at once. Fewer statements per write, one save
-   * statement out at a time: worth it when many workers keep the database busy, not for one
-   * process with a few workflows in flight (see the README).
-   */
-  groupCommit?: boolean;
-  /**
-   * Column new writes put the snapshot JSON in (default `'text'`): `snapshot_text`, stored verbatim,
-   * or `'jsonb'`: `snapshot`, parsed by the server on every write (about 1.5× the server's CPU per
-   * write, measured) but open to JSONB operators and indexes. Reads take whichever is set, so a
-   * table may hold both and the option can change at any time.
-   */
-  snapshotColumn?: SnapshotColumn;
-}
-
-/** A PostgreSQL-backed {@link Store}, with the names and lease it was created with. */
-export interface PostgresStore extends Store {
-  /** Schema of the instance table. */
-  readonly schema: string;
-  /** Instance table name (unquoted). */
-  readonly table: string;
-  /** Claim lease of `listDue`. */
-  readonly claimMs: number;
-  /** NOTIFY channel of this table's wake notices (see {@link PostgresStore.wakes}). */
-  readonly channel: string;
-  readonly claimsDue: true;
-  releaseDue(ids: readonly string[]): Promise<void>;
-  /**
-   * Wake notices over LISTEN/NOTIFY: each subscription holds one pool connection until closed, and
-   * reconnects with backoff when it breaks. Notices are hints; `listDue` stays the source of truth.
-   */
-  readonly wakes: WakeSource;
-}
 
 // One name per distinct statement text, shared by every store in the process: a name must not be
 // reused for another text on the same connection, and stores may share a pool.
@@ -157,45 +91,10 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   const channel = wakeChannel(names.schema, names.table);
   const subscriptions = new Set<WakeSubscription>();
 
-  // Statement texts, built once. A write whose snapshot announces a wake time (kit.encode's
-  // `notice`) runs the *_NOTIFY form: the same write in a CTE and pg_notify over its RETURNING, so
-  // the notice goes out only if the row was written (a failed condition returns no row, sends
-  // nothing, and leaves rowCount 0) and is delivered at commit, never before the write is visible.
-  // Writes without a notice run the plain statement and pay nothing for wakes.
-  const notifying = (sql: string, payload: number) =>
-    `WITH w AS (${sql} RETURNING 1) SELECT pg_notify('${channel}', $${payload}) FROM w`;
-  const CREATE = `INSERT INTO ${t} (id, version, status, workflow, wake_at, snapshot, snapshot_text)
-           VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7)`;
-  const CREATE_NOTIFY = notifying(CREATE, 8);
-  const SAVE = `UPDATE ${t} SET version = $3, status = $4, workflow = $5, wake_at = $6, claimed_until = NULL,
-           snapshot = $7::jsonb, snapshot_text = $8
-         WHERE id = $1 AND version = $2`;
-  const SAVE_NOTIFY = notifying(SAVE, 9);
-  // Due rows in (wake_at, id) order, all workflows or one lane ($4), each served by its partial
-  // index; MATERIALIZED: the locking subquery runs once, so LIMIT bounds the batch.
-  // claimDue's forms also return the JSON, and may narrow to given ids ($5).
-  const due = (lane: string, returning = '') => `WITH due AS MATERIALIZED (
-           SELECT id FROM ${t}
-           WHERE ${lane}wake_at <= $1 AND (claimed_until IS NULL OR claimed_until <= $1)
-           ORDER BY wake_at, id
-           LIMIT $3
-           FOR UPDATE SKIP LOCKED)
-         UPDATE ${t} AS i SET claimed_until = $2 FROM due WHERE i.id = due.id
-         RETURNING i.id, i.wake_at${returning}`;
-  const LIST_DUE = due('');
-  const LIST_DUE_LANE = due('workflow = $4 AND ');
-  const json = ', COALESCE(i.snapshot_text, i.snapshot::text) AS json';
-  // Four fixed texts, not one with `$4 IS NULL OR …`: a prepared generic plan must still pick the
-  // lane index for a lane and the primary key for named ids.
-  const CLAIM_DUE = {
-    all: due('', json),
-    lane: due('workflow = $4 AND ', json),
-    ids: due('id = ANY($4::text[]) AND ', json),
-    laneIds: due('workflow = $4 AND id = ANY($5::text[]) AND ', json),
-  } as const;
+  const { CREATE, CREATE_NOTIFY, SAVE, SAVE_NOTIFY, LIST_DUE, LIST_DUE_LANE, CLAIM_DUE, RELEASE_DUE } =
+    storeStatements(t, channel);
   const SAVE_MANY = saveManyStatement(t, channel, snapshotColumn);
-  const RELEASE_DUE = `UPDATE ${t} SET claimed_until = NULL
-         WHERE id = ANY($1::text[]) AND claimed_until IS NOT NULL`;
+  const LOAD = `SELECT COALESCE(snapshot_text, snapshot::text) AS json FROM ${t} WHERE id = $1`;
 
   const prepared = options.preparedStatements ?? true;
   const query = <R>(what: string, text: string, values: unknown[]) =>
@@ -280,11 +179,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     },
 
     async load(id) {
-      const r = await query<{ json: string }>(
-        'load',
-        `SELECT COALESCE(snapshot_text, snapshot::text) AS json FROM ${t} WHERE id = $1`,
-        [kit.id(id)],
-      );
+      const r = await query<{ json: string }>('load', LOAD, [kit.id(id)]);
       const row = r.rows[0];
       return row ? kit.decode(row.json) : null;
     },
