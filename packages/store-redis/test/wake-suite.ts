@@ -108,6 +108,9 @@ export function describeWakes(target: WakeTarget): void {
         expect(p.events).toEqual(['wake', 'wake', 'wake']);
       } finally {
         await p.sub.close();
+        // Now, not in afterAll: a later test restarts the cluster, and this client would reconnect
+        // and re-send SSUBSCRIBE to a node not yet serving the slot (an unhandled CLUSTERDOWN).
+        raw.disconnect();
       }
     });
 
