@@ -93,4 +93,4 @@ export {
   storeGuard,
   type UpdateOutcome,
 } from './store/store-kit.js';
-export { isHandoffNotice, wakeNotice } from './store/wake-notice.js';
+export { isHandoffNotice, parseWakePayload, wakeNotice } from './store/wake-notice.js';

@@ -1,6 +1,5 @@
 import {
-  isValidId,
-  type Snapshot,
+  parseWakePayload,
   StoreUnavailableError,
   snapshotBytes,
   type WakeHint,
@@ -53,28 +52,8 @@ export function wakePayload(at: number, workflow: string, id?: string, json?: st
   return full.length * 3 <= MAX_PAYLOAD_BYTES || snapshotBytes(full) <= MAX_PAYLOAD_BYTES ? full : bare;
 }
 
-/** The hint of a payload, or null for anything that is not one of ours (anyone may NOTIFY the channel). */
-export function parseWake(payload: string | undefined): WakeHint | null {
-  if (!payload) return null;
-  let v: unknown;
-  try {
-    v = JSON.parse(payload);
-  } catch {
-    return null;
-  }
-  if (typeof v !== 'object' || v === null) return null;
-  const { at, w, i, s } = v as { at?: unknown; w?: unknown; i?: unknown; s?: unknown };
-  if (typeof at !== 'number' || !Number.isFinite(at)) return null;
-  const hint: WakeHint = { at };
-  if (typeof w === 'string') hint.workflow = w;
-  if (typeof i === 'string' && isValidId(i)) {
-    hint.id = i;
-    // Only a snapshot of the instance named; the worker's runner checks the rest as it checks a load.
-    if (typeof s === 'object' && s !== null && (s as { id?: unknown }).id === i)
-      hint.snapshot = s as Snapshot;
-  }
-  return hint;
-}
+/** The hint of a NOTIFY payload, or null for anything that is not one of ours (anyone may NOTIFY the channel). */
+export const parseWake: (payload: string | undefined) => WakeHint | null = parseWakePayload;
 
 /** One connection a subscription took from the pool, with its event handlers. */
 interface Held {

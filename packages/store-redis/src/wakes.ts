@@ -1,6 +1,5 @@
 import {
-  isValidId,
-  type Snapshot,
+  parseWakePayload,
   type StoreKit,
   type WakeHint,
   type WakeListener,
@@ -34,23 +33,7 @@ export function wakeConnectionName(channel: string): string {
 }
 
 /** A hint's payload as a {@link WakeHint}, or null when it is not one (never thrown on). */
-export function parseHint(message: string): WakeHint | null {
-  try {
-    const v = JSON.parse(message) as { at?: unknown; w?: unknown; i?: unknown; s?: unknown };
-    if (typeof v?.at !== 'number' || !Number.isFinite(v.at)) return null;
-    const hint: WakeHint = { at: v.at };
-    if (typeof v.w === 'string') hint.workflow = v.w;
-    if (typeof v.i === 'string' && isValidId(v.i)) {
-      hint.id = v.i;
-      // Only a snapshot of the instance named; the worker's runner checks the rest as it checks a load.
-      const s = v.s as { id?: unknown } | null | undefined;
-      if (typeof s === 'object' && s !== null && s.id === v.i) hint.snapshot = s as Snapshot;
-    }
-    return hint;
-  } catch {
-    return null;
-  }
-}
+export const parseHint: (message: string) => WakeHint | null = parseWakePayload;
 
 interface Address {
   host: string;

@@ -1,4 +1,6 @@
+import { isValidId } from '../ids.js';
 import type { Snapshot } from '../snapshot.js';
+import type { WakeHint } from './store.js';
 
 /**
  * The `wakeAt` a write should announce on a store's wake channel, or null. Announced: a timer (a
@@ -31,4 +33,30 @@ export function isHandoffNotice(snapshot: Snapshot, at: number): boolean {
     if (t.queued && t.deadline === at) return true;
   }
   return false;
+}
+
+/**
+ * The hint in a store's wake payload, `{"at":<ms>,"w":"<workflow>","i":"<id>","s":<snapshot>}`
+ * (`w`, `i` and `s` optional), or null for any text that is not one: anyone who can send on a
+ * store's channel may send anything, so this never throws. A snapshot is kept only when it names
+ * the instance `i` names; the worker's runner checks the rest as it checks a load.
+ */
+export function parseWakePayload(text: string | undefined): WakeHint | null {
+  let v: unknown;
+  try {
+    v = JSON.parse(text ?? '');
+  } catch {
+    return null;
+  }
+  if (typeof v !== 'object' || v === null) return null;
+  const { at, w, i, s } = v as { at?: unknown; w?: unknown; i?: unknown; s?: unknown };
+  if (typeof at !== 'number' || !Number.isFinite(at)) return null;
+  const hint: WakeHint = { at };
+  if (typeof w === 'string') hint.workflow = w;
+  if (typeof i === 'string' && isValidId(i)) {
+    hint.id = i;
+    if (typeof s === 'object' && s !== null && (s as { id?: unknown }).id === i)
+      hint.snapshot = s as Snapshot;
+  }
+  return hint;
 }

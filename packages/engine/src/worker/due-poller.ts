@@ -101,7 +101,7 @@ export class DuePoller {
    * A notice handed over `snapshot`, due at `at` (a task queued for any worker): ticked from it in
    * the first round from then on, with no claim and no load. The write that takes the task is
    * conditional on the snapshot's version, so of the workers that heard the notice one wins; the
-   * others reload and find nothing due. False when too many are remembered: claim it by id instead.
+   * others give up with no reload (`lostTakes`). False when too many are remembered: claim it by id instead.
    */
   give(snapshot: Snapshot, at: number): boolean {
     const id = snapshot.id;
