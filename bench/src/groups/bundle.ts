@@ -3,7 +3,8 @@ import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { type Group, rateRow } from '../row.js';
 
-const BUDGET_KB = 30;
+// Raised from 30 with runner.send (the asynchronous signal) and its path through the write loop.
+const BUDGET_KB = 31;
 
 /** The engine as a browser/Workers ESM bundle with its dependency (zod/mini), minified + gzip. */
 export const bundle: Group = {

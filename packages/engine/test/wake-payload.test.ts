@@ -23,4 +23,28 @@ describe('parseWakePayload', () => {
     for (const junk of [undefined, '', 'null', '[]', '7', '{', '{"at":"5"}', '{"at":null}', '{"w":"x"}'])
       expect(parseWakePayload(junk), String(junk)).toBeNull();
   });
+
+  it('reads the signals a send notice carries with the snapshot, or marks them to claim by id', () => {
+    const s = { id: 'o-1', version: 3 };
+    const e = { type: 'signal', at: 4, name: 'go' };
+    const p = `[{"n":7,"e":${JSON.stringify(e)}},{"n":9,"e":${JSON.stringify(e)}}]`;
+    expect(parseWakePayload(`{"at":5,"i":"o-1","s":${JSON.stringify(s)},"p":${p}}`)).toEqual({
+      at: 5,
+      id: 'o-1',
+      snapshot: s,
+      sent: [
+        { seq: 7, event: e },
+        { seq: 9, event: e },
+      ],
+    });
+    // Too large for the notice: no snapshot, and the signals are claimed by id.
+    expect(parseWakePayload('{"at":5,"i":"o-1","p":true}')).toEqual({ at: 5, id: 'o-1', sent: [] });
+    // A seq that is not an integer: not trusted, claimed by id instead.
+    expect(parseWakePayload(`{"at":5,"i":"o-1","s":${JSON.stringify(s)},"p":[{"n":"7"}]}`)).toEqual({
+      at: 5,
+      id: 'o-1',
+      snapshot: s,
+      sent: [],
+    });
+  });
 });

@@ -7,6 +7,7 @@ import {
   type WakeSubscription,
 } from '@stepfold/engine';
 import { type Row, toInt8, toRow } from './encode.js';
+import { consumingSave, inboxMethods } from './inbox.js';
 import { errorCode, isUnavailable } from './map-error.js';
 import { createSaveBatcher, type QueuedSave } from './save-batch.js';
 import { saveManyStatement, saveManyValues } from './save-many.js';
@@ -94,8 +95,12 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   const { CREATE, CREATE_NOTIFY, SAVE, SAVE_NOTIFY, LIST_DUE, LIST_DUE_LANE, CLAIM_DUE, RELEASE_DUE } =
     storeStatements(t, channel);
   const SAVE_MANY = saveManyStatement(t, channel, snapshotColumn);
+  const SAVE_CONSUME = consumingSave(SAVE, names, channel, false);
+  const SAVE_CONSUME_NOTIFY = consumingSave(SAVE, names, channel, true);
   const LOAD = `SELECT COALESCE(snapshot_text, snapshot::text) AS json FROM ${t} WHERE id = $1`;
 
+  // The instance and any signals sent to it, in one statement.
+  const DELETE = `WITH s AS (DELETE FROM ${names.sent} WHERE id = $1) DELETE FROM ${t} WHERE id = $1`;
   const prepared = options.preparedStatements ?? true;
   const query = <R>(what: string, text: string, values: unknown[]) =>
     kit.guard(what, () =>
@@ -103,38 +108,32 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     );
 
   // Runs a write with the JSON in snapshot_text, or, for a jsonb store, in the JSONB column unless
-  // JSONB cannot hold it; a notice payload, for the *_NOTIFY forms, is the last parameter.
-  const write = async (what: string, row: Row, sql: string, values: unknown[], payload?: string) => {
+  // JSONB cannot hold it; `tail` (a notice payload, consumed seqs) follows the two JSON parameters.
+  const write = async (what: string, row: Row, sql: string, values: unknown[], tail: unknown[]) => {
     if (!row.asText) {
       try {
-        return await query(
-          what,
-          sql,
-          payload === undefined ? [...values, row.json, null] : [...values, row.json, null, payload],
-        );
+        return await query(what, sql, [...values, row.json, null, ...tail]);
       } catch (e) {
         const code = errorCode(e);
         if (code === undefined || !JSONB_FALLBACK_CODES.has(code)) throw e;
       }
     }
-    return query(
-      what,
-      sql,
-      payload === undefined ? [...values, null, row.json] : [...values, null, row.json, payload],
-    );
+    return query(what, sql, [...values, null, row.json, ...tail]);
   };
 
   // One save in a statement of its own: true when written, false when its condition failed.
-  const saveOne = async ({ row, expected, payload }: QueuedSave): Promise<boolean> => {
-    const r = await write(
-      'save',
-      row,
-      payload === undefined ? SAVE : SAVE_NOTIFY,
-      [row.id, expected, row.version, row.status, row.workflow, row.wakeAt],
-      payload,
-    );
+  const saveOne = async ({ row, expected, payload }: QueuedSave, consumed?: string[]): Promise<boolean> => {
+    const values = [row.id, expected, row.version, row.status, row.workflow, row.wakeAt];
+    const tail = payload === undefined ? [] : [payload];
+    const r = consumed
+      ? await write('save', row, payload === undefined ? SAVE_CONSUME : SAVE_CONSUME_NOTIFY, values, [
+          consumed,
+          ...tail,
+        ])
+      : await write('save', row, payload === undefined ? SAVE : SAVE_NOTIFY, values, tail);
     return r.rowCount === 1;
   };
+  const inbox = inboxMethods(kit, query, names, channel, claimMs);
   const batcher =
     options.groupCommit === true
       ? createSaveBatcher({
@@ -159,6 +158,9 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     wakes: pgWakeSource(options.wakePool ?? pool, channel, subscriptions),
 
     setup: () => runMigrations(pool, names, kit.guard),
+    send: inbox.send,
+    claimSent: inbox.claimSent,
+    dropSent: inbox.dropSent,
 
     async create(snapshot) {
       const encoded = kit.encode(snapshot);
@@ -170,7 +172,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
           row,
           payload === undefined ? CREATE : CREATE_NOTIFY,
           [row.id, row.version, row.status, row.workflow, row.wakeAt],
-          payload,
+          payload === undefined ? [] : [payload],
         );
       } catch (e) {
         if (errorCode(e) !== '23505') throw e;
@@ -184,7 +186,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       return row ? kit.decode(row.json) : null;
     },
 
-    async save(snapshot, expectedVersion) {
+    async save(snapshot, expectedVersion, consumed) {
       const encoded = kit.encode(snapshot);
       const row = toRow(encoded, jsonb);
       if (!Number.isSafeInteger(expectedVersion))
@@ -192,7 +194,10 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       const payload = noticeOf(encoded, row);
       // A jsonb store's rare text-column rows go alone (its batch statement binds JSONB).
       const save: QueuedSave = { row, expected: expectedVersion, payload };
-      if (await (batcher !== null && row.asText !== jsonb ? batcher.write(save) : saveOne(save))) return;
+      // A save that consumes sent signals goes alone: the batch statement knows no inbox.
+      const seqs = consumed?.length ? inbox.seqList(consumed) : undefined;
+      const alone = batcher === null || row.asText === jsonb || seqs !== undefined;
+      if (await (alone ? saveOne(save, seqs) : batcher.write(save))) return;
       // The condition failed: tell a lost race from a missing instance.
       const current = await query<{ version: string }>('save', `SELECT version FROM ${t} WHERE id = $1`, [
         row.id,
@@ -266,7 +271,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     },
 
     async delete(id) {
-      const r = await query('delete', `DELETE FROM ${t} WHERE id = $1`, [kit.id(id)]);
+      const r = await query('delete', DELETE, [kit.id(id)]);
       return r.rowCount === 1;
     },
 

@@ -64,6 +64,8 @@ export interface TableNames {
   qualified: string;
   /** `"schema"."stepfold_migrations"`. */
   migrations: string;
+  /** `"schema"."table$sent"`: signals sent to the table's instances and not yet applied (`$` keeps it apart from any table name accepted). */
+  sent: string;
 }
 
 /** Validates the schema and table names and quotes them. */
@@ -77,6 +79,7 @@ export function tableNames(schema: string, table: string): TableNames {
     table,
     qualified: `"${schema}"."${table}"`,
     migrations: `"${schema}"."${MIGRATIONS_TABLE}"`,
+    sent: `"${schema}"."${table}$sent"`,
   };
 }
 
@@ -144,6 +147,23 @@ export const MIGRATIONS: readonly Migration[] = [
       END $$`,
     ],
   },
+  {
+    version: 4,
+    description: 'inbox of sent signals (runner.send)',
+    // One row per signal sent and not yet applied: `due_at` is when the polls' backstop may claim
+    // it (its notice normally gets it applied well before), `claimed_until` that claim.
+    statements: ({ table, sent }) => [
+      `CREATE TABLE ${sent} (
+        seq bigserial PRIMARY KEY,
+        id text COLLATE "C" NOT NULL,
+        event text NOT NULL,
+        due_at bigint NOT NULL,
+        claimed_until bigint
+      )`,
+      `CREATE INDEX "${table}$sent_id" ON ${sent} (id, seq)`,
+      `CREATE INDEX "${table}$sent_due" ON ${sent} (due_at, seq)`,
+    ],
+  },
 ];
 
 // Two-key advisory locks live apart from single-bigint ones; this first key marks stepfold's.
@@ -172,6 +192,8 @@ async function migrate(client: PgQueryable, names: TableNames): Promise<void> {
   if (!row.exists) {
     // The table was dropped by hand: forget its history and build it again.
     await client.query(`DELETE FROM ${names.migrations} WHERE table_name = $1`, [names.table]);
+    // What was sent to the dropped table's instances goes with them.
+    await client.query(`DROP TABLE IF EXISTS ${names.sent}`);
     current = 0;
   } else if (current === 0) {
     throw new Error(

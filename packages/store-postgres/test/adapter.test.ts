@@ -30,9 +30,11 @@ describe('postgres setup', () => {
         { table_name: 'one', version: 1 },
         { table_name: 'one', version: 2 },
         { table_name: 'one', version: 3 },
+        { table_name: 'one', version: 4 },
         { table_name: 'two', version: 1 },
         { table_name: 'two', version: 2 },
         { table_name: 'two', version: 3 },
+        { table_name: 'two', version: 4 },
       ]);
     } finally {
       await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
@@ -75,10 +77,17 @@ describe('postgres setup', () => {
 
   it('rebuilds a table dropped by hand', async () => {
     const store = await fresh();
+    await pool.query(
+      `INSERT INTO "${TEST_SCHEMA}"."${store.table}$sent" (id, event, due_at) VALUES ('gone', '{}', 0)`,
+    );
     await pool.query(`DROP TABLE "${TEST_SCHEMA}"."${store.table}"`);
     await store.setup();
     await store.create(snapshot('back'));
     expect(await store.load('back')).not.toBeNull();
+    // Signals sent to the dropped table's instances went with it.
+    expect(await store.claimSent!(Number.MAX_SAFE_INTEGER, 10)).toEqual([]);
+    const left = await pool.query(`SELECT count(*)::int AS n FROM "${TEST_SCHEMA}"."${store.table}$sent"`);
+    expect(left.rows[0].n).toBe(0);
   });
 
   it('validates identifiers and limits before touching the pool', () => {

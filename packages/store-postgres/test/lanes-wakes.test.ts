@@ -227,7 +227,7 @@ describe('postgres due lanes', () => {
       `SELECT version FROM ${names.migrations} WHERE table_name = $1 ORDER BY version`,
       [table],
     );
-    expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
+    expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
     expect(await compression(table)).toEqual({ snapshot: 'l', snapshot_text: 'l' });
     expect((await indexes(table)).due_lane).toMatch(
       /\(workflow, wake_at, id\) WHERE \(wake_at IS NOT NULL\)$/,

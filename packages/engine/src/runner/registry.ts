@@ -12,6 +12,8 @@ export interface WorkflowRegistry {
   forSnapshot(snapshot: Snapshot): WorkflowDefinition;
   /** Every registered workflow name. */
   names(): string[];
+  /** Every registered definition, each version of each workflow. */
+  all(): WorkflowDefinition[];
 }
 
 /**
@@ -57,6 +59,7 @@ export function createRegistry(
   return {
     resolve,
     names: () => [...byName.keys()],
+    all: () => [...byName.values()].flatMap((v) => [...v.values()]),
     forSnapshot(snapshot) {
       const def = resolve(snapshot.workflow.name, snapshot.workflow.version);
       const hash = compileWorkflow(def).hash;

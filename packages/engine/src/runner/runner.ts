@@ -1,6 +1,6 @@
 import { checkDeclared, declaredSchemas } from '../definition/declared-schemas.js';
 import { isStepfoldError, NotFoundError } from '../errors.js';
-import type { WorkflowEvent } from '../events.js';
+import { parseEvent, type WorkflowEvent } from '../events.js';
 import { assertValidId } from '../ids.js';
 import { dispatchedBy } from '../reducer/task-view.js';
 import { taskKey } from '../reducer/transition-context.js';
@@ -9,6 +9,7 @@ import { executeTask } from './execute-task.js';
 import { notifyHooks } from './hooks.js';
 import { InFlight } from './in-flight.js';
 import { createRegistry } from './registry.js';
+import { acceptingDefinitions } from './send.js';
 import type {
   AnyDefinition,
   Handler,
@@ -193,6 +194,7 @@ export function createRunner<const W extends readonly AnyDefinition[], H extends
           undefined,
           true,
           m.onConflict !== 'fail',
+          m.loaded?.id === m.id ? m.sent : undefined,
         );
       case 'cancel':
       case 'abort':
@@ -221,6 +223,16 @@ export function createRunner<const W extends readonly AnyDefinition[], H extends
   const runner: Runner<W> = {
     start: (workflow, id, input, o = {}) => handle({ type: 'start', id, workflow, input, ...o }),
     signal: (id, name, payload, o = {}) => handle({ type: 'signal', id, name, payload, ...o }),
+    async send(id, name, payload, o = {}) {
+      assertValidId(id);
+      if (store.send && store.claimSent) {
+        const event = parseEvent({ type: 'signal', at: clock(), name, payload, id: o.signalId });
+        const accept = await acceptingDefinitions(registry, name, payload);
+        if (accept.length && (await store.send(id, event, accept))) return;
+      }
+      // No inbox, or refused as sent: the signal's own path, which applies it or says why not.
+      await handle({ type: 'signal', id, name, payload, ...o, wait: 'write' });
+    },
     cancel: (id, reason) => handle({ type: 'cancel', id, reason }),
     abort: (id, reason) => handle({ type: 'abort', id, reason }),
     requeue: (id, o = {}) => handle({ type: 'requeue', id, ...o }),
@@ -274,6 +286,7 @@ export function createRunner<const W extends readonly AnyDefinition[], H extends
               ...(o.startIfMissing ? { startIfMissing: { workflow: name, ...o.startIfMissing } } : {}),
             }),
           ),
+        send: (id, signal, payload, o) => runner.send(id, signal, payload, o),
         get: (id) => runner.get(id) as Promise<TypedSnapshot<D> | null>,
         cancel: (id, reason) => typed(runner.cancel(id, reason)),
         abort: (id, reason) => typed(runner.abort(id, reason)),

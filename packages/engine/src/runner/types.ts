@@ -8,7 +8,7 @@ import type {
 } from '../definition/typed-definition.js';
 import type { UnionToIntersection } from '../definition/typing.js';
 import type { LogEntry, Snapshot, StepState, TaskState } from '../snapshot.js';
-import type { Store } from '../store/store.js';
+import type { SentSignal, Store } from '../store/store.js';
 import type { RunnerHooks } from './hooks.js';
 import type { Instrumentation } from './instrumentation.js';
 
@@ -150,6 +150,12 @@ export interface SignalOptions extends CallOptions {
   startIfMissing?: { workflow: string; input?: unknown; version?: number; reuseFinished?: boolean };
 }
 
+/** Options of {@link Runner.send}. */
+export interface SendOptions {
+  /** Deduplication id: a second signal with the same id is ignored (when applied). */
+  signalId?: string;
+}
+
 /**
  * A message for {@link Runner.handle}: one event for one instance, as a queue or HTTP request
  * carries it. Every runner method is this message handled, so each option of a method is a field here.
@@ -169,6 +175,8 @@ export type RunnerMessage =
        * too: the winner's write is announced again if the instance is still due.
        */
       onConflict?: 'reapply' | 'fail';
+      /** With `loaded`: signals sent to it and waiting in the store's inbox, applied first and consumed by the same write. */
+      sent?: readonly SentSignal[];
     } & CallOptions)
   | ({ type: 'cancel' | 'abort'; id: string; reason?: string } & CallOptions)
   | ({ type: 'requeue'; id: string; step?: string; inputPatch?: Record<string, unknown> } & CallOptions);
@@ -201,6 +209,13 @@ export interface WorkflowClient<D> {
     payload: SignalsOf<D>[K],
     options?: { signalId?: string; startIfMissing?: { input: InputOf<D>; reuseFinished?: boolean } },
   ): Promise<TypedSnapshot<D>>;
+  /** {@link Runner.send}, the name and payload checked against this workflow's signals. */
+  send<K extends keyof SignalsOf<D> & string>(
+    id: string,
+    name: K,
+    payload: SignalsOf<D>[K],
+    options?: SendOptions,
+  ): Promise<void>;
   get(id: string): Promise<TypedSnapshot<D> | null>;
   cancel(id: string, reason?: string): Promise<TypedSnapshot<D>>;
   abort(id: string, reason?: string): Promise<TypedSnapshot<D>>;
@@ -214,6 +229,20 @@ export interface WorkflowClient<D> {
 export interface Runner<W extends readonly AnyDefinition[] = readonly AnyDefinition[]> {
   start(workflow: string, id: string, input?: unknown, options?: StartOptions): Promise<Snapshot>;
   signal(id: string, name: string, payload?: unknown, options?: SignalOptions): Promise<Snapshot>;
+  /**
+   * Writes a signal for a worker to apply and resolves once it is written, without applying it:
+   * on a store with an inbox (`Store.send`) that is one write, and the worker that hears its notice
+   * applies it and starts what it dispatches in one more. The name and payload are checked first
+   * (`UNKNOWN_SIGNAL`, `INVALID_INPUT`, as `signal` does); a missing or finished instance, or one on a
+   * definition this runner does not register, takes `signal`'s path and its errors. Signals sent to
+   * one instance apply in the order sent, after events already written; a later `signal` or
+   * `cancel` from elsewhere may apply before them. On a store without an inbox it is `signal` with
+   * `wait: 'write'`.
+   *
+   * @example
+   * await runner.send('order-42', 'approved', { by: 'ana' }); // a worker applies it
+   */
+  send(id: string, name: string, payload?: unknown, options?: SendOptions): Promise<void>;
   cancel(id: string, reason?: string): Promise<Snapshot>;
   abort(id: string, reason?: string): Promise<Snapshot>;
   requeue(

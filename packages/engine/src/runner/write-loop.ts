@@ -5,7 +5,7 @@ import type { WorkflowEvent } from '../events.js';
 import { assertValidId } from '../ids.js';
 import { reduce } from '../reducer/reducer.js';
 import { isTerminal, type LogEntry, type Snapshot } from '../snapshot.js';
-import type { Store } from '../store/store.js';
+import type { SentSignal, Store } from '../store/store.js';
 import type { EventInfo, Instrumentation } from './instrumentation.js';
 import type { WorkflowRegistry } from './registry.js';
 
@@ -67,6 +67,8 @@ export class WriteLoop {
    * the stored snapshot (the same one when the event did not apply). `known` is trusted (it came
    * out of this runner's reducer) unless `loaded` says it came from the store. With `reapply`
    * false a lost race is not reloaded and re-applied: the VERSION_CONFLICT is thrown at once.
+   * `sent`: signals waiting in the store's inbox for `known`, applied first and consumed by the
+   * same write (a lost race then always throws: the caller claims them again).
    */
   apply(
     id: string,
@@ -76,13 +78,14 @@ export class WriteLoop {
     check?: Check,
     loaded = false,
     reapply = true,
+    sent?: readonly SentSignal[],
   ): Promise<Snapshot> {
     // Not async itself: without an instrument, the write's own promise is the one returned.
     const ins = this.instrument;
     const trusted = known !== undefined && !loaded;
-    const conflicts = reapply ? this.maxConflicts : 0;
-    if (!ins) return this.write(id, make, onWrite, known, trusted, check, conflicts);
-    return this.applyTraced(ins, id, make, onWrite, known, trusted, check, conflicts);
+    const conflicts = reapply && !sent ? this.maxConflicts : 0;
+    if (!ins) return this.write(id, make, onWrite, known, trusted, check, conflicts, sent);
+    return this.applyTraced(ins, id, make, onWrite, known, trusted, check, conflicts, sent);
   }
 
   /** {@link apply} inside the instrumentation's event wrapper. */
@@ -95,6 +98,7 @@ export class WriteLoop {
     trusted: boolean,
     check: Check | undefined,
     conflicts: number,
+    sent: readonly SentSignal[] | undefined,
   ): Promise<Snapshot> {
     // Loaded before the wrapper is called, so it is told the workflow, version and trace it applies to.
     const current = known ?? (await this.load(id));
@@ -105,7 +109,9 @@ export class WriteLoop {
       version: current.version,
       trace: current.trace,
     };
-    return traced(ins, info, onWrite, (w) => this.write(id, make, w, current, trusted, check, conflicts));
+    return traced(ins, info, onWrite, (w) =>
+      this.write(id, make, w, current, trusted, check, conflicts, sent),
+    );
   }
 
   private async load(id: string): Promise<Snapshot> {
@@ -124,6 +130,7 @@ export class WriteLoop {
     check: Check | undefined,
     /** Lost races reloaded and re-applied before the conflict is thrown. */
     conflicts: number,
+    sent?: readonly SentSignal[],
   ): Promise<Snapshot> {
     for (let tries = 0; ; tries++) {
       if (!current) {
@@ -132,18 +139,27 @@ export class WriteLoop {
       }
       const definition = this.registry.forSnapshot(current);
       await check?.(current, definition);
-      const event = make(this.clock());
-      const { snapshot: next, transitions } = reduce(
-        definition,
-        current,
-        this.handoff ? { ...event, handoff: true } : event,
-        {},
-        true,
-        trusted,
-      );
-      if (next === current) return current;
+      // Sent signals first, in the order sent: they were written before this event.
+      let from = current;
+      let transitions: readonly LogEntry[] = [];
+      if (sent)
+        for (const { event } of sent) {
+          const r = reduce(definition, from, this.mark(event), {}, true, trusted);
+          from = r.snapshot;
+          trusted = true; // checked by that call (or made by it)
+          transitions = [...transitions, ...r.transitions];
+        }
+      const r = reduce(definition, from, this.mark(make(this.clock())), {}, true, trusted);
+      const next = r.snapshot;
+      transitions = transitions.length ? [...transitions, ...r.transitions] : r.transitions;
+      const seqs = sent?.map((p) => p.seq);
+      if (next === current) {
+        // Nothing applied (a finished instance, duplicate ids): the signals are spent all the same.
+        if (seqs?.length) await this.store.dropSent?.(id, seqs, current.version);
+        return current;
+      }
       try {
-        await this.store.save(next, current.version);
+        await this.store.save(next, current.version, seqs);
       } catch (e) {
         if (!isStepfoldError(e, 'VERSION_CONFLICT') || tries >= conflicts) throw e;
         this.stats.conflicts++;
@@ -156,6 +172,11 @@ export class WriteLoop {
       onWrite(next, transitions, current.version, current.wakeAt);
       return next;
     }
+  }
+
+  /** The event as this runner writes it: its tasks queued for a worker when it hands them off. */
+  private mark(event: WorkflowEvent): WorkflowEvent {
+    return this.handoff ? { ...event, handoff: true } : event;
   }
 
   /**

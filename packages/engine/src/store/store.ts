@@ -1,3 +1,4 @@
+import type { WorkflowEvent } from '../events.js';
 import type { Snapshot, Status } from '../snapshot.js';
 
 /** Filter and page for {@link Store.list}. Results are ordered by id; pass back `cursor` for the next page. */
@@ -35,6 +36,27 @@ export interface WakeHint {
    * checked like a load.
    */
   snapshot?: Snapshot;
+  /**
+   * A {@link Store.send} notice: the signals sent to the instance not yet applied, oldest first,
+   * with `snapshot`; without it, empty (claim them by id with {@link Store.claimSent}).
+   */
+  sent?: SentSignal[];
+}
+
+/**
+ * A signal {@link Store.send} appended to an instance's inbox that no write has applied yet. `seq`
+ * is the store's number for it (ascending in send order); `event` is the signal event as sent,
+ * untrusted JSON until the reducer checks it.
+ */
+export interface SentSignal {
+  seq: number;
+  event: WorkflowEvent;
+}
+
+/** An instance with sent signals waiting, as {@link Store.claimSent} returns it. */
+export interface SentDue {
+  snapshot: Snapshot;
+  sent: SentSignal[];
 }
 
 /** Receives the notices of a {@link WakeSource} subscription. */
@@ -85,7 +107,23 @@ export interface Store {
    * Replaces the instance only if its stored version equals `expectedVersion`
    * (`VersionConflictError` otherwise, `NotFoundError` if it is gone).
    */
-  save(snapshot: Snapshot, expectedVersion: number): Promise<void>;
+  save(snapshot: Snapshot, expectedVersion: number, consumed?: readonly number[]): Promise<void>;
+  /**
+   * Appends a signal to the instance's inbox in one write, for a worker to apply, if the instance
+   * exists, is not finished, and was started on a definition `accept` lists
+   * (`name@version@hash`); resolves false (writing nothing) otherwise. The write's wake notice
+   * carries the snapshot and the waiting signals. With it, a store has {@link Store.claimSent} and
+   * {@link Store.dropSent}, and `save` removes the `consumed` seqs in the same conditional write.
+   */
+  send?(id: string, event: WorkflowEvent, accept: readonly string[]): Promise<boolean>;
+  /**
+   * Instances with sent signals waiting, each with its snapshot and every signal waiting for it
+   * (oldest first): with `ids`, those instances at once; else signals sent over a second ago
+   * (their notice was missed or lost its race) not claimed by another poll, claiming them.
+   */
+  claimSent?(now: number, limit: number, ids?: readonly string[]): Promise<SentDue[]>;
+  /** Removes sent signals that applied to nothing (a finished instance, a duplicate id), if the instance is still at `version`. */
+  dropSent?(id: string, seqs: readonly number[], version: number): Promise<void>;
   /**
    * Ids of instances with `wakeAt <= now`, earliest `wakeAt` first, at most `limit`; index-served.
    * A wake time that is only a running task's deadline may be indexed up to a second later (the

@@ -36,8 +36,9 @@ export function isHandoffNotice(snapshot: Snapshot, at: number): boolean {
 }
 
 /**
- * The hint in a store's wake payload, `{"at":<ms>,"w":"<workflow>","i":"<id>","s":<snapshot>}`
- * (`w`, `i` and `s` optional), or null for any text that is not one: anyone who can send on a
+ * The hint in a store's wake payload,
+ * `{"at":<ms>,"w":"<workflow>","i":"<id>","s":<snapshot>,"p":[{"n":<seq>,"e":<signal>}…]}`
+ * (`w`, `i`, `s` and `p` optional; `p`, the sent signals waiting, is `true` without `s`), or null for any text that is not one: anyone who can send on a
  * store's channel may send anything, so this never throws. A snapshot is kept only when it names
  * the instance `i` names; the worker's runner checks the rest as it checks a load.
  */
@@ -49,14 +50,18 @@ export function parseWakePayload(text: string | undefined): WakeHint | null {
     return null;
   }
   if (typeof v !== 'object' || v === null) return null;
-  const { at, w, i, s } = v as { at?: unknown; w?: unknown; i?: unknown; s?: unknown };
+  const { at, w, i, s, p } = v as { at?: unknown; w?: unknown; i?: unknown; s?: unknown; p?: unknown };
   if (typeof at !== 'number' || !Number.isFinite(at)) return null;
   const hint: WakeHint = { at };
   if (typeof w === 'string') hint.workflow = w;
   if (typeof i === 'string' && isValidId(i)) {
     hint.id = i;
-    if (typeof s === 'object' && s !== null && (s as { id?: unknown }).id === i)
-      hint.snapshot = s as Snapshot;
+    const mine = typeof s === 'object' && s !== null && (s as { id?: unknown }).id === i;
+    if (mine) hint.snapshot = s as Snapshot;
+    // Signals were sent: with the snapshot, each with its seq; else (`"p":true`) claim them by id.
+    if (mine && Array.isArray(p) && p.every((x) => Number.isSafeInteger(x?.n)))
+      hint.sent = p.map((x) => ({ seq: x.n, event: x.e }));
+    else if (p !== undefined) hint.sent = [];
   }
   return hint;
 }

@@ -1,7 +1,7 @@
 import { isStepfoldError } from '../errors.js';
 import type { Runner } from '../runner/types.js';
 import type { Snapshot } from '../snapshot.js';
-import type { DueQuery, Store } from '../store/store.js';
+import type { DueQuery, SentSignal, Store } from '../store/store.js';
 import type { TaskPool } from './task-pool.js';
 import type { WorkerEvents, WorkerStats } from './types.js';
 
@@ -35,6 +35,8 @@ interface Due {
   snapshot?: Snapshot;
   /** Set for an instance a notice handed over: no claim was taken, so none is given back. */
   unclaimed?: true;
+  /** Signals sent to it and waiting in the store's inbox: applied and consumed by the tick's write. */
+  sent?: SentSignal[];
 }
 
 /**
@@ -56,7 +58,9 @@ export class DuePoller {
   /** Instances claimed ahead of their due time (see LOOKAHEAD_MS), ticked once due with no query. */
   private readonly held = new Map<string, { at: number; snapshot: Snapshot }>();
   /** Instances a notice handed over with their snapshot (a queued task), ticked once due with no claim and no query. */
-  private readonly given = new Map<string, { at: number; snapshot: Snapshot }>();
+  private readonly given = new Map<string, { at: number; snapshot: Snapshot; sent?: SentSignal[] }>();
+  /** Instances with sent signals to claim by id (`claimSent`): their notice carried no snapshot, or its take lost a race. */
+  private readonly resend = new Set<string>();
   /** Set on stop: a claim ahead that lands later is given straight back. */
   private closed = false;
 
@@ -103,13 +107,21 @@ export class DuePoller {
    * conditional on the snapshot's version, so of the workers that heard the notice one wins; the
    * others give up with no reload (`lostTakes`). False when too many are remembered: claim it by id instead.
    */
-  give(snapshot: Snapshot, at: number): boolean {
+  give(snapshot: Snapshot, at: number, sent?: SentSignal[]): boolean {
     const id = snapshot.id;
-    if (this.held.has(id)) return true;
+    if (this.held.has(id) && !sent) return true;
     if (!this.given.has(id) && this.given.size >= MAX_HINTED) return false;
-    // The newest notice wins: it carries the snapshot a take must be conditional on.
-    this.given.set(id, { at, snapshot });
+    // The newest notice wins: it carries the snapshot a take must be conditional on (and every
+    // signal sent before it that is still waiting).
+    this.given.set(id, sent ? { at, snapshot, sent } : { at, snapshot });
     this.hinted.delete(id);
+    return true;
+  }
+
+  /** A notice said signals were sent to `id` without handing over its snapshot: claimed by id next round. */
+  claimSentTo(id: string): boolean {
+    if (!this.store.claimSent || this.resend.size >= MAX_HINTED) return false;
+    this.resend.add(id);
     return true;
   }
 
@@ -156,6 +168,13 @@ export class DuePoller {
     return ids.map((id) => ({ id }));
   }
 
+  /** Instances with sent signals waiting (named ones, or those left over a second), as unclaimed dues. */
+  private async claimSent(now: number, n: number, ids?: string[]): Promise<Due[]> {
+    const got = await this.store.claimSent!(now, n, ids);
+    this.stats.polls++;
+    return got.map(({ snapshot, sent }) => ({ id: snapshot.id, snapshot, sent, unclaimed: true }));
+  }
+
   /** Ticks the held and handed-over instances due by `now`, then claims and ticks the hinted ones. */
   private async hintedRound(now: number, ticks: Promise<void>[]): Promise<number> {
     const ready: Due[] = [];
@@ -166,10 +185,15 @@ export class DuePoller {
     }
     for (const [id, g] of this.given) {
       if (g.at > now || ready.length >= this.pool.free()) continue;
-      ready.push({ id, snapshot: g.snapshot, unclaimed: true });
+      ready.push({ id, snapshot: g.snapshot, unclaimed: true, ...(g.sent ? { sent: g.sent } : {}) });
       this.given.delete(id);
     }
-    const ticked = ready.length ? this.take(ready, now, '*', ticks) : 0;
+    let ticked = ready.length ? this.take(ready, now, '*', ticks) : 0;
+    const resend = [...this.resend].slice(0, this.pool.free());
+    if (resend.length) {
+      for (const id of resend) this.resend.delete(id);
+      ticked += this.take(await this.claimSent(now, resend.length, resend), now, '*', ticks);
+    }
     const ids: string[] = [];
     for (const [id, at] of this.hinted) {
       if (at > now || ids.length >= this.pool.free()) continue;
@@ -226,8 +250,13 @@ export class DuePoller {
     const lanes = first.length ? [...first, ...rotated.filter((l) => !first.includes(l))] : rotated;
     const result: RoundResult = { ticked: 0, full: false, left: false };
     const ticks: Promise<void>[] = [];
-    if (this.hinted.size || this.held.size || this.given.size)
+    if (this.hinted.size || this.held.size || this.given.size || this.resend.size)
       result.ticked += await this.hintedRound(this.clock(), ticks);
+    // The inbox's own lane: signals whose notice no worker acted on.
+    if (this.store.claimSent && this.pool.free() > 0) {
+      const now = this.clock();
+      result.ticked += this.take(await this.claimSent(now, this.pool.free()), now, '*', ticks);
+    }
     for (const lane of lanes) {
       const want = Math.min(share, lane ? this.pool.freeFor(lane) : this.pool.free());
       if (want <= 0) continue;
@@ -245,6 +274,7 @@ export class DuePoller {
 
   /** Whether an instance a notice named (held, handed over or hinted) is due by `now` and not yet taken. */
   namedDue(now: number): boolean {
+    if (this.resend.size) return true;
     for (const named of [this.held, this.given]) for (const h of named.values()) if (h.at <= now) return true;
     for (const at of this.hinted.values()) if (at <= now) return true;
     return false;
@@ -257,7 +287,7 @@ export class DuePoller {
     return Math.min(count, 1000);
   }
 
-  private async tick({ id, snapshot, unclaimed }: Due, now: number): Promise<void> {
+  private async tick({ id, snapshot, unclaimed, sent }: Due, now: number): Promise<void> {
     try {
       // A handed-over snapshot was heard by every worker: one that loses the take leaves it to the
       // winner (a write that leaves the instance due announces it again), with no reload.
@@ -270,6 +300,7 @@ export class DuePoller {
               wait: 'write',
               loaded: snapshot,
               onConflict: unclaimed ? 'fail' : 'reapply',
+              ...(sent ? { sent } : {}),
             }
           : { type: 'tick', id, now, wait: 'write' },
       );
@@ -282,6 +313,7 @@ export class DuePoller {
       this.skips.delete(id);
     } catch (e) {
       if (isStepfoldError(e, 'NOT_FOUND')) return;
+      if (sent?.length && snapshot && (await this.settleSent(e, id, sent, snapshot.version))) return;
       if (unclaimed && isStepfoldError(e, 'VERSION_CONFLICT')) {
         this.stats.lostTakes++;
         return;
@@ -301,6 +333,30 @@ export class DuePoller {
       // Not ticked: give the claim back for a worker that can step it (or a later round).
       if (!unclaimed) await this.release([id]);
     }
+  }
+
+  /**
+   * After sent signals failed to apply: a lost race claims them again by id at once; a refusal
+   * that will not change (`retryable: false`: a payload or inbox limit, an unknown name) drops
+   * them, reported as an `error`, so they do not block the instance. True when handled here.
+   */
+  private async settleSent(e: unknown, id: string, sent: SentSignal[], version: number): Promise<boolean> {
+    if (isStepfoldError(e, 'VERSION_CONFLICT')) {
+      this.resend.add(id);
+      this.heldDue(this.clock()); // a round now
+      return true;
+    }
+    if (!isStepfoldError(e) || e.retryable || NOT_MINE.some((code) => isStepfoldError(e, code))) return false;
+    await this.store
+      .dropSent?.(
+        id,
+        sent.map((p) => p.seq),
+        version,
+      )
+      .catch(() => {});
+    this.stats.errors++;
+    this.emit('error', e, 'tick');
+    return true;
   }
 
   private async release(ids: string[]): Promise<void> {

@@ -205,10 +205,12 @@ export function createWorker(options: WorkerOptions): Worker {
           if (hint.workflow !== undefined) poller.prefer(hint.workflow);
           const { id } = hint;
           const snapshot = options.handoffSnapshots === false ? undefined : hint.snapshot;
-          // A snapshot handed over with the notice is taken from as it is; else the id is claimed.
+          // A snapshot handed over with the notice is taken from as it is (with the signals sent
+          // to it); else the id is claimed (its sent signals by id too).
           const named =
             id !== undefined &&
-            ((snapshot?.id === id && poller.give(snapshot, hint.at)) || poller.hint(id, hint.at));
+            ((snapshot?.id === id && poller.give(snapshot, hint.at, hint.sent)) ||
+              (hint.sent ? poller.claimSentTo(id) : poller.hint(id, hint.at)));
           hear(hint.at, named);
         },
         lost(error) {

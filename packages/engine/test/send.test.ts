@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { compileWorkflow } from '../src/definition/compile.js';
+import { createMemoryStore, createRunner, defineWorkflow, workflow } from '../src/index.js';
+import { createRegistry } from '../src/runner/registry.js';
+import { acceptingDefinitions } from '../src/runner/send.js';
+
+// runner.send on a store without an inbox is signal with `wait: 'write'`; on one with an inbox it
+// is refused before writing for what signal would refuse (see store-postgres' send tests for the
+// inbox itself). The accept list names the definitions the statement may append under.
+
+const waits = defineWorkflow({
+  name: 'waits',
+  version: 1,
+  start: 'go',
+  steps: {
+    go: { kind: 'wait', signal: 'go', next: 'hit' },
+    hit: { kind: 'task', handler: 'hit' },
+  },
+});
+const waitsV2 = defineWorkflow({ ...waits, version: 2, steps: { go: { kind: 'wait', signal: 'other' } } });
+const buffers = defineWorkflow({
+  name: 'buffers',
+  version: 1,
+  start: 'go',
+  acceptUnknownSignals: true,
+  steps: { go: { kind: 'wait', signal: 'go' } },
+});
+const typed = workflow('typed', 1)
+  .signal('go', {
+    '~standard': {
+      version: 1,
+      vendor: 'test',
+      validate: (v: unknown) =>
+        typeof v === 'number' ? { value: v } : { issues: [{ message: 'a number', path: [] }] },
+    },
+  })
+  .wait('go', { signal: 'go' })
+  .build();
+
+describe('runner.send', () => {
+  it('without an inbox, applies the signal as signal does and resolves once written', async () => {
+    const ran: string[] = [];
+    const store = createMemoryStore();
+    const runner = createRunner({
+      store,
+      workflows: [waits],
+      handlers: {
+        hit: ({ instanceId }) => {
+          ran.push(instanceId);
+          return null;
+        },
+      },
+    });
+    await runner.start('waits', 'a');
+    await expect(runner.send('a', 'go', { x: 1 })).resolves.toBeUndefined();
+    await runner.idle();
+    expect(ran).toEqual(['a']);
+    expect((await store.load('a'))?.status).toBe('completed');
+    // A finished instance ignores signals, as with signal: nothing written, no error.
+    const version = (await store.load('a'))?.version;
+    await expect(runner.send('a', 'go')).resolves.toBeUndefined();
+    expect((await store.load('a'))?.version).toBe(version);
+    await runner.start('waits', 'b');
+    await expect(runner.send('b', 'nope')).rejects.toMatchObject({ code: 'UNKNOWN_SIGNAL' });
+    await expect(runner.send('missing', 'go')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  });
+
+  it('accepts the definitions listening for the name (or buffering any) whose schema takes the payload', async () => {
+    const registry = createRegistry([waits, waitsV2, buffers, typed], new Set(['hit']));
+    const key = (d: Parameters<typeof compileWorkflow>[0]) => {
+      const c = compileWorkflow(d);
+      return `${c.definition.name}@${c.definition.version}@${c.hash}`;
+    };
+    expect(await acceptingDefinitions(registry, 'go', 1)).toEqual([key(waits), key(buffers), key(typed)]);
+    expect(await acceptingDefinitions(registry, 'go', 'one')).toEqual([key(waits), key(buffers)]);
+    expect(await acceptingDefinitions(registry, 'other', null)).toEqual([key(waitsV2), key(buffers)]);
+  });
+});
