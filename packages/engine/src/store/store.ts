@@ -113,7 +113,8 @@ export interface Store {
    * exists, is not finished, and was started on a definition `accept` lists
    * (`name@version@hash`); resolves false (writing nothing) otherwise. The write's wake notice
    * carries the snapshot and the waiting signals. With it, a store has {@link Store.claimSent} and
-   * {@link Store.dropSent}, and `save` removes the `consumed` seqs in the same conditional write.
+   * {@link Store.dropSent}, and `save` removes the `consumed` seqs in the same conditional write
+   * (a wrapper around a store must pass `consumed` on, or sent signals are applied again).
    */
   send?(id: string, event: WorkflowEvent, accept: readonly string[]): Promise<boolean>;
   /**

@@ -31,9 +31,9 @@ function observed(inner: Store) {
       await new Promise((r) => setTimeout(r, 2));
       return s;
     },
-    async save(s: Snapshot, expected: number) {
+    async save(s: Snapshot, expected: number, consumed?: readonly number[]) {
       try {
-        await inner.save(s, expected);
+        await inner.save(s, expected, consumed);
         stats.saves++;
       } catch (e) {
         if (isStepfoldError(e, 'VERSION_CONFLICT')) stats.conflicts++;
