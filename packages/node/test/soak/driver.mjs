@@ -127,8 +127,10 @@ export async function runSoak(o) {
       await retrying(() => runner.start(want.workflow, id, want.input), 'ALREADY_EXISTS');
       if (want.input.fate === 'cancel') toCancel.add(id);
       else if (want.workflow === 'soak-hold') {
-        // A signal sent before its wait is active waits in the inbox; the id makes a retry harmless.
-        await retrying(() => runner.signal(id, 'go', { by: 'driver' }, { signalId: 'go' }));
+        // Sent (runner.send: on PostgreSQL one statement into the store's inbox, applied by a
+        // worker; elsewhere signal's path), before the wait is active: it waits in the snapshot's
+        // inbox until then. The id makes a retry, or a second application, harmless.
+        await retrying(() => runner.send(id, 'go', { by: 'driver' }, { signalId: 'go' }));
       }
     }
   })();
@@ -211,8 +213,21 @@ export async function runSoak(o) {
     s !== null && s !== undefined && ['completed', 'failed', 'cancelled', 'aborted'].includes(s.status);
   stuck = stuck.filter((id) => !isFinal(snapshots.get(id)));
   const done = new Map([...designs].filter(([id]) => !stuck.includes(id)));
+  // Every instance is final: a sent signal still in the store's inbox was applied without being
+  // consumed (or never applied), and would be applied again.
+  const unconsumed = store.claimSent
+    ? await retrying(() =>
+        /** @type {NonNullable<import('@stepfold/engine').Store['claimSent']>} */ (store.claimSent)(
+          Number.MAX_SAFE_INTEGER,
+          100,
+        ),
+      )
+    : [];
   const violations = [
     ...errors,
+    ...unconsumed.map(
+      (d) => `${d.snapshot.id}: ${d.sent.length} sent signal(s) left in the inbox (${d.snapshot.status})`,
+    ),
     ...stuck.map((id) => `${id}: not final after ${o.budgetMs} ms: ${describe(snapshots.get(id))}`),
     ...checkSnapshots(done, snapshots),
     ...checkLog(records).violations,

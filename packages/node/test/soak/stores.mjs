@@ -107,7 +107,7 @@ export function openStore(kind, url, ns, claimMs) {
           await pool.end();
         },
         drop: async () => {
-          await pool.query(`DROP TABLE IF EXISTS "${PG_SCHEMA}"."${ns}"`);
+          await pool.query(`DROP TABLE IF EXISTS "${PG_SCHEMA}"."${ns}", "${PG_SCHEMA}"."${ns}$sent"`);
           await pool.query(`DELETE FROM "${PG_SCHEMA}".stepfold_migrations WHERE table_name = $1`, [ns]);
         },
       };
