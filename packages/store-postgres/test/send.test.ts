@@ -4,6 +4,7 @@ import {
   isStepfoldError,
   type Runner,
   type SentSignal,
+  type Snapshot,
   type StandardSchema,
   type WorkflowDefinition,
   workflow,
@@ -227,5 +228,78 @@ describe('postgres runner.send', () => {
     await until('the handler', () => ran.length === 1);
     expect((ran[0]!.input as { said: string }).said).toHaveLength(9_000);
     expect(await inboxRows(store)).toBe(0);
+  });
+
+  it('a write applying sent signals that loses its race claims them again by id, with the winner’s write', async () => {
+    const store = await freshStore();
+    const sender = createRunner({
+      store,
+      workflows: [batches],
+      handlers: { hit: () => null },
+      execute: false,
+    });
+    await sender.start('send-batches', 'r');
+    // The worker's first write that consumes sent signals finds the instance moved on: a signal
+    // lands just before it (as another process's would).
+    let raced = false;
+    const racing = Object.create(store) as PostgresStore;
+    Object.defineProperty(racing, 'save', {
+      value: async (s: Snapshot, expected: number, consumed?: readonly number[]) => {
+        if (consumed?.length && !raced) {
+          raced = true;
+          await sender.signal('r', 'item', 'direct');
+        }
+        return store.save(s, expected, consumed);
+      },
+    });
+    const ran: unknown[] = [];
+    const runner = createRunner({
+      store: racing,
+      workflows: [batches],
+      handlers: {
+        hit: ({ input }) => {
+          ran.push(input);
+          return null;
+        },
+      },
+    });
+    const worker = createWorker({
+      runner,
+      poll: { minMs: 600_000, maxMs: 600_000, maxWithWakesMs: 600_000 },
+    });
+    workers.push(worker);
+    await worker.start();
+    await new Promise((r) => setTimeout(r, 100)); // the first round is over: only notices drive it
+    await sender.send('r', 'item', 'sent');
+    await until('the batch', () => ran.length === 1);
+    expect(raced).toBe(true);
+    expect(ran[0]).toEqual({ said: ['direct', 'sent'] });
+    expect(await inboxRows(store)).toBe(0);
+    expect(worker.stats.lostTakes).toBe(0);
+  });
+
+  it('a sent signal the instance refuses when applied is dropped and reported, not retried for ever', async () => {
+    const store = await freshStore();
+    const sender = createRunner({ store, workflows: [waits], handlers: { hit: () => null }, execute: false });
+    await sender.start('send-waits', 'u');
+    // Written by hand: `send` itself refuses a name no step listens for.
+    await pool.query(
+      `INSERT INTO "${TEST_SCHEMA}"."${store.table}$sent" (id, event, due_at) VALUES ($1, $2, 0)`,
+      ['u', JSON.stringify({ type: 'signal', at: Date.now(), name: 'nope' })],
+    );
+    const errors: string[] = [];
+    const runner = createRunner({ store, workflows: [waits], handlers: { hit: () => null } });
+    const worker = createWorker({
+      runner,
+      wakes: false,
+      poll: { minMs: 50, maxMs: 200 },
+      on: { error: (e) => errors.push(isStepfoldError(e) ? e.code : String(e)) },
+    });
+    workers.push(worker);
+    await worker.start();
+    await until('the inbox emptied', async () => (await inboxRows(store)) === 0, 5_000);
+    expect(errors).toEqual(['UNKNOWN_SIGNAL']);
+    const s = await store.load('u');
+    expect([s?.status, s?.version]).toEqual(['waiting', 1]);
   });
 });

@@ -2,6 +2,7 @@ import { isStepfoldError } from '../errors.js';
 import type { Runner } from '../runner/types.js';
 import type { Snapshot } from '../snapshot.js';
 import type { DueQuery, SentSignal, Store } from '../store/store.js';
+import { type Due, NOT_MINE, SentInbox } from './sent-inbox.js';
 import type { TaskPool } from './task-pool.js';
 import type { WorkerEvents, WorkerStats } from './types.js';
 
@@ -15,8 +16,6 @@ export interface RoundResult {
   left: boolean;
 }
 
-// Codes of an instance this worker cannot step: another worker (with that workflow or version) can.
-const NOT_MINE = ['UNKNOWN_WORKFLOW', 'UNKNOWN_VERSION', 'DEFINITION_HASH_MISMATCH'] as const;
 const MAX_SKIP_MS = 5 * 60_000;
 // Instances named by wake notices and not yet claimed; more are left to the lanes.
 const MAX_HINTED = 1000;
@@ -25,19 +24,6 @@ const MAX_HINTED = 1000;
 // holding one delays that instance until the claim lapses (the due time plus the store's claimMs).
 const LOOKAHEAD_MS = 2_000;
 const MAX_HELD = 100;
-
-/**
- * A due instance to tick: its id, its snapshot when the store claimed and loaded it at once (or a
- * notice handed it over), and whether this worker holds a claim on it to give back if not ticked.
- */
-interface Due {
-  id: string;
-  snapshot?: Snapshot;
-  /** Set for an instance a notice handed over: no claim was taken, so none is given back. */
-  unclaimed?: true;
-  /** Signals sent to it and waiting in the store's inbox: applied and consumed by the tick's write. */
-  sent?: SentSignal[];
-}
 
 /**
  * One poll round of a worker: first the instances wake notices named (where the store can claim
@@ -59,10 +45,9 @@ export class DuePoller {
   private readonly held = new Map<string, { at: number; snapshot: Snapshot }>();
   /** Instances a notice handed over with their snapshot (a queued task), ticked once due with no claim and no query. */
   private readonly given = new Map<string, { at: number; snapshot: Snapshot; sent?: SentSignal[] }>();
-  /** Instances with sent signals to claim by id (`claimSent`): their notice carried no snapshot, or its take lost a race. */
-  private readonly resend = new Set<string>();
   /** Set on stop: a claim ahead that lands later is given straight back. */
   private closed = false;
+  private readonly inbox: SentInbox;
 
   constructor(
     private readonly runner: Runner,
@@ -76,7 +61,9 @@ export class DuePoller {
     private readonly lanes: 'workflow' | 'single' = 'workflow',
     /** Told the due time of an instance claimed ahead of it, once held (a time already past wants a round). */
     private readonly heldDue: (at: number) => void = () => {},
-  ) {}
+  ) {
+    this.inbox = new SentInbox(store, stats, emit, () => heldDue(clock()));
+  }
 
   /** Polls `workflow`'s lane first in the next round (a wake notice named it). */
   prefer(workflow: string): void {
@@ -120,9 +107,7 @@ export class DuePoller {
 
   /** A notice said signals were sent to `id` without handing over its snapshot: claimed by id next round. */
   claimSentTo(id: string): boolean {
-    if (!this.store.claimSent || this.resend.size >= MAX_HINTED) return false;
-    this.resend.add(id);
-    return true;
+    return this.inbox.name(id);
   }
 
   /**
@@ -168,13 +153,6 @@ export class DuePoller {
     return ids.map((id) => ({ id }));
   }
 
-  /** Instances with sent signals waiting (named ones, or those left over a second), as unclaimed dues. */
-  private async claimSent(now: number, n: number, ids?: string[]): Promise<Due[]> {
-    const got = await this.store.claimSent!(now, n, ids);
-    this.stats.polls++;
-    return got.map(({ snapshot, sent }) => ({ id: snapshot.id, snapshot, sent, unclaimed: true }));
-  }
-
   /** Ticks the held and handed-over instances due by `now`, then claims and ticks the hinted ones. */
   private async hintedRound(now: number, ticks: Promise<void>[]): Promise<number> {
     const ready: Due[] = [];
@@ -189,11 +167,8 @@ export class DuePoller {
       this.given.delete(id);
     }
     let ticked = ready.length ? this.take(ready, now, '*', ticks) : 0;
-    const resend = [...this.resend].slice(0, this.pool.free());
-    if (resend.length) {
-      for (const id of resend) this.resend.delete(id);
-      ticked += this.take(await this.claimSent(now, resend.length, resend), now, '*', ticks);
-    }
+    if (this.inbox.waiting)
+      ticked += this.take(await this.inbox.claimNamed(now, this.pool.free()), now, '*', ticks);
     const ids: string[] = [];
     for (const [id, at] of this.hinted) {
       if (at > now || ids.length >= this.pool.free()) continue;
@@ -250,12 +225,12 @@ export class DuePoller {
     const lanes = first.length ? [...first, ...rotated.filter((l) => !first.includes(l))] : rotated;
     const result: RoundResult = { ticked: 0, full: false, left: false };
     const ticks: Promise<void>[] = [];
-    if (this.hinted.size || this.held.size || this.given.size || this.resend.size)
+    if (this.hinted.size || this.held.size || this.given.size || this.inbox.waiting)
       result.ticked += await this.hintedRound(this.clock(), ticks);
     // The inbox's own lane: signals whose notice no worker acted on.
-    if (this.store.claimSent && this.pool.free() > 0) {
+    if (this.inbox.polled && this.pool.free() > 0) {
       const now = this.clock();
-      result.ticked += this.take(await this.claimSent(now, this.pool.free()), now, '*', ticks);
+      result.ticked += this.take(await this.inbox.claimLeft(now, this.pool.free()), now, '*', ticks);
     }
     for (const lane of lanes) {
       const want = Math.min(share, lane ? this.pool.freeFor(lane) : this.pool.free());
@@ -274,7 +249,7 @@ export class DuePoller {
 
   /** Whether an instance a notice named (held, handed over or hinted) is due by `now` and not yet taken. */
   namedDue(now: number): boolean {
-    if (this.resend.size) return true;
+    if (this.inbox.waiting) return true;
     for (const named of [this.held, this.given]) for (const h of named.values()) if (h.at <= now) return true;
     for (const at of this.hinted.values()) if (at <= now) return true;
     return false;
@@ -313,7 +288,7 @@ export class DuePoller {
       this.skips.delete(id);
     } catch (e) {
       if (isStepfoldError(e, 'NOT_FOUND')) return;
-      if (sent?.length && snapshot && (await this.settleSent(e, id, sent, snapshot.version))) return;
+      if (sent?.length && snapshot && (await this.inbox.settle(e, id, sent, snapshot.version))) return;
       if (unclaimed && isStepfoldError(e, 'VERSION_CONFLICT')) {
         this.stats.lostTakes++;
         return;
@@ -333,30 +308,6 @@ export class DuePoller {
       // Not ticked: give the claim back for a worker that can step it (or a later round).
       if (!unclaimed) await this.release([id]);
     }
-  }
-
-  /**
-   * After sent signals failed to apply: a lost race claims them again by id at once; a refusal
-   * that will not change (`retryable: false`: a payload or inbox limit, an unknown name) drops
-   * them, reported as an `error`, so they do not block the instance. True when handled here.
-   */
-  private async settleSent(e: unknown, id: string, sent: SentSignal[], version: number): Promise<boolean> {
-    if (isStepfoldError(e, 'VERSION_CONFLICT')) {
-      this.resend.add(id);
-      this.heldDue(this.clock()); // a round now
-      return true;
-    }
-    if (!isStepfoldError(e) || e.retryable || NOT_MINE.some((code) => isStepfoldError(e, code))) return false;
-    await this.store
-      .dropSent?.(
-        id,
-        sent.map((p) => p.seq),
-        version,
-      )
-      .catch(() => {});
-    this.stats.errors++;
-    this.emit('error', e, 'tick');
-    return true;
   }
 
   private async release(ids: string[]): Promise<void> {
