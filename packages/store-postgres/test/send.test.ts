@@ -302,4 +302,49 @@ describe('postgres runner.send', () => {
     const s = await store.load('u');
     expect([s?.status, s?.version]).toEqual(['waiting', 1]);
   });
+
+  it('one sent signal refused when applied (a full inbox) is skipped and reported; the others apply', async () => {
+    // Buffers `late` while it waits for `open`, one at most.
+    const gated = defineWorkflow({
+      name: 'send-gated',
+      version: 1,
+      start: 'open',
+      limits: { inbox: 1 },
+      steps: {
+        open: { kind: 'wait', signal: 'open', next: 'late' },
+        late: { kind: 'wait', signal: 'late', next: 'hit' },
+        hit: { kind: 'task', handler: 'hit', input: { said: 'outputs.late.said' } },
+      },
+    });
+    const store = await freshStore();
+    const sender = createRunner({ store, workflows: [gated], handlers: { hit: () => null }, execute: false });
+    await sender.start('send-gated', 'v');
+    await sender.send('v', 'late', { said: 1 });
+    await sender.send('v', 'late', { said: 2 });
+    const ran: unknown[] = [];
+    const errors: string[] = [];
+    const runner = createRunner({
+      store,
+      workflows: [gated],
+      handlers: {
+        hit: ({ input }) => {
+          ran.push(input);
+          return null;
+        },
+      },
+    });
+    const worker = createWorker({
+      runner,
+      wakes: false,
+      poll: { minMs: 50, maxMs: 200 },
+      on: { error: (e) => errors.push(isStepfoldError(e) ? e.code : String(e)) },
+    });
+    workers.push(worker);
+    await worker.start();
+    await until('the inbox emptied', async () => (await inboxRows(store)) === 0, 5_000);
+    expect(errors).toEqual(['INBOX_OVERFLOW']);
+    await sender.send('v', 'open');
+    await until('the handler', () => ran.length === 1);
+    expect(ran).toEqual([{ said: 1 }]);
+  });
 });

@@ -30,6 +30,8 @@ class Work extends Set<Promise<unknown>> {
   readonly latest = new Map<string, Snapshot>();
   /** Wake time each instance had before this call's first write to it. */
   readonly dueAt = new Map<string, number | null>();
+  /** Sent signals the reducer refused for good (skipped, consumed all the same). */
+  readonly refused: unknown[] = [];
 }
 
 /**
@@ -194,7 +196,9 @@ export function createRunner<const W extends readonly AnyDefinition[], H extends
           undefined,
           true,
           m.onConflict !== 'fail',
-          m.loaded?.id === m.id ? m.sent : undefined,
+          m.loaded?.id === m.id && m.sent
+            ? { signals: m.sent, refused: (e) => call.refused.push(e) }
+            : undefined,
         );
       case 'cancel':
       case 'abort':
@@ -250,6 +254,7 @@ export function createRunner<const W extends readonly AnyDefinition[], H extends
         wakeAt: snapshot.wakeAt,
         written: call.latest.has(m.id),
         ...(m.type === 'tick' && dueAt !== undefined ? { dueAt } : {}),
+        ...(call.refused.length ? { refused: call.refused } : {}),
       };
     },
     async processDue(now, limit = 100) {

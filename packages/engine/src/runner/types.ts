@@ -189,6 +189,8 @@ export interface HandleResult {
   written: boolean;
   /** For a tick that was written: the wake time the instance had when the tick applied (its lag is `now - dueAt`). */
   dueAt?: number | null;
+  /** For a tick with `sent` signals: those the instance refused for good (skipped, and consumed with the write). */
+  refused?: unknown[];
 }
 
 /** A snapshot of a typed definition: its input, output and step outputs typed as stored (JSON). */

@@ -21,6 +21,15 @@ export type OnWrite = (
   dueAt: number | null,
 ) => void;
 
+/**
+ * Signals waiting in the store's inbox for the instance, to apply before the event; `refused` is
+ * told of each the reducer refuses for good (its inbox full, say): skipped, and consumed all the same.
+ */
+export interface SentBatch {
+  signals: readonly SentSignal[];
+  refused(error: unknown): void;
+}
+
 /** May refuse an event for the snapshot it would apply to (a signal's declared payload schema). */
 type Check = (current: Snapshot, definition: WorkflowDefinition) => Promise<void>;
 
@@ -68,7 +77,8 @@ export class WriteLoop {
    * out of this runner's reducer) unless `loaded` says it came from the store. With `reapply`
    * false a lost race is not reloaded and re-applied: the VERSION_CONFLICT is thrown at once.
    * `sent`: signals waiting in the store's inbox for `known`, applied first and consumed by the
-   * same write (a lost race then always throws: the caller claims them again).
+   * same write (a lost race then always throws: the caller claims them again); one the reducer
+   * refuses for good is skipped and reported to `sent.refused`.
    */
   apply(
     id: string,
@@ -78,7 +88,7 @@ export class WriteLoop {
     check?: Check,
     loaded = false,
     reapply = true,
-    sent?: readonly SentSignal[],
+    sent?: SentBatch,
   ): Promise<Snapshot> {
     // Not async itself: without an instrument, the write's own promise is the one returned.
     const ins = this.instrument;
@@ -98,7 +108,7 @@ export class WriteLoop {
     trusted: boolean,
     check: Check | undefined,
     conflicts: number,
-    sent: readonly SentSignal[] | undefined,
+    sent: SentBatch | undefined,
   ): Promise<Snapshot> {
     // Loaded before the wrapper is called, so it is told the workflow, version and trace it applies to.
     const current = known ?? (await this.load(id));
@@ -130,7 +140,7 @@ export class WriteLoop {
     check: Check | undefined,
     /** Lost races reloaded and re-applied before the conflict is thrown. */
     conflicts: number,
-    sent?: readonly SentSignal[],
+    sent?: SentBatch,
   ): Promise<Snapshot> {
     for (let tries = 0; ; tries++) {
       if (!current) {
@@ -143,8 +153,16 @@ export class WriteLoop {
       let from = current;
       let transitions: readonly LogEntry[] = [];
       if (sent)
-        for (const { event } of sent) {
-          const r = reduce(definition, from, this.mark(event), {}, true, trusted);
+        for (const { event } of sent.signals) {
+          let r: ReturnType<typeof reduce>;
+          try {
+            r = reduce(definition, from, this.mark(event), {}, true, trusted);
+          } catch (e) {
+            // Refused for good (an overflowing inbox, a name no step knows): the others still apply.
+            if (!isStepfoldError(e) || e.retryable) throw e;
+            sent.refused(e);
+            continue;
+          }
           from = r.snapshot;
           trusted = true; // checked by that call (or made by it)
           transitions = [...transitions, ...r.transitions];
@@ -152,7 +170,7 @@ export class WriteLoop {
       const r = reduce(definition, from, this.mark(make(this.clock())), {}, true, trusted);
       const next = r.snapshot;
       transitions = transitions.length ? [...transitions, ...r.transitions] : r.transitions;
-      const seqs = sent?.map((p) => p.seq);
+      const seqs = sent?.signals.map((p) => p.seq);
       if (next === current) {
         // Nothing applied (a finished instance, duplicate ids): the signals are spent all the same.
         if (seqs?.length) await this.store.dropSent?.(id, seqs, current.version);

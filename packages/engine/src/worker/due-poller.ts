@@ -279,6 +279,10 @@ export class DuePoller {
             }
           : { type: 'tick', id, now, wait: 'write' },
       );
+      for (const e of r.refused ?? []) {
+        this.stats.errors++;
+        this.emit('error', e, 'tick');
+      }
       if (r.dueAt === undefined) return; // nothing was due any more: someone else ticked it
       this.stats.ticks++;
       const lag = r.dueAt === null ? 0 : Math.max(0, now - r.dueAt);
