@@ -23,6 +23,7 @@ runStoreConformance({
     }),
   claimsDue: true,
   claimDue: true,
+  sent: true,
   wakes: true,
 });
 

@@ -40,6 +40,7 @@ runStoreConformance({
   claimsDue: true,
   claimDue: true,
   wakes: true,
+  sent: true,
   outage: {
     async createStore() {
       await outageServer('up');

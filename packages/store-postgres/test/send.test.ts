@@ -1,24 +1,12 @@
-import {
-  createRunner,
-  defineWorkflow,
-  isStepfoldError,
-  type Runner,
-  type SentSignal,
-  type Snapshot,
-  type StandardSchema,
-  type WorkflowDefinition,
-  workflow,
-} from '@stepfold/engine';
+import { createRunner, defineWorkflow, isStepfoldError } from '@stepfold/engine';
 import { createWorker, type Worker } from '@stepfold/engine/worker';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PostgresStore } from '../src/index.js';
 import { TEST_SCHEMA } from './server.js';
 import { useTestTables } from './test-tables.js';
 
-// runner.send on PostgreSQL: one statement appends the signal to the table's inbox and NOTIFYs the
-// snapshot with every signal waiting; a worker applies them and takes the task they dispatch in one
-// write that also deletes them. Refusals go the synchronous path and its errors; what no notice
-// delivers, the polls' inbox lane does after a second.
+// What only PostgreSQL's inbox table can show; everything runner.send promises on any store with
+// an inbox runs in the conformance suite (postgres.test.ts, group-commit.test.ts).
 
 const { pool, store: freshStore } = useTestTables('snd');
 
@@ -28,33 +16,9 @@ const waits = defineWorkflow({
   start: 'go',
   steps: {
     go: { kind: 'wait', signal: 'go', next: 'hit' },
-    hit: { kind: 'task', handler: 'hit', input: { said: 'outputs.go.said' } },
+    hit: { kind: 'task', handler: 'hit' },
   },
 });
-// Batches two `item` signals: its output keeps their order.
-const batches = defineWorkflow({
-  name: 'send-batches',
-  version: 1,
-  start: 'gather',
-  steps: {
-    gather: { kind: 'collect', signal: 'item', maxItems: 2, next: 'hit' },
-    hit: { kind: 'task', handler: 'hit', input: { said: 'outputs.gather' } },
-  },
-});
-// A Standard Schema by hand (this package does not depend on zod): `{ n: number }`.
-const numbered: StandardSchema<{ n: number }> = {
-  '~standard': {
-    version: 1,
-    vendor: 'test',
-    validate: (v) =>
-      typeof (v as { n?: unknown })?.n === 'number'
-        ? { value: v as { n: number } }
-        : { issues: [{ message: 'n must be a number', path: ['n'] }] },
-  },
-};
-const typed = workflow('send-typed', 1).signal('go', numbered).wait('go', { signal: 'go' }).build();
-// Beside JSON definitions in one runner, as a JSON definition (its typed client is tested alone).
-const typedJson = typed as unknown as WorkflowDefinition;
 
 const inboxRows = async (store: PostgresStore) =>
   Number((await pool.query(`SELECT count(*) AS n FROM "${TEST_SCHEMA}"."${store.table}$sent"`)).rows[0].n);
@@ -69,213 +33,6 @@ describe('postgres runner.send', () => {
   const workers: Worker[] = [];
   afterEach(async () => {
     await Promise.all(workers.splice(0).map((w) => w.stop({ graceMs: 1000 })));
-  });
-
-  /** A runner that hands off (the sender) and `n` workers whose handler records what it was given. */
-  async function setup(
-    n: number,
-    workerOptions: Parameters<typeof createWorker>[0] extends infer O ? Partial<O> : never = {},
-  ) {
-    const store = await freshStore();
-    const sender = createRunner({
-      store,
-      workflows: [waits, batches, typedJson],
-      handlers: { hit: () => null },
-      execute: false,
-    });
-    const ran: Array<{ id: string; input: unknown }> = [];
-    const runners: Runner[] = [];
-    for (let i = 0; i < n; i++) {
-      const runner = createRunner({
-        store,
-        workflows: [waits, batches, typedJson],
-        handlers: {
-          hit: ({ instanceId, input }: { instanceId: string; input: unknown }) => {
-            ran.push({ id: instanceId, input });
-            return null;
-          },
-        },
-      });
-      runners.push(runner);
-      const worker = createWorker({ runner, ...workerOptions });
-      workers.push(worker);
-      await worker.start();
-    }
-    return { store, sender, ran, runners };
-  }
-
-  it('writes the signal in one statement; a worker applies it and runs what it dispatched, once', async () => {
-    const { store, sender, ran, runners } = await setup(2);
-    await sender.start('send-waits', 'a');
-    await sender.send('a', 'go', { said: 'hi' });
-    // Written, not applied: the instance still waits, the signal is in the inbox (or just taken).
-    await until('the handler', () => ran.length === 1);
-    expect(ran).toEqual([{ id: 'a', input: { said: 'hi' } }]);
-    await until('the result', async () => (await store.load('a'))?.status === 'completed');
-    expect(await inboxRows(store)).toBe(0);
-    // Both workers heard the notice: one write took it, the other lost the race and found nothing.
-    await new Promise((r) => setTimeout(r, 200));
-    expect(ran).toHaveLength(1);
-    expect(runners.reduce((n, r) => n + r.stats.writes, 0)).toBe(2); // the take and the result
-  });
-
-  it('applies signals in the order sent, also those that waited for a worker', async () => {
-    const store = await freshStore();
-    const sender = createRunner({
-      store,
-      workflows: [batches],
-      handlers: { hit: () => null },
-      execute: false,
-    });
-    await sender.start('send-batches', 'b');
-    await sender.send('b', 'item', 1);
-    await sender.send('b', 'item', 2);
-    expect(await inboxRows(store)).toBe(2);
-    expect((await store.load('b'))?.status).toBe('waiting');
-    // A worker that hears no notice: its inbox lane finds them once their second has passed.
-    const ran: unknown[] = [];
-    const runner = createRunner({
-      store,
-      workflows: [batches],
-      handlers: {
-        hit: ({ input }) => {
-          ran.push(input);
-          return null;
-        },
-      },
-    });
-    const worker = createWorker({ runner, wakes: false, poll: { minMs: 50, maxMs: 200 } });
-    workers.push(worker);
-    await worker.start();
-    await until('the batch', () => ran.length === 1);
-    expect(ran[0]).toEqual({ said: [1, 2] });
-    expect(await inboxRows(store)).toBe(0);
-  });
-
-  it('refuses what signal refuses, before writing: unknown name, bad payload, missing instance', async () => {
-    const { store, sender } = await setup(0);
-    await sender.start('send-waits', 'c');
-    await sender.start('send-typed', 't');
-    const code = (p: Promise<unknown>) =>
-      p.then(
-        () => 'ok',
-        (e: unknown) => (isStepfoldError(e) ? e.code : String(e)),
-      );
-    expect(await code(sender.send('c', 'nope'))).toBe('UNKNOWN_SIGNAL');
-    expect(await code(sender.send('t', 'go', { n: 'one' }))).toBe('INVALID_INPUT');
-    expect(await code(sender.send('missing', 'go'))).toBe('NOT_FOUND');
-    // A name only another workflow listens for: refused by the statement, then by signal's path.
-    expect(await code(sender.send('t', 'item', 1))).toBe('UNKNOWN_SIGNAL');
-    expect(await inboxRows(store)).toBe(0);
-    // The typed client checks the payload's type too.
-    const typedSender = createRunner({ store, workflows: [typed], handlers: {}, execute: false });
-    await typedSender.client(typed).send('t', 'go', { n: 1 });
-    expect(await inboxRows(store)).toBe(1);
-  });
-
-  it('a finished instance takes nothing into its inbox; signals left for one that finished are dropped', async () => {
-    const { store, sender } = await setup(0);
-    await sender.start('send-waits', 'd');
-    await sender.cancel('d');
-    await sender.send('d', 'go', { said: 'late' }); // signal's path: a finished instance ignores it
-    expect(await inboxRows(store)).toBe(0);
-
-    await sender.start('send-waits', 'e');
-    await sender.send('e', 'go', { said: 'x' });
-    await sender.cancel('e'); // before any worker applied the signal
-    const runner = createRunner({
-      store,
-      workflows: [waits, batches, typedJson],
-      handlers: { hit: () => null },
-    });
-    const worker = createWorker({ runner, wakes: false, poll: { minMs: 50, maxMs: 200 } });
-    workers.push(worker);
-    await worker.start();
-    await until('the inbox emptied', async () => (await inboxRows(store)) === 0, 5_000);
-    expect((await store.load('e'))?.status).toBe('cancelled');
-  });
-
-  it('a save consumes the sent signals only if its own condition holds', async () => {
-    const { store, sender } = await setup(0);
-    await sender.start('send-waits', 'f');
-    await sender.send('f', 'go', { said: 'x' });
-    const [due] = await store.claimSent!(Date.now() + 5_000, 10);
-    expect(due?.sent.map((s: SentSignal) => s.event.type)).toEqual(['signal']);
-    const seqs = due!.sent.map((s) => s.seq);
-    const stale = { ...due!.snapshot, version: due!.snapshot.version + 1 };
-    await expect(store.save(stale, due!.snapshot.version + 5, seqs)).rejects.toMatchObject({
-      code: 'VERSION_CONFLICT',
-    });
-    expect(await inboxRows(store)).toBe(1);
-    await store.save(stale, due!.snapshot.version, seqs);
-    expect(await inboxRows(store)).toBe(0);
-    // Deleting an instance deletes what was sent to it.
-    await sender.start('send-waits', 'g');
-    await sender.send('g', 'go', { said: 'x' });
-    expect(await store.delete('g')).toBe(true);
-    expect(await inboxRows(store)).toBe(0);
-  });
-
-  it('a snapshot too large for the notice: the worker claims the signals by id at once', async () => {
-    const { store, sender, ran } = await setup(1, {
-      poll: { minMs: 600_000, maxMs: 600_000, maxWithWakesMs: 600_000 },
-    });
-    await sender.start('send-waits', 'h');
-    const big = 'x'.repeat(9_000);
-    await new Promise((r) => setTimeout(r, 100)); // the worker's first round is over
-    await sender.send('h', 'go', { said: big });
-    // The polls are ten minutes apart after the first round: only the notice can have done it.
-    await until('the handler', () => ran.length === 1);
-    expect((ran[0]!.input as { said: string }).said).toHaveLength(9_000);
-    expect(await inboxRows(store)).toBe(0);
-  });
-
-  it('a write applying sent signals that loses its race claims them again by id, with the winner’s write', async () => {
-    const store = await freshStore();
-    const sender = createRunner({
-      store,
-      workflows: [batches],
-      handlers: { hit: () => null },
-      execute: false,
-    });
-    await sender.start('send-batches', 'r');
-    // The worker's first write that consumes sent signals finds the instance moved on: a signal
-    // lands just before it (as another process's would).
-    let raced = false;
-    const racing = Object.create(store) as PostgresStore;
-    Object.defineProperty(racing, 'save', {
-      value: async (s: Snapshot, expected: number, consumed?: readonly number[]) => {
-        if (consumed?.length && !raced) {
-          raced = true;
-          await sender.signal('r', 'item', 'direct');
-        }
-        return store.save(s, expected, consumed);
-      },
-    });
-    const ran: unknown[] = [];
-    const runner = createRunner({
-      store: racing,
-      workflows: [batches],
-      handlers: {
-        hit: ({ input }) => {
-          ran.push(input);
-          return null;
-        },
-      },
-    });
-    const worker = createWorker({
-      runner,
-      poll: { minMs: 600_000, maxMs: 600_000, maxWithWakesMs: 600_000 },
-    });
-    workers.push(worker);
-    await worker.start();
-    await new Promise((r) => setTimeout(r, 100)); // the first round is over: only notices drive it
-    await sender.send('r', 'item', 'sent');
-    await until('the batch', () => ran.length === 1);
-    expect(raced).toBe(true);
-    expect(ran[0]).toEqual({ said: ['direct', 'sent'] });
-    expect(await inboxRows(store)).toBe(0);
-    expect(worker.stats.lostTakes).toBe(0);
   });
 
   it('a sent signal the instance refuses when applied is dropped and reported, not retried for ever', async () => {
@@ -301,50 +58,5 @@ describe('postgres runner.send', () => {
     expect(errors).toEqual(['UNKNOWN_SIGNAL']);
     const s = await store.load('u');
     expect([s?.status, s?.version]).toEqual(['waiting', 1]);
-  });
-
-  it('one sent signal refused when applied (a full inbox) is skipped and reported; the others apply', async () => {
-    // Buffers `late` while it waits for `open`, one at most.
-    const gated = defineWorkflow({
-      name: 'send-gated',
-      version: 1,
-      start: 'open',
-      limits: { inbox: 1 },
-      steps: {
-        open: { kind: 'wait', signal: 'open', next: 'late' },
-        late: { kind: 'wait', signal: 'late', next: 'hit' },
-        hit: { kind: 'task', handler: 'hit', input: { said: 'outputs.late.said' } },
-      },
-    });
-    const store = await freshStore();
-    const sender = createRunner({ store, workflows: [gated], handlers: { hit: () => null }, execute: false });
-    await sender.start('send-gated', 'v');
-    await sender.send('v', 'late', { said: 1 });
-    await sender.send('v', 'late', { said: 2 });
-    const ran: unknown[] = [];
-    const errors: string[] = [];
-    const runner = createRunner({
-      store,
-      workflows: [gated],
-      handlers: {
-        hit: ({ input }) => {
-          ran.push(input);
-          return null;
-        },
-      },
-    });
-    const worker = createWorker({
-      runner,
-      wakes: false,
-      poll: { minMs: 50, maxMs: 200 },
-      on: { error: (e) => errors.push(isStepfoldError(e) ? e.code : String(e)) },
-    });
-    workers.push(worker);
-    await worker.start();
-    await until('the inbox emptied', async () => (await inboxRows(store)) === 0, 5_000);
-    expect(errors).toEqual(['INBOX_OVERFLOW']);
-    await sender.send('v', 'open');
-    await until('the handler', () => ran.length === 1);
-    expect(ran).toEqual([{ said: 1 }]);
   });
 });

@@ -26,6 +26,8 @@ export interface StoreConformanceOptions {
   claimDue?: boolean;
   /** The store sends wake notices (`store.wakes`): test them. */
   wakes?: boolean;
+  /** The store has an inbox for `runner.send` (`send`, `claimSent`, `dropSent`, consuming saves) and wake notices: test it with workers. */
+  sent?: boolean;
   /** Stop and restart the server mid-test; omit only for stores without a server. */
   outage?: OutageControl;
   /** Writers racing on one instance (default 16). */

@@ -8,6 +8,7 @@ import { describeListing } from './listing.js';
 import { describeOutage } from './outage.js';
 import { describeRace } from './race.js';
 import { describeRunners } from './runners.js';
+import { describeSent } from './sent.js';
 
 /**
  * Registers the store conformance suite with vitest: every adapter runs it against its
@@ -45,6 +46,7 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
     describe('due lanes, claims and wakes', () => describeDueLanes(ctx));
     describe('limits and hostile input', () => describeLimits(ctx));
     describe('two runners on this store', () => describeRunners(ctx));
+    if (options.sent) describe('runner.send and the inbox', () => describeSent(ctx));
     const { outage } = options;
     if (outage) describe('server outage', () => describeOutage(ctx, outage));
   });
