@@ -50,6 +50,14 @@ export const DUE_WORKFLOW = 'due-workflow:';
 export const CLAIMS = 'claims';
 /** Pub/sub channel (not a key) of the wake hints; under the prefix, so in the store's slot. */
 export const WAKE = 'wake';
+/** Hash per instance of the signals `runner.send` wrote and no write applied yet: field seq, value the event JSON. */
+export const SENT = 'sent:';
+/** Counter of the seqs sent signals get. */
+export const SENT_SEQ = 'sent-seq';
+/** Sorted set: score when the polls may claim an instance's sent signals (the first's send time plus a second), member id. */
+export const SENT_DUE = 'sent-due';
+/** Sorted set: score claim expiry of an instance's sent signals (the inbox lane's lease), member id. */
+export const SENT_CLAIMS = 'sent-claims';
 
 /** The names of every key a store with this prefix uses. */
 export interface Keys {
@@ -64,6 +72,10 @@ export interface Keys {
   claims: string;
   /** The wake channel (a channel name, not a key). */
   wake: string;
+  sent(id: string): string;
+  sentSeq: string;
+  sentDue: string;
+  sentClaims: string;
 }
 
 /** Key names under `prefix` (validated by the caller). */
@@ -79,5 +91,9 @@ export function keysFor(prefix: string): Keys {
     dueWorkflow: (name) => `${prefix}${DUE_WORKFLOW}${name}`,
     claims: `${prefix}${CLAIMS}`,
     wake: `${prefix}${WAKE}`,
+    sent: (id) => `${prefix}${SENT}${id}`,
+    sentSeq: `${prefix}${SENT_SEQ}`,
+    sentDue: `${prefix}${SENT_DUE}`,
+    sentClaims: `${prefix}${SENT_CLAIMS}`,
   };
 }

@@ -8,9 +8,10 @@ import {
 } from '@stepfold/engine';
 import type { Cluster, Redis } from 'ioredis';
 import { type HintRoute, hintArgs, type Row, scoreBound, toRow } from './encode.js';
+import { inboxMethods, seqArgs } from './inbox.js';
 import { assertPrefix, DEFAULT_PREFIX, hasHashTag, keysFor } from './keys.js';
 import { isUnavailable } from './map-error.js';
-import { CLAIM_DUE, CREATE, DELETE, LIST, LIST_DUE, runScript, SAVE } from './scripts.js';
+import { CLAIM_DUE, CREATE, DELETE, LIST, LIST_DUE, runScript, SAVE, SAVE_CONSUME } from './scripts.js';
 import { loadScripts } from './setup.js';
 import { createWakeSource } from './wakes.js';
 
@@ -97,12 +98,42 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     keys.dueWorkflow(r.workflow),
   ];
 
+  // A save that also deletes the sent signals it applied: the seqs follow the hint's three
+  // arguments ('' each when it announces nothing).
+  const consumingSave = (r: Row, expected: string, hint: string[], seqs: string[]) =>
+    runScript(
+      client,
+      SAVE_CONSUME,
+      [
+        keys.instance(r.id),
+        keys.due,
+        ...rowKeys(r),
+        keys.claims,
+        keys.sent(r.id),
+        keys.sentDue,
+        keys.sentClaims,
+      ],
+      [
+        r.id,
+        r.json,
+        r.version,
+        r.status,
+        r.workflow,
+        r.wakeAt,
+        expected,
+        prefix,
+        ...(hint.length ? hint : ['', '', '']),
+        ...seqs,
+      ],
+    );
+
   return {
     maxSnapshotBytes: kit.maxSnapshotBytes,
     claimsDue: true,
     wakes: { subscribe: (listener) => wakes.subscribe(listener) },
 
     setup: () => loadScripts(client, kit.guard),
+    ...inboxMethods(client, kit, keys, route, claimMs),
 
     async create(snapshot) {
       const e = kit.encode(snapshot);
@@ -123,26 +154,29 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       return json === null ? null : kit.decode(json);
     },
 
-    async save(snapshot, expectedVersion) {
+    async save(snapshot, expectedVersion, consumed) {
       const e = kit.encode(snapshot);
       const r = toRow(e);
+      const expected = String(expectedVersion);
       const reply = (await kit.guard('save', () =>
-        runScript(
-          client,
-          SAVE,
-          [keys.instance(r.id), keys.due, ...rowKeys(r), keys.claims],
-          [
-            r.id,
-            r.json,
-            r.version,
-            r.status,
-            r.workflow,
-            r.wakeAt,
-            String(expectedVersion),
-            prefix,
-            ...hintArgs(e, route),
-          ],
-        ),
+        consumed?.length
+          ? consumingSave(r, expected, hintArgs(e, route), seqArgs(consumed))
+          : runScript(
+              client,
+              SAVE,
+              [keys.instance(r.id), keys.due, ...rowKeys(r), keys.claims],
+              [
+                r.id,
+                r.json,
+                r.version,
+                r.status,
+                r.workflow,
+                r.wakeAt,
+                expected,
+                prefix,
+                ...hintArgs(e, route),
+              ],
+            ),
       )) as [number, string?];
       kit.updated(
         reply[0] === 1 ? 'written' : reply[0] === 0 ? 'missing' : { stored: Number(reply[1]) },
@@ -214,7 +248,20 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
 
     async delete(id) {
       const existed = await kit.guard('delete', () =>
-        runScript(client, DELETE, [keys.instance(kit.id(id)), keys.due, keys.all, keys.claims], [id, prefix]),
+        runScript(
+          client,
+          DELETE,
+          [
+            keys.instance(kit.id(id)),
+            keys.due,
+            keys.all,
+            keys.claims,
+            keys.sent(id),
+            keys.sentDue,
+            keys.sentClaims,
+          ],
+          [id, prefix],
+        ),
       );
       return existed === 1;
     },

@@ -1,18 +1,10 @@
-import { createHash } from 'node:crypto';
+export type { Script } from './script.js';
+
 import type { Cluster, Redis } from 'ioredis';
+import { CLAIM_SENT, DROP_SENT, SEND } from './inbox-scripts.js';
 import { DUE_WORKFLOW, INSTANCE, STATUS, STATUS_WORKFLOW, WORKFLOW } from './keys.js';
 import { isNoScript } from './map-error.js';
-
-/** A Lua script with its SHA1, run by EVALSHA and loaded by EVAL when the server answers NOSCRIPT. */
-export interface Script {
-  name: string;
-  lua: string;
-  sha: string;
-}
-
-function script(name: string, lua: string): Script {
-  return { name, lua, sha: createHash('sha1').update(lua).digest('hex') };
-}
+import { type Script, script } from './script.js';
 
 // The old index keys of an instance are known only inside the script (from its stored status and
 // workflow), so the scripts build them from the prefix with the same segments as keys.ts. They share
@@ -26,7 +18,9 @@ end`;
 // The wake hint: ARGV[n] the payload, ARGV[n+1] PUBLISH or SPUBLISH, ARGV[n+2] the channel; absent
 // when the write announces nothing, so such a write pays one nil check. pcall: the write is done by
 // now, and a publish that fails (SPUBLISH before Redis 7) must not turn it into an error.
-const hint = (n: number) => `if ARGV[${n}] then redis.pcall(ARGV[${n + 1}], ARGV[${n + 2}], ARGV[${n}]) end`;
+// A consuming save passes '' for each when it announces nothing (its seqs follow).
+const hint = (n: number) =>
+  `if ARGV[${n}] and ARGV[${n}] ~= '' then redis.pcall(ARGV[${n + 1}], ARGV[${n + 2}], ARGV[${n}]) end`;
 
 /**
  * create. KEYS: instance, due, all, status, workflow, status-workflow, due-workflow (lane).
@@ -90,11 +84,59 @@ return {1}`,
 );
 
 /**
- * delete. KEYS: instance, due, all, claims. ARGV: id, prefix. Returns 1 if the instance existed, else 0.
+ * save, also consuming sent signals it applied: as SAVE, plus KEYS: the instance's sent hash, the
+ * sent-due and sent-claims sets; ARGV: the wake hint's three ('' each when none), then the seqs to
+ * delete, only once the write is done.
+ */
+export const SAVE_CONSUME = script(
+  'save-consume',
+  `${INDEX_KEYS}
+local cur = redis.call('HMGET', KEYS[1], 'version', 'status', 'workflow')
+if not cur[1] then return {0} end
+if cur[1] ~= ARGV[7] then return {2, cur[1]} end
+local id = ARGV[1]
+if cur[2] ~= ARGV[4] or cur[3] ~= ARGV[5] then
+  local old_status, old_workflow, old_both, old_lane = index_keys(ARGV[8], cur[2], cur[3])
+  if cur[2] ~= ARGV[4] then
+    redis.call('ZREM', old_status, id)
+    redis.call('ZADD', KEYS[3], 0, id)
+  end
+  if cur[3] ~= ARGV[5] then
+    redis.call('ZREM', old_workflow, id)
+    redis.call('ZADD', KEYS[4], 0, id)
+    redis.call('ZREM', old_lane, id)
+  end
+  redis.call('ZREM', old_both, id)
+  redis.call('ZADD', KEYS[5], 0, id)
+end
+redis.call('HSET', KEYS[1], 'json', ARGV[2], 'version', ARGV[3], 'status', ARGV[4], 'workflow', ARGV[5])
+if ARGV[6] == '' then
+  redis.call('ZREM', KEYS[2], id)
+  redis.call('ZREM', KEYS[6], id)
+else
+  redis.call('ZADD', KEYS[2], ARGV[6], id)
+  redis.call('ZADD', KEYS[6], ARGV[6], id)
+end
+redis.call('ZREM', KEYS[7], id)
+for i = 12, #ARGV do redis.call('HDEL', KEYS[8], ARGV[i]) end
+if redis.call('EXISTS', KEYS[8]) == 0 then
+  redis.call('ZREM', KEYS[9], id)
+  redis.call('ZREM', KEYS[10], id)
+end
+${hint(9)}
+return {1}`,
+);
+
+/**
+ * delete, with the signals sent to it. KEYS: instance, due, all, claims, sent hash, sent-due,
+ * sent-claims. ARGV: id, prefix. Returns 1 if the instance existed, else 0.
  */
 export const DELETE = script(
   'delete',
   `${INDEX_KEYS}
+redis.call('DEL', KEYS[5])
+redis.call('ZREM', KEYS[6], ARGV[1])
+redis.call('ZREM', KEYS[7], ARGV[1])
 local cur = redis.call('HMGET', KEYS[1], 'status', 'workflow')
 if not cur[1] then return 0 end
 local id = ARGV[1]
@@ -189,8 +231,19 @@ end
 return out`,
 );
 
-/** Every script the store runs (create, save, delete, list, listDue, claimDue), for `setup` to load or for inspection. */
-export const SCRIPTS: readonly Script[] = [CREATE, SAVE, DELETE, LIST, LIST_DUE, CLAIM_DUE];
+/** Every script the store runs, for `setup` to load or for inspection. */
+export const SCRIPTS: readonly Script[] = [
+  CREATE,
+  SAVE,
+  SAVE_CONSUME,
+  DELETE,
+  LIST,
+  LIST_DUE,
+  CLAIM_DUE,
+  SEND,
+  CLAIM_SENT,
+  DROP_SENT,
+];
 
 /** EVALSHA, falling back to EVAL (which also caches the script) when the server lost or never had it. */
 export async function runScript(

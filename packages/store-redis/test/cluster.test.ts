@@ -28,6 +28,7 @@ runStoreConformance({
   claimsDue: true,
   claimDue: true,
   wakes: true,
+  sent: true,
   createStore() {
     const t = openStore(cluster, 'cluster');
     opened.set(t.store, t.prefix);

@@ -30,6 +30,7 @@ runStoreConformance({
   claimsDue: true,
   claimDue: true,
   wakes: true,
+  sent: true,
   createStore: () => open(client, 'conformance'),
   async destroyStore(store) {
     const t = opened.get(store);

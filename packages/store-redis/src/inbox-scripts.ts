@@ -1,0 +1,97 @@
+import { INSTANCE, SENT } from './keys.js';
+import { script } from './script.js';
+
+// The inbox of signals runner.send writes: a hash per instance (field seq, value the event JSON),
+// a counter for the seqs, `sent-due` (when the polls may claim an instance's signals: the first's
+// send time plus a second) and `sent-claims` (the inbox lane's leases). Every key shares the
+// prefix's hash tag, so a cluster node holds them with the instances.
+
+/**
+ * send. KEYS: instance, its sent hash, sent-seq, sent-due. ARGV: id, event JSON, due score, send
+ * time, publish command, channel, longest hint with the snapshot (characters), then the accepted
+ * definitions (`name@version@hash`). Appends the signal if the instance exists, is not finished and
+ * runs on an accepted definition, and publishes `{"at","w","i","s":<snapshot>,"p":[{"n","e"}…]}`
+ * with every signal waiting (`"p":true` without the snapshot when that is too long). Returns 1 when
+ * appended, 0 when not (nothing written).
+ */
+export const SEND = script(
+  'send',
+  `local cur = redis.call('HMGET', KEYS[1], 'status', 'workflow', 'json')
+if not cur[1] then return 0 end
+local st = cur[1]
+if st == 'completed' or st == 'failed' or st == 'cancelled' or st == 'aborted' then return 0 end
+local decoded, snap = pcall(cjson.decode, cur[3])
+if not decoded or type(snap.workflow) ~= 'table' then return 0 end
+local w = snap.workflow
+local key = tostring(w.name) .. '@' .. string.format('%d', tonumber(w.version) or -1) .. '@' .. tostring(w.hash)
+local accepted = false
+for i = 8, #ARGV do
+  if ARGV[i] == key then accepted = true break end
+end
+if not accepted then return 0 end
+local seq = redis.call('INCR', KEYS[3])
+redis.call('HSET', KEYS[2], seq, ARGV[2])
+redis.call('ZADD', KEYS[4], 'NX', ARGV[3], ARGV[1])
+local all = redis.call('HGETALL', KEYS[2])
+local items = {}
+for i = 1, #all, 2 do items[#items + 1] = {tonumber(all[i]), all[i], all[i + 1]} end
+table.sort(items, function(a, b) return a[1] < b[1] end)
+local parts = {}
+for i, it in ipairs(items) do parts[i] = '{"n":' .. it[2] .. ',"e":' .. it[3] .. '}' end
+local head = '{"at":' .. ARGV[4] .. ',"w":"' .. cur[2] .. '","i":"' .. ARGV[1] .. '"'
+local whole = head .. ',"s":' .. cur[3] .. ',"p":[' .. table.concat(parts, ',') .. ']}'
+if #whole > tonumber(ARGV[7]) then whole = head .. ',"p":true}' end
+redis.pcall(ARGV[5], ARGV[6], whole)
+return 1`,
+);
+
+/**
+ * claimSent. KEYS: sent-due, sent-claims. ARGV: now (a score bound), limit, lease expiry, prefix,
+ * then ids to read at once (no lease); without ids, instances whose signals are due and not
+ * leased, leasing them. Instances gone have their signals deleted. Returns
+ * {{id, snapshot JSON, {seq, event, seq, event, …}}, …}.
+ */
+export const CLAIM_SENT = script(
+  'claim-sent',
+  `local out = {}
+local function add(id)
+  local sent_key = ARGV[4] .. '${SENT}' .. id
+  local json = redis.call('HGET', ARGV[4] .. '${INSTANCE}' .. id, 'json')
+  local waiting = redis.call('HGETALL', sent_key)
+  if not json or #waiting == 0 then
+    redis.call('DEL', sent_key)
+    redis.call('ZREM', KEYS[1], id)
+    redis.call('ZREM', KEYS[2], id)
+    return false
+  end
+  out[#out + 1] = {id, json, waiting}
+  return true
+end
+if #ARGV > 4 then
+  for i = 5, #ARGV do add(ARGV[i]) end
+  return out
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[1])
+local limit = tonumber(ARGV[2])
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, limit + redis.call('ZCARD', KEYS[2]))
+for _, id in ipairs(ids) do
+  if #out >= limit then break end
+  if not redis.call('ZSCORE', KEYS[2], id) and add(id) then redis.call('ZADD', KEYS[2], ARGV[3], id) end
+end
+return out`,
+);
+
+/**
+ * dropSent. KEYS: instance, its sent hash, sent-due, sent-claims. ARGV: id, version, then seqs.
+ * Deletes them if the instance is still at that version. Returns 1 if it was, else 0.
+ */
+export const DROP_SENT = script(
+  'drop-sent',
+  `if redis.call('HGET', KEYS[1], 'version') ~= ARGV[2] then return 0 end
+for i = 3, #ARGV do redis.call('HDEL', KEYS[2], ARGV[i]) end
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  redis.call('ZREM', KEYS[3], ARGV[1])
+  redis.call('ZREM', KEYS[4], ARGV[1])
+end
+return 1`,
+);
