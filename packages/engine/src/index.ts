@@ -91,6 +91,7 @@ export {
   isNetworkError,
   type ListArgs,
   NETWORK_ERROR_CODES,
+  SENT_CLAIM_AFTER_MS,
   type SizeLimits,
   type StoreKit,
   storeGuard,

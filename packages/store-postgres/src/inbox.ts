@@ -1,9 +1,13 @@
-import type { SentDue, SentSignal, StoreKit, WorkflowEvent } from '@stepfold/engine';
+import {
+  SENT_CLAIM_AFTER_MS,
+  type SentDue,
+  type SentSignal,
+  type StoreKit,
+  type WorkflowEvent,
+} from '@stepfold/engine';
 import { toInt8 } from './encode.js';
 import type { TableNames } from './setup.js';
 
-// A signal sent is left to its notice for this long before the polls' backstop may claim it.
-const SENT_GRACE_MS = 1_000;
 // NOTIFY refuses a payload of 8000 bytes or more (the default build's limit).
 const MAX_PAYLOAD_BYTES = 7999;
 
@@ -74,11 +78,6 @@ export function inboxMethods(
   claimMs: number,
 ) {
   const { SEND, CLAIM, CLAIM_IDS, DROP } = inboxStatements(names, channel);
-  const seqList = (seqs: readonly number[]) =>
-    Array.from(seqs, (n) => {
-      if (!Number.isSafeInteger(n)) throw new TypeError(`sent signal seq must be an integer, got ${n}`);
-      return String(n);
-    });
   const due = (rows: { id: string; json: string; sent: string | null }[]): SentDue[] =>
     rows.flatMap((r) => {
       const waiting = JSON.parse(r.sent ?? '[]') as { n: number; e: WorkflowEvent }[];
@@ -93,7 +92,7 @@ export function inboxMethods(
         kit.id(id),
         JSON.stringify(event),
         [...accept],
-        toInt8(at + SENT_GRACE_MS),
+        toInt8(at + SENT_CLAIM_AFTER_MS),
         toInt8(at),
       ]);
       return r.rowCount === 1;
@@ -119,8 +118,7 @@ export function inboxMethods(
     },
     async dropSent(id: string, seqs: readonly number[], version: number): Promise<void> {
       if (seqs.length === 0) return;
-      await query('dropSent', DROP, [kit.id(id), seqList(seqs), version]);
+      await query('dropSent', DROP, [kit.id(id), kit.seqs(seqs), version]);
     },
-    seqList,
   };
 }

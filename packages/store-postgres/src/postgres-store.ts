@@ -195,7 +195,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       // A jsonb store's rare text-column rows go alone (its batch statement binds JSONB).
       const save: QueuedSave = { row, expected: expectedVersion, payload };
       // A save that consumes sent signals goes alone: the batch statement knows no inbox.
-      const seqs = consumed?.length ? inbox.seqList(consumed) : undefined;
+      const seqs = consumed?.length ? kit.seqs(consumed) : undefined;
       const alone = batcher === null || row.asText === jsonb || seqs !== undefined;
       if (await (alone ? saveOne(save, seqs) : batcher.write(save))) return;
       // The condition failed: tell a lost race from a missing instance.

@@ -1,20 +1,15 @@
-import type { SentDue, SentSignal, StoreKit, WorkflowEvent } from '@stepfold/engine';
+import {
+  SENT_CLAIM_AFTER_MS,
+  type SentDue,
+  type SentSignal,
+  type StoreKit,
+  type WorkflowEvent,
+} from '@stepfold/engine';
 import type { Cluster, Redis } from 'ioredis';
 import { HANDOFF_MAX_CHARS, type HintRoute, scoreBound } from './encode.js';
 import { CLAIM_SENT, DROP_SENT, SEND } from './inbox-scripts.js';
 import type { Keys } from './keys.js';
 import { runScript } from './scripts.js';
-
-// A signal sent is left to its notice for this long before the polls' backstop may claim it.
-const SENT_GRACE_MS = 1_000;
-
-/** The seqs of sent signals as script arguments, each checked to be an integer. */
-export function seqArgs(seqs: readonly number[]): string[] {
-  return Array.from(seqs, (n) => {
-    if (!Number.isSafeInteger(n)) throw new TypeError(`sent signal seq must be an integer, got ${n}`);
-    return String(n);
-  });
-}
 
 /** `Store.send`, `claimSent` and `dropSent` of a Redis store (see inbox-scripts.ts). */
 export function inboxMethods(
@@ -44,7 +39,7 @@ export function inboxMethods(
           [
             valid,
             JSON.stringify(event),
-            String(at + SENT_GRACE_MS),
+            String(at + SENT_CLAIM_AFTER_MS),
             String(at),
             route.command,
             route.channel,
@@ -78,7 +73,7 @@ export function inboxMethods(
           client,
           DROP_SENT,
           [keys.instance(valid), keys.sent(valid), keys.sentDue, keys.sentClaims],
-          [valid, String(version), ...seqArgs(seqs)],
+          [valid, String(version), ...kit.seqs(seqs)],
         ),
       );
     },

@@ -8,7 +8,7 @@ import {
 } from '@stepfold/engine';
 import type { Cluster, Redis } from 'ioredis';
 import { type HintRoute, hintArgs, type Row, scoreBound, toRow } from './encode.js';
-import { inboxMethods, seqArgs } from './inbox.js';
+import { inboxMethods } from './inbox.js';
 import { assertPrefix, DEFAULT_PREFIX, hasHashTag, keysFor } from './keys.js';
 import { isUnavailable } from './map-error.js';
 import { CLAIM_DUE, CREATE, DELETE, LIST, LIST_DUE, runScript, SAVE, SAVE_CONSUME } from './scripts.js';
@@ -98,35 +98,6 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     keys.dueWorkflow(r.workflow),
   ];
 
-  // A save that also deletes the sent signals it applied: the seqs follow the hint's three
-  // arguments ('' each when it announces nothing).
-  const consumingSave = (r: Row, expected: string, hint: string[], seqs: string[]) =>
-    runScript(
-      client,
-      SAVE_CONSUME,
-      [
-        keys.instance(r.id),
-        keys.due,
-        ...rowKeys(r),
-        keys.claims,
-        keys.sent(r.id),
-        keys.sentDue,
-        keys.sentClaims,
-      ],
-      [
-        r.id,
-        r.json,
-        r.version,
-        r.status,
-        r.workflow,
-        r.wakeAt,
-        expected,
-        prefix,
-        ...(hint.length ? hint : ['', '', '']),
-        ...seqs,
-      ],
-    );
-
   return {
     maxSnapshotBytes: kit.maxSnapshotBytes,
     claimsDue: true,
@@ -157,26 +128,19 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     async save(snapshot, expectedVersion, consumed) {
       const e = kit.encode(snapshot);
       const r = toRow(e);
-      const expected = String(expectedVersion);
+      const keyList = [keys.instance(r.id), keys.due, ...rowKeys(r), keys.claims];
+      const args = [r.id, r.json, r.version, r.status, r.workflow, r.wakeAt, String(expectedVersion), prefix];
+      const hint = hintArgs(e, route);
+      // Consuming sent signals: three more keys, and the seqs after the hint's three ('' each when none).
       const reply = (await kit.guard('save', () =>
         consumed?.length
-          ? consumingSave(r, expected, hintArgs(e, route), seqArgs(consumed))
-          : runScript(
+          ? runScript(
               client,
-              SAVE,
-              [keys.instance(r.id), keys.due, ...rowKeys(r), keys.claims],
-              [
-                r.id,
-                r.json,
-                r.version,
-                r.status,
-                r.workflow,
-                r.wakeAt,
-                expected,
-                prefix,
-                ...hintArgs(e, route),
-              ],
-            ),
+              SAVE_CONSUME,
+              [...keyList, keys.sent(r.id), keys.sentDue, keys.sentClaims],
+              [...args, ...(hint.length ? hint : ['', '', '']), ...kit.seqs(consumed)],
+            )
+          : runScript(client, SAVE, keyList, hint.length ? [...args, ...hint] : args),
       )) as [number, string?];
       kit.updated(
         reply[0] === 1 ? 'written' : reply[0] === 0 ? 'missing' : { stored: Number(reply[1]) },
@@ -247,20 +211,21 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     },
 
     async delete(id) {
+      const valid = kit.id(id);
       const existed = await kit.guard('delete', () =>
         runScript(
           client,
           DELETE,
           [
-            keys.instance(kit.id(id)),
+            keys.instance(valid),
             keys.due,
             keys.all,
             keys.claims,
-            keys.sent(id),
+            keys.sent(valid),
             keys.sentDue,
             keys.sentClaims,
           ],
-          [id, prefix],
+          [valid, prefix],
         ),
       );
       return existed === 1;

@@ -43,89 +43,61 @@ ${hint(7)}
 return 1`,
 );
 
+// What a consuming save adds once it has written: the seqs it applied (ARGV[12..]) leave the
+// instance's sent hash (KEYS[8]), and an emptied hash its sent-due and sent-claims entries (KEYS[9], KEYS[10]).
+const CONSUME = `for i = 12, #ARGV do redis.call('HDEL', KEYS[8], ARGV[i]) end
+if redis.call('EXISTS', KEYS[8]) == 0 then
+  redis.call('ZREM', KEYS[9], id)
+  redis.call('ZREM', KEYS[10], id)
+end
+`;
+
+/** The save script's text, with or without consuming sent signals. */
+const saveLua = (consume: boolean) => `${INDEX_KEYS}
+local cur = redis.call('HMGET', KEYS[1], 'version', 'status', 'workflow')
+if not cur[1] then return {0} end
+if cur[1] ~= ARGV[7] then return {2, cur[1]} end
+local id = ARGV[1]
+if cur[2] ~= ARGV[4] or cur[3] ~= ARGV[5] then
+  local old_status, old_workflow, old_both, old_lane = index_keys(ARGV[8], cur[2], cur[3])
+  if cur[2] ~= ARGV[4] then
+    redis.call('ZREM', old_status, id)
+    redis.call('ZADD', KEYS[3], 0, id)
+  end
+  if cur[3] ~= ARGV[5] then
+    redis.call('ZREM', old_workflow, id)
+    redis.call('ZADD', KEYS[4], 0, id)
+    redis.call('ZREM', old_lane, id)
+  end
+  redis.call('ZREM', old_both, id)
+  redis.call('ZADD', KEYS[5], 0, id)
+end
+redis.call('HSET', KEYS[1], 'json', ARGV[2], 'version', ARGV[3], 'status', ARGV[4], 'workflow', ARGV[5])
+if ARGV[6] == '' then
+  redis.call('ZREM', KEYS[2], id)
+  redis.call('ZREM', KEYS[6], id)
+else
+  redis.call('ZADD', KEYS[2], ARGV[6], id)
+  redis.call('ZADD', KEYS[6], ARGV[6], id)
+end
+redis.call('ZREM', KEYS[7], id)
+${consume ? CONSUME : ''}${hint(9)}
+return {1}`;
+
 /**
  * save, a compare-and-set on the version; a write ends the instance's claim. KEYS: instance, due,
  * status, workflow, status-workflow, due-workflow (the new ones), claims. ARGV: id, json, version,
  * status, workflow, wakeAt ('' for none), expected version, prefix, then the wake hint as in create.
  * Returns {1} when written, {0} when the id does not exist, {2, stored version} on a conflict.
  */
-export const SAVE = script(
-  'save',
-  `${INDEX_KEYS}
-local cur = redis.call('HMGET', KEYS[1], 'version', 'status', 'workflow')
-if not cur[1] then return {0} end
-if cur[1] ~= ARGV[7] then return {2, cur[1]} end
-local id = ARGV[1]
-if cur[2] ~= ARGV[4] or cur[3] ~= ARGV[5] then
-  local old_status, old_workflow, old_both, old_lane = index_keys(ARGV[8], cur[2], cur[3])
-  if cur[2] ~= ARGV[4] then
-    redis.call('ZREM', old_status, id)
-    redis.call('ZADD', KEYS[3], 0, id)
-  end
-  if cur[3] ~= ARGV[5] then
-    redis.call('ZREM', old_workflow, id)
-    redis.call('ZADD', KEYS[4], 0, id)
-    redis.call('ZREM', old_lane, id)
-  end
-  redis.call('ZREM', old_both, id)
-  redis.call('ZADD', KEYS[5], 0, id)
-end
-redis.call('HSET', KEYS[1], 'json', ARGV[2], 'version', ARGV[3], 'status', ARGV[4], 'workflow', ARGV[5])
-if ARGV[6] == '' then
-  redis.call('ZREM', KEYS[2], id)
-  redis.call('ZREM', KEYS[6], id)
-else
-  redis.call('ZADD', KEYS[2], ARGV[6], id)
-  redis.call('ZADD', KEYS[6], ARGV[6], id)
-end
-redis.call('ZREM', KEYS[7], id)
-${hint(9)}
-return {1}`,
-);
+export const SAVE = script('save', saveLua(false));
 
 /**
  * save, also consuming sent signals it applied: as SAVE, plus KEYS: the instance's sent hash, the
  * sent-due and sent-claims sets; ARGV: the wake hint's three ('' each when none), then the seqs to
  * delete, only once the write is done.
  */
-export const SAVE_CONSUME = script(
-  'save-consume',
-  `${INDEX_KEYS}
-local cur = redis.call('HMGET', KEYS[1], 'version', 'status', 'workflow')
-if not cur[1] then return {0} end
-if cur[1] ~= ARGV[7] then return {2, cur[1]} end
-local id = ARGV[1]
-if cur[2] ~= ARGV[4] or cur[3] ~= ARGV[5] then
-  local old_status, old_workflow, old_both, old_lane = index_keys(ARGV[8], cur[2], cur[3])
-  if cur[2] ~= ARGV[4] then
-    redis.call('ZREM', old_status, id)
-    redis.call('ZADD', KEYS[3], 0, id)
-  end
-  if cur[3] ~= ARGV[5] then
-    redis.call('ZREM', old_workflow, id)
-    redis.call('ZADD', KEYS[4], 0, id)
-    redis.call('ZREM', old_lane, id)
-  end
-  redis.call('ZREM', old_both, id)
-  redis.call('ZADD', KEYS[5], 0, id)
-end
-redis.call('HSET', KEYS[1], 'json', ARGV[2], 'version', ARGV[3], 'status', ARGV[4], 'workflow', ARGV[5])
-if ARGV[6] == '' then
-  redis.call('ZREM', KEYS[2], id)
-  redis.call('ZREM', KEYS[6], id)
-else
-  redis.call('ZADD', KEYS[2], ARGV[6], id)
-  redis.call('ZADD', KEYS[6], ARGV[6], id)
-end
-redis.call('ZREM', KEYS[7], id)
-for i = 12, #ARGV do redis.call('HDEL', KEYS[8], ARGV[i]) end
-if redis.call('EXISTS', KEYS[8]) == 0 then
-  redis.call('ZREM', KEYS[9], id)
-  redis.call('ZREM', KEYS[10], id)
-end
-${hint(9)}
-return {1}`,
-);
+export const SAVE_CONSUME = script('save-consume', saveLua(true));
 
 /**
  * delete, with the signals sent to it. KEYS: instance, due, all, claims, sent hash, sent-due,

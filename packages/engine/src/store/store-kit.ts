@@ -122,7 +122,15 @@ export interface StoreKit {
   created(inserted: boolean, id: string): void;
   /** Throws `NOT_FOUND` or `VERSION_CONFLICT` unless a conditional update wrote. */
   updated(outcome: UpdateOutcome, id: string, expectedVersion: number): void;
+  /** Sent-signal seqs (`save`'s `consumed`, `dropSent`) as decimal strings; a RangeError unless each is an integer. */
+  seqs(seqs: readonly number[]): string[];
 }
+
+/**
+ * How long a sent signal is left to its wake notice before `claimSent`'s polls may claim it: the
+ * notice normally has it applied within milliseconds.
+ */
+export const SENT_CLAIM_AFTER_MS = 1_000;
 
 /**
  * A wrapper for driver calls that turns an unavailable server into `STORE_UNAVAILABLE` (the driver
@@ -210,6 +218,12 @@ export function createStoreKit(
     dueLimit(now, limit) {
       if (typeof now !== 'number' || Number.isNaN(now)) throw new RangeError('listDue: now must be a number');
       return limit >= 1 ? Math.min(Math.floor(limit), MAX_PAGE) : null;
+    },
+    seqs(seqs) {
+      return Array.from(seqs, (n) => {
+        if (!Number.isSafeInteger(n)) throw new RangeError(`sent signal seq must be an integer, got ${n}`);
+        return String(n);
+      });
     },
     dueWorkflow(query) {
       const workflow = query?.workflow;

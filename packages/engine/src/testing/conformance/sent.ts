@@ -8,7 +8,7 @@ import { createRunner } from '../../runner/runner.js';
 import type { Runner } from '../../runner/types.js';
 import type { Snapshot } from '../../snapshot.js';
 import type { SentSignal, Store } from '../../store/store.js';
-import type { Worker } from '../../worker/types.js';
+import type { Worker, WorkerOptions } from '../../worker/types.js';
 import { createWorker } from '../../worker/worker.js';
 import type { SuiteContext } from './context.js';
 
@@ -67,6 +67,33 @@ export function describeSent(ctx: SuiteContext): void {
     await Promise.all(workers.splice(0).map((w) => w.stop({ graceMs: 1000 })));
   });
 
+  /** A runner that only writes: the tasks its events dispatch go to workers. */
+  const senderOn = (store: Store, workflows: readonly WorkflowDefinition[]) =>
+    createRunner({ store, workflows, handlers: { hit: () => null }, execute: false });
+
+  /** A started worker over `store` whose `hit` handler records its input in `ran`. */
+  async function recordingWorker(
+    store: Store,
+    workflows: readonly WorkflowDefinition[],
+    ran: unknown[],
+    options: Omit<WorkerOptions, 'runner'> = {},
+  ): Promise<Worker> {
+    const runner = createRunner({
+      store,
+      workflows,
+      handlers: {
+        hit: ({ input }) => {
+          ran.push(input);
+          return null;
+        },
+      },
+    });
+    const worker = createWorker({ runner, ...options });
+    workers.push(worker);
+    await worker.start();
+    return worker;
+  }
+
   /** A runner that hands off (the sender) and `n` workers whose handler records what it was given. */
   async function setup(
     n: number,
@@ -117,12 +144,7 @@ export function describeSent(ctx: SuiteContext): void {
 
   it('applies signals in the order sent, also those that waited for a worker', async () => {
     const store = await ctx.fresh();
-    const sender = createRunner({
-      store,
-      workflows: [batches],
-      handlers: { hit: () => null },
-      execute: false,
-    });
+    const sender = senderOn(store, [batches]);
     await sender.start('send-batches', 'b');
     await sender.send('b', 'item', 1);
     await sender.send('b', 'item', 2);
@@ -130,19 +152,10 @@ export function describeSent(ctx: SuiteContext): void {
     expect((await store.load('b'))?.status).toBe('waiting');
     // A worker that hears no notice: its inbox lane finds them once their second has passed.
     const ran: unknown[] = [];
-    const runner = createRunner({
-      store,
-      workflows: [batches],
-      handlers: {
-        hit: ({ input }) => {
-          ran.push(input);
-          return null;
-        },
-      },
+    await recordingWorker(store, [batches], ran, {
+      wakes: false,
+      poll: { minMs: 50, maxMs: 200 },
     });
-    const worker = createWorker({ runner, wakes: false, poll: { minMs: 50, maxMs: 200 } });
-    workers.push(worker);
-    await worker.start();
     await until('the batch', () => ran.length === 1);
     expect(ran[0]).toEqual({ said: [1, 2] });
     expect(await waitingIn(store, 'b')).toBe(0);
@@ -228,12 +241,7 @@ export function describeSent(ctx: SuiteContext): void {
 
   it('a write applying sent signals that loses its race claims them again by id, with the winner’s write', async () => {
     const store = await ctx.fresh();
-    const sender = createRunner({
-      store,
-      workflows: [batches],
-      handlers: { hit: () => null },
-      execute: false,
-    });
+    const sender = senderOn(store, [batches]);
     await sender.start('send-batches', 'r');
     // The worker's first write that consumes sent signals finds the instance moved on: a signal
     // lands just before it (as another process's would).
@@ -249,22 +257,9 @@ export function describeSent(ctx: SuiteContext): void {
       },
     });
     const ran: unknown[] = [];
-    const runner = createRunner({
-      store: racing,
-      workflows: [batches],
-      handlers: {
-        hit: ({ input }) => {
-          ran.push(input);
-          return null;
-        },
-      },
-    });
-    const worker = createWorker({
-      runner,
+    const worker = await recordingWorker(racing, [batches], ran, {
       poll: { minMs: 600_000, maxMs: 600_000, maxWithWakesMs: 600_000 },
     });
-    workers.push(worker);
-    await worker.start();
     await new Promise((r) => setTimeout(r, 100)); // the first round is over: only notices drive it
     await sender.send('r', 'item', 'sent');
     await until('the batch', () => ran.length === 1);
@@ -288,30 +283,17 @@ export function describeSent(ctx: SuiteContext): void {
       },
     });
     const store = await ctx.fresh();
-    const sender = createRunner({ store, workflows: [gated], handlers: { hit: () => null }, execute: false });
+    const sender = senderOn(store, [gated]);
     await sender.start('send-gated', 'v');
     await sender.send('v', 'late', { said: 1 });
     await sender.send('v', 'late', { said: 2 });
     const ran: unknown[] = [];
     const errors: string[] = [];
-    const runner = createRunner({
-      store,
-      workflows: [gated],
-      handlers: {
-        hit: ({ input }) => {
-          ran.push(input);
-          return null;
-        },
-      },
-    });
-    const worker = createWorker({
-      runner,
+    await recordingWorker(store, [gated], ran, {
       wakes: false,
       poll: { minMs: 50, maxMs: 200 },
       on: { error: (e) => errors.push(isStepfoldError(e) ? e.code : String(e)) },
     });
-    workers.push(worker);
-    await worker.start();
     await until('the inbox emptied', async () => (await waitingIn(store, 'v')) === 0, 5_000);
     expect(errors).toEqual(['INBOX_OVERFLOW']);
     await sender.send('v', 'open');
