@@ -143,6 +143,8 @@ describe('postgres worker driven by wake notices', () => {
       poll: slow,
     });
     await first.start();
+    // Its first rounds (every lane, and the inbox) are over: from here only the notice moves it.
+    await first.idle();
     const at = Date.now() + 1_500;
     await api.start('notice-naps', 'held-1', { at });
     // The first worker claims it as soon as it hears the notice (the row shows the claim).

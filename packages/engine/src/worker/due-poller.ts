@@ -227,11 +227,6 @@ export class DuePoller {
     const ticks: Promise<void>[] = [];
     if (this.hinted.size || this.held.size || this.given.size || this.inbox.waiting)
       result.ticked += await this.hintedRound(this.clock(), ticks);
-    // The inbox's own lane: signals whose notice no worker acted on.
-    if (this.inbox.polled && this.pool.free() > 0) {
-      const now = this.clock();
-      result.ticked += this.take(await this.inbox.claimLeft(now, this.pool.free()), now, '*', ticks);
-    }
     for (const lane of lanes) {
       const want = Math.min(share, lane ? this.pool.freeFor(lane) : this.pool.free());
       if (want <= 0) continue;
@@ -241,6 +236,11 @@ export class DuePoller {
       this.stats.polls++;
       if (got.length >= want + skipping) result.full = true;
       result.ticked += this.take(got, now, lane || '*', ticks);
+    }
+    // Last, the inbox's own lane (a backstop): signals whose notice no worker acted on.
+    if (this.inbox.polled && this.pool.free() > 0) {
+      const now = this.clock();
+      result.ticked += this.take(await this.inbox.claimLeft(now, this.pool.free()), now, '*', ticks);
     }
     await Promise.all(ticks);
     result.left = this.namedDue(this.clock());
