@@ -90,10 +90,11 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     return { row, notice: e.notice, handoff: e.handoff ? e.json : undefined };
   };
 
-  /** Claims up to `limit` due, unclaimed ids (of a lane, of `ids`), earliest first, until `now + claimMs`. */
+  /** Claims up to `limit` due, unclaimed ids (of a lane, of `ids`), earliest first, until `now` plus the lease. */
   const claim = (now: number, limit: number, query?: DueQuery, ids?: ReadonlySet<string>): string[] => {
     const n = kit.dueLimit(now, limit);
     const workflow = kit.dueWorkflow(query);
+    const lease = kit.dueLease(query, claimMs);
     const out: string[] = [];
     if (n === null || workflow === null || ids?.size === 0) return out;
     for (const e of due) {
@@ -104,7 +105,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       if (until !== undefined && until > now) continue;
       out.push(e.id);
     }
-    for (const id of out) claims.set(id, now + claimMs);
+    for (const id of out) claims.set(id, now + lease);
     return out;
   };
 

@@ -114,6 +114,8 @@ export interface StoreKit {
    * name that is not a valid id), else the name. A non-string is a TypeError.
    */
   dueWorkflow(query: DueQuery | undefined): string | null | undefined;
+  /** The claim lease of a `listDue`/`claimDue` call: `query.leaseMs`, else `fallback` (the store's `claimMs`); a RangeError unless a non-negative safe integer. */
+  dueLease(query: DueQuery | undefined, fallback: number): number;
   /** `list`'s arguments checked (a non-string filter is a TypeError), or null when no row can match. */
   listArgs(query: ListQuery): ListArgs | null;
   /** A page from up to `limit + 1` rows in id order: the extra row says another page exists. */
@@ -230,6 +232,13 @@ export function createStoreKit(
       if (workflow === undefined) return undefined;
       if (typeof workflow !== 'string') throw new TypeError('listDue: workflow must be a string');
       return isValidId(workflow) ? workflow : null;
+    },
+    dueLease(query, fallback) {
+      const ms = query?.leaseMs;
+      if (ms === undefined) return fallback;
+      if (!(Number.isSafeInteger(ms) && ms >= 0))
+        throw new RangeError(`listDue: leaseMs must be a non-negative integer, got ${String(ms)}`);
+      return ms;
     },
     listArgs(query) {
       const { status, workflow } = query;

@@ -13,6 +13,13 @@ export interface ListQuery {
 export interface DueQuery {
   /** Only instances of this workflow name. */
   workflow?: string;
+  /**
+   * On a store that claims ({@link Store.claimsDue}): how long the ids this call returns stay
+   * claimed, in ms against its `now` (a non-negative integer; default the store's `claimMs`). A
+   * claim is a lease over what the caller does next, so its length is the caller's to choose: a
+   * worker claims for a tick (seconds), not for a handler run (the task's deadline guards that).
+   */
+  leaseMs?: number;
 }
 
 /** Narrows {@link Store.claimDue}: a lane, and/or only the instances named (by a wake notice, say). */

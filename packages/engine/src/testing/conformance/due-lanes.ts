@@ -78,6 +78,48 @@ export function describeDueLanes({ options, fresh }: SuiteContext): void {
     });
   }
 
+  if (options.claimsDue) {
+    it('leaseMs sets how long one call claims; a lapsed claim is due again', async () => {
+      const store = await fresh();
+      for (const id of ['lease-1', 'lease-2', 'lease-3'])
+        await store.create(makeTestSnapshot(id, { workflow: wf('leased'), wakeAt: 1 }));
+      expect(await store.listDue(1000, 1, { leaseMs: 50 })).toEqual(['lease-1']);
+      expect(await store.listDue(1000, 1, { workflow: 'leased', leaseMs: 5000 })).toEqual(['lease-2']);
+      // Inside the short lease neither is handed out again; the third one is.
+      expect(await store.listDue(1049, 10)).toEqual(['lease-3']);
+      // At 1050 the 50 ms lease has lapsed, the 5 s one (and the default one) have not.
+      expect(await store.listDue(1050, 10, { leaseMs: 0 })).toEqual(['lease-1']);
+      // A lease of 0 ends at `now`: due again at once.
+      expect(await store.listDue(1050, 10, { workflow: 'leased' })).toEqual(['lease-1']);
+      expect(await store.listDue(6000, 10)).toEqual(['lease-2']);
+      if (store.claimDue) {
+        await store.create(makeTestSnapshot('lease-4', { wakeAt: 1 }));
+        expect((await store.claimDue(7000, 1, { ids: ['lease-4'], leaseMs: 100 })).map((s) => s.id)).toEqual([
+          'lease-4',
+        ]);
+        expect(await store.claimDue(7099, 1, { ids: ['lease-4'] })).toEqual([]);
+        expect((await store.claimDue(7100, 1, { ids: ['lease-4'] })).map((s) => s.id)).toEqual(['lease-4']);
+      }
+      // A bad lease is refused before anything is claimed.
+      await store.create(makeTestSnapshot('lease-5', { wakeAt: 1 }));
+      for (const leaseMs of [-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY])
+        await expect(store.listDue(1e9, 10, { leaseMs })).rejects.toThrow(RangeError);
+      expect(await store.listDue(1e9, 10, { workflow: 'conformance' })).toContain('lease-5');
+    });
+
+    it('claimed instances do not hold back the unclaimed ones behind them', async () => {
+      const store = await fresh();
+      const ids = Array.from({ length: 40 }, (_, i) => `clog-${String(i).padStart(2, '0')}`);
+      for (const [i, id] of ids.entries()) await store.create(makeTestSnapshot(id, { wakeAt: i }));
+      // The 30 earliest claimed for long: each later poll gets the rest, earliest first.
+      const head = await store.listDue(100, 30, { leaseMs: 60_000 });
+      expect(head).toEqual(ids.slice(0, 30));
+      expect(await store.listDue(200, 4, { leaseMs: 60_000 })).toEqual(ids.slice(30, 34));
+      expect(await store.listDue(300, 10)).toEqual(ids.slice(34));
+      expect(await store.listDue(400, 10)).toEqual([]);
+    });
+  }
+
   if (options.claimDue) {
     it('claimDue claims as listDue does and returns the stored snapshots', async () => {
       const store = await fresh();
