@@ -39,10 +39,10 @@ function statementName(text: string): string {
 // JSONB refused the value (NUL or bad escape, or the binary form over 255 MiB): store the text instead.
 const JSONB_FALLBACK_CODES = new Set(['22P05', '54000']);
 
-/** listDue's `now` and claim expiry as int8 parameters: stored wake times are whole ms rounded up, so `wake_at <= floor(now)` is `wakeAt <= now`. */
-function claimWindow(now: number, claimMs: number): [unknown, unknown] {
+/** listDue's `now` and claim expiry (`now + leaseMs`) as int8 parameters: stored wake times are whole ms rounded up, so `wake_at <= floor(now)` is `wakeAt <= now`. */
+function claimWindow(now: number, leaseMs: number): [unknown, unknown] {
   const at = Number.isFinite(now) ? BigInt(Math.floor(now)) : now;
-  const until = typeof at === 'bigint' ? at + BigInt(claimMs) : at;
+  const until = typeof at === 'bigint' ? at + BigInt(leaseMs) : at;
   return [toInt8(at), toInt8(until)];
 }
 
@@ -209,8 +209,9 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     async listDue(now, limit, dueQuery) {
       const n = kit.dueLimit(now, limit);
       const workflow = kit.dueWorkflow(dueQuery);
+      const lease = kit.dueLease(dueQuery, claimMs);
       if (n === null || workflow === null) return [];
-      const values: unknown[] = [...claimWindow(now, claimMs), n];
+      const values: unknown[] = [...claimWindow(now, lease), n];
       if (workflow !== undefined) values.push(workflow);
       const r = await query<{ id: string; wake_at: string }>(
         'listDue',
@@ -223,9 +224,10 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     async claimDue(now, limit, claimQuery) {
       const n = kit.dueLimit(now, limit);
       const workflow = kit.dueWorkflow(claimQuery);
+      const lease = kit.dueLease(claimQuery, claimMs);
       const ids = claimQuery?.ids === undefined ? undefined : Array.from(claimQuery.ids, (id) => kit.id(id));
       if (n === null || workflow === null || ids?.length === 0) return [];
-      const values: unknown[] = [...claimWindow(now, claimMs), n];
+      const values: unknown[] = [...claimWindow(now, lease), n];
       if (workflow !== undefined) values.push(workflow);
       if (ids !== undefined) values.push(ids);
       const text =

@@ -33,7 +33,7 @@ export interface PostgresStoreOptions {
   table?: string;
   /** Largest accepted snapshot, in UTF-8 bytes of its JSON (default 64 MiB, at most 255 MiB). */
   maxSnapshotBytes?: number;
-  /** How long ids returned by `listDue` stay claimed, measured against `now` (default 30 000). */
+  /** How long ids returned by `listDue`/`claimDue` stay claimed, measured against `now` (default 30 000), unless a call passes `leaseMs`. */
   claimMs?: number;
   /**
    * Send statements as named prepared statements, parsed and planned once per connection (default
@@ -63,7 +63,7 @@ export interface PostgresStore extends Store {
   readonly schema: string;
   /** Instance table name (unquoted). */
   readonly table: string;
-  /** Claim lease of `listDue`. */
+  /** Default claim lease of `listDue` and `claimDue` (a call's `leaseMs` overrides it). */
   readonly claimMs: number;
   /** NOTIFY channel of this table's wake notices (see {@link PostgresStore.wakes}). */
   readonly channel: string;
