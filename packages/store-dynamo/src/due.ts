@@ -118,11 +118,11 @@ async function claimOne(ctx: DueContext, c: Candidate, until: number): Promise<b
 /** Finds and claims up to `limit` due ids, earliest first; see the README ("Claims"). */
 export async function claimDue(
   ctx: DueContext,
-  args: { now: number; limit: number; workflow: string | undefined; claimMs: number },
+  args: { now: number; limit: number; workflow: string | undefined; leaseMs: number },
 ): Promise<string[]> {
   const { now, limit, workflow } = args;
   const bound = dueBound(now);
-  const until = now + args.claimMs;
+  const until = now + args.leaseMs;
   const tried = new Set<string>();
   const won: Candidate[] = [];
   for (let round = 0; round < CLAIM_ROUNDS && won.length < limit; round++) {

@@ -186,8 +186,10 @@ export function createDynamoStore(options: DynamoStoreOptions): Store {
     async listDue(now, limit, query) {
       const n = kit.dueLimit(now, limit);
       const workflow = kit.dueWorkflow(query);
+      // Checked before the early returns: a bad lease is refused whatever else the call asks.
+      const leaseMs = kit.dueLease(query, claimMs);
       if (n === null || workflow === null) return [];
-      return claimDue(due, { now, limit: n, workflow, claimMs });
+      return claimDue(due, { now, limit: n, workflow, leaseMs });
     },
 
     releaseDue: (ids) => releaseClaims(due, ids),

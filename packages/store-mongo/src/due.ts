@@ -32,18 +32,18 @@ export function dueFilter(now: number, workflow: string | undefined): Filter<Ins
 }
 
 /**
- * Finds the earliest unclaimed due ids and claims them until `now + claimMs`. The claim is one
+ * Finds the earliest unclaimed due ids and claims them until `now + leaseMs`. The claim is one
  * `updateMany` whose filter repeats the due-and-unclaimed condition, so each document is claimed
  * atomically by at most one caller; a random token written with it tells which ones this call won.
  */
 export async function claimDue(
   collection: Collection<InstanceDocument>,
   guard: StoreKit['guard'],
-  args: { now: number; limit: number; workflow: string | undefined; claimMs: number },
+  args: { now: number; limit: number; workflow: string | undefined; leaseMs: number },
 ): Promise<string[]> {
   const { now, limit, workflow } = args;
   const token = randomUUID();
-  const claim = { $set: { claimedUntil: now + args.claimMs, claimToken: token } };
+  const claim = { $set: { claimedUntil: now + args.leaseMs, claimToken: token } };
   const won: string[] = [];
   for (let round = 0; round < CLAIM_ROUNDS && won.length < limit; round++) {
     const want = limit - won.length;

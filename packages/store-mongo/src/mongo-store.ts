@@ -85,8 +85,10 @@ export function createMongoStore(options: MongoStoreOptions): Store {
     async listDue(now, limit, query) {
       const n = kit.dueLimit(now, limit);
       const workflow = kit.dueWorkflow(query);
+      // Checked before the early returns: a bad lease is refused whatever else the call asks.
+      const leaseMs = kit.dueLease(query, claimMs);
       if (n === null || workflow === null) return [];
-      return claimDue(instances, kit.guard, { now, limit: n, workflow, claimMs });
+      return claimDue(instances, kit.guard, { now, limit: n, workflow, leaseMs });
     },
 
     releaseDue: (ids) => releaseClaims(instances, kit.guard, ids),
