@@ -21,20 +21,20 @@ export function claimMsOf(value: number | undefined): number {
   return ms;
 }
 
-/** Unclaimed due instances at `now`, optionally of one workflow (the lane index's equality prefix). */
+/**
+ * Unclaimed due instances at `now`, optionally of one workflow (the lane index's equality prefix).
+ * A claim moves `dueAt` to its expiry, so one range on `dueAt` is both "due" and "not claimed":
+ * claimed documents sit past `now` in the index and a poll never walks over them.
+ */
 export function dueFilter(now: number, workflow: string | undefined): Filter<InstanceDocument> {
-  return {
-    ...(workflow === undefined ? {} : { workflow }),
-    wakeAt: { $ne: null, $lte: now },
-    // `null` also matches a missing field: never claimed, or the claim ended with a save or release.
-    $or: [{ claimedUntil: null }, { claimedUntil: { $lte: now } }],
-  };
+  return { ...(workflow === undefined ? {} : { workflow }), dueAt: { $lte: now } };
 }
 
 /**
- * Finds the earliest unclaimed due ids and claims them until `now + leaseMs`. The claim is one
- * `updateMany` whose filter repeats the due-and-unclaimed condition, so each document is claimed
- * atomically by at most one caller; a random token written with it tells which ones this call won.
+ * Finds the earliest unclaimed due ids and claims them until `now + leaseMs`, moving their `dueAt`
+ * there. The claim is one `updateMany` whose filter repeats the due condition, so each document is
+ * claimed atomically by at most one caller; a random token written with it tells which ones this
+ * call won.
  */
 export async function claimDue(
   collection: Collection<InstanceDocument>,
@@ -43,7 +43,9 @@ export async function claimDue(
 ): Promise<string[]> {
   const { now, limit, workflow } = args;
   const token = randomUUID();
-  const claim = { $set: { claimedUntil: now + args.leaseMs, claimToken: token } };
+  const until = now + args.leaseMs;
+  // claimedUntil repeats dueAt while claimed: releaseDue finds claims by it, and it shows the lease.
+  const claim = { $set: { dueAt: until, claimedUntil: until, claimToken: token } };
   const won: string[] = [];
   for (let round = 0; round < CLAIM_ROUNDS && won.length < limit; round++) {
     const want = limit - won.length;
@@ -51,7 +53,7 @@ export async function claimDue(
     const candidates = await guard('listDue', () =>
       collection
         .find(filter, { projection: { _id: 1 } })
-        .sort({ wakeAt: 1, _id: 1 })
+        .sort({ dueAt: 1, _id: 1 })
         .limit(want)
         .toArray(),
     );
@@ -75,17 +77,36 @@ export async function claimDue(
   return won;
 }
 
-/** Clears the claims on `ids` (invalid ids name no document and are skipped). */
+/**
+ * Ends the claims on `ids` and puts each back at its stored wake time (invalid ids name no document
+ * and are skipped). FerretDB 1.x has no pipeline updates (`$set: { dueAt: '$wakeAt' }`), so this
+ * reads the wake times, then writes each conditional on the wake time read: a save in between
+ * has already ended the claim and set `dueAt` itself.
+ */
 export async function releaseClaims(
   collection: Collection<InstanceDocument>,
   guard: StoreKit['guard'],
   ids: readonly string[],
 ): Promise<void> {
-  const valid = ids.filter((id) => isValidId(id));
+  const valid = [...new Set(ids.filter((id) => isValidId(id)))];
   for (let i = 0; i < valid.length; i += RELEASE_CHUNK) {
     const chunk = valid.slice(i, i + RELEASE_CHUNK);
+    const claimed = await guard('releaseDue', () =>
+      collection
+        .find({ _id: { $in: chunk }, claimedUntil: { $exists: true } }, { projection: { wakeAt: 1 } })
+        .toArray(),
+    );
+    if (claimed.length === 0) continue;
     await guard('releaseDue', () =>
-      collection.updateMany({ _id: { $in: chunk } }, { $unset: { claimedUntil: '', claimToken: '' } }),
+      collection.bulkWrite(
+        claimed.map((d) => ({
+          updateOne: {
+            filter: { _id: d._id, wakeAt: d.wakeAt },
+            update: { $set: { dueAt: d.wakeAt }, $unset: { claimedUntil: '', claimToken: '' } },
+          },
+        })),
+        { ordered: false },
+      ),
     );
   }
 }

@@ -7,6 +7,12 @@ export interface InstanceDocument {
   status: string;
   workflow: string;
   wakeAt: number | null;
+  /**
+   * Where the instance sits in the due order: `wakeAt`, or a claim's expiry while a `listDue` claim
+   * holds, so claimed documents leave the head of the due index. Missing on documents written
+   * before it existed until `setup` fills it in.
+   */
+  dueAt?: number | null;
   snapshot: string;
   /** While a `listDue` claim holds: its expiry (epoch ms, against that call's `now`). A save unsets it. */
   claimedUntil?: number | null;
@@ -22,6 +28,8 @@ export function toDocument(e: EncodedSnapshot): InstanceDocument {
     status: e.status,
     workflow: e.workflow,
     wakeAt: e.wakeAt,
+    // A create or save puts the instance back at its wake time, ending any claim's move.
+    dueAt: e.wakeAt,
     snapshot: e.json,
   };
 }

@@ -1,29 +1,75 @@
 import type { StoreKit } from '@stepfold/engine';
 import type { Collection, IndexDescription } from 'mongodb';
 import type { InstanceDocument } from './encode.js';
+import { backfillDueAt } from './upgrade.js';
+
+/** Name of the due index; its absence tells `setup` the collection may hold documents without `dueAt`. */
+export const DUE_INDEX = 'stepfold_due';
 
 /**
- * The indexes the store's queries rely on: due time (all workflows, and one workflow's lane: an
+ * The indexes the store's queries rely on: due order (all workflows, and one workflow's lane: an
  * equality prefix then the same order), and id-ordered listing by status or workflow.
  */
 export const INSTANCE_INDEXES: IndexDescription[] = [
-  { key: { wakeAt: 1, _id: 1 }, name: 'stepfold_wake_at' },
-  { key: { workflow: 1, wakeAt: 1, _id: 1 }, name: 'stepfold_lane' },
+  { key: { dueAt: 1, _id: 1 }, name: DUE_INDEX },
+  { key: { workflow: 1, dueAt: 1, _id: 1 }, name: 'stepfold_due_lane' },
   { key: { status: 1, _id: 1 }, name: 'stepfold_status' },
   { key: { workflow: 1, _id: 1 }, name: 'stepfold_workflow' },
 ];
 
 /**
+ * The due indexes of versions before `dueAt` (keyed on `wakeAt`). Their presence also means such a
+ * version set the collection up (again, after a rollback) and may have written documents without
+ * `dueAt`.
+ */
+export const LEGACY_INDEXES: readonly string[] = ['stepfold_wake_at', 'stepfold_lane'];
+
+/**
  * Creates the collection's indexes; creating an index that exists with the same spec is a no-op, so
  * this is idempotent. One index per command: FerretDB 1.x crashes the connection when a single
  * `createIndexes` names several indexes that all exist already.
+ *
+ * On a collection that lacks the due index or still has a legacy one, it first fills in `dueAt` on
+ * the documents without it, and drops the legacy indexes last: a run cut short anywhere is redone
+ * by the next one.
  */
 export async function ensureIndexes(
   collection: Collection<InstanceDocument>,
   guard: StoreKit['guard'],
 ): Promise<void> {
+  const names = new Set((await indexNames(collection, guard)) ?? []);
+  const legacy = LEGACY_INDEXES.filter((name) => names.has(name));
+  if (!names.has(DUE_INDEX) || legacy.length > 0) await backfillDueAt(collection, guard);
   for (const index of INSTANCE_INDEXES) {
     await guard('setup', () => collection.createIndexes([index]));
+  }
+  for (const name of legacy) {
+    await guard('setup', () =>
+      collection.dropIndex(name).catch((e: unknown) => {
+        if (codeOf(e) !== INDEX_NOT_FOUND) throw e; // another process's setup dropped it first
+      }),
+    );
+  }
+}
+
+const NAMESPACE_NOT_FOUND = 26;
+const INDEX_NOT_FOUND = 27;
+
+function codeOf(e: unknown): unknown {
+  return typeof e === 'object' && e !== null && 'code' in e ? e.code : undefined;
+}
+
+// The collection's index names, or null when the collection does not exist yet.
+async function indexNames(
+  collection: Collection<InstanceDocument>,
+  guard: StoreKit['guard'],
+): Promise<string[] | null> {
+  try {
+    const indexes = await guard('setup', () => collection.indexes());
+    return indexes.flatMap((i) => (typeof i.name === 'string' ? [i.name] : []));
+  } catch (e) {
+    if (codeOf(e) === NAMESPACE_NOT_FOUND) return null;
+    throw e;
   }
 }
 

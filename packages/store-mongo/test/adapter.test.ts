@@ -21,20 +21,29 @@ function snapshot(id: string, patch: Partial<Snapshot> = {}): Snapshot {
 describe('mongo adapter specifics', () => {
   const store = createMongoStore({ db, collection });
 
-  it('setup is idempotent and creates the wake, lane, status and workflow indexes', async () => {
+  it('setup is idempotent and creates the due, lane, status and workflow indexes', async () => {
     await store.setup();
     await store.setup();
     const indexes = await db.collection(collection).indexes();
-    expect(indexes.map((i) => i.name)).toEqual(
-      expect.arrayContaining(['stepfold_wake_at', 'stepfold_lane', 'stepfold_status', 'stepfold_workflow']),
-    );
-    expect(indexes.find((i) => i.name === 'stepfold_lane')?.key).toEqual({ workflow: 1, wakeAt: 1, _id: 1 });
+    expect(indexes.map((i) => i.name).sort()).toEqual([
+      '_id_',
+      'stepfold_due',
+      'stepfold_due_lane',
+      'stepfold_status',
+      'stepfold_workflow',
+    ]);
+    expect(indexes.find((i) => i.name === 'stepfold_due')?.key).toEqual({ dueAt: 1, _id: 1 });
+    expect(indexes.find((i) => i.name === 'stepfold_due_lane')?.key).toEqual({
+      workflow: 1,
+      dueAt: 1,
+      _id: 1,
+    });
   });
 
   it('stores the snapshot as a JSON string beside the indexed fields', async () => {
     await store.create(snapshot('layout-1', { wakeAt: 42, status: 'waiting' }));
     const doc = await db.collection<InstanceDocument>(collection).findOne({ _id: 'layout-1' });
-    expect(doc).toMatchObject({ version: 1, status: 'waiting', workflow: 'wf', wakeAt: 42 });
+    expect(doc).toMatchObject({ version: 1, status: 'waiting', workflow: 'wf', wakeAt: 42, dueAt: 42 });
     expect(typeof doc?.snapshot).toBe('string');
   });
 

@@ -1,5 +1,6 @@
 import { makeTestSnapshot } from '@stepfold/engine/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dueFilter } from '../src/due.js';
 import { createMongoStore, DEFAULT_CLAIM_MS, type InstanceDocument } from '../src/index.js';
 import { requireServer, testClient } from './server.js';
 
@@ -70,7 +71,7 @@ describe('mongo listDue claims and lanes', () => {
     }
   });
 
-  it('the lane query is the one the compound { workflow, wakeAt, _id } index serves', async () => {
+  it('the lane query is the one the compound { workflow, dueAt, _id } index serves', async () => {
     for (let i = 0; i < 20; i++) {
       await a!.create(
         makeTestSnapshot(`plan-${i}`, { workflow: wf(i % 2 ? 'plan-odd' : 'plan-even'), wakeAt: i }),
@@ -78,15 +79,7 @@ describe('mongo listDue claims and lanes', () => {
     }
     expect(await a!.listDue(1000, 3, { workflow: 'plan-odd' })).toEqual(['plan-1', 'plan-3', 'plan-5']);
     // The same find listDue sends (see due.ts), explained.
-    const plan = await docs()
-      .find({
-        workflow: 'plan-odd',
-        wakeAt: { $ne: null, $lte: 1000 },
-        $or: [{ claimedUntil: null }, { claimedUntil: { $lte: 1000 } }],
-      })
-      .sort({ wakeAt: 1, _id: 1 })
-      .limit(3)
-      .explain();
+    const plan = await docs().find(dueFilter(1000, 'plan-odd')).sort({ dueAt: 1, _id: 1 }).limit(3).explain();
     const text = JSON.stringify(plan);
     if ('filterPushdown' in plan) {
       // FerretDB 1.x: its SQLite backend pushes no filter down (only `_id` lookups use an index), so
@@ -96,7 +89,7 @@ describe('mongo listDue claims and lanes', () => {
     } else {
       // MongoDB: an index scan of the lane index, with no blocking sort.
       expect(text).toContain('"IXSCAN"');
-      expect(text).toContain('"indexName":"stepfold_lane"');
+      expect(text).toContain('"indexName":"stepfold_due_lane"');
       expect(text).not.toContain('"stage":"SORT"');
     }
   });
