@@ -86,6 +86,12 @@ export interface TaskState {
    * is the dispatch time) and the tick that takes it gives it a real deadline, same attempt.
    */
   queued?: boolean;
+  /**
+   * Times this attempt was given back unstarted (`task.released`: a worker stopping, or one whose
+   * queue held it until its deadline was near). A worker gives one attempt back only a few times;
+   * then it runs it however near its deadline is.
+   */
+  releases?: number;
 }
 
 /** A durable timer: a retry backoff, a sleep, or a wait's timeout. */

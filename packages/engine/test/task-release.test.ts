@@ -20,6 +20,7 @@ describe('task.released', () => {
       queued: true,
       deadline: 2_000,
       dispatchVersion: r.version,
+      releases: 1,
     });
     expect(r.wakeAt).toBe(2_000);
     expect(r.log.at(-1)).toMatchObject({ type: 'task.released', step: 'reserve', attempt: 1 });
@@ -37,6 +38,15 @@ describe('task.released', () => {
     expect(taken.tasks.reserve).toMatchObject({ attempt: 1, deadline: 2_500 + 30_000 });
     expect(taken.tasks.reserve!.queued).toBeUndefined();
     expect(taken.log.at(-1)).toMatchObject({ type: 'task.taken', step: 'reserve', attempt: 1 });
+    // The give-backs are counted per attempt, across takes: a worker stops giving it back after a few.
+    expect(taken.tasks.reserve!.releases).toBe(1);
+    const again = step(orderWorkflow, taken, {
+      type: 'task.released',
+      at: 2_700,
+      step: 'reserve',
+      attempt: 1,
+    });
+    expect(again.tasks.reserve!.releases).toBe(2);
     const done = step(orderWorkflow, taken, {
       type: 'task.completed',
       at: 2_600,

@@ -200,7 +200,7 @@ describe('createWorker', () => {
     await worker.stop();
   });
 
-  it('takes a task a notice hands over from the snapshot it carries: no claim, no load; of two workers one takes it', async () => {
+  it('takes a task a notice hands over from the snapshot it carries: no claim, no load; of a fleet of two one takes it, the other finds it taken', async () => {
     const store = createMemoryStore();
     const calls: string[] = [];
     const spy = Object.create(store) as Store;
@@ -212,9 +212,17 @@ describe('createWorker', () => {
         },
       });
     }
+    let lostWrites = 0;
+    Object.defineProperty(spy, 'save', {
+      value: (...a: Parameters<Store['save']>) =>
+        store.save(...a).catch((e) => {
+          if (isStepfoldError(e, 'VERSION_CONFLICT')) lostWrites++;
+          throw e;
+        }),
+    });
     const ran: string[] = [];
     const slow = { minMs: 60_000, maxMs: 60_000, maxWithWakesMs: 60_000 };
-    const workers = [0, 1].map(() =>
+    const workers = [0, 1].map((index) =>
       createWorker({
         runner: createRunner({
           store: spy,
@@ -222,6 +230,7 @@ describe('createWorker', () => {
           handlers: { f: ({ instanceId }) => void ran.push(instanceId) },
         }),
         poll: slow,
+        fleet: { index, size: 2 },
       }),
     );
     for (const w of workers) await w.start();
@@ -236,12 +245,57 @@ describe('createWorker', () => {
       })
       .toEqual(ids.map(() => 'completed'));
     expect([...ran].sort()).toEqual([...ids].sort());
-    expect(calls).toEqual([]);
     const stats = workers.map((w) => w.stats);
     expect(stats[0]!.ticks + stats[1]!.ticks).toBe(ids.length);
-    // Both heard every notice; whichever lost a take gave up on it (no reload, no second run).
+    // Both heard every notice; the one whose turn it was took it from the snapshot (no claim, no
+    // load), the other stood by, then found it taken with one claim by id: no write lost a race.
     await expect.poll(() => stats[0]!.lostTakes + stats[1]!.lostTakes).toBe(ids.length);
-    expect(calls).toEqual([]);
+    expect(calls).toEqual(ids.map(() => 'claimDue'));
+    expect(lostWrites).toBe(0);
+    // The id's hash shares the instances out.
+    expect(Math.min(stats[0]!.ticks, stats[1]!.ticks)).toBeGreaterThan(0);
+    for (const w of workers) await w.stop();
+  });
+
+  it('without a fleet, workers that lose a take start standing by: write races stop after the first', async () => {
+    const store = createMemoryStore();
+    let lostWrites = 0;
+    const spy = Object.assign(Object.create(store) as Store, {
+      save: (...a: Parameters<Store['save']>) =>
+        store.save(...a).catch((e) => {
+          if (isStepfoldError(e, 'VERSION_CONFLICT')) lostWrites++;
+          throw e;
+        }),
+    });
+    const ran: string[] = [];
+    const slow = { minMs: 60_000, maxMs: 60_000, maxWithWakesMs: 60_000 };
+    const workers = [0, 1, 2].map(() =>
+      createWorker({
+        runner: createRunner({
+          store: spy,
+          workflows: [flood],
+          handlers: { f: ({ instanceId }) => void ran.push(instanceId) },
+        }),
+        poll: slow,
+      }),
+    );
+    for (const w of workers) await w.start();
+    await new Promise((r) => setTimeout(r, 20));
+    const api = createRunner({ store, workflows: [flood], handlers: { f: () => null }, execute: false });
+    const ids = Array.from({ length: 30 }, (_, i) => `a-${i}`);
+    for (const id of ids) {
+      await api.start('flood', id);
+      // One at a time: the notice of each is heard after the last one was settled.
+      await expect.poll(async () => (await store.load(id))!.status).toBe('completed');
+    }
+    expect([...ran].sort()).toEqual([...ids].sort());
+    // The first notice is raced by all three (two lose); from then on they take turns.
+    expect(lostWrites).toBeLessThanOrEqual(2);
+    const lost = workers.reduce((n, w) => n + w.stats.lostTakes, 0);
+    await expect
+      .poll(() => workers.reduce((n, w) => n + w.stats.lostTakes, 0))
+      .toBeGreaterThanOrEqual(ids.length);
+    expect(lost).toBeLessThanOrEqual(2 * ids.length);
     for (const w of workers) await w.stop();
   });
 

@@ -1,4 +1,5 @@
 export {
+  fleetFromEnv,
   type RunWorkersOptions,
   runWorkers,
   type WorkerProcessEvents,

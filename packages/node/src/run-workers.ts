@@ -25,7 +25,7 @@ export interface RunWorkersOptions {
   processes?: number;
   /** Arguments passed to each child. */
   args?: readonly string[];
-  /** Extra environment of each child; it also gets `STEPFOLD_WORKER_INDEX` (0-based). */
+  /** Extra environment of each child; it also gets `STEPFOLD_WORKER_INDEX` (0-based) and `STEPFOLD_WORKERS` (read by {@link fleetFromEnv}). */
   env?: Readonly<Record<string, string>>;
   /**
    * Start a child again when it exits without being asked (default true): after 100 ms if it had
@@ -85,7 +85,12 @@ export function runWorkers(options: RunWorkersOptions): WorkerProcesses {
 
   const spawn = (index: number) => {
     const child = fork(modulePath, [...(options.args ?? [])], {
-      env: { ...process.env, ...options.env, STEPFOLD_WORKER_INDEX: String(index) },
+      env: {
+        ...process.env,
+        ...options.env,
+        STEPFOLD_WORKER_INDEX: String(index),
+        STEPFOLD_WORKERS: String(count),
+      },
       stdio: 'inherit',
     });
     let ready = false;
@@ -146,4 +151,21 @@ export function runWorkers(options: RunWorkersOptions): WorkerProcesses {
   }
   for (let i = 0; i < count; i++) spawn(i);
   return { pids, stop, done };
+}
+
+/**
+ * This process's place in a `runWorkers` fleet, for `createWorker`'s `fleet` option (so each task a
+ * wake notice hands to every worker has one taker at once); undefined outside such a fleet.
+ *
+ * @example
+ * const worker = createWorker({ runner, fleet: fleetFromEnv() });
+ */
+export function fleetFromEnv(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): { index: number; size: number } | undefined {
+  const index = Number(env.STEPFOLD_WORKER_INDEX);
+  const size = Number(env.STEPFOLD_WORKERS);
+  if (!(Number.isSafeInteger(index) && Number.isSafeInteger(size) && index >= 0 && index < size))
+    return undefined;
+  return { index, size };
 }

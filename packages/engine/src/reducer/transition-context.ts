@@ -187,7 +187,8 @@ export function takeTask(cx: Cx, key: string, task: TaskState): void {
  * attempt and key, so any worker takes it now instead of waiting out its deadline.
  */
 export function releaseTask(cx: Cx, key: string, task: TaskState): void {
-  cx.s.tasks[key] = { ...task, queued: true, deadline: cx.at, dispatchVersion: cx.s.version };
+  const releases = (task.releases ?? 0) + 1;
+  cx.s.tasks[key] = { ...task, queued: true, deadline: cx.at, dispatchVersion: cx.s.version, releases };
   log(cx, 'task.released', task.step, { attempt: task.attempt });
 }
 

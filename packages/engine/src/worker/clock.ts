@@ -35,6 +35,11 @@ export function jittered(ms: number, share: number): number {
   return ms * (1 + share * (2 * Math.random() - 1));
 }
 
+/** A random token telling this worker apart from others (its turn among them; no security use). */
+export function randomToken(): string {
+  return Math.random().toString(36).slice(2);
+}
+
 /** A promise that resolves after `ms` (for bounded waits during shutdown). */
 export function after(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

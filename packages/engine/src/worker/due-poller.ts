@@ -16,12 +16,24 @@ export interface RoundResult {
   left: boolean;
 }
 
+/** How a {@link DuePoller} polls. */
+export interface PollerConfig {
+  /** First skip of an instance this worker cannot step (doubling up to 5 min). */
+  skipMs: number;
+  /** `single`: one lane for every workflow (a store whose each poll is costly), caps kept by the pool only. */
+  lanes?: 'workflow' | 'single' | undefined;
+  /** Lease of every claim this poller takes, from the time it claims as of (see `WorkerOptions.claimLeaseMs`). */
+  leaseMs: number;
+  /** Told the due time of an instance claimed ahead of it, once held (a time already past wants a round). */
+  heldDue?: (at: number) => void;
+}
+
 const MAX_SKIP_MS = 5 * 60_000;
 // Instances named by wake notices and not yet claimed; more are left to the lanes.
 const MAX_HINTED = 1000;
 // A notice of a time at most this far ahead has its instance claimed at once and held until then,
 // so the tick at the due time writes without first waiting for a claim. Short: a worker that dies
-// holding one delays that instance until the claim lapses (the due time plus the store's claimMs).
+// holding one delays that instance until the claim lapses (the due time plus the claim lease).
 const LOOKAHEAD_MS = 2_000;
 const MAX_HELD = 100;
 
@@ -45,9 +57,16 @@ export class DuePoller {
   private readonly held = new Map<string, { at: number; snapshot: Snapshot }>();
   /** Instances a notice handed over with their snapshot (a queued task), ticked once due with no claim and no query. */
   private readonly given = new Map<string, { at: number; snapshot: Snapshot; sent?: SentSignal[] }>();
+  /** Hinted instances whose task a notice handed to every worker and another was to take first: found gone, that is a lost take. */
+  private readonly standby = new Set<string>();
   /** Set on stop: a claim ahead that lands later is given straight back. */
   private closed = false;
   private readonly inbox: SentInbox;
+
+  private readonly skipMs: number;
+  private readonly lanes: 'workflow' | 'single';
+  private readonly leaseMs: number;
+  private readonly heldDue: (at: number) => void;
 
   constructor(
     private readonly runner: Runner,
@@ -56,12 +75,13 @@ export class DuePoller {
     private readonly stats: WorkerStats,
     private readonly emit: <K extends keyof WorkerEvents>(k: K, ...a: Parameters<WorkerEvents[K]>) => void,
     private readonly clock: () => number,
-    private readonly skipMs: number,
-    /** `single`: one lane for every workflow (a store whose each poll is costly), caps kept by the pool only. */
-    private readonly lanes: 'workflow' | 'single' = 'workflow',
-    /** Told the due time of an instance claimed ahead of it, once held (a time already past wants a round). */
-    private readonly heldDue: (at: number) => void = () => {},
+    config: PollerConfig,
   ) {
+    this.skipMs = config.skipMs;
+    this.lanes = config.lanes ?? 'workflow';
+    this.leaseMs = config.leaseMs;
+    const heldDue = config.heldDue ?? (() => {});
+    this.heldDue = heldDue;
     this.inbox = new SentInbox(store, stats, emit, () => heldDue(clock()));
   }
 
@@ -75,12 +95,13 @@ export class DuePoller {
    * right away and held until `at` when that is soon. False when not remembered (the store cannot
    * claim by id, or too many are): only the lanes will find it.
    */
-  hint(id: string, at: number): boolean {
+  hint(id: string, at: number, standby = false): boolean {
     if (!this.store.claimDue) return false;
     if (this.held.has(id)) return true;
     const before = this.hinted.get(id);
     if (before === undefined && this.hinted.size >= MAX_HINTED) return false;
     this.hinted.set(id, at);
+    if (standby) this.standby.add(id);
     // The same time heard twice (a worker's own write and its notice): one claim ahead is enough.
     const ahead = at - this.clock();
     if (before !== at && ahead > 0 && ahead <= LOOKAHEAD_MS && this.held.size < MAX_HELD)
@@ -105,9 +126,12 @@ export class DuePoller {
     return true;
   }
 
-  /** A notice said signals were sent to `id` without handing over its snapshot: claimed by id next round. */
-  claimSentTo(id: string): boolean {
-    return this.inbox.name(id);
+  /**
+   * Signals were sent to `id` (a notice without its snapshot, or one this worker stood by for):
+   * claimed by id next round.
+   */
+  claimSentTo(id: string, standby = false): boolean {
+    return this.inbox.name(id, standby);
   }
 
   /**
@@ -118,7 +142,9 @@ export class DuePoller {
   private async reserve(id: string, at: number): Promise<void> {
     let got: Snapshot | undefined;
     try {
-      [got] = await this.store.claimDue!(at, 1, { ids: [id] });
+      // Claimed as of `at`: the lease runs from the due time, so a worker killed holding it delays
+      // the instance by the lease, not by however far ahead it was claimed.
+      [got] = await this.store.claimDue!(at, 1, { ids: [id], leaseMs: this.leaseMs });
       this.stats.polls++;
     } catch {
       return; // the round at `at` tries again, and reports what fails
@@ -138,6 +164,7 @@ export class DuePoller {
   async releaseHeld(): Promise<void> {
     this.closed = true;
     this.given.clear();
+    this.standby.clear();
     const ids = [...this.held.keys()];
     this.held.clear();
     if (ids.length) await this.release(ids);
@@ -145,11 +172,12 @@ export class DuePoller {
 
   /** The claim of one poll: snapshots with the claim where the store can, else ids. */
   private async claim(now: number, n: number, query: DueQuery & { ids?: string[] }): Promise<Due[]> {
+    const leased = { ...query, leaseMs: this.leaseMs };
     if (this.store.claimDue) {
-      const snapshots = await this.store.claimDue(now, n, query);
+      const snapshots = await this.store.claimDue(now, n, leased);
       return snapshots.map((snapshot) => ({ id: snapshot.id, snapshot }));
     }
-    const ids = await this.store.listDue(now, n, query);
+    const ids = await this.store.listDue(now, n, leased);
     return ids.map((id) => ({ id }));
   }
 
@@ -179,6 +207,10 @@ export class DuePoller {
     // Another worker may have taken some, or they moved on: the lanes find whatever is left.
     const got = await this.claim(now, ids.length, { ids });
     this.stats.polls++;
+    if (this.standby.size) {
+      const found = new Set(got.map((d) => d.id));
+      for (const id of ids) if (this.standby.delete(id) && !found.has(id)) this.stats.lostTakes++; // taken by the worker whose turn it was
+    }
     return ticked + this.take(got, now, '*', ticks);
   }
 

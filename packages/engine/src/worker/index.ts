@@ -1,6 +1,8 @@
 // The worker entry, `@stepfold/engine/worker`: kept out of the main entry so an edge bundle that
 // only steps instances (a Worker, a Lambda) does not carry it.
 
+export type { FleetPosition } from './take-order.js';
+export { MAX_GIVE_BACKS } from './task-pool.js';
 export type {
   JobOutcome,
   PollOptions,
@@ -10,4 +12,4 @@ export type {
   WorkerOptions,
   WorkerStats,
 } from './types.js';
-export { createWorker } from './worker.js';
+export { createWorker, DEFAULT_CLAIM_LEASE_MS, DEFAULT_STANDBY_MS } from './worker.js';

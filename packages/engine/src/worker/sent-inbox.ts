@@ -30,6 +30,8 @@ const MAX_NAMED = 1000;
 export class SentInbox {
   /** Instances whose sent signals the next round claims by id. */
   private readonly named = new Set<string>();
+  /** Named instances another worker was to apply first: nothing found there is a lost take. */
+  private readonly standby = new Set<string>();
 
   constructor(
     private readonly store: Store,
@@ -50,9 +52,10 @@ export class SentInbox {
   }
 
   /** Has the next round claim the signals sent to `id` by id. False when the store has no inbox or too many are named. */
-  name(id: string): boolean {
+  name(id: string, standby = false): boolean {
     if (!this.polled || this.named.size >= MAX_NAMED) return false;
     this.named.add(id);
+    if (standby) this.standby.add(id);
     return true;
   }
 
@@ -61,7 +64,12 @@ export class SentInbox {
     const ids = [...this.named].slice(0, n);
     if (ids.length === 0) return [];
     for (const id of ids) this.named.delete(id);
-    return this.claim(now, ids.length, ids);
+    const got = await this.claim(now, ids.length, ids);
+    if (this.standby.size) {
+      const found = new Set(got.map((d) => d.id));
+      for (const id of ids) if (this.standby.delete(id) && !found.has(id)) this.stats.lostTakes++;
+    }
+    return got;
   }
 
   /** The inbox's lane: up to `n` instances with signals left over a second, their signals leased. */
@@ -82,6 +90,8 @@ export class SentInbox {
    */
   async settle(e: unknown, id: string, sent: SentSignal[], version: number): Promise<boolean> {
     if (isStepfoldError(e, 'VERSION_CONFLICT')) {
+      // Another worker wrote first (it heard the same notice): any signal it left is claimed by id.
+      this.stats.lostTakes++;
       this.named.add(id);
       this.roundNow();
       return true;

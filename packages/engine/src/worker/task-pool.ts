@@ -10,10 +10,20 @@ export interface PoolEvents {
 }
 
 /**
+ * Times one attempt may be given back for having waited until its deadline was near; after that
+ * a worker runs it when a slot frees, however near its deadline, so no attempt is handed round
+ * for ever (its deadline then decides, as it does for a job that never waited).
+ */
+export const MAX_GIVE_BACKS = 3;
+
+/**
  * Bounded concurrency with fairness: at most `concurrency` handler runs at once, at most
  * `caps[workflow]` of one workflow, and waiting jobs started round-robin across workflows, so one
- * workflow's backlog cannot hold another's jobs back. A job whose deadline is too near to start,
- * and every job once the pool is closed, is given back unstarted (see {@link giveBack}).
+ * workflow's backlog cannot hold another's jobs back. A job that waited for a slot until its
+ * deadline was too near is given back unstarted (at most {@link MAX_GIVE_BACKS} times an attempt),
+ * as is every job once the pool is closed (see {@link giveBack}); a job that finds a slot free
+ * starts at once, however near its deadline: waiting did not cost it that time, and a slow store's
+ * round trips (which count from the poll) must not send it round again.
  */
 export class TaskPool {
   private running = 0;
@@ -25,6 +35,8 @@ export class TaskPool {
   private readonly live = new Set<TaskJob>();
   private readonly releasing = new Set<Promise<void>>();
   private idleWaiters: Array<() => void> = [];
+  /** The job `submit` is placing: started in that same call, it never waited. */
+  private arriving: TaskJob | undefined;
   closed = false;
 
   constructor(
@@ -66,7 +78,12 @@ export class TaskPool {
     if (q.length === 0) this.turn.push(job.workflow);
     q.push(job);
     this.waiting++;
-    this.pump();
+    this.arriving = job;
+    try {
+      this.pump();
+    } finally {
+      this.arriving = undefined;
+    }
   }
 
   /** Gives every waiting job back (shutdown): see {@link giveBack}. */
@@ -110,7 +127,7 @@ export class TaskPool {
       const job = q.shift()!;
       this.waiting--;
       if (q.length > 0) this.turn.push(workflow);
-      if (job.task.deadline - this.clock() < this.startMarginMs) {
+      if (this.tooLate(job)) {
         // Waiting here must not cost an attempt: queued again, it gets a fresh deadline when taken.
         this.giveBack(job);
         continue;
@@ -118,6 +135,12 @@ export class TaskPool {
       this.run(job);
     }
     this.settle();
+  }
+
+  /** Whether a job about to start should be given back instead: it waited for its slot until its deadline was near, and has not been given back too often. */
+  private tooLate(job: TaskJob): boolean {
+    if (job === this.arriving || (job.task.releases ?? 0) >= MAX_GIVE_BACKS) return false;
+    return job.task.deadline - this.clock() < this.startMarginMs;
   }
 
   private run(job: TaskJob): void {

@@ -1,5 +1,6 @@
 import type { Runner, TaskJob } from '../runner/types.js';
 import type { WakeHint, WakeSource } from '../store/store.js';
+import type { FleetPosition } from './take-order.js';
 
 /** Polling cadence of a worker: the pause after an empty round grows from `minMs` to `maxMs`. */
 export interface PollOptions {
@@ -48,8 +49,31 @@ export interface WorkerOptions {
    * false: the worker then claims the instance by id and reads it from the store.
    */
   handoffSnapshots?: boolean;
-  /** A waiting job whose deadline is nearer than this is given back (queued again, same attempt) rather than started late (default 1 000 ms). */
+  /**
+   * A job that waited for a free slot until its deadline was nearer than this is given back
+   * (queued again, same attempt) rather than started late, at most 3 times an attempt; a job that
+   * finds a slot free starts at once, whatever its deadline (default 1 000 ms).
+   */
   startMarginMs?: number;
+  /**
+   * How long each claim this worker takes lasts (default 5 000 ms): an instance a poll claimed is
+   * held from the poll until its tick, one claimed ahead of its timer from that time until its tick.
+   * A claim only keeps two workers from ticking one instance at once (the tick's write ends it; a
+   * running handler is guarded by its task's deadline instead), so it is short: a worker killed
+   * holding claims delays those instances by at most this much. The store's own `claimMs` applies
+   * only to callers that name no lease (`runner.processDue`).
+   */
+  claimLeaseMs?: number;
+  /**
+   * Where this worker stands among the workers that hear the same wake notices (`runWorkers` gives
+   * each process its place: `fleetFromEnv()` of `@stepfold/node`). A task a notice hands to every
+   * worker is then taken at once by the one the instance id's hash picks; the others stand by in
+   * turn, `standbyMs` apart, and claim it by id only if it is still there. Without it, a worker
+   * takes at once until it loses a take to another, then stands by a share of `standbyMs`.
+   */
+  fleet?: FleetPosition;
+  /** Time between the turns of workers that heard one notice (default 50 ms; 0: all at once). */
+  standbyMs?: number;
   /** How long an instance that cannot be stepped here (unknown workflow or version) is skipped at first (default 1 000 ms, doubling up to 5 min). */
   skipMs?: number;
   shutdown?: ShutdownOptions;
@@ -110,7 +134,10 @@ export interface WorkerStats {
   wakes: number;
   /** Writes of this worker's runner that lost a race and were re-applied. */
   conflicts: number;
-  /** Tasks a notice handed over with their snapshot that another worker took first (its take won; nothing was reloaded). */
+  /**
+   * Tasks (or sent signals) a notice handed to every worker that another worker took first: this
+   * worker's conditional write lost to it, or its claim by id after standing by found nothing.
+   */
   lostTakes: number;
   /** Handler runs now running / waiting for a slot. */
   running: number;

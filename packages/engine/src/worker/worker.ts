@@ -2,8 +2,9 @@ import type { TaskJob } from '../runner/types.js';
 import type { Snapshot } from '../snapshot.js';
 import type { WakeHint, WakeSubscription } from '../store/store.js';
 import { wakeNotice } from '../store/wake-notice.js';
-import { after, jittered, Sleeper, systemClock, WallTimer } from './clock.js';
+import { after, jittered, randomToken, Sleeper, systemClock, WallTimer } from './clock.js';
 import { DuePoller, type RoundResult } from './due-poller.js';
+import { TakeOrder } from './take-order.js';
 import { TaskPool } from './task-pool.js';
 import type { ShutdownOptions, Worker, WorkerEvents, WorkerOptions, WorkerStats } from './types.js';
 import { WakeTimes } from './wake-times.js';
@@ -13,6 +14,28 @@ const OUTAGE_MIN_MS = 100;
 const OUTAGE_MAX_MS = 30_000;
 // Future wake times remembered; more are left to polling.
 const MAX_KNOWN = 256;
+
+/** Default lease of a worker's claims: long enough for a claim's tick on a slow store, short enough that a killed worker's claims lapse within seconds. */
+export const DEFAULT_CLAIM_LEASE_MS = 5_000;
+
+/** Default time between the turns of workers that heard one notice (see `WorkerOptions.standbyMs`). */
+export const DEFAULT_STANDBY_MS = 50;
+
+/** `standbyMs` checked: a non-negative integer of ms. */
+function standbyMsOf(ms: number | undefined): number {
+  if (ms === undefined) return DEFAULT_STANDBY_MS;
+  if (!(Number.isSafeInteger(ms) && ms >= 0))
+    throw new RangeError(`createWorker: standbyMs must be a non-negative integer, got ${String(ms)}`);
+  return ms;
+}
+
+/** `claimLeaseMs` checked: a positive integer of ms. */
+function claimLease(ms: number | undefined): number {
+  if (ms === undefined) return DEFAULT_CLAIM_LEASE_MS;
+  if (!(Number.isSafeInteger(ms) && ms > 0))
+    throw new RangeError(`createWorker: claimLeaseMs must be a positive integer, got ${String(ms)}`);
+  return ms;
+}
 
 /**
  * A worker over a runner: polls due instances lane by lane (one lane per workflow) with only as many
@@ -100,17 +123,12 @@ export function createWorker(options: WorkerOptions): Worker {
       },
     },
   );
-  const poller = new DuePoller(
-    runner,
-    store,
-    pool,
-    stats,
-    emit,
-    clock,
-    options.skipMs ?? 1_000,
-    options.lanes,
-    (at) => hear(at, true),
-  );
+  const poller = new DuePoller(runner, store, pool, stats, emit, clock, {
+    skipMs: options.skipMs ?? 1_000,
+    lanes: options.lanes,
+    leaseMs: claimLease(options.claimLeaseMs),
+    heldDue: (at) => hear(at, true),
+  });
 
   let state: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
   let loop: Promise<void> | undefined;
@@ -204,6 +222,14 @@ export function createWorker(options: WorkerOptions): Worker {
           emit('wake', hint);
           if (hint.workflow !== undefined) poller.prefer(hint.workflow);
           const { id } = hint;
+          // A task handed to every worker (a snapshot or sent signals): whose turn is it?
+          if (id !== undefined && (hint.snapshot?.id === id || hint.sent)) {
+            const wait = order.delay(id, clock());
+            if (wait > 0) {
+              standBy(id, hint, wait);
+              return;
+            }
+          }
           const snapshot = options.handoffSnapshots === false ? undefined : hint.snapshot;
           // A snapshot handed over with the notice is taken from as it is (with the signals sent
           // to it); else the id is claimed (its sent signals by id too).
@@ -236,6 +262,19 @@ export function createWorker(options: WorkerOptions): Worker {
   }
   let resubscribe: ReturnType<typeof setTimeout> | undefined;
 
+  const order = new TakeOrder(options.fleet, standbyMsOf(options.standbyMs), randomToken(), stats);
+  const standing = new Set<ReturnType<typeof setTimeout>>();
+  /** After `wait`, claims `id` by id (its signals, for a send): nothing is found once its taker wrote. */
+  function standBy(id: string, hint: WakeHint, wait: number): void {
+    const timer = setTimeout(() => {
+      standing.delete(timer);
+      if (state !== 'running') return;
+      const named = hint.sent ? poller.claimSentTo(id, true) : poller.hint(id, hint.at, true);
+      hear(Math.min(hint.at, clock()), named);
+    }, wait);
+    standing.add(timer);
+  }
+
   const worker: Worker = {
     stats,
     async start() {
@@ -261,6 +300,8 @@ export function createWorker(options: WorkerOptions): Worker {
         wakeNow();
         for (const w of roundWaiters.splice(0)) w();
         if (resubscribe !== undefined) clearTimeout(resubscribe);
+        for (const timer of standing) clearTimeout(timer);
+        standing.clear();
         await loop;
         await subscription?.close().catch(() => {});
         await poller.releaseHeld();
