@@ -1,6 +1,8 @@
 export {
   ALL,
   assertPrefix,
+  CLAIM_VERSION,
+  CLAIM_WAKE,
   CLAIMS,
   DEFAULT_PREFIX,
   DUE,

@@ -32,9 +32,13 @@ export function hasHashTag(prefix: string): boolean {
 }
 
 // Key segments after the prefix; the Lua scripts build the old index keys from the same strings.
-/** Hash per instance: `json`, `version`, `status`, `workflow`. */
+/** Hash per instance: `json`, `version`, `status`, `workflow`, and while claimed {@link CLAIM_WAKE} and {@link CLAIM_VERSION}. */
 export const INSTANCE = 'instance:';
-/** Sorted set: score wakeAt, member id. */
+/** Instance hash field, while claimed: the wake time the claim moved its due entries from. */
+export const CLAIM_WAKE = 'claimWake';
+/** Instance hash field, while claimed: the version {@link CLAIM_WAKE} belongs to (a save of another version made it stale). */
+export const CLAIM_VERSION = 'claimVersion';
+/** Sorted set, member id: score wakeAt, or while claimed the claim's expiry. */
 export const DUE = 'due';
 /** Sorted set, score 0: every id. */
 export const ALL = 'all';
@@ -44,9 +48,12 @@ export const STATUS = 'status:';
 export const WORKFLOW = 'workflow:';
 /** Sorted set per (status, workflow name), score 0; `#` separates the two (no id or name holds it). */
 export const STATUS_WORKFLOW = 'status-workflow:';
-/** Sorted set per workflow name: score wakeAt, member id (the lane `listDue(now, n, { workflow })` reads). */
+/** Sorted set per workflow name, scored as `due` (the lane `listDue(now, n, { workflow })` reads). */
 export const DUE_WORKFLOW = 'due-workflow:';
-/** Sorted set: score claim expiry (against listDue's `now`), member id. */
+/**
+ * Sorted set of the claims made by versions before claims moved due entries: score claim expiry,
+ * member id. Read and emptied, no longer written (see due-scripts.ts).
+ */
 export const CLAIMS = 'claims';
 /** Pub/sub channel (not a key) of the wake hints; under the prefix, so in the store's slot. */
 export const WAKE = 'wake';

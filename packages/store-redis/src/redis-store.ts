@@ -7,11 +7,12 @@ import {
   type WakeSource,
 } from '@stepfold/engine';
 import type { Cluster, Redis } from 'ioredis';
+import { CLAIM_DUE, LIST_DUE, RELEASE_DUE } from './due-scripts.js';
 import { type HintRoute, hintArgs, type Row, scoreBound, toRow } from './encode.js';
 import { inboxMethods } from './inbox.js';
 import { assertPrefix, DEFAULT_PREFIX, hasHashTag, keysFor } from './keys.js';
 import { isUnavailable } from './map-error.js';
-import { CLAIM_DUE, CREATE, DELETE, LIST, LIST_DUE, runScript, SAVE, SAVE_CONSUME } from './scripts.js';
+import { CREATE, DELETE, LIST, runScript, SAVE, SAVE_CONSUME } from './scripts.js';
 import { loadScripts } from './setup.js';
 import { createWakeSource } from './wakes.js';
 
@@ -24,11 +25,14 @@ export const MAX_SNAPSHOT_BYTES_LIMIT = 512 * 1024 * 1024;
 /** Default claim of the ids `listDue` returns: 30 s, measured against its `now`. */
 export const DEFAULT_CLAIM_MS = 30_000;
 
-/** Default of `maxSkippedClaims`: claimed due entries one `listDue` call steps over at most. */
+/**
+ * Default of `maxSkippedClaims`: old-scheme claims one `listDue` call steps over at most.
+ * @deprecated see {@link RedisStoreOptions.maxSkippedClaims}.
+ */
 export const DEFAULT_MAX_SKIPPED_CLAIMS = 1000;
 
-// ZREM members per command in releaseDue: a long argument list blocks the server as long as a scan.
-const RELEASE_CHUNK = 1000;
+// Ids per releaseDue script: a long one blocks the server as long as a scan.
+const RELEASE_CHUNK = 500;
 
 /** Options of {@link createRedisStore}. */
 export interface RedisStoreOptions {
@@ -38,11 +42,16 @@ export interface RedisStoreOptions {
   prefix?: string;
   /** Largest accepted snapshot, in UTF-8 bytes of its JSON (default 16 MiB, at most 512 MiB). */
   maxSnapshotBytes?: number;
-  /** How long the ids `listDue` returns stay claimed, in ms against its `now` (default 30 000). */
+  /**
+   * How long the ids `listDue` and `claimDue` return stay claimed, in ms against their `now`
+   * (default 30 000), unless the call's `leaseMs` says otherwise.
+   */
   claimMs?: number;
   /**
-   * Most claimed due entries one `listDue` call steps over before it returns what it has (default
-   * 1000): a call reads at most `limit + min(claimed, maxSkippedClaims)` entries of the due index.
+   * @deprecated Claims no longer sit in the due order, so there is nothing to step over. It only
+   * bounds how many claims made by an older version of this adapter (still live when this one
+   * starts, at most `claimMs` after) one call steps over: it reads at most `limit +
+   * min(old claims, maxSkippedClaims)` entries (default 1000) while any are left.
    */
   maxSkippedClaims?: number;
 }
@@ -58,8 +67,8 @@ export interface RedisStore extends Store {
  * A stepfold store on Redis. Each instance is one hash under the prefix; create, save and delete are
  * one Lua script each, so the instance and its due, lane, status and workflow indexes change together,
  * and `save` is a compare-and-set on the stored version. `listDue` claims what it returns (a Lua
- * script over a claims sorted set), and writes that announce a wake time publish a hint on the
- * store's channel, which `wakes.subscribe` delivers.
+ * script moving the claimed entries of the due indexes to the claim's expiry), and writes that
+ * announce a wake time publish a hint on the store's channel, which `wakes.subscribe` delivers.
  */
 export function createRedisStore(options: RedisStoreOptions): RedisStore {
   const { client } = options;
@@ -96,6 +105,21 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     keys.workflow(r.workflow),
     keys.statusWorkflow(r.status, r.workflow),
     keys.dueWorkflow(r.workflow),
+  ];
+  // The claim scripts' keys: the index read, `due` (the same key when it is the one read; else the
+  // other index its claims move), the old-scheme claims. A lane read from `due` is derived per
+  // instance inside the script, from its stored workflow: same prefix, same hash tag, same slot.
+  const dueKeys = (workflow: string | undefined) => [
+    workflow === undefined ? keys.due : keys.dueWorkflow(workflow),
+    keys.due,
+    keys.claims,
+  ];
+  const dueArgs = (now: number, n: number, lease: number) => [
+    scoreBound(now),
+    n,
+    scoreBound(now + lease),
+    maxSkipped,
+    prefix,
   ];
 
   return {
@@ -152,33 +176,28 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     async listDue(now, limit, query) {
       const n = kit.dueLimit(now, limit);
       const workflow = kit.dueWorkflow(query);
+      const lease = kit.dueLease(query, claimMs);
       // Nothing is due before -inf (wake times are finite): no claim to take, no call to make.
       if (n === null || workflow === null || now === Number.NEGATIVE_INFINITY) return [];
-      const index = workflow === undefined ? keys.due : keys.dueWorkflow(workflow);
-      const until = scoreBound(now + claimMs);
-      return (await kit.guard('listDue', () =>
-        runScript(client, LIST_DUE, [index, keys.claims], [scoreBound(now), n, until, maxSkipped]),
-      )) as string[];
+      const reply = (await kit.guard('listDue', () =>
+        runScript(client, LIST_DUE, dueKeys(workflow), dueArgs(now, n, lease)),
+      )) as unknown[];
+      return reply.slice(1) as string[]; // after the count of entries read
     },
 
     async claimDue(now, limit, query) {
       const n = kit.dueLimit(now, limit);
       const workflow = kit.dueWorkflow(query);
+      const lease = kit.dueLease(query, claimMs);
       const ids = query?.ids === undefined ? [] : Array.from(query.ids, (id) => kit.id(id));
       if (n === null || workflow === null || now === Number.NEGATIVE_INFINITY) return [];
       if (query?.ids !== undefined && ids.length === 0) return [];
-      const index = workflow === undefined ? keys.due : keys.dueWorkflow(workflow);
-      const until = scoreBound(now + claimMs);
       const reply = (await kit.guard('claimDue', () =>
-        runScript(
-          client,
-          CLAIM_DUE,
-          [index, keys.claims],
-          [scoreBound(now), n, until, maxSkipped, prefix, ...ids],
-        ),
-      )) as string[];
+        runScript(client, CLAIM_DUE, dueKeys(workflow), [...dueArgs(now, n, lease), ...ids]),
+      )) as unknown[];
+      // {entries read, id, json, id, json, …}
       const out: Snapshot[] = [];
-      for (let i = 1; i < reply.length; i += 2) out.push(kit.decode(reply[i]!));
+      for (let i = 2; i < reply.length; i += 2) out.push(kit.decode(reply[i] as string));
       return out;
     },
 
@@ -186,7 +205,9 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       const valid = ids.map((id) => kit.id(id));
       for (let i = 0; i < valid.length; i += RELEASE_CHUNK) {
         const chunk = valid.slice(i, i + RELEASE_CHUNK);
-        await kit.guard('releaseDue', () => client.zrem(keys.claims, ...chunk));
+        await kit.guard('releaseDue', () =>
+          runScript(client, RELEASE_DUE, [keys.due, keys.claims], [prefix, ...chunk]),
+        );
       }
     },
 

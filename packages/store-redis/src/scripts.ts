@@ -1,8 +1,17 @@
 export type { Script } from './script.js';
 
 import type { Cluster, Redis } from 'ioredis';
+import { DUE_SCRIPTS } from './due-scripts.js';
 import { CLAIM_SENT, DROP_SENT, SEND } from './inbox-scripts.js';
-import { DUE_WORKFLOW, INSTANCE, STATUS, STATUS_WORKFLOW, WORKFLOW } from './keys.js';
+import {
+  CLAIM_VERSION,
+  CLAIM_WAKE,
+  DUE_WORKFLOW,
+  INSTANCE,
+  STATUS,
+  STATUS_WORKFLOW,
+  WORKFLOW,
+} from './keys.js';
 import { isNoScript } from './map-error.js';
 import { type Script, script } from './script.js';
 
@@ -54,7 +63,7 @@ end
 
 /** The save script's text, with or without consuming sent signals. */
 const saveLua = (consume: boolean) => `${INDEX_KEYS}
-local cur = redis.call('HMGET', KEYS[1], 'version', 'status', 'workflow')
+local cur = redis.call('HMGET', KEYS[1], 'version', 'status', 'workflow', '${CLAIM_VERSION}')
 if not cur[1] then return {0} end
 if cur[1] ~= ARGV[7] then return {2, cur[1]} end
 local id = ARGV[1]
@@ -73,6 +82,7 @@ if cur[2] ~= ARGV[4] or cur[3] ~= ARGV[5] then
   redis.call('ZADD', KEYS[5], 0, id)
 end
 redis.call('HSET', KEYS[1], 'json', ARGV[2], 'version', ARGV[3], 'status', ARGV[4], 'workflow', ARGV[5])
+if cur[4] then redis.call('HDEL', KEYS[1], '${CLAIM_VERSION}', '${CLAIM_WAKE}') end
 if ARGV[6] == '' then
   redis.call('ZREM', KEYS[2], id)
   redis.call('ZREM', KEYS[6], id)
@@ -85,7 +95,8 @@ ${consume ? CONSUME : ''}${hint(9)}
 return {1}`;
 
 /**
- * save, a compare-and-set on the version; a write ends the instance's claim. KEYS: instance, due,
+ * save, a compare-and-set on the version; a write ends the instance's claim (its due entries get
+ * the new wake time, its claim record goes, and so does an old-scheme claim). KEYS: instance, due,
  * status, workflow, status-workflow, due-workflow (the new ones), claims. ARGV: id, json, version,
  * status, workflow, wakeAt ('' for none), expected version, prefix, then the wake hint as in create.
  * Returns {1} when written, {0} when the id does not exist, {2, stored version} on a conflict.
@@ -125,67 +136,6 @@ return 1`,
 );
 
 /**
- * listDue with claims. KEYS: the due index (`due` or a lane), claims. ARGV: now (a score bound),
- * limit, claim expiry (now + claimMs, a score), most claimed entries to step over.
- *
- * Claims that lapsed by `now` are dropped first, so every member left in `claims` is claimed. At
- * most that many due entries can be skipped, and at most ARGV[4] are: one range read of
- * `limit + min(claimed, ARGV[4])` entries, then a ZSCORE per entry until `limit` are taken. The ids
- * taken are claimed until ARGV[3]. Returns them, earliest wakeAt first.
- */
-export const LIST_DUE = script(
-  'list-due',
-  `redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[1])
-local limit = tonumber(ARGV[2])
-local extra = math.min(redis.call('ZCARD', KEYS[2]), tonumber(ARGV[4]))
-local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, limit + extra)
-local out = {}
-for _, id in ipairs(ids) do
-  if #out >= limit then break end
-  if extra == 0 or not redis.call('ZSCORE', KEYS[2], id) then out[#out + 1] = id end
-end
-for _, id in ipairs(out) do redis.call('ZADD', KEYS[2], ARGV[3], id) end
-return out`,
-);
-
-/**
- * claimDue: listDue's claim, returning the snapshots. KEYS and ARGV[1..4] as LIST_DUE; ARGV[5] the
- * prefix; ARGV[6..] ids to narrow to (none: the index as LIST_DUE reads it). Named ids are kept if
- * the index holds them due and unclaimed, sorted by (wakeAt, id). Returns {id, json, id, json, ...}.
- */
-export const CLAIM_DUE = script(
-  'claim-due',
-  `redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[1])
-local limit = tonumber(ARGV[2])
-local out = {}
-if #ARGV > 5 then
-  local found = {}
-  for i = 6, #ARGV do
-    local s = redis.call('ZSCORE', KEYS[1], ARGV[i])
-    if s and (ARGV[1] == '+inf' or tonumber(s) <= tonumber(ARGV[1])) and not redis.call('ZSCORE', KEYS[2], ARGV[i]) then
-      found[#found + 1] = {tonumber(s), ARGV[i]}
-    end
-  end
-  table.sort(found, function(a, b) if a[1] ~= b[1] then return a[1] < b[1] end return a[2] < b[2] end)
-  for i = 1, math.min(limit, #found) do out[i] = found[i][2] end
-else
-  local extra = math.min(redis.call('ZCARD', KEYS[2]), tonumber(ARGV[4]))
-  local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, limit + extra)
-  for _, id in ipairs(ids) do
-    if #out >= limit then break end
-    if extra == 0 or not redis.call('ZSCORE', KEYS[2], id) then out[#out + 1] = id end
-  end
-end
-local reply = {}
-for _, id in ipairs(out) do
-  redis.call('ZADD', KEYS[2], ARGV[3], id)
-  reply[#reply + 1] = id
-  reply[#reply + 1] = redis.call('HGET', ARGV[5] .. '${INSTANCE}' .. id, 'json')
-end
-return reply`,
-);
-
-/**
  * One page of an id index with the snapshots, read atomically. KEYS: index. ARGV: cursor ('' for the
  * first page), rows to read (the page size plus one, which tells whether another page exists),
  * prefix. Returns {id, json, id, json, ...}.
@@ -210,8 +160,7 @@ export const SCRIPTS: readonly Script[] = [
   SAVE_CONSUME,
   DELETE,
   LIST,
-  LIST_DUE,
-  CLAIM_DUE,
+  ...DUE_SCRIPTS,
   SEND,
   CLAIM_SENT,
   DROP_SENT,

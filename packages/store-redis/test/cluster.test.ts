@@ -3,6 +3,7 @@ import { runStoreConformance } from '@stepfold/engine/conformance';
 import { makeTestSnapshot } from '@stepfold/engine/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisStore, keysFor } from '../src/index.js';
+import { describeClaims } from './claims-suite.js';
 import {
   clusterNodeOf,
   clusterServer,
@@ -42,6 +43,7 @@ runStoreConformance({
 });
 
 describeWakes({ name: 'cluster', client: cluster, nodeOf: (key) => clusterNodeOf(cluster, key) });
+describeClaims('cluster', cluster);
 
 describe('redis adapter on a cluster', () => {
   it('keeps every key of a store in one slot, whichever node holds it', async () => {

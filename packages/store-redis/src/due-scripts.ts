@@ -1,0 +1,134 @@
+import { CLAIM_VERSION, CLAIM_WAKE, DUE_WORKFLOW, INSTANCE } from './keys.js';
+import { type Script, script } from './script.js';
+
+// A claim moves the instance out of the head of the due order: its entries in `due` and in its
+// lane are re-scored to the claim's expiry, so it is due again exactly when the claim lapses and
+// no poll reads past it meanwhile. The wake time it moved from is kept in the instance hash
+// (CLAIM_WAKE), with the version it belongs to (CLAIM_VERSION), for releaseDue to put back; save
+// writes the true wake time itself and drops both fields. A record of another version was left by a
+// save that did not drop it (an older adapter's, in a mixed fleet): the entry's score is then the
+// true wake time again.
+//
+// `claims` (KEYS[3]) is the older scheme's set (id, claim expiry; the entry left at its wake time).
+// Its live claims are honoured: a call that meets one moves the entry to that expiry and takes it
+// out of the set, so the set empties as the polls pass; lapsed ones are dropped. With it empty
+// (every store written by this version only) a call reads `limit` entries.
+
+/** Shared head: keys, arguments and `move`, which re-scores an entry in both due indexes. */
+const head = (json: boolean) => `local p = ARGV[5]
+local read_due = KEYS[1] == KEYS[2]
+local function move(id, from, to)
+  local inst = p .. '${INSTANCE}' .. id
+  local f = redis.call('HMGET', inst, 'version', 'workflow', '${CLAIM_VERSION}'${json ? ", 'json'" : ''})
+  if f[1] and f[3] ~= f[1] then redis.call('HSET', inst, '${CLAIM_VERSION}', f[1], '${CLAIM_WAKE}', from) end
+  redis.call('ZADD', KEYS[1], to, id)
+  if not read_due then
+    redis.call('ZADD', KEYS[2], 'XX', to, id)
+  elseif f[2] then
+    redis.call('ZADD', p .. '${DUE_WORKFLOW}' .. f[2], 'XX', to, id)
+  end
+  return f[4]
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[1])
+local held_n = redis.call('ZCARD', KEYS[3])
+local function held(id) return held_n > 0 and redis.call('ZSCORE', KEYS[3], id) end
+local limit = tonumber(ARGV[2])
+local taken = {}
+local read = 0
+`;
+
+/** The range read: the earliest due entries, moving old-scheme claims it meets to their expiry. */
+const SCAN = `local extra = math.min(held_n, tonumber(ARGV[4]))
+local rows = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0, limit + extra)
+for i = 1, #rows, 2 do
+  if #taken >= limit then break end
+  read = read + 1
+  local id, score = rows[i], rows[i + 1]
+  local expiry = held(id)
+  if expiry then
+    move(id, score, expiry)
+    redis.call('ZREM', KEYS[3], id)
+  else
+    taken[#taken + 1] = {id, score}
+  end
+end
+`;
+
+/**
+ * listDue. KEYS: the due index read (`due` or a lane), `due`, the old-scheme claims set. ARGV: now
+ * (a score bound), limit, claim expiry (a score), most old-scheme claims to step over, prefix.
+ *
+ * One range read of the earliest `limit` due entries (plus up to ARGV[4] while old-scheme claims
+ * are left), each taken one moved to the expiry in both due indexes. Returns {entries read, id, …},
+ * earliest first.
+ */
+export const LIST_DUE = script(
+  'list-due',
+  `${head(false)}${SCAN}local reply = {read}
+for _, t in ipairs(taken) do
+  move(t[1], t[2], ARGV[3])
+  reply[#reply + 1] = t[1]
+end
+return reply`,
+);
+
+/**
+ * claimDue: listDue returning the snapshots. KEYS and ARGV[1..5] as LIST_DUE; ARGV[6..] ids to
+ * narrow to (none: the range read as LIST_DUE). A named id is taken if the index holds it due
+ * (score at most now: not claimed, or its claim lapsed), by (score, id). Returns
+ * {entries read, id, json, id, json, …}.
+ */
+export const CLAIM_DUE = script(
+  'claim-due',
+  `${head(true)}if #ARGV > 5 then
+  local now = tonumber(ARGV[1])
+  for i = 6, #ARGV do
+    read = read + 1
+    local s = redis.call('ZSCORE', KEYS[1], ARGV[i])
+    if s and (ARGV[1] == '+inf' or tonumber(s) <= now) and not held(ARGV[i]) then
+      taken[#taken + 1] = {ARGV[i], s}
+    end
+  end
+  table.sort(taken, function(a, b)
+    local x, y = tonumber(a[2]), tonumber(b[2])
+    if x ~= y then return x < y end
+    return a[1] < b[1]
+  end)
+  for i = limit + 1, #taken do taken[i] = nil end
+else
+${SCAN}end
+local reply = {read}
+for _, t in ipairs(taken) do
+  local json = move(t[1], t[2], ARGV[3])
+  reply[#reply + 1] = t[1]
+  reply[#reply + 1] = json
+end
+return reply`,
+);
+
+/**
+ * releaseDue. KEYS: `due`, the old-scheme claims set. ARGV: prefix, then ids. Puts each claimed
+ * id's entries in `due` and its lane back at the wake time its claim moved them from, and ends an
+ * old-scheme claim; an id not claimed is left as it is.
+ */
+export const RELEASE_DUE = script(
+  'release-due',
+  `local p = ARGV[1]
+for i = 2, #ARGV do
+  local id = ARGV[i]
+  redis.call('ZREM', KEYS[2], id)
+  local inst = p .. '${INSTANCE}' .. id
+  local f = redis.call('HMGET', inst, 'version', 'workflow', '${CLAIM_VERSION}', '${CLAIM_WAKE}')
+  if f[3] then
+    if f[3] == f[1] then
+      redis.call('ZADD', KEYS[1], 'XX', f[4], id)
+      redis.call('ZADD', p .. '${DUE_WORKFLOW}' .. f[2], 'XX', f[4], id)
+    end
+    redis.call('HDEL', inst, '${CLAIM_VERSION}', '${CLAIM_WAKE}')
+  end
+end
+return 0`,
+);
+
+/** The due scripts, for the store's script list. */
+export const DUE_SCRIPTS: readonly Script[] = [LIST_DUE, CLAIM_DUE, RELEASE_DUE];
