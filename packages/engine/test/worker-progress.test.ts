@@ -125,3 +125,52 @@ describe('the worker on a slow store', () => {
     expect(worker.stats.released).toBeGreaterThan(0);
   });
 });
+
+describe('claims a killed worker leaves', () => {
+  it("an instance claimed ahead of its timer by a worker that then dies is ticked by another once the worker's lease lapses, not the store's claimMs", async () => {
+    const nap = workflow('lease-nap', 1)
+      .sleep('rest', { ms: 400 })
+      .task('after', { handler: 'after' })
+      .build();
+    const base = createMemoryStore({ claimMs: 60_000 });
+    // Worker A's view of the store: once it has claimed the instance ahead of its timer, it hears
+    // nothing more (as if SIGKILLed: no tick, no release).
+    let dead = false;
+    const reserved: string[] = [];
+    const forA = new Proxy(base, {
+      get(target, key, receiver) {
+        const value = Reflect.get(target, key, receiver);
+        if (typeof value !== 'function') return value;
+        return async (...args: unknown[]) => {
+          if (dead) return new Promise(() => {});
+          const out = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          const ids = (args[2] as { ids?: string[] } | undefined)?.ids;
+          if (key === 'claimDue' && ids && (out as unknown[]).length) {
+            reserved.push(...ids);
+            dead = true;
+          }
+          return out;
+        };
+      },
+    }) as Store;
+    const handlers = { after: () => 'done' };
+    const a = createWorker({
+      runner: createRunner({ store: forA, workflows: [nap], handlers }),
+      claimLeaseMs: 300,
+    });
+    await a.start();
+    const api = createRunner({ store: base, workflows: [nap], handlers, execute: false });
+    await api.start('lease-nap', 'nap-1');
+    await expect.poll(() => reserved, { timeout: 5_000 }).toEqual(['nap-1']);
+    const b = createWorker({
+      runner: createRunner({ store: base, workflows: [nap], handlers }),
+      poll: { maxMs: 100 },
+    });
+    await b.start();
+    // The store's own claim would hold it for a minute; the worker's lease ran 300 ms past the timer.
+    await expect.poll(async () => (await base.load('nap-1'))!.status, { timeout: 10_000 }).toBe('completed');
+    expect(b.stats.ticks).toBeGreaterThan(0);
+    await b.stop();
+    void a.stop({ graceMs: 0, abortMs: 0 });
+  });
+});
