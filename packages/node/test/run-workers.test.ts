@@ -1,4 +1,4 @@
-import { runWorkers } from '@stepfold/node';
+import { fleetFromEnv, runWorkers } from '@stepfold/node';
 import { describe, expect, it } from 'vitest';
 
 const MODULE = new URL('./fixtures/tiny-worker.mjs', import.meta.url);
@@ -55,5 +55,16 @@ describe('runWorkers', () => {
     await until('three restarts', () => restarts.length >= 3);
     await fleet.stop();
     expect(restarts.slice(0, 3)).toEqual([100, 200, 400]);
+  });
+
+  it('fleetFromEnv reads the place runWorkers gives each child, and nothing outside a fleet', () => {
+    expect(fleetFromEnv({ STEPFOLD_WORKER_INDEX: '2', STEPFOLD_WORKERS: '3' })).toEqual({
+      index: 2,
+      size: 3,
+    });
+    expect(fleetFromEnv({})).toBeUndefined();
+    expect(fleetFromEnv({ STEPFOLD_WORKER_INDEX: '0' })).toBeUndefined();
+    expect(fleetFromEnv({ STEPFOLD_WORKER_INDEX: '3', STEPFOLD_WORKERS: '3' })).toBeUndefined();
+    expect(fleetFromEnv({ STEPFOLD_WORKER_INDEX: 'x', STEPFOLD_WORKERS: '3' })).toBeUndefined();
   });
 });
