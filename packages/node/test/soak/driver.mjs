@@ -1,21 +1,20 @@
 // @ts-check
-// Scenario 17 on one store: worker processes (runWorkers) are SIGKILLed in a loop, and optionally
-// the store's server is stopped and started, while `instances` workflows with retries, compensation
-// and parallel branches run; then every final snapshot and the oracle log are checked. Used by the
-// vitest soak test (a short run) and by `pnpm soak` (run.mjs).
+// Scenario 17 on one store: worker processes (runWorkers) are SIGKILLed in a loop (unless kills are
+// off), and optionally the store's server is stopped and started, while `instances` workflows with
+// retries, compensation and parallel branches run; then every final snapshot and the oracle log are
+// checked, and each instance's latency from start to final state is measured. Used by the vitest
+// soak test (a short run) and by `pnpm soak` (run.mjs).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createRunner, isStepfoldError } from '@stepfold/engine';
 import { runWorkers } from '../../dist/index.js';
+import { fleetStats, giveBacks, latency, secs as s1 } from './metrics.mjs';
 import { LogTail, openOracleLog } from './oracle-log.mjs';
 import { checkLog, checkSnapshots, describeTask } from './oracles.mjs';
 import { openStore, server, storeUrl } from './stores.mjs';
-import { design, soakHandlers, soakWorkflows, TIMEOUT_MS_BY_STORE } from './workflows.mjs';
-
-/** Claim lease of `listDue`: short, so the claims of a killed worker lapse within seconds. */
-const CLAIM_MS = 3000;
+import { design, soakHandlers, soakWorkflows, TIMEOUT_MS } from './workflows.mjs';
 
 /**
  * @typedef {import('@stepfold/engine').Snapshot} Snapshot
@@ -24,6 +23,11 @@ const CLAIM_MS = 3000;
  * @property {number} instances
  * @property {number} budgetMs time until every instance must be final, else the run fails
  * @property {number} [processes] worker processes (default 3)
+ * @property {'worker' | 'loop'} [mode] what each process runs: createWorker, or a runner.processDue
+ *   loop (default worker)
+ * @property {boolean} [kills] SIGKILL worker processes during the run (default true)
+ * @property {number} [claimMs] claim lease of the stores, driver and workers (default: each store's own)
+ * @property {number} [timeoutMs] handler deadline of every task (default 2 s)
  * @property {number} [startsPerSecond] pace of the starts (default 40)
  * @property {number} [maxInFlight] starts wait while this many instances are not final (default 200)
  * @property {[number, number]} [killEveryMs] a SIGKILL every this many ms, chosen at random (default 1-3 s)
@@ -33,11 +37,19 @@ const CLAIM_MS = 3000;
  *
  * @typedef {object} SoakResult
  * @property {boolean} ok
- * @property {string} summary one line: store, instances, kills, restarts, violations, seconds
+ * @property {string} summary one line: store, mode, instances, kills, restarts, violations, seconds,
+ *   latency, give-backs, conflicts
  * @property {string[]} violations
  * @property {number} kills
  * @property {number} restarts
  * @property {string[]} crashes worker exits the driver did not cause
+ * @property {number} seconds the whole run
+ * @property {import('./metrics.mjs').Latency} latency ms from start to final state, cancel-fate
+ *   instances left out (see `excluded`)
+ * @property {number} excluded instances left out of `latency`
+ * @property {import('./metrics.mjs').GiveBacks} giveBacks
+ * @property {import('./metrics.mjs').FleetStats} fleet the worker processes' counters, summed
+ * @property {number} driverConflicts conflicts the driver's own writes (starts, sends, cancels) retried
  */
 
 /**
@@ -52,11 +64,12 @@ export async function runSoak(o) {
   const logDir = mkdtempSync(join(tmpdir(), 'stepfold-soak-'));
   if (o.restart) await server(o.kind, 'up');
   const url = storeUrl(o.kind, o.restart ?? false);
-  const { store, close, drop } = openStore(o.kind, url, ns, CLAIM_MS);
+  const mode = o.mode ?? 'worker';
+  const { store, close, drop } = openStore(o.kind, url, ns, o.claimMs);
   await retrying(() => store.setup());
   const log = openOracleLog(logDir, 'driver');
   // The driver only writes events: execute: false hands every task they dispatch to the workers.
-  const timeoutMs = TIMEOUT_MS_BY_STORE[o.kind] ?? 2000;
+  const timeoutMs = o.timeoutMs ?? TIMEOUT_MS;
   const runner = createRunner({
     store,
     workflows: soakWorkflows(timeoutMs),
@@ -81,7 +94,8 @@ export async function runSoak(o) {
       SOAK_URL: url,
       SOAK_NS: ns,
       SOAK_LOG_DIR: logDir,
-      SOAK_CLAIM_MS: String(CLAIM_MS),
+      SOAK_MODE: mode,
+      SOAK_CLAIM_MS: o.claimMs === undefined ? '' : String(o.claimMs),
       SOAK_TIMEOUT_MS: String(timeoutMs),
       // The AWS SDK warns on every start of a child on Node 20 about its future Node 22 floor.
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
@@ -129,13 +143,17 @@ export async function runSoak(o) {
       else if (want.workflow === 'soak-hold') {
         // Sent (runner.send: on PostgreSQL one statement into the store's inbox, applied by a
         // worker; elsewhere signal's path), before the wait is active: it waits in the snapshot's
-        // inbox until then. The id makes a retry, or a second application, harmless.
-        await retrying(() => runner.send(id, 'go', { by: 'driver' }, { signalId: 'go' }));
+        // inbox until then. The id makes a retry, or a second application, harmless. A processDue
+        // loop has no inbox lane to apply sent signals: in loop mode the driver writes them itself.
+        const go = { by: 'driver' };
+        if (mode === 'loop') await retrying(() => runner.signal(id, 'go', go, { signalId: 'go' }));
+        else await retrying(() => runner.send(id, 'go', go, { signalId: 'go' }));
       }
     }
   })();
 
   const killing = (async () => {
+    if (o.kills === false) return;
     const [min, max] = o.killEveryMs ?? [1000, 3000];
     while (running) {
       await sleep(min + Math.random() * (max - min));
@@ -170,6 +188,7 @@ export async function runSoak(o) {
   })().catch((e) => void errors.push(`restarting the ${o.kind} server failed: ${e}`));
 
   let lastSay = 0;
+  let endedAt = 0;
   let stuck = /** @type {string[]} */ ([]);
   try {
     for (let round = 1; ; round++) {
@@ -198,6 +217,7 @@ export async function runSoak(o) {
       await sleep(500);
     }
   } finally {
+    endedAt = Date.now();
     running = false;
     await Promise.allSettled([starting, killing, restarting]);
     await fleet.stop();
@@ -233,18 +253,48 @@ export async function runSoak(o) {
     ...checkLog(records).violations,
   ];
   const { calls, reruns } = checkLog(records);
+  // Latency leaves out the hold instances designed to be cancelled: they wait for the driver's
+  // cancel, which it sends when it next reads their reserve's record (every 0.5 s, or its 10 s
+  // sweep when a kill lost the record), so their time is the driver's pace, not the fleet's.
+  const measured = ids.filter((id) => designs.get(id)?.input.fate !== 'cancel');
+  const lat = latency(
+    measured.map((id) => snapshots.get(id)),
+    endedAt,
+  );
+  // Instances the budget ended before the driver started (its back-pressure held them).
+  const notStarted = ids.filter((id) => !snapshots.get(id)).length;
+  const gb = giveBacks(records);
+  const fleetCounters = fleetStats(records);
   const ok = violations.length === 0;
+  const seconds = (Date.now() - t0) / 1000;
   const summary =
-    `store=${o.kind} instances=${o.instances} kills=${kills} restarts=${restarts} ` +
-    `violations=${violations.length} seconds=${secs(t0)} handler-calls=${calls} reruns=${reruns} ` +
-    `crashes=${crashes.length}${ok ? '' : ` kept=${ns} log=${logDir}`}`;
+    `store=${o.kind} mode=${mode} instances=${o.instances} kills=${kills} restarts=${restarts} ` +
+    `violations=${violations.length} not-final=${lat.notFinal}${notStarted ? ` not-started=${notStarted}` : ''} ` +
+    `seconds=${seconds.toFixed(1)} ` +
+    `latency-s p50=${s1(lat.p50)} p99=${s1(lat.p99)} max=${s1(lat.max)} (n=${lat.n}) ` +
+    `give-backs=${gb.total} max-per-attempt=${gb.maxPerAttempt} ` +
+    `conflicts=${fleetCounters.conflicts} lost-takes=${fleetCounters.lostTakes} driver-conflicts=${runner.stats.conflicts} ` +
+    `handler-calls=${calls} reruns=${reruns} crashes=${crashes.length}${ok ? '' : ` kept=${ns} log=${logDir}`}`;
   log.close();
   if (ok) {
     await drop().catch(() => {});
     rmSync(logDir, { recursive: true, force: true });
   }
   await close();
-  return { ok, summary, violations, kills, restarts, crashes };
+  return {
+    ok,
+    summary,
+    violations,
+    kills,
+    restarts,
+    crashes,
+    seconds,
+    latency: lat,
+    excluded: ids.length - measured.length,
+    giveBacks: gb,
+    fleet: fleetCounters,
+    driverConflicts: runner.stats.conflicts,
+  };
 }
 
 /**

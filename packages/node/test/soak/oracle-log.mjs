@@ -14,8 +14,9 @@ import { join } from 'node:path';
  */
 
 /**
- * Opens `<dir>/<name>.log` for appending; returns the handler call recorder and the runner hooks
- * that record every step completion (S), completed compensation (K) and end of an instance (T).
+ * Opens `<dir>/<name>.log` for appending; returns the handler call recorder, the runner hooks
+ * that record every step completion (S), completed compensation (K), task given back (R) and end of
+ * an instance (T), and the recorder of a process's counters (W).
  * @param {string} dir
  * @param {string} name
  */
@@ -25,6 +26,19 @@ export function openOracleLog(dir, name) {
   const write = (fields) => appendFileSync(fd, `${fields.join('\t')}\n`);
   /** @type {import('@stepfold/engine').RunnerHooks} */
   const hooks = {
+    onTransition(entry, s) {
+      if (entry.type !== 'task.released') return;
+      // The entry names step and attempt; the task it queued again gives its phase and key.
+      const t = Object.values(s.tasks).find((x) => x.step === entry.step && x.attempt === entry.attempt);
+      write([
+        'R',
+        s.id,
+        t?.idempotencyKey ?? `${s.id}/${s.run}/${entry.step}`,
+        t?.phase ?? '',
+        entry.attempt ?? 0,
+        name,
+      ]);
+    },
     onStepCompleted(step, s) {
       write(['S', s.id, s.run, step, s.steps[step]?.iteration ?? 0, s.version, name]);
     },
@@ -38,6 +52,11 @@ export function openOracleLog(dir, name) {
     /** @param {Call} c */
     call: (c) => write(['H', c.instance, c.step, c.phase, c.attempt, c.key, c.outcome, name]),
     hooks,
+    /**
+     * The process's counters so far (a later line replaces an earlier one of the same process).
+     * @param {{ conflicts: number, lostTakes: number, released: number, polls: number, ticks: number }} c
+     */
+    stats: (c) => write(['W', name, c.conflicts, c.lostTakes, c.released, c.polls, c.ticks]),
     close: () => closeSync(fd),
   };
 }

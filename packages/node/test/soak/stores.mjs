@@ -67,6 +67,13 @@ export const POLL_MIN_MS = { postgres: 50, redis: 50, mongo: 250, dynamo: 50 };
  */
 export const POLL_MAX_MS = { postgres: 500, redis: 500, mongo: 2000, dynamo: 500 };
 
+/**
+ * Longest pause of the loop mode's worker after calls that found nothing (from POLL_MIN_MS,
+ * doubling): a poll-only worker, so a short one; FerretDB keeps the worker's, every call a scan.
+ * @type {Record<StoreKind, number>}
+ */
+export const LOOP_MAX_MS = { postgres: 250, redis: 250, mongo: 2000, dynamo: 250 };
+
 /** @param {StoreKind} kind @param {boolean} restartable */
 export function storeUrl(kind, restartable) {
   return restartable ? (RESTARTABLE[kind]?.url ?? URLS[kind]) : URLS[kind];
@@ -88,18 +95,21 @@ export async function server(kind, command) {
 }
 
 /**
- * A store of `kind` at `url` under namespace `ns`, and how to let go of its client.
- * @param {StoreKind} kind @param {string} url @param {string} ns @param {number} claimMs
+ * A store of `kind` at `url` under namespace `ns`, and how to let go of its client. `claimMs`
+ * undefined leaves the store's own default (what an application gets), which the soak measures.
+ * @param {StoreKind} kind @param {string} url @param {string} ns @param {number | undefined} claimMs
  * @returns {{ store: import('@stepfold/engine').Store, close(): Promise<void>, drop(): Promise<void> }}
  */
 export function openStore(kind, url, ns, claimMs) {
+  // Left out when undefined, so each store applies its own default.
+  const claim = claimMs === undefined ? {} : { claimMs };
   switch (kind) {
     case 'postgres': {
       const pool = new pg.Pool({ connectionString: url, max: 12, connectionTimeoutMillis: 2000 });
       pool.on('error', () => {}); // idle connections the server dropped: the pool replaces them
       // STEPFOLD_SOAK_PG_GROUP_COMMIT=1 runs the same soak with the store's group commit on.
       const groupCommit = process.env.STEPFOLD_SOAK_PG_GROUP_COMMIT === '1';
-      const store = createPostgresStore({ pool, schema: PG_SCHEMA, table: ns, claimMs, groupCommit });
+      const store = createPostgresStore({ pool, schema: PG_SCHEMA, table: ns, ...claim, groupCommit });
       return {
         store,
         close: async () => {
@@ -122,7 +132,7 @@ export function openStore(kind, url, ns, claimMs) {
       client.on('error', () => {}); // reconnects are expected while the server restarts
       const prefix = `soak:{${ns}}:`;
       return {
-        store: createRedisStore({ client, prefix, claimMs }),
+        store: createRedisStore({ client, prefix, ...claim }),
         close: async () => void client.disconnect(),
         drop: async () => {
           let cursor = '0';
@@ -138,7 +148,7 @@ export function openStore(kind, url, ns, claimMs) {
       const client = new MongoClient(url, { serverSelectionTimeoutMS: 2000, connectTimeoutMS: 2000 });
       const db = client.db();
       return {
-        store: createMongoStore({ db, collection: ns, claimMs }),
+        store: createMongoStore({ db, collection: ns, ...claim }),
         close: () => client.close(),
         drop: async () =>
           void (await db
@@ -156,7 +166,7 @@ export function openStore(kind, url, ns, claimMs) {
         requestHandler: { connectionTimeout: 1000, requestTimeout: 5000 },
       });
       return {
-        store: createDynamoStore({ client, table: ns, claimMs, dueShards: 4 }),
+        store: createDynamoStore({ client, table: ns, ...claim, dueShards: 4 }),
         close: async () => client.destroy(),
         drop: async () => void (await client.send(new DeleteTableCommand({ TableName: ns }))),
       };

@@ -1,14 +1,16 @@
 // @ts-check
 // The worker program `runWorkers` forks (plain ESM: a forked child runs plain node, which cannot
-// load TypeScript on Node 20). It reads the store from its environment, runs the soak handlers in
-// a worker with a short claim lease, records every handler call and every completion its writes
-// make in its own oracle log file, and drains on SIGTERM through serveWorker. The driver SIGKILLs
-// it at random; the supervisor starts it again.
+// load TypeScript on Node 20). It reads the store and the mode from its environment, runs the soak
+// handlers in a worker (SOAK_MODE=worker: createWorker; loop: a runner.processDue loop), records
+// every handler call, every completion and give-back its writes make and, every second and once
+// stopped, its counters in its own oracle log file, and drains on SIGTERM through serveWorker. The
+// driver SIGKILLs it at random; the supervisor starts it again.
 import { createRunner } from '@stepfold/engine';
 import { createWorker } from '@stepfold/engine/worker';
 import { serveWorker } from '../../dist/index.js';
+import { createLoopWorker } from './loop-worker.mjs';
 import { openOracleLog } from './oracle-log.mjs';
-import { openStore, POLL_MAX_MS, POLL_MIN_MS } from './stores.mjs';
+import { LOOP_MAX_MS, openStore, POLL_MAX_MS, POLL_MIN_MS } from './stores.mjs';
 import { soakHandlers, soakWorkflows } from './workflows.mjs';
 
 const env = (/** @type {string} */ name) => {
@@ -18,7 +20,11 @@ const env = (/** @type {string} */ name) => {
 };
 
 const kind = /** @type {import('./stores.mjs').StoreKind} */ (env('SOAK_STORE'));
-const { store, close } = openStore(kind, env('SOAK_URL'), env('SOAK_NS'), Number(env('SOAK_CLAIM_MS')));
+const mode = env('SOAK_MODE');
+if (mode !== 'loop' && mode !== 'worker') throw new Error(`soak worker: SOAK_MODE ${mode}`);
+// Unset: the store's default claim lease, as an application gets it.
+const claimMs = process.env.SOAK_CLAIM_MS ? Number(process.env.SOAK_CLAIM_MS) : undefined;
+const { store, close } = openStore(kind, env('SOAK_URL'), env('SOAK_NS'), claimMs);
 const log = openOracleLog(env('SOAK_LOG_DIR'), `w${env('STEPFOLD_WORKER_INDEX')}-${process.pid}`);
 const runner = createRunner({
   store,
@@ -26,16 +32,31 @@ const runner = createRunner({
   handlers: soakHandlers(log.call),
   hooks: log.hooks,
 });
-const worker = createWorker({
-  runner,
-  concurrency: 8,
-  // Stores without wake notices (MongoDB, DynamoDB) are found by polling alone, and a killed
-  // worker's running deadlines are never announced on any store: poll at least twice a second.
-  poll: { minMs: POLL_MIN_MS[kind], maxMs: POLL_MAX_MS[kind], maxWithWakesMs: POLL_MAX_MS[kind] },
-  // Every due query on FerretDB is a collection scan: one lane per round, not one per workflow.
-  lanes: kind === 'mongo' ? 'single' : 'workflow',
-  shutdown: { graceMs: 3000, abortMs: 1000 },
-});
+const worker =
+  mode === 'loop'
+    ? createLoopWorker(runner, { minMs: POLL_MIN_MS[kind], maxMs: LOOP_MAX_MS[kind] })
+    : createWorker({
+        runner,
+        concurrency: 8,
+        // Stores without wake notices (MongoDB, DynamoDB) are found by polling alone, and a killed
+        // worker's running deadlines are never announced on any store: poll at least twice a second.
+        poll: { minMs: POLL_MIN_MS[kind], maxMs: POLL_MAX_MS[kind], maxWithWakesMs: POLL_MAX_MS[kind] },
+        // Every due query on FerretDB is a collection scan: one lane per round, not one per workflow.
+        lanes: kind === 'mongo' ? 'single' : 'workflow',
+        shutdown: { graceMs: 3000, abortMs: 1000 },
+      });
+// The runner counts every conflict its writes retried (the worker copies it once per round).
+const counters = () =>
+  log.stats({
+    conflicts: runner.stats.conflicts,
+    lostTakes: worker.stats.lostTakes,
+    released: worker.stats.released,
+    polls: worker.stats.polls,
+    ticks: worker.stats.ticks,
+  });
+const every = setInterval(counters, 1000);
+every.unref();
+
 // A rejection nobody awaited would end the process with a crash the driver would count as a kill
 // it did not make; say what it was instead, and let the supervisor restart the process.
 process.on('unhandledRejection', (e) => {
@@ -44,6 +65,8 @@ process.on('unhandledRejection', (e) => {
 });
 await serveWorker(worker, {
   onStopped: async () => {
+    clearInterval(every);
+    counters();
     await close();
     log.close();
   },
