@@ -37,7 +37,7 @@ export interface DynamoStoreOptions {
   maxSnapshotBytes?: number;
   /** How long `setup` waits for a new table (or a new index) to become ACTIVE. */
   setup?: EnsureTableOptions;
-  /** How long ids returned by `listDue` stay claimed, in ms against its `now` (default 30 000). */
+  /** How long ids returned by `listDue` stay claimed, in ms against its `now`, when the call sets no `leaseMs` (default 30 000). */
   claimMs?: number;
   /**
    * Partitions the due index and each workflow's lane are spread over (default 8, 1-64); `listDue`

@@ -87,6 +87,27 @@ describe('dynamo listDue claims, shards and lanes', () => {
     expect(await b!.listDue(1200, 10, { workflow: 'lapse' })).toEqual(['lapse-1']);
   });
 
+  it('leaseMs moves the key to now + leaseMs: shorter than claimMs lapses sooner, 0 stays due', async () => {
+    await a!.create(makeTestSnapshot('leased-1', { workflow: wf('leased'), wakeAt: 5 }));
+    expect(await a!.listDue(1000, 10, { workflow: 'leased', leaseMs: 40 })).toEqual(['leased-1']);
+    expect(await item('leased-1')).toMatchObject({
+      claimedUntil: { N: '1040' },
+      dueKey: { S: dueKey(1040, 'leased-1') },
+      wakeAt: { N: '5' },
+    });
+    expect(await b!.listDue(1039, 10, { workflow: 'leased' })).toEqual([]);
+    // A lease of 0 puts the key at `now` itself, still under the due bound: due again at once.
+    expect(await b!.listDue(1040, 10, { workflow: 'leased', leaseMs: 0 })).toEqual(['leased-1']);
+    expect(await item('leased-1')).toMatchObject({ dueKey: { S: dueKey(1040, 'leased-1') } });
+    expect(await a!.listDue(1040, 100, { leaseMs: 0 })).toContain('leased-1');
+    expect(await a!.listDue(1040, 10, { workflow: 'leased' })).toEqual(['leased-1']);
+    expect(await item('leased-1')).toMatchObject({
+      dueKey: { S: dueKey(1040 + DEFAULT_CLAIM_MS, 'leased-1') },
+    });
+    await a!.releaseDue!(['leased-1']);
+    expect(await item('leased-1')).toMatchObject({ dueKey: { S: dueKey(5, 'leased-1') } });
+  });
+
   it('spreads due items over the due#n shards and serves a lane from the lane index', async () => {
     const ids = Array.from({ length: 100 }, (_, i) => `spread-${i}`);
     for (const [i, id] of ids.entries()) {
