@@ -23,7 +23,7 @@ export interface MongoStoreOptions {
   collection?: string;
   /** Largest accepted snapshot, in UTF-8 bytes of its JSON (default 15 MiB, at most that). */
   maxSnapshotBytes?: number;
-  /** How long ids returned by `listDue` stay claimed, in ms against its `now` (default 30 000). */
+  /** How long ids returned by `listDue` stay claimed, in ms against its `now`, when the call sets no `leaseMs` (default 30 000). */
   claimMs?: number;
 }
 
