@@ -57,7 +57,7 @@ export async function backfillDueAt(
     const result = await guard('setup', () => collection.bulkWrite(writes, { ordered: false }));
     filled += result.modifiedCount;
     if (result.matchedCount < docs.length) {
-      // Failing leaves the due index uncreated, so the next setup walks the collection again.
+      // Thrown before setup creates the due index or drops the old ones: the next setup walks again.
       if (++retries > PAGE_RETRIES) {
         throw new Error(
           `MongoDB collection ${collection.collectionName}: dueAt backfill kept racing writes; run setup again`,
