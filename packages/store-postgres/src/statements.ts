@@ -17,13 +17,18 @@ export function storeStatements(t: string, channel: string) {
            snapshot = $7::jsonb, snapshot_text = $8
          WHERE id = $1 AND version = $2`;
   const SAVE_NOTIFY = notifying(SAVE, 9);
-  // Due rows in (wake_at, id) order, all workflows or one lane ($4), each served by its partial
-  // index; MATERIALIZED: the locking subquery runs once, so LIMIT bounds the batch.
-  // claimDue's forms also return the JSON, and may narrow to given ids ($5).
+  // Due rows by effective due time, all workflows or one lane ($4), each served by its partial
+  // index (migration 5): GREATEST ignores NULL, so an unclaimed row is due at wake_at and a claimed
+  // one at its claim's expiry. A claim thus moves its row out of the head of the order, and a poll
+  // reads about LIMIT index entries however many rows are claimed. `wake_at IS NOT NULL` is the
+  // indexes' predicate, stated so a generic plan can prove it. MATERIALIZED: the locking subquery
+  // runs once, so LIMIT bounds the batch. claimDue's forms also return the JSON, and may narrow to
+  // given ids ($5).
+  const dueAt = 'GREATEST(wake_at, claimed_until)';
   const due = (lane: string, returning = '') => `WITH due AS MATERIALIZED (
            SELECT id FROM ${t}
-           WHERE ${lane}wake_at <= $1 AND (claimed_until IS NULL OR claimed_until <= $1)
-           ORDER BY wake_at, id
+           WHERE ${lane}wake_at IS NOT NULL AND ${dueAt} <= $1
+           ORDER BY ${dueAt}, wake_at, id
            LIMIT $3
            FOR UPDATE SKIP LOCKED)
          UPDATE ${t} AS i SET claimed_until = $2 FROM due WHERE i.id = due.id

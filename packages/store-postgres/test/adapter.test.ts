@@ -31,10 +31,12 @@ describe('postgres setup', () => {
         { table_name: 'one', version: 2 },
         { table_name: 'one', version: 3 },
         { table_name: 'one', version: 4 },
+        { table_name: 'one', version: 5 },
         { table_name: 'two', version: 1 },
         { table_name: 'two', version: 2 },
         { table_name: 'two', version: 3 },
         { table_name: 'two', version: 4 },
+        { table_name: 'two', version: 5 },
       ]);
     } finally {
       await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
@@ -50,17 +52,19 @@ describe('postgres setup', () => {
     const defs = Object.fromEntries(
       r.rows.map((x) => [x.indexname.slice(store.table.length + 1), x.indexdef]),
     );
-    expect(defs.wake_at).toMatch(/\(wake_at, id\) WHERE \(wake_at IS NOT NULL\)$/);
+    expect(defs.due_at).toMatch(
+      /\(GREATEST\(wake_at, claimed_until\), wake_at, id\) WHERE \(wake_at IS NOT NULL\)$/,
+    );
     expect(defs.status).toMatch(/\(status, id\)$/);
     expect(defs.workflow).toMatch(/\(workflow, id\)$/);
     const client = await pool.connect();
     try {
       await client.query('BEGIN; SET LOCAL enable_seqscan = off');
       const plan = await client.query(
-        `EXPLAIN SELECT id FROM "${TEST_SCHEMA}"."${store.table}" WHERE wake_at <= 5
-         AND (claimed_until IS NULL OR claimed_until <= 5) ORDER BY wake_at, id LIMIT 10`,
+        `EXPLAIN SELECT id FROM "${TEST_SCHEMA}"."${store.table}" WHERE wake_at IS NOT NULL
+         AND GREATEST(wake_at, claimed_until) <= 5 ORDER BY GREATEST(wake_at, claimed_until), wake_at, id LIMIT 10`,
       );
-      expect(JSON.stringify(plan.rows)).toContain(`${store.table}_wake_at`);
+      expect(JSON.stringify(plan.rows)).toContain(`${store.table}_due_at`);
     } finally {
       await client.query('ROLLBACK');
       client.release();
