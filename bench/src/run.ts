@@ -10,6 +10,7 @@ import { flatCost } from './groups/flat-cost.js';
 import { reducer } from './groups/reducer.js';
 import { runnerMemory } from './groups/runner-memory.js';
 import { scalePostgres } from './groups/scale.js';
+import { scaleRedis } from './groups/scale-redis.js';
 import { storeGroups } from './groups/stores.js';
 import { types } from './groups/types.js';
 import { idleQueries, wakeLatency } from './groups/wake-latency.js';
@@ -23,6 +24,7 @@ const GROUPS: Group[] = [
   types,
   ...storeGroups,
   scalePostgres,
+  scaleRedis,
   e2ePostgres,
   e2ePostgresBusy,
   wakeLatency,
