@@ -25,6 +25,7 @@ import { design, soakHandlers, soakWorkflows, TIMEOUT_MS } from './workflows.mjs
  * @property {number} [processes] worker processes (default 3)
  * @property {'worker' | 'loop'} [mode] what each process runs: createWorker, or a runner.processDue
  *   loop (default worker)
+ * @property {number} [loopLimit] instances per processDue call in loop mode (default 100, its own)
  * @property {boolean} [kills] SIGKILL worker processes during the run (default true)
  * @property {number} [claimMs] claim lease of the stores, driver and workers (default: each store's own)
  * @property {number} [timeoutMs] handler deadline of every task (default 2 s)
@@ -95,6 +96,7 @@ export async function runSoak(o) {
       SOAK_NS: ns,
       SOAK_LOG_DIR: logDir,
       SOAK_MODE: mode,
+      SOAK_LOOP_LIMIT: String(o.loopLimit ?? 100),
       SOAK_CLAIM_MS: o.claimMs === undefined ? '' : String(o.claimMs),
       SOAK_TIMEOUT_MS: String(timeoutMs),
       // The AWS SDK warns on every start of a child on Node 20 about its future Node 22 floor.

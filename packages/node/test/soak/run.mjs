@@ -11,10 +11,11 @@
 //   node packages/node/test/soak/run.mjs [--stores postgres,redis,mongo,dynamo] [--instances <n>]
 //     [--mode worker|loop] [--kills both|on|off] [--compare-loop] [--budget-s <per run>]
 //     [--no-restart] [--processes 3] [--claim-ms <ms>] [--timeout-ms 2000] [--rate <starts/s>]
-//     [--in-flight <n>]
+//     [--in-flight <n>] [--loop-limit 100]
 //
 // --instances defaults to 1,000 (300 on FerretDB); --claim-ms unset leaves each store's default;
-// --rate and --in-flight default to the per-store PACE below.
+// --rate and --in-flight default to the per-store PACE below; --loop-limit is the loop mode's
+// processDue limit (a killed loop process strands, claimed, what its last call had not ticked yet).
 // STEPFOLD_SOAK_PG_GROUP_COMMIT=1 in the environment turns on the PostgreSQL store's groupCommit.
 import { parseArgs } from 'node:util';
 import { runSoak } from './driver.mjs';
@@ -71,6 +72,7 @@ const { values } = parseArgs({
     'timeout-ms': { type: 'string', default: '2000' },
     rate: { type: 'string' },
     'in-flight': { type: 'string' },
+    'loop-limit': { type: 'string', default: '100' },
   },
 });
 const kinds = values.stores.split(',').map((k) => {
@@ -124,6 +126,7 @@ for (const kind of kinds) {
         restart,
         ...(values['claim-ms'] ? { claimMs: Number(values['claim-ms']) } : {}),
         timeoutMs: Number(values['timeout-ms']),
+        loopLimit: Number(values['loop-limit']),
         progress: (line) => console.log(line),
       });
       for (const v of r.violations.slice(0, 50)) console.log(`[${kind}] VIOLATION ${v}`);
@@ -155,7 +158,7 @@ const p99 = (done, m, k) => {
 };
 const cols = ['store', `p99 ${mode} kills`, `p99 ${mode} no kills`];
 if (values['compare-loop'] && mode !== 'loop') cols.push('p99 loop kills', 'worker/loop');
-console.log(`\n${cols.map((c) => c.padEnd(18)).join('')}`);
+console.log(`\n${cols.map((c) => c.padEnd(22)).join('')}`);
 for (const [kind, done] of byStore) {
   const row = [kind, p99(done, mode, true).text, p99(done, mode, false).text];
   if (values['compare-loop'] && mode !== 'loop') {
@@ -164,6 +167,6 @@ for (const [kind, done] of byStore) {
     const ratio = w.ms / l.ms;
     row.push(l.text, Number.isFinite(ratio) ? `${ratio.toFixed(2)}×${ratio <= 2 ? '' : ' (over 2×)'}` : '-');
   }
-  console.log(row.map((c) => c.padEnd(18)).join(''));
+  console.log(row.map((c) => c.padEnd(22)).join(''));
 }
 process.exit(failed ? 1 : 0);

@@ -34,7 +34,11 @@ const runner = createRunner({
 });
 const worker =
   mode === 'loop'
-    ? createLoopWorker(runner, { minMs: POLL_MIN_MS[kind], maxMs: LOOP_MAX_MS[kind] })
+    ? createLoopWorker(runner, {
+        minMs: POLL_MIN_MS[kind],
+        maxMs: LOOP_MAX_MS[kind],
+        limit: Number(process.env.SOAK_LOOP_LIMIT || 100),
+      })
     : createWorker({
         runner,
         concurrency: 8,
