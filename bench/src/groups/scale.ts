@@ -27,7 +27,12 @@ import { serviceUrls } from '../services.js';
 // table's 1,000 due rows are gone after 10 polls, the large one's after 1,000) and then measure
 // scans past claimed rows instead. The stores use claimMs 0: a claim lapses at once, so every
 // poll finds, locks and re-claims the earliest 100 due rows, the full work of a poll, the same on
-// both tables for as long as the measurement runs.
+// both tables for as long as the measurement runs. Since migration 5 the store orders rows by when
+// they are due again, a claim's expiry once claimed: a lease-0 claim moves its rows to `now`,
+// behind the others due, so the first polls walk the whole due set once (1,000 on the large table,
+// 10 on the small one) and leave an index entry behind for each row, dead but read by every later
+// poll until a vacuum. That walk is done, and vacuumed away, before measuring: then each poll
+// re-claims the same earliest 100 as before.
 //
 // That churn (100 rows rewritten ~1,500 times a second) is the bench's, not a worker's, and it
 // passes autovacuum's threshold on the large table within two seconds: a VACUUM of its 1.5 GB and
@@ -37,11 +42,12 @@ import { serviceUrls } from '../services.js';
 // VACUUM ANALYZEd after loading and autovacuum is off for both while they are measured (each page's
 // dead versions are still pruned as the polls read it); they are dropped afterwards.
 //
-// listdue-claimed, measured last: a tenth of each table's due instances (10,000 vs 100) are first
-// claimed for an hour, the earliest in the due order, as a fleet with runs in flight (or workers
-// killed holding claims) leaves them; then the same lease-0 polls. The same share on both tables,
-// so a poll whose cost does not depend on what is claimed keeps the ratio near 1, and one that
-// walks past the claims walks 100 times as many on the large table.
+// listdue-claimed, measured last: after a vacuum (of the save and create rows' churn), a tenth of
+// each table's due instances (10,000 vs 100) are claimed for an hour, the earliest in the due
+// order, as a fleet with runs in flight (or workers killed holding claims) leaves them; then the
+// same lease-0 polls. The same share on both tables, so a poll whose cost does not depend on what
+// is claimed keeps the ratio near 1, and one that walks past the claims walks 100 times as many
+// on the large table. The entries the claims left behind are not vacuumed: the polls meet them.
 
 const BENCH_DB = 'stepfold_bench';
 const SCHEMA = 'stepfold_scale';
@@ -179,11 +185,18 @@ async function run(): Promise<Row[]> {
     );
     const mb = Object.fromEntries(size.rows.map((r) => [r.name, Math.round(Number(r.bytes) / 2 ** 20)]));
 
+    const vacuum = async () => {
+      for (const t of tables) await admin.query(`VACUUM "${SCHEMA}"."${t.name}"`);
+    };
+    // Each poll's lease-0 claim moves its rows behind the others due: walk the due set once, then
+    // vacuum away the index entries that left behind (see the header).
     for (const t of tables) {
       const got = await t.store.listDue(t.now, LIMIT);
       if (got.length !== LIMIT || got[0] !== idOf(0))
         throw new Error(`${t.name}: listDue gave ${got.length} ids`);
+      for (let k = LIMIT; k < t.due; k += LIMIT) await t.store.listDue(t.now, LIMIT);
     }
+    await vacuum();
     const options = { concurrency: 1, warmupMs: 300, sampleMs: 500, samples: 12 };
     const listDue = (t: Table) => () => t.store.listDue(t.now, LIMIT);
     const save = (t: Table) => async () => {
@@ -203,6 +216,7 @@ async function run(): Promise<Row[]> {
     log('measuring create');
     const [cl, cs] = await compareAsync(create(large), create(small), options);
     log('measuring listDue past claimed instances');
+    await vacuum(); // what the save and create rows left
     const held = (t: Table) => Math.floor(t.due / HELD_SHARE);
     for (const t of tables) {
       const got = await t.store.listDue(t.now, held(t), { leaseMs: HELD_MS });
