@@ -90,9 +90,10 @@ export class SentInbox {
    */
   async settle(e: unknown, id: string, sent: SentSignal[], version: number): Promise<boolean> {
     if (isStepfoldError(e, 'VERSION_CONFLICT')) {
-      // Another worker wrote first (it heard the same notice): any signal it left is claimed by id.
-      this.stats.lostTakes++;
+      // Claimed again by id: nothing found means another worker applied them (a lost take);
+      // signals still there mean the instance moved on for another reason (a direct signal, say).
       this.named.add(id);
+      this.standby.add(id);
       this.roundNow();
       return true;
     }
