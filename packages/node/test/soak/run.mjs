@@ -11,11 +11,13 @@
 //   node packages/node/test/soak/run.mjs [--stores postgres,redis,mongo,dynamo] [--instances <n>]
 //     [--mode worker|loop] [--kills both|on|off] [--compare-loop] [--budget-s <per run>]
 //     [--no-restart] [--processes 3] [--claim-ms <ms>] [--timeout-ms 2000] [--rate <starts/s>]
-//     [--in-flight <n>] [--loop-limit 100]
+//     [--in-flight <n>] [--loop-limit 10]
 //
 // --instances defaults to 1,000 (300 on FerretDB); --claim-ms unset leaves each store's default;
 // --rate and --in-flight default to the per-store PACE below; --loop-limit is the loop mode's
-// processDue limit (a killed loop process strands, claimed, what its last call had not ticked yet).
+// processDue limit: about a worker's concurrency, since a killed loop process strands, claimed for
+// the store's claimMs, what its last call had not ticked yet (at 100, PostgreSQL's loop p99 under
+// kills was 31-65 s, at 10 it was 3.7 s).
 // STEPFOLD_SOAK_PG_GROUP_COMMIT=1 in the environment turns on the PostgreSQL store's groupCommit.
 import { parseArgs } from 'node:util';
 import { runSoak } from './driver.mjs';
@@ -72,7 +74,7 @@ const { values } = parseArgs({
     'timeout-ms': { type: 'string', default: '2000' },
     rate: { type: 'string' },
     'in-flight': { type: 'string' },
-    'loop-limit': { type: 'string', default: '100' },
+    'loop-limit': { type: 'string', default: '10' },
   },
 });
 const kinds = values.stores.split(',').map((k) => {
