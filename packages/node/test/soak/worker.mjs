@@ -7,7 +7,7 @@
 // driver SIGKILLs it at random; the supervisor starts it again.
 import { createRunner } from '@stepfold/engine';
 import { createWorker } from '@stepfold/engine/worker';
-import { serveWorker } from '../../dist/index.js';
+import { fleetFromEnv, serveWorker } from '../../dist/index.js';
 import { createLoopWorker } from './loop-worker.mjs';
 import { openOracleLog } from './oracle-log.mjs';
 import { LOOP_MAX_MS, openStore, POLL_MAX_MS, POLL_MIN_MS } from './stores.mjs';
@@ -48,6 +48,8 @@ const worker =
         // Every due query on FerretDB is a collection scan: one lane per round, not one per workflow.
         lanes: kind === 'mongo' ? 'single' : 'workflow',
         shutdown: { graceMs: 3000, abortMs: 1000 },
+        // Its place among runWorkers' processes: each handed-over task has one taker at once.
+        fleet: fleetFromEnv(),
       });
 // The runner counts every conflict its writes retried (the worker copies it once per round).
 const counters = () =>
