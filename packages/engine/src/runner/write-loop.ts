@@ -6,6 +6,7 @@ import { assertValidId } from '../ids.js';
 import { reduce } from '../reducer/reducer.js';
 import { isTerminal, type LogEntry, type Snapshot } from '../snapshot.js';
 import type { SentSignal, Store } from '../store/store.js';
+import { InstanceWrites } from './instance-writes.js';
 import type { EventInfo, Instrumentation } from './instrumentation.js';
 import type { WorkflowRegistry } from './registry.js';
 
@@ -90,13 +91,17 @@ export class WriteLoop {
     reapply = true,
     sent?: SentBatch,
   ): Promise<Snapshot> {
-    // Not async itself: without an instrument, the write's own promise is the one returned.
     const ins = this.instrument;
-    const trusted = known !== undefined && !loaded;
     const conflicts = reapply && !sent ? this.maxConflicts : 0;
-    if (!ins) return this.write(id, make, onWrite, known, trusted, check, conflicts, sent);
-    return this.applyTraced(ins, id, make, onWrite, known, trusted, check, conflicts, sent);
+    return this.queue.run(id, known, (current, fresh) => {
+      const trusted = current !== undefined && (fresh || !loaded);
+      if (!ins) return this.write(id, make, onWrite, current, trusted, check, conflicts, sent);
+      return this.applyTraced(ins, id, make, onWrite, current, trusted, check, conflicts, sent);
+    });
   }
+
+  /** This runner's writes per instance, one at a time, each from the newest snapshot it wrote. */
+  private readonly queue = new InstanceWrites();
 
   /** {@link apply} inside the instrumentation's event wrapper. */
   private async applyTraced(
@@ -187,6 +192,7 @@ export class WriteLoop {
         continue;
       }
       this.stats.writes++;
+      this.queue.wrote(next);
       onWrite(next, transitions, current.version, current.wakeAt);
       return next;
     }
@@ -287,6 +293,7 @@ export class WriteLoop {
       }
     }
     this.stats.writes++;
+    this.queue.wrote(s);
     onWrite(s, transitions, before, null);
     return s;
   }

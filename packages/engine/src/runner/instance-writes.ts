@@ -1,0 +1,53 @@
+import type { Snapshot } from '../snapshot.js';
+
+// Instances whose newest written snapshot is remembered; older ones are forgotten first.
+const REMEMBERED = 256;
+
+/**
+ * One runner's writes per instance, in order, and the newest snapshot each wrote. Two handlers of
+ * one instance that finish together (parallel branches) would both write from the version that
+ * dispatched them: one would lose its race, reload and apply again. Here the second waits for the
+ * first and starts from the snapshot it wrote. A write another process made meanwhile is still a
+ * lost race, found by the conditional save as before.
+ */
+export class InstanceWrites {
+  private readonly tails = new Map<string, Promise<unknown>>();
+  private readonly newest = new Map<string, Snapshot>();
+
+  /**
+   * Runs `write` once every earlier write of `id` by this runner has settled, with `known` replaced
+   * by the snapshot this runner wrote last when that one is newer (`fresh` then says it is trusted).
+   */
+  run<T>(
+    id: string,
+    known: Snapshot | undefined,
+    write: (known: Snapshot | undefined, fresh: boolean) => Promise<T>,
+  ): Promise<T> {
+    const before = this.tails.get(id);
+    const start = () => {
+      const newer = known && this.newest.get(id);
+      return newer && newer.version > known!.version ? write(newer, true) : write(known, false);
+    };
+    const p = before ? before.then(start, start) : start();
+    this.tails.set(id, p);
+    const settled = () => {
+      if (this.tails.get(id) === p) this.tails.delete(id);
+    };
+    p.then(settled, settled);
+    return p;
+  }
+
+  /** Records `s` as the newest snapshot of its instance this runner wrote. */
+  wrote(s: Snapshot): void {
+    this.newest.delete(s.id);
+    if (
+      s.status === 'completed' ||
+      s.status === 'failed' ||
+      s.status === 'cancelled' ||
+      s.status === 'aborted'
+    )
+      return;
+    this.newest.set(s.id, s);
+    if (this.newest.size > REMEMBERED) this.newest.delete(this.newest.keys().next().value!);
+  }
+}
