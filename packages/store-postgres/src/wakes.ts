@@ -15,8 +15,8 @@ export interface WakeBackoff {
   maxMs: number;
 }
 
-/** Default reconnect delays: 100 ms doubling to 30 s. */
-export const WAKE_BACKOFF: WakeBackoff = { firstMs: 100, maxMs: 30_000 };
+/** Default reconnect delays: 100 ms doubling to 5 s (an outage is mostly a restart of seconds). */
+export const WAKE_BACKOFF: WakeBackoff = { firstMs: 100, maxMs: 5_000 };
 
 /**
  * The NOTIFY channel of one instance table: `stepfold_` and 16 hex digits of a 64-bit FNV-1a hash

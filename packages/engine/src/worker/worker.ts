@@ -9,9 +9,11 @@ import { TaskPool } from './task-pool.js';
 import type { ShutdownOptions, Worker, WorkerEvents, WorkerOptions, WorkerStats } from './types.js';
 import { WakeTimes } from './wake-times.js';
 
-// Backoff while the store is down: from 100 ms, doubling, at most 30 s.
+// Backoff while the store is down: from 100 ms, doubling, at most 5 s. Outages are mostly a restart
+// or a failover of seconds; a longer pause would only delay every instance by as much once the
+// store is back, while a poll every 5 s per worker costs a down server nothing worth saving.
 const OUTAGE_MIN_MS = 100;
-const OUTAGE_MAX_MS = 30_000;
+const OUTAGE_MAX_MS = 5_000;
 // Future wake times remembered; more are left to polling.
 const MAX_KNOWN = 256;
 
