@@ -97,4 +97,4 @@ export {
   storeGuard,
   type UpdateOutcome,
 } from './store/store-kit.js';
-export { isHandoffNotice, parseWakePayload, wakeNotice } from './store/wake-notice.js';
+export { isBusyNotice, isHandoffNotice, parseWakePayload, wakeNotice } from './store/wake-notice.js';

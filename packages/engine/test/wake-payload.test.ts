@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseWakePayload } from '../src/index.js';
+import { createMemoryStore, createStoreKit, isBusyNotice, parseWakePayload } from '../src/index.js';
+import { makeTestSnapshot } from '../src/testing/test-snapshot.js';
 
 describe('parseWakePayload', () => {
   it('reads at, workflow, id and a snapshot of the instance named', () => {
@@ -46,5 +47,54 @@ describe('parseWakePayload', () => {
       snapshot: s,
       sent: [],
     });
+  });
+});
+
+describe('busy notices', () => {
+  const task = (queued: boolean, deadline: number) => ({
+    step: 'a',
+    phase: 'run' as const,
+    attempt: 1,
+    idempotencyKey: 'k',
+    handler: 'h',
+    dispatchedAt: 0,
+    deadline,
+    dispatchVersion: 1,
+    ...(queued ? { queued } : {}),
+  });
+  it('a timer while a task runs is busy; a lone timer and a hand-off are not', () => {
+    const timer = { timers: [{ kind: 'retry' as const, step: 'b', at: 50 }], wakeAt: 50 };
+    expect(
+      isBusyNotice(makeTestSnapshot('b-1', { ...timer, tasks: { 'a:run': task(false, 900) } }), 50),
+    ).toBe(true);
+    expect(isBusyNotice(makeTestSnapshot('b-2', timer), 50)).toBe(false);
+    expect(isBusyNotice(makeTestSnapshot('b-3', { wakeAt: 7, tasks: { 'a:run': task(true, 7) } }), 7)).toBe(
+      false,
+    );
+    const kit = createStoreKit('t', () => false, { fallback: 1 << 20 });
+    expect(kit.encode(makeTestSnapshot('b-1', { ...timer, tasks: { 'a:run': task(false, 900) } })).busy).toBe(
+      true,
+    );
+    expect(parseWakePayload('{"at":5,"w":"x","i":"b-1","b":1}')).toEqual({
+      at: 5,
+      workflow: 'x',
+      id: 'b-1',
+      busy: true,
+    });
+    expect(parseWakePayload('{"at":5,"b":true}')).toEqual({ at: 5 });
+  });
+
+  it('the memory store marks them on its notices', async () => {
+    const store = createMemoryStore();
+    const heard: unknown[] = [];
+    await store.wakes!.subscribe({ wake: (h) => heard.push(h) });
+    const timer = { timers: [{ kind: 'retry' as const, step: 'b', at: 50 }], wakeAt: 50 };
+    await store.create(makeTestSnapshot('b-1', { ...timer, tasks: { 'a:run': task(false, 900) } }));
+    await store.create(makeTestSnapshot('b-2', timer));
+    await new Promise((r) => setTimeout(r, 0));
+    expect(heard).toEqual([
+      { at: 50, workflow: 'conformance', id: 'b-1', busy: true },
+      { at: 50, workflow: 'conformance', id: 'b-2' },
+    ]);
   });
 });

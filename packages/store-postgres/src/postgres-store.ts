@@ -53,7 +53,13 @@ function claimWindow(now: number, leaseMs: number): [unknown, unknown] {
  */
 function noticeOf(encoded: EncodedSnapshot, row: Row): string | undefined {
   if (encoded.notice === null) return undefined;
-  return wakePayload(encoded.notice, row.workflow, row.id, encoded.handoff ? encoded.json : undefined);
+  return wakePayload(
+    encoded.notice,
+    row.workflow,
+    row.id,
+    encoded.handoff ? encoded.json : undefined,
+    encoded.busy,
+  );
 }
 
 /** Claimed rows in (wake time, id) order: RETURNING gives them in no particular order. */

@@ -37,15 +37,22 @@ export function wakeChannel(schema: string, table: string): string {
 const MAX_PAYLOAD_BYTES = 7999;
 
 /**
- * A notice's payload, `{"at":<ms>,"w":"<workflow>","i":"<id>"}`, and `"s":<snapshot JSON>` after
+ * A notice's payload, `{"at":<ms>,"w":"<workflow>","i":"<id>"}` (with `"b":1` for a busy notice:
+ * a timer while a task runs), and `"s":<snapshot JSON>` after
  * them when `json` is given (a write that hands a task to any worker) and the whole still fits
  * NOTIFY's limit; a larger snapshot goes without, and the worker claims the instance by id. `at` is
  * finite, so `String` gives its JSON; workflow names and ids are valid ids (no `"` or `\`, at most
  * 200 characters), so the payload without the snapshot stays far below the limit.
  */
-export function wakePayload(at: number, workflow: string, id?: string, json?: string): string {
+export function wakePayload(
+  at: number,
+  workflow: string,
+  id?: string,
+  json?: string,
+  busy?: boolean,
+): string {
   if (id === undefined) return `{"at":${at},"w":"${workflow}"}`;
-  const bare = `{"at":${at},"w":"${workflow}","i":"${id}"}`;
+  const bare = `{"at":${at},"w":"${workflow}","i":"${id}"${busy ? ',"b":1' : ''}}`;
   if (json === undefined) return bare;
   const full = `${bare.slice(0, -1)},"s":${json}}`;
   // A UTF-16 unit is at most 3 UTF-8 bytes: a short payload needs no count.

@@ -44,7 +44,9 @@ export const HANDOFF_MAX_CHARS = 8000;
  */
 export function hintArgs(e: EncodedSnapshot, route: HintRoute): string[] {
   if (e.notice === null) return [];
-  const bare = JSON.stringify({ at: e.notice, w: e.workflow, i: e.id });
+  const bare = JSON.stringify(
+    e.busy ? { at: e.notice, w: e.workflow, i: e.id, b: 1 } : { at: e.notice, w: e.workflow, i: e.id },
+  );
   const payload =
     e.handoff && e.json.length <= HANDOFF_MAX_CHARS ? `${bare.slice(0, -1)},"s":${e.json}}` : bare;
   return [payload, route.command, route.channel];

@@ -42,13 +42,17 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   const claims = new Map<string, number>();
   const listeners = new Set<WakeListener>();
   // A hand-off's notice carries its snapshot (each listener its own copy, as a database sends it).
-  const announce = (at: number | null, workflow: string, id: string, handoff?: string) => {
+  const announce = (at: number | null, workflow: string, id: string, handoff?: string, busy?: boolean) => {
     if (at === null) return;
     // As a database would: after the write has returned, never inside it.
     for (const l of listeners)
       queueMicrotask(() =>
         l.wake(
-          handoff === undefined ? { at, workflow, id } : { at, workflow, id, snapshot: kit.decode(handoff) },
+          handoff !== undefined
+            ? { at, workflow, id, snapshot: kit.decode(handoff) }
+            : busy
+              ? { at, workflow, id, busy }
+              : { at, workflow, id },
         ),
       );
   };
@@ -87,7 +91,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       status: e.status,
       workflow: e.workflow,
     };
-    return { row, notice: e.notice, handoff: e.handoff ? e.json : undefined };
+    return { row, notice: e.notice, handoff: e.handoff ? e.json : undefined, busy: e.busy };
   };
 
   /** Claims up to `limit` due, unclaimed ids (of a lane, of `ids`), earliest first, until `now` plus the lease. */
@@ -131,11 +135,11 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     },
     async create(snapshot) {
       check();
-      const { row, notice, handoff } = encode(snapshot);
+      const { row, notice, handoff, busy } = encode(snapshot);
       kit.created(!rows.has(snapshot.id), snapshot.id);
       rows.set(snapshot.id, row);
       index(snapshot.id, row.wakeAt);
-      announce(notice, row.workflow, snapshot.id, handoff);
+      announce(notice, row.workflow, snapshot.id, handoff, busy);
     },
     async load(id) {
       check();
@@ -144,7 +148,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     },
     async save(snapshot, expectedVersion) {
       check();
-      const { row, notice, handoff } = encode(snapshot);
+      const { row, notice, handoff, busy } = encode(snapshot);
       const current = rows.get(snapshot.id);
       if (!current || current.version !== expectedVersion) {
         kit.updated(current ? { stored: current.version } : 'missing', snapshot.id, expectedVersion);
@@ -154,7 +158,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       rows.set(snapshot.id, row);
       index(snapshot.id, row.wakeAt);
       claims.delete(snapshot.id);
-      announce(notice, row.workflow, snapshot.id, handoff);
+      announce(notice, row.workflow, snapshot.id, handoff, busy);
     },
     async listDue(now, limit, query) {
       check();

@@ -48,6 +48,12 @@ export interface WakeHint {
    * with `snapshot`; without it, empty (claim them by id with {@link Store.claimSent}).
    */
   sent?: SentSignal[];
+  /**
+   * A timer announced while a task of the instance runs (its runner will write again soon): a
+   * worker that did not write it should not claim the instance ahead of the time on a snapshot
+   * that may go stale by then (see `isBusyNotice`).
+   */
+  busy?: boolean;
 }
 
 /**

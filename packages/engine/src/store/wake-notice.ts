@@ -36,9 +36,21 @@ export function isHandoffNotice(snapshot: Snapshot, at: number): boolean {
 }
 
 /**
+ * Whether the notice `at` of `snapshot` announces a timer while a task of the instance is running:
+ * the runner running it will write again, so a snapshot loaded now may be stale by the timer. A
+ * worker that hears such a notice for another's write waits for the time before it claims.
+ */
+export function isBusyNotice(snapshot: Snapshot, at: number): boolean {
+  if (isHandoffNotice(snapshot, at)) return false;
+  for (const key in snapshot.tasks) if (!snapshot.tasks[key]!.queued) return true;
+  return false;
+}
+
+/**
  * The hint in a store's wake payload,
- * `{"at":<ms>,"w":"<workflow>","i":"<id>","s":<snapshot>,"p":[{"n":<seq>,"e":<signal>}…]}`
- * (`w`, `i`, `s` and `p` optional; `p`, the sent signals waiting, is `true` without `s`), or null for any text that is not one: anyone who can send on a
+ * `{"at":<ms>,"w":"<workflow>","i":"<id>","s":<snapshot>,"p":[{"n":<seq>,"e":<signal>}…],"b":1}`
+ * (`w`, `i`, `s`, `p` and `b` optional; `p`, the sent signals waiting, is `true` without `s`; `b`:
+ * {@link isBusyNotice}), or null for any text that is not one: anyone who can send on a
  * store's channel may send anything, so this never throws. A snapshot is kept only when it names
  * the instance `i` names; the worker's runner checks the rest as it checks a load.
  */
@@ -50,10 +62,18 @@ export function parseWakePayload(text: string | undefined): WakeHint | null {
     return null;
   }
   if (typeof v !== 'object' || v === null) return null;
-  const { at, w, i, s, p } = v as { at?: unknown; w?: unknown; i?: unknown; s?: unknown; p?: unknown };
+  const { at, w, i, s, p, b } = v as {
+    at?: unknown;
+    w?: unknown;
+    i?: unknown;
+    s?: unknown;
+    p?: unknown;
+    b?: unknown;
+  };
   if (typeof at !== 'number' || !Number.isFinite(at)) return null;
   const hint: WakeHint = { at };
   if (typeof w === 'string') hint.workflow = w;
+  if (b === 1) hint.busy = true;
   if (typeof i === 'string' && isValidId(i)) {
     hint.id = i;
     const mine = typeof s === 'object' && s !== null && (s as { id?: unknown }).id === i;

@@ -95,7 +95,7 @@ export class DuePoller {
    * right away and held until `at` when that is soon. False when not remembered (the store cannot
    * claim by id, or too many are): only the lanes will find it.
    */
-  hint(id: string, at: number, standby = false): boolean {
+  hint(id: string, at: number, standby = false, ahead = true): boolean {
     if (!this.store.claimDue) return false;
     if (this.held.has(id)) return true;
     const before = this.hinted.get(id);
@@ -103,8 +103,10 @@ export class DuePoller {
     this.hinted.set(id, at);
     if (standby) this.standby.add(id);
     // The same time heard twice (a worker's own write and its notice): one claim ahead is enough.
-    const ahead = at - this.clock();
-    if (before !== at && ahead > 0 && ahead <= LOOKAHEAD_MS && this.held.size < MAX_HELD)
+    // Not ahead (`ahead` false) when a task of the instance runs elsewhere: its result would make
+    // the held snapshot stale (a lost race at the tick); the runner that writes it claims ahead.
+    const soon = at - this.clock();
+    if (ahead && before !== at && soon > 0 && soon <= LOOKAHEAD_MS && this.held.size < MAX_HELD)
       void this.reserve(id, at);
     return true;
   }

@@ -238,7 +238,7 @@ export function createWorker(options: WorkerOptions): Worker {
           const named =
             id !== undefined &&
             ((snapshot?.id === id && poller.give(snapshot, hint.at, hint.sent)) ||
-              (hint.sent ? poller.claimSentTo(id) : poller.hint(id, hint.at)));
+              (hint.sent ? poller.claimSentTo(id) : poller.hint(id, hint.at, false, !hint.busy)));
           hear(hint.at, named);
         },
         lost(error) {

@@ -157,6 +157,15 @@ export function describeDueLanes({ options, fresh }: SuiteContext): void {
   }
 
   if (options.wakes) {
+    it('a timer announced while a task runs says so (busy): another worker then claims it only when due', async () => {
+      const store = await fresh();
+      const w = nextNotice(store, (h) => h.at === 6262);
+      await w.ready;
+      const timer: Partial<Snapshot> = { timers: [{ kind: 'retry', step: 'b', at: 6262 }], wakeAt: 6262 };
+      await store.create(makeTestSnapshot('busy-1', { workflow: wf('waker'), ...timer, tasks: running(90_000) }));
+      expect(await w.first).toEqual({ at: 6262, workflow: 'waker', id: 'busy-1', busy: true });
+    });
+
     it('a timer or a handed-off task is announced; a running task deadline is not', async () => {
       const store = await fresh();
       expect(store.wakes).toBeDefined();
