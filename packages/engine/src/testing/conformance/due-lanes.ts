@@ -162,7 +162,9 @@ export function describeDueLanes({ options, fresh }: SuiteContext): void {
       const w = nextNotice(store, (h) => h.at === 6262);
       await w.ready;
       const timer: Partial<Snapshot> = { timers: [{ kind: 'retry', step: 'b', at: 6262 }], wakeAt: 6262 };
-      await store.create(makeTestSnapshot('busy-1', { workflow: wf('waker'), ...timer, tasks: running(90_000) }));
+      await store.create(
+        makeTestSnapshot('busy-1', { workflow: wf('waker'), ...timer, tasks: running(90_000) }),
+      );
       expect(await w.first).toEqual({ at: 6262, workflow: 'waker', id: 'busy-1', busy: true });
     });
 
