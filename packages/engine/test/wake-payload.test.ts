@@ -71,7 +71,7 @@ describe('busy notices', () => {
     expect(isBusyNotice(makeTestSnapshot('b-3', { wakeAt: 7, tasks: { 'a:run': task(true, 7) } }), 7)).toBe(
       false,
     );
-    const kit = createStoreKit('t', () => false, { fallback: 1 << 20 });
+    const kit = createStoreKit('t', () => false, { asked: undefined, fallback: 1 << 20 });
     expect(kit.encode(makeTestSnapshot('b-1', { ...timer, tasks: { 'a:run': task(false, 900) } })).busy).toBe(
       true,
     );
