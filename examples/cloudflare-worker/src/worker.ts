@@ -46,6 +46,7 @@ const STATUS = {
   STORE_UNAVAILABLE: 503,
   INBOX_OVERFLOW: 429,
   UNKNOWN_SIGNAL: 400,
+  PAST_PIVOT: 409,
 } satisfies Record<ErrorCode, number>;
 
 /** An error of the HTTP layer itself (no such route, wrong method). */

@@ -48,6 +48,7 @@ export const STATUS = {
   STORE_UNAVAILABLE: 503,
   INBOX_OVERFLOW: 429,
   UNKNOWN_SIGNAL: 400,
+  PAST_PIVOT: 409,
 } satisfies Record<ErrorCode, ContentfulStatusCode>;
 
 /** An error of the HTTP layer itself, with a code of its own. */

@@ -8,7 +8,7 @@ export const EXIT = {
   /** Bad arguments, an unreadable file, a malformed store URL, a `.ts` handlers module. */
   usage: 2,
   notFound: 3,
-  /** The instance changed or exists already: VERSION_CONFLICT, ALREADY_EXISTS. */
+  /** The instance changed, exists already, or is past its pivot (cancel): VERSION_CONFLICT, ALREADY_EXISTS, PAST_PIVOT. */
   conflict: 4,
   /** The engine or the store refused the data: INVALID_*, SNAPSHOT_TOO_LARGE, INBOX_OVERFLOW. */
   invalid: 5,
@@ -34,6 +34,7 @@ const BY_CODE: Readonly<Record<string, number>> = {
   NOT_FOUND: EXIT.notFound,
   VERSION_CONFLICT: EXIT.conflict,
   ALREADY_EXISTS: EXIT.conflict,
+  PAST_PIVOT: EXIT.conflict,
   INVALID_DEFINITION: EXIT.invalid,
   INVALID_EVENT: EXIT.invalid,
   INVALID_SNAPSHOT: EXIT.invalid,

@@ -15,7 +15,8 @@ export type ErrorCode =
   | 'SNAPSHOT_TOO_LARGE'
   | 'STORE_UNAVAILABLE'
   | 'INBOX_OVERFLOW'
-  | 'UNKNOWN_SIGNAL';
+  | 'UNKNOWN_SIGNAL'
+  | 'PAST_PIVOT';
 
 /**
  * Codes the engine itself records in a snapshot's `error` (a step's or the instance's). A handler's
@@ -253,4 +254,21 @@ export function failureOf(e: unknown): { message: string; code?: string; retryab
   if (typeof err.code === 'string') out.code = err.code;
   if (typeof err.retryable === 'boolean') out.retryable = err.retryable;
   return out;
+}
+
+/**
+ * `cancel` of an instance whose pivot step has completed: what the pivot did cannot be undone, so
+ * nothing rolls back any more; nothing was written. `abort` still stops it, or it finishes forward.
+ */
+export class PastPivotError extends StepfoldError<'PAST_PIVOT'> {
+  constructor(
+    readonly id: string,
+    readonly pivot: string,
+  ) {
+    super(
+      'PAST_PIVOT',
+      `instance ${JSON.stringify(id)}: pivot step ${JSON.stringify(pivot)} has completed, so cancel cannot roll it back (abort the instance, or let it finish forward)`,
+      { retryable: false },
+    );
+  }
 }

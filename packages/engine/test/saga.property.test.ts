@@ -95,9 +95,17 @@ function checkTerminal(s: Snapshot, m: Model, g: ReturnType<typeof compile>, onF
       expected = new Set(m.done.slice(from).filter((id) => !id.startsWith('sp:') && compensable(id)));
     }
   }
+  // A pivot that completed during the rollback (a sibling branch's detached handler) stopped it:
+  // the compensations dispatched before then ran, once each; nothing after.
+  const stopped = m.done.some((id) => {
+    const n = g.meta.get(id)?.node;
+    return n?.kind === 'task' && n.pivot && !(m.doneAtFailure ?? []).includes(id);
+  });
   for (const id of g.meta.keys()) {
     const n = m.undone.get(id) ?? 0;
-    if (expected.has(id)) {
+    if (expected.has(id) && stopped) {
+      expect(n).toBeLessThanOrEqual(1);
+    } else if (expected.has(id)) {
       expect({ id, compensations: n }).toEqual({ id, compensations: 1 });
       expect(s.steps[id]?.status).toBe('compensated');
     } else if (m.done.includes(id) || !compensable(id)) {
@@ -182,9 +190,22 @@ describe('saga oracles over random workflows and events', () => {
           const m: Model = { done: [], undone: new Map(), doneAtFailure: null };
           const seen: Task[] = [];
           observe(m, null, s, start, g.meta);
+          const begun = new Set<string>();
+          const isPivot = (id: string) => {
+            const n = g.meta.get(id)?.node;
+            return n?.kind === 'task' && n.pivot;
+          };
           const apply = (e: WorkflowEvent): Snapshot => {
             const next = step(def, s, e);
             if (isTerminal(s.status)) expect(next).toBe(s);
+            // No compensation begins for a step that completed before a completed pivot (one that
+            // began before the pivot completed runs to its end: retries, a requeue).
+            for (const t of Object.values(next.tasks)) {
+              if (t.phase !== 'compensate' || begun.has(t.step)) continue;
+              begun.add(t.step);
+              const at = m.done.indexOf(t.step);
+              expect(m.done.slice(at + 1).some(isPivot), `${t.step} compensated past a pivot`).toBe(false);
+            }
             if (next !== s) {
               expect(next.version).toBe(s.version + 1);
               accepted.push(e);
@@ -210,14 +231,26 @@ describe('saga oracles over random workflows and events', () => {
             // A signal no step of the definition listens for ('stray') is refused unless the
             // instance has ended (then nothing applies at all).
             const stray = e.type === 'signal' && !g.signals.includes(e.name);
+            // A cancel once a pivot has completed is refused (PAST_PIVOT) and changes nothing.
+            const pastPivot =
+              e.type === 'cancel' &&
+              !isTerminal(s.status) &&
+              m.done.some(isPivot) &&
+              s.saga?.mode !== 'cancel';
             const before = s;
             try {
               apply(e);
               if (stray) expect(s).toBe(before); // never buffered
+              expect(pastPivot, 'a cancel past a pivot was accepted').toBe(false);
             } catch (err) {
               const code = (err as { code?: string }).code;
-              if (!(stray && code === 'UNKNOWN_SIGNAL') && !(refusable && code === 'INVALID_EVENT'))
+              if (
+                !(stray && code === 'UNKNOWN_SIGNAL') &&
+                !(refusable && code === 'INVALID_EVENT') &&
+                !(code === 'PAST_PIVOT' && pastPivot)
+              )
                 throw err;
+              expect(s).toBe(before);
             }
             if (isTerminal(s.status)) checkTerminal(s, m, g, onFailure);
           }

@@ -19,7 +19,12 @@ export const SAVEPOINT = 'savepoint:';
 
 /** Whether a pivot task has completed in this run: from then on nothing rolls back. */
 export function pivotPassed(cx: Cx): boolean {
-  return cx.wf.pivots.some((p) => cx.s.steps[p]?.status === 'completed');
+  return passedPivot(cx) !== undefined;
+}
+
+/** The first pivot task that has completed in this run, if any. */
+export function passedPivot(cx: Cx): string | undefined {
+  return cx.wf.pivots.find((p) => cx.s.steps[p]?.status === 'completed');
 }
 
 /** Which policy governs a failure of this step. */
@@ -135,6 +140,13 @@ export function pumpRollback(cx: Cx): void {
   if (tasks.some((t) => t.phase === 'compensate')) return;
   if (cx.s.timers.some((t) => t.phase === 'compensate')) return;
   if (Object.values(cx.s.steps).some((st) => st.status === 'compensation-dlq')) return;
+  // A pivot completed during the rollback (a sibling branch's handler, detached when it began):
+  // what it did stands, so nothing done before it is undone any more; the rollback ends here.
+  const pivot = saga.queue.length ? passedPivot(cx) : undefined;
+  if (pivot !== undefined) {
+    saga.queue = [];
+    log(cx, 'compensation.stopped', pivot, { detail: 'pivot completed' });
+  }
   const next = saga.queue.shift();
   if (next !== undefined) {
     const st = stepState(cx, next);

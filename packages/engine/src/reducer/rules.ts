@@ -1,8 +1,8 @@
 import { kindOf } from '../definition/kinds/index.js';
-import { InboxOverflowError, UnknownSignalError } from '../errors.js';
+import { InboxOverflowError, PastPivotError, UnknownSignalError } from '../errors.js';
 import { type EventOf, rejectEvent, type WorkflowEvent } from '../events.js';
 import { isTerminal, type StepState } from '../snapshot.js';
-import { pumpRollback, startRollback } from './compensation.js';
+import { passedPivot, pumpRollback, startRollback } from './compensation.js';
 import { deliverSignal, enter } from './flow.js';
 import { rulesOf } from './kinds/index.js';
 import type { ResultEvent } from './kinds/step-rules.js';
@@ -104,6 +104,9 @@ export const rules: { [T in WorkflowEvent['type']]: Rule<T> } = {
 
   cancel: (cx, ev) => {
     if (cx.s.saga?.mode === 'cancel') return NOOP;
+    // Past a completed pivot nothing rolls back: refused, nothing written (abort still stops it).
+    const pivot = passedPivot(cx);
+    if (pivot !== undefined) throw new PastPivotError(cx.s.id, pivot);
     return run(cx, () => {
       if (ev.reason !== undefined) cx.s.reason = ev.reason;
       log(
