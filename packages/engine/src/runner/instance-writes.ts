@@ -1,4 +1,4 @@
-import type { Snapshot } from '../snapshot.js';
+import { isTerminal, type Snapshot } from '../snapshot.js';
 
 // Instances whose newest written snapshot is remembered; older ones are forgotten first.
 const REMEMBERED = 256;
@@ -40,13 +40,7 @@ export class InstanceWrites {
   /** Records `s` as the newest snapshot of its instance this runner wrote. */
   wrote(s: Snapshot): void {
     this.newest.delete(s.id);
-    if (
-      s.status === 'completed' ||
-      s.status === 'failed' ||
-      s.status === 'cancelled' ||
-      s.status === 'aborted'
-    )
-      return;
+    if (isTerminal(s.status)) return;
     this.newest.set(s.id, s);
     if (this.newest.size > REMEMBERED) this.newest.delete(this.newest.keys().next().value!);
   }

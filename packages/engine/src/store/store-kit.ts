@@ -9,7 +9,7 @@ import {
 import { assertValidId, isValidId } from '../ids.js';
 import type { Snapshot, Status } from '../snapshot.js';
 import { type DueQuery, type ListPage, type ListQuery, snapshotBytes } from './store.js';
-import { isBusyNotice, isHandoffNotice, wakeNotice } from './wake-notice.js';
+import { hasRunningTask, isHandoffNotice, wakeNotice } from './wake-notice.js';
 
 // What every store adapter repeats, in one place: argument checks, id validation, encoding and the
 // size limit, and turning driver failures into STORE_UNAVAILABLE. An adapter keeps its database calls.
@@ -30,7 +30,7 @@ export interface EncodedSnapshot {
   notice: number | null;
   /** The notice hands a task to any worker (see {@link isHandoffNotice}): the store may send `json` with it. */
   handoff: boolean;
-  /** The notice announces a timer while a task of the instance runs (see {@link isBusyNotice}): sent with it as `"b":1`. */
+  /** The notice announces a timer while a task of the instance runs (see `isBusyNotice`): sent with it as `"b":1`. */
   busy: boolean;
   json: string;
 }
@@ -201,6 +201,7 @@ export function createStoreKit(
       }
       const wake = snapshot.wakeAt;
       const notice = wakeNotice(snapshot);
+      const handoff = notice !== null && isHandoffNotice(snapshot, notice);
       return {
         id: snapshot.id,
         version: snapshot.version,
@@ -209,8 +210,8 @@ export function createStoreKit(
         wakeAt:
           typeof wake === 'number' && Number.isFinite(wake) ? indexedWake(snapshot, wake, notice) : null,
         notice,
-        handoff: notice !== null && isHandoffNotice(snapshot, notice),
-        busy: notice !== null && isBusyNotice(snapshot, notice),
+        handoff,
+        busy: notice !== null && !handoff && hasRunningTask(snapshot),
         json,
       };
     },

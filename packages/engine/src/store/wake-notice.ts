@@ -41,7 +41,11 @@ export function isHandoffNotice(snapshot: Snapshot, at: number): boolean {
  * worker that hears such a notice for another's write waits for the time before it claims.
  */
 export function isBusyNotice(snapshot: Snapshot, at: number): boolean {
-  if (isHandoffNotice(snapshot, at)) return false;
+  return !isHandoffNotice(snapshot, at) && hasRunningTask(snapshot);
+}
+
+/** Whether a task of the instance is running (dispatched to a runner, not queued for any worker). */
+export function hasRunningTask(snapshot: Snapshot): boolean {
   for (const key in snapshot.tasks) if (!snapshot.tasks[key]!.queued) return true;
   return false;
 }

@@ -2,7 +2,7 @@ import { isStepfoldError } from '../errors.js';
 import type { Runner } from '../runner/types.js';
 import type { Snapshot } from '../snapshot.js';
 import type { DueQuery, SentSignal, Store } from '../store/store.js';
-import { type Due, NOT_MINE, SentInbox } from './sent-inbox.js';
+import { countLostTakes, type Due, NOT_MINE, SentInbox } from './sent-inbox.js';
 import type { TaskPool } from './task-pool.js';
 import type { WorkerEvents, WorkerStats } from './types.js';
 
@@ -209,10 +209,7 @@ export class DuePoller {
     // Another worker may have taken some, or they moved on: the lanes find whatever is left.
     const got = await this.claim(now, ids.length, { ids });
     this.stats.polls++;
-    if (this.standby.size) {
-      const found = new Set(got.map((d) => d.id));
-      for (const id of ids) if (this.standby.delete(id) && !found.has(id)) this.stats.lostTakes++; // taken by the worker whose turn it was
-    }
+    countLostTakes(this.standby, ids, got, this.stats);
     return ticked + this.take(got, now, '*', ticks);
   }
 

@@ -65,10 +65,7 @@ export class SentInbox {
     if (ids.length === 0) return [];
     for (const id of ids) this.named.delete(id);
     const got = await this.claim(now, ids.length, ids);
-    if (this.standby.size) {
-      const found = new Set(got.map((d) => d.id));
-      for (const id of ids) if (this.standby.delete(id) && !found.has(id)) this.stats.lostTakes++;
-    }
+    countLostTakes(this.standby, ids, got, this.stats);
     return got;
   }
 
@@ -104,4 +101,19 @@ export class SentInbox {
     this.emit('error', e, 'tick');
     return true;
   }
+}
+
+/**
+ * After a claim by id of `ids`: each one this worker stood by for (in `standby`, removed now) that
+ * the claim did not find was taken by the worker whose turn it was, a lost take.
+ */
+export function countLostTakes(
+  standby: Set<string>,
+  ids: readonly string[],
+  got: readonly Due[],
+  stats: WorkerStats,
+): void {
+  if (standby.size === 0) return;
+  const found = new Set(got.map((d) => d.id));
+  for (const id of ids) if (standby.delete(id) && !found.has(id)) stats.lostTakes++;
 }

@@ -23,19 +23,11 @@ export const DEFAULT_CLAIM_LEASE_MS = 5_000;
 /** Default time between the turns of workers that heard one notice (see `WorkerOptions.standbyMs`). */
 export const DEFAULT_STANDBY_MS = 50;
 
-/** `standbyMs` checked: a non-negative integer of ms. */
-function standbyMsOf(ms: number | undefined): number {
-  if (ms === undefined) return DEFAULT_STANDBY_MS;
-  if (!(Number.isSafeInteger(ms) && ms >= 0))
-    throw new RangeError(`createWorker: standbyMs must be a non-negative integer, got ${String(ms)}`);
-  return ms;
-}
-
-/** `claimLeaseMs` checked: a positive integer of ms. */
-function claimLease(ms: number | undefined): number {
-  if (ms === undefined) return DEFAULT_CLAIM_LEASE_MS;
-  if (!(Number.isSafeInteger(ms) && ms > 0))
-    throw new RangeError(`createWorker: claimLeaseMs must be a positive integer, got ${String(ms)}`);
+/** A worker option of whole milliseconds checked (at least `min`), or its default. */
+function msOption(name: string, ms: number | undefined, fallback: number, min: 0 | 1): number {
+  if (ms === undefined) return fallback;
+  if (!(Number.isSafeInteger(ms) && ms >= min))
+    throw new RangeError(`createWorker: ${name} must be an integer of at least ${min}, got ${String(ms)}`);
   return ms;
 }
 
@@ -128,7 +120,7 @@ export function createWorker(options: WorkerOptions): Worker {
   const poller = new DuePoller(runner, store, pool, stats, emit, clock, {
     skipMs: options.skipMs ?? 1_000,
     lanes: options.lanes,
-    leaseMs: claimLease(options.claimLeaseMs),
+    leaseMs: msOption('claimLeaseMs', options.claimLeaseMs, DEFAULT_CLAIM_LEASE_MS, 1),
     heldDue: (at) => hear(at, true),
   });
 
@@ -264,7 +256,12 @@ export function createWorker(options: WorkerOptions): Worker {
   }
   let resubscribe: ReturnType<typeof setTimeout> | undefined;
 
-  const order = new TakeOrder(options.fleet, standbyMsOf(options.standbyMs), randomToken(), stats);
+  const order = new TakeOrder(
+    options.fleet,
+    msOption('standbyMs', options.standbyMs, DEFAULT_STANDBY_MS, 0),
+    randomToken(),
+    stats,
+  );
   const standing = new Set<ReturnType<typeof setTimeout>>();
   /** After `wait`, claims `id` by id (its signals, for a send): nothing is found once its taker wrote. */
   function standBy(id: string, hint: WakeHint, wait: number): void {
