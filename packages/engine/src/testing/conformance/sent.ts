@@ -295,6 +295,9 @@ export function describeSent(ctx: SuiteContext): void {
       on: { error: (e) => errors.push(isStepfoldError(e) ? e.code : String(e)) },
     });
     await until('the inbox emptied', async () => (await waitingIn(store, 'v')) === 0, 5_000);
+    // The refusal is reported once the write consuming the signals has returned: a moment after
+    // the inbox shows empty.
+    await until('the refusal reported', () => errors.length > 0, 5_000);
     expect(errors).toEqual(['INBOX_OVERFLOW']);
     await sender.send('v', 'open');
     await until('the handler', () => ran.length === 1);
