@@ -21,7 +21,9 @@ for (const extra of [
 let failed = 0;
 for (const project of projects) {
   try {
-    execFileSync('pnpm', ['exec', 'tsc', '-p', project, '--noEmit'], { stdio: 'inherit' });
+    // Tests read snapshots' open maps (`s.steps.review`) freely; sources and consumers keep the flag.
+    const loose = project.includes('test') ? ['--noPropertyAccessFromIndexSignature', 'false'] : [];
+    execFileSync('pnpm', ['exec', 'tsc', '-p', project, '--noEmit', ...loose], { stdio: 'inherit' });
   } catch {
     failed++;
     console.error(`typecheck failed: ${project}`);

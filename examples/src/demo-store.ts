@@ -45,7 +45,7 @@ export async function openDemoStore(kind: DemoStoreKind, table: string, ids: str
     import('pg'),
     import('@stepfold/store-postgres'),
   ]);
-  const url = process.env.STEPFOLD_PG_URL ?? DEMO_PG_URL;
+  const url = process.env['STEPFOLD_PG_URL'] ?? DEMO_PG_URL;
   const pool = new pg.Pool({ connectionString: url, max: 4, connectionTimeoutMillis: 5000 });
   pool.on('error', () => {}); // an idle connection the server dropped; the pool replaces it
   const store = createPostgresStore({ pool, schema: 'stepfold_demo', table });

@@ -81,6 +81,10 @@ for (const file of files) {
 const tsconfig = (moduleResolution, module, emit) => ({
   compilerOptions: {
     strict: true,
+    // The strictest flags a consumer may use: our .d.ts files must hold under them too.
+    exactOptionalPropertyTypes: true,
+    noPropertyAccessFromIndexSignature: true,
+    noUncheckedIndexedAccess: true,
     target: 'ES2022',
     module,
     moduleResolution,

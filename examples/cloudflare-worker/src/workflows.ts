@@ -84,6 +84,6 @@ export const handlers = {
   }),
   discardDraft: async () => ({ discarded: true }),
   publishDocument: async ({ outputs }) => ({
-    published: (outputs.draft as { draft: string }).draft.replace(/^draft:/, 'doc:'),
+    published: (outputs['draft'] as { draft: string }).draft.replace(/^draft:/, 'doc:'),
   }),
 } satisfies Record<string, Handler>;

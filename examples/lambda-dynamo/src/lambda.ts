@@ -16,10 +16,10 @@ import { createSqsQueue } from './sqs-queue.js';
 import type { SQSBatchResponse, SQSEvent } from './sqs-types.js';
 import { createHandlers, workflows } from './workflows.js';
 
-const queueUrl = process.env.STEPFOLD_QUEUE_URL;
+const queueUrl = process.env['STEPFOLD_QUEUE_URL'];
 const store = createDynamoStore({
   client: new DynamoDBClient({}),
-  ...(process.env.STEPFOLD_TABLE ? { table: process.env.STEPFOLD_TABLE } : {}),
+  ...(process.env['STEPFOLD_TABLE'] ? { table: process.env['STEPFOLD_TABLE'] } : {}),
 });
 const runner = createRunner({ store, workflows, handlers: createHandlers() });
 const handle = createHandler({ runner, queue: createSqsQueue(new SQSClient({}), queueUrl ?? '') });

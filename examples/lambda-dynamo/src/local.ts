@@ -21,23 +21,23 @@ import { createHandlers, workflows } from './workflows.js';
 const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
 const region = 'us-east-1';
 const dynamo = new DynamoDBClient({
-  endpoint: process.env.STEPFOLD_DYNAMO_ENDPOINT ?? 'http://127.0.0.1:8000',
+  endpoint: process.env['STEPFOLD_DYNAMO_ENDPOINT'] ?? 'http://127.0.0.1:8000',
   region,
   credentials,
 });
 const sqs = new SQSClient({
-  endpoint: process.env.STEPFOLD_SQS_ENDPOINT ?? 'http://127.0.0.1:9324',
+  endpoint: process.env['STEPFOLD_SQS_ENDPOINT'] ?? 'http://127.0.0.1:9324',
   region,
   credentials,
 });
 
 const store = createDynamoStore({
   client: dynamo,
-  ...(process.env.STEPFOLD_TABLE ? { table: process.env.STEPFOLD_TABLE } : {}),
+  ...(process.env['STEPFOLD_TABLE'] ? { table: process.env['STEPFOLD_TABLE'] } : {}),
 });
 await store.setup();
 const { QueueUrl } = await sqs.send(
-  new CreateQueueCommand({ QueueName: process.env.STEPFOLD_QUEUE ?? 'stepfold-events' }),
+  new CreateQueueCommand({ QueueName: process.env['STEPFOLD_QUEUE'] ?? 'stepfold-events' }),
 );
 const runner = createRunner({ store, workflows, handlers: createHandlers() });
 const handler = createHandler({ runner, queue: createSqsQueue(sqs, QueueUrl!) });

@@ -43,38 +43,38 @@ export function parseMessage(body: string): QueueMessage {
     return fail(`body is not JSON: ${(e as Error).message}`, 'body');
   }
   if (!isObject(o)) return fail('body must be a JSON object', 'body');
-  if (!isString(o.id)) return fail('id must be a string', 'id');
-  assertValidId(o.id, 'instance id');
-  const id = o.id;
-  switch (o.type) {
+  if (!isString(o['id'])) return fail('id must be a string', 'id');
+  assertValidId(o['id'], 'instance id');
+  const id = o['id'];
+  switch (o['type']) {
     case 'start': {
-      if (!isString(o.workflow)) return fail('workflow must be a string', 'workflow');
-      assertValidId(o.workflow, 'workflow name');
+      if (!isString(o['workflow'])) return fail('workflow must be a string', 'workflow');
+      assertValidId(o['workflow'], 'workflow name');
       const version = optional(o, 'version', isCount, 'a non-negative integer');
       return {
         type: 'start',
         id,
-        workflow: o.workflow,
-        input: o.input,
+        workflow: o['workflow'],
+        input: o['input'],
         ...(version === undefined ? {} : { version }),
       };
     }
     case 'signal': {
-      if (!isString(o.name)) return fail('name must be a string', 'name');
-      assertValidId(o.name, 'signal name');
+      if (!isString(o['name'])) return fail('name must be a string', 'name');
+      assertValidId(o['name'], 'signal name');
       const signalId = optional(o, 'signalId', isString, 'a string');
       return {
         type: 'signal',
         id,
-        name: o.name,
-        payload: o.payload,
+        name: o['name'],
+        payload: o['payload'],
         ...(signalId === undefined ? {} : { signalId }),
       };
     }
     case 'cancel':
     case 'abort': {
       const reason = optional(o, 'reason', isString, 'a string');
-      return { type: o.type, id, ...(reason === undefined ? {} : { reason }) };
+      return { type: o['type'], id, ...(reason === undefined ? {} : { reason }) };
     }
     case 'requeue': {
       const step = optional(o, 'step', isString, 'a string');
@@ -87,9 +87,9 @@ export function parseMessage(body: string): QueueMessage {
       };
     }
     case 'wake': {
-      if (!isCount(o.at)) return fail('at must be an epoch-ms integer', 'at');
+      if (!isCount(o['at'])) return fail('at must be an epoch-ms integer', 'at');
       const version = optional(o, 'version', isCount, 'a non-negative integer');
-      return { type: 'wake', id, at: o.at, ...(version === undefined ? {} : { version }) };
+      return { type: 'wake', id, at: o['at'], ...(version === undefined ? {} : { version }) };
     }
     default:
       return fail('type must be start, signal, wake, cancel, abort or requeue', 'type');

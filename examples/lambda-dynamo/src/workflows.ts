@@ -94,7 +94,7 @@ export function createHandlers(
     })),
     discardDraft: logged(() => ({ discarded: true })),
     publishDocument: logged((ctx) => ({
-      published: (ctx.outputs.draft as { draft: string }).draft.replace(/^draft:/, 'doc:'),
+      published: (ctx.outputs['draft'] as { draft: string }).draft.replace(/^draft:/, 'doc:'),
     })),
   };
 }

@@ -166,7 +166,7 @@ export function createApi(o: ApiOptions): Hono {
       comment: isString,
       signalId: isString,
     });
-    if (body.decision === undefined)
+    if (body['decision'] === undefined)
       invalid('body must be { decision: "approve" | "reject", comment? }', 'body.decision');
     const s = await runner.get(id);
     if (!s) throw new NotFoundError(id);
@@ -201,7 +201,7 @@ export function createApi(o: ApiOptions): Hono {
   app.post('/instances/:id/requeue', async (c) => {
     const id = idParam(c);
     const body = await readObject(c, { step: isString, inputPatch: isObject });
-    if (body.step !== undefined) assertValidId(body.step, 'step');
+    if (body['step'] !== undefined) assertValidId(body['step'], 'step');
     const requeue = body as { step?: string; inputPatch?: Record<string, unknown> };
     return reply(c, await send({ type: 'requeue', id, ...requeue }), 202);
   });

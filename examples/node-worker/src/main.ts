@@ -31,9 +31,9 @@ const int = (name: string, fallback: number) => {
   return v;
 };
 const config = {
-  pgUrl: env.STEPFOLD_PG_URL ?? 'postgres://stepfold:stepfold@127.0.0.1:5432/stepfold',
-  schema: env.STEPFOLD_SCHEMA ?? 'stepfold_worker',
-  host: env.HOST ?? '127.0.0.1',
+  pgUrl: env['STEPFOLD_PG_URL'] ?? 'postgres://stepfold:stepfold@127.0.0.1:5432/stepfold',
+  schema: env['STEPFOLD_SCHEMA'] ?? 'stepfold_worker',
+  host: env['HOST'] ?? '127.0.0.1',
   port: int('PORT', 3000),
   pollMaxMs: Math.max(1, int('POLL_MAX_MS', 5_000)),
   concurrency: Math.max(1, int('CONCURRENCY', 8)),

@@ -118,7 +118,7 @@ export function createHandlers(log: CallLog) {
     })),
     discardDraft: logged(() => ({ discarded: true })),
     publishDocument: logged((ctx) => ({
-      published: (ctx.outputs.draft as { draft: string }).draft.replace(/^draft:/, 'doc:'),
+      published: (ctx.outputs['draft'] as { draft: string }).draft.replace(/^draft:/, 'doc:'),
     })),
   };
 }

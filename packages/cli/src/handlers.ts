@@ -26,7 +26,7 @@ export async function loadHandlers(path: string): Promise<Record<string, Handler
   } catch (e) {
     throw new UsageError(`cannot import handlers ${path}: ${(e as Error).message}`);
   }
-  const fromDefault = mod.default;
+  const fromDefault = mod['default'];
   const source =
     typeof fromDefault === 'object' && fromDefault !== null
       ? (fromDefault as Record<string, unknown>)

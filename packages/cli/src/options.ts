@@ -4,17 +4,17 @@ import { UsageError } from './exit-codes.js';
 
 /** Options every command takes. */
 export interface CommonOptions {
-  json?: boolean;
+  json?: boolean | undefined;
 }
 
 /** Options of a command that reads a store. */
 export interface StoreOptions extends CommonOptions {
-  store?: string;
+  store?: string | undefined;
 }
 
 /** Options of a command that writes events: it needs the definitions to build a runner. */
 export interface ActingOptions extends StoreOptions {
-  definitions?: string[];
+  definitions?: string[] | undefined;
 }
 
 /** Adds `--json`. */
@@ -81,12 +81,15 @@ export function jsonObjectArgument(value: string, what: string): Record<string, 
 }
 
 /** `--definitions`, else `STEPFOLD_DEFINITIONS`, else none. */
-export function definitionPaths(options: { definitions?: string[] }): string[] {
-  return options.definitions ?? splitList(process.env.STEPFOLD_DEFINITIONS ?? '');
+export function definitionPaths(options: { definitions?: string[] | undefined }): string[] {
+  return options.definitions ?? splitList(process.env['STEPFOLD_DEFINITIONS'] ?? '');
 }
 
 /** The definition paths, or a usage error naming the command when there are none. */
-export function requireDefinitions(options: { definitions?: string[] }, command: string): string[] {
+export function requireDefinitions(
+  options: { definitions?: string[] | undefined },
+  command: string,
+): string[] {
   const paths = definitionPaths(options);
   if (!paths.length) {
     throw new UsageError(

@@ -116,7 +116,7 @@ async function openMongo(url: URL): Promise<OpenedStore> {
 async function openDynamo(url: URL): Promise<OpenedStore> {
   // The SDK warns on Node < 22 about its releases after January 2027; the CLI pins its SDK version,
   // so the notice is noise on every command. A user's own setting of the variable wins.
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
   const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
   const { createDynamoStore } = await import('@stepfold/store-dynamo');
   const { region, endpoint } = takeParams(url, ['region', 'endpoint']);
@@ -124,9 +124,9 @@ async function openDynamo(url: URL): Promise<OpenedStore> {
   // dynamodb://host:port/table talks to DynamoDB Local (or any endpoint) over http;
   // dynamodb:///table (no host) to AWS itself, with the SDK's own credential chain.
   const target = endpoint ?? (url.host ? `http://${url.host}` : undefined);
-  const envCredentials = process.env.AWS_ACCESS_KEY_ID && process.env.AWS_SECRET_ACCESS_KEY;
+  const envCredentials = process.env['AWS_ACCESS_KEY_ID'] && process.env['AWS_SECRET_ACCESS_KEY'];
   const client = new DynamoDBClient({
-    region: region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1',
+    region: region ?? process.env['AWS_REGION'] ?? process.env['AWS_DEFAULT_REGION'] ?? 'us-east-1',
     ...(target ? { endpoint: target } : {}),
     // A local endpoint accepts any key; use dummy ones unless the environment has real ones.
     ...(target && !envCredentials ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
@@ -172,7 +172,7 @@ export async function openStore(text: string): Promise<OpenedStore> {
 
 /** The store URL from `--store` or `STEPFOLD_STORE`; a usage error when neither is set. */
 export function storeUrlOf(flag: string | undefined): string {
-  const url = flag ?? process.env.STEPFOLD_STORE;
+  const url = flag ?? process.env['STEPFOLD_STORE'];
   if (!url) throw new UsageError('no store: pass --store <url> or set STEPFOLD_STORE');
   return url;
 }

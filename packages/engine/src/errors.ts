@@ -56,9 +56,9 @@ export interface Issue {
 
 /** Options shared by every stepfold error. */
 export interface StepfoldErrorOptions {
-  cause?: unknown;
-  retryable?: boolean;
-  issues?: Issue[];
+  cause?: unknown | undefined;
+  retryable?: boolean | undefined;
+  issues?: Issue[] | undefined;
 }
 
 /**
@@ -244,9 +244,9 @@ export function isTaskError(e: unknown): e is TaskError {
  */
 export function failureOf(e: unknown): { message: string; code?: string; retryable?: boolean } {
   const err = (typeof e === 'object' && e !== null ? e : {}) as {
-    message?: unknown;
-    code?: unknown;
-    retryable?: unknown;
+    message?: unknown | undefined;
+    code?: unknown | undefined;
+    retryable?: unknown | undefined;
   };
   const out: { message: string; code?: string; retryable?: boolean } = {
     message: typeof err.message === 'string' ? err.message : String(e),

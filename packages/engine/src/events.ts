@@ -104,8 +104,29 @@ const isTime = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 0 && 
 const isText = (v: unknown, max: number) => typeof v === 'string' && v.length > 0 && v.length <= max;
 const isAttempt = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 1 && (v as number) <= 1_000_000;
 
+/** An event as parsed JSON: the fields the fast path reads, each of unknown type. */
+type LooseEvent = { [field: string]: unknown } & Partial<
+  Record<
+    | 'type'
+    | 'at'
+    | 'handoff'
+    | 'step'
+    | 'attempt'
+    | 'phase'
+    | 'key'
+    | 'output'
+    | 'name'
+    | 'payload'
+    | 'id'
+    | 'reuse'
+    | 'trace'
+    | 'input',
+    unknown
+  >
+>;
+
 /** A common event that carries `handoff`: checked without it, then given it back. */
-function handedOff(e: Record<string, unknown>): WorkflowEvent | undefined {
+function handedOff(e: LooseEvent): WorkflowEvent | undefined {
   if (typeof e.handoff !== 'boolean') return undefined;
   const { handoff, ...rest } = e;
   const plain = commonEvent(rest);
@@ -117,7 +138,7 @@ function handedOff(e: Record<string, unknown>): WorkflowEvent | undefined {
  * as {@link eventSchema}, copied field by field as zod would. Anything else, or anything that
  * fails, returns undefined and goes through zod, which writes the error report.
  */
-function commonEvent(e: Record<string, unknown>): WorkflowEvent | undefined {
+function commonEvent(e: LooseEvent): WorkflowEvent | undefined {
   if (typeof e !== 'object' || e === null || !isTime(e.at)) return undefined;
   const { type, at } = e as { type: never; at: number };
   if (e.handoff !== undefined) return handedOff(e);

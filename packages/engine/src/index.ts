@@ -1,6 +1,17 @@
 export { type TaskFields, WorkflowBuilder, type WorkflowOptions, workflow } from './definition/builder.js';
 export { defineWorkflow, definitionHash } from './definition/compile.js';
 export { type DeclaredSchemas, declaredSchemas, type } from './definition/declared-schemas.js';
+export {
+  type ActionRefusal,
+  cancelRefusal,
+  completedPivot,
+  type DeclaredSignal,
+  decisionSignal,
+  declaredSignals,
+  handlerNames,
+  type PendingDecision,
+  pendingDecisions,
+} from './definition/introspect.js';
 export type {
   Condition,
   DefinitionInput,
@@ -58,6 +69,7 @@ export type {
   HandlerContext,
   HandlersFor,
   Runner,
+  RunnerCoreOptions,
   RunnerMessage,
   RunnerOptions,
   RunnerStats,

@@ -26,9 +26,9 @@ export function isTerminal(status: Status): boolean {
 export interface ErrorInfo {
   message: string;
   /** One of the engine's {@link StepErrorCode}s, or the code a handler threw. */
-  code?: StepErrorCode | (string & {});
-  retryable?: boolean;
-  step?: string;
+  code?: StepErrorCode | (string & {}) | undefined;
+  retryable?: boolean | undefined;
+  step?: string | undefined;
 }
 
 /** Status of one step within the current run. */
@@ -50,17 +50,17 @@ export interface StepState {
   /** Attempt number of the latest forward dispatch (0 for steps that run no handler). */
   attempt: number;
   startedAt: number;
-  finishedAt?: number;
-  output?: unknown;
-  error?: ErrorInfo;
+  finishedAt?: number | undefined;
+  output?: unknown | undefined;
+  error?: ErrorInfo | undefined;
   /** Attempts and last error of this step's compensation handler. */
-  compensation?: { attempt: number; attemptBase?: number; error?: ErrorInfo };
+  compensation?: { attempt: number; attemptBase?: number; error?: ErrorInfo } | undefined;
   /** Attempts made before the latest requeue; retry limits count from here. */
-  attemptBase?: number;
+  attemptBase?: number | undefined;
   /** Parallel steps: the state of each branch, by index. */
-  branches?: BranchStatus[];
+  branches?: BranchStatus[] | undefined;
   /** Collect steps: the items gathered so far and when gathering began. */
-  batch?: { items: unknown[]; since: number; lastAt: number; keys: string[] };
+  batch?: { items: unknown[]; since: number; lastAt: number; keys: string[] } | undefined;
 }
 
 /** State of one branch of a parallel step. */
@@ -80,18 +80,18 @@ export interface TaskState {
   /** Snapshot version whose write dispatched this attempt. */
   dispatchVersion: number;
   /** Set when the path that dispatched the task was abandoned; its result is kept for rollback only. */
-  detached?: boolean;
+  detached?: boolean | undefined;
   /**
    * Handed off, not yet taken: its writer does not run it. The instance is due at once (`deadline`
    * is the dispatch time) and the tick that takes it gives it a real deadline, same attempt.
    */
-  queued?: boolean;
+  queued?: boolean | undefined;
   /**
    * Times this attempt was given back unstarted (`task.released`: a worker stopping, or one whose
    * queue held it until its deadline was near). A worker gives one attempt back only a few times;
    * then it runs it however near its deadline is.
    */
-  releases?: number;
+  releases?: number | undefined;
 }
 
 /** A durable timer: a retry backoff, a sleep, or a wait's timeout. */
@@ -99,14 +99,14 @@ export interface TimerState {
   kind: 'retry' | 'sleep' | 'timeout' | 'idle' | 'max-wait';
   step: string;
   at: number;
-  phase?: 'run' | 'compensate';
+  phase?: 'run' | 'compensate' | undefined;
 }
 
 /** A buffered signal nobody has consumed yet. */
 export interface SignalRecord {
   name: string;
   payload: unknown;
-  id?: string;
+  id?: string | undefined;
   at: number;
 }
 
@@ -116,9 +116,9 @@ export interface LogEntry {
   v: number;
   at: number;
   type: string;
-  step?: string;
-  attempt?: number;
-  detail?: string;
+  step?: string | undefined;
+  attempt?: number | undefined;
+  detail?: string | undefined;
 }
 
 /** Rollback in progress (or finished, for dlq'd compensations). */
@@ -139,18 +139,18 @@ export interface Snapshot {
   run: number;
   status: Status;
   input: unknown;
-  output?: unknown;
-  error?: ErrorInfo;
+  output?: unknown | undefined;
+  error?: ErrorInfo | undefined;
   /** Error of a compensation that ended in dlq, beside the original `error`. */
-  compensationError?: ErrorInfo;
+  compensationError?: ErrorInfo | undefined;
   /** Why the instance was cancelled or aborted. */
-  reason?: string;
+  reason?: string | undefined;
   /**
    * The trace the instance belongs to, from its start event (W3C `traceparent`/`tracestate` as a
    * runner's `instrument.carrier()` made it): instrumentation parents every handler run on it, in
    * any process. At most 8 short string entries; kept through continue-as-new; absent if not given.
    */
-  trace?: Record<string, string>;
+  trace?: Record<string, string> | undefined;
   steps: Record<string, StepState>;
   /** Step ids currently holding a cursor (running, waiting or sleeping). */
   active: string[];
@@ -161,7 +161,7 @@ export interface Snapshot {
   inbox: SignalRecord[];
   /** Recently seen signal ids (bounded) for deduplication. */
   seenSignals: string[];
-  saga?: SagaState;
+  saga?: SagaState | undefined;
   wakeAt: number | null;
   createdAt: number;
   updatedAt: number;

@@ -11,12 +11,12 @@ export type Node =
       comp: boolean;
       cof: boolean;
       pivot: boolean;
-      onFailure?: Policy;
+      onFailure?: Policy | undefined;
       attempts: number;
       timeout: number;
     }
   | { kind: 'savepoint' | 'fail' }
-  | { kind: 'wait' | 'human'; timeout?: number }
+  | { kind: 'wait' | 'human'; timeout?: number | undefined }
   | { kind: 'sleep'; ms: number }
   | { kind: 'choice'; branches: Node[][] }
   | { kind: 'parallel'; branches: Node[][]; join: 'all' | 'any' | 'atLeast' };

@@ -16,8 +16,8 @@ export const ACTIONS = ['decide', 'signal', 'cancel', 'abort', 'requeue'] as con
 /** One of {@link ACTIONS}. */
 export type ActionName = (typeof ACTIONS)[number];
 
-/** A form field as `parseBody` gives it. */
-type Field = string | File | (string | File)[] | undefined;
+/** A form field as `parseBody` gives it: only strings are read, anything else counts as empty. */
+type Field = unknown;
 
 function text(form: Record<string, Field>, name: string): string {
   const v = form[name];

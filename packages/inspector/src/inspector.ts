@@ -36,9 +36,9 @@ export interface InspectorOptions {
    * The URL prefix links and cookies use. Default: the path the app is mounted at
    * (`app.route('/ops', inspector)` gives `/ops`); set it when a proxy strips a prefix.
    */
-  basePath?: string;
+  basePath?: string | undefined;
   /** Instances per list page (default 50, at most 500). */
-  pageSize?: number;
+  pageSize?: number | undefined;
 }
 
 interface Vars {
@@ -141,8 +141,8 @@ export function createInspector(options: InspectorOptions): Hono<Vars> {
     if (!('token' in auth)) return fail(c, 404, 'Not found', 'This inspector uses its host’s own sign-in.');
     if (!sameSitePost(c)) return fail(c, 403, 'Forbidden', 'cross-site login refused');
     const form = await c.req.parseBody();
-    const next = safeNext(form.next, page.base);
-    if (typeof form.token !== 'string' || !(await sameSecret(form.token, auth.token))) {
+    const next = safeNext(form['next'], page.base);
+    if (typeof form['token'] !== 'string' || !(await sameSecret(form['token'], auth.token))) {
       return render(c, loginPage(page, next, 'Wrong token.'), 401);
     }
     await setSession(c, auth.token, page.base);
@@ -164,7 +164,7 @@ export function createInspector(options: InspectorOptions): Hono<Vars> {
     c.set('page', { ...page, canLogout: credential === 'cookie' });
     if (c.req.method === 'POST') {
       const form = await c.req.parseBody();
-      const refused = await csrfRefused(c, credential, form._csrf);
+      const refused = await csrfRefused(c, credential, form['_csrf']);
       if (refused) return fail(c, 403, 'Forbidden', `${refused}; nothing was changed.`);
     }
     await next();

@@ -8,7 +8,7 @@ export function readFilters(query: Record<string, string | undefined>): ListFilt
     const v = query[name]?.trim();
     return v && isValidId(v) ? v : undefined;
   };
-  const status = query.status?.trim();
+  const status = query['status']?.trim();
   const workflow = pick('workflow');
   const prefix = pick('prefix');
   const cursor = pick('cursor');

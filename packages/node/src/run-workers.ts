@@ -22,22 +22,22 @@ export interface RunWorkersOptions {
   /** The worker program every child runs: a path or file URL of a module that calls `serveWorker`. */
   module: string | URL;
   /** How many child processes (default: the machine's available parallelism). */
-  processes?: number;
+  processes?: number | undefined;
   /** Arguments passed to each child. */
-  args?: readonly string[];
+  args?: readonly string[] | undefined;
   /** Extra environment of each child; it also gets `STEPFOLD_WORKER_INDEX` (0-based) and `STEPFOLD_WORKERS` (read by {@link fleetFromEnv}). */
-  env?: Readonly<Record<string, string>>;
+  env?: Readonly<Record<string, string>> | undefined;
   /**
    * Start a child again when it exits without being asked (default true): after 100 ms if it had
    * started its worker (`serveWorker` says so), else after a pause doubling up to 10 s, so a program
    * that cannot start is not restarted in a tight loop.
    */
-  restart?: boolean;
+  restart?: boolean | undefined;
   /** Stop the children when this process gets SIGTERM or SIGINT (default true). */
-  handleSignals?: boolean;
+  handleSignals?: boolean | undefined;
   /** How long stopped children may drain before they are killed (default 40 000 ms). */
-  killAfterMs?: number;
-  on?: Partial<WorkerProcessEvents>;
+  killAfterMs?: number | undefined;
+  on?: Partial<WorkerProcessEvents> | undefined;
 }
 
 /** The running children. */
@@ -163,8 +163,8 @@ export function runWorkers(options: RunWorkersOptions): WorkerProcesses {
 export function fleetFromEnv(
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): { index: number; size: number } | undefined {
-  const index = Number(env.STEPFOLD_WORKER_INDEX);
-  const size = Number(env.STEPFOLD_WORKERS);
+  const index = Number(env['STEPFOLD_WORKER_INDEX']);
+  const size = Number(env['STEPFOLD_WORKERS']);
   if (!(Number.isSafeInteger(index) && Number.isSafeInteger(size) && index >= 0 && index < size))
     return undefined;
   return { index, size };

@@ -4,13 +4,13 @@ import { READY_MESSAGE } from './run-workers.js';
 /** Options of {@link serveWorker}. */
 export interface ServeWorkerOptions {
   /** Signals that drain the worker and end the process (default SIGTERM and SIGINT). */
-  signals?: readonly NodeJS.Signals[];
+  signals?: readonly NodeJS.Signals[] | undefined;
   /** Drain times passed to `worker.stop` (defaults: the worker's). */
-  shutdown?: ShutdownOptions;
+  shutdown?: ShutdownOptions | undefined;
   /** Called once the worker has stopped, before the process exits (close pools here). */
   onStopped?(): void | Promise<void>;
   /** Exit the process once stopped (default true). */
-  exit?: boolean;
+  exit?: boolean | undefined;
 }
 
 /**

@@ -20,14 +20,14 @@ import { traceContextPropagator } from './trace-context.js';
 /** Options of {@link createOtelInstrumentation}; nothing is registered globally either way. */
 export interface OtelInstrumentationOptions {
   /** The tracer to record with; default: `tracerProvider`'s (or the global API's) `@stepfold/otel` tracer. */
-  tracer?: Tracer;
+  tracer?: Tracer | undefined;
   /** Where the default tracer comes from (default: the global API's current provider). */
-  tracerProvider?: TracerProvider;
+  tracerProvider?: TracerProvider | undefined;
   /**
    * How `snapshot.trace` is written and read (default: the global API's propagator, or W3C
    * traceparent/tracestate when none is registered, since the API's default carries nothing).
    */
-  propagator?: TextMapPropagator;
+  propagator?: TextMapPropagator | undefined;
 }
 
 /** The instrumentation scope name spans are recorded under. */

@@ -77,8 +77,8 @@ async function candidates(ctx: DueContext, bound: string, per: number, workflow?
   );
   const found: Candidate[] = [];
   for (const item of pages.flat()) {
-    const id = item.id?.S;
-    const key = item.dueKey?.S;
+    const id = item['id']?.S;
+    const key = item['dueKey']?.S;
     if (id !== undefined && key !== undefined) found.push({ id, key });
   }
   // Keys are ASCII (hex, '#', valid ids): JS string order is DynamoDB's byte order.
@@ -162,9 +162,9 @@ export async function releaseClaims(ctx: DueContext, ids: readonly string[]): Pr
         }),
       ),
     );
-    const version = out.Item?.version?.N;
-    const wakeAt = out.Item?.wakeAt?.N;
-    if (version === undefined || wakeAt === undefined || out.Item?.claimedUntil === undefined) return;
+    const version = out.Item?.['version']?.N;
+    const wakeAt = out.Item?.['wakeAt']?.N;
+    if (version === undefined || wakeAt === undefined || out.Item?.['claimedUntil'] === undefined) return;
     try {
       await ctx.guard('releaseDue', () =>
         ctx.client.send(

@@ -32,18 +32,18 @@ export interface DynamoStoreOptions {
   /** The caller's client (region, credentials, endpoint, retries, timeouts); never destroyed by the store. */
   client: DynamoDBClient;
   /** Table holding one item per instance (default `stepfold_instances`). */
-  table?: string;
+  table?: string | undefined;
   /** Largest accepted snapshot, in UTF-8 bytes of its JSON (default 398 KiB, so the whole item fits in 400 KB). */
-  maxSnapshotBytes?: number;
+  maxSnapshotBytes?: number | undefined;
   /** How long `setup` waits for a new table (or a new index) to become ACTIVE. */
-  setup?: EnsureTableOptions;
+  setup?: EnsureTableOptions | undefined;
   /** How long ids returned by `listDue` stay claimed, in ms against its `now`, when the call sets no `leaseMs` (default 30 000). */
-  claimMs?: number;
+  claimMs?: number | undefined;
   /**
    * Partitions the due index and each workflow's lane are spread over (default 8, 1-64); `listDue`
    * queries them all. Recorded in the table by `setup`, which refuses a store with another count.
    */
-  dueShards?: number;
+  dueShards?: number | undefined;
 }
 
 const BATCH_GET_MAX = 100;
@@ -78,7 +78,7 @@ export function createDynamoStore(options: DynamoStoreOptions): Store {
         }),
       ),
     );
-    const v = out.Item?.version?.N;
+    const v = out.Item?.['version']?.N;
     return v === undefined ? null : Number(v);
   };
 
@@ -115,7 +115,7 @@ export function createDynamoStore(options: DynamoStoreOptions): Store {
   };
 
   const queryIds = async (input: QueryCommandInput, want: number, what: string): Promise<string[]> =>
-    (await queryItems(client, guard, input, want, what)).flatMap((item) => item.id?.S ?? []);
+    (await queryItems(client, guard, input, want, what)).flatMap((item) => item['id']?.S ?? []);
 
   return {
     maxSnapshotBytes: kit.maxSnapshotBytes,

@@ -117,10 +117,10 @@ export function toItem(e: EncodedSnapshot, shards: number): Record<string, Attri
   // No wake time, no due-index or lane-index entry. A whole-item put also drops a listDue claim.
   if (e.wakeAt !== null) {
     const shard = shardOf(e.id, shards);
-    item.wakeAt = { N: String(e.wakeAt) };
-    item.dueShard = { S: dueShard(shard) };
-    item.laneShard = { S: laneShard(e.workflow, shard) };
-    item.dueKey = { S: dueKey(e.wakeAt, e.id) };
+    item['wakeAt'] = { N: String(e.wakeAt) };
+    item['dueShard'] = { S: dueShard(shard) };
+    item['laneShard'] = { S: laneShard(e.workflow, shard) };
+    item['dueKey'] = { S: dueKey(e.wakeAt, e.id) };
   }
   const total = itemBytes(item);
   if (total > DYNAMO_ITEM_LIMIT) throw new SnapshotTooLargeError(e.id, total, DYNAMO_ITEM_LIMIT);
@@ -129,7 +129,7 @@ export function toItem(e: EncodedSnapshot, shards: number): Record<string, Attri
 
 /** The snapshot JSON held by an item read back with at least the `snapshot` attribute. */
 export function jsonOf(item: Record<string, AttributeValue>): string {
-  const json = item.snapshot?.S;
+  const json = item['snapshot']?.S;
   if (json === undefined) throw new Error('stored item has no snapshot attribute');
   return json;
 }

@@ -14,12 +14,12 @@ const UNAVAILABLE_NAMES = new Set([
 ]);
 
 interface SdkErrorLike {
-  name?: unknown;
-  code?: unknown;
-  cause?: unknown;
-  errors?: unknown;
-  $retryable?: unknown;
-  $metadata?: { httpStatusCode?: unknown };
+  name?: unknown | undefined;
+  code?: unknown | undefined;
+  cause?: unknown | undefined;
+  errors?: unknown | undefined;
+  $retryable?: unknown | undefined;
+  $metadata?: { httpStatusCode?: unknown } | undefined;
 }
 
 /** True when `e` (or an error it wraps) says DynamoDB could not be reached or is transiently failing. */

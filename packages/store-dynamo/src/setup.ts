@@ -120,9 +120,9 @@ function isActive(t: TableDescription): boolean {
 /** Options of {@link ensureTable}. */
 export interface EnsureTableOptions {
   /** Give up waiting for ACTIVE after this long (default 5 minutes). */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Delay between DescribeTable polls (default 250 ms). */
-  pollMs?: number;
+  pollMs?: number | undefined;
 }
 
 async function waitActive(

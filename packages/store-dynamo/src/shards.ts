@@ -53,7 +53,7 @@ export async function ensureShardCount(
       new GetItemCommand({ TableName: table, Key: { id: { S: SETTINGS_ID } }, ConsistentRead: true }),
     ),
   );
-  const recorded = Number(out.Item?.dueShards?.N);
+  const recorded = Number(out.Item?.['dueShards']?.N);
   if (recorded !== shards) {
     throw new RangeError(
       `DynamoDB table ${table} was set up with dueShards ${recorded}; this store has ${shards}. ` +
@@ -94,7 +94,7 @@ export async function migrateLegacyDue(
         new BatchGetItemCommand({
           RequestItems: {
             [table]: {
-              Keys: keys.flatMap((k) => (k.id ? [{ id: k.id }] : [])),
+              Keys: keys.flatMap((k) => (k['id'] ? [{ id: k['id'] }] : [])),
               ConsistentRead: true,
               ProjectionExpression: '#id, #wf',
               ExpressionAttributeNames: { '#id': 'id', '#wf': 'workflow' },
@@ -106,8 +106,8 @@ export async function migrateLegacyDue(
     // Unprocessed keys stay on the legacy partition: the next page reads them again.
     let moved = 0;
     for (const item of out.Responses?.[table] ?? []) {
-      const id = item.id?.S;
-      const workflow = item.workflow?.S;
+      const id = item['id']?.S;
+      const workflow = item['workflow']?.S;
       if (id === undefined || workflow === undefined) continue;
       const shard = shardOf(id, shards);
       try {

@@ -12,12 +12,12 @@ export interface InstanceDocument {
    * holds, so claimed documents leave the head of the due index. Missing on documents written
    * before it existed until `setup` fills it in.
    */
-  dueAt?: number | null;
+  dueAt?: number | null | undefined;
   snapshot: string;
   /** While a `listDue` claim holds: its expiry (epoch ms, against that call's `now`). A save unsets it. */
-  claimedUntil?: number | null;
+  claimedUntil?: number | null | undefined;
   /** Which `listDue` call holds the claim (a random UUID). */
-  claimToken?: string;
+  claimToken?: string | undefined;
 }
 
 /** The document of an encoded snapshot. */

@@ -13,9 +13,9 @@ const UNAVAILABLE_NAMES = new Set([
 const UNAVAILABLE_CODES = new Set([6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436]);
 
 interface DriverErrorLike {
-  name?: unknown;
-  code?: unknown;
-  hasErrorLabel?: (label: string) => boolean;
+  name?: unknown | undefined;
+  code?: unknown | undefined;
+  hasErrorLabel?: ((label: string) => boolean) | undefined;
 }
 
 /** True when `e` says the MongoDB server is unreachable or transiently unable to serve. */

@@ -20,11 +20,11 @@ export interface MongoStoreOptions {
   /** The database to use; the caller owns its `MongoClient` and closes it. */
   db: Db;
   /** Collection holding one document per instance (default `stepfold_instances`). */
-  collection?: string;
+  collection?: string | undefined;
   /** Largest accepted snapshot, in UTF-8 bytes of its JSON (default 15 MiB, at most that). */
-  maxSnapshotBytes?: number;
+  maxSnapshotBytes?: number | undefined;
   /** How long ids returned by `listDue` stay claimed, in ms against its `now`, when the call sets no `leaseMs` (default 30 000). */
-  claimMs?: number;
+  claimMs?: number | undefined;
 }
 
 /**

@@ -12,9 +12,9 @@ const DRIVER_MESSAGES = [
 ];
 
 interface ErrorLike {
-  code?: unknown;
-  message?: unknown;
-  errors?: unknown;
+  code?: unknown | undefined;
+  message?: unknown | undefined;
+  errors?: unknown | undefined;
 }
 
 /** The SQLSTATE (or Node error code) of `e`, when it has one. */

@@ -14,7 +14,7 @@ export interface PgQueryable {
 /** A `NOTIFY` as a pg client reports it. */
 export interface PgNotification {
   channel: string;
-  payload?: string;
+  payload?: string | undefined;
 }
 
 /**

@@ -26,20 +26,20 @@ export interface PostgresStoreOptions {
    * session of its own: when `pool` goes through PgBouncer in transaction mode, point this one at
    * the server (or a session-mode pooler).
    */
-  wakePool?: PgPool;
+  wakePool?: PgPool | undefined;
   /** Schema holding the table (default `stepfold`); a plain lowercase identifier. */
-  schema?: string;
+  schema?: string | undefined;
   /** Instance table (default `instances`); a plain lowercase identifier of at most 48 characters. */
-  table?: string;
+  table?: string | undefined;
   /** Largest accepted snapshot, in UTF-8 bytes of its JSON (default 64 MiB, at most 255 MiB). */
-  maxSnapshotBytes?: number;
+  maxSnapshotBytes?: number | undefined;
   /** How long ids returned by `listDue`/`claimDue` stay claimed, measured against `now` (default 30 000), unless a call passes `leaseMs`. */
-  claimMs?: number;
+  claimMs?: number | undefined;
   /**
    * Send statements as named prepared statements, parsed and planned once per connection (default
    * true). Set false behind a pooler that cannot carry them (PgBouncer in transaction mode before 1.21).
    */
-  preparedStatements?: boolean;
+  preparedStatements?: boolean | undefined;
   /**
    * Group commit (default false): saves that arrive while one of this store's saves is out go
    * together in the next statement, one UPDATE for many rows, each still conditional on its own
@@ -47,14 +47,14 @@ export interface PostgresStoreOptions {
    * statement out at a time: worth it when many workers keep the database busy, not for one
    * process with a few workflows in flight (see the README).
    */
-  groupCommit?: boolean;
+  groupCommit?: boolean | undefined;
   /**
    * Column new writes put the snapshot JSON in (default `'text'`): `snapshot_text`, stored verbatim,
    * or `'jsonb'`: `snapshot`, parsed by the server on every write (about 1.5× the server's CPU per
    * write, measured) but open to JSONB operators and indexes. Reads take whichever is set, so a
    * table may hold both and the option can change at any time.
    */
-  snapshotColumn?: SnapshotColumn;
+  snapshotColumn?: SnapshotColumn | undefined;
 }
 
 /** A PostgreSQL-backed {@link Store}, with the names and lease it was created with. */

@@ -271,7 +271,7 @@ describe('postgres rows', () => {
 
 describe('prepared statements', () => {
   it('are named and reused per connection, and can be turned off', async () => {
-    const seen: Array<{ name?: string; text: string }> = [];
+    const seen: Array<{ name?: string | undefined; text: string }> = [];
     const spy = {
       async query(q: { name?: string; text: string; values: unknown[] }) {
         seen.push({ name: q.name, text: q.text });

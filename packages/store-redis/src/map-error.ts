@@ -20,10 +20,10 @@ const UNAVAILABLE_MESSAGES = [
 const UNAVAILABLE_REPLY = /^(LOADING|BUSY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN|READONLY|NOREPLICAS|UNBLOCKED)\b/;
 
 interface ClientErrorLike {
-  name?: unknown;
-  code?: unknown;
-  message?: unknown;
-  cause?: unknown;
+  name?: unknown | undefined;
+  code?: unknown | undefined;
+  message?: unknown | undefined;
+  cause?: unknown | undefined;
 }
 
 /** True when `e` (or an error it wraps) says Redis is unreachable or transiently unable to serve. */

@@ -39,21 +39,21 @@ export interface RedisStoreOptions {
   /** The caller's ioredis client (`Redis` or `Cluster`); the store never quits it. Must not set `keyPrefix`. */
   client: Redis | Cluster;
   /** Prepended to every key (default `stepfold:{sf}:`); a Cluster client needs a `{hash tag}` in it. */
-  prefix?: string;
+  prefix?: string | undefined;
   /** Largest accepted snapshot, in UTF-8 bytes of its JSON (default 16 MiB, at most 512 MiB). */
-  maxSnapshotBytes?: number;
+  maxSnapshotBytes?: number | undefined;
   /**
    * How long the ids `listDue` and `claimDue` return stay claimed, in ms against their `now`
    * (default 30 000), unless the call's `leaseMs` says otherwise.
    */
-  claimMs?: number;
+  claimMs?: number | undefined;
   /**
    * @deprecated Claims no longer sit in the due order, so there is nothing to step over. It only
    * bounds how many claims made by an older version of this adapter (still live when this one
    * starts, at most `claimMs` after) one call steps over: it reads at most `limit +
    * min(old claims, maxSkippedClaims)` entries (default 1000) while any are left.
    */
-  maxSkippedClaims?: number;
+  maxSkippedClaims?: number | undefined;
 }
 
 /** The Redis store: a {@link Store} whose claims, `releaseDue` and wake hints are always there. */

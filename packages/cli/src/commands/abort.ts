@@ -4,7 +4,7 @@ import { type ActingOptions, definitionsOption, jsonOption, storeOption } from '
 import { createOutput } from '../output.js';
 
 interface AbortOptions extends ActingOptions {
-  reason?: string;
+  reason?: string | undefined;
 }
 
 /** `stepfold abort <id>`: ends the instance `aborted` at once, without compensating. */

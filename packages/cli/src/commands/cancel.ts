@@ -4,7 +4,7 @@ import { type ActingOptions, definitionsOption, jsonOption, storeOption } from '
 import { createOutput } from '../output.js';
 
 interface CancelOptions extends ActingOptions {
-  reason?: string;
+  reason?: string | undefined;
 }
 
 /** `stepfold cancel <id>`: rolls the instance back (compensations queued for workers), ends `cancelled`. */

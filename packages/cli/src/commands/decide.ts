@@ -11,10 +11,10 @@ import {
 import { createOutput } from '../output.js';
 
 interface DecisionOptions extends ActingOptions {
-  step?: string;
-  by?: string;
-  reason?: string;
-  payload?: string;
+  step?: string | undefined;
+  by?: string | undefined;
+  reason?: string | undefined;
+  payload?: string | undefined;
 }
 
 const DESCRIPTIONS = {

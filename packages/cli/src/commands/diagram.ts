@@ -8,7 +8,7 @@ import { createOutput } from '../output.js';
 import { storeUrlOf, withStore } from '../store-url.js';
 
 interface DiagramOptions extends StoreOptions {
-  id?: string;
+  id?: string | undefined;
 }
 
 /** `stepfold diagram <definition>`: the Mermaid flowchart, coloured by a stored instance with `--id`. */

@@ -15,7 +15,7 @@ import { openStore, storeUrlOf } from '../store-url.js';
 interface InspectOptions extends ActingOptions {
   port: number;
   host: string;
-  token?: string;
+  token?: string | undefined;
 }
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
@@ -40,7 +40,7 @@ export function register(program: Command): void {
         .option('--token <token>', 'the token to log in with (default: $STEPFOLD_INSPECT_TOKEN); required'),
     ),
   ).action(async (options: InspectOptions) => {
-    const token = options.token ?? process.env.STEPFOLD_INSPECT_TOKEN;
+    const token = options.token ?? process.env['STEPFOLD_INSPECT_TOKEN'];
     // No open mode: an inspector can cancel and abort instances.
     if (!token) throw new UsageError('inspect needs a token: pass --token <t> or set STEPFOLD_INSPECT_TOKEN');
     if (token.length < 8) throw new UsageError('the inspect token must be at least 8 characters');

@@ -17,11 +17,11 @@ const STATUSES: readonly Status[] = [
 ];
 
 interface ListOptions extends StoreOptions {
-  status?: Status;
-  workflow?: string;
-  prefix?: string;
+  status?: Status | undefined;
+  workflow?: string | undefined;
+  prefix?: string | undefined;
   limit: number;
-  cursor?: string;
+  cursor?: string | undefined;
 }
 
 /** One page of instances, and the cursor of the next (null on the last). */
@@ -38,7 +38,13 @@ export interface ListResult {
  */
 export async function listInstances(
   store: Store,
-  query: { status?: Status; workflow?: string; prefix?: string; limit: number; cursor?: string | null },
+  query: {
+    status?: Status | undefined;
+    workflow?: string | undefined;
+    prefix?: string | undefined;
+    limit: number;
+    cursor?: string | null | undefined;
+  },
 ): Promise<ListResult> {
   const { prefix, limit } = query;
   const items: Snapshot[] = [];

@@ -10,8 +10,8 @@ import {
 import { createOutput } from '../output.js';
 
 interface RequeueOptions extends ActingOptions {
-  step?: string;
-  patch?: string;
+  step?: string | undefined;
+  patch?: string | undefined;
 }
 
 /** `stepfold requeue <id>`: retries what is parked in dlq, optionally patching the workflow input. */

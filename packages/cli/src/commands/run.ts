@@ -15,17 +15,17 @@ import { brief, createOutput, type Output } from '../output.js';
 
 interface RunOptions extends CommonOptions {
   handlers: string;
-  input?: string;
-  id?: string;
+  input?: string | undefined;
+  id?: string | undefined;
 }
 
 /** One progress event of a run, as `--json` lists them; `t` is simulated ms since the start. */
 interface Progress {
   t: number;
   event: string;
-  step?: string;
-  attempt?: number;
-  detail?: string;
+  step?: string | undefined;
+  attempt?: number | undefined;
+  detail?: string | undefined;
 }
 
 // A workflow whose timers keep rescheduling (a loop with a sleep) would never end: stop somewhere.

@@ -15,8 +15,8 @@ import { renderSnapshot, summarize } from '../snapshot-view.js';
 import { storeUrlOf, withStore } from '../store-url.js';
 
 interface ShowOptions extends StoreOptions {
-  diagram?: boolean;
-  definitions?: string[];
+  diagram?: boolean | undefined;
+  definitions?: string[] | undefined;
 }
 
 /** `stepfold show <id>`: one instance's state and transition log, optionally as a diagram. */

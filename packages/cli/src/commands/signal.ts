@@ -4,8 +4,8 @@ import { type ActingOptions, definitionsOption, jsonArgument, jsonOption, storeO
 import { createOutput } from '../output.js';
 
 interface SignalOptions extends ActingOptions {
-  payload?: string;
-  signalId?: string;
+  payload?: string | undefined;
+  signalId?: string | undefined;
 }
 
 /** `stepfold signal <id> <name>`: delivers a signal (or buffers it in the inbox). */

@@ -8,7 +8,7 @@ import type { DataPath, InferSchema, Jsonify, Resolve, StandardSchema, StepData 
 
 type Fields<K extends StepDefinition['kind']> = Omit<StepOf<K>, 'kind' | 'id'> & {
   /** Do not link this step to the one added after it (an end of a path or branch). */
-  end?: boolean;
+  end?: boolean | undefined;
 };
 
 type Handlers = Record<string, HandlerSpec>;
@@ -65,26 +65,26 @@ export type TaskFields<K extends string, M, C extends string | undefined, Out> =
   /** Handler to call (a key of `handlers<...>()` when declared). */
   handler: K;
   /** Where the handler's input comes from (default: the workflow input). */
-  input?: M;
+  input?: M | undefined;
   /** Handler that undoes the step once it completed. */
-  compensate?: C;
+  compensate?: C | undefined;
   /** Schema of the handler's output: checked when the handler returns, and the type later steps read. */
-  output?: StandardSchema<unknown, Out>;
+  output?: StandardSchema<unknown, Out> | undefined;
 } & Omit<Fields<'task'>, 'handler' | 'input' | 'compensate' | 'next' | 'end' | 'description'>;
 
 /** Workflow-level options of {@link workflow}. */
 export interface WorkflowOptions {
-  onFailure?: FailurePolicy;
-  defaults?: { retry?: RetryPolicyInput; timeoutMs?: number };
+  onFailure?: FailurePolicy | undefined;
+  defaults?: { retry?: RetryPolicyInput; timeoutMs?: number } | undefined;
   /**
    * `inbox`: buffered signals (default 100); `log`: transitions kept in the snapshot (default 16;
    * hooks see every transition whatever the limit); `signalIds`: recent signal ids remembered for
    * deduplication (default 64).
    */
-  limits?: { inbox?: number; log?: number; signalIds?: number };
+  limits?: { inbox?: number; log?: number; signalIds?: number } | undefined;
   /** Buffer signals no step listens for instead of refusing them with `UNKNOWN_SIGNAL` (default false). */
-  acceptUnknownSignals?: boolean;
-  description?: string;
+  acceptUnknownSignals?: boolean | undefined;
+  description?: string | undefined;
 }
 
 /**

@@ -4,7 +4,7 @@ import type { SchemaResult, StandardSchema } from './typing.js';
 /** Schemas a typed builder declared for a definition; kept beside the JSON, never in it. */
 export interface DeclaredSchemas {
   /** The workflow input, checked by `start`. */
-  input?: StandardSchema;
+  input?: StandardSchema | undefined;
   /** Signal payloads by name, checked by `signal`. */
   signals: Record<string, StandardSchema>;
   /** Handler outputs by step id, checked when the handler returns. */

@@ -20,7 +20,7 @@ export interface DefinitionKind<K extends string = string, S = unknown> {
   /** Entry steps of the branches this step forks (parallel). */
   forks?(step: S): string[];
   /** Whether the step waits for the outside world, so a cycle through it cannot spin within one event. */
-  waits?: boolean;
+  waits?: boolean | undefined;
   /** Build-time problems the schema cannot see; `at` is the step's path (`steps.<id>`). */
   issues?(step: S, at: string): Issue[];
   /** Data paths the step reads (mappings, conditions, `until`), with where each is written. */

@@ -9,7 +9,7 @@ import { duration, encodeId, escapeLabel } from './text.js';
 /** Options of {@link toMermaid}. */
 export interface MermaidOptions {
   /** Flowchart direction: top-down (default) or left-to-right, and their reverses. */
-  direction?: 'TD' | 'LR' | 'BT' | 'RL';
+  direction?: 'TD' | 'LR' | 'BT' | 'RL' | undefined;
 }
 
 /** Mermaid node ids of the parts of a diagram; step ids are encoded so any id is safe. */
@@ -28,9 +28,9 @@ interface Edge {
   to: string;
   /** `-->` a path taken when things go well, `-.->` a timeout, rejection or loop, `-.-` a note. */
   arrow: '-->' | '-.->' | '-.-';
-  label?: string;
+  label?: string | undefined;
   /** A parallel step's edge into one of its branches: taken as soon as the step is entered. */
-  fork?: boolean;
+  fork?: boolean | undefined;
 }
 
 /** Where a step's path ends: the workflow's end, or the join of its innermost parallel block. */

@@ -17,7 +17,7 @@ import {
 /** Tuning for {@link step}. */
 export interface StepOptions {
   /** Internal transitions one event may cause before the instance fails (default 1000). */
-  maxTransitions?: number;
+  maxTransitions?: number | undefined;
 }
 
 /**

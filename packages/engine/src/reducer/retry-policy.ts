@@ -40,7 +40,7 @@ function strip(p?: RetryPolicyInput): Partial<RetryPolicy> {
 export function shouldRetry(
   policy: RetryPolicy,
   attempt: number,
-  error: { code?: string; retryable?: boolean },
+  error: { code?: string | undefined; retryable?: boolean | undefined },
 ): boolean {
   if (error.retryable === false) return false;
   if (error.code !== undefined && policy.nonRetryable.includes(error.code)) return false;

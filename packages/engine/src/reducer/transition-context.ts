@@ -27,11 +27,11 @@ export interface Cx {
   at: number;
   budget: number;
   /** Signal id this event adds to `seenSignals`; the reducer appends it once the draft is finished. */
-  seenId?: string;
+  seenId?: string | undefined;
   /** Transitions of this event; the reducer appends them to the log ring once the draft is finished. */
-  logged?: LogEntry[];
+  logged?: LogEntry[] | undefined;
   /** The event's writer will not run the tasks it dispatches: they are queued for a worker to take. */
-  handoff?: boolean;
+  handoff?: boolean | undefined;
 }
 
 /** Thrown inside the reducer when an event exceeds its transition budget. */

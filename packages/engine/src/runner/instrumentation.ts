@@ -52,7 +52,7 @@ export type TaskOutcome =
       /** The failure as the snapshot records it. */
       readonly error: ErrorInfo;
       /** What the handler threw (absent for an output that did not match its schema). */
-      readonly cause?: unknown;
+      readonly cause?: unknown | undefined;
     };
 
 /**

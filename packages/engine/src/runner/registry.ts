@@ -17,12 +17,12 @@ export interface WorkflowRegistry {
 }
 
 /**
- * Validates definitions and checks that every handler and compensation they name exists.
- * Throws `UNKNOWN_HANDLER` listing all missing handlers.
+ * Validates definitions and checks that every handler and compensation they name exists (unless
+ * `handlerNames` is undefined: a runner that runs none). Throws `UNKNOWN_HANDLER` listing all missing handlers.
  */
 export function createRegistry(
   workflows: ReadonlyArray<DefinitionInput | WorkflowDefinition>,
-  handlerNames: ReadonlySet<string>,
+  handlerNames: ReadonlySet<string> | undefined,
 ): WorkflowRegistry {
   const byName = new Map<string, Map<number, WorkflowDefinition>>();
   const missing: string[] = [];
@@ -30,7 +30,8 @@ export function createRegistry(
     const def = compileWorkflow(input).definition;
     for (const s of Object.values(def.steps)) {
       for (const h of kindOf(s).handlers?.(s) ?? []) {
-        if (!handlerNames.has(h)) missing.push(`${def.name} v${def.version} step ${s.id}: ${h}`);
+        if (handlerNames && !handlerNames.has(h))
+          missing.push(`${def.name} v${def.version} step ${s.id}: ${h}`);
       }
     }
     const versions = byName.get(def.name) ?? new Map<number, WorkflowDefinition>();

@@ -16,8 +16,8 @@ import type {
   HandlersFor,
   NoExtraHandlers,
   Runner,
+  RunnerCoreOptions,
   RunnerMessage,
-  RunnerOptions,
   TaskExecutor,
   TaskJob,
   TypedSnapshot,
@@ -50,14 +50,24 @@ class Work extends Set<Promise<unknown>> {
  * const done = await runner.start('order', 'order-42', { sku: 'BOOK-7' });
  * await runner.client(order).signal('order-42', 'shipped', { tracking: 'T-1' });
  */
-export function createRunner<const W extends readonly AnyDefinition[], H extends HandlersFor<W>>(
-  options: RunnerOptions<W> & { handlers: H } & NoInfer<{ handlers: NoExtraHandlers<H, HandlersFor<W>> }>,
+export function createRunner<
+  const W extends readonly AnyDefinition[],
+  H extends HandlersFor<W> = HandlersFor<W>,
+>(
+  options: RunnerCoreOptions<W> &
+    (
+      | ({ handlers: H; execute?: true | undefined } & NoInfer<{
+          handlers: NoExtraHandlers<H, HandlersFor<W>>;
+        }>)
+      | { handlers?: H | undefined; execute: false }
+    ),
 ): Runner<W> {
   const { store, hooks, onWritten } = options;
-  const handlers = options.handlers as unknown as Record<string, Handler>;
+  const handlers = (options.handlers ?? {}) as unknown as Record<string, Handler>;
   const clock = options.clock ?? (() => Date.now());
   const execute = options.execute ?? true;
-  const registry = createRegistry(options.workflows, new Set(Object.keys(handlers)));
+  // A runner that hands every task off never calls a handler: it need not be given any.
+  const registry = createRegistry(options.workflows, execute ? new Set(Object.keys(handlers)) : undefined);
   const inFlight = new InFlight();
   const { instrument } = options;
   const writes = new WriteLoop(store, registry, clock, options.conflictRetries ?? 20, !execute, instrument);

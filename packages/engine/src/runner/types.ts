@@ -62,31 +62,45 @@ export type NoExtraHandlers<H, Need> = string extends keyof Need
   ? unknown
   : { [K in Exclude<keyof H, keyof Need>]: never };
 
-/** Options of {@link createRunner}. */
-export interface RunnerOptions<W extends readonly AnyDefinition[] = readonly AnyDefinition[]> {
+/**
+ * Options of {@link createRunner}. A runner that executes (the default) takes one handler per
+ * handler name; one with `execute: false` only writes and hands tasks off, and needs none.
+ */
+export type RunnerOptions<W extends readonly AnyDefinition[] = readonly AnyDefinition[]> =
+  RunnerCoreOptions<W> &
+    (
+      | {
+          /** One handler per handler name the workflows use (checked by the compiler for typed definitions). */
+          handlers: HandlersFor<W>;
+          execute?: true | undefined;
+        }
+      | { handlers?: HandlersFor<W> | undefined; execute: false }
+    );
+
+/** The options every runner takes, whether it executes handlers or hands them off. */
+export interface RunnerCoreOptions<W extends readonly AnyDefinition[] = readonly AnyDefinition[]> {
   store: Store;
   workflows: W;
-  /** One handler per handler name the workflows use (checked by the compiler for typed definitions). */
-  handlers: HandlersFor<W>;
-  hooks?: RunnerHooks;
+  hooks?: RunnerHooks | undefined;
   /** Called after every successful write (create or save) with the transitions that write recorded. */
   onWritten?(snapshot: Snapshot, transitions: readonly LogEntry[]): void;
   /** Epoch-ms clock; event times come from here (default `Date.now`). */
-  clock?: () => number;
+  clock?: (() => number) | undefined;
   /** How often a conflicting write is reloaded and re-applied before giving up (default 20). */
-  conflictRetries?: number;
+  conflictRetries?: number | undefined;
   /**
    * `true` (default): run the handlers of the tasks this runner's writes dispatch, in this
    * process. `false`: hand them off — every event is written with its tasks queued, the instance
    * due at once, for a worker (any process's) to take; an API process that only starts and signals.
    * Its calls resolve once their event is written, with the snapshot written (no read back).
+   * Such a runner needs no `handlers`.
    */
-  execute?: boolean;
+  execute?: boolean | undefined;
   /**
    * Tracing around-hooks (see `@stepfold/otel`): a wrapper around every event written and every
    * handler attempt, and the carrier a start stores as `snapshot.trace`. None by default.
    */
-  instrument?: Instrumentation;
+  instrument?: Instrumentation | undefined;
 }
 
 /** A handler run a write of the runner dispatched, handed to the {@link TaskExecutor} of a worker. */
@@ -131,29 +145,31 @@ export interface CallOptions {
    * results dispatched) has reported back. `'write'`: as soon as the event is written; the handlers
    * go on in this runner (`idle()` waits for them), so an HTTP start answers in one write.
    */
-  wait?: 'handlers' | 'write';
+  wait?: 'handlers' | 'write' | undefined;
 }
 
 /** Options of {@link Runner.start}. */
 export interface StartOptions extends CallOptions {
   /** Start this version instead of the newest. */
-  version?: number;
+  version?: number | undefined;
   /** Reuse the id of a finished instance (completed, failed, cancelled or aborted). */
-  reuseFinished?: boolean;
+  reuseFinished?: boolean | undefined;
 }
 
 /** Options of {@link Runner.signal}. */
 export interface SignalOptions extends CallOptions {
   /** Deduplication id: a second signal with the same id is ignored. */
-  signalId?: string;
+  signalId?: string | undefined;
   /** Create and start the instance first if it does not exist (or, with `reuseFinished`, if it has finished). */
-  startIfMissing?: { workflow: string; input?: unknown; version?: number; reuseFinished?: boolean };
+  startIfMissing?:
+    | { workflow: string; input?: unknown; version?: number; reuseFinished?: boolean }
+    | undefined;
 }
 
 /** Options of {@link Runner.send}. */
 export interface SendOptions {
   /** Deduplication id: a second signal with the same id is ignored (when applied). */
-  signalId?: string;
+  signalId?: string | undefined;
 }
 
 /**
@@ -166,19 +182,19 @@ export type RunnerMessage =
   | ({
       type: 'tick';
       id: string;
-      now?: number;
+      now?: number | undefined;
       /** The instance as the store just returned it (`claimDue`): used instead of a load and checked like one (ignored if its id differs). */
-      loaded?: Snapshot;
+      loaded?: Snapshot | undefined;
       /**
        * `'fail'`: a write that loses a race throws VERSION_CONFLICT instead of reloading and
        * re-applying (default `'reapply'`). For a tick from a `loaded` snapshot others may act on
        * too: the winner's write is announced again if the instance is still due.
        */
-      onConflict?: 'reapply' | 'fail';
+      onConflict?: 'reapply' | 'fail' | undefined;
       /** With `loaded`: signals sent to it and waiting in the store's inbox, applied first and consumed by the same write. */
-      sent?: readonly SentSignal[];
+      sent?: readonly SentSignal[] | undefined;
     } & CallOptions)
-  | ({ type: 'cancel' | 'abort'; id: string; reason?: string } & CallOptions)
+  | ({ type: 'cancel' | 'abort'; id: string; reason?: string | undefined } & CallOptions)
   | ({ type: 'requeue'; id: string; step?: string; inputPatch?: Record<string, unknown> } & CallOptions);
 
 /** Result of {@link Runner.handle}: the snapshot after the event (and its tasks), and when to wake it. */
@@ -188,15 +204,15 @@ export interface HandleResult {
   /** Whether the message wrote anything (a duplicate signal, or an event a finished instance ignores, writes nothing). */
   written: boolean;
   /** For a tick that was written: the wake time the instance had when the tick applied (its lag is `now - dueAt`). */
-  dueAt?: number | null;
+  dueAt?: number | null | undefined;
   /** For a tick with `sent` signals: those the instance refused for good (skipped, and consumed with the write). */
-  refused?: unknown[];
+  refused?: unknown[] | undefined;
 }
 
 /** A snapshot of a typed definition: its input, output and step outputs typed as stored (JSON). */
 export type TypedSnapshot<D> = Omit<Snapshot, 'input' | 'output' | 'steps'> & {
   input: InputOf<D>;
-  output?: OutputOf<D>;
+  output?: OutputOf<D> | undefined;
   steps: {
     [K in keyof StepOutputsOf<D>]?: Omit<StepState, 'output'> & { output?: StepOutputsOf<D>[K] };
   } & Record<string, StepState>;

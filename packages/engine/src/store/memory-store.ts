@@ -6,9 +6,9 @@ import { createStoreKit } from './store-kit.js';
 /** Options of {@link createMemoryStore}. */
 export interface MemoryStoreOptions {
   /** Size limit in bytes of a serialized snapshot (default 1 MiB). */
-  maxSnapshotBytes?: number;
+  maxSnapshotBytes?: number | undefined;
   /** How long ids returned by `listDue` stay claimed, against its `now` (default 30 000 ms). */
-  claimMs?: number;
+  claimMs?: number | undefined;
 }
 
 /** The in-memory store, plus a switch that makes it behave like an unreachable server (for tests). */

@@ -37,8 +37,8 @@ export interface EncodedSnapshot {
 
 /** The arguments of `list`, checked: filters that can match something, a positive page size. */
 export interface ListArgs {
-  status?: string;
-  workflow?: string;
+  status?: string | undefined;
+  workflow?: string | undefined;
   cursor: string | null;
   limit: number;
 }
@@ -53,7 +53,7 @@ export interface SizeLimits {
   /** The adapter's default. */
   fallback: number;
   /** The most the database can hold (default: `fallback`). */
-  most?: number;
+  most?: number | undefined;
 }
 
 /**

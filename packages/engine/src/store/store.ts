@@ -3,29 +3,29 @@ import type { Snapshot, Status } from '../snapshot.js';
 
 /** Filter and page for {@link Store.list}. Results are ordered by id; pass back `cursor` for the next page. */
 export interface ListQuery {
-  status?: Status;
-  workflow?: string;
+  status?: Status | undefined;
+  workflow?: string | undefined;
   limit: number;
-  cursor?: string | null;
+  cursor?: string | null | undefined;
 }
 
 /** Narrows {@link Store.listDue}. */
 export interface DueQuery {
   /** Only instances of this workflow name. */
-  workflow?: string;
+  workflow?: string | undefined;
   /**
    * On a store that claims ({@link Store.claimsDue}): how long the ids this call returns stay
    * claimed, in ms against its `now` (a non-negative integer; default the store's `claimMs`). A
    * claim is a lease over what the caller does next, so its length is the caller's to choose: a
    * worker claims for a tick (seconds), not for a handler run (the task's deadline guards that).
    */
-  leaseMs?: number;
+  leaseMs?: number | undefined;
 }
 
 /** Narrows {@link Store.claimDue}: a lane, and/or only the instances named (by a wake notice, say). */
 export interface ClaimQuery extends DueQuery {
   /** Only these instances (each still only if due and unclaimed). */
-  ids?: readonly string[];
+  ids?: readonly string[] | undefined;
 }
 
 /**
@@ -34,26 +34,26 @@ export interface ClaimQuery extends DueQuery {
  */
 export interface WakeHint {
   at: number;
-  workflow?: string;
-  id?: string;
+  workflow?: string | undefined;
+  id?: string | undefined;
   /**
    * The instance as the write that sent the notice left it, when that write handed a task to any
    * worker and the store can carry it: a worker may take the task from it with no claim and no
    * load (the write that takes it is conditional on its version, so one worker wins). Untrusted:
    * checked like a load.
    */
-  snapshot?: Snapshot;
+  snapshot?: Snapshot | undefined;
   /**
    * A {@link Store.send} notice: the signals sent to the instance not yet applied, oldest first,
    * with `snapshot`; without it, empty (claim them by id with {@link Store.claimSent}).
    */
-  sent?: SentSignal[];
+  sent?: SentSignal[] | undefined;
   /**
    * A timer announced while a task of the instance runs (its runner will write again soon): a
    * worker that did not write it should not claim the instance ahead of the time on a snapshot
    * that may go stale by then (see `isBusyNotice`).
    */
-  busy?: boolean;
+  busy?: boolean | undefined;
 }
 
 /**
@@ -151,7 +151,7 @@ export interface Store {
    * `now`), the instance is saved, or {@link Store.releaseDue} gives it back, a concurrent `listDue`
    * does not return it, so workers polling one store get disjoint batches.
    */
-  readonly claimsDue?: boolean;
+  readonly claimsDue?: boolean | undefined;
   /**
    * {@link Store.listDue} and {@link Store.load} in one round trip: claims due instances as listDue
    * does (a store with it also has {@link Store.claimsDue}) and returns their stored snapshots,
@@ -162,7 +162,7 @@ export interface Store {
   /** Gives back claims `listDue` took for ids the caller will not tick (a worker shutting down). */
   releaseDue?(ids: readonly string[]): Promise<void>;
   /** Push notices that an instance fell due, where the database can send them; polling stays the source of truth. */
-  readonly wakes?: WakeSource;
+  readonly wakes?: WakeSource | undefined;
   /** Instances matching the filter, ordered by id, paged by cursor. */
   list(query: ListQuery): Promise<ListPage>;
   /** Removes the instance; true if it existed. */

@@ -67,12 +67,12 @@ export function parseWakePayload(text: string | undefined): WakeHint | null {
   }
   if (typeof v !== 'object' || v === null) return null;
   const { at, w, i, s, p, b } = v as {
-    at?: unknown;
-    w?: unknown;
-    i?: unknown;
-    s?: unknown;
-    p?: unknown;
-    b?: unknown;
+    at?: unknown | undefined;
+    w?: unknown | undefined;
+    i?: unknown | undefined;
+    s?: unknown | undefined;
+    p?: unknown | undefined;
+    b?: unknown | undefined;
   };
   if (typeof at !== 'number' || !Number.isFinite(at)) return null;
   const hint: WakeHint = { at };

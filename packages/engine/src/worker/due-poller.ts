@@ -25,7 +25,7 @@ export interface PollerConfig {
   /** Lease of every claim this poller takes, from the time it claims as of (see `WorkerOptions.claimLeaseMs`). */
   leaseMs: number;
   /** Told the due time of an instance claimed ahead of it, once held (a time already past wants a round). */
-  heldDue?: (at: number) => void;
+  heldDue?: ((at: number) => void) | undefined;
 }
 
 const MAX_SKIP_MS = 5 * 60_000;

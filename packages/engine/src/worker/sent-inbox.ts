@@ -9,11 +9,11 @@ import type { WorkerEvents, WorkerStats } from './types.js';
  */
 export interface Due {
   id: string;
-  snapshot?: Snapshot;
+  snapshot?: Snapshot | undefined;
   /** Set for an instance a notice handed over: no claim was taken, so none is given back. */
-  unclaimed?: true;
+  unclaimed?: true | undefined;
   /** Signals sent to it and waiting in the store's inbox: applied and consumed by the tick's write. */
-  sent?: SentSignal[];
+  sent?: SentSignal[] | undefined;
 }
 
 /** Codes of an instance this worker cannot step: another worker (with that workflow or version) can. */

@@ -5,23 +5,23 @@ import type { FleetPosition } from './take-order.js';
 /** Polling cadence of a worker: the pause after an empty round grows from `minMs` to `maxMs`. */
 export interface PollOptions {
   /** Pause after the first empty round (default 50 ms). */
-  minMs?: number;
+  minMs?: number | undefined;
   /** Longest pause without a live wake subscription (default 5 000 ms). */
-  maxMs?: number;
+  maxMs?: number | undefined;
   /** Longest pause while a wake subscription is live: polling is then only a backstop (default 30 000 ms). */
-  maxWithWakesMs?: number;
+  maxWithWakesMs?: number | undefined;
   /** Growth of the pause per empty round (default 2). */
-  factor?: number;
+  factor?: number | undefined;
   /** ± share of each pause chosen at random, so workers drift apart (default 0.1). */
-  jitter?: number;
+  jitter?: number | undefined;
 }
 
 /** How a worker shuts down: see {@link Worker.stop}. */
 export interface ShutdownOptions {
   /** Time running handlers get to finish (default 30 000 ms). */
-  graceMs?: number;
+  graceMs?: number | undefined;
   /** After the grace, their AbortSignals fire; time they get to return then (default 5 000 ms). */
-  abortMs?: number;
+  abortMs?: number | undefined;
 }
 
 /** Options of `createWorker`. */
@@ -29,18 +29,18 @@ export interface WorkerOptions {
   /** The runner whose handlers this worker runs; one worker per runner. */
   runner: Runner;
   /** Handler runs in flight at once, every workflow together (default 10). */
-  concurrency?: number;
+  concurrency?: number | undefined;
   /** Caps inside `concurrency` per workflow name, e.g. `{ 'video-encode': 2 }`. */
-  workflowConcurrency?: Readonly<Record<string, number>>;
-  poll?: PollOptions;
+  workflowConcurrency?: Readonly<Record<string, number>> | undefined;
+  poll?: PollOptions | undefined;
   /**
    * `workflow` (default): one `listDue` lane per workflow each round, so a flooded workflow cannot
    * hold another's due instances back. `single`: one `listDue` for all, for a store where each poll
    * is costly (a scan); per-workflow caps still hold for the handlers, not for what is fetched.
    */
-  lanes?: 'workflow' | 'single';
+  lanes?: 'workflow' | 'single' | undefined;
   /** Wake source to follow; default the store's own (`store.wakes`); `false` polls only. */
-  wakes?: WakeSource | false;
+  wakes?: WakeSource | false | undefined;
   /**
    * Take a handed-off task from the snapshot its wake notice carries, with no claim and no load
    * (default true). The snapshot is checked as a load is, but its origin is whoever can send on the
@@ -48,13 +48,13 @@ export interface WorkerOptions {
    * client its ACL lets PUBLISH. Where roles you do not trust with the instances can do that, set
    * false: the worker then claims the instance by id and reads it from the store.
    */
-  handoffSnapshots?: boolean;
+  handoffSnapshots?: boolean | undefined;
   /**
    * A job that waited for a free slot until its deadline was nearer than this is given back
    * (queued again, same attempt) rather than started late, at most 3 times an attempt; a job that
    * finds a slot free starts at once, whatever its deadline (default 1 000 ms).
    */
-  startMarginMs?: number;
+  startMarginMs?: number | undefined;
   /**
    * How long each claim this worker takes lasts (default 5 000 ms): an instance a poll claimed is
    * held from the poll until its tick, one claimed ahead of its timer from that time until its tick.
@@ -63,7 +63,7 @@ export interface WorkerOptions {
    * holding claims delays those instances by at most this much. The store's own `claimMs` applies
    * only to callers that name no lease (`runner.processDue`).
    */
-  claimLeaseMs?: number;
+  claimLeaseMs?: number | undefined;
   /**
    * Where this worker stands among the workers that hear the same wake notices (`runWorkers` gives
    * each process its place: `fleetFromEnv()` of `@stepfold/node`). A task a notice hands to every
@@ -71,16 +71,16 @@ export interface WorkerOptions {
    * turn, `standbyMs` apart, and claim it by id only if it is still there. Without it, a worker
    * takes at once until it loses a take to another, then stands by a share of `standbyMs`.
    */
-  fleet?: FleetPosition;
+  fleet?: FleetPosition | undefined;
   /** Time between the turns of workers that heard one notice (default 50 ms; 0: all at once). */
-  standbyMs?: number;
+  standbyMs?: number | undefined;
   /** How long an instance that cannot be stepped here (unknown workflow or version) is skipped at first (default 1 000 ms, doubling up to 5 min). */
-  skipMs?: number;
-  shutdown?: ShutdownOptions;
+  skipMs?: number | undefined;
+  shutdown?: ShutdownOptions | undefined;
   /** Epoch-ms clock (default `Date.now`); sleeps use the platform's timers. */
-  clock?: () => number;
+  clock?: (() => number) | undefined;
   /** Observers; one that throws is ignored. */
-  on?: Partial<WorkerEvents>;
+  on?: Partial<WorkerEvents> | undefined;
 }
 
 /** How a job ended: its handler returned or threw, its result could not be written, or it never ran. */

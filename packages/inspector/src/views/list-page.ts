@@ -5,10 +5,10 @@ import { type Flash, layout, type PageContext } from './layout.js';
 
 /** The list filters as read from the query string (already validated). */
 export interface ListFilters {
-  status?: string;
-  workflow?: string;
-  prefix?: string;
-  cursor?: string;
+  status?: string | undefined;
+  workflow?: string | undefined;
+  prefix?: string | undefined;
+  cursor?: string | undefined;
 }
 
 /** What the list page shows: one page of instances and the cursor of the next. */

@@ -30,7 +30,7 @@ export const parallel = defineKind(
 /** How many branches must finish before a parallel step completes. */
 export function branchesNeeded(step: {
   branches: string[];
-  join?: 'all' | 'any' | { atLeast: number };
+  join?: 'all' | 'any' | { atLeast: number } | undefined;
 }): number {
   const join = step.join ?? 'all';
   return join === 'all' ? step.branches.length : join === 'any' ? 1 : join.atLeast;

@@ -39,7 +39,7 @@ export function describeCrud({ fresh }: SuiteContext): void {
     await store.create(first);
     const loaded = (await store.load('fidelity-1')) as Snapshot;
     expect(canonicalJson(loaded)).toBe(canonicalJson(first));
-    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
     // The caller owns what it loaded: changing it changes nothing stored.
     (loaded.input as { text: string }).text = 'changed';
     expect(canonicalJson(await store.load('fidelity-1'))).toBe(canonicalJson(first));

@@ -104,7 +104,7 @@ export function describeRunners({ fresh }: SuiteContext): void {
     const page = await store.list({ limit: 10 });
     expect(page.items.map((s) => s.id)).toEqual(['entity-2']);
     const s = page.items[0] as Snapshot;
-    expect(s.steps.gather?.batch?.items.sort()).toEqual(['from-a', 'from-b']);
+    expect(s.steps['gather']?.batch?.items.sort()).toEqual(['from-a', 'from-b']);
     expect(s.version).toBe(3);
   });
 }
