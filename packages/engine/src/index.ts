@@ -1,17 +1,6 @@
 export { type TaskFields, WorkflowBuilder, type WorkflowOptions, workflow } from './definition/builder.js';
 export { defineWorkflow, definitionHash } from './definition/compile.js';
 export { type DeclaredSchemas, declaredSchemas, type } from './definition/declared-schemas.js';
-export {
-  type ActionRefusal,
-  cancelRefusal,
-  completedPivot,
-  type DeclaredSignal,
-  decisionSignal,
-  declaredSignals,
-  handlerNames,
-  type PendingDecision,
-  pendingDecisions,
-} from './definition/introspect.js';
 export type {
   Condition,
   DefinitionInput,

@@ -1,15 +1,11 @@
+import { createMemoryStore, createRunner, defineWorkflow, type, workflow } from '@stepfold/engine';
 import {
   cancelRefusal,
-  createMemoryStore,
-  createRunner,
   decisionSignal,
   declaredSignals,
-  defineWorkflow,
   handlerNames,
   pendingDecisions,
-  type,
-  workflow,
-} from '@stepfold/engine';
+} from '@stepfold/engine/introspect';
 import { createHarness } from '@stepfold/engine/testing';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import * as z from 'zod/mini';

@@ -4,8 +4,9 @@ import { kindOf } from './kinds/index.js';
 import type { StepDefinition, WorkflowDefinition } from './schema.js';
 import type { StandardSchema } from './typing.js';
 
-// What tools (the CLI, the inspector, an API) read off a definition and an instance, answered once
-// here from the kinds' own facts, so no tool re-derives a rule the reducer keeps.
+// `@stepfold/engine/introspect`: what tools (the CLI, the inspector, an API) read off a definition
+// and an instance, answered once here from the kinds' own facts, so no tool re-derives a rule the
+// reducer keeps. Its own entry, so a bundle that only steps instances does not carry it.
 
 type Step = StepDefinition & { id: string };
 
