@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { reportChange, withHandOffRunner } from '../hand-off.js';
-import { decisionSignal } from '../human-step.js';
+import { decisionFor } from '../human-step.js';
 import {
   type ActingOptions,
   definitionsOption,
@@ -44,7 +44,7 @@ export function registerDecision(program: Command, decision: 'approve' | 'reject
     const out = createOutput(options.json === true);
     const extra = options.payload === undefined ? {} : jsonObjectArgument(options.payload, '--payload');
     await withHandOffRunner(options, decision, id, async ({ runner, before, definition }) => {
-      const { step, signal } = decisionSignal(definition, before, options.step);
+      const { step, signal } = decisionFor(definition, before, options.step);
       const payload = {
         ...extra,
         ...(options.by ? { by: options.by } : {}),
