@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -106,7 +106,7 @@ describe('definitions from an ESM module (PostgreSQL store)', () => {
     expect(env.code).toBe(EXIT.invalid);
     expect(env.stderr).toContain('INVALID_INPUT');
     expect((await load('r-1')).version).toBe(before.version);
-    expect(await store.claimSent(Date.now(), 10, ['r-1'])).toEqual([]);
+    expect(await store.claimSent!(Date.now(), 10, ['r-1'])).toEqual([]);
   });
 
   it('send writes a valid signal to the inbox and returns without applying it', async () => {
@@ -124,7 +124,7 @@ describe('definitions from an ESM module (PostgreSQL store)', () => {
     expect(r.code).toBe(EXIT.ok);
     expect(parsed(r)).toMatchObject({ delivered: 'inbox', changed: true, version: before.version });
     expect((await load('r-1')).version).toBe(before.version); // not applied yet
-    const [waiting] = await store.claimSent(Date.now(), 10, ['r-1']);
+    const [waiting] = await store.claimSent!(Date.now(), 10, ['r-1']);
     expect(waiting?.sent.map((s) => s.event)).toMatchObject([
       { type: 'signal', name: 'note', payload: { reason: 'late' }, id: 'n-1' },
     ]);
@@ -210,5 +210,33 @@ describe('definitions from an ESM module (PostgreSQL store)', () => {
     const empty = await cli(['cancel', 'r-1', '--store', url, '--definitions', join(p.dir, 'empty.mjs')]);
     expect(empty.code).toBe(EXIT.usage);
     expect(empty.stderr).toContain('exports no workflow definitions');
+  });
+
+  it('refuses a workflow built by another copy of the engine, whose schemas it cannot see (exit 2)', async () => {
+    // A module resolving its own @stepfold/engine (a global CLI beside a project's engine).
+    const dir = mkdtempSync(join(tmpdir(), 'stepfold-cli-copy-'));
+    const engine = join(dir, 'node_modules/@stepfold/engine');
+    mkdirSync(engine, { recursive: true });
+    cpSync(join(ROOT, 'packages/engine/dist'), join(engine, 'dist'), { recursive: true });
+    cpSync(join(ROOT, 'packages/engine/package.json'), join(engine, 'package.json'));
+    symlinkSync(
+      realpathSync(join(ROOT, 'packages/engine/node_modules/zod')),
+      join(dir, 'node_modules/zod'),
+      'dir',
+    );
+    writeFileSync(join(dir, 'refund.mjs'), REFUND_MODULE);
+    const r = await cli([
+      'signal',
+      'r-1',
+      'note',
+      '--payload',
+      '{"reason":5}',
+      '--store',
+      url,
+      '--definitions',
+      join(dir, 'refund.mjs'),
+    ]);
+    expect(r.code).toBe(EXIT.usage);
+    expect(r.stderr).toMatch(/refund v1 was built by another copy of @stepfold\/engine than the CLI's/);
   });
 });
