@@ -196,8 +196,11 @@ export function storeCommandSuite(open: () => Promise<StoreUnderTest>): void {
       unchanged: `${IDS.cancel} has finished (cancelled)`,
     });
     expect((await cli(['abort', IDS.abort, ...acting()])).code).toBe(EXIT.unchanged);
-    const approve = await cli(['approve', IDS.abort, '--step', 'manager', ...acting()]);
-    expect(approve.code).toBe(EXIT.unchanged);
+    for (const args of [[IDS.abort], [IDS.abort, '--step', 'manager']]) {
+      const approve = await cli(['approve', ...args, ...acting()]);
+      expect(approve.code, args.join(' ')).toBe(EXIT.unchanged);
+      expect(parsed(approve).unchanged).toContain(`${IDS.abort} has finished (aborted)`);
+    }
 
     const requeue = await cli(['requeue', 'misc-1', '--store', t.url, '--definitions', EXAMPLES.dir]);
     expect(requeue.code).toBe(EXIT.unchanged);
