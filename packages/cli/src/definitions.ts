@@ -2,8 +2,12 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { defineWorkflow, ValidationError, type WorkflowDefinition } from '@stepfold/engine';
 import { parseAllDocuments } from 'yaml';
+import { loadDefinitionModule } from './definition-module.js';
 import { UsageError } from './exit-codes.js';
+import { MODULE_EXTENSIONS, TYPESCRIPT_EXTENSIONS } from './modules.js';
 
+// Data files: what a directory given to --definitions is scanned for. Modules are named one by one
+// (a directory of definitions often holds the handlers module too, which must not be imported as one).
 const EXTENSIONS = new Set(['.json', '.yaml', '.yml']);
 
 /** Reads a file the user named; a missing or unreadable one is a usage error (exit 2). */
@@ -35,7 +39,7 @@ export function parseDataFile(path: string, text: string): unknown[] {
  */
 export function loadDefinitionFile(path: string): WorkflowDefinition[] {
   const ext = extname(path).toLowerCase();
-  if (!EXTENSIONS.has(ext)) throw new UsageError(`${path}: a definition must be .json, .yaml or .yml`);
+  if (!EXTENSIONS.has(ext)) throw new UsageError(`${path}: a definition file must be .json, .yaml or .yml`);
   const text = readUserFile(path, 'definition');
   let docs: unknown[];
   try {
@@ -57,21 +61,39 @@ export function loadDefinitionFile(path: string): WorkflowDefinition[] {
   });
 }
 
+/**
+ * The definitions in one file the user named: an ESM module (.js, .mjs) exporting built workflows,
+ * or a JSON/YAML file. A TypeScript module is a usage error (compile it first).
+ */
+export async function loadDefinitionSource(path: string): Promise<WorkflowDefinition[]> {
+  const ext = extname(path).toLowerCase();
+  if (MODULE_EXTENSIONS.has(ext) || TYPESCRIPT_EXTENSIONS.has(ext)) return loadDefinitionModule(path);
+  if (!EXTENSIONS.has(ext)) {
+    throw new UsageError(`${path}: a definition must be .json, .yaml, .yml, or an ESM module (.js, .mjs)`);
+  }
+  return loadDefinitionFile(path);
+}
+
 /** Exactly one definition (for `run`, `replay`, `diagram`). */
-export function loadDefinition(path: string): WorkflowDefinition {
-  const defs = loadDefinitionFile(path);
+export async function loadDefinition(path: string): Promise<WorkflowDefinition> {
+  const defs = await loadDefinitionSource(path);
   if (defs.length !== 1)
     throw new UsageError(`${path} holds ${defs.length} definitions; name a file with one`);
   return defs[0]!;
 }
 
 /**
- * Every definition under the given paths: a file, or a directory whose `.json`/`.yaml`/`.yml`
- * files (not its subdirectories) are all definitions.
+ * Every definition under the given paths: a JSON/YAML file, an ESM module of built workflows, or a
+ * directory whose `.json`/`.yaml`/`.yml` files (not its subdirectories nor modules) are all definitions.
  */
-export function loadDefinitions(paths: readonly string[]): WorkflowDefinition[] {
+export async function loadDefinitions(paths: readonly string[]): Promise<WorkflowDefinition[]> {
   const files: string[] = [];
   for (const path of paths) {
+    // Refused as TypeScript, whether or not the file exists (the fix is the same: compile it).
+    if (TYPESCRIPT_EXTENSIONS.has(extname(path).toLowerCase())) {
+      files.push(path);
+      continue;
+    }
     let isDir: boolean;
     try {
       isDir = statSync(path).isDirectory();
@@ -85,20 +107,9 @@ export function loadDefinitions(paths: readonly string[]): WorkflowDefinition[] 
     }
   }
   if (!files.length) throw new UsageError(`no .json, .yaml or .yml definitions in ${paths.join(', ')}`);
-  return files.flatMap(loadDefinitionFile);
-}
-
-/** Every handler name the definitions' task steps use (forward and compensation). */
-export function handlerNames(defs: readonly WorkflowDefinition[]): string[] {
-  const names = new Set<string>();
-  for (const def of defs) {
-    for (const s of Object.values(def.steps)) {
-      if (s.kind !== 'task') continue;
-      names.add(s.handler);
-      if (s.compensate !== undefined) names.add(s.compensate);
-    }
-  }
-  return [...names].sort();
+  const defs: WorkflowDefinition[] = [];
+  for (const file of files) defs.push(...(await loadDefinitionSource(file)));
+  return defs;
 }
 
 /** The definition a snapshot was started from, by workflow name and version. */

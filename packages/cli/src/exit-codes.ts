@@ -15,6 +15,12 @@ export const EXIT = {
   storeUnavailable: 6,
   /** Not registered: UNKNOWN_WORKFLOW, UNKNOWN_VERSION, UNKNOWN_SIGNAL, UNKNOWN_HANDLER, DEFINITION_HASH_MISMATCH. */
   unknown: 7,
+  /**
+   * The command was accepted but changed nothing: the event did not apply (a finished instance,
+   * nothing parked to requeue, already cancelling, a signal id seen before). Not an error: nothing
+   * is printed on stderr, but a script can tell it from a change (0).
+   */
+  unchanged: 8,
 } as const;
 
 /** Exit codes of `stepfold run` for a workflow that did not complete (10 and up). */
@@ -49,6 +55,11 @@ const BY_CODE: Readonly<Record<string, number>> = {
   UNKNOWN_HANDLER: EXIT.unknown,
   DEFINITION_HASH_MISMATCH: EXIT.unknown,
 };
+
+/** The exit code of an acting command: {@link EXIT.ok} when it wrote, {@link EXIT.unchanged} when not. */
+export function changeExitCode(changed: boolean): number {
+  return changed ? EXIT.ok : EXIT.unchanged;
+}
 
 /** A mistake in how the command was called; exits with {@link EXIT.usage}. */
 export class UsageError extends Error {

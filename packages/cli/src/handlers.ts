@@ -1,10 +1,6 @@
-import { existsSync } from 'node:fs';
-import { extname, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import type { Handler } from '@stepfold/engine';
 import { UsageError } from './exit-codes.js';
-
-const TYPESCRIPT = new Set(['.ts', '.mts', '.cts', '.tsx']);
+import { importUserModule } from './modules.js';
 
 /**
  * Imports a handlers module (.js or .mjs, ESM) and returns its handlers: the functions of its
@@ -12,20 +8,7 @@ const TYPESCRIPT = new Set(['.ts', '.mts', '.cts', '.tsx']);
  * refused: compile them first (Node 20 cannot import .ts without a loader).
  */
 export async function loadHandlers(path: string): Promise<Record<string, Handler>> {
-  const ext = extname(path).toLowerCase();
-  if (TYPESCRIPT.has(ext)) {
-    throw new UsageError(
-      `${path}: handlers in TypeScript are not supported; compile the module to .js or .mjs (e.g. with tsc) and pass that`,
-    );
-  }
-  const file = resolve(path);
-  if (!existsSync(file)) throw new UsageError(`cannot read handlers ${path}: no such file`);
-  let mod: Record<string, unknown>;
-  try {
-    mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
-  } catch (e) {
-    throw new UsageError(`cannot import handlers ${path}: ${(e as Error).message}`);
-  }
+  const mod = await importUserModule(path, 'handlers');
   const fromDefault = mod['default'];
   const source =
     typeof fromDefault === 'object' && fromDefault !== null

@@ -35,7 +35,7 @@ export function definitionsOption(cmd: Command, required = true): Command {
   return cmd.addOption(
     new Option(
       '--definitions <paths>',
-      `definition files or directories of them (JSON/YAML), comma-separated or repeated${
+      `definitions: JSON/YAML files, directories of them, or ESM modules (.js, .mjs) exporting built workflows (schemas kept); comma-separated or repeated${
         required ? '' : '; needed for --diagram'
       } (default: $STEPFOLD_DEFINITIONS)`,
     )

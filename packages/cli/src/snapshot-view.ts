@@ -74,8 +74,11 @@ export function headline(s: Snapshot): string {
   return `${s.id}  ${s.workflow.name}@${s.workflow.version}  ${s.status}  v${s.version}`;
 }
 
-/** A snapshot for people: status, steps, in-flight tasks, timers, inbox, error, transition log. */
-export function renderSnapshot(s: Snapshot): string[] {
+/**
+ * A snapshot for people: status, steps, in-flight tasks, timers, inbox, error, transition log;
+ * `extra` lines (what it can take now) go after the headline block, before the steps.
+ */
+export function renderSnapshot(s: Snapshot, extra: readonly string[] = []): string[] {
   const out = [
     headline(s),
     `  run ${s.run}, created ${isoTime(s.createdAt)}, updated ${isoTime(s.updatedAt)}, wake at ${isoTime(s.wakeAt)}`,
@@ -87,6 +90,7 @@ export function renderSnapshot(s: Snapshot): string[] {
   if (s.reason !== undefined) out.push(`  reason: ${s.reason}`);
   if (s.saga) out.push(`  saga: ${s.saga.mode}, to compensate: ${s.saga.queue.join(', ') || '-'}`);
 
+  if (extra.length) out.push('', ...extra);
   out.push('', 'steps:');
   const steps = Object.entries(s.steps);
   if (!steps.length) out.push('  (none entered yet)');

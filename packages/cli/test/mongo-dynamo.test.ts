@@ -5,7 +5,7 @@ import { MongoClient } from 'mongodb';
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../src/exit-codes.js';
 import type { InstanceRow } from '../src/snapshot-view.js';
-import { cli, parsed, uniqueName } from './cli.js';
+import { cli, EXAMPLES, parsed, uniqueName } from './cli.js';
 import { seed } from './store-commands.js';
 
 const MONGO_URL = process.env.STEPFOLD_MONGO_URL ?? 'mongodb://127.0.0.1:27017/stepfold';
@@ -35,6 +35,23 @@ describe('list on MongoDB (FerretDB)', () => {
       expect([...first.items, ...rest.items].map((i) => i.id)).toEqual(all.items.map((i) => i.id));
       const shown = await cli(['show', 'exp-5', '--store', url.toString(), '--json']);
       expect(parsed(shown).status).toBe('dlq');
+      // No inbox here: send applies the signal at once, as signal does (a new version).
+      const before = (await store.load('exp-4'))!;
+      const sent = await cli([
+        'send',
+        'exp-4',
+        'receipt',
+        '--payload',
+        '{"file":"m.pdf"}',
+        '--store',
+        url.toString(),
+        '--definitions',
+        EXAMPLES.dir,
+        '--json',
+      ]);
+      expect(sent.code).toBe(EXIT.ok);
+      expect(parsed(sent)).toMatchObject({ delivered: 'applied', version: before.version + 1 });
+      expect((await store.load('exp-4'))?.inbox.map((m) => m.payload)).toEqual([{ file: 'm.pdf' }]);
     } finally {
       await client
         .db()

@@ -166,6 +166,55 @@ export function storeCommandSuite(open: () => Promise<StoreUnderTest>): void {
     expect(shown.stdout).toMatch(/inbox:\s*\n\s+receipt/);
   });
 
+  it('sends: written to the inbox where the store has one, applied at once elsewhere', async () => {
+    const before = await load(IDS.signal);
+    const r = await cli(['send', IDS.signal, 'receipt', '--payload', '{"file":"s.pdf"}', ...acting()]);
+    expect(r.code).toBe(EXIT.ok);
+    const inbox = t.store.send !== undefined;
+    expect(parsed(r)).toMatchObject({ changed: true, delivered: inbox ? 'inbox' : 'applied' });
+    const after = await load(IDS.signal);
+    if (inbox) {
+      expect(after.version).toBe(before.version); // a worker applies it
+      const [sent] = await t.store.claimSent!(Date.now(), 10, [IDS.signal]);
+      expect(sent?.sent.map((s) => s.event.type === 'signal' && s.event.payload)).toEqual([
+        { file: 's.pdf' },
+      ]);
+    } else {
+      expect(after.version).toBe(before.version + 1);
+      expect(after.inbox.map((m) => m.payload)).toContainEqual({ file: 's.pdf' });
+    }
+    const unknown = await cli(['send', IDS.signal, 'paymnet', ...acting()]);
+    expect(unknown.code).toBe(EXIT.unknown);
+  });
+
+  it('exits 8 when nothing changed: finished, nothing parked, a signal id seen before', async () => {
+    const cancelled = await cli(['cancel', IDS.cancel, ...acting()]);
+    expect(cancelled.code).toBe(EXIT.unchanged);
+    expect(cancelled.stderr).toBe('');
+    expect(parsed(cancelled)).toMatchObject({
+      changed: false,
+      unchanged: `${IDS.cancel} has finished (cancelled)`,
+    });
+    expect((await cli(['abort', IDS.abort, ...acting()])).code).toBe(EXIT.unchanged);
+    for (const args of [[IDS.abort], [IDS.abort, '--step', 'manager']]) {
+      const approve = await cli(['approve', ...args, ...acting()]);
+      expect(approve.code, args.join(' ')).toBe(EXIT.unchanged);
+      expect(parsed(approve).unchanged).toContain(`${IDS.abort} has finished (aborted)`);
+    }
+
+    const requeue = await cli(['requeue', 'misc-1', '--store', t.url, '--definitions', EXAMPLES.dir]);
+    expect(requeue.code).toBe(EXIT.unchanged);
+    expect(requeue.stdout).toMatch(/^requeue: nothing changed \(nothing is parked in dlq, it is waiting\)/);
+
+    const once = ['signal', 'misc-1', 'receipt', '--signal-id', 'r-1', ...acting()];
+    expect((await cli(once)).code).toBe(EXIT.ok);
+    const version = (await load('misc-1')).version;
+    const twice = await cli(once);
+    expect(twice.code).toBe(EXIT.unchanged);
+    expect(parsed(twice).unchanged).toContain('was applied before');
+    expect((await load('misc-1')).version).toBe(version);
+  });
+
   it('requeues a dlq step with an input patch: the retry is queued for workers', async () => {
     const before = await load(IDS.dlq);
     const r = await cli(['requeue', IDS.dlq, '--patch', '{"amount":900}', ...acting()]);

@@ -1,3 +1,4 @@
+import { cancelRefusal, isStepfoldError } from '@stepfold/engine';
 import type { Command } from 'commander';
 import { reportChange, withHandOffRunner } from '../hand-off.js';
 import { type ActingOptions, definitionsOption, jsonOption, storeOption } from '../options.js';
@@ -23,8 +24,20 @@ export function register(program: Command): void {
     ),
   ).action(async (id: string, options: CancelOptions) => {
     const out = createOutput(options.json === true);
-    await withHandOffRunner(options, 'cancel', id, async ({ runner, before }) => {
-      reportChange(out, 'cancel', before, await runner.cancel(id, options.reason));
+    await withHandOffRunner(options, 'cancel', id, async ({ runner, before, definition }) => {
+      let after: Awaited<ReturnType<typeof runner.cancel>>;
+      try {
+        after = await runner.cancel(id, options.reason);
+      } catch (e) {
+        // Refused, nothing written (exit 4): say what still stops the instance.
+        if (isStepfoldError(e, 'PAST_PIVOT')) {
+          e.message = `${e.message}. abort still works: \`stepfold abort ${id}\` ends it aborted at once, without compensation`;
+        }
+        throw e;
+      }
+      // Finished or already cancelling: the engine's own account of why nothing changed.
+      const refusal = definition ? cancelRefusal(definition, before) : undefined;
+      reportChange(out, 'cancel', before, after, refusal?.message);
     });
   });
 }

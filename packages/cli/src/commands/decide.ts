@@ -1,6 +1,7 @@
+import { isTerminal } from '@stepfold/engine';
 import type { Command } from 'commander';
 import { reportChange, withHandOffRunner } from '../hand-off.js';
-import { decisionSignal } from '../human-step.js';
+import { decisionFor } from '../human-step.js';
 import {
   type ActingOptions,
   definitionsOption,
@@ -44,7 +45,18 @@ export function registerDecision(program: Command, decision: 'approve' | 'reject
     const out = createOutput(options.json === true);
     const extra = options.payload === undefined ? {} : jsonObjectArgument(options.payload, '--payload');
     await withHandOffRunner(options, decision, id, async ({ runner, before, definition }) => {
-      const { step, signal } = decisionSignal(definition, before, options.step);
+      // A finished instance has no decision left to make: nothing to do (exit 8), not a mistake.
+      if (isTerminal(before.status)) {
+        reportChange(
+          out,
+          decision,
+          before,
+          before,
+          `${id} has finished (${before.status}); no decision is pending`,
+        );
+        return;
+      }
+      const { step, signal } = decisionFor(definition, before, options.step);
       const payload = {
         ...extra,
         ...(options.by ? { by: options.by } : {}),

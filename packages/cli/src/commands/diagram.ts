@@ -18,12 +18,15 @@ export function register(program: Command): void {
       program
         .command('diagram')
         .description('print a definition as a Mermaid flowchart; with --id, coloured by that stored instance')
-        .argument('<definition>', 'workflow definition (.json, .yaml, .yml)')
+        .argument(
+          '<definition>',
+          'workflow definition: .json, .yaml, .yml, or an ESM module (.js, .mjs) exporting one built workflow',
+        )
         .option('--id <id>', 'colour the steps by this instance (needs --store)'),
     ),
   ).action(async (definitionPath: string, options: DiagramOptions) => {
     const out = createOutput(options.json === true);
-    const def = loadDefinition(definitionPath);
+    const def = await loadDefinition(definitionPath);
     let snapshot: Snapshot | undefined;
     const id = options.id;
     if (id !== undefined) {

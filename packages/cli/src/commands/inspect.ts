@@ -44,7 +44,7 @@ export function register(program: Command): void {
     // No open mode: an inspector can cancel and abort instances.
     if (!token) throw new UsageError('inspect needs a token: pass --token <t> or set STEPFOLD_INSPECT_TOKEN');
     if (token.length < 8) throw new UsageError('the inspect token must be at least 8 characters');
-    const defs = loadDefinitions(requireDefinitions(options, 'inspect'));
+    const defs = await loadDefinitions(requireDefinitions(options, 'inspect'));
     const opened = await openStore(storeUrlOf(options.store));
     const inspector = createInspector({ store: opened.store, workflows: defs, auth: { token } });
     const server = serve({ fetch: inspector.fetch, port: options.port, hostname: options.host });

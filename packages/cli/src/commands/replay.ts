@@ -41,11 +41,14 @@ export function register(program: Command): void {
     program
       .command('replay')
       .description("fold a list of events through the engine's reducer (no store) and print the snapshot")
-      .argument('<definition>', 'workflow definition (.json, .yaml, .yml)')
+      .argument(
+        '<definition>',
+        'workflow definition: .json, .yaml, .yml, or an ESM module (.js, .mjs) exporting one built workflow',
+      )
       .argument('<events>', 'events: a JSON array, or NDJSON (one per line)'),
   ).action(async (definitionPath: string, eventsPath: string, options: CommonOptions) => {
     const out = createOutput(options.json === true);
-    const def = loadDefinition(definitionPath);
+    const def = await loadDefinition(definitionPath);
     const events = parseEvents(eventsPath, readUserFile(eventsPath, 'events'));
     // The reducer checks every event (INVALID_EVENT names the bad one).
     const snapshot = replay(def, events as WorkflowEvent[]);

@@ -1,3 +1,4 @@
+import { isTerminal } from '@stepfold/engine';
 import type { Command } from 'commander';
 import { reportChange, withHandOffRunner } from '../hand-off.js';
 import {
@@ -35,7 +36,16 @@ export function register(program: Command): void {
         ...(options.step ? { step: options.step } : {}),
         ...(inputPatch ? { inputPatch } : {}),
       });
-      reportChange(out, 'requeue', before, after);
+      const parked = Object.entries(before.steps)
+        .filter(([, st]) => st.status === 'dlq' || st.status === 'compensation-dlq')
+        .map(([step]) => step);
+      // A finished instance takes the generic answer; else say what is (not) parked.
+      const why = isTerminal(before.status)
+        ? undefined
+        : parked.length
+          ? `${options.step} is not parked (parked: ${parked.join(', ')})`
+          : `nothing is parked in dlq, it is ${before.status}`;
+      reportChange(out, 'requeue', before, after, why);
     });
   });
 }

@@ -77,7 +77,7 @@ function progressHooks(out: Output, progress: Progress[], elapsed: () => number)
 
 async function run(definitionPath: string, options: RunOptions): Promise<number> {
   const out = createOutput(options.json === true);
-  const def = loadDefinition(definitionPath);
+  const def = await loadDefinition(definitionPath);
   const handlers = await loadHandlers(options.handlers);
   const input = options.input === undefined ? undefined : jsonArgument(options.input, '--input');
   const id = options.id ?? `${def.name}-1`;
@@ -153,7 +153,10 @@ export function register(program: Command): void {
       .description(
         'run a definition with a handlers module on the in-memory store, jumping a simulated clock to each timer',
       )
-      .argument('<definition>', 'workflow definition (.json, .yaml, .yml)')
+      .argument(
+        '<definition>',
+        'workflow definition: .json, .yaml, .yml, or an ESM module (.js, .mjs) exporting one built workflow',
+      )
       .requiredOption(
         '--handlers <module>',
         'ESM module (.js, .mjs) exporting the handlers (default object or named)',

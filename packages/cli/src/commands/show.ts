@@ -1,6 +1,7 @@
 import { NotFoundError } from '@stepfold/engine';
 import { toMermaid } from '@stepfold/engine/diagram';
 import type { Command } from 'commander';
+import { type InstanceActions, instanceActions, renderActions } from '../actions-view.js';
 import { definitionFor, loadDefinitions } from '../definitions.js';
 import { UsageError } from '../exit-codes.js';
 import {
@@ -19,14 +20,16 @@ interface ShowOptions extends StoreOptions {
   definitions?: string[] | undefined;
 }
 
-/** `stepfold show <id>`: one instance's state and transition log, optionally as a diagram. */
+/** `stepfold show <id>`: one instance's state, what it can take now, its log, optionally a diagram. */
 export function register(program: Command): void {
   jsonOption(
     definitionsOption(
       storeOption(
         program
           .command('show')
-          .description('show an instance: status, steps, in-flight tasks, timers, inbox, error and log')
+          .description(
+            'show an instance: status, steps, in-flight tasks, timers, inbox, error and log; with --definitions, whether cancel is possible and the signals it takes now',
+          )
           .argument('<id>', 'instance id')
           .option('--diagram', 'also print its Mermaid diagram, coloured by its state (needs --definitions)'),
       ),
@@ -34,26 +37,27 @@ export function register(program: Command): void {
     ),
   ).action(async (id: string, options: ShowOptions) => {
     const out = createOutput(options.json === true);
-    const paths = options.diagram ? definitionPaths(options) : [];
+    const paths = definitionPaths(options);
     if (options.diagram && !paths.length) throw new UsageError('show --diagram needs --definitions');
-    const defs = paths.length ? loadDefinitions(paths) : [];
+    const defs = paths.length ? await loadDefinitions(paths) : [];
     await withStore(storeUrlOf(options.store), async ({ store }) => {
       const s = await store.load(id);
       if (!s) throw new NotFoundError(id);
-      let diagram: string | undefined;
-      if (options.diagram) {
-        const def = definitionFor(defs, s.workflow);
-        if (!def) {
-          throw new UsageError(
-            `no definition of ${s.workflow.name} v${s.workflow.version} among --definitions`,
-          );
-        }
-        diagram = toMermaid(def, s);
-      }
-      out.result({ ...summarize(s), ...(diagram ? { diagram } : {}) }, () => [
-        ...renderSnapshot(s),
-        ...(diagram ? ['', diagram] : []),
-      ]);
+      const def = definitionFor(defs, s.workflow);
+      const missing = `no definition of ${s.workflow.name} v${s.workflow.version} among --definitions`;
+      if (options.diagram && !def) throw new UsageError(missing);
+      const diagram = options.diagram && def ? toMermaid(def, s) : undefined;
+      const actions: InstanceActions | undefined = def ? instanceActions(def, s) : undefined;
+      const note = paths.length
+        ? `actions: ${missing}`
+        : 'actions: pass --definitions to see whether cancel is possible and the signals it takes now';
+      out.result(
+        { ...summarize(s), ...(actions ? { actions } : {}), ...(diagram ? { diagram } : {}) },
+        () => [
+          ...renderSnapshot(s, actions ? renderActions(actions) : [note]),
+          ...(diagram ? ['', diagram] : []),
+        ],
+      );
     });
   });
 }
