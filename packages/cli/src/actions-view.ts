@@ -1,10 +1,5 @@
-import {
-  cancelRefusal,
-  declaredSignals,
-  isTerminal,
-  type Snapshot,
-  type WorkflowDefinition,
-} from '@stepfold/engine';
+import { isTerminal, type Snapshot, type WorkflowDefinition } from '@stepfold/engine';
+import { cancelRefusal, declaredSignals } from '@stepfold/engine/introspect';
 
 /** What `show` says an instance can take now, from the engine's answers (never re-derived here). */
 export interface InstanceActions {

@@ -1,10 +1,5 @@
-import {
-  decisionSignal,
-  type PendingDecision,
-  pendingDecisions,
-  type Snapshot,
-  type WorkflowDefinition,
-} from '@stepfold/engine';
+import type { Snapshot, WorkflowDefinition } from '@stepfold/engine';
+import { decisionSignal, type PendingDecision, pendingDecisions } from '@stepfold/engine/introspect';
 import { UsageError } from './exit-codes.js';
 
 /** The definition a command needs for an instance, or a usage error naming what is missing. */

@@ -1,4 +1,5 @@
-import { cancelRefusal, isStepfoldError } from '@stepfold/engine';
+import { isStepfoldError } from '@stepfold/engine';
+import { cancelRefusal } from '@stepfold/engine/introspect';
 import type { Command } from 'commander';
 import { reportChange, withHandOffRunner } from '../hand-off.js';
 import { type ActingOptions, definitionsOption, jsonOption, storeOption } from '../options.js';
