@@ -35,7 +35,7 @@ describe('without a context manager', () => {
     const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
     const store = createMemoryStore();
     const instrument = createOtelInstrumentation({ tracerProvider: provider });
-    const api = createRunner({ store, workflows: [flow], handlers: {}, execute: false, instrument });
+    const api = createRunner({ store, workflows: [flow], execute: false, instrument });
     const worker = createRunner({
       store,
       workflows: [flow],
