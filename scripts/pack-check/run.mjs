@@ -1,33 +1,15 @@
-// Packaging check: packs every package with `pnpm pack`, checks each tarball with publint and
-// "are the types wrong", then installs the tarballs into fresh projects outside the workspace, once
-// with npm and once with pnpm (no overrides but for the CLI's, below), type-checks a consumer program under
-// moduleResolution node16 and bundler, and runs it, then runs the CLI's `stepfold run` on an example
-// through npx. `pnpm pack-check`; CI runs it.
+// Packaging check: packs every package as `pnpm pack:all` does (scripts/pack-all.mjs), checks each
+// tarball (LICENSE shipped, no README link outside the package) and lints it with publint and "are
+// the types wrong", then installs the tarballs into fresh projects outside the workspace, once with
+// npm and once with pnpm (with the overrides the README tells pnpm users to add), type-checks a
+// consumer program under moduleResolution node16 and bundler, and runs it, then runs the CLI's
+// `stepfold run` on an example through npx. `pnpm pack-check`; CI runs it.
 import { execFileSync } from 'node:child_process';
-import {
-  copyFileSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { checkTarball, overridesFor, PACKAGES, packAll, ROOT } from '../pack-all.mjs';
 
-const ROOT = resolve(import.meta.dirname, '../..');
-const PACKAGES = [
-  'engine',
-  'store-postgres',
-  'store-redis',
-  'store-mongo',
-  'store-dynamo',
-  'node',
-  'otel',
-  'inspector',
-  'cli',
-];
 // What the installed CLI runs: an example definition and its handlers, copied into the fresh project.
 const CLI_EXAMPLE = ['order-saga.yaml', 'handlers.mjs'];
 /** The exact version the workspace itself pins for a package (root or an adapter's devDependencies). */
@@ -64,13 +46,17 @@ function run(cmd, args, cwd, quiet = true) {
 
 const work = mkdtempSync(join(tmpdir(), 'stepfold-pack-'));
 const tarballs = join(work, 'tarballs');
-mkdirSync(tarballs);
 step(`packing into ${tarballs}`);
-for (const p of PACKAGES) run('pnpm', ['pack', '--pack-destination', tarballs], join(ROOT, 'packages', p));
-const files = readdirSync(tarballs).map((f) => join(tarballs, f));
+const packed = packAll(tarballs, step);
+const files = packed.map((p) => p.file);
 
-for (const file of files) {
-  const name = file.split('/').pop();
+for (const { name, file } of packed) {
+  step(`contents of ${name}: LICENSE, README links`);
+  const problems = checkTarball(file);
+  if (problems.length) {
+    console.error(`[pack-check] ${name}:\n  ${problems.join('\n  ')}`);
+    process.exit(1);
+  }
   step(`publint ${name}`);
   run('pnpm', ['exec', 'publint', '--strict', file], ROOT);
   step(`attw ${name}`);
@@ -98,14 +84,9 @@ const tsconfig = (moduleResolution, module, emit) => ({
 for (const pm of ['npm', 'pnpm']) {
   const app = join(work, `${pm}-app`);
   mkdirSync(app);
-  // The CLI depends on the other packages by version, and they are not on the registry: npm takes
-  // the tarballs installed beside it, pnpm asks the registry unless overrides send it to them.
-  const overrides = Object.fromEntries(
-    files
-      .map((f) => [f, /^stepfold-(.+)-\d+\.\d+\.\d+\.tgz$/.exec(f.split('/').pop())?.[1]])
-      .filter(([, name]) => name && name !== 'cli')
-      .map(([f, name]) => [`@stepfold/${name}`, `file:${f}`]),
-  );
+  // The packages name each other by version and are not on the registry: npm takes the tarballs
+  // installed beside them, pnpm asks the registry unless overrides send it to them (as the READMEs say).
+  const overrides = overridesFor(packed);
   const manifest = { name: `${pm}-app`, private: true, type: 'module' };
   writeFileSync(
     join(app, 'package.json'),

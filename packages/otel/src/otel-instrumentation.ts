@@ -4,6 +4,7 @@ import {
   context,
   defaultTextMapGetter,
   defaultTextMapSetter,
+  diag,
   type Link,
   propagation,
   type Span,
@@ -97,10 +98,31 @@ export function createOtelInstrumentation(options: OtelInstrumentationOptions = 
     return { parent, links: foreign ? [{ context: caller }] : [] };
   }
 
+  // The context of the event span whose `write` is being called, while that call runs synchronously.
+  // The runner asks for a start's carrier synchronously inside `write`, so `carrier()` names the
+  // start's span from here even when no context manager carries `context.with` into the call (the
+  // API's default manager does not: there `context.active()` is always ROOT_CONTEXT).
+  let calling: Context | undefined;
+  let warned = false;
+
   /** Runs `work` with `span` active under `parent`, ending the span however it settles. */
   async function within<T>(span: Span, parent: Context, work: () => Promise<T>): Promise<T> {
+    const active = trace.setSpan(parent, span);
+    const outer = calling;
+    calling = active;
+    let pending: Promise<T>;
     try {
-      return await context.with(trace.setSpan(parent, span), work);
+      pending = context.with(active, () => {
+        if (!warned && context.active() !== active) noContextManager();
+        return work();
+      });
+    } catch (e) {
+      pending = Promise.reject(e);
+    } finally {
+      calling = outer;
+    }
+    try {
+      return await pending;
     } catch (e) {
       // The runner's own failure (a store outage, a conflict it gave up on): not a handler error.
       span.recordException(e instanceof Error ? e : String(e));
@@ -111,10 +133,21 @@ export function createOtelInstrumentation(options: OtelInstrumentationOptions = 
     }
   }
 
+  /** Says once, through the API's diag logger, what a missing context manager costs. */
+  function noContextManager(): void {
+    warned = true;
+    diag.warn(
+      '@stepfold/otel: no OpenTelemetry context manager is registered, so the span active where ' +
+        'runner.start is called is not seen (each instance starts its own trace) and handlers see no ' +
+        'active span. Register one: NodeTracerProvider#register(), NodeSDK#start(), or ' +
+        'context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable()).',
+    );
+  }
+
   return {
     carrier() {
       const out: Record<string, string> = {};
-      propagator().inject(context.active(), out, defaultTextMapSetter);
+      propagator().inject(calling ?? context.active(), out, defaultTextMapSetter);
       return fit(out);
     },
 

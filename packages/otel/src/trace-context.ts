@@ -12,7 +12,7 @@ import {
 // The W3C Trace Context header pair, for when neither the options nor the global API name a
 // propagator (the API's default propagates nothing, so an instance would lose its trace). Only
 // traceparent version 00 is written; a later version is read by its first four fields, as the
-// spec asks of a version-00 reader.
+// W3C Trace Context recommendation asks of a version-00 reader.
 
 const TRACEPARENT = 'traceparent';
 const TRACESTATE = 'tracestate';

@@ -72,8 +72,8 @@ function byWakeTime<R extends { id: string; wake_at: string }>(rows: R[]): R[] {
 }
 
 /**
- * A stepfold store on PostgreSQL: one row per instance in its own schema, the snapshot in a JSONB
- * column, `save` a single `UPDATE … WHERE id = $1 AND version = $2`, and `listDue` claiming the ids it
+ * A stepfold store on PostgreSQL: one row per instance in its own schema, the snapshot's JSON in a
+ * text column (`snapshot_text`; the JSONB `snapshot` with `snapshotColumn: 'jsonb'`), `save` a single `UPDATE … WHERE id = $1 AND version = $2`, and `listDue` claiming the ids it
  * returns so concurrent pollers get disjoint batches. A write that announces a wake time sends its
  * NOTIFY in the same statement. Call `setup()` once before use.
  */
