@@ -6,7 +6,7 @@ import { Lanes } from './lanes.js';
 import { type Named, NamedDue } from './named-due.js';
 import { countLostTakes, type Due, NOT_MINE, SentInbox } from './sent-inbox.js';
 import type { TaskPool } from './task-pool.js';
-import type { WorkerEvents, WorkerStats } from './types.js';
+import type { EmitEvent, WorkerEvents, WorkerStats } from './types.js';
 
 /** What one round found. */
 export interface RoundResult {
@@ -23,7 +23,7 @@ export interface PollerParts {
   runner: Runner;
   pool: TaskPool;
   stats: WorkerStats;
-  emit: <K extends keyof WorkerEvents>(k: K, ...a: Parameters<WorkerEvents[K]>) => void;
+  emit: EmitEvent;
   clock: () => number;
   /** First skip of an instance this worker cannot step (doubling up to 5 min). */
   skipMs: number;

@@ -4,7 +4,7 @@ import { jittered, WallTimer } from './clock.js';
 import type { DuePoller, RoundResult } from './due-poller.js';
 import type { ResolvedWorkerOptions } from './options.js';
 import type { TaskPool } from './task-pool.js';
-import type { WorkerEvents, WorkerStats } from './types.js';
+import type { EmitEvent, WorkerEvents, WorkerStats } from './types.js';
 
 /**
  * What the loop is doing:
@@ -64,7 +64,7 @@ export class WorkerLoop {
     private readonly poller: DuePoller,
     private readonly pool: TaskPool,
     private readonly stats: WorkerStats,
-    private readonly emit: <K extends keyof WorkerEvents>(k: K, ...a: Parameters<WorkerEvents[K]>) => void,
+    private readonly emit: EmitEvent,
     private readonly running: () => boolean,
   ) {
     this.pace = new PollPace(o.pace);

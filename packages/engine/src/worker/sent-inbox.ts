@@ -1,7 +1,7 @@
 import { isStepfoldError } from '../errors.js';
 import type { Snapshot } from '../snapshot.js';
 import type { SentSignal, Store } from '../store/store.js';
-import type { WorkerEvents, WorkerStats } from './types.js';
+import type { EmitEvent, WorkerEvents, WorkerStats } from './types.js';
 
 /**
  * A due instance to tick: its id, its snapshot when the store claimed and loaded it at once (or a
@@ -31,7 +31,7 @@ export class SentInbox {
   constructor(
     private readonly store: Store,
     private readonly stats: WorkerStats,
-    private readonly emit: <K extends keyof WorkerEvents>(k: K, ...a: Parameters<WorkerEvents[K]>) => void,
+    private readonly emit: EmitEvent,
   ) {}
 
   /** Whether the store has an inbox to poll. */

@@ -4,7 +4,7 @@ import type { Alarm } from './alarm.js';
 import type { DuePoller } from './due-poller.js';
 import type { ResolvedWorkerOptions } from './options.js';
 import type { TakeOrder } from './take-order.js';
-import type { WorkerEvents, WorkerStats } from './types.js';
+import type { EmitEvent, WorkerEvents, WorkerStats } from './types.js';
 
 /**
  * A worker's side of the store's wake notices: subscribes (again, on the outage schedule, when
@@ -24,7 +24,7 @@ export class WakeFollower {
     private readonly poller: DuePoller,
     private readonly order: TakeOrder,
     private readonly stats: WorkerStats,
-    private readonly emit: <K extends keyof WorkerEvents>(k: K, ...a: Parameters<WorkerEvents[K]>) => void,
+    private readonly emit: EmitEvent,
     /** Told whether the subscription is live (the loop's pause may grow further while it is). */
     private readonly live: (up: boolean) => void,
   ) {}
