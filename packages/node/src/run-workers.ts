@@ -1,6 +1,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { type Backoff, backoffDelay } from '@stepfold/engine';
 
 /** What the supervisor reports as its children come and go. */
 export interface WorkerProcessEvents {
@@ -50,8 +51,9 @@ export interface WorkerProcesses {
   readonly done: Promise<void>;
 }
 
-const RESTART_MIN_MS = 100;
-const RESTART_MAX_MS = 10_000;
+// Restarts of a child that never started: the engine's retry schedule, from 100 ms to 10 s, with no
+// jitter (these are this machine's own processes, not many clients of one server).
+const RESTART: Backoff = { firstMs: 100, maxMs: 10_000, factor: 2, jitter: 0 };
 
 /** The IPC message `serveWorker` sends once its worker has started. */
 export const READY_MESSAGE = 'stepfold:worker-ready';
@@ -75,7 +77,7 @@ export function runWorkers(options: RunWorkersOptions): WorkerProcesses {
   const killAfterMs = options.killAfterMs ?? 40_000;
   const children: Array<ChildProcess | undefined> = [];
   const pids: number[] = new Array(count).fill(0);
-  const delays: number[] = new Array(count).fill(RESTART_MIN_MS);
+  const failedStarts: number[] = new Array(count).fill(0);
   const timers = new Set<ReturnType<typeof setTimeout>>();
   let stopping = false;
   let finish: () => void = () => {};
@@ -107,8 +109,8 @@ export function runWorkers(options: RunWorkersOptions): WorkerProcesses {
       if (stopping || !restart) return;
       // A worker that had started was killed (a crash, an OOM kill): back at once. One that never
       // started is failing to start: wait longer each time.
-      const ms = ready ? RESTART_MIN_MS : delays[index]!;
-      delays[index] = Math.min(RESTART_MAX_MS, ms * 2);
+      if (ready) failedStarts[index] = 0;
+      const ms = backoffDelay(RESTART, failedStarts[index]!++);
       options.on?.restart?.(index, ms);
       const t = setTimeout(() => {
         timers.delete(t);

@@ -1,4 +1,7 @@
 import {
+  type Backoff,
+  backoffDelay,
+  OUTAGE_BACKOFF,
   parseWakePayload,
   StoreUnavailableError,
   snapshotBytes,
@@ -9,14 +12,11 @@ import {
 } from '@stepfold/engine';
 import type { PgNotification, PgPool, PgPoolClient } from './setup.js';
 
-/** Reconnect delays of a lost wake subscription: doubling from `firstMs` up to `maxMs`, jittered. */
-export interface WakeBackoff {
-  firstMs: number;
-  maxMs: number;
-}
+/** Reconnect delays of a lost wake subscription (the engine's one retry schedule). */
+export type WakeBackoff = Backoff;
 
-/** Default reconnect delays: 100 ms doubling to 5 s (an outage is mostly a restart of seconds). */
-export const WAKE_BACKOFF: WakeBackoff = { firstMs: 100, maxMs: 5_000 };
+/** Default reconnect delays: the engine's outage schedule, 100 ms doubling to 5 s, ±20%. */
+export const WAKE_BACKOFF: WakeBackoff = OUTAGE_BACKOFF;
 
 /**
  * The NOTIFY channel of one instance table: `stepfold_` and 16 hex digits of a 64-bit FNV-1a hash
@@ -165,10 +165,8 @@ export function pgWakeSource(
       };
 
       const retry = () => {
-        const ceiling = Math.min(backoff.maxMs, backoff.firstMs * 2 ** Math.min(attempt, 30));
+        const delay = backoffDelay(backoff, attempt);
         attempt += 1;
-        // Equal jitter: half the delay fixed, half random, so reconnecting workers spread out.
-        const delay = ceiling / 2 + Math.random() * (ceiling / 2);
         timer = setTimeout(() => {
           timer = undefined;
           reconnecting = connect().then(

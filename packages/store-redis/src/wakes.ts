@@ -1,4 +1,7 @@
 import {
+  type Backoff,
+  backoffDelay,
+  OUTAGE_BACKOFF,
   parseWakePayload,
   type StoreKit,
   type WakeHint,
@@ -9,10 +12,12 @@ import {
 import { type Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { HintRoute } from './encode.js';
 
+/** Reconnect delays of a wake subscription whose connection broke: the engine's outage schedule, capped at 2 s (a reconnect is one cheap SUBSCRIBE). */
+export const WAKE_BACKOFF: Backoff = { ...OUTAGE_BACKOFF, maxMs: 2_000 };
 /** First reconnect delay of a wake subscription whose connection broke; it doubles per failed try. */
-export const WAKE_RETRY_MIN_MS = 100;
+export const WAKE_RETRY_MIN_MS = WAKE_BACKOFF.firstMs;
 /** Longest delay between two reconnect tries of a wake subscription. */
-export const WAKE_RETRY_MAX_MS = 2000;
+export const WAKE_RETRY_MAX_MS = WAKE_BACKOFF.maxMs;
 
 // The dedicated connection: no offline queue (a command while down fails at once instead of waiting),
 // no reconnect or resubscribe by ioredis (the subscription makes a new connection per try, so it knows
@@ -169,26 +174,22 @@ function subscription(open: Open, listener: WakeListener): { start(): Promise<vo
     });
   };
   const retry = () => {
-    // Doubling from WAKE_RETRY_MIN_MS up to WAKE_RETRY_MAX_MS, ±20% so many workers spread out.
-    const base = Math.min(WAKE_RETRY_MIN_MS * 2 ** tries, WAKE_RETRY_MAX_MS);
+    const delay = backoffDelay(WAKE_BACKOFF, tries);
     tries += 1;
-    timer = setTimeout(
-      () => {
-        lastError = undefined;
-        connect().then(
-          () => {
-            tries = 0;
-            if (!closed) notify(() => listener.restored?.());
-          },
-          () => {
-            if (closed) return;
-            conn?.disconnect();
-            retry();
-          },
-        );
-      },
-      base * (0.8 + Math.random() * 0.4),
-    );
+    timer = setTimeout(() => {
+      lastError = undefined;
+      connect().then(
+        () => {
+          tries = 0;
+          if (!closed) notify(() => listener.restored?.());
+        },
+        () => {
+          if (closed) return;
+          conn?.disconnect();
+          retry();
+        },
+      );
+    }, delay);
   };
 
   return {

@@ -1,7 +1,7 @@
 import { isStepfoldError } from '../errors.js';
 import type { Snapshot } from '../snapshot.js';
 import type { SentSignal, Store } from '../store/store.js';
-import type { WorkerEvents, WorkerStats } from './types.js';
+import type { EmitEvent, WorkerEvents, WorkerStats } from './types.js';
 
 /**
  * A due instance to tick: its id, its snapshot when the store claimed and loaded it at once (or a
@@ -18,27 +18,20 @@ export interface Due {
 
 /** Codes of an instance this worker cannot step: another worker (with that workflow or version) can. */
 export const NOT_MINE = ['UNKNOWN_WORKFLOW', 'UNKNOWN_VERSION', 'DEFINITION_HASH_MISMATCH'] as const;
-// Instances named for a claim by id; more are left to the inbox lane.
-const MAX_NAMED = 1000;
+
+/** What became of sent signals that failed to apply. */
+export type SentSettled = 'claim-again' | 'dropped' | 'not-handled';
 
 /**
- * A worker's side of a store's sent-signal inbox (`Store.send`): instances whose signals are to be
- * claimed by id (their notice carried no snapshot, or the write applying them lost a race), the
- * inbox's lane (signals left over a second), and what to do when applying them fails. Inert on a
- * store without `claimSent`.
+ * A worker's calls to a store's sent-signal inbox (`Store.send`): claims by id, the inbox's own
+ * lane (signals left over a second), and what to do when applying them fails. Inert on a store
+ * without `claimSent`.
  */
 export class SentInbox {
-  /** Instances whose sent signals the next round claims by id. */
-  private readonly named = new Set<string>();
-  /** Named instances another worker was to apply first: nothing found there is a lost take. */
-  private readonly standby = new Set<string>();
-
   constructor(
     private readonly store: Store,
     private readonly stats: WorkerStats,
-    private readonly emit: <K extends keyof WorkerEvents>(k: K, ...a: Parameters<WorkerEvents[K]>) => void,
-    /** Asks the worker for a round now. */
-    private readonly roundNow: () => void,
+    private readonly emit: EmitEvent,
   ) {}
 
   /** Whether the store has an inbox to poll. */
@@ -46,27 +39,9 @@ export class SentInbox {
     return this.store.claimSent !== undefined;
   }
 
-  /** Instances waiting for a claim by id. */
-  get waiting(): number {
-    return this.named.size;
-  }
-
-  /** Has the next round claim the signals sent to `id` by id. False when the store has no inbox or too many are named. */
-  name(id: string, standby = false): boolean {
-    if (!this.polled || this.named.size >= MAX_NAMED) return false;
-    this.named.add(id);
-    if (standby) this.standby.add(id);
-    return true;
-  }
-
-  /** Claims the signals of up to `n` named instances (no lease: the write that applies them is conditional). */
-  async claimNamed(now: number, n: number): Promise<Due[]> {
-    const ids = [...this.named].slice(0, n);
-    if (ids.length === 0) return [];
-    for (const id of ids) this.named.delete(id);
-    const got = await this.claim(now, ids.length, ids);
-    countLostTakes(this.standby, ids, got, this.stats);
-    return got;
+  /** Claims the signals sent to `ids` (no lease: the write that applies them is conditional). */
+  claimFor(now: number, ids: string[]): Promise<Due[]> {
+    return ids.length ? this.claim(now, ids.length, ids) : Promise.resolve([]);
   }
 
   /** The inbox's lane: up to `n` instances with signals left over a second, their signals leased. */
@@ -81,39 +56,39 @@ export class SentInbox {
   }
 
   /**
-   * After sent signals failed to apply: a lost race claims them again by id at once; a refusal
-   * that will not change (`retryable: false`: a payload or inbox limit, an unknown name) drops
-   * them, reported as an `error`, so they do not block the instance. True when handled here.
+   * After sent signals failed to apply: a lost race is to be claimed again by id at once
+   * (`claim-again`); a refusal that will not change (`retryable: false`: a payload or inbox limit,
+   * an unknown name) drops them, reported as an `error`, so they do not block the instance.
    */
-  async settle(e: unknown, id: string, sent: SentSignal[], version: number): Promise<boolean> {
-    if (isStepfoldError(e, 'VERSION_CONFLICT')) {
-      // Claimed again by id: nothing found means another worker applied them (a lost take);
-      // signals still there mean the instance moved on for another reason (a direct signal, say).
-      this.named.add(id);
-      this.standby.add(id);
-      this.roundNow();
-      return true;
-    }
-    if (!isStepfoldError(e) || e.retryable || NOT_MINE.some((code) => isStepfoldError(e, code))) return false;
-    const seqs = sent.map((p) => p.seq);
-    await this.store.dropSent?.(id, seqs, version).catch(() => {});
+  async settle(e: unknown, id: string, sent: SentSignal[], version: number): Promise<SentSettled> {
+    // Claimed again by id: nothing found means another worker applied them (a lost take); signals
+    // still there mean the instance moved on for another reason (a direct signal, say).
+    if (isStepfoldError(e, 'VERSION_CONFLICT')) return 'claim-again';
+    if (!isStepfoldError(e) || e.retryable || NOT_MINE.some((code) => isStepfoldError(e, code)))
+      return 'not-handled';
+    await this.store
+      .dropSent?.(
+        id,
+        sent.map((p) => p.seq),
+        version,
+      )
+      .catch(() => {});
     this.stats.errors++;
     this.emit('error', e, 'tick');
-    return true;
+    return 'dropped';
   }
 }
 
 /**
- * After a claim by id of `ids`: each one this worker stood by for (in `standby`, removed now) that
- * the claim did not find was taken by the worker whose turn it was, a lost take.
+ * After a claim by id of `asked`: each one this worker stood by for that the claim did not find
+ * was taken by the worker whose turn it was, a lost take.
  */
 export function countLostTakes(
-  standby: Set<string>,
-  ids: readonly string[],
+  asked: readonly { id: string; standby?: boolean | undefined }[],
   got: readonly Due[],
   stats: WorkerStats,
 ): void {
-  if (standby.size === 0) return;
+  if (!asked.some((a) => a.standby)) return;
   const found = new Set(got.map((d) => d.id));
-  for (const id of ids) if (standby.delete(id) && !found.has(id)) stats.lostTakes++;
+  for (const a of asked) if (a.standby && !found.has(a.id)) stats.lostTakes++;
 }

@@ -33,21 +33,7 @@ export class TakeOrder {
     private readonly standbyMs: number,
     private readonly token: string,
     private readonly stats: Readonly<WorkerStats>,
-  ) {
-    if (fleet !== undefined) {
-      const { index, size } = fleet;
-      if (
-        !(
-          Number.isSafeInteger(size) &&
-          size >= 1 &&
-          Number.isSafeInteger(index) &&
-          index >= 0 &&
-          index < size
-        )
-      )
-        throw new RangeError(`createWorker: fleet must have 0 <= index < size, got ${JSON.stringify(fleet)}`);
-    }
-  }
+  ) {}
 
   /** Milliseconds to stand by before trying to take `id`'s handed-over task at `now` (0: take it now). */
   delay(id: string, now: number): number {

@@ -111,6 +111,9 @@ export interface WorkerEvents {
   stopped(info: { aborted: number; dropped: number; released: number }): void;
 }
 
+/** How a worker's parts report an event to its observers. */
+export type EmitEvent = <K extends keyof WorkerEvents>(k: K, ...args: Parameters<WorkerEvents[K]>) => void;
+
 /** Counters and gauges of a worker since it started. */
 export interface WorkerStats {
   /** Instances taken to tick: ids polls returned (claimed, on stores that claim) and hand-offs taken from notices. */

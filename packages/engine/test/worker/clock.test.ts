@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { after, jittered, randomToken, Sleeper, WallTimer } from '../../src/worker/clock.js';
+
+describe('the worker clock', () => {
+  it('a Sleeper woken before it sleeps returns at once, once', async () => {
+    const s = new Sleeper();
+    s.wake();
+    const t0 = Date.now();
+    await s.sleep(10_000);
+    expect(Date.now() - t0).toBeLessThan(1_000);
+    let ended = false;
+    const p = s.sleep(10_000).then(() => (ended = true));
+    await after(5);
+    expect(ended).toBe(false);
+    s.wake();
+    await p;
+    expect(ended).toBe(true);
+  });
+
+  it('jitter stays within its share; tokens differ', () => {
+    for (let i = 0; i < 100; i++) {
+      const v = jittered(100, 0.1);
+      expect(v).toBeGreaterThanOrEqual(90);
+      expect(v).toBeLessThanOrEqual(110);
+    }
+    expect(randomToken()).not.toBe(randomToken());
+  });
+
+  it('WallTimer never runs ahead of Date.now', () => {
+    const w = new WallTimer();
+    for (let i = 0; i < 50; i++) {
+      const at = Date.now();
+      expect(w.until(at)).toBeLessThanOrEqual(0.001);
+      expect(w.until(at + 100)).toBeGreaterThan(98);
+    }
+  });
+});
