@@ -1,4 +1,4 @@
-export { type Backoff, backoffDelay, checkBackoff, OUTAGE_BACKOFF } from './backoff.js';
+export { type Backoff, backoffDelay, OUTAGE_BACKOFF } from './backoff.js';
 export { type TaskFields, WorkflowBuilder, type WorkflowOptions, workflow } from './definition/builder.js';
 export { defineWorkflow, definitionHash } from './definition/compile.js';
 export { type DeclaredSchemas, declaredSchemas, type } from './definition/declared-schemas.js';

@@ -36,8 +36,8 @@ describe('engine bundle', () => {
     expect(code).not.toMatch(/\brequire\(/);
     expect(code).not.toMatch(/new Function\(|\beval\(/);
     const gz = gzipSync(code).length;
-    // The bundle budget: minified + gzipped with dependencies under 31 KB (also reported by `pnpm bench`;
-    // raised from 30 KB for runner.send and the sent-signal path of the write loop).
-    expect(gz).toBeLessThan(31 * 1024);
+    // The main entry's budget: minified + gzipped with dependencies at most 32 KB (also reported by
+    // `pnpm bench`). Tools' helpers live in their own entries (worker, introspect, diagram, testing).
+    expect(gz).toBeLessThanOrEqual(32 * 1024);
   });
 });

@@ -6,7 +6,7 @@ import { Lanes } from './lanes.js';
 import { type Named, NamedDue } from './named-due.js';
 import { countLostTakes, type Due, NOT_MINE, SentInbox } from './sent-inbox.js';
 import type { TaskPool } from './task-pool.js';
-import type { EmitEvent, WorkerEvents, WorkerStats } from './types.js';
+import type { EmitEvent, WorkerStats } from './types.js';
 
 /** What one round found. */
 export interface RoundResult {

@@ -4,7 +4,7 @@ import { jittered, WallTimer } from './clock.js';
 import type { DuePoller, RoundResult } from './due-poller.js';
 import type { ResolvedWorkerOptions } from './options.js';
 import type { TaskPool } from './task-pool.js';
-import type { EmitEvent, WorkerEvents, WorkerStats } from './types.js';
+import type { EmitEvent, WorkerStats } from './types.js';
 
 /**
  * What the loop is doing:

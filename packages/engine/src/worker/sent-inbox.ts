@@ -1,7 +1,7 @@
 import { isStepfoldError } from '../errors.js';
 import type { Snapshot } from '../snapshot.js';
 import type { SentSignal, Store } from '../store/store.js';
-import type { EmitEvent, WorkerEvents, WorkerStats } from './types.js';
+import type { EmitEvent, WorkerStats } from './types.js';
 
 /**
  * A due instance to tick: its id, its snapshot when the store claimed and loaded it at once (or a

@@ -4,7 +4,7 @@ import type { Alarm } from './alarm.js';
 import type { DuePoller } from './due-poller.js';
 import type { ResolvedWorkerOptions } from './options.js';
 import type { TakeOrder } from './take-order.js';
-import type { EmitEvent, WorkerEvents, WorkerStats } from './types.js';
+import type { EmitEvent, WorkerStats } from './types.js';
 
 /**
  * A worker's side of the store's wake notices: subscribes (again, on the outage schedule, when

@@ -45,15 +45,15 @@ function setup(
   const o = resolveWorkerOptions({ runner, wakes: src, standbyMs: 20, ...extra });
   const alarm = new Alarm(Date.now);
   const calls: string[] = [];
+  const saw = (what: string) => {
+    calls.push(what);
+    return true;
+  };
   const poller = {
-    prefer: (w: string) => calls.push(`prefer ${w}`),
-    give: (s: { id: string }) => (calls.push(`give ${s.id}`), true),
-    hint: (id: string, _at: number, standby = false) => (
-      calls.push(`hint ${id}${standby ? ' standby' : ''}`), true
-    ),
-    claimSentTo: (id: string, standby = false) => (
-      calls.push(`sent ${id}${standby ? ' standby' : ''}`), true
-    ),
+    prefer: (w: string) => saw(`prefer ${w}`),
+    give: (s: { id: string }) => saw(`give ${s.id}`),
+    hint: (id: string, _at: number, standby = false) => saw(`hint ${id}${standby ? ' standby' : ''}`),
+    claimSentTo: (id: string, standby = false) => saw(`sent ${id}${standby ? ' standby' : ''}`),
   } as unknown as DuePoller;
   const stats = { wakes: 0, errors: 0, lostTakes: 0 } as WorkerStats;
   const rec = recorder();
