@@ -142,12 +142,14 @@ export class DuePoller {
   /** The claim of one poll: snapshots with the claim where the store can, else ids. */
   private async claim(now: number, n: number, query: DueQuery & { ids?: string[] }): Promise<Due[]> {
     const leased = { ...query, leaseMs: this.p.leaseMs };
-    this.p.stats.polls++;
+    // A poll counts once the store answered it (as the inbox's claims do).
     if (this.store.claimDue) {
       const snapshots = await this.store.claimDue(now, n, leased);
+      this.p.stats.polls++;
       return snapshots.map((snapshot) => ({ id: snapshot.id, snapshot }));
     }
     const ids = await this.store.listDue(now, n, leased);
+    this.p.stats.polls++;
     return ids.map((id) => ({ id }));
   }
 
