@@ -44,8 +44,12 @@ async function setup(options: Partial<InspectorOptions> = {}) {
 const form = (fields: Record<string, string>) => new URLSearchParams(fields);
 const get = async (app: Hono, path: string, headers: Record<string, string> = BEARER) =>
   (await app.request(`/ops${path}`, { headers })).text();
-const post = (app: Hono, path: string, fields: Record<string, string>, headers = BEARER) =>
-  app.request(`/ops${path}`, { method: 'POST', headers, body: form(fields) });
+const post = (
+  app: Hono,
+  path: string,
+  fields: Record<string, string>,
+  headers: Record<string, string> = BEARER,
+) => app.request(`/ops${path}`, { method: 'POST', headers, body: form(fields) });
 const version = async (store: Store, id: string) => String((await store.load(id))!.version);
 
 describe('list', () => {

@@ -36,7 +36,10 @@ h2{font-size:16px;margin:22px 0 8px;border-bottom:1px solid #d8dce3;padding-bott
 table{border-collapse:collapse;width:100%;background:#fff;border:1px solid #d8dce3}
 th,td{text-align:left;padding:5px 8px;border-bottom:1px solid #eceef2;vertical-align:top}
 th{background:#eef0f4;font-weight:600;font-size:13px}
-td.id{font-family:ui-monospace,Menlo,Consolas,monospace;word-break:break-all}
+td.id{font-family:ui-monospace,Menlo,Consolas,monospace;overflow-wrap:anywhere}
+#instances td.id:first-child{min-width:11em}
+#instances td.active-steps{overflow-wrap:normal;min-width:9em}
+.filters input,.filters select{height:30px}
 a{color:#1864ab}
 pre{background:#fff;border:1px solid #d8dce3;padding:8px;overflow:auto;max-height:480px;margin:4px 0;font:12px/1.4 ui-monospace,Menlo,Consolas,monospace;white-space:pre-wrap;word-break:break-word}
 details.json summary{cursor:pointer;font:12px ui-monospace,Menlo,Consolas,monospace;color:#495057}
@@ -60,9 +63,11 @@ ol.strip .chip a{display:block;padding:1px 6px;color:inherit;text-decoration:non
 ol.strip .chip.focus{outline:2px solid #c92a2a;outline-offset:1px}
 tr.focus td{background:#fff5f5}
 tr:target td{background:#fff9db}
+tr[id]{scroll-margin-top:80px}
 .error-text{color:#a61e1e}
 g.focus-node>*{filter:drop-shadow(0 0 5px #c92a2a)}
 .shapes .shape{font-size:12px;display:flex;flex-direction:column;gap:2px}
+.shapes .shape[hidden]{display:none}
 .shapes code.schema{background:#f1f3f5;padding:3px 5px;border-radius:3px;white-space:pre-wrap;word-break:break-word}
 .refusal{background:#fff;border:1px solid #d8dce3;border-left:4px solid #862e9c;padding:10px}
 .refusal h3{margin:0 0 4px;font-size:14px}.refusal p{margin:0}
@@ -119,7 +124,8 @@ const focusNode = () => {
   const box = document.getElementById('diagram-box');
   const id = box && box.dataset.focus;
   if (!id) return;
-  const node = [...box.querySelectorAll('g.node')].find((n) => n.id === id || n.id.startsWith('flowchart-' + id + '-'));
+  // Mermaid names a node's group flowchart-<id>-<n> (maybe behind the SVG's own id) and may set data-id.
+  const node = [...box.querySelectorAll('g.node')].find((n) => n.dataset.id === id || n.id.includes('flowchart-' + id + '-'));
   if (!node) return;
   node.classList.add('focus-node');
   const b = box.getBoundingClientRect(), r = node.getBoundingClientRect();
