@@ -242,7 +242,9 @@ export function createInspector(options: InspectorOptions): Hono<Vars> {
     if (isStepfoldError(e)) {
       const status =
         ERROR_STATUS[e.code] ?? (e.code.startsWith('INVALID_') || e.code === 'UNKNOWN_SIGNAL' ? 400 : 500);
-      return fail(c, status, e.code, e.message, back);
+      // A validation error lists its issues one per line, under the summary its message opens with.
+      const summary = e.issues.length ? (e.message.split(':\n')[0] ?? e.message) : e.message;
+      return render(c, messagePage(c.get('page') ?? fallback, e.code, summary, back, e.issues), status);
     }
     console.error('@stepfold/inspector:', e);
     return fail(c, 500, 'Error', 'Internal error; see the server log.', back);

@@ -238,7 +238,7 @@ describe('instance page', () => {
     const { app } = await setup();
     const page = await get(app, '/instances/t-1');
     const attention = /<ul class="attention" id="attention">([\s\S]*?)<\/ul>/.exec(page)?.[1] ?? '';
-    expect(attention).toContain('<li class="focus" data-step="s24">');
+    expect(attention).toContain('<li class="focus" data-step="s24" data-state="failed">');
     expect(attention).toContain('href="#step-s24"');
     expect(attention).toContain('CARRIER_DOWN: the carrier API answered 502');
     expect(page.indexOf('id="attention"')).toBeLessThan(page.indexOf('<h2>Actions</h2>'));

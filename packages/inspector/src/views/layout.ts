@@ -56,16 +56,17 @@ h1 .badge{vertical-align:middle;font-size:13px}
 .overview{background:#fff;border:1px solid #d8dce3;padding:8px 10px;margin-bottom:6px}
 ul.attention{list-style:none;margin:0 0 8px;padding:0}
 ul.attention li{padding:3px 6px;border-left:4px solid transparent}
-ul.attention li.focus{border-left-color:#c92a2a;background:#fff5f5}
+ul.attention li.focus{border-left-color:#1d2433;background:#f1f3f5}
+ul.attention li.focus[data-state=failed]{border-left-color:#c92a2a;background:#fff5f5}
 ol.strip{list-style:none;margin:0;padding:0;display:flex;flex-wrap:wrap;gap:4px}
 ol.strip .chip{border:1px solid #adb5bd;border-radius:3px;font:12px ui-monospace,Menlo,Consolas,monospace}
 ol.strip .chip a{display:block;padding:1px 6px;color:inherit;text-decoration:none}
-ol.strip .chip.focus{outline:2px solid #c92a2a;outline-offset:1px}
-tr.focus td{background:#fff5f5}
+ol.strip .chip.focus{outline:2px solid #1d2433;outline-offset:1px}
+tr.focus td{background:#f1f3f5}
 tr:target td{background:#fff9db}
 tr[id]{scroll-margin-top:80px}
 .error-text{color:#a61e1e}
-g.focus-node>*{filter:drop-shadow(0 0 5px #c92a2a)}
+g.focus-node>*{filter:drop-shadow(0 0 5px #1d2433)}
 .shapes .shape{font-size:12px;display:flex;flex-direction:column;gap:2px}
 .shapes .shape[hidden]{display:none}
 .shapes code.schema{background:#f1f3f5;padding:3px 5px;border-radius:3px;white-space:pre-wrap;word-break:break-word}
@@ -77,6 +78,7 @@ header.top .who+form{margin-left:0}
 .flash{padding:8px 12px;border-radius:4px;margin:0 0 12px;border:1px solid}
 .flash.ok{background:#d3f9d8;border-color:#2b8a3e}
 .flash.error{background:#ffe3e3;border-color:#c92a2a}
+.flash p.message{margin:0}.flash ul.issues{margin:6px 0 0;padding-left:18px}
 .filters,.actions form{display:flex;gap:8px;flex-wrap:wrap;align-items:end;background:#fff;border:1px solid #d8dce3;padding:10px;margin-bottom:10px}
 .actions{display:grid;grid-template-columns:repeat(auto-fill,minmax(320px,1fr));gap:10px}
 .actions form{flex-direction:column;align-items:stretch;margin:0}
@@ -168,13 +170,25 @@ ${script}
 </html>`;
 }
 
-/** A page with only a message: errors, conflicts, refusals. */
-export function messagePage(ctx: PageContext, title: string, message: string, back?: string): View {
+/** A page with only a message (and, for a validation error, its issues one per line): errors, conflicts, refusals. */
+export function messagePage(
+  ctx: PageContext,
+  title: string,
+  message: string,
+  back?: string,
+  issues: readonly { path: string; message: string }[] = [],
+): View {
   return layout(
     ctx,
     title,
     html`<h1>${title}</h1>
-<p class="flash error" role="alert">${message}</p>
+<div class="flash error" role="alert"><p class="message">${message}</p>${
+      issues.length
+        ? html`<ul class="issues" id="issues">${issues.map(
+            (i) => html`<li><code>${i.path || '(root)'}</code> ${i.message}</li>`,
+          )}</ul>`
+        : ''
+    }</div>
 ${back ? html`<p><a href="${back}">Back</a></p>` : ''}`,
   );
 }

@@ -59,7 +59,10 @@ export function overview(
 ${
   look.length
     ? html`<ul class="attention" id="attention">${look.map(
-        ([id, label]) => html`<li class="${id === focus ? 'focus' : ''}" data-step="${id}">${badge(label)}
+        ([
+          id,
+          label,
+        ]) => html`<li class="${id === focus ? 'focus' : ''}" data-step="${id}" data-state="${label}">${badge(label)}
 <a href="#${stepAnchor(id)}"><code>${id}</code></a> <span class="${label === 'failed' ? 'error-text' : 'muted'}">${doing(
           s,
           def,
