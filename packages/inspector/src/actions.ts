@@ -100,8 +100,14 @@ export async function messageFor(
       const name = text(form, 'name');
       assertValidId(name, 'signal name');
       const payload = jsonField(form, 'payload', false);
-      const schema = def.signals.find((d) => d.name === name)?.schema;
-      if (schema) await checkPayload(name, schema, payload);
+      const declared = def.signals.find((d) => d.name === name);
+      // A decision sent as a raw signal would skip the approver: decisions go through `decide`.
+      if (declared?.decision)
+        bad(
+          'name',
+          `signal ${name} carries a human decision: use the Approve/Reject form, which records who decided`,
+        );
+      if (declared?.schema) await checkPayload(name, declared.schema, payload);
       return {
         message: { type: 'signal', id, name, ...(payload === undefined ? {} : { payload }) },
         label: `signal ${name} sent`,

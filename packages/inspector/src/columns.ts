@@ -48,14 +48,15 @@ export function cellText(v: unknown): { text: string; full: string } {
 }
 
 /**
- * The error an operator wants first: the instance's own, else the step error that happened last,
- * else a compensation error.
+ * The error an operator wants first: the instance's own, else the step error that happened last
+ * (of a step that did not recover), else a compensation error.
  */
 export function lastError(s: Snapshot): ErrorInfo | undefined {
   if (s.error) return s.error;
   let found: { at: number; error: ErrorInfo } | undefined;
   for (const [id, st] of Object.entries(s.steps)) {
-    const error = st.error ?? st.compensation?.error;
+    // A step that went on to complete recovered from its error: not what needs a look.
+    const error = st.status === 'completed' ? st.compensation?.error : (st.error ?? st.compensation?.error);
     if (!error) continue;
     const at = st.finishedAt ?? st.startedAt;
     if (!found || at >= found.at) found = { at, error: { ...error, step: error.step ?? id } };

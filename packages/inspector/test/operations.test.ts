@@ -90,13 +90,25 @@ describe('list', () => {
     expect(await ids('?since=not-a-time&prefix=a-')).toEqual(['a-1', 'a-old']); // unreadable: dropped
   });
 
-  it('pages a time-filtered list past rows that do not match', async () => {
-    const { app, runner } = await setup({ pageSize: 1 });
-    for (const id of ['p-1', 'p-2', 'p-3']) await runner.start('job', id, { size: 5 });
-    const page = await get(app, '/?before=2025-06-01T00:00');
-    expect([...page.matchAll(/<tr data-id="([^"]+)"/g)].map((m) => m[1])).toEqual(['a-old']);
-    // With one row a page, the scan bound (20 rows) is never reached here: the page is full first.
-    expect(page).not.toContain('id="scan-note"');
+  it('reads at most 20 pages of rows for a time filter, then says so and links on', async () => {
+    const { app, runner, store } = await setup({ pageSize: 1 });
+    for (let i = 0; i < 25; i++) await runner.start('job', `z-${String(i).padStart(2, '0')}`, { size: 5 });
+    const old = createRunner({ store, workflows, execute: false, clock: () => JAN_2025 });
+    await old.start('job', 'zz-old', { size: 5 });
+    const read = async (query: string) => {
+      const text = await get(app, `/${query}`);
+      const next = /rel="next" href="\/ops\/([^"]+)"/.exec(text)?.[1]?.replace(/&amp;/g, '&');
+      return { ids: [...text.matchAll(/<tr data-id="([^"]+)"/g)].map((m) => m[1]), next, text };
+    };
+    const first = await read('?before=2025-06-01T00:00');
+    expect(first.ids).toEqual(['a-old']); // the page is full at one row
+    const second = await read(first.next!);
+    expect(second.ids).toEqual([]); // 20 rows read (d-1 … z-16), none in the time
+    expect(second.text).toContain('id="scan-note"');
+    expect(second.text).toContain('Read 20 instances (up to z-16)');
+    const third = await read(second.next!);
+    expect(third.ids).toEqual(['zz-old']);
+    expect(third.next).toBeUndefined();
   });
 });
 
@@ -120,6 +132,21 @@ describe('signals', () => {
       /<select name="name" required><option value="label">label<\/option><option value="pickup">/,
     );
     expect(text).toContain('{ carrier: string length ≥ 1, slot: integer &gt; 0 }');
+  });
+
+  it('decisions go through the decide form, not a raw signal (so the approver is recorded)', async () => {
+    const { app, store } = await setup();
+    const page = await get(app, '/instances/a-1');
+    expect(page).not.toContain('<option value="manager">');
+    const v = await version(store, 'a-1');
+    const r = await post(app, '/instances/a-1/signal', {
+      version: v,
+      name: 'manager',
+      payload: '{"decision":"approve"}',
+    });
+    expect(r.status).toBe(400);
+    expect(await r.text()).toContain('use the Approve/Reject form');
+    expect(await version(store, 'a-1')).toBe(v);
   });
 
   it('a payload that breaks the schema is a readable 400 and nothing is written', async () => {

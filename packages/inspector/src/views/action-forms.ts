@@ -13,7 +13,7 @@ import type { PageContext } from './layout.js';
 /** What the action forms need besides the snapshot. */
 export interface ActionsView {
   decisions: readonly PendingDecision[];
-  /** The definition's signals (decision signals included), with their declared schemas. */
+  /** The definition's signals with their declared schemas (the form leaves out decisions: they have their own). */
   signals: readonly DeclaredSignal[];
   /** Why cancel is not offered (past a completed pivot, already cancelling), from the engine. */
   cancelRefusal: ActionRefusal | undefined;
@@ -27,7 +27,7 @@ function signalShapes(signals: readonly DeclaredSignal[]): View {
     const schema = jsonSchemaOf(sig.schema);
     const where = sig.steps.length ? `listened for by ${sig.steps.join(', ')}` : 'declared';
     return html`<div class="shape" data-signal="${sig.name}">
-<span class="muted">${sig.name}: ${where}${sig.decision ? ' (a decision: { decision: "approve" | "reject" })' : ''}</span>
+<span class="muted">${sig.name}: ${where}</span>
 ${
   schema
     ? html`<code class="schema">${compactSchema(schema)}</code>
@@ -119,7 +119,11 @@ ${dlqSteps.map((id) => html`<option value="${id}">${id}</option>`)}</select></la
       )
     : ''
 }
-${signalForm(ctx, s, v.signals)}
+${signalForm(
+  ctx,
+  s,
+  v.signals.filter((sig) => !sig.decision),
+)}
 ${
   v.cancelRefusal
     ? html`<div class="refusal" id="cancel-refusal" data-code="${v.cancelRefusal.code}"><h3>Cancel is not offered</h3>
