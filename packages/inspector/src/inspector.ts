@@ -98,7 +98,7 @@ export function createInspector(options: InspectorOptions): Hono<Vars> {
     auth,
     rateLimit: options.loginRateLimit,
     clientAddress: options.clientAddress,
-    fail: (c, status, title, message) => fail(c, status, title, message),
+    fail: (c, status, title, message, back) => fail(c, status, title, message, back),
   });
 
   // Everything else needs a credential: no page, no asset, no action without one.

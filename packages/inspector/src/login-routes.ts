@@ -33,6 +33,7 @@ export interface LoginDeps {
     status: 401 | 403 | 404 | 429,
     title: string,
     message: string,
+    back?: string,
   ): Response | Promise<Response>;
 }
 
@@ -71,7 +72,8 @@ export function loginRoutes(
     if (wait > 0) {
       // Checked before the token: a correct guess made while limited must not be told apart.
       c.header('Retry-After', String(wait));
-      return deps.fail(c, 429, 'Too many attempts', `Too many failed logins; try again in ${wait} s.`);
+      const again = `${page.base}/login?next=${encodeURIComponent(next)}`;
+      return deps.fail(c, 429, 'Too many attempts', `Too many failed logins; try again in ${wait} s.`, again);
     }
     if (typeof form['token'] !== 'string' || !(await sameSecret(form['token'], auth.token))) {
       limiter?.fail(limited);

@@ -21,7 +21,7 @@ describe('list', () => {
     const text = await get(app, '/');
     expect(text).toContain('<th>Amount</th><th>Note</th>');
     const row = (id: string) => new RegExp(`<tr data-id="${id}">([\\s\\S]*?)</tr>`).exec(text)?.[1] ?? '';
-    expect(row('a-1')).toContain('<td class="id active-steps">manager</td>');
+    expect(row('a-1')).toContain('<td class="id active-steps"><span>manager</span></td>');
     expect(row('a-1')).toContain('<td class="host-col" title="42">42</td>');
     expect(row('a-1')).toContain('&lt;script&gt;window.__pwned');
     expect(row('a-1')).not.toContain('<script>');

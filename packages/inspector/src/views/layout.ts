@@ -38,7 +38,8 @@ th,td{text-align:left;padding:5px 8px;border-bottom:1px solid #eceef2;vertical-a
 th{background:#eef0f4;font-weight:600;font-size:13px}
 td.id{font-family:ui-monospace,Menlo,Consolas,monospace;overflow-wrap:anywhere}
 #instances td.id:first-child{min-width:11em}
-#instances td.active-steps{overflow-wrap:normal;min-width:9em}
+#instances td.active-steps{min-width:9em}
+#instances td.active-steps span{white-space:nowrap}
 .filters input,.filters select{height:30px}
 a{color:#1864ab}
 pre{background:#fff;border:1px solid #d8dce3;padding:8px;overflow:auto;max-height:480px;margin:4px 0;font:12px/1.4 ui-monospace,Menlo,Consolas,monospace;white-space:pre-wrap;word-break:break-word}

@@ -77,7 +77,7 @@ function row(ctx: PageContext, s: Snapshot, columns: readonly InspectorColumn[])
 <td class="id"><a href="${instancePath(ctx.base, s.id)}">${s.id}</a></td>
 <td>${s.workflow.name}@${String(s.workflow.version)}</td>
 <td>${badge(s.status)}</td>
-<td class="id active-steps">${s.active.join(', ')}</td>
+<td class="id active-steps">${s.active.map((id, i) => html`${i ? ', ' : ''}<span>${id}</span>`)}</td>
 <td class="last-error">${errorCell(s)}</td>
 ${columns.map((col) => {
   const { text, full } = cellText(columnValue(s, col.path));
