@@ -1,4 +1,5 @@
 import {
+  type AnyDefinition,
   assertValidId,
   createRunner,
   type HandleResult,
@@ -7,9 +8,10 @@ import {
   type Store,
   ValidationError,
   VersionConflictError,
-  type WorkflowDefinition,
 } from '@stepfold/engine';
-import { pendingDecisions, stubHandlers } from './definitions.js';
+import { pendingDecisions } from '@stepfold/engine/introspect';
+import type { IndexedDefinition } from './definitions.js';
+import { checkPayload } from './payload-schema.js';
 
 /** The actions the instance page's forms post to (`POST <base>/instances/<id>/<action>`). */
 export const ACTIONS = ['decide', 'signal', 'cancel', 'abort', 'requeue'] as const;
@@ -52,27 +54,36 @@ export function formVersion(form: Record<string, Field>): number {
   return v;
 }
 
+/** A reason with the acting user appended, so the stored reason says who: `"duplicate (by ada)"`. */
+function withActor(reason: string, user: string | undefined): string {
+  if (!user) return reason;
+  return reason ? `${reason} (by ${user})` : `by ${user}`;
+}
+
 /**
  * The runner message an action's form describes, and a line for the flash message. Decisions go
- * only to a human step that is active in the snapshot the user saw.
+ * only to a human step that is active in the snapshot the user saw, and record the approver: the
+ * signed-in `user` when the inspector knows one, else what was typed in the form. A signal's
+ * payload is checked against the schema its definition declares before anything is sent.
  */
-export function messageFor(
+export async function messageFor(
   action: ActionName,
   s: Snapshot,
-  def: WorkflowDefinition,
+  def: IndexedDefinition,
   form: Record<string, Field>,
-): { message: RunnerMessage; label: string } {
+  user: string | undefined,
+): Promise<{ message: RunnerMessage; label: string }> {
   const id = s.id;
-  const reason = text(form, 'reason');
+  const reason = withActor(text(form, 'reason'), user);
   switch (action) {
     case 'decide': {
       const step = text(form, 'step');
-      const pending = pendingDecisions(def, s).find((d) => d.step === step);
+      const pending = pendingDecisions(def.def, s).find((d) => d.step === step);
       if (!pending) bad('step', `${s.id} is not waiting for a decision at step ${JSON.stringify(step)}`);
       const decision = text(form, 'decision');
       if (decision !== 'approve' && decision !== 'reject')
         bad('decision', 'decision must be approve or reject');
-      const by = text(form, 'by');
+      const by = user ?? text(form, 'by');
       const comment = text(form, 'comment');
       const payload = {
         decision,
@@ -89,6 +100,14 @@ export function messageFor(
       const name = text(form, 'name');
       assertValidId(name, 'signal name');
       const payload = jsonField(form, 'payload', false);
+      const declared = def.signals.find((d) => d.name === name);
+      // A decision sent as a raw signal would skip the approver: decisions go through `decide`.
+      if (declared?.decision)
+        bad(
+          'name',
+          `signal ${name} carries a human decision: use the Approve/Reject form, which records who decided`,
+        );
+      if (declared?.schema) await checkPayload(name, declared.schema, payload);
       return {
         message: { type: 'signal', id, name, ...(payload === undefined ? {} : { payload }) },
         label: `signal ${name} sent`,
@@ -139,19 +158,19 @@ function pinnedStore(store: Store, version: number): Store {
 }
 
 /**
- * Writes one event through a hand-off runner (`execute: false`: the tasks it dispatches are queued
- * in the snapshot for the user's workers, no handler runs here), pinned to `version`.
+ * Writes one event through a hand-off runner (`execute: false`: no handlers needed, the tasks it
+ * dispatches are queued in the snapshot for the user's workers), pinned to `version`.
  */
 export function sendPinned(
   store: Store,
-  defs: readonly WorkflowDefinition[],
+  workflows: readonly AnyDefinition[],
   message: RunnerMessage,
   version: number,
 ): Promise<HandleResult> {
   const runner = createRunner({
     store: pinnedStore(store, version),
-    workflows: defs,
-    handlers: stubHandlers(defs),
+    // The host's own objects: a builder's declared schemas are found by them, so the runner checks too.
+    workflows,
     execute: false,
     conflictRetries: 0,
   });

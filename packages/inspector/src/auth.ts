@@ -2,14 +2,41 @@ import type { Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 
 /**
- * Who may use the inspector. `{ token }`: a shared secret, sent as `Authorization: Bearer <token>`
- * or typed once into the login form (which sets an HttpOnly, SameSite=Strict session cookie).
- * `{ authorize }`: the host's own check (its session, SSO headers…), run on every request.
+ * What a host's `authorize(c)` answers: `false`/`null`/`undefined` refuses (403); `true` lets the
+ * request in anonymously; a user name (or `{ name }`) lets it in as that user, whose name the
+ * inspector records with the decisions and actions it sends.
  */
-export type InspectorAuth = { token: string } | { authorize(c: Context): boolean | Promise<boolean> };
+export type AuthorizeResult = boolean | string | { name: string } | null | undefined;
+
+/**
+ * Who may use the inspector. `{ token }`: a shared secret, sent as `Authorization: Bearer <token>`
+ * or typed once into the login form (which sets an HttpOnly, SameSite=Strict session cookie, and
+ * carries the name the user gave there). `{ authorize }`: the host's own check (its session, SSO
+ * headers…), run on every request, which may name the user.
+ */
+export type InspectorAuth =
+  | { token: string }
+  | { authorize(c: Context): AuthorizeResult | Promise<AuthorizeResult> };
 
 /** How a request proved who it is, which decides whether its forms need the CSRF token. */
 export type Credential = 'bearer' | 'cookie' | 'host';
+
+/** A request's credential and, when known, the user it acts for (recorded with decisions and actions). */
+export interface Identity {
+  credential: Credential;
+  user?: string | undefined;
+}
+
+/** Longest user name kept; longer names are cut (it is a label, and it goes into stored payloads). */
+export const MAX_USER_LENGTH = 120;
+
+/** A user name as recorded: trimmed, control characters dropped, at most {@link MAX_USER_LENGTH}. */
+export function cleanUser(name: unknown): string | undefined {
+  if (typeof name !== 'string') return undefined;
+  const printable = [...name].filter((ch) => ch >= ' ' && ch !== '\u007f').join('');
+  const clean = printable.trim().slice(0, MAX_USER_LENGTH);
+  return clean === '' ? undefined : clean;
+}
 
 /** Cookie names; `__Host-` prefixes are avoided because the cookie is scoped to the mount path. */
 export const SESSION_COOKIE = 'stepfold_inspector_session';
@@ -48,26 +75,48 @@ export async function sameSecret(a: string, b: string): Promise<boolean> {
   return diff === 0;
 }
 
+const encodeUser = (user: string | undefined) => (user ? base64url(encoder.encode(user)) : '');
+const decodeUser = (raw: string): string | undefined => {
+  try {
+    const bin = atob(raw.replace(/-/g, '+').replace(/_/g, '/'));
+    return cleanUser(new TextDecoder().decode(Uint8Array.from(bin, (ch) => ch.charCodeAt(0))));
+  } catch {
+    return undefined;
+  }
+};
+
 /**
- * The session cookie's value for a token: derived, not the token itself, so a leaked cookie does
- * not reveal a token the host may use elsewhere (it still opens the inspector until the token changes).
+ * The session cookie's value for a token and the name given at login: `<name>.<mac>`, the mac an
+ * HMAC of the name under the token. Derived, not the token itself, so a leaked cookie does not
+ * reveal a token the host may use elsewhere (it still opens the inspector until the token
+ * changes), and the name cannot be edited without the token.
  */
-export async function sessionValue(token: string): Promise<string> {
-  return base64url(await hmac(token, 'stepfold-inspector/session/v1'));
+export async function sessionValue(token: string, user?: string): Promise<string> {
+  const name = encodeUser(user);
+  return `${name}.${base64url(await hmac(token, `stepfold-inspector/session/v2\n${name}`))}`;
 }
 
 /** Checks a request's credential; `null` when it has none that is valid. */
-export async function authenticate(c: Context, auth: InspectorAuth): Promise<Credential | null> {
-  if ('authorize' in auth) return (await auth.authorize(c)) ? 'host' : null;
+export async function authenticate(c: Context, auth: InspectorAuth): Promise<Identity | null> {
+  if ('authorize' in auth) {
+    const answer = await auth.authorize(c);
+    if (!answer) return null;
+    const user = cleanUser(typeof answer === 'object' ? answer.name : answer);
+    return { credential: 'host', ...(user ? { user } : {}) };
+  }
   const header = c.req.header('authorization');
   if (header !== undefined) {
     const m = /^Bearer\s+(.+)$/i.exec(header.trim());
     // A wrong header is a wrong credential: no falling back to the cookie.
-    return m?.[1] !== undefined && (await sameSecret(m[1], auth.token)) ? 'bearer' : null;
+    return m?.[1] !== undefined && (await sameSecret(m[1], auth.token)) ? { credential: 'bearer' } : null;
   }
   const cookie = getCookie(c, SESSION_COOKIE);
-  if (cookie !== undefined && (await sameSecret(cookie, await sessionValue(auth.token)))) return 'cookie';
-  return null;
+  const dot = cookie?.indexOf('.') ?? -1;
+  if (cookie === undefined || dot < 0) return null;
+  const name = cookie.slice(0, dot);
+  const user = name ? decodeUser(name) : undefined;
+  if (!(await sameSecret(cookie, await sessionValue(auth.token, user)))) return null;
+  return { credential: 'cookie', ...(user ? { user } : {}) };
 }
 
 /** Cookie attributes: scoped to the inspector's path, never readable by scripts, never sent cross-site. */
@@ -80,9 +129,12 @@ function cookieOptions(c: Context, path: string) {
   };
 }
 
-/** Sets the login session cookie (token mode). */
-export async function setSession(c: Context, token: string, path: string): Promise<void> {
-  setCookie(c, SESSION_COOKIE, await sessionValue(token), { ...cookieOptions(c, path), maxAge: 12 * 3600 });
+/** Sets the login session cookie (token mode), carrying the name given at login. */
+export async function setSession(c: Context, token: string, path: string, user?: string): Promise<void> {
+  setCookie(c, SESSION_COOKIE, await sessionValue(token, user), {
+    ...cookieOptions(c, path),
+    maxAge: 12 * 3600,
+  });
 }
 
 /** Ends the login session. */

@@ -1,49 +1,23 @@
-import { type AnyDefinition, isStepfoldError, NotFoundError, type Store } from '@stepfold/engine';
+import { isStepfoldError, NotFoundError } from '@stepfold/engine';
+import { cancelRefusal, pendingDecisions } from '@stepfold/engine/introspect';
 import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { ACTIONS, type ActionName, formVersion, messageFor, sendPinned } from './actions.js';
-import {
-  authenticate,
-  type Credential,
-  clearSession,
-  csrfRefused,
-  csrfToken,
-  type InspectorAuth,
-  sameSecret,
-  sameSitePost,
-  setSession,
-} from './auth.js';
-import { indexDefinitions, pendingDecisions, signalNames } from './definitions.js';
+import { authenticate, clearSession, csrfRefused, csrfToken } from './auth.js';
+import { indexDefinitions } from './definitions.js';
 import { listInstances, readFilters } from './listing.js';
+import { loginRoutes, safeNext, type Vars } from './login-routes.js';
 import { mermaidBundle } from './mermaid-asset.js';
+import { checkOptions, type InspectorOptions } from './options.js';
 import { instancePath, type View } from './views/format.js';
 import { instancePage } from './views/instance-page.js';
 import { type Flash, messagePage, type PageContext } from './views/layout.js';
 import { listPage } from './views/list-page.js';
 import { loginPage } from './views/login-page.js';
 
-/** Options of {@link createInspector}. */
-export interface InspectorOptions {
-  /** The store your runners and workers use. */
-  store: Store;
-  /** The definitions of the instances to inspect and steer (every version still running). */
-  workflows: readonly AnyDefinition[];
-  /** Required: a bearer token, or your own `authorize(c)` check. There is no open mode. */
-  auth: InspectorAuth;
-  /**
-   * The URL prefix links and cookies use. Default: the path the app is mounted at
-   * (`app.route('/ops', inspector)` gives `/ops`); set it when a proxy strips a prefix.
-   */
-  basePath?: string | undefined;
-  /** Instances per list page (default 50, at most 500). */
-  pageSize?: number | undefined;
-}
-
-interface Vars {
-  Variables: { page: PageContext; credential: Credential };
-}
+export type { InspectorOptions } from './options.js';
 
 const FLASH_COOKIE = 'stepfold_inspector_flash';
 const ERROR_STATUS: Partial<Record<string, ContentfulStatusCode>> = {
@@ -54,18 +28,13 @@ const ERROR_STATUS: Partial<Record<string, ContentfulStatusCode>> = {
   UNKNOWN_VERSION: 404,
   STORE_UNAVAILABLE: 503,
   INBOX_OVERFLOW: 429,
+  // The engine's refusal of a cancel past a completed pivot: the state forbids it, nothing written.
+  PAST_PIVOT: 409,
   SNAPSHOT_TOO_LARGE: 413,
 };
 
 const randomToken = () =>
   btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(16)))).replace(/[+/=]/g, '');
-
-/** Only paths inside the inspector are followed after login (no open redirect). */
-function safeNext(next: unknown, base: string): string {
-  const home = `${base}/`;
-  if (typeof next !== 'string' || next.includes('\\') || next.startsWith('//')) return home;
-  return next === base || next.startsWith(home) ? next : home;
-}
 
 /**
  * The inspector: a Hono app to mount in your server, with server-rendered pages to list, inspect
@@ -79,14 +48,8 @@ function safeNext(next: unknown, base: string): string {
  */
 export function createInspector(options: InspectorOptions): Hono<Vars> {
   const { store, auth } = options;
-  if (!auth || !(('token' in auth && typeof auth.token === 'string') || 'authorize' in auth)) {
-    throw new TypeError('createInspector: auth is required: { token } or { authorize(c) }');
-  }
-  if ('token' in auth && auth.token.length < 8) {
-    throw new TypeError('createInspector: auth.token must be at least 8 characters');
-  }
+  const { pageSize, columns } = checkOptions(options);
   const defs = indexDefinitions(options.workflows);
-  const pageSize = Math.min(Math.max(Math.floor(options.pageSize ?? 50), 1), 500);
   const bundle = mermaidBundle();
   const app = new Hono<Vars>();
 
@@ -131,37 +94,36 @@ export function createInspector(options: InspectorOptions): Hono<Vars> {
   });
   app.use('*', bodyLimit({ maxSize: 1024 * 1024, onError: (c) => c.text('request body over 1 MiB', 413) }));
 
-  // Login and logout come before the credential check (token mode only).
-  app.get('/login', (c) => {
-    if (!('token' in auth)) return fail(c, 404, 'Not found', 'This inspector uses its host’s own sign-in.');
-    return render(c, loginPage(c.get('page'), safeNext(c.req.query('next'), c.get('page').base), null));
-  });
-  app.post('/login', async (c) => {
-    const page = c.get('page');
-    if (!('token' in auth)) return fail(c, 404, 'Not found', 'This inspector uses its host’s own sign-in.');
-    if (!sameSitePost(c)) return fail(c, 403, 'Forbidden', 'cross-site login refused');
-    const form = await c.req.parseBody();
-    const next = safeNext(form['next'], page.base);
-    if (typeof form['token'] !== 'string' || !(await sameSecret(form['token'], auth.token))) {
-      return render(c, loginPage(page, next, 'Wrong token.'), 401);
-    }
-    await setSession(c, auth.token, page.base);
-    return c.redirect(next, 303);
+  // Login comes before the credential check (token mode only).
+  const { limiter, keys } = loginRoutes(app, {
+    auth,
+    rateLimit: options.loginRateLimit,
+    clientAddress: options.clientAddress,
+    fail: (c, status, title, message, back) => fail(c, status, title, message, back),
   });
 
   // Everything else needs a credential: no page, no asset, no action without one.
   app.use('*', async (c, next) => {
-    const credential = await authenticate(c, auth);
     const page = c.get('page');
-    if (credential === null) {
+    const bearer = 'token' in auth && c.req.header('authorization') !== undefined;
+    const wait = bearer ? (limiter?.retryAfter(keys(c)) ?? 0) : 0;
+    if (wait > 0) {
+      c.header('Retry-After', String(wait));
+      return fail(c, 429, 'Too many attempts', `Too many failed logins; try again in ${wait} s.`);
+    }
+    const identity = await authenticate(c, auth);
+    if (identity === null) {
       if ('authorize' in auth) return fail(c, 403, 'Forbidden', 'You are not allowed to use this inspector.');
+      // A wrong bearer token counts like a failed login: scripts guessing tokens are limited too.
+      if (bearer) limiter?.fail(keys(c));
       c.header('WWW-Authenticate', 'Bearer realm="stepfold-inspector"');
       if (c.req.method !== 'GET') return fail(c, 401, 'Unauthorized', 'Log in first; nothing was changed.');
       const url = new URL(c.req.url);
       return render(c, loginPage(page, safeNext(url.pathname + url.search, page.base), null), 401);
     }
+    const { credential, user } = identity;
     c.set('credential', credential);
-    c.set('page', { ...page, canLogout: credential === 'cookie' });
+    c.set('page', { ...page, canLogout: credential === 'cookie', ...(user ? { user } : {}) });
     if (c.req.method === 'POST') {
       const form = await c.req.parseBody();
       const refused = await csrfRefused(c, credential, form['_csrf']);
@@ -186,8 +148,9 @@ export function createInspector(options: InspectorOptions): Hono<Vars> {
 
   const list = async (c: Context<Vars>) => {
     const filters = readFilters(c.req.query());
-    const { items, next } = await listInstances(store, filters, pageSize);
-    return render(c, listPage(c.get('page'), { filters, items, next, workflows: defs.names }, takeFlash(c)));
+    const { items, next, scanned } = await listInstances(store, filters, pageSize);
+    const view = { filters, items, next, workflows: defs.names, columns, ...(scanned ? { scanned } : {}) };
+    return render(c, listPage(c.get('page'), view, takeFlash(c)));
   };
   // Mounted at /ops, '/' is /ops only; the second pattern also answers /ops/ (what the links use).
   app.get('/', list);
@@ -204,10 +167,12 @@ export function createInspector(options: InspectorOptions): Hono<Vars> {
         `No instance ${JSON.stringify(id)} in the store.`,
         `${c.get('page').base}/`,
       );
-    const definition = defs.of(s);
+    const indexed = defs.of(s);
+    const definition = indexed?.def;
     const actions = {
-      decisions: pendingDecisions(definition, s),
-      signals: signalNames(definition),
+      decisions: definition ? pendingDecisions(definition, s) : [],
+      signals: indexed?.signals ?? [],
+      cancelRefusal: definition ? cancelRefusal(definition, s) : undefined,
       known: definition !== undefined,
     };
     return render(c, instancePage(c.get('page'), { snapshot: s, definition, actions }, takeFlash(c)));
@@ -243,10 +208,13 @@ export function createInspector(options: InspectorOptions): Hono<Vars> {
         back,
       );
     }
-    const { message, label } = messageFor(action as ActionName, current, definition, form);
+    // No check of cancelRefusal here: the page hides Cancel past a pivot, and a forged post meets
+    // the engine's own PAST_PIVOT refusal (a 409, nothing written), one rule in one place.
+    const user = page.user;
+    const { message, label } = await messageFor(action as ActionName, current, definition, form, user);
     let result: Awaited<ReturnType<typeof sendPinned>>;
     try {
-      result = await sendPinned(store, defs.all, message, seen);
+      result = await sendPinned(store, defs.originals, message, seen);
     } catch (e) {
       if (!isStepfoldError(e, 'VERSION_CONFLICT')) throw e;
       return conflict((await store.load(id))?.version ?? 'deleted');
@@ -275,7 +243,9 @@ export function createInspector(options: InspectorOptions): Hono<Vars> {
     if (isStepfoldError(e)) {
       const status =
         ERROR_STATUS[e.code] ?? (e.code.startsWith('INVALID_') || e.code === 'UNKNOWN_SIGNAL' ? 400 : 500);
-      return fail(c, status, e.code, e.message, back);
+      // A validation error lists its issues one per line, under the summary its message opens with.
+      const summary = e.issues.length ? (e.message.split(':\n')[0] ?? e.message) : e.message;
+      return render(c, messagePage(c.get('page') ?? fallback, e.code, summary, back, e.issues), status);
     }
     console.error('@stepfold/inspector:', e);
     return fail(c, 500, 'Error', 'Internal error; see the server log.', back);

@@ -2,6 +2,27 @@ import { isValidId, type Snapshot, type Status, type Store } from '@stepfold/eng
 import { STATUSES } from './views/format.js';
 import type { ListFilters } from './views/list-page.js';
 
+/**
+ * Rows a time-filtered list reads at most per page, as a multiple of the page size. Stores list by
+ * id, not by time (`ListQuery` has no time bounds), so the updated-time filter is applied to the
+ * rows read; the bound keeps one page's cost known, and the next-page link continues the scan.
+ */
+export const SCAN_PAGES = 20;
+
+/**
+ * A time filter's value as epoch ms: a `datetime-local` value (`2026-11-26T14:05`, read as UTC
+ * like every time the inspector shows), an ISO time with a zone, or epoch ms. Undefined when empty
+ * or unreadable (an unreadable filter is dropped rather than guessed).
+ */
+export function parseTime(raw: string | undefined): number | undefined {
+  const v = raw?.trim();
+  if (!v) return undefined;
+  if (/^\d{1,15}$/.test(v)) return Number(v);
+  const zoned = /(Z|[+-]\d\d:?\d\d)$/i.test(v) ? v : `${v}Z`;
+  const ms = Date.parse(zoned);
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
 /** The list filters from a query string; values that cannot match anything are dropped. */
 export function readFilters(query: Record<string, string | undefined>): ListFilters {
   const pick = (name: string) => {
@@ -12,52 +33,65 @@ export function readFilters(query: Record<string, string | undefined>): ListFilt
   const workflow = pick('workflow');
   const prefix = pick('prefix');
   const cursor = pick('cursor');
+  const since = parseTime(query['since']);
+  const before = parseTime(query['before']);
   return {
     ...(status && (STATUSES as readonly string[]).includes(status) ? { status } : {}),
     ...(workflow ? { workflow } : {}),
     ...(prefix ? { prefix } : {}),
     ...(cursor ? { cursor } : {}),
+    ...(since !== undefined ? { since } : {}),
+    ...(before !== undefined ? { before } : {}),
   };
 }
 
+/** One page of the list: the instances, the cursor of the next page, and whether a scan bound cut it short. */
+export interface ListResult {
+  items: Snapshot[];
+  next: string | null;
+  /** Rows read and passed over by the time filter before the page was cut at the scan bound. */
+  scanned?: number | undefined;
+}
+
 /** One page of instances for the filters, and the cursor of the next page (null on the last). */
-export async function listInstances(
-  store: Store,
-  filters: ListFilters,
-  limit: number,
-): Promise<{ items: Snapshot[]; next: string | null }> {
+export async function listInstances(store: Store, filters: ListFilters, limit: number): Promise<ListResult> {
   const base = {
     ...(filters.status ? { status: filters.status as Status } : {}),
     ...(filters.workflow ? { workflow: filters.workflow } : {}),
   };
-  const { prefix } = filters;
-  if (!prefix) {
-    const page = await store.list({ ...base, limit, cursor: filters.cursor ?? null });
-    return { items: page.items, next: page.cursor };
-  }
+  const { prefix, since, before } = filters;
+  const timed = since !== undefined || before !== undefined;
+  const inTime = (s: Snapshot) =>
+    (since === undefined || s.updatedAt >= since) && (before === undefined || s.updatedAt < before);
+  const items: Snapshot[] = [];
   // Stores list ids in order after the cursor (the last id of the previous page), so the ids with
   // the prefix are one run that starts right after the prefix itself: list from there and stop at
   // the first id without it. Only an id equal to the prefix is not after it; that one is loaded.
-  const items: Snapshot[] = [];
-  let cursor = filters.cursor && filters.cursor > prefix ? filters.cursor : prefix;
-  if (!filters.cursor) {
+  let cursor = prefix && !(filters.cursor && filters.cursor > prefix) ? prefix : (filters.cursor ?? null);
+  if (prefix && !filters.cursor) {
     const exact = await store.load(prefix);
     const matches =
       exact &&
       (!base.status || exact.status === base.status) &&
-      (!base.workflow || exact.workflow.name === base.workflow);
+      (!base.workflow || exact.workflow.name === base.workflow) &&
+      inTime(exact);
     if (matches) items.push(exact);
   }
+  const inRun = (s: Snapshot | undefined) => s !== undefined && (!prefix || s.id.startsWith(prefix));
+  const cap = limit * SCAN_PAGES;
+  let scanned = 0;
   for (;;) {
     const page = await store.list({ ...base, limit, cursor });
     for (let i = 0; i < page.items.length; i++) {
       const s = page.items[i]!;
-      if (!s.id.startsWith(prefix)) return { items, next: null };
-      items.push(s);
-      if (items.length === limit) {
+      if (!inRun(s)) return { items, next: null };
+      scanned++;
+      if (inTime(s)) items.push(s);
+      const full = items.length === limit;
+      if (full || (timed && scanned >= cap)) {
         const after = page.items[i + 1];
-        const more = after ? after.id.startsWith(prefix) : page.cursor !== null;
-        return { items, next: more ? s.id : null };
+        const more = after ? inRun(after) : page.cursor !== null;
+        return { items, next: more ? s.id : null, ...(full || !more ? {} : { scanned }) };
       }
     }
     if (page.cursor === null) return { items, next: null };

@@ -1,6 +1,7 @@
 import type { Snapshot, WorkflowDefinition } from '@stepfold/engine';
-import { toMermaid } from '@stepfold/engine/diagram';
+import { nodeIds, toMermaid } from '@stepfold/engine/diagram';
 import { html } from 'hono/html';
+import { correctDiagram, type StepLabel, stepLabels } from '../step-states.js';
 import { type ActionsView, actionForms } from './action-forms.js';
 import { badge, json, timeCell, type View } from './format.js';
 import {
@@ -12,6 +13,7 @@ import {
   timersTable,
 } from './instance-sections.js';
 import { type Flash, layout, type PageContext } from './layout.js';
+import { focusStep, overview } from './overview.js';
 
 function facts(s: Snapshot): View {
   return html`<dl class="facts" id="facts">
@@ -28,20 +30,28 @@ ${s.saga ? html`<dt>saga</dt><dd>${s.saga.mode}; to compensate: ${s.saga.queue.j
 }
 
 /**
- * The diagram: toMermaid's source, which the browser bundle (when served) turns into an SVG in
- * place; without it the source stays readable text, and the steps table carries the colours.
+ * The diagram: toMermaid's source (with the inspector's state corrections), which the browser
+ * bundle (when served) turns into an SVG in place; without it the source stays readable text, and
+ * the steps table carries the colours. The box has a bounded height; the page scrolls it to the
+ * focus step's node, so a tall workflow's failed step is in view without scrolling the page.
  */
-function diagram(s: Snapshot, def: WorkflowDefinition | undefined, rendered: boolean): View {
+function diagram(
+  s: Snapshot,
+  def: WorkflowDefinition | undefined,
+  labels: Map<string, StepLabel>,
+  focus: string | undefined,
+  rendered: boolean,
+): View {
   if (!def) {
     return html`<p class="muted">No definition of ${s.workflow.name} v${String(s.workflow.version)} was given to the inspector, so there is no diagram.</p>`;
   }
   let source: string;
   try {
-    source = toMermaid(def, s);
+    source = correctDiagram(toMermaid(def, s), labels, s);
   } catch (e) {
     return html`<p class="flash error">The diagram could not be drawn: ${(e as Error).message}</p>`;
   }
-  return html`<div class="diagram"><pre class="mermaid" id="diagram">${source}</pre></div>
+  return html`<div class="diagram" id="diagram-box" data-focus="${focus ? nodeIds.step(focus) : ''}"><pre class="mermaid" id="diagram">${source}</pre></div>
 ${
   rendered
     ? html`<details><summary>Mermaid source</summary><pre id="diagram-source">${source}</pre></details>`
@@ -56,20 +66,28 @@ export interface InstanceView {
   actions: ActionsView;
 }
 
-/** The instance page: facts, actions, diagram, steps, errors, tasks, timers, inbox, log, raw snapshot. */
+/**
+ * The instance page, most urgent first: what needs a look (failed and active steps, linked) and
+ * the steps as a strip, the actions, then the diagram and steps table (both centred on the focus
+ * step), errors, tasks, timers, inbox, input/output, log, raw snapshot.
+ */
 export function instancePage(ctx: PageContext, v: InstanceView, flash: Flash | null): View {
   const s = v.snapshot;
+  const labels = stepLabels(s, v.definition);
+  const focus = focusStep(s, labels);
   const body = html`<p><a href="${ctx.base}/">← Instances</a></p>
-<h1 id="instance-id">${s.id}</h1>
-${facts(s)}
+<h1><span id="instance-id">${s.id}</span> ${badge(s.status)}</h1>
+${overview(s, v.definition, labels, focus)}
 <h2>Actions</h2>
 ${actionForms(ctx, s, v.actions)}
 <h2>Diagram</h2>
-${diagram(s, v.definition, ctx.mermaidUrl !== null)}
+${diagram(s, v.definition, labels, focus, ctx.mermaidUrl !== null)}
 <h2>Steps</h2>
-${stepsTable(s, v.definition)}
+${stepsTable(s, v.definition, labels, focus)}
 <h2>Errors</h2>
 ${errorsSection(s)}
+<h2>Instance</h2>
+${facts(s)}
 <h2>Tasks in flight</h2>
 ${tasksTable(s)}
 <h2>Timers</h2>

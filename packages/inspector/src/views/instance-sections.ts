@@ -1,7 +1,8 @@
 import type { ErrorInfo, Snapshot, WorkflowDefinition } from '@stepfold/engine';
-import { stepState } from '@stepfold/engine/diagram';
 import { html } from 'hono/html';
+import type { StepLabel } from '../step-states.js';
 import { badge, collapsedJson, json, timeCell, type View } from './format.js';
+import { stepAnchor } from './overview.js';
 
 const none = (what: string) => html`<p class="muted">No ${what}.</p>`;
 
@@ -13,20 +14,25 @@ function errorLine(e: ErrorInfo | undefined): View {
 }
 
 /** The steps in definition order (then any the snapshot has that the definition does not), coloured by state. */
-export function stepsTable(s: Snapshot, def: WorkflowDefinition | undefined): View {
-  const ids = [...new Set([...Object.keys(def?.steps ?? {}), ...Object.keys(s.steps)])];
+export function stepsTable(
+  s: Snapshot,
+  def: WorkflowDefinition | undefined,
+  labels: Map<string, StepLabel>,
+  focus: string | undefined,
+): View {
+  const ids = [...labels.keys()];
   if (!ids.length) return none('steps');
   return html`<table id="steps">
-<thead><tr><th>step</th><th>kind</th><th>diagram</th><th>status</th><th>iteration</th><th>attempt</th><th>started</th><th>finished</th><th>error</th><th>output</th></tr></thead>
+<thead><tr><th>step</th><th>kind</th><th>state</th><th>status</th><th>iteration</th><th>attempt</th><th>started</th><th>finished</th><th>error</th><th>output</th></tr></thead>
 <tbody>${ids.map((id) => {
     const st = Object.hasOwn(s.steps, id) ? s.steps[id] : undefined;
     const kind = def && Object.hasOwn(def.steps, id) ? def.steps[id]?.kind : undefined;
-    const state = st ? stepState(s, id) : undefined;
+    const state = labels.get(id) ?? 'not entered';
     const compensation = st?.compensation?.error;
-    return html`<tr data-step="${id}">
+    return html`<tr data-step="${id}" id="${stepAnchor(id)}"${id === focus ? html` class="focus"` : ''}>
 <td class="id">${id}${s.active.includes(id) ? html` <span class="badge s-active">active</span>` : ''}</td>
 <td>${kind ?? html`<span class="muted">?</span>`}</td>
-<td>${state ? badge(state) : html`<span class="muted">not entered</span>`}</td>
+<td>${state === 'not entered' ? html`<span class="muted">not entered</span>` : badge(state)}</td>
 <td>${st ? badge(st.status) : html`<span class="muted">—</span>`}</td>
 <td>${st ? String(st.iteration) : ''}</td>
 <td>${st ? String(st.attempt) : ''}</td>

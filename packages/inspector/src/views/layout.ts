@@ -13,6 +13,8 @@ export interface PageContext {
   mermaidUrl: string | null;
   /** Token mode with a session cookie: show a logout button. */
   canLogout: boolean;
+  /** Who is signed in, when the login or the host's `authorize` named them: recorded with decisions. */
+  user?: string | undefined;
 }
 
 /** A flash message shown once after an action. */
@@ -34,7 +36,11 @@ h2{font-size:16px;margin:22px 0 8px;border-bottom:1px solid #d8dce3;padding-bott
 table{border-collapse:collapse;width:100%;background:#fff;border:1px solid #d8dce3}
 th,td{text-align:left;padding:5px 8px;border-bottom:1px solid #eceef2;vertical-align:top}
 th{background:#eef0f4;font-weight:600;font-size:13px}
-td.id{font-family:ui-monospace,Menlo,Consolas,monospace;word-break:break-all}
+td.id{font-family:ui-monospace,Menlo,Consolas,monospace;overflow-wrap:anywhere}
+#instances td.id:first-child{min-width:11em}
+#instances td.active-steps{min-width:9em}
+#instances td.active-steps span{white-space:nowrap}
+.filters input,.filters select{height:30px}
 a{color:#1864ab}
 pre{background:#fff;border:1px solid #d8dce3;padding:8px;overflow:auto;max-height:480px;margin:4px 0;font:12px/1.4 ui-monospace,Menlo,Consolas,monospace;white-space:pre-wrap;word-break:break-word}
 details.json summary{cursor:pointer;font:12px ui-monospace,Menlo,Consolas,monospace;color:#495057}
@@ -45,10 +51,35 @@ details.json summary{cursor:pointer;font:12px ui-monospace,Menlo,Consolas,monosp
 .s-waiting{background:#fff3bf;border-color:#e67700;color:#5c3c00}
 .s-failed,.s-dlq,.s-compensation-dlq,.s-aborted{background:#ffe3e3;border-color:#c92a2a;color:#5c0a0a}
 .s-compensating,.s-compensated,.s-cancelled{background:#f3d9fa;border-color:#862e9c;color:#3f0f4a}
-.s-skipped{background:#f1f3f5;color:#868e96}
+.s-skipped{background:#f1f3f5;color:#868e96;border-style:dashed}
+.s-none{background:#fff;color:#868e96;border-color:#dee2e6}
+h1 .badge{vertical-align:middle;font-size:13px}
+.overview{background:#fff;border:1px solid #d8dce3;padding:8px 10px;margin-bottom:6px}
+ul.attention{list-style:none;margin:0 0 8px;padding:0}
+ul.attention li{padding:3px 6px;border-left:4px solid transparent}
+ul.attention li.focus{border-left-color:#1d2433;background:#f1f3f5}
+ul.attention li.focus[data-state=failed]{border-left-color:#c92a2a;background:#fff5f5}
+ol.strip{list-style:none;margin:0;padding:0;display:flex;flex-wrap:wrap;gap:4px}
+ol.strip .chip{border:1px solid #adb5bd;border-radius:3px;font:12px ui-monospace,Menlo,Consolas,monospace}
+ol.strip .chip a{display:block;padding:1px 6px;color:inherit;text-decoration:none}
+ol.strip .chip.focus{outline:2px solid #1d2433;outline-offset:1px}
+tr.focus td{background:#f1f3f5}
+tr:target td{background:#fff9db}
+tr[id]{scroll-margin-top:80px}
+.error-text{color:#a61e1e}
+g.focus-node>*{filter:drop-shadow(0 0 5px #1d2433)}
+.shapes .shape{font-size:12px;display:flex;flex-direction:column;gap:2px}
+.shapes .shape[hidden]{display:none}
+.shapes code.schema{background:#f1f3f5;padding:3px 5px;border-radius:3px;white-space:pre-wrap;word-break:break-word}
+.refusal{background:#fff;border:1px solid #d8dce3;border-left:4px solid #862e9c;padding:10px}
+.refusal h3{margin:0 0 4px;font-size:14px}.refusal p{margin:0}
+p.approver{margin:0;font-size:12px}
+header.top .who{margin-left:auto;font-size:13px;opacity:.85}
+header.top .who+form{margin-left:0}
 .flash{padding:8px 12px;border-radius:4px;margin:0 0 12px;border:1px solid}
 .flash.ok{background:#d3f9d8;border-color:#2b8a3e}
 .flash.error{background:#ffe3e3;border-color:#c92a2a}
+.flash p.message{margin:0}.flash ul.issues{margin:6px 0 0;padding-left:18px}
 .filters,.actions form{display:flex;gap:8px;flex-wrap:wrap;align-items:end;background:#fff;border:1px solid #d8dce3;padding:10px;margin-bottom:10px}
 .actions{display:grid;grid-template-columns:repeat(auto-fill,minmax(320px,1fr));gap:10px}
 .actions form{flex-direction:column;align-items:stretch;margin:0}
@@ -64,7 +95,7 @@ ol.timeline{list-style:none;padding:0;margin:0;border-left:3px solid #adb5bd}
 ol.timeline li{padding:3px 10px;position:relative}
 ol.timeline li::before{content:"";position:absolute;left:-7px;top:9px;width:11px;height:11px;border-radius:50%;background:#adb5bd}
 ol.timeline .v{font-weight:600;min-width:3em;display:inline-block}
-.diagram{background:#fff;border:1px solid #d8dce3;padding:10px;overflow:auto}
+.diagram{background:#fff;border:1px solid #d8dce3;padding:10px;overflow:auto;max-height:75vh}
 .diagram pre.mermaid{max-height:none;border:0;margin:0;background:none;text-align:center}
 .pager{margin-top:10px;display:flex;gap:12px}
 `);
@@ -77,13 +108,36 @@ export function layout(
   options: { flash?: Flash | null; diagram?: boolean } = {},
 ): View {
   const { flash, diagram } = options;
+  // The instance page's script: draw the diagram and scroll its box to the focus step's node (the
+  // box is bounded, so a tall workflow's failed step is in view), and show the payload shape of the
+  // signal chosen in the select. Without the Mermaid bundle the page works without any script.
+  const shapes = diagram
+    ? html`<script nonce="${ctx.nonce}">{
+const shapes = document.querySelectorAll('#signal-shapes .shape');
+const pick = document.querySelector('form[data-action=signal] select[name=name]');
+const showShape = () => shapes.forEach((el) => { el.hidden = pick !== null && el.dataset.signal !== pick.value; });
+if (pick) { pick.addEventListener('change', showShape); showShape(); }
+}</script>`
+    : '';
   const script =
     diagram && ctx.mermaidUrl
       ? html`<script src="${ctx.mermaidUrl}" nonce="${ctx.nonce}"></script>
 <script nonce="${ctx.nonce}">
+const focusNode = () => {
+  const box = document.getElementById('diagram-box');
+  const id = box && box.dataset.focus;
+  if (!id) return;
+  // Mermaid names a node's group flowchart-<id>-<n> (maybe behind the SVG's own id) and may set data-id.
+  const node = [...box.querySelectorAll('g.node')].find((n) => n.dataset.id === id || n.id.includes('flowchart-' + id + '-'));
+  if (!node) return;
+  node.classList.add('focus-node');
+  const b = box.getBoundingClientRect(), r = node.getBoundingClientRect();
+  box.scrollTop += r.top - b.top - (box.clientHeight - r.height) / 2;
+  box.scrollLeft += r.left - b.left - (box.clientWidth - r.width) / 2;
+};
 // Labels are escaped by toMermaid; 'strict' also keeps Mermaid from running anything in them.
 mermaid.initialize({ startOnLoad: false, securityLevel: 'strict' });
-mermaid.run({ querySelector: 'pre.mermaid' }).then(() => { document.body.dataset.diagram = 'rendered'; },
+mermaid.run({ querySelector: 'pre.mermaid' }).then(() => { focusNode(); document.body.dataset.diagram = 'rendered'; },
   (e) => { document.body.dataset.diagram = 'failed'; console.error(e); });
 </script>`
       : '';
@@ -100,6 +154,7 @@ mermaid.run({ querySelector: 'pre.mermaid' }).then(() => { document.body.dataset
 <body>
 <header class="top">
 <a href="${ctx.base || '/'}">stepfold inspector</a>
+${ctx.user ? html`<span class="who" id="who">signed in as ${ctx.user}</span>` : ''}
 ${
   ctx.canLogout
     ? html`<form method="post" action="${ctx.base}/logout"><input type="hidden" name="_csrf" value="${ctx.csrf}"><button class="plain" type="submit">Log out</button></form>`
@@ -110,18 +165,31 @@ ${
 ${flash ? html`<p class="flash ${flash.kind}" role="status">${flash.text}</p>` : ''}
 ${body}
 </main>
+${shapes}
 ${script}
 </body>
 </html>`;
 }
 
-/** A page with only a message: errors, conflicts, refusals. */
-export function messagePage(ctx: PageContext, title: string, message: string, back?: string): View {
+/** A page with only a message (and, for a validation error, its issues one per line): errors, conflicts, refusals. */
+export function messagePage(
+  ctx: PageContext,
+  title: string,
+  message: string,
+  back?: string,
+  issues: readonly { path: string; message: string }[] = [],
+): View {
   return layout(
     ctx,
     title,
     html`<h1>${title}</h1>
-<p class="flash error" role="alert">${message}</p>
+<div class="flash error" role="alert"><p class="message">${message}</p>${
+      issues.length
+        ? html`<ul class="issues" id="issues">${issues.map(
+            (i) => html`<li><code>${i.path || '(root)'}</code> ${i.message}</li>`,
+          )}</ul>`
+        : ''
+    }</div>
 ${back ? html`<p><a href="${back}">Back</a></p>` : ''}`,
   );
 }

@@ -1,6 +1,7 @@
 import type { Snapshot } from '@stepfold/engine';
 import { html } from 'hono/html';
-import { badge, instancePath, STATUSES, timeCell, type View } from './format.js';
+import { cellText, columnValue, type InspectorColumn, lastError } from '../columns.js';
+import { badge, instancePath, STATUSES, time, timeCell, type View } from './format.js';
 import { type Flash, layout, type PageContext } from './layout.js';
 
 /** The list filters as read from the query string (already validated). */
@@ -9,6 +10,10 @@ export interface ListFilters {
   workflow?: string | undefined;
   prefix?: string | undefined;
   cursor?: string | undefined;
+  /** Only instances updated at or after this time (epoch ms). */
+  since?: number | undefined;
+  /** Only instances updated before this time (epoch ms). */
+  before?: number | undefined;
 }
 
 /** What the list page shows: one page of instances and the cursor of the next. */
@@ -17,20 +22,30 @@ export interface ListView {
   items: readonly Snapshot[];
   next: string | null;
   workflows: readonly string[];
+  /** The host's extra columns. */
+  columns: readonly InspectorColumn[];
+  /** Set when the time filter's scan bound cut the page short: rows read without filling it. */
+  scanned?: number | undefined;
 }
+
+/** A time filter as the `datetime-local` input shows it (UTC, to the second). */
+const localTime = (ms: number | undefined) =>
+  ms === undefined ? '' : new Date(ms).toISOString().slice(0, 19);
 
 function query(filters: ListFilters, cursor?: string): string {
   const q = new URLSearchParams();
   if (filters.status) q.set('status', filters.status);
   if (filters.workflow) q.set('workflow', filters.workflow);
   if (filters.prefix) q.set('prefix', filters.prefix);
+  if (filters.since !== undefined) q.set('since', localTime(filters.since));
+  if (filters.before !== undefined) q.set('before', localTime(filters.before));
   if (cursor) q.set('cursor', cursor);
   const s = q.toString();
   return s ? `?${s}` : '';
 }
 
 function filterForm(ctx: PageContext, v: ListView): View {
-  const { status, workflow, prefix } = v.filters;
+  const { status, workflow, prefix, since, before } = v.filters;
   // The workflow filter lists the inspector's definitions plus a filter value it does not know.
   const names = workflow && !v.workflows.includes(workflow) ? [...v.workflows, workflow] : v.workflows;
   return html`<form class="filters" method="get" action="${ctx.base}/">
@@ -42,17 +57,32 @@ ${STATUSES.map((s) => html`<option value="${s}"${s === status ? ' selected' : ''
 <option value="">any</option>
 ${names.map((n) => html`<option value="${n}"${n === workflow ? ' selected' : ''}>${n}</option>`)}
 </select></label>
-<label>Id prefix<input name="prefix" value="${prefix ?? ''}" size="24" autocomplete="off"></label>
+<label>Id prefix<input name="prefix" value="${prefix ?? ''}" size="20" autocomplete="off"></label>
+<label>Updated since (UTC)<input type="datetime-local" step="1" name="since" value="${localTime(since)}"></label>
+<label>Updated before (UTC)<input type="datetime-local" step="1" name="before" value="${localTime(before)}"></label>
 <button type="submit">Filter</button>
 <a href="${ctx.base}/">Clear</a>
 </form>`;
 }
 
-function row(ctx: PageContext, s: Snapshot): View {
-  return html`<tr>
+function errorCell(s: Snapshot): View {
+  const e = lastError(s);
+  if (!e) return html``;
+  const { text, full } = cellText(`${e.code ? `${e.code}: ` : ''}${e.message}`);
+  return html`<span class="error-text" title="${e.step ? `step ${e.step}: ` : ''}${full}">${text}</span>`;
+}
+
+function row(ctx: PageContext, s: Snapshot, columns: readonly InspectorColumn[]): View {
+  return html`<tr data-id="${s.id}">
 <td class="id"><a href="${instancePath(ctx.base, s.id)}">${s.id}</a></td>
 <td>${s.workflow.name}@${String(s.workflow.version)}</td>
 <td>${badge(s.status)}</td>
+<td class="id active-steps">${s.active.map((id, i) => html`${i ? ', ' : ''}<span>${id}</span>`)}</td>
+<td class="last-error">${errorCell(s)}</td>
+${columns.map((col) => {
+  const { text, full } = cellText(columnValue(s, col.path));
+  return html`<td class="host-col" title="${full}">${text}</td>`;
+})}
 <td>${String(s.version)}</td>
 <td>${timeCell(s.updatedAt)}</td>
 <td>${timeCell(s.wakeAt)}</td>
@@ -61,22 +91,36 @@ function row(ctx: PageContext, s: Snapshot): View {
 
 /** The instance list: filters, a table of one page, and paging links. */
 export function listPage(ctx: PageContext, v: ListView, flash: Flash | null): View {
-  const filtered = Boolean(v.filters.status || v.filters.workflow || v.filters.prefix);
+  const f = v.filters;
+  const filtered = Boolean(
+    f.status || f.workflow || f.prefix || f.since !== undefined || f.before !== undefined,
+  );
+  const span = 8 + v.columns.length;
   const body = html`<h1>Instances</h1>
 ${filterForm(ctx, v)}
+${
+  v.scanned !== undefined
+    ? html`<p class="muted" id="scan-note">Read ${String(v.scanned)} instances (up to ${v.next ?? ''}) and ${String(
+        v.items.length,
+      )} were updated in the chosen time; the stores list by id, so the next page reads on from there.</p>`
+    : ''
+}
 <table id="instances">
-<thead><tr><th>id</th><th>workflow@version</th><th>status</th><th>version</th><th>updated (UTC)</th><th>wakeAt (UTC)</th></tr></thead>
+<thead><tr><th>id</th><th>workflow@version</th><th>status</th><th>active steps</th><th>last error</th>${v.columns.map(
+    (col) => html`<th>${col.label}</th>`,
+  )}<th>version</th><th>updated (UTC)</th><th>wakeAt (UTC)</th></tr></thead>
 <tbody>
 ${
   v.items.length
-    ? v.items.map((s) => row(ctx, s))
-    : html`<tr><td colspan="6" class="muted">${filtered ? 'No instance matches these filters.' : 'No instances.'}</td></tr>`
+    ? v.items.map((s) => row(ctx, s, v.columns))
+    : html`<tr><td colspan="${String(span)}" class="muted">${filtered ? 'No instance matches these filters.' : 'No instances.'}</td></tr>`
 }
 </tbody>
 </table>
 <nav class="pager">
-${v.filters.cursor ? html`<a href="${ctx.base}/${query(v.filters)}">First page</a>` : ''}
-${v.next ? html`<a rel="next" href="${ctx.base}/${query(v.filters, v.next)}">Next page →</a>` : ''}
-</nav>`;
+${f.cursor ? html`<a href="${ctx.base}/${query(f)}">First page</a>` : ''}
+${v.next ? html`<a rel="next" href="${ctx.base}/${query(f, v.next)}">Next page →</a>` : ''}
+</nav>
+${f.since !== undefined || f.before !== undefined ? html`<p class="muted">Updated ${f.since !== undefined ? `since ${time(f.since)}` : ''} ${f.before !== undefined ? `before ${time(f.before)}` : ''} (UTC).</p>` : ''}`;
   return layout(ctx, 'Instances', body, { flash });
 }
