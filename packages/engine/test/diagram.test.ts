@@ -379,7 +379,10 @@ describe('toMermaid: states from a snapshot', () => {
     const p = createHarness(everyKind).start();
     p.complete('t');
     const c = await classes(everyKind, p.snapshot);
-    expect(c).toMatchObject({ done: s('t', 'c'), running: s('p'), waiting: s('w', 'hu') });
+    // Both branches only wait (a signal, a decision): so does the parallel step that holds them.
+    expect(c).toMatchObject({ done: s('t', 'c') });
+    expect(c.waiting?.sort()).toEqual(s('p', 'w', 'hu').sort());
+    expect(c.running).toBeUndefined();
     expect(c.done).not.toContain(nodeIds.join('p'));
     p.signal('hu', { decision: 'approve' });
     p.complete('after');
@@ -461,5 +464,28 @@ describe('toMermaid: hostile step ids and labels', () => {
     const db = await checkDiagram(def, h.snapshot);
     expect(classesOf(db).done).toEqual(s('start', 'human/1'));
     expect(classesOf(db).running).toEqual(s('end'));
+  });
+});
+
+describe('stepStates: what only the definition tells', () => {
+  const ship = workflow('ship-states', 1)
+    .parallel('ship', { branches: ['pickup', 'label'], next: 'notify' })
+    .wait('pickup', { signal: 'pickup', end: true })
+    .task('label', { handler: 'label', end: true })
+    .task('notify', { handler: 'notify' })
+    .build();
+
+  it('a parallel step runs while a branch step runs, and waits once every branch only waits', async () => {
+    const { stepStates } = await import('@stepfold/engine/diagram');
+    const h = createHarness(ship).start();
+    expect(stepStates(ship, h.snapshot).get('ship')).toBe('running'); // label's handler is in flight
+    h.complete('label', 'L-1');
+    const states = stepStates(ship, h.snapshot);
+    expect(states.get('ship')).toBe('waiting');
+    expect(states.get('pickup')).toBe('waiting');
+    expect(states.get('notify')).toBeUndefined();
+    expect(toMermaid(ship, h.snapshot)).toMatch(
+      new RegExp(`class [^\\n]*${nodeIds.step('ship')}[^\\n]* waiting`),
+    );
   });
 });

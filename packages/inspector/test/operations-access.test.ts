@@ -85,7 +85,7 @@ describe('instance page', () => {
     const { app } = await setup();
     const page = await get(app, '/instances/d-1');
     expect(page).toMatch(/<tr data-step="ship"[^>]*>[\s\S]*?<span class="badge s-waiting">waiting<\/span>/);
-    expect(page).toMatch(/class s_ship waiting/);
+    expect(page).toMatch(/class [^\n]*\bs_ship\b[^\n]* waiting/);
     expect(page).not.toMatch(/class [^\n]*s_ship[^\n]* running/);
   });
 

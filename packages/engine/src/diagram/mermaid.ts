@@ -3,7 +3,7 @@ import type { BranchRef } from '../definition/graph.js';
 import type { DefinitionInput, StepDefinition, WorkflowDefinition } from '../definition/schema.js';
 import type { Snapshot } from '../snapshot.js';
 import { joinText, KIND_SHAPES, kindLine, whenLabel } from './shapes.js';
-import { type DiagramState, STATE_STYLES, stepState } from './states.js';
+import { type DiagramState, STATE_STYLES, stepStates } from './states.js';
 import { duration, encodeId, escapeLabel } from './text.js';
 
 /** Options of {@link toMermaid}. */
@@ -191,8 +191,9 @@ export function toMermaid(
 /** `classDef`s, `class` assignments and bold taken edges for a snapshot. */
 function stateLines(def: WorkflowDefinition, snapshot: Snapshot, edges: Edge[], used: Set<string>): string[] {
   const states = new Map<string, DiagramState>();
+  const byStep = stepStates(def, snapshot);
   for (const step of Object.values(def.steps)) {
-    const state = stepState(snapshot, step.id);
+    const state = byStep.get(step.id);
     if (state === undefined) continue;
     states.set(nodeIds.step(step.id), state);
     // The join is reached once the parallel step has finished, one way or the other.

@@ -1,3 +1,5 @@
+import { kindOf } from '../definition/kinds/index.js';
+import type { WorkflowDefinition } from '../definition/schema.js';
 import type { Snapshot, StepState } from '../snapshot.js';
 
 /** The colour class of a step in a diagram, from its state in a snapshot. */
@@ -42,4 +44,51 @@ export function stepState(snapshot: Snapshot, id: string): DiagramState | undefi
     default:
       return undefined;
   }
+}
+
+/** The steps inside a parallel step's branches, nested ones included: what its branches reach. */
+function branchSteps(def: WorkflowDefinition, parallel: string): Set<string> {
+  const seen = new Set<string>();
+  const step = def.steps[parallel];
+  const todo = step ? [...(kindOf(step).forks?.(step) ?? [])] : [];
+  for (let id = todo.pop(); id !== undefined; id = todo.pop()) {
+    const s = Object.hasOwn(def.steps, id) ? def.steps[id] : undefined;
+    if (!s || seen.has(id) || id === parallel) continue;
+    seen.add(id);
+    // A branch never leads out of its block (the definition is checked for that).
+    todo.push(...kindOf(s).targets(s), ...(kindOf(s).forks?.(s) ?? []));
+  }
+  return seen;
+}
+
+/**
+ * The diagram state of every step of `def` that has one (see {@link stepState}), with what only the
+ * definition tells: an active parallel step is `running` while a step inside its branches runs, and
+ * `waiting` when they all wait (for a signal, a timer, a decision).
+ *
+ * @example
+ * stepStates(order, snapshot).get('ship'); // 'waiting' while both branches wait for signals
+ */
+export function stepStates(def: WorkflowDefinition, snapshot: Snapshot): Map<string, DiagramState> {
+  const states = new Map<string, DiagramState>();
+  for (const id of Object.keys(def.steps)) {
+    const state = stepState(snapshot, id);
+    if (state !== undefined) states.set(id, state);
+  }
+  const parallels = Object.keys(def.steps).filter(
+    (id) => states.get(id) === 'running' && def.steps[id]?.kind === 'parallel',
+  );
+  // Innermost first in effect: repeat until nothing changes, so an outer block sees its inner ones settled.
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const id of parallels) {
+      if (states.get(id) !== 'running') continue;
+      const inside = [...branchSteps(def, id)].map((m) => states.get(m));
+      if (!inside.includes('running') && inside.includes('waiting')) {
+        states.set(id, 'waiting');
+        changed = true;
+      }
+    }
+  }
+  return states;
 }

@@ -1,7 +1,7 @@
 import type { Snapshot, WorkflowDefinition } from '@stepfold/engine';
 import { nodeIds, toMermaid } from '@stepfold/engine/diagram';
 import { html } from 'hono/html';
-import { correctDiagram, type StepLabel, stepLabels } from '../step-states.js';
+import { stepLabels } from '../step-states.js';
 import { type ActionsView, actionForms } from './action-forms.js';
 import { badge, json, timeCell, type View } from './format.js';
 import {
@@ -38,7 +38,6 @@ ${s.saga ? html`<dt>saga</dt><dd>${s.saga.mode}; to compensate: ${s.saga.queue.j
 function diagram(
   s: Snapshot,
   def: WorkflowDefinition | undefined,
-  labels: Map<string, StepLabel>,
   focus: string | undefined,
   rendered: boolean,
 ): View {
@@ -47,7 +46,7 @@ function diagram(
   }
   let source: string;
   try {
-    source = correctDiagram(toMermaid(def, s), labels, s);
+    source = toMermaid(def, s);
   } catch (e) {
     return html`<p class="flash error">The diagram could not be drawn: ${(e as Error).message}</p>`;
   }
@@ -81,7 +80,7 @@ ${overview(s, v.definition, labels, focus)}
 <h2>Actions</h2>
 ${actionForms(ctx, s, v.actions)}
 <h2>Diagram</h2>
-${diagram(s, v.definition, labels, focus, ctx.mermaidUrl !== null)}
+${diagram(s, v.definition, focus, ctx.mermaidUrl !== null)}
 <h2>Steps</h2>
 ${stepsTable(s, v.definition, labels, focus)}
 <h2>Errors</h2>
