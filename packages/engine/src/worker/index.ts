@@ -1,9 +1,9 @@
 // The worker entry, `@stepfold/engine/worker`: kept out of the main entry so an edge bundle that
 // only steps instances (a Worker, a Lambda) does not carry it.
 
-export type { FleetPosition } from './take-order.js';
 export { MAX_GIVE_BACKS } from './task-pool.js';
 export type {
+  FleetPosition,
   JobOutcome,
   PollOptions,
   ShutdownOptions,

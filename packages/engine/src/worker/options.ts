@@ -2,8 +2,7 @@ import { type Backoff, checkBackoff, OUTAGE_BACKOFF } from '../backoff.js';
 import type { Runner } from '../runner/types.js';
 import type { WakeSource } from '../store/store.js';
 import { systemClock } from './clock.js';
-import type { FleetPosition } from './take-order.js';
-import type { WorkerEvents, WorkerOptions } from './types.js';
+import type { FleetPosition, WorkerEvents, WorkerOptions } from './types.js';
 
 /** Default lease of a worker's claims: long enough for a claim's tick on a slow store, short enough that a killed worker's claims lapse within seconds. */
 export const DEFAULT_CLAIM_LEASE_MS = 5_000;

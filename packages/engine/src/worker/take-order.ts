@@ -3,15 +3,7 @@
 // each, counted as version conflicts). Instead one worker takes at once and the others stand by:
 // after a short delay they claim the instance by id, which finds nothing once the take is written.
 import { fnv1a } from '../content-hash.js';
-import type { WorkerStats } from './types.js';
-
-/** Where a worker stands among the workers that hear the same wake notices. */
-export interface FleetPosition {
-  /** This worker's place, 0-based. */
-  index: number;
-  /** How many workers hear the notices. */
-  size: number;
-}
+import type { FleetPosition, WorkerStats } from './types.js';
 
 // Without a fleet: a worker that lost a take this recently stands by (others hear its notices).
 const CONTENDED_MS = 10_000;

@@ -1,6 +1,13 @@
 import type { Runner, TaskJob } from '../runner/types.js';
 import type { WakeHint, WakeSource } from '../store/store.js';
-import type { FleetPosition } from './take-order.js';
+
+/** Where a worker stands among the workers that hear the same wake notices. */
+export interface FleetPosition {
+  /** This worker's place, 0-based. */
+  index: number;
+  /** How many workers hear the notices. */
+  size: number;
+}
 
 /** Polling cadence of a worker: the pause after an empty round grows from `minMs` to `maxMs`. */
 export interface PollOptions {
