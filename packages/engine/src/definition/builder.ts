@@ -1,10 +1,26 @@
 import { ValidationError } from '../errors.js';
+import { inputPathIssues, signalIssues } from './builder-checks.js';
 import { defineWorkflow } from './compile.js';
 import { type DeclaredSchemas, declareSchemas } from './declared-schemas.js';
-import { DEFINITION_KINDS, kindOf } from './kinds/index.js';
-import type { DefinitionInput, FailurePolicy, RetryPolicyInput, StepDefinition, StepOf } from './schema.js';
+import { DEFINITION_KINDS } from './kinds/index.js';
+import type {
+  DefinitionInput,
+  FailurePolicy,
+  RetryPolicyInput,
+  StepDefinition,
+  StepOf,
+  WorkflowDefinition,
+} from './schema.js';
 import type { HandlerSpec, HumanDecision, TypedDefinition } from './typed-definition.js';
-import type { DataPath, InferSchema, Jsonify, Resolve, StandardSchema, StepData } from './typing.js';
+import type {
+  DataPath,
+  InferSchema,
+  Jsonify,
+  Resolve,
+  StandardSchema,
+  StepData,
+  TypedCondition,
+} from './typing.js';
 
 type Fields<K extends StepDefinition['kind']> = Omit<StepOf<K>, 'kind' | 'id'> & {
   /** Do not link this step to the one added after it (an end of a path or branch). */
@@ -59,6 +75,23 @@ type TaskCheck<In, H, K, M> = K extends keyof H
     : unknown
   : unknown;
 type Linked = { next?: string; end?: boolean; description?: string };
+/** A new step id, or (for one already used) a message the compiler shows in its place. */
+type NewId<Id extends string, Ids extends string> = Id extends Ids ? `duplicate step id "${Id}"` : Id;
+/** Nothing when `Out` fits the declared workflow output `WO` (or none is declared); else what is wrong. */
+type OutputCheck<Out, WO> = unknown extends WO
+  ? unknown
+  : [Out] extends [WO]
+    ? unknown
+    : { output: { error: 'the workflow output does not match .output()'; got: Out; want: WO } };
+/**
+ * `build()`'s parameters: none, unless the last step's output (what a workflow ending there ends
+ * with) does not fit the declared `.output()`; then the compiler asks for an argument named after the problem.
+ */
+type BuildCheck<Last, WO> = unknown extends WO
+  ? []
+  : [Last] extends [WO]
+    ? []
+    : [the_last_step_output_does_not_match_the_declared_output: { got: Last; want: WO }];
 
 /** The fields of a typed task step; `input` paths and `handler` names are checked by the compiler. */
 export type TaskFields<K extends string, M, C extends string | undefined, Out> = Linked & {
@@ -105,6 +138,8 @@ export class WorkflowBuilder<
   U = Empty,
   WO = unknown,
   Strict extends boolean = false,
+  Ids extends string = never,
+  Last = never,
 > {
   private readonly steps: Array<StepDefinition & { id: string; end?: boolean }> = [];
   private readonly schemas: DeclaredSchemas = { signals: {}, outputs: {} };
@@ -127,20 +162,20 @@ export class WorkflowBuilder<
   }
 
   /** Declares the workflow input with a schema (checked by `start`), or only its type: `input<Order>()`. */
-  input<T>(): WorkflowBuilder<N, T, H, O, S, U, WO, Strict>;
+  input<T>(): WorkflowBuilder<N, T, H, O, S, U, WO, Strict, Ids, Last>;
   input<Sch extends StandardSchema>(
     schema: Sch,
-  ): WorkflowBuilder<N, InferSchema<Sch>, H, O, S, U, WO, Strict>;
+  ): WorkflowBuilder<N, InferSchema<Sch>, H, O, S, U, WO, Strict, Ids, Last>;
   input(schema?: StandardSchema): unknown {
     if (schema) this.schemas.input = schema;
     return this;
   }
 
   /** Declares the workflow output's type (the output of the last step, or of a `succeed` mapping). */
-  output<T>(): WorkflowBuilder<N, WI, H, O, S, U, T, Strict>;
+  output<T>(): WorkflowBuilder<N, WI, H, O, S, U, T, Strict, Ids, Last>;
   output<Sch extends StandardSchema>(
     schema: Sch,
-  ): WorkflowBuilder<N, WI, H, O, S, U, InferSchema<Sch>, Strict>;
+  ): WorkflowBuilder<N, WI, H, O, S, U, InferSchema<Sch>, Strict, Ids, Last>;
   output(): unknown {
     return this;
   }
@@ -154,7 +189,9 @@ export class WorkflowBuilder<
     S,
     U,
     WO,
-    Strict
+    Strict,
+    Ids,
+    Last
   > {
     return this as never;
   }
@@ -166,7 +203,7 @@ export class WorkflowBuilder<
   signal<const Name extends string, Sch extends StandardSchema>(
     name: Name,
     schema: Sch,
-  ): WorkflowBuilder<N, WI, H, O, S & { [P in Name]: InferSchema<Sch> }, U, WO, true> {
+  ): WorkflowBuilder<N, WI, H, O, S & { [P in Name]: InferSchema<Sch> }, U, WO, true, Ids, Last> {
     this.schemas.signals[name] = schema;
     return this as never;
   }
@@ -179,7 +216,7 @@ export class WorkflowBuilder<
     const C extends HandlerName<H> | undefined = undefined,
     Out = never,
   >(
-    id: Id,
+    id: NewId<Id, Ids>,
     fields: TaskFields<K, M, C, Out> & NoInfer<TaskCheck<Mapped<WI, O, M>, H, K, M>>,
   ): WorkflowBuilder<
     N,
@@ -191,33 +228,51 @@ export class WorkflowBuilder<
       [P in C & string]: { input: Mapped<WI, O, M>; output: unknown };
     },
     WO,
-    Strict
+    Strict,
+    Ids | Id,
+    TaskOutput<H, K, Out>
   > {
     const { output, ...rest } = fields as { output?: StandardSchema };
     if (output) this.schemas.outputs[id] = output;
     return this.add('task', id, rest);
   }
-  /** Branches on conditions over `{ input, outputs }`. */
-  choice(id: string, fields: Fields<'choice'>): this {
+  /** Branches on conditions over `{ input, outputs }` (their `var` paths checked like mappings). */
+  choice<const Id extends string>(
+    id: NewId<Id, Ids>,
+    fields: Omit<Fields<'choice'>, 'branches'> & {
+      branches: ReadonlyArray<{ when: TypedCondition<DataPath<WI, O>>; next: string }>;
+    },
+  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, never> {
     return this.add('choice', id, fields);
   }
   /** Forks branches (entry step ids) and joins them; its output is the branches' outputs in order. */
   parallel<const Id extends string>(
-    id: Id,
+    id: NewId<Id, Ids>,
     fields: Fields<'parallel'>,
-  ): WorkflowBuilder<N, WI, H, O & { [P in Id]: unknown[] }, S, U, WO, Strict> {
+  ): WorkflowBuilder<N, WI, H, O & { [P in Id]: unknown[] }, S, U, WO, Strict, Ids | Id, unknown[]> {
     return this.add('parallel', id, fields);
   }
   /** Waits for a named signal, optionally with a timeout; its output is the payload. */
   wait<const Id extends string, const Sig extends NameIn<S, Strict>>(
-    id: Id,
+    id: NewId<Id, Ids>,
     fields: Omit<Fields<'wait'>, 'signal'> & { signal: Sig },
-  ): WorkflowBuilder<N, WI, H, O & { [P in Id]: Payload<S, Sig> }, S, U, WO, Strict> {
+  ): WorkflowBuilder<
+    N,
+    WI,
+    H,
+    O & { [P in Id]: Payload<S, Sig> },
+    S,
+    U,
+    WO,
+    Strict,
+    Ids | Id,
+    Payload<S, Sig>
+  > {
     return this.add('wait', id, fields);
   }
   /** Waits for a human decision `{ decision: 'approve' | 'reject' }` on the signal named after the step (or `signal`). */
   human<const Id extends string, const Sig extends string = Id>(
-    id: Id,
+    id: NewId<Id, Ids>,
     fields: Omit<Fields<'human'>, 'signal'> & { signal?: Sig } = {},
   ): WorkflowBuilder<
     N,
@@ -227,41 +282,68 @@ export class WorkflowBuilder<
     S & { [P in Sig]: HumanDecision },
     U,
     WO,
-    Strict
+    Strict,
+    Ids | Id,
+    HumanDecision
   > {
     return this.add('human', id, fields);
   }
   /** A durable timer: `ms` from now, or `until` an epoch-ms value in the data. */
-  sleep(id: string, fields: Omit<Fields<'sleep'>, 'until'> & { until?: DataPath<WI, O> }): this {
+  sleep<const Id extends string>(
+    id: NewId<Id, Ids>,
+    fields: Omit<Fields<'sleep'>, 'until'> & { until?: DataPath<WI, O> },
+  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, undefined> {
     return this.add('sleep', id, fields);
   }
   /** Batches a signal's payloads until `maxItems`, `idleMs` of quiet, or `maxWaitMs`; its output is the batch. */
   collect<const Id extends string, const Sig extends NameIn<S, Strict>>(
-    id: Id,
+    id: NewId<Id, Ids>,
     fields: Omit<Fields<'collect'>, 'signal'> & { signal: Sig },
-  ): WorkflowBuilder<N, WI, H, O & { [P in Id]: Array<Payload<S, Sig>> }, S, U, WO, Strict> {
+  ): WorkflowBuilder<
+    N,
+    WI,
+    H,
+    O & { [P in Id]: Array<Payload<S, Sig>> },
+    S,
+    U,
+    WO,
+    Strict,
+    Ids | Id,
+    Array<Payload<S, Sig>>
+  > {
     return this.add('collect', id, fields);
   }
   /** Rollback after a failure stops here (a cancel still goes past it). */
-  savepoint(id: string, fields: Fields<'savepoint'> = {}): this {
+  savepoint<const Id extends string>(
+    id: NewId<Id, Ids>,
+    fields: Fields<'savepoint'> = {},
+  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, undefined> {
     return this.add('savepoint', id, fields);
   }
   /** Ends the run and starts a fresh one of the same instance, with `carry` (default: the same input). */
-  continueAsNew<const M extends Mapping<WI, O> | undefined = undefined>(
-    id: string,
+  continueAsNew<const Id extends string, const M extends Mapping<WI, O> | undefined = undefined>(
+    id: NewId<Id, Ids>,
     fields: Omit<Fields<'continueAsNew'>, 'carry'> & { carry?: M } = {},
-  ): this {
+  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, never> {
     return this.add('continueAsNew', id, fields);
   }
-  /** Completes the workflow (or its parallel branch), with `output` mapped from the data. */
-  succeed<const M extends Mapping<WI, O> | undefined = undefined>(
-    id: string,
-    fields: Omit<Fields<'succeed'>, 'output'> & { output?: M } = {},
-  ): this {
+  /**
+   * Completes the workflow (or its parallel branch), with `output` mapped from the data; with
+   * `.output()` declared, the mapped output must fit it.
+   */
+  succeed<const Id extends string, const M extends Mapping<WI, O> | undefined = undefined>(
+    id: NewId<Id, Ids>,
+    fields: Omit<Fields<'succeed'>, 'output'> & { output?: M } & NoInfer<
+        OutputCheck<[M] extends [undefined] ? undefined : Resolve<StepData<WI, O>, M>, WO>
+      > = {} as never,
+  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, never> {
     return this.add('succeed', id, fields);
   }
   /** Fails the workflow with the given error. */
-  fail(id: string, fields: Fields<'fail'> = {}): this {
+  fail<const Id extends string>(
+    id: NewId<Id, Ids>,
+    fields: Fields<'fail'> = {},
+  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, never> {
     return this.add('fail', id, fields);
   }
 
@@ -285,28 +367,31 @@ export class WorkflowBuilder<
    * Validates and returns the definition (the JSON form, carrying its types for the compiler);
    * throws `INVALID_DEFINITION` listing every problem, including declared signals no step listens for.
    */
-  build(): TypedDefinition<{
+  build(..._check: BuildCheck<Last, WO>): TypedDefinition<{
     name: N;
     input: WI;
     output: WO;
     outputs: O;
     signals: Strict extends true ? S : S & Record<string, unknown>;
     handlers: U;
+    steps: Ids;
   }> {
-    const listened = new Set(this.steps.flatMap((s) => kindOf(s).listensFor?.(s) ?? []));
-    const unused = Object.keys(this.schemas.signals).filter((name) => !listened.has(name));
-    if (unused.length) {
-      throw new ValidationError(
-        'INVALID_DEFINITION',
-        'invalid workflow definition',
-        unused.map((name) => ({
-          path: `signals.${name}`,
-          message: `signal "${name}" is declared but no step listens for it`,
-        })),
-      );
-    }
-    const definition = defineWorkflow(this.toJSON());
+    // What the types refuse, refused again for callers that bypassed them; listed with the
+    // definition's own issues, in one error.
     const { input, signals, outputs } = this.schemas;
+    const issues = [
+      ...signalIssues(this.steps, signals),
+      ...(input ? inputPathIssues(this.steps, input) : []),
+    ];
+    let definition: WorkflowDefinition | undefined;
+    try {
+      definition = defineWorkflow(this.toJSON());
+    } catch (e) {
+      if (!issues.length || !(e instanceof ValidationError)) throw e;
+      issues.push(...e.issues);
+    }
+    if (issues.length || !definition)
+      throw new ValidationError('INVALID_DEFINITION', 'invalid workflow definition', issues);
     if (input || Object.keys(signals).length || Object.keys(outputs).length) {
       declareSchemas(definition, {
         ...(input ? { input } : {}),

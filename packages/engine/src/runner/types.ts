@@ -42,7 +42,9 @@ export type AnyDefinition = DefinitionInput | WorkflowDefinition;
 
 // biome-ignore lint/suspicious/noExplicitAny: an untyped definition's handlers may declare any input type.
 type UntypedHandler = Handler<any, unknown>;
-type Required<W extends readonly AnyDefinition[]> = UnionToIntersection<HandlerSpecsOf<W[number]>>;
+// Per definition (distributed), so a JSON definition among typed ones adds its open record instead of vanishing.
+type SpecsEach<D> = D extends unknown ? HandlerSpecsOf<D> : never;
+type Required<W extends readonly AnyDefinition[]> = UnionToIntersection<SpecsEach<W[number]>>;
 
 /**
  * The handler map a runner of these workflows needs: one handler per name the definitions use,
