@@ -95,7 +95,7 @@ describe('definition errors that name their cause', () => {
       version: 1,
       start: 'x',
       steps: { x: { kind: 'succeed' }, y: { kind: 'succeed' } },
-    };
+    } as const;
     expect(issuesOf(() => defineWorkflow(json))).toEqual(['steps.y: unreachable from the start step']);
   });
 });
