@@ -33,6 +33,7 @@ export type {
   NameOf,
   OutputOf,
   SignalsOf,
+  StepIdOf,
   StepOutputsOf,
   TypedDefinition,
 } from './definition/typed-definition.js';
@@ -44,6 +45,8 @@ export type {
   Resolve,
   SchemaResult,
   StandardSchema,
+  TypedCondition,
+  TypedOperand,
 } from './definition/typing.js';
 export * from './errors.js';
 export { type EventOf, eventSchema, parseEvent, type WorkflowEvent } from './events.js';
@@ -80,6 +83,7 @@ export type {
   TaskJob,
   TypedSnapshot,
   WorkflowClient,
+  WorkflowNameOf,
 } from './runner/types.js';
 export * from './snapshot.js';
 export { createMemoryStore, type MemoryStore, type MemoryStoreOptions } from './store/memory-store.js';

@@ -36,8 +36,9 @@ describe('engine bundle', () => {
     expect(code).not.toMatch(/\brequire\(/);
     expect(code).not.toMatch(/new Function\(|\beval\(/);
     const gz = gzipSync(code).length;
-    // The bundle budget: minified + gzipped with dependencies under 31 KB (also reported by `pnpm bench`;
-    // raised from 30 KB for runner.send and the sent-signal path of the write loop).
-    expect(gz).toBeLessThan(31 * 1024);
+    // The bundle budget: minified + gzipped with dependencies under 32 KB (also reported by `pnpm bench`;
+    // raised from 30 KB for runner.send and the sent-signal path of the write loop, then from 31 KB
+    // for the definition introspection and the builder's run-time checks of input paths and signals).
+    expect(gz).toBeLessThan(32 * 1024);
   });
 });

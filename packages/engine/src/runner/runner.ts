@@ -22,6 +22,7 @@ import type {
   TaskJob,
   TypedSnapshot,
   WorkflowClient,
+  WorkflowNameOf,
 } from './types.js';
 import { type OnWrite, WriteLoop } from './write-loop.js';
 
@@ -293,7 +294,7 @@ export function createRunner<
       const { name } = registry.resolve((definition as { name: string }).name);
       const typed = (p: Promise<Snapshot | null>) => p as Promise<TypedSnapshot<D>>;
       return {
-        start: (id, input, o) => typed(runner.start(name, id, input, o)),
+        start: (id, input, o) => typed(runner.start(name as WorkflowNameOf<W>, id, input, o)),
         signal: (id, signal, payload, o = {}) =>
           typed(
             runner.signal(id, signal, payload, {

@@ -2,8 +2,10 @@ import type { DefinitionInput, WorkflowDefinition } from '../definition/schema.j
 import type {
   HandlerSpecsOf,
   InputOf,
+  NameOf,
   OutputOf,
   SignalsOf,
+  StepIdOf,
   StepOutputsOf,
 } from '../definition/typed-definition.js';
 import type { UnionToIntersection } from '../definition/typing.js';
@@ -211,13 +213,27 @@ export interface HandleResult {
   refused?: unknown[] | undefined;
 }
 
-/** A snapshot of a typed definition: its input, output and step outputs typed as stored (JSON). */
+/** The workflow names of these definitions: their literal names, or any string when one is untyped. */
+export type WorkflowNameOf<W extends readonly AnyDefinition[]> = W[number] extends infer D
+  ? D extends unknown
+    ? NameOf<D>
+    : never
+  : never;
+
+type StepOutputAt<D, K> = K extends keyof StepOutputsOf<D> ? StepOutputsOf<D>[K] : unknown;
+
+/**
+ * A snapshot of a typed definition: its input, output and step outputs typed as stored (JSON);
+ * `steps` has the definition's step ids as keys (any string for an untyped definition).
+ */
 export type TypedSnapshot<D> = Omit<Snapshot, 'input' | 'output' | 'steps'> & {
   input: InputOf<D>;
   output?: OutputOf<D> | undefined;
-  steps: {
-    [K in keyof StepOutputsOf<D>]?: Omit<StepState, 'output'> & { output?: StepOutputsOf<D>[K] };
-  } & Record<string, StepState>;
+  steps: string extends StepIdOf<D>
+    ? {
+        [K in keyof StepOutputsOf<D>]?: Omit<StepState, 'output'> & { output?: StepOutputsOf<D>[K] };
+      } & Record<string, StepState>
+    : { [K in StepIdOf<D>]?: Omit<StepState, 'output'> & { output?: StepOutputAt<D, K> } };
 };
 
 /** The runner's methods for one workflow, typed by its definition: `runner.client(order)`. */
@@ -247,7 +263,8 @@ export interface WorkflowClient<D> {
 
 /** Drives instances: applies events through the store with conditional writes and runs dispatched handlers. */
 export interface Runner<W extends readonly AnyDefinition[] = readonly AnyDefinition[]> {
-  start(workflow: string, id: string, input?: unknown, options?: StartOptions): Promise<Snapshot>;
+  /** Starts an instance of a registered workflow (by name: any string once a JSON definition is registered). */
+  start(workflow: WorkflowNameOf<W>, id: string, input?: unknown, options?: StartOptions): Promise<Snapshot>;
   signal(id: string, name: string, payload?: unknown, options?: SignalOptions): Promise<Snapshot>;
   /**
    * Writes a signal for a worker to apply and resolves once it is written, without applying it:
