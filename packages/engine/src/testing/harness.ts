@@ -1,3 +1,5 @@
+import { compileWorkflow } from '../definition/compile.js';
+import { kindOf } from '../definition/kinds/index.js';
 import type { SignalsOf, StepOutputsOf } from '../definition/typed-definition.js';
 import { failureOf } from '../errors.js';
 import type { WorkflowEvent } from '../events.js';
@@ -161,6 +163,15 @@ export class WorkflowHarness<D extends AnyDefinition = AnyDefinition> {
     return this.send({ type: 'signal', name, payload, ...(id === undefined ? {} : { id }) });
   }
 
+  /** Active steps waiting for a signal (human, wait, collect), with the signal each listens for. */
+  awaitingSignal(): Array<{ step: string; signal: string }> {
+    return this.snapshot.active.flatMap((id) => {
+      const def = compileWorkflow(this.definition).definition.steps[id];
+      const signal = def ? kindOf(def).listensFor?.(def) : undefined;
+      return signal === undefined ? [] : [{ step: id, signal }];
+    });
+  }
+
   /** Moves the fake clock forward and ticks; returns whether anything fired. */
   advance(ms: number): boolean {
     this.now += ms;
@@ -222,7 +233,10 @@ export class WorkflowHarness<D extends AnyDefinition = AnyDefinition> {
    * Runs the workflow's real handlers (sync or async, with the full handler context) on every
    * dispatched task they cover, applying their results, until none is left; with
    * `timers: 'advance'` the fake clock then jumps to the next wake time and it goes on, until the
-   * instance ends or nothing is due. A thrown error fails the attempt as the runner records it.
+   * instance ends or nothing is due — past a human or wait step's deadline too (its timeout fires).
+   * `timers: 'until-signal'` advances the same way but stops once a step waits for a signal, before
+   * any of its timeouts fire: send the decision, then run again. A thrown error fails the attempt
+   * as the runner records it.
    *
    * @example
    * const h = createHarness(order);
@@ -231,7 +245,7 @@ export class WorkflowHarness<D extends AnyDefinition = AnyDefinition> {
    */
   async run(
     handlers: Partial<HandlersFor<readonly [D]>>,
-    options: { timers?: 'advance' | 'stop'; maxRounds?: number } = {},
+    options: { timers?: 'advance' | 'until-signal' | 'stop'; maxRounds?: number } = {},
   ): Promise<this> {
     const table = handlers as Record<string, Handler | undefined>;
     const max = options.maxRounds ?? 10_000;
@@ -239,7 +253,8 @@ export class WorkflowHarness<D extends AnyDefinition = AnyDefinition> {
       if (isTerminal(this.status)) return this;
       const task = Object.values(this.snapshot.tasks).find((t) => table[t.handler] && !t.detached);
       if (!task) {
-        if (options.timers !== 'advance' || !this.advanceToWake()) return this;
+        if (options.timers === 'until-signal' && this.awaitingSignal().length) return this;
+        if (options.timers === undefined || options.timers === 'stop' || !this.advanceToWake()) return this;
         continue;
       }
       const view = taskView(this.definition, this.snapshot, task);
