@@ -279,7 +279,10 @@ export class WorkflowBuilder<
     WI,
     H,
     O & { [P in Id]: HumanDecision },
-    S & { [P in Sig]: HumanDecision },
+    // HumanDecision spelled out (not the alias), so a wrong payload's first error line shows 'approve' | 'reject'.
+    S & {
+      [P in Sig]: ({ decision: 'approve' | 'reject' } | { approved: boolean }) & Record<string, unknown>;
+    },
     U,
     WO,
     Strict,

@@ -14,6 +14,7 @@ import type {
   AnyDefinition,
   Handler,
   HandlersFor,
+  MissingHandlers,
   NoExtraHandlers,
   Runner,
   RunnerCoreOptions,
@@ -53,15 +54,16 @@ class Work extends Set<Promise<unknown>> {
  */
 export function createRunner<
   const W extends readonly AnyDefinition[],
-  H extends HandlersFor<W> = HandlersFor<W>,
+  H extends Partial<HandlersFor<W>> = HandlersFor<W>,
+  const E extends boolean = true,
 >(
-  options: RunnerCoreOptions<W> &
-    (
-      | ({ handlers: H; execute?: true | undefined } & NoInfer<{
-          handlers: NoExtraHandlers<H, HandlersFor<W>>;
-        }>)
-      | { handlers?: H | undefined; execute: false }
-    ),
+  // One object type, not a union by `execute`: a handler missing from an executing runner is then
+  // reported on `handlers`, naming the handler, instead of as a mismatch with `execute: false`.
+  options: RunnerCoreOptions<W> & { execute?: E | undefined } & ([E] extends [false]
+      ? { handlers?: H | undefined }
+      : { handlers: H } & NoInfer<{
+          handlers: NoExtraHandlers<H, HandlersFor<W>> & MissingHandlers<H, HandlersFor<W>>;
+        }>),
 ): Runner<W> {
   const { store, hooks, onWritten } = options;
   const handlers = (options.handlers ?? {}) as unknown as Record<string, Handler>;

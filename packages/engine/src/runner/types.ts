@@ -61,6 +61,14 @@ export type HandlersFor<W extends readonly AnyDefinition[]> = {
     : UntypedHandler;
 };
 
+/**
+ * Each handler the workflows name and `H` lacks, as a message the compiler shows first: `Property
+ * 'charge' is missing ... required in type '{ charge: "missing handler"; }'` (untyped: none).
+ */
+export type MissingHandlers<H, Need> = string extends keyof Need
+  ? unknown
+  : { [K in Exclude<keyof Need, keyof H>]: 'missing handler' };
+
 /** Handlers no workflow of the runner names become `never`, so passing one does not compile. */
 export type NoExtraHandlers<H, Need> = string extends keyof Need
   ? unknown
