@@ -198,6 +198,8 @@ describe('8. short first lines', () => {
       const runner = createRunner({ store, workflows: [expense], handlers: runnerHandlers });
       // @ts-expect-error not assignable to '({ decision: "approve" | "reject"; } | { approved: boolean; }) & ...'
       void runner.client(expense).signal('e-1', 'second', { decision: 'aprove' });
+      // @ts-expect-error No overload matches this call (the last: not one of the workflows of this runner)
+      runner.client(workflow('other', 1).human('h').build());
     };
     void typeOnly;
   });

@@ -292,7 +292,8 @@ export function createRunner<
       if (failures.length) throw failures[0];
       return ids;
     },
-    client<D extends W[number]>(definition: D): WorkflowClient<D> {
+    // The second overload of `client` exists only for the compiler's message: one implementation.
+    client: (<D extends W[number]>(definition: D): WorkflowClient<D> => {
       const { name } = registry.resolve((definition as { name: string }).name);
       const typed = (p: Promise<Snapshot | null>) => p as Promise<TypedSnapshot<D>>;
       return {
@@ -310,7 +311,7 @@ export function createRunner<
         abort: (id, reason) => typed(runner.abort(id, reason)),
         requeue: (id, o) => typed(runner.requeue(id, o)),
       };
-    },
+    }) as Runner<W>['client'],
     idle: () => inFlight.idle(),
     workflows: registry.names(),
     stats: writes.stats,

@@ -302,6 +302,11 @@ export interface Runner<W extends readonly AnyDefinition[] = readonly AnyDefinit
   handle(message: RunnerMessage): Promise<HandleResult>;
   /** The methods for one of this runner's workflows, typed by its definition. */
   client<D extends W[number]>(definition: D): WorkflowClient<D>;
+  /**
+   * Never matches a definition: the overload the compiler reports last when `definition` is not
+   * one of this runner's `workflows`, so the error ends with what is wrong.
+   */
+  client(definition: 'this definition is not one of the workflows of this runner'): never;
   /** Resolves when every handler this runner started has reported back. */
   idle(): Promise<void>;
   /** Names of the workflows this runner knows. */
