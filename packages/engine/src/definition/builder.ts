@@ -1,5 +1,23 @@
 import { ValidationError } from '../errors.js';
 import { inputPathIssues, signalIssues } from './builder-checks.js';
+import type {
+  BuildCheck,
+  Empty,
+  Fields,
+  HandlerName,
+  Handlers,
+  Mapped,
+  Mapping,
+  NameIn,
+  NewId,
+  OutputCheck,
+  Payload,
+  RawOutput,
+  SpecOf,
+  TaskCheck,
+  TaskFields,
+  TaskOutput,
+} from './builder-types.js';
 import { defineWorkflow } from './compile.js';
 import { type DeclaredSchemas, declareSchemas } from './declared-schemas.js';
 import { DEFINITION_KINDS } from './kinds/index.js';
@@ -8,102 +26,12 @@ import type {
   FailurePolicy,
   RetryPolicyInput,
   StepDefinition,
-  StepOf,
   WorkflowDefinition,
 } from './schema.js';
-import type { HandlerSpec, HumanDecision, TypedDefinition } from './typed-definition.js';
-import type {
-  DataPath,
-  InferSchema,
-  Jsonify,
-  Resolve,
-  StandardSchema,
-  StepData,
-  TypedCondition,
-} from './typing.js';
+import type { HumanDecision, TypedDefinition } from './typed-definition.js';
+import type { DataPath, InferSchema, Resolve, StandardSchema, StepData, TypedCondition } from './typing.js';
 
-type Fields<K extends StepDefinition['kind']> = Omit<StepOf<K>, 'kind' | 'id'> & {
-  /** Do not link this step to the one added after it (an end of a path or branch). */
-  end?: boolean | undefined;
-};
-
-type Handlers = Record<string, HandlerSpec>;
-/** No keys yet. */
-type Empty = Record<never, never>;
-/** Names a field may use: any string until the matching declaration (`handlers`, `signal`) made them a union. */
-type NameIn<T, Strict extends boolean> = Strict extends true ? keyof T & string : string;
-type HandlerName<H> = keyof H extends never ? string : keyof H & string;
-type Mapping<WI, O> = DataPath<WI, O> | { readonly [key: string]: DataPath<WI, O> };
-type Mapped<WI, O, M> = [M] extends [undefined] ? WI : Resolve<StepData<WI, O>, M>;
-type SpecOf<F> = F extends (ctx: infer C) => infer R
-  ? { input: C extends { input: infer I } ? I : unknown; output: Awaited<R> }
-  : never;
-type TaskOutput<H, K, Out> = [Out] extends [never]
-  ? K extends keyof H
-    ? H[K] extends HandlerSpec
-      ? Jsonify<H[K]['output']>
-      : unknown
-    : unknown
-  : Jsonify<Out>;
-type RawOutput<H, K, Out> = [Out] extends [never]
-  ? K extends keyof H
-    ? H[K] extends HandlerSpec
-      ? H[K]['output']
-      : unknown
-    : unknown
-  : Out;
-type Payload<S, Sig> = Sig extends keyof S ? Jsonify<S[Sig]> : unknown;
-type TaskCheck<In, H, K, M> = K extends keyof H
-  ? H[K] extends HandlerSpec
-    ? [In] extends [H[K]['input']]
-      ? unknown
-      : [M] extends [undefined]
-        ? {
-            handler: {
-              error: 'the workflow input does not fit this handler: add an input mapping';
-              got: In;
-              want: H[K]['input'];
-            };
-          }
-        : {
-            input: {
-              error: 'the mapped input does not match the handler input';
-              got: In;
-              want: H[K]['input'];
-            };
-          }
-    : unknown
-  : unknown;
-type Linked = { next?: string; end?: boolean; description?: string };
-/** A new step id, or (for one already used) a message the compiler shows in its place. */
-type NewId<Id extends string, Ids extends string> = Id extends Ids ? `duplicate step id "${Id}"` : Id;
-/** Nothing when `Out` fits the declared workflow output `WO` (or none is declared); else what is wrong. */
-type OutputCheck<Out, WO> = unknown extends WO
-  ? unknown
-  : [Out] extends [WO]
-    ? unknown
-    : { output: { error: 'the workflow output does not match .output()'; got: Out; want: WO } };
-/**
- * `build()`'s parameters: none, unless the last step's output (what a workflow ending there ends
- * with) does not fit the declared `.output()`; then the compiler asks for an argument named after the problem.
- */
-type BuildCheck<Last, WO> = unknown extends WO
-  ? []
-  : [Last] extends [WO]
-    ? []
-    : [the_last_step_output_does_not_match_the_declared_output: { got: Last; want: WO }];
-
-/** The fields of a typed task step; `input` paths and `handler` names are checked by the compiler. */
-export type TaskFields<K extends string, M, C extends string | undefined, Out> = Linked & {
-  /** Handler to call (a key of `handlers<...>()` when declared). */
-  handler: K;
-  /** Where the handler's input comes from (default: the workflow input). */
-  input?: M | undefined;
-  /** Handler that undoes the step once it completed. */
-  compensate?: C | undefined;
-  /** Schema of the handler's output: checked when the handler returns, and the type later steps read. */
-  output?: StandardSchema<unknown, Out> | undefined;
-} & Omit<Fields<'task'>, 'handler' | 'input' | 'compensate' | 'next' | 'end' | 'description'>;
+export type { TaskFields } from './builder-types.js';
 
 /** Workflow-level options of {@link workflow}. */
 export interface WorkflowOptions {
@@ -126,7 +54,9 @@ export interface WorkflowOptions {
  *
  * The type parameters follow the data as steps are added: the workflow input `WI`, the handler
  * types `H` (from `handlers<typeof impl>()`), each step's output `O`, the signals `S`, what the
- * runner must provide for each handler name `U`, and the declared workflow output `WO`. Names a
+ * runner must provide for each handler name `U`, the declared workflow output `WO`, the step ids
+ * used so far `Ids` (a second use does not compile) and the last step's output `Last` (checked
+ * against `WO` by `build()`). Names a
  * step refers to forward (`next`, `branches`, `onTimeout`) stay strings, checked by `build()`.
  */
 export class WorkflowBuilder<
