@@ -12,8 +12,6 @@ export type Fields<K extends StepDefinition['kind']> = Omit<StepOf<K>, 'kind' | 
 
 /** Handler specs by name. */
 export type Handlers = Record<string, HandlerSpec>;
-/** No keys yet. */
-export type Empty = Record<never, never>;
 /** Names a field may use: any string until the matching declaration (`handlers`, `signal`) made them a union. */
 export type NameIn<T, Strict extends boolean> = Strict extends true ? keyof T & string : string;
 /** Handler names a step may use: any string until `handlers<...>()` declared them. */

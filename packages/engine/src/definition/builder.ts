@@ -2,7 +2,6 @@ import { ValidationError } from '../errors.js';
 import { inputPathIssues, signalIssues } from './builder-checks.js';
 import type {
   BuildCheck,
-  Empty,
   Fields,
   HandlerName,
   Handlers,
@@ -32,6 +31,10 @@ import type { HumanDecision, TypedDefinition } from './typed-definition.js';
 import type { DataPath, InferSchema, Resolve, StandardSchema, StepData, TypedCondition } from './typing.js';
 
 export type { TaskFields } from './builder-types.js';
+
+// Local (not exported), so declaration files of built definitions spell it out.
+/** No keys yet. */
+type Empty = Record<never, never>;
 
 /** Workflow-level options of {@link workflow}. */
 export interface WorkflowOptions {
