@@ -3,11 +3,12 @@ import {
   createRunner,
   defineWorkflow,
   type HandlerContext,
+  type Snapshot,
   type TypedSnapshot,
   type WorkflowNameOf,
   workflow,
 } from '@stepfold/engine';
-import { createHarness } from '@stepfold/engine/testing';
+import { createHarness, type WorkflowHarness } from '@stepfold/engine/testing';
 import { describe, expectTypeOf, it } from 'vitest';
 import * as z from 'zod/mini';
 
@@ -80,6 +81,10 @@ describe('2. the harness, typed by the definition', () => {
     void typeOnly;
   });
 
+  it('a typed harness still passes where a WorkflowHarness is asked for', () => {
+    expectTypeOf<WorkflowHarness<typeof expense>>().toExtend<WorkflowHarness>();
+  });
+
   it('JSON definitions keep taking strings', () => {
     // Only compiled: at run time these calls would throw (that is the point of the errors).
     const typeOnly = () => {
@@ -122,6 +127,8 @@ describe('4. TypedSnapshot.steps', () => {
     const typeOnly = () => {
       type Steps = TypedSnapshot<typeof expense>['steps'];
       expectTypeOf<keyof Steps>().toEqualTypeOf<'submit' | 'big' | 'second' | 'pay'>();
+      // Still a Snapshot wherever one is asked for.
+      expectTypeOf<TypedSnapshot<typeof expense>>().toExtend<Snapshot>();
       expectTypeOf<NonNullable<Steps['pay']>['output']>().toEqualTypeOf<{ paymentId: string } | undefined>();
       const s = {} as TypedSnapshot<typeof expense>;
       // @ts-expect-error no step "pya"
