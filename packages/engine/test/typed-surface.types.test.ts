@@ -3,6 +3,8 @@ import {
   createRunner,
   defineWorkflow,
   type HandlerContext,
+  type Runner,
+  type RunnerOptions,
   type Snapshot,
   type TypedSnapshot,
   type WorkflowNameOf,
@@ -196,12 +198,22 @@ describe('7. a typed and a JSON definition in one runner', () => {
   });
 });
 
+describe('createRunner', () => {
+  it('still takes a RunnerOptions value, executing or not', () => {
+    const typeOnly = (o: RunnerOptions<readonly [typeof expense]>) => createRunner(o);
+    expectTypeOf(typeOnly).returns.toEqualTypeOf<Runner<readonly [typeof expense]>>();
+    expectTypeOf(createRunner({ store, workflows: [expense], execute: false })).not.toBeNever();
+  });
+});
+
 describe('8. short first lines', () => {
   it('a missing handler, a wrong human decision', () => {
     // Only compiled: at run time these calls would throw (that is the point of the errors).
     const typeOnly = () => {
       // @ts-expect-error Type '{ submit: ... }' is not assignable to type '... & { pay: "missing handler"; }'
       createRunner({ store, workflows: [expense], handlers: { submit: runnerHandlers.submit } });
+      // @ts-expect-error refund: not assignable to '"no workflow of this runner names this handler"'
+      createRunner({ store, workflows: [expense], handlers: { ...runnerHandlers, refund: () => 1 } });
       const runner = createRunner({ store, workflows: [expense], handlers: runnerHandlers });
       // @ts-expect-error not assignable to '({ decision: "approve" | "reject"; } | { approved: boolean; }) & ...'
       void runner.client(expense).signal('e-1', 'second', { decision: 'aprove' });

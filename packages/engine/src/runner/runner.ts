@@ -57,11 +57,13 @@ export function createRunner<
   H extends Partial<HandlersFor<W>> = HandlersFor<W>,
   const E extends boolean = true,
 >(
-  // One object type, not a union by `execute`: a handler missing from an executing runner is then
-  // reported on `handlers`, naming the handler, instead of as a mismatch with `execute: false`.
-  options: RunnerCoreOptions<W> & { execute?: E | undefined } & ([E] extends [false]
-      ? { handlers?: H | undefined }
-      : { handlers: H } & NoInfer<{
+  // One object type for a literal (or absent) `execute`, not a union: a handler missing from an
+  // executing runner is then reported on `handlers`, naming it, not as a mismatch with
+  // `execute: false`. With `execute: boolean` (a `RunnerOptions` value) it is the union again.
+  options: RunnerCoreOptions<W> &
+    (E extends false
+      ? { execute?: E | undefined; handlers?: H | undefined }
+      : { execute?: E | undefined; handlers: H } & NoInfer<{
           handlers: NoExtraHandlers<H, HandlersFor<W>> & MissingHandlers<H, HandlersFor<W>>;
         }>),
 ): Runner<W> {

@@ -69,10 +69,10 @@ export type MissingHandlers<H, Need> = string extends keyof Need
   ? unknown
   : { [K in Exclude<keyof Need, keyof H>]: 'missing handler' };
 
-/** Handlers no workflow of the runner names become `never`, so passing one does not compile. */
+/** Handlers no workflow of the runner names must be a message, so passing one does not compile and says why. */
 export type NoExtraHandlers<H, Need> = string extends keyof Need
   ? unknown
-  : { [K in Exclude<keyof H, keyof Need>]: never };
+  : { [K in Exclude<keyof H, keyof Need>]: 'no workflow of this runner names this handler' };
 
 /**
  * Options of {@link createRunner}. A runner that executes (the default) takes one handler per
