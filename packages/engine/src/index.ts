@@ -23,6 +23,7 @@ export type {
   NameOf,
   OutputOf,
   SignalsOf,
+  StepIdOf,
   StepOutputsOf,
   TypedDefinition,
 } from './definition/typed-definition.js';
@@ -34,6 +35,8 @@ export type {
   Resolve,
   SchemaResult,
   StandardSchema,
+  TypedCondition,
+  TypedOperand,
 } from './definition/typing.js';
 export * from './errors.js';
 export { type EventOf, eventSchema, parseEvent, type WorkflowEvent } from './events.js';
@@ -70,6 +73,7 @@ export type {
   TaskJob,
   TypedSnapshot,
   WorkflowClient,
+  WorkflowNameOf,
 } from './runner/types.js';
 export * from './snapshot.js';
 export { createMemoryStore, type MemoryStore, type MemoryStoreOptions } from './store/memory-store.js';

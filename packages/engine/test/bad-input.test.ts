@@ -130,6 +130,7 @@ describe('bad input gets typed errors and never a changed snapshot', () => {
       workflows: [orderWorkflow],
       handlers: { reserveStock: noop, releaseStock: noop, chargeCard: noop, refund: noop, sendEmail: noop },
     });
+    // @ts-expect-error not a registered workflow's name (refused at run time too, for untyped callers)
     await expect(runner.start('nope', 'a')).rejects.toMatchObject({ code: 'UNKNOWN_WORKFLOW' });
     await expect(runner.start('order', 'a', {}, { version: 7 })).rejects.toMatchObject({
       code: 'UNKNOWN_VERSION',

@@ -28,6 +28,44 @@ const handlers = {
   },
 };
 
+describe("harness timers: 'until-signal' stops before a human deadline", () => {
+  const expense = workflow('expense', 1)
+    .task('submit', { handler: 'submit', retry: { maxAttempts: 2, initialMs: 1000 } })
+    .human('approve', { timeoutMs: 48 * 3_600_000, onTimeout: 'expired' })
+    .task('pay', { handler: 'pay', end: true })
+    .fail('expired', { error: { message: 'not approved in time' } })
+    .build();
+  let tries = 0;
+  const run = {
+    submit: async () => {
+      if (++tries % 2 === 1) throw new TaskError('flaky');
+      return { id: 'E-1' };
+    },
+    pay: async () => ({ paid: true }),
+  };
+
+  it("'advance' fires the 48 h timeout before any decision (what the option avoids)", async () => {
+    const h = createHarness(expense).start();
+    await h.run(run, { timers: 'advance' });
+    expect(h.status).toBe('failed');
+    expect(h.now).toBeGreaterThanOrEqual(48 * 3_600_000);
+  });
+
+  it("'until-signal' advances through retries, then stops at the human step with its deadline ahead", async () => {
+    const h = createHarness(expense).start();
+    await h.run(run, { timers: 'until-signal' });
+    expect(h.status).toBe('waiting');
+    expect(h.now).toBeGreaterThanOrEqual(1000); // the retry back-off was advanced (jittered)...
+    expect(h.now).toBeLessThan(60_000); // ...but not the deadline
+    expect(h.awaitingSignal()).toEqual([{ step: 'approve', signal: 'approve' }]);
+    expect(h.snapshot.steps.approve?.status).toBe('active');
+    h.signal('approve', { decision: 'approve' });
+    await h.run(run, { timers: 'until-signal' });
+    expect(h.status).toBe('completed');
+    expect(h.awaitingSignal()).toEqual([]);
+  });
+});
+
 describe('harness with the real handlers', () => {
   it('runs async handlers with the full context, advancing the fake clock through retries', async () => {
     const h = createHarness(order).start({ sku: 'BOOK' });

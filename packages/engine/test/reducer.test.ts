@@ -105,10 +105,13 @@ describe('reducer: tasks', () => {
       { type: 'tick', at: 1e9 },
       { type: 'cancel', at: 1e9 },
       { type: 'abort', at: 1e9 },
-      { type: 'signal', at: 1e9, name: 'x' },
     ] as const) {
       expect(step(orderWorkflow, done, e)).toBe(done);
     }
+    // A signal no step listens for is refused even once finished, as while active (nothing written).
+    expect(() => step(orderWorkflow, done, { type: 'signal', at: 1e9, name: 'x' })).toThrow(
+      expect.objectContaining({ code: 'UNKNOWN_SIGNAL' }),
+    );
   });
 });
 

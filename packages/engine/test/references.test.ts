@@ -121,6 +121,30 @@ describe('signals no step listens for', () => {
     expect((await runner.signal('a-1', 'approve', { decision: 'approve' })).status).toBe('completed');
   });
 
+  it('are refused alike once the instance has finished (signal and send), nothing written', async () => {
+    const h = createHarness(approval).start();
+    h.signal('approve', { decision: 'approve' });
+    h.complete('ship', null);
+    expect(h.status).toBe('completed');
+    const done = h.snapshot;
+    expect(() => h.signal('aproval', { decision: 'approve' })).toThrow(
+      expect.objectContaining({ code: 'UNKNOWN_SIGNAL', message: expect.stringContaining('"approve"') }),
+    );
+    expect(h.snapshot).toBe(done);
+    // A known name stays a no-op on a finished instance.
+    expect(h.signal('approve', { decision: 'approve' })).toBe(false);
+
+    const store = createMemoryStore();
+    const runner = createRunner({ store, workflows: [approval], handlers: { ship: () => null } });
+    await runner.start('approval', 'f-1');
+    await runner.signal('f-1', 'approve', { decision: 'approve' });
+    const version = (await store.load('f-1'))?.version;
+    await expect(runner.signal('f-1', 'aproval', {})).rejects.toMatchObject({ code: 'UNKNOWN_SIGNAL' });
+    await expect(runner.send('f-1', 'aproval', {})).rejects.toMatchObject({ code: 'UNKNOWN_SIGNAL' });
+    await expect(runner.send('f-1', 'approve', { decision: 'approve' })).resolves.toBeUndefined();
+    expect((await store.load('f-1'))?.version).toBe(version);
+  });
+
   it('are buffered when the definition opts in with acceptUnknownSignals', () => {
     const open = workflow('open', 1, { acceptUnknownSignals: true }).human('approve').build();
     const h = createHarness(open).start();

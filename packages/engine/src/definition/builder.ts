@@ -1,76 +1,40 @@
 import { ValidationError } from '../errors.js';
+import { inputPathIssues, signalIssues } from './builder-checks.js';
+import type {
+  BuildCheck,
+  Fields,
+  HandlerName,
+  Handlers,
+  Mapped,
+  Mapping,
+  NameIn,
+  NewId,
+  OutputCheck,
+  Payload,
+  RawOutput,
+  SpecOf,
+  TaskCheck,
+  TaskFields,
+  TaskOutput,
+} from './builder-types.js';
 import { defineWorkflow } from './compile.js';
 import { type DeclaredSchemas, declareSchemas } from './declared-schemas.js';
-import { DEFINITION_KINDS, kindOf } from './kinds/index.js';
-import type { DefinitionInput, FailurePolicy, RetryPolicyInput, StepDefinition, StepOf } from './schema.js';
-import type { HandlerSpec, HumanDecision, TypedDefinition } from './typed-definition.js';
-import type { DataPath, InferSchema, Jsonify, Resolve, StandardSchema, StepData } from './typing.js';
+import { DEFINITION_KINDS } from './kinds/index.js';
+import type {
+  DefinitionInput,
+  FailurePolicy,
+  RetryPolicyInput,
+  StepDefinition,
+  WorkflowDefinition,
+} from './schema.js';
+import type { HumanDecision, TypedDefinition } from './typed-definition.js';
+import type { DataPath, InferSchema, Resolve, StandardSchema, StepData, TypedCondition } from './typing.js';
 
-type Fields<K extends StepDefinition['kind']> = Omit<StepOf<K>, 'kind' | 'id'> & {
-  /** Do not link this step to the one added after it (an end of a path or branch). */
-  end?: boolean | undefined;
-};
+export type { TaskFields } from './builder-types.js';
 
-type Handlers = Record<string, HandlerSpec>;
+// Local (not exported), so declaration files of built definitions spell it out.
 /** No keys yet. */
 type Empty = Record<never, never>;
-/** Names a field may use: any string until the matching declaration (`handlers`, `signal`) made them a union. */
-type NameIn<T, Strict extends boolean> = Strict extends true ? keyof T & string : string;
-type HandlerName<H> = keyof H extends never ? string : keyof H & string;
-type Mapping<WI, O> = DataPath<WI, O> | { readonly [key: string]: DataPath<WI, O> };
-type Mapped<WI, O, M> = [M] extends [undefined] ? WI : Resolve<StepData<WI, O>, M>;
-type SpecOf<F> = F extends (ctx: infer C) => infer R
-  ? { input: C extends { input: infer I } ? I : unknown; output: Awaited<R> }
-  : never;
-type TaskOutput<H, K, Out> = [Out] extends [never]
-  ? K extends keyof H
-    ? H[K] extends HandlerSpec
-      ? Jsonify<H[K]['output']>
-      : unknown
-    : unknown
-  : Jsonify<Out>;
-type RawOutput<H, K, Out> = [Out] extends [never]
-  ? K extends keyof H
-    ? H[K] extends HandlerSpec
-      ? H[K]['output']
-      : unknown
-    : unknown
-  : Out;
-type Payload<S, Sig> = Sig extends keyof S ? Jsonify<S[Sig]> : unknown;
-type TaskCheck<In, H, K, M> = K extends keyof H
-  ? H[K] extends HandlerSpec
-    ? [In] extends [H[K]['input']]
-      ? unknown
-      : [M] extends [undefined]
-        ? {
-            handler: {
-              error: 'the workflow input does not fit this handler: add an input mapping';
-              got: In;
-              want: H[K]['input'];
-            };
-          }
-        : {
-            input: {
-              error: 'the mapped input does not match the handler input';
-              got: In;
-              want: H[K]['input'];
-            };
-          }
-    : unknown
-  : unknown;
-type Linked = { next?: string; end?: boolean; description?: string };
-
-/** The fields of a typed task step; `input` paths and `handler` names are checked by the compiler. */
-export type TaskFields<K extends string, M, C extends string | undefined, Out> = Linked & {
-  /** Handler to call (a key of `handlers<...>()` when declared). */
-  handler: K;
-  /** Where the handler's input comes from (default: the workflow input). */
-  input?: M | undefined;
-  /** Handler that undoes the step once it completed. */
-  compensate?: C | undefined;
-  /** Schema of the handler's output: checked when the handler returns, and the type later steps read. */
-  output?: StandardSchema<unknown, Out> | undefined;
-} & Omit<Fields<'task'>, 'handler' | 'input' | 'compensate' | 'next' | 'end' | 'description'>;
 
 /** Workflow-level options of {@link workflow}. */
 export interface WorkflowOptions {
@@ -93,7 +57,9 @@ export interface WorkflowOptions {
  *
  * The type parameters follow the data as steps are added: the workflow input `WI`, the handler
  * types `H` (from `handlers<typeof impl>()`), each step's output `O`, the signals `S`, what the
- * runner must provide for each handler name `U`, and the declared workflow output `WO`. Names a
+ * runner must provide for each handler name `U`, the declared workflow output `WO`, the step ids
+ * used so far `Ids` (a second use does not compile) and the last step's output `Last` (checked
+ * against `WO` by `build()`). Names a
  * step refers to forward (`next`, `branches`, `onTimeout`) stay strings, checked by `build()`.
  */
 export class WorkflowBuilder<
@@ -105,6 +71,8 @@ export class WorkflowBuilder<
   U = Empty,
   WO = unknown,
   Strict extends boolean = false,
+  Ids extends string = never,
+  Last = never,
 > {
   private readonly steps: Array<StepDefinition & { id: string; end?: boolean }> = [];
   private readonly schemas: DeclaredSchemas = { signals: {}, outputs: {} };
@@ -127,20 +95,20 @@ export class WorkflowBuilder<
   }
 
   /** Declares the workflow input with a schema (checked by `start`), or only its type: `input<Order>()`. */
-  input<T>(): WorkflowBuilder<N, T, H, O, S, U, WO, Strict>;
+  input<T>(): WorkflowBuilder<N, T, H, O, S, U, WO, Strict, Ids, Last>;
   input<Sch extends StandardSchema>(
     schema: Sch,
-  ): WorkflowBuilder<N, InferSchema<Sch>, H, O, S, U, WO, Strict>;
+  ): WorkflowBuilder<N, InferSchema<Sch>, H, O, S, U, WO, Strict, Ids, Last>;
   input(schema?: StandardSchema): unknown {
     if (schema) this.schemas.input = schema;
     return this;
   }
 
   /** Declares the workflow output's type (the output of the last step, or of a `succeed` mapping). */
-  output<T>(): WorkflowBuilder<N, WI, H, O, S, U, T, Strict>;
+  output<T>(): WorkflowBuilder<N, WI, H, O, S, U, T, Strict, Ids, Last>;
   output<Sch extends StandardSchema>(
     schema: Sch,
-  ): WorkflowBuilder<N, WI, H, O, S, U, InferSchema<Sch>, Strict>;
+  ): WorkflowBuilder<N, WI, H, O, S, U, InferSchema<Sch>, Strict, Ids, Last>;
   output(): unknown {
     return this;
   }
@@ -154,7 +122,9 @@ export class WorkflowBuilder<
     S,
     U,
     WO,
-    Strict
+    Strict,
+    Ids,
+    Last
   > {
     return this as never;
   }
@@ -166,7 +136,7 @@ export class WorkflowBuilder<
   signal<const Name extends string, Sch extends StandardSchema>(
     name: Name,
     schema: Sch,
-  ): WorkflowBuilder<N, WI, H, O, S & { [P in Name]: InferSchema<Sch> }, U, WO, true> {
+  ): WorkflowBuilder<N, WI, H, O, S & { [P in Name]: InferSchema<Sch> }, U, WO, true, Ids, Last> {
     this.schemas.signals[name] = schema;
     return this as never;
   }
@@ -179,7 +149,7 @@ export class WorkflowBuilder<
     const C extends HandlerName<H> | undefined = undefined,
     Out = never,
   >(
-    id: Id,
+    id: NewId<Id, Ids>,
     fields: TaskFields<K, M, C, Out> & NoInfer<TaskCheck<Mapped<WI, O, M>, H, K, M>>,
   ): WorkflowBuilder<
     N,
@@ -191,77 +161,125 @@ export class WorkflowBuilder<
       [P in C & string]: { input: Mapped<WI, O, M>; output: unknown };
     },
     WO,
-    Strict
+    Strict,
+    Ids | Id,
+    TaskOutput<H, K, Out>
   > {
     const { output, ...rest } = fields as { output?: StandardSchema };
     if (output) this.schemas.outputs[id] = output;
     return this.add('task', id, rest);
   }
-  /** Branches on conditions over `{ input, outputs }`. */
-  choice(id: string, fields: Fields<'choice'>): this {
+  /** Branches on conditions over `{ input, outputs }` (their `var` paths checked like mappings). */
+  choice<const Id extends string>(
+    id: NewId<Id, Ids>,
+    fields: Omit<Fields<'choice'>, 'branches'> & {
+      branches: ReadonlyArray<{ when: TypedCondition<DataPath<WI, O>>; next: string }>;
+    },
+  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, never> {
     return this.add('choice', id, fields);
   }
   /** Forks branches (entry step ids) and joins them; its output is the branches' outputs in order. */
   parallel<const Id extends string>(
-    id: Id,
+    id: NewId<Id, Ids>,
     fields: Fields<'parallel'>,
-  ): WorkflowBuilder<N, WI, H, O & { [P in Id]: unknown[] }, S, U, WO, Strict> {
+  ): WorkflowBuilder<N, WI, H, O & { [P in Id]: unknown[] }, S, U, WO, Strict, Ids | Id, unknown[]> {
     return this.add('parallel', id, fields);
   }
   /** Waits for a named signal, optionally with a timeout; its output is the payload. */
   wait<const Id extends string, const Sig extends NameIn<S, Strict>>(
-    id: Id,
+    id: NewId<Id, Ids>,
     fields: Omit<Fields<'wait'>, 'signal'> & { signal: Sig },
-  ): WorkflowBuilder<N, WI, H, O & { [P in Id]: Payload<S, Sig> }, S, U, WO, Strict> {
+  ): WorkflowBuilder<
+    N,
+    WI,
+    H,
+    O & { [P in Id]: Payload<S, Sig> },
+    S,
+    U,
+    WO,
+    Strict,
+    Ids | Id,
+    Payload<S, Sig>
+  > {
     return this.add('wait', id, fields);
   }
   /** Waits for a human decision `{ decision: 'approve' | 'reject' }` on the signal named after the step (or `signal`). */
   human<const Id extends string, const Sig extends string = Id>(
-    id: Id,
+    id: NewId<Id, Ids>,
     fields: Omit<Fields<'human'>, 'signal'> & { signal?: Sig } = {},
   ): WorkflowBuilder<
     N,
     WI,
     H,
     O & { [P in Id]: HumanDecision },
-    S & { [P in Sig]: HumanDecision },
+    // HumanDecision spelled out (not the alias), so a wrong payload's first error line shows 'approve' | 'reject'.
+    S & {
+      [P in Sig]: ({ decision: 'approve' | 'reject' } | { approved: boolean }) & Record<string, unknown>;
+    },
     U,
     WO,
-    Strict
+    Strict,
+    Ids | Id,
+    HumanDecision
   > {
     return this.add('human', id, fields);
   }
   /** A durable timer: `ms` from now, or `until` an epoch-ms value in the data. */
-  sleep(id: string, fields: Omit<Fields<'sleep'>, 'until'> & { until?: DataPath<WI, O> }): this {
+  sleep<const Id extends string>(
+    id: NewId<Id, Ids>,
+    fields: Omit<Fields<'sleep'>, 'until'> & { until?: DataPath<WI, O> },
+  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, undefined> {
     return this.add('sleep', id, fields);
   }
   /** Batches a signal's payloads until `maxItems`, `idleMs` of quiet, or `maxWaitMs`; its output is the batch. */
   collect<const Id extends string, const Sig extends NameIn<S, Strict>>(
-    id: Id,
+    id: NewId<Id, Ids>,
     fields: Omit<Fields<'collect'>, 'signal'> & { signal: Sig },
-  ): WorkflowBuilder<N, WI, H, O & { [P in Id]: Array<Payload<S, Sig>> }, S, U, WO, Strict> {
+  ): WorkflowBuilder<
+    N,
+    WI,
+    H,
+    O & { [P in Id]: Array<Payload<S, Sig>> },
+    S,
+    U,
+    WO,
+    Strict,
+    Ids | Id,
+    Array<Payload<S, Sig>>
+  > {
     return this.add('collect', id, fields);
   }
   /** Rollback after a failure stops here (a cancel still goes past it). */
-  savepoint(id: string, fields: Fields<'savepoint'> = {}): this {
+  savepoint<const Id extends string>(
+    id: NewId<Id, Ids>,
+    fields: Fields<'savepoint'> = {},
+  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, undefined> {
     return this.add('savepoint', id, fields);
   }
   /** Ends the run and starts a fresh one of the same instance, with `carry` (default: the same input). */
-  continueAsNew<const M extends Mapping<WI, O> | undefined = undefined>(
-    id: string,
+  continueAsNew<const Id extends string, const M extends Mapping<WI, O> | undefined = undefined>(
+    id: NewId<Id, Ids>,
     fields: Omit<Fields<'continueAsNew'>, 'carry'> & { carry?: M } = {},
-  ): this {
+  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, never> {
     return this.add('continueAsNew', id, fields);
   }
-  /** Completes the workflow (or its parallel branch), with `output` mapped from the data. */
-  succeed<const M extends Mapping<WI, O> | undefined = undefined>(
-    id: string,
-    fields: Omit<Fields<'succeed'>, 'output'> & { output?: M } = {},
-  ): this {
+  /**
+   * Completes the workflow (or its parallel branch), with `output` mapped from the data; with
+   * `.output()` declared, the mapped output must fit it.
+   */
+  succeed<const Id extends string, const M extends Mapping<WI, O> | undefined = undefined>(
+    id: NewId<Id, Ids>,
+    fields: Omit<Fields<'succeed'>, 'output'> & { output?: M } & NoInfer<
+        OutputCheck<[M] extends [undefined] ? undefined : Resolve<StepData<WI, O>, M>, WO>
+      > = {} as never,
+  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, never> {
     return this.add('succeed', id, fields);
   }
   /** Fails the workflow with the given error. */
-  fail(id: string, fields: Fields<'fail'> = {}): this {
+  fail<const Id extends string>(
+    id: NewId<Id, Ids>,
+    fields: Fields<'fail'> = {},
+  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, never> {
     return this.add('fail', id, fields);
   }
 
@@ -285,28 +303,31 @@ export class WorkflowBuilder<
    * Validates and returns the definition (the JSON form, carrying its types for the compiler);
    * throws `INVALID_DEFINITION` listing every problem, including declared signals no step listens for.
    */
-  build(): TypedDefinition<{
+  build(..._check: BuildCheck<Last, WO>): TypedDefinition<{
     name: N;
     input: WI;
     output: WO;
     outputs: O;
     signals: Strict extends true ? S : S & Record<string, unknown>;
     handlers: U;
+    steps: Ids;
   }> {
-    const listened = new Set(this.steps.flatMap((s) => kindOf(s).listensFor?.(s) ?? []));
-    const unused = Object.keys(this.schemas.signals).filter((name) => !listened.has(name));
-    if (unused.length) {
-      throw new ValidationError(
-        'INVALID_DEFINITION',
-        'invalid workflow definition',
-        unused.map((name) => ({
-          path: `signals.${name}`,
-          message: `signal "${name}" is declared but no step listens for it`,
-        })),
-      );
-    }
-    const definition = defineWorkflow(this.toJSON());
+    // What the types refuse, refused again for callers that bypassed them; listed with the
+    // definition's own issues, in one error.
     const { input, signals, outputs } = this.schemas;
+    const issues = [
+      ...signalIssues(this.steps, signals),
+      ...(input ? inputPathIssues(this.steps, input) : []),
+    ];
+    let definition: WorkflowDefinition | undefined;
+    try {
+      definition = defineWorkflow(this.toJSON());
+    } catch (e) {
+      if (!issues.length || !(e instanceof ValidationError)) throw e;
+      issues.push(...e.issues);
+    }
+    if (issues.length || !definition)
+      throw new ValidationError('INVALID_DEFINITION', 'invalid workflow definition', issues);
     if (input || Object.keys(signals).length || Object.keys(outputs).length) {
       declareSchemas(definition, {
         ...(input ? { input } : {}),

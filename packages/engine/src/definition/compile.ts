@@ -57,20 +57,25 @@ export function compileWorkflow(input: DefinitionInput | WorkflowDefinition): Co
   const parsed = { data: parseDefinition(input) };
   const issues: Issue[] = [];
   const steps: Record<string, StepDefinition & { id: string }> = {};
+  const duplicates = new Set<string>();
   if (Array.isArray(parsed.data.steps)) {
     parsed.data.steps.forEach((s, i) => {
       if (!s.id) issues.push({ path: `steps.${i}.id`, message: 'steps given as a list need an id' });
-      else if (Object.hasOwn(steps, s.id))
+      else if (Object.hasOwn(steps, s.id)) {
         issues.push({ path: `steps.${i}.id`, message: `duplicate step id "${s.id}"` });
-      else steps[s.id] = { ...s, id: s.id };
+        duplicates.add(s.id);
+      } else steps[s.id] = { ...s, id: s.id };
     });
   } else {
     for (const [id, s] of Object.entries(parsed.data.steps)) steps[id] = { ...s, id };
   }
   for (const [id, s] of Object.entries(steps)) issues.push(...stepIssues(id, s));
-  const graph = analyzeGraph(parsed.data.start, steps);
+  // With two steps under one id the graph is not the one written: a cycle through the id (the
+  // builder linked the step before the second copy to the first) would only echo the duplicate.
+  const graph = analyzeGraph(parsed.data.start, steps, duplicates);
   issues.push(...graph.issues);
-  if (graph.issues.length === 0) issues.push(...referenceIssues(steps, graph.regions));
+  if (graph.issues.length === 0 && duplicates.size === 0)
+    issues.push(...referenceIssues(steps, graph.regions));
   if (issues.length) throw new ValidationError('INVALID_DEFINITION', 'invalid workflow definition', issues);
 
   const definition = deepFreeze({ ...parsed.data, steps }) as WorkflowDefinition;

@@ -23,12 +23,13 @@ const key = (chain: BranchRef[]) => chain.map((r) => `${r.parallel}#${r.branch}`
 
 /**
  * Structural checks that need the whole graph: dangling targets, unreachable steps, branches
- * that leave their parallel block, and cycles that no waiting step breaks. Returns every issue
- * found plus each step's enclosing branches (outermost first).
+ * that leave their parallel block, and cycles that no waiting step breaks (none through a
+ * `duplicated` id). Returns every issue found plus each step's enclosing branches (outermost first).
  */
 export function analyzeGraph(
   start: string,
   steps: Record<string, StepDefinition>,
+  duplicated: ReadonlySet<string> = new Set(),
 ): { issues: Issue[]; regions: Map<string, BranchRef[]> } {
   const issues: Issue[] = [];
   const has = (id: string) => Object.hasOwn(steps, id);
@@ -62,9 +63,7 @@ export function analyzeGraph(
         if (has(entry)) queue.push([entry, [...chain, { parallel: id, branch }]]);
       });
   }
-  for (const id of Object.keys(steps)) {
-    if (!regions.has(id)) issues.push({ path: `steps.${id}`, message: 'unreachable from the start step' });
-  }
+  issues.push(...unreachableIssues(steps, regions));
 
   // A cycle among non-waiting steps would settle forever within one event.
   const waits = (id: string) => kindOf(steps[id]!).waits === true;
@@ -77,6 +76,8 @@ export function analyzeGraph(
       if (!has(t) || waits(t)) continue;
       if (color.get(t) === 1) {
         const cycle = stack.slice(stack.indexOf(t));
+        // Through a duplicated id the cycle is likely an artifact of the duplicate, reported already.
+        if (cycle.some((c) => duplicated.has(c))) continue;
         issues.push({
           path: `steps.${t}`,
           message: `cycle with no waiting step: ${[...cycle, t].join(' -> ')}`,
@@ -90,4 +91,33 @@ export function analyzeGraph(
     if (!color.has(id) && !waits(id)) visit(id);
   }
   return { issues, regions };
+}
+
+/**
+ * One issue per unreachable step. When a reachable parallel step without `next` comes before it
+ * (in the order steps are written), that is named as the cause: its branches end, and nothing
+ * leads to the steps written after them.
+ */
+function unreachableIssues(
+  steps: Record<string, StepDefinition>,
+  regions: Map<string, BranchRef[]>,
+): Issue[] {
+  const issues: Issue[] = [];
+  let openParallel: string | undefined;
+  let firstAfter: string | undefined;
+  for (const [id, step] of Object.entries(steps)) {
+    if (regions.has(id)) {
+      if (step.kind === 'parallel' && step.next === undefined) [openParallel, firstAfter] = [id, undefined];
+      continue;
+    }
+    firstAfter ??= id;
+    issues.push({
+      path: `steps.${id}`,
+      message:
+        openParallel === undefined
+          ? 'unreachable from the start step'
+          : `unreachable from the start step: parallel step "${openParallel}" has no next, so the steps after it are unreachable (give "${openParallel}" next: "${firstAfter}")`,
+    });
+  }
+  return issues;
 }

@@ -20,6 +20,8 @@ export interface DefinitionTypes {
   outputs: unknown;
   signals: unknown;
   handlers: unknown;
+  /** Every step id (`string` when not known). */
+  steps: string;
 }
 
 /**
@@ -47,5 +49,7 @@ export type OutputOf<D> = Or<TypesOf<D>['output'], unknown>;
 export type StepOutputsOf<D> = Or<TypesOf<D>['outputs'], Record<string, unknown>>;
 /** Signal payloads by name (any name and payload when untyped). */
 export type SignalsOf<D> = Or<TypesOf<D>['signals'], Record<string, unknown>>;
+/** The step ids of a typed definition (`string` for an untyped one). */
+export type StepIdOf<D> = Or<TypesOf<D>['steps'], string>;
 /** What each handler a definition names must take and return. */
 export type HandlerSpecsOf<D> = Or<TypesOf<D>['handlers'], Record<string, HandlerSpec>>;

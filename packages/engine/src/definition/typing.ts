@@ -107,3 +107,22 @@ export type Fits<A, B, Message extends string> = [A] extends [B]
 export type UnionToIntersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void
   ? I
   : never;
+
+type Literal = string | number | boolean | null;
+/** A condition operand whose `var` path is one of `P`. */
+export type TypedOperand<P extends string> = Literal | readonly Literal[] | { readonly var: P };
+type Pair<P extends string> = readonly [TypedOperand<P>, TypedOperand<P>];
+/** A condition (see `Condition`) whose data paths are one of `P`: the typed builder's `choice` takes these. */
+export type TypedCondition<P extends string> =
+  | { readonly var: P }
+  | { readonly exists: P }
+  | { readonly '==': Pair<P> }
+  | { readonly '!=': Pair<P> }
+  | { readonly '<': Pair<P> }
+  | { readonly '<=': Pair<P> }
+  | { readonly '>': Pair<P> }
+  | { readonly '>=': Pair<P> }
+  | { readonly in: Pair<P> }
+  | { readonly and: ReadonlyArray<TypedCondition<P>> }
+  | { readonly or: ReadonlyArray<TypedCondition<P>> }
+  | { readonly '!': TypedCondition<P> };

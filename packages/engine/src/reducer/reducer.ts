@@ -3,7 +3,7 @@ import type { DefinitionInput, WorkflowDefinition } from '../definition/schema.j
 import { parseEvent, rejectEvent, type WorkflowEvent } from '../events.js';
 import { isTerminal, type LogEntry, type Snapshot } from '../snapshot.js';
 import { enter } from './flow.js';
-import { NOOP, rules, run } from './rules.js';
+import { NOOP, refuseUnknownSignal, rules, run } from './rules.js';
 import { checkSnapshot, initialSnapshot } from './snapshot-check.js';
 import { copySnapshot, derive, freezeChanged, freezeNew, plainDraft, ring } from './snapshot-copy.js';
 import {
@@ -133,7 +133,13 @@ export function reduce(
   let known = trusted || steppedWith(snapshot) === wf;
   if (!known) checkSnapshot(wf, snapshot);
   const unchanged: Reduction = { snapshot, transitions: UNCHANGED };
-  if (isTerminal(snapshot.status)) return unchanged;
+  if (isTerminal(snapshot.status)) {
+    // A finished instance takes no events, but a misnamed signal is still a caller's mistake.
+    // (As for an active one, a signal id already seen is ignored first.)
+    if (ev.type === 'signal' && !(ev.id !== undefined && snapshot.seenSignals.includes(ev.id)))
+      refuseUnknownSignal(wf, snapshot.id, ev.name);
+    return unchanged;
+  }
   // A signal id already seen: checked on the plain snapshot, not through a draft of the ring.
   if (ev.type === 'signal' && ev.id !== undefined && snapshot.seenSignals.includes(ev.id)) return unchanged;
   const at = Math.max(ev.at, snapshot.updatedAt);

@@ -1,3 +1,4 @@
+import type { CompiledWorkflow } from '../definition/compile.js';
 import { kindOf } from '../definition/kinds/index.js';
 import { InboxOverflowError, PastPivotError, UnknownSignalError } from '../errors.js';
 import { type EventOf, rejectEvent, type WorkflowEvent } from '../events.js';
@@ -20,6 +21,16 @@ import {
   taskKey,
   terminate,
 } from './transition-context.js';
+
+/**
+ * Throws `UNKNOWN_SIGNAL` for a signal name no step of the definition listens for (unless it
+ * accepts unknown signals): before anything is written, and alike for an active or finished instance.
+ */
+export function refuseUnknownSignal(wf: CompiledWorkflow, id: string, name: string): void {
+  if (!wf.signals.has(name) && wf.definition.acceptUnknownSignals !== true) {
+    throw new UnknownSignalError(id, name, [...wf.signals]);
+  }
+}
 
 /** What a rule returns when the event does not apply: the reducer hands back the same snapshot. */
 export const NOOP = Symbol('noop');
@@ -59,10 +70,7 @@ export const rules: { [T in WorkflowEvent['type']]: Rule<T> } = {
   },
 
   signal: (cx, ev) => {
-    const { definition, signals } = cx.wf;
-    if (!signals.has(ev.name) && definition.acceptUnknownSignals !== true) {
-      throw new UnknownSignalError(cx.s.id, ev.name, [...signals]);
-    }
+    refuseUnknownSignal(cx.wf, cx.s.id, ev.name);
     return run(cx, () => {
       // Timers that fell due before the signal fire first, as a tick on time would have done: a
       // late signal starts the next batch or finds the timeout taken, whatever the driver's lag.

@@ -14,6 +14,7 @@ import type {
   AnyDefinition,
   Handler,
   HandlersFor,
+  MissingHandlers,
   NoExtraHandlers,
   Runner,
   RunnerCoreOptions,
@@ -22,6 +23,7 @@ import type {
   TaskJob,
   TypedSnapshot,
   WorkflowClient,
+  WorkflowNameOf,
 } from './types.js';
 import { type OnWrite, WriteLoop } from './write-loop.js';
 
@@ -52,15 +54,18 @@ class Work extends Set<Promise<unknown>> {
  */
 export function createRunner<
   const W extends readonly AnyDefinition[],
-  H extends HandlersFor<W> = HandlersFor<W>,
+  H extends Partial<HandlersFor<W>> = HandlersFor<W>,
+  const E extends boolean = true,
 >(
+  // One object type for a literal (or absent) `execute`, not a union: a handler missing from an
+  // executing runner is then reported on `handlers`, naming it, not as a mismatch with
+  // `execute: false`. With `execute: boolean` (a `RunnerOptions` value) it is the union again.
   options: RunnerCoreOptions<W> &
-    (
-      | ({ handlers: H; execute?: true | undefined } & NoInfer<{
-          handlers: NoExtraHandlers<H, HandlersFor<W>>;
-        }>)
-      | { handlers?: H | undefined; execute: false }
-    ),
+    (E extends false
+      ? { execute?: E | undefined; handlers?: H | undefined }
+      : { execute?: E | undefined; handlers: H } & NoInfer<{
+          handlers: NoExtraHandlers<H, HandlersFor<W>> & MissingHandlers<H, HandlersFor<W>>;
+        }>),
 ): Runner<W> {
   const { store, hooks, onWritten } = options;
   const handlers = (options.handlers ?? {}) as unknown as Record<string, Handler>;
@@ -289,11 +294,12 @@ export function createRunner<
       if (failures.length) throw failures[0];
       return ids;
     },
-    client<D extends W[number]>(definition: D): WorkflowClient<D> {
+    // The second overload of `client` exists only for the compiler's message: one implementation.
+    client: (<D extends W[number]>(definition: D): WorkflowClient<D> => {
       const { name } = registry.resolve((definition as { name: string }).name);
       const typed = (p: Promise<Snapshot | null>) => p as Promise<TypedSnapshot<D>>;
       return {
-        start: (id, input, o) => typed(runner.start(name, id, input, o)),
+        start: (id, input, o) => typed(runner.start(name as WorkflowNameOf<W>, id, input, o)),
         signal: (id, signal, payload, o = {}) =>
           typed(
             runner.signal(id, signal, payload, {
@@ -307,7 +313,7 @@ export function createRunner<
         abort: (id, reason) => typed(runner.abort(id, reason)),
         requeue: (id, o) => typed(runner.requeue(id, o)),
       };
-    },
+    }) as Runner<W>['client'],
     idle: () => inFlight.idle(),
     workflows: registry.names(),
     stats: writes.stats,

@@ -2,8 +2,10 @@ import type { DefinitionInput, WorkflowDefinition } from '../definition/schema.j
 import type {
   HandlerSpecsOf,
   InputOf,
+  NameOf,
   OutputOf,
   SignalsOf,
+  StepIdOf,
   StepOutputsOf,
 } from '../definition/typed-definition.js';
 import type { UnionToIntersection } from '../definition/typing.js';
@@ -42,7 +44,9 @@ export type AnyDefinition = DefinitionInput | WorkflowDefinition;
 
 // biome-ignore lint/suspicious/noExplicitAny: an untyped definition's handlers may declare any input type.
 type UntypedHandler = Handler<any, unknown>;
-type Required<W extends readonly AnyDefinition[]> = UnionToIntersection<HandlerSpecsOf<W[number]>>;
+// Per definition (distributed), so a JSON definition among typed ones adds its open record instead of vanishing.
+type SpecsEach<D> = D extends unknown ? HandlerSpecsOf<D> : never;
+type Required<W extends readonly AnyDefinition[]> = UnionToIntersection<SpecsEach<W[number]>>;
 
 /**
  * The handler map a runner of these workflows needs: one handler per name the definitions use,
@@ -57,10 +61,18 @@ export type HandlersFor<W extends readonly AnyDefinition[]> = {
     : UntypedHandler;
 };
 
-/** Handlers no workflow of the runner names become `never`, so passing one does not compile. */
+/**
+ * Each handler the workflows name and `H` lacks, as a message the compiler shows first: `Property
+ * 'charge' is missing ... required in type '{ charge: "missing handler"; }'` (untyped: none).
+ */
+export type MissingHandlers<H, Need> = string extends keyof Need
+  ? unknown
+  : { [K in Exclude<keyof Need, keyof H>]: 'missing handler' };
+
+/** Handlers no workflow of the runner names must be a message, so passing one does not compile and says why. */
 export type NoExtraHandlers<H, Need> = string extends keyof Need
   ? unknown
-  : { [K in Exclude<keyof H, keyof Need>]: never };
+  : { [K in Exclude<keyof H, keyof Need>]: 'no workflow of this runner names this handler' };
 
 /**
  * Options of {@link createRunner}. A runner that executes (the default) takes one handler per
@@ -209,13 +221,27 @@ export interface HandleResult {
   refused?: unknown[] | undefined;
 }
 
-/** A snapshot of a typed definition: its input, output and step outputs typed as stored (JSON). */
+/** The workflow names of these definitions: their literal names, or any string when one is untyped. */
+export type WorkflowNameOf<W extends readonly AnyDefinition[]> = W[number] extends infer D
+  ? D extends unknown
+    ? NameOf<D>
+    : never
+  : never;
+
+type StepOutputAt<D, K> = K extends keyof StepOutputsOf<D> ? StepOutputsOf<D>[K] : unknown;
+
+/**
+ * A snapshot of a typed definition: its input, output and step outputs typed as stored (JSON);
+ * `steps` has the definition's step ids as keys (any string for an untyped definition).
+ */
 export type TypedSnapshot<D> = Omit<Snapshot, 'input' | 'output' | 'steps'> & {
   input: InputOf<D>;
   output?: OutputOf<D> | undefined;
-  steps: {
-    [K in keyof StepOutputsOf<D>]?: Omit<StepState, 'output'> & { output?: StepOutputsOf<D>[K] };
-  } & Record<string, StepState>;
+  steps: string extends StepIdOf<D>
+    ? {
+        [K in keyof StepOutputsOf<D>]?: Omit<StepState, 'output'> & { output?: StepOutputsOf<D>[K] };
+      } & Record<string, StepState>
+    : { [K in StepIdOf<D>]?: Omit<StepState, 'output'> & { output?: StepOutputAt<D, K> } };
 };
 
 /** The runner's methods for one workflow, typed by its definition: `runner.client(order)`. */
@@ -245,7 +271,8 @@ export interface WorkflowClient<D> {
 
 /** Drives instances: applies events through the store with conditional writes and runs dispatched handlers. */
 export interface Runner<W extends readonly AnyDefinition[] = readonly AnyDefinition[]> {
-  start(workflow: string, id: string, input?: unknown, options?: StartOptions): Promise<Snapshot>;
+  /** Starts an instance of a registered workflow (by name: any string once a JSON definition is registered). */
+  start(workflow: WorkflowNameOf<W>, id: string, input?: unknown, options?: StartOptions): Promise<Snapshot>;
   signal(id: string, name: string, payload?: unknown, options?: SignalOptions): Promise<Snapshot>;
   /**
    * Writes a signal for a worker to apply and resolves once it is written, without applying it:
@@ -275,6 +302,11 @@ export interface Runner<W extends readonly AnyDefinition[] = readonly AnyDefinit
   handle(message: RunnerMessage): Promise<HandleResult>;
   /** The methods for one of this runner's workflows, typed by its definition. */
   client<D extends W[number]>(definition: D): WorkflowClient<D>;
+  /**
+   * Never matches a definition: the overload the compiler reports last when `definition` is not
+   * one of this runner's `workflows`, so the error ends with what is wrong.
+   */
+  client(definition: 'this definition is not one of the workflows of this runner'): never;
   /** Resolves when every handler this runner started has reported back. */
   idle(): Promise<void>;
   /** Names of the workflows this runner knows. */

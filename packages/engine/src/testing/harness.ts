@@ -1,3 +1,6 @@
+import { compileWorkflow } from '../definition/compile.js';
+import { kindOf } from '../definition/kinds/index.js';
+import type { SignalsOf, StepOutputsOf } from '../definition/typed-definition.js';
 import { failureOf } from '../errors.js';
 import type { WorkflowEvent } from '../events.js';
 import { replay, type StepOptions, step } from '../reducer/reducer.js';
@@ -5,6 +8,21 @@ import { taskView } from '../reducer/task-view.js';
 import { taskKey } from '../reducer/transition-context.js';
 import type { AnyDefinition, Handler, HandlersFor } from '../runner/types.js';
 import { type ErrorInfo, isTerminal, type Snapshot, type Status, type TaskState } from '../snapshot.js';
+
+/** Step ids a result may be reported for: a typed definition's steps with an output (any string when untyped). */
+type TaskStepOf<D> = keyof StepOutputsOf<D> & string;
+/** How a result is reported for one attempt: which attempt, of which phase, or by idempotency key. */
+type ReportOptions = { attempt?: number; phase?: 'run' | 'compensate'; key?: string };
+// Unions of argument lists rather than generic methods, so a harness of a typed definition still
+// passes where a `WorkflowHarness` is asked for (method parameters compare both ways).
+/** `complete`'s arguments: a step id and that step's output (typed for a typed definition). */
+type CompleteArgs<D> = {
+  [K in TaskStepOf<D>]: [stepId: K, output?: StepOutputsOf<D>[K] | undefined, o?: ReportOptions];
+}[TaskStepOf<D>];
+/** `signal`'s arguments: a signal name and its payload (typed for a typed definition). */
+type SignalArgs<D> = {
+  [K in keyof SignalsOf<D> & string]: [name: K, payload?: SignalsOf<D>[K], id?: string];
+}[keyof SignalsOf<D> & string];
 
 /** An event whose `at` may be left to the fake clock. */
 export type EventInput = WorkflowEvent extends infer E
@@ -14,7 +32,9 @@ export type EventInput = WorkflowEvent extends infer E
   : never;
 
 /** A task the snapshot currently asks someone to run, with the input its handler would get. */
-export interface DispatchedTask extends TaskState {
+export interface DispatchedTask<Step extends string = string> extends TaskState {
+  /** The step the task runs for (a typed definition's step id). */
+  step: Step;
   input: unknown;
   /** How many times the step has been entered in this run. */
   iteration: number;
@@ -51,6 +71,11 @@ export class WorkflowHarness<D extends AnyDefinition = AnyDefinition> {
     this.id = options.id ?? 'test-1';
   }
 
+  /** This harness with string step ids, for results of tasks the snapshot itself dispatched. */
+  private get untyped(): WorkflowHarness {
+    return this as unknown as WorkflowHarness;
+  }
+
   /** The snapshot; throws before `start`. */
   get snapshot(): Snapshot {
     if (!this.current) throw new Error('harness: start the workflow first');
@@ -79,12 +104,12 @@ export class WorkflowHarness<D extends AnyDefinition = AnyDefinition> {
   }
 
   /** In-flight tasks that are not detached, optionally only those of one step. */
-  dispatched(stepId?: string): DispatchedTask[] {
+  dispatched(stepId?: TaskStepOf<D>): DispatchedTask<TaskStepOf<D>>[] {
     return Object.values(this.snapshot.tasks)
       .filter((t) => !t.detached && (stepId === undefined || t.step === stepId))
       .map((t) => {
         const { input, iteration } = taskView(this.definition, this.snapshot, t);
-        return { ...t, input, iteration };
+        return { ...t, step: t.step as TaskStepOf<D>, input, iteration };
       });
   }
 
@@ -98,11 +123,7 @@ export class WorkflowHarness<D extends AnyDefinition = AnyDefinition> {
    * Reports success of the in-flight attempt of `stepId` (or of the given attempt; pass `key`,
    * an idempotency key, to report for a specific execution as a runner does).
    */
-  complete(
-    stepId: string,
-    output?: unknown,
-    o: { attempt?: number; phase?: 'run' | 'compensate'; key?: string } = {},
-  ): boolean {
+  complete(...[stepId, output, o = {}]: CompleteArgs<D>): boolean {
     const phase = o.phase ?? 'run';
     const { attempt, key } = this.target(stepId, phase, o);
     return this.send({ type: 'task.completed', step: stepId, attempt, phase, output, ...key });
@@ -110,9 +131,9 @@ export class WorkflowHarness<D extends AnyDefinition = AnyDefinition> {
 
   /** Reports failure of the in-flight attempt of `stepId` (or of the given attempt / `key`). */
   fail(
-    stepId: string,
+    stepId: TaskStepOf<D>,
     error: string | Omit<ErrorInfo, 'step'> = 'failed',
-    o: { attempt?: number; phase?: 'run' | 'compensate'; key?: string } = {},
+    o: ReportOptions = {},
   ): boolean {
     const phase = o.phase ?? 'run';
     const { attempt, key } = this.target(stepId, phase, o);
@@ -133,13 +154,22 @@ export class WorkflowHarness<D extends AnyDefinition = AnyDefinition> {
   }
 
   /** Completes the in-flight compensation of `stepId`. */
-  compensate(stepId: string): boolean {
-    return this.complete(stepId, undefined, { phase: 'compensate' });
+  compensate(stepId: TaskStepOf<D>): boolean {
+    return this.untyped.complete(stepId, undefined, { phase: 'compensate' });
   }
 
-  /** Sends a signal. */
-  signal(name: string, payload?: unknown, id?: string): boolean {
+  /** Sends a signal (for a typed definition: a name it declares, with its payload type). */
+  signal(...[name, payload, id]: SignalArgs<D>): boolean {
     return this.send({ type: 'signal', name, payload, ...(id === undefined ? {} : { id }) });
+  }
+
+  /** Active steps waiting for a signal (human, wait, collect), with the signal each listens for. */
+  awaitingSignal(): Array<{ step: string; signal: string }> {
+    return this.snapshot.active.flatMap((id) => {
+      const def = compileWorkflow(this.definition).definition.steps[id];
+      const signal = def ? kindOf(def).listensFor?.(def) : undefined;
+      return signal === undefined ? [] : [{ step: id, signal }];
+    });
   }
 
   /** Moves the fake clock forward and ticks; returns whether anything fired. */
@@ -191,10 +221,10 @@ export class WorkflowHarness<D extends AnyDefinition = AnyDefinition> {
         output = handlers[task.handler]!(view);
       } catch (e) {
         // Recorded exactly as the runner records a thrown error (code, retryable).
-        this.fail(task.step, failureOf(e), { phase: task.phase });
+        this.untyped.fail(task.step, failureOf(e), { phase: task.phase });
         continue;
       }
-      this.complete(task.step, output, { phase: task.phase });
+      this.untyped.complete(task.step, output, { phase: task.phase });
     }
     throw new Error('harness: handlers did not settle');
   }
@@ -203,7 +233,10 @@ export class WorkflowHarness<D extends AnyDefinition = AnyDefinition> {
    * Runs the workflow's real handlers (sync or async, with the full handler context) on every
    * dispatched task they cover, applying their results, until none is left; with
    * `timers: 'advance'` the fake clock then jumps to the next wake time and it goes on, until the
-   * instance ends or nothing is due. A thrown error fails the attempt as the runner records it.
+   * instance ends or nothing is due — past a human or wait step's deadline too (its timeout fires).
+   * `timers: 'until-signal'` advances the same way but stops once a step waits for a signal, before
+   * any of its timeouts fire: send the decision, then run again. A thrown error fails the attempt
+   * as the runner records it.
    *
    * @example
    * const h = createHarness(order);
@@ -212,7 +245,7 @@ export class WorkflowHarness<D extends AnyDefinition = AnyDefinition> {
    */
   async run(
     handlers: Partial<HandlersFor<readonly [D]>>,
-    options: { timers?: 'advance' | 'stop'; maxRounds?: number } = {},
+    options: { timers?: 'advance' | 'until-signal' | 'stop'; maxRounds?: number } = {},
   ): Promise<this> {
     const table = handlers as Record<string, Handler | undefined>;
     const max = options.maxRounds ?? 10_000;
@@ -220,7 +253,8 @@ export class WorkflowHarness<D extends AnyDefinition = AnyDefinition> {
       if (isTerminal(this.status)) return this;
       const task = Object.values(this.snapshot.tasks).find((t) => table[t.handler] && !t.detached);
       if (!task) {
-        if (options.timers !== 'advance' || !this.advanceToWake()) return this;
+        if (options.timers === 'until-signal' && this.awaitingSignal().length) return this;
+        if (options.timers === undefined || options.timers === 'stop' || !this.advanceToWake()) return this;
         continue;
       }
       const view = taskView(this.definition, this.snapshot, task);
@@ -239,12 +273,16 @@ export class WorkflowHarness<D extends AnyDefinition = AnyDefinition> {
           signal: new AbortController().signal,
         });
       } catch (e) {
-        this.fail(task.step, failureOf(e), { phase: task.phase });
+        this.untyped.fail(task.step, failureOf(e), { phase: task.phase });
         continue;
       }
-      this.complete(task.step, output === undefined ? undefined : JSON.parse(JSON.stringify(output)), {
-        phase: task.phase,
-      });
+      this.untyped.complete(
+        task.step,
+        output === undefined ? undefined : JSON.parse(JSON.stringify(output)),
+        {
+          phase: task.phase,
+        },
+      );
     }
     throw new Error('harness: handlers did not settle');
   }

@@ -140,7 +140,10 @@ export async function runSoak(o) {
       next = Math.max(next + pace, Date.now());
       await sleep(next - Date.now());
       if (!running) return;
-      await retrying(() => runner.start(want.workflow, id, want.input), 'ALREADY_EXISTS');
+      await retrying(
+        () => runner.start(/** @type {Parameters<typeof runner.start>[0]} */ (want.workflow), id, want.input),
+        'ALREADY_EXISTS',
+      );
       if (want.input.fate === 'cancel') toCancel.add(id);
       else if (want.workflow === 'soak-hold') {
         // Sent (runner.send: on PostgreSQL one statement into the store's inbox, applied by a

@@ -1,0 +1,97 @@
+// Type-level helpers of the typed builder (`builder.ts`): field shapes and the checks that turn
+// a mistake into a compile error with a message. Types only.
+import type { StepDefinition, StepOf } from './schema.js';
+import type { HandlerSpec } from './typed-definition.js';
+import type { DataPath, Jsonify, Resolve, StandardSchema, StepData } from './typing.js';
+
+/** A step kind's fields as the builder takes them (no `kind`, `id`; `end` to stop linking). */
+export type Fields<K extends StepDefinition['kind']> = Omit<StepOf<K>, 'kind' | 'id'> & {
+  /** Do not link this step to the one added after it (an end of a path or branch). */
+  end?: boolean | undefined;
+};
+
+/** Handler specs by name. */
+export type Handlers = Record<string, HandlerSpec>;
+/** Names a field may use: any string until the matching declaration (`handlers`, `signal`) made them a union. */
+export type NameIn<T, Strict extends boolean> = Strict extends true ? keyof T & string : string;
+/** Handler names a step may use: any string until `handlers<...>()` declared them. */
+export type HandlerName<H> = keyof H extends never ? string : keyof H & string;
+/** A data mapping: a path, or an object of paths, over the input `WI` and earlier outputs `O`. */
+export type Mapping<WI, O> = DataPath<WI, O> | { readonly [key: string]: DataPath<WI, O> };
+/** What a mapping `M` produces (the workflow input when there is none). */
+export type Mapped<WI, O, M> = [M] extends [undefined] ? WI : Resolve<StepData<WI, O>, M>;
+/** A handler implementation's input and output types. */
+export type SpecOf<F> = F extends (ctx: infer C) => infer R
+  ? { input: C extends { input: infer I } ? I : unknown; output: Awaited<R> }
+  : never;
+/** A task's output as stored (JSON): its declared schema's, else its handler's. */
+export type TaskOutput<H, K, Out> = [Out] extends [never]
+  ? K extends keyof H
+    ? H[K] extends HandlerSpec
+      ? Jsonify<H[K]['output']>
+      : unknown
+    : unknown
+  : Jsonify<Out>;
+/** A task's output as its handler returns it (before JSON). */
+export type RawOutput<H, K, Out> = [Out] extends [never]
+  ? K extends keyof H
+    ? H[K] extends HandlerSpec
+      ? H[K]['output']
+      : unknown
+    : unknown
+  : Out;
+/** A signal's payload as stored (any when the signal is undeclared). */
+export type Payload<S, Sig> = Sig extends keyof S ? Jsonify<S[Sig]> : unknown;
+/** Nothing when a task's input fits its handler; else an object naming what does not fit. */
+export type TaskCheck<In, H, K, M> = K extends keyof H
+  ? H[K] extends HandlerSpec
+    ? [In] extends [H[K]['input']]
+      ? unknown
+      : [M] extends [undefined]
+        ? {
+            handler: {
+              error: 'the workflow input does not fit this handler: add an input mapping';
+              got: In;
+              want: H[K]['input'];
+            };
+          }
+        : {
+            input: {
+              error: 'the mapped input does not match the handler input';
+              got: In;
+              want: H[K]['input'];
+            };
+          }
+    : unknown
+  : unknown;
+/** The fields every linking step has. */
+export type Linked = { next?: string; end?: boolean; description?: string };
+/** A new step id, or (for one already used) a message the compiler shows in its place. */
+export type NewId<Id extends string, Ids extends string> = Id extends Ids ? `duplicate step id "${Id}"` : Id;
+/** Nothing when `Out` fits the declared workflow output `WO` (or none is declared); else what is wrong. */
+export type OutputCheck<Out, WO> = unknown extends WO
+  ? unknown
+  : [Out] extends [WO]
+    ? unknown
+    : { output: { error: 'the workflow output does not match .output()'; got: Out; want: WO } };
+/**
+ * `build()`'s parameters: none, unless the last step's output (what a workflow ending there ends
+ * with) does not fit the declared `.output()`; then the compiler asks for an argument named after the problem.
+ */
+export type BuildCheck<Last, WO> = unknown extends WO
+  ? []
+  : [Last] extends [WO]
+    ? []
+    : [the_last_step_output_does_not_match_the_declared_output: { got: Last; want: WO }];
+
+/** The fields of a typed task step; `input` paths and `handler` names are checked by the compiler. */
+export type TaskFields<K extends string, M, C extends string | undefined, Out> = Linked & {
+  /** Handler to call (a key of `handlers<...>()` when declared). */
+  handler: K;
+  /** Where the handler's input comes from (default: the workflow input). */
+  input?: M | undefined;
+  /** Handler that undoes the step once it completed. */
+  compensate?: C | undefined;
+  /** Schema of the handler's output: checked when the handler returns, and the type later steps read. */
+  output?: StandardSchema<unknown, Out> | undefined;
+} & Omit<Fields<'task'>, 'handler' | 'input' | 'compensate' | 'next' | 'end' | 'description'>;
