@@ -11,7 +11,7 @@ import {
   workflow,
 } from '@stepfold/engine';
 import { createHarness, type WorkflowHarness } from '@stepfold/engine/testing';
-import { describe, expectTypeOf, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import * as z from 'zod/mini';
 
 // "Every name checked": each @ts-expect-error line is a mistake the compiler must see (tsc fails
@@ -112,11 +112,11 @@ const runnerHandlers = {
 };
 
 describe('3. runner.start', () => {
-  it('takes the names of the registered typed workflows; any string with a JSON one among them', () => {
-    const runner = createRunner({ store, workflows: [expense], handlers: runnerHandlers });
-    void runner.start('expense', 'e-1', { amount: 1 });
+  it('takes the names of the registered typed workflows; any string with a JSON one among them', async () => {
+    const runner = createRunner({ store, workflows: [expense], handlers: runnerHandlers, execute: false });
+    expect((await runner.start('expense', 'e-1', { amount: 1, owner: { team: 't' } })).id).toBe('e-1');
     // @ts-expect-error 'expens' is not a registered workflow
-    void runner.start('expens', 'e-1');
+    await expect(runner.start('expens', 'e-2')).rejects.toMatchObject({ code: 'UNKNOWN_WORKFLOW' });
     const json = defineWorkflow({ name: 'j', version: 1, start: 'a', steps: { a: { kind: 'succeed' } } });
     expectTypeOf<WorkflowNameOf<readonly [typeof expense]>>().toEqualTypeOf<'expense'>();
     expectTypeOf<WorkflowNameOf<readonly [typeof expense, typeof json]>>().toEqualTypeOf<string>();
