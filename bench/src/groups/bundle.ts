@@ -3,8 +3,11 @@ import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { type Group, rateRow } from '../row.js';
 
-// Raised from 30 with runner.send (the asynchronous signal) and its path through the write loop.
-const BUDGET_KB = 31;
+// The main entry's cap. Raised from 30 with runner.send (the asynchronous signal) and its path
+// through the write loop, and from 31 with the builder's run-time name checks (condition paths
+// against the declared input, declared signals, one duplicate-id issue); tools' helpers live in
+// their own entries (worker, introspect, diagram, testing).
+const BUDGET_KB = 32;
 
 /** The engine as a browser/Workers ESM bundle with its dependency (zod/mini), minified + gzip. */
 export const bundle: Group = {
