@@ -10,8 +10,9 @@ const projects = roots.flatMap((root) =>
     .filter((d) => d.isDirectory() && existsSync(join(root, d.name, 'test', 'tsconfig.json')))
     .map((d) => join(root, d.name, 'test')),
 );
-// Projects tsc -b does not build: the examples' own tests and the Worker (checked, never emitted).
+// Projects tsc -b does not build: the examples' own tests, the Worker and the benches (checked, never emitted).
 for (const extra of [
+  'bench',
   'examples/test',
   'examples/cloudflare-worker/tsconfig.json',
   'examples/cloudflare-worker/tsconfig.test.json',

@@ -231,9 +231,9 @@ const dynamo: Backend = {
           snapshot: { S: json },
         };
         if (typeof s.wakeAt === 'number' && Number.isFinite(s.wakeAt)) {
-          item.wakeAt = { N: String(s.wakeAt) };
-          item.dueShard = { S: 'due' };
-          item.dueKey = { S: `${sortableNumber(s.wakeAt)}#${s.id}` };
+          item['wakeAt'] = { N: String(s.wakeAt) };
+          item['dueShard'] = { S: 'due' };
+          item['dueKey'] = { S: `${sortableNumber(s.wakeAt)}#${s.id}` };
         }
         try {
           await client.send(

@@ -16,9 +16,9 @@ export function serviceUrls(): { pg: string; redis: string; mongo: string; dynam
       env[m[1]!] ??= m[2]!.replace(/^'|'$/g, '');
   }
   return {
-    pg: env.STEPFOLD_PG_URL ?? 'postgres://stepfold:stepfold@127.0.0.1:5432/stepfold',
-    redis: env.STEPFOLD_REDIS_URL ?? 'redis://127.0.0.1:6379',
-    mongo: env.STEPFOLD_MONGO_URL ?? 'mongodb://127.0.0.1:27017/stepfold',
-    dynamo: env.STEPFOLD_DYNAMO_ENDPOINT ?? 'http://127.0.0.1:8000',
+    pg: env['STEPFOLD_PG_URL'] ?? 'postgres://stepfold:stepfold@127.0.0.1:5432/stepfold',
+    redis: env['STEPFOLD_REDIS_URL'] ?? 'redis://127.0.0.1:6379',
+    mongo: env['STEPFOLD_MONGO_URL'] ?? 'mongodb://127.0.0.1:27017/stepfold',
+    dynamo: env['STEPFOLD_DYNAMO_ENDPOINT'] ?? 'http://127.0.0.1:8000',
   };
 }

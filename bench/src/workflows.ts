@@ -1,13 +1,20 @@
-import { type Handler, type WorkflowDefinition, workflow } from '@stepfold/engine';
+import { defineWorkflow, type Handler, type WorkflowDefinition, workflow } from '@stepfold/engine';
 
 /** Ids of the ten steps of the linear workflow. */
 export const LINEAR_STEPS = Array.from({ length: 10 }, (_, i) => `s${i + 1}`);
 
 /** Ten task steps in a row, each running the no-op handler. */
-export const linear10: WorkflowDefinition = LINEAR_STEPS.reduce(
-  (b, id) => b.task(id, { handler: 'noop' }),
-  workflow('bench-linear', 1),
-).build();
+export const linear10: WorkflowDefinition = defineWorkflow({
+  name: 'bench-linear',
+  version: 1,
+  start: LINEAR_STEPS[0]!,
+  steps: Object.fromEntries(
+    LINEAR_STEPS.map((id, i) => {
+      const next = LINEAR_STEPS[i + 1];
+      return [id, { kind: 'task', handler: 'noop', ...(next === undefined ? {} : { next }) }];
+    }),
+  ),
+});
 
 /** The no-op handler every linear step runs. */
 export const noop: Handler = () => null;

@@ -27,12 +27,12 @@ export type ChildReply =
   | { type: 'hit'; ms: number; id: string };
 
 const send = (m: ChildReply) => process.send!(m);
-const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 2);
-const pool = new pg.Pool({ connectionString: process.env.BENCH_PG_URL, max: concurrency + 2 });
+const concurrency = Number(process.env['BENCH_CONCURRENCY'] ?? 2);
+const pool = new pg.Pool({ connectionString: process.env['BENCH_PG_URL'], max: concurrency + 2 });
 const inner = createPostgresStore({
   pool,
-  table: process.env.BENCH_TABLE ?? 'instances',
-  groupCommit: process.env.BENCH_GROUP_COMMIT === '1',
+  table: process.env['BENCH_TABLE'] ?? 'instances',
+  groupCommit: process.env['BENCH_GROUP_COMMIT'] === '1',
 });
 // Every query a poll makes: listDue, claimDue (each lane, and notices' ids) and claimSent (the inbox lane).
 let listDue = 0;
@@ -112,7 +112,7 @@ async function run(count: number, tag: string): Promise<ChildReply> {
 
 /** The adapter's save statement by hand, from `concurrency` clients, each on its own row. */
 async function raw(ms: number, base: Snapshot): Promise<ChildReply> {
-  const table = `"stepfold"."${process.env.BENCH_TABLE ?? 'instances'}"`;
+  const table = `"stepfold"."${process.env['BENCH_TABLE'] ?? 'instances'}"`;
   const sql = `UPDATE ${table} SET version = $3, status = $4, workflow = $5, wake_at = $6, claimed_until = NULL, snapshot = $7::jsonb, snapshot_text = $8 WHERE id = $1 AND version = $2`;
   const rows = await Promise.all(
     Array.from({ length: concurrency }, async (_, k) => {
@@ -164,7 +164,7 @@ async function raw(ms: number, base: Snapshot): Promise<ChildReply> {
  * store would index, from `concurrency` clients.
  */
 async function rawFlow(ms: number): Promise<ChildReply> {
-  const table = `"stepfold"."${process.env.BENCH_TABLE ?? 'instances'}"`;
+  const table = `"stepfold"."${process.env['BENCH_TABLE'] ?? 'instances'}"`;
   const insert = `INSERT INTO ${table} (id, version, status, workflow, wake_at, snapshot, snapshot_text) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7)`;
   const update = `UPDATE ${table} SET version = $3, status = $4, workflow = $5, wake_at = $6, claimed_until = NULL, snapshot = $7::jsonb, snapshot_text = $8 WHERE id = $1 AND version = $2`;
   const chain = linearChain();

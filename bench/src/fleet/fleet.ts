@@ -57,7 +57,7 @@ export async function startFleet(o: {
       },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       // e.g. BENCH_CHILD_ARGV="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the workers.
-      execArgv: process.env.BENCH_CHILD_ARGV ? process.env.BENCH_CHILD_ARGV.split(' ') : [],
+      execArgv: process.env['BENCH_CHILD_ARGV'] ? process.env['BENCH_CHILD_ARGV'].split(' ') : [],
     });
     pending.set(child, []);
     child.on('message', (r: ChildReply) => {

@@ -132,7 +132,7 @@ export const flatCost: Group = {
       seenSignals: s.seenSignals.length,
       log: s.log.length,
       inbox: s.inbox.length,
-      batchItems: s.steps.gather?.batch?.items.length ?? 0,
+      batchItems: s.steps['gather']?.batch?.items.length ?? 0,
     });
     return [
       costRow('flat-cost-time', median(late), median(early), 'µs/event', 0.67, {

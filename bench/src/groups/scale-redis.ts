@@ -89,7 +89,7 @@ async function run(client: Redis): Promise<Row[]> {
           cleanSamples: clean.samples.map(Math.round),
           roundRatioMedian:
             Math.round(median(clogged.samples.map((x, i) => x / clean.samples[i]!)) * 1000) / 1000,
-          idsPerPoll: { clogged: median(returned.clogged!), clean: median(returned.clean!) },
+          idsPerPoll: { clogged: median(returned['clogged']!), clean: median(returned['clean']!) },
         },
       }),
     ];

@@ -55,7 +55,7 @@ const BENCH_DB = 'stepfold_bench';
 const SCHEMA = 'stepfold_scale';
 const SNAPSHOT_BYTES = 2048;
 /** Instances of the large table; STEPFOLD_SCALE_ROWS shrinks it for a quick trial run. */
-const LARGE = Number(process.env.STEPFOLD_SCALE_ROWS ?? 1_000_000);
+const LARGE = Number(process.env['STEPFOLD_SCALE_ROWS'] ?? 1_000_000);
 const SMALL = 10_000;
 /** One instance in ten is due. */
 const DUE_SHARE = 10;
@@ -233,8 +233,8 @@ async function run(): Promise<Row[]> {
     );
     const after = Object.fromEntries(counts.rows.map((r) => [r.name, Number(r.n)]));
 
-    const sizes = `${LARGE.toLocaleString('en-US')} vs ${SMALL.toLocaleString('en-US')} instances (${mb.large} vs ${mb.small} MB with indexes), ${SNAPSHOT_BYTES} B snapshots, one connection each, alternating`;
-    const extra = { largeRows: LARGE, smallRows: SMALL, largeMB: mb.large, smallMB: mb.small };
+    const sizes = `${LARGE.toLocaleString('en-US')} vs ${SMALL.toLocaleString('en-US')} instances (${mb['large']} vs ${mb['small']} MB with indexes), ${SNAPSHOT_BYTES} B snapshots, one connection each, alternating`;
+    const extra = { largeRows: LARGE, smallRows: SMALL, largeMB: mb['large'], smallMB: mb['small'] };
     return [
       row('create', 'creates/s', cl, cs, `store.create of a fresh snapshot; ${sizes}`, {
         ...extra,

@@ -27,7 +27,7 @@ const STEPS = Array.from({ length: 10 }, (_, i) => `s${i + 1}`);
 /** Tasks the worker runs at once. */
 export const ABSURD_WORKER_CONCURRENCY = 4;
 /** Seconds the idle worker waits between polls (the SDK's default is 0.25). */
-export const ABSURD_POLL_SECONDS = Number(process.env.STEPFOLD_ABSURD_POLL_SECONDS ?? 0.25);
+export const ABSURD_POLL_SECONDS = Number(process.env['STEPFOLD_ABSURD_POLL_SECONDS'] ?? 0.25);
 
 const noop = async () => null;
 
@@ -41,7 +41,7 @@ const VENV = fileURLToPath(new URL('../../../.services/absurdctl-venv', import.m
 
 /** absurdctl: $ABSURDCTL, else one on the PATH, else installed (pinned) into a venv of the bench's own. */
 async function absurdctl(): Promise<string> {
-  if (process.env.ABSURDCTL) return process.env.ABSURDCTL;
+  if (process.env['ABSURDCTL']) return process.env['ABSURDCTL'];
   const run = promisify(execFile);
   try {
     await run('absurdctl', ['--help'], { timeout: 30_000 });
