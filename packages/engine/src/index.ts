@@ -1,6 +1,7 @@
 export { type Backoff, backoffDelay, OUTAGE_BACKOFF } from './backoff.js';
 export { type TaskFields, WorkflowBuilder, type WorkflowOptions, workflow } from './definition/builder.js';
 export { defineWorkflow, definitionHash } from './definition/compile.js';
+export { readPath } from './definition/data-path.js';
 export { type DeclaredSchemas, declaredSchemas, type } from './definition/declared-schemas.js';
 export type {
   Condition,

@@ -1,4 +1,4 @@
-import type { ErrorInfo, Snapshot } from '@stepfold/engine';
+import { type ErrorInfo, readPath, type Snapshot } from '@stepfold/engine';
 
 /**
  * A column the host adds to the instance list: a `label` and a dotted `path` into the instance's
@@ -29,15 +29,9 @@ export function checkColumns(columns: readonly InspectorColumn[] | undefined): r
   return columns ?? [];
 }
 
-/** The value at a column's path, or undefined when any part is missing. */
+/** The value at a column's path, or undefined when any part is missing (the engine's own path reader). */
 export function columnValue(s: Snapshot, path: string): unknown {
-  const [root, ...rest] = path.split('.');
-  let v: unknown = root === 'input' ? s.input : s.output;
-  for (const part of rest) {
-    if (typeof v !== 'object' || v === null || !Object.hasOwn(v, part)) return undefined;
-    v = (v as Record<string, unknown>)[part];
-  }
-  return v;
+  return readPath({ input: s.input, output: s.output }, path);
 }
 
 /** A value as one line of cell text ('' when missing): strings as they are, anything else as JSON. */

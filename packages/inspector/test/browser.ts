@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type BrowserContext, chromium } from 'playwright-core';
+import { type BrowserContext, chromium, type Page, type Response } from 'playwright-core';
 
 /** Debian's Chromium: Playwright's own browser download is blocked here, so the tests drive this one. */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -56,4 +56,14 @@ export async function launchBrowser(): Promise<{ context: BrowserContext; close(
       rmSync(profile, { recursive: true, force: true });
     },
   };
+}
+
+/** Clicks a form's submit button and waits for the response to its POST and for the next page to load. */
+export async function submitForm(page: Page, selector: string): Promise<Response> {
+  const [response] = await Promise.all([
+    page.waitForResponse((r) => r.request().method() === 'POST'),
+    page.click(selector),
+  ]);
+  await page.waitForLoadState('load');
+  return response;
 }

@@ -9,8 +9,9 @@ import pg from 'pg';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInspector } from '../src/index.js';
-import { launchBrowser } from './browser.js';
-import { approval, dispatch, HOSTILE, handlers, job, moreHandlers, tall } from './fixtures.js';
+import { launchBrowser, submitForm } from './browser.js';
+import { HOSTILE, handlers, moreHandlers } from './fixtures.js';
+import { JAN_2025, workflows } from './ops-setup.js';
 
 // Scenario 24, continued: what a team runs operations from, in Chromium over PostgreSQL — list
 // columns and the time filter, the signal select with its schema, the approver named at login,
@@ -21,8 +22,6 @@ const PG_URL = process.env.STEPFOLD_PG_URL ?? 'postgres://stepfold:stepfold@127.
 const TOKEN = 'scenario-24-ops-token-9c1e';
 const ARTIFACTS = fileURLToPath(new URL('./artifacts/', import.meta.url));
 const VIEWPORT = { width: 1360, height: 900 };
-const JAN_2025 = Date.UTC(2025, 0, 15, 12, 0, 0);
-const workflows = [approval, job, dispatch, tall];
 
 describe('scenario 24: operations in Chromium on PostgreSQL', () => {
   const schema = `inspector_ops_${process.pid}_${Date.now().toString(36)}`;
@@ -36,14 +35,7 @@ describe('scenario 24: operations in Chromium on PostgreSQL', () => {
   let page: Page;
 
   const version = async (id: string) => (await store.load(id))?.version;
-  async function submit(selector: string) {
-    const [response] = await Promise.all([
-      page.waitForResponse((r) => r.request().method() === 'POST'),
-      page.click(selector),
-    ]);
-    await page.waitForLoadState('load');
-    return response;
-  }
+  const submit = (selector: string) => submitForm(page, selector);
   /** Whether an element lies wholly inside the first viewport of the page (no scrolling). */
   async function inFirstViewport(selector: string) {
     const box = await page.locator(selector).boundingBox();

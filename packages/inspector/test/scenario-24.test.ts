@@ -9,7 +9,7 @@ import pg from 'pg';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInspector } from '../src/index.js';
-import { launchBrowser } from './browser.js';
+import { launchBrowser, submitForm } from './browser.js';
 import { approval, HOSTILE, HOSTILE_ID, handlers, job } from './fixtures.js';
 
 // Scenario 24: the inspector in a real Chromium over PostgreSQL. Instances are driven by a real
@@ -34,15 +34,7 @@ describe('scenario 24: the inspector in Chromium on PostgreSQL', () => {
   let page: Page;
 
   const version = async (id: string) => (await store.load(id))?.version;
-  /** Submits a form of the instance page and waits for the response to its POST. */
-  async function submit(selector: string) {
-    const [response] = await Promise.all([
-      page.waitForResponse((r) => r.request().method() === 'POST'),
-      page.click(selector),
-    ]);
-    await page.waitForLoadState('load');
-    return response;
-  }
+  const submit = (selector: string) => submitForm(page, selector);
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });

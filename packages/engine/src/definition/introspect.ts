@@ -1,4 +1,5 @@
 import { isTerminal, type Snapshot } from '../snapshot.js';
+import { compileWorkflow } from './compile.js';
 import { declaredSchemas } from './declared-schemas.js';
 import { kindOf } from './kinds/index.js';
 import type { StepDefinition, WorkflowDefinition } from './schema.js';
@@ -97,7 +98,8 @@ export function pendingDecisions(def: WorkflowDefinition, snapshot: Snapshot): P
  * any: from then on nothing rolls back, and `cancel` is refused with `PAST_PIVOT`.
  */
 export function completedPivot(def: WorkflowDefinition, snapshot: Snapshot): string | undefined {
-  return stepsOf(def).find((s) => kindOf(s).pivot?.(s) && snapshot.steps[s.id]?.status === 'completed')?.id;
+  // The pivots as the reducer reads them (compiled once per definition).
+  return compileWorkflow(def).pivots.find((p) => snapshot.steps[p]?.status === 'completed');
 }
 
 /** Why an action cannot be taken on an instance now: a stable code and a sentence for people. */

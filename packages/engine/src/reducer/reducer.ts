@@ -133,15 +133,13 @@ export function reduce(
   let known = trusted || steppedWith(snapshot) === wf;
   if (!known) checkSnapshot(wf, snapshot);
   const unchanged: Reduction = { snapshot, transitions: UNCHANGED };
-  if (isTerminal(snapshot.status)) {
-    // A finished instance takes no events, but a misnamed signal is still a caller's mistake.
-    // (As for an active one, a signal id already seen is ignored first.)
-    if (ev.type === 'signal' && !(ev.id !== undefined && snapshot.seenSignals.includes(ev.id)))
-      refuseUnknownSignal(wf, snapshot.id, ev.name);
-    return unchanged;
-  }
   // A signal id already seen: checked on the plain snapshot, not through a draft of the ring.
   if (ev.type === 'signal' && ev.id !== undefined && snapshot.seenSignals.includes(ev.id)) return unchanged;
+  if (isTerminal(snapshot.status)) {
+    // A finished instance takes no events, but a misnamed signal is still a caller's mistake.
+    if (ev.type === 'signal') refuseUnknownSignal(wf, snapshot.id, ev.name);
+    return unchanged;
+  }
   const at = Math.max(ev.at, snapshot.updatedAt);
   const logged: LogEntry[] = [];
   let cx: Cx | undefined;
