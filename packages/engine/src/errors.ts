@@ -16,7 +16,8 @@ export type ErrorCode =
   | 'STORE_UNAVAILABLE'
   | 'INBOX_OVERFLOW'
   | 'UNKNOWN_SIGNAL'
-  | 'PAST_PIVOT';
+  | 'PAST_PIVOT'
+  | 'NOTICE_MISMATCH';
 
 /**
  * Codes the engine itself records in a snapshot's `error` (a step's or the instance's). A handler's
@@ -135,6 +136,23 @@ export class ValidationError extends StepfoldError<ValidationCode> {
 export class RegistryError extends StepfoldError<
   'UNKNOWN_WORKFLOW' | 'UNKNOWN_VERSION' | 'DEFINITION_HASH_MISMATCH' | 'UNKNOWN_HANDLER'
 > {}
+
+/**
+ * A write taken from a wake notice's snapshot found another instance stored under the same version:
+ * the notice did not come from the write it claims to (forged or corrupted), so nothing was written.
+ */
+export class NoticeMismatchError extends StepfoldError<'NOTICE_MISMATCH'> {
+  constructor(
+    readonly id: string,
+    readonly version: number,
+  ) {
+    super(
+      'NOTICE_MISMATCH',
+      `instance ${JSON.stringify(id)}: the stored version ${version} is not the snapshot the wake notice carried; nothing written`,
+      { retryable: false },
+    );
+  }
+}
 
 /** A conditional write lost: the stored version is not the expected one. Reload and re-apply. */
 export class VersionConflictError extends StepfoldError<'VERSION_CONFLICT'> {

@@ -1,4 +1,3 @@
-export { type Backoff, backoffDelay, OUTAGE_BACKOFF } from './backoff.js';
 export { type TaskFields, WorkflowBuilder, type WorkflowOptions, workflow } from './definition/builder.js';
 export { defineWorkflow, definitionHash } from './definition/compile.js';
 export { readPath } from './definition/data-path.js';
@@ -80,9 +79,13 @@ export * from './snapshot.js';
 export { createMemoryStore, type MemoryStore, type MemoryStoreOptions } from './store/memory-store.js';
 export {
   type ClaimQuery,
+  type DueClaims,
   type DueQuery,
+  type Inbox,
   type ListPage,
   type ListQuery,
+  type SaveOptions,
+  SENT_CLAIM_AFTER_MS,
   type SentDue,
   type SentSignal,
   type Store,
@@ -92,16 +95,3 @@ export {
   type WakeSource,
   type WakeSubscription,
 } from './store/store.js';
-export {
-  createStoreKit,
-  type EncodedSnapshot,
-  isNetworkError,
-  type ListArgs,
-  NETWORK_ERROR_CODES,
-  SENT_CLAIM_AFTER_MS,
-  type SizeLimits,
-  type StoreKit,
-  storeGuard,
-  type UpdateOutcome,
-} from './store/store-kit.js';
-export { isBusyNotice, isHandoffNotice, parseWakePayload, wakeNotice } from './store/wake-notice.js';

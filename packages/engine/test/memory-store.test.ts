@@ -5,9 +5,7 @@ import { runStoreConformance } from '@stepfold/engine/conformance';
 runStoreConformance({
   name: 'memory',
   createStore: () => createMemoryStore(),
-  claimsDue: true,
-  claimDue: true,
-  wakes: true,
+  capabilities: ['claims', 'inbox', 'wakes'],
   outage: {
     createStore: () => createMemoryStore(),
     stop: async (store) => (store as MemoryStore).setAvailable(false),
@@ -18,6 +16,7 @@ runStoreConformance({
 runStoreConformance({
   name: 'memory (64 KiB limit)',
   createStore: () => createMemoryStore({ maxSnapshotBytes: 64 * 1024 }),
+  capabilities: ['claims', 'inbox', 'wakes'],
   writers: 4,
   rounds: 20,
 });

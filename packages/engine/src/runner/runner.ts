@@ -78,6 +78,8 @@ export function createRunner<
   const writes = new WriteLoop(store, registry, clock, options.conflictRetries ?? 20, !execute, instrument);
   let executor: TaskExecutor | undefined;
   let observer: ((s: Snapshot) => void) | undefined;
+  // Whose claims `processDue` takes: it gives back only its own.
+  const claimToken = crypto.randomUUID();
 
   /** The handler run of a task `s` dispatched, as a job: run it, drop it, or abort it. */
   function job(call: Work, s: Snapshot, task: TaskState): { job: TaskJob; done: Promise<unknown> } {
@@ -209,7 +211,7 @@ export function createRunner<
           onWrite,
           m.loaded?.id === m.id ? m.loaded : undefined,
           undefined,
-          true,
+          m.noticed ? 'notice' : true,
           m.onConflict !== 'fail',
           m.loaded?.id === m.id && m.sent
             ? { signals: m.sent, refused: (e) => call.refused.push(e) }
@@ -244,10 +246,10 @@ export function createRunner<
     signal: (id, name, payload, o = {}) => handle({ type: 'signal', id, name, payload, ...o }),
     async send(id, name, payload, o = {}) {
       assertValidId(id);
-      if (store.send && store.claimSent) {
+      if (store.inbox) {
         const event = parseEvent({ type: 'signal', at: clock(), name, payload, id: o.signalId });
         const accept = await acceptingDefinitions(registry, name, payload);
-        if (accept.length && (await store.send(id, event, accept))) return;
+        if (accept.length && (await store.inbox.send(id, event, accept))) return;
       }
       // No inbox, or refused as sent: the signal's own path, which applies it or says why not.
       await handle({ type: 'signal', id, name, payload, ...o, wait: 'write' });
@@ -274,7 +276,7 @@ export function createRunner<
     },
     async processDue(now, limit = 100) {
       const at = now ?? clock();
-      const ids = await store.listDue(at, limit);
+      const ids = await store.listDue(at, limit, { token: claimToken });
       const call = new Work();
       const failures: unknown[] = [];
       await Promise.all(
@@ -284,7 +286,7 @@ export function createRunner<
             .catch((e) => {
               if (!isStepfoldError(e, 'NOT_FOUND')) failures.push(e);
               // Not ticked: give the claim back so a runner that can step it need not wait out the lease.
-              return store.releaseDue?.([id]).catch(() => {});
+              return store.claims?.release([id], claimToken).catch(() => {});
             }),
         ),
       );

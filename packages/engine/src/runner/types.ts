@@ -205,6 +205,11 @@ export type RunnerMessage =
       onConflict?: 'reapply' | 'fail' | undefined;
       /** With `loaded`: signals sent to it and waiting in the store's inbox, applied first and consumed by the same write. */
       sent?: readonly SentSignal[] | undefined;
+      /**
+       * `loaded` (and `sent`) came with a wake notice, not from the store: the write must find
+       * exactly them stored (`NOTICE_MISMATCH` otherwise, nothing written).
+       */
+      noticed?: boolean | undefined;
     } & CallOptions)
   | ({ type: 'cancel' | 'abort'; id: string; reason?: string | undefined } & CallOptions)
   | ({ type: 'requeue'; id: string; step?: string; inputPatch?: Record<string, unknown> } & CallOptions);
@@ -276,7 +281,7 @@ export interface Runner<W extends readonly AnyDefinition[] = readonly AnyDefinit
   signal(id: string, name: string, payload?: unknown, options?: SignalOptions): Promise<Snapshot>;
   /**
    * Writes a signal for a worker to apply and resolves once it is written, without applying it:
-   * on a store with an inbox (`Store.send`) that is one write, and the worker that hears its notice
+   * on a store with an inbox (`Store.inbox`) that is one write, and the worker that hears its notice
    * applies it and starts what it dispatches in one more. The name and payload are checked first
    * (`UNKNOWN_SIGNAL`, `INVALID_INPUT`, as `signal` does); a missing or finished instance, or one on a
    * definition this runner does not register, takes `signal`'s path and its errors. Signals sent to

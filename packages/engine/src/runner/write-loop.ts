@@ -87,7 +87,7 @@ export class WriteLoop {
     onWrite: OnWrite,
     known?: Snapshot,
     check?: Check,
-    loaded = false,
+    loaded: boolean | 'notice' = false,
     reapply = true,
     sent?: SentBatch,
   ): Promise<Snapshot> {
@@ -95,8 +95,10 @@ export class WriteLoop {
     const conflicts = reapply && !sent ? this.maxConflicts : 0;
     return this.queue.run(id, known, (current, fresh) => {
       const trusted = current !== undefined && (fresh || !loaded);
-      if (!ins) return this.write(id, make, onWrite, current, trusted, check, conflicts, sent);
-      return this.applyTraced(ins, id, make, onWrite, current, trusted, check, conflicts, sent);
+      // A snapshot from a wake notice is taken only if it is exactly the one stored.
+      const noticed = loaded === 'notice' && !fresh ? current : undefined;
+      if (!ins) return this.write(id, make, onWrite, current, trusted, check, conflicts, sent, noticed);
+      return this.applyTraced(ins, id, make, onWrite, current, trusted, check, conflicts, sent, noticed);
     });
   }
 
@@ -114,6 +116,7 @@ export class WriteLoop {
     check: Check | undefined,
     conflicts: number,
     sent: SentBatch | undefined,
+    noticed: Snapshot | undefined,
   ): Promise<Snapshot> {
     // Loaded before the wrapper is called, so it is told the workflow, version and trace it applies to.
     const current = known ?? (await this.load(id));
@@ -125,7 +128,7 @@ export class WriteLoop {
       trace: current.trace,
     };
     return traced(ins, info, onWrite, (w) =>
-      this.write(id, make, w, current, trusted, check, conflicts, sent),
+      this.write(id, make, w, current, trusted, check, conflicts, sent, noticed),
     );
   }
 
@@ -146,6 +149,8 @@ export class WriteLoop {
     /** Lost races reloaded and re-applied before the conflict is thrown. */
     conflicts: number,
     sent?: SentBatch,
+    /** `current` as a wake notice gave it: the write must find exactly it (and `sent`) stored. */
+    noticed?: Snapshot,
   ): Promise<Snapshot> {
     for (let tries = 0; ; tries++) {
       if (!current) {
@@ -175,14 +180,24 @@ export class WriteLoop {
       const r = reduce(definition, from, this.mark(make(this.clock())), {}, true, trusted);
       const next = r.snapshot;
       transitions = transitions.length ? [...transitions, ...r.transitions] : r.transitions;
-      const seqs = sent?.signals.map((p) => p.seq);
+      const consumed = sent?.signals;
+      const matches = noticed === current ? noticed : undefined;
       if (next === current) {
         // Nothing applied (a finished instance, duplicate ids): the signals are spent all the same.
-        if (seqs?.length) await this.store.dropSent?.(id, seqs, current.version);
+        // Not those a notice listed: unverified, they are left to the inbox's own claim.
+        if (consumed?.length && !matches)
+          await this.store.inbox?.drop(
+            id,
+            consumed.map((p) => p.seq),
+            current.version,
+          );
         return current;
       }
       try {
-        await this.store.save(next, current.version, seqs);
+        await this.store.save(next, current.version, {
+          ...(consumed?.length ? { consumed } : {}),
+          ...(matches ? { matches } : {}),
+        });
       } catch (e) {
         if (!isStepfoldError(e, 'VERSION_CONFLICT') || tries >= conflicts) throw e;
         this.stats.conflicts++;

@@ -20,6 +20,8 @@ export interface EncodedSnapshot {
   version: number;
   status: Status;
   workflow: string;
+  /** The definition it runs on as `name@version@hash`: what an inbox's `accept` lists. */
+  definition: string;
   /**
    * The wake time to index: `wakeAt` when finite (JSON has no Infinity or NaN: index what a load
    * gives back), rounded up to {@link DEADLINE_INDEX_MS} when it is only a running task's deadline;
@@ -126,15 +128,7 @@ export interface StoreKit {
   created(inserted: boolean, id: string): void;
   /** Throws `NOT_FOUND` or `VERSION_CONFLICT` unless a conditional update wrote. */
   updated(outcome: UpdateOutcome, id: string, expectedVersion: number): void;
-  /** Sent-signal seqs (`save`'s `consumed`, `dropSent`) as decimal strings; a RangeError unless each is an integer. */
-  seqs(seqs: readonly number[]): string[];
 }
-
-/**
- * How long a sent signal is left to its wake notice before `claimSent`'s polls may claim it: the
- * notice normally has it applied within milliseconds.
- */
-export const SENT_CLAIM_AFTER_MS = 1_000;
 
 /**
  * A wrapper for driver calls that turns an unavailable server into `STORE_UNAVAILABLE` (the driver
@@ -207,6 +201,7 @@ export function createStoreKit(
         version: snapshot.version,
         status: snapshot.status,
         workflow: snapshot.workflow.name,
+        definition: `${snapshot.workflow.name}@${snapshot.workflow.version}@${snapshot.workflow.hash}`,
         wakeAt:
           typeof wake === 'number' && Number.isFinite(wake) ? indexedWake(snapshot, wake, notice) : null,
         notice,
@@ -224,12 +219,6 @@ export function createStoreKit(
     dueLimit(now, limit) {
       if (typeof now !== 'number' || Number.isNaN(now)) throw new RangeError('listDue: now must be a number');
       return limit >= 1 ? Math.min(Math.floor(limit), MAX_PAGE) : null;
-    },
-    seqs(seqs) {
-      return Array.from(seqs, (n) => {
-        if (!Number.isSafeInteger(n)) throw new RangeError(`sent signal seq must be an integer, got ${n}`);
-        return String(n);
-      });
     },
     dueWorkflow(query) {
       const workflow = query?.workflow;

@@ -9,23 +9,44 @@ export interface ListQuery {
   cursor?: string | null | undefined;
 }
 
-/** Narrows {@link Store.listDue}. */
+/** Narrows {@link Store.listDue} and {@link DueClaims.claimDue}. */
 export interface DueQuery {
   /** Only instances of this workflow name. */
   workflow?: string | undefined;
   /**
-   * On a store that claims ({@link Store.claimsDue}): how long the ids this call returns stay
-   * claimed, in ms against its `now` (a non-negative integer; default the store's `claimMs`). A
-   * claim is a lease over what the caller does next, so its length is the caller's to choose: a
-   * worker claims for a tick (seconds), not for a handler run (the task's deadline guards that).
+   * On a store with {@link Store.claims}: how long the ids this call returns stay claimed, in ms
+   * against its `now` (a non-negative integer; default the store's `claimMs`). A claim is a lease
+   * over what the caller does next, so its length is the caller's to choose: a worker claims for a
+   * tick (seconds), not for a handler run (the task's deadline guards that).
    */
   leaseMs?: number | undefined;
+  /**
+   * Whose claim this is: {@link DueClaims.release} with the same token gives it back, and only it.
+   * Default: the store object's own token (one per `createXStore` call).
+   */
+  token?: string | undefined;
 }
 
-/** Narrows {@link Store.claimDue}: a lane, and/or only the instances named (by a wake notice, say). */
+/** Narrows {@link DueClaims.claimDue}: a lane, and/or only the instances named (by a wake notice, say). */
 export interface ClaimQuery extends DueQuery {
   /** Only these instances (each still only if due and unclaimed). */
   ids?: readonly string[] | undefined;
+}
+
+/** Options of {@link Store.save}: what the conditional write also does or also requires. */
+export interface SaveOptions {
+  /**
+   * The sent signals ({@link Inbox.claim}) this write applied: removed from the inbox in the same
+   * conditional write (a wrapper around a store must pass them on, or they are applied again).
+   */
+  consumed?: readonly SentSignal[] | undefined;
+  /**
+   * The snapshot the caller believes is stored, taken from an untrusted source (a wake notice's
+   * hand-off): the write also requires the stored instance to be exactly this one, and each of
+   * `consumed` to be stored as given (compared by digest), else it fails with `NOTICE_MISMATCH` and
+   * writes nothing.
+   */
+  matches?: Snapshot | undefined;
 }
 
 /**
@@ -39,13 +60,14 @@ export interface WakeHint {
   /**
    * The instance as the write that sent the notice left it, when that write handed a task to any
    * worker and the store can carry it: a worker may take the task from it with no claim and no
-   * load (the write that takes it is conditional on its version, so one worker wins). Untrusted:
+   * load: the write that takes it is conditional on the stored instance being exactly this one
+   * ({@link SaveOptions.matches}), so one worker wins and a forged notice changes nothing. Untrusted:
    * checked like a load.
    */
   snapshot?: Snapshot | undefined;
   /**
-   * A {@link Store.send} notice: the signals sent to the instance not yet applied, oldest first,
-   * with `snapshot`; without it, empty (claim them by id with {@link Store.claimSent}).
+   * An {@link Inbox.send} notice: the signals sent to the instance not yet applied, oldest first,
+   * with `snapshot`; without it, empty (claim them by id with {@link Inbox.claim}).
    */
   sent?: SentSignal[] | undefined;
   /**
@@ -57,7 +79,7 @@ export interface WakeHint {
 }
 
 /**
- * A signal {@link Store.send} appended to an instance's inbox that no write has applied yet. `seq`
+ * A signal {@link Inbox.send} appended to an instance's inbox that no write has applied yet. `seq`
  * is the store's number for it (ascending in send order); `event` is the signal event as sent,
  * untrusted JSON until the reducer checks it.
  */
@@ -66,7 +88,7 @@ export interface SentSignal {
   event: WorkflowEvent;
 }
 
-/** An instance with sent signals waiting, as {@link Store.claimSent} returns it. */
+/** An instance with sent signals waiting, as {@link Inbox.claim} returns it. */
 export interface SentDue {
   snapshot: Snapshot;
   sent: SentSignal[];
@@ -104,8 +126,53 @@ export interface ListPage {
 }
 
 /**
- * Persistence contract every adapter implements. Writes are conditional on the version,
- * so concurrent runners never overwrite each other.
+ * Claims on due instances: while an instance is claimed (until the lease lapses, the instance is
+ * saved, or the claimer releases it), `listDue` and `claimDue` do not return it to anyone else, so
+ * workers polling one store get disjoint batches. Every `listDue` of a store with claims claims.
+ */
+export interface DueClaims {
+  /**
+   * {@link Store.listDue} and {@link Store.load} in one round trip: claims due instances as listDue
+   * does and returns their stored snapshots, earliest `wakeAt` first (with `ids`, only those).
+   */
+  claimDue(now: number, limit: number, query?: ClaimQuery): Promise<Snapshot[]>;
+  /** Gives back the claims on `ids` taken with `token` (default the store's own); another caller's claims stay. */
+  release(ids: readonly string[], token?: string): Promise<void>;
+}
+
+/**
+ * The inbox behind `runner.send`: a signal appended in one write, for a worker to apply. A save
+ * with {@link SaveOptions.consumed} removes what it applied in the same conditional write.
+ */
+export interface Inbox {
+  /**
+   * Appends a signal to the instance's inbox in one write if the instance exists, is not finished,
+   * and was started on a definition `accept` lists (`name@version@hash`); resolves false (writing
+   * nothing) otherwise. A store with wakes announces it (the notice carries `sent`, and the
+   * snapshot where it fits).
+   */
+  send(id: string, event: WorkflowEvent, accept: readonly string[]): Promise<boolean>;
+  /**
+   * Instances with sent signals waiting, each with its snapshot and every signal waiting for it
+   * (oldest first): with `ids`, those instances at once (no claim); else signals sent over
+   * {@link SENT_CLAIM_AFTER_MS} ago (their notice was missed or lost its race) that no other call
+   * claimed in the last `claimMs`, claiming them.
+   */
+  claim(now: number, limit: number, ids?: readonly string[]): Promise<SentDue[]>;
+  /** Removes sent signals that applied to nothing (a finished instance, a duplicate id), if the instance is still at `version`. */
+  drop(id: string, seqs: readonly number[], version: number): Promise<void>;
+}
+
+/**
+ * How long a sent signal is left to its wake notice before {@link Inbox.claim}'s polls may claim
+ * it: the notice normally has it applied within milliseconds.
+ */
+export const SENT_CLAIM_AFTER_MS = 1_000;
+
+/**
+ * Persistence contract every store implements: a small core plus capability objects. Writes are
+ * conditional on the version, so concurrent runners never overwrite each other. Adapters build it
+ * with `defineStore` from narrow database calls.
  */
 export interface Store {
   /** Largest serialized snapshot (UTF-8 bytes of its JSON) this store accepts. */
@@ -118,57 +185,29 @@ export interface Store {
   load(id: string): Promise<Snapshot | null>;
   /**
    * Replaces the instance only if its stored version equals `expectedVersion`
-   * (`VersionConflictError` otherwise, `NotFoundError` if it is gone).
+   * (`VersionConflictError` otherwise, `NotFoundError` if it is gone; see {@link SaveOptions}).
    */
-  save(snapshot: Snapshot, expectedVersion: number, consumed?: readonly number[]): Promise<void>;
-  /**
-   * Appends a signal to the instance's inbox in one write, for a worker to apply, if the instance
-   * exists, is not finished, and was started on a definition `accept` lists
-   * (`name@version@hash`); resolves false (writing nothing) otherwise. The write's wake notice
-   * carries the snapshot and the waiting signals. With it, a store has {@link Store.claimSent} and
-   * {@link Store.dropSent}, and `save` removes the `consumed` seqs in the same conditional write
-   * (a wrapper around a store must pass `consumed` on, or sent signals are applied again).
-   */
-  send?(id: string, event: WorkflowEvent, accept: readonly string[]): Promise<boolean>;
-  /**
-   * Instances with sent signals waiting, each with its snapshot and every signal waiting for it
-   * (oldest first): with `ids`, those instances at once; else signals sent over a second ago
-   * (their notice was missed or lost its race) not claimed by another poll, claiming them.
-   */
-  claimSent?(now: number, limit: number, ids?: readonly string[]): Promise<SentDue[]>;
-  /** Removes sent signals that applied to nothing (a finished instance, a duplicate id), if the instance is still at `version`. */
-  dropSent?(id: string, seqs: readonly number[], version: number): Promise<void>;
+  save(snapshot: Snapshot, expectedVersion: number, options?: SaveOptions): Promise<void>;
   /**
    * Ids of instances with `wakeAt <= now`, earliest `wakeAt` first, at most `limit`; index-served.
    * A wake time that is only a running task's deadline may be indexed up to a second later (the
    * store kit's `DEADLINE_INDEX_MS`), so a lost task is found at most that much after its deadline.
    * `query.workflow` keeps one workflow's instances only (a worker's per-workflow lane). A store
-   * with {@link Store.claimsDue} claims the ids it returns.
+   * with {@link Store.claims} claims the ids it returns.
    */
   listDue(now: number, limit: number, query?: DueQuery): Promise<string[]>;
-  /**
-   * True when `listDue` claims what it returns: until the claim lapses (a lease measured against
-   * `now`), the instance is saved, or {@link Store.releaseDue} gives it back, a concurrent `listDue`
-   * does not return it, so workers polling one store get disjoint batches.
-   */
-  readonly claimsDue?: boolean | undefined;
-  /**
-   * {@link Store.listDue} and {@link Store.load} in one round trip: claims due instances as listDue
-   * does (a store with it also has {@link Store.claimsDue}) and returns their stored snapshots,
-   * earliest `wakeAt` first. A worker uses it when present: a notice's instance is claimed, loaded
-   * and ticked in two round trips instead of three.
-   */
-  claimDue?(now: number, limit: number, query?: ClaimQuery): Promise<Snapshot[]>;
-  /** Gives back claims `listDue` took for ids the caller will not tick (a worker shutting down). */
-  releaseDue?(ids: readonly string[]): Promise<void>;
-  /** Push notices that an instance fell due, where the database can send them; polling stays the source of truth. */
-  readonly wakes?: WakeSource | undefined;
   /** Instances matching the filter, ordered by id, paged by cursor. */
   list(query: ListQuery): Promise<ListPage>;
-  /** Removes the instance; true if it existed. */
+  /** Removes the instance (and its inbox); true if it existed. */
   delete(id: string): Promise<boolean>;
   /** Releases what the adapter opened itself (never the caller's client). */
   close(): Promise<void>;
+  /** Claims on due instances (see {@link DueClaims}); absent: `listDue` claims nothing. */
+  readonly claims?: DueClaims | undefined;
+  /** The inbox behind `runner.send` (see {@link Inbox}); absent: `send` applies the signal itself. */
+  readonly inbox?: Inbox | undefined;
+  /** Push notices that an instance fell due, where the database can send them; polling stays the source of truth. */
+  readonly wakes?: WakeSource | undefined;
 }
 
 /** UTF-8 size of the snapshot's JSON, the measure every store's size limit uses. */

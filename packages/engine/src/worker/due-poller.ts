@@ -52,10 +52,13 @@ export class DuePoller {
   private readonly lanes: Lanes;
   private readonly inbox: SentInbox;
   private readonly store: Store;
+  /** Every claim this poller takes: its lease, and its token, so it gives back only its own. */
+  private readonly lease: { leaseMs: number; token: string };
   /** Set on stop: a claim ahead that lands later is given straight back. */
   private closed = false;
 
   constructor(private readonly p: PollerParts) {
+    this.lease = { leaseMs: p.leaseMs, token: crypto.randomUUID() };
     this.store = p.runner.store;
     this.lanes = new Lanes(p.lanes, () => p.runner.workflows, p.skipMs);
     this.inbox = new SentInbox(this.store, p.stats, p.emit);
@@ -72,7 +75,7 @@ export class DuePoller {
    * claim by id, or too many are): only the lanes will find it.
    */
   hint(id: string, at: number, standby = false, ahead = true): boolean {
-    if (!this.store.claimDue) return false;
+    if (!this.store.claims) return false;
     if (this.named.get('held', id)) return true;
     const before = this.named.get('hint', id)?.at;
     if (!this.named.put({ id, via: 'hint', at, standby })) return false;
@@ -113,7 +116,7 @@ export class DuePoller {
     try {
       // Claimed as of `at`: the lease runs from the due time, so a worker killed holding it delays
       // the instance by the lease, not by however far ahead it was claimed.
-      [got] = await this.store.claimDue!(at, 1, { ids: [id], leaseMs: this.p.leaseMs });
+      [got] = await this.store.claims!.claimDue(at, 1, { ids: [id], ...this.lease });
       this.p.stats.polls++;
     } catch {
       return; // the round at `at` tries again, and reports what fails
@@ -141,10 +144,10 @@ export class DuePoller {
 
   /** The claim of one poll: snapshots with the claim where the store can, else ids. */
   private async claim(now: number, n: number, query: DueQuery & { ids?: string[] }): Promise<Due[]> {
-    const leased = { ...query, leaseMs: this.p.leaseMs };
+    const leased = { ...query, ...this.lease };
     // A poll counts once the store answered it (as the inbox's claims do).
-    if (this.store.claimDue) {
-      const snapshots = await this.store.claimDue(now, n, leased);
+    if (this.store.claims) {
+      const snapshots = await this.store.claims.claimDue(now, n, leased);
       this.p.stats.polls++;
       return snapshots.map((snapshot) => ({ id: snapshot.id, snapshot }));
     }
@@ -158,7 +161,13 @@ export class DuePoller {
     const { ready, sent, hinted } = this.named.take(now, this.p.pool.free());
     const asDue = (e: Named): Due =>
       e.via === 'given'
-        ? { id: e.id, snapshot: e.snapshot, unclaimed: true, ...(e.sent ? { sent: e.sent } : {}) }
+        ? {
+            id: e.id,
+            snapshot: e.snapshot,
+            unclaimed: true,
+            noticed: true,
+            ...(e.sent ? { sent: e.sent } : {}),
+          }
         : { id: e.id, snapshot: e.snapshot };
     let ticked = ready.length ? this.take(ready.map(asDue), now, '*', ticks) : 0;
     if (sent.length) {
@@ -232,7 +241,7 @@ export class DuePoller {
     return this.named.anyDue(now);
   }
 
-  private async tick({ id, snapshot, unclaimed, sent }: Due, now: number): Promise<void> {
+  private async tick({ id, snapshot, unclaimed, noticed, sent }: Due, now: number): Promise<void> {
     const { runner, stats, emit } = this.p;
     try {
       // A handed-over snapshot was heard by every worker: one that loses the take leaves it to the
@@ -246,6 +255,7 @@ export class DuePoller {
               wait: 'write',
               loaded: snapshot,
               onConflict: unclaimed ? 'fail' : 'reapply',
+              ...(noticed ? { noticed } : {}),
               ...(sent ? { sent } : {}),
             }
           : { type: 'tick', id, now, wait: 'write' },
@@ -263,6 +273,16 @@ export class DuePoller {
       this.lanes.stepped(id);
     } catch (e) {
       if (isStepfoldError(e, 'NOT_FOUND')) return;
+      if (isStepfoldError(e, 'NOTICE_MISMATCH')) {
+        // A notice described an instance that is not stored (forged, or corrupted): report it and
+        // find the instance as stored, its signals and its due time, the way a notice-less one is.
+        stats.refusedNotices++;
+        emit('error', e, 'tick');
+        if (sent?.length) this.claimSentTo(id);
+        else this.hint(id, snapshot?.wakeAt ?? now);
+        this.p.namedDueAt(this.p.clock());
+        return;
+      }
       if (sent?.length && snapshot) {
         const settled = await this.inbox.settle(e, id, sent, snapshot.version);
         if (settled === 'claim-again') {
@@ -290,6 +310,6 @@ export class DuePoller {
   }
 
   private async release(ids: string[]): Promise<void> {
-    await this.store.releaseDue?.(ids).catch(() => {});
+    await this.store.claims?.release(ids, this.lease.token).catch(() => {});
   }
 }

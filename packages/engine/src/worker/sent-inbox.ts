@@ -12,6 +12,8 @@ export interface Due {
   snapshot?: Snapshot | undefined;
   /** Set for an instance a notice handed over: no claim was taken, so none is given back. */
   unclaimed?: true | undefined;
+  /** `snapshot` (and `sent`) came with a wake notice, not from the store: the take's write must find exactly them stored. */
+  noticed?: true | undefined;
   /** Signals sent to it and waiting in the store's inbox: applied and consumed by the tick's write. */
   sent?: SentSignal[] | undefined;
 }
@@ -23,9 +25,9 @@ export const NOT_MINE = ['UNKNOWN_WORKFLOW', 'UNKNOWN_VERSION', 'DEFINITION_HASH
 export type SentSettled = 'claim-again' | 'dropped' | 'not-handled';
 
 /**
- * A worker's calls to a store's sent-signal inbox (`Store.send`): claims by id, the inbox's own
+ * A worker's calls to a store's sent-signal inbox (`Store.inbox`): claims by id, the inbox's own
  * lane (signals left over a second), and what to do when applying them fails. Inert on a store
- * without `claimSent`.
+ * without an inbox.
  */
 export class SentInbox {
   constructor(
@@ -36,7 +38,7 @@ export class SentInbox {
 
   /** Whether the store has an inbox to poll. */
   get polled(): boolean {
-    return this.store.claimSent !== undefined;
+    return this.store.inbox !== undefined;
   }
 
   /** Claims the signals sent to `ids` (no lease: the write that applies them is conditional). */
@@ -50,7 +52,7 @@ export class SentInbox {
   }
 
   private async claim(now: number, n: number, ids?: string[]): Promise<Due[]> {
-    const got = await this.store.claimSent!(now, n, ids);
+    const got = await this.store.inbox!.claim(now, n, ids);
     this.stats.polls++;
     return got.map(({ snapshot, sent }) => ({ id: snapshot.id, snapshot, sent, unclaimed: true }));
   }
@@ -66,8 +68,8 @@ export class SentInbox {
     if (isStepfoldError(e, 'VERSION_CONFLICT')) return 'claim-again';
     if (!isStepfoldError(e) || e.retryable || NOT_MINE.some((code) => isStepfoldError(e, code)))
       return 'not-handled';
-    await this.store
-      .dropSent?.(
+    await this.store.inbox
+      ?.drop(
         id,
         sent.map((p) => p.seq),
         version,

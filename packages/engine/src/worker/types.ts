@@ -149,6 +149,8 @@ export interface WorkerStats {
    * worker's conditional write lost to it, or its claim by id after standing by found nothing.
    */
   lostTakes: number;
+  /** Wake notices whose snapshot was not the stored instance (forged or corrupted): refused, nothing written, each also an `error` event. */
+  refusedNotices: number;
   /** Handler runs now running / waiting for a slot. */
   running: number;
   queued: number;

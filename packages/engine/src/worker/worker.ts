@@ -31,6 +31,7 @@ function newStats(): WorkerStats {
     wakes: 0,
     conflicts: 0,
     lostTakes: 0,
+    refusedNotices: 0,
     running: 0,
     queued: 0,
     lastLagMs: 0,

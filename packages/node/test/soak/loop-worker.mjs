@@ -37,6 +37,7 @@ export function createLoopWorker(runner, o) {
     wakes: 0,
     conflicts: 0,
     lostTakes: 0,
+    refusedNotices: 0,
     running: 0,
     queued: 0,
     lastLagMs: 0,

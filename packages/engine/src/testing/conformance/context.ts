@@ -2,6 +2,9 @@ import type { Store } from '../../store/store.js';
 
 export { canonicalJson } from '../../content-hash.js';
 
+/** A store capability the suite has a part for. */
+export type Capability = 'claims' | 'inbox' | 'wakes';
+
 /** Controls a server the suite may stop and start; the store passed is the one `createStore` made. */
 export interface OutageControl {
   /** A new, empty store on a server no other test uses (it is stopped mid-test). */
@@ -20,14 +23,11 @@ export interface StoreConformanceOptions {
   createStore(): Store | Promise<Store>;
   /** Drops what `createStore` made; called once per store after the suite. */
   destroyStore?(store: Store): Promise<void>;
-  /** The store claims the ids `listDue` returns, so concurrent pollers get disjoint batches. */
-  claimsDue?: boolean;
-  /** The store has `claimDue` (claim and load in one call): test it. */
-  claimDue?: boolean;
-  /** The store sends wake notices (`store.wakes`): test them. */
-  wakes?: boolean;
-  /** The store has an inbox for `runner.send` (`send`, `claimSent`, `dropSent`, consuming saves) and wake notices: test it with workers. */
-  sent?: boolean;
+  /**
+   * The capabilities the store has (`store.claims`, `store.inbox`, `store.wakes`): the suite checks
+   * the store has exactly these, and runs each one's part.
+   */
+  capabilities: readonly Capability[];
   /** Stop and restart the server mid-test; omit only for stores without a server. */
   outage?: OutageControl;
   /** Writers racing on one instance (default 16). */

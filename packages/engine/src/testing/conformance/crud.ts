@@ -106,4 +106,23 @@ export function describeCrud({ fresh }: SuiteContext): void {
     await store.create(makeTestSnapshot('del-1', { input: 'again' }));
     expect((await store.load('del-1'))?.input).toBe('again');
   });
+
+  it('a save matching a snapshot writes only if exactly that snapshot is stored (a forged notice changes nothing)', async () => {
+    const store = await fresh();
+    const stored = makeTestSnapshot('match-1', { input: { amount: 10 }, wakeAt: 5 });
+    await store.create(stored);
+    const forged = { ...stored, input: { amount: 1_000_000 } };
+    const next = makeTestSnapshot('match-1', { version: 2, input: { amount: 1_000_000 } });
+    const e = await store.save(next, 1, { matches: forged }).catch((x: unknown) => x);
+    expect(e).toMatchObject({ code: 'NOTICE_MISMATCH', retryable: false });
+    expect(await store.load('match-1')).toEqual(stored);
+    // A stale one (another write came first) is a lost race, as without `matches`.
+    await expect(store.save(next, 2, { matches: { ...stored, version: 2 } })).rejects.toMatchObject({
+      code: 'VERSION_CONFLICT',
+    });
+    await store.save(makeTestSnapshot('match-1', { version: 2 }), 1, {
+      matches: (await store.load('match-1'))!,
+    });
+    expect((await store.load('match-1'))?.version).toBe(2);
+  });
 }

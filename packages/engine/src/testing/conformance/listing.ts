@@ -81,7 +81,7 @@ export function describeListing({ options, fresh }: SuiteContext): void {
     expect(await store.listDue(100, 10)).toEqual(['moves-in']);
   });
 
-  if (options.claimsDue) {
+  if (options.capabilities.includes('claims')) {
     it('concurrent listDue calls claim disjoint batches that together cover every due id', async () => {
       const store = await fresh();
       const ids = Array.from({ length: 12 }, (_, i) => `claim-${String(i).padStart(2, '0')}`);

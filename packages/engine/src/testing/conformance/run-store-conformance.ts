@@ -1,14 +1,16 @@
-import { afterAll, describe } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../store/store.js';
 import type { StoreConformanceOptions, SuiteContext } from './context.js';
 import { describeCrud } from './crud.js';
+import { describeClaims } from './claims.js';
 import { describeDueLanes } from './due-lanes.js';
+import { describeInbox } from './inbox.js';
 import { describeLimits } from './limits.js';
 import { describeListing } from './listing.js';
 import { describeOutage } from './outage.js';
 import { describeRace } from './race.js';
 import { describeRunners } from './runners.js';
-import { describeSent } from './sent.js';
+import { describeWakes } from './wakes.js';
 
 /**
  * Registers the store conformance suite with vitest: every adapter runs it against its
@@ -19,7 +21,7 @@ import { describeSent } from './sent.js';
  *   name: 'postgres',
  *   createStore: () => createPostgresStore({ pool, table: `t_${randomUUID().slice(0, 8)}` }),
  *   destroyStore: (store) => dropTable(store),
- *   claimsDue: true,
+ *   capabilities: ['claims', 'inbox', 'wakes'],
  * });
  */
 export function runStoreConformance(options: StoreConformanceOptions): void {
@@ -40,13 +42,21 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
         await store.close();
       }
     });
-    describe('create, load, save, delete', () => describeCrud(ctx));
-    describe('concurrent writers', () => describeRace(ctx));
-    describe('listDue and list', () => describeListing(ctx));
-    describe('due lanes, claims and wakes', () => describeDueLanes(ctx));
-    describe('limits and hostile input', () => describeLimits(ctx));
-    describe('two runners on this store', () => describeRunners(ctx));
-    if (options.sent) describe('runner.send and the inbox', () => describeSent(ctx));
+    const has = new Set(options.capabilities);
+    it('has exactly the capabilities it claims', async () => {
+      const store = await ctx.fresh();
+      const found = (['claims', 'inbox', 'wakes'] as const).filter((c) => store[c] !== undefined);
+      expect(found).toEqual([...has].sort());
+    });
+    describe('core: create, load, save, delete', () => describeCrud(ctx));
+    describe('core: concurrent writers', () => describeRace(ctx));
+    describe('core: listDue and list', () => describeListing(ctx));
+    describe('core: due lanes', () => describeDueLanes(ctx));
+    describe('core: limits and hostile input', () => describeLimits(ctx));
+    describe('core: two runners on this store', () => describeRunners(ctx));
+    if (has.has('claims')) describe('claims', () => describeClaims(ctx));
+    if (has.has('inbox')) describe('inbox: runner.send', () => describeInbox(ctx));
+    if (has.has('wakes')) describe('wakes', () => describeWakes(ctx));
     const { outage } = options;
     if (outage) describe('server outage', () => describeOutage(ctx, outage));
   });

@@ -5,7 +5,7 @@ import { isStepfoldError } from '../../errors.js';
 import { createRunner } from '../../runner/runner.js';
 import type { Handler } from '../../runner/types.js';
 import type { Snapshot } from '../../snapshot.js';
-import type { Store } from '../../store/store.js';
+import type { SaveOptions, Store } from '../../store/store.js';
 import type { SuiteContext } from './context.js';
 
 // A long-lived entity: batches of up to 8 signals or 10 s of quiet, then continue-as-new every 3.
@@ -31,9 +31,9 @@ function observed(inner: Store) {
       await new Promise((r) => setTimeout(r, 2));
       return s;
     },
-    async save(s: Snapshot, expected: number, consumed?: readonly number[]) {
+    async save(s: Snapshot, expected: number, o?: SaveOptions) {
       try {
-        await inner.save(s, expected, consumed);
+        await inner.save(s, expected, o);
         stats.saves++;
       } catch (e) {
         if (isStepfoldError(e, 'VERSION_CONFLICT')) stats.conflicts++;

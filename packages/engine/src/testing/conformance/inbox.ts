@@ -7,19 +7,19 @@ import { isStepfoldError } from '../../errors.js';
 import { createRunner } from '../../runner/runner.js';
 import type { Runner } from '../../runner/types.js';
 import type { Snapshot } from '../../snapshot.js';
-import type { SentSignal, Store } from '../../store/store.js';
+import type { SaveOptions, SentSignal, Store } from '../../store/store.js';
 import type { Worker, WorkerOptions } from '../../worker/types.js';
 import { createWorker } from '../../worker/worker.js';
 import type { SuiteContext } from './context.js';
 
-// runner.send on a store with an inbox (`send`, `claimSent`, `dropSent`): one write appends the
+// runner.send on a store with an inbox (`store.inbox`): one write appends the
 // signal and announces the snapshot with every signal waiting; a worker applies them and takes the
 // task they dispatch in one write that also consumes them. Refusals take signal's path and its
 // errors; what no notice delivers, the polls' inbox lane does after a second.
 
-/** Signals waiting for the instances named, counted through `claimSent` by id (which takes no lease). */
-const waitingIn = async (store: Store, ...ids: string[]) =>
-  (await store.claimSent!(0, ids.length, ids)).reduce((n, d) => n + d.sent.length, 0);
+/** Signals waiting for the instances named, counted through the inbox's claim by id (which takes no lease). */
+export const waitingIn = async (store: Store, ...ids: string[]) =>
+  (await store.inbox!.claim(0, ids.length, ids)).reduce((n, d) => n + d.sent.length, 0);
 
 const waits = defineWorkflow({
   name: 'send-waits',
@@ -61,7 +61,8 @@ const until = async (what: string, ok: () => boolean | Promise<boolean>, ms = 10
   throw new Error(`timed out waiting for ${what}`);
 };
 
-export function describeSent(ctx: SuiteContext): void {
+/** The inbox behind `runner.send`: one write, applied by workers in order, consumed with the write that applies it. */
+export function describeInbox(ctx: SuiteContext): void {
   const workers: Worker[] = [];
   afterEach(async () => {
     await Promise.all(workers.splice(0).map((w) => w.stop({ graceMs: 1000 })));
@@ -208,15 +209,21 @@ export function describeSent(ctx: SuiteContext): void {
     const { store, sender } = await setup(0);
     await sender.start('send-waits', 'f');
     await sender.send('f', 'go', { said: 'x' });
-    const [due] = await store.claimSent!(Date.now() + 5_000, 10);
+    const [due] = await store.inbox!.claim(Date.now() + 5_000, 10);
     expect(due?.sent.map((s: SentSignal) => s.event.type)).toEqual(['signal']);
-    const seqs = due!.sent.map((s) => s.seq);
+    const consumed = due!.sent;
     const stale = { ...due!.snapshot, version: due!.snapshot.version + 1 };
-    await expect(store.save(stale, due!.snapshot.version + 5, seqs)).rejects.toMatchObject({
+    await expect(store.save(stale, due!.snapshot.version + 5, { consumed })).rejects.toMatchObject({
       code: 'VERSION_CONFLICT',
     });
     expect(await waitingIn(store, 'f')).toBe(1);
-    await store.save(stale, due!.snapshot.version, seqs);
+    // Matching a snapshot and signals not stored as given: refused, nothing consumed.
+    const forged = [{ ...consumed[0]!, event: { ...consumed[0]!.event, at: 1 } }];
+    await expect(
+      store.save(stale, due!.snapshot.version, { consumed: forged, matches: due!.snapshot }),
+    ).rejects.toMatchObject({ code: 'NOTICE_MISMATCH' });
+    expect(await waitingIn(store, 'f')).toBe(1);
+    await store.save(stale, due!.snapshot.version, { consumed, matches: due!.snapshot });
     expect(await waitingIn(store, 'f')).toBe(0);
     // Deleting an instance deletes what was sent to it.
     await sender.start('send-waits', 'g');
@@ -248,12 +255,12 @@ export function describeSent(ctx: SuiteContext): void {
     let raced = false;
     const racing = Object.create(store) as Store;
     Object.defineProperty(racing, 'save', {
-      value: async (s: Snapshot, expected: number, consumed?: readonly number[]) => {
-        if (consumed?.length && !raced) {
+      value: async (s: Snapshot, expected: number, o?: SaveOptions) => {
+        if (o?.consumed?.length && !raced) {
           raced = true;
           await sender.signal('r', 'item', 'direct');
         }
-        return store.save(s, expected, consumed);
+        return store.save(s, expected, o);
       },
     });
     const ran: unknown[] = [];

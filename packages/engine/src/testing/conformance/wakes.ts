@@ -1,0 +1,83 @@
+import { expect, it } from 'vitest';
+import type { Snapshot, TaskState } from '../../snapshot.js';
+import type { Store, WakeHint } from '../../store/store.js';
+import { makeTestSnapshot } from '../test-snapshot.js';
+import type { SuiteContext } from './context.js';
+
+const wf = (name: string) => ({ name, version: 1, hash: 'h' });
+
+/** A running task whose deadline is the wake time: a write that announces nothing. */
+const running = (deadline: number, queued?: boolean): Record<string, TaskState> => ({
+  'a:run': {
+    step: 'a',
+    phase: 'run',
+    attempt: 1,
+    idempotencyKey: 'k',
+    handler: 'h',
+    dispatchedAt: 0,
+    deadline,
+    dispatchVersion: 1,
+    ...(queued ? { queued } : {}),
+  },
+});
+
+/** Waits for the first notice matching `pred`, failing after `ms`. */
+function nextNotice(store: Store, pred: (h: WakeHint) => boolean, ms = 10_000) {
+  const seen: WakeHint[] = [];
+  let done: (h: WakeHint) => void = () => {};
+  const got = new Promise<WakeHint>((resolve) => {
+    done = resolve;
+  });
+  const sub = store.wakes!.subscribe({
+    wake(h) {
+      seen.push(h);
+      if (pred(h)) done(h);
+    },
+  });
+  const timeout = new Promise<never>((_, reject) =>
+    setTimeout(() => reject(new Error(`no wake notice within ${ms} ms; saw ${JSON.stringify(seen)}`)), ms),
+  );
+  return { ready: sub, seen, first: Promise.race([got, timeout]).finally(async () => (await sub).close()) };
+}
+
+/** Wake notices (`store.wakes`): what a write announces, and what a notice may hand over. */
+export function describeWakes({ fresh }: SuiteContext): void {
+  it('a timer announced while a task runs says so (busy): another worker then claims it only when due', async () => {
+    const store = await fresh();
+    const w = nextNotice(store, (h) => h.at === 6262);
+    await w.ready;
+    const timer: Partial<Snapshot> = { timers: [{ kind: 'retry', step: 'b', at: 6262 }], wakeAt: 6262 };
+    await store.create(
+      makeTestSnapshot('busy-1', { workflow: wf('waker'), ...timer, tasks: running(90_000) }),
+    );
+    expect(await w.first).toEqual({ at: 6262, workflow: 'waker', id: 'busy-1', busy: true });
+  });
+
+  it('a timer or a handed-off task is announced; a running task deadline is not', async () => {
+    const store = await fresh();
+    expect(store.wakes).toBeDefined();
+    const w = nextNotice(store, (h) => h.at === 4242 || h.at === 1111);
+    await w.ready;
+    // Deadline only: silent. Then a timer: the first notice this instance sends is the timer's.
+    await store.create(
+      makeTestSnapshot('wake-1', { workflow: wf('waker'), wakeAt: 1111, tasks: running(1111) }),
+    );
+    const timer: Partial<Snapshot> = { timers: [{ kind: 'retry', step: 'a', at: 4242 }], wakeAt: 4242 };
+    await store.save(makeTestSnapshot('wake-1', { version: 2, workflow: wf('waker'), ...timer }), 1);
+    expect(await w.first).toEqual({ at: 4242, workflow: 'waker', id: 'wake-1' });
+
+    const q = nextNotice(store, (h) => h.at === 777);
+    await q.ready;
+    const handed = makeTestSnapshot('wake-2', {
+      workflow: wf('waker'),
+      wakeAt: 777,
+      tasks: running(777, true),
+    });
+    await store.create(handed);
+    // A store may send the snapshot with a hand-off (a worker then takes the task with no claim
+    // or load); if it does, it is the snapshot written.
+    const { snapshot, ...hint } = await q.first;
+    expect(hint).toEqual({ at: 777, workflow: 'waker', id: 'wake-2' });
+    if (snapshot !== undefined) expect(snapshot).toEqual(handed);
+  });
+}
