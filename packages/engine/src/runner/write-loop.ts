@@ -1,6 +1,6 @@
 import { checkDeclared, declaredSchemas } from '../definition/declared-schemas.js';
 import type { WorkflowDefinition } from '../definition/schema.js';
-import { AlreadyExistsError, isStepfoldError, NotFoundError } from '../errors.js';
+import { AlreadyExistsError, isStepfoldError, NotFoundError, VersionConflictError } from '../errors.js';
 import type { WorkflowEvent } from '../events.js';
 import { assertValidId } from '../ids.js';
 import { reduce } from '../reducer/reducer.js';
@@ -94,6 +94,10 @@ export class WriteLoop {
     const ins = this.instrument;
     const conflicts = reapply && !sent ? this.maxConflicts : 0;
     return this.queue.run(id, known, (current, fresh) => {
+      // Sent signals were claimed with `known`: a newer snapshot this runner wrote since may have
+      // applied some of them already. Not applied twice: the caller claims them again, as after a lost race.
+      if (sent && fresh && known && current)
+        return Promise.reject(new VersionConflictError(id, known.version, current.version));
       const trusted = current !== undefined && (fresh || !loaded);
       // A snapshot from a wake notice is taken only if it is exactly the one stored.
       const noticed = loaded === 'notice' && !fresh ? current : undefined;

@@ -310,4 +310,55 @@ export function describeInbox(ctx: SuiteContext): void {
     await until('the handler', () => ran.length === 1);
     expect(ran).toEqual([{ said: 1 }]);
   });
+
+  it('scenario 27: two workers, a thousand signals sent to a hundred instances: each applied once, in order, the inbox empty', async () => {
+    const tens = defineWorkflow({
+      name: 'send-tens',
+      version: 1,
+      start: 'gather',
+      limits: { inbox: 20 },
+      steps: {
+        gather: { kind: 'collect', signal: 'item', maxItems: 10, next: 'hit' },
+        hit: { kind: 'task', handler: 'hit', input: { said: 'outputs.gather' } },
+      },
+    });
+    const store = await ctx.fresh();
+    const sender = senderOn(store, [tens]);
+    const ran = new Map<string, unknown[]>();
+    for (let w = 0; w < 2; w++) {
+      const runner = createRunner({
+        store,
+        workflows: [tens],
+        handlers: {
+          hit: ({ instanceId, input }) => {
+            ran.set(instanceId, [...(ran.get(instanceId) ?? []), input]);
+            return null;
+          },
+        },
+      });
+      const worker = createWorker({ runner, concurrency: 20, poll: { minMs: 50, maxMs: 500 } });
+      workers.push(worker);
+      await worker.start();
+    }
+    const ids = Array.from({ length: 100 }, (_, i) => `s27-${String(i).padStart(3, '0')}`);
+    for (const id of ids) await sender.start('send-tens', id);
+    // Each instance's ten in order from one sender; twenty instances' sends interleave at a time.
+    for (let i = 0; i < ids.length; i += 20)
+      await Promise.all(
+        ids.slice(i, i + 20).map(async (id) => {
+          for (let n = 0; n < 10; n++) await sender.send(id, 'item', n);
+        }),
+      );
+    await until(
+      'every instance completed',
+      async () => {
+        const page = await store.list({ workflow: 'send-tens', status: 'completed', limit: 200 });
+        return page.items.length === ids.length;
+      },
+      60_000,
+    );
+    const inOrder = Array.from({ length: 10 }, (_, n) => n);
+    for (const id of ids) expect(ran.get(id), id).toEqual([{ said: inOrder }]);
+    expect(await waitingIn(store, ...ids)).toBe(0);
+  }, 120_000);
 }
