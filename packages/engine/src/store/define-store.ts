@@ -112,7 +112,8 @@ export function defineStore(definition: StoreDefinition, driver: StoreDriver): D
     matches: Snapshot | undefined,
   ): Promise<UpdateCondition> => {
     if (!Number.isSafeInteger(expected)) throw new RangeError('save: expectedVersion must be an integer');
-    const ordered = consumed?.length ? [...consumed].sort((a, b) => a.seq - b.seq) : undefined;
+    // In the order given: the order the store listed them in, oldest first.
+    const ordered = consumed?.length ? consumed : undefined;
     const seqs = ordered ? seqsOf(ordered.map((p) => p.seq)) : undefined;
     if (seqs && !driver.inbox) throw new TypeError('save: consumed seqs on a store without an inbox');
     let match: UpdateCondition['match'];

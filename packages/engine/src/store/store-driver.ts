@@ -27,11 +27,11 @@ export interface ClaimWindow extends DueWindow {
 export interface UpdateCondition {
   /** The stored version must be this. */
   expected: number;
-  /** Inbox seqs to remove in the same write (safe integers, at least one). */
+  /** Inbox seqs to remove in the same write (safe integers, at least one; oldest first). */
   consumed?: readonly number[] | undefined;
   /**
    * The stored snapshot must be exactly `json` and each consumed signal's stored event exactly the
-   * `sent` entry at its place (seq order). Compare `digest` (the driver's declared algorithm over
+   * `sent` entry at its place (the order of `consumed`, oldest first). Compare `digest` (the driver's declared algorithm over
    * the UTF-8 bytes of `json` followed by `"\n" + event` for each, lowercase hex) or, without an
    * algorithm, the texts themselves.
    */

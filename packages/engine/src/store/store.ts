@@ -80,8 +80,9 @@ export interface WakeHint {
 
 /**
  * A signal {@link Inbox.send} appended to an instance's inbox that no write has applied yet. `seq`
- * is the store's number for it (ascending in send order); `event` is the signal event as sent,
- * untrusted JSON until the reducer checks it.
+ * is the store's number for it, unique among the instance's waiting signals (a store may number
+ * them in send order, but need not: every list of them is oldest first); `event` is the signal
+ * event as sent, untrusted JSON until the reducer checks it.
  */
 export interface SentSignal {
   seq: number;
