@@ -1,7 +1,7 @@
 // A bench worker process (forked by fleet.ts): a runner and a `createWorker` over the PostgreSQL
 // store, driven by the parent over IPC. `run` keeps `concurrency` linear workflows in flight and
 // reports what it wrote; `raw` runs the adapter's save statement by hand from as many clients
-// (the physical limit); a `hit` handler reports wake latencies; `queries` counts the polls' queries (listDue, claimDue, claimSent).
+// (the physical limit); a `hit` handler reports wake latencies; `queries` counts the polls' queries (listDue, claimDue, the inbox claim).
 import { createRunner, type Snapshot, type Store, step } from '@stepfold/engine';
 import { createWorker } from '@stepfold/engine/worker';
 import { createPostgresStore } from '@stepfold/store-postgres';
@@ -34,20 +34,28 @@ const inner = createPostgresStore({
   table: process.env['BENCH_TABLE'] ?? 'instances',
   groupCommit: process.env['BENCH_GROUP_COMMIT'] === '1',
 });
-// Every query a poll makes: listDue, claimDue (each lane, and notices' ids) and claimSent (the inbox lane).
+// Every query a poll makes: listDue, claimDue (each lane, and notices' ids) and the inbox's claim (its lane).
 let listDue = 0;
+const claims = inner.claims!;
+const inbox = inner.inbox!;
 const store: Store = Object.assign(Object.create(inner) as Store, {
   listDue(...a: Parameters<Store['listDue']>) {
     listDue++;
     return inner.listDue(...a);
   },
-  claimDue(...a: Parameters<NonNullable<Store['claimDue']>>) {
-    listDue++;
-    return inner.claimDue!(...a);
+  claims: {
+    ...claims,
+    claimDue(...a: Parameters<typeof claims.claimDue>) {
+      listDue++;
+      return claims.claimDue(...a);
+    },
   },
-  claimSent(...a: Parameters<NonNullable<Store['claimSent']>>) {
-    listDue++;
-    return inner.claimSent!(...a);
+  inbox: {
+    ...inbox,
+    claim(...a: Parameters<typeof inbox.claim>) {
+      listDue++;
+      return inbox.claim(...a);
+    },
   },
 });
 await inner.setup();

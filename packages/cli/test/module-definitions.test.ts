@@ -106,7 +106,7 @@ describe('definitions from an ESM module (PostgreSQL store)', () => {
     expect(env.code).toBe(EXIT.invalid);
     expect(env.stderr).toContain('INVALID_INPUT');
     expect((await load('r-1')).version).toBe(before.version);
-    expect(await store.claimSent!(Date.now(), 10, ['r-1'])).toEqual([]);
+    expect(await store.inbox!.claim(Date.now(), 10, ['r-1'])).toEqual([]);
   });
 
   it('send writes a valid signal to the inbox and returns without applying it', async () => {
@@ -124,7 +124,7 @@ describe('definitions from an ESM module (PostgreSQL store)', () => {
     expect(r.code).toBe(EXIT.ok);
     expect(parsed(r)).toMatchObject({ delivered: 'inbox', changed: true, version: before.version });
     expect((await load('r-1')).version).toBe(before.version); // not applied yet
-    const [waiting] = await store.claimSent!(Date.now(), 10, ['r-1']);
+    const [waiting] = await store.inbox!.claim(Date.now(), 10, ['r-1']);
     expect(waiting?.sent.map((s) => s.event)).toMatchObject([
       { type: 'signal', name: 'note', payload: { reason: 'late' }, id: 'n-1' },
     ]);

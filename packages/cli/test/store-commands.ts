@@ -170,12 +170,12 @@ export function storeCommandSuite(open: () => Promise<StoreUnderTest>): void {
     const before = await load(IDS.signal);
     const r = await cli(['send', IDS.signal, 'receipt', '--payload', '{"file":"s.pdf"}', ...acting()]);
     expect(r.code).toBe(EXIT.ok);
-    const inbox = t.store.send !== undefined;
+    const inbox = t.store.inbox !== undefined;
     expect(parsed(r)).toMatchObject({ changed: true, delivered: inbox ? 'inbox' : 'applied' });
     const after = await load(IDS.signal);
     if (inbox) {
       expect(after.version).toBe(before.version); // a worker applies it
-      const [sent] = await t.store.claimSent!(Date.now(), 10, [IDS.signal]);
+      const [sent] = await t.store.inbox!.claim(Date.now(), 10, [IDS.signal]);
       expect(sent?.sent.map((s) => s.event.type === 'signal' && s.event.payload)).toEqual([
         { file: 's.pdf' },
       ]);

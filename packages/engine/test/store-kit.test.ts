@@ -1,4 +1,5 @@
-import { createStoreKit, isStepfoldError, StoreUnavailableError } from '@stepfold/engine';
+import { isStepfoldError, StoreUnavailableError } from '@stepfold/engine';
+import { createStoreKit } from '@stepfold/engine/store-kit';
 import { makeTestSnapshot, snapshotOfSize } from '@stepfold/engine/testing';
 import { describe, expect, it } from 'vitest';
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createMemoryStore, createStoreKit, isBusyNotice, parseWakePayload } from '../src/index.js';
+import { createMemoryStore } from '../src/index.js';
+import { createStoreKit, isBusyNotice, parseWakePayload } from '../src/store/index.js';
 import { makeTestSnapshot } from '../src/testing/test-snapshot.js';
 
 describe('parseWakePayload', () => {

@@ -137,22 +137,25 @@ describe('claims a killed worker leaves', () => {
     // nothing more (as if SIGKILLed: no tick, no release).
     let dead = false;
     const reserved: string[] = [];
-    const forA = new Proxy(base, {
-      get(target, key, receiver) {
-        const value = Reflect.get(target, key, receiver);
-        if (typeof value !== 'function') return value;
-        return async (...args: unknown[]) => {
-          if (dead) return new Promise(() => {});
-          const out = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
-          const ids = (args[2] as { ids?: string[] } | undefined)?.ids;
-          if (key === 'claimDue' && ids && (out as unknown[]).length) {
-            reserved.push(...ids);
-            dead = true;
-          }
-          return out;
-        };
-      },
-    }) as Store;
+    const dying = <T extends object>(inner: T): T =>
+      new Proxy(inner, {
+        get(target, key, receiver) {
+          const value = Reflect.get(target, key, receiver);
+          if (key === 'claims' && value) return dying(value);
+          if (typeof value !== 'function') return value;
+          return async (...args: unknown[]) => {
+            if (dead) return new Promise(() => {});
+            const out = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+            const ids = (args[2] as { ids?: string[] } | undefined)?.ids;
+            if (key === 'claimDue' && ids && (out as unknown[]).length) {
+              reserved.push(...ids);
+              dead = true;
+            }
+            return out;
+          };
+        },
+      });
+    const forA = dying(base) as Store;
     const handlers = { after: () => 'done' };
     const a = createWorker({
       runner: createRunner({ store: forA, workflows: [nap], handlers }),

@@ -14,7 +14,7 @@ export function register(program: Command): void {
   signalCommand(
     program,
     'send',
-    "send a signal for your workers to apply: written to the store's inbox (PostgreSQL, Redis), applied at once elsewhere",
+    "send a signal for your workers to apply: written to the store's inbox, applied by a worker",
   ).action(async (id: string, name: string, options: SignalOptions) => {
     const out = createOutput(options.json === true);
     const { payload, call } = signalArguments(options);
@@ -22,7 +22,7 @@ export function register(program: Command): void {
       // Name and payload are checked (UNKNOWN_SIGNAL, INVALID_INPUT) before anything is written.
       await runner.send(id, name, payload, call);
       const after = (await opened.store.load(id)) ?? before;
-      const inbox = opened.store.send !== undefined && opened.store.claimSent !== undefined;
+      const inbox = opened.store.inbox !== undefined;
       const ignored = signalIgnored(before, call.signalId);
       const delivered = ignored
         ? 'unchanged'

@@ -8,20 +8,22 @@ import { recorder } from './recorder.js';
 const nap = workflow('nap', 1).sleep('rest', { ms: 1_000 }).task('after', { handler: 'after' }).build();
 const other = workflow('other', 1).sleep('rest', { ms: 1_000 }).build();
 
-/** A memory store whose calls are recorded by name. */
+/** A memory store whose calls (its capabilities' too) are recorded by method name. */
 function recorded() {
   const calls: Array<{ call: string; args: unknown[] }> = [];
-  const inner = createMemoryStore();
-  const store = new Proxy(inner, {
-    get(target, key, receiver) {
-      const v = Reflect.get(target, key, receiver);
-      if (typeof v !== 'function' || typeof key !== 'string') return v;
-      return (...args: unknown[]) => {
-        calls.push({ call: key, args });
-        return v.apply(target, args);
-      };
-    },
-  }) as Store;
+  const record = <T extends object>(inner: T): T =>
+    new Proxy(inner, {
+      get(target, key, receiver) {
+        const v = Reflect.get(target, key, receiver);
+        if ((key === 'claims' || key === 'inbox') && v) return record(v);
+        if (typeof v !== 'function' || typeof key !== 'string') return v;
+        return (...args: unknown[]) => {
+          calls.push({ call: key, args });
+          return v.apply(target, args);
+        };
+      },
+    });
+  const store = record(createMemoryStore()) as Store;
   return { store, calls, names: () => calls.map((c) => c.call) };
 }
 
@@ -140,7 +142,7 @@ describe('DuePoller', () => {
     expect(first.ticked).toBe(2);
     expect(t.stats.skipped).toBe(1);
     expect(t.events.some(([k, id]) => k === 'skipped' && id === 'o-1')).toBe(true);
-    expect(t.names()).toContain('releaseDue');
+    expect(t.names()).toContain('release');
     t.calls.length = 0;
     await single.round();
     const asked = t.calls.filter((c) => c.call === 'claimDue').map((c) => c.args[1]);
@@ -161,7 +163,7 @@ describe('DuePoller', () => {
     await new Promise((r) => setTimeout(r, 10));
     t.calls.length = 0;
     await t.poller.releaseHeld();
-    expect(t.calls.find((c) => c.call === 'releaseDue')?.args[0]).toEqual(['n-6']);
+    expect(t.calls.find((c) => c.call === 'release')?.args[0]).toEqual(['n-6']);
     t.at(11_000);
     expect(t.poller.namedDue(11_000)).toBe(false);
   });

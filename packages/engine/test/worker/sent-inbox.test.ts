@@ -12,12 +12,14 @@ const sent: SentSignal[] = [{ seq: 1, event: { type: 'signal', at: 1, name: 's',
 function inboxStore() {
   const calls: unknown[][] = [];
   const store = {
-    async claimSent(now: number, n: number, ids?: string[]) {
-      calls.push(['claimSent', now, n, ids]);
-      return (ids ?? ['left']).slice(0, n).map((id) => ({ snapshot: makeTestSnapshot(id), sent }));
-    },
-    async dropSent(id: string, seqs: number[], version: number) {
-      calls.push(['dropSent', id, seqs, version]);
+    inbox: {
+      async claim(now: number, n: number, ids?: string[]) {
+        calls.push(['claim', now, n, ids]);
+        return (ids ?? ['left']).slice(0, n).map((id) => ({ snapshot: makeTestSnapshot(id), sent }));
+      },
+      async drop(id: string, seqs: number[], version: number) {
+        calls.push(['drop', id, seqs, version]);
+      },
     },
   } as unknown as Store;
   return { store, calls };
@@ -38,8 +40,8 @@ describe('SentInbox', () => {
     expect((await inbox.claimLeft(6, 2)).map((d) => d.id)).toEqual(['left']);
     expect(await inbox.claimLeft(6, 0)).toEqual([]);
     expect(calls).toEqual([
-      ['claimSent', 5, 2, ['a', 'b']],
-      ['claimSent', 6, 2, undefined],
+      ['claim', 5, 2, ['a', 'b']],
+      ['claim', 6, 2, undefined],
     ]);
     expect(s.polls).toBe(2);
   });
@@ -52,7 +54,7 @@ describe('SentInbox', () => {
     expect(await inbox.settle(new VersionConflictError('a', 1, 2), 'a', sent, 3)).toBe('claim-again');
     const refusal = new ValidationError('INVALID_INPUT', 'bad payload', []);
     expect(await inbox.settle(refusal, 'a', sent, 3)).toBe('dropped');
-    expect(calls).toEqual([['dropSent', 'a', [1], 3]]);
+    expect(calls).toEqual([['drop', 'a', [1], 3]]);
     expect(rec.events).toEqual([['error', refusal, 'tick']]);
     expect(await inbox.settle(new Error('network'), 'a', sent, 3)).toBe('not-handled');
     expect(s.errors).toBe(1);

@@ -240,14 +240,8 @@ export async function runSoak(o) {
   const done = new Map([...designs].filter(([id]) => !stuck.includes(id)));
   // Every instance is final: a sent signal still in the store's inbox was applied without being
   // consumed (or never applied), and would be applied again.
-  const unconsumed = store.claimSent
-    ? await retrying(() =>
-        /** @type {NonNullable<import('@stepfold/engine').Store['claimSent']>} */ (store.claimSent)(
-          Number.MAX_SAFE_INTEGER,
-          100,
-        ),
-      )
-    : [];
+  const { inbox } = store;
+  const unconsumed = inbox ? await retrying(() => inbox.claim(Number.MAX_SAFE_INTEGER, 100)) : [];
   const violations = [
     ...errors,
     ...unconsumed.map(

@@ -6,7 +6,7 @@ const wf = (name: string) => ({ name, version: 1, hash: 'h' });
 
 /** Claims on due instances (`store.claims`): disjoint batches, leases, tokens, claim-and-load. */
 export function describeClaims({ fresh }: SuiteContext): void {
-  it('claimed ids come back after releaseDue or a save, not before', async () => {
+  it('claimed ids come back after a release or a save, not before', async () => {
     const store = await fresh();
     const claims = store.claims!;
     for (const id of ['rel-1', 'rel-2', 'rel-3']) await store.create(makeTestSnapshot(id, { wakeAt: 1 }));

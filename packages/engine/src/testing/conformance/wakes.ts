@@ -1,6 +1,9 @@
 import { expect, it } from 'vitest';
 import type { Snapshot, TaskState } from '../../snapshot.js';
-import type { Store, WakeHint } from '../../store/store.js';
+import { defineWorkflow } from '../../definition/compile.js';
+import { createRunner } from '../../runner/runner.js';
+import type { Store, WakeHint, WakeSource } from '../../store/store.js';
+import { createWorker } from '../../worker/worker.js';
 import { makeTestSnapshot } from '../test-snapshot.js';
 import type { SuiteContext } from './context.js';
 
@@ -80,4 +83,61 @@ export function describeWakes({ fresh }: SuiteContext): void {
     expect(hint).toEqual({ at: 777, workflow: 'waker', id: 'wake-2' });
     if (snapshot !== undefined) expect(snapshot).toEqual(handed);
   });
+
+  it('a notice whose snapshot is not the stored instance changes nothing: the worker reports it and runs the task as stored', async () => {
+    const store = await fresh();
+    const pay = defineWorkflow({
+      name: 'forged-pay',
+      version: 1,
+      start: 'charge',
+      steps: { charge: { kind: 'task', handler: 'charge', input: { amount: 'input.amount' } } },
+    });
+    // The store's channel, with a forger on it: notices of the instance go missing, one forged
+    // notice arrives in their place (valid, the right version, another input).
+    let forge: ((h: WakeHint) => void) | undefined;
+    const wakes: WakeSource = {
+      subscribe(l) {
+        forge = (h) => l.wake(h);
+        return store.wakes!.subscribe({ ...l, wake: (h) => h.id !== 'forged-1' && l.wake(h) });
+      },
+    };
+    const forging = Object.assign(Object.create(store) as Store, { wakes });
+    const charged: unknown[] = [];
+    const errors: unknown[] = [];
+    const runner = createRunner({
+      store: forging,
+      workflows: [pay],
+      handlers: { charge: ({ input }) => charged.push(input) },
+    });
+    const worker = createWorker({
+      runner,
+      poll: { minMs: 600_000, maxMs: 600_000, maxWithWakesMs: 600_000 },
+      on: { error: (e) => errors.push(e) },
+    });
+    await worker.start();
+    try {
+      await new Promise((r) => setTimeout(r, 50)); // the first round is over: only notices drive it
+      const api = createRunner({ store, workflows: [pay], execute: false });
+      const stored = await api.start('forged-pay', 'forged-1', { amount: 10 });
+      forge!({
+        at: stored.wakeAt!,
+        workflow: 'forged-pay',
+        id: 'forged-1',
+        snapshot: { ...stored, input: { amount: 1_000_000 } },
+      });
+      await until(async () => (await store.load('forged-1'))?.status === 'completed');
+      expect(charged).toEqual([{ amount: 10 }]);
+      expect(worker.stats.refusedNotices).toBe(1);
+      expect(errors.map((e) => (e as { code?: string }).code)).toEqual(['NOTICE_MISMATCH']);
+      expect((await store.load('forged-1'))?.input).toEqual({ amount: 10 });
+    } finally {
+      await worker.stop();
+    }
+  });
+}
+
+async function until(ok: () => Promise<boolean>, ms = 10_000): Promise<void> {
+  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 20)))
+    if (await ok()) return;
+  throw new Error('timed out');
 }

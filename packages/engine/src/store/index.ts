@@ -1,13 +1,13 @@
 // `@stepfold/engine/store-kit`: what a store adapter is built from. `defineStore` turns an adapter's
 // narrow database calls into a `Store`; the rest are the pieces wake sources and drivers share. Its
 // own entry, so the main entry a Worker bundles carries none of it beyond what the memory store uses.
-export { type Backoff, backoffDelay, OUTAGE_BACKOFF } from './backoff.js';
+export { type Backoff, backoffDelay, OUTAGE_BACKOFF } from '../backoff.js';
 export {
   claimMsOption,
   DEFAULT_CLAIM_MS,
   type DefinedStore,
   defineStore,
-} from './store/define-store.js';
+} from './define-store.js';
 export type {
   ClaimsDriver,
   ClaimWindow,
@@ -19,7 +19,7 @@ export type {
   StoreDefinition,
   StoreDriver,
   UpdateCondition,
-} from './store/store-driver.js';
+} from './store-driver.js';
 export {
   createStoreKit,
   DEADLINE_INDEX_MS,
@@ -31,6 +31,6 @@ export {
   type StoreKit,
   storeGuard,
   type UpdateOutcome,
-} from './store/store-kit.js';
-export { textDigest } from './store/text-digest.js';
-export { isBusyNotice, isHandoffNotice, parseWakePayload, wakeNotice } from './store/wake-notice.js';
+} from './store-kit.js';
+export { textDigest } from './text-digest.js';
+export { isBusyNotice, isHandoffNotice, parseWakePayload, wakeNotice } from './wake-notice.js';
