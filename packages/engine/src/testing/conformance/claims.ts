@@ -36,14 +36,12 @@ export function describeClaims({ fresh }: SuiteContext): void {
     // A lease of 0 ends at `now`: due again at once.
     expect(await store.listDue(1050, 10, { workflow: 'leased' })).toEqual(['lease-1']);
     expect(await store.listDue(6000, 10)).toEqual(['lease-2']);
-    {
-      await store.create(makeTestSnapshot('lease-4', { wakeAt: 1 }));
-      expect((await claims.claimDue(7000, 1, { ids: ['lease-4'], leaseMs: 100 })).map((s) => s.id)).toEqual([
-        'lease-4',
-      ]);
-      expect(await claims.claimDue(7099, 1, { ids: ['lease-4'] })).toEqual([]);
-      expect((await claims.claimDue(7100, 1, { ids: ['lease-4'] })).map((s) => s.id)).toEqual(['lease-4']);
-    }
+    await store.create(makeTestSnapshot('lease-4', { wakeAt: 1 }));
+    expect((await claims.claimDue(7000, 1, { ids: ['lease-4'], leaseMs: 100 })).map((s) => s.id)).toEqual([
+      'lease-4',
+    ]);
+    expect(await claims.claimDue(7099, 1, { ids: ['lease-4'] })).toEqual([]);
+    expect((await claims.claimDue(7100, 1, { ids: ['lease-4'] })).map((s) => s.id)).toEqual(['lease-4']);
     // A bad lease is refused before anything is claimed.
     await store.create(makeTestSnapshot('lease-5', { wakeAt: 1 }));
     for (const leaseMs of [-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY])

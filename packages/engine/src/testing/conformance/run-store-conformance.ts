@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../store/store.js';
+import { describeClaims } from './claims.js';
 import type { StoreConformanceOptions, SuiteContext } from './context.js';
 import { describeCrud } from './crud.js';
-import { describeClaims } from './claims.js';
 import { describeDueLanes } from './due-lanes.js';
 import { describeInbox } from './inbox.js';
 import { describeLimits } from './limits.js';

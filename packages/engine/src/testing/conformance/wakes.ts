@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
-import type { Snapshot, TaskState } from '../../snapshot.js';
 import { defineWorkflow } from '../../definition/compile.js';
 import { createRunner } from '../../runner/runner.js';
+import type { Snapshot, TaskState } from '../../snapshot.js';
 import type { Store, WakeHint, WakeSource } from '../../store/store.js';
 import { createWorker } from '../../worker/worker.js';
 import { makeTestSnapshot } from '../test-snapshot.js';
