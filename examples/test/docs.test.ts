@@ -3,6 +3,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { ERROR_KINDS, type ErrorKind, HTTP_STATUS } from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 
 // Every ```ts block in docs/*.md is a complete program: extracted into examples/.docs-check (where
@@ -104,4 +105,31 @@ describe('docs examples', () => {
     expect(failures).toEqual([]);
     expect(all.length).toBeGreaterThan(20);
   }, 120_000);
+});
+
+/** The cells of each row of the markdown table whose header row opens with `| first `. */
+function tableRows(page: string, first: string): string[][] {
+  const lines = readFileSync(join(DOCS, page), 'utf8').split('\n');
+  const at = lines.findIndex((l) => l.startsWith(`| ${first} `));
+  const rows: string[][] = [];
+  for (let i = at + 2; lines[i]?.startsWith('|'); i++)
+    rows.push(
+      lines[i]!.split('|')
+        .slice(1, -1)
+        .map((c) => c.trim().replaceAll('`', '')),
+    );
+  return rows;
+}
+
+describe('docs/errors.md', () => {
+  it('gives each code the kind, and each kind the HTTP status, of the engine’s tables', () => {
+    const kinds: Record<string, string> = {};
+    for (const [codes, , , , kind] of tableRows('errors.md', 'code'))
+      for (const code of codes!.split(', ')) kinds[code] = kind!;
+    expect(kinds).toEqual(ERROR_KINDS);
+    const statuses = Object.fromEntries(
+      tableRows('errors.md', 'kind').map(([kind, , , http]) => [kind!, Number(http)]),
+    );
+    expect(statuses).toEqual(HTTP_STATUS satisfies Record<ErrorKind, number>);
+  });
 });

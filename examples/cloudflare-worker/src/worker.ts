@@ -14,7 +14,8 @@
 import {
   assertValidId,
   createRunner,
-  type ErrorCode,
+  errorKind,
+  HTTP_STATUS,
   isStepfoldError,
   NotFoundError,
   type Runner,
@@ -28,27 +29,6 @@ export interface Env {
   WORKFLOWS: DurableObjectNamespace;
 }
 
-/** HTTP status for each engine error code. */
-const STATUS = {
-  INVALID_DEFINITION: 500,
-  INVALID_EVENT: 400,
-  INVALID_SNAPSHOT: 500,
-  INVALID_ID: 400,
-  INVALID_INPUT: 400,
-  UNKNOWN_WORKFLOW: 404,
-  UNKNOWN_VERSION: 404,
-  DEFINITION_HASH_MISMATCH: 409,
-  UNKNOWN_HANDLER: 500,
-  VERSION_CONFLICT: 409,
-  NOT_FOUND: 404,
-  ALREADY_EXISTS: 409,
-  SNAPSHOT_TOO_LARGE: 413,
-  STORE_UNAVAILABLE: 503,
-  INBOX_OVERFLOW: 429,
-  UNKNOWN_SIGNAL: 400,
-  PAST_PIVOT: 409,
-} satisfies Record<ErrorCode, number>;
-
 /** An error of the HTTP layer itself (no such route, wrong method). */
 class HttpError extends Error {
   constructor(
@@ -59,6 +39,8 @@ class HttpError extends Error {
     super(message);
   }
 }
+
+const served = new Set(workflows.map((w) => w.name));
 
 type Route =
   | { kind: 'start'; id: string; workflow: string }
@@ -86,7 +68,9 @@ function route(request: Request): Route {
   if (rest.length === 0 && a === 'workflows' && c === 'instances' && b !== undefined && d !== undefined) {
     expect('POST');
     assertValidId(b, 'workflow name');
-    r = { kind: 'start', workflow: b, id: d };
+    // A workflow this Worker does not run is a path to nothing (NO_ROUTE, 404), not the engine's
+    // UNKNOWN_WORKFLOW, which is a deployment fault (500).
+    if (served.has(b)) r = { kind: 'start', workflow: b, id: d };
   } else if (rest.length === 0 && a === 'instances' && b !== undefined) {
     if (c === undefined) {
       expect('GET');
@@ -144,7 +128,9 @@ const json = (status: number, body: unknown) =>
 function errorResponse(e: unknown): Response {
   if (e instanceof HttpError) return json(e.status, { error: { code: e.code, message: e.message } });
   if (isStepfoldError(e)) {
-    return json(STATUS[e.code], {
+    // The engine's table gives the status, as it gives the CLI its exit code.
+    const kind = errorKind(e);
+    return json(kind === undefined ? 500 : HTTP_STATUS[kind], {
       error: { code: e.code, message: e.message, ...(e.issues.length ? { issues: e.issues } : {}) },
     });
   }

@@ -3,6 +3,7 @@
  * unchanged by esbuild, one Durable Object per instance, real DO storage and real alarms.
  */
 import { fileURLToPath } from 'node:url';
+import { ERROR_KINDS, type ErrorCode, HTTP_STATUS } from '@stepfold/engine';
 import { build } from 'esbuild';
 import { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -70,8 +71,14 @@ async function call<T = Snapshot>(
   return { status: res.status, body: (await res.json()) as T };
 }
 const get = (id: string) => call('GET', `/instances/${encodeURIComponent(id)}`);
-const fails = (path: string, body?: unknown, method: 'GET' | 'POST' | 'PUT' = 'POST') =>
-  call<ErrorBody>(method, path, body);
+/** A refused request; an engine code must come with its kind's status, from the engine's table. */
+async function fails(path: string, body?: unknown, method: 'GET' | 'POST' | 'PUT' = 'POST') {
+  const r = await call<ErrorBody>(method, path, body);
+  const code = r.body.error.code;
+  if (Object.hasOwn(ERROR_KINDS, code))
+    expect(r.status, code).toBe(HTTP_STATUS[ERROR_KINDS[code as ErrorCode]]);
+  return r;
+}
 
 describe('order saga in workerd', () => {
   it('runs reserve → charge → email to completion', async () => {
@@ -186,10 +193,10 @@ describe('bad input over HTTP: 4xx with a stable code, nothing written', () => {
     expect((await fails('/instances/bad-1', undefined, 'GET')).body.error.code).toBe('NOT_FOUND');
   });
 
-  it('unknown workflow', async () => {
+  it('unknown workflow: a path to nothing (the engine’s UNKNOWN_WORKFLOW would be a 500, a deployment fault)', async () => {
     const r = await fails('/workflows/no-such-flow/instances/bad-2', { x: 1 });
     expect(r.status).toBe(404);
-    expect(r.body.error.code).toBe('UNKNOWN_WORKFLOW');
+    expect(r.body.error.code).toBe('NO_ROUTE');
     const after = await fails('/instances/bad-2', undefined, 'GET');
     expect(after.status).toBe(404);
     expect(after.body.error.code).toBe('NOT_FOUND');

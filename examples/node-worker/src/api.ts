@@ -15,7 +15,8 @@
  */
 import {
   assertValidId,
-  type ErrorCode,
+  errorKind,
+  HTTP_STATUS,
   isStepfoldError,
   NotFoundError,
   type Runner,
@@ -29,27 +30,6 @@ import {
 import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-
-/** HTTP status for each engine error code. */
-export const STATUS = {
-  INVALID_DEFINITION: 500,
-  INVALID_EVENT: 400,
-  INVALID_SNAPSHOT: 500,
-  INVALID_ID: 400,
-  INVALID_INPUT: 400,
-  UNKNOWN_WORKFLOW: 404,
-  UNKNOWN_VERSION: 404,
-  DEFINITION_HASH_MISMATCH: 409,
-  UNKNOWN_HANDLER: 500,
-  VERSION_CONFLICT: 409,
-  NOT_FOUND: 404,
-  ALREADY_EXISTS: 409,
-  SNAPSHOT_TOO_LARGE: 413,
-  STORE_UNAVAILABLE: 503,
-  INBOX_OVERFLOW: 429,
-  UNKNOWN_SIGNAL: 400,
-  PAST_PIVOT: 409,
-} satisfies Record<ErrorCode, ContentfulStatusCode>;
 
 /** An error of the HTTP layer itself, with a code of its own. */
 export class HttpError extends Error {
@@ -127,6 +107,7 @@ export function createApi(o: ApiOptions): Hono {
   // Every write answers once its event is stored; the worker runs the handlers it dispatched.
   const send = (m: RunnerMessage) => runner.handle({ ...m, wait: 'write' });
   const definitions = new Map(o.workflows.map((w) => [`${w.name}@${w.version}`, w]));
+  const served = new Set(o.workflows.map((w) => w.name));
   const app = new Hono();
 
   const reply = (c: Context, r: { snapshot: Snapshot; written: boolean }, status: 201 | 202) =>
@@ -141,6 +122,10 @@ export function createApi(o: ApiOptions): Hono {
 
   app.post('/workflows/:name/instances/:id', async (c) => {
     const workflow = idParam(c, 'name', 'workflow name');
+    // A name this API does not serve is a path to nothing (404); the engine's UNKNOWN_WORKFLOW,
+    // a 500, is kept for a deployment whose runner lacks a workflow its API offers.
+    if (!served.has(workflow))
+      throw new HttpError(404, 'NO_ROUTE', `no workflow ${JSON.stringify(workflow)} here`);
     const id = idParam(c);
     const input = await readJson(c);
     return reply(c, await send({ type: 'start', workflow, id, input }), 201);
@@ -238,9 +223,11 @@ export function createApi(o: ApiOptions): Hono {
   app.onError((e, c) => {
     if (e instanceof HttpError) return c.json({ error: { code: e.code, message: e.message } }, e.status);
     if (isStepfoldError(e)) {
+      // The engine's table gives the status, as it gives the CLI its exit code.
+      const kind = errorKind(e);
       return c.json(
         { error: { code: e.code, message: e.message, ...(e.issues.length ? { issues: e.issues } : {}) } },
-        STATUS[e.code],
+        kind === undefined ? 500 : HTTP_STATUS[kind],
       );
     }
     console.error(JSON.stringify({ event: 'http.error', error: e instanceof Error ? e.stack : String(e) }));

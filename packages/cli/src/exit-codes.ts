@@ -1,26 +1,37 @@
-import type { Status } from '@stepfold/engine';
+import { type ErrorKind, errorKind, type Status } from '@stepfold/engine';
 
-/** Process exit codes: one per kind of failure, so scripts can branch without parsing messages. */
+/**
+ * The exit code of each kind of engine error (the engine's `ERROR_KINDS` gives each code its
+ * kind), so a script branches on what to do about a failure without parsing messages.
+ */
+export const KIND_EXIT = {
+  'not-found': 3,
+  /** ALREADY_EXISTS, PAST_PIVOT, INBOX_OVERFLOW, SNAPSHOT_TOO_LARGE: the instance refuses; nothing was written. */
+  refused: 4,
+  /** INVALID_*, UNKNOWN_SIGNAL: fix what was sent. */
+  invalid: 5,
+  /** STORE_UNAVAILABLE: try again later. */
+  unavailable: 6,
+  /** UNKNOWN_WORKFLOW, UNKNOWN_VERSION, UNKNOWN_HANDLER, DEFINITION_HASH_MISMATCH: fix `--definitions` or `--handlers`. */
+  definition: 7,
+  // Not 4 with the refusals: a lost race (VERSION_CONFLICT) is worth running again, they are not.
+  conflict: 9,
+} as const satisfies Record<ErrorKind, number>;
+
+/** Process exit codes: the CLI's own outcomes, then one per kind of engine error ({@link KIND_EXIT}). */
 export const EXIT = {
   ok: 0,
   /** Anything not listed below (a driver error the store passed through, a bug). */
   other: 1,
   /** Bad arguments, an unreadable file, a malformed store URL, a `.ts` handlers module. */
   usage: 2,
-  notFound: 3,
-  /** The instance changed, exists already, or is past its pivot (cancel): VERSION_CONFLICT, ALREADY_EXISTS, PAST_PIVOT. */
-  conflict: 4,
-  /** The engine or the store refused the data: INVALID_*, SNAPSHOT_TOO_LARGE, INBOX_OVERFLOW. */
-  invalid: 5,
-  storeUnavailable: 6,
-  /** Not registered: UNKNOWN_WORKFLOW, UNKNOWN_VERSION, UNKNOWN_SIGNAL, UNKNOWN_HANDLER, DEFINITION_HASH_MISMATCH. */
-  unknown: 7,
   /**
    * The command was accepted but changed nothing: the event did not apply (a finished instance,
    * nothing parked to requeue, already cancelling, a signal id seen before). Not an error: nothing
    * is printed on stderr, but a script can tell it from a change (0).
    */
   unchanged: 8,
+  ...KIND_EXIT,
 } as const;
 
 /** Exit codes of `stepfold run` for a workflow that did not complete (10 and up). */
@@ -33,27 +44,6 @@ export const RUN_EXIT: Readonly<Record<Exclude<Status, 'completed'>, number>> = 
   waiting: 14,
   running: 15,
   compensating: 15,
-};
-
-const BY_CODE: Readonly<Record<string, number>> = {
-  USAGE: EXIT.usage,
-  NOT_FOUND: EXIT.notFound,
-  VERSION_CONFLICT: EXIT.conflict,
-  ALREADY_EXISTS: EXIT.conflict,
-  PAST_PIVOT: EXIT.conflict,
-  INVALID_DEFINITION: EXIT.invalid,
-  INVALID_EVENT: EXIT.invalid,
-  INVALID_SNAPSHOT: EXIT.invalid,
-  INVALID_ID: EXIT.invalid,
-  INVALID_INPUT: EXIT.invalid,
-  SNAPSHOT_TOO_LARGE: EXIT.invalid,
-  INBOX_OVERFLOW: EXIT.invalid,
-  STORE_UNAVAILABLE: EXIT.storeUnavailable,
-  UNKNOWN_WORKFLOW: EXIT.unknown,
-  UNKNOWN_VERSION: EXIT.unknown,
-  UNKNOWN_SIGNAL: EXIT.unknown,
-  UNKNOWN_HANDLER: EXIT.unknown,
-  DEFINITION_HASH_MISMATCH: EXIT.unknown,
 };
 
 /** The exit code of an acting command: {@link EXIT.ok} when it wrote, {@link EXIT.unchanged} when not. */
@@ -72,9 +62,11 @@ export function errorCodeOf(error: unknown): string {
   return typeof code === 'string' && code !== '' ? code : 'ERROR';
 }
 
-/** The exit code for an error, from the table above. */
+/** The exit code for an error: {@link EXIT.usage}, its kind's ({@link KIND_EXIT}), else {@link EXIT.other}. */
 export function exitCodeOf(error: unknown): number {
-  return BY_CODE[errorCodeOf(error)] ?? EXIT.other;
+  if (error instanceof UsageError) return EXIT.usage;
+  const kind = errorKind(error);
+  return kind === undefined ? EXIT.other : KIND_EXIT[kind];
 }
 
 /** The exit code of `stepfold run` for the status the instance ended in. */

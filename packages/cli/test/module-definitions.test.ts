@@ -169,7 +169,7 @@ describe('definitions from an ESM module (PostgreSQL store)', () => {
   it('cancel past the pivot exits 4 saying abort still works; nothing written', async () => {
     const before = await load('r-1');
     const r = await cli(['cancel', 'r-1', '--store', url, '--definitions', p.module]);
-    expect(r.code).toBe(EXIT.conflict);
+    expect(r.code).toBe(EXIT.refused);
     expect(r.stderr).toMatch(/^error PAST_PIVOT: .*abort still works: `stepfold abort r-1`/);
     expect((await load('r-1')).version).toBe(before.version);
   });

@@ -102,7 +102,7 @@ describe('list on DynamoDB (DynamoDB Local)', () => {
       );
       expect(waiting.items.map((i) => i.id)).toEqual(['exp-1', 'exp-2', 'exp-3', 'exp-4', 'exp-6']);
       const missing = await cli(['show', 'nope', '--store', url]);
-      expect(missing.code).toBe(EXIT.notFound);
+      expect(missing.code).toBe(EXIT['not-found']);
     } finally {
       await client.send(new DeleteTableCommand({ TableName: table })).catch(() => {});
       client.destroy();

@@ -32,7 +32,7 @@ describe('store URLs', () => {
     const url = new URL(PG_URL);
     url.port = '1';
     const r = await cli(['list', '--store', url.toString()]);
-    expect(r.code).toBe(EXIT.storeUnavailable);
+    expect(r.code).toBe(EXIT.unavailable);
     expect(r.stderr).toMatch(/^error STORE_UNAVAILABLE: /);
   });
 
@@ -53,6 +53,6 @@ describe('store URLs', () => {
     const url = new URL(PG_URL);
     url.port = '1';
     const r = await cli(['list'], { STEPFOLD_STORE: url.toString() });
-    expect(r.code).toBe(EXIT.storeUnavailable);
+    expect(r.code).toBe(EXIT.unavailable);
   });
 });

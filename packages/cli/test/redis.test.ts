@@ -28,6 +28,6 @@ describe('store commands on Redis', () => {
 
   it('a closed port is STORE_UNAVAILABLE (exit 6)', async () => {
     const r = await cli(['list', '--store', 'redis://127.0.0.1:1']);
-    expect(r.code).toBe(EXIT.storeUnavailable);
+    expect(r.code).toBe(EXIT.unavailable);
   });
 });

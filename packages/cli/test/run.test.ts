@@ -130,7 +130,7 @@ describe('stepfold run', () => {
     expect(bad.code).toBe(EXIT.invalid);
     expect(bad.stderr).toMatch(/^error INVALID_DEFINITION: /);
     const unknown = await cli(['run', EXAMPLES.expense, '--handlers', EXAMPLES.orderHandlers]);
-    expect(unknown.code).toBe(EXIT.unknown);
+    expect(unknown.code).toBe(EXIT.definition);
     expect(unknown.stderr).toMatch(/^error UNKNOWN_HANDLER: .*checkClaim/s);
   });
 });

@@ -184,7 +184,7 @@ export function storeCommandSuite(open: () => Promise<StoreUnderTest>): void {
       expect(after.inbox.map((m) => m.payload)).toContainEqual({ file: 's.pdf' });
     }
     const unknown = await cli(['send', IDS.signal, 'paymnet', ...acting()]);
-    expect(unknown.code).toBe(EXIT.unknown);
+    expect(unknown.code).toBe(EXIT.invalid);
   });
 
   it('exits 8 when nothing changed: finished, nothing parked, a signal id seen before', async () => {
@@ -233,13 +233,13 @@ export function storeCommandSuite(open: () => Promise<StoreUnderTest>): void {
     expect(r.stdout).toMatch(/class \S+ done/);
   });
 
-  it('exits by error code: NOT_FOUND 3, UNKNOWN_SIGNAL 7, no definitions 2', async () => {
+  it('exits by error kind: NOT_FOUND 3, UNKNOWN_SIGNAL 5 (invalid), no definitions 2', async () => {
     const missing = await cli(['show', 'nobody-here', '--store', t.url]);
-    expect(missing.code).toBe(EXIT.notFound);
+    expect(missing.code).toBe(EXIT['not-found']);
     expect(missing.stderr).toBe('error NOT_FOUND: instance "nobody-here" not found\n');
-    expect((await cli(['approve', 'nobody-here', ...acting()])).code).toBe(EXIT.notFound);
+    expect((await cli(['approve', 'nobody-here', ...acting()])).code).toBe(EXIT['not-found']);
     const unknown = await cli(['signal', 'misc-1', 'paymnet', ...acting()]);
-    expect(unknown.code).toBe(EXIT.unknown);
+    expect(unknown.code).toBe(EXIT.invalid);
     expect(parsed<{ error: { code: string } }>(unknown).error.code).toBe('UNKNOWN_SIGNAL');
     const noDefs = await cli(['cancel', 'misc-1', '--store', t.url]);
     expect(noDefs.code).toBe(EXIT.usage);

@@ -20,6 +20,63 @@ export type ErrorCode =
   | 'NOTICE_MISMATCH';
 
 /**
+ * What kind of failure an {@link ErrorCode} is: what the caller should do about it. Exit codes and
+ * HTTP statuses derive from the kind ({@link ERROR_KINDS}, {@link HTTP_STATUS}), so they cannot
+ * disagree; each member says why its codes belong together.
+ */
+export type ErrorKind =
+  /** The data is malformed or a rule or schema refuses it: fix it, as sending it again fails again. */
+  | 'invalid'
+  /** No instance with that id. */
+  | 'not-found'
+  /** Another writer saved first: reload and re-apply (the runner does), so it is retryable. */
+  | 'conflict'
+  /** The instance's state or a limit refuses the command (it exists, is past its pivot, is full); nothing was written. */
+  | 'refused'
+  /** The registered definitions do not cover the request: the deployment must change, not the request. */
+  | 'definition'
+  /** The store failed transiently: the same call later may succeed, so it is retryable. */
+  | 'unavailable';
+
+/** The kind of each error code; a new {@link ErrorCode} does not compile until it has its row here. */
+export const ERROR_KINDS: Readonly<Record<ErrorCode, ErrorKind>> = {
+  INVALID_DEFINITION: 'invalid',
+  INVALID_EVENT: 'invalid',
+  INVALID_SNAPSHOT: 'invalid',
+  INVALID_ID: 'invalid',
+  INVALID_INPUT: 'invalid',
+  // A name the caller sent that no step listens for: the caller's mistake, like a bad event.
+  UNKNOWN_SIGNAL: 'invalid',
+  NOT_FOUND: 'not-found',
+  VERSION_CONFLICT: 'conflict',
+  ALREADY_EXISTS: 'refused',
+  PAST_PIVOT: 'refused',
+  // A wake notice described an instance that is not stored: nothing written, and retrying cannot help.
+  NOTICE_MISMATCH: 'refused',
+  INBOX_OVERFLOW: 'refused',
+  // The instance would outgrow the store's limit, whatever the size of the request itself.
+  SNAPSHOT_TOO_LARGE: 'refused',
+  UNKNOWN_WORKFLOW: 'definition',
+  UNKNOWN_VERSION: 'definition',
+  UNKNOWN_HANDLER: 'definition',
+  // The instance pinned other content under this version: a deployment fault, not a race to retry.
+  DEFINITION_HASH_MISMATCH: 'definition',
+  STORE_UNAVAILABLE: 'unavailable',
+};
+
+/** The HTTP status of each {@link ErrorKind}, for an API that answers with the engine's errors. */
+export const HTTP_STATUS = {
+  invalid: 400,
+  'not-found': 404,
+  conflict: 409,
+  // The instance's state, not the request's form, is what refuses: a conflict with it.
+  refused: 409,
+  // Only an operator can fix it (register the version, deploy the handler); a 5xx alerts them.
+  definition: 500,
+  unavailable: 503,
+} as const satisfies Record<ErrorKind, number>;
+
+/**
  * Codes the engine itself records in a snapshot's `error` (a step's or the instance's). A handler's
  * failure keeps the code it threw (a `TaskError` without one records `TASK_FAILED`).
  */
@@ -289,4 +346,12 @@ export class PastPivotError extends StepfoldError<'PAST_PIVOT'> {
       { retryable: false },
     );
   }
+}
+
+/**
+ * The {@link ErrorKind} of an error the engine raised (from any copy of it), else undefined: a
+ * handler's {@link TaskError}, a driver's error, a code this copy does not know.
+ */
+export function errorKind(e: unknown): ErrorKind | undefined {
+  return isStepfoldError(e) && Object.hasOwn(ERROR_KINDS, e.code) ? ERROR_KINDS[e.code] : undefined;
 }

@@ -1,4 +1,4 @@
-import { isStepfoldError, NotFoundError } from '@stepfold/engine';
+import { errorKind, HTTP_STATUS, isStepfoldError, NotFoundError } from '@stepfold/engine';
 import { cancelRefusal, pendingDecisions } from '@stepfold/engine/introspect';
 import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -20,18 +20,6 @@ import { loginPage } from './views/login-page.js';
 export type { InspectorOptions } from './options.js';
 
 const FLASH_COOKIE = 'stepfold_inspector_flash';
-const ERROR_STATUS: Partial<Record<string, ContentfulStatusCode>> = {
-  VERSION_CONFLICT: 409,
-  DEFINITION_HASH_MISMATCH: 409,
-  NOT_FOUND: 404,
-  UNKNOWN_WORKFLOW: 404,
-  UNKNOWN_VERSION: 404,
-  STORE_UNAVAILABLE: 503,
-  INBOX_OVERFLOW: 429,
-  // The engine's refusal of a cancel past a completed pivot: the state forbids it, nothing written.
-  PAST_PIVOT: 409,
-  SNAPSHOT_TOO_LARGE: 413,
-};
 
 const randomToken = () =>
   btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(16)))).replace(/[+/=]/g, '');
@@ -162,7 +150,7 @@ export function createInspector(options: InspectorOptions): Hono<Vars> {
     if (!s)
       return fail(
         c,
-        404,
+        HTTP_STATUS['not-found'],
         'Not found',
         `No instance ${JSON.stringify(id)} in the store.`,
         `${c.get('page').base}/`,
@@ -189,10 +177,11 @@ export function createInspector(options: InspectorOptions): Hono<Vars> {
     const seen = formVersion(form);
     const current = await store.load(id);
     if (!current) throw new NotFoundError(id);
+    // A stale page is the inspector's own VERSION_CONFLICT: the status of that kind.
     const conflict = (now: number | string) =>
       fail(
         c,
-        409,
+        HTTP_STATUS.conflict,
         'Conflict',
         `The instance changed since you loaded this page (version ${seen} → ${now}); reload the page and try again. Nothing was changed.`,
         back,
@@ -202,7 +191,8 @@ export function createInspector(options: InspectorOptions): Hono<Vars> {
     if (!definition) {
       return fail(
         c,
-        400,
+        // What the engine's UNKNOWN_VERSION would be: the inspector was deployed without it.
+        HTTP_STATUS.definition,
         'Unknown definition',
         `The inspector has no definition of ${current.workflow.name} v${current.workflow.version}.`,
         back,
@@ -241,8 +231,9 @@ export function createInspector(options: InspectorOptions): Hono<Vars> {
       ? instancePath(c.get('page')?.base ?? '', c.req.param('id') ?? '')
       : undefined;
     if (isStepfoldError(e)) {
-      const status =
-        ERROR_STATUS[e.code] ?? (e.code.startsWith('INVALID_') || e.code === 'UNKNOWN_SIGNAL' ? 400 : 500);
+      // The engine's kind decides, as it does the CLI's exit code; a code this copy has no kind for is ours to fix.
+      const kind = errorKind(e);
+      const status = kind === undefined ? 500 : HTTP_STATUS[kind];
       // A validation error lists its issues one per line, under the summary its message opens with.
       const summary = e.issues.length ? (e.message.split(':\n')[0] ?? e.message) : e.message;
       return render(c, messagePage(c.get('page') ?? fallback, e.code, summary, back, e.issues), status);

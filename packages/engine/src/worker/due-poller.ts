@@ -4,7 +4,7 @@ import type { Snapshot } from '../snapshot.js';
 import type { DueQuery, SentSignal, Store } from '../store/store.js';
 import { Lanes } from './lanes.js';
 import { type Named, NamedDue } from './named-due.js';
-import { countLostTakes, type Due, NOT_MINE, SentInbox } from './sent-inbox.js';
+import { countLostTakes, type Due, notMine, SentInbox } from './sent-inbox.js';
 import type { TaskPool } from './task-pool.js';
 import type { EmitEvent, WorkerStats } from './types.js';
 
@@ -295,7 +295,7 @@ export class DuePoller {
         stats.lostTakes++;
         return;
       }
-      if (NOT_MINE.some((code) => isStepfoldError(e, code))) {
+      if (notMine(e)) {
         const stored = snapshot ?? (await runner.get(id).catch(() => null));
         const until = this.lanes.skip(id, stored?.workflow.name ?? '', now);
         stats.skipped++;

@@ -1,4 +1,4 @@
-import { isStepfoldError } from '../errors.js';
+import { errorKind, isStepfoldError } from '../errors.js';
 import type { Snapshot } from '../snapshot.js';
 import type { SentSignal, Store } from '../store/store.js';
 import type { EmitEvent, WorkerStats } from './types.js';
@@ -18,8 +18,11 @@ export interface Due {
   sent?: SentSignal[] | undefined;
 }
 
-/** Codes of an instance this worker cannot step: another worker (with that workflow or version) can. */
-export const NOT_MINE = ['UNKNOWN_WORKFLOW', 'UNKNOWN_VERSION', 'DEFINITION_HASH_MISMATCH'] as const;
+/**
+ * True for an instance this worker cannot step because its definitions do not cover it (a
+ * `definition` error): another worker, with that workflow or version registered, can.
+ */
+export const notMine = (e: unknown): boolean => errorKind(e) === 'definition';
 
 /** What became of sent signals that failed to apply. */
 export type SentSettled = 'claim-again' | 'dropped' | 'not-handled';
@@ -66,8 +69,7 @@ export class SentInbox {
     // Claimed again by id: nothing found means another worker applied them (a lost take); signals
     // still there mean the instance moved on for another reason (a direct signal, say).
     if (isStepfoldError(e, 'VERSION_CONFLICT')) return 'claim-again';
-    if (!isStepfoldError(e) || e.retryable || NOT_MINE.some((code) => isStepfoldError(e, code)))
-      return 'not-handled';
+    if (!isStepfoldError(e) || e.retryable || notMine(e)) return 'not-handled';
     await this.store.inbox
       ?.drop(
         id,

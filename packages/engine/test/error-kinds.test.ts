@@ -1,0 +1,111 @@
+import {
+  AlreadyExistsError,
+  ERROR_KINDS,
+  type ErrorCode,
+  type ErrorKind,
+  errorKind,
+  HTTP_STATUS,
+  InboxOverflowError,
+  NotFoundError,
+  NoticeMismatchError,
+  PastPivotError,
+  RegistryError,
+  SnapshotTooLargeError,
+  StepfoldError,
+  StoreUnavailableError,
+  TaskError,
+  UnknownSignalError,
+  ValidationError,
+  VersionConflictError,
+} from '@stepfold/engine';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+
+// One error of each code, built with the class and arguments the engine throws it with, so its
+// `retryable` is the engine's own. A Record: a new code does not compile until it is listed here.
+const ONE_OF: Record<ErrorCode, () => StepfoldError<string>> = {
+  INVALID_DEFINITION: () => new ValidationError('INVALID_DEFINITION', 'bad', []),
+  INVALID_EVENT: () => new ValidationError('INVALID_EVENT', 'bad', []),
+  INVALID_SNAPSHOT: () => new ValidationError('INVALID_SNAPSHOT', 'bad', []),
+  INVALID_ID: () => new ValidationError('INVALID_ID', 'bad', []),
+  INVALID_INPUT: () => new ValidationError('INVALID_INPUT', 'bad', []),
+  UNKNOWN_WORKFLOW: () => new RegistryError('UNKNOWN_WORKFLOW', 'missing'),
+  UNKNOWN_VERSION: () => new RegistryError('UNKNOWN_VERSION', 'missing'),
+  DEFINITION_HASH_MISMATCH: () => new RegistryError('DEFINITION_HASH_MISMATCH', 'changed'),
+  UNKNOWN_HANDLER: () => new RegistryError('UNKNOWN_HANDLER', 'missing'),
+  VERSION_CONFLICT: () => new VersionConflictError('i-1', 1, 2),
+  NOT_FOUND: () => new NotFoundError('i-1'),
+  ALREADY_EXISTS: () => new AlreadyExistsError('i-1'),
+  SNAPSHOT_TOO_LARGE: () => new SnapshotTooLargeError('i-1', 2, 1),
+  STORE_UNAVAILABLE: () => new StoreUnavailableError('down'),
+  INBOX_OVERFLOW: () => new InboxOverflowError('i-1', 1),
+  UNKNOWN_SIGNAL: () => new UnknownSignalError('i-1', 'x', []),
+  PAST_PIVOT: () => new PastPivotError('i-1', 'ship'),
+  NOTICE_MISMATCH: () => new NoticeMismatchError('i-1', 3),
+};
+
+// Whether retrying may help is a property of the kind: the test holds each code's error to it.
+const RETRYABLE: Record<ErrorKind, boolean> = {
+  invalid: false,
+  'not-found': false,
+  conflict: true,
+  refused: false,
+  definition: false,
+  unavailable: true,
+};
+
+const codes = Object.keys(ONE_OF) as ErrorCode[];
+
+describe('error kinds', () => {
+  it('give every code exactly one kind, and every kind a status', () => {
+    expectTypeOf(ERROR_KINDS).toEqualTypeOf<Readonly<Record<ErrorCode, ErrorKind>>>();
+    expect(Object.keys(ERROR_KINDS).sort()).toEqual([...codes].sort());
+    const kinds = new Set(Object.values(ERROR_KINDS));
+    expect([...kinds].sort()).toEqual(Object.keys(HTTP_STATUS).sort());
+    expect([...kinds].sort()).toEqual(Object.keys(RETRYABLE).sort());
+  });
+
+  it("agree with each error's retryable flag: retryable exactly when its kind is", () => {
+    for (const code of codes) {
+      const e = ONE_OF[code]();
+      expect(e.code).toBe(code);
+      expect(e.retryable, code).toBe(RETRYABLE[ERROR_KINDS[code]]);
+    }
+    // So a retry loop may key on the kind: only conflicts and outages are worth another try.
+    expect(codes.filter((c) => ONE_OF[c]().retryable).sort()).toEqual([
+      'STORE_UNAVAILABLE',
+      'VERSION_CONFLICT',
+    ]);
+  });
+
+  it('map to the HTTP statuses the inspector and the examples answer with', () => {
+    expect(HTTP_STATUS).toEqual({
+      invalid: 400,
+      'not-found': 404,
+      conflict: 409,
+      refused: 409,
+      definition: 500,
+      unavailable: 503,
+    });
+    const status = (code: ErrorCode) => HTTP_STATUS[ERROR_KINDS[code]];
+    expect(status('UNKNOWN_SIGNAL')).toBe(400);
+    expect(status('PAST_PIVOT')).toBe(409);
+    expect(status('DEFINITION_HASH_MISMATCH')).toBe(500);
+    expect(status('STORE_UNAVAILABLE')).toBe(503);
+  });
+
+  it('errorKind reads engine errors only, from any copy of the engine', () => {
+    for (const code of codes) expect(errorKind(ONE_OF[code]())).toBe(ERROR_KINDS[code]);
+    // Another copy's error: the same registry brand, not this copy's class.
+    const foreign = Object.assign(new Error('gone'), { code: 'NOT_FOUND' });
+    Object.defineProperty(foreign, Symbol.for('stepfold.error'), { value: true });
+    expect(errorKind(foreign)).toBe('not-found');
+
+    expect(errorKind(new TaskError('handler', { code: 'NOT_FOUND' }))).toBeUndefined();
+    expect(errorKind(Object.assign(new Error('driver'), { code: 'NOT_FOUND' }))).toBeUndefined();
+    expect(errorKind(new StepfoldError('FROM_A_NEWER_ENGINE', 'x'))).toBeUndefined();
+    // A code that names an inherited property of the table is still no kind.
+    expect(errorKind(new StepfoldError('toString', 'x'))).toBeUndefined();
+    expect(errorKind(null)).toBeUndefined();
+    expect(errorKind('NOT_FOUND')).toBeUndefined();
+  });
+});
