@@ -1,6 +1,7 @@
 // The worker entry, `@stepfold/engine/worker`: kept out of the main entry so an edge bundle that
 // only steps instances (a Worker, a Lambda) does not carry it.
 
+export { type Backoff, backoffDelay, OUTAGE_BACKOFF } from '../backoff.js';
 export { MAX_GIVE_BACKS } from './task-pool.js';
 export type {
   FleetPosition,
