@@ -1,26 +1,33 @@
-import { CLAIM_VERSION, CLAIM_WAKE, DUE_WORKFLOW, INSTANCE } from './keys.js';
+import { CLAIM_TOKEN, CLAIM_VERSION, CLAIM_WAKE, DUE_WORKFLOW, INSTANCE } from './keys.js';
 import { type Script, script } from './script.js';
 
 // A claim moves the instance out of the head of the due order: its entries in `due` and in its
 // lane are re-scored to the claim's expiry, so it is due again exactly when the claim lapses and
 // no poll reads past it meanwhile. The wake time it moved from is kept in the instance hash
-// (CLAIM_WAKE), with the version it belongs to (CLAIM_VERSION), for releaseDue to put back; save
-// writes the true wake time itself and drops both fields. A record of another version was left by a
-// save that did not drop it (an older adapter's, in a mixed fleet): the entry's score is then the
-// true wake time again.
+// (CLAIM_WAKE), with the version it belongs to (CLAIM_VERSION), for release to put back, and whose
+// claim it is (CLAIM_TOKEN): release gives back only its caller's. Save writes the true wake time
+// itself and drops the three fields. A record of another version was left by a save that did not
+// drop it (an older adapter's, in a mixed fleet): the entry's score is then the true wake time again.
 //
 // `claims` (KEYS[3]) is the older scheme's set (id, claim expiry; the entry left at its wake time).
 // Its live claims are honoured: a call that meets one moves the entry to that expiry and takes it
 // out of the set, so the set empties as the polls pass; lapsed ones are dropped. With it empty
-// (every store written by this version only) a call reads `limit` entries.
+// (every store written by this version only) a call reads `limit` entries. Such a claim has no
+// token (an old worker's): no release ends it, it lapses.
 
-/** Shared head: keys, arguments and `move`, which re-scores an entry in both due indexes. */
+/**
+ * Shared head: keys, arguments and `move`, which re-scores an entry in both due indexes and records
+ * the claim (its owner `token`, or none for an old-scheme claim met).
+ */
 const head = (json: boolean) => `local p = ARGV[5]
 local read_due = KEYS[1] == KEYS[2]
-local function move(id, from, to)
+local function move(id, from, to, token)
   local inst = p .. '${INSTANCE}' .. id
   local f = redis.call('HMGET', inst, 'version', 'workflow', '${CLAIM_VERSION}'${json ? ", 'json'" : ''})
-  if f[1] and f[3] ~= f[1] then redis.call('HSET', inst, '${CLAIM_VERSION}', f[1], '${CLAIM_WAKE}', from) end
+  if f[1] then
+    if f[3] ~= f[1] then redis.call('HSET', inst, '${CLAIM_VERSION}', f[1], '${CLAIM_WAKE}', from) end
+    if token then redis.call('HSET', inst, '${CLAIM_TOKEN}', token) else redis.call('HDEL', inst, '${CLAIM_TOKEN}') end
+  end
   redis.call('ZADD', KEYS[1], to, id)
   if not read_due then
     redis.call('ZADD', KEYS[2], 'XX', to, id)
@@ -46,7 +53,7 @@ for i = 1, #rows, 2 do
   local id, score = rows[i], rows[i + 1]
   local expiry = held(id)
   if expiry then
-    move(id, score, expiry)
+    move(id, score, expiry, false)
     redis.call('ZREM', KEYS[3], id)
   else
     taken[#taken + 1] = {id, score}
@@ -55,8 +62,9 @@ end
 `;
 
 /**
- * listDue. KEYS: the due index read (`due` or a lane), `due`, the old-scheme claims set. ARGV: now
- * (a score bound), limit, claim expiry (a score), most old-scheme claims to step over, prefix.
+ * due (listDue). KEYS: the due index read (`due` or a lane), `due`, the old-scheme claims set. ARGV:
+ * now (a score bound), limit, claim expiry (a score), most old-scheme claims to step over, prefix,
+ * the claim's token.
  *
  * One range read of the earliest `limit` due entries (plus up to ARGV[4] while old-scheme claims
  * are left), each taken one moved to the expiry in both due indexes. Returns {entries read, id, …},
@@ -66,23 +74,23 @@ export const LIST_DUE = script(
   'list-due',
   `${head(false)}${SCAN}local reply = {read}
 for _, t in ipairs(taken) do
-  move(t[1], t[2], ARGV[3])
+  move(t[1], t[2], ARGV[3], ARGV[6])
   reply[#reply + 1] = t[1]
 end
 return reply`,
 );
 
 /**
- * claimDue: listDue returning the snapshots. KEYS and ARGV[1..5] as LIST_DUE; ARGV[6..] ids to
+ * claimDue: listDue returning the snapshots. KEYS and ARGV[1..6] as LIST_DUE; ARGV[7..] ids to
  * narrow to (none: the range read as LIST_DUE). A named id is taken if the index holds it due
  * (score at most now: not claimed, or its claim lapsed), by (score, id). Returns
  * {entries read, id, json, id, json, …}.
  */
 export const CLAIM_DUE = script(
   'claim-due',
-  `${head(true)}if #ARGV > 5 then
+  `${head(true)}if #ARGV > 6 then
   local now = tonumber(ARGV[1])
-  for i = 6, #ARGV do
+  for i = 7, #ARGV do
     read = read + 1
     local s = redis.call('ZSCORE', KEYS[1], ARGV[i])
     if s and (ARGV[1] == '+inf' or tonumber(s) <= now) and not held(ARGV[i]) then
@@ -99,7 +107,7 @@ else
 ${SCAN}end
 local reply = {read}
 for _, t in ipairs(taken) do
-  local json = move(t[1], t[2], ARGV[3])
+  local json = move(t[1], t[2], ARGV[3], ARGV[6])
   reply[#reply + 1] = t[1]
   reply[#reply + 1] = json
 end
@@ -107,24 +115,23 @@ return reply`,
 );
 
 /**
- * releaseDue. KEYS: `due`, the old-scheme claims set. ARGV: prefix, then ids. Puts each claimed
- * id's entries in `due` and its lane back at the wake time its claim moved them from, and ends an
- * old-scheme claim; an id not claimed is left as it is.
+ * release. KEYS: `due`. ARGV: prefix, token, then ids. Puts each id claimed with `token` back at the
+ * wake time its claim moved its entries in `due` and its lane from, and drops the claim record;
+ * another owner's claim, an old-scheme one and an id not claimed are left as they are.
  */
 export const RELEASE_DUE = script(
   'release-due',
   `local p = ARGV[1]
-for i = 2, #ARGV do
+for i = 3, #ARGV do
   local id = ARGV[i]
-  redis.call('ZREM', KEYS[2], id)
   local inst = p .. '${INSTANCE}' .. id
-  local f = redis.call('HMGET', inst, 'version', 'workflow', '${CLAIM_VERSION}', '${CLAIM_WAKE}')
-  if f[3] then
+  local f = redis.call('HMGET', inst, 'version', 'workflow', '${CLAIM_VERSION}', '${CLAIM_WAKE}', '${CLAIM_TOKEN}')
+  if f[3] and f[5] == ARGV[2] then
     if f[3] == f[1] then
       redis.call('ZADD', KEYS[1], 'XX', f[4], id)
       redis.call('ZADD', p .. '${DUE_WORKFLOW}' .. f[2], 'XX', f[4], id)
     end
-    redis.call('HDEL', inst, '${CLAIM_VERSION}', '${CLAIM_WAKE}')
+    redis.call('HDEL', inst, '${CLAIM_VERSION}', '${CLAIM_WAKE}', '${CLAIM_TOKEN}')
   end
 end
 return 0`,

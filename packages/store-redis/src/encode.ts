@@ -1,26 +1,9 @@
-import type { EncodedSnapshot } from '@stepfold/engine';
+import type { EncodedSnapshot } from '@stepfold/engine/store-kit';
 
-/** The hash fields and index values of one snapshot, as the scripts take them (strings). */
-export interface Row {
-  id: string;
-  json: string;
-  version: string;
-  status: string;
-  workflow: string;
-  /** The due-index score, '' when the instance has no wake time. */
-  wakeAt: string;
-}
-
-/** The script arguments of an encoded snapshot. */
-export function toRow(e: EncodedSnapshot): Row {
-  return {
-    id: e.id,
-    json: e.json,
-    version: String(e.version),
-    status: e.status,
-    workflow: e.workflow,
-    wakeAt: e.wakeAt === null ? '' : String(e.wakeAt),
-  };
+/** The hash fields and index values of one snapshot, as the create and save scripts take them first. */
+export function rowArgs(e: EncodedSnapshot): string[] {
+  const wakeAt = e.wakeAt === null ? '' : String(e.wakeAt); // '' when the instance has no wake time
+  return [e.id, e.json, String(e.version), e.status, e.workflow, wakeAt];
 }
 
 /** How a store sends wake hints: where they go and with which command. */
@@ -37,13 +20,13 @@ export interface HintRoute {
 export const HANDOFF_MAX_CHARS = 8000;
 
 /**
- * The wake-hint arguments the create and save scripts take after their own: none when the write
- * announces nothing (no payload is built), else the payload `{"at":..,"w":"..","i":".."}` (due time,
+ * The wake-hint arguments the create and save scripts take after their own: an empty payload when
+ * the write announces nothing (none is built), else the payload `{"at":..,"w":"..","i":".."}` (due time,
  * workflow, instance), command and channel. A write that hands a task to any worker adds
  * `"s":<snapshot JSON>`, so a worker can take the task with no claim and no load.
  */
 export function hintArgs(e: EncodedSnapshot, route: HintRoute): string[] {
-  if (e.notice === null) return [];
+  if (e.notice === null) return ['', '', ''];
   const bare = JSON.stringify(
     e.busy ? { at: e.notice, w: e.workflow, i: e.id, b: 1 } : { at: e.notice, w: e.workflow, i: e.id },
   );

@@ -7,7 +7,7 @@ import { script } from './script.js';
 // prefix's hash tag, so a cluster node holds them with the instances.
 
 /**
- * send. KEYS: instance, its sent hash, sent-seq, sent-due. ARGV: id, event JSON, due score, send
+ * `inbox.send`. KEYS: instance, its sent hash, sent-seq, sent-due. ARGV: id, event JSON, due score, send
  * time, publish command, channel, longest hint with the snapshot (characters), then the accepted
  * definitions (`name@version@hash`). Appends the signal if the instance exists, is not finished and
  * runs on an accepted definition, and publishes `{"at","w","i","s":<snapshot>,"p":[{"n","e"}…]}`
@@ -46,7 +46,7 @@ return 1`,
 );
 
 /**
- * claimSent. KEYS: sent-due, sent-claims. ARGV: now (a score bound), limit, lease expiry, prefix,
+ * The inbox's claim (`inbox.claim`). KEYS: sent-due, sent-claims. ARGV: now (a score bound), limit, lease expiry, prefix,
  * then ids to read at once (no lease); without ids, instances whose signals are due and not
  * leased, leasing them. Instances gone have their signals deleted. Returns
  * {{id, snapshot JSON, {seq, event, seq, event, …}}, …}.
@@ -82,7 +82,7 @@ return out`,
 );
 
 /**
- * dropSent. KEYS: instance, its sent hash, sent-due, sent-claims. ARGV: id, version, then seqs.
+ * `inbox.drop`. KEYS: instance, its sent hash, sent-due, sent-claims. ARGV: id, version, then seqs.
  * Deletes them if the instance is still at that version. Returns 1 if it was, else 0.
  */
 export const DROP_SENT = script(

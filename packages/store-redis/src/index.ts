@@ -1,6 +1,7 @@
 export {
   ALL,
   assertPrefix,
+  CLAIM_TOKEN,
   CLAIM_VERSION,
   CLAIM_WAKE,
   CLAIMS,

@@ -32,12 +32,14 @@ export function hasHashTag(prefix: string): boolean {
 }
 
 // Key segments after the prefix; the Lua scripts build the old index keys from the same strings.
-/** Hash per instance: `json`, `version`, `status`, `workflow`, and while claimed {@link CLAIM_WAKE} and {@link CLAIM_VERSION}. */
+/** Hash per instance: `json`, `version`, `status`, `workflow`, and while claimed {@link CLAIM_WAKE}, {@link CLAIM_VERSION} and {@link CLAIM_TOKEN}. */
 export const INSTANCE = 'instance:';
 /** Instance hash field, while claimed: the wake time the claim moved its due entries from. */
 export const CLAIM_WAKE = 'claimWake';
 /** Instance hash field, while claimed: the version {@link CLAIM_WAKE} belongs to (a save of another version made it stale). */
 export const CLAIM_VERSION = 'claimVersion';
+/** Instance hash field, while claimed: whose claim it is (absent on claims an older adapter took: those lapse). */
+export const CLAIM_TOKEN = 'claimToken';
 /** Sorted set, member id: score wakeAt, or while claimed the claim's expiry. */
 export const DUE = 'due';
 /** Sorted set, score 0: every id. */

@@ -1,20 +1,21 @@
+import type { DueClaims, Inbox, WakeSource } from '@stepfold/engine';
 import {
-  createStoreKit,
-  type ListPage,
-  type ListQuery,
-  type Snapshot,
-  type Store,
-  type WakeSource,
-} from '@stepfold/engine';
+  type DefinedStore,
+  defineStore,
+  type EncodedSnapshot,
+  type StoreDriver,
+  textDigest,
+} from '@stepfold/engine/store-kit';
 import type { Cluster, Redis } from 'ioredis';
-import { CLAIM_DUE, LIST_DUE, RELEASE_DUE } from './due-scripts.js';
-import { type HintRoute, hintArgs, type Row, scoreBound, toRow } from './encode.js';
-import { inboxMethods } from './inbox.js';
+import { dueDriver } from './claims.js';
+import { type HintRoute, hintArgs, rowArgs } from './encode.js';
+import { inboxDriver } from './inbox.js';
 import { assertPrefix, DEFAULT_PREFIX, hasHashTag, keysFor } from './keys.js';
 import { isUnavailable } from './map-error.js';
-import { CREATE, DELETE, LIST, runScript, SAVE, SAVE_CONSUME } from './scripts.js';
-import { loadScripts } from './setup.js';
+import { CREATE, DELETE, LIST, runScript, SAVE, SCRIPTS } from './scripts.js';
 import { createWakeSource } from './wakes.js';
+
+export { DEFAULT_CLAIM_MS } from '@stepfold/engine/store-kit';
 
 /** Default size limit: 16 MiB of snapshot JSON. */
 export const DEFAULT_MAX_SNAPSHOT_BYTES = 16 * 1024 * 1024;
@@ -22,17 +23,11 @@ export const DEFAULT_MAX_SNAPSHOT_BYTES = 16 * 1024 * 1024;
 /** Highest accepted `maxSnapshotBytes`: a Redis string (and one bulk argument) holds at most 512 MiB. */
 export const MAX_SNAPSHOT_BYTES_LIMIT = 512 * 1024 * 1024;
 
-/** Default claim of the ids `listDue` returns: 30 s, measured against its `now`. */
-export const DEFAULT_CLAIM_MS = 30_000;
-
 /**
- * Default of `maxSkippedClaims`: old-scheme claims one `listDue` call steps over at most.
+ * Default of `maxSkippedClaims`: old-scheme claims one due read steps over at most.
  * @deprecated see {@link RedisStoreOptions.maxSkippedClaims}.
  */
 export const DEFAULT_MAX_SKIPPED_CLAIMS = 1000;
-
-// Ids per releaseDue script: a long one blocks the server as long as a scan.
-const RELEASE_CHUNK = 500;
 
 /** Options of {@link createRedisStore}. */
 export interface RedisStoreOptions {
@@ -43,7 +38,7 @@ export interface RedisStoreOptions {
   /** Largest accepted snapshot, in UTF-8 bytes of its JSON (default 16 MiB, at most 512 MiB). */
   maxSnapshotBytes?: number | undefined;
   /**
-   * How long the ids `listDue` and `claimDue` return stay claimed, in ms against their `now`
+   * How long the ids `listDue` and `claims.claimDue` return stay claimed, in ms against their `now`
    * (default 30 000), unless the call's `leaseMs` says otherwise.
    */
   claimMs?: number | undefined;
@@ -56,10 +51,10 @@ export interface RedisStoreOptions {
   maxSkippedClaims?: number | undefined;
 }
 
-/** The Redis store: a {@link Store} whose claims, `releaseDue` and wake hints are always there. */
-export interface RedisStore extends Store {
-  readonly claimsDue: true;
-  releaseDue(ids: readonly string[]): Promise<void>;
+/** The Redis store: a {@link DefinedStore} whose claims, inbox and wake notices are always there. */
+export interface RedisStore extends DefinedStore {
+  readonly claims: DueClaims;
+  readonly inbox: Inbox;
   readonly wakes: WakeSource;
 }
 
@@ -67,8 +62,9 @@ export interface RedisStore extends Store {
  * A stepfold store on Redis. Each instance is one hash under the prefix; create, save and delete are
  * one Lua script each, so the instance and its due, lane, status and workflow indexes change together,
  * and `save` is a compare-and-set on the stored version. `listDue` claims what it returns (a Lua
- * script moving the claimed entries of the due indexes to the claim's expiry), and writes that
- * announce a wake time publish a hint on the store's channel, which `wakes.subscribe` delivers.
+ * script moving the claimed entries of the due indexes to the claim's expiry), `inbox.send` appends a
+ * signal in one script, and writes that announce a wake time publish a notice on the store's channel,
+ * which `wakes.subscribe` delivers.
  */
 export function createRedisStore(options: RedisStoreOptions): RedisStore {
   const { client } = options;
@@ -82,139 +78,49 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       `a Redis Cluster needs every key of the store in one slot: put a hash tag in the prefix, e.g. "${DEFAULT_PREFIX}"`,
     );
   }
-  const kit = createStoreKit('redis', isUnavailable, {
-    asked: options.maxSnapshotBytes,
-    fallback: DEFAULT_MAX_SNAPSHOT_BYTES,
-    most: MAX_SNAPSHOT_BYTES_LIMIT,
-  });
-  const claimMs = options.claimMs ?? DEFAULT_CLAIM_MS;
-  if (!(typeof claimMs === 'number' && claimMs > 0 && Number.isFinite(claimMs))) {
-    throw new RangeError('claimMs must be a positive finite number of milliseconds');
-  }
   const maxSkipped = options.maxSkippedClaims ?? DEFAULT_MAX_SKIPPED_CLAIMS;
   if (!(Number.isSafeInteger(maxSkipped) && maxSkipped >= 0)) {
     throw new RangeError('maxSkippedClaims must be a non-negative integer');
   }
   const keys = keysFor(prefix);
-  // Sharded pub/sub on a cluster keeps each hint on the store's own shard (Redis 7); plain pub/sub
+  // Sharded pub/sub on a cluster keeps each notice on the store's own shard (Redis 7); plain pub/sub
   // on one server works on every Redis version.
   const route: HintRoute = { command: client.isCluster ? 'SPUBLISH' : 'PUBLISH', channel: keys.wake };
-  const wakes = createWakeSource(client, route, kit.guard);
-  const rowKeys = (r: Row) => [
-    keys.status(r.status),
-    keys.workflow(r.workflow),
-    keys.statusWorkflow(r.status, r.workflow),
-    keys.dueWorkflow(r.workflow),
-  ];
-  // The claim scripts' keys: the index read, `due` (the same key when it is the one read; else the
-  // other index its claims move), the old-scheme claims. A lane read from `due` is derived per
-  // instance inside the script, from its stored workflow: same prefix, same hash tag, same slot.
-  const dueKeys = (workflow: string | undefined) => [
-    workflow === undefined ? keys.due : keys.dueWorkflow(workflow),
-    keys.due,
-    keys.claims,
-  ];
-  const dueArgs = (now: number, n: number, lease: number) => [
-    scoreBound(now),
-    n,
-    scoreBound(now + lease),
-    maxSkipped,
-    prefix,
+  const wakes = createWakeSource(client, route);
+  /** The row's own index keys: status, workflow, both, lane. */
+  const indexKeys = (e: EncodedSnapshot) => [
+    keys.status(e.status),
+    keys.workflow(e.workflow),
+    keys.statusWorkflow(e.status, e.workflow),
+    keys.dueWorkflow(e.workflow),
   ];
 
-  return {
-    maxSnapshotBytes: kit.maxSnapshotBytes,
-    claimsDue: true,
-    wakes: { subscribe: (listener) => wakes.subscribe(listener) },
-
-    setup: () => loadScripts(client, kit.guard),
-    ...inboxMethods(client, kit, keys, route, claimMs),
-
-    async create(snapshot) {
-      const e = kit.encode(snapshot);
-      const r = toRow(e);
-      const created = await kit.guard('create', () =>
-        runScript(
-          client,
-          CREATE,
-          [keys.instance(r.id), keys.due, keys.all, ...rowKeys(r)],
-          [r.id, r.json, r.version, r.status, r.workflow, r.wakeAt, ...hintArgs(e, route)],
-        ),
-      );
-      kit.created(created === 1, r.id);
+  const driver: StoreDriver = {
+    async setup() {
+      // Keys appear on first write; loading saves the first EVAL of each script.
+      for (const s of SCRIPTS) await client.script('LOAD', s.lua);
     },
-
-    async load(id) {
-      const json = await kit.guard('load', () => client.hget(keys.instance(kit.id(id)), 'json'));
-      return json === null ? null : kit.decode(json);
+    async insert(e) {
+      const keyList = [keys.instance(e.id), keys.due, keys.all, ...indexKeys(e)];
+      return (await runScript(client, CREATE, keyList, [...rowArgs(e), ...hintArgs(e, route)])) === 1;
     },
-
-    async save(snapshot, expectedVersion, consumed) {
-      const e = kit.encode(snapshot);
-      const r = toRow(e);
-      const keyList = [keys.instance(r.id), keys.due, ...rowKeys(r), keys.claims];
-      const args = [r.id, r.json, r.version, r.status, r.workflow, r.wakeAt, String(expectedVersion), prefix];
-      const hint = hintArgs(e, route);
-      // Consuming sent signals: three more keys, and the seqs after the hint's three ('' each when none).
-      const reply = (await kit.guard('save', () =>
-        consumed?.length
-          ? runScript(
-              client,
-              SAVE_CONSUME,
-              [...keyList, keys.sent(r.id), keys.sentDue, keys.sentClaims],
-              [...args, ...(hint.length ? hint : ['', '', '']), ...kit.seqs(consumed)],
-            )
-          : runScript(client, SAVE, keyList, hint.length ? [...args, ...hint] : args),
-      )) as [number, string?];
-      kit.updated(
-        reply[0] === 1 ? 'written' : reply[0] === 0 ? 'missing' : { stored: Number(reply[1]) },
-        r.id,
-        expectedVersion,
-      );
+    select: (id) => client.hget(keys.instance(id), 'json'),
+    async update(e, c) {
+      const sentKeys = [keys.sent(e.id), keys.sentDue, keys.sentClaims];
+      const keyList = [keys.instance(e.id), keys.due, ...indexKeys(e), keys.claims, ...sentKeys];
+      const match = c.match?.digest ?? '';
+      const args = [...rowArgs(e), c.expected, prefix, ...hintArgs(e, route), match, ...(c.consumed ?? [])];
+      const [code, stored] = (await runScript(client, SAVE, keyList, args)) as [number, string?];
+      // 3: the match failed; defineStore tells a forged notice from a lost race by the version.
+      if (code === 2) return { stored: Number(stored) };
+      return code === 1 ? 'written' : code === 0 ? 'missing' : 'failed';
     },
-
-    async listDue(now, limit, query) {
-      const n = kit.dueLimit(now, limit);
-      const workflow = kit.dueWorkflow(query);
-      const lease = kit.dueLease(query, claimMs);
-      // Nothing is due before -inf (wake times are finite): no claim to take, no call to make.
-      if (n === null || workflow === null || now === Number.NEGATIVE_INFINITY) return [];
-      const reply = (await kit.guard('listDue', () =>
-        runScript(client, LIST_DUE, dueKeys(workflow), dueArgs(now, n, lease)),
-      )) as unknown[];
-      return reply.slice(1) as string[]; // after the count of entries read
+    async version(id) {
+      const v = await client.hget(keys.instance(id), 'version');
+      return v === null ? null : Number(v);
     },
-
-    async claimDue(now, limit, query) {
-      const n = kit.dueLimit(now, limit);
-      const workflow = kit.dueWorkflow(query);
-      const lease = kit.dueLease(query, claimMs);
-      const ids = query?.ids === undefined ? [] : Array.from(query.ids, (id) => kit.id(id));
-      if (n === null || workflow === null || now === Number.NEGATIVE_INFINITY) return [];
-      if (query?.ids !== undefined && ids.length === 0) return [];
-      const reply = (await kit.guard('claimDue', () =>
-        runScript(client, CLAIM_DUE, dueKeys(workflow), [...dueArgs(now, n, lease), ...ids]),
-      )) as unknown[];
-      // {entries read, id, json, id, json, …}
-      const out: Snapshot[] = [];
-      for (let i = 2; i < reply.length; i += 2) out.push(kit.decode(reply[i] as string));
-      return out;
-    },
-
-    async releaseDue(ids) {
-      const valid = ids.map((id) => kit.id(id));
-      for (let i = 0; i < valid.length; i += RELEASE_CHUNK) {
-        const chunk = valid.slice(i, i + RELEASE_CHUNK);
-        await kit.guard('releaseDue', () =>
-          runScript(client, RELEASE_DUE, [keys.due, keys.claims], [prefix, ...chunk]),
-        );
-      }
-    },
-
-    async list(query: ListQuery): Promise<ListPage> {
-      const args = kit.listArgs(query);
-      if (!args) return { items: [], cursor: query.cursor || null };
-      const { status, workflow, cursor, limit } = args;
+    ...dueDriver(client, keys, maxSkipped),
+    async page({ status, workflow, cursor, limit }) {
       const index =
         status && workflow
           ? keys.statusWorkflow(status, workflow)
@@ -223,38 +129,37 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
             : workflow
               ? keys.workflow(workflow)
               : keys.all;
-      const reply = (await kit.guard('list', () =>
-        runScript(client, LIST, [index], [cursor ?? '', limit + 1, prefix]),
-      )) as string[];
+      const reply = (await runScript(client, LIST, [index], [cursor ?? '', limit + 1, prefix])) as string[];
       const rows: Array<{ id: string; json: string }> = [];
       for (let i = 0; i + 1 < reply.length; i += 2) rows.push({ id: reply[i]!, json: reply[i + 1]! });
-      return kit.page(rows, limit);
+      return rows;
     },
-
-    async delete(id) {
-      const valid = kit.id(id);
-      const existed = await kit.guard('delete', () =>
-        runScript(
-          client,
-          DELETE,
-          [
-            keys.instance(valid),
-            keys.due,
-            keys.all,
-            keys.claims,
-            keys.sent(valid),
-            keys.sentDue,
-            keys.sentClaims,
-          ],
-          [valid, prefix],
-        ),
-      );
-      return existed === 1;
+    async remove(id) {
+      const keyList = [
+        keys.instance(id),
+        keys.due,
+        keys.all,
+        keys.claims,
+        keys.sent(id),
+        keys.sentDue,
+        keys.sentClaims,
+      ];
+      return (await runScript(client, DELETE, keyList, [id, prefix])) === 1;
     },
-
-    async close() {
-      // The ioredis client belongs to the caller; the wake subscriptions' connections are the store's.
-      await wakes.closeAll();
-    },
+    // The ioredis client belongs to the caller; the wake subscriptions' connections are the store's.
+    close: () => wakes.closeAll(),
+    inbox: inboxDriver(client, keys, route),
+    wakes: { subscribe: (listener) => wakes.subscribe(listener) },
   };
+  const sizes = {
+    asked: options.maxSnapshotBytes,
+    fallback: DEFAULT_MAX_SNAPSHOT_BYTES,
+    most: MAX_SNAPSHOT_BYTES_LIMIT,
+  };
+  // SHA-1: what the save script's redis.sha1hex computes over the stored snapshot and signals.
+  const digest = (text: string) => textDigest(text, 'SHA-1');
+  return defineStore(
+    { name: 'redis', isUnavailable, sizes, claimMs: options.claimMs, digest },
+    driver,
+  ) as RedisStore;
 }

@@ -4,6 +4,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { DUE_SCRIPTS } from './due-scripts.js';
 import { CLAIM_SENT, DROP_SENT, SEND } from './inbox-scripts.js';
 import {
+  CLAIM_TOKEN,
   CLAIM_VERSION,
   CLAIM_WAKE,
   DUE_WORKFLOW,
@@ -24,17 +25,16 @@ local function index_keys(p, status, workflow)
     p .. '${STATUS_WORKFLOW}' .. status .. '#' .. workflow, p .. '${DUE_WORKFLOW}' .. workflow
 end`;
 
-// The wake hint: ARGV[n] the payload, ARGV[n+1] PUBLISH or SPUBLISH, ARGV[n+2] the channel; absent
-// when the write announces nothing, so such a write pays one nil check. pcall: the write is done by
+// The wake hint: ARGV[n] the payload ('' when the write announces nothing, so such a write pays one
+// comparison), ARGV[n+1] PUBLISH or SPUBLISH, ARGV[n+2] the channel. pcall: the write is done by
 // now, and a publish that fails (SPUBLISH before Redis 7) must not turn it into an error.
-// A consuming save passes '' for each when it announces nothing (its seqs follow).
 const hint = (n: number) =>
-  `if ARGV[${n}] and ARGV[${n}] ~= '' then redis.pcall(ARGV[${n + 1}], ARGV[${n + 2}], ARGV[${n}]) end`;
+  `if ARGV[${n}] ~= '' then redis.pcall(ARGV[${n + 1}], ARGV[${n + 2}], ARGV[${n}]) end`;
 
 /**
  * create. KEYS: instance, due, all, status, workflow, status-workflow, due-workflow (lane).
  * ARGV: id, json, version, status, workflow, wakeAt ('' for none), then the wake hint's payload,
- * publish command and channel when there is one. Returns 1, or 0 if the id exists.
+ * publish command and channel. Returns 1, or 0 if the id exists.
  */
 export const CREATE = script(
   'create',
@@ -52,21 +52,48 @@ ${hint(7)}
 return 1`,
 );
 
-// What a consuming save adds once it has written: the seqs it applied (ARGV[12..]) leave the
-// instance's sent hash (KEYS[8]), and an emptied hash its sent-due and sent-claims entries (KEYS[9], KEYS[10]).
-const CONSUME = `for i = 12, #ARGV do redis.call('HDEL', KEYS[8], ARGV[i]) end
-if redis.call('EXISTS', KEYS[8]) == 0 then
-  redis.call('ZREM', KEYS[9], id)
-  redis.call('ZREM', KEYS[10], id)
+// A save matching a notice's snapshot (ARGV[12], the digest, not ''): the SHA-1 of the stored JSON
+// and each consumed seq's stored event, "\n"-joined in the order given, must be the digest. A seq
+// not stored fails it too.
+const MATCH = `if ARGV[12] ~= '' then
+  local parts = {redis.call('HGET', KEYS[1], 'json')}
+  for i = 13, #ARGV do
+    local event = redis.call('HGET', KEYS[8], ARGV[i])
+    if not event then return {3} end
+    parts[#parts + 1] = event
+  end
+  if redis.sha1hex(table.concat(parts, '\\n')) ~= ARGV[12] then return {3} end
 end
 `;
 
-/** The save script's text, with or without consuming sent signals. */
-const saveLua = (consume: boolean) => `${INDEX_KEYS}
+// Once written: the consumed seqs (ARGV[13..]) leave the instance's sent hash (KEYS[8]), and an
+// emptied hash its sent-due and sent-claims entries (KEYS[9], KEYS[10]).
+const CONSUME = `if #ARGV > 12 then
+  for i = 13, #ARGV do redis.call('HDEL', KEYS[8], ARGV[i]) end
+  if redis.call('EXISTS', KEYS[8]) == 0 then
+    redis.call('ZREM', KEYS[9], id)
+    redis.call('ZREM', KEYS[10], id)
+  end
+end
+`;
+
+/**
+ * save, a compare-and-set on the version that also consumes sent signals and may require a
+ * notice's snapshot; a write ends the instance's claim (its due entries get the new wake time, its
+ * claim record goes, and so does an old-scheme claim). KEYS: instance, due, status, workflow,
+ * status-workflow, due-workflow (the new ones), claims, the instance's sent hash, sent-due,
+ * sent-claims. ARGV: id, json, version, status, workflow, wakeAt ('' for none), expected version,
+ * prefix, the wake hint as in create, the match digest ('' for none), then the seqs to consume.
+ * Returns {1} when written, {0} when the id does not exist, {2, stored version} on a conflict,
+ * {3} when the stored snapshot or signals are not the ones matched (nothing written).
+ */
+export const SAVE = script(
+  'save',
+  `${INDEX_KEYS}
 local cur = redis.call('HMGET', KEYS[1], 'version', 'status', 'workflow', '${CLAIM_VERSION}')
 if not cur[1] then return {0} end
 if cur[1] ~= ARGV[7] then return {2, cur[1]} end
-local id = ARGV[1]
+${MATCH}local id = ARGV[1]
 if cur[2] ~= ARGV[4] or cur[3] ~= ARGV[5] then
   local old_status, old_workflow, old_both, old_lane = index_keys(ARGV[8], cur[2], cur[3])
   if cur[2] ~= ARGV[4] then
@@ -82,7 +109,7 @@ if cur[2] ~= ARGV[4] or cur[3] ~= ARGV[5] then
   redis.call('ZADD', KEYS[5], 0, id)
 end
 redis.call('HSET', KEYS[1], 'json', ARGV[2], 'version', ARGV[3], 'status', ARGV[4], 'workflow', ARGV[5])
-if cur[4] then redis.call('HDEL', KEYS[1], '${CLAIM_VERSION}', '${CLAIM_WAKE}') end
+if cur[4] then redis.call('HDEL', KEYS[1], '${CLAIM_VERSION}', '${CLAIM_WAKE}', '${CLAIM_TOKEN}') end
 if ARGV[6] == '' then
   redis.call('ZREM', KEYS[2], id)
   redis.call('ZREM', KEYS[6], id)
@@ -91,24 +118,9 @@ else
   redis.call('ZADD', KEYS[6], ARGV[6], id)
 end
 redis.call('ZREM', KEYS[7], id)
-${consume ? CONSUME : ''}${hint(9)}
-return {1}`;
-
-/**
- * save, a compare-and-set on the version; a write ends the instance's claim (its due entries get
- * the new wake time, its claim record goes, and so does an old-scheme claim). KEYS: instance, due,
- * status, workflow, status-workflow, due-workflow (the new ones), claims. ARGV: id, json, version,
- * status, workflow, wakeAt ('' for none), expected version, prefix, then the wake hint as in create.
- * Returns {1} when written, {0} when the id does not exist, {2, stored version} on a conflict.
- */
-export const SAVE = script('save', saveLua(false));
-
-/**
- * save, also consuming sent signals it applied: as SAVE, plus KEYS: the instance's sent hash, the
- * sent-due and sent-claims sets; ARGV: the wake hint's three ('' each when none), then the seqs to
- * delete, only once the write is done.
- */
-export const SAVE_CONSUME = script('save-consume', saveLua(true));
+${CONSUME}${hint(9)}
+return {1}`,
+);
 
 /**
  * delete, with the signals sent to it. KEYS: instance, due, all, claims, sent hash, sent-due,
@@ -157,7 +169,6 @@ return out`,
 export const SCRIPTS: readonly Script[] = [
   CREATE,
   SAVE,
-  SAVE_CONSUME,
   DELETE,
   LIST,
   ...DUE_SCRIPTS,

@@ -1,16 +1,14 @@
+import type { WakeHint, WakeListener, WakeSource, WakeSubscription } from '@stepfold/engine';
 import {
   type Backoff,
   backoffDelay,
   OUTAGE_BACKOFF,
   parseWakePayload,
-  type StoreKit,
-  type WakeHint,
-  type WakeListener,
-  type WakeSource,
-  type WakeSubscription,
-} from '@stepfold/engine';
+  storeGuard,
+} from '@stepfold/engine/store-kit';
 import { type Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { HintRoute } from './encode.js';
+import { isUnavailable } from './map-error.js';
 
 /** Reconnect delays of a wake subscription whose connection broke: the engine's outage schedule, capped at 2 s (a reconnect is one cheap SUBSCRIBE). */
 export const WAKE_BACKOFF: Backoff = { ...OUTAGE_BACKOFF, maxMs: 2_000 };
@@ -224,8 +222,10 @@ function subscription(open: Open, listener: WakeListener): { start(): Promise<vo
 export function createWakeSource(
   client: Redis | Cluster,
   route: HintRoute,
-  guard: StoreKit['guard'],
 ): WakeSource & { closeAll(): Promise<void> } {
+  // defineStore passes a wake source through as it is: a subscribe that cannot connect is
+  // STORE_UNAVAILABLE here.
+  const guard = storeGuard('redis', isUnavailable);
   const open = client.isCluster
     ? openCluster(client as Cluster, route.channel)
     : openSingle(client as Redis, route.channel);

@@ -174,7 +174,7 @@ describe('redis adapter: data', () => {
     for (const [id, wakeAt] of rows) await store.create(makeTestSnapshot(id, { wakeAt }));
     expect(await store.listDue(0.25, 100)).toEqual(['d-neg', 'd-zero', 'd-tiny', 'd-frac-a', 'd-frac-b']);
     // Given back, each returns to its exact wake time (a lapsed claim would sit at its expiry).
-    await store.releaseDue!(['d-neg', 'd-zero', 'd-tiny', 'd-frac-a', 'd-frac-b']);
+    await store.claims.release(['d-neg', 'd-zero', 'd-tiny', 'd-frac-a', 'd-frac-b']);
     expect(await store.listDue(Number.POSITIVE_INFINITY, 100)).toEqual([
       'd-neg',
       'd-zero',

@@ -23,7 +23,7 @@ export function describeClaims(name: string, client: Redis | Cluster): void {
     const scores = (key: string) => client.zrange(key, 0, -1, 'WITHSCORES');
     const record = (id: string) => client.hmget(keys.instance(id), 'claimVersion', 'claimWake');
     return {
-      store: t.store as Store & { releaseDue(ids: readonly string[]): Promise<void> },
+      store: t.store,
       keys,
       scores,
       record,
@@ -48,7 +48,7 @@ export function describeClaims(name: string, client: Redis | Cluster): void {
       expect(await store.listDue(10_000, 2000)).toEqual(head);
 
       // The scripts themselves report how many index entries they read: `limit`, not 2,000 more.
-      const args = ['10000', 10, '40000', 1000, keys.prefix];
+      const args = ['10000', 10, '40000', 1000, keys.prefix, 'poller'];
       const global = (await runScript(
         client,
         LIST_DUE,
@@ -66,7 +66,7 @@ export function describeClaims(name: string, client: Redis | Cluster): void {
       expect(await client.exists(keys.claims)).toBe(0);
     });
 
-    it('moves a claimed entry in due and its lane to the expiry; releaseDue and save put the wake time back', async () => {
+    it('moves a claimed entry in due and its lane to the expiry; release and save put the wake time back', async () => {
       const { store, keys, scores, record } = open('move', { claimMs: 1000 });
       await create(store, ['a-1', 'a-2'], (i) => [10, 20][i]!, 'alpha');
       await create(store, ['b-1'], () => 15, 'beta');
@@ -82,7 +82,7 @@ export function describeClaims(name: string, client: Redis | Cluster): void {
       expect(await scores(keys.due)).toEqual(['a-2', '1100', 'b-1', '1100', 'a-1', '1600']);
       expect(await record('a-1')).toEqual(['1', '10']);
 
-      await store.releaseDue(['a-1', 'b-1', 'never-claimed']);
+      await store.claims.release(['a-1', 'b-1', 'never-claimed']);
       await store.save(makeTestSnapshot('a-2', { version: 2, workflow: wf('alpha'), wakeAt: 50 }), 1);
       expect(await scores(keys.due)).toEqual(['a-1', '10', 'b-1', '15', 'a-2', '50']);
       expect(await scores(keys.dueWorkflow('alpha'))).toEqual(['a-1', '10', 'a-2', '50']);
@@ -91,15 +91,36 @@ export function describeClaims(name: string, client: Redis | Cluster): void {
       expect(await store.listDue(100, 10)).toEqual(['a-1', 'b-1', 'a-2']);
     });
 
-    it('releaseDue puts back exact wake times: negative, fractional, tiny', async () => {
+    it('release puts back exact wake times: negative, fractional, tiny', async () => {
       const { store, keys, scores } = open('exact');
       const wakes = [-1.5, 0.25, 5e-324];
       await create(store, ['x-1', 'x-2', 'x-3'], (i) => wakes[i]!);
       const before = await scores(keys.due);
       expect(await store.listDue(1, 10)).toEqual(['x-1', 'x-3', 'x-2']);
-      await store.releaseDue(['x-1', 'x-2', 'x-3']);
+      await store.claims.release(['x-1', 'x-2', 'x-3']);
       expect(await scores(keys.due)).toEqual(before);
       expect(await store.listDue(1, 10)).toEqual(['x-1', 'x-3', 'x-2']);
+    });
+
+    it('a claim writes its token with it: release ends only that owner’s claim, a save any', async () => {
+      const { store, keys, scores, record } = open('token');
+      const token = (id: string) => client.hget(keys.instance(id), 'claimToken');
+      await create(store, ['t-1', 't-2'], () => 10);
+      expect(await store.listDue(100, 1, { token: 'w-a' })).toEqual(['t-1']);
+      expect((await store.claims.claimDue(100, 1, { token: 'w-b' })).map((s) => s.id)).toEqual(['t-2']);
+      expect([await token('t-1'), await token('t-2')]).toEqual(['w-a', 'w-b']);
+      await store.claims.release(['t-1', 't-2'], 'w-b');
+      expect(await token('t-1')).toBe('w-a');
+      expect([await token('t-2'), ...(await record('t-2'))]).toEqual([null, null, null]);
+      expect(await scores(keys.due)).toEqual(['t-2', '10', 't-1', '30100']);
+      // Lapsed and claimed again: the new owner's, with the wake time first moved from kept.
+      expect(await store.listDue(30_100, 10, { token: 'w-c' })).toEqual(['t-2', 't-1']);
+      await store.claims.release(['t-1'], 'w-a');
+      expect([await token('t-1'), ...(await record('t-1'))]).toEqual(['w-c', '1', '10']);
+      await store.save(makeTestSnapshot('t-1', { version: 2, workflow: wf('clog'), wakeAt: 20 }), 1);
+      expect([await token('t-1'), ...(await record('t-1'))]).toEqual([null, null, null]);
+      await store.claims.release(['t-2'], 'w-c');
+      expect(await scores(keys.due)).toEqual(['t-2', '10', 't-1', '20']);
     });
 
     it('a claim record that a later write left behind (an older adapter’s save) is not put back', async () => {
@@ -112,13 +133,13 @@ export function describeClaims(name: string, client: Redis | Cluster): void {
         await client.zadd(keys.due, 40, id);
         await client.zadd(keys.dueWorkflow('clog'), 40, id);
       }
-      await store.releaseDue(['m-1']);
+      await store.claims.release(['m-1']);
       expect(await record('m-1')).toEqual([null, null]);
       expect(await store.listDue(100, 1)).toEqual(['m-1']);
-      // m-2 is claimed again from 40, its wake time now: that is what releaseDue puts back.
+      // m-2 is claimed again from 40, its wake time now: that is what release puts back.
       expect(await store.listDue(100, 1)).toEqual(['m-2']);
       expect(await record('m-2')).toEqual(['2', '40']);
-      await store.releaseDue(['m-2']);
+      await store.claims.release(['m-2']);
       expect(await scores(keys.dueWorkflow('clog'))).toEqual(['m-2', '40', 'm-1', '30100']);
     });
 
@@ -128,7 +149,9 @@ export function describeClaims(name: string, client: Redis | Cluster): void {
       await create(store, ids, (i) => i);
       // Old-scheme claims: id scored with its expiry, the due entry left at its wake time.
       await client.zadd(keys.claims, 5000, 'o-a', 5000, 'o-b', 5000, 'o-c', 5000, 'o-d', 50, 'o-f');
-      expect((await store.claimDue!(100, 5, { ids: ['o-a', 'o-g'] })).map((s) => s.id)).toEqual(['o-g']);
+      expect((await store.claims.claimDue(100, 5, { ids: ['o-a', 'o-g'] })).map((s) => s.id)).toEqual([
+        'o-g',
+      ]);
       // o-f's claim lapsed at 50. Four live ones lead; a call reads limit + 2 entries while any are
       // left, moving each one it meets to its expiry: the first call returns none, the next one.
       expect(await store.listDue(100, 1)).toEqual([]);
@@ -140,27 +163,24 @@ export function describeClaims(name: string, client: Redis | Cluster): void {
       expect(await record('o-a')).toEqual(['1', '0']);
       expect(await client.exists(keys.claims)).toBe(0);
       expect(await store.listDue(100, 3)).toEqual(['o-f']);
-      // Moved or not yet, releaseDue gives them back.
-      await store.releaseDue(['o-a', 'o-c']);
-      expect(await store.listDue(200, 10)).toEqual(['o-a', 'o-c']);
+      // An old worker's claim has no token: no release ends it, moved or not yet met; it lapses.
+      await store.claims.release(['o-a', 'o-c']);
       await store.create(makeTestSnapshot('o-h', { workflow: wf('clog'), wakeAt: 7 }));
       await client.zadd(keys.claims, 9000, 'o-h');
+      await store.claims.release(['o-h']);
       expect(await store.listDue(200, 10)).toEqual([]);
-      await store.create(makeTestSnapshot('o-i', { workflow: wf('clog'), wakeAt: 8 }));
-      await client.zadd(keys.claims, 9000, 'o-i');
-      await store.releaseDue(['o-h', 'o-i']);
-      expect(await store.listDue(200, 10)).toEqual(['o-h', 'o-i']);
-      expect(await store.listDue(5000, 20)).toEqual([
+      expect(await client.zscore(keys.due, 'o-h')).toBe('9000');
+      expect(await client.exists(keys.claims)).toBe(0);
+      expect(await store.listDue(5000, 20, { leaseMs: 100_000 })).toEqual([
         'o-e',
         'o-f',
         'o-g',
         'o-a',
-        'o-c',
-        'o-h',
-        'o-i',
         'o-b',
+        'o-c',
         'o-d',
       ]);
+      expect(await store.listDue(9000, 20)).toEqual(['o-h']);
     });
   });
 }

@@ -26,10 +26,7 @@ beforeAll(() => requireCluster(cluster));
 
 runStoreConformance({
   name: 'redis-cluster',
-  claimsDue: true,
-  claimDue: true,
-  wakes: true,
-  sent: true,
+  capabilities: ['claims', 'inbox', 'wakes'],
   createStore() {
     const t = openStore(cluster, 'cluster');
     opened.set(t.store, t.prefix);

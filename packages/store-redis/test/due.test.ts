@@ -24,7 +24,8 @@ afterAll(async () => {
 describe('redis adapter: claims', () => {
   it('a claim lasts claimMs against listDue’s now, then the id is due again', async () => {
     const { store, prefix } = open('claim-expiry', { claimMs: 1000 });
-    expect(store.claimsDue).toBe(true);
+    expect(store.claims).toBeDefined();
+    expect(store.claimMs).toBe(1000);
     for (const id of ['c-1', 'c-2']) await store.create(makeTestSnapshot(id, { wakeAt: 10 }));
     expect(await store.listDue(100, 10)).toEqual(['c-1', 'c-2']);
     // The claim is the due entry's score: its expiry.
@@ -38,9 +39,11 @@ describe('redis adapter: claims', () => {
     expect(await store.listDue(2100, 10, { workflow: 'conformance' })).toEqual(['c-1', 'c-2']);
   });
 
-  it('defaults to 30 s and refuses a claimMs that is not a positive number', () => {
+  it('defaults to 30 s and refuses a claimMs that is not a non-negative integer', () => {
     expect(DEFAULT_CLAIM_MS).toBe(30_000);
-    for (const claimMs of [0, -1, Number.NaN, Number.POSITIVE_INFINITY]) {
+    expect(createRedisStore({ client }).claimMs).toBe(30_000);
+    expect(createRedisStore({ client, claimMs: 0 }).claimMs).toBe(0);
+    for (const claimMs of [-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
       expect(() => createRedisStore({ client, claimMs }), String(claimMs)).toThrow(RangeError);
     }
     for (const maxSkippedClaims of [-1, 1.5, Number.NaN]) {
@@ -61,7 +64,7 @@ describe('redis adapter: claims', () => {
     expect(await store.listDue(50, 100)).toEqual([]);
   });
 
-  it('a save, a delete or releaseDue ends a claim; a failed save does not', async () => {
+  it('a save, a delete or a release ends a claim; a failed save does not', async () => {
     const { store, prefix } = open('ends');
     for (const id of ['e-1', 'e-2', 'e-3', 'e-4']) await store.create(makeTestSnapshot(id, { wakeAt: 1 }));
     expect(await store.listDue(10, 10)).toEqual(['e-1', 'e-2', 'e-3', 'e-4']);
@@ -70,8 +73,8 @@ describe('redis adapter: claims', () => {
       code: 'VERSION_CONFLICT',
     });
     expect(await store.delete('e-3')).toBe(true);
-    await store.releaseDue!([]);
-    await store.releaseDue!(['e-4', 'never-claimed']);
+    await store.claims.release([]);
+    await store.claims.release(['e-4', 'never-claimed']);
     // e-2 is still claimed (its save failed): its entry sits at the expiry; the others at their wake time.
     expect(await client.zrange(`${prefix}due`, 0, -1, 'WITHSCORES')).toEqual([
       'e-4',
@@ -82,7 +85,7 @@ describe('redis adapter: claims', () => {
       '30010',
     ]);
     expect(await store.listDue(10, 10)).toEqual(['e-4', 'e-1']);
-    await expect(store.releaseDue!(['not an id'])).rejects.toMatchObject({ code: 'INVALID_ID' });
+    await expect(store.claims.release(['not an id'])).rejects.toMatchObject({ code: 'INVALID_ID' });
   });
 });
 

@@ -1,4 +1,5 @@
-import { createStoreKit, StoreUnavailableError } from '@stepfold/engine';
+import { StoreUnavailableError } from '@stepfold/engine';
+import { createStoreKit } from '@stepfold/engine/store-kit';
 import { makeTestSnapshot } from '@stepfold/engine/testing';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

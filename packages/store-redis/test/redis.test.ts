@@ -27,10 +27,7 @@ afterAll(() => {
 
 runStoreConformance({
   name: 'redis',
-  claimsDue: true,
-  claimDue: true,
-  wakes: true,
-  sent: true,
+  capabilities: ['claims', 'inbox', 'wakes'],
   createStore: () => open(client, 'conformance'),
   async destroyStore(store) {
     const t = opened.get(store);

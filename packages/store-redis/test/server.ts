@@ -1,9 +1,8 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import type { Store } from '@stepfold/engine';
 import { Cluster, type ClusterNode, Redis, type RedisOptions } from 'ioredis';
-import { createRedisStore, type RedisStoreOptions } from '../src/index.js';
+import { createRedisStore, type RedisStore, type RedisStoreOptions } from '../src/index.js';
 
 /** URL of the Redis test server (`bash scripts/services.sh up redis`). */
 export const REDIS_URL = process.env.STEPFOLD_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -132,7 +131,7 @@ export async function clusterServer(command: 'up' | 'stop' | 'start'): Promise<v
 
 /** A store on `client` under a fresh prefix, remembered so it can be dropped afterwards. */
 export interface TestStore {
-  store: Store;
+  store: RedisStore;
   client: Redis | Cluster;
   prefix: string;
 }
