@@ -1,4 +1,4 @@
-import type { EncodedSnapshot } from '@stepfold/engine';
+import type { EncodedSnapshot } from '@stepfold/engine/store-kit';
 
 const INT8_MAX = 2n ** 63n - 1n;
 const INT8_MIN = -(2n ** 63n);

@@ -33,7 +33,7 @@ export function saveManyStatement(
       });
       text = `WITH v (id, expected, version, status, workflow, wake_at, snapshot, notice) AS (VALUES ${rows.join(', ')}),
          w AS (UPDATE ${table} AS i SET version = v.version, status = v.status, workflow = v.workflow,
-             wake_at = v.wake_at, claimed_until = NULL, ${set}
+             wake_at = v.wake_at, claimed_until = NULL, claim_token = NULL, ${set}
            FROM v WHERE i.id = v.id AND i.version = v.expected
            RETURNING i.id, v.notice)
          SELECT id, CASE WHEN notice IS NOT NULL THEN pg_notify('${channel}', notice) END AS sent FROM w`;

@@ -117,19 +117,19 @@ describe('postgres due index (migration 5)', () => {
     // Every statement form, with the values the store binds (claimDue's narrowed to late ids).
     await poller.listDue(now, limit);
     await poller.listDue(now, limit, { workflow: 'wf-1' });
-    await poller.claimDue!(now, limit);
-    await poller.claimDue!(now, limit, { workflow: 'wf-1' });
+    await poller.claims.claimDue(now, limit);
+    await poller.claims.claimDue(now, limit, { workflow: 'wf-1' });
     const late = ['r-011941', 'r-011950'];
-    await poller.claimDue!(now, limit, { ids: late });
-    await poller.claimDue!(now, limit, { workflow: 'wf-1', ids: late });
+    await poller.claims.claimDue(now, limit, { ids: late });
+    await poller.claims.claimDue(now, limit, { workflow: 'wf-1', ids: late });
     const [all, lane, claimAll, claimLane, claimIds, claimLaneIds] = texts.slice(-6) as string[];
     const polls: Array<[string, unknown[], string]> = [
-      [all!, [now, now, limit], 'due_at'],
-      [lane!, [now, now, limit, 'wf-1'], 'lane_due_at'],
-      [claimAll!, [now, now, limit], 'due_at'],
-      [claimLane!, [now, now, limit, 'wf-1'], 'lane_due_at'],
-      [claimIds!, [now, now, limit, late], 'ids'],
-      [claimLaneIds!, [now, now, limit, 'wf-1', late], 'ids'],
+      [all!, [now, now, limit, 'tok'], 'due_at'],
+      [lane!, [now, now, limit, 'tok', 'wf-1'], 'lane_due_at'],
+      [claimAll!, [now, now, limit, 'tok'], 'due_at'],
+      [claimLane!, [now, now, limit, 'tok', 'wf-1'], 'lane_due_at'],
+      [claimIds!, [now, now, limit, 'tok', late], 'ids'],
+      [claimLaneIds!, [now, now, limit, 'tok', 'wf-1', late], 'ids'],
     ];
     // One at a time: a poll skips the rows another one's open transaction has locked.
     const run = async (mode: string) => {
@@ -223,7 +223,7 @@ describe('postgres due index (migration 5)', () => {
       `SELECT version FROM ${names.migrations} WHERE table_name = $1 ORDER BY version`,
       [table],
     );
-    expect(versions.rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5]);
+    expect(versions.rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6]);
     const defs = await indexes(table);
     expect(Object.keys(defs).sort()).toEqual(['due_at', 'lane_due_at', 'pkey', 'status', 'workflow']);
     const kept = await pool.query(`SELECT '"${TEST_SCHEMA}"."${table}_lane_due_at"'::regclass::oid AS oid`);
