@@ -21,12 +21,12 @@ export function inboxStatements(names: TableNames, channel: string) {
   const head = `'{"at":' || $5::text || ',"w":' || to_json(ok.workflow)::text || ',"i":' || to_json(ok.id)::text`;
   // The snapshot goes with the notice only from the text column: a save matching it compares that
   // text by digest, and a row in the JSONB column has no text a store in 'text' mode could compare.
-  // `json` (not jsonb) reads the definition: it only checks the text, and takes a NUL escape.
+  // The definition is read from the snapshot only for rows not written since migration 6.
   const SEND = `WITH ok AS (
       SELECT i.id, i.workflow, i.snapshot_text AS json FROM ${t} i
       WHERE i.id = $1 AND i.status NOT IN ('completed', 'failed', 'cancelled', 'aborted')
-        AND (SELECT w->>'name' || '@' || (w->>'version') || '@' || (w->>'hash')
-             FROM (SELECT COALESCE(i.snapshot_text::json, i.snapshot::json)->'workflow' AS w) AS d) = ANY($3::text[])),
+        AND COALESCE(i.definition, (SELECT w->>'name' || '@' || (w->>'version') || '@' || (w->>'hash')
+             FROM (SELECT ${json}::jsonb->'workflow' AS w) AS d)) = ANY($3::text[])),
     a AS (INSERT INTO ${sent} (id, event, due_at) SELECT id, $2, $4 FROM ok RETURNING seq),
     p AS (SELECT ${head} || ',"s":' || ok.json || ',"p":[' ||
             (SELECT string_agg('{"n":' || q.seq || ',"e":' || q.event || '}', ',' ORDER BY q.seq)

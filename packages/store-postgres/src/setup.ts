@@ -180,17 +180,20 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 6,
-    description: "claim tokens: a release gives back only its owner's claims",
-    // Who holds the claim (a due window's token), so `release(ids, token)` leaves others' claims.
-    // A nullable column without a default is a catalog change; claims taken before it have no
-    // token, so no release matches them: they lapse. Looked up first: a column added by hand
-    // beforehand spares the table ALTER TABLE's lock (which IF NOT EXISTS would still take).
+    description: 'claim_token (a release gives back only its own claims), definition (what send accepts)',
+    // `claim_token`: who holds the claim (a due window's token), so `release(ids, token)` leaves
+    // others' claims; claims taken before it have none, so no release matches them: they lapse.
+    // `definition`: `name@version@hash`, so send checks it without parsing the snapshot (rows
+    // not written since are parsed). Nullable columns without a default: catalog changes. Looked
+    // up first: columns added by hand beforehand spare the table ALTER TABLE's lock.
     statements: ({ qualified }) => [
-      `DO $$ BEGIN
-        IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = '${qualified}'::regclass
-            AND attname = 'claim_token' AND NOT attisdropped) THEN
-          ALTER TABLE ${qualified} ADD COLUMN claim_token text;
-        END IF;
+      `DO $$ DECLARE col name; BEGIN
+        FOREACH col IN ARRAY ARRAY['claim_token', 'definition']::name[] LOOP
+          IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = '${qualified}'::regclass
+              AND attname = col AND NOT attisdropped) THEN
+            EXECUTE format('ALTER TABLE ${qualified} ADD COLUMN %I text', col);
+          END IF;
+        END LOOP;
       END $$`,
     ],
   },

@@ -2,9 +2,9 @@ import type { TableNames } from './setup.js';
 
 /** Which form of the save statement a conditional update runs. */
 export interface SaveForm {
-  /** Also deletes the consumed inbox seqs (`$9`). */
+  /** Also deletes the consumed inbox seqs (`$10`). */
   consume: boolean;
-  /** Also requires the stored snapshot and consumed signals to match (`$10` digest, `$11` JSON). */
+  /** Also requires the stored snapshot and consumed signals to match (`$11` digest, `$12` JSON). */
   match: boolean;
   /** Also NOTIFYs (the payload is the last parameter). */
   notify: boolean;
@@ -20,28 +20,28 @@ export function storeStatements({ qualified: t, sent }: TableNames, channel: str
   // condition returns no row and sends nothing, and the notice is delivered at commit.
   const notifying = (sql: string, payload: number) =>
     `WITH w AS (${sql} RETURNING 1) SELECT pg_notify('${channel}', $${payload}) FROM w`;
-  const CREATE = `INSERT INTO ${t} (id, version, status, workflow, wake_at, snapshot, snapshot_text)
-           VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7)`;
-  const SAVE = `UPDATE ${t} SET version = $3, status = $4, workflow = $5, wake_at = $6, claimed_until = NULL,
-           claim_token = NULL, snapshot = $7::jsonb, snapshot_text = $8
+  const CREATE = `INSERT INTO ${t} (id, version, status, workflow, wake_at, definition, snapshot, snapshot_text)
+           VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8)`;
+  const SAVE = `UPDATE ${t} SET version = $3, status = $4, workflow = $5, wake_at = $6, definition = $7,
+           claimed_until = NULL, claim_token = NULL, snapshot = $8::jsonb, snapshot_text = $9
          WHERE id = $1 AND version = $2`;
   // The consumed signals' stored texts, "\n" before each, in the order consumed: with the stored
-  // snapshot text, what the digest `$10` was computed over (defineStore's `match.digest`).
-  const events = `COALESCE((SELECT string_agg(E'\\n' || x.event, '' ORDER BY array_position($9::bigint[], x.seq))
-           FROM ${sent} x WHERE x.id = $1 AND x.seq = ANY($9::bigint[])), '')`;
+  // snapshot text, what the digest `$11` was computed over (defineStore's `match.digest`).
+  const events = `COALESCE((SELECT string_agg(E'\\n' || x.event, '' ORDER BY array_position($10::bigint[], x.seq))
+           FROM ${sent} x WHERE x.id = $1 AND x.seq = ANY($10::bigint[])), '')`;
   const digest = (json: string) =>
-    `sha256(convert_to(${json} || ${events}, 'UTF8')) = decode($10::text, 'hex')`;
-  // A row in the JSONB column has no text to hash: equal as JSONB to `$11` (given by jsonb stores
-  // only) and `$11` hashed with the signals stands for it.
+    `sha256(convert_to(${json} || ${events}, 'UTF8')) = decode($11::text, 'hex')`;
+  // A row in the JSONB column has no text to hash: equal as JSONB to `$12` (given by jsonb stores
+  // only) and `$12` hashed with the signals stands for it.
   const MATCH = ` AND CASE WHEN snapshot_text IS NOT NULL THEN ${digest('snapshot_text')}
-           ELSE snapshot = $11::text::jsonb AND ${digest('$11::text')} END`;
+           ELSE snapshot = $12::text::jsonb AND ${digest('$12::text')} END`;
   const save = ({ consume, match, notify }: SaveForm): string => {
     const update = match ? SAVE + MATCH : SAVE;
-    const payload = match ? 12 : consume ? 10 : 9;
+    const payload = match ? 13 : consume ? 11 : 10;
     if (!consume && !match) return notify ? notifying(update, payload) : update;
     // The signals applied go only if the update's condition held.
     return `WITH w AS (${update} RETURNING 1),
-    d AS (DELETE FROM ${sent} WHERE id = $1 AND seq = ANY($9::bigint[]) AND EXISTS (SELECT 1 FROM w))
+    d AS (DELETE FROM ${sent} WHERE id = $1 AND seq = ANY($10::bigint[]) AND EXISTS (SELECT 1 FROM w))
     SELECT ${notify ? `pg_notify('${channel}', $${payload})` : '1'} FROM w`;
   };
   // Due rows by effective due time, all workflows or one lane, each served by its partial index
@@ -62,7 +62,7 @@ export function storeStatements({ qualified: t, sent }: TableNames, channel: str
   const json = ', COALESCE(i.snapshot_text, i.snapshot::text) AS json';
   return {
     CREATE,
-    CREATE_NOTIFY: notifying(CREATE, 8),
+    CREATE_NOTIFY: notifying(CREATE, 9),
     save,
     LIST_DUE: due(''),
     LIST_DUE_LANE: due('workflow = $5 AND '),

@@ -51,7 +51,7 @@ export function pgWrites(
     if (match) tail.push(match.digest, jsonb && !needsTextColumn(match.json) ? match.json : null);
     if (payload !== undefined) tail.push(payload);
     const text = sql.save({ consume: !!consumed, match: !!match, notify: payload !== undefined });
-    const values = [row.id, expected, row.version, row.status, row.workflow, row.wakeAt];
+    const values = [row.id, expected, row.version, row.status, row.workflow, row.wakeAt, row.definition];
     return (await write(row, text, values, tail)).rowCount === 1;
   };
 
@@ -77,7 +77,7 @@ export function pgWrites(
         await write(
           row,
           payload === undefined ? sql.CREATE : sql.CREATE_NOTIFY,
-          [row.id, row.version, row.status, row.workflow, row.wakeAt],
+          [row.id, row.version, row.status, row.workflow, row.wakeAt, row.definition],
           payload === undefined ? [] : [payload],
         );
         return true;

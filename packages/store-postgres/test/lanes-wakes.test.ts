@@ -143,8 +143,10 @@ describe('postgres snapshot compression', () => {
     // Migration 5's indexes swapped by hand beforehand too: its DROP INDEX would also wait.
     for (const statement of MIGRATIONS.find((x) => x.version === 5)!.statements(names))
       await pool.query(statement);
-    // And migration 6's column, added by hand: the migration then finds it and takes no lock either.
-    await pool.query(`ALTER TABLE ${names.qualified} ADD COLUMN claim_token text`);
+    // And migration 6's columns, added by hand: the migration then finds them and takes no lock either.
+    await pool.query(
+      `ALTER TABLE ${names.qualified} ADD COLUMN claim_token text, ADD COLUMN definition text`,
+    );
     // An open transaction that read the table: an ALTER TABLE would wait for it to end.
     const reader = await pool.connect();
     try {
