@@ -70,9 +70,9 @@ export function pgWrites(
     : null;
 
   return {
-    async insert(e) {
-      const row = toRow(e, jsonb);
-      const payload = noticeOf(e, row);
+    async insert(encoded) {
+      const row = toRow(encoded, jsonb);
+      const payload = noticeOf(encoded, row);
       try {
         await write(
           row,
@@ -86,9 +86,9 @@ export function pgWrites(
         throw e;
       }
     },
-    async update(e, c) {
-      const row = toRow(e, jsonb);
-      const save: QueuedSave = { row, expected: c.expected, payload: noticeOf(e, row) };
+    async update(encoded, c) {
+      const row = toRow(encoded, jsonb);
+      const save: QueuedSave = { row, expected: c.expected, payload: noticeOf(encoded, row) };
       // Alone: a save that consumes or matches (the batch statement knows no inbox), and a jsonb
       // store's rare text-column rows (its batch statement binds JSONB).
       const alone =
