@@ -205,9 +205,16 @@ describe('postgres due index (migration 5)', () => {
     const names = tableNames(TEST_SCHEMA, table);
     await migrateTo(names, 4);
     const store = createPostgresStore({ pool, schema: TEST_SCHEMA, table });
-    for (let i = 0; i < 6; i++) await store.create(due(`m-${i}`, 10 + i, i % 2 ? 'odd' : 'even'));
-    // Claims as version 4's statements left them: m-0 and m-1 until 5000, m-2 lapsed at 50.
     const t = names.qualified;
+    // Rows as version 4's statements wrote them (this store's own need the latest columns).
+    for (let i = 0; i < 6; i++) {
+      const s = due(`m-${i}`, 10 + i, i % 2 ? 'odd' : 'even');
+      await pool.query(
+        `INSERT INTO ${t} (id, version, status, workflow, wake_at, snapshot_text) VALUES ($1, 1, $2, $3, $4, $5)`,
+        [s.id, s.status, s.workflow.name, s.wakeAt, JSON.stringify(s)],
+      );
+    }
+    // Claims as version 4's statements left them: m-0 and m-1 until 5000, m-2 lapsed at 50.
     await pool.query(`UPDATE ${t} SET claimed_until = 5000 WHERE id IN ('m-0', 'm-1')`);
     await pool.query(`UPDATE ${t} SET claimed_until = 50 WHERE id = 'm-2'`);
     // The lane index built by hand beforehand, as the README says: the migration keeps it.
