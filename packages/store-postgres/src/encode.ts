@@ -1,4 +1,4 @@
-import type { EncodedSnapshot } from '@stepfold/engine';
+import type { EncodedSnapshot } from '@stepfold/engine/store-kit';
 
 const INT8_MAX = 2n ** 63n - 1n;
 const INT8_MIN = -(2n ** 63n);
@@ -31,6 +31,8 @@ export interface Row {
   workflow: string;
   /** Whole milliseconds, rounded up: a fractional `wakeAt` is never reported due early. */
   wakeAt: string | null;
+  /** `name@version@hash`: what the inbox's `accept` lists. */
+  definition: string;
   json: string;
   /** Whether `json` goes to `snapshot_text` instead of the JSONB column. */
   asText: boolean;
@@ -44,6 +46,7 @@ export function toRow(e: EncodedSnapshot, jsonb = true): Row {
     status: e.status,
     workflow: e.workflow,
     wakeAt: e.wakeAt === null ? null : toInt8(Math.ceil(e.wakeAt)),
+    definition: e.definition,
     json: e.json,
     asText: !jsonb || needsTextColumn(e.json),
   };

@@ -1,22 +1,11 @@
-import {
-  SENT_CLAIM_AFTER_MS,
-  type SentDue,
-  type SentSignal,
-  type StoreKit,
-  type WorkflowEvent,
-} from '@stepfold/engine';
+import type { WorkflowEvent } from '@stepfold/engine';
+import type { InboxDriver, SentRow } from '@stepfold/engine/store-kit';
 import { toInt8 } from './encode.js';
+import type { Query } from './query.js';
 import type { TableNames } from './setup.js';
 
 // NOTIFY refuses a payload of 8000 bytes or more (the default build's limit).
 const MAX_PAYLOAD_BYTES = 7999;
-
-/** Runs one statement of the store (prepared, guarded, errors mapped). */
-type Query = <R>(
-  what: string,
-  text: string,
-  values: unknown[],
-) => Promise<{ rows: R[]; rowCount: number | null }>;
 
 /**
  * The statements of the sent-signal inbox (`<table>$sent`). `SEND` appends a signal in one round
@@ -30,11 +19,14 @@ export function inboxStatements(names: TableNames, channel: string) {
   const waiting = (id: string) =>
     `(SELECT json_agg(json_build_object('n', x.seq, 'e', x.event::json) ORDER BY x.seq)::text FROM ${sent} x WHERE x.id = ${id})`;
   const head = `'{"at":' || $5::text || ',"w":' || to_json(ok.workflow)::text || ',"i":' || to_json(ok.id)::text`;
+  // The snapshot goes with the notice only from the text column: a save matching it compares that
+  // text by digest, and a row in the JSONB column has no text a store in 'text' mode could compare.
+  // The definition is read from the snapshot only for rows not written since migration 6.
   const SEND = `WITH ok AS (
-      SELECT i.id, i.workflow, ${json} AS json FROM ${t} i
+      SELECT i.id, i.workflow, i.snapshot_text AS json FROM ${t} i
       WHERE i.id = $1 AND i.status NOT IN ('completed', 'failed', 'cancelled', 'aborted')
-        AND (SELECT w->>'name' || '@' || (w->>'version') || '@' || (w->>'hash')
-             FROM (SELECT ${json}::jsonb->'workflow' AS w) AS d) = ANY($3::text[])),
+        AND COALESCE(i.definition, (SELECT w->>'name' || '@' || (w->>'version') || '@' || (w->>'hash')
+             FROM (SELECT ${json}::jsonb->'workflow' AS w) AS d)) = ANY($3::text[])),
     a AS (INSERT INTO ${sent} (id, event, due_at) SELECT id, $2, $4 FROM ok RETURNING seq),
     p AS (SELECT ${head} || ',"s":' || ok.json || ',"p":[' ||
             (SELECT string_agg('{"n":' || q.seq || ',"e":' || q.event || '}', ',' ORDER BY q.seq)
@@ -59,66 +51,28 @@ export function inboxStatements(names: TableNames, channel: string) {
   return { SEND, CLAIM, CLAIM_IDS, DROP };
 }
 
-/**
- * A save that also removes the sent signals it applied (`$9`, bigint[]), only if its own
- * condition held; `notify` adds the NOTIFY of the save (its payload `$10`).
- */
-export function consumingSave(save: string, names: TableNames, channel: string, notify: boolean): string {
-  return `WITH w AS (${save} RETURNING 1),
-    d AS (DELETE FROM ${names.sent} WHERE id = $1 AND seq = ANY($9::bigint[]) AND EXISTS (SELECT 1 FROM w))
-    SELECT ${notify ? `pg_notify('${channel}', $10)` : '1'} FROM w`;
-}
-
-/** `Store.send`, `claimSent` and `dropSent` of a PostgreSQL store. */
-export function inboxMethods(
-  kit: StoreKit,
-  query: Query,
-  names: TableNames,
-  channel: string,
-  claimMs: number,
-) {
+/** The inbox's database calls on the `<table>$sent` table: one statement each. */
+export function pgInbox(query: Query, names: TableNames, channel: string): InboxDriver {
   const { SEND, CLAIM, CLAIM_IDS, DROP } = inboxStatements(names, channel);
-  const due = (rows: { id: string; json: string; sent: string | null }[]): SentDue[] =>
-    rows.flatMap((r) => {
-      const waiting = JSON.parse(r.sent ?? '[]') as { n: number; e: WorkflowEvent }[];
-      if (waiting.length === 0) return []; // applied meanwhile
-      const sent: SentSignal[] = waiting.map((x) => ({ seq: x.n, event: x.e }));
-      return [{ snapshot: kit.decode(r.json), sent }];
-    });
+  const rows = async (text: string, values: unknown[]): Promise<SentRow[]> => {
+    const r = await query<{ json: string; sent: string | null }>(text, values);
+    return r.rows.map(({ json, sent }) => ({
+      json,
+      sent: (JSON.parse(sent ?? '[]') as { n: number; e: WorkflowEvent }[]).map((x) => ({
+        seq: x.n,
+        event: x.e,
+      })),
+    }));
+  };
   return {
-    async send(id: string, event: WorkflowEvent, accept: readonly string[]): Promise<boolean> {
-      const at = Math.floor(event.at);
-      const r = await query('send', SEND, [
-        kit.id(id),
-        JSON.stringify(event),
-        [...accept],
-        toInt8(at + SENT_CLAIM_AFTER_MS),
-        toInt8(at),
-      ]);
+    async append(id, entry, accept) {
+      const r = await query(SEND, [id, entry.json, accept, toInt8(entry.dueAt), toInt8(entry.at)]);
       return r.rowCount === 1;
     },
-    async claimSent(now: number, limit: number, ids?: readonly string[]): Promise<SentDue[]> {
-      if (ids !== undefined) {
-        const list = Array.from(ids, (x) => kit.id(x));
-        if (list.length === 0) return [];
-        const r = await query<{ id: string; json: string; sent: string | null }>('claimSent', CLAIM_IDS, [
-          list,
-        ]);
-        return due(r.rows);
-      }
-      const n = kit.dueLimit(now, limit);
-      if (n === null) return [];
-      const at = Math.floor(now);
-      const r = await query<{ id: string; json: string; sent: string | null }>('claimSent', CLAIM, [
-        toInt8(at),
-        toInt8(at + claimMs),
-        n,
-      ]);
-      return due(r.rows);
-    },
-    async dropSent(id: string, seqs: readonly number[], version: number): Promise<void> {
-      if (seqs.length === 0) return;
-      await query('dropSent', DROP, [kit.id(id), kit.seqs(seqs), version]);
+    claim: (w) => rows(CLAIM, [toInt8(Math.floor(w.now)), toInt8(Math.floor(w.until)), w.limit]),
+    claimIds: (ids) => rows(CLAIM_IDS, [ids]),
+    async drop(id, seqs, version) {
+      await query(DROP, [id, seqs, version]);
     },
   };
 }

@@ -1,3 +1,5 @@
+// The claim lease every store defaults to (one rule, the engine's), re-exported under its old name.
+export { DEFAULT_CLAIM_MS } from '@stepfold/engine/store-kit';
 export { needsTextColumn } from './encode.js';
 export { isUnavailable } from './map-error.js';
 export { createPostgresStore } from './postgres-store.js';
@@ -12,7 +14,6 @@ export {
   type PgQueryable,
 } from './setup.js';
 export {
-  DEFAULT_CLAIM_MS,
   DEFAULT_MAX_SNAPSHOT_BYTES,
   GROUP_COMMIT_CHARS,
   GROUP_COMMIT_ROWS,

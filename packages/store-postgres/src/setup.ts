@@ -1,5 +1,3 @@
-import type { StoreKit } from '@stepfold/engine';
-
 /**
  * The few methods of a `pg` client the store calls, described structurally so a pool from any
  * pg 8 release (or a compatible driver) type-checks without depending on `@types/pg`.
@@ -180,6 +178,25 @@ export const MIGRATIONS: readonly Migration[] = [
       `DROP INDEX IF EXISTS "${schema}"."${table}_due_lane"`,
     ],
   },
+  {
+    version: 6,
+    description: 'claim_token (a release gives back only its own claims), definition (what send accepts)',
+    // `claim_token`: who holds the claim (a due window's token), so `release(ids, token)` leaves
+    // others' claims; claims taken before it have none, so no release matches them: they lapse.
+    // `definition`: `name@version@hash`, so send checks it without parsing the snapshot (rows
+    // not written since are parsed). Nullable columns without a default: catalog changes. Looked
+    // up first: columns added by hand beforehand spare the table ALTER TABLE's lock.
+    statements: ({ qualified }) => [
+      `DO $$ DECLARE col name; BEGIN
+        FOREACH col IN ARRAY ARRAY['claim_token', 'definition']::name[] LOOP
+          IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = '${qualified}'::regclass
+              AND attname = col AND NOT attisdropped) THEN
+            EXECUTE format('ALTER TABLE ${qualified} ADD COLUMN %I text', col);
+          END IF;
+        END LOOP;
+      END $$`,
+    ],
+  },
 ];
 
 // Two-key advisory locks live apart from single-bigint ones; this first key marks stepfold's.
@@ -230,26 +247,20 @@ async function migrate(client: PgQueryable, names: TableNames): Promise<void> {
  * Brings the schema, the migrations table and the instance table up to the latest migration, in one
  * transaction under an advisory lock: safe to run any number of times, also concurrently.
  */
-export async function runMigrations(
-  pool: PgPool,
-  names: TableNames,
-  guard: StoreKit['guard'],
-): Promise<void> {
-  const client = await guard('setup', () => pool.connect());
+export async function runMigrations(pool: PgPool, names: TableNames): Promise<void> {
+  const client = await pool.connect();
   let broken: Error | undefined;
   try {
-    await guard('setup', async () => {
-      await client.query('BEGIN');
-      try {
-        await migrate(client, names);
-        await client.query('COMMIT');
-      } catch (e) {
-        await client.query('ROLLBACK').catch((rollback: Error) => {
-          broken = rollback;
-        });
-        throw e;
-      }
-    });
+    await client.query('BEGIN');
+    try {
+      await migrate(client, names);
+      await client.query('COMMIT');
+    } catch (e) {
+      await client.query('ROLLBACK').catch((rollback: Error) => {
+        broken = rollback;
+      });
+      throw e;
+    }
   } finally {
     // A connection that could not roll back is destroyed instead of returned to the pool.
     client.release(broken);

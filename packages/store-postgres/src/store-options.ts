@@ -1,4 +1,5 @@
-import type { Store, WakeSource } from '@stepfold/engine';
+import type { DueClaims, Inbox, WakeSource } from '@stepfold/engine';
+import type { DefinedStore } from '@stepfold/engine/store-kit';
 import type { SnapshotColumn } from './save-many.js';
 import type { PgPool } from './setup.js';
 
@@ -13,9 +14,6 @@ export const GROUP_COMMIT_ROWS = 64;
 
 /** Most snapshot JSON characters one group-commit statement carries (a larger snapshot goes alone). */
 export const GROUP_COMMIT_CHARS = 1 << 20;
-
-/** Default claim lease of `listDue`, in the same milliseconds as its `now`. */
-export const DEFAULT_CLAIM_MS = 30_000;
 
 /** Options of {@link createPostgresStore}. */
 export interface PostgresStoreOptions {
@@ -33,7 +31,7 @@ export interface PostgresStoreOptions {
   table?: string | undefined;
   /** Largest accepted snapshot, in UTF-8 bytes of its JSON (default 64 MiB, at most 255 MiB). */
   maxSnapshotBytes?: number | undefined;
-  /** How long ids returned by `listDue`/`claimDue` stay claimed, measured against `now` (default 30 000), unless a call passes `leaseMs`. */
+  /** How long ids returned by `listDue`/`claims.claimDue` stay claimed, measured against `now` (default 30 000), unless a call passes `leaseMs`. */
   claimMs?: number | undefined;
   /**
    * Send statements as named prepared statements, parsed and planned once per connection (default
@@ -57,18 +55,18 @@ export interface PostgresStoreOptions {
   snapshotColumn?: SnapshotColumn | undefined;
 }
 
-/** A PostgreSQL-backed {@link Store}, with the names and lease it was created with. */
-export interface PostgresStore extends Store {
+/** A PostgreSQL-backed `Store` with every capability (claims, inbox, wakes), and the names it was created with. */
+export interface PostgresStore extends DefinedStore {
   /** Schema of the instance table. */
   readonly schema: string;
   /** Instance table name (unquoted). */
   readonly table: string;
-  /** Default claim lease of `listDue` and `claimDue` (a call's `leaseMs` overrides it). */
-  readonly claimMs: number;
   /** NOTIFY channel of this table's wake notices (see {@link PostgresStore.wakes}). */
   readonly channel: string;
-  readonly claimsDue: true;
-  releaseDue(ids: readonly string[]): Promise<void>;
+  /** Claims on due instances, with the owner's token in `claim_token` (see the README). */
+  readonly claims: DueClaims;
+  /** The signal inbox behind `runner.send`, the `<table>$sent` table. */
+  readonly inbox: Inbox;
   /**
    * Wake notices over LISTEN/NOTIFY: each subscription holds one pool connection until closed, and
    * reconnects with backoff when it breaks. Notices are hints; `listDue` stays the source of truth.

@@ -1,8 +1,4 @@
 import {
-  type Backoff,
-  backoffDelay,
-  OUTAGE_BACKOFF,
-  parseWakePayload,
   StoreUnavailableError,
   snapshotBytes,
   type WakeHint,
@@ -10,6 +6,7 @@ import {
   type WakeSource,
   type WakeSubscription,
 } from '@stepfold/engine';
+import { type Backoff, backoffDelay, OUTAGE_BACKOFF, parseWakePayload } from '@stepfold/engine/store-kit';
 import type { PgNotification, PgPool, PgPoolClient } from './setup.js';
 
 /** Reconnect delays of a lost wake subscription (the engine's one retry schedule). */

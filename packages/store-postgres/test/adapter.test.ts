@@ -32,11 +32,13 @@ describe('postgres setup', () => {
         { table_name: 'one', version: 3 },
         { table_name: 'one', version: 4 },
         { table_name: 'one', version: 5 },
+        { table_name: 'one', version: 6 },
         { table_name: 'two', version: 1 },
         { table_name: 'two', version: 2 },
         { table_name: 'two', version: 3 },
         { table_name: 'two', version: 4 },
         { table_name: 'two', version: 5 },
+        { table_name: 'two', version: 6 },
       ]);
     } finally {
       await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
@@ -89,7 +91,7 @@ describe('postgres setup', () => {
     await store.create(snapshot('back'));
     expect(await store.load('back')).not.toBeNull();
     // Signals sent to the dropped table's instances went with it.
-    expect(await store.claimSent!(Number.MAX_SAFE_INTEGER, 10)).toEqual([]);
+    expect(await store.inbox.claim(Number.MAX_SAFE_INTEGER, 10)).toEqual([]);
     const left = await pool.query(`SELECT count(*)::int AS n FROM "${TEST_SCHEMA}"."${store.table}$sent"`);
     expect(left.rows[0].n).toBe(0);
   });

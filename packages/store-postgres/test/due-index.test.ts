@@ -117,19 +117,19 @@ describe('postgres due index (migration 5)', () => {
     // Every statement form, with the values the store binds (claimDue's narrowed to late ids).
     await poller.listDue(now, limit);
     await poller.listDue(now, limit, { workflow: 'wf-1' });
-    await poller.claimDue!(now, limit);
-    await poller.claimDue!(now, limit, { workflow: 'wf-1' });
+    await poller.claims.claimDue(now, limit);
+    await poller.claims.claimDue(now, limit, { workflow: 'wf-1' });
     const late = ['r-011941', 'r-011950'];
-    await poller.claimDue!(now, limit, { ids: late });
-    await poller.claimDue!(now, limit, { workflow: 'wf-1', ids: late });
+    await poller.claims.claimDue(now, limit, { ids: late });
+    await poller.claims.claimDue(now, limit, { workflow: 'wf-1', ids: late });
     const [all, lane, claimAll, claimLane, claimIds, claimLaneIds] = texts.slice(-6) as string[];
     const polls: Array<[string, unknown[], string]> = [
-      [all!, [now, now, limit], 'due_at'],
-      [lane!, [now, now, limit, 'wf-1'], 'lane_due_at'],
-      [claimAll!, [now, now, limit], 'due_at'],
-      [claimLane!, [now, now, limit, 'wf-1'], 'lane_due_at'],
-      [claimIds!, [now, now, limit, late], 'ids'],
-      [claimLaneIds!, [now, now, limit, 'wf-1', late], 'ids'],
+      [all!, [now, now, limit, 'tok'], 'due_at'],
+      [lane!, [now, now, limit, 'tok', 'wf-1'], 'lane_due_at'],
+      [claimAll!, [now, now, limit, 'tok'], 'due_at'],
+      [claimLane!, [now, now, limit, 'tok', 'wf-1'], 'lane_due_at'],
+      [claimIds!, [now, now, limit, 'tok', late], 'ids'],
+      [claimLaneIds!, [now, now, limit, 'tok', 'wf-1', late], 'ids'],
     ];
     // One at a time: a poll skips the rows another one's open transaction has locked.
     const run = async (mode: string) => {
@@ -205,9 +205,16 @@ describe('postgres due index (migration 5)', () => {
     const names = tableNames(TEST_SCHEMA, table);
     await migrateTo(names, 4);
     const store = createPostgresStore({ pool, schema: TEST_SCHEMA, table });
-    for (let i = 0; i < 6; i++) await store.create(due(`m-${i}`, 10 + i, i % 2 ? 'odd' : 'even'));
-    // Claims as version 4's statements left them: m-0 and m-1 until 5000, m-2 lapsed at 50.
     const t = names.qualified;
+    // Rows as version 4's statements wrote them (this store's own need the latest columns).
+    for (let i = 0; i < 6; i++) {
+      const s = due(`m-${i}`, 10 + i, i % 2 ? 'odd' : 'even');
+      await pool.query(
+        `INSERT INTO ${t} (id, version, status, workflow, wake_at, snapshot_text) VALUES ($1, 1, $2, $3, $4, $5)`,
+        [s.id, s.status, s.workflow.name, s.wakeAt, JSON.stringify(s)],
+      );
+    }
+    // Claims as version 4's statements left them: m-0 and m-1 until 5000, m-2 lapsed at 50.
     await pool.query(`UPDATE ${t} SET claimed_until = 5000 WHERE id IN ('m-0', 'm-1')`);
     await pool.query(`UPDATE ${t} SET claimed_until = 50 WHERE id = 'm-2'`);
     // The lane index built by hand beforehand, as the README says: the migration keeps it.
@@ -223,7 +230,7 @@ describe('postgres due index (migration 5)', () => {
       `SELECT version FROM ${names.migrations} WHERE table_name = $1 ORDER BY version`,
       [table],
     );
-    expect(versions.rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5]);
+    expect(versions.rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6]);
     const defs = await indexes(table);
     expect(Object.keys(defs).sort()).toEqual(['due_at', 'lane_due_at', 'pkey', 'status', 'workflow']);
     const kept = await pool.query(`SELECT '"${TEST_SCHEMA}"."${table}_lane_due_at"'::regclass::oid AS oid`);

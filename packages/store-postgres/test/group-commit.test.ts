@@ -21,10 +21,7 @@ runStoreConformance({
       groupCommit: true,
       snapshotColumn: 'jsonb',
     }),
-  claimsDue: true,
-  claimDue: true,
-  sent: true,
-  wakes: true,
+  capabilities: ['claims', 'inbox', 'wakes'],
 });
 
 const wf = { name: 'g', version: 1, hash: 'h' };

@@ -143,6 +143,10 @@ describe('postgres snapshot compression', () => {
     // Migration 5's indexes swapped by hand beforehand too: its DROP INDEX would also wait.
     for (const statement of MIGRATIONS.find((x) => x.version === 5)!.statements(names))
       await pool.query(statement);
+    // And migration 6's columns, added by hand: the migration then finds them and takes no lock either.
+    await pool.query(
+      `ALTER TABLE ${names.qualified} ADD COLUMN claim_token text, ADD COLUMN definition text`,
+    );
     // An open transaction that read the table: an ALTER TABLE would wait for it to end.
     const reader = await pool.connect();
     try {
@@ -184,7 +188,7 @@ describe('postgres due lanes', () => {
       'r-247',
     ]);
     const text = texts.at(-1)!;
-    expect(text).toContain('workflow = $4');
+    expect(text).toContain('workflow = $5');
 
     // The adapter's prepared statements switch to a generic plan after five runs: check both kinds.
     const client = await pool.connect();
@@ -192,7 +196,9 @@ describe('postgres due lanes', () => {
       await client.query(`PREPARE lane_plan AS ${text}`);
       for (const mode of ['force_custom_plan', 'force_generic_plan']) {
         await client.query(`SET plan_cache_mode = ${mode}`);
-        const plan = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE lane_plan(1600, 31600, 5, 'wf-7')`);
+        const plan = await client.query(
+          `EXPLAIN (FORMAT JSON) EXECUTE lane_plan(1600, 31600, 5, 'tok', 'wf-7')`,
+        );
         const json = JSON.stringify(plan.rows);
         expect(json, mode).toContain(`"Index Name":"${store.table}_lane_due_at"`);
         expect(json, mode).not.toContain('Seq Scan');
@@ -201,7 +207,9 @@ describe('postgres due lanes', () => {
       // Without it (dropped in a transaction rolled back), the generic plan filters the whole
       // due range for the lane: a quiet lane would wait behind a flooded one.
       await client.query(`BEGIN; DROP INDEX "${TEST_SCHEMA}"."${store.table}_lane_due_at"`);
-      const plan = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE lane_plan(1600, 31600, 5, 'wf-7')`);
+      const plan = await client.query(
+        `EXPLAIN (FORMAT JSON) EXECUTE lane_plan(1600, 31600, 5, 'tok', 'wf-7')`,
+      );
       await client.query('ROLLBACK');
       expect(JSON.stringify(plan.rows)).not.toContain('_lane_due_at');
     } finally {
@@ -221,7 +229,12 @@ describe('postgres due lanes', () => {
       [table, v1.description],
     );
     const store = createPostgresStore({ pool, schema: TEST_SCHEMA, table });
-    await store.create(timer('old', 10));
+    // A row as version 1's statements wrote it (this store's own need the latest columns).
+    await pool.query(
+      `INSERT INTO ${names.qualified} (id, version, status, workflow, wake_at, snapshot_text)
+       VALUES ('old', 1, 'running', 'w', 10, $1)`,
+      [JSON.stringify(timer('old', 10))],
+    );
     expect(Object.keys(await indexes(table))).not.toContain('due_lane');
 
     await store.setup();
@@ -236,6 +249,7 @@ describe('postgres due lanes', () => {
       { version: 3 },
       { version: 4 },
       { version: 5 },
+      { version: 6 },
     ]);
     expect(await compression(table)).toEqual({ snapshot: 'l', snapshot_text: 'l' });
     // Migration 2's lane index came and went: migration 5's replaces it.
@@ -248,18 +262,18 @@ describe('postgres due lanes', () => {
     expect(await store.listDue(100, 10, { workflow: 'w' })).toEqual(['old']);
   });
 
-  it('releaseDue clears the claims of exactly the ids given, in one statement', async () => {
+  it('claims.release clears the claims of exactly the ids given taken with its token, in one statement', async () => {
     const store = await fresh();
     for (const id of ['x', 'y', 'z']) await store.create(timer(id, 5));
-    expect(await store.listDue(10, 10)).toEqual(['x', 'y', 'z']);
+    expect(await store.listDue(10, 10, { token: 'mine' })).toEqual(['x', 'y', 'z']);
     const texts: string[] = [];
-    await spied(store.table, texts).releaseDue(['x', 'z', 'never-stored']);
+    await spied(store.table, texts).claims.release(['x', 'z', 'never-stored'], 'mine');
     expect(texts).toHaveLength(1);
-    expect(texts[0]).toContain('ANY($1::text[])');
+    expect(texts[0]).toContain('ANY($1::text[]) AND claim_token = $2');
     expect(await store.listDue(10, 10)).toEqual(['x', 'z']);
-    await spied(store.table, texts).releaseDue([]);
+    await spied(store.table, texts).claims.release([]);
     expect(texts).toHaveLength(1); // nothing to give back, no query
-    await expect(store.releaseDue(['bad id'])).rejects.toMatchObject({ code: 'INVALID_ID' });
+    await expect(store.claims.release(['bad id'])).rejects.toMatchObject({ code: 'INVALID_ID' });
   });
 });
 

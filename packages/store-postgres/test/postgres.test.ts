@@ -37,10 +37,7 @@ runStoreConformance({
     const on = pools.get(store);
     if (on) await dropTable(on, (store as PostgresStore).table);
   },
-  claimsDue: true,
-  claimDue: true,
-  wakes: true,
-  sent: true,
+  capabilities: ['claims', 'inbox', 'wakes'],
   outage: {
     async createStore() {
       await outageServer('up');

@@ -9,6 +9,7 @@ const row = (id: string, json = '{}'): Row => ({
   status: 'running',
   workflow: 'w',
   wakeAt: null,
+  definition: 'w@1@h',
   json,
   asText: false,
 });

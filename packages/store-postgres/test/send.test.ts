@@ -1,7 +1,9 @@
-import { createRunner, defineWorkflow, isStepfoldError } from '@stepfold/engine';
+import { createRunner, defineWorkflow, isStepfoldError, type WakeHint } from '@stepfold/engine';
+import { makeTestSnapshot } from '@stepfold/engine/testing';
 import { createWorker, type Worker } from '@stepfold/engine/worker';
+import type pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { PostgresStore } from '../src/index.js';
+import { createPostgresStore, type PostgresStore } from '../src/index.js';
 import { TEST_SCHEMA } from './server.js';
 import { useTestTables } from './test-tables.js';
 
@@ -33,6 +35,56 @@ describe('postgres runner.send', () => {
   const workers: Worker[] = [];
   afterEach(async () => {
     await Promise.all(workers.splice(0).map((w) => w.stop({ graceMs: 1000 })));
+  });
+
+  it('inbox.send is one statement: the append and its NOTIFY, with the snapshot and every signal waiting', async () => {
+    const base = await freshStore();
+    const texts: string[] = [];
+    const spy = {
+      query(q: { text: string; values: unknown[] }) {
+        texts.push(q.text);
+        return pool.query(q);
+      },
+      connect: () => pool.connect(),
+    };
+    const store = createPostgresStore({
+      pool: spy as unknown as pg.Pool,
+      schema: TEST_SCHEMA,
+      table: base.table,
+    });
+    const wf = { name: 'w', version: 2, hash: 'h' };
+    const stored = makeTestSnapshot('one', { workflow: wf, status: 'waiting', input: { nul: 'a\u0000b' } });
+    await store.create(stored);
+    const hints: WakeHint[] = [];
+    const sub = await store.wakes.subscribe({ wake: (h) => void hints.push(h) });
+    try {
+      texts.length = 0;
+      const event = (n: number) => ({ type: 'signal' as const, at: 5, name: 'go', payload: { n } });
+      // The definition is the row's own column: a snapshot JSONB could not parse (NUL) takes signals too.
+      expect(await store.inbox.send('one', event(1), ['w@2@h'])).toBe(true);
+      expect(await store.inbox.send('one', event(2), ['w@1@h', 'w@2@h'])).toBe(true);
+      expect(await store.inbox.send('one', event(3), ['w@1@h'])).toBe(false);
+      expect(texts).toHaveLength(3);
+      for (const text of texts) expect(text).toMatch(/INSERT INTO .*\$sent.*pg_notify/s);
+      for (let i = 0; i < 200 && hints.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+      const seqs = (await store.inbox.claim(0, 1, ['one']))[0]!.sent.map((p) => p.seq);
+      expect(hints).toEqual([
+        { at: 5, workflow: 'w', id: 'one', snapshot: stored, sent: [{ seq: seqs[0], event: event(1) }] },
+        {
+          at: 5,
+          workflow: 'w',
+          id: 'one',
+          snapshot: stored,
+          sent: [
+            { seq: seqs[0], event: event(1) },
+            { seq: seqs[1], event: event(2) },
+          ],
+        },
+      ]);
+      expect(seqs[0]).toBeLessThan(seqs[1]!);
+    } finally {
+      await sub.close();
+    }
   });
 
   it('a sent signal the instance refuses when applied is dropped and reported, not retried for ever', async () => {

@@ -29,19 +29,26 @@ const naps = defineWorkflow({
   },
 });
 
-/** Every store call the worker's runner makes, by method, with its arguments. */
+// The worker's own claim token: a claim it takes carries it, so its release gives back only its own.
+const token = expect.any(String);
+
+/** Every store call the worker's runner makes, by method (`claimDue` of `store.claims`), with its arguments. */
 function recorded(store: Store) {
   const calls: Array<{ method: string; args: unknown[] }> = [];
   const spy = Object.create(store) as Store;
-  for (const method of ['listDue', 'claimDue', 'load', 'save'] as const) {
-    const real = (store[method] as (...a: unknown[]) => Promise<unknown>).bind(store);
-    Object.defineProperty(spy, method, {
+  const claims = Object.create(store.claims!) as NonNullable<Store['claims']>;
+  const wrap = <T extends object>(on: T, from: T, method: keyof T & string) => {
+    const real = (from[method] as (...a: unknown[]) => Promise<unknown>).bind(from);
+    Object.defineProperty(on, method, {
       value: (...args: unknown[]) => {
         calls.push({ method, args });
         return real(...args);
       },
     });
-  }
+  };
+  for (const method of ['listDue', 'load', 'save'] as const) wrap(spy, store, method);
+  wrap(claims, store.claims!, 'claimDue');
+  Object.defineProperty(spy, 'claims', { value: claims });
   return { spy, calls };
 }
 
@@ -106,7 +113,11 @@ describe('postgres worker driven by wake notices', () => {
     expect(ran).not.toContain('nap-1');
     await until('the timer’s handler', () => ran.includes('nap-1'));
     expect(before.get('nap-1')).toEqual(['claimDue', 'save']);
-    expect(calls[0]?.args.slice(0, 3)).toEqual([at, 1, { ids: ['nap-1'], leaseMs: DEFAULT_CLAIM_LEASE_MS }]);
+    expect(calls[0]?.args.slice(0, 3)).toEqual([
+      at,
+      1,
+      { ids: ['nap-1'], leaseMs: DEFAULT_CLAIM_LEASE_MS, token },
+    ]);
     const taken = (await store.load('nap-1'))?.steps.hit?.startedAt;
     expect(taken).toBeGreaterThanOrEqual(at);
 
@@ -118,7 +129,7 @@ describe('postgres worker driven by wake notices', () => {
     expect(calls).toEqual([]);
     await until('the later timer’s handler', () => ran.includes('nap-2'));
     expect(calls[0]?.method).toBe('claimDue');
-    expect(calls[0]?.args[2]).toEqual({ ids: ['nap-2'], leaseMs: DEFAULT_CLAIM_LEASE_MS });
+    expect(calls[0]?.args[2]).toEqual({ ids: ['nap-2'], leaseMs: DEFAULT_CLAIM_LEASE_MS, token });
     expect(calls.filter((c) => c.method === 'load' || c.method === 'listDue')).toEqual([]);
     expect((await store.load('nap-1'))?.status).toBe('completed');
     expect((await store.load('sig-1'))?.status).toBe('completed');
@@ -162,14 +173,14 @@ describe('postgres worker driven by wake notices', () => {
         .filter((c) => c.method === 'claimDue')
         .at(-1)
         ?.args.slice(0, 3),
-    ).toEqual([at, 1, { ids: ['held-1'], leaseMs: DEFAULT_CLAIM_LEASE_MS }]);
+    ).toEqual([at, 1, { ids: ['held-1'], leaseMs: DEFAULT_CLAIM_LEASE_MS, token }]);
     // Held by the first worker: as of its due time, nobody else can claim it.
-    expect(await store.claimDue!(at, 1, { ids: ['held-1'] })).toEqual([]);
+    expect(await store.claims!.claimDue(at, 1, { ids: ['held-1'] })).toEqual([]);
     await first.stop({ graceMs: 100 });
     expect(await claimedUntil()).toBeNull();
-    const claimed = await store.claimDue!(at, 1, { ids: ['held-1'] });
+    const claimed = await store.claims!.claimDue(at, 1, { ids: ['held-1'] });
     expect(claimed.map((s) => s.id)).toEqual(['held-1']);
-    await store.releaseDue!(['held-1']);
+    await store.claims!.release(['held-1']);
     expect(ran).toEqual([]);
 
     // A second worker, started after (it heard no notice: its polls find the instance once due).

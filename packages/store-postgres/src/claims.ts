@@ -1,0 +1,54 @@
+import type { ClaimsDriver, DueWindow, StoreDriver } from '@stepfold/engine/store-kit';
+import { toInt8 } from './encode.js';
+import type { Query } from './query.js';
+import type { storeStatements } from './statements.js';
+
+/** Claimed rows in (wake time, id) order: RETURNING gives them in no particular order. */
+function byWakeTime<R extends { id: string; wake_at: string }>(rows: R[]): R[] {
+  const keyed = rows.map((row) => ({ row, at: BigInt(row.wake_at) }));
+  keyed.sort((a, b) =>
+    a.at < b.at ? -1 : a.at > b.at ? 1 : a.row.id < b.row.id ? -1 : a.row.id > b.row.id ? 1 : 0,
+  );
+  return keyed.map((k) => k.row);
+}
+
+/**
+ * A window's `$1`-`$4`: `now` and the claim's expiry as int8 (stored wake times are whole ms
+ * rounded up, so `wake_at <= floor(now)` is `wakeAt <= now`), the limit, and the claim's token.
+ */
+const windowValues = (w: DueWindow): unknown[] => [
+  toInt8(Math.floor(w.now)),
+  toInt8(Math.floor(w.until)),
+  w.limit,
+  w.token,
+];
+
+/** `due` (listDue) and the claims driver: one claiming statement each, the token written with the claim. */
+export function pgClaims(
+  query: Query,
+  sql: ReturnType<typeof storeStatements>,
+): Pick<StoreDriver, 'due'> & { claims: ClaimsDriver } {
+  return {
+    async due(w) {
+      const values = windowValues(w);
+      if (w.workflow !== undefined) values.push(w.workflow);
+      const text = w.workflow === undefined ? sql.LIST_DUE : sql.LIST_DUE_LANE;
+      const r = await query<{ id: string; wake_at: string }>(text, values);
+      return byWakeTime(r.rows).map((x) => x.id);
+    },
+    claims: {
+      async claim(w) {
+        const values = windowValues(w);
+        if (w.workflow !== undefined) values.push(w.workflow);
+        if (w.ids !== undefined) values.push(w.ids);
+        const { all, lane, ids, laneIds } = sql.CLAIM_DUE;
+        const text = w.workflow === undefined ? (w.ids ? ids : all) : w.ids ? laneIds : lane;
+        const r = await query<{ id: string; wake_at: string; json: string }>(text, values);
+        return byWakeTime(r.rows).map((x) => x.json);
+      },
+      async release(ids, token) {
+        await query(sql.RELEASE, [ids, token]);
+      },
+    },
+  };
+}

@@ -1,0 +1,99 @@
+import type { EncodedSnapshot, StoreDriver, UpdateCondition } from '@stepfold/engine/store-kit';
+import { needsTextColumn, type Row, toRow } from './encode.js';
+import { errorCode, isUnavailable } from './map-error.js';
+import type { Query } from './query.js';
+import { createSaveBatcher, type QueuedSave } from './save-batch.js';
+import { type SnapshotColumn, saveManyStatement, saveManyValues } from './save-many.js';
+import type { storeStatements } from './statements.js';
+import { GROUP_COMMIT_CHARS, GROUP_COMMIT_ROWS } from './store-options.js';
+import { wakePayload } from './wakes.js';
+
+// JSONB refused the value (NUL or bad escape, or the binary form over 255 MiB): store the text instead.
+const JSONB_FALLBACK_CODES = new Set(['22P05', '54000']);
+
+/**
+ * The NOTIFY payload of a write, or undefined when it announces nothing. A hand-off sends its
+ * snapshot along (if it fits) so the worker that hears it first takes the task with no claim or
+ * load, but only a snapshot stored as text: the save that takes it must find exactly that text.
+ */
+function noticeOf(e: EncodedSnapshot, row: Row): string | undefined {
+  if (e.notice === null) return undefined;
+  return wakePayload(e.notice, e.workflow, e.id, e.handoff && row.asText ? e.json : undefined, e.busy);
+}
+
+/** The store's writes: `insert` and the conditional `update`, alone or in a group commit. */
+export function pgWrites(
+  query: Query,
+  sql: ReturnType<typeof storeStatements>,
+  o: { table: string; channel: string; column: SnapshotColumn; groupCommit: boolean },
+): Pick<StoreDriver, 'insert' | 'update'> {
+  const jsonb = o.column === 'jsonb';
+  // Runs a write with the JSON in snapshot_text, or, for a jsonb store, in the JSONB column unless
+  // JSONB cannot hold it; `tail` (consumed seqs, match, notice payload) follows the two JSON parameters.
+  const write = async (row: Row, text: string, values: unknown[], tail: unknown[]) => {
+    if (!row.asText) {
+      try {
+        return await query(text, [...values, row.json, null, ...tail]);
+      } catch (e) {
+        const code = errorCode(e);
+        if (code === undefined || !JSONB_FALLBACK_CODES.has(code)) throw e;
+      }
+    }
+    return query(text, [...values, null, row.json, ...tail]);
+  };
+
+  // One save in a statement of its own: true when written, false when its condition failed.
+  const saveOne = async ({ row, expected, payload }: QueuedSave, c?: UpdateCondition): Promise<boolean> => {
+    const { consumed, match } = c ?? {};
+    const tail: unknown[] = consumed || match ? [consumed ?? []] : [];
+    // A text store compares the stored text by digest only; a jsonb store also gives the JSON for
+    // rows in the JSONB column (none when JSONB cannot hold it: such a row is stored as text).
+    if (match) tail.push(match.digest, jsonb && !needsTextColumn(match.json) ? match.json : null);
+    if (payload !== undefined) tail.push(payload);
+    const text = sql.save({ consume: !!consumed, match: !!match, notify: payload !== undefined });
+    const values = [row.id, expected, row.version, row.status, row.workflow, row.wakeAt, row.definition];
+    return (await write(row, text, values, tail)).rowCount === 1;
+  };
+
+  const SAVE_MANY = saveManyStatement(o.table, o.channel, o.column);
+  const batcher = o.groupCommit
+    ? createSaveBatcher({
+        maxRows: GROUP_COMMIT_ROWS,
+        maxChars: GROUP_COMMIT_CHARS,
+        one: saveOne,
+        async many(saves) {
+          const r = await query<{ id: string }>(SAVE_MANY(saves.length), saveManyValues(saves));
+          return new Set(r.rows.map((x) => x.id));
+        },
+        retryAlone: (e) => !isUnavailable(e),
+      })
+    : null;
+
+  return {
+    async insert(encoded) {
+      const row = toRow(encoded, jsonb);
+      const payload = noticeOf(encoded, row);
+      try {
+        await write(
+          row,
+          payload === undefined ? sql.CREATE : sql.CREATE_NOTIFY,
+          [row.id, row.version, row.status, row.workflow, row.wakeAt, row.definition],
+          payload === undefined ? [] : [payload],
+        );
+        return true;
+      } catch (e) {
+        if (errorCode(e) === '23505') return false;
+        throw e;
+      }
+    },
+    async update(encoded, c) {
+      const row = toRow(encoded, jsonb);
+      const save: QueuedSave = { row, expected: c.expected, payload: noticeOf(encoded, row) };
+      // Alone: a save that consumes or matches (the batch statement knows no inbox), and a jsonb
+      // store's rare text-column rows (its batch statement binds JSONB).
+      const alone =
+        batcher === null || c.consumed !== undefined || c.match !== undefined || row.asText === jsonb;
+      return (await (alone ? saveOne(save, c) : batcher.write(save))) ? 'written' : 'failed';
+    },
+  };
+}
