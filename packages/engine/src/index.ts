@@ -45,6 +45,7 @@ export { assertValidId, isValidId, MAX_ID_LENGTH } from './ids.js';
 export { replay, type StepOptions, step } from './reducer/reducer.js';
 export { backoffMs, DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, type RetryPolicy } from './reducer/retry-policy.js';
 export { dispatchedBy, type TaskView, taskView } from './reducer/task-view.js';
+export type { AnyDefinition, Handler, HandlerContext, HandlersFor } from './runner/handler-types.js';
 export type { RunnerHooks } from './runner/hooks.js';
 export type {
   EventInfo,
@@ -54,14 +55,11 @@ export type {
   TaskOutcome,
   WorkflowRef,
 } from './runner/instrumentation.js';
+export type { TaskExecutor, TaskJob } from './runner/port.js';
 export { createRunner } from './runner/runner.js';
 export type {
-  AnyDefinition,
   CallOptions,
   HandleResult,
-  Handler,
-  HandlerContext,
-  HandlersFor,
   Runner,
   RunnerCoreOptions,
   RunnerMessage,
@@ -70,8 +68,6 @@ export type {
   SendOptions,
   SignalOptions,
   StartOptions,
-  TaskExecutor,
-  TaskJob,
   TypedSnapshot,
   WorkflowClient,
   WorkflowNameOf,

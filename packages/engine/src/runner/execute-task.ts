@@ -5,10 +5,10 @@ import type { WorkflowEvent } from '../events.js';
 import { taskView } from '../reducer/task-view.js';
 import { taskKey } from '../reducer/transition-context.js';
 import type { ErrorInfo, Snapshot, TaskState } from '../snapshot.js';
+import type { Handler } from './handler-types.js';
 import type { InFlight } from './in-flight.js';
 import type { Instrumentation, TaskInfo, TaskOutcome } from './instrumentation.js';
 import { TaskAbort } from './task-abort.js';
-import type { Handler } from './types.js';
 
 /** The event of one handler run's result, its time filled in when it is written. */
 export type ResultEvent = (at: number) => WorkflowEvent;

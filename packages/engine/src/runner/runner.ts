@@ -6,21 +6,22 @@ import { dispatchedBy } from '../reducer/task-view.js';
 import { taskKey } from '../reducer/transition-context.js';
 import { isTerminal, type LogEntry, type Snapshot, type TaskState } from '../snapshot.js';
 import { executeTask } from './execute-task.js';
-import { notifyHooks } from './hooks.js';
-import { InFlight } from './in-flight.js';
-import { createRegistry } from './registry.js';
-import { acceptingDefinitions } from './send.js';
 import type {
   AnyDefinition,
   Handler,
   HandlersFor,
   MissingHandlers,
   NoExtraHandlers,
+} from './handler-types.js';
+import { notifyHooks } from './hooks.js';
+import { InFlight } from './in-flight.js';
+import type { TaskExecutor, TaskJob } from './port.js';
+import { createRegistry } from './registry.js';
+import { acceptingDefinitions } from './send.js';
+import type {
   Runner,
   RunnerCoreOptions,
   RunnerMessage,
-  TaskExecutor,
-  TaskJob,
   TypedSnapshot,
   WorkflowClient,
   WorkflowNameOf,

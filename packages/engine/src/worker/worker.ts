@@ -1,4 +1,4 @@
-import type { TaskJob } from '../runner/types.js';
+import type { TaskJob } from '../runner/port.js';
 import type { Snapshot } from '../snapshot.js';
 import { wakeNotice } from '../store/wake-notice.js';
 import { Alarm } from './alarm.js';
