@@ -15,10 +15,11 @@ import type {
 } from './handler-types.js';
 import { notifyHooks } from './hooks.js';
 import { InFlight } from './in-flight.js';
-import type { TaskExecutor, TaskJob } from './port.js';
+import { type RunnerPort, type TaskExecutor, type TaskJob, type TickRequest, withPort } from './port.js';
 import { createRegistry } from './registry.js';
 import { acceptingDefinitions } from './send.js';
 import type {
+  HandleResult,
   Runner,
   RunnerCoreOptions,
   RunnerMessage,
@@ -169,9 +170,11 @@ export function createRunner<
 
   /**
    * The one implementation of every event a caller can send. Resolves with the stored snapshot
-   * the event was applied to (or that refused it), where the write loop had it in hand.
+   * the event was applied to (or that refused it), where the write loop had it in hand. `taken`:
+   * for a worker's tick (the port's), what the worker took from the store; a message alone never
+   * carries a snapshot to start from, so one from a queue or an HTTP body cannot plant one.
    */
-  async function dispatch(m: RunnerMessage, call: Work): Promise<Snapshot | undefined> {
+  async function dispatch(m: RunnerMessage, call: Work, taken?: TickRequest): Promise<Snapshot | undefined> {
     const onWrite = reporter(call);
     const plain = <T extends object>(o: T) =>
       Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
@@ -202,20 +205,20 @@ export function createRunner<
             await checkDeclared(schema, m.payload, `signals.${m.name}`);
         });
       }
-      case 'tick':
+      case 'tick': {
         // A `loaded` of another instance is not used: the tick loads its own.
+        const loaded = taken?.loaded?.id === m.id ? taken.loaded : undefined;
         return writes.apply(
           m.id,
           (at) => ({ type: 'tick', at: m.now ?? at }),
           onWrite,
-          m.loaded?.id === m.id ? m.loaded : undefined,
+          loaded,
           undefined,
           true,
-          m.onConflict !== 'fail',
-          m.loaded?.id === m.id && m.sent
-            ? { signals: m.sent, refused: (e) => call.refused.push(e) }
-            : undefined,
+          taken?.onConflict !== 'fail',
+          loaded && taken?.sent ? { signals: taken.sent, refused: (e) => call.refused.push(e) } : undefined,
         );
+      }
       case 'cancel':
       case 'abort':
         return writes.apply(m.id, (at) => plain({ type: m.type, at, reason: m.reason }), onWrite);
@@ -228,8 +231,8 @@ export function createRunner<
     }
   }
 
-  async function handle(m: RunnerMessage, call = new Work()): Promise<Snapshot> {
-    const stored = await dispatch(m, call);
+  async function handle(m: RunnerMessage, call = new Work(), taken?: TickRequest): Promise<Snapshot> {
+    const stored = await dispatch(m, call, taken);
     // A runner that hands its tasks off has no handlers to wait for: it answers with its write.
     if (m.wait !== 'write' && execute) return settled(m.id, call);
     // The handlers go on; `inFlight` keeps them (and `idle()` waits for them).
@@ -239,6 +242,36 @@ export function createRunner<
     if (!s) throw new NotFoundError(m.id);
     return s;
   }
+
+  /** What a message answers: the snapshot, its wake time, whether the message wrote. */
+  async function answer(m: RunnerMessage, call: Work, taken?: TickRequest): Promise<HandleResult> {
+    const snapshot = await handle(m, call, taken);
+    return { snapshot, wakeAt: snapshot.wakeAt, written: call.latest.has(m.id) };
+  }
+
+  const port: RunnerPort = {
+    // A worker's handlers go to its pool: it never waits for them, only for the tick's write.
+    async tick(t) {
+      const call = new Work();
+      const r = await answer({ type: 'tick', id: t.id, now: t.now, wait: 'write' }, call, t);
+      const dueAt = call.dueAt.get(t.id);
+      return {
+        ...r,
+        ...(dueAt !== undefined ? { dueAt } : {}),
+        ...(call.refused.length ? { refused: call.refused } : {}),
+      };
+    },
+    executeWith(e, written) {
+      if (executor) throw new Error('this runner already has an executor (one worker per runner)');
+      executor = e;
+      observer = written;
+      return () => {
+        if (executor !== e) return;
+        executor = undefined;
+        observer = undefined;
+      };
+    },
+  };
 
   const runner: Runner<W> = {
     start: (workflow, id, input, o = {}) => handle({ type: 'start', id, workflow, input, ...o }),
@@ -261,18 +294,7 @@ export function createRunner<
       assertValidId(id);
       return store.load(id);
     },
-    async handle(m) {
-      const call = new Work();
-      const snapshot = await handle(m, call);
-      const dueAt = call.dueAt.get(m.id);
-      return {
-        snapshot,
-        wakeAt: snapshot.wakeAt,
-        written: call.latest.has(m.id),
-        ...(m.type === 'tick' && dueAt !== undefined ? { dueAt } : {}),
-        ...(call.refused.length ? { refused: call.refused } : {}),
-      };
-    },
+    handle: (m) => answer(m, new Work()),
     async processDue(now, limit = 100) {
       const at = now ?? clock();
       const ids = await store.listDue(at, limit);
@@ -319,16 +341,6 @@ export function createRunner<
     workflows: registry.names(),
     stats: writes.stats,
     store,
-    executeWith(e, written) {
-      if (executor) throw new Error('this runner already has an executor (one worker per runner)');
-      executor = e;
-      observer = written;
-      return () => {
-        if (executor !== e) return;
-        executor = undefined;
-        observer = undefined;
-      };
-    },
   };
-  return runner;
+  return withPort(runner, port);
 }

@@ -11,11 +11,10 @@ import type {
   StepOutputsOf,
 } from '../definition/typed-definition.js';
 import type { LogEntry, Snapshot, StepState } from '../snapshot.js';
-import type { SentSignal, Store } from '../store/store.js';
+import type { Store } from '../store/store.js';
 import type { AnyDefinition, HandlersFor } from './handler-types.js';
 import type { RunnerHooks } from './hooks.js';
 import type { Instrumentation } from './instrumentation.js';
-import type { TaskExecutor } from './port.js';
 
 /**
  * Options of {@link createRunner}. A runner that executes (the default) takes one handler per
@@ -107,21 +106,7 @@ export interface SendOptions {
 export type RunnerMessage =
   | ({ type: 'start'; id: string; workflow: string; input?: unknown } & StartOptions)
   | ({ type: 'signal'; id: string; name: string; payload?: unknown } & SignalOptions)
-  | ({
-      type: 'tick';
-      id: string;
-      now?: number | undefined;
-      /** The instance as the store just returned it (`claimDue`): used instead of a load and checked like one (ignored if its id differs). */
-      loaded?: Snapshot | undefined;
-      /**
-       * `'fail'`: a write that loses a race throws VERSION_CONFLICT instead of reloading and
-       * re-applying (default `'reapply'`). For a tick from a `loaded` snapshot others may act on
-       * too: the winner's write is announced again if the instance is still due.
-       */
-      onConflict?: 'reapply' | 'fail' | undefined;
-      /** With `loaded`: signals sent to it and waiting in the store's inbox, applied first and consumed by the same write. */
-      sent?: readonly SentSignal[] | undefined;
-    } & CallOptions)
+  | ({ type: 'tick'; id: string; now?: number | undefined } & CallOptions)
   | ({ type: 'cancel' | 'abort'; id: string; reason?: string | undefined } & CallOptions)
   | ({ type: 'requeue'; id: string; step?: string; inputPatch?: Record<string, unknown> } & CallOptions);
 
@@ -131,10 +116,6 @@ export interface HandleResult {
   wakeAt: number | null;
   /** Whether the message wrote anything (a duplicate signal, or an event a finished instance ignores, writes nothing). */
   written: boolean;
-  /** For a tick that was written: the wake time the instance had when the tick applied (its lag is `now - dueAt`). */
-  dueAt?: number | null | undefined;
-  /** For a tick with `sent` signals: those the instance refused for good (skipped, and consumed with the write). */
-  refused?: unknown[] | undefined;
 }
 
 /** The workflow names of these definitions: their literal names, or any string when one is untyped. */
@@ -231,10 +212,4 @@ export interface Runner<W extends readonly AnyDefinition[] = readonly AnyDefinit
   readonly store: Store;
   /** Write counters (a worker reports conflicts from here). */
   readonly stats: RunnerStats;
-  /**
-   * Sends every handler run this runner's writes dispatch to `executor` instead of running it at
-   * once (how a worker bounds concurrency), and every snapshot it writes to `written`; returns the
-   * function that detaches them again.
-   */
-  executeWith(executor: TaskExecutor, written?: (snapshot: Snapshot) => void): () => void;
 }

@@ -1,6 +1,8 @@
 // The worker entry, `@stepfold/engine/worker`: kept out of the main entry so an edge bundle that
 // only steps instances (a Worker, a Lambda) does not carry it.
 
+// The job a worker's `taskStart`/`taskEnd` observers are given.
+export type { TaskJob } from '../runner/port.js';
 export { MAX_GIVE_BACKS } from './task-pool.js';
 export type {
   FleetPosition,
