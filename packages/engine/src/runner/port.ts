@@ -52,10 +52,10 @@ export interface TickRequest {
 
 /** What a worker's tick answers: a {@link HandleResult} and what the worker reports of the tick. */
 export interface TickResult extends HandleResult {
-  /** For a tick that was written: the wake time the instance had when the tick applied (its lag is `now - dueAt`). */
-  dueAt?: number | null | undefined;
-  /** For a tick with `sent` signals: those the instance refused for good (skipped, and consumed with the write). */
-  refused?: unknown[] | undefined;
+  /** For a tick that was written: the wake time the instance had when the tick applied (its lag is `now - dueAt`); undefined if nothing was written. */
+  dueAt: number | null | undefined;
+  /** The `sent` signals the instance refused for good (skipped, and consumed with the write). */
+  refused: unknown[];
 }
 
 /** The part of a runner only a worker drives. */

@@ -1,11 +1,12 @@
 import { checkDeclared, declaredSchemas } from '../definition/declared-schemas.js';
+import type { WorkflowDefinition } from '../definition/schema.js';
 import { isStepfoldError, NotFoundError } from '../errors.js';
 import { parseEvent, type WorkflowEvent } from '../events.js';
 import { assertValidId } from '../ids.js';
 import { dispatchedBy } from '../reducer/task-view.js';
 import { taskKey } from '../reducer/transition-context.js';
 import { isTerminal, type LogEntry, type Snapshot, type TaskState } from '../snapshot.js';
-import { executeTask } from './execute-task.js';
+import { taskRunner } from './execute-task.js';
 import type {
   AnyDefinition,
   Handler,
@@ -15,11 +16,11 @@ import type {
 } from './handler-types.js';
 import { notifyHooks } from './hooks.js';
 import { InFlight } from './in-flight.js';
-import { type RunnerPort, type TaskExecutor, type TaskJob, type TickRequest, withPort } from './port.js';
+import { type RunnerPort, type TaskExecutor, type TaskJob, withPort } from './port.js';
 import { createRegistry } from './registry.js';
 import { acceptingDefinitions } from './send.js';
+import { tracedTask } from './traced.js';
 import type {
-  HandleResult,
   Runner,
   RunnerCoreOptions,
   RunnerMessage,
@@ -27,7 +28,8 @@ import type {
   WorkflowClient,
   WorkflowNameOf,
 } from './types.js';
-import { type OnWrite, WriteLoop } from './write-loop.js';
+import { WriteLoop } from './write-loop.js';
+import type { OnWrite, WriteBase } from './write-request.js';
 
 /** Handler runs started on behalf of one runner call, and the newest snapshot it wrote per instance. */
 class Work extends Set<Promise<unknown>> {
@@ -77,7 +79,17 @@ export function createRunner<
   const registry = createRegistry(options.workflows, execute ? new Set(Object.keys(handlers)) : undefined);
   const inFlight = new InFlight();
   const { instrument } = options;
-  const writes = new WriteLoop(store, registry, clock, options.conflictRetries ?? 20, !execute, instrument);
+  const writes = new WriteLoop({
+    store,
+    registry,
+    clock,
+    conflictRetries: options.conflictRetries ?? 20,
+    handoff: !execute,
+    instrument,
+  });
+  const untraced = taskRunner(clock, inFlight);
+  // Traced here or nowhere: a runner without an instrument never asks again.
+  const runTask = instrument ? tracedTask(instrument, untraced) : untraced;
   let executor: TaskExecutor | undefined;
   let observer: ((s: Snapshot) => void) | undefined;
 
@@ -89,6 +101,8 @@ export function createRunner<
     });
     let started = false;
     const key = taskKey(task.step, task.phase);
+    // What `s` dispatched is written back onto it: this runner's reducer made it.
+    const base: WriteBase = { snapshot: s, origin: 'reducer' };
     const j: TaskJob = {
       instanceId: s.id,
       workflow: s.workflow.name,
@@ -96,10 +110,10 @@ export function createRunner<
       run() {
         if (started) throw new Error(`job ${task.idempotencyKey}#${task.attempt} already ran or was dropped`);
         started = true;
-        const def = registry.forSnapshot(s);
+        const definition = registry.forSnapshot(s);
         const handler = handlers[task.handler]!;
-        const p = executeTask(handler, def, s, task, clock, inFlight, instrument).then(async (r) => {
-          await writes.apply(s.id, r.event, reporter(call), s);
+        const p = runTask({ handler, definition, snapshot: s, task }).then(async (r) => {
+          await writes.apply({ id: s.id, event: r.event, onWrite: reporter(call), base });
           return r.outcome;
         });
         settle(p);
@@ -114,9 +128,15 @@ export function createRunner<
         if (started) return Promise.resolve();
         started = true;
         const { step, phase, attempt, idempotencyKey: key } = task;
-        const p = writes
-          .apply(s.id, (at) => ({ type: 'task.released', at, step, phase, attempt, key }), reporter(call), s)
-          .then(() => {});
+        const event = (at: number): WorkflowEvent => ({
+          type: 'task.released',
+          at,
+          step,
+          phase,
+          attempt,
+          key,
+        });
+        const p = writes.apply({ id: s.id, event, onWrite: reporter(call), base }).then(() => {});
         settle(p);
         return p;
       },
@@ -170,17 +190,15 @@ export function createRunner<
 
   /**
    * The one implementation of every event a caller can send. Resolves with the stored snapshot
-   * the event was applied to (or that refused it), where the write loop had it in hand. `taken`:
-   * for a worker's tick (the port's), what the worker took from the store; a message alone never
-   * carries a snapshot to start from, so one from a queue or an HTTP body cannot plant one.
+   * the event was applied to (or that refused it), where the write loop had it in hand.
    */
-  async function dispatch(m: RunnerMessage, call: Work, taken?: TickRequest): Promise<Snapshot | undefined> {
+  async function dispatch(m: RunnerMessage, call: Work): Promise<Snapshot | undefined> {
     const onWrite = reporter(call);
     const plain = <T extends object>(o: T) =>
       Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
     switch (m.type) {
       case 'start':
-        return writes.create(m.workflow, m.id, m.input, m, onWrite);
+        return writes.create({ instance: m, onWrite });
       case 'signal': {
         assertValidId(m.id);
         const event = (at: number): WorkflowEvent =>
@@ -191,48 +209,41 @@ export function createRunner<
           const restart = existing !== null && start.reuseFinished === true && isTerminal(existing.status);
           if (!existing || restart) {
             try {
-              const o = { version: start.version, reuseFinished: restart };
-              return await writes.create(start.workflow, m.id, start.input, o, onWrite, event(clock()));
+              const instance = { ...start, id: m.id, reuseFinished: restart };
+              return await writes.create({ instance, alsoApply: event(clock()), onWrite });
             } catch (e) {
               // Someone else created or restarted it first: deliver the signal to theirs.
               if (!isStepfoldError(e, 'ALREADY_EXISTS')) throw e;
             }
           }
         }
-        return writes.apply(m.id, event, onWrite, undefined, async (current, definition) => {
+        const check = async (current: Snapshot, definition: WorkflowDefinition) => {
           const schema = declaredSchemas(definition)?.signals[m.name];
           if (schema && !isTerminal(current.status))
             await checkDeclared(schema, m.payload, `signals.${m.name}`);
-        });
+        };
+        return writes.apply({ id: m.id, event, onWrite, check });
       }
-      case 'tick': {
-        // A `loaded` of another instance is not used: the tick loads its own.
-        const loaded = taken?.loaded?.id === m.id ? taken.loaded : undefined;
-        return writes.apply(
-          m.id,
-          (at) => ({ type: 'tick', at: m.now ?? at }),
-          onWrite,
-          loaded,
-          undefined,
-          true,
-          taken?.onConflict !== 'fail',
-          loaded && taken?.sent ? { signals: taken.sent, refused: (e) => call.refused.push(e) } : undefined,
-        );
-      }
+      case 'tick':
+        return writes.apply({ id: m.id, event: (at) => ({ type: 'tick', at: m.now ?? at }), onWrite });
       case 'cancel':
       case 'abort':
-        return writes.apply(m.id, (at) => plain({ type: m.type, at, reason: m.reason }), onWrite);
-      case 'requeue':
-        return writes.apply(
-          m.id,
-          (at) => plain({ type: 'requeue', at, step: m.step, inputPatch: m.inputPatch }),
+        return writes.apply({
+          id: m.id,
+          event: (at) => plain({ type: m.type, at, reason: m.reason }),
           onWrite,
-        );
+        });
+      case 'requeue':
+        return writes.apply({
+          id: m.id,
+          event: (at) => plain({ type: 'requeue', at, step: m.step, inputPatch: m.inputPatch }),
+          onWrite,
+        });
     }
   }
 
-  async function handle(m: RunnerMessage, call = new Work(), taken?: TickRequest): Promise<Snapshot> {
-    const stored = await dispatch(m, call, taken);
+  async function handle(m: RunnerMessage, call = new Work()): Promise<Snapshot> {
+    const stored = await dispatch(m, call);
     // A runner that hands its tasks off has no handlers to wait for: it answers with its write.
     if (m.wait !== 'write' && execute) return settled(m.id, call);
     // The handlers go on; `inFlight` keeps them (and `idle()` waits for them).
@@ -243,22 +254,30 @@ export function createRunner<
     return s;
   }
 
-  /** What a message answers: the snapshot, its wake time, whether the message wrote. */
-  async function answer(m: RunnerMessage, call: Work, taken?: TickRequest): Promise<HandleResult> {
-    const snapshot = await handle(m, call, taken);
-    return { snapshot, wakeAt: snapshot.wakeAt, written: call.latest.has(m.id) };
-  }
-
   const port: RunnerPort = {
-    // A worker's handlers go to its pool: it never waits for them, only for the tick's write.
+    // A tick from what a worker took from the store: a message never carries a snapshot to start
+    // from, so one from a queue or an HTTP body cannot plant one. The handlers it dispatches go to
+    // the worker's pool: the tick resolves with its write.
     async tick(t) {
       const call = new Work();
-      const r = await answer({ type: 'tick', id: t.id, now: t.now, wait: 'write' }, call, t);
-      const dueAt = call.dueAt.get(t.id);
+      // A `loaded` of another instance is not used: the tick loads its own.
+      const loaded = t.loaded?.id === t.id ? t.loaded : undefined;
+      const stored = await writes.apply({
+        id: t.id,
+        event: (at) => ({ type: 'tick', at: t.now ?? at }),
+        onWrite: reporter(call),
+        base: loaded && { snapshot: loaded, origin: 'store' },
+        onConflict: t.onConflict,
+        sent: loaded && t.sent && { signals: t.sent, refused: (e) => call.refused.push(e) },
+      });
+      const snapshot = call.latest.get(t.id) ?? stored;
+      const written = call.latest.has(t.id);
       return {
-        ...r,
-        ...(dueAt !== undefined ? { dueAt } : {}),
-        ...(call.refused.length ? { refused: call.refused } : {}),
+        snapshot,
+        wakeAt: snapshot.wakeAt,
+        written,
+        dueAt: call.dueAt.get(t.id),
+        refused: call.refused,
       };
     },
     executeWith(e, written) {
@@ -294,7 +313,11 @@ export function createRunner<
       assertValidId(id);
       return store.load(id);
     },
-    handle: (m) => answer(m, new Work()),
+    async handle(m) {
+      const call = new Work();
+      const snapshot = await handle(m, call);
+      return { snapshot, wakeAt: snapshot.wakeAt, written: call.latest.has(m.id) };
+    },
     async processDue(now, limit = 100) {
       const at = now ?? clock();
       const ids = await store.listDue(at, limit);
@@ -302,13 +325,11 @@ export function createRunner<
       const failures: unknown[] = [];
       await Promise.all(
         ids.map((id) =>
-          writes
-            .apply(id, () => ({ type: 'tick', at }), reporter(call))
-            .catch((e) => {
-              if (!isStepfoldError(e, 'NOT_FOUND')) failures.push(e);
-              // Not ticked: give the claim back so a runner that can step it need not wait out the lease.
-              return store.releaseDue?.([id]).catch(() => {});
-            }),
+          writes.apply({ id, event: () => ({ type: 'tick', at }), onWrite: reporter(call) }).catch((e) => {
+            if (!isStepfoldError(e, 'NOT_FOUND')) failures.push(e);
+            // Not ticked: give the claim back so a runner that can step it need not wait out the lease.
+            return store.releaseDue?.([id]).catch(() => {});
+          }),
         ),
       );
       while (call.size) await Promise.allSettled([...call]);
@@ -326,8 +347,8 @@ export function createRunner<
         signal: (id, signal, payload, o = {}) =>
           typed(
             runner.signal(id, signal, payload, {
-              ...(o.signalId === undefined ? {} : { signalId: o.signalId }),
-              ...(o.startIfMissing ? { startIfMissing: { workflow: name, ...o.startIfMissing } } : {}),
+              signalId: o.signalId,
+              startIfMissing: o.startIfMissing && { workflow: name, ...o.startIfMissing },
             }),
           ),
         send: (id, signal, payload, o) => runner.send(id, signal, payload, o),

@@ -249,7 +249,7 @@ export class DuePoller {
             }
           : { id, now },
       );
-      for (const e of r.refused ?? []) {
+      for (const e of r.refused) {
         stats.errors++;
         emit('error', e, 'tick');
       }
