@@ -1,10 +1,17 @@
 // What only a worker reaches of a runner: the jobs its writes dispatch, the executor that takes
-// them, and the tick that starts from what the worker took from the store. A worker gets them with
-// `runnerPort(runner)`; none is on the `Runner` type, so a user's surface stays what users call.
+// them, and the tick that starts from what the worker took from the store. `createRunner` lends
+// each runner its core (`attachCore`); a worker builds the port from it (`runnerPort(runner)`).
+// None of it is on the `Runner` type, and the main entry carries only the lending: the code of
+// the port is bundled with the worker that uses it.
 
+import { taskKey } from '../reducer/transition-context.js';
 import type { Snapshot, TaskState } from '../snapshot.js';
 import type { SentSignal } from '../store/store.js';
+import type { InFlight } from './in-flight.js';
 import type { HandleResult, Runner } from './types.js';
+import { Work } from './work.js';
+import type { WriteLoop } from './write-loop.js';
+import type { OnWrite, WriteBase } from './write-request.js';
 
 /** A handler run a write of the runner dispatched, handed to the {@link TaskExecutor} of a worker. */
 export interface TaskJob {
@@ -70,19 +77,129 @@ export interface RunnerPort {
   executeWith(executor: TaskExecutor, written?: (snapshot: Snapshot) => void): () => void;
 }
 
-// A symbol no other module can name keeps the port off the Runner type. A property rather than a
-// WeakMap entry, so a runner spread into a new object or wrapped in a Proxy still drives a worker.
-const PORT = Symbol('stepfold.runnerPort');
+/**
+ * Takes a task a write dispatched instead of the runner running it at once: `run` runs its handler
+ * and writes the result, `onWrite` reports a write to the call that dispatched it. Resolves once
+ * the task is done with (run, dropped or given back).
+ */
+export type TaskHand = (
+  snapshot: Snapshot,
+  task: TaskState,
+  run: () => Promise<'completed' | 'failed'>,
+  onWrite: OnWrite,
+) => Promise<unknown>;
 
-/** Gives `runner` its port (`createRunner` does, once). */
-export function withPort<R extends object>(runner: R, port: RunnerPort): R {
-  return Object.assign(runner, { [PORT]: port });
+/** What `createRunner` lends the port: its write loop, its running handlers, the hooks into its calls. */
+export interface RunnerCore {
+  readonly writes: WriteLoop;
+  readonly inFlight: InFlight;
+  /** The report of `call`'s writes: each is counted in it and starts what it dispatched. */
+  report(call: Work): OnWrite;
+  /** Hands every dispatched task to `hand` and every snapshot written to `observe`; returns the detach. One at a time. */
+  attach(hand: TaskHand, observe?: (snapshot: Snapshot) => void): () => void;
+}
+
+// A symbol no other module can name keeps the core off the Runner type. A property rather than a
+// WeakMap entry, so a runner spread into a new object or wrapped in a Proxy still drives a worker.
+const CORE = Symbol('stepfold.runnerCore');
+const ports = new WeakMap<RunnerCore, RunnerPort>();
+
+/** Lends `runner` its core (`createRunner` does, once). */
+export function attachCore<R extends object>(runner: R, core: RunnerCore): R {
+  return Object.assign(runner, { [CORE]: core });
 }
 
 /** The port of a runner `createRunner` made; throws for anything else (say, a runner of another copy of the engine). */
 export function runnerPort(runner: Runner): RunnerPort {
-  const port = (runner as { [PORT]?: RunnerPort })[PORT];
-  if (!port)
+  const core = (runner as { [CORE]?: RunnerCore })[CORE];
+  if (!core)
     throw new TypeError('not a runner createRunner made (is a second copy of @stepfold/engine loaded?)');
+  let port = ports.get(core);
+  if (!port) {
+    port = portOf(core);
+    ports.set(core, port);
+  }
   return port;
+}
+
+function portOf(core: RunnerCore): RunnerPort {
+  return {
+    async tick(t) {
+      const call = new Work();
+      // A `loaded` of another instance is not used: the tick loads its own.
+      const loaded = t.loaded?.id === t.id ? t.loaded : undefined;
+      const stored = await core.writes.apply({
+        id: t.id,
+        event: (at) => ({ type: 'tick', at: t.now ?? at }),
+        onWrite: core.report(call),
+        base: loaded && { snapshot: loaded, origin: 'store' },
+        onConflict: t.onConflict,
+        sent: loaded && t.sent && { signals: t.sent, refused: (e) => call.refused.push(e) },
+      });
+      // What it dispatched went to the worker's pool: the tick answers with its write.
+      const snapshot = call.latest.get(t.id) ?? stored;
+      const written = call.latest.has(t.id);
+      return {
+        snapshot,
+        wakeAt: snapshot.wakeAt,
+        written,
+        dueAt: call.dueAt.get(t.id),
+        refused: call.refused,
+      };
+    },
+    executeWith(executor, written) {
+      const hand: TaskHand = (s, task, run, onWrite) => {
+        const { job, done } = taskJob(core, s, task, run, onWrite);
+        executor(job);
+        return done;
+      };
+      return core.attach(hand, written);
+    },
+  };
+}
+
+/** The job of one dispatched task, and `done`, which settles once the job is run, dropped or given back. */
+function taskJob(
+  core: RunnerCore,
+  s: Snapshot,
+  task: TaskState,
+  run: () => Promise<'completed' | 'failed'>,
+  onWrite: OnWrite,
+): { job: TaskJob; done: Promise<unknown> } {
+  let settle: (p: Promise<unknown>) => void = () => {};
+  const done = new Promise<unknown>((resolve) => {
+    settle = resolve;
+  });
+  let started = false;
+  const key = taskKey(task.step, task.phase);
+  const job: TaskJob = {
+    instanceId: s.id,
+    workflow: s.workflow.name,
+    task,
+    run() {
+      if (started) throw new Error(`job ${task.idempotencyKey}#${task.attempt} already ran or was dropped`);
+      started = true;
+      const p = run();
+      settle(p);
+      return p;
+    },
+    drop() {
+      if (started) return;
+      started = true;
+      settle(Promise.resolve());
+    },
+    release() {
+      if (started) return Promise.resolve();
+      started = true;
+      const { step, phase, attempt, idempotencyKey: key } = task;
+      // Written back onto the snapshot that dispatched it, which the runner's reducer made.
+      const base: WriteBase = { snapshot: s, origin: 'reducer' };
+      const event = (at: number) => ({ type: 'task.released' as const, at, step, phase, attempt, key });
+      const p = core.writes.apply({ id: s.id, event, onWrite, base }).then(() => {});
+      settle(p);
+      return p;
+    },
+    abort: (reason) => core.inFlight.abort(s.id, key, task.attempt, reason),
+  };
+  return { job, done };
 }

@@ -4,7 +4,6 @@ import { isStepfoldError, NotFoundError } from '../errors.js';
 import { parseEvent, type WorkflowEvent } from '../events.js';
 import { assertValidId } from '../ids.js';
 import { dispatchedBy } from '../reducer/task-view.js';
-import { taskKey } from '../reducer/transition-context.js';
 import { isTerminal, type LogEntry, type Snapshot, type TaskState } from '../snapshot.js';
 import { taskRunner } from './execute-task.js';
 import type {
@@ -16,7 +15,7 @@ import type {
 } from './handler-types.js';
 import { notifyHooks } from './hooks.js';
 import { InFlight } from './in-flight.js';
-import { type RunnerPort, type TaskExecutor, type TaskJob, withPort } from './port.js';
+import { attachCore, type RunnerCore, type TaskHand } from './port.js';
 import { createRegistry } from './registry.js';
 import { acceptingDefinitions } from './send.js';
 import { tracedTask } from './traced.js';
@@ -28,17 +27,9 @@ import type {
   WorkflowClient,
   WorkflowNameOf,
 } from './types.js';
+import { Work } from './work.js';
 import { WriteLoop } from './write-loop.js';
-import type { OnWrite, WriteBase } from './write-request.js';
-
-/** Handler runs started on behalf of one runner call, and the newest snapshot it wrote per instance. */
-class Work extends Set<Promise<unknown>> {
-  readonly latest = new Map<string, Snapshot>();
-  /** Wake time each instance had before this call's first write to it. */
-  readonly dueAt = new Map<string, number | null>();
-  /** Sent signals the reducer refused for good (skipped, consumed all the same). */
-  readonly refused: unknown[] = [];
-}
+import type { OnWrite } from './write-request.js';
 
 /**
  * Creates a runner over a store. Validates the workflows and that every handler they name exists
@@ -90,60 +81,8 @@ export function createRunner<
   const untraced = taskRunner(clock, inFlight);
   // Traced here or nowhere: a runner without an instrument never asks again.
   const runTask = instrument ? tracedTask(instrument, untraced) : untraced;
-  let executor: TaskExecutor | undefined;
+  let executor: TaskHand | undefined;
   let observer: ((s: Snapshot) => void) | undefined;
-
-  /** The handler run of a task `s` dispatched, as a job: run it, drop it, or abort it. */
-  function job(call: Work, s: Snapshot, task: TaskState): { job: TaskJob; done: Promise<unknown> } {
-    let settle: (p: Promise<unknown>) => void = () => {};
-    const done = new Promise<unknown>((resolve) => {
-      settle = resolve;
-    });
-    let started = false;
-    const key = taskKey(task.step, task.phase);
-    // What `s` dispatched is written back onto it: this runner's reducer made it.
-    const base: WriteBase = { snapshot: s, origin: 'reducer' };
-    const j: TaskJob = {
-      instanceId: s.id,
-      workflow: s.workflow.name,
-      task,
-      run() {
-        if (started) throw new Error(`job ${task.idempotencyKey}#${task.attempt} already ran or was dropped`);
-        started = true;
-        const definition = registry.forSnapshot(s);
-        const handler = handlers[task.handler]!;
-        const p = runTask({ handler, definition, snapshot: s, task }).then(async (r) => {
-          await writes.apply({ id: s.id, event: r.event, onWrite: reporter(call), base });
-          return r.outcome;
-        });
-        settle(p);
-        return p;
-      },
-      drop() {
-        if (started) return;
-        started = true;
-        settle(Promise.resolve());
-      },
-      release() {
-        if (started) return Promise.resolve();
-        started = true;
-        const { step, phase, attempt, idempotencyKey: key } = task;
-        const event = (at: number): WorkflowEvent => ({
-          type: 'task.released',
-          at,
-          step,
-          phase,
-          attempt,
-          key,
-        });
-        const p = writes.apply({ id: s.id, event, onWrite: reporter(call), base }).then(() => {});
-        settle(p);
-        return p;
-      },
-      abort: (reason) => inFlight.abort(s.id, key, task.attempt, reason),
-    };
-    return { job: j, done };
-  }
 
   /** After a successful write: observers, aborts of handlers the write took away, the tasks it dispatched. */
   function written(
@@ -162,13 +101,28 @@ export function createRunner<
     for (const task of dispatchedBy(s, before)) {
       // Queued: written for a worker to take (this runner hands its tasks off).
       if (task.queued) continue;
-      const { job: j, done } = job(call, s, task);
+      const run = () => runAndWrite(call, s, task);
+      // A worker's pool runs it when it has room; else it runs now (a result that cannot be
+      // written is left to the task's deadline, which dispatches it again).
+      const done = executor ? executor(s, task, run, reporter(call)) : run().catch(() => {});
       inFlight.track(done);
       call.add(done);
       done.finally(() => call.delete(done)).catch(() => {});
-      if (executor) executor(j);
-      else j.run().catch(() => {}); // a result that cannot be written: the deadline re-dispatches
     }
+  }
+
+  /** Runs the handler of `task`, which `s` dispatched, and writes its result; resolves with how the handler ended. */
+  async function runAndWrite(call: Work, s: Snapshot, task: TaskState): Promise<'completed' | 'failed'> {
+    const definition = registry.forSnapshot(s);
+    const r = await runTask({ handler: handlers[task.handler]!, definition, snapshot: s, task });
+    // Written back onto `s`, the snapshot that dispatched it: this runner's reducer made it.
+    await writes.apply({
+      id: s.id,
+      event: r.event,
+      onWrite: reporter(call),
+      base: { snapshot: s, origin: 'reducer' },
+    });
+    return r.outcome;
   }
 
   /** What a call's writes report to: everything a write of that call sets off is counted in it. */
@@ -254,38 +208,17 @@ export function createRunner<
     return s;
   }
 
-  const port: RunnerPort = {
-    // A tick from what a worker took from the store: a message never carries a snapshot to start
-    // from, so one from a queue or an HTTP body cannot plant one. The handlers it dispatches go to
-    // the worker's pool: the tick resolves with its write.
-    async tick(t) {
-      const call = new Work();
-      // A `loaded` of another instance is not used: the tick loads its own.
-      const loaded = t.loaded?.id === t.id ? t.loaded : undefined;
-      const stored = await writes.apply({
-        id: t.id,
-        event: (at) => ({ type: 'tick', at: t.now ?? at }),
-        onWrite: reporter(call),
-        base: loaded && { snapshot: loaded, origin: 'store' },
-        onConflict: t.onConflict,
-        sent: loaded && t.sent && { signals: t.sent, refused: (e) => call.refused.push(e) },
-      });
-      const snapshot = call.latest.get(t.id) ?? stored;
-      const written = call.latest.has(t.id);
-      return {
-        snapshot,
-        wakeAt: snapshot.wakeAt,
-        written,
-        dueAt: call.dueAt.get(t.id),
-        refused: call.refused,
-      };
-    },
-    executeWith(e, written) {
+  // What a worker drives, lent to the port (port.ts), whose code the worker's bundle carries.
+  const core: RunnerCore = {
+    writes,
+    inFlight,
+    report: reporter,
+    attach(hand, observe) {
       if (executor) throw new Error('this runner already has an executor (one worker per runner)');
-      executor = e;
-      observer = written;
+      executor = hand;
+      observer = observe;
       return () => {
-        if (executor !== e) return;
+        if (executor !== hand) return;
         executor = undefined;
         observer = undefined;
       };
@@ -363,5 +296,5 @@ export function createRunner<
     stats: writes.stats,
     store,
   };
-  return withPort(runner, port);
+  return attachCore(runner, core);
 }
