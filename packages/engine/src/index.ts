@@ -55,7 +55,7 @@ export type {
   TaskOutcome,
   WorkflowRef,
 } from './runner/instrumentation.js';
-export type { TaskExecutor, TaskJob } from './runner/port.js';
+export type { TaskJob } from './runner/port.js';
 export { createRunner } from './runner/runner.js';
 export type {
   CallOptions,

@@ -122,6 +122,7 @@ export function runnerPort(runner: Runner): RunnerPort {
   return port;
 }
 
+/** The port over one runner's core (made once per runner, on the first `runnerPort`). */
 function portOf(core: RunnerCore): RunnerPort {
   return {
     async tick(t) {

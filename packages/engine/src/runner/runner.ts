@@ -258,11 +258,13 @@ export function createRunner<
       const failures: unknown[] = [];
       await Promise.all(
         ids.map((id) =>
-          writes.apply({ id, event: () => ({ type: 'tick', at }), onWrite: reporter(call) }).catch((e) => {
-            if (!isStepfoldError(e, 'NOT_FOUND')) failures.push(e);
-            // Not ticked: give the claim back so a runner that can step it need not wait out the lease.
-            return store.releaseDue?.([id]).catch(() => {});
-          }),
+          writes
+            .apply({ id, event: (): WorkflowEvent => ({ type: 'tick', at }), onWrite: reporter(call) })
+            .catch((e) => {
+              if (!isStepfoldError(e, 'NOT_FOUND')) failures.push(e);
+              // Not ticked: give the claim back so a runner that can step it need not wait out the lease.
+              return store.releaseDue?.([id]).catch(() => {});
+            }),
         ),
       );
       while (call.size) await Promise.allSettled([...call]);

@@ -27,7 +27,7 @@ export interface WriteLoopOptions {
 
 /**
  * The runner's writes: load → reduce → save conditional on the version, re-applied on a conflict
- * (jittered, up to `maxConflicts` times), and creating instances (reusing a finished id when
+ * (jittered, up to `conflictRetries` times), and creating instances (reusing a finished id when
  * asked). Each successful write is reported to the `onWrite` of the call that made it.
  */
 export class WriteLoop {
