@@ -44,6 +44,7 @@ export { assertValidId, isValidId, MAX_ID_LENGTH } from './ids.js';
 export { replay, type StepOptions, step } from './reducer/reducer.js';
 export { backoffMs, DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, type RetryPolicy } from './reducer/retry-policy.js';
 export { dispatchedBy, type TaskView, taskView } from './reducer/task-view.js';
+export type { AnyDefinition, Handler, HandlerContext, HandlersFor } from './runner/handler-types.js';
 export type { RunnerHooks } from './runner/hooks.js';
 export type {
   EventInfo,
@@ -53,14 +54,11 @@ export type {
   TaskOutcome,
   WorkflowRef,
 } from './runner/instrumentation.js';
+export type { TaskJob } from './runner/port.js';
 export { createRunner } from './runner/runner.js';
 export type {
-  AnyDefinition,
   CallOptions,
   HandleResult,
-  Handler,
-  HandlerContext,
-  HandlersFor,
   Runner,
   RunnerCoreOptions,
   RunnerMessage,
@@ -69,8 +67,6 @@ export type {
   SendOptions,
   SignalOptions,
   StartOptions,
-  TaskExecutor,
-  TaskJob,
   TypedSnapshot,
   WorkflowClient,
   WorkflowNameOf,

@@ -9,6 +9,8 @@ import {
   workflow,
 } from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
+// The worker's side of a runner is internal: tests reach it as the worker does, in the built package.
+import { runnerPort } from '../dist/runner/port.js';
 import { type BatchInput, documentEntity } from './entity-fixtures.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -246,20 +248,13 @@ describe('signalWithStart and id reuse', () => {
     expect(queued.tasks.work?.queued).toBe(true);
     const now = queued.updatedAt + 1;
     // The winner takes the task from the snapshot it was handed.
-    const won = await runner().handle({ type: 'tick', id: 'race-1', now, wait: 'write', loaded: queued });
+    const won = await runnerPort(runner()).tick({ id: 'race-1', now, loaded: queued });
     expect(won.written).toBe(true);
     loads = 0;
-    const lost = runner().handle({
-      type: 'tick',
-      id: 'race-1',
-      now,
-      wait: 'write',
-      loaded: queued,
-      onConflict: 'fail',
-    });
+    const lost = runnerPort(runner()).tick({ id: 'race-1', now, loaded: queued, onConflict: 'fail' });
     await expect(lost).rejects.toMatchObject({ code: 'VERSION_CONFLICT' });
     expect(loads).toBe(0);
-    const again = await runner().handle({ type: 'tick', id: 'race-1', now, wait: 'write', loaded: queued });
+    const again = await runnerPort(runner()).tick({ id: 'race-1', now, loaded: queued });
     expect(again.written).toBe(false);
     expect(again.snapshot).toEqual(await inner.load('race-1'));
     // One reload after the conflict; the answer is that snapshot, not a second load.

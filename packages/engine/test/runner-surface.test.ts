@@ -12,6 +12,8 @@ import {
 import { createHarness } from '@stepfold/engine/testing';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import * as z from 'zod/mini';
+// The worker's side of a runner is internal: tests reach it as the worker does, in the built package.
+import { runnerPort } from '../dist/runner/port.js';
 
 const greet = workflow('greet', 1)
   .input(type<{ name: string }>())
@@ -124,6 +126,22 @@ describe('runner: one handle() behind every method', () => {
     const s = await runner.start('greet', 'g-3', { name: 'Ada' });
     expect(thrown).toBe(1);
     expect(s.steps.hello?.status).toBe('completed');
+  });
+
+  it("a message carries no worker plumbing: a tick's `loaded` is ignored, the port is not on the runner's type", async () => {
+    const store = createMemoryStore();
+    const runner = createRunner({ store, workflows: [greet], handlers: { hello: () => 'hi' } });
+    const s = await runner.start('greet', 'p-1', { name: 'Ada' });
+    // A queue or HTTP body could carry one: it must not become the snapshot the tick starts from.
+    const planted = { ...s, version: 99, status: 'completed' } as Snapshot;
+    // @ts-expect-error `loaded` is the port's, not a message's
+    const r = await runner.handle({ type: 'tick', id: 'p-1', loaded: planted });
+    expect(r).toEqual({ snapshot: await store.load('p-1'), wakeAt: null, written: false });
+    expectTypeOf(runner).not.toHaveProperty('executeWith');
+    expect(Object.keys(runner)).not.toContain('executeWith');
+    // The worker's way in: on the runner and on a copy of it, not on anything else.
+    expect(await runnerPort({ ...runner }).tick({ id: 'p-1', loaded: s })).toMatchObject({ written: false });
+    expect(() => runnerPort({} as typeof runner)).toThrow(/not a runner createRunner made/);
   });
 });
 

@@ -9,6 +9,8 @@ import {
   workflow,
 } from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
+// The worker's side of a runner is internal: tests reach it as the worker does, in the built package.
+import { runnerPort } from '../dist/runner/port.js';
 import { orderWorkflow } from './fixtures.js';
 
 function handlersRecording(
@@ -154,7 +156,7 @@ describe('runner', () => {
       handlers: handlersRecording([]),
       clock: () => now,
     });
-    a.executeWith(() => {});
+    runnerPort(a).executeWith(() => {});
     const s1 = await a.start('order', 'o-4', { amount: 1 }, { wait: 'write' });
     const lost = s1.tasks.reserve!;
     const b = createRunner({

@@ -1,4 +1,5 @@
 import { isTerminal, type Snapshot } from '../snapshot.js';
+import type { WriteBase } from './write-request.js';
 
 // Instances whose newest written snapshot is remembered; older ones are forgotten first.
 const REMEMBERED = 256;
@@ -15,18 +16,20 @@ export class InstanceWrites {
   private readonly newest = new Map<string, Snapshot>();
 
   /**
-   * Runs `write` once every earlier write of `id` by this runner has settled, with `known` replaced
-   * by the snapshot this runner wrote last when that one is newer (`fresh` then says it is trusted).
+   * Runs `write` once every earlier write of `id` by this runner has settled, with `base` replaced
+   * by the snapshot this runner wrote last when that one is newer (its own reducer made that one).
    */
   run<T>(
     id: string,
-    known: Snapshot | undefined,
-    write: (known: Snapshot | undefined, fresh: boolean) => Promise<T>,
+    base: WriteBase | undefined,
+    write: (base: WriteBase | undefined) => Promise<T>,
   ): Promise<T> {
     const before = this.tails.get(id);
     const start = () => {
-      const newer = known && this.newest.get(id);
-      return newer && newer.version > known!.version ? write(newer, true) : write(known, false);
+      const newer = base && this.newest.get(id);
+      return write(
+        newer && newer.version > base!.snapshot.version ? { snapshot: newer, origin: 'reducer' } : base,
+      );
     };
     const p = before ? before.then(start, start) : start();
     this.tails.set(id, p);

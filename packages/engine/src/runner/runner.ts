@@ -1,40 +1,35 @@
 import { checkDeclared, declaredSchemas } from '../definition/declared-schemas.js';
+import type { WorkflowDefinition } from '../definition/schema.js';
 import { isStepfoldError, NotFoundError } from '../errors.js';
 import { parseEvent, type WorkflowEvent } from '../events.js';
 import { assertValidId } from '../ids.js';
 import { dispatchedBy } from '../reducer/task-view.js';
-import { taskKey } from '../reducer/transition-context.js';
 import { isTerminal, type LogEntry, type Snapshot, type TaskState } from '../snapshot.js';
-import { executeTask } from './execute-task.js';
-import { notifyHooks } from './hooks.js';
-import { InFlight } from './in-flight.js';
-import { createRegistry } from './registry.js';
-import { acceptingDefinitions } from './send.js';
+import { taskRunner } from './execute-task.js';
 import type {
   AnyDefinition,
   Handler,
   HandlersFor,
   MissingHandlers,
   NoExtraHandlers,
+} from './handler-types.js';
+import { notifyHooks } from './hooks.js';
+import { InFlight } from './in-flight.js';
+import { attachCore, type RunnerCore, type TaskHand } from './port.js';
+import { createRegistry } from './registry.js';
+import { acceptingDefinitions } from './send.js';
+import { tracedTask } from './traced.js';
+import type {
   Runner,
   RunnerCoreOptions,
   RunnerMessage,
-  TaskExecutor,
-  TaskJob,
   TypedSnapshot,
   WorkflowClient,
   WorkflowNameOf,
 } from './types.js';
-import { type OnWrite, WriteLoop } from './write-loop.js';
-
-/** Handler runs started on behalf of one runner call, and the newest snapshot it wrote per instance. */
-class Work extends Set<Promise<unknown>> {
-  readonly latest = new Map<string, Snapshot>();
-  /** Wake time each instance had before this call's first write to it. */
-  readonly dueAt = new Map<string, number | null>();
-  /** Sent signals the reducer refused for good (skipped, consumed all the same). */
-  readonly refused: unknown[] = [];
-}
+import { Work } from './work.js';
+import { WriteLoop } from './write-loop.js';
+import type { OnWrite } from './write-request.js';
 
 /**
  * Creates a runner over a store. Validates the workflows and that every handler they name exists
@@ -75,55 +70,21 @@ export function createRunner<
   const registry = createRegistry(options.workflows, execute ? new Set(Object.keys(handlers)) : undefined);
   const inFlight = new InFlight();
   const { instrument } = options;
-  const writes = new WriteLoop(store, registry, clock, options.conflictRetries ?? 20, !execute, instrument);
-  let executor: TaskExecutor | undefined;
+  const writes = new WriteLoop({
+    store,
+    registry,
+    clock,
+    conflictRetries: options.conflictRetries ?? 20,
+    handoff: !execute,
+    instrument,
+  });
+  const untraced = taskRunner(clock, inFlight);
+  // Traced here or nowhere: a runner without an instrument never asks again.
+  const runTask = instrument ? tracedTask(instrument, untraced) : untraced;
+  let executor: TaskHand | undefined;
   let observer: ((s: Snapshot) => void) | undefined;
   // Whose claims `processDue` takes: it gives back only its own.
   const claimToken = crypto.randomUUID();
-
-  /** The handler run of a task `s` dispatched, as a job: run it, drop it, or abort it. */
-  function job(call: Work, s: Snapshot, task: TaskState): { job: TaskJob; done: Promise<unknown> } {
-    let settle: (p: Promise<unknown>) => void = () => {};
-    const done = new Promise<unknown>((resolve) => {
-      settle = resolve;
-    });
-    let started = false;
-    const key = taskKey(task.step, task.phase);
-    const j: TaskJob = {
-      instanceId: s.id,
-      workflow: s.workflow.name,
-      task,
-      run() {
-        if (started) throw new Error(`job ${task.idempotencyKey}#${task.attempt} already ran or was dropped`);
-        started = true;
-        const def = registry.forSnapshot(s);
-        const handler = handlers[task.handler]!;
-        const p = executeTask(handler, def, s, task, clock, inFlight, instrument).then(async (r) => {
-          await writes.apply(s.id, r.event, reporter(call), s);
-          return r.outcome;
-        });
-        settle(p);
-        return p;
-      },
-      drop() {
-        if (started) return;
-        started = true;
-        settle(Promise.resolve());
-      },
-      release() {
-        if (started) return Promise.resolve();
-        started = true;
-        const { step, phase, attempt, idempotencyKey: key } = task;
-        const p = writes
-          .apply(s.id, (at) => ({ type: 'task.released', at, step, phase, attempt, key }), reporter(call), s)
-          .then(() => {});
-        settle(p);
-        return p;
-      },
-      abort: (reason) => inFlight.abort(s.id, key, task.attempt, reason),
-    };
-    return { job: j, done };
-  }
 
   /** After a successful write: observers, aborts of handlers the write took away, the tasks it dispatched. */
   function written(
@@ -142,13 +103,28 @@ export function createRunner<
     for (const task of dispatchedBy(s, before)) {
       // Queued: written for a worker to take (this runner hands its tasks off).
       if (task.queued) continue;
-      const { job: j, done } = job(call, s, task);
+      const run = () => runAndWrite(call, s, task);
+      // A worker's pool runs it when it has room; else it runs now (a result that cannot be
+      // written is left to the task's deadline, which dispatches it again).
+      const done = executor ? executor(s, task, run, reporter(call)) : run().catch(() => {});
       inFlight.track(done);
       call.add(done);
       done.finally(() => call.delete(done)).catch(() => {});
-      if (executor) executor(j);
-      else j.run().catch(() => {}); // a result that cannot be written: the deadline re-dispatches
     }
+  }
+
+  /** Runs the handler of `task`, which `s` dispatched, and writes its result; resolves with how the handler ended. */
+  async function runAndWrite(call: Work, s: Snapshot, task: TaskState): Promise<'completed' | 'failed'> {
+    const definition = registry.forSnapshot(s);
+    const r = await runTask({ handler: handlers[task.handler]!, definition, snapshot: s, task });
+    // Written back onto `s`, the snapshot that dispatched it: this runner's reducer made it.
+    await writes.apply({
+      id: s.id,
+      event: r.event,
+      onWrite: reporter(call),
+      base: { snapshot: s, origin: 'reducer' },
+    });
+    return r.outcome;
   }
 
   /** What a call's writes report to: everything a write of that call sets off is counted in it. */
@@ -178,7 +154,7 @@ export function createRunner<
       Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
     switch (m.type) {
       case 'start':
-        return writes.create(m.workflow, m.id, m.input, m, onWrite);
+        return writes.create({ instance: m, onWrite });
       case 'signal': {
         assertValidId(m.id);
         const event = (at: number): WorkflowEvent =>
@@ -189,43 +165,36 @@ export function createRunner<
           const restart = existing !== null && start.reuseFinished === true && isTerminal(existing.status);
           if (!existing || restart) {
             try {
-              const o = { version: start.version, reuseFinished: restart };
-              return await writes.create(start.workflow, m.id, start.input, o, onWrite, event(clock()));
+              const instance = { ...start, id: m.id, reuseFinished: restart };
+              return await writes.create({ instance, alsoApply: event(clock()), onWrite });
             } catch (e) {
               // Someone else created or restarted it first: deliver the signal to theirs.
               if (!isStepfoldError(e, 'ALREADY_EXISTS')) throw e;
             }
           }
         }
-        return writes.apply(m.id, event, onWrite, undefined, async (current, definition) => {
+        const check = async (current: Snapshot, definition: WorkflowDefinition) => {
           const schema = declaredSchemas(definition)?.signals[m.name];
           if (schema && !isTerminal(current.status))
             await checkDeclared(schema, m.payload, `signals.${m.name}`);
-        });
+        };
+        return writes.apply({ id: m.id, event, onWrite, check });
       }
       case 'tick':
-        // A `loaded` of another instance is not used: the tick loads its own.
-        return writes.apply(
-          m.id,
-          (at) => ({ type: 'tick', at: m.now ?? at }),
-          onWrite,
-          m.loaded?.id === m.id ? m.loaded : undefined,
-          undefined,
-          m.noticed ? 'notice' : true,
-          m.onConflict !== 'fail',
-          m.loaded?.id === m.id && m.sent
-            ? { signals: m.sent, refused: (e) => call.refused.push(e) }
-            : undefined,
-        );
+        return writes.apply({ id: m.id, event: (at) => ({ type: 'tick', at: m.now ?? at }), onWrite });
       case 'cancel':
       case 'abort':
-        return writes.apply(m.id, (at) => plain({ type: m.type, at, reason: m.reason }), onWrite);
-      case 'requeue':
-        return writes.apply(
-          m.id,
-          (at) => plain({ type: 'requeue', at, step: m.step, inputPatch: m.inputPatch }),
+        return writes.apply({
+          id: m.id,
+          event: (at) => plain({ type: m.type, at, reason: m.reason }),
           onWrite,
-        );
+        });
+      case 'requeue':
+        return writes.apply({
+          id: m.id,
+          event: (at) => plain({ type: 'requeue', at, step: m.step, inputPatch: m.inputPatch }),
+          onWrite,
+        });
     }
   }
 
@@ -240,6 +209,23 @@ export function createRunner<
     if (!s) throw new NotFoundError(m.id);
     return s;
   }
+
+  // What a worker drives, lent to the port (port.ts), whose code the worker's bundle carries.
+  const core: RunnerCore = {
+    writes,
+    inFlight,
+    report: reporter,
+    attach(hand, observe) {
+      if (executor) throw new Error('this runner already has an executor (one worker per runner)');
+      executor = hand;
+      observer = observe;
+      return () => {
+        if (executor !== hand) return;
+        executor = undefined;
+        observer = undefined;
+      };
+    },
+  };
 
   const runner: Runner<W> = {
     start: (workflow, id, input, o = {}) => handle({ type: 'start', id, workflow, input, ...o }),
@@ -265,14 +251,7 @@ export function createRunner<
     async handle(m) {
       const call = new Work();
       const snapshot = await handle(m, call);
-      const dueAt = call.dueAt.get(m.id);
-      return {
-        snapshot,
-        wakeAt: snapshot.wakeAt,
-        written: call.latest.has(m.id),
-        ...(m.type === 'tick' && dueAt !== undefined ? { dueAt } : {}),
-        ...(call.refused.length ? { refused: call.refused } : {}),
-      };
+      return { snapshot, wakeAt: snapshot.wakeAt, written: call.latest.has(m.id) };
     },
     async processDue(now, limit = 100) {
       const at = now ?? clock();
@@ -282,7 +261,7 @@ export function createRunner<
       await Promise.all(
         ids.map((id) =>
           writes
-            .apply(id, () => ({ type: 'tick', at }), reporter(call))
+            .apply({ id, event: (): WorkflowEvent => ({ type: 'tick', at }), onWrite: reporter(call) })
             .catch((e) => {
               if (!isStepfoldError(e, 'NOT_FOUND')) failures.push(e);
               // Not ticked: give the claim back so a runner that can step it need not wait out the lease.
@@ -305,8 +284,8 @@ export function createRunner<
         signal: (id, signal, payload, o = {}) =>
           typed(
             runner.signal(id, signal, payload, {
-              ...(o.signalId === undefined ? {} : { signalId: o.signalId }),
-              ...(o.startIfMissing ? { startIfMissing: { workflow: name, ...o.startIfMissing } } : {}),
+              signalId: o.signalId,
+              startIfMissing: o.startIfMissing && { workflow: name, ...o.startIfMissing },
             }),
           ),
         send: (id, signal, payload, o) => runner.send(id, signal, payload, o),
@@ -320,16 +299,6 @@ export function createRunner<
     workflows: registry.names(),
     stats: writes.stats,
     store,
-    executeWith(e, written) {
-      if (executor) throw new Error('this runner already has an executor (one worker per runner)');
-      executor = e;
-      observer = written;
-      return () => {
-        if (executor !== e) return;
-        executor = undefined;
-        observer = undefined;
-      };
-    },
   };
-  return runner;
+  return attachCore(runner, core);
 }

@@ -1,6 +1,8 @@
-import type { DefinitionInput, WorkflowDefinition } from '../definition/schema.js';
+// What a runner's user works with: its options, the messages it handles and what they answer,
+// the typed clients and snapshots, and the Runner itself. What handler authors write against is in
+// handler-types.ts; what only a worker reaches is in port.ts.
+
 import type {
-  HandlerSpecsOf,
   InputOf,
   NameOf,
   OutputOf,
@@ -8,71 +10,11 @@ import type {
   StepIdOf,
   StepOutputsOf,
 } from '../definition/typed-definition.js';
-import type { UnionToIntersection } from '../definition/typing.js';
-import type { LogEntry, Snapshot, StepState, TaskState } from '../snapshot.js';
-import type { SentSignal, Store } from '../store/store.js';
+import type { LogEntry, Snapshot, StepState } from '../snapshot.js';
+import type { Store } from '../store/store.js';
+import type { AnyDefinition, HandlersFor } from './handler-types.js';
 import type { RunnerHooks } from './hooks.js';
 import type { Instrumentation } from './instrumentation.js';
-
-/** What a handler receives. */
-export interface HandlerContext<I = unknown> {
-  /** The step's mapped input (or the workflow input). */
-  input: I;
-  /** The instance's workflow input. */
-  workflowInput: unknown;
-  /** Outputs of completed steps, by step id. */
-  outputs: Record<string, unknown>;
-  instanceId: string;
-  step: string;
-  /** `compensate` when undoing the step. */
-  phase: 'run' | 'compensate';
-  /** 1 for the first try; grows with retries and re-dispatches. */
-  attempt: number;
-  /** Stable across attempts of one step execution: use it to make side effects idempotent. */
-  idempotencyKey: string;
-  /** How many times the step has been entered in this run (loops count up; a new run restarts at 1). */
-  iteration: number;
-  /** Fires on cancel, abort or when the attempt's deadline passes. */
-  signal: AbortSignal;
-}
-
-/** A task handler: returns the step's output (stored as JSON) or throws to fail the attempt. */
-export type Handler<I = unknown, O = unknown> = (ctx: HandlerContext<I>) => O | Promise<O>;
-
-/** Any definition a runner accepts: typed (from the builder), validated, or plain JSON. */
-export type AnyDefinition = DefinitionInput | WorkflowDefinition;
-
-// biome-ignore lint/suspicious/noExplicitAny: an untyped definition's handlers may declare any input type.
-type UntypedHandler = Handler<any, unknown>;
-// Per definition (distributed), so a JSON definition among typed ones adds its open record instead of vanishing.
-type SpecsEach<D> = D extends unknown ? HandlerSpecsOf<D> : never;
-type Required<W extends readonly AnyDefinition[]> = UnionToIntersection<SpecsEach<W[number]>>;
-
-/**
- * The handler map a runner of these workflows needs: one handler per name the definitions use,
- * each taking the input its step maps and returning what its definition declared. Untyped
- * definitions ask only for functions.
- */
-export type HandlersFor<W extends readonly AnyDefinition[]> = {
-  [K in keyof Required<W>]: Required<W>[K] extends { input: infer I; output: infer O }
-    ? unknown extends I
-      ? UntypedHandler
-      : Handler<I, O>
-    : UntypedHandler;
-};
-
-/**
- * Each handler the workflows name and `H` lacks, as a message the compiler shows first: `Property
- * 'charge' is missing ... required in type '{ charge: "missing handler"; }'` (untyped: none).
- */
-export type MissingHandlers<H, Need> = string extends keyof Need
-  ? unknown
-  : { [K in Exclude<keyof Need, keyof H>]: 'missing handler' };
-
-/** Handlers no workflow of the runner names must be a message, so passing one does not compile and says why. */
-export type NoExtraHandlers<H, Need> = string extends keyof Need
-  ? unknown
-  : { [K in Exclude<keyof H, keyof Need>]: 'no workflow of this runner names this handler' };
 
 /**
  * Options of {@link createRunner}. A runner that executes (the default) takes one handler per
@@ -114,33 +56,6 @@ export interface RunnerCoreOptions<W extends readonly AnyDefinition[] = readonly
    */
   instrument?: Instrumentation | undefined;
 }
-
-/** A handler run a write of the runner dispatched, handed to the {@link TaskExecutor} of a worker. */
-export interface TaskJob {
-  readonly instanceId: string;
-  readonly workflow: string;
-  /** The task as dispatched: step, phase, attempt, idempotency key, handler, deadline (epoch ms). */
-  readonly task: Readonly<TaskState>;
-  /**
-   * Runs the handler and writes its result (with the runner's conflict retries). Resolves with
-   * whether the handler returned (`completed`) or threw (`failed`); rejects if the result could not
-   * be written (the deadline re-dispatches the task).
-   */
-  run(): Promise<'completed' | 'failed'>;
-  /** Gives the job up unrun; its deadline hands the task to another runner with the same key. */
-  drop(): void;
-  /**
-   * Gives the job up unrun and writes it back as queued for any worker (same attempt and key), so
-   * no one waits out its deadline; resolves once written, rejects if the write failed (the deadline
-   * then hands it on, as after `drop`).
-   */
-  release(): Promise<void>;
-  /** Fires the running handler's AbortSignal (a worker out of grace time). */
-  abort(reason: unknown): void;
-}
-
-/** Decides where and when the handler runs of a runner execute: see `createWorker`. */
-export type TaskExecutor = (job: TaskJob) => void;
 
 /** Counters of a runner's writes since it was created. */
 export interface RunnerStats {
@@ -191,26 +106,7 @@ export interface SendOptions {
 export type RunnerMessage =
   | ({ type: 'start'; id: string; workflow: string; input?: unknown } & StartOptions)
   | ({ type: 'signal'; id: string; name: string; payload?: unknown } & SignalOptions)
-  | ({
-      type: 'tick';
-      id: string;
-      now?: number | undefined;
-      /** The instance as the store just returned it (`claimDue`): used instead of a load and checked like one (ignored if its id differs). */
-      loaded?: Snapshot | undefined;
-      /**
-       * `'fail'`: a write that loses a race throws VERSION_CONFLICT instead of reloading and
-       * re-applying (default `'reapply'`). For a tick from a `loaded` snapshot others may act on
-       * too: the winner's write is announced again if the instance is still due.
-       */
-      onConflict?: 'reapply' | 'fail' | undefined;
-      /** With `loaded`: signals sent to it and waiting in the store's inbox, applied first and consumed by the same write. */
-      sent?: readonly SentSignal[] | undefined;
-      /**
-       * `loaded` (and `sent`) came with a wake notice, not from the store: the write must find
-       * exactly them stored (`NOTICE_MISMATCH` otherwise, nothing written).
-       */
-      noticed?: boolean | undefined;
-    } & CallOptions)
+  | ({ type: 'tick'; id: string; now?: number | undefined } & CallOptions)
   | ({ type: 'cancel' | 'abort'; id: string; reason?: string | undefined } & CallOptions)
   | ({ type: 'requeue'; id: string; step?: string; inputPatch?: Record<string, unknown> } & CallOptions);
 
@@ -220,10 +116,6 @@ export interface HandleResult {
   wakeAt: number | null;
   /** Whether the message wrote anything (a duplicate signal, or an event a finished instance ignores, writes nothing). */
   written: boolean;
-  /** For a tick that was written: the wake time the instance had when the tick applied (its lag is `now - dueAt`). */
-  dueAt?: number | null | undefined;
-  /** For a tick with `sent` signals: those the instance refused for good (skipped, and consumed with the write). */
-  refused?: unknown[] | undefined;
 }
 
 /** The workflow names of these definitions: their literal names, or any string when one is untyped. */
@@ -320,10 +212,4 @@ export interface Runner<W extends readonly AnyDefinition[] = readonly AnyDefinit
   readonly store: Store;
   /** Write counters (a worker reports conflicts from here). */
   readonly stats: RunnerStats;
-  /**
-   * Sends every handler run this runner's writes dispatch to `executor` instead of running it at
-   * once (how a worker bounds concurrency), and every snapshot it writes to `written`; returns the
-   * function that detaches them again.
-   */
-  executeWith(executor: TaskExecutor, written?: (snapshot: Snapshot) => void): () => void;
 }

@@ -1,168 +1,105 @@
 import { checkDeclared, declaredSchemas } from '../definition/declared-schemas.js';
-import type { WorkflowDefinition } from '../definition/schema.js';
 import { AlreadyExistsError, isStepfoldError, NotFoundError, VersionConflictError } from '../errors.js';
 import type { WorkflowEvent } from '../events.js';
 import { assertValidId } from '../ids.js';
 import { reduce } from '../reducer/reducer.js';
 import { isTerminal, type LogEntry, type Snapshot } from '../snapshot.js';
-import type { SentSignal, Store } from '../store/store.js';
+import type { Store } from '../store/store.js';
 import { InstanceWrites } from './instance-writes.js';
-import type { EventInfo, Instrumentation } from './instrumentation.js';
+import type { Instrumentation } from './instrumentation.js';
 import type { WorkflowRegistry } from './registry.js';
+import { tracedCreate, tracedWrite } from './traced.js';
+import type { Create, CreateRequest, Write, WriteRequest } from './write-request.js';
 
-/**
- * Called after each successful write with the snapshot written, the transitions it recorded, the
- * version the store held before (0 for a new instance: a write may span several versions), and
- * the wake time the instance had before it (null for a new one).
- */
-export type OnWrite = (
-  snapshot: Snapshot,
-  transitions: readonly LogEntry[],
-  before: number,
-  dueAt: number | null,
-) => void;
-
-/**
- * Signals waiting in the store's inbox for the instance, to apply before the event; `refused` is
- * told of each the reducer refuses for good (its inbox full, say): skipped, and consumed all the same.
- */
-export interface SentBatch {
-  signals: readonly SentSignal[];
-  refused(error: unknown): void;
-}
-
-/** May refuse an event for the snapshot it would apply to (a signal's declared payload schema). */
-type Check = (current: Snapshot, definition: WorkflowDefinition) => Promise<void>;
-
-/** Runs `work` (one event's write) inside the instrumentation's wrapper, telling it what was written. */
-async function traced(
-  ins: Instrumentation,
-  info: EventInfo,
-  onWrite: OnWrite,
-  work: (onWrite: OnWrite) => Promise<Snapshot>,
-): Promise<Snapshot> {
-  let before: number | undefined;
-  const out = await ins.event(info, async () => {
-    const snapshot = await work((s, transitions, from, dueAt) => {
-      before = from;
-      onWrite(s, transitions, from, dueAt);
-    });
-    return { snapshot, applied: before !== undefined, versionBefore: before ?? snapshot.version };
-  });
-  return out.snapshot;
+/** What a {@link WriteLoop} writes with. */
+export interface WriteLoopOptions {
+  store: Store;
+  registry: WorkflowRegistry;
+  /** Epoch-ms clock: the time of every event written. */
+  clock: () => number;
+  /** How often a lost race is reloaded and re-applied before its VERSION_CONFLICT is thrown. */
+  conflictRetries: number;
+  /** Every event written says its tasks are queued for a worker (a runner that runs no handlers). */
+  handoff: boolean;
+  /** Tracing around every write and create, when given. */
+  instrument?: Instrumentation | undefined;
 }
 
 /**
  * The runner's writes: load → reduce → save conditional on the version, re-applied on a conflict
- * (jittered, up to `maxConflicts` times), and creating instances (reusing a finished id when
+ * (jittered, up to `conflictRetries` times), and creating instances (reusing a finished id when
  * asked). Each successful write is reported to the `onWrite` of the call that made it.
  */
 export class WriteLoop {
-  constructor(
-    private readonly store: Store,
-    private readonly registry: WorkflowRegistry,
-    private readonly clock: () => number,
-    private readonly maxConflicts: number,
-    /** Every event written says its tasks are queued for a worker (a runner that runs no handlers). */
-    private readonly handoff = false,
-    private readonly instrument?: Instrumentation,
-  ) {}
+  private readonly store: Store;
+  private readonly registry: WorkflowRegistry;
+  private readonly clock: () => number;
+  private readonly maxConflicts: number;
+  private readonly handoff: boolean;
+  /** This runner's writes per instance, one at a time, each from the newest snapshot it wrote. */
+  private readonly queue = new InstanceWrites();
 
   /** Successful writes and conflicts retried, for {@link Runner.stats}. */
   readonly stats = { writes: 0, conflicts: 0 };
 
   /**
-   * Applies the event `make(now)` to the stored instance (or to `known`, a snapshot believed
-   * current) and saves it; `check` may refuse the event for the snapshot it would apply to. Returns
-   * the stored snapshot (the same one when the event did not apply). `known` is trusted (it came
-   * out of this runner's reducer) unless `loaded` says it came from the store. With `reapply`
-   * false a lost race is not reloaded and re-applied: the VERSION_CONFLICT is thrown at once.
-   * `sent`: signals waiting in the store's inbox for `known`, applied first and consumed by the
-   * same write (a lost race then always throws: the caller claims them again); one the reducer
-   * refuses for good is skipped and reported to `sent.refused`.
+   * Applies one event to the stored instance and saves it (see {@link WriteRequest}); resolves
+   * with the stored snapshot, the same one when the event did not apply. Writes of one instance by
+   * this runner go one at a time, each from the newest snapshot the one before wrote.
    */
-  apply(
-    id: string,
-    make: (now: number) => WorkflowEvent,
-    onWrite: OnWrite,
-    known?: Snapshot,
-    check?: Check,
-    loaded: boolean | 'notice' = false,
-    reapply = true,
-    sent?: SentBatch,
-  ): Promise<Snapshot> {
-    const ins = this.instrument;
-    const conflicts = reapply && !sent ? this.maxConflicts : 0;
-    return this.queue.run(id, known, (current, fresh) => {
-      // Sent signals were claimed with `known`: a newer snapshot this runner wrote since may have
-      // applied some of them already. Not applied twice: the caller claims them again, as after a lost race.
-      if (sent && fresh && known && current)
-        return Promise.reject(new VersionConflictError(id, known.version, current.version));
-      const trusted = current !== undefined && (fresh || !loaded);
-      // A snapshot from a wake notice is taken only if it is exactly the one stored.
-      const noticed = loaded === 'notice' && !fresh ? current : undefined;
-      if (!ins) return this.write(id, make, onWrite, current, trusted, check, conflicts, sent, noticed);
-      return this.applyTraced(ins, id, make, onWrite, current, trusted, check, conflicts, sent, noticed);
-    });
+  readonly apply: Write;
+
+  /**
+   * Creates and starts an instance (see {@link CreateRequest}), reusing a finished id when asked;
+   * if someone else got there first the result is `ALREADY_EXISTS`.
+   */
+  readonly create: Create;
+
+  constructor(o: WriteLoopOptions) {
+    this.store = o.store;
+    this.registry = o.registry;
+    this.clock = o.clock;
+    this.maxConflicts = o.conflictRetries;
+    this.handoff = o.handoff;
+    // Tracing is decided here, once: wrapped or raw, the calls below never ask again.
+    const raw: Write = (r) => this.write(r);
+    const insert: Create = (r) => this.insert(r);
+    const ins = o.instrument;
+    const write = ins ? tracedWrite(ins, (id) => this.load(id), raw) : raw;
+    this.apply = (r) =>
+      this.queue.run(r.id, r.base, (base) =>
+        // Sent signals were claimed with the request's base: a newer snapshot this runner wrote
+        // since may have applied some already. Never twice: the caller claims them again.
+        r.sent && base !== r.base
+          ? Promise.reject(new VersionConflictError(r.id, r.base!.snapshot.version, base!.snapshot.version))
+          : write({ ...r, base }),
+      );
+    this.create = ins ? tracedCreate(ins, o.registry, insert) : insert;
   }
 
-  /** This runner's writes per instance, one at a time, each from the newest snapshot it wrote. */
-  private readonly queue = new InstanceWrites();
-
-  /** {@link apply} inside the instrumentation's event wrapper. */
-  private async applyTraced(
-    ins: Instrumentation,
-    id: string,
-    make: (now: number) => WorkflowEvent,
-    onWrite: OnWrite,
-    known: Snapshot | undefined,
-    trusted: boolean,
-    check: Check | undefined,
-    conflicts: number,
-    sent: SentBatch | undefined,
-    noticed: Snapshot | undefined,
-  ): Promise<Snapshot> {
-    // Loaded before the wrapper is called, so it is told the workflow, version and trace it applies to.
-    const current = known ?? (await this.load(id));
-    const info: EventInfo = {
-      instanceId: id,
-      type: make(0).type, // `make` varies with the time only: called once more for the type
-      workflow: current.workflow,
-      version: current.version,
-      trace: current.trace,
-    };
-    return traced(ins, info, onWrite, (w) =>
-      this.write(id, make, w, current, trusted, check, conflicts, sent, noticed),
-    );
-  }
-
+  /** The stored instance; NOT_FOUND if there is none. */
   private async load(id: string): Promise<Snapshot> {
     const loaded = await this.store.load(id);
     if (!loaded) throw new NotFoundError(id);
     return loaded;
   }
 
-  /** {@link apply} without instrumentation; `trusted`: `current` came out of this runner's reducer. */
-  private async write(
-    id: string,
-    make: (now: number) => WorkflowEvent,
-    onWrite: OnWrite,
-    current: Snapshot | undefined,
-    trusted: boolean,
-    check: Check | undefined,
-    /** Lost races reloaded and re-applied before the conflict is thrown. */
-    conflicts: number,
-    sent?: SentBatch,
-    /** `current` as a wake notice gave it: the write must find exactly it (and `sent`) stored. */
-    noticed?: Snapshot,
-  ): Promise<Snapshot> {
+  /** One event's write: load (unless given a base) → reduce → save conditional on the version, re-applied on a lost race. */
+  private async write(request: WriteRequest): Promise<Snapshot> {
+    const { id, sent, onWrite } = request;
+    // Sent signals were claimed for the base: after a lost race the caller claims them again.
+    const conflicts = request.onConflict !== 'fail' && !sent ? this.maxConflicts : 0;
+    let current = request.base?.snapshot;
+    let trusted = request.base?.origin === 'reducer';
+    // A notice's snapshot is taken only if it is exactly the one stored (a forged one changes nothing).
+    const noticed = request.base?.origin === 'notice' ? current : undefined;
     for (let tries = 0; ; tries++) {
       if (!current) {
         current = await this.load(id);
         trusted = false;
       }
       const definition = this.registry.forSnapshot(current);
-      await check?.(current, definition);
+      await request.check?.(current, definition);
       // Sent signals first, in the order sent: they were written before this event.
       let from = current;
       let transitions: readonly LogEntry[] = [];
@@ -181,7 +118,7 @@ export class WriteLoop {
           trusted = true; // checked by that call (or made by it)
           transitions = [...transitions, ...r.transitions];
         }
-      const r = reduce(definition, from, this.mark(make(this.clock())), {}, true, trusted);
+      const r = reduce(definition, from, this.mark(request.event(this.clock())), {}, true, trusted);
       const next = r.snapshot;
       transitions = transitions.length ? [...transitions, ...r.transitions] : r.transitions;
       const consumed = sent?.signals;
@@ -222,57 +159,15 @@ export class WriteLoop {
     return this.handoff ? { ...event, handoff: true } : event;
   }
 
-  /**
-   * Creates and starts an instance, with `extra` applied in the same write (a signal that starts
-   * it). With `reuseFinished`, a finished instance of that id is started over instead; if someone
-   * else got there first the result is `ALREADY_EXISTS`.
-   */
-  create(
-    workflow: string,
-    id: string,
-    input: unknown,
-    options: { version?: number | undefined; reuseFinished?: boolean | undefined },
-    onWrite: OnWrite,
-    extra?: WorkflowEvent,
-  ): Promise<Snapshot> {
-    const ins = this.instrument;
-    if (!ins) return this.insert(workflow, id, input, options, onWrite, extra, undefined);
-    return this.createTraced(ins, workflow, id, input, options, onWrite, extra);
-  }
-
-  /** {@link create} inside the instrumentation's event wrapper. */
-  private async createTraced(
-    ins: Instrumentation,
-    workflow: string,
-    id: string,
-    input: unknown,
-    options: { version?: number | undefined; reuseFinished?: boolean | undefined },
-    onWrite: OnWrite,
-    extra: WorkflowEvent | undefined,
-  ): Promise<Snapshot> {
-    const definition = this.registry.resolve(workflow, options.version);
-    const info: EventInfo = { instanceId: id, type: 'start', workflow: definition, version: 0 };
-    // Asked inside the wrapper: a span it made active is the trace the instance carries.
-    return traced(ins, info, onWrite, (w) =>
-      this.insert(workflow, id, input, options, w, extra, ins.carrier()),
-    );
-  }
-
-  /** {@link create}, the start event carrying `trace`. */
-  private async insert(
-    workflow: string,
-    id: string,
-    input: unknown,
-    options: { version?: number | undefined; reuseFinished?: boolean | undefined },
-    onWrite: OnWrite,
-    extra: WorkflowEvent | undefined,
-    trace: Record<string, string> | undefined,
-  ): Promise<Snapshot> {
+  /** One create: the start (and `alsoApply`) reduced, then created, or saved over a finished instance of the id. */
+  private async insert(request: CreateRequest): Promise<Snapshot> {
+    const { alsoApply, trace, onWrite } = request;
+    const { id, input, reuseFinished } = request.instance;
     assertValidId(id);
-    const definition = this.registry.resolve(workflow, options.version);
+    const definition = this.registry.resolve(request.instance.workflow, request.instance.version);
     const schema = declaredSchemas(definition)?.input;
     if (schema) await checkDeclared(schema, input, 'input');
-    // Start and the extra event are written together: the transitions of both are reported.
+    // The start and `alsoApply` are written together: the transitions of both are reported.
     let transitions: LogEntry[] = [];
     const fold = (from: Snapshot | null, e: WorkflowEvent) => {
       const r = reduce(definition, from, e);
@@ -290,14 +185,14 @@ export class WriteLoop {
         ...(trace ? { trace } : {}),
         ...mark,
       });
-      return extra ? fold(s, { ...extra, ...mark }) : s;
+      return alsoApply ? fold(s, { ...alsoApply, ...mark }) : s;
     };
     let s = started(null, false);
     let before = 0;
     try {
       await this.store.create(s);
     } catch (e) {
-      if (!isStepfoldError(e, 'ALREADY_EXISTS') || !options.reuseFinished) throw e;
+      if (!isStepfoldError(e, 'ALREADY_EXISTS') || !reuseFinished) throw e;
       const old = await this.store.load(id);
       if (!old || !isTerminal(old.status)) throw e;
       transitions = [];

@@ -6,7 +6,7 @@ import type { WorkflowEvent } from '../events.js';
 import { replay, type StepOptions, step } from '../reducer/reducer.js';
 import { taskView } from '../reducer/task-view.js';
 import { taskKey } from '../reducer/transition-context.js';
-import type { AnyDefinition, Handler, HandlersFor } from '../runner/types.js';
+import type { AnyDefinition, Handler, HandlersFor } from '../runner/handler-types.js';
 import { type ErrorInfo, isTerminal, type Snapshot, type Status, type TaskState } from '../snapshot.js';
 
 /** Step ids a result may be reported for: a typed definition's steps with an output (any string when untyped). */

@@ -1,4 +1,5 @@
 import { isStepfoldError } from '../errors.js';
+import { runnerPort } from '../runner/port.js';
 import type { Runner } from '../runner/types.js';
 import type { Snapshot } from '../snapshot.js';
 import type { DueQuery, SentSignal, Store } from '../store/store.js';
@@ -246,21 +247,19 @@ export class DuePoller {
     try {
       // A handed-over snapshot was heard by every worker: one that loses the take leaves it to the
       // winner (a write that leaves the instance due announces it again), with no reload.
-      const r = await runner.handle(
+      const r = await runnerPort(runner).tick(
         snapshot
           ? {
-              type: 'tick',
               id,
               now,
-              wait: 'write',
               loaded: snapshot,
               onConflict: unclaimed ? 'fail' : 'reapply',
               ...(noticed ? { noticed } : {}),
               ...(sent ? { sent } : {}),
             }
-          : { type: 'tick', id, now, wait: 'write' },
+          : { id, now },
       );
-      for (const e of r.refused ?? []) {
+      for (const e of r.refused) {
         stats.errors++;
         emit('error', e, 'tick');
       }

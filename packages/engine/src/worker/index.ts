@@ -2,6 +2,8 @@
 // only steps instances (a Worker, a Lambda) does not carry it.
 
 export { type Backoff, backoffDelay, OUTAGE_BACKOFF } from '../backoff.js';
+// The job a worker's `taskStart`/`taskEnd` observers are given.
+export type { TaskJob } from '../runner/port.js';
 export { MAX_GIVE_BACKS } from './task-pool.js';
 export type {
   FleetPosition,

@@ -1,4 +1,4 @@
-import type { TaskJob } from '../runner/types.js';
+import type { TaskJob } from '../runner/port.js';
 import type { JobOutcome } from './types.js';
 
 /** What the pool tells its worker. */

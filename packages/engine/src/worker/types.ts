@@ -1,4 +1,5 @@
-import type { Runner, TaskJob } from '../runner/types.js';
+import type { TaskJob } from '../runner/port.js';
+import type { Runner } from '../runner/types.js';
 import type { WakeHint, WakeSource } from '../store/store.js';
 
 /** Where a worker stands among the workers that hear the same wake notices. */

@@ -1,4 +1,4 @@
-import type { TaskJob } from '../runner/types.js';
+import { runnerPort, type TaskJob } from '../runner/port.js';
 import type { Snapshot } from '../snapshot.js';
 import { wakeNotice } from '../store/wake-notice.js';
 import { Alarm } from './alarm.js';
@@ -125,7 +125,7 @@ export function createWorker(options: WorkerOptions): Worker {
     async start() {
       if (state !== 'new') return;
       state = 'running';
-      detach = runner.executeWith(
+      detach = runnerPort(runner).executeWith(
         (job: TaskJob) => pool.submit(job),
         (s: Snapshot) => {
           const at = wakeNotice(s);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { TaskJob } from '../../src/runner/types.js';
+import type { TaskJob } from '../../src/runner/port.js';
 import { drainPool } from '../../src/worker/shutdown.js';
 import { TaskPool } from '../../src/worker/task-pool.js';
 

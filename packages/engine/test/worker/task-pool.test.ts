@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { TaskJob } from '../../src/runner/types.js';
+import type { TaskJob } from '../../src/runner/port.js';
 import { MAX_GIVE_BACKS, TaskPool } from '../../src/worker/task-pool.js';
 
 interface Held {

@@ -1,0 +1,67 @@
+// What a handler author writes against: the context a handler receives, the handler itself, and
+// the handler map a set of definitions asks for (checked by the compiler for typed definitions).
+
+import type { DefinitionInput, WorkflowDefinition } from '../definition/schema.js';
+import type { HandlerSpecsOf } from '../definition/typed-definition.js';
+import type { UnionToIntersection } from '../definition/typing.js';
+
+/** What a handler receives. */
+export interface HandlerContext<I = unknown> {
+  /** The step's mapped input (or the workflow input). */
+  input: I;
+  /** The instance's workflow input. */
+  workflowInput: unknown;
+  /** Outputs of completed steps, by step id. */
+  outputs: Record<string, unknown>;
+  instanceId: string;
+  step: string;
+  /** `compensate` when undoing the step. */
+  phase: 'run' | 'compensate';
+  /** 1 for the first try; grows with retries and re-dispatches. */
+  attempt: number;
+  /** Stable across attempts of one step execution: use it to make side effects idempotent. */
+  idempotencyKey: string;
+  /** How many times the step has been entered in this run (loops count up; a new run restarts at 1). */
+  iteration: number;
+  /** Fires on cancel, abort or when the attempt's deadline passes. */
+  signal: AbortSignal;
+}
+
+/** A task handler: returns the step's output (stored as JSON) or throws to fail the attempt. */
+export type Handler<I = unknown, O = unknown> = (ctx: HandlerContext<I>) => O | Promise<O>;
+
+/** Any definition a runner accepts: typed (from the builder), validated, or plain JSON. */
+export type AnyDefinition = DefinitionInput | WorkflowDefinition;
+
+// biome-ignore lint/suspicious/noExplicitAny: an untyped definition's handlers may declare any input type.
+type UntypedHandler = Handler<any, unknown>;
+// Per definition (distributed), so a JSON definition among typed ones adds its open record instead of vanishing.
+type SpecsEach<D> = D extends unknown ? HandlerSpecsOf<D> : never;
+/** Every handler spec the workflows `W` name, merged into one record by handler name. */
+type NeededSpecs<W extends readonly AnyDefinition[]> = UnionToIntersection<SpecsEach<W[number]>>;
+
+/**
+ * The handler map a runner of these workflows needs: one handler per name the definitions use,
+ * each taking the input its step maps and returning what its definition declared. Untyped
+ * definitions ask only for functions.
+ */
+export type HandlersFor<W extends readonly AnyDefinition[]> = {
+  [K in keyof NeededSpecs<W>]: NeededSpecs<W>[K] extends { input: infer I; output: infer O }
+    ? unknown extends I
+      ? UntypedHandler
+      : Handler<I, O>
+    : UntypedHandler;
+};
+
+/**
+ * Each handler the workflows name and `H` lacks, as a message the compiler shows first: `Property
+ * 'charge' is missing ... required in type '{ charge: "missing handler"; }'` (untyped: none).
+ */
+export type MissingHandlers<H, Need> = string extends keyof Need
+  ? unknown
+  : { [K in Exclude<keyof Need, keyof H>]: 'missing handler' };
+
+/** Handlers no workflow of the runner names must be a message, so passing one does not compile and says why. */
+export type NoExtraHandlers<H, Need> = string extends keyof Need
+  ? unknown
+  : { [K in Exclude<keyof H, keyof Need>]: 'no workflow of this runner names this handler' };

@@ -1,0 +1,211 @@
+// What only a worker reaches of a runner: the jobs its writes dispatch, the executor that takes
+// them, and the tick that starts from what the worker took from the store. `createRunner` lends
+// each runner its core (`attachCore`); a worker builds the port from it (`runnerPort(runner)`).
+// None of it is on the `Runner` type, and the main entry carries only the lending: the code of
+// the port is bundled with the worker that uses it.
+
+import { taskKey } from '../reducer/transition-context.js';
+import type { Snapshot, TaskState } from '../snapshot.js';
+import type { SentSignal } from '../store/store.js';
+import type { InFlight } from './in-flight.js';
+import type { HandleResult, Runner } from './types.js';
+import { Work } from './work.js';
+import type { WriteLoop } from './write-loop.js';
+import type { OnWrite, WriteBase } from './write-request.js';
+
+/** A handler run a write of the runner dispatched, handed to the {@link TaskExecutor} of a worker. */
+export interface TaskJob {
+  readonly instanceId: string;
+  readonly workflow: string;
+  /** The task as dispatched: step, phase, attempt, idempotency key, handler, deadline (epoch ms). */
+  readonly task: Readonly<TaskState>;
+  /**
+   * Runs the handler and writes its result (with the runner's conflict retries). Resolves with
+   * whether the handler returned (`completed`) or threw (`failed`); rejects if the result could not
+   * be written (the deadline re-dispatches the task).
+   */
+  run(): Promise<'completed' | 'failed'>;
+  /** Gives the job up unrun; its deadline hands the task to another runner with the same key. */
+  drop(): void;
+  /**
+   * Gives the job up unrun and writes it back as queued for any worker (same attempt and key), so
+   * no one waits out its deadline; resolves once written, rejects if the write failed (the deadline
+   * then hands it on, as after `drop`).
+   */
+  release(): Promise<void>;
+  /** Fires the running handler's AbortSignal (a worker out of grace time). */
+  abort(reason: unknown): void;
+}
+
+/** Decides where and when the handler runs of a runner execute: see `createWorker`. */
+export type TaskExecutor = (job: TaskJob) => void;
+
+/** A worker's tick of one instance, with what it already took from the store. */
+export interface TickRequest {
+  id: string;
+  /** The tick's time (default the runner's clock). */
+  now?: number | undefined;
+  /** The instance as the store just returned it (`claimDue`, a notice): used instead of a load and checked like one (ignored if its id differs). */
+  loaded?: Snapshot | undefined;
+  /**
+   * `'fail'`: a write that loses a race throws VERSION_CONFLICT instead of reloading and
+   * re-applying (default `'reapply'`). For a tick from a `loaded` snapshot others may act on too:
+   * the winner's write is announced again if the instance is still due.
+   */
+  onConflict?: 'reapply' | 'fail' | undefined;
+  /** With `loaded`: signals sent to it and waiting in the store's inbox, applied first and consumed by the same write. */
+  sent?: readonly SentSignal[] | undefined;
+  /**
+   * `loaded` (and `sent`) came with a wake notice, not from the store: the write must find exactly
+   * them stored (`NOTICE_MISMATCH` otherwise, nothing written).
+   */
+  noticed?: boolean | undefined;
+}
+
+/** What a worker's tick answers: a {@link HandleResult} and what the worker reports of the tick. */
+export interface TickResult extends HandleResult {
+  /** For a tick that was written: the wake time the instance had when the tick applied (its lag is `now - dueAt`); undefined if nothing was written. */
+  dueAt: number | null | undefined;
+  /** The `sent` signals the instance refused for good (skipped, and consumed with the write). */
+  refused: unknown[];
+}
+
+/** The part of a runner only a worker drives. */
+export interface RunnerPort {
+  /** Ticks one instance and resolves once the tick is written (its handlers go to the executor). */
+  tick(request: TickRequest): Promise<TickResult>;
+  /**
+   * Sends every handler run this runner's writes dispatch to `executor` instead of running it at
+   * once (how a worker bounds concurrency), and every snapshot it writes to `written`; returns the
+   * function that detaches them again.
+   */
+  executeWith(executor: TaskExecutor, written?: (snapshot: Snapshot) => void): () => void;
+}
+
+/**
+ * Takes a task a write dispatched instead of the runner running it at once: `run` runs its handler
+ * and writes the result, `onWrite` reports a write to the call that dispatched it. Resolves once
+ * the task is done with (run, dropped or given back).
+ */
+export type TaskHand = (
+  snapshot: Snapshot,
+  task: TaskState,
+  run: () => Promise<'completed' | 'failed'>,
+  onWrite: OnWrite,
+) => Promise<unknown>;
+
+/** What `createRunner` lends the port: its write loop, its running handlers, the hooks into its calls. */
+export interface RunnerCore {
+  readonly writes: WriteLoop;
+  readonly inFlight: InFlight;
+  /** The report of `call`'s writes: each is counted in it and starts what it dispatched. */
+  report(call: Work): OnWrite;
+  /** Hands every dispatched task to `hand` and every snapshot written to `observe`; returns the detach. One at a time. */
+  attach(hand: TaskHand, observe?: (snapshot: Snapshot) => void): () => void;
+}
+
+// A symbol no other module can name keeps the core off the Runner type. A property rather than a
+// WeakMap entry, so a runner spread into a new object or wrapped in a Proxy still drives a worker.
+const CORE = Symbol('stepfold.runnerCore');
+const ports = new WeakMap<RunnerCore, RunnerPort>();
+
+/** Lends `runner` its core (`createRunner` does, once). */
+export function attachCore<R extends object>(runner: R, core: RunnerCore): R {
+  return Object.assign(runner, { [CORE]: core });
+}
+
+/** The port of a runner `createRunner` made; throws for anything else (say, a runner of another copy of the engine). */
+export function runnerPort(runner: Runner): RunnerPort {
+  const core = (runner as { [CORE]?: RunnerCore })[CORE];
+  if (!core)
+    throw new TypeError('not a runner createRunner made (is a second copy of @stepfold/engine loaded?)');
+  let port = ports.get(core);
+  if (!port) {
+    port = portOf(core);
+    ports.set(core, port);
+  }
+  return port;
+}
+
+/** The port over one runner's core (made once per runner, on the first `runnerPort`). */
+function portOf(core: RunnerCore): RunnerPort {
+  return {
+    async tick(t) {
+      const call = new Work();
+      // A `loaded` of another instance is not used: the tick loads its own.
+      const loaded = t.loaded?.id === t.id ? t.loaded : undefined;
+      const stored = await core.writes.apply({
+        id: t.id,
+        event: (at) => ({ type: 'tick', at: t.now ?? at }),
+        onWrite: core.report(call),
+        base: loaded && { snapshot: loaded, origin: t.noticed ? 'notice' : 'store' },
+        onConflict: t.onConflict,
+        sent: loaded && t.sent && { signals: t.sent, refused: (e) => call.refused.push(e) },
+      });
+      // What it dispatched went to the worker's pool: the tick answers with its write.
+      const snapshot = call.latest.get(t.id) ?? stored;
+      const written = call.latest.has(t.id);
+      return {
+        snapshot,
+        wakeAt: snapshot.wakeAt,
+        written,
+        dueAt: call.dueAt.get(t.id),
+        refused: call.refused,
+      };
+    },
+    executeWith(executor, written) {
+      const hand: TaskHand = (s, task, run, onWrite) => {
+        const { job, done } = taskJob(core, s, task, run, onWrite);
+        executor(job);
+        return done;
+      };
+      return core.attach(hand, written);
+    },
+  };
+}
+
+/** The job of one dispatched task, and `done`, which settles once the job is run, dropped or given back. */
+function taskJob(
+  core: RunnerCore,
+  s: Snapshot,
+  task: TaskState,
+  run: () => Promise<'completed' | 'failed'>,
+  onWrite: OnWrite,
+): { job: TaskJob; done: Promise<unknown> } {
+  let settle: (p: Promise<unknown>) => void = () => {};
+  const done = new Promise<unknown>((resolve) => {
+    settle = resolve;
+  });
+  let started = false;
+  const key = taskKey(task.step, task.phase);
+  const job: TaskJob = {
+    instanceId: s.id,
+    workflow: s.workflow.name,
+    task,
+    run() {
+      if (started) throw new Error(`job ${task.idempotencyKey}#${task.attempt} already ran or was dropped`);
+      started = true;
+      const p = run();
+      settle(p);
+      return p;
+    },
+    drop() {
+      if (started) return;
+      started = true;
+      settle(Promise.resolve());
+    },
+    release() {
+      if (started) return Promise.resolve();
+      started = true;
+      const { step, phase, attempt, idempotencyKey: key } = task;
+      // Written back onto the snapshot that dispatched it, which the runner's reducer made.
+      const base: WriteBase = { snapshot: s, origin: 'reducer' };
+      const event = (at: number) => ({ type: 'task.released' as const, at, step, phase, attempt, key });
+      const p = core.writes.apply({ id: s.id, event, onWrite, base }).then(() => {});
+      settle(p);
+      return p;
+    },
+    abort: (reason) => core.inFlight.abort(s.id, key, task.attempt, reason),
+  };
+  return { job, done };
+}

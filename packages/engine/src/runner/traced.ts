@@ -1,0 +1,70 @@
+// Tracing, applied once: each function here wraps one of the runner's raw operations (an event's
+// write, a create, a handler attempt) in the matching around-hook of an `Instrumentation`, with the
+// same signature, so the runner picks the wrapped or the raw one when it is made and never asks again.
+
+import type { Snapshot } from '../snapshot.js';
+import type { RunTask, TaskResult } from './execute-task.js';
+import type { EventInfo, Instrumentation, TaskInfo } from './instrumentation.js';
+import type { WorkflowRegistry } from './registry.js';
+import type { Create, OnWrite, Write, WriteBase } from './write-request.js';
+
+/** Runs `work` (one event's write) inside the instrumentation's wrapper, telling it what was written. */
+async function around(
+  ins: Instrumentation,
+  info: EventInfo,
+  onWrite: OnWrite,
+  work: (onWrite: OnWrite) => Promise<Snapshot>,
+): Promise<Snapshot> {
+  let before: number | undefined;
+  const out = await ins.event(info, async () => {
+    const snapshot = await work((s, transitions, from, dueAt) => {
+      before = from;
+      onWrite(s, transitions, from, dueAt);
+    });
+    return { snapshot, applied: before !== undefined, versionBefore: before ?? snapshot.version };
+  });
+  return out.snapshot;
+}
+
+/** `write` inside the event wrapper; a write with no base loads it first, so the wrapper is told the workflow, version and trace. */
+export function tracedWrite(
+  ins: Instrumentation,
+  load: (id: string) => Promise<Snapshot>,
+  write: Write,
+): Write {
+  return async (request) => {
+    const base: WriteBase = request.base ?? { snapshot: await load(request.id), origin: 'store' };
+    const { snapshot } = base;
+    const info: EventInfo = {
+      instanceId: request.id,
+      type: request.event(0).type, // the event varies with the time only: made once more for its type
+      workflow: snapshot.workflow,
+      version: snapshot.version,
+      trace: snapshot.trace,
+    };
+    return around(ins, info, request.onWrite, (onWrite) => write({ ...request, base, onWrite }));
+  };
+}
+
+/** `create` inside the event wrapper, the start event carrying the trace that wrapper made active. */
+export function tracedCreate(ins: Instrumentation, registry: WorkflowRegistry, create: Create): Create {
+  return async (request) => {
+    const { instance } = request;
+    const workflow = registry.resolve(instance.workflow, instance.version);
+    const info: EventInfo = { instanceId: instance.id, type: 'start', workflow, version: 0 };
+    // Asked inside the wrapper: a span it made active is the trace the instance carries.
+    return around(ins, info, request.onWrite, (onWrite) =>
+      create({ ...request, onWrite, trace: ins.carrier() }),
+    );
+  };
+}
+
+/** `runTask` inside the task wrapper: the handler runs in its callback, so a context it sets is active there. */
+export function tracedTask(ins: Instrumentation, runTask: RunTask): RunTask {
+  return (run) => {
+    const { snapshot: s, task } = run;
+    const info: TaskInfo = { ...task, instanceId: s.id, workflow: s.workflow, trace: s.trace };
+    // The wrapper hands back what `run` resolved with, which is the whole result.
+    return ins.task(info, () => runTask(run)) as Promise<TaskResult>;
+  };
+}

@@ -1,0 +1,93 @@
+// What the runner asks of its write loop: one event for a stored instance, or one instance to
+// create. Each is a single object, so a call site names what it sets and leaves the rest out.
+
+import type { WorkflowDefinition } from '../definition/schema.js';
+import type { WorkflowEvent } from '../events.js';
+import type { LogEntry, Snapshot } from '../snapshot.js';
+import type { SentSignal } from '../store/store.js';
+
+/**
+ * Called after each successful write with the snapshot written, the transitions it recorded, the
+ * version the store held before (0 for a new instance: a write may span several versions), and
+ * the wake time the instance had before it (null for a new one).
+ */
+export type OnWrite = (
+  snapshot: Snapshot,
+  transitions: readonly LogEntry[],
+  before: number,
+  dueAt: number | null,
+) => void;
+
+/**
+ * Signals waiting in the store's inbox for the instance, to apply before the event; `refused` is
+ * told of each the reducer refuses for good (its inbox full, say): skipped, and consumed all the same.
+ */
+export interface SentBatch {
+  signals: readonly SentSignal[];
+  refused(error: unknown): void;
+}
+
+/** A snapshot a write starts from instead of loading one. */
+export interface WriteBase {
+  snapshot: Snapshot;
+  /**
+   * `reducer`: this runner's reducer made it, so it is applied to as is. `store`: the store handed
+   * it out (a claim), so the reducer checks it as it checks a load. `notice`: a wake notice carried
+   * it, so it is checked as a load and the write must also find exactly it (and the `sent` signals)
+   * stored (`NOTICE_MISMATCH` otherwise, nothing written).
+   */
+  origin: 'reducer' | 'store' | 'notice';
+}
+
+/** One event to apply to a stored instance and save, conditional on the version it was applied to. */
+export interface WriteRequest {
+  id: string;
+  /** The event at `now`, made again on each try (a re-apply after a conflict takes a new time); its type never depends on `now`. */
+  event: (now: number) => WorkflowEvent;
+  /** Told of the write, if there is one (an event the instance ignores writes nothing). */
+  onWrite: OnWrite;
+  /** Start from this snapshot, believed current, instead of loading (default: load). */
+  base?: WriteBase | undefined;
+  /** May refuse the event for the snapshot it would apply to (a signal's declared payload schema). */
+  check?: ((current: Snapshot, definition: WorkflowDefinition) => Promise<void>) | undefined;
+  /**
+   * `reapply` (default): a lost race is reloaded and re-applied (up to the runner's
+   * `conflictRetries`). `fail`: its VERSION_CONFLICT is thrown at once, with no reload.
+   */
+  onConflict?: 'reapply' | 'fail' | undefined;
+  /**
+   * Signals waiting in the store's inbox for `base`, applied first and consumed by the same write.
+   * A lost race then always throws, whatever `onConflict` says: the caller claims them again.
+   */
+  sent?: SentBatch | undefined;
+}
+
+/** Which instance to create: a start message's fields (a start message is one). */
+export interface NewInstance {
+  workflow: string;
+  id: string;
+  input?: unknown;
+  /** The version to start (default the newest registered). */
+  version?: number | undefined;
+  /** Start a finished instance of this id over; `ALREADY_EXISTS` if someone else changed it first. */
+  reuseFinished?: boolean | undefined;
+}
+
+/**
+ * One instance to create and start. What to create is `instance`, so a start message is passed as
+ * it is; how to write it sits beside, where no field of a message can reach.
+ */
+export interface CreateRequest {
+  instance: NewInstance;
+  /** An event written in the same write, after the start (the signal of `startIfMissing`). */
+  alsoApply?: WorkflowEvent | undefined;
+  onWrite: OnWrite;
+  /** The trace carrier the start event records (set by the tracing wrapper, inside its span). */
+  trace?: Record<string, string> | undefined;
+}
+
+/** Writes one event; resolves with the stored snapshot after it (the same one if the event did not apply). */
+export type Write = (request: WriteRequest) => Promise<Snapshot>;
+
+/** Creates one instance; resolves with the snapshot written. */
+export type Create = (request: CreateRequest) => Promise<Snapshot>;
