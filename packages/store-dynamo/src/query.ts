@@ -1,35 +1,91 @@
-import type { AttributeValue, DynamoDBClient, QueryCommandInput } from '@aws-sdk/client-dynamodb';
-import { QueryCommand } from '@aws-sdk/client-dynamodb';
-import type { StoreKit } from '@stepfold/engine';
+import {
+  type AttributeValue,
+  BatchGetItemCommand,
+  type BatchGetItemCommandOutput,
+  type DynamoDBClient,
+  QueryCommand,
+  type QueryCommandInput,
+} from '@aws-sdk/client-dynamodb';
 
-/** One index entry as a Query with a keys-only projection returns it. */
-export type IndexItem = Record<string, AttributeValue>;
+/** The table the driver's calls go to. */
+export interface Table {
+  client: DynamoDBClient;
+  name: string;
+  /** Partitions of the due, lane and sent indexes (the `dueShards` option). */
+  shards: number;
+}
+
+/** One item (or index entry) as DynamoDB returns it. */
+export type Item = Record<string, AttributeValue>;
+
+// Conditional writes in flight at once per call (the SDK's socket pool queues the rest anyway).
+const CONCURRENCY = 25;
+const BATCH_GET_MAX = 100;
+
+/** Runs `fn` over `items`, at most 25 at a time, keeping the order of the results. */
+export async function pooled<T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = [];
+  for (let i = 0; i < items.length; i += CONCURRENCY)
+    out.push(...(await Promise.all(items.slice(i, i + CONCURRENCY).map(fn))));
+  return out;
+}
 
 /**
- * Pages through an index Query until `want` items matched or the index is exhausted. Without a
- * filter each page asks for just the items still wanted; with one, DynamoDB's page size applies.
+ * Pages through a Query until `want` items matched or the index is exhausted. Without a filter
+ * each page asks for just the items still wanted; with one, DynamoDB's page size applies.
  */
 export async function queryItems(
   client: DynamoDBClient,
-  guard: StoreKit['guard'],
   input: QueryCommandInput,
   want: number,
-  what: string,
-): Promise<IndexItem[]> {
-  const items: IndexItem[] = [];
-  let start: IndexItem | undefined;
+): Promise<Item[]> {
+  const items: Item[] = [];
+  let start: Item | undefined;
   do {
-    const out = await guard(what, () =>
-      client.send(
-        new QueryCommand({
-          ...input,
-          ...(input.FilterExpression ? {} : { Limit: want - items.length }),
-          ExclusiveStartKey: start,
-        }),
-      ),
+    const out = await client.send(
+      new QueryCommand({
+        ...input,
+        ...(input.FilterExpression ? {} : { Limit: want - items.length }),
+        ExclusiveStartKey: start,
+      }),
     );
     for (const item of out.Items ?? []) if (items.length < want) items.push(item);
     start = out.LastEvaluatedKey;
   } while (start && items.length < want);
   return items;
+}
+
+/**
+ * Consistent reads of the items `ids` name, `attrs` of each (and `id`), by id; ids deleted
+ * meanwhile are absent. Keys DynamoDB leaves unprocessed are asked again with backoff.
+ */
+export async function batchGet(
+  table: Table,
+  ids: readonly string[],
+  attrs: readonly string[],
+): Promise<Map<string, Item>> {
+  const found = new Map<string, Item>();
+  const names = Object.fromEntries(['id', ...attrs].map((a) => [`#${a}`, a]));
+  const unique = [...new Set(ids)];
+  for (let i = 0; i < unique.length; i += BATCH_GET_MAX) {
+    let keys: Item[] | undefined = unique.slice(i, i + BATCH_GET_MAX).map((id) => ({ id: { S: id } }));
+    for (let round = 0; keys?.length; round++) {
+      if (round > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** round)));
+      const out: BatchGetItemCommandOutput = await table.client.send(
+        new BatchGetItemCommand({
+          RequestItems: {
+            [table.name]: {
+              Keys: keys,
+              ConsistentRead: true,
+              ProjectionExpression: Object.keys(names).join(', '),
+              ExpressionAttributeNames: names,
+            },
+          },
+        }),
+      );
+      for (const item of out.Responses?.[table.name] ?? []) if (item['id']?.S) found.set(item['id'].S, item);
+      keys = out.UnprocessedKeys?.[table.name]?.Keys;
+    }
+  }
+  return found;
 }

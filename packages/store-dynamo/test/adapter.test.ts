@@ -33,7 +33,7 @@ function sized(base: Snapshot, bytes: number): Snapshot {
 describe('dynamo adapter specifics', () => {
   const store = createDynamoStore({ client, table, setup: { pollMs: 50 } });
 
-  it('setup creates the table with its five indexes and is safe to run again', async () => {
+  it('setup creates the table with its six indexes and is safe to run again', async () => {
     await Promise.all([store.setup(), store.setup()]);
     await store.setup();
     const { Table } = await client.send(new DescribeTableCommand({ TableName: table }));
@@ -42,6 +42,7 @@ describe('dynamo adapter specifics', () => {
       'due-index',
       'lane-index',
       'list-index',
+      'sent-index',
       'status-index',
       'workflow-index',
     ]);
@@ -121,7 +122,9 @@ describe('dynamo adapter specifics', () => {
     expect(() => createDynamoStore({ client, maxSnapshotBytes: DYNAMO_ITEM_LIMIT })).toThrow(RangeError);
     for (const dueShards of [0, 65, 1.5])
       expect(() => createDynamoStore({ client, dueShards })).toThrow(RangeError);
-    for (const claimMs of [0, -1, Number.NaN])
+    // The engine's one claimMs rule: a non-negative integer (0 included).
+    for (const claimMs of [-1, 1.5, Number.NaN])
       expect(() => createDynamoStore({ client, claimMs })).toThrow(RangeError);
+    expect(createDynamoStore({ client, claimMs: 0 }).claimMs).toBe(0);
   });
 });

@@ -55,10 +55,13 @@ describe('dynamo listDue claims, shards and lanes', () => {
     const all = [...got[0]!, ...got[1]!, ...rest];
     expect(new Set(all).size).toBe(all.length);
     expect([...all].sort()).toEqual(ids);
-    await a!.releaseDue!(ids);
+    // Each store gives back only the claims it took.
+    await b!.claims!.release(ids);
+    expect((await a!.listDue(1000, 50)).sort()).toEqual([...got[1]!].sort());
+    await a!.claims!.release(ids);
     // Released: due again, in wake-time order across the shards.
     expect(await b!.listDue(1000, 50)).toEqual(ids);
-    await b!.releaseDue!(ids);
+    await b!.claims!.release(ids);
   });
 
   it('a claim moves the sort key to its expiry and lapses claimMs after the listDue that took it', async () => {
@@ -81,7 +84,8 @@ describe('dynamo listDue claims, shards and lanes', () => {
     expect(saved?.claimedUntil).toBeUndefined();
     expect(saved?.dueKey).toEqual({ S: dueKey(6, 'lapse-1') });
     expect(await a!.listDue(1200, 10, { workflow: 'lapse' })).toEqual(['lapse-1']);
-    await a!.releaseDue!(['lapse-1', 'not a valid id', 'no-such-id']);
+    await expect(a!.claims!.release(['not a valid id'])).rejects.toMatchObject({ code: 'INVALID_ID' });
+    await a!.claims!.release(['lapse-1', 'no-such-id']);
     expect(await item('lapse-1')).toMatchObject({ dueKey: { S: dueKey(6, 'lapse-1') } });
     expect((await item('lapse-1'))?.claimedUntil).toBeUndefined();
     expect(await b!.listDue(1200, 10, { workflow: 'lapse' })).toEqual(['lapse-1']);
@@ -104,7 +108,7 @@ describe('dynamo listDue claims, shards and lanes', () => {
     expect(await item('leased-1')).toMatchObject({
       dueKey: { S: dueKey(1040 + DEFAULT_CLAIM_MS, 'leased-1') },
     });
-    await a!.releaseDue!(['leased-1']);
+    await a!.claims!.release(['leased-1']);
     expect(await item('leased-1')).toMatchObject({ dueKey: { S: dueKey(5, 'leased-1') } });
   });
 

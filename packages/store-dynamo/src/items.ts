@@ -1,0 +1,131 @@
+import {
+  DeleteItemCommand,
+  GetItemCommand,
+  PutItemCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
+import { SnapshotTooLargeError, snapshotBytes } from '@stepfold/engine';
+import type { DriverOutcome, EncodedSnapshot, UpdateCondition } from '@stepfold/engine/store-kit';
+import { CLAIM_ATTRIBUTES, DYNAMO_ITEM_LIMIT, itemBytes, jsonOf, toItem, WAKE_ATTRIBUTES } from './encode.js';
+import { Expr, updateExpression } from './expression.js';
+import { consumeClauses, MAX_WAITING } from './inbox.js';
+import { isConditionFailed, isItemTooLarge } from './map-error.js';
+import type { Item, Table } from './query.js';
+
+/** A consistent read of `attrs` of one item, or undefined when it does not exist. */
+async function read(table: Table, id: string, attrs: readonly string[]): Promise<Item | undefined> {
+  const out = await table.client.send(
+    new GetItemCommand({
+      TableName: table.name,
+      Key: { id: { S: id } },
+      ConsistentRead: true,
+      ProjectionExpression: attrs.map((a) => `#${a}`).join(', '),
+      ExpressionAttributeNames: Object.fromEntries(attrs.map((a) => [`#${a}`, a])),
+    }),
+  );
+  return out.Item;
+}
+
+/** The item calls of the driver: one instance per item, keyed by `id`. */
+export function items(table: Table) {
+  return {
+    /** `PutItem … attribute_not_exists(id)`. */
+    async insert(row: EncodedSnapshot): Promise<boolean> {
+      try {
+        await table.client.send(
+          new PutItemCommand({
+            TableName: table.name,
+            Item: toItem(row, table.shards),
+            ConditionExpression: 'attribute_not_exists(#id)',
+            ExpressionAttributeNames: { '#id': 'id' },
+          }),
+        );
+        return true;
+      } catch (e) {
+        if (isConditionFailed(e)) return false;
+        throw e;
+      }
+    },
+
+    async select(id: string): Promise<string | null> {
+      const item = await read(table, id, ['snapshot']);
+      return item ? jsonOf(item) : null;
+    },
+
+    async version(id: string): Promise<number | null> {
+      const v = (await read(table, id, ['version']))?.['version']?.N;
+      return v === undefined ? null : Number(v);
+    },
+
+    /**
+     * One UpdateItem conditional on the version: it sets the attributes a save owns, removes the
+     * wake attributes it has no more and any claim, and never touches the inbox but to take off
+     * the signals it consumed (the oldest waiting) and, with `match`, to compare them.
+     */
+    async update(row: EncodedSnapshot, c: UpdateCondition): Promise<DriverOutcome> {
+      const item = toItem(row, table.shards);
+      const x = new Expr();
+      const set = Object.entries(item)
+        .filter(([name]) => name !== 'id')
+        .map(([name, value]) => `${x.n(name)} = ${x.v(value)}`);
+      const remove = [...WAKE_ATTRIBUTES.filter((a) => !(a in item)), ...CLAIM_ATTRIBUTES].map((a) => x.n(a));
+      const condition = [`${x.n('version')} = ${x.num(c.expected)}`];
+      const consumed = c.consumed ?? [];
+      if (consumed.length) {
+        const first = consumed[0]!;
+        // Seqs are the list's positions: what a claim returned is a run from its head. Anything
+        // else cannot be what is stored.
+        if (consumed.length > MAX_WAITING || consumed.some((s, i) => s !== first + i)) return 'failed';
+        const k = consumeClauses(x, first, consumed.length);
+        set.push(...k.set);
+        remove.push(...k.remove);
+        condition.push(k.condition);
+      }
+      if (c.match) {
+        // No digest: the texts themselves, the snapshot's and each consumed signal's.
+        condition.push(`${x.n('snapshot')} = ${x.s(c.match.json)}`);
+        c.match.sent.forEach((e, i) => condition.push(`${x.n('sent')}[${i}].${x.n('e')} = ${x.s(e)}`));
+      }
+      try {
+        await table.client.send(
+          new UpdateItemCommand({
+            TableName: table.name,
+            Key: { id: { S: row.id } },
+            UpdateExpression: updateExpression(set, remove),
+            ConditionExpression: condition.join(' AND '),
+            ...x.fields,
+          }),
+        );
+        return 'written';
+      } catch (e) {
+        if (isConditionFailed(e)) return 'failed';
+        if (!isItemTooLarge(e)) throw e;
+        // The signals waiting in the item left no room for this snapshot.
+        const waiting = (await read(table, row.id, ['sent']))?.['sent']?.L ?? [];
+        const bytes = waiting.reduce(
+          (n, el) => n + snapshotBytes(el.M?.['e']?.S ?? '') + 24,
+          itemBytes(item),
+        );
+        throw new SnapshotTooLargeError(row.id, bytes, DYNAMO_ITEM_LIMIT);
+      }
+    },
+
+    /** `DeleteItem … attribute_exists(id)`: the inbox goes with the item. */
+    async remove(id: string): Promise<boolean> {
+      try {
+        await table.client.send(
+          new DeleteItemCommand({
+            TableName: table.name,
+            Key: { id: { S: id } },
+            ConditionExpression: 'attribute_exists(#id)',
+            ExpressionAttributeNames: { '#id': 'id' },
+          }),
+        );
+        return true;
+      } catch (e) {
+        if (isConditionFailed(e)) return false;
+        throw e;
+      }
+    },
+  };
+}
