@@ -14,6 +14,7 @@ import {
   DEFAULT_CLAIM_MS,
   DEFAULT_DUE_SHARDS,
   LANE_INDEX,
+  SENT_INDEX,
   tableDefinition,
 } from '../src/index.js';
 import { requireServer, testClient } from './server.js';
@@ -144,6 +145,28 @@ describe('dynamo listDue claims, shards and lanes', () => {
     expect(await b!.listDue(20_000, 100, { workflow: 'spread-lane' })).toEqual(lane.slice(5));
   });
 
+  it('a claim writes its token (a long one as its SHA-256); only that token releases it', async () => {
+    await a!.create(makeTestSnapshot('tok-1', { workflow: wf('tok'), wakeAt: 5 }));
+    expect(await a!.listDue(100, 10, { workflow: 'tok', token: 'worker-a' })).toEqual(['tok-1']);
+    expect(await item('tok-1')).toMatchObject({
+      claimToken: { S: 'worker-a' },
+      dueKey: { S: dueKey(30_100, 'tok-1') },
+    });
+    await b!.claims!.release(['tok-1'], 'worker-b');
+    await b!.claims!.release(['tok-1']);
+    expect((await item('tok-1'))?.['claimToken']).toEqual({ S: 'worker-a' });
+    await a!.claims!.release(['tok-1'], 'worker-a');
+    const released = await item('tok-1');
+    expect(released?.['dueKey']).toEqual({ S: dueKey(5, 'tok-1') });
+    expect(released?.['claimToken']).toBeUndefined();
+    expect(released?.['claimedUntil']).toBeUndefined();
+    const long = 't'.repeat(500);
+    expect(await b!.listDue(100, 10, { workflow: 'tok', token: long })).toEqual(['tok-1']);
+    expect((await item('tok-1'))?.['claimToken']?.S).toMatch(/^sha256:[0-9a-f]{64}$/);
+    await a!.claims!.release(['tok-1'], long);
+    expect((await item('tok-1'))?.['claimToken']).toBeUndefined();
+  });
+
   it('setup refuses a store whose dueShards differs from the one the table recorded', async () => {
     const other = createDynamoStore({ client: clients[0], table, dueShards: 4 });
     await expect(other.setup()).rejects.toThrow(/dueShards 8; this store has 4/);
@@ -151,11 +174,14 @@ describe('dynamo listDue claims, shards and lanes', () => {
 
   it('setup upgrades a table made without the lane index and moves its legacy due entries', async () => {
     const old = tableDefinition(legacy);
+    const later = ['laneShard', 'sentShard', 'sentKey'];
     await clients[0].send(
       new CreateTableCommand({
         ...old,
-        AttributeDefinitions: old.AttributeDefinitions?.filter((d) => d.AttributeName !== 'laneShard'),
-        GlobalSecondaryIndexes: old.GlobalSecondaryIndexes?.filter((i) => i.IndexName !== LANE_INDEX),
+        AttributeDefinitions: old.AttributeDefinitions?.filter((d) => !later.includes(d.AttributeName!)),
+        GlobalSecondaryIndexes: old.GlobalSecondaryIndexes?.filter(
+          (i) => i.IndexName !== LANE_INDEX && i.IndexName !== SENT_INDEX,
+        ),
       }),
     );
     // An item as 0.1 wrote it: one `due` partition, no lane key.
@@ -179,9 +205,8 @@ describe('dynamo listDue claims, shards and lanes', () => {
     const store = createDynamoStore({ client: clients[0], table: legacy, setup: { pollMs: 50 } });
     await store.setup();
     const { Table } = await clients[0].send(new DescribeTableCommand({ TableName: legacy }));
-    expect(Table?.GlobalSecondaryIndexes?.find((i) => i.IndexName === LANE_INDEX)?.IndexStatus).toBe(
-      'ACTIVE',
-    );
+    for (const index of [LANE_INDEX, SENT_INDEX])
+      expect(Table?.GlobalSecondaryIndexes?.find((i) => i.IndexName === index)?.IndexStatus).toBe('ACTIVE');
     expect((await item('old-1', legacy))?.dueShard?.S).toMatch(/^due#\d$/);
     expect(await store.listDue(100, 10, { workflow: 'old' })).toEqual(['old-1']);
     await store.setup();
