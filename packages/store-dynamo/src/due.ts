@@ -1,4 +1,3 @@
-import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { type ClaimsDriver, type ClaimWindow, textDigest } from '@stepfold/engine/store-kit';
 import {
   byKey,
@@ -10,8 +9,8 @@ import {
 } from './claim-rounds.js';
 import { dueBound, dueKey, dueShard, jsonOf, laneShard } from './encode.js';
 import { Expr } from './expression.js';
-import { isConditionFailed, isItemTooLarge } from './map-error.js';
-import { batchGet, pooled, type Table } from './query.js';
+import { isItemTooLarge } from './map-error.js';
+import { batchGet, pooled, type Table, updateItem } from './query.js';
 import { DUE_INDEX, LANE_INDEX } from './setup.js';
 
 /** What a claim stores as its owner: the token, or its SHA-256 when longer than 64 characters (an item has little room to spare). */
@@ -40,24 +39,21 @@ function dueIndex(table: Table, workflow: string | undefined): ShardedIndex {
  */
 async function claimOne(table: Table, c: Candidate, until: number, token: string, load: boolean) {
   const x = new Expr();
-  try {
-    const out = await table.client.send(
-      new UpdateItemCommand({
-        TableName: table.name,
-        Key: { id: { S: c.id } },
-        UpdateExpression: `SET ${x.n('dueKey')} = ${x.s(dueKey(until, c.id))}, ${x.n('claimedUntil')} = ${x.num(until)}, ${x.n('claimToken')} = ${x.s(token)}`,
-        ConditionExpression: `#dueKey = ${x.s(c.key)}`,
-        ReturnValues: load ? 'ALL_NEW' : 'NONE',
-        ...x.fields,
-      }),
-    );
-    return load ? jsonOf(out.Attributes ?? {}) : c.id;
-  } catch (e) {
-    // Another worker won, or the instance changed; an item its waiting signals filled is left to
-    // the inbox, whose save empties it.
-    if (isConditionFailed(e) || isItemTooLarge(e)) return null;
-    throw e;
-  }
+  const set = [
+    `${x.n('dueKey')} = ${x.s(dueKey(until, c.id))}`,
+    `${x.n('claimedUntil')} = ${x.num(until)}`,
+    `${x.n('claimToken')} = ${x.s(token)}`,
+  ];
+  // Lost: another worker won, or the instance changed. An item its waiting signals filled is left
+  // to the inbox, whose consuming save empties it.
+  const out = await updateItem(
+    table,
+    c.id,
+    x,
+    { set, condition: `#dueKey = ${x.s(c.key)}`, all: load },
+    isItemTooLarge,
+  );
+  return out === null ? null : load ? jsonOf(out.Attributes ?? {}) : c.id;
 }
 
 /** Claims up to `w.limit` due instances (of a lane, of `w.ids`), earliest first; see the README ("Claims"). */
@@ -97,19 +93,12 @@ export function dueClaims(table: Table): ClaimsDriver & { due(w: ClaimWindow): P
         const id = item['id']!.S!;
         const wakeAt = item['wakeAt']!.N!;
         const x = new Expr();
-        try {
-          await table.client.send(
-            new UpdateItemCommand({
-              TableName: table.name,
-              Key: { id: { S: id } },
-              UpdateExpression: `SET ${x.n('dueKey')} = ${x.s(dueKey(Number(wakeAt), id))} REMOVE ${x.n('claimedUntil')}, ${x.n('claimToken')}`,
-              ConditionExpression: `#claimToken = ${x.s(stored)} AND ${x.n('wakeAt')} = ${x.v({ N: wakeAt })}`,
-              ...x.fields,
-            }),
-          );
-        } catch (e) {
-          if (!isConditionFailed(e)) throw e; // saved or released meanwhile: the claim is gone already
-        }
+        // Saved or released meanwhile: the claim is gone already.
+        await updateItem(table, id, x, {
+          set: [`${x.n('dueKey')} = ${x.s(dueKey(Number(wakeAt), id))}`],
+          remove: [x.n('claimedUntil'), x.n('claimToken')],
+          condition: `#claimToken = ${x.s(stored)} AND ${x.n('wakeAt')} = ${x.v({ N: wakeAt })}`,
+        });
       });
     },
   };

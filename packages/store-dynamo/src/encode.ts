@@ -8,9 +8,9 @@ export const DYNAMO_ITEM_LIMIT = 400 * 1024;
 /**
  * Default snapshot limit: the item limit less 2 KiB. Besides the snapshot string an item holds the id
  * (twice, at most 200 bytes each), the workflow name (three times: also in the lane key and the
- * definition), status, version, wake time, a claim's expiry and token and the index keys, about
- * 1.6 KiB at most with their attribute names; the rest is margin. Signals waiting in the inbox share
- * the same 400 KB (see the README, "Inbox").
+ * definition), status, version, wake time, a claim's expiry and token and the index keys: under
+ * 1.4 KiB with their attribute names. Signals waiting in the inbox share the rest of the 400 KB
+ * (see the README, "Inbox").
  */
 export const DEFAULT_MAX_SNAPSHOT_BYTES = DYNAMO_ITEM_LIMIT - 2 * 1024;
 

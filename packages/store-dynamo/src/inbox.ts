@@ -1,11 +1,10 @@
-import { GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { TERMINAL_STATUSES, type WorkflowEvent } from '@stepfold/engine';
 import type { InboxDriver, SentRow } from '@stepfold/engine/store-kit';
 import { claimRounds, dueEntries, type ShardedIndex } from './claim-rounds.js';
 import { dueBound, jsonOf, sentShard, shardOf, sortableNumber } from './encode.js';
-import { Expr, updateExpression } from './expression.js';
-import { isConditionFailed, isItemTooLarge } from './map-error.js';
-import { batchGet, type Item, type Table } from './query.js';
+import { Expr } from './expression.js';
+import { isItemTooLarge } from './map-error.js';
+import { batchGet, getItem, type Item, type Table, updateItem } from './query.js';
 import { SENT_INDEX } from './setup.js';
 
 /**
@@ -61,22 +60,12 @@ export function inbox(table: Table): InboxDriver {
     const x = new Expr();
     const q = x.n('sent');
     const key = x.n('sentKey');
-    try {
-      const out = await table.client.send(
-        new UpdateItemCommand({
-          TableName: table.name,
-          Key: { id: { S: id } },
-          UpdateExpression: `SET ${q}[0].${x.n('d')} = ${x.s(until)}, ${key} = ${x.s(until)}`,
-          ConditionExpression: `${key} = ${x.s(seen)} AND attribute_exists(${q}[0])`,
-          ReturnValues: 'ALL_NEW',
-          ...x.fields,
-        }),
-      );
-      return rowOf(out.Attributes ?? {});
-    } catch (e) {
-      if (isConditionFailed(e)) return null;
-      throw e;
-    }
+    const out = await updateItem(table, id, x, {
+      set: [`${q}[0].${x.n('d')} = ${x.s(until)}`, `${key} = ${x.s(until)}`],
+      condition: `${key} = ${x.s(seen)} AND attribute_exists(${q}[0])`,
+      all: true,
+    });
+    return out && rowOf(out.Attributes ?? {});
   };
 
   return {
@@ -99,22 +88,9 @@ export function inbox(table: Table): InboxDriver {
         x.oneOf('definition', accept),
         `(attribute_not_exists(${q}) OR size(${q}) < ${x.num(MAX_WAITING)})`,
       ];
-      try {
-        await table.client.send(
-          new UpdateItemCommand({
-            TableName: table.name,
-            Key: { id: { S: id } },
-            UpdateExpression: updateExpression(set, []),
-            ConditionExpression: condition.join(' AND '),
-            ...x.fields,
-          }),
-        );
-        return true;
-      } catch (e) {
-        // Refused, or no room left in the item: nothing written, the runner applies it itself.
-        if (isConditionFailed(e) || isItemTooLarge(e)) return false;
-        throw e;
-      }
+      // Refused, or no room left in the item: nothing written, the runner applies it itself.
+      const out = await updateItem(table, id, x, { set, condition: condition.join(' AND ') }, isItemTooLarge);
+      return out !== null;
     },
 
     async claim(w) {
@@ -143,16 +119,7 @@ export function inbox(table: Table): InboxDriver {
     async drop(id, seqs, version) {
       const gone = new Set(seqs);
       for (let round = 0; round < 3; round++) {
-        const out = await table.client.send(
-          new GetItemCommand({
-            TableName: table.name,
-            Key: { id: { S: id } },
-            ConsistentRead: true,
-            ProjectionExpression: '#version, #sentBase, #sent',
-            ExpressionAttributeNames: { '#version': 'version', '#sentBase': 'sentBase', '#sent': 'sent' },
-          }),
-        );
-        const item = out.Item;
+        const item = await getItem(table, id, ['version', 'sentBase', 'sent']);
         if (item?.['version']?.N !== String(version)) return;
         const base = Number(item['sentBase']?.N ?? 0);
         const waiting = item['sent']?.L?.length ?? 0;
@@ -161,20 +128,8 @@ export function inbox(table: Table): InboxDriver {
         if (k === 0) return;
         const x = new Expr();
         const c = consumeClauses(x, base, k);
-        try {
-          await table.client.send(
-            new UpdateItemCommand({
-              TableName: table.name,
-              Key: { id: { S: id } },
-              UpdateExpression: updateExpression(c.set, c.remove),
-              ConditionExpression: `${x.n('version')} = ${x.num(version)} AND ${c.condition}`,
-              ...x.fields,
-            }),
-          );
-          return;
-        } catch (e) {
-          if (!isConditionFailed(e)) throw e;
-        }
+        const condition = `${x.n('version')} = ${x.num(version)} AND ${c.condition}`;
+        if (await updateItem(table, id, x, { ...c, condition })) return;
       }
     },
   };

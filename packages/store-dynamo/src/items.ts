@@ -1,59 +1,33 @@
-import {
-  DeleteItemCommand,
-  GetItemCommand,
-  PutItemCommand,
-  UpdateItemCommand,
-} from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { SnapshotTooLargeError, snapshotBytes } from '@stepfold/engine';
 import type { DriverOutcome, EncodedSnapshot, UpdateCondition } from '@stepfold/engine/store-kit';
 import { CLAIM_ATTRIBUTES, DYNAMO_ITEM_LIMIT, itemBytes, jsonOf, toItem, WAKE_ATTRIBUTES } from './encode.js';
-import { Expr, updateExpression } from './expression.js';
+import { Expr } from './expression.js';
 import { consumeClauses, MAX_WAITING } from './inbox.js';
-import { isConditionFailed, isItemTooLarge } from './map-error.js';
-import type { Item, Table } from './query.js';
-
-/** A consistent read of `attrs` of one item, or undefined when it does not exist. */
-async function read(table: Table, id: string, attrs: readonly string[]): Promise<Item | undefined> {
-  const out = await table.client.send(
-    new GetItemCommand({
-      TableName: table.name,
-      Key: { id: { S: id } },
-      ConsistentRead: true,
-      ProjectionExpression: attrs.map((a) => `#${a}`).join(', '),
-      ExpressionAttributeNames: Object.fromEntries(attrs.map((a) => [`#${a}`, a])),
-    }),
-  );
-  return out.Item;
-}
+import { conditional, isItemTooLarge } from './map-error.js';
+import { getItem, type Table, updateItem } from './query.js';
 
 /** The item calls of the driver: one instance per item, keyed by `id`. */
 export function items(table: Table) {
   return {
     /** `PutItem … attribute_not_exists(id)`. */
     async insert(row: EncodedSnapshot): Promise<boolean> {
-      try {
-        await table.client.send(
-          new PutItemCommand({
-            TableName: table.name,
-            Item: toItem(row, table.shards),
-            ConditionExpression: 'attribute_not_exists(#id)',
-            ExpressionAttributeNames: { '#id': 'id' },
-          }),
-        );
-        return true;
-      } catch (e) {
-        if (isConditionFailed(e)) return false;
-        throw e;
-      }
+      const put = new PutItemCommand({
+        TableName: table.name,
+        Item: toItem(row, table.shards),
+        ConditionExpression: 'attribute_not_exists(#id)',
+        ExpressionAttributeNames: { '#id': 'id' },
+      });
+      return (await conditional(table.client.send(put))) !== null;
     },
 
     async select(id: string): Promise<string | null> {
-      const item = await read(table, id, ['snapshot']);
+      const item = await getItem(table, id, ['snapshot']);
       return item ? jsonOf(item) : null;
     },
 
     async version(id: string): Promise<number | null> {
-      const v = (await read(table, id, ['version']))?.['version']?.N;
+      const v = (await getItem(table, id, ['version']))?.['version']?.N;
       return v === undefined ? null : Number(v);
     },
 
@@ -87,21 +61,13 @@ export function items(table: Table) {
         c.match.sent.forEach((e, i) => condition.push(`${x.n('sent')}[${i}].${x.n('e')} = ${x.s(e)}`));
       }
       try {
-        await table.client.send(
-          new UpdateItemCommand({
-            TableName: table.name,
-            Key: { id: { S: row.id } },
-            UpdateExpression: updateExpression(set, remove),
-            ConditionExpression: condition.join(' AND '),
-            ...x.fields,
-          }),
-        );
-        return 'written';
+        return (await updateItem(table, row.id, x, { set, remove, condition: condition.join(' AND ') }))
+          ? 'written'
+          : 'failed';
       } catch (e) {
-        if (isConditionFailed(e)) return 'failed';
         if (!isItemTooLarge(e)) throw e;
         // The signals waiting in the item left no room for this snapshot.
-        const waiting = (await read(table, row.id, ['sent']))?.['sent']?.L ?? [];
+        const waiting = (await getItem(table, row.id, ['sent']))?.['sent']?.L ?? [];
         const bytes = waiting.reduce(
           (n, el) => n + snapshotBytes(el.M?.['e']?.S ?? '') + 24,
           itemBytes(item),
@@ -112,20 +78,13 @@ export function items(table: Table) {
 
     /** `DeleteItem … attribute_exists(id)`: the inbox goes with the item. */
     async remove(id: string): Promise<boolean> {
-      try {
-        await table.client.send(
-          new DeleteItemCommand({
-            TableName: table.name,
-            Key: { id: { S: id } },
-            ConditionExpression: 'attribute_exists(#id)',
-            ExpressionAttributeNames: { '#id': 'id' },
-          }),
-        );
-        return true;
-      } catch (e) {
-        if (isConditionFailed(e)) return false;
-        throw e;
-      }
+      const del = new DeleteItemCommand({
+        TableName: table.name,
+        Key: { id: { S: id } },
+        ConditionExpression: 'attribute_exists(#id)',
+        ExpressionAttributeNames: { '#id': 'id' },
+      });
+      return (await conditional(table.client.send(del))) !== null;
     },
   };
 }

@@ -53,3 +53,13 @@ export function isItemTooLarge(e: unknown): boolean {
     /item size.*exceeded/i.test(err.message)
   );
 }
+
+/** `write`'s result, or null when DynamoDB refused it for its condition (or for `also`). */
+export async function conditional<T>(write: Promise<T>, also?: (e: unknown) => boolean): Promise<T | null> {
+  try {
+    return await write;
+  } catch (e) {
+    if (isConditionFailed(e) || also?.(e)) return null;
+    throw e;
+  }
+}

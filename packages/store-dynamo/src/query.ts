@@ -3,9 +3,14 @@ import {
   BatchGetItemCommand,
   type BatchGetItemCommandOutput,
   type DynamoDBClient,
+  GetItemCommand,
   QueryCommand,
   type QueryCommandInput,
+  UpdateItemCommand,
+  type UpdateItemCommandOutput,
 } from '@aws-sdk/client-dynamodb';
+import { type Expr, updateExpression } from './expression.js';
+import { conditional } from './map-error.js';
 
 /** The table the driver's calls go to. */
 export interface Table {
@@ -88,4 +93,54 @@ export async function batchGet(
     }
   }
   return found;
+}
+
+/** A consistent read of `attrs` of one item (all of them when none are named), or undefined when it does not exist. */
+export async function getItem(
+  table: Table,
+  id: string,
+  attrs: readonly string[] = [],
+): Promise<Item | undefined> {
+  const out = await table.client.send(
+    new GetItemCommand({
+      TableName: table.name,
+      Key: { id: { S: id } },
+      ConsistentRead: true,
+      ...(attrs.length
+        ? {
+            ProjectionExpression: attrs.map((a) => `#${a}`).join(', '),
+            ExpressionAttributeNames: Object.fromEntries(attrs.map((a) => [`#${a}`, a])),
+          }
+        : {}),
+    }),
+  );
+  return out.Item;
+}
+
+/** The clauses of an {@link updateItem}, their placeholders from one `Expr`. */
+export interface Update {
+  set?: readonly string[];
+  remove?: readonly string[];
+  condition: string;
+  /** Return the whole item as written. */
+  all?: boolean;
+}
+
+/** One UpdateItem on the item `id`: its output, or null when DynamoDB refused it for its condition (or for `refused`). */
+export function updateItem(
+  table: Table,
+  id: string,
+  x: Expr,
+  u: Update,
+  refused?: (e: unknown) => boolean,
+): Promise<UpdateItemCommandOutput | null> {
+  const update = new UpdateItemCommand({
+    TableName: table.name,
+    Key: { id: { S: id } },
+    UpdateExpression: updateExpression(u.set ?? [], u.remove ?? []),
+    ConditionExpression: u.condition,
+    ...(u.all ? { ReturnValues: 'ALL_NEW' } : {}),
+    ...x.fields,
+  });
+  return conditional(table.client.send(update), refused);
 }

@@ -59,25 +59,15 @@ export function tableDefinition(table: string): CreateTableCommandInput {
     TableName: table,
     BillingMode: 'PAY_PER_REQUEST',
     KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+    // Every key attribute is a string.
     AttributeDefinitions: [
-      { AttributeName: 'id', AttributeType: 'S' },
-      { AttributeName: 'dueShard', AttributeType: 'S' },
-      { AttributeName: 'dueKey', AttributeType: 'S' },
-      { AttributeName: 'status', AttributeType: 'S' },
-      { AttributeName: 'workflow', AttributeType: 'S' },
-      { AttributeName: 'listShard', AttributeType: 'S' },
-      { AttributeName: 'laneShard', AttributeType: 'S' },
-      { AttributeName: 'sentShard', AttributeType: 'S' },
-      { AttributeName: 'sentKey', AttributeType: 'S' },
-    ],
+      ...['id', 'dueShard', 'dueKey', 'status', 'workflow', 'listShard'],
+      ...['laneShard', 'sentShard', 'sentKey'],
+    ].map((AttributeName) => ({ AttributeName, AttributeType: 'S' })),
     GlobalSecondaryIndexes: [
       keysOnly(DUE_INDEX, 'dueShard', 'dueKey'),
       {
-        IndexName: STATUS_INDEX,
-        KeySchema: [
-          { AttributeName: 'status', KeyType: 'HASH' },
-          { AttributeName: 'id', KeyType: 'RANGE' },
-        ],
+        ...keysOnly(STATUS_INDEX, 'status', 'id'),
         Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: ['workflow'] },
       },
       keysOnly(WORKFLOW_INDEX, 'workflow', 'id'),

@@ -1,7 +1,7 @@
-import { GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { dueShard, LEGACY_DUE_SHARD, laneShard, shardOf } from './encode.js';
-import { isConditionFailed } from './map-error.js';
-import { batchGet, queryItems, type Table } from './query.js';
+import { conditional } from './map-error.js';
+import { batchGet, getItem, queryItems, type Table } from './query.js';
 import { DUE_INDEX } from './setup.js';
 
 /**
@@ -20,24 +20,16 @@ const MAX_IDLE_PAGES = 40;
  * lives on the shard its id hashes to under the count it was written with, so a store with another
  * count would miss instances. Throws a RangeError naming both counts on a mismatch.
  */
-export async function ensureShardCount({ client, name, shards }: Table): Promise<void> {
-  try {
-    await client.send(
-      new PutItemCommand({
-        TableName: name,
-        Item: { id: { S: SETTINGS_ID }, dueShards: { N: String(shards) } },
-        ConditionExpression: 'attribute_not_exists(#id)',
-        ExpressionAttributeNames: { '#id': 'id' },
-      }),
-    );
-    return;
-  } catch (e) {
-    if (!isConditionFailed(e)) throw e;
-  }
-  const out = await client.send(
-    new GetItemCommand({ TableName: name, Key: { id: { S: SETTINGS_ID } }, ConsistentRead: true }),
-  );
-  const recorded = Number(out.Item?.['dueShards']?.N);
+export async function ensureShardCount(table: Table): Promise<void> {
+  const { client, name, shards } = table;
+  const put = new PutItemCommand({
+    TableName: name,
+    Item: { id: { S: SETTINGS_ID }, dueShards: { N: String(shards) } },
+    ConditionExpression: 'attribute_not_exists(#id)',
+    ExpressionAttributeNames: { '#id': 'id' },
+  });
+  if (await conditional(client.send(put))) return;
+  const recorded = Number((await getItem(table, SETTINGS_ID))?.['dueShards']?.N);
   if (recorded !== shards) {
     throw new RangeError(
       `DynamoDB table ${name} was set up with dueShards ${recorded}; this store has ${shards}. ` +
@@ -78,25 +70,19 @@ export async function migrateLegacyDue(table: Table): Promise<void> {
       const workflow = item['workflow']?.S;
       if (id === undefined || workflow === undefined) continue;
       const shard = shardOf(id, shards);
-      try {
-        await client.send(
-          new UpdateItemCommand({
-            TableName: name,
-            Key: { id: { S: id } },
-            UpdateExpression: 'SET #pk = :shard, #lane = :lane',
-            ConditionExpression: '#pk = :legacy',
-            ExpressionAttributeNames: { '#pk': 'dueShard', '#lane': 'laneShard' },
-            ExpressionAttributeValues: {
-              ':shard': { S: dueShard(shard) },
-              ':lane': { S: laneShard(workflow, shard) },
-              ':legacy': { S: LEGACY_DUE_SHARD },
-            },
-          }),
-        );
-        moved++;
-      } catch (e) {
-        if (!isConditionFailed(e)) throw e;
-      }
+      const move = new UpdateItemCommand({
+        TableName: name,
+        Key: { id: { S: id } },
+        UpdateExpression: 'SET #pk = :shard, #lane = :lane',
+        ConditionExpression: '#pk = :legacy',
+        ExpressionAttributeNames: { '#pk': 'dueShard', '#lane': 'laneShard' },
+        ExpressionAttributeValues: {
+          ':shard': { S: dueShard(shard) },
+          ':lane': { S: laneShard(workflow, shard) },
+          ':legacy': { S: LEGACY_DUE_SHARD },
+        },
+      });
+      if (await conditional(client.send(move))) moved++;
     }
     if (moved > 0) idle = 0;
     else if (++idle > MAX_IDLE_PAGES) {

@@ -87,17 +87,22 @@ describe('dynamo adapter specifics', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
-  it('fits a maximal snapshot with the longest id and workflow name in one 400 KB item', async () => {
+  it('fits a maximal snapshot with the longest id and workflow name in one 400 KB item, claimed', async () => {
     const id = 'i'.repeat(MAX_ID_LENGTH);
     const base = snapshot(id, {
       version: 2 ** 52,
       wakeAt: 1e13 + 0.123456789,
-      workflow: { name: 'w'.repeat(MAX_ID_LENGTH), version: 1, hash: 'h' },
+      workflow: { name: 'w'.repeat(MAX_ID_LENGTH), version: 2 ** 52, hash: 'f'.repeat(64) },
     });
     const big = sized(base, DEFAULT_MAX_SNAPSHOT_BYTES);
     expect(snapshotBytes(JSON.stringify(big))).toBe(DEFAULT_MAX_SNAPSHOT_BYTES);
     await store.create(big);
     expect((await store.load(id))?.input).toBe(big.input);
+    // The claim's expiry and token (a long one is kept as its SHA-256) fit beside it, and so does its next save.
+    expect(await store.listDue(2e13, 10, { workflow: big.workflow.name, token: 't'.repeat(500) })).toEqual([
+      id,
+    ]);
+    await store.save({ ...big, version: 2 ** 52 + 1 }, 2 ** 52);
     await expect(
       store.create(sized(snapshot('too-big'), DEFAULT_MAX_SNAPSHOT_BYTES + 1)),
     ).rejects.toMatchObject({
