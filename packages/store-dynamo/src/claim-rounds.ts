@@ -1,4 +1,4 @@
-import { type Item, pooled, queryItems, type Table } from './query.js';
+import { type Item, pooled, queryItems, type Table } from './requests.js';
 
 /** An index entry a claim may take: the item's id and the sort key the index showed (the claim's condition). */
 export interface Candidate {

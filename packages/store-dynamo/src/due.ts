@@ -10,7 +10,7 @@ import {
 import { dueBound, dueKey, dueShard, jsonOf, laneShard } from './encode.js';
 import { Expr } from './expression.js';
 import { isItemTooLarge } from './map-error.js';
-import { batchGet, pooled, type Table, updateItem } from './query.js';
+import { batchGet, pooled, type Table, updateItem } from './requests.js';
 import { DUE_INDEX, LANE_INDEX } from './setup.js';
 
 /** What a claim stores as its owner: the token, or its SHA-256 when longer than 64 characters (an item has little room to spare). */
@@ -31,39 +31,62 @@ function dueIndex(table: Table, workflow: string | undefined): ShardedIndex {
       };
 }
 
+/** A claim won: the id, the key it replaced (the claims' order) and the snapshot JSON or the id. */
+interface Won extends Candidate {
+  value: string;
+}
+
 /**
  * Claims an entry by moving its sort key to the claim's expiry, with the owner's token: while
  * claimed it is out of every due range, and it is due again exactly when the lease lapses. The
- * condition is the key the index showed, so of two racing callers one wins and the other skips the
- * id. Resolves the snapshot JSON (`load`) or the id; null when lost.
+ * condition is the key the index showed (`seen`), so of two racing callers one wins and the other
+ * skips the id; or, for a named instance, that its key is due (`below` the bound, so unclaimed too)
+ * and in the lane. Null when lost.
  */
-async function claimOne(table: Table, c: Candidate, until: number, token: string, load: boolean) {
+async function claimOne(
+  table: Table,
+  id: string,
+  seen: string | { below: string; workflow: string | undefined },
+  w: { until: number; token: string; load: boolean },
+): Promise<Won | null> {
   const x = new Expr();
+  const key = x.n('dueKey');
   const set = [
-    `${x.n('dueKey')} = ${x.s(dueKey(until, c.id))}`,
-    `${x.n('claimedUntil')} = ${x.num(until)}`,
-    `${x.n('claimToken')} = ${x.s(token)}`,
+    `${key} = ${x.s(dueKey(w.until, id))}`,
+    `${x.n('claimedUntil')} = ${x.num(w.until)}`,
+    `${x.n('claimToken')} = ${x.s(w.token)}`,
   ];
+  const condition =
+    typeof seen === 'string'
+      ? `${key} = ${x.s(seen)}`
+      : `${key} < ${x.s(seen.below)}` +
+        (seen.workflow === undefined ? '' : ` AND ${x.n('workflow')} = ${x.s(seen.workflow)}`);
   // Lost: another worker won, or the instance changed. An item its waiting signals filled is left
   // to the inbox, whose consuming save empties it.
-  const out = await updateItem(
-    table,
-    c.id,
-    x,
-    { set, condition: `#dueKey = ${x.s(c.key)}`, all: load },
-    isItemTooLarge,
-  );
-  return out === null ? null : load ? jsonOf(out.Attributes ?? {}) : c.id;
+  const returns = w.load ? 'ALL_OLD' : 'UPDATED_OLD';
+  const out = await updateItem(table, id, x, { set, condition, returns }, isItemTooLarge);
+  const old = out?.Attributes ?? {};
+  return out && { id, key: old['dueKey']?.S ?? '', value: w.load ? jsonOf(old) : id };
 }
 
 /** Claims up to `w.limit` due instances (of a lane, of `w.ids`), earliest first; see the README ("Claims"). */
 async function claimWindow(table: Table, w: ClaimWindow, load: boolean): Promise<string[]> {
   const bound = dueBound(w.now);
-  const token = await storedToken(w.token);
+  const claim = { until: w.until, token: await storedToken(w.token), load };
+  const ids = w.ids && [...new Set(w.ids)];
+  if (ids && ids.length <= w.limit) {
+    // As many named as asked for (a worker's one instance): one conditional write each, no read.
+    const seen = { below: bound, workflow: w.workflow };
+    const won = await pooled(ids, (id) => claimOne(table, id, seen, claim));
+    return won
+      .flatMap((c) => (c ? [c] : []))
+      .sort(byKey)
+      .map((c) => c.value);
+  }
   let find: (n: number) => Promise<Candidate[]>;
-  if (w.ids) {
-    // Named instances: their keys from the items themselves, then the same conditional claims.
-    const items = [...(await batchGet(table, w.ids, ['dueKey', 'workflow'])).values()];
+  if (ids) {
+    // More named than asked for: their keys from the items, the earliest claimed as from the index.
+    const items = [...(await batchGet(table, ids, ['dueKey', 'workflow'])).values()];
     const lane = items.filter((i) => w.workflow === undefined || i['workflow']?.S === w.workflow);
     const found = candidatesOf(lane, 'dueKey')
       .filter((c) => c.key < bound)
@@ -73,7 +96,8 @@ async function claimWindow(table: Table, w: ClaimWindow, load: boolean): Promise
     const ix = dueIndex(table, w.workflow);
     find = (n) => dueEntries(table, ix, bound, n);
   }
-  return claimRounds(w.limit, find, (c) => claimOne(table, c, w.until, token, load));
+  const won = await claimRounds(w.limit, find, (c) => claimOne(table, c.id, c.key, claim));
+  return won.map((c) => c.value);
 }
 
 /** The claims' calls, and `due` (which claims too). */

@@ -6,7 +6,7 @@ import { inbox } from './inbox.js';
 import { items } from './items.js';
 import { page } from './list.js';
 import { isUnavailable } from './map-error.js';
-import type { Table } from './query.js';
+import type { Table } from './requests.js';
 import { assertTableName, type EnsureTableOptions, prepareTable } from './setup.js';
 import { ensureShardCount, migrateLegacyDue } from './shards.js';
 

@@ -4,7 +4,7 @@ import { claimRounds, dueEntries, type ShardedIndex } from './claim-rounds.js';
 import { dueBound, jsonOf, sentShard, shardOf, sortableNumber } from './encode.js';
 import { Expr } from './expression.js';
 import { isItemTooLarge } from './map-error.js';
-import { batchGet, getItem, type Item, type Table, updateItem } from './query.js';
+import { batchGet, getItem, type Item, type Table, updateItem } from './requests.js';
 import { SENT_INDEX } from './setup.js';
 
 /**
@@ -63,7 +63,7 @@ export function inbox(table: Table): InboxDriver {
     const out = await updateItem(table, id, x, {
       set: [`${q}[0].${x.n('d')} = ${x.s(until)}`, `${key} = ${x.s(until)}`],
       condition: `${key} = ${x.s(seen)} AND attribute_exists(${q}[0])`,
-      all: true,
+      returns: 'ALL_NEW',
     });
     return out && rowOf(out.Attributes ?? {});
   };

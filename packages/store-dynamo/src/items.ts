@@ -5,7 +5,7 @@ import { CLAIM_ATTRIBUTES, DYNAMO_ITEM_LIMIT, itemBytes, jsonOf, toItem, WAKE_AT
 import { Expr } from './expression.js';
 import { consumeClauses, MAX_WAITING } from './inbox.js';
 import { conditional, isItemTooLarge } from './map-error.js';
-import { getItem, type Table, updateItem } from './query.js';
+import { getItem, type Table, updateItem } from './requests.js';
 
 /** The item calls of the driver: one instance per item, keyed by `id`. */
 export function items(table: Table) {

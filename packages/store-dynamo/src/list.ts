@@ -1,7 +1,7 @@
 import type { ListArgs } from '@stepfold/engine/store-kit';
 import { jsonOf, LIST_SHARD } from './encode.js';
 import { Expr } from './expression.js';
-import { batchGet, queryItems, type Table } from './query.js';
+import { batchGet, queryItems, type Table } from './requests.js';
 import { LIST_INDEX, STATUS_INDEX, WORKFLOW_INDEX } from './setup.js';
 
 /**

@@ -1,7 +1,7 @@
 import { PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { dueShard, LEGACY_DUE_SHARD, laneShard, shardOf } from './encode.js';
 import { conditional } from './map-error.js';
-import { batchGet, getItem, queryItems, type Table } from './query.js';
+import { batchGet, getItem, queryItems, type Table } from './requests.js';
 import { DUE_INDEX } from './setup.js';
 
 /**

@@ -13,6 +13,15 @@ import { requireServer, testClient } from './server.js';
 
 const client = testClient();
 const table = `stepfold_adapter_${process.pid}`;
+// The commands the store sends, by name.
+const commands: string[] = [];
+client.middlewareStack.add(
+  (next, context) => async (args) => {
+    commands.push(context.commandName ?? '?');
+    return next(args);
+  },
+  { step: 'initialize', name: 'recordCommands' },
+);
 
 beforeAll(() => requireServer(client));
 afterAll(async () => {
@@ -68,6 +77,27 @@ describe('dynamo adapter specifics', () => {
     expect(after?.dueShard).toBeUndefined();
     expect(after?.laneShard).toBeUndefined();
     expect(await store.listDue(Number.MAX_SAFE_INTEGER, 10)).not.toContain('due-1');
+  });
+
+  it('claimDue of as many named instances as asked for is one conditional UpdateItem each, no read', async () => {
+    await store.create(snapshot('named-1', { wakeAt: 7 }));
+    await store.create(snapshot('named-2', { wakeAt: 3 }));
+    commands.length = 0;
+    const got = await store.claims!.claimDue(10, 5, { ids: ['named-1', 'named-2', 'named-none'] });
+    expect(got.map((s) => [s.id, s.wakeAt])).toEqual([
+      ['named-2', 3],
+      ['named-1', 7],
+    ]);
+    expect(commands).toEqual(['UpdateItemCommand', 'UpdateItemCommand', 'UpdateItemCommand']);
+    expect(await store.claims!.claimDue(10, 5, { ids: ['named-1'] })).toEqual([]);
+    // Not due yet, or another lane: not claimed.
+    await store.claims!.release(['named-1', 'named-2']);
+    expect(await store.claims!.claimDue(5, 5, { ids: ['named-1'] })).toEqual([]);
+    expect(await store.claims!.claimDue(10, 5, { ids: ['named-1'], workflow: 'other' })).toEqual([]);
+    expect(
+      (await store.claims!.claimDue(10, 1, { ids: ['named-1'], workflow: 'wf' })).map((s) => s.id),
+    ).toEqual(['named-1']);
+    expect(await store.load('named-none')).toBeNull();
   });
 
   it('orders due instances by wake time, negative and fractional ones included, then by id', async () => {

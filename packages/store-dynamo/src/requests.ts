@@ -122,8 +122,8 @@ export interface Update {
   set?: readonly string[];
   remove?: readonly string[];
   condition: string;
-  /** Return the whole item as written. */
-  all?: boolean;
+  /** What to return of the item: as written, as it was, or the old values of what changed. */
+  returns?: 'ALL_NEW' | 'ALL_OLD' | 'UPDATED_OLD';
 }
 
 /** One UpdateItem on the item `id`: its output, or null when DynamoDB refused it for its condition (or for `refused`). */
@@ -139,7 +139,7 @@ export function updateItem(
     Key: { id: { S: id } },
     UpdateExpression: updateExpression(u.set ?? [], u.remove ?? []),
     ConditionExpression: u.condition,
-    ...(u.all ? { ReturnValues: 'ALL_NEW' } : {}),
+    ...(u.returns ? { ReturnValues: u.returns } : {}),
     ...x.fields,
   });
   return conditional(table.client.send(update), refused);
