@@ -43,7 +43,7 @@ export function createDynamoStore(options: DynamoStoreOptions): DefinedStore {
   const name = options.table ?? DEFAULT_TABLE;
   assertTableName(name);
   const table: Table = { client: options.client, name, shards: dueShardsOf(options.dueShards) };
-  const claims = dueClaims(table);
+  const { due, ...claims } = dueClaims(table);
   return defineStore(
     {
       name: 'dynamodb',
@@ -58,7 +58,7 @@ export function createDynamoStore(options: DynamoStoreOptions): DefinedStore {
         await migrateLegacyDue(table);
       },
       ...items(table),
-      due: claims.due,
+      due,
       page: (args) => page(table, args),
       // The DynamoDBClient belongs to the caller: nothing to close.
       claims,
