@@ -1,185 +1,129 @@
-import { type DynamoDBClient, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import { isValidId, type StoreKit } from '@stepfold/engine';
-import { dueBound, dueKey, dueShard, laneShard } from './encode.js';
-import { isConditionFailed } from './map-error.js';
-import { queryItems } from './query.js';
+import { type ClaimsDriver, type ClaimWindow, textDigest } from '@stepfold/engine/store-kit';
+import {
+  byKey,
+  type Candidate,
+  candidatesOf,
+  claimRounds,
+  dueEntries,
+  type ShardedIndex,
+} from './claim-rounds.js';
+import { dueBound, dueKey, dueShard, jsonOf, laneShard } from './encode.js';
+import { Expr } from './expression.js';
+import { isItemTooLarge } from './map-error.js';
+import { batchGet, pooled, type Table, updateItem } from './requests.js';
 import { DUE_INDEX, LANE_INDEX } from './setup.js';
 
-/** Default lease of an id returned by `listDue`, in ms against its `now`. */
-export const DEFAULT_CLAIM_MS = 30_000;
-
-// Losing a race sends another round for the next candidates; bounded, so a caller that keeps
-// losing returns a short batch instead of looping.
-const CLAIM_ROUNDS = 3;
-// Conditional writes in flight at once per call (the SDK's socket pool queues the rest anyway).
-const CONCURRENCY = 25;
-
-/** What the due-index calls need. */
-export interface DueContext {
-  client: DynamoDBClient;
-  guard: StoreKit['guard'];
-  table: string;
-  shards: number;
+/** What a claim stores as its owner: the token, or its SHA-256 when longer than 64 characters (an item has little room to spare). */
+export async function storedToken(token: string): Promise<string> {
+  return token.length <= 64 ? token : `sha256:${await textDigest(token, 'SHA-256')}`;
 }
 
-/** Checks the `claimMs` option: a positive finite number of milliseconds. */
-export function claimMsOf(value: number | undefined): number {
-  const ms = value ?? DEFAULT_CLAIM_MS;
-  if (!(typeof ms === 'number' && Number.isFinite(ms) && ms > 0)) {
-    throw new RangeError('claimMs must be a positive number of milliseconds');
-  }
-  return ms;
+/** The due index, or one workflow's lane index, with its shards. */
+function dueIndex(table: Table, workflow: string | undefined): ShardedIndex {
+  const shards = Array.from({ length: table.shards }, (_, n) => n);
+  return workflow === undefined
+    ? { index: DUE_INDEX, partition: 'dueShard', parts: shards.map(dueShard), key: 'dueKey' }
+    : {
+        index: LANE_INDEX,
+        partition: 'laneShard',
+        parts: shards.map((n) => laneShard(workflow, n)),
+        key: 'dueKey',
+      };
 }
 
-interface Candidate {
-  id: string;
-  key: string;
-}
-
-// Runs `fn` over `items`, at most CONCURRENCY at a time, keeping the order of the results.
-async function pooled<T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = [];
-  for (let i = 0; i < items.length; i += CONCURRENCY) {
-    out.push(...(await Promise.all(items.slice(i, i + CONCURRENCY).map(fn))));
-  }
-  return out;
+/** A claim won: the id, the key it replaced (the claims' order) and the snapshot JSON or the id. */
+interface Won extends Candidate {
+  value: string;
 }
 
 /**
- * The earliest `per` due entries of every shard (of the due index, or of one workflow's lane index),
- * queried in parallel and merged by sort key: wake time, then id.
+ * Claims an entry by moving its sort key to the claim's expiry, with the owner's token: while
+ * claimed it is out of every due range, and it is due again exactly when the lease lapses. The
+ * condition is the key the index showed (`seen`), so of two racing callers one wins and the other
+ * skips the id; or, for a named instance, that its key is due (`below` the bound, so unclaimed too)
+ * and in the lane. Null when lost.
  */
-async function candidates(ctx: DueContext, bound: string, per: number, workflow?: string) {
-  const shards = Array.from({ length: ctx.shards }, (_, n) => n);
-  const pages = await Promise.all(
-    shards.map((n) =>
-      queryItems(
-        ctx.client,
-        ctx.guard,
-        {
-          TableName: ctx.table,
-          IndexName: workflow === undefined ? DUE_INDEX : LANE_INDEX,
-          KeyConditionExpression: '#pk = :pk AND #key < :bound',
-          ExpressionAttributeNames: {
-            '#pk': workflow === undefined ? 'dueShard' : 'laneShard',
-            '#key': 'dueKey',
-          },
-          ExpressionAttributeValues: {
-            ':pk': { S: workflow === undefined ? dueShard(n) : laneShard(workflow, n) },
-            ':bound': { S: bound },
-          },
-          ScanIndexForward: true,
-        },
-        per,
-        'listDue',
-      ),
-    ),
-  );
-  const found: Candidate[] = [];
-  for (const item of pages.flat()) {
-    const id = item['id']?.S;
-    const key = item['dueKey']?.S;
-    if (id !== undefined && key !== undefined) found.push({ id, key });
-  }
-  // Keys are ASCII (hex, '#', valid ids): JS string order is DynamoDB's byte order.
-  return found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+async function claimOne(
+  table: Table,
+  id: string,
+  seen: string | { below: string; workflow: string | undefined },
+  w: { until: number; token: string; load: boolean },
+): Promise<Won | null> {
+  const x = new Expr();
+  const key = x.n('dueKey');
+  const set = [
+    `${key} = ${x.s(dueKey(w.until, id))}`,
+    `${x.n('claimedUntil')} = ${x.num(w.until)}`,
+    `${x.n('claimToken')} = ${x.s(w.token)}`,
+  ];
+  const condition =
+    typeof seen === 'string'
+      ? `${key} = ${x.s(seen)}`
+      : `${key} < ${x.s(seen.below)}` +
+        (seen.workflow === undefined ? '' : ` AND ${x.n('workflow')} = ${x.s(seen.workflow)}`);
+  // Lost: another worker won, or the instance changed. An item its waiting signals filled is left
+  // to the inbox, whose consuming save empties it.
+  const returns = w.load ? 'ALL_OLD' : 'UPDATED_OLD';
+  const out = await updateItem(table, id, x, { set, condition, returns }, isItemTooLarge);
+  const old = out?.Attributes ?? {};
+  return out && { id, key: old['dueKey']?.S ?? '', value: w.load ? jsonOf(old) : id };
 }
 
-/**
- * Claims an entry by moving its sort key to the claim's expiry: while claimed it is out of every
- * `listDue` range, and it is due again exactly when the lease lapses. The condition is the key the
- * index showed, so of two racing callers one wins and the other skips the id.
- */
-async function claimOne(ctx: DueContext, c: Candidate, until: number): Promise<boolean> {
-  try {
-    await ctx.guard('listDue', () =>
-      ctx.client.send(
-        new UpdateItemCommand({
-          TableName: ctx.table,
-          Key: { id: { S: c.id } },
-          UpdateExpression: 'SET #key = :claim, #until = :until',
-          ConditionExpression: '#key = :seen',
-          ExpressionAttributeNames: { '#key': 'dueKey', '#until': 'claimedUntil' },
-          ExpressionAttributeValues: {
-            ':claim': { S: dueKey(until, c.id) },
-            ':until': { N: String(until) },
-            ':seen': { S: c.key },
-          },
-        }),
-      ),
-    );
-    return true;
-  } catch (e) {
-    if (isConditionFailed(e)) return false; // another worker won, or the instance changed
-    throw e;
+/** Claims up to `w.limit` due instances (of a lane, of `w.ids`), earliest first; see the README ("Claims"). */
+async function claimWindow(table: Table, w: ClaimWindow, load: boolean): Promise<string[]> {
+  const bound = dueBound(w.now);
+  const claim = { until: w.until, token: await storedToken(w.token), load };
+  const ids = w.ids && [...new Set(w.ids)];
+  if (ids && ids.length <= w.limit) {
+    // As many named as asked for (a worker's one instance): one conditional write each, no read.
+    const seen = { below: bound, workflow: w.workflow };
+    const won = await pooled(ids, (id) => claimOne(table, id, seen, claim));
+    return won
+      .flatMap((c) => (c ? [c] : []))
+      .sort(byKey)
+      .map((c) => c.value);
   }
+  let find: (n: number) => Promise<Candidate[]>;
+  if (ids) {
+    // More named than asked for: their keys from the items, the earliest claimed as from the index.
+    const items = [...(await batchGet(table, ids, ['dueKey', 'workflow'])).values()];
+    const lane = items.filter((i) => w.workflow === undefined || i['workflow']?.S === w.workflow);
+    const found = candidatesOf(lane, 'dueKey')
+      .filter((c) => c.key < bound)
+      .sort(byKey);
+    find = async () => found;
+  } else {
+    const ix = dueIndex(table, w.workflow);
+    find = (n) => dueEntries(table, ix, bound, n);
+  }
+  const won = await claimRounds(w.limit, find, (c) => claimOne(table, c.id, c.key, claim));
+  return won.map((c) => c.value);
 }
 
-/** Finds and claims up to `limit` due ids, earliest first; see the README ("Claims"). */
-export async function claimDue(
-  ctx: DueContext,
-  args: { now: number; limit: number; workflow: string | undefined; leaseMs: number },
-): Promise<string[]> {
-  const { now, limit, workflow } = args;
-  const bound = dueBound(now);
-  const until = now + args.leaseMs;
-  const tried = new Set<string>();
-  const won: Candidate[] = [];
-  for (let round = 0; round < CLAIM_ROUNDS && won.length < limit; round++) {
-    const want = limit - won.length;
-    // A lost id may still show on an (eventually consistent) index: read past the ones tried.
-    const found = await candidates(ctx, bound, want + tried.size, workflow);
-    const next = found.filter((c) => !tried.has(c.id)).slice(0, want);
-    if (next.length === 0) break;
-    const results = await pooled(next, (c) => claimOne(ctx, c, until));
-    let lost = 0;
-    next.forEach((c, i) => {
-      tried.add(c.id);
-      if (results[i]) won.push(c);
-      else lost++;
-    });
-    if (lost === 0) break; // every candidate claimed: the batch is full or nothing more is due
-  }
-  won.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  return won.map((c) => c.id);
-}
-
-/**
- * Gives back claims: puts each claimed item's sort key back at its wake time. One consistent read
- * per id for that wake time, then a write conditional on the same version still being claimed.
- */
-export async function releaseClaims(ctx: DueContext, ids: readonly string[]): Promise<void> {
-  const valid = [...new Set(ids.filter((id) => isValidId(id)))];
-  await pooled(valid, async (id) => {
-    const out = await ctx.guard('releaseDue', () =>
-      ctx.client.send(
-        new GetItemCommand({
-          TableName: ctx.table,
-          Key: { id: { S: id } },
-          ConsistentRead: true,
-          ProjectionExpression: '#v, #w, #until',
-          ExpressionAttributeNames: { '#v': 'version', '#w': 'wakeAt', '#until': 'claimedUntil' },
-        }),
-      ),
-    );
-    const version = out.Item?.['version']?.N;
-    const wakeAt = out.Item?.['wakeAt']?.N;
-    if (version === undefined || wakeAt === undefined || out.Item?.['claimedUntil'] === undefined) return;
-    try {
-      await ctx.guard('releaseDue', () =>
-        ctx.client.send(
-          new UpdateItemCommand({
-            TableName: ctx.table,
-            Key: { id: { S: id } },
-            UpdateExpression: 'SET #key = :key REMOVE #until',
-            ConditionExpression: '#v = :v AND attribute_exists(#until)',
-            ExpressionAttributeNames: { '#key': 'dueKey', '#until': 'claimedUntil', '#v': 'version' },
-            ExpressionAttributeValues: { ':key': { S: dueKey(Number(wakeAt), id) }, ':v': { N: version } },
-          }),
-        ),
-      );
-    } catch (e) {
-      if (!isConditionFailed(e)) throw e; // saved or released meanwhile: the claim is gone already
-    }
-  });
+/** The claims' calls, and `due` (which claims too). */
+export function dueClaims(table: Table): ClaimsDriver & { due(w: ClaimWindow): Promise<string[]> } {
+  return {
+    due: (w) => claimWindow(table, w, false),
+    claim: (w) => claimWindow(table, w, true),
+    /**
+     * Puts each item claimed with `token` back at its wake time: one consistent batch read for the
+     * tokens and wake times, then a write per id conditional on the same token and wake time.
+     */
+    async release(ids, token) {
+      const stored = await storedToken(token);
+      const items = [...(await batchGet(table, ids, ['wakeAt', 'claimToken'])).values()];
+      const mine = items.filter((i) => i['claimToken']?.S === stored && i['wakeAt']?.N !== undefined);
+      await pooled(mine, async (item) => {
+        const id = item['id']!.S!;
+        const wakeAt = item['wakeAt']!.N!;
+        const x = new Expr();
+        // Saved or released meanwhile: the claim is gone already.
+        await updateItem(table, id, x, {
+          set: [`${x.n('dueKey')} = ${x.s(dueKey(Number(wakeAt), id))}`],
+          remove: [x.n('claimedUntil'), x.n('claimToken')],
+          condition: `#claimToken = ${x.s(stored)} AND ${x.n('wakeAt')} = ${x.v({ N: wakeAt })}`,
+        });
+      });
+    },
+  };
 }

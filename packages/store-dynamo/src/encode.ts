@@ -1,25 +1,36 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { type EncodedSnapshot, SnapshotTooLargeError, snapshotBytes } from '@stepfold/engine';
+import { SnapshotTooLargeError, snapshotBytes } from '@stepfold/engine';
+import type { EncodedSnapshot } from '@stepfold/engine/store-kit';
 
 /** DynamoDB's hard limit on one item: 400 KB, attribute names included. */
 export const DYNAMO_ITEM_LIMIT = 400 * 1024;
 
 /**
  * Default snapshot limit: the item limit less 2 KiB. Besides the snapshot string an item holds the id
- * (twice, at most 200 bytes each), the workflow name (twice: also in the lane key), status, version,
- * wake time, a claim's expiry and the index keys, about 1.2 KiB at most with their attribute names;
- * the rest is margin.
+ * (twice, at most 200 bytes each), the workflow name (three times: also in the lane key and the
+ * definition), status, version, wake time, a claim's expiry and token and the index keys: under
+ * 1.4 KiB with their attribute names. Signals waiting in the inbox share the rest of the 400 KB
+ * (see the README, "Inbox").
  */
 export const DEFAULT_MAX_SNAPSHOT_BYTES = DYNAMO_ITEM_LIMIT - 2 * 1024;
 
-/** Default number of partitions the due index (and each workflow's lane) is spread over. */
+/** Default number of partitions the due index (and each workflow's lane, and the inbox) is spread over. */
 export const DEFAULT_DUE_SHARDS = 8;
 
-/** Most due shards: `listDue` sends one Query per shard, so more would cost more than they spread. */
+/** Most due shards: a poll sends one Query per shard, so more would cost more than they spread. */
 export const MAX_DUE_SHARDS = 64;
 
 /** `dueShard` of instances written by 0.1 (one partition); `setup` moves them onto the shards. */
 export const LEGACY_DUE_SHARD = 'due';
+
+/** Value of `listShard` on every instance: the single partition of the id-ordered list index. */
+export const LIST_SHARD = 'all';
+
+/** The attributes an instance has only while it has a wake time (a save without one removes them). */
+export const WAKE_ATTRIBUTES = ['wakeAt', 'dueShard', 'laneShard', 'dueKey'] as const;
+
+/** The attributes of a claim on a due instance (every save removes them). */
+export const CLAIM_ATTRIBUTES = ['claimedUntil', 'claimToken'] as const;
 
 /** Checks the `dueShards` option: an integer in 1..{@link MAX_DUE_SHARDS}. */
 export function dueShardsOf(value: number | undefined): number {
@@ -53,8 +64,10 @@ export function laneShard(workflow: string, shard: number): string {
   return `${workflow}#${shard}`;
 }
 
-/** Value of `listShard` on every instance: the single partition of the id-ordered list index. */
-export const LIST_SHARD = 'all';
+/** Partition key on the sent index: `sent#<shard>`. */
+export function sentShard(shard: number): string {
+  return `sent#${shard}`;
+}
 
 // An upper bound for any number attribute: DynamoDB stores up to 38 digits in at most 21 bytes.
 const NUMBER_BYTES = 21;
@@ -82,28 +95,25 @@ export function dueKey(wakeAt: number, id: string): string {
   return `${sortableNumber(wakeAt)}#${id}`;
 }
 
-/** Exclusive upper bound for due keys with wake time <= `now` ('$' sorts right after '#'). */
+/** Exclusive upper bound for due (and sent) keys with a time <= `now` ('$' sorts right after '#'). */
 export function dueBound(now: number): string {
   return `${sortableNumber(now)}$`;
 }
 
-function utf8Bytes(s: string): number {
-  return snapshotBytes(s);
-}
-
-function itemBytes(item: Record<string, AttributeValue>): number {
+/** UTF-8 bytes of the item's names and values, numbers counted at their largest. */
+export function itemBytes(item: Record<string, AttributeValue>): number {
   let bytes = 0;
   for (const [name, value] of Object.entries(item)) {
-    bytes += utf8Bytes(name);
-    if (value.S !== undefined) bytes += utf8Bytes(value.S);
+    bytes += snapshotBytes(name);
+    if (value.S !== undefined) bytes += snapshotBytes(value.S);
     else if (value.N !== undefined) bytes += NUMBER_BYTES;
   }
   return bytes;
 }
 
 /**
- * The item of an encoded snapshot (ids and the snapshot limit are checked by the kit), after
- * checking the whole item against DynamoDB's 400 KB; throws before anything is sent.
+ * The attributes a create or save writes (ids and the snapshot limit are checked by the kit), after
+ * checking them against DynamoDB's 400 KB; throws before anything is sent. Never the inbox's.
  */
 export function toItem(e: EncodedSnapshot, shards: number): Record<string, AttributeValue> {
   const item: Record<string, AttributeValue> = {
@@ -111,10 +121,11 @@ export function toItem(e: EncodedSnapshot, shards: number): Record<string, Attri
     version: { N: String(e.version) },
     status: { S: e.status },
     workflow: { S: e.workflow },
+    definition: { S: e.definition },
     listShard: { S: LIST_SHARD },
     snapshot: { S: e.json },
   };
-  // No wake time, no due-index or lane-index entry. A whole-item put also drops a listDue claim.
+  // No wake time, no due-index or lane-index entry.
   if (e.wakeAt !== null) {
     const shard = shardOf(e.id, shards);
     item['wakeAt'] = { N: String(e.wakeAt) };

@@ -1,4 +1,4 @@
-export { DEFAULT_CLAIM_MS } from './due.js';
+export { DEFAULT_CLAIM_MS } from '@stepfold/engine/store-kit';
 export { createDynamoStore, DEFAULT_TABLE, type DynamoStoreOptions } from './dynamo-store.js';
 export {
   DEFAULT_DUE_SHARDS,
@@ -7,12 +7,14 @@ export {
   MAX_DUE_SHARDS,
   shardOf,
 } from './encode.js';
+export { MAX_WAITING } from './inbox.js';
 export {
   DUE_INDEX,
   type EnsureTableOptions,
   ensureTable,
   LANE_INDEX,
   LIST_INDEX,
+  SENT_INDEX,
   STATUS_INDEX,
   tableDefinition,
   WORKFLOW_INDEX,

@@ -1,4 +1,4 @@
-import { isNetworkError } from '@stepfold/engine';
+import { isNetworkError } from '@stepfold/engine/store-kit';
 
 // Service errors that mean "try again later" rather than "your request is wrong".
 const UNAVAILABLE_NAMES = new Set([
@@ -40,4 +40,26 @@ export function isConditionFailed(e: unknown): boolean {
   return (
     typeof e === 'object' && e !== null && (e as SdkErrorLike).name === 'ConditionalCheckFailedException'
   );
+}
+
+/** True when DynamoDB refused a write because the item would exceed 400 KB. */
+export function isItemTooLarge(e: unknown): boolean {
+  const err = e as SdkErrorLike & { message?: unknown };
+  return (
+    typeof e === 'object' &&
+    e !== null &&
+    err.name === 'ValidationException' &&
+    typeof err.message === 'string' &&
+    /item size.*exceeded/i.test(err.message)
+  );
+}
+
+/** `write`'s result, or null when DynamoDB refused it for its condition (or for `also`). */
+export async function conditional<T>(write: Promise<T>, also?: (e: unknown) => boolean): Promise<T | null> {
+  try {
+    return await write;
+  } catch (e) {
+    if (isConditionFailed(e) || also?.(e)) return null;
+    throw e;
+  }
 }

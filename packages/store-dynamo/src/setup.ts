@@ -7,7 +7,7 @@ import {
   type TableDescription,
   UpdateTableCommand,
 } from '@aws-sdk/client-dynamodb';
-import { storeGuard } from '@stepfold/engine';
+import { storeGuard } from '@stepfold/engine/store-kit';
 import { isUnavailable } from './map-error.js';
 
 const guard = storeGuard('dynamodb', isUnavailable);
@@ -22,17 +22,26 @@ export const STATUS_INDEX = 'status-index';
 export const WORKFLOW_INDEX = 'workflow-index';
 /** GSI on (listShard, id), keys only: `list` with no filter, in id order. */
 export const LIST_INDEX = 'list-index';
+/** GSI on (sentShard, sentKey), keys only: the inbox's claim, one Query per `sent#<n>`. */
+export const SENT_INDEX = 'sent-index';
 
-const REQUIRED_INDEXES = [DUE_INDEX, STATUS_INDEX, WORKFLOW_INDEX, LIST_INDEX, LANE_INDEX];
+const REQUIRED_INDEXES = [DUE_INDEX, STATUS_INDEX, WORKFLOW_INDEX, LIST_INDEX, LANE_INDEX, SENT_INDEX];
 
-const LANE_INDEX_DEFINITION: GlobalSecondaryIndex = {
-  IndexName: LANE_INDEX,
+/** A keys-only GSI on two string attributes. */
+const keysOnly = (name: string, hash: string, range: string): GlobalSecondaryIndex => ({
+  IndexName: name,
   KeySchema: [
-    { AttributeName: 'laneShard', KeyType: 'HASH' },
-    { AttributeName: 'dueKey', KeyType: 'RANGE' },
+    { AttributeName: hash, KeyType: 'HASH' },
+    { AttributeName: range, KeyType: 'RANGE' },
   ],
   Projection: { ProjectionType: 'KEYS_ONLY' },
-};
+});
+
+// The indexes later versions added: `setup` adds each to a table made without it.
+const ADDED_INDEXES = [
+  keysOnly(LANE_INDEX, 'laneShard', 'dueKey'),
+  keysOnly(SENT_INDEX, 'sentShard', 'sentKey'),
+];
 
 const TABLE_NAME = /^[A-Za-z0-9_.-]{3,255}$/;
 
@@ -50,49 +59,20 @@ export function tableDefinition(table: string): CreateTableCommandInput {
     TableName: table,
     BillingMode: 'PAY_PER_REQUEST',
     KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+    // Every key attribute is a string.
     AttributeDefinitions: [
-      { AttributeName: 'id', AttributeType: 'S' },
-      { AttributeName: 'dueShard', AttributeType: 'S' },
-      { AttributeName: 'dueKey', AttributeType: 'S' },
-      { AttributeName: 'status', AttributeType: 'S' },
-      { AttributeName: 'workflow', AttributeType: 'S' },
-      { AttributeName: 'listShard', AttributeType: 'S' },
-      { AttributeName: 'laneShard', AttributeType: 'S' },
-    ],
+      ...['id', 'dueShard', 'dueKey', 'status', 'workflow', 'listShard'],
+      ...['laneShard', 'sentShard', 'sentKey'],
+    ].map((AttributeName) => ({ AttributeName, AttributeType: 'S' })),
     GlobalSecondaryIndexes: [
+      keysOnly(DUE_INDEX, 'dueShard', 'dueKey'),
       {
-        IndexName: DUE_INDEX,
-        KeySchema: [
-          { AttributeName: 'dueShard', KeyType: 'HASH' },
-          { AttributeName: 'dueKey', KeyType: 'RANGE' },
-        ],
-        Projection: { ProjectionType: 'KEYS_ONLY' },
-      },
-      {
-        IndexName: STATUS_INDEX,
-        KeySchema: [
-          { AttributeName: 'status', KeyType: 'HASH' },
-          { AttributeName: 'id', KeyType: 'RANGE' },
-        ],
+        ...keysOnly(STATUS_INDEX, 'status', 'id'),
         Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: ['workflow'] },
       },
-      {
-        IndexName: WORKFLOW_INDEX,
-        KeySchema: [
-          { AttributeName: 'workflow', KeyType: 'HASH' },
-          { AttributeName: 'id', KeyType: 'RANGE' },
-        ],
-        Projection: { ProjectionType: 'KEYS_ONLY' },
-      },
-      {
-        IndexName: LIST_INDEX,
-        KeySchema: [
-          { AttributeName: 'listShard', KeyType: 'HASH' },
-          { AttributeName: 'id', KeyType: 'RANGE' },
-        ],
-        Projection: { ProjectionType: 'KEYS_ONLY' },
-      },
-      LANE_INDEX_DEFINITION,
+      keysOnly(WORKFLOW_INDEX, 'workflow', 'id'),
+      keysOnly(LIST_INDEX, 'listShard', 'id'),
+      ...ADDED_INDEXES,
     ],
   };
 }
@@ -103,7 +83,7 @@ function nameOf(e: unknown): string | undefined {
 
 async function describe(client: DynamoDBClient, table: string): Promise<TableDescription | null> {
   try {
-    const out = await guard('setup', () => client.send(new DescribeTableCommand({ TableName: table })));
+    const out = await client.send(new DescribeTableCommand({ TableName: table }));
     return out.Table ?? null;
   } catch (e) {
     if (nameOf(e) === 'ResourceNotFoundException') return null;
@@ -143,21 +123,19 @@ async function waitActive(
   return current;
 }
 
-// Adds the lane index to a table made before it existed. Another setup doing the same at once makes
+// Adds an index to a table made before it existed. Another setup doing the same at once makes
 // DynamoDB refuse ours (the index exists, or the table is being updated): waiting covers both.
-async function addLaneIndex(client: DynamoDBClient, table: string): Promise<void> {
+async function addIndex(client: DynamoDBClient, table: string, index: GlobalSecondaryIndex): Promise<void> {
   try {
-    await guard('setup', () =>
-      client.send(
-        new UpdateTableCommand({
-          TableName: table,
-          AttributeDefinitions: [
-            { AttributeName: 'laneShard', AttributeType: 'S' },
-            { AttributeName: 'dueKey', AttributeType: 'S' },
-          ],
-          GlobalSecondaryIndexUpdates: [{ Create: LANE_INDEX_DEFINITION }],
-        }),
-      ),
+    await client.send(
+      new UpdateTableCommand({
+        TableName: table,
+        AttributeDefinitions: (index.KeySchema ?? []).map((k) => ({
+          AttributeName: k.AttributeName,
+          AttributeType: 'S',
+        })),
+        GlobalSecondaryIndexUpdates: [{ Create: index }],
+      }),
     );
   } catch (e) {
     const name = nameOf(e);
@@ -172,18 +150,23 @@ async function addLaneIndex(client: DynamoDBClient, table: string): Promise<void
 
 /**
  * Creates the table with its indexes unless it exists, then waits until it and every index are ACTIVE.
- * A table made by an older version without `lane-index` gets it (UpdateTable, then waiting while
- * DynamoDB backfills it). Safe to run concurrently and repeatedly; an existing table missing any
- * other index is an error.
+ * A table made by an older version without `lane-index` or `sent-index` gets them (UpdateTable,
+ * then waiting while DynamoDB backfills each). Safe to run concurrently and repeatedly; an existing
+ * table missing any other index is an error.
  */
 export async function ensureTable(
   client: DynamoDBClient,
   table: string,
   options: EnsureTableOptions = {},
 ): Promise<void> {
+  await guard('setup', () => prepareTable(client, table, options));
+}
+
+/** {@link ensureTable} without the guard: the store's `setup` is guarded already. */
+export async function prepareTable(client: DynamoDBClient, table: string, options: EnsureTableOptions) {
   if (!(await describe(client, table))) {
     try {
-      await guard('setup', () => client.send(new CreateTableCommand(tableDefinition(table))));
+      await client.send(new CreateTableCommand(tableDefinition(table)));
     } catch (e) {
       // Another process created it between our describe and create.
       if (nameOf(e) !== 'ResourceInUseException') throw e;
@@ -191,8 +174,10 @@ export async function ensureTable(
   }
   let current = await waitActive(client, table, options);
   const has = (name: string) => (current.GlobalSecondaryIndexes ?? []).some((i) => i.IndexName === name);
-  if (!has(LANE_INDEX)) {
-    await addLaneIndex(client, table);
+  // One at a time: DynamoDB builds one new index per UpdateTable.
+  for (const index of ADDED_INDEXES) {
+    if (has(index.IndexName!)) continue;
+    await addIndex(client, table, index);
     current = await waitActive(client, table, options);
   }
   const missing = REQUIRED_INDEXES.filter((i) => !has(i));

@@ -1,14 +1,7 @@
-import {
-  BatchGetItemCommand,
-  type DynamoDBClient,
-  GetItemCommand,
-  PutItemCommand,
-  UpdateItemCommand,
-} from '@aws-sdk/client-dynamodb';
-import type { StoreKit } from '@stepfold/engine';
+import { PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { dueShard, LEGACY_DUE_SHARD, laneShard, shardOf } from './encode.js';
-import { isConditionFailed } from './map-error.js';
-import { queryItems } from './query.js';
+import { conditional } from './map-error.js';
+import { batchGet, getItem, queryItems, type Table } from './requests.js';
 import { DUE_INDEX } from './setup.js';
 
 /**
@@ -27,36 +20,19 @@ const MAX_IDLE_PAGES = 40;
  * lives on the shard its id hashes to under the count it was written with, so a store with another
  * count would miss instances. Throws a RangeError naming both counts on a mismatch.
  */
-export async function ensureShardCount(
-  client: DynamoDBClient,
-  guard: StoreKit['guard'],
-  table: string,
-  shards: number,
-): Promise<void> {
-  try {
-    await guard('setup', () =>
-      client.send(
-        new PutItemCommand({
-          TableName: table,
-          Item: { id: { S: SETTINGS_ID }, dueShards: { N: String(shards) } },
-          ConditionExpression: 'attribute_not_exists(#id)',
-          ExpressionAttributeNames: { '#id': 'id' },
-        }),
-      ),
-    );
-    return;
-  } catch (e) {
-    if (!isConditionFailed(e)) throw e;
-  }
-  const out = await guard('setup', () =>
-    client.send(
-      new GetItemCommand({ TableName: table, Key: { id: { S: SETTINGS_ID } }, ConsistentRead: true }),
-    ),
-  );
-  const recorded = Number(out.Item?.['dueShards']?.N);
+export async function ensureShardCount(table: Table): Promise<void> {
+  const { client, name, shards } = table;
+  const put = new PutItemCommand({
+    TableName: name,
+    Item: { id: { S: SETTINGS_ID }, dueShards: { N: String(shards) } },
+    ConditionExpression: 'attribute_not_exists(#id)',
+    ExpressionAttributeNames: { '#id': 'id' },
+  });
+  if (await conditional(client.send(put))) return;
+  const recorded = Number((await getItem(table, SETTINGS_ID))?.['dueShards']?.N);
   if (recorded !== shards) {
     throw new RangeError(
-      `DynamoDB table ${table} was set up with dueShards ${recorded}; this store has ${shards}. ` +
+      `DynamoDB table ${name} was set up with dueShards ${recorded}; this store has ${shards}. ` +
         'Use the recorded count (changing it means rewriting every item with a wake time; see the README).',
     );
   }
@@ -67,74 +43,50 @@ export async function ensureShardCount(
  * and lane. Each write is conditional on the item still being on the legacy partition, so a save
  * racing the migration wins and nothing is moved twice. A no-op Query once nothing is left.
  */
-export async function migrateLegacyDue(
-  client: DynamoDBClient,
-  guard: StoreKit['guard'],
-  table: string,
-  shards: number,
-): Promise<void> {
+export async function migrateLegacyDue(table: Table): Promise<void> {
+  const { client, name, shards } = table;
   for (let idle = 0; ; ) {
     const keys = await queryItems(
       client,
-      guard,
       {
-        TableName: table,
+        TableName: name,
         IndexName: DUE_INDEX,
         KeyConditionExpression: '#pk = :legacy',
         ExpressionAttributeNames: { '#pk': 'dueShard' },
         ExpressionAttributeValues: { ':legacy': { S: LEGACY_DUE_SHARD } },
       },
       MIGRATE_PAGE,
-      'setup',
     );
     if (keys.length === 0) return;
     // The index holds keys only: the workflow name comes from the items.
-    const out = await guard('setup', () =>
-      client.send(
-        new BatchGetItemCommand({
-          RequestItems: {
-            [table]: {
-              Keys: keys.flatMap((k) => (k['id'] ? [{ id: k['id'] }] : [])),
-              ConsistentRead: true,
-              ProjectionExpression: '#id, #wf',
-              ExpressionAttributeNames: { '#id': 'id', '#wf': 'workflow' },
-            },
-          },
-        }),
-      ),
+    const items = await batchGet(
+      table,
+      keys.flatMap((k) => k['id']?.S ?? []),
+      ['workflow'],
     );
-    // Unprocessed keys stay on the legacy partition: the next page reads them again.
     let moved = 0;
-    for (const item of out.Responses?.[table] ?? []) {
+    for (const item of items.values()) {
       const id = item['id']?.S;
       const workflow = item['workflow']?.S;
       if (id === undefined || workflow === undefined) continue;
       const shard = shardOf(id, shards);
-      try {
-        await guard('setup', () =>
-          client.send(
-            new UpdateItemCommand({
-              TableName: table,
-              Key: { id: { S: id } },
-              UpdateExpression: 'SET #pk = :shard, #lane = :lane',
-              ConditionExpression: '#pk = :legacy',
-              ExpressionAttributeNames: { '#pk': 'dueShard', '#lane': 'laneShard' },
-              ExpressionAttributeValues: {
-                ':shard': { S: dueShard(shard) },
-                ':lane': { S: laneShard(workflow, shard) },
-                ':legacy': { S: LEGACY_DUE_SHARD },
-              },
-            }),
-          ),
-        );
-        moved++;
-      } catch (e) {
-        if (!isConditionFailed(e)) throw e;
-      }
+      const move = new UpdateItemCommand({
+        TableName: name,
+        Key: { id: { S: id } },
+        UpdateExpression: 'SET #pk = :shard, #lane = :lane',
+        ConditionExpression: '#pk = :legacy',
+        ExpressionAttributeNames: { '#pk': 'dueShard', '#lane': 'laneShard' },
+        ExpressionAttributeValues: {
+          ':shard': { S: dueShard(shard) },
+          ':lane': { S: laneShard(workflow, shard) },
+          ':legacy': { S: LEGACY_DUE_SHARD },
+        },
+      });
+      if (await conditional(client.send(move))) moved++;
     }
     if (moved > 0) idle = 0;
     else if (++idle > MAX_IDLE_PAGES) {
-      throw new Error(`DynamoDB table ${table}: legacy due entries did not drain; run setup again`);
+      throw new Error(`DynamoDB table ${name}: legacy due entries did not drain; run setup again`);
     }
     // On AWS the index lags the table: entries just moved (or deleted) may show once more.
     else await new Promise((resolve) => setTimeout(resolve, 250));

@@ -13,6 +13,15 @@ import { requireServer, testClient } from './server.js';
 
 const client = testClient();
 const table = `stepfold_adapter_${process.pid}`;
+// The commands the store sends, by name.
+const commands: string[] = [];
+client.middlewareStack.add(
+  (next, context) => async (args) => {
+    commands.push(context.commandName ?? '?');
+    return next(args);
+  },
+  { step: 'initialize', name: 'recordCommands' },
+);
 
 beforeAll(() => requireServer(client));
 afterAll(async () => {
@@ -33,7 +42,7 @@ function sized(base: Snapshot, bytes: number): Snapshot {
 describe('dynamo adapter specifics', () => {
   const store = createDynamoStore({ client, table, setup: { pollMs: 50 } });
 
-  it('setup creates the table with its five indexes and is safe to run again', async () => {
+  it('setup creates the table with its six indexes and is safe to run again', async () => {
     await Promise.all([store.setup(), store.setup()]);
     await store.setup();
     const { Table } = await client.send(new DescribeTableCommand({ TableName: table }));
@@ -42,6 +51,7 @@ describe('dynamo adapter specifics', () => {
       'due-index',
       'lane-index',
       'list-index',
+      'sent-index',
       'status-index',
       'workflow-index',
     ]);
@@ -69,6 +79,27 @@ describe('dynamo adapter specifics', () => {
     expect(await store.listDue(Number.MAX_SAFE_INTEGER, 10)).not.toContain('due-1');
   });
 
+  it('claimDue of as many named instances as asked for is one conditional UpdateItem each, no read', async () => {
+    await store.create(snapshot('named-1', { wakeAt: 7 }));
+    await store.create(snapshot('named-2', { wakeAt: 3 }));
+    commands.length = 0;
+    const got = await store.claims!.claimDue(10, 5, { ids: ['named-1', 'named-2', 'named-none'] });
+    expect(got.map((s) => [s.id, s.wakeAt])).toEqual([
+      ['named-2', 3],
+      ['named-1', 7],
+    ]);
+    expect(commands).toEqual(['UpdateItemCommand', 'UpdateItemCommand', 'UpdateItemCommand']);
+    expect(await store.claims!.claimDue(10, 5, { ids: ['named-1'] })).toEqual([]);
+    // Not due yet, or another lane: not claimed.
+    await store.claims!.release(['named-1', 'named-2']);
+    expect(await store.claims!.claimDue(5, 5, { ids: ['named-1'] })).toEqual([]);
+    expect(await store.claims!.claimDue(10, 5, { ids: ['named-1'], workflow: 'other' })).toEqual([]);
+    expect(
+      (await store.claims!.claimDue(10, 1, { ids: ['named-1'], workflow: 'wf' })).map((s) => s.id),
+    ).toEqual(['named-1']);
+    expect(await store.load('named-none')).toBeNull();
+  });
+
   it('orders due instances by wake time, negative and fractional ones included, then by id', async () => {
     await store.create(snapshot('order-b', { wakeAt: -5 }));
     await store.create(snapshot('order-a', { wakeAt: -5 }));
@@ -86,17 +117,22 @@ describe('dynamo adapter specifics', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
-  it('fits a maximal snapshot with the longest id and workflow name in one 400 KB item', async () => {
+  it('fits a maximal snapshot with the longest id and workflow name in one 400 KB item, claimed', async () => {
     const id = 'i'.repeat(MAX_ID_LENGTH);
     const base = snapshot(id, {
       version: 2 ** 52,
       wakeAt: 1e13 + 0.123456789,
-      workflow: { name: 'w'.repeat(MAX_ID_LENGTH), version: 1, hash: 'h' },
+      workflow: { name: 'w'.repeat(MAX_ID_LENGTH), version: 2 ** 52, hash: 'f'.repeat(64) },
     });
     const big = sized(base, DEFAULT_MAX_SNAPSHOT_BYTES);
     expect(snapshotBytes(JSON.stringify(big))).toBe(DEFAULT_MAX_SNAPSHOT_BYTES);
     await store.create(big);
     expect((await store.load(id))?.input).toBe(big.input);
+    // The claim's expiry and token (a long one is kept as its SHA-256) fit beside it, and so does its next save.
+    expect(await store.listDue(2e13, 10, { workflow: big.workflow.name, token: 't'.repeat(500) })).toEqual([
+      id,
+    ]);
+    await store.save({ ...big, version: 2 ** 52 + 1 }, 2 ** 52);
     await expect(
       store.create(sized(snapshot('too-big'), DEFAULT_MAX_SNAPSHOT_BYTES + 1)),
     ).rejects.toMatchObject({
@@ -121,7 +157,9 @@ describe('dynamo adapter specifics', () => {
     expect(() => createDynamoStore({ client, maxSnapshotBytes: DYNAMO_ITEM_LIMIT })).toThrow(RangeError);
     for (const dueShards of [0, 65, 1.5])
       expect(() => createDynamoStore({ client, dueShards })).toThrow(RangeError);
-    for (const claimMs of [0, -1, Number.NaN])
+    // The engine's one claimMs rule: a non-negative integer (0 included).
+    for (const claimMs of [-1, 1.5, Number.NaN])
       expect(() => createDynamoStore({ client, claimMs })).toThrow(RangeError);
+    expect(createDynamoStore({ client, claimMs: 0 }).claimMs).toBe(0);
   });
 });

@@ -14,6 +14,7 @@ import {
   DEFAULT_CLAIM_MS,
   DEFAULT_DUE_SHARDS,
   LANE_INDEX,
+  SENT_INDEX,
   tableDefinition,
 } from '../src/index.js';
 import { requireServer, testClient } from './server.js';
@@ -55,10 +56,13 @@ describe('dynamo listDue claims, shards and lanes', () => {
     const all = [...got[0]!, ...got[1]!, ...rest];
     expect(new Set(all).size).toBe(all.length);
     expect([...all].sort()).toEqual(ids);
-    await a!.releaseDue!(ids);
+    // Each store gives back only the claims it took.
+    await b!.claims!.release(ids);
+    expect((await a!.listDue(1000, 50)).sort()).toEqual([...got[1]!].sort());
+    await a!.claims!.release(ids);
     // Released: due again, in wake-time order across the shards.
     expect(await b!.listDue(1000, 50)).toEqual(ids);
-    await b!.releaseDue!(ids);
+    await b!.claims!.release(ids);
   });
 
   it('a claim moves the sort key to its expiry and lapses claimMs after the listDue that took it', async () => {
@@ -81,7 +85,8 @@ describe('dynamo listDue claims, shards and lanes', () => {
     expect(saved?.claimedUntil).toBeUndefined();
     expect(saved?.dueKey).toEqual({ S: dueKey(6, 'lapse-1') });
     expect(await a!.listDue(1200, 10, { workflow: 'lapse' })).toEqual(['lapse-1']);
-    await a!.releaseDue!(['lapse-1', 'not a valid id', 'no-such-id']);
+    await expect(a!.claims!.release(['not a valid id'])).rejects.toMatchObject({ code: 'INVALID_ID' });
+    await a!.claims!.release(['lapse-1', 'no-such-id']);
     expect(await item('lapse-1')).toMatchObject({ dueKey: { S: dueKey(6, 'lapse-1') } });
     expect((await item('lapse-1'))?.claimedUntil).toBeUndefined();
     expect(await b!.listDue(1200, 10, { workflow: 'lapse' })).toEqual(['lapse-1']);
@@ -104,7 +109,7 @@ describe('dynamo listDue claims, shards and lanes', () => {
     expect(await item('leased-1')).toMatchObject({
       dueKey: { S: dueKey(1040 + DEFAULT_CLAIM_MS, 'leased-1') },
     });
-    await a!.releaseDue!(['leased-1']);
+    await a!.claims!.release(['leased-1']);
     expect(await item('leased-1')).toMatchObject({ dueKey: { S: dueKey(5, 'leased-1') } });
   });
 
@@ -140,6 +145,28 @@ describe('dynamo listDue claims, shards and lanes', () => {
     expect(await b!.listDue(20_000, 100, { workflow: 'spread-lane' })).toEqual(lane.slice(5));
   });
 
+  it('a claim writes its token (a long one as its SHA-256); only that token releases it', async () => {
+    await a!.create(makeTestSnapshot('tok-1', { workflow: wf('tok'), wakeAt: 5 }));
+    expect(await a!.listDue(100, 10, { workflow: 'tok', token: 'worker-a' })).toEqual(['tok-1']);
+    expect(await item('tok-1')).toMatchObject({
+      claimToken: { S: 'worker-a' },
+      dueKey: { S: dueKey(30_100, 'tok-1') },
+    });
+    await b!.claims!.release(['tok-1'], 'worker-b');
+    await b!.claims!.release(['tok-1']);
+    expect((await item('tok-1'))?.['claimToken']).toEqual({ S: 'worker-a' });
+    await a!.claims!.release(['tok-1'], 'worker-a');
+    const released = await item('tok-1');
+    expect(released?.['dueKey']).toEqual({ S: dueKey(5, 'tok-1') });
+    expect(released?.['claimToken']).toBeUndefined();
+    expect(released?.['claimedUntil']).toBeUndefined();
+    const long = 't'.repeat(500);
+    expect(await b!.listDue(100, 10, { workflow: 'tok', token: long })).toEqual(['tok-1']);
+    expect((await item('tok-1'))?.['claimToken']?.S).toMatch(/^sha256:[0-9a-f]{64}$/);
+    await a!.claims!.release(['tok-1'], long);
+    expect((await item('tok-1'))?.['claimToken']).toBeUndefined();
+  });
+
   it('setup refuses a store whose dueShards differs from the one the table recorded', async () => {
     const other = createDynamoStore({ client: clients[0], table, dueShards: 4 });
     await expect(other.setup()).rejects.toThrow(/dueShards 8; this store has 4/);
@@ -147,11 +174,14 @@ describe('dynamo listDue claims, shards and lanes', () => {
 
   it('setup upgrades a table made without the lane index and moves its legacy due entries', async () => {
     const old = tableDefinition(legacy);
+    const later = ['laneShard', 'sentShard', 'sentKey'];
     await clients[0].send(
       new CreateTableCommand({
         ...old,
-        AttributeDefinitions: old.AttributeDefinitions?.filter((d) => d.AttributeName !== 'laneShard'),
-        GlobalSecondaryIndexes: old.GlobalSecondaryIndexes?.filter((i) => i.IndexName !== LANE_INDEX),
+        AttributeDefinitions: old.AttributeDefinitions?.filter((d) => !later.includes(d.AttributeName!)),
+        GlobalSecondaryIndexes: old.GlobalSecondaryIndexes?.filter(
+          (i) => i.IndexName !== LANE_INDEX && i.IndexName !== SENT_INDEX,
+        ),
       }),
     );
     // An item as 0.1 wrote it: one `due` partition, no lane key.
@@ -175,9 +205,8 @@ describe('dynamo listDue claims, shards and lanes', () => {
     const store = createDynamoStore({ client: clients[0], table: legacy, setup: { pollMs: 50 } });
     await store.setup();
     const { Table } = await clients[0].send(new DescribeTableCommand({ TableName: legacy }));
-    expect(Table?.GlobalSecondaryIndexes?.find((i) => i.IndexName === LANE_INDEX)?.IndexStatus).toBe(
-      'ACTIVE',
-    );
+    for (const index of [LANE_INDEX, SENT_INDEX])
+      expect(Table?.GlobalSecondaryIndexes?.find((i) => i.IndexName === index)?.IndexStatus).toBe('ACTIVE');
     expect((await item('old-1', legacy))?.dueShard?.S).toMatch(/^due#\d$/);
     expect(await store.listDue(100, 10, { workflow: 'old' })).toEqual(['old-1']);
     await store.setup();

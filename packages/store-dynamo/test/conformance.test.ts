@@ -30,7 +30,7 @@ afterAll(() => {
 
 runStoreConformance({
   name: 'dynamo (DynamoDB Local)',
-  claimsDue: true,
+  capabilities: ['claims', 'inbox'],
   createStore() {
     const table = `conformance_${process.pid}_${++counter}`;
     const store = createDynamoStore({ client, table, setup: { pollMs: 50 } });
