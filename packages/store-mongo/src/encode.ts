@@ -1,4 +1,4 @@
-import type { EncodedSnapshot } from '@stepfold/engine';
+import type { EncodedSnapshot } from '@stepfold/engine/store-kit';
 
 /** Shape of one stored instance; the snapshot itself is kept as its JSON text. */
 export interface InstanceDocument {
@@ -8,19 +8,21 @@ export interface InstanceDocument {
   workflow: string;
   wakeAt: number | null;
   /**
-   * Where the instance sits in the due order: `wakeAt`, or a claim's expiry while a `listDue` claim
-   * holds, so claimed documents leave the head of the due index. Missing on documents written
-   * before it existed until `setup` fills it in.
+   * Where the instance sits in the due order: `wakeAt`, or a claim's expiry while a claim holds, so
+   * claimed documents leave the head of the due index. Missing on documents written before it
+   * existed until `setup` fills it in.
    */
   dueAt?: number | null | undefined;
   snapshot: string;
-  /** While a `listDue` claim holds: its expiry (epoch ms, against that call's `now`). A save unsets it. */
+  /** While a claim holds: its expiry (epoch ms, against the claiming call's `now`). A save unsets it. */
   claimedUntil?: number | null | undefined;
-  /** Which `listDue` call holds the claim (a random UUID). */
+  /** Whose claim it is (the claim's token): `release` with it ends the claim. */
   claimToken?: string | undefined;
+  /** Which call took the claim (a random UUID): how that call tells the documents it won. */
+  claimCall?: string | undefined;
 }
 
-/** The document of an encoded snapshot. */
+/** The document of an encoded snapshot: the fields a create or save owns. */
 export function toDocument(e: EncodedSnapshot): InstanceDocument {
   return {
     _id: e.id,

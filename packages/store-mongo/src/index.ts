@@ -1,4 +1,4 @@
-export { DEFAULT_CLAIM_MS } from './due.js';
+export { DEFAULT_CLAIM_MS } from '@stepfold/engine/store-kit';
 export type { InstanceDocument } from './encode.js';
 export {
   createMongoStore,

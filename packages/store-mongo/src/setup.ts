@@ -1,4 +1,3 @@
-import type { StoreKit } from '@stepfold/engine';
 import type { Collection, IndexDescription } from 'mongodb';
 import type { InstanceDocument } from './encode.js';
 import { backfillDueAt } from './upgrade.js';
@@ -33,22 +32,15 @@ export const LEGACY_INDEXES: readonly string[] = ['stepfold_wake_at', 'stepfold_
  * the documents without it, and drops the legacy indexes last: a run cut short anywhere is redone
  * by the next one.
  */
-export async function ensureIndexes(
-  collection: Collection<InstanceDocument>,
-  guard: StoreKit['guard'],
-): Promise<void> {
-  const names = new Set((await indexNames(collection, guard)) ?? []);
+export async function ensureIndexes(collection: Collection<InstanceDocument>): Promise<void> {
+  const names = new Set((await indexNames(collection)) ?? []);
   const legacy = LEGACY_INDEXES.filter((name) => names.has(name));
-  if (!names.has(DUE_INDEX) || legacy.length > 0) await backfillDueAt(collection, guard);
-  for (const index of INSTANCE_INDEXES) {
-    await guard('setup', () => collection.createIndexes([index]));
-  }
+  if (!names.has(DUE_INDEX) || legacy.length > 0) await backfillDueAt(collection);
+  for (const index of INSTANCE_INDEXES) await collection.createIndexes([index]);
   for (const name of legacy) {
-    await guard('setup', () =>
-      collection.dropIndex(name).catch((e: unknown) => {
-        if (codeOf(e) !== INDEX_NOT_FOUND) throw e; // another process's setup dropped it first
-      }),
-    );
+    await collection.dropIndex(name).catch((e: unknown) => {
+      if (codeOf(e) !== INDEX_NOT_FOUND) throw e; // another process's setup dropped it first
+    });
   }
 }
 
@@ -60,12 +52,9 @@ function codeOf(e: unknown): unknown {
 }
 
 // The collection's index names, or null when the collection does not exist yet.
-async function indexNames(
-  collection: Collection<InstanceDocument>,
-  guard: StoreKit['guard'],
-): Promise<string[] | null> {
+async function indexNames(collection: Collection<InstanceDocument>): Promise<string[] | null> {
   try {
-    const indexes = await guard('setup', () => collection.indexes());
+    const indexes = await collection.indexes();
     return indexes.flatMap((i) => (typeof i.name === 'string' ? [i.name] : []));
   } catch (e) {
     if (codeOf(e) === NAMESPACE_NOT_FOUND) return null;

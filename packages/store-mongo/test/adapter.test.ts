@@ -43,7 +43,13 @@ describe('mongo adapter specifics', () => {
   it('stores the snapshot as a JSON string beside the indexed fields', async () => {
     await store.create(snapshot('layout-1', { wakeAt: 42, status: 'waiting' }));
     const doc = await db.collection<InstanceDocument>(collection).findOne({ _id: 'layout-1' });
-    expect(doc).toMatchObject({ version: 1, status: 'waiting', workflow: 'wf', wakeAt: 42, dueAt: 42 });
+    expect(doc).toMatchObject({
+      version: 1,
+      status: 'waiting',
+      workflow: 'wf',
+      wakeAt: 42,
+      dueAt: 42,
+    });
     expect(typeof doc?.snapshot).toBe('string');
   });
 

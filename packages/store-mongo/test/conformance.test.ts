@@ -28,7 +28,7 @@ afterAll(async () => {
 
 runStoreConformance({
   name: 'mongo (FerretDB)',
-  claimsDue: true,
+  capabilities: ['claims'],
   createStore() {
     const collection = `c_${process.pid}_${++counter}`;
     const store = createMongoStore({ db, collection });
