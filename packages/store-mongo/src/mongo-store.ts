@@ -2,6 +2,7 @@ import { type DefinedStore, defineStore } from '@stepfold/engine/store-kit';
 import type { Db, Filter } from 'mongodb';
 import { dueClaims } from './due-claims.js';
 import { type InstanceDocument, toDocument } from './encode.js';
+import { matchFilter, mongoInbox, unsetSent } from './inbox.js';
 import { isDuplicateKey, isUnavailable } from './map-error.js';
 import { assertCollectionName, ensureIndexes } from './setup.js';
 
@@ -29,8 +30,8 @@ export interface MongoStoreOptions {
 
 /**
  * A stepfold store on MongoDB (or a wire-compatible server). Each instance is one document keyed by
- * its id; `save` is a single `updateOne` conditional on the stored version. It has `claims`, no
- * `wakes`: workers poll (see the README).
+ * its id, its inbox inside it; `save` is a single `updateOne` conditional on the stored version. It
+ * has `claims` and an `inbox`, no `wakes`: workers poll (see the README).
  */
 export function createMongoStore(options: MongoStoreOptions): DefinedStore {
   const name = options.collection ?? DEFAULT_COLLECTION;
@@ -56,12 +57,17 @@ export function createMongoStore(options: MongoStoreOptions): DefinedStore {
         return (await docs.findOne({ _id: id }, { projection: { snapshot: 1 } }))?.snapshot ?? null;
       },
       async update(row, c) {
-        // Rewriting the instance ends any claim on it.
+        // $set names only the fields a save owns: the inbox beside them is left to its own writes,
+        // but for the signals this write applied. Rewriting the instance ends any claim on it.
         const { _id, ...fields } = toDocument(row);
-        const unset = { claimedUntil: '', claimToken: '', claimCall: '' } as const;
-        const match = c.match ? { snapshot: c.match.json } : {};
+        const unset = {
+          claimedUntil: '',
+          claimToken: '',
+          claimCall: '',
+          ...unsetSent(c.consumed ?? []),
+        } as const;
         const r = await docs.updateOne(
-          { _id, version: c.expected, ...match },
+          { _id, version: c.expected, ...matchFilter(c) },
           { $set: fields, $unset: unset },
         );
         return r.matchedCount === 1 ? 'written' : 'failed';
@@ -83,9 +89,11 @@ export function createMongoStore(options: MongoStoreOptions): DefinedStore {
         return found.map((d) => ({ id: d._id, json: d.snapshot }));
       },
       async remove(id) {
+        // The inbox lives in the document: it goes with it.
         return (await docs.deleteOne({ _id: id })).deletedCount === 1;
       },
       claims,
+      inbox: mongoInbox(docs),
     },
   );
 }

@@ -7,13 +7,15 @@ export const DUE_INDEX = 'stepfold_due';
 
 /**
  * The indexes the store's queries rely on: due order (all workflows, and one workflow's lane: an
- * equality prefix then the same order), and id-ordered listing by status or workflow.
+ * equality prefix then the same order), id-ordered listing by status or workflow, and the inbox's
+ * own claim (earliest waiting signal first).
  */
 export const INSTANCE_INDEXES: IndexDescription[] = [
   { key: { dueAt: 1, _id: 1 }, name: DUE_INDEX },
   { key: { workflow: 1, dueAt: 1, _id: 1 }, name: 'stepfold_due_lane' },
   { key: { status: 1, _id: 1 }, name: 'stepfold_status' },
   { key: { workflow: 1, _id: 1 }, name: 'stepfold_workflow' },
+  { key: { sentDueAt: 1, _id: 1 }, name: 'stepfold_sent_due' },
 ];
 
 /**

@@ -29,6 +29,7 @@ describe('mongo adapter specifics', () => {
       '_id_',
       'stepfold_due',
       'stepfold_due_lane',
+      'stepfold_sent_due',
       'stepfold_status',
       'stepfold_workflow',
     ]);
@@ -47,6 +48,7 @@ describe('mongo adapter specifics', () => {
       version: 1,
       status: 'waiting',
       workflow: 'wf',
+      definition: 'wf@1@h',
       wakeAt: 42,
       dueAt: 42,
     });
