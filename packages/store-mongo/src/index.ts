@@ -1,5 +1,5 @@
-export { DEFAULT_CLAIM_MS } from './due.js';
-export type { InstanceDocument } from './encode.js';
+export { DEFAULT_CLAIM_MS } from '@stepfold/engine/store-kit';
+export type { InstanceDocument, WaitingSignal } from './encode.js';
 export {
   createMongoStore,
   DEFAULT_COLLECTION,

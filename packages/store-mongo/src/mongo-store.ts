@@ -1,7 +1,8 @@
-import { createStoreKit, type ListPage, type ListQuery, type Store } from '@stepfold/engine';
+import { type DefinedStore, defineStore } from '@stepfold/engine/store-kit';
 import type { Db, Filter } from 'mongodb';
-import { claimDue, claimMsOf, releaseClaims } from './due.js';
+import { dueClaims } from './due-claims.js';
 import { type InstanceDocument, toDocument } from './encode.js';
+import { matchFilter, mongoInbox, unsetSent } from './inbox.js';
 import { isDuplicateKey, isUnavailable } from './map-error.js';
 import { assertCollectionName, ensureIndexes } from './setup.js';
 
@@ -23,104 +24,76 @@ export interface MongoStoreOptions {
   collection?: string | undefined;
   /** Largest accepted snapshot, in UTF-8 bytes of its JSON (default 15 MiB, at most that). */
   maxSnapshotBytes?: number | undefined;
-  /** How long ids returned by `listDue` stay claimed, in ms against its `now`, when the call sets no `leaseMs` (default 30 000). */
+  /** How long a claim lasts when the call sets no `leaseMs`, in ms against its `now` (default 30 000). */
   claimMs?: number | undefined;
 }
 
 /**
  * A stepfold store on MongoDB (or a wire-compatible server). Each instance is one document keyed by
- * its id; `save` is a single `updateOne` conditional on the stored version. `listDue` claims what it
- * returns (`claimsDue`); there is no `wakes` source, so workers poll (see the README).
+ * its id, its inbox inside it; `save` is a single `updateOne` conditional on the stored version. It
+ * has `claims` and an `inbox`, no `wakes`: workers poll (see the README).
  */
-export function createMongoStore(options: MongoStoreOptions): Store {
+export function createMongoStore(options: MongoStoreOptions): DefinedStore {
   const name = options.collection ?? DEFAULT_COLLECTION;
   assertCollectionName(name);
-  const kit = createStoreKit('mongodb', isUnavailable, {
-    asked: options.maxSnapshotBytes,
-    fallback: DEFAULT_MAX_SNAPSHOT_BYTES,
-  });
-  const claimMs = claimMsOf(options.claimMs);
-  const instances = options.db.collection<InstanceDocument>(name);
+  const docs = options.db.collection<InstanceDocument>(name);
+  const { due, claims } = dueClaims(docs);
+  const sizes = { asked: options.maxSnapshotBytes, fallback: DEFAULT_MAX_SNAPSHOT_BYTES };
 
-  return {
-    maxSnapshotBytes: kit.maxSnapshotBytes,
-    claimsDue: true,
-
-    setup: () => ensureIndexes(instances, kit.guard),
-
-    async create(snapshot) {
-      const doc = toDocument(kit.encode(snapshot));
-      try {
-        await kit.guard('create', () => instances.insertOne(doc));
-      } catch (e) {
-        if (!isDuplicateKey(e)) throw e;
-        kit.created(false, doc._id);
-      }
-    },
-
-    async load(id) {
-      const doc = await kit.guard('load', () =>
-        instances.findOne({ _id: kit.id(id) }, { projection: { snapshot: 1 } }),
-      );
-      return doc ? kit.decode(doc.snapshot) : null;
-    },
-
-    async save(snapshot, expectedVersion) {
-      const { _id, ...fields } = toDocument(kit.encode(snapshot));
-      const result = await kit.guard('save', () =>
-        // Rewriting the instance ends any listDue claim on it.
-        instances.updateOne(
-          { _id, version: expectedVersion },
-          { $set: fields, $unset: { claimedUntil: '', claimToken: '' } },
-        ),
-      );
-      if (result.matchedCount === 1) return;
-      // The condition failed: tell a lost race from a missing instance.
-      const current = await kit.guard('save', () =>
-        instances.findOne({ _id }, { projection: { version: 1 } }),
-      );
-      kit.updated(current ? { stored: current.version } : 'missing', _id, expectedVersion);
-    },
-
-    async listDue(now, limit, query) {
-      const n = kit.dueLimit(now, limit);
-      const workflow = kit.dueWorkflow(query);
-      // Checked before the early returns: a bad lease is refused whatever else the call asks.
-      const leaseMs = kit.dueLease(query, claimMs);
-      if (n === null || workflow === null) return [];
-      return claimDue(instances, kit.guard, { now, limit: n, workflow, leaseMs });
-    },
-
-    releaseDue: (ids) => releaseClaims(instances, kit.guard, ids),
-
-    async list(query: ListQuery): Promise<ListPage> {
-      // The kit refuses non-string filters: an object here would become an operator.
-      const args = kit.listArgs(query);
-      if (!args) return { items: [], cursor: query.cursor || null };
-      const filter: Filter<InstanceDocument> = {};
-      if (args.status !== undefined) filter.status = args.status;
-      if (args.workflow !== undefined) filter.workflow = args.workflow;
-      if (args.cursor) filter._id = { $gt: args.cursor };
-      const docs = await kit.guard('list', () =>
-        instances
+  return defineStore(
+    { name: 'mongodb', isUnavailable, sizes, claimMs: options.claimMs },
+    {
+      setup: () => ensureIndexes(docs),
+      async insert(row) {
+        try {
+          await docs.insertOne(toDocument(row));
+          return true;
+        } catch (e) {
+          if (isDuplicateKey(e)) return false;
+          throw e;
+        }
+      },
+      async select(id) {
+        return (await docs.findOne({ _id: id }, { projection: { snapshot: 1 } }))?.snapshot ?? null;
+      },
+      async update(row, c) {
+        // $set names only the fields a save owns: the inbox beside them is left to its own writes,
+        // but for the signals this write applied. Rewriting the instance ends any claim on it.
+        const { _id, ...fields } = toDocument(row);
+        const unset = {
+          claimedUntil: '',
+          claimToken: '',
+          claimCall: '',
+          ...unsetSent(c.consumed ?? []),
+        } as const;
+        const r = await docs.updateOne(
+          { _id, version: c.expected, ...matchFilter(c) },
+          { $set: fields, $unset: unset },
+        );
+        return r.matchedCount === 1 ? 'written' : 'failed';
+      },
+      async version(id) {
+        return (await docs.findOne({ _id: id }, { projection: { version: 1 } }))?.version ?? null;
+      },
+      due,
+      async page(args) {
+        const filter: Filter<InstanceDocument> = {};
+        if (args.status !== undefined) filter.status = args.status;
+        if (args.workflow !== undefined) filter.workflow = args.workflow;
+        if (args.cursor) filter._id = { $gt: args.cursor };
+        const found = await docs
           .find(filter, { projection: { snapshot: 1 } })
           .sort({ _id: 1 })
           .limit(args.limit + 1)
-          .toArray(),
-      );
-      return kit.page(
-        docs.map((d) => ({ id: d._id, json: d.snapshot })),
-        args.limit,
-      );
+          .toArray();
+        return found.map((d) => ({ id: d._id, json: d.snapshot }));
+      },
+      async remove(id) {
+        // The inbox lives in the document: it goes with it.
+        return (await docs.deleteOne({ _id: id })).deletedCount === 1;
+      },
+      claims,
+      inbox: mongoInbox(docs),
     },
-
-    async delete(id) {
-      const result = await kit.guard('delete', () => instances.deleteOne({ _id: kit.id(id) }));
-      return result.deletedCount === 1;
-    },
-
-    async close() {
-      // The MongoClient belongs to the caller.
-    },
-  };
+  );
 }

@@ -1,4 +1,3 @@
-import type { StoreKit } from '@stepfold/engine';
 import type { Collection, IndexDescription } from 'mongodb';
 import type { InstanceDocument } from './encode.js';
 import { backfillDueAt } from './upgrade.js';
@@ -8,13 +7,15 @@ export const DUE_INDEX = 'stepfold_due';
 
 /**
  * The indexes the store's queries rely on: due order (all workflows, and one workflow's lane: an
- * equality prefix then the same order), and id-ordered listing by status or workflow.
+ * equality prefix then the same order), id-ordered listing by status or workflow, and the inbox's
+ * own claim (earliest waiting signal first).
  */
 export const INSTANCE_INDEXES: IndexDescription[] = [
   { key: { dueAt: 1, _id: 1 }, name: DUE_INDEX },
   { key: { workflow: 1, dueAt: 1, _id: 1 }, name: 'stepfold_due_lane' },
   { key: { status: 1, _id: 1 }, name: 'stepfold_status' },
   { key: { workflow: 1, _id: 1 }, name: 'stepfold_workflow' },
+  { key: { sentDueAt: 1, _id: 1 }, name: 'stepfold_sent_due' },
 ];
 
 /**
@@ -33,22 +34,15 @@ export const LEGACY_INDEXES: readonly string[] = ['stepfold_wake_at', 'stepfold_
  * the documents without it, and drops the legacy indexes last: a run cut short anywhere is redone
  * by the next one.
  */
-export async function ensureIndexes(
-  collection: Collection<InstanceDocument>,
-  guard: StoreKit['guard'],
-): Promise<void> {
-  const names = new Set((await indexNames(collection, guard)) ?? []);
+export async function ensureIndexes(collection: Collection<InstanceDocument>): Promise<void> {
+  const names = new Set((await indexNames(collection)) ?? []);
   const legacy = LEGACY_INDEXES.filter((name) => names.has(name));
-  if (!names.has(DUE_INDEX) || legacy.length > 0) await backfillDueAt(collection, guard);
-  for (const index of INSTANCE_INDEXES) {
-    await guard('setup', () => collection.createIndexes([index]));
-  }
+  if (!names.has(DUE_INDEX) || legacy.length > 0) await backfillDueAt(collection);
+  for (const index of INSTANCE_INDEXES) await collection.createIndexes([index]);
   for (const name of legacy) {
-    await guard('setup', () =>
-      collection.dropIndex(name).catch((e: unknown) => {
-        if (codeOf(e) !== INDEX_NOT_FOUND) throw e; // another process's setup dropped it first
-      }),
-    );
+    await collection.dropIndex(name).catch((e: unknown) => {
+      if (codeOf(e) !== INDEX_NOT_FOUND) throw e; // another process's setup dropped it first
+    });
   }
 }
 
@@ -60,12 +54,9 @@ function codeOf(e: unknown): unknown {
 }
 
 // The collection's index names, or null when the collection does not exist yet.
-async function indexNames(
-  collection: Collection<InstanceDocument>,
-  guard: StoreKit['guard'],
-): Promise<string[] | null> {
+async function indexNames(collection: Collection<InstanceDocument>): Promise<string[] | null> {
   try {
-    const indexes = await guard('setup', () => collection.indexes());
+    const indexes = await collection.indexes();
     return indexes.flatMap((i) => (typeof i.name === 'string' ? [i.name] : []));
   } catch (e) {
     if (codeOf(e) === NAMESPACE_NOT_FOUND) return null;

@@ -1,4 +1,3 @@
-import type { StoreKit } from '@stepfold/engine';
 import type { AnyBulkWriteOperation, Collection } from 'mongodb';
 import type { InstanceDocument } from './encode.js';
 
@@ -24,23 +23,18 @@ export function legacyDueAt(doc: Pick<InstanceDocument, 'wakeAt' | 'claimedUntil
  * Old-version processes writing throughout can keep that from settling: then it throws.
  * Returns how many documents it filled in.
  */
-export async function backfillDueAt(
-  collection: Collection<InstanceDocument>,
-  guard: StoreKit['guard'],
-): Promise<number> {
+export async function backfillDueAt(collection: Collection<InstanceDocument>): Promise<number> {
   let filled = 0;
   let after = ''; // sorts before every valid id
   for (let retries = 0; ; ) {
-    const docs = await guard('setup', () =>
-      collection
-        .find(
-          { _id: { $gt: after }, dueAt: { $exists: false } },
-          { projection: { wakeAt: 1, claimedUntil: 1 } },
-        )
-        .sort({ _id: 1 })
-        .limit(PAGE)
-        .toArray(),
-    );
+    const docs = await collection
+      .find(
+        { _id: { $gt: after }, dueAt: { $exists: false } },
+        { projection: { wakeAt: 1, claimedUntil: 1 } },
+      )
+      .sort({ _id: 1 })
+      .limit(PAGE)
+      .toArray();
     const last = docs.at(-1);
     if (last === undefined) return filled;
     const writes: AnyBulkWriteOperation<InstanceDocument>[] = docs.map((d) => ({
@@ -54,7 +48,7 @@ export async function backfillDueAt(
         update: { $set: { dueAt: legacyDueAt(d) } },
       },
     }));
-    const result = await guard('setup', () => collection.bulkWrite(writes, { ordered: false }));
+    const result = await collection.bulkWrite(writes, { ordered: false });
     filled += result.modifiedCount;
     if (result.matchedCount < docs.length) {
       // Thrown before setup creates the due index or drops the old ones: the next setup walks again.

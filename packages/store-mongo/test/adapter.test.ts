@@ -29,6 +29,7 @@ describe('mongo adapter specifics', () => {
       '_id_',
       'stepfold_due',
       'stepfold_due_lane',
+      'stepfold_sent_due',
       'stepfold_status',
       'stepfold_workflow',
     ]);
@@ -43,7 +44,14 @@ describe('mongo adapter specifics', () => {
   it('stores the snapshot as a JSON string beside the indexed fields', async () => {
     await store.create(snapshot('layout-1', { wakeAt: 42, status: 'waiting' }));
     const doc = await db.collection<InstanceDocument>(collection).findOne({ _id: 'layout-1' });
-    expect(doc).toMatchObject({ version: 1, status: 'waiting', workflow: 'wf', wakeAt: 42, dueAt: 42 });
+    expect(doc).toMatchObject({
+      version: 1,
+      status: 'waiting',
+      workflow: 'wf',
+      definition: 'wf@1@h',
+      wakeAt: 42,
+      dueAt: 42,
+    });
     expect(typeof doc?.snapshot).toBe('string');
   });
 

@@ -1,6 +1,6 @@
 import { makeTestSnapshot } from '@stepfold/engine/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dueFilter } from '../src/due.js';
+import { dueFilter } from '../src/due-claims.js';
 import { createMongoStore, DEFAULT_CLAIM_MS, type InstanceDocument } from '../src/index.js';
 import { requireServer, testClient } from './server.js';
 
@@ -25,7 +25,7 @@ afterAll(async () => {
 
 const wf = (name: string) => ({ name, version: 1, hash: 'h' });
 
-describe('mongo listDue claims and lanes', () => {
+describe('mongo claims and lanes', () => {
   it('two stores racing listDue on 50 due instances get disjoint batches covering them all', async () => {
     const ids = Array.from({ length: 50 }, (_, i) => `race-${String(i).padStart(2, '0')}`);
     for (const [i, id] of ids.entries()) await a!.create(makeTestSnapshot(id, { wakeAt: i }));
@@ -41,7 +41,9 @@ describe('mongo listDue claims and lanes', () => {
     expect(new Set(all).size).toBe(all.length);
     expect([...all].sort()).toEqual(ids);
     expect(got[0]!.length + got[1]!.length).toBe(50 - rest.length);
-    await a!.releaseDue!(ids);
+    await a!.claims!.release(ids);
+    await b!.claims!.release(ids);
+    expect(await a!.listDue(1000, 100, { leaseMs: 0 })).toHaveLength(50);
   });
 
   it('a claim lapses claimMs after the listDue that took it, and a release or save ends it', async () => {
@@ -60,13 +62,32 @@ describe('mongo listDue claims and lanes', () => {
     expect(saved?.claimedUntil).toBeUndefined();
     expect(saved?.claimToken).toBeUndefined();
     expect(await a!.listDue(1200, 10, { workflow: 'lapse' })).toEqual(['lapse-1']);
-    await a!.releaseDue!(['lapse-1', 'not a valid id']);
+    // b's release names it too, but the claim is a's: only a's own release ends it.
+    await b!.claims!.release(['lapse-1']);
+    expect(await b!.listDue(1200, 10, { workflow: 'lapse' })).toEqual([]);
+    await a!.claims!.release(['lapse-1']);
     expect(await b!.listDue(1200, 10, { workflow: 'lapse' })).toEqual(['lapse-1']);
   });
 
-  it('refuses a claimMs that is not a positive number', () => {
+  it('a claim writes the window token as claimToken; release matches on it', async () => {
+    await a!.create(makeTestSnapshot('tok-1', { workflow: wf('tok'), wakeAt: 5 }));
+    expect(await a!.listDue(1000, 10, { workflow: 'tok', token: 'worker-a' })).toEqual(['tok-1']);
+    const doc = await docs().findOne({ _id: 'tok-1' });
+    expect(doc).toMatchObject({ claimToken: 'worker-a', claimedUntil: 1000 + DEFAULT_CLAIM_MS });
+    expect(typeof doc?.claimCall).toBe('string'); // the call's own nonce: how it knew what it won
+    await a!.claims!.release(['tok-1'], 'worker-b');
+    expect((await docs().findOne({ _id: 'tok-1' }))?.claimToken).toBe('worker-a');
+    await b!.claims!.release(['tok-1'], 'worker-a'); // any store object, the same token
+    const released = await docs().findOne({ _id: 'tok-1' });
+    expect(released).toMatchObject({ dueAt: 5 });
+    expect(released?.claimToken).toBeUndefined();
+    expect(released?.claimCall).toBeUndefined();
+  });
+
+  it('claimMs follows the engine rule: a non-negative integer', () => {
     const db = clients[0].db(dbName);
-    for (const claimMs of [0, -1, Number.NaN, Number.POSITIVE_INFINITY]) {
+    expect(createMongoStore({ db, collection, claimMs: 0 }).claimMs).toBe(0);
+    for (const claimMs of [-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
       expect(() => createMongoStore({ db, collection, claimMs })).toThrow(RangeError);
     }
   });

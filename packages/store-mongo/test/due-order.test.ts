@@ -1,6 +1,6 @@
 import { makeTestSnapshot } from '@stepfold/engine/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dueFilter } from '../src/due.js';
+import { dueFilter } from '../src/due-claims.js';
 import { createMongoStore, DEFAULT_CLAIM_MS, type InstanceDocument } from '../src/index.js';
 import { requireServer, testClient } from './server.js';
 
@@ -35,7 +35,7 @@ const stored = (id: string, wakeAt: number | null, legacy = false): InstanceDocu
 };
 
 describe('mongo due order (dueAt)', () => {
-  it('a claim moves the document to its expiry; a save or releaseDue puts it back at its wake time', async () => {
+  it('a claim moves the document to its expiry; a save or release puts it back at its wake time', async () => {
     const { store, docs } = fresh('move');
     await store.setup();
     await store.create(makeTestSnapshot('move-1', { wakeAt: 10 }));
@@ -47,7 +47,7 @@ describe('mongo due order (dueAt)', () => {
       dueAt: 1500,
       claimedUntil: 1500,
     });
-    await store.releaseDue!(['move-1']);
+    await store.claims!.release(['move-1']);
     const released = await docs.findOne({ _id: 'move-1' });
     expect(released).toMatchObject({ wakeAt: 10, dueAt: 10 });
     expect(released?.claimedUntil).toBeUndefined();
@@ -68,7 +68,7 @@ describe('mongo due order (dueAt)', () => {
 
     // Releasing what is not claimed (or not there) changes nothing.
     await store.save(makeTestSnapshot('move-1', { version: 3, wakeAt: null }), 2);
-    await store.releaseDue!(['move-1', 'missing-1']);
+    await store.claims!.release(['move-1', 'missing-1']);
     expect(await docs.findOne({ _id: 'move-1' })).toMatchObject({ wakeAt: null, dueAt: null });
   });
 
@@ -85,6 +85,8 @@ describe('mongo due order (dueAt)', () => {
       stored('old-done', null, true),
     ]);
     await store.setup();
+    // The old version's claim carries a token nobody holds now: no release ends it, it lapses.
+    await store.claims!.release(['old-claimed']);
     const dueAt = Object.fromEntries((await docs.find().toArray()).map((d) => [d._id, d.dueAt]));
     expect(dueAt).toEqual({
       'old-due': 5,
@@ -106,7 +108,8 @@ describe('mongo due order (dueAt)', () => {
       'old-later',
       'old-claimed',
     ]);
-    await store.releaseDue!(['old-claimed']);
+    // Claimed again (lease 0) with this store's token: its release puts it back at its wake time.
+    await store.claims!.release(['old-claimed']);
     expect((await docs.findOne({ _id: 'old-claimed' }))?.dueAt).toBe(6);
 
     // After a rollback the old setup brings its index back and old writers add documents without
@@ -126,7 +129,7 @@ describe('mongo due order (dueAt)', () => {
     await docs.insertMany(ids.map((id, i) => stored(id, i)));
     expect(await store.listDue(n, n, { leaseMs: 600_000 })).toEqual(ids.slice(0, n));
     expect(await store.listDue(n + 10, 10)).toEqual(ids.slice(n));
-    await store.releaseDue!(ids.slice(n));
+    await store.claims!.release(ids.slice(n));
 
     // What the poll's index range holds (MongoDB walks it; FerretDB scans everything anyway): only
     // the unclaimed due documents now, where the wakeAt order held every claimed one before them.
