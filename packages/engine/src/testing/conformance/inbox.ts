@@ -63,6 +63,10 @@ const until = async (what: string, ok: () => boolean | Promise<boolean>, ms = 10
 
 /** The inbox behind `runner.send`: one write, applied by workers in order, consumed with the write that applies it. */
 export function describeInbox(ctx: SuiteContext): void {
+  // Tests only notices can drive: registered for a store with wakes, absent (not skipped) without.
+  const wakesOnly = (name: string, test: () => Promise<void>) => {
+    if (ctx.options.capabilities.includes('wakes')) it(name, test);
+  };
   const workers: Worker[] = [];
   afterEach(async () => {
     await Promise.all(workers.splice(0).map((w) => w.stop({ graceMs: 1000 })));
@@ -232,7 +236,8 @@ export function describeInbox(ctx: SuiteContext): void {
     expect(await waitingIn(store, 'g')).toBe(0);
   });
 
-  it('a snapshot too large for the notice: the worker claims the signals by id at once', async () => {
+  // Driven by notices only (polls ten minutes apart): a store without wakes has none to send.
+  wakesOnly('a snapshot too large for the notice: the worker claims the signals by id at once', async () => {
     const { store, sender, ran } = await setup(1, {
       poll: { minMs: 600_000, maxMs: 600_000, maxWithWakesMs: 600_000 },
     });
@@ -246,35 +251,39 @@ export function describeInbox(ctx: SuiteContext): void {
     expect(await waitingIn(store, 'h')).toBe(0);
   });
 
-  it('a write applying sent signals that loses its race claims them again by id, with the winner’s write', async () => {
-    const store = await ctx.fresh();
-    const sender = senderOn(store, [batches]);
-    await sender.start('send-batches', 'r');
-    // The worker's first write that consumes sent signals finds the instance moved on: a signal
-    // lands just before it (as another process's would).
-    let raced = false;
-    const racing = Object.create(store) as Store;
-    Object.defineProperty(racing, 'save', {
-      value: async (s: Snapshot, expected: number, o?: SaveOptions) => {
-        if (o?.consumed?.length && !raced) {
-          raced = true;
-          await sender.signal('r', 'item', 'direct');
-        }
-        return store.save(s, expected, o);
-      },
-    });
-    const ran: unknown[] = [];
-    const worker = await recordingWorker(racing, [batches], ran, {
-      poll: { minMs: 600_000, maxMs: 600_000, maxWithWakesMs: 600_000 },
-    });
-    await new Promise((r) => setTimeout(r, 100)); // the first round is over: only notices drive it
-    await sender.send('r', 'item', 'sent');
-    await until('the batch', () => ran.length === 1);
-    expect(raced).toBe(true);
-    expect(ran[0]).toEqual({ said: ['direct', 'sent'] });
-    expect(await waitingIn(store, 'r')).toBe(0);
-    expect(worker.stats.lostTakes).toBe(0);
-  });
+  // Driven by notices only (polls ten minutes apart): a store without wakes has none to send.
+  wakesOnly(
+    'a write applying sent signals that loses its race claims them again by id, with the winner’s write',
+    async () => {
+      const store = await ctx.fresh();
+      const sender = senderOn(store, [batches]);
+      await sender.start('send-batches', 'r');
+      // The worker's first write that consumes sent signals finds the instance moved on: a signal
+      // lands just before it (as another process's would).
+      let raced = false;
+      const racing = Object.create(store) as Store;
+      Object.defineProperty(racing, 'save', {
+        value: async (s: Snapshot, expected: number, o?: SaveOptions) => {
+          if (o?.consumed?.length && !raced) {
+            raced = true;
+            await sender.signal('r', 'item', 'direct');
+          }
+          return store.save(s, expected, o);
+        },
+      });
+      const ran: unknown[] = [];
+      const worker = await recordingWorker(racing, [batches], ran, {
+        poll: { minMs: 600_000, maxMs: 600_000, maxWithWakesMs: 600_000 },
+      });
+      await new Promise((r) => setTimeout(r, 100)); // the first round is over: only notices drive it
+      await sender.send('r', 'item', 'sent');
+      await until('the batch', () => ran.length === 1);
+      expect(raced).toBe(true);
+      expect(ran[0]).toEqual({ said: ['direct', 'sent'] });
+      expect(await waitingIn(store, 'r')).toBe(0);
+      expect(worker.stats.lostTakes).toBe(0);
+    },
+  );
 
   it('one sent signal refused when applied (a full inbox) is skipped and reported; the others apply', async () => {
     // Buffers `late` while it waits for `open`, one at most.
