@@ -5,7 +5,6 @@
  * continues as new, so its snapshot never grows. Runs on the in-memory store with a fake clock.
  */
 import {
-  createMemoryStore,
   createRunner,
   type Handler,
   type Snapshot,
@@ -13,6 +12,7 @@ import {
   type,
   workflow,
 } from '@stepfold/engine';
+import { createMemoryStore } from '@stepfold/engine/memory';
 
 export const BATCHES_PER_RUN = 2;
 

@@ -4,7 +4,6 @@
  * `failed` with the payment error kept. Exits non-zero if the outcome is anything else.
  */
 import {
-  createMemoryStore,
   createRunner,
   isTerminal,
   type Snapshot,
@@ -12,6 +11,7 @@ import {
   TaskError,
   workflow,
 } from '@stepfold/engine';
+import { createMemoryStore } from '@stepfold/engine/memory';
 
 export const orderSaga = workflow('order-saga', 1, {
   defaults: { retry: { maxAttempts: 3, initialMs: 1_000, factor: 2, maxMs: 10_000, jitter: 0.1 } },

@@ -1,5 +1,6 @@
 /** The code shown in the root README, kept here so CI type-checks and runs it. */
-import { createMemoryStore, createRunner, type Snapshot, TaskError, workflow } from '@stepfold/engine';
+import { createRunner, type Snapshot, TaskError, workflow } from '@stepfold/engine';
+import { createMemoryStore } from '@stepfold/engine/memory';
 import { createHarness } from '@stepfold/engine/testing';
 import * as z from 'zod';
 

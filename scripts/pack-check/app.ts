@@ -3,13 +3,13 @@
 import assert from 'node:assert/strict';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
-  createMemoryStore,
   createRunner,
   type HandlerContext,
   isStepfoldError,
   type,
   workflow,
 } from '@stepfold/engine';
+import { createMemoryStore } from '@stepfold/engine/memory';
 import { createHarness } from '@stepfold/engine/testing';
 import { createWorker } from '@stepfold/engine/worker';
 import { type RunWorkersOptions, serveWorker } from '@stepfold/node';

@@ -1,4 +1,5 @@
-import { createMemoryStore, createRunner, type HandlerContext } from '@stepfold/engine';
+import { createRunner, type HandlerContext } from '@stepfold/engine';
+import { createMemoryStore } from '@stepfold/engine/memory';
 import { createWorker } from '@stepfold/engine/worker';
 import { compareAsync, measureAsync } from '../measure.js';
 import { type Group, rateRow } from '../row.js';

@@ -72,7 +72,6 @@ export type {
   WorkflowNameOf,
 } from './runner/types.js';
 export * from './snapshot.js';
-export { createMemoryStore, type MemoryStore, type MemoryStoreOptions } from './store/memory-store.js';
 export {
   type ClaimQuery,
   type DueClaims,

@@ -1,5 +1,4 @@
 import {
-  createMemoryStore,
   createRunner,
   isStepfoldError,
   type Snapshot,
@@ -7,6 +6,7 @@ import {
   type WorkflowEvent,
   workflow,
 } from '@stepfold/engine';
+import { createMemoryStore } from '@stepfold/engine/memory';
 import { createHarness } from '@stepfold/engine/testing';
 import { describe, expect, it } from 'vitest';
 import { orderWorkflow } from './fixtures.js';

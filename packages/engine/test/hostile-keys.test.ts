@@ -1,5 +1,4 @@
 import {
-  createMemoryStore,
   createRunner,
   defineWorkflow,
   isStepfoldError,
@@ -9,6 +8,7 @@ import {
   type WorkflowEvent,
   workflow,
 } from '@stepfold/engine';
+import { createMemoryStore } from '@stepfold/engine/memory';
 import { createHarness } from '@stepfold/engine/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 

@@ -1,4 +1,5 @@
-import { createMemoryStore, createRunner, type Store, workflow } from '@stepfold/engine';
+import { createRunner, type Store, workflow } from '@stepfold/engine';
+import { createMemoryStore } from '@stepfold/engine/memory';
 import { describe, expect, it } from 'vitest';
 
 // Parallel branches of one instance finishing together in one runner: their result writes go one

@@ -1,4 +1,5 @@
-import { createMemoryStore, createRunner, defineWorkflow, type, workflow } from '@stepfold/engine';
+import { createRunner, defineWorkflow, type, workflow } from '@stepfold/engine';
+import { createMemoryStore } from '@stepfold/engine/memory';
 import {
   cancelRefusal,
   decisionSignal,

@@ -1,4 +1,4 @@
-import { createMemoryStore, type MemoryStore } from '@stepfold/engine';
+import { createMemoryStore, type MemoryStore } from '@stepfold/engine/memory';
 import { runStoreConformance } from '@stepfold/engine/conformance';
 
 // The embedded default store passes the same suite as the database adapters; its outage is a switch.

@@ -1,5 +1,4 @@
 import {
-  createMemoryStore,
   createRunner,
   type DefinitionInput,
   defineWorkflow,
@@ -7,6 +6,7 @@ import {
   type ValidationError,
   workflow,
 } from '@stepfold/engine';
+import { createMemoryStore } from '@stepfold/engine/memory';
 import { createHarness } from '@stepfold/engine/testing';
 import { describe, expect, it } from 'vitest';
 

@@ -1,5 +1,4 @@
 import {
-  createMemoryStore,
   createRunner,
   type HandlerContext,
   type LogEntry,
@@ -9,6 +8,7 @@ import {
   type,
   workflow,
 } from '@stepfold/engine';
+import { createMemoryStore } from '@stepfold/engine/memory';
 import { createHarness } from '@stepfold/engine/testing';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import * as z from 'zod/mini';

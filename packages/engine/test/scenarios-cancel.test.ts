@@ -1,4 +1,5 @@
-import { createMemoryStore, createRunner, type HandlerContext, workflow } from '@stepfold/engine';
+import { createRunner, type HandlerContext, workflow } from '@stepfold/engine';
+import { createMemoryStore } from '@stepfold/engine/memory';
 import { createHarness } from '@stepfold/engine/testing';
 import { describe, expect, it } from 'vitest';
 import { compensated, compensationOrder, expectSettled } from './saga-helpers.js';

@@ -1,4 +1,5 @@
-import { createMemoryStore, createRunner, isStepfoldError, PastPivotError, workflow } from '@stepfold/engine';
+import { createRunner, isStepfoldError, PastPivotError, workflow } from '@stepfold/engine';
+import { createMemoryStore } from '@stepfold/engine/memory';
 import { createHarness } from '@stepfold/engine/testing';
 import { describe, expect, it } from 'vitest';
 

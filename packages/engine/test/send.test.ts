@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compileWorkflow } from '../src/definition/compile.js';
-import { createMemoryStore, createRunner, defineWorkflow, workflow } from '../src/index.js';
+import { createRunner, defineWorkflow, workflow } from '../src/index.js';
+import { createMemoryStore } from '../src/store/memory-store.js';
 import { createRegistry } from '../src/runner/registry.js';
 import { acceptingDefinitions } from '../src/runner/send.js';
 

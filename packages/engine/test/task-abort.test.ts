@@ -1,4 +1,5 @@
-import { createMemoryStore, createRunner, workflow } from '@stepfold/engine';
+import { createRunner, workflow } from '@stepfold/engine';
+import { createMemoryStore } from '@stepfold/engine/memory';
 import { describe, expect, it } from 'vitest';
 
 describe("a handler's AbortSignal", () => {

@@ -1,6 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import {
-  createMemoryStore,
   createRunner,
   type EventInfo,
   type EventOutcome,
@@ -16,6 +15,7 @@ import {
   type WorkflowEvent,
   workflow,
 } from '@stepfold/engine';
+import { createMemoryStore } from '@stepfold/engine/memory';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { referenceStep } from '../src/reducer/reducer.js';

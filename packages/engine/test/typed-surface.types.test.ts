@@ -1,5 +1,4 @@
 import {
-  createMemoryStore,
   createRunner,
   defineWorkflow,
   type HandlerContext,
@@ -10,6 +9,7 @@ import {
   type WorkflowNameOf,
   workflow,
 } from '@stepfold/engine';
+import { createMemoryStore } from '@stepfold/engine/memory';
 import { createHarness, type WorkflowHarness } from '@stepfold/engine/testing';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import * as z from 'zod/mini';

@@ -1,5 +1,4 @@
 import {
-  createMemoryStore,
   createRunner,
   definitionHash,
   type HandlerContext,
@@ -7,6 +6,7 @@ import {
   step,
   workflow,
 } from '@stepfold/engine';
+import { createMemoryStore } from '@stepfold/engine/memory';
 import { describe, expect, it } from 'vitest';
 
 // v1: draft → wait for approval (24 h timeout → expire) → publish.

@@ -1,4 +1,5 @@
-import { createMemoryStore, createRunner, type Snapshot, type Store, workflow } from '@stepfold/engine';
+import { createRunner, type Snapshot, type Store, workflow } from '@stepfold/engine';
+import { createMemoryStore } from '@stepfold/engine/memory';
 import { createWorker, MAX_GIVE_BACKS } from '@stepfold/engine/worker';
 import { describe, expect, it } from 'vitest';
 

@@ -1,5 +1,4 @@
 import {
-  createMemoryStore,
   createRunner,
   isStepfoldError,
   type Store,
@@ -7,6 +6,7 @@ import {
   type WakeSource,
   workflow,
 } from '@stepfold/engine';
+import { createMemoryStore } from '@stepfold/engine/memory';
 import { createWorker, type WorkerEvents } from '@stepfold/engine/worker';
 import { describe, expect, it } from 'vitest';
 

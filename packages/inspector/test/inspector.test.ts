@@ -1,4 +1,5 @@
-import { createMemoryStore, createRunner, type Store } from '@stepfold/engine';
+import { createRunner, type Store } from '@stepfold/engine';
+import { createMemoryStore } from '@stepfold/engine/memory';
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import { createInspector, type InspectorAuth } from '../src/index.js';

@@ -1,4 +1,5 @@
-import { createMemoryStore, createRunner } from '@stepfold/engine';
+import { createRunner } from '@stepfold/engine';
+import { createMemoryStore } from '@stepfold/engine/memory';
 import { describe, expect, it } from 'vitest';
 import { indexDefinitions } from '../src/definitions.js';
 import { createInspector } from '../src/index.js';

@@ -1,4 +1,5 @@
-import { createMemoryStore, createRunner, type Store } from '@stepfold/engine';
+import { createRunner, type Store } from '@stepfold/engine';
+import { createMemoryStore } from '@stepfold/engine/memory';
 import { Hono } from 'hono';
 import { createInspector, type InspectorOptions } from '../src/index.js';
 import { approval, dispatch, HOSTILE, handlers, job, moreHandlers, tall } from './fixtures.js';

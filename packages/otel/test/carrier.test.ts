@@ -8,7 +8,8 @@ import {
   trace,
 } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { createMemoryStore, createRunner, workflow } from '@stepfold/engine';
+import { createRunner, workflow } from '@stepfold/engine';
+import { createMemoryStore } from '@stepfold/engine/memory';
 import { describe, expect, it } from 'vitest';
 import { createOtelInstrumentation, traceContextPropagator } from '../src/index.js';
 

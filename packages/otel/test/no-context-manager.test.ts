@@ -4,7 +4,8 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
-import { createMemoryStore, createRunner, isTerminal, workflow } from '@stepfold/engine';
+import { createRunner, isTerminal, workflow } from '@stepfold/engine';
+import { createMemoryStore } from '@stepfold/engine/memory';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createOtelInstrumentation } from '../src/index.js';
 

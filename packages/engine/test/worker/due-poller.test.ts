@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createMemoryStore, createRunner, type Store, workflow } from '../../src/index.js';
+import { createRunner, type Store, workflow } from '../../src/index.js';
+import { createMemoryStore } from '../../src/store/memory-store.js';
 import { DuePoller } from '../../src/worker/due-poller.js';
 import { TaskPool } from '../../src/worker/task-pool.js';
 import type { WorkerStats } from '../../src/worker/types.js';

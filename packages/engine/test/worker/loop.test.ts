@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createMemoryStore, createRunner, workflow } from '../../src/index.js';
+import { createRunner, workflow } from '../../src/index.js';
+import { createMemoryStore } from '../../src/store/memory-store.js';
 import { Alarm } from '../../src/worker/alarm.js';
 import type { DuePoller, RoundResult } from '../../src/worker/due-poller.js';
 import { type LoopMode, PollPace, WorkerLoop } from '../../src/worker/loop.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createMemoryStore, createRunner, workflow } from '../../src/index.js';
+import { createRunner, workflow } from '../../src/index.js';
+import { createMemoryStore } from '../../src/store/memory-store.js';
 import {
   DEFAULT_CLAIM_LEASE_MS,
   DEFAULT_STANDBY_MS,

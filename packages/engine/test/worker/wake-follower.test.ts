@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createMemoryStore, createRunner, workflow } from '../../src/index.js';
+import { createRunner, workflow } from '../../src/index.js';
+import { createMemoryStore } from '../../src/store/memory-store.js';
 import type { WakeHint, WakeListener, WakeSource } from '../../src/store/store.js';
 import { makeTestSnapshot } from '../../src/testing/test-snapshot.js';
 import { Alarm } from '../../src/worker/alarm.js';
