@@ -1,4 +1,4 @@
-import type * as z from 'zod/mini';
+import * as z from 'zod/mini';
 import type { Issue } from '../errors.js';
 
 /** A failure policy: roll back (`compensate`), park in `dlq`, or `fail` at once. */
@@ -46,4 +46,33 @@ export function defineKind<const K extends string, Z extends z.ZodMiniType<{ kin
   facts: NoInfer<Omit<DefinitionKind<K, z.infer<Z>>, 'kind' | 'schema'>>,
 ): DefinitionKind<K, z.infer<Z>> & { schema: Z } {
   return { kind, schema, ...facts };
+}
+
+/** Any kind's definition module, whatever its step type: what a list of kinds holds. */
+export type AnyDefinitionKind = DefinitionKind<string, never> & { schema: z.ZodMiniType<{ kind: string }> };
+
+/** A non-empty list of kinds' definition modules (the step union needs one member at least). */
+export type KindList = readonly [AnyDefinitionKind, ...AnyDefinitionKind[]];
+
+/** The schemas of a list of kinds, in list order. */
+type SchemasOf<L extends KindList> = { -readonly [I in keyof L]: L[I]['schema'] };
+
+/** What the definition layer derives from its list of kinds: the step union and the table by name. */
+export interface KindSet<L extends KindList> {
+  /** One step, discriminated by `kind`: the union of the kinds' schemas, in list order. */
+  schema: z.ZodMiniDiscriminatedUnion<SchemasOf<L>, 'kind'>;
+  /** Each kind's module under its name, in list order (unknown-kind messages list the names so). */
+  byKind: { readonly [K in L[number] as K['kind']]: K };
+}
+
+/**
+ * Derives the step schema and the table of kinds from one list: `kinds/index.ts` feeds it the
+ * built-in kinds, so a kind added to that list is known to every check, and nothing else lists it.
+ */
+export function kindSet<const L extends KindList>(list: L): KindSet<L> {
+  return {
+    // Every kind's schema is a strict object with a literal `kind`: discriminable, as zod requires.
+    schema: z.discriminatedUnion('kind', list.map((k) => k.schema) as never) as KindSet<L>['schema'],
+    byKind: Object.fromEntries(list.map((k) => [k.kind, k])) as KindSet<L>['byKind'],
+  };
 }
