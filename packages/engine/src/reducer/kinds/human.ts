@@ -2,7 +2,6 @@ import { humanDecision } from '../../definition/kinds/human.js';
 import type { StepOf } from '../../definition/schema.js';
 import { rejectEvent } from '../../events.js';
 import { failStep } from '../compensation.js';
-import { signalled, timedOut } from '../flow.js';
 import { addTimer, clearTimers, log, stepState } from '../transition-context.js';
 import type { StepRules } from './step-rules.js';
 
@@ -22,7 +21,7 @@ export const human: StepRules<StepOf<'human'> & { id: string }> = {
     }
   },
 
-  signal(cx, def, sig) {
+  signal(cx, def, sig, flow) {
     const decision = humanDecision(sig.payload);
     if (decision === undefined) {
       // Only a buffered signal gets here (a live one is rejected as invalid): it decides nothing.
@@ -30,7 +29,7 @@ export const human: StepRules<StepOf<'human'> & { id: string }> = {
       return;
     }
     if (decision) {
-      signalled(cx, def.id, sig.payload);
+      flow.signalled(cx, def.id, sig.payload);
       return;
     }
     clearTimers(cx, def.id);
@@ -38,5 +37,5 @@ export const human: StepRules<StepOf<'human'> & { id: string }> = {
     failStep(cx, def.id, { message: `rejected at ${def.id}`, code: 'REJECTED', retryable: false });
   },
 
-  timer: (cx, def) => timedOut(cx, def.id, def.onTimeout),
+  timer: (cx, def, _timer, flow) => flow.timedOut(cx, def.id, def.onTimeout),
 };

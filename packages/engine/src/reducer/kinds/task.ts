@@ -2,7 +2,6 @@ import type { StepOf } from '../../definition/schema.js';
 import { rejectEvent } from '../../events.js';
 import type { ErrorInfo, TaskState } from '../../snapshot.js';
 import { compensationFailed, compensationSucceeded, detachedResult, failStep } from '../compensation.js';
-import { advance } from '../flow.js';
 import { backoffMs, resolveRetry, shouldRetry } from '../retry-policy.js';
 import {
   addTimer,
@@ -49,7 +48,7 @@ export const task: StepRules<TaskDef> = {
       return null;
     },
 
-    apply(cx, _def, task, ev) {
+    apply(cx, _def, task, ev, flow) {
       delete cx.s.tasks[taskKey(task.step, task.phase)];
       if (ev.type === 'task.failed') attemptFailed(cx, task, ev.error, false);
       else if (task.phase === 'compensate') compensationSucceeded(cx, task.step);
@@ -58,7 +57,7 @@ export const task: StepRules<TaskDef> = {
         finish(cx, task.step, 'completed', ev.output ?? null);
         pushCompleted(cx, task.step);
         log(cx, 'step.completed', task.step, { attempt: task.attempt });
-        advance(cx, task.step);
+        flow.advance(cx, task.step);
       }
     },
   },

@@ -1,5 +1,4 @@
 import type { StepOf } from '../../definition/schema.js';
-import { signalled, timedOut } from '../flow.js';
 import { addTimer } from '../transition-context.js';
 import type { StepRules } from './step-rules.js';
 
@@ -9,6 +8,6 @@ export const wait: StepRules<StepOf<'wait'> & { id: string }> = {
     if (def.timeoutMs !== undefined)
       addTimer(cx, { kind: 'timeout', step: def.id, at: cx.at + def.timeoutMs });
   },
-  signal: (cx, def, sig) => signalled(cx, def.id, sig.payload),
-  timer: (cx, def) => timedOut(cx, def.id, def.onTimeout),
+  signal: (cx, def, sig, flow) => flow.signalled(cx, def.id, sig.payload),
+  timer: (cx, def, _timer, flow) => flow.timedOut(cx, def.id, def.onTimeout),
 };
