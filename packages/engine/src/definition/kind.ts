@@ -1,21 +1,22 @@
 import * as z from 'zod/mini';
 import type { Issue } from '../errors.js';
+import { nextOf } from './step-fields.js';
 
 /** A failure policy: roll back (`compensate`), park in `dlq`, or `fail` at once. */
 export type FailurePolicyName = 'compensate' | 'dlq' | 'fail';
 
 /**
  * What the definition layer knows about one step kind: its JSON schema and the static facts every
- * check reads from it. The reducer's rules for the kind live in `reducer/kinds/<kind>.ts`; these
- * two modules (and one row in each kinds table) are all a new kind needs.
+ * check reads from it. The reducer's rules for the kind live in `reducer/kinds/<kind>.ts` and its
+ * diagram shape in `diagram/kinds.ts` (see the README for adding a kind).
  */
 export interface DefinitionKind<K extends string = string, S = unknown> {
   kind: K;
   /** The kind's zod schema (strict: unknown keys are errors); its output is `S`. */
   schema: z.ZodMiniType;
-  /** Whether the builder links this step to the one added after it (it has a `next`). */
+  /** Whether the builder links this step to the one added after it: whether its schema has a `next`. */
   links: boolean;
-  /** Steps this one can continue to within its own region (next, choice branches, timeout target). */
+  /** Steps this one can continue to in its own region (next, choice branches, timeout target). */
   targets(step: S): string[];
   /** Entry steps of the branches this step forks (parallel). */
   forks?(step: S): string[];
@@ -39,13 +40,27 @@ export interface DefinitionKind<K extends string = string, S = unknown> {
   failurePolicy?(step: S): FailurePolicyName | undefined;
 }
 
-/** Declares a step kind: its schema, and the facts about it typed by what the schema accepts. */
-export function defineKind<const K extends string, Z extends z.ZodMiniType<{ kind: K }>>(
+/** The facts a kind's module states: `links` comes from its schema, `targets` defaults to its `next`. */
+export type KindFacts<K extends string, S> = Omit<
+  DefinitionKind<K, S>,
+  'kind' | 'schema' | 'links' | 'targets'
+> &
+  Partial<Pick<DefinitionKind<K, S>, 'targets'>>;
+
+/** Declares a step kind: its schema (a strict object), and the facts about it typed by what it accepts. */
+export function defineKind<const K extends string, Z extends z.ZodMiniObject & z.ZodMiniType<{ kind: K }>>(
   kind: K,
   schema: Z,
-  facts: NoInfer<Omit<DefinitionKind<K, z.infer<Z>>, 'kind' | 'schema'>>,
+  facts: NoInfer<KindFacts<K, z.infer<Z>>> = {},
 ): DefinitionKind<K, z.infer<Z>> & { schema: Z } {
-  return { kind, schema, ...facts };
+  // A kind without `next` in its schema ends its path or picks its successors: nothing to link.
+  return {
+    kind,
+    schema,
+    links: 'next' in schema.shape,
+    targets: nextOf as (step: z.infer<Z>) => string[],
+    ...facts,
+  };
 }
 
 /** Any kind's definition module, whatever its step type: what a list of kinds holds. */

@@ -13,7 +13,6 @@ export const choice = defineKind(
     otherwise: opt(stepId),
   }),
   {
-    links: false,
     targets: (step) => [...step.branches.map((b) => b.next), ...(step.otherwise ? [step.otherwise] : [])],
     paths: (step, at) => step.branches.flatMap((b, i) => conditionPaths(b.when, `${at}.branches.${i}.when`)),
     issues: (step, at) =>

@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import type { Issue } from '../../errors.js';
 import { defineKind } from '../kind.js';
-import { integer, linkedFields, millis, nextOf, opt, pathString, stepId } from '../step-fields.js';
+import { integer, linkedFields, millis, opt, pathString, stepId } from '../step-fields.js';
 
 /** `collect`: batches a signal's payloads until `maxItems`, `idleMs` of quiet, or `maxWaitMs`. */
 export const collect = defineKind(
@@ -16,9 +16,7 @@ export const collect = defineKind(
     dedupeBy: opt(pathString),
   }),
   {
-    links: true,
     waits: true,
-    targets: nextOf,
     listensFor: (step) => step.signal,
     issues: (step, at) => {
       const out: Issue[] = [];

@@ -7,8 +7,6 @@ export const continueAsNew = defineKind(
   'continueAsNew',
   z.strictObject({ ...endFields, kind: z.literal('continueAsNew'), carry: opt(inputMappingSchema) }),
   {
-    links: false,
-    targets: () => [],
     issues: (step, at) => mappingIssues(step.carry, `${at}.carry`),
     paths: (step, at) => mappingPaths(step.carry, `${at}.carry`),
   },

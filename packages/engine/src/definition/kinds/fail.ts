@@ -10,8 +10,4 @@ export const fail = defineKind(
     kind: z.literal('fail'),
     error: opt(z.strictObject({ message: text(1, 2000), code: opt(text(1, 200)) })),
   }),
-  {
-    links: false,
-    targets: () => [],
-  },
 );

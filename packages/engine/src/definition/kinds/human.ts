@@ -13,7 +13,6 @@ export const human = defineKind(
     onTimeout: opt(stepId),
   }),
   {
-    links: true,
     waits: true,
     targets: (step) => [...nextOf(step), ...(step.onTimeout ? [step.onTimeout] : [])],
     listensFor: (step) => step.signal ?? step.id,

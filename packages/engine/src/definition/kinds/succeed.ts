@@ -7,8 +7,6 @@ export const succeed = defineKind(
   'succeed',
   z.strictObject({ ...endFields, kind: z.literal('succeed'), output: opt(inputMappingSchema) }),
   {
-    links: false,
-    targets: () => [],
     issues: (step, at) => mappingIssues(step.output, `${at}.output`),
     paths: (step, at) => mappingPaths(step.output, `${at}.output`),
   },

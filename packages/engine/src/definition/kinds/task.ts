@@ -7,7 +7,6 @@ import {
   mappingIssues,
   mappingPaths,
   millis,
-  nextOf,
   opt,
   retryPolicySchema,
   stepId,
@@ -29,8 +28,6 @@ export const task = defineKind(
     onFailure: opt(failurePolicySchema),
   }),
   {
-    links: true,
-    targets: nextOf,
     issues: (step, at) => mappingIssues(step.input, `${at}.input`),
     paths: (step, at) => mappingPaths(step.input, `${at}.input`),
     handlers: (step) => (step.compensate === undefined ? [step.handler] : [step.handler, step.compensate]),
