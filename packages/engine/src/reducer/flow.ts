@@ -2,19 +2,9 @@ import type { DefinitionKind } from '../definition/kind.js';
 import { DEFINITION_KINDS } from '../definition/kinds/index.js';
 import type { StepDefinition } from '../definition/schema.js';
 import type { SignalRecord } from '../snapshot.js';
-import { failStep } from './compensation.js';
 import { REDUCER_KINDS } from './kinds/index.js';
 import type { Flow, StepRules } from './kinds/step-rules.js';
-import {
-  type Cx,
-  clearTimers,
-  finish,
-  log,
-  spend,
-  stepDef,
-  stepState,
-  terminate,
-} from './transition-context.js';
+import { type Cx, finish, log, spend, stepDef, stepState, terminate } from './transition-context.js';
 
 // How cursors move, whatever the kind: entering a step, leaving it, ending a path, handing it a
 // signal. What a step does at each point is its kind's rule (`kinds/<kind>.ts`), which gets this
@@ -35,7 +25,7 @@ export function createFlow(
 ): Flow {
   const factsOf = (def: Step) => definitions[def.kind] as DefinitionKind<string, Step>;
   const rulesOf = (def: Step) => rules[def.kind] as StepRules<Step>;
-  const self: Flow = { enter, advance, complete, endPath, deliverSignal, timedOut, signalled };
+  const self: Flow = { enter, advance, complete, endPath, deliverSignal };
 
   function enter(cx: Cx, id: string): void {
     spend(cx);
@@ -97,21 +87,6 @@ export function createFlow(
     const def = stepDef(cx, id);
     log(cx, 'signal.received', id); // the name is the one the step listens for
     rulesOf(def).signal?.(cx, def, sig, self);
-  }
-
-  function timedOut(cx: Cx, id: string, onTimeout: string | undefined): void {
-    log(cx, 'step.timed-out', id);
-    if (onTimeout === undefined) {
-      failStep(cx, id, { message: `timed out waiting at ${id}`, code: 'TIMEOUT', retryable: false });
-      return;
-    }
-    finish(cx, id, 'completed', { timedOut: true });
-    enter(cx, onTimeout);
-  }
-
-  function signalled(cx: Cx, id: string, payload: unknown): void {
-    clearTimers(cx, id);
-    complete(cx, id, payload ?? null);
   }
 
   return self;

@@ -2,15 +2,13 @@ import { humanDecision } from '../../definition/kinds/human.js';
 import type { StepOf } from '../../definition/schema.js';
 import { rejectEvent } from '../../events.js';
 import { failStep } from '../compensation.js';
-import { addTimer, clearTimers, log, stepState } from '../transition-context.js';
+import { clearTimers, log, stepState } from '../transition-context.js';
 import type { StepRules } from './step-rules.js';
+import { signalled, startTimeout, timedOut } from './waiting.js';
 
 /** human: a wait whose signal must carry a decision; approve completes it, reject fails it (`REJECTED`). */
 export const human: StepRules<StepOf<'human'> & { id: string }> = {
-  enter(cx, def) {
-    if (def.timeoutMs !== undefined)
-      addTimer(cx, { kind: 'timeout', step: def.id, at: cx.at + def.timeoutMs });
-  },
+  enter: startTimeout,
 
   checkSignal(_cx, def, ev) {
     if (humanDecision(ev.payload) === undefined) {
@@ -29,7 +27,7 @@ export const human: StepRules<StepOf<'human'> & { id: string }> = {
       return;
     }
     if (decision) {
-      flow.signalled(cx, def.id, sig.payload);
+      signalled(cx, def.id, sig.payload, flow);
       return;
     }
     clearTimers(cx, def.id);
@@ -37,5 +35,5 @@ export const human: StepRules<StepOf<'human'> & { id: string }> = {
     failStep(cx, def.id, { message: `rejected at ${def.id}`, code: 'REJECTED', retryable: false });
   },
 
-  timer: (cx, def, _timer, flow) => flow.timedOut(cx, def.id, def.onTimeout),
+  timer: timedOut,
 };

@@ -22,10 +22,6 @@ export interface Flow {
   endPath(cx: Cx, id: string, output: unknown): void;
   /** Delivers one signal to the active step listening for it. */
   deliverSignal(cx: Cx, id: string, sig: SignalRecord): void;
-  /** A waiting step's timeout fired: take `onTimeout`, or fail with `TIMEOUT`. */
-  timedOut(cx: Cx, id: string, onTimeout: string | undefined): void;
-  /** A signal-driven step accepted `payload` and moves on. */
-  signalled(cx: Cx, id: string, payload: unknown): void;
 }
 
 /**
