@@ -25,7 +25,7 @@ export function createFlow(
 ): Flow {
   const factsOf = (def: Step) => definitions[def.kind] as DefinitionKind<string, Step>;
   const rulesOf = (def: Step) => rules[def.kind] as StepRules<Step>;
-  const self: Flow = { enter, advance, complete, endPath, deliverSignal };
+  const self: Flow = { enter, complete, endPath, deliverSignal };
 
   function enter(cx: Cx, id: string): void {
     spend(cx);

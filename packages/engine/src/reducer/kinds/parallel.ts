@@ -1,6 +1,6 @@
 import { branchesNeeded } from '../../definition/kinds/parallel.js';
 import type { StepOf } from '../../definition/schema.js';
-import { type Cx, deactivate, finish, log, stepState } from '../transition-context.js';
+import { type Cx, deactivate, log, stepState } from '../transition-context.js';
 import type { StepRules } from './step-rules.js';
 
 /**
@@ -28,9 +28,9 @@ export const parallel: StepRules<StepOf<'parallel'> & { id: string }> = {
     st.branches.forEach((b, i) => {
       if (b === 'running') abandonBranch(cx, def.id, i);
     });
-    finish(cx, def.id, 'completed');
     log(cx, 'step.completed', def.id);
-    flow.advance(cx, def.id);
+    // Its output stays the branches' outputs, recorded as they ended.
+    flow.complete(cx, def.id);
   },
 };
 

@@ -14,8 +14,6 @@ export type ResultEvent = EventOf<'task.completed'> | EventOf<'task.failed'>;
 export interface Flow {
   /** Puts a cursor on a step, runs its kind's entry rule, and hands it any buffered signal it listens for. */
   enter(cx: Cx, id: string): void;
-  /** A step finished normally: follow `next`, or end the path it is on. */
-  advance(cx: Cx, id: string): void;
   /** A step completes with `output` and the cursor moves on. */
   complete(cx: Cx, id: string, output?: unknown): void;
   /** A path ran out of steps: the workflow completes, or the step that forked its branch hears of it. */

@@ -7,7 +7,6 @@ import {
   addTimer,
   type Cx,
   dispatchTask,
-  finish,
   log,
   pushCompleted,
   stepState,
@@ -54,10 +53,9 @@ export const task: StepRules<TaskDef> = {
       else if (task.phase === 'compensate') compensationSucceeded(cx, task.step);
       else if (task.detached) detachedResult(cx, task.step, true, ev.output);
       else {
-        finish(cx, task.step, 'completed', ev.output ?? null);
         pushCompleted(cx, task.step);
         log(cx, 'step.completed', task.step, { attempt: task.attempt });
-        flow.advance(cx, task.step);
+        flow.complete(cx, task.step, ev.output ?? null);
       }
     },
   },
