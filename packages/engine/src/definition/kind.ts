@@ -47,18 +47,31 @@ export type KindFacts<K extends string, S> = Omit<
 > &
   Partial<Pick<DefinitionKind<K, S>, 'targets'>>;
 
-/** Declares a step kind: its schema (a strict object), and the facts about it typed by what it accepts. */
-export function defineKind<const K extends string, Z extends z.ZodMiniObject & z.ZodMiniType<{ kind: K }>>(
+/** The schema of a kind: the shared `base` fields, its literal `kind`, then its `own` fields; strict. */
+export type KindSchema<
+  K extends string,
+  B extends z.core.$ZodShape,
+  O extends z.core.$ZodShape,
+> = z.ZodMiniObject<B & { kind: z.ZodMiniLiteral<K> } & O, z.core.$strict>;
+
+/**
+ * Declares a step kind: its name (written once), its fields (the shared `linkedFields` or
+ * `endFields`, and its own), and the facts about it, typed by what its schema accepts.
+ */
+export function defineKind<const K extends string, B extends z.core.$ZodShape, O extends z.core.$ZodShape>(
   kind: K,
-  schema: Z,
-  facts: NoInfer<KindFacts<K, z.infer<Z>>> = {},
-): DefinitionKind<K, z.infer<Z>> & { schema: Z } {
-  // A kind without `next` in its schema ends its path or picks its successors: nothing to link.
+  base: B,
+  own: O,
+  facts: NoInfer<KindFacts<K, z.infer<KindSchema<K, B, O>>>> = {},
+): DefinitionKind<K, z.infer<KindSchema<K, B, O>>> & { schema: KindSchema<K, B, O> } {
+  // The shared fields first, then `kind`: a parsed step's keys come in the schema's order.
+  const schema = z.strictObject({ ...base, kind: z.literal(kind), ...own });
   return {
     kind,
     schema,
-    links: 'next' in schema.shape,
-    targets: nextOf as (step: z.infer<Z>) => string[],
+    // A kind without `next` ends its path or picks its successors: nothing to link.
+    links: 'next' in base,
+    targets: nextOf as (step: z.infer<KindSchema<K, B, O>>) => string[],
     ...facts,
   };
 }

@@ -1,4 +1,3 @@
-import * as z from 'zod/mini';
 import type { Issue } from '../../errors.js';
 import { defineKind } from '../kind.js';
 import { integer, linkedFields, millis, opt, pathString, stepId } from '../step-fields.js';
@@ -6,15 +5,14 @@ import { integer, linkedFields, millis, opt, pathString, stepId } from '../step-
 /** `collect`: batches a signal's payloads until `maxItems`, `idleMs` of quiet, or `maxWaitMs`. */
 export const collect = defineKind(
   'collect',
-  z.strictObject({
-    ...linkedFields,
-    kind: z.literal('collect'),
+  linkedFields,
+  {
     signal: stepId,
     maxItems: opt(integer(1, 10_000)),
     idleMs: opt(millis(1)),
     maxWaitMs: opt(millis(1)),
     dedupeBy: opt(pathString),
-  }),
+  },
   {
     waits: true,
     listensFor: (step) => step.signal,

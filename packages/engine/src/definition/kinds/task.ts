@@ -15,9 +15,8 @@ import {
 /** `task`: calls a handler, retried per policy; optionally compensated, a pivot, or parked in dlq. */
 export const task = defineKind(
   'task',
-  z.strictObject({
-    ...linkedFields,
-    kind: z.literal('task'),
+  linkedFields,
+  {
     handler: stepId,
     input: opt(inputMappingSchema),
     retry: opt(retryPolicySchema),
@@ -26,7 +25,7 @@ export const task = defineKind(
     compensateOnFailure: opt(z.boolean()),
     pivot: opt(z.boolean()),
     onFailure: opt(failurePolicySchema),
-  }),
+  },
   {
     issues: (step, at) => mappingIssues(step.input, `${at}.input`),
     paths: (step, at) => mappingPaths(step.input, `${at}.input`),
