@@ -85,22 +85,22 @@ export type KindList = readonly [AnyDefinitionKind, ...AnyDefinitionKind[]];
 /** The schemas of a list of kinds, in list order. */
 type SchemasOf<L extends KindList> = { -readonly [I in keyof L]: L[I]['schema'] };
 
-/** What the definition layer derives from its list of kinds: the step union and the table by name. */
-export interface KindSet<L extends KindList> {
-  /** One step, discriminated by `kind`: the union of the kinds' schemas, in list order. */
-  schema: z.ZodMiniDiscriminatedUnion<SchemasOf<L>, 'kind'>;
-  /** Each kind's module under its name, in list order (unknown-kind messages list the names so). */
-  byKind: { readonly [K in L[number] as K['kind']]: K };
+/** The step schema a list of kinds yields: the union of their schemas, discriminated by `kind`. */
+export type StepUnion<L extends KindList> = z.ZodMiniDiscriminatedUnion<SchemasOf<L>, 'kind'>;
+
+/** The table a list of kinds yields: each kind's module under its name, in list order. */
+export type KindTable<L extends KindList> = { readonly [K in L[number] as K['kind']]: K };
+
+// `kinds/index.ts` feeds the built-in list to these two, so a kind added to that list is known to
+// every check and nothing else lists it; a test feeds them a list with a kind of its own.
+
+/** The schema of one step of any kind in `list`, in list order. */
+export function stepUnion<const L extends KindList>(list: L): StepUnion<L> {
+  // Every kind's schema is a strict object with a literal `kind`: discriminable, as zod requires.
+  return z.discriminatedUnion('kind', list.map((k) => k.schema) as never) as StepUnion<L>;
 }
 
-/**
- * Derives the step schema and the table of kinds from one list: `kinds/index.ts` feeds it the
- * built-in kinds, so a kind added to that list is known to every check, and nothing else lists it.
- */
-export function kindSet<const L extends KindList>(list: L): KindSet<L> {
-  return {
-    // Every kind's schema is a strict object with a literal `kind`: discriminable, as zod requires.
-    schema: z.discriminatedUnion('kind', list.map((k) => k.schema) as never) as KindSet<L>['schema'],
-    byKind: Object.fromEntries(list.map((k) => [k.kind, k])) as KindSet<L>['byKind'],
-  };
+/** The kinds of `list` keyed by name (in list order: unknown-kind messages list the names so). */
+export function kindTable<const L extends KindList>(list: L): KindTable<L> {
+  return Object.fromEntries(list.map((k) => [k.kind, k])) as KindTable<L>;
 }

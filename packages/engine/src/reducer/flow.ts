@@ -13,15 +13,15 @@ import { type Cx, finish, log, spend, stepDef, stepState, terminate } from './tr
 type Step = StepDefinition & { id: string };
 
 /** Step kinds by name, as the flow reads them: the definition layer's facts or the reducer's rules. */
-export type KindTable<T> = { readonly [kind: string]: T };
+export type ByKind<T> = { readonly [kind: string]: T };
 
 /**
  * The flow over the given tables of kinds: the reducer's is {@link flow}, over the built-in ones.
  * Exported so a test can run a kind of its own through the same flow the built-in kinds go through.
  */
 export function createFlow(
-  definitions: KindTable<DefinitionKind<string, never>>,
-  rules: KindTable<StepRules<never>>,
+  definitions: ByKind<DefinitionKind<string, never>>,
+  rules: ByKind<StepRules<never>>,
 ): Flow {
   const factsOf = (def: Step) => definitions[def.kind] as DefinitionKind<string, Step>;
   const rulesOf = (def: Step) => rules[def.kind] as StepRules<Step>;

@@ -1,5 +1,5 @@
 import type * as z from 'zod/mini';
-import { type DefinitionKind, kindSet } from '../kind.js';
+import { type DefinitionKind, kindTable, stepUnion } from '../kind.js';
 import { choice } from './choice.js';
 import { collect } from './collect.js';
 import { continueAsNew } from './continue-as-new.js';
@@ -31,13 +31,11 @@ export const KINDS = [
   fail,
 ] as const;
 
-const kinds = kindSet(KINDS);
-
 /** One step of a definition, discriminated by `kind` (each kind's schema lives in `kinds/<kind>.ts`). */
-export const stepSchema = kinds.schema;
+export const stepSchema = stepUnion(KINDS);
 
 /** Every step kind's definition module, keyed by kind, in the order of {@link KINDS}. */
-export const DEFINITION_KINDS = kinds.byKind;
+export const DEFINITION_KINDS = kindTable(KINDS);
 
 /** A step as written in a definition. */
 export type StepDefinition = z.infer<typeof stepSchema>;
