@@ -1,10 +1,9 @@
 import type { DefinitionKind } from '../definition/kind.js';
 import { DEFINITION_KINDS } from '../definition/kinds/index.js';
 import type { StepDefinition } from '../definition/schema.js';
-import type { SignalRecord } from '../snapshot.js';
 import { REDUCER_KINDS } from './kinds/index.js';
 import type { Flow, StepRules } from './kinds/step-rules.js';
-import { type Cx, finish, log, spend, stepDef, stepState, terminate } from './transition-context.js';
+import { finish, log, spend, stepDef, stepState, terminate } from './transition-context.js';
 
 // How cursors move, whatever the kind: entering a step, leaving it, ending a path, handing it a
 // signal. What a step does at each point is its kind's rule (`kinds/<kind>.ts`), which gets this
@@ -20,75 +19,64 @@ export type ByKind<T> = { readonly [kind: string]: T };
  * Exported so a test can run a kind of its own through the same flow the built-in kinds go through.
  */
 export function createFlow(
-  definitions: ByKind<DefinitionKind<string, never>>,
-  rules: ByKind<StepRules<never>>,
+  definitions: ByKind<Pick<DefinitionKind<string, Step>, 'listensFor'>>,
+  rules: ByKind<StepRules<Step>>,
 ): Flow {
-  const factsOf = (def: Step) => definitions[def.kind] as DefinitionKind<string, Step>;
-  const rulesOf = (def: Step) => rules[def.kind] as StepRules<Step>;
-  const self: Flow = { enter, complete, endPath, deliverSignal };
-
-  function enter(cx: Cx, id: string): void {
-    spend(cx);
-    const def = stepDef(cx, id);
-    const prev = cx.s.steps[id];
-    cx.s.steps[id] = {
-      status: 'active',
-      iteration: (prev?.iteration ?? 0) + 1,
-      attempt: 0,
-      startedAt: cx.at,
-    };
-    cx.s.active.push(id);
-    log(cx, 'step.started', id);
-    rulesOf(def).enter(cx, def, self);
-    if (factsOf(def).listensFor) drainInbox(cx, id);
-  }
-
-  function advance(cx: Cx, id: string): void {
-    const def = stepDef(cx, id);
-    const next = 'next' in def ? def.next : undefined;
-    if (next !== undefined) enter(cx, next);
-    else endPath(cx, id, stepState(cx, id).output);
-  }
-
-  function complete(cx: Cx, id: string, output?: unknown): void {
-    finish(cx, id, 'completed', output);
-    advance(cx, id);
-  }
-
-  function endPath(cx: Cx, id: string, output: unknown): void {
-    const chain = cx.wf.regions.get(id) ?? [];
-    const inner = chain[chain.length - 1];
-    if (!inner) {
-      cx.s.output = output;
-      terminate(cx, 'completed');
-      return;
-    }
-    const owner = stepDef(cx, inner.parallel);
-    rulesOf(owner).branchEnded?.(cx, owner, inner.branch, output, self);
-  }
-
-  /** Hands buffered signals to a step that has just started listening. */
-  function drainInbox(cx: Cx, id: string): void {
-    const def = stepDef(cx, id);
-    const name = factsOf(def).listensFor?.(def);
-    for (let i = 0; i < cx.s.inbox.length; ) {
-      if (cx.s.steps[id]?.status !== 'active') return;
-      const sig = cx.s.inbox[i]!;
-      if (sig.name !== name) {
-        i++;
-        continue;
+  const self: Flow = {
+    enter(cx, id) {
+      spend(cx);
+      const def = stepDef(cx, id);
+      const prev = cx.s.steps[id];
+      cx.s.steps[id] = {
+        status: 'active',
+        iteration: (prev?.iteration ?? 0) + 1,
+        attempt: 0,
+        startedAt: cx.at,
+      };
+      cx.s.active.push(id);
+      log(cx, 'step.started', id);
+      rules[def.kind]!.enter(cx, def, self);
+      // A step that listens for a signal gets the buffered ones with its name, while it stays active.
+      const name = definitions[def.kind]!.listensFor?.(def);
+      if (name === undefined) return;
+      for (let i = 0; i < cx.s.inbox.length; ) {
+        if (cx.s.steps[id]?.status !== 'active') return;
+        const sig = cx.s.inbox[i]!;
+        if (sig.name !== name) {
+          i++;
+          continue;
+        }
+        cx.s.inbox.splice(i, 1);
+        self.deliverSignal(cx, id, sig);
       }
-      cx.s.inbox.splice(i, 1);
-      deliverSignal(cx, id, sig);
-    }
-  }
+    },
 
-  function deliverSignal(cx: Cx, id: string, sig: SignalRecord): void {
-    const def = stepDef(cx, id);
-    log(cx, 'signal.received', id); // the name is the one the step listens for
-    rulesOf(def).signal?.(cx, def, sig, self);
-  }
+    complete(cx, id, output) {
+      finish(cx, id, 'completed', output);
+      const def = stepDef(cx, id);
+      const next = 'next' in def ? def.next : undefined;
+      if (next !== undefined) self.enter(cx, next);
+      else self.endPath(cx, id, stepState(cx, id).output);
+    },
 
+    endPath(cx, id, output) {
+      const chain = cx.wf.regions.get(id) ?? [];
+      const inner = chain[chain.length - 1];
+      if (!inner) {
+        cx.s.output = output;
+        terminate(cx, 'completed');
+        return;
+      }
+      const owner = stepDef(cx, inner.parallel);
+      rules[owner.kind]!.branchEnded?.(cx, owner, inner.branch, output, self);
+    },
+
+    deliverSignal(cx, id, sig) {
+      const def = stepDef(cx, id);
+      log(cx, 'signal.received', id); // the name is the one the step listens for
+      rules[def.kind]!.signal?.(cx, def, sig, self);
+    },
+  };
   return self;
 }
 
