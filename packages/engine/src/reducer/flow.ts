@@ -17,10 +17,11 @@ export type ByKind<T> = { readonly [kind: string]: T };
 /**
  * The flow over the given tables of kinds: the reducer's is {@link flow}, over the built-in ones.
  * Exported so a test can run a kind of its own through the same flow the built-in kinds go through.
+ * Each table holds a kind's module typed by its own step; the flow hands it a step of that kind.
  */
 export function createFlow(
-  definitions: ByKind<Pick<DefinitionKind<string, Step>, 'listensFor'>>,
-  rules: ByKind<StepRules<Step>>,
+  definitions: ByKind<Pick<DefinitionKind<string, never>, 'listensFor'>>,
+  rules: ByKind<StepRules<never>>,
 ): Flow {
   const self: Flow = {
     enter(cx, id) {
@@ -35,9 +36,9 @@ export function createFlow(
       };
       cx.s.active.push(id);
       log(cx, 'step.started', id);
-      rules[def.kind]!.enter(cx, def, self);
+      (rules[def.kind] as StepRules<Step>).enter(cx, def, self);
       // A step that listens for a signal gets the buffered ones with its name, while it stays active.
-      const name = definitions[def.kind]!.listensFor?.(def);
+      const name = (definitions[def.kind] as DefinitionKind<string, Step>).listensFor?.(def);
       if (name === undefined) return;
       for (let i = 0; i < cx.s.inbox.length; ) {
         if (cx.s.steps[id]?.status !== 'active') return;
@@ -68,13 +69,13 @@ export function createFlow(
         return;
       }
       const owner = stepDef(cx, inner.parallel);
-      rules[owner.kind]!.branchEnded?.(cx, owner, inner.branch, output, self);
+      (rules[owner.kind] as StepRules<Step>).branchEnded?.(cx, owner, inner.branch, output, self);
     },
 
     deliverSignal(cx, id, sig) {
       const def = stepDef(cx, id);
       log(cx, 'signal.received', id); // the name is the one the step listens for
-      rules[def.kind]!.signal?.(cx, def, sig, self);
+      (rules[def.kind] as StepRules<Step>).signal?.(cx, def, sig, self);
     },
   };
   return self;
