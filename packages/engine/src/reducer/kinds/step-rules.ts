@@ -14,7 +14,7 @@ export type ResultEvent = EventOf<'task.completed'> | EventOf<'task.failed'>;
 export interface Flow {
   /** Puts a cursor on a step, runs its kind's entry rule, and hands it any buffered signal it listens for. */
   enter(cx: Cx, id: string): void;
-  /** A step completes with `output` and the cursor moves on. */
+  /** A step completes with `output` (none: it keeps the one it has) and moves on to `next` or ends its path. */
   complete(cx: Cx, id: string, output?: unknown): void;
   /** A path ran out of steps: the workflow completes, or the step that forked its branch hears of it. */
   endPath(cx: Cx, id: string, output: unknown): void;
