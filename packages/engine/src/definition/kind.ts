@@ -40,7 +40,7 @@ export interface DefinitionKind<K extends string = string, S = unknown> {
   failurePolicy?(step: S): FailurePolicyName | undefined;
 }
 
-/** The facts a kind's module states: `links` comes from its schema, `targets` defaults to its `next`. */
+/** The facts a kind's module states: `links` comes from its shared fields, `targets` defaults to its `next`. */
 export type KindFacts<K extends string, S> = Omit<
   DefinitionKind<K, S>,
   'kind' | 'schema' | 'links' | 'targets'
