@@ -19,7 +19,7 @@ import type {
 } from './builder-types.js';
 import { defineWorkflow } from './compile.js';
 import { type DeclaredSchemas, declareSchemas } from './declared-schemas.js';
-import { DEFINITION_KINDS } from './kinds/index.js';
+import { kindOf } from './kinds/index.js';
 import type {
   DefinitionInput,
   FailurePolicy,
@@ -85,10 +85,11 @@ export class WorkflowBuilder<
 
   private add<K extends StepDefinition['kind']>(kind: K, id: string, fields: object): never {
     const prev = this.steps[this.steps.length - 1];
-    const forks = prev?.kind === 'parallel' && prev.branches.includes(id);
-    // A parallel step is not linked to its own first branch: the branch is entered by the fork.
-    if (prev && !prev.end && !forks && canLink(prev) && (prev as { next?: string }).next === undefined) {
-      (prev as { next?: string }).next = id;
+    const facts = prev && kindOf(prev);
+    // A step is linked to the one added after it when its kind has a `next` it left unset, but not
+    // to a branch it forks: the branch is entered by the fork.
+    if (prev && !prev.end && facts?.links && (prev as { next?: string }).next === undefined) {
+      if (!facts.forks?.(prev).includes(id)) (prev as { next?: string }).next = id;
     }
     this.steps.push({ ...fields, kind, id } as unknown as StepDefinition & { id: string; end?: boolean });
     return this as never;
@@ -337,10 +338,6 @@ export class WorkflowBuilder<
     }
     return definition;
   }
-}
-
-function canLink(step: StepDefinition): boolean {
-  return DEFINITION_KINDS[step.kind].links;
 }
 
 /**

@@ -3,13 +3,12 @@ import { canonicalJson, sha256Hex } from '../content-hash.js';
 import { type Issue, ValidationError } from '../errors.js';
 import { parseWith } from '../schema-kit.js';
 import { analyzeGraph, type BranchRef } from './graph.js';
-import { kindOf } from './kinds/index.js';
+import { DEFINITION_KINDS, kindOf } from './kinds/index.js';
 import { referenceIssues } from './references.js';
 import {
   type DefinitionInput,
   definitionHeaderSchema,
   definitionSchema,
-  STEP_KINDS,
   type StepDefinition,
   stepSchema,
   type WorkflowDefinition,
@@ -103,10 +102,10 @@ function parseDefinition(input: unknown): z.infer<typeof definitionSchema> {
   issues.push(...reservedKeyIssues(input));
   for (const [key, step] of entries) {
     const kind = (step as { kind?: unknown } | null)?.kind;
-    if (typeof kind !== 'string' || !(STEP_KINDS as readonly string[]).includes(kind)) {
+    if (typeof kind !== 'string' || !Object.hasOwn(DEFINITION_KINDS, kind)) {
       issues.push({
         path: `steps.${key}.kind`,
-        message: `unknown step kind ${JSON.stringify(kind)} (one of ${STEP_KINDS.join(', ')})`,
+        message: `unknown step kind ${JSON.stringify(kind)} (one of ${Object.keys(DEFINITION_KINDS).join(', ')})`,
       });
       continue;
     }

@@ -1,5 +1,5 @@
 import { pathIssues, readPath } from './data-path.js';
-import type { Condition, Operand } from './schema.js';
+import type { Condition, Operand } from './step-fields.js';
 
 const COMPARISONS = ['==', '!=', '<', '<=', '>', '>='] as const;
 

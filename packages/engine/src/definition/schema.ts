@@ -1,18 +1,9 @@
 import * as z from 'zod/mini';
 import { integer, millis, idString as stepId, text } from '../schema-kit.js';
-import { choice } from './kinds/choice.js';
-import { collect } from './kinds/collect.js';
-import { continueAsNew } from './kinds/continue-as-new.js';
-import { fail } from './kinds/fail.js';
-import { human } from './kinds/human.js';
-import { parallel } from './kinds/parallel.js';
-import { savepoint } from './kinds/savepoint.js';
-import { sleep } from './kinds/sleep.js';
-import { succeed } from './kinds/succeed.js';
-import { task } from './kinds/task.js';
-import { wait } from './kinds/wait.js';
+import { type StepDefinition, stepSchema } from './kinds/index.js';
 import { failurePolicySchema, retryPolicySchema } from './step-fields.js';
 
+export { type StepDefinition, type StepKind, type StepOf, stepSchema } from './kinds/index.js';
 export {
   type Condition,
   conditionSchema,
@@ -21,21 +12,6 @@ export {
   type Operand,
   retryPolicySchema,
 } from './step-fields.js';
-
-/** One step of a definition, discriminated by `kind` (each kind's schema lives in `kinds/<kind>.ts`). */
-export const stepSchema = z.discriminatedUnion('kind', [
-  task.schema,
-  choice.schema,
-  parallel.schema,
-  wait.schema,
-  human.schema,
-  sleep.schema,
-  collect.schema,
-  savepoint.schema,
-  continueAsNew.schema,
-  succeed.schema,
-  fail.schema,
-]);
 
 const opt = z.optional;
 const header = {
@@ -78,35 +54,9 @@ export const definitionHeaderSchema = z.strictObject({
 export type RetryPolicyInput = z.infer<typeof retryPolicySchema>;
 /** Failure policy: `compensate` (default), `dlq` or `fail`. */
 export type FailurePolicy = z.infer<typeof failurePolicySchema>;
-/** A step as written in a definition. */
-export type StepDefinition = z.infer<typeof stepSchema>;
-/** Step kinds. */
-export type StepKind = StepDefinition['kind'];
-/** A step of the given kind. */
-export type StepOf<K extends StepKind> = Extract<StepDefinition, { kind: K }>;
 /** A definition as accepted by `defineWorkflow` (steps as a record or an array). */
 export type DefinitionInput = z.input<typeof definitionSchema>;
 /** A validated definition in its normal form: steps keyed by id, each carrying its id. */
 export interface WorkflowDefinition extends Omit<z.infer<typeof definitionSchema>, 'steps'> {
   steps: Record<string, StepDefinition & { id: string }>;
 }
-
-/** Every step kind, in the order of {@link stepSchema}. */
-export const STEP_KINDS = [
-  'task',
-  'choice',
-  'parallel',
-  'wait',
-  'human',
-  'sleep',
-  'collect',
-  'savepoint',
-  'continueAsNew',
-  'succeed',
-  'fail',
-] as const satisfies readonly StepKind[];
-
-// Fails to compile when a kind is added to the schema but not to STEP_KINDS.
-type Missing = Exclude<StepKind, (typeof STEP_KINDS)[number]>;
-const everyKindListed: [Missing] extends [never] ? true : Missing = true;
-void everyKindListed;

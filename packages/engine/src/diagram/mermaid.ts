@@ -1,10 +1,12 @@
 import { compileWorkflow } from '../definition/compile.js';
 import type { BranchRef } from '../definition/graph.js';
+import { kindOf } from '../definition/kinds/index.js';
 import type { DefinitionInput, StepDefinition, WorkflowDefinition } from '../definition/schema.js';
 import type { Snapshot } from '../snapshot.js';
-import { joinText, KIND_SHAPES, kindLine, whenLabel } from './shapes.js';
+import { type DiagramKind, type Edge, nodeIds, stepEdges, stepNode } from './kind.js';
+import { DIAGRAM_KINDS } from './kinds.js';
 import { type DiagramState, STATE_STYLES, stepStates } from './states.js';
-import { duration, encodeId, escapeLabel } from './text.js';
+import { escapeLabel } from './text.js';
 
 /** Options of {@link toMermaid}. */
 export interface MermaidOptions {
@@ -12,98 +14,9 @@ export interface MermaidOptions {
   direction?: 'TD' | 'LR' | 'BT' | 'RL' | undefined;
 }
 
-/** Mermaid node ids of the parts of a diagram; step ids are encoded so any id is safe. */
-export const nodeIds = {
-  start: 'wf_start',
-  end: 'wf_end',
-  failed: 'wf_failed',
-  step: (id: string) => `s_${encodeId(id)}`,
-  join: (parallel: string) => `j_${encodeId(parallel)}`,
-  compensation: (id: string) => `k_${encodeId(id)}`,
-  branch: (parallel: string, index: number) => `g_${encodeId(parallel)}_${index}`,
-} as const;
-
-interface Edge {
-  from: string;
-  to: string;
-  /** `-->` a path taken when things go well, `-.->` a timeout, rejection or loop, `-.-` a note. */
-  arrow: '-->' | '-.->' | '-.-';
-  label?: string | undefined;
-  /** A parallel step's edge into one of its branches: taken as soon as the step is entered. */
-  fork?: boolean | undefined;
-}
-
-/** Where a step's path ends: the workflow's end, or the join of its innermost parallel block. */
-function endOf(chain: BranchRef[] | undefined): string {
-  const last = chain?.[chain.length - 1];
-  return last === undefined ? nodeIds.end : nodeIds.join(last.parallel);
-}
-
-/** Outgoing edges of one step (compensation notes included). */
-function edgesOf(step: StepDefinition & { id: string }, chain: BranchRef[] | undefined): Edge[] {
-  const from = nodeIds.step(step.id);
-  const to = (id: string) => nodeIds.step(id);
-  const out: Edge[] = [];
-  const next = (label?: string) => {
-    const target = 'next' in step && step.next !== undefined ? to(step.next) : endOf(chain);
-    out.push(
-      label === undefined ? { from, to: target, arrow: '-->' } : { from, to: target, arrow: '-->', label },
-    );
-  };
-  const timeout = (ms: number | undefined, onTimeout: string | undefined) => {
-    if (ms === undefined) return;
-    out.push({
-      from,
-      to: onTimeout === undefined ? nodeIds.failed : to(onTimeout),
-      arrow: '-.->',
-      label: `timeout ${duration(ms)}`,
-    });
-  };
-  switch (step.kind) {
-    case 'choice':
-      for (const b of step.branches)
-        out.push({ from, to: to(b.next), arrow: '-->', label: whenLabel(b.when) });
-      out.push(
-        step.otherwise === undefined
-          ? { from, to: nodeIds.failed, arrow: '-.->', label: 'no branch matched' }
-          : { from, to: to(step.otherwise), arrow: '-->', label: 'otherwise' },
-      );
-      break;
-    case 'parallel':
-      step.branches.forEach((entry, i) => {
-        out.push({ from, to: to(entry), arrow: '-->', label: `branch ${i + 1}`, fork: true });
-      });
-      out.push({
-        from: nodeIds.join(step.id),
-        to: step.next === undefined ? endOf(chain) : to(step.next),
-        arrow: '-->',
-      });
-      break;
-    case 'human':
-      next('approve');
-      out.push({ from, to: nodeIds.failed, arrow: '-.->', label: 'reject' });
-      timeout(step.timeoutMs, step.onTimeout);
-      break;
-    case 'wait':
-      next();
-      timeout(step.timeoutMs, step.onTimeout);
-      break;
-    case 'succeed':
-      next();
-      break;
-    case 'fail':
-      out.push({ from, to: nodeIds.failed, arrow: '-->' });
-      break;
-    case 'continueAsNew':
-      out.push({ from, to: nodeIds.start, arrow: '-.->', label: 'next run' });
-      break;
-    default:
-      next();
-  }
-  if (step.kind === 'task' && step.compensate !== undefined) {
-    out.push({ from, to: nodeIds.compensation(step.id), arrow: '-.-' });
-  }
-  return out;
+/** How a step's kind is drawn. */
+function drawn(step: StepDefinition & { id: string }): DiagramKind<StepDefinition & { id: string }> {
+  return DIAGRAM_KINDS[step.kind] as DiagramKind<StepDefinition & { id: string }>;
 }
 
 /**
@@ -141,7 +54,12 @@ export function toMermaid(
     members.set(key, [...(members.get(key) ?? []), step]);
   }
 
-  const edges = steps.flatMap((s) => edgesOf(s, regions.get(s.id)));
+  const edges = steps.flatMap((s) => {
+    const undo = kindOf(s).compensator?.(s);
+    const note: Edge[] =
+      undo === undefined ? [] : [{ from: nodeIds.step(s.id), to: nodeIds.compensation(s.id), arrow: '-.-' }];
+    return [...stepEdges(drawn(s), s, regions.get(s.id)), ...note];
+  });
   edges.unshift({ from: nodeIds.start, to: nodeIds.step(def.start), arrow: '-->' });
   const used = new Set(edges.map((e) => e.to));
 
@@ -150,17 +68,16 @@ export function toMermaid(
   lines.push(`  ${nodeIds.start}(("start"))`);
   const region = (key: string, indent: string) => {
     for (const step of members.get(key) ?? []) {
-      const [open, close] = KIND_SHAPES[step.kind];
-      lines.push(
-        `${indent}${nodeIds.step(step.id)}${open}"${escapeLabel(step.id)}<br/>${kindLine(step)}"${close}`,
-      );
-      if (step.kind === 'task' && step.compensate !== undefined) {
-        lines.push(
-          `${indent}${nodeIds.compensation(step.id)}["⟲ compensate: ${escapeLabel(step.compensate)}"]`,
-        );
+      const kind = drawn(step);
+      lines.push(`${indent}${stepNode(kind, step)}`);
+      const undo = kindOf(step).compensator?.(step);
+      if (undo !== undefined) {
+        lines.push(`${indent}${nodeIds.compensation(step.id)}["⟲ compensate: ${escapeLabel(undo)}"]`);
       }
-      if (step.kind !== 'parallel') continue;
-      step.branches.forEach((entry, i) => {
+      // A step that forks branches: a subgraph per branch, then the node where they join.
+      const forks = kindOf(step).forks?.(step);
+      if (forks === undefined) continue;
+      forks.forEach((entry, i) => {
         const sub = nodeIds.branch(step.id, i);
         lines.push(
           `${indent}subgraph ${sub}["${escapeLabel(step.id)} · branch ${i + 1}: ${escapeLabel(entry)}"]`,
@@ -168,7 +85,9 @@ export function toMermaid(
         region(sub, `${indent}  `);
         lines.push(`${indent}end`);
       });
-      lines.push(`${indent}${nodeIds.join(step.id)}{{"${escapeLabel(step.id)}<br/>${joinText(step.join)}"}}`);
+      lines.push(
+        `${indent}${nodeIds.join(step.id)}{{"${escapeLabel(step.id)}<br/>${kind.join?.(step) ?? 'join'}"}}`,
+      );
     }
   };
   region('', '  ');
@@ -182,7 +101,7 @@ export function toMermaid(
   lines.push(
     `  class ${[nodeIds.start, ...[nodeIds.end, nodeIds.failed].filter((n) => used.has(n))].join(',')} terminal`,
   );
-  const notes = steps.filter((s) => s.kind === 'task' && s.compensate !== undefined);
+  const notes = steps.filter((s) => kindOf(s).compensator?.(s) !== undefined);
   if (notes.length) lines.push(`  class ${notes.map((s) => nodeIds.compensation(s.id)).join(',')} note`);
   if (snapshot) lines.push(...stateLines(def, snapshot, edges, used));
   return `${lines.join('\n')}\n`;
@@ -197,7 +116,7 @@ function stateLines(def: WorkflowDefinition, snapshot: Snapshot, edges: Edge[], 
     if (state === undefined) continue;
     states.set(nodeIds.step(step.id), state);
     // The join is reached once the parallel step has finished, one way or the other.
-    if (step.kind === 'parallel' && state !== 'running' && state !== 'waiting') {
+    if (kindOf(step).forks !== undefined && state !== 'running' && state !== 'waiting') {
       states.set(nodeIds.join(step.id), state);
     }
   }

@@ -75,8 +75,9 @@ export function stepStates(def: WorkflowDefinition, snapshot: Snapshot): Map<str
     const state = stepState(snapshot, id);
     if (state !== undefined) states.set(id, state);
   }
+  // Steps that fork branches (parallel ones): running while their branches run.
   const parallels = Object.keys(def.steps).filter(
-    (id) => states.get(id) === 'running' && def.steps[id]?.kind === 'parallel',
+    (id) => states.get(id) === 'running' && kindOf(def.steps[id]!).forks !== undefined,
   );
   // Innermost first in effect: repeat until nothing changes, so an outer block sees its inner ones settled.
   for (let changed = true; changed; ) {

@@ -2,7 +2,7 @@ import { type CompiledWorkflow, compileWorkflow } from '../definition/compile.js
 import type { DefinitionInput, WorkflowDefinition } from '../definition/schema.js';
 import { parseEvent, rejectEvent, type WorkflowEvent } from '../events.js';
 import { isTerminal, type LogEntry, type Snapshot } from '../snapshot.js';
-import { enter } from './flow.js';
+import { flow } from './flow.js';
 import { NOOP, refuseUnknownSignal, rules, run } from './rules.js';
 import { checkSnapshot, initialSnapshot } from './snapshot-check.js';
 import { copySnapshot, derive, freezeChanged, freezeNew, plainDraft, ring } from './snapshot-copy.js';
@@ -122,7 +122,7 @@ export function reduce(
     const s = initialSnapshot(wf, ev, snapshot);
     const cx: Cx = { wf, s, at: ev.at, budget, logged: [], handoff: ev.handoff === true };
     log(cx, 'workflow.started');
-    run(cx, () => enter(cx, wf.definition.start), false);
+    run(cx, () => flow.enter(cx, wf.definition.start), false);
     const out = copySnapshot(s);
     derive(out);
     out.log = appendLog(wf, s.log, cx.logged!);

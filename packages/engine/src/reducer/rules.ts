@@ -4,7 +4,7 @@ import { InboxOverflowError, PastPivotError, UnknownSignalError } from '../error
 import { type EventOf, rejectEvent, type WorkflowEvent } from '../events.js';
 import { isTerminal, type StepState } from '../snapshot.js';
 import { passedPivot, pumpRollback, startRollback } from './compensation.js';
-import { deliverSignal, enter } from './flow.js';
+import { flow } from './flow.js';
 import { rulesOf } from './kinds/index.js';
 import type { ResultEvent } from './kinds/step-rules.js';
 import { fire, nextDue } from './timers.js';
@@ -102,7 +102,7 @@ export const rules: { [T in WorkflowEvent['type']]: Rule<T> } = {
         at: cx.at,
         ...(ev.id ? { id: ev.id } : {}),
       };
-      if (listener !== undefined) deliverSignal(cx, listener, record);
+      if (listener !== undefined) flow.deliverSignal(cx, listener, record);
       else {
         cx.s.inbox.push(record);
         log(cx, 'signal.buffered', undefined, { detail: ev.name });
@@ -190,8 +190,8 @@ function requeueStep(cx: Cx, id: string, st: StepState): void {
   delete cx.s.error;
   const def = stepDef(cx, id);
   const requeue = rulesOf(def).requeue;
-  if (requeue) requeue(cx, def, st);
-  else enter(cx, id);
+  if (requeue) requeue(cx, def, st, flow);
+  else flow.enter(cx, id);
 }
 
 /** A handler's result: the step's kind finds the task it answers (none: a stale result) and applies it. */
@@ -202,7 +202,7 @@ function handlerResult(cx: Cx, ev: ResultEvent): Outcome {
   if (!rules) rejectEvent(`step "${ev.step}" is a ${def.kind}, which runs no handler`, 'step');
   const task = rules.match(cx, def, ev);
   if (!task) return NOOP;
-  return run(cx, () => rules.apply(cx, def, task, ev));
+  return run(cx, () => rules.apply(cx, def, task, ev, flow));
 }
 
 function patchInput(input: unknown, patch: Record<string, unknown>): unknown {

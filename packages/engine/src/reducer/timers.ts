@@ -1,3 +1,4 @@
+import { flow } from './flow.js';
 import { rulesOf } from './kinds/index.js';
 import { type Cx, log, stepDef, takeTask } from './transition-context.js';
 
@@ -38,11 +39,11 @@ export function fire(cx: Cx, due: Due): void {
     }
     delete cx.s.tasks[due.key];
     const def = stepDef(cx, task.step);
-    rulesOf(def).lost?.(cx, def, task);
+    rulesOf(def).lost?.(cx, def, task, flow);
     return;
   }
   const [timer] = cx.s.timers.splice(due.index, 1);
   log(cx, 'timer.fired', timer!.step, { detail: timer!.kind });
   const def = stepDef(cx, timer!.step);
-  rulesOf(def).timer?.(cx, def, timer!);
+  rulesOf(def).timer?.(cx, def, timer!, flow);
 }

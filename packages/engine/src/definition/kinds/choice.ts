@@ -6,14 +6,12 @@ import { conditionSchema, endFields, opt, stepId } from '../step-fields.js';
 /** `choice`: continues with the first branch whose condition holds, else `otherwise`. */
 export const choice = defineKind(
   'choice',
-  z.strictObject({
-    ...endFields,
-    kind: z.literal('choice'),
+  endFields,
+  {
     branches: z.array(z.strictObject({ when: conditionSchema, next: stepId })).check(z.minLength(1)),
     otherwise: opt(stepId),
-  }),
+  },
   {
-    links: false,
     targets: (step) => [...step.branches.map((b) => b.next), ...(step.otherwise ? [step.otherwise] : [])],
     paths: (step, at) => step.branches.flatMap((b, i) => conditionPaths(b.when, `${at}.branches.${i}.when`)),
     issues: (step, at) =>

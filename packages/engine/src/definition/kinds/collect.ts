@@ -1,24 +1,20 @@
-import * as z from 'zod/mini';
 import type { Issue } from '../../errors.js';
 import { defineKind } from '../kind.js';
-import { integer, linkedFields, millis, nextOf, opt, pathString, stepId } from '../step-fields.js';
+import { integer, linkedFields, millis, opt, pathString, stepId } from '../step-fields.js';
 
 /** `collect`: batches a signal's payloads until `maxItems`, `idleMs` of quiet, or `maxWaitMs`. */
 export const collect = defineKind(
   'collect',
-  z.strictObject({
-    ...linkedFields,
-    kind: z.literal('collect'),
+  linkedFields,
+  {
     signal: stepId,
     maxItems: opt(integer(1, 10_000)),
     idleMs: opt(millis(1)),
     maxWaitMs: opt(millis(1)),
     dedupeBy: opt(pathString),
-  }),
+  },
   {
-    links: true,
     waits: true,
-    targets: nextOf,
     listensFor: (step) => step.signal,
     issues: (step, at) => {
       const out: Issue[] = [];

@@ -1,14 +1,12 @@
-import * as z from 'zod/mini';
 import { defineKind } from '../kind.js';
 import { endFields, inputMappingSchema, mappingIssues, mappingPaths, opt } from '../step-fields.js';
 
 /** `continueAsNew`: ends the run and starts a fresh one of the same instance with `carry` as input. */
 export const continueAsNew = defineKind(
   'continueAsNew',
-  z.strictObject({ ...endFields, kind: z.literal('continueAsNew'), carry: opt(inputMappingSchema) }),
+  endFields,
+  { carry: opt(inputMappingSchema) },
   {
-    links: false,
-    targets: () => [],
     issues: (step, at) => mappingIssues(step.carry, `${at}.carry`),
     paths: (step, at) => mappingPaths(step.carry, `${at}.carry`),
   },

@@ -3,15 +3,6 @@ import { defineKind } from '../kind.js';
 import { endFields, opt, text } from '../step-fields.js';
 
 /** `fail`: fails the workflow with the given error (rolled back unless a pivot has passed). */
-export const fail = defineKind(
-  'fail',
-  z.strictObject({
-    ...endFields,
-    kind: z.literal('fail'),
-    error: opt(z.strictObject({ message: text(1, 2000), code: opt(text(1, 200)) })),
-  }),
-  {
-    links: false,
-    targets: () => [],
-  },
-);
+export const fail = defineKind('fail', endFields, {
+  error: opt(z.strictObject({ message: text(1, 2000), code: opt(text(1, 200)) })),
+});

@@ -1,19 +1,16 @@
-import * as z from 'zod/mini';
 import { defineKind } from '../kind.js';
 import { linkedFields, millis, nextOf, opt, stepId } from '../step-fields.js';
 
 /** `human`: waits for a decision signal (`{ decision: 'approve' | 'reject' }`), named after the step by default. */
 export const human = defineKind(
   'human',
-  z.strictObject({
-    ...linkedFields,
-    kind: z.literal('human'),
+  linkedFields,
+  {
     signal: opt(stepId),
     timeoutMs: opt(millis(1)),
     onTimeout: opt(stepId),
-  }),
+  },
   {
-    links: true,
     waits: true,
     targets: (step) => [...nextOf(step), ...(step.onTimeout ? [step.onTimeout] : [])],
     listensFor: (step) => step.signal ?? step.id,

@@ -1,19 +1,16 @@
 import * as z from 'zod/mini';
 import { defineKind } from '../kind.js';
-import { integer, linkedFields, nextOf, opt, stepId } from '../step-fields.js';
+import { integer, linkedFields, opt, stepId } from '../step-fields.js';
 
 /** `parallel`: forks branches (their entry steps) and joins them: all, any, or at least n. */
 export const parallel = defineKind(
   'parallel',
-  z.strictObject({
-    ...linkedFields,
-    kind: z.literal('parallel'),
+  linkedFields,
+  {
     branches: z.array(stepId).check(z.minLength(1)),
     join: opt(z.union([z.literal('all'), z.literal('any'), z.strictObject({ atLeast: integer(1, 10_000) })])),
-  }),
+  },
   {
-    links: true,
-    targets: nextOf,
     forks: (step) => step.branches,
     issues: (step, at) =>
       typeof step.join === 'object' && step.join.atLeast > step.branches.length

@@ -1,13 +1,5 @@
-import * as z from 'zod/mini';
 import { defineKind } from '../kind.js';
-import { linkedFields, nextOf } from '../step-fields.js';
+import { linkedFields } from '../step-fields.js';
 
 /** `savepoint`: a rollback after a failure stops here (a cancel still goes past it). */
-export const savepoint = defineKind(
-  'savepoint',
-  z.strictObject({ ...linkedFields, kind: z.literal('savepoint') }),
-  {
-    links: true,
-    targets: nextOf,
-  },
-);
+export const savepoint = defineKind('savepoint', linkedFields, {});

@@ -1,28 +1,16 @@
-import * as z from 'zod/mini';
 import { defineKind } from '../kind.js';
-import {
-  linkedFields,
-  mappingIssues,
-  mappingPaths,
-  millis,
-  nextOf,
-  opt,
-  pathString,
-} from '../step-fields.js';
+import { linkedFields, mappingIssues, mappingPaths, millis, opt, pathString } from '../step-fields.js';
 
 /** `sleep`: a durable timer, `ms` from entry or `until` an epoch-ms value read from the data. */
 export const sleep = defineKind(
   'sleep',
-  z.strictObject({
-    ...linkedFields,
-    kind: z.literal('sleep'),
+  linkedFields,
+  {
     ms: opt(millis()),
     until: opt(pathString),
-  }),
+  },
   {
-    links: true,
     waits: true,
-    targets: nextOf,
     paths: (step, at) => mappingPaths(step.until, `${at}.until`),
     issues: (step, at) => [
       ...((step.ms === undefined) === (step.until === undefined)

@@ -1,14 +1,12 @@
-import * as z from 'zod/mini';
 import { defineKind } from '../kind.js';
 import { endFields, inputMappingSchema, mappingIssues, mappingPaths, opt } from '../step-fields.js';
 
 /** `succeed`: completes the workflow (or its parallel branch) with an optional mapped output. */
 export const succeed = defineKind(
   'succeed',
-  z.strictObject({ ...endFields, kind: z.literal('succeed'), output: opt(inputMappingSchema) }),
+  endFields,
+  { output: opt(inputMappingSchema) },
   {
-    links: false,
-    targets: () => [],
     issues: (step, at) => mappingIssues(step.output, `${at}.output`),
     paths: (step, at) => mappingPaths(step.output, `${at}.output`),
   },

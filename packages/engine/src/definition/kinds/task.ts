@@ -7,7 +7,6 @@ import {
   mappingIssues,
   mappingPaths,
   millis,
-  nextOf,
   opt,
   retryPolicySchema,
   stepId,
@@ -16,9 +15,8 @@ import {
 /** `task`: calls a handler, retried per policy; optionally compensated, a pivot, or parked in dlq. */
 export const task = defineKind(
   'task',
-  z.strictObject({
-    ...linkedFields,
-    kind: z.literal('task'),
+  linkedFields,
+  {
     handler: stepId,
     input: opt(inputMappingSchema),
     retry: opt(retryPolicySchema),
@@ -27,10 +25,8 @@ export const task = defineKind(
     compensateOnFailure: opt(z.boolean()),
     pivot: opt(z.boolean()),
     onFailure: opt(failurePolicySchema),
-  }),
+  },
   {
-    links: true,
-    targets: nextOf,
     issues: (step, at) => mappingIssues(step.input, `${at}.input`),
     paths: (step, at) => mappingPaths(step.input, `${at}.input`),
     handlers: (step) => (step.compensate === undefined ? [step.handler] : [step.handler, step.compensate]),

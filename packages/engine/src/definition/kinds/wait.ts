@@ -1,19 +1,16 @@
-import * as z from 'zod/mini';
 import { defineKind } from '../kind.js';
 import { linkedFields, millis, nextOf, opt, stepId } from '../step-fields.js';
 
 /** `wait`: waits for a named signal, optionally with a timeout that fails or takes `onTimeout`. */
 export const wait = defineKind(
   'wait',
-  z.strictObject({
-    ...linkedFields,
-    kind: z.literal('wait'),
+  linkedFields,
+  {
     signal: stepId,
     timeoutMs: opt(millis(1)),
     onTimeout: opt(stepId),
-  }),
+  },
   {
-    links: true,
     waits: true,
     targets: (step) => [...nextOf(step), ...(step.onTimeout ? [step.onTimeout] : [])],
     listensFor: (step) => step.signal,

@@ -1,8 +1,7 @@
 import { readPath } from '../../definition/data-path.js';
 import type { StepOf } from '../../definition/schema.js';
-import { complete } from '../flow.js';
 import { addTimer, type Cx, clearTimers, stepState } from '../transition-context.js';
-import type { StepRules } from './step-rules.js';
+import type { Flow, StepRules } from './step-rules.js';
 
 /**
  * collect: gathers its signal's payloads into a batch (deduplicated by `dedupeBy`) and completes
@@ -14,7 +13,7 @@ export const collect: StepRules<StepOf<'collect'> & { id: string }> = {
     stepState(cx, def.id).batch = { items: [], since: cx.at, lastAt: cx.at, keys: [] };
   },
 
-  signal(cx, def, sig) {
+  signal(cx, def, sig, flow) {
     const batch = stepState(cx, def.id).batch!;
     const key = def.dedupeBy === undefined ? undefined : readPath({ payload: sig.payload }, def.dedupeBy);
     // A payload without the key is kept: it is not a duplicate of anything.
@@ -30,7 +29,7 @@ export const collect: StepRules<StepOf<'collect'> & { id: string }> = {
       addTimer(cx, { kind: 'max-wait', step: def.id, at: cx.at + def.maxWaitMs });
     }
     if (def.maxItems !== undefined && batch.items.length >= def.maxItems) {
-      closeBatch(cx, def.id);
+      closeBatch(cx, def.id, flow);
       return;
     }
     if (def.idleMs !== undefined) {
@@ -40,14 +39,14 @@ export const collect: StepRules<StepOf<'collect'> & { id: string }> = {
   },
 
   // Its only timers are idle and max-wait: either closes the batch.
-  timer: (cx, def) => closeBatch(cx, def.id),
+  timer: (cx, def, _timer, flow) => closeBatch(cx, def.id, flow),
 };
 
 /** Completes a collect step with the items gathered so far. */
-function closeBatch(cx: Cx, id: string): void {
+function closeBatch(cx: Cx, id: string, flow: Flow): void {
   clearTimers(cx, id);
   const st = stepState(cx, id);
   const items = st.batch?.items ?? [];
   delete st.batch;
-  complete(cx, id, items);
+  flow.complete(cx, id, items);
 }

@@ -2,16 +2,13 @@ import { humanDecision } from '../../definition/kinds/human.js';
 import type { StepOf } from '../../definition/schema.js';
 import { rejectEvent } from '../../events.js';
 import { failStep } from '../compensation.js';
-import { signalled, timedOut } from '../flow.js';
-import { addTimer, clearTimers, log, stepState } from '../transition-context.js';
+import { clearTimers, log, stepState } from '../transition-context.js';
 import type { StepRules } from './step-rules.js';
+import { signalled, startTimeout, timedOut } from './waiting.js';
 
 /** human: a wait whose signal must carry a decision; approve completes it, reject fails it (`REJECTED`). */
 export const human: StepRules<StepOf<'human'> & { id: string }> = {
-  enter(cx, def) {
-    if (def.timeoutMs !== undefined)
-      addTimer(cx, { kind: 'timeout', step: def.id, at: cx.at + def.timeoutMs });
-  },
+  enter: startTimeout,
 
   checkSignal(_cx, def, ev) {
     if (humanDecision(ev.payload) === undefined) {
@@ -22,7 +19,7 @@ export const human: StepRules<StepOf<'human'> & { id: string }> = {
     }
   },
 
-  signal(cx, def, sig) {
+  signal(cx, def, sig, flow) {
     const decision = humanDecision(sig.payload);
     if (decision === undefined) {
       // Only a buffered signal gets here (a live one is rejected as invalid): it decides nothing.
@@ -30,7 +27,7 @@ export const human: StepRules<StepOf<'human'> & { id: string }> = {
       return;
     }
     if (decision) {
-      signalled(cx, def.id, sig.payload);
+      signalled(cx, def.id, sig.payload, flow);
       return;
     }
     clearTimers(cx, def.id);
@@ -38,5 +35,5 @@ export const human: StepRules<StepOf<'human'> & { id: string }> = {
     failStep(cx, def.id, { message: `rejected at ${def.id}`, code: 'REJECTED', retryable: false });
   },
 
-  timer: (cx, def) => timedOut(cx, def.id, def.onTimeout),
+  timer: timedOut,
 };

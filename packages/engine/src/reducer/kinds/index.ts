@@ -12,10 +12,11 @@ import { succeed } from './succeed.js';
 import { task } from './task.js';
 import { wait } from './wait.js';
 
-// Only this module imports the kind modules (the layer test checks it): the core reaches a kind
-// through `rulesOf`, so the kind modules, which call back into the core, are never evaluated first.
-
-/** The reducer's rules for every step kind, keyed by kind: one row per kind. */
+/**
+ * The reducer's rules for every step kind, keyed by kind: one row per kind. Keyed by the
+ * definition's {@link StepKind}, so a kind added to the definition's list fails to compile until it
+ * has its row here.
+ */
 export const REDUCER_KINDS: { readonly [K in StepKind]: StepRules<StepOf<K> & { id: string }> } = {
   task,
   choice,

@@ -1,7 +1,6 @@
 import { branchesNeeded } from '../../definition/kinds/parallel.js';
 import type { StepOf } from '../../definition/schema.js';
-import { advance, enter } from '../flow.js';
-import { type Cx, deactivate, finish, log, stepState } from '../transition-context.js';
+import { type Cx, deactivate, log, stepState } from '../transition-context.js';
 import type { StepRules } from './step-rules.js';
 
 /**
@@ -9,18 +8,18 @@ import type { StepRules } from './step-rules.js';
  * satisfied it abandons the branches still running (their handlers are detached) and moves on.
  */
 export const parallel: StepRules<StepOf<'parallel'> & { id: string }> = {
-  enter(cx, def) {
+  enter(cx, def, flow) {
     const st = stepState(cx, def.id);
     st.branches = def.branches.map(() => 'running');
     st.output = def.branches.map(() => null);
     def.branches.forEach((entry, i) => {
       // An earlier branch may already have satisfied the join, or failed the workflow (which
       // may have ended it without touching this step's status).
-      if (cx.s.active.includes(def.id) && st.branches?.[i] === 'running') enter(cx, entry);
+      if (cx.s.active.includes(def.id) && st.branches?.[i] === 'running') flow.enter(cx, entry);
     });
   },
 
-  branchEnded(cx, def, branch, output) {
+  branchEnded(cx, def, branch, output, flow) {
     const st = cx.s.steps[def.id];
     if (st?.status !== 'active' || st.branches?.[branch] !== 'running') return;
     st.branches[branch] = 'done';
@@ -29,9 +28,9 @@ export const parallel: StepRules<StepOf<'parallel'> & { id: string }> = {
     st.branches.forEach((b, i) => {
       if (b === 'running') abandonBranch(cx, def.id, i);
     });
-    finish(cx, def.id, 'completed');
     log(cx, 'step.completed', def.id);
-    advance(cx, def.id);
+    // Its output stays the branches' outputs, recorded as they ended.
+    flow.complete(cx, def.id);
   },
 };
 

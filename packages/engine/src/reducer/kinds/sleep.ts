@@ -1,7 +1,6 @@
 import { readPath } from '../../definition/data-path.js';
 import type { StepOf } from '../../definition/schema.js';
 import { failStep } from '../compensation.js';
-import { complete } from '../flow.js';
 import { addTimer, dataView } from '../transition-context.js';
 import type { StepRules } from './step-rules.js';
 
@@ -19,5 +18,5 @@ export const sleep: StepRules<StepOf<'sleep'> & { id: string }> = {
     }
     addTimer(cx, { kind: 'sleep', step: def.id, at: Math.max(0, Math.trunc(until)) });
   },
-  timer: (cx, def) => complete(cx, def.id),
+  timer: (cx, def, _timer, flow) => flow.complete(cx, def.id),
 };

@@ -6,29 +6,47 @@ import type { Cx } from '../transition-context.js';
 export type ResultEvent = EventOf<'task.completed'> | EventOf<'task.failed'>;
 
 /**
+ * How cursors move, whatever the kind: what `flow.ts` implements once and hands to every rule
+ * below as its last argument. A kind's module calls back into the core through it rather than by
+ * importing `flow.ts`, which dispatches to the kinds: so no kind module and the core import each
+ * other, and a kind's rules can run against any table of kinds (see `createFlow`).
+ */
+export interface Flow {
+  /** Puts a cursor on a step, runs its kind's entry rule, and hands it any buffered signal it listens for. */
+  enter(cx: Cx, id: string): void;
+  /** A step completes with `output` (none: it keeps the one it has) and moves on to `next` or ends its path. */
+  complete(cx: Cx, id: string, output?: unknown): void;
+  /** A path ran out of steps: the workflow completes, or the step that forked its branch hears of it. */
+  endPath(cx: Cx, id: string, output: unknown): void;
+  /** Delivers one signal to the active step listening for it. */
+  deliverSignal(cx: Cx, id: string, sig: SignalRecord): void;
+}
+
+/**
  * What the reducer does with one step kind, in one place: on entry, on a signal, a timer, a
  * handler's result, a lost attempt, a requeue, and when one of the branches it forks ends. The
  * core (flow, timers, compensation, rules) calls these through the table in `kinds/index.ts` and
- * owns what all kinds share: cursors, finishing, the log, timers and rollback.
+ * owns what all kinds share: cursors, finishing, the log, timers and rollback. Every rule that may
+ * move a cursor gets the {@link Flow} last; a rule that does not need it leaves it off.
  */
 export interface StepRules<D> {
   /** The cursor reached the step: its state is fresh and `step.started` is logged. */
-  enter(cx: Cx, def: D): void;
+  enter(cx: Cx, def: D, flow: Flow): void;
   /** Rejects a live signal the step cannot use, before anything is written. */
   checkSignal?(cx: Cx, def: D, ev: EventOf<'signal'>): void;
   /** A signal the step listens for reached it while active (live, or from the inbox). */
-  signal?(cx: Cx, def: D, sig: SignalRecord): void;
+  signal?(cx: Cx, def: D, sig: SignalRecord, flow: Flow): void;
   /** One of the step's timers fired (it is already removed and logged). */
-  timer?(cx: Cx, def: D, timer: TimerState): void;
+  timer?(cx: Cx, def: D, timer: TimerState, flow: Flow): void;
   /** Handler results: `match` finds the task a result is for (null: stale, ignore it). */
   result?: {
     match(cx: Cx, def: D, ev: ResultEvent): TaskState | null;
-    apply(cx: Cx, def: D, task: TaskState, ev: ResultEvent): void;
+    apply(cx: Cx, def: D, task: TaskState, ev: ResultEvent, flow: Flow): void;
   };
   /** An attempt of the step missed its deadline (its task is already removed). */
-  lost?(cx: Cx, def: D, task: TaskState): void;
+  lost?(cx: Cx, def: D, task: TaskState, flow: Flow): void;
   /** The step, parked in dlq, is requeued; without this rule it is entered again. */
-  requeue?(cx: Cx, def: D, st: StepState): void;
+  requeue?(cx: Cx, def: D, st: StepState, flow: Flow): void;
   /** A branch this step forked ran out of steps with `output`. */
-  branchEnded?(cx: Cx, def: D, branch: number, output: unknown): void;
+  branchEnded?(cx: Cx, def: D, branch: number, output: unknown, flow: Flow): void;
 }

@@ -2,13 +2,11 @@ import type { StepOf } from '../../definition/schema.js';
 import { rejectEvent } from '../../events.js';
 import type { ErrorInfo, TaskState } from '../../snapshot.js';
 import { compensationFailed, compensationSucceeded, detachedResult, failStep } from '../compensation.js';
-import { advance } from '../flow.js';
 import { backoffMs, resolveRetry, shouldRetry } from '../retry-policy.js';
 import {
   addTimer,
   type Cx,
   dispatchTask,
-  finish,
   log,
   pushCompleted,
   stepState,
@@ -49,16 +47,15 @@ export const task: StepRules<TaskDef> = {
       return null;
     },
 
-    apply(cx, _def, task, ev) {
+    apply(cx, _def, task, ev, flow) {
       delete cx.s.tasks[taskKey(task.step, task.phase)];
       if (ev.type === 'task.failed') attemptFailed(cx, task, ev.error, false);
       else if (task.phase === 'compensate') compensationSucceeded(cx, task.step);
       else if (task.detached) detachedResult(cx, task.step, true, ev.output);
       else {
-        finish(cx, task.step, 'completed', ev.output ?? null);
         pushCompleted(cx, task.step);
         log(cx, 'step.completed', task.step, { attempt: task.attempt });
-        advance(cx, task.step);
+        flow.complete(cx, task.step, ev.output ?? null);
       }
     },
   },
