@@ -35,7 +35,7 @@ describe('list on MongoDB (FerretDB)', () => {
       expect([...first.items, ...rest.items].map((i) => i.id)).toEqual(all.items.map((i) => i.id));
       const shown = await cli(['show', 'exp-5', '--store', url.toString(), '--json']);
       expect(parsed(shown).status).toBe('dlq');
-      // No inbox here: send applies the signal at once, as signal does (a new version).
+      // The store's inbox takes it in one write: not applied yet (a worker will), the snapshot unchanged.
       const before = (await store.load('exp-4'))!;
       const sent = await cli([
         'send',
@@ -50,8 +50,12 @@ describe('list on MongoDB (FerretDB)', () => {
         '--json',
       ]);
       expect(sent.code).toBe(EXIT.ok);
-      expect(parsed(sent)).toMatchObject({ delivered: 'applied', version: before.version + 1 });
-      expect((await store.load('exp-4'))?.inbox.map((m) => m.payload)).toEqual([{ file: 'm.pdf' }]);
+      expect(parsed(sent)).toMatchObject({ delivered: 'inbox', version: before.version });
+      const [waiting] = await store.inbox!.claim(Date.now(), 10, ['exp-4']);
+      expect(waiting?.sent.map((s) => s.event.type === 'signal' && s.event.payload)).toEqual([
+        { file: 'm.pdf' },
+      ]);
+      expect((await store.load('exp-4'))?.version).toBe(before.version);
     } finally {
       await client
         .db()

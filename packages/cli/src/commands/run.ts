@@ -1,10 +1,4 @@
-import {
-  createRunner,
-  isTerminal,
-  type LogEntry,
-  type RunnerHooks,
-  type Snapshot,
-} from '@stepfold/engine';
+import { createRunner, isTerminal, type LogEntry, type RunnerHooks, type Snapshot } from '@stepfold/engine';
 import { createMemoryStore } from '@stepfold/engine/memory';
 import type { Command } from 'commander';
 import { loadDefinition } from '../definitions.js';
