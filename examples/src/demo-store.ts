@@ -2,7 +2,7 @@
  * The store a demo runs on, picked with `--store memory|postgres` (default memory). PostgreSQL is the
  * server `pnpm services` starts, at STEPFOLD_PG_URL; the demo uses its own table, `stepfold_demo.<table>`.
  */
-import { type Store } from '@stepfold/engine';
+import type { Store } from '@stepfold/engine';
 import { createMemoryStore } from '@stepfold/engine/memory';
 
 /** Stores a demo can run on. */

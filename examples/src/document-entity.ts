@@ -4,14 +4,7 @@
  * processed in batches of up to 8 (or after 10 s of quiet), and every 2 batches the instance
  * continues as new, so its snapshot never grows. Runs on the in-memory store with a fake clock.
  */
-import {
-  createRunner,
-  type Handler,
-  type Snapshot,
-  snapshotBytes,
-  type,
-  workflow,
-} from '@stepfold/engine';
+import { createRunner, type Handler, type Snapshot, snapshotBytes, type, workflow } from '@stepfold/engine';
 import { createMemoryStore } from '@stepfold/engine/memory';
 
 export const BATCHES_PER_RUN = 2;

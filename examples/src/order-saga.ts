@@ -3,14 +3,7 @@
  * declined on every attempt, and the compensation releases the reservation. The instance ends
  * `failed` with the payment error kept. Exits non-zero if the outcome is anything else.
  */
-import {
-  createRunner,
-  isTerminal,
-  type Snapshot,
-  type Status,
-  TaskError,
-  workflow,
-} from '@stepfold/engine';
+import { createRunner, isTerminal, type Snapshot, type Status, TaskError, workflow } from '@stepfold/engine';
 import { createMemoryStore } from '@stepfold/engine/memory';
 
 export const orderSaga = workflow('order-saga', 1, {

@@ -2,13 +2,7 @@
 // workflow run on the in-memory store, the harness, and each adapter constructed with its driver.
 import assert from 'node:assert/strict';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import {
-  createRunner,
-  type HandlerContext,
-  isStepfoldError,
-  type,
-  workflow,
-} from '@stepfold/engine';
+import { createRunner, type HandlerContext, isStepfoldError, type, workflow } from '@stepfold/engine';
 import { createMemoryStore } from '@stepfold/engine/memory';
 import { createHarness } from '@stepfold/engine/testing';
 import { createWorker } from '@stepfold/engine/worker';

@@ -85,8 +85,8 @@ export {
   type SentSignal,
   type Store,
   snapshotBytes,
-  type WakeHint,
   type WakeListener,
+  type WakeNotice,
   type WakeSource,
   type WakeSubscription,
 } from './store/store.js';

@@ -1,12 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import {
-  createRunner,
-  type HandlerContext,
-  TaskError,
-  type,
-  workflow,
-} from '@stepfold/engine';
+import { createRunner, type HandlerContext, TaskError, type, workflow } from '@stepfold/engine';
 import { createMemoryStore } from '@stepfold/engine/memory';
 import { createHarness } from '@stepfold/engine/testing';
 import { describe, expect, it } from 'vitest';

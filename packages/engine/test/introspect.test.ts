@@ -1,5 +1,4 @@
 import { createRunner, defineWorkflow, type, workflow } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
 import {
   cancelRefusal,
   decisionSignal,
@@ -7,6 +6,7 @@ import {
   handlerNames,
   pendingDecisions,
 } from '@stepfold/engine/introspect';
+import { createMemoryStore } from '@stepfold/engine/memory';
 import { createHarness } from '@stepfold/engine/testing';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import * as z from 'zod/mini';

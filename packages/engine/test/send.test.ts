@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { compileWorkflow } from '../src/definition/compile.js';
 import { createRunner, defineWorkflow, workflow } from '../src/index.js';
-import { createMemoryStore } from '../src/store/memory-store.js';
 import { createRegistry } from '../src/runner/registry.js';
 import { acceptingDefinitions } from '../src/runner/send.js';
+import { createMemoryStore } from '../src/store/memory-store.js';
 
 // runner.send on a store without an inbox is signal with `wait: 'write'`; on one with an inbox it
 // is refused before writing for what signal would refuse (see store-postgres' send tests for the

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createMemoryStore } from '../src/store/memory-store.js';
 import { createStoreKit, isBusyNotice, parseWakePayload } from '../src/store/index.js';
+import { createMemoryStore } from '../src/store/memory-store.js';
 import { makeTestSnapshot } from '../src/testing/test-snapshot.js';
 
 describe('parseWakePayload', () => {

@@ -1,8 +1,8 @@
 import {
   StoreUnavailableError,
   snapshotBytes,
-  type WakeHint,
   type WakeListener,
+  type WakeNotice,
   type WakeSource,
   type WakeSubscription,
 } from '@stepfold/engine';
@@ -57,7 +57,7 @@ export function wakePayload(
 }
 
 /** The hint of a NOTIFY payload, or null for anything that is not one of ours (anyone may NOTIFY the channel). */
-export const parseWake: (payload: string | undefined) => WakeHint | null = parseWakePayload;
+export const parseWake: (payload: string | undefined) => WakeNotice | null = parseWakePayload;
 
 /** One connection a subscription took from the pool, with its event handlers. */
 interface Held {

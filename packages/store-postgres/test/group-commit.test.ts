@@ -1,4 +1,4 @@
-import type { Snapshot, WakeHint } from '@stepfold/engine';
+import type { Snapshot, WakeNotice } from '@stepfold/engine';
 import { runStoreConformance } from '@stepfold/engine/conformance';
 import { makeTestSnapshot } from '@stepfold/engine/testing';
 import type pg from 'pg';
@@ -132,7 +132,7 @@ describe('postgres group commit', () => {
       const timers = ['t1', 't2', 't3'].map((id) => snap(id));
       const odd = snap('nul', { input: { s: 'a\u0000b' } }); // JSONB refuses NUL: the text column
       for (const s of [...timers, odd]) await store.create(s);
-      const hints: WakeHint[] = [];
+      const hints: WakeNotice[] = [];
       const sub = await store.wakes.subscribe({ wake: (h) => void hints.push(h), lost() {}, restored() {} });
       try {
         texts.length = 0;

@@ -1,4 +1,4 @@
-import type { Snapshot, WakeHint, WakeListener } from '@stepfold/engine';
+import type { Snapshot, WakeListener, WakeNotice } from '@stepfold/engine';
 import { makeTestSnapshot } from '@stepfold/engine/testing';
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
@@ -71,7 +71,7 @@ function timer(id: string, at: number, patch: Partial<Snapshot> = {}): Snapshot 
 /** A listener recording its calls in order, and a way to wait for a condition on them. */
 function recorder() {
   const events: string[] = [];
-  const hints: WakeHint[] = [];
+  const hints: WakeNotice[] = [];
   const listener: WakeListener = {
     wake(hint) {
       hints.push(hint);

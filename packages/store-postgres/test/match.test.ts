@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Snapshot, WakeHint, WorkflowEvent } from '@stepfold/engine';
+import type { Snapshot, WakeNotice, WorkflowEvent } from '@stepfold/engine';
 import { makeTestSnapshot } from '@stepfold/engine/testing';
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
@@ -32,7 +32,7 @@ function spied(seen: Array<{ text: string; values: unknown[] }>, o: Partial<Post
 
 /** Collects the notices of `store` until `close`. */
 async function notices(store: PostgresStore) {
-  const hints: WakeHint[] = [];
+  const hints: WakeNotice[] = [];
   const sub = await store.wakes.subscribe({ wake: (h) => void hints.push(h) });
   const until = async (n: number) => {
     for (let i = 0; i < 400 && hints.length < n; i++) await new Promise((r) => setTimeout(r, 20));

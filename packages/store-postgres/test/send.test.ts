@@ -1,4 +1,4 @@
-import { createRunner, defineWorkflow, isStepfoldError, type WakeHint } from '@stepfold/engine';
+import { createRunner, defineWorkflow, isStepfoldError, type WakeNotice } from '@stepfold/engine';
 import { makeTestSnapshot } from '@stepfold/engine/testing';
 import { createWorker, type Worker } from '@stepfold/engine/worker';
 import type pg from 'pg';
@@ -55,7 +55,7 @@ describe('postgres runner.send', () => {
     const wf = { name: 'w', version: 2, hash: 'h' };
     const stored = makeTestSnapshot('one', { workflow: wf, status: 'waiting', input: { nul: 'a\u0000b' } });
     await store.create(stored);
-    const hints: WakeHint[] = [];
+    const hints: WakeNotice[] = [];
     const sub = await store.wakes.subscribe({ wake: (h) => void hints.push(h) });
     try {
       texts.length = 0;

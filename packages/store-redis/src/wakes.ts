@@ -1,4 +1,4 @@
-import type { WakeHint, WakeListener, WakeSource, WakeSubscription } from '@stepfold/engine';
+import type { WakeListener, WakeNotice, WakeSource, WakeSubscription } from '@stepfold/engine';
 import {
   type Backoff,
   backoffDelay,
@@ -35,8 +35,8 @@ export function wakeConnectionName(channel: string): string {
   return `stepfold-wakes:${channel}`;
 }
 
-/** A hint's payload as a {@link WakeHint}, or null when it is not one (never thrown on). */
-export const parseHint: (message: string) => WakeHint | null = parseWakePayload;
+/** A hint's payload as a {@link WakeNotice}, or null when it is not one (never thrown on). */
+export const parseHint: (message: string) => WakeNotice | null = parseWakePayload;
 
 interface Address {
   host: string;

@@ -1,4 +1,4 @@
-import type { Snapshot, Store, WakeHint, WakeSubscription } from '@stepfold/engine';
+import type { Snapshot, Store, WakeNotice, WakeSubscription } from '@stepfold/engine';
 import { makeTestSnapshot } from '@stepfold/engine/testing';
 
 /** A snapshot whose wake time is a retry timer: a write of it sends a wake hint. */
@@ -23,7 +23,7 @@ export async function until(cond: () => boolean, what: string, ms = 30_000): Pro
 /** A subscription that records what its listener is told, in order. */
 export interface Probe {
   sub: WakeSubscription;
-  hints: WakeHint[];
+  hints: WakeNotice[];
   /** 'wake', 'lost' and 'restored', in the order they came. */
   events: string[];
   errors: unknown[];

@@ -2,7 +2,7 @@ import { StoreUnavailableError } from '../errors.js';
 import type { WorkflowEvent } from '../events.js';
 import { isTerminal } from '../snapshot.js';
 import { type DefinedStore, defineStore } from './define-store.js';
-import type { SentSignal, WakeHint, WakeListener } from './store.js';
+import type { SentSignal, WakeListener, WakeNotice } from './store.js';
 import type { ClaimWindow, DueWindow, SentRow, StoreDriver } from './store-driver.js';
 import type { EncodedSnapshot } from './store-kit.js';
 
@@ -52,7 +52,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     if (!available) throw new StoreUnavailableError('memory store is unavailable');
   };
   /** As a database would: after the write has returned, never inside it; each listener its own copy. */
-  const announce = (hint: () => WakeHint) => {
+  const announce = (hint: () => WakeNotice) => {
     for (const l of listeners) queueMicrotask(() => l.wake(hint()));
   };
   const noticeOf = (e: EncodedSnapshot) => {

@@ -53,7 +53,7 @@ export interface SaveOptions {
  * What a wake notice says: an instance of `workflow` is due at `at` (epoch ms, maybe already past);
  * `id` names it where the store's notices carry it.
  */
-export interface WakeHint {
+export interface WakeNotice {
   at: number;
   workflow?: string | undefined;
   id?: string | undefined;
@@ -98,7 +98,7 @@ export interface SentDue {
 /** Receives the notices of a {@link WakeSource} subscription. */
 export interface WakeListener {
   /** An instance is due at `hint.at`: poll then (now, if it is past). */
-  wake(hint: WakeHint): void;
+  wake(hint: WakeNotice): void;
   /** The subscription broke; the source reconnects with backoff by itself. Notices may be missed until `restored`. */
   lost?(error: unknown): void;
   /** The subscription works again after a loss (poll once: notices sent meanwhile are gone). */

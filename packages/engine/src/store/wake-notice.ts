@@ -1,6 +1,6 @@
 import { isValidId } from '../ids.js';
 import type { Snapshot } from '../snapshot.js';
-import type { WakeHint } from './store.js';
+import type { WakeNotice } from './store.js';
 
 /**
  * The `wakeAt` a write should announce on a store's wake channel, or null. Announced: a timer (a
@@ -58,7 +58,7 @@ export function hasRunningTask(snapshot: Snapshot): boolean {
  * store's channel may send anything, so this never throws. A snapshot is kept only when it names
  * the instance `i` names; the worker's runner checks the rest as it checks a load.
  */
-export function parseWakePayload(text: string | undefined): WakeHint | null {
+export function parseWakePayload(text: string | undefined): WakeNotice | null {
   let v: unknown;
   try {
     v = JSON.parse(text ?? '');
@@ -75,7 +75,7 @@ export function parseWakePayload(text: string | undefined): WakeHint | null {
     b?: unknown | undefined;
   };
   if (typeof at !== 'number' || !Number.isFinite(at)) return null;
-  const hint: WakeHint = { at };
+  const hint: WakeNotice = { at };
   if (typeof w === 'string') hint.workflow = w;
   if (b === 1) hint.busy = true;
   if (typeof i === 'string' && isValidId(i)) {

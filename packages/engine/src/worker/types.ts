@@ -1,6 +1,6 @@
 import type { TaskJob } from '../runner/port.js';
 import type { Runner } from '../runner/types.js';
-import type { WakeHint, WakeSource } from '../store/store.js';
+import type { WakeNotice, WakeSource } from '../store/store.js';
 
 /** Where a worker stands among the workers that hear the same wake notices. */
 export interface FleetPosition {
@@ -104,7 +104,7 @@ export interface WorkerEvents {
   taskEnd(job: TaskJob, outcome: JobOutcome, ms: number): void;
   /** An instance this worker cannot step (its workflow or version is not registered here) is skipped until `until`. */
   skipped(id: string, error: unknown, until: number): void;
-  wake(hint: WakeHint): void;
+  wake(hint: WakeNotice): void;
   /** The wake subscription broke: polling runs at its fast pace until it is back. */
   wakeLost(error: unknown): void;
   wakeRestored(): void;

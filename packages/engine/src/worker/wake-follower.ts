@@ -1,5 +1,5 @@
 import { backoffDelay } from '../backoff.js';
-import type { WakeHint, WakeSubscription } from '../store/store.js';
+import type { WakeNotice, WakeSubscription } from '../store/store.js';
 import type { Alarm } from './alarm.js';
 import type { DuePoller } from './due-poller.js';
 import type { ResolvedWorkerOptions } from './options.js';
@@ -68,7 +68,7 @@ export class WakeFollower {
     await this.subscription?.close().catch(() => {});
   }
 
-  private heard(hint: WakeHint): void {
+  private heard(hint: WakeNotice): void {
     this.stats.wakes++;
     this.emit('wake', hint);
     if (hint.workflow !== undefined) this.poller.prefer(hint.workflow);
@@ -92,7 +92,7 @@ export class WakeFollower {
   }
 
   /** After `wait`, claims `id` by id (its signals, for a send): nothing is found once its taker wrote. */
-  private standBy(id: string, hint: WakeHint, wait: number): void {
+  private standBy(id: string, hint: WakeNotice, wait: number): void {
     const timer = setTimeout(() => {
       this.standing.delete(timer);
       if (this.closed) return;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createRunner, workflow } from '../../src/index.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
-import type { WakeHint, WakeListener, WakeSource } from '../../src/store/store.js';
+import type { WakeListener, WakeNotice, WakeSource } from '../../src/store/store.js';
 import { makeTestSnapshot } from '../../src/testing/test-snapshot.js';
 import { Alarm } from '../../src/worker/alarm.js';
 import type { DuePoller } from '../../src/worker/due-poller.js';
@@ -32,7 +32,7 @@ function source(fail = 0) {
   };
   return {
     src,
-    send: (h: WakeHint) => listener!.wake(h),
+    send: (h: WakeNotice) => listener!.wake(h),
     listener: () => listener!,
     counts: () => ({ subscribes, closed }),
   };

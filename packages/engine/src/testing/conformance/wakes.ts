@@ -2,7 +2,7 @@ import { expect, it } from 'vitest';
 import { defineWorkflow } from '../../definition/compile.js';
 import { createRunner } from '../../runner/runner.js';
 import type { Snapshot, TaskState } from '../../snapshot.js';
-import type { Store, WakeHint, WakeSource } from '../../store/store.js';
+import type { Store, WakeNotice, WakeSource } from '../../store/store.js';
 import { createWorker } from '../../worker/worker.js';
 import { makeTestSnapshot } from '../test-snapshot.js';
 import type { SuiteContext } from './context.js';
@@ -25,10 +25,10 @@ const running = (deadline: number, queued?: boolean): Record<string, TaskState> 
 });
 
 /** Waits for the first notice matching `pred`, failing after `ms`. */
-function nextNotice(store: Store, pred: (h: WakeHint) => boolean, ms = 10_000) {
-  const seen: WakeHint[] = [];
-  let done: (h: WakeHint) => void = () => {};
-  const got = new Promise<WakeHint>((resolve) => {
+function nextNotice(store: Store, pred: (h: WakeNotice) => boolean, ms = 10_000) {
+  const seen: WakeNotice[] = [];
+  let done: (h: WakeNotice) => void = () => {};
+  const got = new Promise<WakeNotice>((resolve) => {
     done = resolve;
   });
   const sub = store.wakes!.subscribe({
@@ -94,7 +94,7 @@ export function describeWakes({ fresh }: SuiteContext): void {
     });
     // The store's channel, with a forger on it: notices of the instance go missing, one forged
     // notice arrives in their place (valid, the right version, another input).
-    let forge: ((h: WakeHint) => void) | undefined;
+    let forge: ((h: WakeNotice) => void) | undefined;
     const wakes: WakeSource = {
       subscribe(l) {
         forge = (h) => l.wake(h);
