@@ -154,7 +154,7 @@ const redis: Backend = {
         const wakeAt = typeof s.wakeAt === 'number' && Number.isFinite(s.wakeAt) ? String(s.wakeAt) : '';
         const r = (await client.evalsha(
           REDIS_SAVE.sha,
-          7,
+          10,
           `${p}instance:${s.id}`,
           `${p}due`,
           `${p}status:${s.status}`,
@@ -162,6 +162,9 @@ const redis: Backend = {
           `${p}status-workflow:${s.status}#${wf}`,
           `${p}due-workflow:${wf}`,
           `${p}claims`,
+          `${p}sent:${s.id}`,
+          `${p}sent-due`,
+          `${p}sent-claims`,
           s.id,
           json,
           String(s.version),
@@ -170,6 +173,10 @@ const redis: Backend = {
           wakeAt,
           String(expected),
           p,
+          '', // no wake notice
+          '',
+          '',
+          '', // no match digest, no sent signals consumed
         )) as [number];
         if (r[0] !== 1) throw new Error(`raw save of ${s.id}: version moved or instance gone`);
       },

@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto';
 import type { WakeSubscription } from '@stepfold/engine';
-import { defineStore, type StoreDriver, textDigest } from '@stepfold/engine/store-kit';
+import { defineStore, type StoreDriver } from '@stepfold/engine/store-kit';
 import { pgClaims } from './claims.js';
 import { pgInbox } from './inbox.js';
 import { isUnavailable } from './map-error.js';
@@ -84,7 +85,8 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       },
       claimMs: options.claimMs,
       // What a matched save compares in SQL: sha256 over the stored text and the consumed signals.
-      digest: (text) => textDigest(text, 'SHA-256'),
+      // Node's hash, not WebCrypto's: synchronous, so a take from a notice waits for no thread hop.
+      digest: async (text) => createHash('sha256').update(text).digest('hex'),
     },
     driver,
   );

@@ -1,10 +1,10 @@
+import { createHash } from 'node:crypto';
 import type { DueClaims, Inbox, WakeSource } from '@stepfold/engine';
 import {
   type DefinedStore,
   defineStore,
   type EncodedSnapshot,
   type StoreDriver,
-  textDigest,
 } from '@stepfold/engine/store-kit';
 import type { Cluster, Redis } from 'ioredis';
 import { dueDriver } from './claims.js';
@@ -157,7 +157,8 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     most: MAX_SNAPSHOT_BYTES_LIMIT,
   };
   // SHA-1: what the save script's redis.sha1hex computes over the stored snapshot and signals.
-  const digest = (text: string) => textDigest(text, 'SHA-1');
+  // Node's hash, not WebCrypto's: synchronous, so a take from a notice waits for no thread hop.
+  const digest = async (text: string) => createHash('sha1').update(text).digest('hex');
   return defineStore(
     { name: 'redis', isUnavailable, sizes, claimMs: options.claimMs, digest },
     driver,

@@ -105,27 +105,27 @@ export function defineStore(definition: StoreDefinition, driver: StoreDriver): D
     },
   });
 
-  /** The condition of a save: the version, the seqs it consumes, the snapshot it must find. */
-  const conditionOf = async (
+  /** The condition of a save: the version and the seqs it consumes. */
+  const conditionOf = (expected: number, consumed: readonly SentSignal[] | undefined): UpdateCondition => {
+    if (!Number.isSafeInteger(expected)) throw new RangeError('save: expectedVersion must be an integer');
+    if (!consumed?.length) return { expected };
+    if (!driver.inbox) throw new TypeError('save: consumed seqs on a store without an inbox');
+    return { expected, consumed: seqsOf(consumed.map((p) => p.seq)) };
+  };
+
+  /** {@link conditionOf} plus the snapshot (and the consumed signals, in the order given: oldest first) it must find. */
+  const matchedConditionOf = async (
     expected: number,
     consumed: readonly SentSignal[] | undefined,
-    matches: Snapshot | undefined,
+    matches: Snapshot,
   ): Promise<UpdateCondition> => {
-    if (!Number.isSafeInteger(expected)) throw new RangeError('save: expectedVersion must be an integer');
-    // In the order given: the order the store listed them in, oldest first.
-    const ordered = consumed?.length ? consumed : undefined;
-    const seqs = ordered ? seqsOf(ordered.map((p) => p.seq)) : undefined;
-    if (seqs && !driver.inbox) throw new TypeError('save: consumed seqs on a store without an inbox');
-    let match: UpdateCondition['match'];
-    if (matches !== undefined) {
-      if (matches.version !== expected)
-        throw new ValidationError('INVALID_SNAPSHOT', 'save: matches must be the expected version', []);
-      const json = JSON.stringify(matches);
-      const sent = (ordered ?? []).map((p) => JSON.stringify(p.event));
-      const text = json + sent.map((e) => `\n${e}`).join('');
-      match = { json, sent, digest: (await definition.digest?.(text)) ?? '' };
-    }
-    return { expected, ...(seqs ? { consumed: seqs } : {}), ...(match ? { match } : {}) };
+    const condition = conditionOf(expected, consumed);
+    if (matches.version !== expected)
+      throw new ValidationError('INVALID_SNAPSHOT', 'save: matches must be the expected version', []);
+    const json = JSON.stringify(matches);
+    const sent = (consumed ?? []).map((p) => JSON.stringify(p.event));
+    const text = json + sent.map((e) => `\n${e}`).join('');
+    return { ...condition, match: { json, sent, digest: (await definition.digest?.(text)) ?? '' } };
   };
 
   const store: DefinedStore = {
@@ -142,7 +142,11 @@ export function defineStore(definition: StoreDefinition, driver: StoreDriver): D
     },
     async save(snapshot, expectedVersion, options) {
       const row = kit.encode(snapshot);
-      const condition = await conditionOf(expectedVersion, options?.consumed, options?.matches);
+      // Only a matched save waits for a digest: the common save goes straight to the driver.
+      const condition =
+        options?.matches === undefined
+          ? conditionOf(expectedVersion, options?.consumed)
+          : await matchedConditionOf(expectedVersion, options.consumed, options.matches);
       let outcome = await guard('save', () => driver.update(row, condition));
       if (outcome === 'failed') {
         // The condition failed: tell a lost race from a missing instance and from a forged notice.
