@@ -38,7 +38,8 @@ export function storeStatements({ qualified: t, sent }: TableNames, channel: str
   const save = ({ consume, match, notify }: SaveForm): string => {
     const update = match ? SAVE + MATCH : SAVE;
     const payload = match ? 13 : consume ? 11 : 10;
-    if (!consume && !match) return notify ? notifying(update, payload) : update;
+    // Nothing consumed: no inbox CTE (a matched take of a task alone is a plain conditional update).
+    if (!consume) return notify ? notifying(update, payload) : update;
     // The signals applied go only if the update's condition held.
     return `WITH w AS (${update} RETURNING 1),
     d AS (DELETE FROM ${sent} WHERE id = $1 AND seq = ANY($10::bigint[]) AND EXISTS (SELECT 1 FROM w))
