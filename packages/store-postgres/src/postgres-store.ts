@@ -33,7 +33,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   const channel = wakeChannel(names.schema, names.table);
   const subscriptions = new Set<WakeSubscription>();
   const query = pgQuery(pool, options.preparedStatements ?? true);
-  const sql = storeStatements(names, channel);
+  const sql = storeStatements(names, channel, column);
   const groupCommit = options.groupCommit === true;
 
   const driver: StoreDriver = {

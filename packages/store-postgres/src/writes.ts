@@ -48,7 +48,12 @@ export function pgWrites(
     const tail: unknown[] = consumed || match ? [consumed ?? []] : [];
     // A text store compares the stored text by digest only; a jsonb store also gives the JSON for
     // rows in the JSONB column (none when JSONB cannot hold it: such a row is stored as text).
-    if (match) tail.push(match.digest, jsonb && !needsTextColumn(match.json) ? match.json : null);
+    if (match)
+      tail.push(
+        ...(jsonb
+          ? [match.digest, needsTextColumn(match.json) ? null : match.json]
+          : [Buffer.from(match.digest, 'hex')]),
+      );
     if (payload !== undefined) tail.push(payload);
     const text = sql.save({ consume: !!consumed, match: !!match, notify: payload !== undefined });
     const values = [row.id, expected, row.version, row.status, row.workflow, row.wakeAt, row.definition];
