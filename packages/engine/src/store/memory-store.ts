@@ -3,7 +3,7 @@ import type { WorkflowEvent } from '../events.js';
 import { isTerminal } from '../snapshot.js';
 import { type DefinedStore, defineStore } from './define-store.js';
 import type { SentSignal, WakeListener, WakeNotice } from './store.js';
-import type { ClaimWindow, DueWindow, SentRow, StoreDriver } from './store-driver.js';
+import type { ClaimWindow, DueWindow, StoreDriver } from './store-driver.js';
 import type { EncodedSnapshot } from './store-kit.js';
 
 /** Options of {@link createMemoryStore}. */

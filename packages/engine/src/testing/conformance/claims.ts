@@ -51,7 +51,6 @@ export function describeClaims({ fresh }: SuiteContext): void {
 
   it('claimed instances do not hold back the unclaimed ones behind them', async () => {
     const store = await fresh();
-    const claims = store.claims!;
     const ids = Array.from({ length: 40 }, (_, i) => `clog-${String(i).padStart(2, '0')}`);
     for (const [i, id] of ids.entries()) await store.create(makeTestSnapshot(id, { wakeAt: i }));
     // The 30 earliest claimed for long: each later poll gets the rest, earliest first.
