@@ -54,3 +54,10 @@ export async function eventually<T>(fn: () => Promise<T>, ms: number): Promise<T
     }
   }
 }
+
+/** Polls `ok` every 20 ms until it holds; throws naming `what` after `ms`. */
+export async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
+  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 20)))
+    if (await ok()) return;
+  throw new Error(`timed out waiting for ${what}`);
+}

@@ -10,7 +10,7 @@ import type { Snapshot } from '../../snapshot.js';
 import type { SaveOptions, SentSignal, Store } from '../../store/store.js';
 import type { Worker, WorkerOptions } from '../../worker/types.js';
 import { createWorker } from '../../worker/worker.js';
-import type { SuiteContext } from './context.js';
+import { type SuiteContext, until } from './context.js';
 
 // runner.send on a store with an inbox (`store.inbox`): one write appends the
 // signal and announces the snapshot with every signal waiting; a worker applies them and takes the
@@ -54,12 +54,6 @@ const numbered: StandardSchema<{ n: number }> = {
 const typed = workflow('send-typed', 1).signal('go', numbered).wait('go', { signal: 'go' }).build();
 // Beside JSON definitions in one runner, as a JSON definition (its typed client is tested alone).
 const typedJson = typed as unknown as WorkflowDefinition;
-
-const until = async (what: string, ok: () => boolean | Promise<boolean>, ms = 10_000) => {
-  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 20)))
-    if (await ok()) return;
-  throw new Error(`timed out waiting for ${what}`);
-};
 
 /** The inbox behind `runner.send`: one write, applied by workers in order, consumed with the write that applies it. */
 export function describeInbox(ctx: SuiteContext): void {

@@ -5,7 +5,7 @@ import type { Snapshot, TaskState } from '../../snapshot.js';
 import type { Store, WakeNotice, WakeSource } from '../../store/store.js';
 import { createWorker } from '../../worker/worker.js';
 import { makeTestSnapshot } from '../test-snapshot.js';
-import type { SuiteContext } from './context.js';
+import { type SuiteContext, until } from './context.js';
 
 const wf = (name: string) => ({ name, version: 1, hash: 'h' });
 
@@ -125,7 +125,7 @@ export function describeWakes({ fresh }: SuiteContext): void {
         id: 'forged-1',
         snapshot: { ...stored, input: { amount: 1_000_000 } },
       });
-      await until(async () => (await store.load('forged-1'))?.status === 'completed');
+      await until('the task as stored', async () => (await store.load('forged-1'))?.status === 'completed');
       expect(charged).toEqual([{ amount: 10 }]);
       expect(worker.stats.refusedNotices).toBe(1);
       expect(errors.map((e) => (e as { code?: string }).code)).toEqual(['NOTICE_MISMATCH']);
@@ -134,10 +134,4 @@ export function describeWakes({ fresh }: SuiteContext): void {
       await worker.stop();
     }
   });
-}
-
-async function until(ok: () => Promise<boolean>, ms = 10_000): Promise<void> {
-  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 20)))
-    if (await ok()) return;
-  throw new Error('timed out');
 }
