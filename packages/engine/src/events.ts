@@ -12,6 +12,19 @@ const attempt = integer(1, 1_000_000);
 const key = opt(text(1, 1000));
 /** The writer of this event will not run the tasks it dispatches: they are queued for any worker. */
 const handoff = opt(z.boolean());
+/** A map step's item index. */
+const item = opt(integer(0, 10_000_000));
+/** Where a child instance reports its end (see `ParentRef`). */
+const parent = opt(
+  z.strictObject({
+    id,
+    workflow: id,
+    step: id,
+    key: text(1, 1000),
+    item,
+    phase: opt(z.literal('compensate')),
+  }),
+);
 
 /**
  * True for a trace carrier: a plain object of at most 8 string entries, keys of 1-512 and values
@@ -41,6 +54,8 @@ export const eventSchema = z.discriminatedUnion('type', [
     reuse: opt(z.boolean()),
     /** Where the caller's trace continues (W3C `traceparent`/`tracestate`): kept as `snapshot.trace`. */
     trace,
+    /** A child instance's parent, which hears of its end. */
+    parent,
   }),
   z.object({
     type: z.literal('task.completed'),
@@ -50,11 +65,46 @@ export const eventSchema = z.discriminatedUnion('type', [
     attempt,
     phase,
     key,
+    item,
     output: opt(z.unknown()),
   }),
-  z.object({ type: z.literal('task.failed'), at, handoff, step: id, attempt, phase, key, error: errorInfo }),
+  z.object({
+    type: z.literal('task.failed'),
+    at,
+    handoff,
+    step: id,
+    attempt,
+    phase,
+    key,
+    item,
+    error: errorInfo,
+  }),
   /** A runner gives back a task dispatched to it that it never started: queued for any worker, same attempt. */
-  z.object({ type: z.literal('task.released'), at, handoff, step: id, attempt, phase, key }),
+  z.object({ type: z.literal('task.released'), at, handoff, step: id, attempt, phase, key, item }),
+  /**
+   * A child instance ended (for `phase: 'compensate'`, the end its revert reached): matched to the
+   * parent's task by `key`, so a late or repeated report changes nothing.
+   */
+  z.object({
+    type: z.literal('child.ended'),
+    at,
+    handoff,
+    step: id,
+    key: text(1, 1000),
+    item,
+    phase,
+    child: id,
+    status: z.enum(['completed', 'failed', 'cancelled', 'aborted']),
+    output: opt(z.unknown()),
+    error: opt(errorInfo),
+    /** The child completed past one of its pivots. */
+    pivot: opt(z.boolean()),
+  }),
+  /**
+   * Undoes a completed child instance for its parent's rollback: its completed steps are
+   * compensated, latest first, and it ends `cancelled`. Refused with `PAST_PIVOT` past a pivot.
+   */
+  z.object({ type: z.literal('revert'), at, handoff, reason: opt(text(0, 2000)) }),
   z.object({ type: z.literal('tick'), at, handoff }),
   z.object({
     type: z.literal('signal'),
@@ -120,7 +170,8 @@ type LooseEvent = { [field: string]: unknown } & Partial<
     | 'id'
     | 'reuse'
     | 'trace'
-    | 'input',
+    | 'input'
+    | 'item',
     unknown
   >
 >;
@@ -147,6 +198,11 @@ function commonEvent(e: LooseEvent): WorkflowEvent | undefined {
     if (!isValidId(step) || !isAttempt(attempt) || (key !== undefined && !isText(key, 1000)))
       return undefined;
     if (phase !== undefined && phase !== 'run' && phase !== 'compensate') return undefined;
+    const item = e.item as number | undefined;
+    if (item !== undefined) {
+      if (!Number.isSafeInteger(item) || item < 0 || item > 10_000_000) return undefined;
+      return { type, at, step, attempt, phase, key, item, output: e.output } as EventOf<'task.completed'>;
+    }
     return { type, at, step, attempt, phase, key, output: e.output } as EventOf<'task.completed'>;
   }
   if (type === 'signal') {
@@ -158,7 +214,8 @@ function commonEvent(e: LooseEvent): WorkflowEvent | undefined {
     type === 'start' &&
     isValidId(e.id) &&
     (e.reuse === undefined || typeof e.reuse === 'boolean') &&
-    (e.trace === undefined || isTraceCarrier(e.trace))
+    (e.trace === undefined || isTraceCarrier(e.trace)) &&
+    e['parent'] === undefined
   ) {
     const { reuse, trace: carrier } = e as EventOf<'start'>;
     return { type, at, id: e.id, input: e.input, reuse, trace: carrier };

@@ -61,6 +61,38 @@ export interface StepState {
   branches?: BranchStatus[] | undefined;
   /** Collect steps: the items gathered so far and when gathering began. */
   batch?: { items: unknown[]; since: number; lastAt: number; keys: string[] } | undefined;
+  /** Child steps: the child instance this iteration started, and whether it passed a pivot. */
+  child?: ChildState | undefined;
+  /** Map steps: progress over the items (O(`maxConcurrency`), whatever the item count). */
+  map?: MapState | undefined;
+}
+
+/** The child instance of a child step: its id, and whether it completed past one of its pivots. */
+export interface ChildState {
+  id: string;
+  /** The child completed a pivot: what it did stands, so nothing before this step rolls back. */
+  pivot?: true | undefined;
+}
+
+/**
+ * Progress of a map step. Items are dispatched in index order: every index below `next` that is
+ * neither `running` nor `failed` has completed, so the state stays O(`maxConcurrency`) (plus the
+ * tolerated failures) whatever the number of items.
+ */
+export interface MapState {
+  total: number;
+  /** The next index to dispatch. */
+  next: number;
+  /** Indexes dispatched and not yet finished (including those waiting to retry). */
+  running: number[];
+  /** Indexes that failed for good (tolerated, or the one that failed the step). */
+  failed: number[];
+  /** How many items completed. */
+  ok: number;
+  /** During rollback: completed indexes still to compensate, next first. */
+  undo?: number[] | undefined;
+  /** An item (a child workflow) completed past one of its pivots. */
+  pivot?: true | undefined;
 }
 
 /** State of one branch of a parallel step. */
@@ -71,8 +103,16 @@ export interface TaskState {
   step: string;
   phase: 'run' | 'compensate';
   attempt: number;
-  /** Stable across attempts of one step execution: `instance/run/step/iteration`. */
+  /** Stable across attempts of one step execution: `instance/run/step/iteration` (map items add `/index`). */
   idempotencyKey: string;
+  /** Map steps: the item this task runs (its key in `tasks` is `step[item]`). */
+  item?: number | undefined;
+  /**
+   * Child steps (and map items that are workflows): the child instance. Its handler is
+   * {@link CHILD_HANDLER}, an effect the runner performs: start the child (or find it started),
+   * cancel it once the task is detached, or revert it for a compensation.
+   */
+  child?: string | undefined;
   handler: string;
   dispatchedAt: number;
   /** Epoch ms after which the attempt counts as lost and is re-dispatched. */
@@ -100,6 +140,9 @@ export interface TimerState {
   step: string;
   at: number;
   phase?: 'run' | 'compensate' | undefined;
+  /** Map steps: the item a retry timer is for, and the attempt that failed. */
+  item?: number | undefined;
+  attempt?: number | undefined;
 }
 
 /** A buffered signal nobody has consumed yet. */
@@ -120,6 +163,23 @@ export interface LogEntry {
   attempt?: number | undefined;
   detail?: string | undefined;
 }
+
+/**
+ * Where a child instance reports its end: the parent instance, its step, and the idempotency key
+ * of the task that started it (a map item's includes its index). Kept through continue-as-new.
+ */
+export interface ParentRef {
+  id: string;
+  workflow: string;
+  step: string;
+  key: string;
+  item?: number | undefined;
+  /** Set by `revert`: the end the child now reaches answers the parent's compensation. */
+  phase?: 'compensate' | undefined;
+}
+
+/** The handler name of the runner's own effect for a child workflow (see {@link TaskState.child}). */
+export const CHILD_HANDLER = '$child';
 
 /** Rollback in progress (or finished, for dlq'd compensations). */
 export interface SagaState {
@@ -151,6 +211,8 @@ export interface Snapshot {
    * any process. At most 8 short string entries; kept through continue-as-new; absent if not given.
    */
   trace?: Record<string, string> | undefined;
+  /** A child instance: the parent it reports its end to. */
+  parent?: ParentRef | undefined;
   steps: Record<string, StepState>;
   /** Step ids currently holding a cursor (running, waiting or sleeping). */
   active: string[];

@@ -28,6 +28,8 @@ export interface DefinitionKind<K extends string = string, S = unknown> {
   paths?(step: S, at: string): Array<{ path: string; at: string }>;
   /** Handler names the step calls (a runner must register each). */
   handlers?(step: S): string[];
+  /** Workflows the step starts as child instances (a runner must register each). */
+  workflows?(step: S): string[];
   /** The signal name the step listens for while active. */
   listensFor?(step: S & { id: string }): string | undefined;
   /** Whether completing the step is a point of no return (nothing before it rolls back). */

@@ -94,6 +94,23 @@ export const DIAGRAM_KINDS: DiagramKinds = {
     label: (step) => (step.error?.code === undefined ? 'fail' : `fail: ${e(step.error.code)}`),
     edges: (_step, edges) => edges.add({ to: nodeIds.failed, arrow: '-->' }),
   },
+  child: {
+    shape: ['[[', ']]'],
+    label(step) {
+      const flags = [
+        ...(step.pivot ? ['pivot'] : []),
+        ...(step.onFailure ? [`on failure: ${step.onFailure}`] : []),
+      ];
+      return `child ${e(step.workflow)}${flags.map((f) => ` · ${e(f)}`).join('')}`;
+    },
+  },
+  map: {
+    shape: ['[[', ']]'],
+    label(step) {
+      const what = step.workflow === undefined ? `${step.handler}()` : `child ${step.workflow}`;
+      return `map ${e(step.items)} · ${e(what)} · ${step.maxConcurrency ?? 10} at a time`;
+    },
+  },
 };
 
 /** A parallel step's join rule in words: `join all`, `join any`, `join at least 2`. */

@@ -1,6 +1,7 @@
 import { kindOf } from '../definition/kinds/index.js';
 import type { FailurePolicy } from '../definition/schema.js';
-import type { ErrorInfo } from '../snapshot.js';
+import { CHILD_HANDLER, type ErrorInfo, type MapState } from '../snapshot.js';
+import { dispatchChild } from './child-tasks.js';
 import {
   type Cx,
   deactivate,
@@ -22,9 +23,23 @@ export function pivotPassed(cx: Cx): boolean {
   return passedPivot(cx) !== undefined;
 }
 
-/** The first pivot task that has completed in this run, if any. */
+/**
+ * The first pivot that has completed in this run, if any: a pivot step of this workflow, or a child
+ * step (or a workflow map's item) whose child completed past a pivot of its own.
+ */
 export function passedPivot(cx: Cx): string | undefined {
-  return cx.wf.pivots.find((p) => cx.s.steps[p]?.status === 'completed');
+  return completedPivotOf(cx.wf, cx.s);
+}
+
+/** {@link passedPivot} of any snapshot of a compiled workflow. */
+export function completedPivotOf(wf: Cx['wf'], s: Cx['s']): string | undefined {
+  const own = wf.pivots.find((p) => s.steps[p]?.status === 'completed');
+  if (own !== undefined) return own;
+  for (const id in s.steps) {
+    const st = s.steps[id]!;
+    if (st.map?.pivot || (st.child?.pivot && st.status === 'completed')) return id;
+  }
+  return undefined;
 }
 
 /** Which policy governs a failure of this step. */
@@ -50,7 +65,7 @@ export function failStep(cx: Cx, id: string, error: ErrorInfo, policy = failureP
 }
 
 /** The handler that undoes a step, if its kind and definition have one. */
-function compensator(cx: Cx, id: string): string | undefined {
+export function compensator(cx: Cx, id: string): string | undefined {
   const def = stepDef(cx, id);
   return kindOf(def).compensator?.(def);
 }
@@ -107,10 +122,12 @@ function latestFirst(cx: Cx, ids: Iterable<string>): string[] {
 export function startRollback(cx: Cx, mode: 'fail' | 'cancel', failedStep?: string): void {
   const queue = new Set(cx.s.saga?.queue ?? []);
   for (const id of [...cx.s.active]) {
-    // A step waiting to retry has failed at least once: compensated if it opted in.
+    // A step waiting to retry has failed at least once: compensated if it opted in. So is a map
+    // part way through its items.
     const retrying = !cx.s.tasks[taskKey(id, 'run')] && (cx.s.steps[id]?.attempt ?? 0) > 0;
+    const partial = (cx.s.steps[id]?.map?.ok ?? 0) > 0;
     deactivate(cx, id);
-    if (retrying && compensatesOnFailure(cx, id)) queue.add(id);
+    if ((retrying || partial) && compensatesOnFailure(cx, id)) queue.add(id);
   }
   if (failedStep !== undefined && compensatesOnFailure(cx, failedStep)) queue.add(failedStep);
   for (const [id, st] of Object.entries(cx.s.steps)) {
@@ -151,12 +168,71 @@ export function pumpRollback(cx: Cx): void {
   if (next !== undefined) {
     const st = stepState(cx, next);
     st.status = 'compensating';
-    dispatchTask(cx, next, 'compensate', (st.compensation?.attempt ?? 0) + 1);
+    if (!dispatchCompensation(cx, next, (st.compensation?.attempt ?? 0) + 1)) pumpRollback(cx);
     return;
   }
   // Wait for detached handlers: one that still completes must be compensated before we finish.
   if (tasks.some((t) => t.detached)) return;
   terminate(cx, saga.mode === 'cancel' ? 'cancelled' : 'failed');
+}
+
+/**
+ * Dispatches the next compensation of a step: its compensation task; for a map, the task of the
+ * next completed item, latest first (its child's revert for a workflow map). False when a map has
+ * no item left to undo: the step is compensated.
+ */
+export function dispatchCompensation(cx: Cx, id: string, attempt: number, retry = false): boolean {
+  const st = stepState(cx, id);
+  const handler = compensator(cx, id)!;
+  if (!st.map) {
+    if (handler === CHILD_HANDLER && st.child) dispatchChild(cx, id, st.child.id, attempt, 'compensate');
+    else dispatchTask(cx, id, 'compensate', attempt, { handler });
+    return true;
+  }
+  const map = st.map;
+  map.undo ??= completedItems(map);
+  const item = map.undo[0];
+  if (item === undefined) {
+    st.status = 'compensated';
+    log(cx, 'compensation.completed', id);
+    return false;
+  }
+  // Each item's retries count from its first attempt.
+  if (!retry) st.compensation = { ...st.compensation, attempt: attempt - 1, attemptBase: attempt - 1 };
+  if (handler === CHILD_HANDLER) {
+    const key = `${cx.s.id}/${cx.s.run}/${id}/${st.iteration}/${item}`;
+    dispatchChild(cx, id, key, attempt, 'compensate', item);
+  } else dispatchTask(cx, id, 'compensate', attempt, { item, handler });
+  return true;
+}
+
+/** A map's completed items, latest index first: below `next`, neither running nor failed. */
+function completedItems(map: MapState): number[] {
+  const skip = new Set([...map.running, ...map.failed]);
+  const out: number[] = [];
+  for (let i = map.next - 1; i >= 0; i--) if (!skip.has(i)) out.push(i);
+  return out;
+}
+
+/**
+ * An item of a map being rolled back completed late (it was in flight when the rollback began):
+ * it is undone too, once. Before the map's compensation starts it is among the completed items
+ * anyway; after, it joins the list of items to undo (and the map goes back in the queue if done).
+ */
+export function undoLateItem(cx: Cx, id: string, item: number): void {
+  const st = stepState(cx, id);
+  const saga = cx.s.saga;
+  if (!saga || compensator(cx, id) === undefined) return;
+  const map = st.map!;
+  if (map.undo === undefined) {
+    if (!saga.queue.includes(id) && st.status !== 'compensating') queueOnce(cx, id);
+    return;
+  }
+  map.undo.push(item);
+  if (st.status !== 'compensating') {
+    st.status = 'failed';
+    queueOnce(cx, id);
+  }
 }
 
 /** A detached handler reported back during or after a rollback. */
@@ -182,7 +258,7 @@ export function detachedResult(cx: Cx, id: string, ok: boolean, output: unknown,
   pumpRollback(cx);
 }
 
-function queueOnce(cx: Cx, id: string): void {
+export function queueOnce(cx: Cx, id: string): void {
   if (!cx.s.saga!.queue.includes(id)) cx.s.saga!.queue.unshift(id);
 }
 

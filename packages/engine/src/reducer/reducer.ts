@@ -135,7 +135,7 @@ export function reduce(
   const unchanged: Reduction = { snapshot, transitions: UNCHANGED };
   // A signal id already seen: checked on the plain snapshot, not through a draft of the ring.
   if (ev.type === 'signal' && ev.id !== undefined && snapshot.seenSignals.includes(ev.id)) return unchanged;
-  if (isTerminal(snapshot.status)) {
+  if (isTerminal(snapshot.status) && !(ev.type === 'revert' && snapshot.status === 'completed')) {
     // A finished instance takes no events, but a misnamed signal is still a caller's mistake.
     if (ev.type === 'signal') refuseUnknownSignal(wf, snapshot.id, ev.name);
     return unchanged;
@@ -143,7 +143,7 @@ export function reduce(
   const at = Math.max(ev.at, snapshot.updatedAt);
   const logged: LogEntry[] = [];
   let cx: Cx | undefined;
-  if (plain && !snapshot.saga && ev.type !== 'cancel' && ev.type !== 'requeue') {
+  if (plain && !snapshot.saga && ev.type !== 'cancel' && ev.type !== 'requeue' && ev.type !== 'revert') {
     // The common events run on a plain copy of the parts they usually write (see `plainDraft`).
     // Every other object is shared with the input and frozen, so an event that reaches further
     // throws a TypeError at its first such write, before anything shared changed; a deep copy redoes it.

@@ -3,7 +3,7 @@ import { kindOf } from '../definition/kinds/index.js';
 import { InboxOverflowError, PastPivotError, UnknownSignalError } from '../errors.js';
 import { type EventOf, rejectEvent, type WorkflowEvent } from '../events.js';
 import { isTerminal, type StepState } from '../snapshot.js';
-import { passedPivot, pumpRollback, startRollback } from './compensation.js';
+import { dispatchCompensation, passedPivot, pumpRollback, startRollback } from './compensation.js';
 import { flow } from './flow.js';
 import { rulesOf } from './kinds/index.js';
 import type { ResultEvent } from './kinds/step-rules.js';
@@ -51,7 +51,7 @@ export const rules: { [T in WorkflowEvent['type']]: Rule<T> } = {
   'task.failed': (cx, ev) => handlerResult(cx, ev),
 
   'task.released': (cx, ev) => {
-    const key = taskKey(ev.step, ev.phase ?? 'run');
+    const key = taskKey(ev.step, ev.phase ?? 'run', ev.item);
     const task = cx.s.tasks[key];
     // Only the attempt handed out, not yet given back: a stale release changes nothing.
     if (
@@ -62,6 +62,32 @@ export const rules: { [T in WorkflowEvent['type']]: Rule<T> } = {
     )
       return NOOP;
     return run(cx, () => releaseTask(cx, key, task));
+  },
+
+  'child.ended': (cx, ev) => {
+    if (!Object.hasOwn(cx.wf.definition.steps, ev.step)) rejectEvent(`unknown step "${ev.step}"`, 'step');
+    const def = stepDef(cx, ev.step);
+    const rules = rulesOf(def).childEnded;
+    if (!rules) rejectEvent(`step "${ev.step}" is a ${def.kind}, which starts no child`, 'step');
+    const task = rules.match(cx, def, ev);
+    if (!task) return NOOP;
+    return run(cx, () => rules.apply(cx, def, task, ev, flow));
+  },
+
+  // Only a completed child instance is reverted (for its parent's rollback); once is enough.
+  revert: (cx, ev) => {
+    if (cx.s.status !== 'completed' || !cx.s.parent) return NOOP;
+    const pivot = passedPivot(cx);
+    if (pivot !== undefined) throw new PastPivotError(cx.s.id, pivot);
+    return run(cx, () => {
+      if (ev.reason !== undefined) cx.s.reason = ev.reason;
+      // Reopened for the rollback; the end it reaches now answers the parent's compensation.
+      cx.s.status = 'running';
+      cx.s.parent = { ...cx.s.parent!, phase: 'compensate' };
+      delete cx.s.output;
+      log(cx, 'workflow.revert-requested');
+      startRollback(cx, 'cancel');
+    });
   },
 
   tick: (cx) => {
@@ -184,7 +210,7 @@ function requeueStep(cx: Cx, id: string, st: StepState): void {
     const attempt = st.compensation?.attempt ?? 0;
     st.compensation = { attempt, attemptBase: attempt };
     delete cx.s.compensationError;
-    dispatchTask(cx, id, 'compensate', attempt + 1);
+    dispatchCompensation(cx, id, attempt + 1);
     return;
   }
   delete cx.s.error;

@@ -25,6 +25,7 @@ export function copySnapshot(s: Snapshot): Snapshot {
   if (s.compensationError !== undefined) out.compensationError = s.compensationError;
   if (s.reason !== undefined) out.reason = s.reason;
   if (s.trace !== undefined) out.trace = s.trace;
+  if (s.parent !== undefined) out.parent = s.parent;
   out.steps = s.steps;
   out.active = s.active;
   out.completed = s.completed;
@@ -93,6 +94,11 @@ function ownState(st: StepState): StepState {
     out.branches = [...st.branches];
     if (Array.isArray(st.output)) out.output = [...st.output];
   }
+  if (st.map) {
+    out.map = { ...st.map, running: [...st.map.running], failed: [...st.map.failed] };
+    if (st.map.undo) out.map.undo = [...st.map.undo];
+    if (Array.isArray(st.output)) out.output = [...st.output];
+  }
   return out;
 }
 
@@ -150,6 +156,8 @@ function freezeState(st: StepState, old: StepState | undefined): void {
   if (st.error !== old?.error) freezeNew(st.error);
   if (st.compensation !== old?.compensation) freezeNew(st.compensation);
   if (st.branches) Object.freeze(st.branches);
+  if (st.map !== old?.map) freezeNew(st.map);
+  if (st.child !== old?.child) freezeNew(st.child);
   const batch = st.batch;
   if (batch && batch !== old?.batch) {
     Object.freeze(batch);

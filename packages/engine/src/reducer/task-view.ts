@@ -1,5 +1,5 @@
 import { compileWorkflow } from '../definition/compile.js';
-import { mapData } from '../definition/data-path.js';
+import { mapData, readPath } from '../definition/data-path.js';
 import type { DefinitionInput, WorkflowDefinition } from '../definition/schema.js';
 import type { Snapshot, TaskState } from '../snapshot.js';
 import { dataView, taskDef } from './transition-context.js';
@@ -27,9 +27,18 @@ export function taskView(
     data ??= dataView(snapshot);
     return data;
   };
-  const mapping = taskDef({ wf, s: snapshot, at: 0, budget: 0 }, task.step).input;
+  const def = taskDef({ wf, s: snapshot, at: 0, budget: 0 }, task.step);
+  const mapping = def.input;
+  let input: unknown;
+  if (task.item !== undefined && (def as { kind: string }).kind === 'map') {
+    // A map item reads its item and index beside the workflow's data (the item by default).
+    const items = readPath(view(), (def as unknown as { items: string }).items);
+    const item = Array.isArray(items) ? items[task.item] : undefined;
+    const root = { ...view(), item, index: task.item };
+    input = mapping === undefined ? item : mapData(root, mapping);
+  } else input = mapping === undefined ? snapshot.input : mapData(view(), mapping);
   return {
-    input: mapping === undefined ? snapshot.input : mapData(view(), mapping),
+    input,
     get outputs() {
       return view().outputs;
     },

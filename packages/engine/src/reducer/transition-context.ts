@@ -34,6 +34,9 @@ export interface Cx {
   handoff?: boolean | undefined;
 }
 
+/** The log entry of a child instance the parent's end leaves running: its runner stops it. */
+export const CHILD_STOPPED = 'child.stopped';
+
 /** Thrown inside the reducer when an event exceeds its transition budget. */
 export class TransitionLimitError extends Error {}
 
@@ -89,9 +92,10 @@ export function dataView(s: Snapshot): { input: unknown; outputs: Record<string,
   return { input: s.input, outputs };
 }
 
-/** Key of a task in `snapshot.tasks`. */
-export function taskKey(step: string, phase: 'run' | 'compensate'): string {
-  return phase === 'run' ? step : `${step}:compensate`;
+/** Key of a task in `snapshot.tasks` (a map item's is `step[item]`). */
+export function taskKey(step: string, phase: 'run' | 'compensate', item?: number): string {
+  const base = item === undefined ? step : `${step}[${item}]`;
+  return phase === 'run' ? base : `${base}:compensate`;
 }
 
 /** Marks a step finished with the given status and drops its cursor. */
@@ -133,7 +137,12 @@ export function deactivate(cx: Cx, id: string): void {
   const task = cx.s.tasks[taskKey(id, 'run')];
   const i = cx.s.active.indexOf(id);
   if (i >= 0) cx.s.active.splice(i, 1);
-  if (task) task.detached = true;
+  if (cx.s.steps[id]?.map) {
+    detachItems(cx, id);
+    const st = stepState(cx, id);
+    st.status = 'skipped';
+    st.finishedAt = cx.at;
+  } else if (task) detach(cx, task);
   else {
     const st = stepState(cx, id);
     st.status = 'skipped';
@@ -141,26 +150,68 @@ export function deactivate(cx: Cx, id: string): void {
   }
 }
 
+/** A map's items in flight are detached (compensated if they still complete); those waiting to retry stop. */
+export function detachItems(cx: Cx, id: string): void {
+  clearTimers(cx, id, 'run');
+  const map = stepState(cx, id).map!;
+  map.running = map.running.filter((item) => {
+    const t = cx.s.tasks[taskKey(id, 'run', item)];
+    if (t) detach(cx, t);
+    return t !== undefined;
+  });
+}
+
+/**
+ * A detached task's result only matters for rollback. A child's is dispatched again by this
+ * version: its writer runs the child effect once more, which now cancels the child.
+ */
+function detach(cx: Cx, task: TaskState): void {
+  task.detached = true;
+  if (task.child !== undefined) task.dispatchVersion = cx.s.version;
+}
+
+/** What a task runs besides its step and phase: a map item, a child instance, a handler of its own. */
+export interface TaskExtra {
+  item?: number | undefined;
+  child?: string | undefined;
+  /** The handler to call (default: the task step's `handler`, or `compensate` for that phase). */
+  handler?: string | undefined;
+}
+
 /** Records a handler attempt as dispatched: whoever writes this version runs it. */
-export function dispatchTask(cx: Cx, id: string, phase: 'run' | 'compensate', attempt: number): void {
+export function dispatchTask(
+  cx: Cx,
+  id: string,
+  phase: 'run' | 'compensate',
+  attempt: number,
+  extra?: TaskExtra,
+): void {
   const def = taskDef(cx, id);
   const st = stepState(cx, id);
-  if (phase === 'run') st.attempt = attempt;
-  else st.compensation = { ...st.compensation, attempt };
+  const item = extra?.item;
+  // A map item's run attempts are its own (its items' compensations go one at a time, counted on the step).
+  if (phase === 'compensate') st.compensation = { ...st.compensation, attempt };
+  else if (item === undefined) st.attempt = attempt;
+  const key = `${cx.s.id}/${cx.s.run}/${id}/${st.iteration}`;
   const task: TaskState = {
     step: id,
     phase,
     attempt,
-    idempotencyKey: `${cx.s.id}/${cx.s.run}/${id}/${st.iteration}`,
-    handler: phase === 'run' ? def.handler : def.compensate!,
+    idempotencyKey: item === undefined ? key : `${key}/${item}`,
+    handler: extra?.handler ?? (phase === 'run' ? def.handler : def.compensate!),
     dispatchedAt: cx.at,
     // A queued task is due at once: the tick of whichever worker takes it starts its deadline.
     deadline: cx.handoff ? cx.at : cx.at + taskTimeout(cx, def),
     dispatchVersion: cx.s.version,
   };
+  if (item !== undefined) task.item = item;
+  if (extra?.child !== undefined) task.child = extra.child;
   if (cx.handoff) task.queued = true;
-  cx.s.tasks[taskKey(id, phase)] = task;
-  log(cx, phase === 'run' ? 'task.dispatched' : 'compensation.dispatched', id, { attempt });
+  cx.s.tasks[taskKey(id, phase, item)] = task;
+  log(cx, phase === 'run' ? 'task.dispatched' : 'compensation.dispatched', id, {
+    attempt,
+    ...(item === undefined ? {} : { detail: `item ${item}` }),
+  });
 }
 
 /** How long an attempt of the step may run before it counts as lost. */
@@ -194,6 +245,12 @@ export function releaseTask(cx: Cx, key: string, task: TaskState): void {
 
 /** Ends the instance in a terminal status, dropping every live path, task and timer. */
 export function terminate(cx: Cx, status: 'completed' | 'failed' | 'cancelled' | 'aborted'): void {
+  // Children still running are stopped with it (aborted with an abort, else cancelled): the runner
+  // that writes this reads these entries.
+  for (const key in cx.s.tasks) {
+    const t = cx.s.tasks[key]!;
+    if (t.child !== undefined && t.phase === 'run') log(cx, CHILD_STOPPED, t.step, { detail: t.child });
+  }
   cx.s.status = status;
   cx.s.active = [];
   cx.s.tasks = {};

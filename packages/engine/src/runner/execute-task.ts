@@ -37,8 +37,14 @@ export function taskRunner(clock: () => number, inFlight: InFlight): RunTask {
   return async ({ handler, definition, snapshot: s, task }) => {
     const view = taskView(definition, s, task);
     const abort = new TaskAbort(() => task.deadline - clock());
-    const release = inFlight.start(s.id, taskKey(task.step, task.phase), task.attempt, abort);
-    const result = { step: task.step, attempt: task.attempt, phase: task.phase, key: task.idempotencyKey };
+    const release = inFlight.start(s.id, taskKey(task.step, task.phase, task.item), task.attempt, abort);
+    const result = {
+      step: task.step,
+      attempt: task.attempt,
+      phase: task.phase,
+      key: task.idempotencyKey,
+      ...(task.item === undefined ? {} : { item: task.item }),
+    };
     let output: unknown;
     try {
       output = await handler({

@@ -177,7 +177,7 @@ function taskJob(
     settle = resolve;
   });
   let started = false;
-  const key = taskKey(task.step, task.phase);
+  const key = taskKey(task.step, task.phase, task.item);
   const job: TaskJob = {
     instanceId: s.id,
     workflow: s.workflow.name,
@@ -197,10 +197,18 @@ function taskJob(
     release() {
       if (started) return Promise.resolve();
       started = true;
-      const { step, phase, attempt, idempotencyKey: key } = task;
+      const { step, phase, attempt, idempotencyKey: key, item } = task;
       // Written back onto the snapshot that dispatched it, which the runner's reducer made.
       const base: WriteBase = { snapshot: s, origin: 'reducer' };
-      const event = (at: number) => ({ type: 'task.released' as const, at, step, phase, attempt, key });
+      const event = (at: number) => ({
+        type: 'task.released' as const,
+        at,
+        step,
+        phase,
+        attempt,
+        key,
+        ...(item === undefined ? {} : { item }),
+      });
       const p = core.writes.apply({ id: s.id, event, onWrite, base }).then(() => {});
       settle(p);
       return p;

@@ -45,6 +45,21 @@ export function createRegistry(
     versions.set(def.version, def);
     byName.set(def.name, versions);
   }
+  // A child workflow must be registered too: the runner starts it.
+  const unknown = [...byName.values()].flatMap((versions) =>
+    [...versions.values()].flatMap((def) =>
+      Object.values(def.steps).flatMap((s) =>
+        (kindOf(s).workflows?.(s) ?? [])
+          .filter((w) => !byName.has(w))
+          .map((w) => `${def.name} v${def.version} step ${s.id}: ${w}`),
+      ),
+    ),
+  );
+  if (unknown.length)
+    throw new RegistryError(
+      'UNKNOWN_WORKFLOW',
+      `child workflows not registered:\n  - ${unknown.join('\n  - ')}`,
+    );
   if (missing.length)
     throw new RegistryError('UNKNOWN_HANDLER', `handlers not registered:\n  - ${missing.join('\n  - ')}`);
 

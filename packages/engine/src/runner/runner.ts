@@ -4,7 +4,8 @@ import { isStepfoldError, NotFoundError } from '../errors.js';
 import { parseEvent, type WorkflowEvent } from '../events.js';
 import { assertValidId } from '../ids.js';
 import { dispatchedBy } from '../reducer/task-view.js';
-import { isTerminal, type LogEntry, type Snapshot, type TaskState } from '../snapshot.js';
+import { CHILD_HANDLER, isTerminal, type LogEntry, type Snapshot, type TaskState } from '../snapshot.js';
+import { ChildEffects } from './child-effects.js';
 import { taskRunner } from './execute-task.js';
 import type {
   AnyDefinition,
@@ -85,6 +86,14 @@ export function createRunner<
   let observer: ((s: Snapshot) => void) | undefined;
   // Whose claims `processDue` takes: it gives back only its own.
   const claimToken = crypto.randomUUID();
+  // A worker applies a child's end from the parent's inbox; a runner on its own writes it.
+  const children = new ChildEffects({
+    store,
+    registry,
+    writes,
+    clock,
+    viaInbox: () => executor !== undefined,
+  });
 
   /** After a successful write: observers, aborts of handlers the write took away, the tasks it dispatched. */
   function written(
@@ -100,6 +109,12 @@ export function createRunner<
     onWritten?.(s, transitions);
     observer?.(s);
     inFlight.written(s);
+    if (children.concerns(s, transitions)) {
+      const effects = children.written(s, transitions, reporter(call)).catch(() => {});
+      inFlight.track(effects);
+      call.add(effects);
+      effects.finally(() => call.delete(effects)).catch(() => {});
+    }
     for (const task of dispatchedBy(s, before)) {
       // Queued: written for a worker to take (this runner hands its tasks off).
       if (task.queued) continue;
@@ -115,6 +130,11 @@ export function createRunner<
 
   /** Runs the handler of `task`, which `s` dispatched, and writes its result; resolves with how the handler ended. */
   async function runAndWrite(call: Work, s: Snapshot, task: TaskState): Promise<'completed' | 'failed'> {
+    // A child workflow's task is the runner's own effect; a failure is left to the task's deadline.
+    if (task.handler === CHILD_HANDLER) {
+      await children.run(s, task, reporter(call));
+      return 'completed';
+    }
     const definition = registry.forSnapshot(s);
     const r = await runTask({ handler: handlers[task.handler]!, definition, snapshot: s, task });
     // Written back onto `s`, the snapshot that dispatched it: this runner's reducer made it.

@@ -54,7 +54,8 @@ export function tracedCreate(ins: Instrumentation, registry: WorkflowRegistry, c
     const info: EventInfo = { instanceId: instance.id, type: 'start', workflow, version: 0 };
     // Asked inside the wrapper: a span it made active is the trace the instance carries.
     return around(ins, info, request.onWrite, (onWrite) =>
-      create({ ...request, onWrite, trace: ins.carrier() }),
+      // A child keeps its parent's trace: one trace spans the tree.
+      create({ ...request, onWrite, trace: request.trace ?? ins.carrier() }),
     );
   };
 }

@@ -161,7 +161,7 @@ export class WriteLoop {
 
   /** One create: the start (and `alsoApply`) reduced, then created, or saved over a finished instance of the id. */
   private async insert(request: CreateRequest): Promise<Snapshot> {
-    const { alsoApply, trace, onWrite } = request;
+    const { alsoApply, trace, parent, onWrite } = request;
     const { id, input, reuseFinished } = request.instance;
     assertValidId(id);
     const definition = this.registry.resolve(request.instance.workflow, request.instance.version);
@@ -183,6 +183,7 @@ export class WriteLoop {
         input,
         ...(reuse ? { reuse } : {}),
         ...(trace ? { trace } : {}),
+        ...(parent ? { parent } : {}),
         ...mark,
       });
       return alsoApply ? fold(s, { ...alsoApply, ...mark }) : s;

@@ -3,7 +3,7 @@
 
 import type { WorkflowDefinition } from '../definition/schema.js';
 import type { WorkflowEvent } from '../events.js';
-import type { LogEntry, Snapshot } from '../snapshot.js';
+import type { LogEntry, ParentRef, Snapshot } from '../snapshot.js';
 import type { SentSignal } from '../store/store.js';
 
 /**
@@ -84,6 +84,8 @@ export interface CreateRequest {
   onWrite: OnWrite;
   /** The trace carrier the start event records (set by the tracing wrapper, inside its span). */
   trace?: Record<string, string> | undefined;
+  /** The parent a child instance reports its end to (set by the runner's child effect only). */
+  parent?: ParentRef | undefined;
 }
 
 /** Writes one event; resolves with the stored snapshot after it (the same one if the event did not apply). */

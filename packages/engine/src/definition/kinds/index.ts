@@ -1,10 +1,12 @@
 import type * as z from 'zod/mini';
 import { type DefinitionKind, kindTable, stepUnion } from '../kind.js';
+import { child } from './child.js';
 import { choice } from './choice.js';
 import { collect } from './collect.js';
 import { continueAsNew } from './continue-as-new.js';
 import { fail } from './fail.js';
 import { human } from './human.js';
+import { map } from './map.js';
 import { parallel } from './parallel.js';
 import { savepoint } from './savepoint.js';
 import { sleep } from './sleep.js';
@@ -29,6 +31,8 @@ export const KINDS = [
   continueAsNew,
   succeed,
   fail,
+  child,
+  map,
 ] as const;
 
 /** One step of a definition, discriminated by `kind` (each kind's schema lives in `kinds/<kind>.ts`). */

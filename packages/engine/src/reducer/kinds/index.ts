@@ -1,9 +1,11 @@
 import type { StepDefinition, StepKind, StepOf } from '../../definition/schema.js';
+import { child } from './child.js';
 import { choice } from './choice.js';
 import { collect } from './collect.js';
 import { continueAsNew } from './continue-as-new.js';
 import { fail } from './fail.js';
 import { human } from './human.js';
+import { map } from './map.js';
 import { parallel } from './parallel.js';
 import { savepoint } from './savepoint.js';
 import { sleep } from './sleep.js';
@@ -29,6 +31,8 @@ export const REDUCER_KINDS: { readonly [K in StepKind]: StepRules<StepOf<K> & { 
   continueAsNew,
   succeed,
   fail,
+  child,
+  map,
 };
 
 /** The rules of a step's kind. */

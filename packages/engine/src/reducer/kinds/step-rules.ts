@@ -43,6 +43,11 @@ export interface StepRules<D> {
     match(cx: Cx, def: D, ev: ResultEvent): TaskState | null;
     apply(cx: Cx, def: D, task: TaskState, ev: ResultEvent, flow: Flow): void;
   };
+  /** A child instance the step started ended: `match` finds the task it answers (null: stale). */
+  childEnded?: {
+    match(cx: Cx, def: D, ev: EventOf<'child.ended'>): TaskState | null;
+    apply(cx: Cx, def: D, task: TaskState, ev: EventOf<'child.ended'>, flow: Flow): void;
+  };
   /** An attempt of the step missed its deadline (its task is already removed). */
   lost?(cx: Cx, def: D, task: TaskState, flow: Flow): void;
   /** The step, parked in dlq, is requeued; without this rule it is entered again. */

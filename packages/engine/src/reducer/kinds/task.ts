@@ -91,7 +91,7 @@ export const task: StepRules<TaskDef> = {
  * One attempt failed (or missed its deadline). Retries per policy — after a backoff timer, or at
  * once for a lost attempt — else gives up: the failure policy for a run, dlq for a compensation.
  */
-function attemptFailed(cx: Cx, task: TaskState, error: ErrorInfo, immediate: boolean): void {
+export function attemptFailed(cx: Cx, task: TaskState, error: ErrorInfo, immediate: boolean): void {
   const { step, phase } = task;
   if (task.detached) {
     detachedResult(cx, step, false, undefined, error);

@@ -1,0 +1,177 @@
+import { compileWorkflow } from '../definition/compile.js';
+import type { WorkflowDefinition } from '../definition/schema.js';
+import { isStepfoldError } from '../errors.js';
+import { parseEvent, type WorkflowEvent } from '../events.js';
+import { completedPivotOf } from '../reducer/compensation.js';
+import { taskView } from '../reducer/task-view.js';
+import { CHILD_STOPPED } from '../reducer/transition-context.js';
+import { isTerminal, type LogEntry, type ParentRef, type Snapshot, type TaskState } from '../snapshot.js';
+import type { Store } from '../store/store.js';
+import type { WorkflowRegistry } from './registry.js';
+import type { WriteLoop } from './write-loop.js';
+import type { OnWrite } from './write-request.js';
+
+/** What the child effects write with: the runner's store, registry, writes and clock. */
+export interface ChildEffectsOptions {
+  store: Store;
+  registry: WorkflowRegistry;
+  writes: WriteLoop;
+  clock: () => number;
+  /** Whether a worker drives this runner: a child's end then goes through the parent's inbox. */
+  viaInbox: () => boolean;
+}
+
+/**
+ * The runner's side of child workflows: the effects the reducer asks for as data. A task whose
+ * handler is `$child` is performed here (start the child, or find it started and read its end;
+ * cancel it once detached; revert it for a compensation); a child's terminal write reports to its
+ * parent; a parent's end stops the children it leaves running. Every effect may run again (after a
+ * crash, or when a deadline dispatches the task anew): each is idempotent.
+ */
+export class ChildEffects {
+  constructor(private readonly o: ChildEffectsOptions) {}
+
+  /** Performs a `$child` task that `s` dispatched. */
+  async run(s: Snapshot, task: TaskState, onWrite: OnWrite): Promise<void> {
+    const { writes, store } = this.o;
+    const id = task.child!;
+    const ref = parentRef(s, task);
+    if (task.phase === 'compensate') {
+      const child = await store.load(id);
+      if (!child) return this.report(ref, missing(id), onWrite);
+      if (child.status === 'cancelled' && child.parent?.phase === 'compensate')
+        return this.report(ref, child, onWrite);
+      try {
+        await writes.apply({ id, event: (at) => ({ type: 'revert', at }), onWrite });
+      } catch (e) {
+        if (!isStepfoldError(e)) throw e;
+        const error = { message: e.message, code: e.code, retryable: false };
+        return this.report(ref, { ...child, status: 'failed', error }, onWrite);
+      }
+      return;
+    }
+    if (task.detached) {
+      const child = await this.stop(id, 'cancel', onWrite);
+      if (child && isTerminal(child.status)) await this.report(ref, child, onWrite);
+      return;
+    }
+    const definition = this.o.registry.forSnapshot(s);
+    const step = definition.steps[task.step] as { workflow: string; version?: number | undefined };
+    const input = taskView(definition, s, task).input;
+    try {
+      await writes.create({
+        instance: { workflow: step.workflow, version: step.version, id, input },
+        parent: ref,
+        ...(s.trace ? { trace: s.trace } : {}),
+        onWrite,
+      });
+    } catch (e) {
+      if (!isStepfoldError(e, 'ALREADY_EXISTS')) throw e;
+      const child = await store.load(id);
+      if (!child) throw e;
+      if (!sameParent(child.parent, ref)) {
+        const message = `instance ${id} exists and is not this step's child`;
+        const error = { message, code: 'CHILD_ID_TAKEN', retryable: false };
+        return this.report(ref, { ...child, status: 'failed', error }, onWrite);
+      }
+      // Started before (a crash, or a deadline's second look): its end, if it has one.
+      if (isTerminal(child.status)) await this.report(ref, child, onWrite);
+    }
+  }
+
+  /** Whether a write has anything for {@link written} to do (checked on every write, so cheap). */
+  concerns(s: Snapshot, transitions: readonly LogEntry[]): boolean {
+    if (s.parent && isTerminal(s.status)) return true;
+    if (!isTerminal(s.status)) return false;
+    return transitions.some((t) => t.type === CHILD_STOPPED);
+  }
+
+  /** After a write: a child that ended reports to its parent; a parent that ended stops its children. */
+  async written(s: Snapshot, transitions: readonly LogEntry[], onWrite: OnWrite): Promise<void> {
+    const work: Promise<unknown>[] = [];
+    if (s.parent && isTerminal(s.status)) work.push(this.report(s.parent, s, onWrite));
+    for (const t of transitions) {
+      if (t.type === CHILD_STOPPED && t.detail !== undefined)
+        work.push(this.stop(t.detail, s.status === 'aborted' ? 'abort' : 'cancel', onWrite));
+    }
+    await Promise.all(work);
+  }
+
+  /** Cancels or aborts a child; resolves with it afterwards (null when it is gone). */
+  private async stop(id: string, how: 'cancel' | 'abort', onWrite: OnWrite): Promise<Snapshot | null> {
+    try {
+      return await this.o.writes.apply({ id, event: (at) => ({ type: how, at }), onWrite });
+    } catch (e) {
+      // Past its pivot (it goes on and reports), or gone: nothing to stop.
+      if (isStepfoldError(e, 'PAST_PIVOT')) return this.o.store.load(id);
+      if (isStepfoldError(e, 'NOT_FOUND')) return null;
+      throw e;
+    }
+  }
+
+  /** Tells the parent a child ended: through its inbox when a worker applies it, else written here. */
+  private async report(ref: ParentRef, child: Snapshot, onWrite: OnWrite): Promise<void> {
+    const { store, registry, writes, clock } = this.o;
+    const event = (at: number): WorkflowEvent => endedEvent(ref, child, registry, at);
+    if (this.o.viaInbox() && store.inbox) {
+      const accept = registry
+        .all()
+        .filter((d) => d.name === ref.workflow)
+        .map((d) => `${d.name}@${d.version}@${compileWorkflow(d).hash}`);
+      if (accept.length && (await store.inbox.send(ref.id, parseEvent(event(clock())), accept))) return;
+    }
+    try {
+      await writes.apply({ id: ref.id, event, onWrite });
+    } catch (e) {
+      // The parent is gone, or runs a version this runner does not know: its deadline looks again.
+      if (!isStepfoldError(e, 'NOT_FOUND')) throw e;
+    }
+  }
+}
+
+/** Where a child started by `task` of `s` reports. */
+function parentRef(s: Snapshot, task: TaskState): ParentRef {
+  const ref: ParentRef = { id: s.id, workflow: s.workflow.name, step: task.step, key: task.idempotencyKey };
+  if (task.item !== undefined) ref.item = task.item;
+  if (task.phase === 'compensate') ref.phase = 'compensate';
+  return ref;
+}
+
+function sameParent(a: ParentRef | undefined, b: ParentRef): boolean {
+  return a !== undefined && a.id === b.id && a.step === b.step && a.key === b.key;
+}
+
+function missing(id: string): Snapshot {
+  return { id, status: 'failed', error: { message: `child ${id} not found`, code: 'NOT_FOUND' } } as Snapshot;
+}
+
+/** The `child.ended` event a child's end makes for its parent. */
+function endedEvent(ref: ParentRef, child: Snapshot, registry: WorkflowRegistry, at: number): WorkflowEvent {
+  const status = child.status as 'completed' | 'failed' | 'cancelled' | 'aborted';
+  const ev: WorkflowEvent = {
+    type: 'child.ended',
+    at,
+    step: ref.step,
+    key: ref.key,
+    child: child.id,
+    status,
+  };
+  if (ref.item !== undefined) ev.item = ref.item;
+  if (ref.phase) ev.phase = ref.phase;
+  if (status === 'completed') {
+    ev.output = child.output ?? null;
+    if (pivotOf(child, registry)) ev.pivot = true;
+  } else if (child.error) ev.error = { message: child.error.message, code: child.error.code };
+  return ev;
+}
+
+function pivotOf(child: Snapshot, registry: WorkflowRegistry): boolean {
+  if (!child.workflow) return false;
+  let def: WorkflowDefinition;
+  try {
+    def = registry.forSnapshot(child);
+  } catch {
+    return false;
+  }
+  return completedPivotOf(compileWorkflow(def), child) !== undefined;
+}
