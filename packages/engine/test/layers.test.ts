@@ -15,6 +15,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   testing: ['shared', 'definition', 'reducer', 'store', 'runner', 'worker', 'testing'],
   /** `@stepfold/engine/diagram`, its own entry: renders definitions and snapshots, runs nothing. */
   diagram: ['shared', 'definition', 'diagram'],
+  /** `@stepfold/engine/schedules`, its own entry (it carries croner): schedules over the runner. */
+  schedules: ['shared', 'definition', 'store', 'runner', 'schedules'],
   /** The package entry re-exports every layer but testing, which has its own entry. */
   entry: ['shared', 'definition', 'reducer', 'store', 'runner', 'worker'],
 };
