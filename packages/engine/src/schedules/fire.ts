@@ -46,7 +46,11 @@ export async function fire(
     s.paused = false;
     await f.dueSlots(command.catchup === true ? undefined : 'paused');
   } else {
-    if (!s.paused) await f.dueSlots();
+    // A pause takes effect when it was sent, even if the fire applying it runs later (a worker
+    // busy, or the fire of an earlier slot still running when it arrived): slots after that time
+    // are the paused ones.
+    const until = command?.op === 'pause' && command.at !== undefined ? Math.min(now, command.at) : now;
+    if (!s.paused) await f.dueSlots(undefined, until);
     if (command) await f.apply(command);
   }
   f.plan();
@@ -67,12 +71,12 @@ class Fire {
     private readonly io: FireIo,
   ) {}
 
-  /** Decides every slot due by now; `skipAll` skips them all for that reason (the paused ones). */
-  async dueSlots(skipAll?: SkipReason): Promise<void> {
+  /** Decides every slot due by `until`; `skipAll` skips them all for that reason (the paused ones). */
+  async dueSlots(skipAll?: SkipReason, until = this.now): Promise<void> {
     const { s, now } = this;
     await this.releaseBuffered(skipAll);
     let decided = 0;
-    for (let slot = this.slots(s.cursor); slot !== null && slot <= now; slot = this.slots(slot)) {
+    for (let slot = this.slots(s.cursor); slot !== null && slot <= until; slot = this.slots(slot)) {
       if (decided++ === MAX_SLOTS_PER_FIRE) {
         this.more = true;
         return;
@@ -83,7 +87,7 @@ class Fire {
       else if (slot < now - s.spec.catchupWindowMs) this.skip(slot, 'catchup');
       else await this.slotDue(slot);
     }
-    s.cursor = Math.max(s.cursor, now);
+    s.cursor = Math.max(s.cursor, until);
   }
 
   /** A slot due now, under the overlap policy. */

@@ -188,7 +188,8 @@ export function createSchedules<const W extends readonly AnyDefinition[] = reado
       }
       return scheduleInfo(await control.start(SCHEDULE_WORKFLOW, o.id, state, { wait: 'write' }));
     },
-    pause: (id, o = {}) => send(id, { op: 'pause', ...(o.note === undefined ? {} : { note: o.note }) }),
+    pause: (id, o = {}) =>
+      send(id, { op: 'pause', at: clock(), ...(o.note === undefined ? {} : { note: o.note }) }),
     resume: (id, o = {}) => send(id, { op: 'resume', ...(o.catchup ? { catchup: true } : {}) }),
     async trigger(id) {
       const runId = manualRunId(id, clock());

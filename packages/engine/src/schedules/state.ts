@@ -67,9 +67,9 @@ export interface ScheduleState {
   createdAt: number;
 }
 
-/** A command sent to a schedule (the payload of its `control` signal). */
+/** A command sent to a schedule (the payload of its `control` signal); `at` is when it was sent. */
 export type ScheduleCommand =
-  | { op: 'pause'; note?: string }
+  | { op: 'pause'; note?: string; at?: number }
   | { op: 'resume'; catchup?: boolean }
   | { op: 'trigger'; runId: string }
   | { op: 'backfill'; from: number; to: number };
