@@ -43,8 +43,10 @@ export async function fire(
   // A resume applies first: the slots that fell while paused are decided by it. Any other command
   // applies after the slots already due, which came before it.
   if (command?.op === 'resume') {
+    // Only slots that passed while paused are skipped as such: a resume of a running schedule changes nothing.
+    const skip = s.paused && command.catchup !== true ? 'paused' : undefined;
     s.paused = false;
-    await f.dueSlots(command.catchup === true ? undefined : 'paused');
+    await f.dueSlots(skip);
   } else {
     // A pause takes effect when it was sent, even if the fire applying it runs later (a worker
     // busy, or the fire of an earlier slot still running when it arrived): slots after that time
