@@ -1,4 +1,4 @@
-import { createRunner, defineWorkflow, type Snapshot, TaskError } from '@stepfold/engine';
+import { createRunner, defineWorkflow, type Snapshot, type Store, TaskError } from '@stepfold/engine';
 import '@stepfold/engine/composition';
 import { createMemoryStore } from '@stepfold/engine/memory';
 import { describe, expect, it } from 'vitest';
@@ -304,5 +304,98 @@ describe('child step: ids, compensation, pivots, stopping', () => {
     expect(() => createRunner({ store: createMemoryStore(), workflows: [tree], handlers: {} })).toThrow(
       expect.objectContaining({ code: 'UNKNOWN_WORKFLOW' }),
     );
+  });
+});
+
+describe('child step: crash windows recovered by the deadline', () => {
+  const leaf = defineWorkflow({
+    name: 'leaf2',
+    version: 1,
+    start: 'work',
+    steps: { work: { kind: 'task', handler: 'work' } },
+  });
+  const parent = defineWorkflow({
+    name: 'parent2',
+    version: 1,
+    start: 'c',
+    steps: { c: { kind: 'child', workflow: 'leaf2', timeoutMs: 1000 } },
+  });
+
+  /** A memory store whose next create of a child, or next save of the parent, fails as a crash would leave it. */
+  function flakyStore(fail: { create?: string; saveOf?: string }) {
+    const inner = createMemoryStore();
+    const store: Store = Object.create(inner);
+    store.create = async (s) => {
+      if (s.id === fail.create) {
+        fail.create = undefined;
+        throw new Error('worker killed before the child was created');
+      }
+      return inner.create(s);
+    };
+    store.save = async (s, v, o) => {
+      if (s.id === fail.saveOf && s.steps['c']?.status === 'completed') {
+        fail.saveOf = undefined;
+        throw new Error('worker killed before the parent heard of its child');
+      }
+      return inner.save(s, v, o);
+    };
+    return store;
+  }
+
+  const handlers = { work: async () => ({ done: true }) };
+
+  it("starts the child when the parent's dispatch was written but the child's create was lost", async () => {
+    const store = flakyStore({ create: 'p-a/1/c/1' });
+    const runner = createRunner({ store, workflows: [leaf, parent], handlers });
+    const s = await runner.start('parent2', 'p-a', {});
+    expect(s.status).toBe('running');
+    expect(await store.load('p-a/1/c/1')).toBeNull();
+    // The task's deadline passes: dispatched again, the child is created, runs, and reports.
+    const after = await runner.tick('p-a', s.wakeAt! + 1);
+    expect(after.status).toBe('completed');
+    expect(after.output).toEqual({ done: true });
+    expect((await store.load('p-a/1/c/1'))?.version).toBe(2);
+  });
+
+  it("takes the child's end when the report to the parent was lost", async () => {
+    const store = flakyStore({ saveOf: 'p-b' });
+    const runner = createRunner({ store, workflows: [leaf, parent], handlers });
+    const s = await runner.start('parent2', 'p-b', {});
+    expect(s.status).toBe('running');
+    expect((await store.load('p-b/1/c/1'))?.status).toBe('completed');
+    const after = await runner.tick('p-b', s.wakeAt! + 1);
+    expect(after.status).toBe('completed');
+    expect(after.output).toEqual({ done: true });
+    // The child ran once: one create, one task, one result.
+    expect((await store.load('p-b/1/c/1'))?.version).toBe(2);
+  });
+});
+
+describe('tools read the pivot rule across the tree', () => {
+  it('cancelRefusal says PAST_PIVOT for a parent whose child completed past its pivot', async () => {
+    const { cancelRefusal } = await import('@stepfold/engine/introspect');
+    const pivotal = defineWorkflow({
+      name: 'pivotal-3',
+      version: 1,
+      start: 'commit',
+      steps: { commit: { kind: 'task', handler: 'work', pivot: true } },
+    });
+    const top = defineWorkflow({
+      name: 'top-3',
+      version: 1,
+      start: 'p',
+      steps: {
+        p: { kind: 'child', workflow: 'pivotal-3', next: 'gate' },
+        gate: { kind: 'wait', signal: 'go' },
+      },
+    });
+    const runner = createRunner({
+      store: createMemoryStore(),
+      workflows: [pivotal, top],
+      handlers: { work: async () => null },
+    });
+    const s = await runner.start('top-3', 'top-1', {});
+    expect(cancelRefusal(top, s)).toMatchObject({ code: 'PAST_PIVOT' });
+    expect(cancelRefusal(top, s)!.message).toContain('a child of step p has completed past its own pivot');
   });
 });
