@@ -322,7 +322,7 @@ describe('child step: crash windows recovered by the deadline', () => {
   });
 
   /** A memory store whose next create of a child, or next save of the parent, fails as a crash would leave it. */
-  function flakyStore(fail: { create?: string; saveOf?: string }) {
+  function flakyStore(fail: { create?: string | undefined; saveOf?: string | undefined }) {
     const inner = createMemoryStore();
     const store: Store = Object.create(inner);
     store.create = async (s) => {

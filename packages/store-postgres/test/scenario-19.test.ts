@@ -83,6 +83,12 @@ describe('scenario 19 (postgres): a map over 500 line items, one fails for good'
     await until('the order to end', async () => {
       const s = await store.load('order-1');
       return s !== null && ['failed', 'completed'].includes(s.status);
+    }).catch(async (e) => {
+      const p = await store.load('order-1');
+      const tail = p?.log.slice(-8).map((l) => `${l.type} ${l.step ?? ''} ${l.detail ?? ''}`.trim());
+      throw new Error(
+        `${(e as Error).message}: ${p?.status} ${JSON.stringify(p?.steps['lines']?.map)} tasks ${Object.keys(p?.tasks ?? {}).join(',')} timers ${JSON.stringify(p?.timers)}; ${tail?.join('; ')}`,
+      );
     });
     const s = (await store.load('order-1'))!;
     expect(s.status).toBe('failed');

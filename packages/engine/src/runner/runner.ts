@@ -144,15 +144,16 @@ export function createRunner<
       event: r.event,
       onWrite: reporter(call),
       base: { snapshot: s, origin: 'reducer' },
+      merge: true,
     });
     return r.outcome;
   }
 
   /** What a call's writes report to: everything a write of that call sets off is counted in it. */
-  const reporter =
-    (call: Work): OnWrite =>
-    (s, transitions, before, dueAt) =>
-      written(call, s, transitions, before, dueAt);
+  const reporter = (call: Work): OnWrite => {
+    call.report ??= (s, transitions, before, dueAt) => written(call, s, transitions, before, dueAt);
+    return call.report;
+  };
 
   /** Waits for the handlers a call started (and the ones their results started); then the instance. */
   async function settled(id: string, call: Work): Promise<Snapshot> {

@@ -1,4 +1,5 @@
 import type { Snapshot } from '../snapshot.js';
+import type { OnWrite } from './write-request.js';
 
 /**
  * One runner call's share of the work: the handler runs its writes started (a set of their
@@ -11,4 +12,6 @@ export class Work extends Set<Promise<unknown>> {
   readonly dueAt = new Map<string, number | null>();
   /** Sent signals the reducer refused for good (skipped, consumed all the same). */
   readonly refused: unknown[] = [];
+  /** The one `onWrite` of this call's writes (one function, so its handler results can share a write). */
+  report: OnWrite | undefined;
 }

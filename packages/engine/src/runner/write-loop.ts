@@ -9,7 +9,7 @@ import { InstanceWrites } from './instance-writes.js';
 import type { Instrumentation } from './instrumentation.js';
 import type { WorkflowRegistry } from './registry.js';
 import { tracedCreate, tracedWrite } from './traced.js';
-import type { Create, CreateRequest, Write, WriteRequest } from './write-request.js';
+import type { Create, CreateRequest, MergedEvent, Write, WriteRequest } from './write-request.js';
 
 /** What a {@link WriteLoop} writes with. */
 export interface WriteLoopOptions {
@@ -67,15 +67,69 @@ export class WriteLoop {
     const ins = o.instrument;
     const write = ins ? tracedWrite(ins, (id) => this.load(id), raw) : raw;
     this.apply = (r) =>
-      this.queue.run(r.id, r.base, (base) =>
-        // Sent signals were claimed with the request's base: a newer snapshot this runner wrote
-        // since may have applied some already. Never twice: the caller claims them again.
-        r.sent && base !== r.base
-          ? Promise.reject(new VersionConflictError(r.id, r.base!.snapshot.version, base!.snapshot.version))
-          : write({ ...r, base }),
-      );
+      r.merge && !r.sent && !r.check
+        ? this.merged(r, write)
+        : this.queue.run(r.id, r.base, (base) =>
+            // Sent signals were claimed with the request's base: a newer snapshot this runner wrote
+            // since may have applied some already. Never twice: the caller claims them again.
+            r.sent && base !== r.base
+              ? Promise.reject(
+                  new VersionConflictError(r.id, r.base!.snapshot.version, base!.snapshot.version),
+                )
+              : write({ ...r, base }),
+          );
     this.create = ins ? tracedCreate(ins, o.registry, insert) : insert;
   }
+
+  /** Batches of handler results waiting for an earlier write of their instance, by instance. */
+  private readonly open = new Map<string, { onWrite: WriteRequest['onWrite']; also: MergedEvent[] }>();
+
+  /**
+   * A handler's result: joins the batch waiting behind the instance's write in flight when it has
+   * the same `onWrite` (one call's results: its hooks are told once), else starts one. A batch is
+   * one write: one conditional save for every result in it.
+   */
+  private merged(r: WriteRequest, write: Write): Promise<Snapshot> {
+    const waiting = this.open.get(r.id);
+    if (waiting && waiting.onWrite === r.onWrite) {
+      return new Promise<Snapshot>((resolve, reject) => {
+        let refused: unknown;
+        waiting.also.push({ event: r.event, refused: (e) => (refused = e) });
+        this.batchDone.set(r.event, (s, e) =>
+          e !== undefined || refused !== undefined ? reject(e ?? refused) : resolve(s!),
+        );
+      });
+    }
+    const batch = { onWrite: r.onWrite, also: [] as MergedEvent[] };
+    this.open.set(r.id, batch);
+    // The first result is refused alone too: the others it carries are still written.
+    let refused: unknown;
+    const p = this.queue.run(r.id, r.base, (base) => {
+      if (this.open.get(r.id) === batch) this.open.delete(r.id);
+      return write({ ...r, base, also: batch.also, refused: (e) => (refused = e) });
+    });
+    const settle = (s: Snapshot | undefined, e?: unknown) => {
+      for (const m of batch.also) {
+        const done = this.batchDone.get(m.event);
+        this.batchDone.delete(m.event);
+        done?.(s, e);
+      }
+    };
+    p.then(
+      (s) => settle(s),
+      (e) => settle(undefined, e ?? new Error('write failed')),
+    );
+    return p.then((s) => {
+      if (refused !== undefined) throw refused;
+      return s;
+    });
+  }
+
+  /** How each merged result's promise settles, by its event function. */
+  private readonly batchDone = new Map<
+    MergedEvent['event'],
+    (s: Snapshot | undefined, e?: unknown) => void
+  >();
 
   /** The stored instance; NOT_FOUND if there is none. */
   private async load(id: string): Promise<Snapshot> {
@@ -88,7 +142,12 @@ export class WriteLoop {
   private async write(request: WriteRequest): Promise<Snapshot> {
     const { id, sent, onWrite } = request;
     // Sent signals were claimed for the base: after a lost race the caller claims them again.
-    const conflicts = request.onConflict !== 'fail' && !sent ? this.maxConflicts : 0;
+    // A handler's result is worth waiting for: lost, its task waits out its deadline and runs
+    // again. Two workers feeding one hot instance (a map's parent) take turns, so results get ten
+    // times the retries, with longer pauses.
+    const conflicts =
+      request.onConflict === 'fail' || sent ? 0 : request.merge ? this.maxConflicts * 10 : this.maxConflicts;
+    const pauseCap = request.merge ? 100 : 50;
     let current = request.base?.snapshot;
     let trusted = request.base?.origin === 'reducer';
     // A notice's snapshot is taken only if it is exactly the one stored (a forged one changes nothing).
@@ -118,9 +177,30 @@ export class WriteLoop {
           trusted = true; // checked by that call (or made by it)
           transitions = [...transitions, ...r.transitions];
         }
-      const r = reduce(definition, from, this.mark(request.event(this.clock())), {}, true, trusted);
-      const next = r.snapshot;
+      let r: ReturnType<typeof reduce>;
+      try {
+        r = reduce(definition, from, this.mark(request.event(this.clock())), {}, true, trusted);
+      } catch (e) {
+        // With merged results, a refused first one is reported alone; else the write fails.
+        if (!request.refused || !request.also?.length || !isStepfoldError(e) || e.retryable) throw e;
+        request.refused(e);
+        r = { snapshot: from, transitions: [] };
+      }
+      let next = r.snapshot;
       transitions = transitions.length ? [...transitions, ...r.transitions] : r.transitions;
+      // Merged results after it, in order; one the reducer refuses is reported and skipped.
+      if (request.also?.length) {
+        for (const m of request.also) {
+          try {
+            const more = reduce(definition, next, this.mark(m.event(this.clock())), {}, true, true);
+            next = more.snapshot;
+            if (more.transitions.length) transitions = [...transitions, ...more.transitions];
+          } catch (e) {
+            if (!isStepfoldError(e) || e.retryable) throw e;
+            m.refused(e);
+          }
+        }
+      }
       const consumed = sent?.signals;
       const matches = noticed === current ? noticed : undefined;
       if (next === current) {
@@ -144,7 +224,7 @@ export class WriteLoop {
         this.stats.conflicts++;
         current = undefined;
         // Jittered pause so racing runners stop colliding in lockstep.
-        await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 2 ** tries)));
+        await new Promise((r) => setTimeout(r, Math.random() * Math.min(pauseCap, 2 ** tries)));
         continue;
       }
       this.stats.writes++;

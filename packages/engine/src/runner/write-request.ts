@@ -60,6 +60,21 @@ export interface WriteRequest {
    * A lost race then always throws, whatever `onConflict` says: the caller claims them again.
    */
   sent?: SentBatch | undefined;
+  /**
+   * A handler's result, which may share its write with other results reported to the same
+   * `onWrite` while an earlier write of the instance is in flight (a map's items finish in bursts).
+   */
+  merge?: boolean | undefined;
+  /** Set by the write loop: results merged into this write, applied after `event` in order. */
+  also?: readonly MergedEvent[] | undefined;
+  /** Set by the write loop with `also`: told when the reducer refuses `event` itself (the rest is still written). */
+  refused?: ((error: unknown) => void) | undefined;
+}
+
+/** A result merged into another request's write; `refused` is told if the reducer refuses it. */
+export interface MergedEvent {
+  event: (now: number) => WorkflowEvent;
+  refused(error: unknown): void;
 }
 
 /** Which instance to create: a start message's fields (a start message is one). */
