@@ -1,4 +1,5 @@
 import { defineWorkflow, type Snapshot, type TaskState } from '@stepfold/engine';
+import { makeTestSnapshot } from '@stepfold/engine/testing';
 
 // Hand-built snapshots of parents and children, of the shapes the child and map kinds write
 // (`steps[id].child`, `steps[id].map`, `tasks['step[i]']`, `parent`): the tools render them
@@ -38,27 +39,9 @@ export function snapshotOf(
   id: string,
   parts: Partial<Snapshot> = {},
 ): Snapshot {
-  return {
-    schemaVersion: 1,
-    id,
-    workflow: { name: def.name, version: def.version, hash: 'fixture' },
-    version: 7,
-    run: 1,
-    status: 'running',
-    input: {},
-    steps: {},
-    active: [],
-    completed: [],
-    tasks: {},
-    timers: [],
-    inbox: [],
-    seenSignals: [],
-    wakeAt: null,
-    createdAt: 1_700_000_000_000,
-    updatedAt: 1_700_000_000_000,
-    log: [],
-    ...parts,
-  };
+  const at = 1_700_000_000_000;
+  const workflow = { name: def.name, version: def.version, hash: 'fixture' };
+  return makeTestSnapshot(id, { workflow, version: 7, input: {}, createdAt: at, updatedAt: at, ...parts });
 }
 
 const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);

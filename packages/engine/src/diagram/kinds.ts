@@ -111,7 +111,7 @@ export const DIAGRAM_KINDS: DiagramKinds = {
     live(_step, { state, children }) {
       if (!state.child) return undefined;
       const status = Object.hasOwn(children, state.child.id) ? children[state.child.id] : undefined;
-      return e(`→ ${state.child.id}${status ? ` · ${status}` : ''}`, LIVE_LABEL);
+      return `→ ${e(state.child.id, LIVE_LABEL)}${status ? ` · ${e(status)}` : ''}`;
     },
   },
   map: {
@@ -121,7 +121,8 @@ export const DIAGRAM_KINDS: DiagramKinds = {
       return `map ${e(step.items)} · ${e(what)} · ${step.maxConcurrency ?? 10} at a time`;
     },
     // Counts only: the state is O(maxConcurrency), and so is this line, whatever the item count.
-    live: (_step, { state }) => (state.map ? e(mapProgressText(mapProgress(state.map))) : undefined),
+    // Digits and fixed words: nothing to escape.
+    live: (_step, { state }) => (state.map ? mapProgressText(mapProgress(state.map)) : undefined),
   },
 };
 
