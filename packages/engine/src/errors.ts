@@ -9,6 +9,7 @@ export type ErrorCode =
   | 'UNKNOWN_VERSION'
   | 'DEFINITION_HASH_MISMATCH'
   | 'UNKNOWN_HANDLER'
+  | 'KIND_NOT_LOADED'
   | 'VERSION_CONFLICT'
   | 'NOT_FOUND'
   | 'ALREADY_EXISTS'
@@ -59,6 +60,7 @@ export const ERROR_KINDS: Readonly<Record<ErrorCode, ErrorKind>> = {
   UNKNOWN_WORKFLOW: 'definition',
   UNKNOWN_VERSION: 'definition',
   UNKNOWN_HANDLER: 'definition',
+  KIND_NOT_LOADED: 'definition',
   // The instance pinned other content under this version: a deployment fault, not a race to retry.
   DEFINITION_HASH_MISMATCH: 'definition',
   STORE_UNAVAILABLE: 'unavailable',
@@ -191,7 +193,7 @@ export class ValidationError extends StepfoldError<ValidationCode> {
 
 /** A workflow name, version or handler that is not registered, or a definition whose hash changed. */
 export class RegistryError extends StepfoldError<
-  'UNKNOWN_WORKFLOW' | 'UNKNOWN_VERSION' | 'DEFINITION_HASH_MISMATCH' | 'UNKNOWN_HANDLER'
+  'UNKNOWN_WORKFLOW' | 'UNKNOWN_VERSION' | 'DEFINITION_HASH_MISMATCH' | 'UNKNOWN_HANDLER' | 'KIND_NOT_LOADED'
 > {}
 
 /**

@@ -1,4 +1,5 @@
 import { createRunner, defineWorkflow, type Snapshot, TaskError } from '@stepfold/engine';
+import '@stepfold/engine/composition';
 import { createMemoryStore } from '@stepfold/engine/memory';
 import { describe, expect, it } from 'vitest';
 

@@ -32,6 +32,7 @@ const ONE_OF: Record<ErrorCode, () => StepfoldError<string>> = {
   UNKNOWN_VERSION: () => new RegistryError('UNKNOWN_VERSION', 'missing'),
   DEFINITION_HASH_MISMATCH: () => new RegistryError('DEFINITION_HASH_MISMATCH', 'changed'),
   UNKNOWN_HANDLER: () => new RegistryError('UNKNOWN_HANDLER', 'missing'),
+  KIND_NOT_LOADED: () => new RegistryError('KIND_NOT_LOADED', 'not loaded'),
   VERSION_CONFLICT: () => new VersionConflictError('i-1', 1, 2),
   NOT_FOUND: () => new NotFoundError('i-1'),
   ALREADY_EXISTS: () => new AlreadyExistsError('i-1'),

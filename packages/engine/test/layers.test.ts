@@ -12,7 +12,9 @@ const ALLOWED: Record<string, readonly string[]> = {
   store: ['shared', 'store'],
   runner: ['shared', 'definition', 'reducer', 'store', 'runner'],
   worker: ['shared', 'definition', 'reducer', 'store', 'runner', 'worker'],
-  testing: ['shared', 'definition', 'reducer', 'store', 'runner', 'worker', 'testing'],
+  /** `@stepfold/engine/composition`, its own entry: registers child and map steps' rules and effects. */
+  composition: ['shared', 'definition', 'reducer', 'store', 'runner', 'composition'],
+  testing: ['shared', 'definition', 'reducer', 'store', 'runner', 'worker', 'composition', 'testing'],
   /** `@stepfold/engine/diagram`, its own entry: renders definitions and snapshots, runs nothing. */
   diagram: ['shared', 'definition', 'diagram'],
   /** The package entry re-exports every layer but testing, which has its own entry. */

@@ -1,7 +1,7 @@
 import { kindOf } from '../definition/kinds/index.js';
 import type { FailurePolicy } from '../definition/schema.js';
-import { CHILD_HANDLER, type ErrorInfo, type MapState } from '../snapshot.js';
-import { dispatchChild } from './child-tasks.js';
+import type { ErrorInfo } from '../snapshot.js';
+import { rulesOf } from './kind-table.js';
 import {
   type Cx,
   deactivate,
@@ -177,62 +177,16 @@ export function pumpRollback(cx: Cx): void {
 }
 
 /**
- * Dispatches the next compensation of a step: its compensation task; for a map, the task of the
- * next completed item, latest first (its child's revert for a workflow map). False when a map has
- * no item left to undo: the step is compensated.
+ * Dispatches the next compensation of a step: its compensation task, or what its kind's own rule
+ * dispatches (a map's next completed item). False when the kind finds nothing left to undo: the
+ * step is compensated.
  */
 export function dispatchCompensation(cx: Cx, id: string, attempt: number, retry = false): boolean {
-  const st = stepState(cx, id);
-  const handler = compensator(cx, id)!;
-  if (!st.map) {
-    if (handler === CHILD_HANDLER && st.child) dispatchChild(cx, id, st.child.id, attempt, 'compensate');
-    else dispatchTask(cx, id, 'compensate', attempt, { handler });
-    return true;
-  }
-  const map = st.map;
-  map.undo ??= completedItems(map);
-  const item = map.undo[0];
-  if (item === undefined) {
-    st.status = 'compensated';
-    log(cx, 'compensation.completed', id);
-    return false;
-  }
-  // Each item's retries count from its first attempt.
-  if (!retry) st.compensation = { ...st.compensation, attempt: attempt - 1, attemptBase: attempt - 1 };
-  if (handler === CHILD_HANDLER) {
-    const key = `${cx.s.id}/${cx.s.run}/${id}/${st.iteration}/${item}`;
-    dispatchChild(cx, id, key, attempt, 'compensate', item);
-  } else dispatchTask(cx, id, 'compensate', attempt, { item, handler });
+  const def = stepDef(cx, id);
+  const own = rulesOf(def).compensate;
+  if (own) return own(cx, def, attempt, retry);
+  dispatchTask(cx, id, 'compensate', attempt, { handler: compensator(cx, id) });
   return true;
-}
-
-/** A map's completed items, latest index first: below `next`, neither running nor failed. */
-function completedItems(map: MapState): number[] {
-  const skip = new Set([...map.running, ...map.failed]);
-  const out: number[] = [];
-  for (let i = map.next - 1; i >= 0; i--) if (!skip.has(i)) out.push(i);
-  return out;
-}
-
-/**
- * An item of a map being rolled back completed late (it was in flight when the rollback began):
- * it is undone too, once. Before the map's compensation starts it is among the completed items
- * anyway; after, it joins the list of items to undo (and the map goes back in the queue if done).
- */
-export function undoLateItem(cx: Cx, id: string, item: number): void {
-  const st = stepState(cx, id);
-  const saga = cx.s.saga;
-  if (!saga || compensator(cx, id) === undefined) return;
-  const map = st.map!;
-  if (map.undo === undefined) {
-    if (!saga.queue.includes(id) && st.status !== 'compensating') queueOnce(cx, id);
-    return;
-  }
-  map.undo.push(item);
-  if (st.status !== 'compensating') {
-    st.status = 'failed';
-    queueOnce(cx, id);
-  }
 }
 
 /** A detached handler reported back during or after a rollback. */

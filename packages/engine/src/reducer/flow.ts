@@ -1,6 +1,7 @@
 import type { DefinitionKind } from '../definition/kind.js';
 import { DEFINITION_KINDS } from '../definition/kinds/index.js';
 import type { StepDefinition } from '../definition/schema.js';
+import { kindNotLoaded, REGISTERED_RULES, registerKindRules } from './kind-table.js';
 import { REDUCER_KINDS } from './kinds/index.js';
 import type { Flow, StepRules } from './kinds/step-rules.js';
 import { finish, log, spend, stepDef, stepState, terminate } from './transition-context.js';
@@ -36,7 +37,9 @@ export function createFlow(
       };
       cx.s.active.push(id);
       log(cx, 'step.started', id);
-      (rules[def.kind] as StepRules<Step>).enter(cx, def, self);
+      const kind = rules[def.kind] as StepRules<Step> | undefined;
+      if (!kind) throw kindNotLoaded(def.kind);
+      kind.enter(cx, def, self);
       // A step that listens for a signal gets the buffered ones with its name, while it stays active.
       const name = (definitions[def.kind] as DefinitionKind<string, Step>).listensFor?.(def);
       if (name === undefined) return;
@@ -81,5 +84,8 @@ export function createFlow(
   return self;
 }
 
-/** The reducer's flow: the built-in kinds' rules, each handed this flow when it runs. */
-export const flow: Flow = createFlow(DEFINITION_KINDS, REDUCER_KINDS);
+// The core kinds' rules join the table the composition entry adds its kinds to.
+registerKindRules(REDUCER_KINDS);
+
+/** The reducer's flow: the registered kinds' rules, each handed this flow when it runs. */
+export const flow: Flow = createFlow(DEFINITION_KINDS, REGISTERED_RULES);

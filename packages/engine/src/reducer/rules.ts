@@ -5,7 +5,7 @@ import { type EventOf, rejectEvent, type WorkflowEvent } from '../events.js';
 import { isTerminal, type StepState } from '../snapshot.js';
 import { dispatchCompensation, passedPivot, pumpRollback, startRollback } from './compensation.js';
 import { flow } from './flow.js';
-import { rulesOf } from './kinds/index.js';
+import { rulesOf } from './kind-table.js';
 import type { ResultEvent } from './kinds/step-rules.js';
 import { fire, nextDue } from './timers.js';
 import {

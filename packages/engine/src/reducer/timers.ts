@@ -1,5 +1,5 @@
 import { flow } from './flow.js';
-import { rulesOf } from './kinds/index.js';
+import { rulesOf } from './kind-table.js';
 import { type Cx, log, stepDef, takeTask } from './transition-context.js';
 
 // Timers and deadlines: what a `tick` fires, earliest first.

@@ -6,20 +6,9 @@ import { completedPivotOf } from '../reducer/compensation.js';
 import { taskView } from '../reducer/task-view.js';
 import { CHILD_STOPPED } from '../reducer/transition-context.js';
 import { isTerminal, type LogEntry, type ParentRef, type Snapshot, type TaskState } from '../snapshot.js';
-import type { Store } from '../store/store.js';
+import type { ChildEffectsOptions, ChildEffectsPort } from './child-port.js';
 import type { WorkflowRegistry } from './registry.js';
-import type { WriteLoop } from './write-loop.js';
 import type { OnWrite } from './write-request.js';
-
-/** What the child effects write with: the runner's store, registry, writes and clock. */
-export interface ChildEffectsOptions {
-  store: Store;
-  registry: WorkflowRegistry;
-  writes: WriteLoop;
-  clock: () => number;
-  /** Whether a worker drives this runner: a child's end then goes through the parent's inbox. */
-  viaInbox: () => boolean;
-}
 
 /**
  * The runner's side of child workflows: the effects the reducer asks for as data. A task whose
@@ -28,7 +17,7 @@ export interface ChildEffectsOptions {
  * parent; a parent's end stops the children it leaves running. Every effect may run again (after a
  * crash, or when a deadline dispatches the task anew): each is idempotent.
  */
-export class ChildEffects {
+export class ChildEffects implements ChildEffectsPort {
   constructor(private readonly o: ChildEffectsOptions) {}
 
   /** Performs a `$child` task that `s` dispatched. */

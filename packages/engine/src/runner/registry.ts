@@ -2,6 +2,7 @@ import { compileWorkflow } from '../definition/compile.js';
 import { kindOf } from '../definition/kinds/index.js';
 import type { DefinitionInput, WorkflowDefinition } from '../definition/schema.js';
 import { RegistryError } from '../errors.js';
+import { assertKindsLoaded } from '../reducer/kind-table.js';
 import type { Snapshot } from '../snapshot.js';
 
 /** Registered definitions by name and version, with their handlers checked. */
@@ -27,7 +28,10 @@ export function createRegistry(
   const byName = new Map<string, Map<number, WorkflowDefinition>>();
   const missing: string[] = [];
   for (const input of workflows) {
-    const def = compileWorkflow(input).definition;
+    const wf = compileWorkflow(input);
+    // A child or map step needs its kind's rules: a clear error now, not at the step.
+    assertKindsLoaded(wf);
+    const def = wf.definition;
     for (const s of Object.values(def.steps)) {
       for (const h of kindOf(s).handlers?.(s) ?? []) {
         if (handlerNames && !handlerNames.has(h))

@@ -5,7 +5,7 @@ import { parseEvent, type WorkflowEvent } from '../events.js';
 import { assertValidId } from '../ids.js';
 import { dispatchedBy } from '../reducer/task-view.js';
 import { CHILD_HANDLER, isTerminal, type LogEntry, type Snapshot, type TaskState } from '../snapshot.js';
-import { ChildEffects } from './child-effects.js';
+import { childEffects } from './child-port.js';
 import { taskRunner } from './execute-task.js';
 import type {
   AnyDefinition,
@@ -86,8 +86,9 @@ export function createRunner<
   let observer: ((s: Snapshot) => void) | undefined;
   // Whose claims `processDue` takes: it gives back only its own.
   const claimToken = crypto.randomUUID();
-  // A worker applies a child's end from the parent's inbox; a runner on its own writes it.
-  const children = new ChildEffects({
+  // Child workflows, when the composition entry is loaded (the registry refuses them otherwise). A
+  // worker applies a child's end from the parent's inbox; a runner on its own writes it.
+  const children = childEffects({
     store,
     registry,
     writes,
@@ -109,7 +110,7 @@ export function createRunner<
     onWritten?.(s, transitions);
     observer?.(s);
     inFlight.written(s);
-    if (children.concerns(s, transitions)) {
+    if (children?.concerns(s, transitions)) {
       const effects = children.written(s, transitions, reporter(call)).catch(() => {});
       inFlight.track(effects);
       call.add(effects);
@@ -132,7 +133,7 @@ export function createRunner<
   async function runAndWrite(call: Work, s: Snapshot, task: TaskState): Promise<'completed' | 'failed'> {
     // A child workflow's task is the runner's own effect; a failure is left to the task's deadline.
     if (task.handler === CHILD_HANDLER) {
-      await children.run(s, task, reporter(call));
+      await children?.run(s, task, reporter(call));
       return 'completed';
     }
     const definition = registry.forSnapshot(s);

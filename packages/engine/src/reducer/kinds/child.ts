@@ -1,5 +1,6 @@
 import type { StepOf } from '../../definition/schema.js';
 import { rejectEvent } from '../../events.js';
+import { CHILD_HANDLER } from '../../snapshot.js';
 import {
   badChildId,
   checkChildAgain,
@@ -15,7 +16,7 @@ import {
   dispatchCompensation,
   failStep,
 } from '../compensation.js';
-import { log, pushCompleted, stepState, taskKey } from '../transition-context.js';
+import { dispatchTask, log, pushCompleted, stepState, taskKey } from '../transition-context.js';
 import type { StepRules } from './step-rules.js';
 import { attemptFailed } from './task.js';
 
@@ -75,6 +76,14 @@ export const child: StepRules<ChildDef> = {
       if (ev.type === 'task.failed') attemptFailed(cx, task, ev.error, false);
       else compensationSucceeded(cx, def.id);
     },
+  },
+
+  // Its own handler if it names one; else the child is reverted (its own compensations run).
+  compensate(cx, def, attempt) {
+    const child = stepState(cx, def.id).child;
+    if (def.compensate === undefined && child) dispatchChild(cx, def.id, child.id, attempt, 'compensate');
+    else dispatchTask(cx, def.id, 'compensate', attempt, { handler: def.compensate ?? CHILD_HANDLER });
+    return true;
   },
 
   lost(cx, _def, task) {

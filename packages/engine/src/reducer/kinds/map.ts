@@ -6,11 +6,12 @@ import type { ErrorInfo, MapState, TaskState } from '../../snapshot.js';
 import { checkChildAgain, childError, childIdOf, dispatchChild, matchChild } from '../child-tasks.js';
 import {
   compensationFailed,
+  compensator,
   dispatchCompensation,
   failStep,
   failurePolicy,
   pumpRollback,
-  undoLateItem,
+  queueOnce,
 } from '../compensation.js';
 import { backoffMs, resolveRetry, shouldRetry } from '../retry-policy.js';
 import {
@@ -108,6 +109,26 @@ export const map: StepRules<MapDef> = {
         true,
         flow,
       );
+  },
+
+  // One completed item at a time, latest index first (its child reverted for a workflow map).
+  compensate(cx, def, attempt, retry) {
+    const st = stepState(cx, def.id);
+    const map = st.map!;
+    map.undo ??= completedItems(map);
+    const item = map.undo[0];
+    if (item === undefined) {
+      st.status = 'compensated';
+      log(cx, 'compensation.completed', def.id);
+      return false;
+    }
+    // Each item's retries count from its own first attempt.
+    if (!retry) st.compensation = { ...st.compensation, attempt: attempt - 1, attemptBase: attempt - 1 };
+    if (def.compensate === undefined) {
+      const key = `${cx.s.id}/${cx.s.run}/${def.id}/${st.iteration}/${item}`;
+      dispatchChild(cx, def.id, key, attempt, 'compensate', item);
+    } else dispatchTask(cx, def.id, 'compensate', attempt, { item, handler: def.compensate });
+    return true;
   },
 
   timer(cx, def, timer) {
@@ -254,6 +275,35 @@ function itemUndone(cx: Cx, def: MapDef): void {
   log(cx, 'item.compensated', def.id, { detail: `item ${item}` });
   if (dispatchCompensation(cx, def.id, (st.compensation?.attempt ?? 0) + 1)) return;
   pumpRollback(cx);
+}
+
+/** A map's completed items, latest index first: below `next`, neither running nor failed. */
+function completedItems(map: MapState): number[] {
+  const skip = new Set([...map.running, ...map.failed]);
+  const out: number[] = [];
+  for (let i = map.next - 1; i >= 0; i--) if (!skip.has(i)) out.push(i);
+  return out;
+}
+
+/**
+ * An item of a map being rolled back completed late (it was in flight when the rollback began):
+ * undone too, once. Before the map's compensation starts it is among the completed items anyway;
+ * after, it joins the items to undo (and the map goes back in the queue if it was done).
+ */
+function undoLateItem(cx: Cx, id: string, item: number): void {
+  const st = stepState(cx, id);
+  const saga = cx.s.saga;
+  if (!saga || compensator(cx, id) === undefined) return;
+  const map = st.map!;
+  if (map.undo === undefined) {
+    if (!saga.queue.includes(id) && st.status !== 'compensating') queueOnce(cx, id);
+    return;
+  }
+  map.undo.push(item);
+  if (st.status !== 'compensating') {
+    st.status = 'failed';
+    queueOnce(cx, id);
+  }
 }
 
 /** Every item dispatched and none in flight: the step completes with its results (or a summary). */

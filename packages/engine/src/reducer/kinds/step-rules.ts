@@ -50,6 +50,12 @@ export interface StepRules<D> {
   };
   /** An attempt of the step missed its deadline (its task is already removed). */
   lost?(cx: Cx, def: D, task: TaskState, flow: Flow): void;
+  /**
+   * Dispatches the step's next compensation at `attempt` (`retry`: a retry of the same one); false
+   * when nothing is left to undo (the rule marked the step compensated). Without this rule: one
+   * compensation task running the kind's compensator.
+   */
+  compensate?(cx: Cx, def: D, attempt: number, retry: boolean): boolean;
   /** The step, parked in dlq, is requeued; without this rule it is entered again. */
   requeue?(cx: Cx, def: D, st: StepState, flow: Flow): void;
   /** A branch this step forked ran out of steps with `output`. */
