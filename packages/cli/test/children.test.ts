@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Snapshot, Store } from '@stepfold/engine';
+import { definitionHash, type Snapshot, type Store } from '@stepfold/engine';
 import { childRefs } from '@stepfold/engine/introspect';
 import { createMemoryStore } from '@stepfold/engine/memory';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
@@ -11,6 +11,7 @@ import {
   parentMidway,
   parentOrder,
   shipLine,
+  snapshotOf,
 } from '../../engine/test/child-fixtures.js';
 import { type ChildPage, listChildren } from '../src/child-listing.js';
 import { EXIT } from '../src/exit-codes.js';
@@ -206,6 +207,22 @@ describe('stepfold children', () => {
     expect((await run('children', 'o-1', '--step', 'nope')).code).toBe(EXIT.usage);
     expect((await run('children', 'o-1', '--cursor', '99')).code).toBe(EXIT.usage);
     expect((await run('children', 'nobody')).code).toBe(EXIT['not-found']);
+  });
+});
+
+describe('the CLI loads the composition kinds itself', () => {
+  it('a command that writes takes definitions with child and map steps (no KIND_NOT_LOADED)', async () => {
+    // This file never imports @stepfold/engine/composition: only the CLI's own import enables it.
+    const gate = snapshotOf(shipLine, 'g-1', {
+      workflow: { name: 'ship-line', version: 1, hash: definitionHash(shipLine) },
+      steps: { pick: { status: 'active', iteration: 1, attempt: 0, startedAt: 0 } },
+      active: ['pick'],
+    });
+    await held.store!.create(gate);
+    const r = await run('cancel', 'g-1', '--definitions', DEFS, '--json');
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(EXIT.ok);
+    expect((await held.store!.load('g-1'))!.status).toBe('cancelled');
   });
 });
 

@@ -1,4 +1,4 @@
-import type { Store } from '@stepfold/engine';
+import { definitionHash, type Store } from '@stepfold/engine';
 import { createMemoryStore } from '@stepfold/engine/memory';
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
@@ -8,6 +8,7 @@ import {
   parentMidway,
   parentOrder,
   shipLine,
+  snapshotOf,
 } from '../../engine/test/child-fixtures.js';
 import { ITEM_LINKS } from '../src/family.js';
 import { createInspector } from '../src/index.js';
@@ -169,5 +170,27 @@ describe('the instance page: parent', () => {
     const r = await app.request(`/ops/instances/${encodeURIComponent('o-1/1/lines/1/4')}`);
     expect(r.status).toBe(401);
     expect(await r.text()).not.toContain('Child of');
+  });
+});
+
+describe('actions with child and map steps among the definitions', () => {
+  it('the inspector enables the composition kinds itself: a cancel writes (no KIND_NOT_LOADED)', async () => {
+    // This file never imports @stepfold/engine/composition: only the inspector's own import enables it.
+    const { app, store } = await setup();
+    await store.create(
+      snapshotOf(shipLine, 'g-1', {
+        workflow: { name: 'ship-line', version: 1, hash: definitionHash(shipLine) },
+        steps: { pick: { status: 'active', iteration: 1, attempt: 0, startedAt: 0 } },
+        active: ['pick'],
+      }),
+    );
+    const version = String((await store.load('g-1'))!.version);
+    const r = await app.request('/ops/instances/g-1/cancel', {
+      method: 'POST',
+      headers: BEARER,
+      body: new URLSearchParams({ version }),
+    });
+    expect(r.status).toBe(303);
+    expect((await store.load('g-1'))!.status).toBe('cancelled');
   });
 });
