@@ -70,6 +70,10 @@ describe('toMermaid: child and map steps', () => {
     expect(label(v, 'sub')).toEqual(['sub', 'child ship-line']);
     expect(label(v, 'lines')).toEqual(['lines', 'map input.lines · child ship-line · 20 at a time']);
     expect(label(v, 'sums')).toEqual(['sums', 'map input.numbers · double() · 4 at a time']);
+    // Rolling back a child step (or a map of workflows) is the runner's own revert, not a handler.
+    expect(decode(v.get(nodeIds.compensation('sub'))?.text ?? '')).toBe('⟲ compensate: revert the child');
+    expect(decode(v.get(nodeIds.compensation('lines'))?.text ?? '')).toBe('⟲ compensate: revert each child');
+    expect(v.has(nodeIds.compensation('sums'))).toBe(false);
   });
 
   it('a map shows its counts from the live snapshot, a child its instance id', async () => {

@@ -2,7 +2,7 @@ import { compileWorkflow } from '../definition/compile.js';
 import type { BranchRef } from '../definition/graph.js';
 import { kindOf } from '../definition/kinds/index.js';
 import type { DefinitionInput, StepDefinition, WorkflowDefinition } from '../definition/schema.js';
-import type { Snapshot, Status } from '../snapshot.js';
+import { CHILD_HANDLER, type Snapshot, type Status } from '../snapshot.js';
 import { type DiagramKind, type Edge, type LiveStep, nodeIds, stepEdges, stepNode } from './kind.js';
 import { DIAGRAM_KINDS } from './kinds.js';
 import { type DiagramState, STATE_STYLES, stepStates } from './states.js';
@@ -85,7 +85,7 @@ export function toMermaid(
       lines.push(`${indent}${stepNode(kind, step, live(step.id))}`);
       const undo = kindOf(step).compensator?.(step);
       if (undo !== undefined) {
-        lines.push(`${indent}${nodeIds.compensation(step.id)}["⟲ compensate: ${escapeLabel(undo)}"]`);
+        lines.push(`${indent}${nodeIds.compensation(step.id)}["⟲ compensate: ${undoText(step, undo)}"]`);
       }
       // A step that forks branches: a subgraph per branch, then the node where they join.
       const forks = kindOf(step).forks?.(step);
@@ -118,6 +118,12 @@ export function toMermaid(
   if (notes.length) lines.push(`  class ${notes.map((s) => nodeIds.compensation(s.id)).join(',')} note`);
   if (snapshot) lines.push(...stateLines(def, snapshot, edges, used, children));
   return `${lines.join('\n')}\n`;
+}
+
+/** A compensation note's text: the handler, or what the runner's own child effect does. */
+function undoText(step: StepDefinition, undo: string): string {
+  if (undo !== CHILD_HANDLER) return escapeLabel(undo);
+  return step.kind === 'map' ? 'revert each child' : 'revert the child';
 }
 
 /** `classDef`s, `class` assignments and bold taken edges for a snapshot. */
