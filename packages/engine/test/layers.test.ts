@@ -17,6 +17,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   testing: ['shared', 'definition', 'reducer', 'store', 'runner', 'worker', 'composition', 'testing'],
   /** `@stepfold/engine/diagram`, its own entry: renders definitions and snapshots, runs nothing. */
   diagram: ['shared', 'definition', 'diagram'],
+  /** `@stepfold/engine/schedules`, its own entry (it carries croner): schedules over the runner. */
+  schedules: ['shared', 'definition', 'store', 'runner', 'schedules'],
   /** The package entry re-exports every layer but testing, which has its own entry. */
   entry: ['shared', 'definition', 'reducer', 'store', 'runner', 'worker'],
 };

@@ -1,5 +1,6 @@
 import { errorKind, HTTP_STATUS, isStepfoldError, NotFoundError } from '@stepfold/engine';
 import { cancelRefusal, pendingDecisions } from '@stepfold/engine/introspect';
+import { createSchedules } from '@stepfold/engine/schedules';
 import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
@@ -17,6 +18,7 @@ import { instancePage } from './views/instance-page.js';
 import { type Flash, messagePage, type PageContext } from './views/layout.js';
 import { listPage } from './views/list-page.js';
 import { loginPage } from './views/login-page.js';
+import { SCHEDULE_ACTIONS, type ScheduleAction, schedulesPage } from './views/schedules-page.js';
 
 export type { InspectorOptions } from './options.js';
 
@@ -39,6 +41,8 @@ export function createInspector(options: InspectorOptions): Hono<Vars> {
   const { store, auth } = options;
   const { pageSize, columns } = checkOptions(options);
   const defs = indexDefinitions(options.workflows);
+  // Schedules are instances of the built-in schedule workflow: steering them needs no definition.
+  const schedules = createSchedules({ store });
   const bundle = mermaidBundle();
   const app = new Hono<Vars>();
 
@@ -145,6 +149,43 @@ export function createInspector(options: InspectorOptions): Hono<Vars> {
   app.get('/', list);
   app.get('/:slash{/?}', list);
 
+  const setFlash = (c: Context<Vars>, flash: Flash) =>
+    setCookie(c, FLASH_COOKIE, JSON.stringify(flash), {
+      path: c.get('page').base || '/',
+      httpOnly: true,
+      sameSite: 'Strict',
+      maxAge: 60,
+    });
+
+  app.get('/schedules', async (c) => {
+    const cursor = c.req.query('cursor') ?? null;
+    const { items, cursor: next } = await schedules.list({ limit: pageSize, cursor });
+    return render(c, schedulesPage(c.get('page'), { items, next, paged: cursor !== null }, takeFlash(c)));
+  });
+
+  // Schedule commands are not pinned to a version as instance actions are: a schedule's instance
+  // moves at every slot, and a pause, resume or trigger means the same whatever it moved to.
+  app.post('/schedules/:id/:action', async (c) => {
+    const page = c.get('page');
+    const id = c.req.param('id');
+    const action = c.req.param('action') as ScheduleAction;
+    if (!SCHEDULE_ACTIONS.includes(action)) return fail(c, 404, 'Not found', 'No such action.');
+    const by = page.user ? ` (by ${page.user})` : '';
+    let text: string;
+    if (action === 'pause') {
+      await schedules.pause(id, page.user ? { note: `paused by ${page.user}` } : {});
+      text = `pause of ${id} written${by}; a worker applies it.`;
+    } else if (action === 'resume') {
+      await schedules.resume(id);
+      text = `resume of ${id} written${by}; a worker applies it.`;
+    } else {
+      const { runId } = await schedules.trigger(id);
+      text = `trigger of ${id} written${by}: run ${runId}, started by a worker.`;
+    }
+    setFlash(c, { kind: 'ok', text });
+    return c.redirect(`${page.base}/schedules`, 303);
+  });
+
   app.get('/instances/:id', async (c) => {
     const id = c.req.param('id');
     const s = await store.load(id);
@@ -218,12 +259,7 @@ export function createInspector(options: InspectorOptions): Hono<Vars> {
           kind: 'error',
           text: `${label}: the event did not apply; nothing was changed (version ${after.version}).`,
         };
-    setCookie(c, FLASH_COOKIE, JSON.stringify(flash), {
-      path: page.base || '/',
-      httpOnly: true,
-      sameSite: 'Strict',
-      maxAge: 60,
-    });
+    setFlash(c, flash);
     return c.redirect(back, 303);
   });
 

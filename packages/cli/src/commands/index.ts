@@ -11,6 +11,7 @@ export * as reject from './reject.js';
 export * as replay from './replay.js';
 export * as requeue from './requeue.js';
 export * as run from './run.js';
+export * as schedule from './schedule.js';
 export * as send from './send.js';
 export * as show from './show.js';
 export * as signal from './signal.js';

@@ -39,13 +39,13 @@ export class ChildEffects implements ChildEffectsPort {
       }
       return;
     }
+    const definition = this.o.registry.forSnapshot(s);
+    const step = definition.steps[task.step] as { workflow: string; version?: number | undefined };
     if (task.detached) {
-      const child = await this.stop(id, 'cancel', onWrite);
+      const child = await this.stop(id, 'cancel', onWrite, { step, ref });
       if (child && isTerminal(child.status)) await this.report(ref, child, onWrite);
       return;
     }
-    const definition = this.o.registry.forSnapshot(s);
-    const step = definition.steps[task.step] as { workflow: string; version?: number | undefined };
     const input = taskView(definition, s, task).input;
     try {
       await writes.create({
@@ -80,21 +80,46 @@ export class ChildEffects implements ChildEffectsPort {
     const work: Promise<unknown>[] = [];
     if (s.parent && isTerminal(s.status)) work.push(this.report(s.parent, s, onWrite));
     for (const t of transitions) {
-      if (t.type === CHILD_STOPPED && t.detail !== undefined)
-        work.push(this.stop(t.detail, s.status === 'aborted' ? 'abort' : 'cancel', onWrite));
+      if (t.type !== CHILD_STOPPED || t.detail === undefined || t.step === undefined) continue;
+      const step = this.o.registry.forSnapshot(s).steps[t.step] as { workflow: string; version?: number };
+      const ref: ParentRef = { id: s.id, workflow: s.workflow.name, step: t.step, key: t.detail };
+      work.push(this.stop(t.detail, s.status === 'aborted' ? 'abort' : 'cancel', onWrite, { step, ref }));
     }
     await Promise.all(work);
   }
 
-  /** Cancels or aborts a child; resolves with it afterwards (null when it is gone). */
-  private async stop(id: string, how: 'cancel' | 'abort', onWrite: OnWrite): Promise<Snapshot | null> {
+  /**
+   * Cancels or aborts a child; resolves with it afterwards. A child not created yet (the effect that
+   * starts it may still be on its way, or lost) is created ended — started and aborted in one write —
+   * so a late start finds it there and starts nothing.
+   */
+  private async stop(
+    id: string,
+    how: 'cancel' | 'abort',
+    onWrite: OnWrite,
+    of: { step: { workflow: string; version?: number | undefined }; ref: ParentRef },
+  ): Promise<Snapshot | null> {
+    const { writes, store, clock } = this.o;
     try {
-      return await this.o.writes.apply({ id, event: (at) => ({ type: how, at }), onWrite });
+      return await writes.apply({ id, event: (at) => ({ type: how, at }), onWrite });
     } catch (e) {
-      // Past its pivot (it goes on and reports), or gone: nothing to stop.
-      if (isStepfoldError(e, 'PAST_PIVOT')) return this.o.store.load(id);
-      if (isStepfoldError(e, 'NOT_FOUND')) return null;
-      throw e;
+      // Past its pivot: it goes on, and reports when it ends.
+      if (isStepfoldError(e, 'PAST_PIVOT')) return store.load(id);
+      if (!isStepfoldError(e, 'NOT_FOUND')) throw e;
+    }
+    try {
+      const reason = 'its parent stopped it before it started';
+      return await writes.create({
+        instance: { workflow: of.step.workflow, version: of.step.version, id, input: null },
+        parent: of.ref,
+        alsoApply: { type: 'abort', at: clock(), reason },
+        unchecked: true,
+        onWrite,
+      });
+    } catch (e) {
+      // The start got there first after all: stop that one.
+      if (!isStepfoldError(e, 'ALREADY_EXISTS')) throw e;
+      return this.stop(id, how, onWrite, of);
     }
   }
 

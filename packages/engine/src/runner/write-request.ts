@@ -86,6 +86,8 @@ export interface CreateRequest {
   trace?: Record<string, string> | undefined;
   /** The parent a child instance reports its end to (set by the runner's child effect only). */
   parent?: ParentRef | undefined;
+  /** Skip the declared input check: a child created already ended, which runs nothing. */
+  unchecked?: boolean | undefined;
 }
 
 /** Writes one event; resolves with the stored snapshot after it (the same one if the event did not apply). */

@@ -161,6 +161,7 @@ mermaid.run({ querySelector: 'pre.mermaid' }).then(() => { focusNode(); document
 <body>
 <header class="top">
 <a href="${ctx.base || '/'}">stepfold inspector</a>
+<a href="${ctx.base}/schedules" id="nav-schedules">Schedules</a>
 ${ctx.user ? html`<span class="who" id="who">signed in as ${ctx.user}</span>` : ''}
 ${
   ctx.canLogout

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../store/store.js';
 import { describeClaims } from './claims.js';
+import { describeComposition } from './composition.js';
 import type { StoreConformanceOptions, SuiteContext } from './context.js';
 import { describeCrud } from './crud.js';
 import { describeDueLanes } from './due-lanes.js';
@@ -57,6 +58,7 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
     if (has.has('claims')) describe('claims', () => describeClaims(ctx));
     if (has.has('inbox')) describe('inbox: runner.send', () => describeInbox(ctx));
     if (has.has('wakes')) describe('wakes', () => describeWakes(ctx));
+    describe('composition: child workflows and maps', () => describeComposition(ctx));
     const { outage } = options;
     if (outage) describe('server outage', () => describeOutage(ctx, outage));
   });
