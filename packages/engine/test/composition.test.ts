@@ -1,4 +1,4 @@
-import { createRunner, defineWorkflow, type Snapshot, TaskError } from '@stepfold/engine';
+import { createRunner, defineWorkflow, type Snapshot, type Store, TaskError } from '@stepfold/engine';
 import '@stepfold/engine/composition';
 import { createMemoryStore } from '@stepfold/engine/memory';
 import { describe, expect, it } from 'vitest';
@@ -165,5 +165,237 @@ describe('map step', () => {
     expect(out).toMatchObject({ total: 5, completed: 5, failed: [] });
     const child = (await store.load(`${out.children}4`)) as Snapshot;
     expect(child.output).toEqual({ packed: 'K4' });
+  });
+});
+
+describe('child step: ids, compensation, pivots, stopping', () => {
+  const leaf = defineWorkflow({
+    name: 'leaf',
+    version: 1,
+    start: 'work',
+    steps: { work: { kind: 'task', handler: 'work', compensate: 'undoWork' } },
+  });
+  const pivotal = defineWorkflow({
+    name: 'pivotal',
+    version: 1,
+    start: 'commit',
+    steps: { commit: { kind: 'task', handler: 'work', pivot: true } },
+  });
+  const tree = defineWorkflow({
+    name: 'tree',
+    version: 1,
+    start: 'a',
+    steps: {
+      a: { kind: 'child', workflow: 'leaf', childId: 'input.childId', next: 'b' },
+      b: { kind: 'child', workflow: 'leaf', compensate: 'ownUndo', next: 'gate' },
+      gate: { kind: 'wait', signal: 'go' },
+    },
+  });
+  const pivotTree = defineWorkflow({
+    name: 'pivot-tree',
+    version: 1,
+    start: 'p',
+    steps: {
+      p: { kind: 'child', workflow: 'pivotal', next: 'gate' },
+      gate: { kind: 'wait', signal: 'go' },
+    },
+  });
+  const race = defineWorkflow({
+    name: 'race',
+    version: 1,
+    start: 'fork',
+    steps: {
+      fork: { kind: 'parallel', branches: ['fast', 'slow'], join: 'any' },
+      fast: { kind: 'task', handler: 'work' },
+      slow: { kind: 'child', workflow: 'hang' },
+    },
+  });
+  const hang = defineWorkflow({
+    name: 'hang',
+    version: 1,
+    start: 'wait',
+    steps: { wait: { kind: 'wait', signal: 'never' } },
+  });
+
+  function setup() {
+    const calls: string[] = [];
+    const store = createMemoryStore();
+    const runner = createRunner({
+      store,
+      workflows: [leaf, pivotal, tree, pivotTree, race, hang],
+      handlers: {
+        work: async ({ instanceId }) => {
+          calls.push(`work ${instanceId}`);
+          return { by: instanceId };
+        },
+        undoWork: async ({ instanceId }) => {
+          calls.push(`undo ${instanceId}`);
+        },
+        ownUndo: async ({ instanceId, outputs }) => {
+          calls.push(`own ${instanceId} ${JSON.stringify(outputs['b'])}`);
+        },
+      },
+    });
+    return { calls, store, runner };
+  }
+
+  it('takes the child id from a path, and compensates a child by reverting it or by its own handler', async () => {
+    const { calls, store, runner } = setup();
+    const s = await runner.start('tree', 't-1', { childId: 'order-7-shipment' });
+    expect(s.status).toBe('waiting');
+    expect(s.steps['a']!.child).toEqual({ id: 'order-7-shipment' });
+    const cancelled = await runner.cancel('t-1');
+    expect(cancelled.status).toBe('cancelled');
+    // b has its own handler: it runs once, with the child's output; a's child is reverted.
+    expect(calls).toContain('own t-1 {"by":"t-1/1/b/1"}');
+    expect(calls.filter((c) => c === 'undo order-7-shipment')).toHaveLength(1);
+    expect(calls.filter((c) => c.startsWith('undo t-1/1/b/1'))).toHaveLength(0);
+    expect((await store.load('order-7-shipment'))?.status).toBe('cancelled');
+    expect((await store.load('t-1/1/b/1'))?.status).toBe('completed');
+  });
+
+  it('fails the step with CHILD_ID_TAKEN when the id belongs to an unrelated instance', async () => {
+    const { runner } = setup();
+    await runner.start('leaf', 'taken', {});
+    const s = await runner.start('tree', 't-2', { childId: 'taken' });
+    expect(s.status).toBe('failed');
+    expect(s.error).toMatchObject({ step: 'a', code: 'CHILD_ID_TAKEN' });
+  });
+
+  it("refuses the parent's cancel with PAST_PIVOT once a child completed past its pivot; abort still stops it", async () => {
+    const { runner, store } = setup();
+    const s = await runner.start('pivot-tree', 'pv-1', {});
+    expect(s.steps['p']!.child).toEqual({ id: 'pv-1/1/p/1', pivot: true });
+    const before = await store.load('pv-1');
+    await expect(runner.cancel('pv-1')).rejects.toMatchObject({ code: 'PAST_PIVOT' });
+    expect(await store.load('pv-1')).toEqual(before);
+    expect((await runner.abort('pv-1')).status).toBe('aborted');
+  });
+
+  it('stops a child its parent no longer needs: cancelled when the parent completes, aborted when it aborts', async () => {
+    const { runner, store } = setup();
+    const s = await runner.start('race', 'r-1', {});
+    expect(s.status).toBe('completed');
+    expect((await store.load('r-1/1/slow/1'))?.status).toBe('cancelled');
+    const t = await runner.start('tree', 'r-2', { childId: 'r-2-a' });
+    expect(t.status).toBe('waiting');
+    await runner.abort('r-2');
+    // Its children had completed: nothing to stop, nothing reverted.
+    expect((await store.load('r-2-a'))?.status).toBe('completed');
+  });
+
+  it('aborts a running child with its parent', async () => {
+    const { runner, store } = setup();
+    const wrap = defineWorkflow({
+      name: 'wrap',
+      version: 1,
+      start: 'c',
+      steps: { c: { kind: 'child', workflow: 'hang' } },
+    });
+    const r2 = createRunner({ store, workflows: [wrap, hang], handlers: {} });
+    await r2.start('wrap', 'w-1', {});
+    expect((await store.load('w-1/1/c/1'))?.status).toBe('waiting');
+    await r2.abort('w-1', 'stop everything');
+    expect((await store.load('w-1/1/c/1'))?.status).toBe('aborted');
+    void runner;
+  });
+
+  it('refuses a runner whose definitions use child steps of an unregistered workflow', () => {
+    expect(() => createRunner({ store: createMemoryStore(), workflows: [tree], handlers: {} })).toThrow(
+      expect.objectContaining({ code: 'UNKNOWN_WORKFLOW' }),
+    );
+  });
+});
+
+describe('child step: crash windows recovered by the deadline', () => {
+  const leaf = defineWorkflow({
+    name: 'leaf2',
+    version: 1,
+    start: 'work',
+    steps: { work: { kind: 'task', handler: 'work' } },
+  });
+  const parent = defineWorkflow({
+    name: 'parent2',
+    version: 1,
+    start: 'c',
+    steps: { c: { kind: 'child', workflow: 'leaf2', timeoutMs: 1000 } },
+  });
+
+  /** A memory store whose next create of a child, or next save of the parent, fails as a crash would leave it. */
+  function flakyStore(fail: { create?: string; saveOf?: string }) {
+    const inner = createMemoryStore();
+    const store: Store = Object.create(inner);
+    store.create = async (s) => {
+      if (s.id === fail.create) {
+        fail.create = undefined;
+        throw new Error('worker killed before the child was created');
+      }
+      return inner.create(s);
+    };
+    store.save = async (s, v, o) => {
+      if (s.id === fail.saveOf && s.steps['c']?.status === 'completed') {
+        fail.saveOf = undefined;
+        throw new Error('worker killed before the parent heard of its child');
+      }
+      return inner.save(s, v, o);
+    };
+    return store;
+  }
+
+  const handlers = { work: async () => ({ done: true }) };
+
+  it("starts the child when the parent's dispatch was written but the child's create was lost", async () => {
+    const store = flakyStore({ create: 'p-a/1/c/1' });
+    const runner = createRunner({ store, workflows: [leaf, parent], handlers });
+    const s = await runner.start('parent2', 'p-a', {});
+    expect(s.status).toBe('running');
+    expect(await store.load('p-a/1/c/1')).toBeNull();
+    // The task's deadline passes: dispatched again, the child is created, runs, and reports.
+    const after = await runner.tick('p-a', s.wakeAt! + 1);
+    expect(after.status).toBe('completed');
+    expect(after.output).toEqual({ done: true });
+    expect((await store.load('p-a/1/c/1'))?.version).toBe(2);
+  });
+
+  it("takes the child's end when the report to the parent was lost", async () => {
+    const store = flakyStore({ saveOf: 'p-b' });
+    const runner = createRunner({ store, workflows: [leaf, parent], handlers });
+    const s = await runner.start('parent2', 'p-b', {});
+    expect(s.status).toBe('running');
+    expect((await store.load('p-b/1/c/1'))?.status).toBe('completed');
+    const after = await runner.tick('p-b', s.wakeAt! + 1);
+    expect(after.status).toBe('completed');
+    expect(after.output).toEqual({ done: true });
+    // The child ran once: one create, one task, one result.
+    expect((await store.load('p-b/1/c/1'))?.version).toBe(2);
+  });
+});
+
+describe('tools read the pivot rule across the tree', () => {
+  it('cancelRefusal says PAST_PIVOT for a parent whose child completed past its pivot', async () => {
+    const { cancelRefusal } = await import('@stepfold/engine/introspect');
+    const pivotal = defineWorkflow({
+      name: 'pivotal-3',
+      version: 1,
+      start: 'commit',
+      steps: { commit: { kind: 'task', handler: 'work', pivot: true } },
+    });
+    const top = defineWorkflow({
+      name: 'top-3',
+      version: 1,
+      start: 'p',
+      steps: {
+        p: { kind: 'child', workflow: 'pivotal-3', next: 'gate' },
+        gate: { kind: 'wait', signal: 'go' },
+      },
+    });
+    const runner = createRunner({
+      store: createMemoryStore(),
+      workflows: [pivotal, top],
+      handlers: { work: async () => null },
+    });
+    const s = await runner.start('top-3', 'top-1', {});
+    expect(cancelRefusal(top, s)).toMatchObject({ code: 'PAST_PIVOT' });
+    expect(cancelRefusal(top, s)!.message).toContain('a child of step p has completed past its own pivot');
   });
 });

@@ -2,6 +2,7 @@ import { isTerminal, type Snapshot } from '../snapshot.js';
 import { compileWorkflow } from './compile.js';
 import { declaredSchemas } from './declared-schemas.js';
 import { kindOf } from './kinds/index.js';
+import { completedPivotOf } from './pivots.js';
 import type { StepDefinition, WorkflowDefinition } from './schema.js';
 import type { StandardSchema } from './typing.js';
 
@@ -110,8 +111,8 @@ export function pendingDecisions(def: WorkflowDefinition, snapshot: Snapshot): P
  * any: from then on nothing rolls back, and `cancel` is refused with `PAST_PIVOT`.
  */
 export function completedPivot(def: WorkflowDefinition, snapshot: Snapshot): string | undefined {
-  // The pivots as the reducer reads them (compiled once per definition).
-  return compileWorkflow(def).pivots.find((p) => snapshot.steps[p]?.status === 'completed');
+  // The rule the reducer reads (a child's pivot counts too).
+  return completedPivotOf(compileWorkflow(def), snapshot);
 }
 
 /** Why an action cannot be taken on an instance now: a stable code and a sentence for people. */
@@ -140,7 +141,7 @@ export function cancelRefusal(def: WorkflowDefinition, snapshot: Snapshot): Acti
   if (pivot !== undefined) {
     return {
       code: 'PAST_PIVOT',
-      message: `pivot step ${pivot} has completed, so nothing rolls back any more; abort stops the instance without compensation`,
+      message: `${compileWorkflow(def).pivots.includes(pivot) ? 'pivot step' : 'a child of step'} ${pivot} has completed${compileWorkflow(def).pivots.includes(pivot) ? '' : ' past its own pivot'}, so nothing rolls back any more; abort stops the instance without compensation`,
     };
   }
   return undefined;

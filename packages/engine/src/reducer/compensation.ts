@@ -1,4 +1,5 @@
 import { kindOf } from '../definition/kinds/index.js';
+import { completedPivotOf } from '../definition/pivots.js';
 import type { FailurePolicy } from '../definition/schema.js';
 import type { ErrorInfo } from '../snapshot.js';
 import { rulesOf } from './kind-table.js';
@@ -29,17 +30,6 @@ export function pivotPassed(cx: Cx): boolean {
  */
 export function passedPivot(cx: Cx): string | undefined {
   return completedPivotOf(cx.wf, cx.s);
-}
-
-/** {@link passedPivot} of any snapshot of a compiled workflow. */
-export function completedPivotOf(wf: Cx['wf'], s: Cx['s']): string | undefined {
-  const own = wf.pivots.find((p) => s.steps[p]?.status === 'completed');
-  if (own !== undefined) return own;
-  for (const id in s.steps) {
-    const st = s.steps[id]!;
-    if (st.map?.pivot || (st.child?.pivot && st.status === 'completed')) return id;
-  }
-  return undefined;
 }
 
 /** Which policy governs a failure of this step. */

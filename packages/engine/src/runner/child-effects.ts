@@ -1,8 +1,8 @@
 import { compileWorkflow } from '../definition/compile.js';
+import { completedPivotOf } from '../definition/pivots.js';
 import type { WorkflowDefinition } from '../definition/schema.js';
 import { isStepfoldError } from '../errors.js';
 import { parseEvent, type WorkflowEvent } from '../events.js';
-import { completedPivotOf } from '../reducer/compensation.js';
 import { taskView } from '../reducer/task-view.js';
 import { CHILD_STOPPED } from '../reducer/transition-context.js';
 import { isTerminal, type LogEntry, type ParentRef, type Snapshot, type TaskState } from '../snapshot.js';
