@@ -399,3 +399,84 @@ describe('tools read the pivot rule across the tree', () => {
     expect(cancelRefusal(top, s)!.message).toContain('a child of step p has completed past its own pivot');
   });
 });
+
+describe('map step: dlq and requeue', () => {
+  it('parks a handler map in dlq; requeue retries only the failed items, with fresh attempts', async () => {
+    let healthy = false;
+    const seen: number[] = [];
+    const parked = defineWorkflow({
+      name: 'parked-map',
+      version: 1,
+      start: 'each',
+      steps: {
+        each: {
+          kind: 'map',
+          items: 'input.xs',
+          handler: 'h',
+          maxConcurrency: 2,
+          onFailure: 'dlq',
+          retry: { maxAttempts: 1 },
+        },
+      },
+    });
+    const runner = createRunner({
+      store: createMemoryStore(),
+      workflows: [parked],
+      handlers: {
+        h: async ({ input, attempt }) => {
+          seen.push(input as number);
+          if (input === 2 && !healthy) throw new Error('down');
+          return { x: input, attempt };
+        },
+      },
+    });
+    const s = await runner.start('parked-map', 'pm-1', { xs: [0, 1, 2, 3] });
+    expect(s.status).toBe('dlq');
+    expect(s.steps['each']!.map).toMatchObject({ failed: [2], ok: 3 });
+    healthy = true;
+    const done = await runner.requeue('pm-1');
+    expect(done.status).toBe('completed');
+    const out = done.output as Array<{ x: number; attempt: number }>;
+    expect(out.map((o) => o.x)).toEqual([0, 1, 2, 3]);
+    expect(out[2]!.attempt).toBeGreaterThan(1000);
+    // Items that completed before the requeue ran once.
+    expect(seen.filter((x) => x !== 2).sort()).toEqual([0, 1, 3]);
+  });
+
+  it('waits for a child parked in dlq; requeuing the child lets the map finish', async () => {
+    let healthy = false;
+    const child = defineWorkflow({
+      name: 'dlq-child',
+      version: 1,
+      onFailure: 'dlq',
+      start: 'w',
+      steps: { w: { kind: 'task', handler: 'w', retry: { maxAttempts: 1 } } },
+    });
+    const top = defineWorkflow({
+      name: 'dlq-top',
+      version: 1,
+      start: 'each',
+      steps: { each: { kind: 'map', items: 'input.xs', workflow: 'dlq-child', maxConcurrency: 3 } },
+    });
+    const store = createMemoryStore();
+    const runner = createRunner({
+      store,
+      workflows: [child, top],
+      handlers: {
+        w: async ({ input }) => {
+          if ((input as { n: number }).n === 1 && !healthy) throw new Error('down');
+          return { ok: true };
+        },
+      },
+    });
+    const s = await runner.start('dlq-top', 'dt-1', { xs: [{ n: 0 }, { n: 1 }, { n: 2 }] });
+    expect(s.status).toBe('running');
+    expect(s.steps['each']!.map).toMatchObject({ ok: 2, running: [1] });
+    healthy = true;
+    await runner.requeue('dt-1/1/each/1/1');
+    await runner.idle();
+    const after = (await store.load('dt-1'))!;
+    expect(after.status).toBe('completed');
+    expect(after.output).toMatchObject({ total: 3, completed: 3, failed: [] });
+  });
+});

@@ -157,6 +157,8 @@ export function detachItems(cx: Cx, id: string): void {
   map.running = map.running.filter((item) => {
     const t = cx.s.tasks[taskKey(id, 'run', item)];
     if (t) detach(cx, t);
+    // Waiting to retry, it never completed: not one to undo.
+    else map.failed.push(item);
     return t !== undefined;
   });
 }

@@ -143,7 +143,8 @@ export const map: StepRules<MapDef> = {
   },
 
   // The failed items are tried again (handler items with fresh attempts; a workflow's failed
-  // children are final); the items still to come are dispatched as before.
+  // children are final: a child workflow with `onFailure: 'dlq'` is requeued itself); the items
+  // still to come are dispatched as before.
   requeue(cx, def, st, flow) {
     const map = st.map!;
     st.status = 'active';
@@ -158,6 +159,12 @@ export const map: StepRules<MapDef> = {
         map.running.push(item);
         dispatchItem(cx, def, item, st.attemptBase + 1);
       }
+    }
+    // A workflow map's failed children stay failed: past the tolerance, it parks again.
+    else if (map.failed.length > toleratedFailures(def, map.total)) {
+      const message = `${map.failed.length} children failed (items ${map.failed.join(', ')}); requeue their children, not the map`;
+      failStep(cx, def.id, { message, code: 'CHILD_FAILED', retryable: false }, 'dlq');
+      return;
     }
     fill(cx, def);
     finishIfDone(cx, def, flow);
