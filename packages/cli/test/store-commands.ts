@@ -1,6 +1,9 @@
 import { createRunner, type Snapshot, type Store } from '@stepfold/engine';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { childOf, parentMidway } from '../../engine/test/child-fixtures.js';
+import type { ChildPage } from '../src/child-listing.js';
 import { EXIT } from '../src/exit-codes.js';
+import type { Family } from '../src/family.js';
 import type { InstanceRow } from '../src/snapshot-view.js';
 import { cli, EXAMPLES, exampleHandlers, expenseDefinition, parsed } from './cli.js';
 
@@ -244,5 +247,29 @@ export function storeCommandSuite(open: () => Promise<StoreUnderTest>): void {
     const noDefs = await cli(['cancel', 'misc-1', '--store', t.url]);
     expect(noDefs.code).toBe(EXIT.usage);
     expect((await load('misc-1')).status).toBe('waiting'); // nothing written
+  });
+
+  it('walks a parent and its children both ways: show, then children paged by id', async () => {
+    // Hand-built in the shapes the child and map kinds write; created last, so `list` above is unmoved.
+    const parent = parentMidway('fam-1');
+    await t.store.create(parent);
+    await t.store.create(childOf(parent, 'sub', 'completed'));
+    for (const i of [0, 1, 2])
+      await t.store.create(childOf(parent, 'lines', i === 1 ? 'failed' : 'completed', i));
+    const shown = parsed<Family>(await cli(['show', 'fam-1', '--store', t.url, '--json']));
+    expect(shown.children[0]).toMatchObject({ kind: 'child', id: 'fam-1/1/sub/1', childStatus: 'completed' });
+    expect(shown.children[1]).toMatchObject({ kind: 'map', prefix: 'fam-1/1/lines/1/' });
+    const child = parsed<Family>(await cli(['show', 'fam-1/1/lines/1/1', '--store', t.url, '--json']));
+    expect(child.parent).toMatchObject({ id: 'fam-1', step: 'lines', item: 1, status: 'running' });
+    const page = parsed<ChildPage>(
+      await cli(['children', 'fam-1', '--step', 'lines', '--limit', '4', '--store', t.url, '--json']),
+    );
+    expect(page.items.map((r) => `${r.item} ${r.status}`)).toEqual([
+      '0 completed',
+      '1 failed',
+      '2 completed',
+      '3 missing',
+    ]);
+    expect(page.cursor).toBe('4');
   });
 }

@@ -9,6 +9,7 @@ import {
   ValidationError,
   VersionConflictError,
 } from '@stepfold/engine';
+import { composition } from '@stepfold/engine/composition';
 import { pendingDecisions } from '@stepfold/engine/introspect';
 import type { IndexedDefinition } from './definitions.js';
 import { checkPayload } from './payload-schema.js';
@@ -167,6 +168,10 @@ export function sendPinned(
   message: RunnerMessage,
   version: number,
 ): Promise<HandleResult> {
+  // The inspector steers workflows with child and map steps too (and walks their trees), even in a
+  // process that only inspects: the composition kinds are enabled by the import above, named here
+  // so that no bundler drops it.
+  void composition;
   const runner = createRunner({
     store: pinnedStore(store, version),
     // The host's own objects: a builder's declared schemas are found by them, so the runner checks too.

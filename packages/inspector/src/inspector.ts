@@ -8,6 +8,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { ACTIONS, type ActionName, formVersion, messageFor, sendPinned } from './actions.js';
 import { authenticate, clearSession, csrfRefused, csrfToken } from './auth.js';
 import { indexDefinitions } from './definitions.js';
+import { loadFamily } from './family.js';
 import { listInstances, readFilters } from './listing.js';
 import { loginRoutes, safeNext, type Vars } from './login-routes.js';
 import { mermaidBundle } from './mermaid-asset.js';
@@ -204,7 +205,8 @@ export function createInspector(options: InspectorOptions): Hono<Vars> {
       cancelRefusal: definition ? cancelRefusal(definition, s) : undefined,
       known: definition !== undefined,
     };
-    return render(c, instancePage(c.get('page'), { snapshot: s, definition, actions }, takeFlash(c)));
+    const family = await loadFamily(store, s, definition);
+    return render(c, instancePage(c.get('page'), { snapshot: s, definition, actions, family }, takeFlash(c)));
   });
 
   app.post('/instances/:id/:action', async (c) => {

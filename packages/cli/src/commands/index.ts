@@ -3,6 +3,7 @@
 export * as abort from './abort.js';
 export * as approve from './approve.js';
 export * as cancel from './cancel.js';
+export * as children from './children.js';
 export * as diagram from './diagram.js';
 export * as inspect from './inspect.js';
 export * as list from './list.js';

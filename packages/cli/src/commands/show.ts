@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { type InstanceActions, instanceActions, renderActions } from '../actions-view.js';
 import { definitionFor, loadDefinitions } from '../definitions.js';
 import { UsageError } from '../exit-codes.js';
+import { loadFamily, renderFamily } from '../family.js';
 import {
   definitionPaths,
   definitionsOption,
@@ -20,7 +21,10 @@ interface ShowOptions extends StoreOptions {
   definitions?: string[] | undefined;
 }
 
-/** `stepfold show <id>`: one instance's state, what it can take now, its log, optionally a diagram. */
+/**
+ * `stepfold show <id>`: one instance's state, its parent and children (with their statuses), what
+ * it can take now, its log, optionally a diagram.
+ */
 export function register(program: Command): void {
   jsonOption(
     definitionsOption(
@@ -28,7 +32,7 @@ export function register(program: Command): void {
         program
           .command('show')
           .description(
-            'show an instance: status, steps, in-flight tasks, timers, inbox, error and log; with --definitions, whether cancel is possible and the signals it takes now',
+            'show an instance: status, parent and children, steps, in-flight tasks, timers, inbox, error and log; with --definitions, whether cancel is possible and the signals it takes now',
           )
           .argument('<id>', 'instance id')
           .option('--diagram', 'also print its Mermaid diagram, coloured by its state (needs --definitions)'),
@@ -46,15 +50,32 @@ export function register(program: Command): void {
       const def = definitionFor(defs, s.workflow);
       const missing = `no definition of ${s.workflow.name} v${s.workflow.version} among --definitions`;
       if (options.diagram && !def) throw new UsageError(missing);
-      const diagram = options.diagram && def ? toMermaid(def, s) : undefined;
+      const family = await loadFamily(store, s, def);
+      // The diagram colours a child step by its child's own status, which the family loaded.
+      const children = Object.fromEntries(
+        family.children.flatMap((c) =>
+          c.kind === 'child' && c.childStatus !== 'missing' ? [[c.id, c.childStatus]] : [],
+        ),
+      );
+      const diagram = options.diagram && def ? toMermaid(def, s, { children }) : undefined;
       const actions: InstanceActions | undefined = def ? instanceActions(def, s) : undefined;
       const note = paths.length
         ? `actions: ${missing}`
         : 'actions: pass --definitions to see whether cancel is possible and the signals it takes now';
+      const related = renderFamily(s, family);
       out.result(
-        { ...summarize(s), ...(actions ? { actions } : {}), ...(diagram ? { diagram } : {}) },
+        {
+          ...summarize(s),
+          ...(family.parent ? { parent: family.parent } : {}),
+          children: family.children,
+          ...(actions ? { actions } : {}),
+          ...(diagram ? { diagram } : {}),
+        },
         () => [
-          ...renderSnapshot(s, actions ? renderActions(actions) : [note]),
+          ...renderSnapshot(s, [
+            ...(actions ? renderActions(actions) : [note]),
+            ...(related.length ? ['', ...related] : []),
+          ]),
           ...(diagram ? ['', diagram] : []),
         ],
       );

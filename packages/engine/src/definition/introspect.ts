@@ -6,6 +6,18 @@ import { completedPivotOf } from './pivots.js';
 import type { StepDefinition, WorkflowDefinition } from './schema.js';
 import type { StandardSchema } from './typing.js';
 
+export {
+  type ChildRef,
+  type ChildStepRef,
+  childRefs,
+  type MapProgress,
+  type MapStepRef,
+  mapChildId,
+  mapChildPrefix,
+  mapProgress,
+  mapProgressText,
+} from './child-refs.js';
+
 // `@stepfold/engine/introspect`: what tools (the CLI, the inspector, an API) read off a definition
 // and an instance, answered once here from the kinds' own facts, so no tool re-derives a rule the
 // reducer keeps. Its own entry, so a bundle that only steps instances does not carry it.

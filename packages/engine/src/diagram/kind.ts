@@ -1,4 +1,5 @@
 import type { BranchRef } from '../definition/graph.js';
+import type { Snapshot, Status, StepState } from '../snapshot.js';
 import { duration, encodeId, escapeLabel } from './text.js';
 
 /** Mermaid node ids of the parts of a diagram; step ids are encoded so any id is safe. */
@@ -49,15 +50,36 @@ export interface DiagramKind<S> {
   edges?(step: S, edges: EdgeKit): void;
   /** The second line of the join node of a step that forks branches (the first is the step's id). */
   join?(step: S): string;
+  /**
+   * A third label line from a live snapshot (escaped), for a step entered in it: what only the
+   * instance knows (a map's counts, a child's id). Without this hook, or when it returns
+   * undefined, the node has the two lines only.
+   */
+  live?(step: S, live: LiveStep): string | undefined;
+}
+
+/** What a kind's `live` hook reads: the step's state, the instance, and what the caller loaded. */
+export interface LiveStep {
+  /** The step's state in the snapshot. */
+  state: StepState;
+  /** The instance. */
+  snapshot: Snapshot;
+  /** Statuses of child instances the caller loaded, by instance id (see `MermaidOptions.children`). */
+  children: Readonly<Record<string, Status>>;
 }
 
 /** A step as the diagram reads it: its id, and its `next` where its kind has one. */
 type Step = { id: string; next?: string | undefined };
 
-/** The node of one step, in its kind's shape: the step id over the kind's label line. */
-export function stepNode<S extends Step>(kind: DiagramKind<S>, step: S): string {
+/**
+ * The node of one step, in its kind's shape: the step id over the kind's label line, and under
+ * them the kind's live line when there is one.
+ */
+export function stepNode<S extends Step>(kind: DiagramKind<S>, step: S, live?: LiveStep): string {
   const [open, close] = kind.shape;
-  return `${nodeIds.step(step.id)}${open}"${escapeLabel(step.id)}<br/>${kind.label(step)}"${close}`;
+  const extra = live && kind.live?.(step, live);
+  const text = `${escapeLabel(step.id)}<br/>${kind.label(step)}${extra ? `<br/>${extra}` : ''}`;
+  return `${nodeIds.step(step.id)}${open}"${text}"${close}`;
 }
 
 /** The outgoing edges of one step, drawn by its kind; `chain` is the step's enclosing branches. */

@@ -1,9 +1,13 @@
+import { mapProgress, mapProgressText } from '../definition/child-refs.js';
 import type { StepKind, StepOf } from '../definition/schema.js';
 import { type DiagramKind, nodeIds } from './kind.js';
 import { conditionText, duration, escapeLabel as e } from './text.js';
 
 /** How the diagram draws every step kind, keyed by kind: one row per kind. */
 export type DiagramKinds = { readonly [K in StepKind]: DiagramKind<StepOf<K> & { id: string }> };
+
+/** Longest live line: a child id is up to 200 characters, and its tail (the iteration) tells most. */
+const LIVE_LABEL = 90;
 
 const timeout = (ms: number | undefined) => (ms === undefined ? '' : ` · timeout ${duration(ms)}`);
 
@@ -103,6 +107,12 @@ export const DIAGRAM_KINDS: DiagramKinds = {
       ];
       return `child ${e(step.workflow)}${flags.map((f) => ` · ${e(f)}`).join('')}`;
     },
+    // The child instance this iteration started, and its own status when the caller loaded it.
+    live(_step, { state, children }) {
+      if (!state.child) return undefined;
+      const status = Object.hasOwn(children, state.child.id) ? children[state.child.id] : undefined;
+      return `→ ${e(state.child.id, LIVE_LABEL)}${status ? ` · ${e(status)}` : ''}`;
+    },
   },
   map: {
     shape: ['[[', ']]'],
@@ -110,6 +120,9 @@ export const DIAGRAM_KINDS: DiagramKinds = {
       const what = step.workflow === undefined ? `${step.handler}()` : `child ${step.workflow}`;
       return `map ${e(step.items)} · ${e(what)} · ${step.maxConcurrency ?? 10} at a time`;
     },
+    // Counts only: the state is O(maxConcurrency), and so is this line, whatever the item count.
+    // Digits and fixed words: nothing to escape.
+    live: (_step, { state }) => (state.map ? mapProgressText(mapProgress(state.map)) : undefined),
   },
 };
 

@@ -2,8 +2,8 @@ import { compileWorkflow } from '../definition/compile.js';
 import type { BranchRef } from '../definition/graph.js';
 import { kindOf } from '../definition/kinds/index.js';
 import type { DefinitionInput, StepDefinition, WorkflowDefinition } from '../definition/schema.js';
-import type { Snapshot } from '../snapshot.js';
-import { type DiagramKind, type Edge, nodeIds, stepEdges, stepNode } from './kind.js';
+import { CHILD_HANDLER, type Snapshot, type Status } from '../snapshot.js';
+import { type DiagramKind, type Edge, type LiveStep, nodeIds, stepEdges, stepNode } from './kind.js';
 import { DIAGRAM_KINDS } from './kinds.js';
 import { type DiagramState, STATE_STYLES, stepStates } from './states.js';
 import { escapeLabel } from './text.js';
@@ -12,6 +12,12 @@ import { escapeLabel } from './text.js';
 export interface MermaidOptions {
   /** Flowchart direction: top-down (default) or left-to-right, and their reverses. */
   direction?: 'TD' | 'LR' | 'BT' | 'RL' | undefined;
+  /**
+   * Statuses of child instances you loaded, by instance id: a child step's node names its child's
+   * status, and while the step is active it is coloured by it (the parent's snapshot alone only
+   * knows that the child has not ended).
+   */
+  children?: Readonly<Record<string, Status>> | undefined;
 }
 
 /** How a step's kind is drawn. */
@@ -24,7 +30,9 @@ function drawn(step: StepDefinition & { id: string }): DiagramKind<StepDefinitio
  * edges for `next`, choice branches (labelled with their condition), timeouts, human decisions and
  * continue-as-new; compensation handlers as dotted notes; each parallel branch as a subgraph
  * (nested parallels nest). With a snapshot, steps are coloured by state (`classDef` classes
- * `done`, `running`, `waiting`, `failed`, `compensated`) and the edges taken so far are drawn bold.
+ * `done`, `running`, `waiting`, `failed`, `compensated`), the edges taken so far are drawn bold,
+ * a child step's node names its child instance and a map step's node its counts
+ * (`37/500 done · 3 failed · 20 running`).
  * The definition is validated first (`INVALID_DEFINITION` on a bad one).
  *
  * @example
@@ -66,13 +74,18 @@ export function toMermaid(
   const lines = [`flowchart ${options.direction ?? 'TD'}`];
   lines.push(`  accTitle: ${escapeLabel(`workflow ${def.name} version ${def.version}`, 200)}`);
   lines.push(`  ${nodeIds.start}(("start"))`);
+  const children = options.children ?? {};
+  const live = (id: string): LiveStep | undefined => {
+    const state = snapshot && Object.hasOwn(snapshot.steps, id) ? snapshot.steps[id] : undefined;
+    return snapshot && state ? { state, snapshot, children } : undefined;
+  };
   const region = (key: string, indent: string) => {
     for (const step of members.get(key) ?? []) {
       const kind = drawn(step);
-      lines.push(`${indent}${stepNode(kind, step)}`);
+      lines.push(`${indent}${stepNode(kind, step, live(step.id))}`);
       const undo = kindOf(step).compensator?.(step);
       if (undo !== undefined) {
-        lines.push(`${indent}${nodeIds.compensation(step.id)}["⟲ compensate: ${escapeLabel(undo)}"]`);
+        lines.push(`${indent}${nodeIds.compensation(step.id)}["⟲ compensate: ${undoText(step, undo)}"]`);
       }
       // A step that forks branches: a subgraph per branch, then the node where they join.
       const forks = kindOf(step).forks?.(step);
@@ -103,14 +116,26 @@ export function toMermaid(
   );
   const notes = steps.filter((s) => kindOf(s).compensator?.(s) !== undefined);
   if (notes.length) lines.push(`  class ${notes.map((s) => nodeIds.compensation(s.id)).join(',')} note`);
-  if (snapshot) lines.push(...stateLines(def, snapshot, edges, used));
+  if (snapshot) lines.push(...stateLines(def, snapshot, edges, used, children));
   return `${lines.join('\n')}\n`;
 }
 
+/** A compensation note's text: the handler, or what the runner's own child effect does. */
+function undoText(step: StepDefinition, undo: string): string {
+  if (undo !== CHILD_HANDLER) return escapeLabel(undo);
+  return step.kind === 'map' ? 'revert each child' : 'revert the child';
+}
+
 /** `classDef`s, `class` assignments and bold taken edges for a snapshot. */
-function stateLines(def: WorkflowDefinition, snapshot: Snapshot, edges: Edge[], used: Set<string>): string[] {
+function stateLines(
+  def: WorkflowDefinition,
+  snapshot: Snapshot,
+  edges: Edge[],
+  used: Set<string>,
+  children: Readonly<Record<string, Status>>,
+): string[] {
   const states = new Map<string, DiagramState>();
-  const byStep = stepStates(def, snapshot);
+  const byStep = stepStates(def, snapshot, children);
   for (const step of Object.values(def.steps)) {
     const state = byStep.get(step.id);
     if (state === undefined) continue;

@@ -1,6 +1,6 @@
 import { kindOf } from '../definition/kinds/index.js';
 import type { WorkflowDefinition } from '../definition/schema.js';
-import type { Snapshot, StepState } from '../snapshot.js';
+import type { Snapshot, Status, StepState } from '../snapshot.js';
 
 /** The colour class of a step in a diagram, from its state in a snapshot. */
 export type DiagramState = 'done' | 'running' | 'waiting' | 'failed' | 'compensated';
@@ -61,19 +61,41 @@ function branchSteps(def: WorkflowDefinition, parallel: string): Set<string> {
   return seen;
 }
 
+/** The diagram state of a child instance in `status`: what its parent's active step is waiting on. */
+const CHILD_STATES: Readonly<Record<Status, DiagramState>> = {
+  running: 'running',
+  waiting: 'waiting',
+  compensating: 'compensated',
+  completed: 'done',
+  failed: 'failed',
+  dlq: 'failed',
+  cancelled: 'compensated',
+  aborted: 'failed',
+};
+
 /**
  * The diagram state of every step of `def` that has one (see {@link stepState}), with what only the
  * definition tells: an active parallel step is `running` while a step inside its branches runs, and
- * `waiting` when they all wait (for a signal, a timer, a decision).
+ * `waiting` when they all wait (for a signal, a timer, a decision). With `children` (statuses of
+ * child instances the caller loaded, by id), an active child step takes its child's state: `waiting`
+ * while the child waits, `failed` while it is parked in dlq.
  *
  * @example
  * stepStates(order, snapshot).get('ship'); // 'waiting' while both branches wait for signals
  */
-export function stepStates(def: WorkflowDefinition, snapshot: Snapshot): Map<string, DiagramState> {
+export function stepStates(
+  def: WorkflowDefinition,
+  snapshot: Snapshot,
+  children: Readonly<Record<string, Status>> = {},
+): Map<string, DiagramState> {
   const states = new Map<string, DiagramState>();
   for (const id of Object.keys(def.steps)) {
     const state = stepState(snapshot, id);
     if (state !== undefined) states.set(id, state);
+    // Once the step has finished its own state says how; while active, its child's says what it waits on.
+    const st = Object.hasOwn(snapshot.steps, id) ? snapshot.steps[id] : undefined;
+    const child = st?.status === 'active' ? st.child?.id : undefined;
+    if (child !== undefined && Object.hasOwn(children, child)) states.set(id, CHILD_STATES[children[child]!]);
   }
   // Steps that fork branches (parallel ones): running while their branches run.
   const parallels = Object.keys(def.steps).filter(

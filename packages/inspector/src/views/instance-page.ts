@@ -1,9 +1,11 @@
 import type { Snapshot, WorkflowDefinition } from '@stepfold/engine';
 import { nodeIds, toMermaid } from '@stepfold/engine/diagram';
 import { html } from 'hono/html';
+import { childStatuses, type Family } from '../family.js';
 import { stepLabels } from '../step-states.js';
 import { type ActionsView, actionForms } from './action-forms.js';
-import { badge, json, timeCell, type View } from './format.js';
+import { childrenSection, parentLine } from './family.js';
+import { badge, instancePath, json, timeCell, type View } from './format.js';
 import {
   errorsSection,
   inboxTable,
@@ -15,12 +17,19 @@ import {
 import { type Flash, layout, type PageContext } from './layout.js';
 import { focusStep, overview } from './overview.js';
 
-function facts(s: Snapshot): View {
+function facts(ctx: PageContext, s: Snapshot): View {
   return html`<dl class="facts" id="facts">
 <dt>workflow</dt><dd>${s.workflow.name}@${String(s.workflow.version)} <span class="muted">${s.workflow.hash}</span></dd>
 <dt>status</dt><dd>${badge(s.status)}${s.reason ? html` — reason: ${s.reason}` : ''}</dd>
 <dt>version</dt><dd id="version">${String(s.version)}</dd>
 <dt>run</dt><dd>${String(s.run)}</dd>
+${
+  s.parent
+    ? html`<dt>parent</dt><dd><a href="${instancePath(ctx.base, s.parent.id)}">${s.parent.id}</a> step ${s.parent.step}${
+        s.parent.item === undefined ? '' : html`, item ${String(s.parent.item)}`
+      }</dd>`
+    : ''
+}
 <dt>active</dt><dd>${s.active.length ? s.active.join(', ') : html`<span class="muted">—</span>`}</dd>
 <dt>created</dt><dd>${timeCell(s.createdAt)}</dd>
 <dt>updated</dt><dd>${timeCell(s.updatedAt)}</dd>
@@ -40,13 +49,14 @@ function diagram(
   def: WorkflowDefinition | undefined,
   focus: string | undefined,
   rendered: boolean,
+  family: Family,
 ): View {
   if (!def) {
     return html`<p class="muted">No definition of ${s.workflow.name} v${String(s.workflow.version)} was given to the inspector, so there is no diagram.</p>`;
   }
   let source: string;
   try {
-    source = toMermaid(def, s);
+    source = toMermaid(def, s, { children: childStatuses(family) });
   } catch (e) {
     return html`<p class="flash error">The diagram could not be drawn: ${(e as Error).message}</p>`;
   }
@@ -63,30 +73,36 @@ export interface InstanceView {
   snapshot: Snapshot;
   definition: WorkflowDefinition | undefined;
   actions: ActionsView;
+  /** Its parent and children, with the statuses loaded from the store. */
+  family: Family;
 }
 
 /**
- * The instance page, most urgent first: what needs a look (failed and active steps, linked) and
- * the steps as a strip, the actions, then the diagram and steps table (both centred on the focus
- * step), errors, tasks, timers, inbox, input/output, log, raw snapshot.
+ * The instance page, most urgent first: its parent (for a child), what needs a look (failed and
+ * active steps, linked) and the steps as a strip, the actions, then the diagram and steps table
+ * (both centred on the focus step), its children (child steps, maps' progress), errors, tasks,
+ * timers, inbox, input/output, log, raw snapshot.
  */
 export function instancePage(ctx: PageContext, v: InstanceView, flash: Flash | null): View {
   const s = v.snapshot;
-  const labels = stepLabels(s, v.definition);
+  const labels = stepLabels(s, v.definition, childStatuses(v.family));
+  const children = childrenSection(ctx, v.family);
   const focus = focusStep(s, labels);
   const body = html`<p><a href="${ctx.base}/">← Instances</a></p>
 <h1><span id="instance-id">${s.id}</span> ${badge(s.status)}</h1>
+${parentLine(ctx, v.family)}
 ${overview(s, v.definition, labels, focus)}
 <h2>Actions</h2>
 ${actionForms(ctx, s, v.actions)}
 <h2>Diagram</h2>
-${diagram(s, v.definition, focus, ctx.mermaidUrl !== null)}
+${diagram(s, v.definition, focus, ctx.mermaidUrl !== null, v.family)}
 <h2>Steps</h2>
 ${stepsTable(s, v.definition, labels, focus)}
+${children ? html`<h2>Children</h2>${children}` : ''}
 <h2>Errors</h2>
 ${errorsSection(s)}
 <h2>Instance</h2>
-${facts(s)}
+${facts(ctx, s)}
 <h2>Tasks in flight</h2>
 ${tasksTable(s)}
 <h2>Timers</h2>

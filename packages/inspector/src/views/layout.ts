@@ -98,6 +98,13 @@ ol.timeline .v{font-weight:600;min-width:3em;display:inline-block}
 .diagram{background:#fff;border:1px solid #d8dce3;padding:10px;overflow:auto;max-height:75vh}
 .diagram pre.mermaid{max-height:none;border:0;margin:0;background:none;text-align:center}
 .pager{margin-top:10px;display:flex;gap:12px}
+p.parent{margin:-6px 0 12px}
+#children .map{background:#fff;border:1px solid #d8dce3;padding:8px 10px;margin-top:10px}
+#children .map h3{margin:0 0 6px;font-size:14px}
+#children p{margin:4px 0}
+#children .item{white-space:nowrap;margin-right:4px}
+.bar{display:flex;height:14px;background:#f1f3f5;border:1px solid #d8dce3;border-radius:3px;overflow:hidden}
+.bar span{display:block;height:100%;border:0;border-radius:0}
 `);
 
 /** The page shell: header, flash, body, and (on pages with a diagram) the Mermaid bundle. */

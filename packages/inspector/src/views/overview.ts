@@ -1,4 +1,5 @@
 import type { Snapshot, WorkflowDefinition } from '@stepfold/engine';
+import { mapProgress, mapProgressText } from '@stepfold/engine/introspect';
 import { html } from 'hono/html';
 import type { StepLabel } from '../step-states.js';
 import { badge, type View } from './format.js';
@@ -27,6 +28,9 @@ function doing(s: Snapshot, def: WorkflowDefinition | undefined, id: string, lab
     const e = st?.error ?? st?.compensation?.error;
     return e ? `${e.code ? `${e.code}: ` : ''}${e.message}` : `status ${st?.status ?? 'failed'}`;
   }
+  // A child step waits on its child, a map on its items: say which, and how far along.
+  if (st?.child && step?.kind === 'child') return `child ${st.child.id} ${label}`;
+  if (st?.map) return `items: ${mapProgressText(mapProgress(st.map))}`;
   if (label === 'running') return step?.kind === 'parallel' ? 'branches running' : 'handler running';
   if (s.timers.some((t) => t.step === id && t.kind === 'retry')) return 'waiting to retry';
   switch (step?.kind) {

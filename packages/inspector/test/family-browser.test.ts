@@ -1,0 +1,111 @@
+import { mkdirSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { type ServerType, serve } from '@hono/node-server';
+import { createMemoryStore } from '@stepfold/engine/memory';
+import { Hono } from 'hono';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  childOf,
+  parentAtChild,
+  parentMidway,
+  parentOrder,
+  shipLine,
+} from '../../engine/test/child-fixtures.js';
+import { createInspector } from '../src/index.js';
+import { launchBrowser } from './browser.js';
+
+// The family views in Chromium over the memory store: the parent's diagram (with its live lines)
+// draws, the map's bar has its widths, and the links walk from the parent to a child and back.
+// The snapshots are hand-built in the shapes the child and map kinds write. Screenshots land in
+// test/artifacts/ (git-ignored).
+
+const TOKEN = 'family-browser-token-51d2';
+const ARTIFACTS = fileURLToPath(new URL('./artifacts/', import.meta.url));
+
+describe('children and parent in Chromium', () => {
+  const pageErrors: string[] = [];
+  let server: ServerType;
+  let base: string;
+  let browser: Awaited<ReturnType<typeof launchBrowser>>;
+  let page: Page;
+
+  beforeAll(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    const store = createMemoryStore();
+    const parent = parentMidway('o-1');
+    await store.create(parent);
+    await store.create(childOf(parent, 'sub', 'completed'));
+    for (let i = 0; i < 60; i++) {
+      const status = [4, 17, 33].includes(i) ? 'failed' : i >= 40 ? 'waiting' : 'completed';
+      await store.create(childOf(parent, 'lines', status, i));
+    }
+    const other = parentAtChild('o-2');
+    await store.create(other);
+    await store.create(childOf(other, 'sub', 'waiting'));
+    const app = new Hono();
+    app.route('/ops', createInspector({ store, workflows: [parentOrder, shipLine], auth: { token: TOKEN } }));
+    server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
+    await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/ops`;
+    browser = await launchBrowser();
+    await browser.context.setExtraHTTPHeaders({ Authorization: `Bearer ${TOKEN}` });
+    page = await browser.context.newPage();
+    page.on('pageerror', (e) => pageErrors.push(e.message));
+    page.on('console', (m) => {
+      if (m.type() === 'error') pageErrors.push(m.text());
+    });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+  });
+
+  const open = async (id: string) => {
+    await page.goto(`${base}/instances/${encodeURIComponent(id)}`);
+    await page.waitForFunction(() => document.body.dataset.diagram !== undefined);
+  };
+
+  it("draws the parent's diagram with the map's counts and the child's id, and the map's bar", async () => {
+    await open('o-1');
+    expect(await page.evaluate(() => document.body.dataset.diagram)).toBe('rendered');
+    const nodes = await page.locator('#diagram-box g.node').allTextContents();
+    expect(nodes.some((t) => t.includes('37/500 done · 3 failed · 20 running'))).toBe(true);
+    expect(nodes.some((t) => t.includes('→ o-1/1/sub/1'))).toBe(true);
+    const bar = (await page.locator('#map-lines .bar').boundingBox())!;
+    const done = (await page.locator('#map-lines .bar .s-done').boundingBox())!;
+    const running = (await page.locator('#map-lines .bar .s-running').boundingBox())!;
+    expect(done.width / bar.width).toBeCloseTo(0.074, 1);
+    expect(running.width / bar.width).toBeCloseTo(0.04, 1);
+    await page.screenshot({ path: `${ARTIFACTS}family-parent.png`, fullPage: true });
+    await page.locator('#children').screenshot({ path: `${ARTIFACTS}family-children.png` });
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('walks from the parent to a failed item and back, and to the child step and back', async () => {
+    await open('o-1');
+    await Promise.all([
+      page.waitForURL(/instances\/o-1%2F1%2Flines%2F1%2F17$/),
+      page.click('#map-lines [data-items=Failed] a >> text="17"'),
+    ]);
+    expect(await page.locator('#instance-id').textContent()).toBe('o-1/1/lines/1/17');
+    expect(await page.locator('#parent').textContent()).toContain('started by step lines, item 17');
+    await Promise.all([page.waitForURL(/instances\/o-1$/), page.click('#parent a')]);
+    await Promise.all([page.waitForURL(/o-1%2F1%2Fsub%2F1$/), page.click('#child-steps a')]);
+    expect(await page.locator('#parent').textContent()).toContain('started by step sub');
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('a child step waiting on its waiting child is drawn waiting', async () => {
+    await open('o-2');
+    const fill = await page
+      .locator('#diagram-box g.node.waiting')
+      .first()
+      .evaluate((n) => n.textContent ?? '');
+    expect(fill).toContain('o-2/1/sub/1 · waiting');
+    await page.screenshot({ path: `${ARTIFACTS}family-child-waiting.png`, fullPage: true });
+    expect(pageErrors).toEqual([]);
+  });
+});
