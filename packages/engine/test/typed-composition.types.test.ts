@@ -90,6 +90,21 @@ describe('child step', () => {
   });
 });
 
+describe('the declared output', () => {
+  it("is checked against a last child or map step's output", () => {
+    base()
+      .output<{ picked: string; at: string }>()
+      .child('c', { workflow: shipLine, input: 'input.first' })
+      .build();
+    base().output<WorkflowMapSummary>().map('m', { items: 'input.lines', workflow: shipLine }).build();
+    const wrong = base().output<{ picked: number }>();
+    // @ts-expect-error the child ends with { picked: string; at: string }
+    wrong.child('c', { workflow: shipLine, input: 'input.first' }).build();
+    // @ts-expect-error the map ends with a summary
+    wrong.map('m', { items: 'input.lines', workflow: shipLine }).build();
+  });
+});
+
 describe('map step', () => {
   it("a handler map outputs its handler's results in item order (null for failed items)", () => {
     expectTypeOf<Outputs['prices']>().toEqualTypeOf<Array<{ cents: number; at: string } | null>>();
