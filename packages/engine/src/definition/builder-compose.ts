@@ -1,6 +1,6 @@
 // Type-level helpers of the typed builder's `child` and `map` steps: their fields, what their
 // outputs and item inputs are, and the checks that turn a mistake into a compile error. Types only.
-import type { Fields, Handlers, Linked, RawOutput, TaskOutput } from './builder-types.js';
+import type { Fields, Handlers, Linked, RawOutput, TaskOutput, Unmatched } from './builder-types.js';
 import type { DefinitionInput, WorkflowDefinition } from './schema.js';
 import type { HandlerSpec, InputOf, NameOf, OutputOf } from './typed-definition.js';
 import type { DataPath, Jsonify, PathsUnder, PathValue, Resolve, StepData } from './typing.js';
@@ -30,12 +30,6 @@ export type ChildName<W> = W extends string ? W : NameOf<W>;
 export type ChildOutput<W> = W extends string ? unknown : Jsonify<OutputOf<W>>;
 /** A child workflow's declared input; `unknown` for an untyped one. */
 export type ChildInput<W> = W extends string ? unknown : InputOf<W>;
-
-/**
- * Whether a mapping `M` did not match its constraint (a typo in a path): `M` is then the whole
- * constraint, `undefined` included. Its checks stand aside, so the compiler's "Did you mean" shows.
- */
-export type Unmatched<M> = [M] extends [undefined] ? false : undefined extends M ? true : false;
 
 /**
  * Nothing when the input `In` fits the child workflow's input; else a mismatch on `input` (mapped)
