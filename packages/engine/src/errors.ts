@@ -98,7 +98,13 @@ export type StepErrorCode =
   /** A handler returned an output its step's declared schema refused. */
   | 'INVALID_OUTPUT'
   /** One event caused more internal transitions than allowed (a runaway loop). */
-  | 'TRANSITION_LIMIT';
+  | 'TRANSITION_LIMIT'
+  /** A child workflow ended without completing, with no error code of its own. */
+  | 'CHILD_FAILED'
+  /** A child step's instance id belongs to an instance that is not its child. */
+  | 'CHILD_ID_TAKEN'
+  /** A map step's `items` path does not hold an array. */
+  | 'INVALID_ITEMS';
 
 /**
  * Brand every stepfold error carries under a registry symbol, so two copies of the engine in one

@@ -1,4 +1,5 @@
 export { type TaskFields, WorkflowBuilder, type WorkflowOptions, workflow } from './definition/builder.js';
+export type { ChildWorkflow, MapSummary, WorkflowMapSummary } from './definition/builder-compose.js';
 export { defineWorkflow, definitionHash } from './definition/compile.js';
 export { readPath } from './definition/data-path.js';
 export { type DeclaredSchemas, declaredSchemas, type } from './definition/declared-schemas.js';
@@ -15,6 +16,7 @@ export type {
 } from './definition/schema.js';
 export { definitionSchema } from './definition/schema.js';
 export type {
+  ChildrenOf,
   DefinitionTypes,
   HandlerSpec,
   HandlerSpecsOf,

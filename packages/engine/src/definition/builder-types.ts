@@ -42,8 +42,15 @@ export type RawOutput<H, K, Out> = [Out] extends [never]
   : Out;
 /** A signal's payload as stored (any when the signal is undeclared). */
 export type Payload<S, Sig> = Sig extends keyof S ? Jsonify<S[Sig]> : unknown;
+/**
+ * Whether a mapping `M` did not match its constraint (a typo in a path): `M` is then the whole
+ * constraint, `undefined` included. The checks of what it maps stand aside, so the compiler's
+ * "Did you mean" about the path is the error shown.
+ */
+export type Unmatched<M> = [M] extends [undefined] ? false : undefined extends M ? true : false;
 /** Nothing when a task's input fits its handler; else an object naming what does not fit. */
-export type TaskCheck<In, H, K, M> = K extends keyof H
+export type TaskCheck<In, H, K, M> = Unmatched<M> extends true ? unknown : TaskInputCheck<In, H, K, M>;
+type TaskInputCheck<In, H, K, M> = K extends keyof H
   ? H[K] extends HandlerSpec
     ? [In] extends [H[K]['input']]
       ? unknown

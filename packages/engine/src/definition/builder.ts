@@ -1,6 +1,23 @@
 import { ValidationError } from '../errors.js';
 import { inputPathIssues, signalIssues } from './builder-checks.js';
 import type {
+  ChildCheck,
+  ChildFields,
+  ChildName,
+  ChildOutput,
+  ChildWorkflow,
+  CompensateSpec,
+  IsArrayPath,
+  ItemInput,
+  ItemMapping,
+  ItemOf,
+  ItemsPath,
+  MapCheck,
+  MapFields,
+  MapOutput,
+  MapSpecs,
+} from './builder-compose.js';
+import type {
   BuildCheck,
   Fields,
   HandlerName,
@@ -58,9 +75,10 @@ export interface WorkflowOptions {
  * The type parameters follow the data as steps are added: the workflow input `WI`, the handler
  * types `H` (from `handlers<typeof impl>()`), each step's output `O`, the signals `S`, what the
  * runner must provide for each handler name `U`, the declared workflow output `WO`, the step ids
- * used so far `Ids` (a second use does not compile) and the last step's output `Last` (checked
- * against `WO` by `build()`). Names a
- * step refers to forward (`next`, `branches`, `onTimeout`) stay strings, checked by `build()`.
+ * used so far `Ids` (a second use does not compile), the last step's output `Last` (checked
+ * against `WO` by `build()`) and the workflows child and map steps start `Ch` (checked by
+ * `createRunner`). Names a step refers to forward (`next`, `branches`, `onTimeout`) stay strings,
+ * checked by `build()`.
  */
 export class WorkflowBuilder<
   N extends string = string,
@@ -73,6 +91,7 @@ export class WorkflowBuilder<
   Strict extends boolean = false,
   Ids extends string = never,
   Last = never,
+  Ch extends string = never,
 > {
   private readonly steps: Array<StepDefinition & { id: string; end?: boolean }> = [];
   private readonly schemas: DeclaredSchemas = { signals: {}, outputs: {} };
@@ -96,20 +115,20 @@ export class WorkflowBuilder<
   }
 
   /** Declares the workflow input with a schema (checked by `start`), or only its type: `input<Order>()`. */
-  input<T>(): WorkflowBuilder<N, T, H, O, S, U, WO, Strict, Ids, Last>;
+  input<T>(): WorkflowBuilder<N, T, H, O, S, U, WO, Strict, Ids, Last, Ch>;
   input<Sch extends StandardSchema>(
     schema: Sch,
-  ): WorkflowBuilder<N, InferSchema<Sch>, H, O, S, U, WO, Strict, Ids, Last>;
+  ): WorkflowBuilder<N, InferSchema<Sch>, H, O, S, U, WO, Strict, Ids, Last, Ch>;
   input(schema?: StandardSchema): unknown {
     if (schema) this.schemas.input = schema;
     return this;
   }
 
   /** Declares the workflow output's type (the output of the last step, or of a `succeed` mapping). */
-  output<T>(): WorkflowBuilder<N, WI, H, O, S, U, T, Strict, Ids, Last>;
+  output<T>(): WorkflowBuilder<N, WI, H, O, S, U, T, Strict, Ids, Last, Ch>;
   output<Sch extends StandardSchema>(
     schema: Sch,
-  ): WorkflowBuilder<N, WI, H, O, S, U, InferSchema<Sch>, Strict, Ids, Last>;
+  ): WorkflowBuilder<N, WI, H, O, S, U, InferSchema<Sch>, Strict, Ids, Last, Ch>;
   output(): unknown {
     return this;
   }
@@ -125,7 +144,8 @@ export class WorkflowBuilder<
     WO,
     Strict,
     Ids,
-    Last
+    Last,
+    Ch
   > {
     return this as never;
   }
@@ -137,7 +157,7 @@ export class WorkflowBuilder<
   signal<const Name extends string, Sch extends StandardSchema>(
     name: Name,
     schema: Sch,
-  ): WorkflowBuilder<N, WI, H, O, S & { [P in Name]: InferSchema<Sch> }, U, WO, true, Ids, Last> {
+  ): WorkflowBuilder<N, WI, H, O, S & { [P in Name]: InferSchema<Sch> }, U, WO, true, Ids, Last, Ch> {
     this.schemas.signals[name] = schema;
     return this as never;
   }
@@ -164,7 +184,8 @@ export class WorkflowBuilder<
     WO,
     Strict,
     Ids | Id,
-    TaskOutput<H, K, Out>
+    TaskOutput<H, K, Out>,
+    Ch
   > {
     const { output, ...rest } = fields as { output?: StandardSchema };
     if (output) this.schemas.outputs[id] = output;
@@ -176,14 +197,14 @@ export class WorkflowBuilder<
     fields: Omit<Fields<'choice'>, 'branches'> & {
       branches: ReadonlyArray<{ when: TypedCondition<DataPath<WI, O>>; next: string }>;
     },
-  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, never> {
+  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, never, Ch> {
     return this.add('choice', id, fields);
   }
   /** Forks branches (entry step ids) and joins them; its output is the branches' outputs in order. */
   parallel<const Id extends string>(
     id: NewId<Id, Ids>,
     fields: Fields<'parallel'>,
-  ): WorkflowBuilder<N, WI, H, O & { [P in Id]: unknown[] }, S, U, WO, Strict, Ids | Id, unknown[]> {
+  ): WorkflowBuilder<N, WI, H, O & { [P in Id]: unknown[] }, S, U, WO, Strict, Ids | Id, unknown[], Ch> {
     return this.add('parallel', id, fields);
   }
   /** Waits for a named signal, optionally with a timeout; its output is the payload. */
@@ -200,7 +221,8 @@ export class WorkflowBuilder<
     WO,
     Strict,
     Ids | Id,
-    Payload<S, Sig>
+    Payload<S, Sig>,
+    Ch
   > {
     return this.add('wait', id, fields);
   }
@@ -221,7 +243,8 @@ export class WorkflowBuilder<
     WO,
     Strict,
     Ids | Id,
-    HumanDecision
+    HumanDecision,
+    Ch
   > {
     return this.add('human', id, fields);
   }
@@ -229,7 +252,7 @@ export class WorkflowBuilder<
   sleep<const Id extends string>(
     id: NewId<Id, Ids>,
     fields: Omit<Fields<'sleep'>, 'until'> & { until?: DataPath<WI, O> },
-  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, undefined> {
+  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, undefined, Ch> {
     return this.add('sleep', id, fields);
   }
   /** Batches a signal's payloads until `maxItems`, `idleMs` of quiet, or `maxWaitMs`; its output is the batch. */
@@ -246,7 +269,8 @@ export class WorkflowBuilder<
     WO,
     Strict,
     Ids | Id,
-    Array<Payload<S, Sig>>
+    Array<Payload<S, Sig>>,
+    Ch
   > {
     return this.add('collect', id, fields);
   }
@@ -254,14 +278,14 @@ export class WorkflowBuilder<
   savepoint<const Id extends string>(
     id: NewId<Id, Ids>,
     fields: Fields<'savepoint'> = {},
-  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, undefined> {
+  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, undefined, Ch> {
     return this.add('savepoint', id, fields);
   }
   /** Ends the run and starts a fresh one of the same instance, with `carry` (default: the same input). */
   continueAsNew<const Id extends string, const M extends Mapping<WI, O> | undefined = undefined>(
     id: NewId<Id, Ids>,
     fields: Omit<Fields<'continueAsNew'>, 'carry'> & { carry?: M } = {},
-  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, never> {
+  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, never, Ch> {
     return this.add('continueAsNew', id, fields);
   }
   /**
@@ -273,14 +297,77 @@ export class WorkflowBuilder<
     fields: Omit<Fields<'succeed'>, 'output'> & { output?: M } & NoInfer<
         OutputCheck<[M] extends [undefined] ? undefined : Resolve<StepData<WI, O>, M>, WO>
       > = {} as never,
-  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, never> {
+  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, never, Ch> {
     return this.add('succeed', id, fields);
+  }
+  /**
+   * Starts another workflow as its own instance and waits for its end; the step's output is the
+   * child's declared output, and its input (mapped, else the workflow input) must fit the child's.
+   * Needs `import '@stepfold/engine/composition'`.
+   */
+  child<
+    const Id extends string,
+    W extends ChildWorkflow,
+    const M extends Mapping<WI, O> | undefined = undefined,
+    const C extends HandlerName<H> | undefined = undefined,
+  >(
+    id: NewId<Id, Ids> & ChildCheck<Mapped<WI, O, M>, W, M>['id'],
+    fields: ChildFields<W, M, C, WI, O> & NoInfer<ChildCheck<Mapped<WI, O, M>, W, M>['fields']>,
+  ): WorkflowBuilder<
+    N,
+    WI,
+    H,
+    O & { [P in Id]: ChildOutput<W> },
+    S,
+    U & CompensateSpec<C, Mapped<WI, O, M>>,
+    WO,
+    Strict,
+    Ids | Id,
+    ChildOutput<W>,
+    Ch | ChildName<W>
+  > {
+    return this.add('child', id, named(fields));
+  }
+  /**
+   * Runs a handler (or starts a child workflow) per element of the array at `items`, at most
+   * `maxConcurrency` at a time; each gets its item (or `input` mapped from `item`, `index` and the
+   * data). Its output is the results in item order, or a summary (`results`, and workflow maps).
+   * Needs `import '@stepfold/engine/composition'`.
+   */
+  map<
+    const Id extends string,
+    const P extends DataPath<WI, O>,
+    const K extends HandlerName<H> | undefined = undefined,
+    W extends ChildWorkflow | undefined = undefined,
+    const M extends ItemMapping<WI, O, ItemOf<StepData<WI, O>, P>> | undefined = undefined,
+    const C extends HandlerName<H> | undefined = undefined,
+    const R extends 'collect' | 'discard' | undefined = undefined,
+  >(
+    id: NewId<Id, Ids>,
+    fields: MapFields<ItemsPath<StepData<WI, O>, P>, K, W, M, C, R> &
+      NoInfer<
+        MapCheck<ItemInput<WI, O, ItemOf<StepData<WI, O>, P>, M>, H, K, W, M, IsArrayPath<StepData<WI, O>, P>>
+      >,
+  ): WorkflowBuilder<
+    N,
+    WI,
+    H,
+    O & { [Q in Id]: MapOutput<H, K, W, R> },
+    S,
+    U & MapSpecs<H, K, C, ItemInput<WI, O, ItemOf<StepData<WI, O>, P>, M>>,
+    WO,
+    Strict,
+    Ids | Id,
+    MapOutput<H, K, W, R>,
+    Ch | ChildName<Exclude<W, undefined>>
+  > {
+    return this.add('map', id, named(fields));
   }
   /** Fails the workflow with the given error. */
   fail<const Id extends string>(
     id: NewId<Id, Ids>,
     fields: Fields<'fail'> = {},
-  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, never> {
+  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, never, Ch> {
     return this.add('fail', id, fields);
   }
 
@@ -312,6 +399,7 @@ export class WorkflowBuilder<
     signals: Strict extends true ? S : S & Record<string, unknown>;
     handlers: U;
     steps: Ids;
+    children: Ch;
   }> {
     // What the types refuse, refused again for callers that bypassed them; listed with the
     // definition's own issues, in one error.
@@ -338,6 +426,12 @@ export class WorkflowBuilder<
     }
     return definition;
   }
+}
+
+/** Fields with their `workflow` definition replaced by its name, as the JSON form has it. */
+function named(fields: { workflow?: ChildWorkflow | undefined }): object {
+  const w = fields.workflow;
+  return w === undefined || typeof w === 'string' ? fields : { ...fields, workflow: w.name };
 }
 
 /**

@@ -22,6 +22,8 @@ export interface DefinitionTypes {
   handlers: unknown;
   /** Every step id (`string` when not known). */
   steps: string;
+  /** The workflows its child and map steps start (a runner must register them too). */
+  children?: string;
 }
 
 /**
@@ -51,5 +53,7 @@ export type StepOutputsOf<D> = Or<TypesOf<D>['outputs'], Record<string, unknown>
 export type SignalsOf<D> = Or<TypesOf<D>['signals'], Record<string, unknown>>;
 /** The step ids of a typed definition (`string` for an untyped one). */
 export type StepIdOf<D> = Or<TypesOf<D>['steps'], string>;
+/** The names of the workflows a typed definition's child and map steps start (`never` when untyped). */
+export type ChildrenOf<D> = TypesOf<D> extends { children: infer C extends string } ? C : never;
 /** What each handler a definition names must take and return. */
 export type HandlerSpecsOf<D> = Or<TypesOf<D>['handlers'], Record<string, HandlerSpec>>;

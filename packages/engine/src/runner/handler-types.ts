@@ -2,7 +2,7 @@
 // the handler map a set of definitions asks for (checked by the compiler for typed definitions).
 
 import type { DefinitionInput, WorkflowDefinition } from '../definition/schema.js';
-import type { HandlerSpecsOf } from '../definition/typed-definition.js';
+import type { ChildrenOf, HandlerSpecsOf, NameOf } from '../definition/typed-definition.js';
 import type { UnionToIntersection } from '../definition/typing.js';
 
 /** What a handler receives. */
@@ -65,3 +65,24 @@ export type MissingHandlers<H, Need> = string extends keyof Need
 export type NoExtraHandlers<H, Need> = string extends keyof Need
   ? unknown
   : { [K in Exclude<keyof H, keyof Need>]: 'no workflow of this runner names this handler' };
+
+// Per definition (distributed), so a JSON definition among typed ones makes the names `string`.
+type NamesEach<D> = D extends unknown ? NameOf<D> : never;
+type ChildrenEach<D> = D extends unknown ? ChildrenOf<D> : never;
+/** The child workflows the typed definitions `W` start that are not among `W`. */
+type MissingChildren<W extends readonly AnyDefinition[]> = Exclude<
+  ChildrenEach<W[number]>,
+  NamesEach<W[number]>
+>;
+
+/**
+ * Nothing when every workflow a child or map step of `W` starts is among `W` (or a name is not
+ * known: a JSON definition, a name given as a plain string); else a message on `workflows` naming them.
+ */
+export type ChildWorkflowsCheck<W extends readonly AnyDefinition[]> = string extends
+  | NamesEach<W[number]>
+  | ChildrenEach<W[number]>
+  ? unknown
+  : [MissingChildren<W>] extends [never]
+    ? unknown
+    : { workflows: { [K in MissingChildren<W>]: 'a workflow a child or map step starts: register it too' } };

@@ -9,6 +9,7 @@ import { childEffects } from './child-port.js';
 import { taskRunner } from './execute-task.js';
 import type {
   AnyDefinition,
+  ChildWorkflowsCheck,
   Handler,
   HandlersFor,
   MissingHandlers,
@@ -57,6 +58,7 @@ export function createRunner<
   // executing runner is then reported on `handlers`, naming it, not as a mismatch with
   // `execute: false`. With `execute: boolean` (a `RunnerOptions` value) it is the union again.
   options: RunnerCoreOptions<W> &
+    NoInfer<ChildWorkflowsCheck<W>> &
     (E extends false
       ? { execute?: E | undefined; handlers?: H | undefined }
       : { execute?: E | undefined; handlers: H } & NoInfer<{
