@@ -11,7 +11,6 @@ import { fire, nextDue } from './timers.js';
 import {
   type Cx,
   DEFAULT_INBOX_LIMIT,
-  dispatchTask,
   log,
   releaseTask,
   spend,
