@@ -210,10 +210,12 @@ export function dispatchTask(
   if (extra?.child !== undefined) task.child = extra.child;
   if (cx.handoff) task.queued = true;
   cx.s.tasks[taskKey(id, phase, item)] = task;
-  log(cx, phase === 'run' ? 'task.dispatched' : 'compensation.dispatched', id, {
-    attempt,
-    ...(item === undefined ? {} : { detail: `item ${item}` }),
-  });
+  log(
+    cx,
+    phase === 'run' ? 'task.dispatched' : 'compensation.dispatched',
+    id,
+    item === undefined ? { attempt } : { attempt, detail: `item ${item}` },
+  );
 }
 
 /** How long an attempt of the step may run before it counts as lost. */
