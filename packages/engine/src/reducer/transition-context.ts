@@ -150,13 +150,17 @@ export function deactivate(cx: Cx, id: string): void {
   }
 }
 
-/** A map's items in flight are detached (compensated if they still complete); those waiting to retry stop. */
+/**
+ * A map's items in flight are detached (compensated if they still complete); those waiting to retry
+ * stop, and count as failed: they never completed, so nothing undoes them.
+ */
 export function detachItems(cx: Cx, id: string): void {
   clearTimers(cx, id, 'run');
   const map = stepState(cx, id).map!;
   map.running = map.running.filter((item) => {
     const t = cx.s.tasks[taskKey(id, 'run', item)];
     if (t) detach(cx, t);
+    else map.failed.push(item);
     return t !== undefined;
   });
 }

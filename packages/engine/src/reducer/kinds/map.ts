@@ -114,9 +114,10 @@ export const map: StepRules<MapDef> = {
   // One completed item at a time, latest index first (its child reverted for a workflow map).
   compensate(cx, def, attempt, retry) {
     const st = stepState(cx, def.id);
-    const map = st.map!;
-    map.undo ??= completedItems(map);
-    const item = map.undo[0];
+    // No map state: its items were not an array, so it started none and has nothing to undo.
+    const map = st.map;
+    if (map) map.undo ??= completedItems(map);
+    const item = map?.undo?.[0];
     if (item === undefined) {
       st.status = 'compensated';
       log(cx, 'compensation.completed', def.id);
@@ -145,7 +146,12 @@ export const map: StepRules<MapDef> = {
   // The failed items are tried again (handler items with fresh attempts; a workflow's failed
   // children are final); the items still to come are dispatched as before.
   requeue(cx, def, st, flow) {
-    const map = st.map!;
+    // Its items were not an array: entered again, it reads them again (a requeue may patch the input).
+    if (!st.map) {
+      flow.enter(cx, def.id);
+      return;
+    }
+    const map = st.map;
     st.status = 'active';
     delete st.error;
     delete st.finishedAt;

@@ -1,0 +1,57 @@
+import { defineWorkflow } from '@stepfold/engine';
+import '@stepfold/engine/composition';
+import { createHarness } from '@stepfold/engine/testing';
+import { describe, expect, it } from 'vitest';
+
+// Bugs the tree property test (tree.property.test.ts) found in map and child steps, each pinned
+// by the smallest case that showed it.
+
+const undoable = (onFailure?: 'dlq') =>
+  defineWorkflow({
+    name: 'undoable',
+    version: 1,
+    start: 'each',
+    steps: {
+      each: {
+        kind: 'map',
+        items: 'input.xs',
+        handler: 'work',
+        compensate: 'unwork',
+        maxConcurrency: 2,
+        retry: { maxAttempts: 2, initialMs: 100 },
+        ...(onFailure ? { onFailure } : {}),
+      },
+    },
+  });
+
+describe('map steps', () => {
+  it('whose items are not an array fail the step (nothing to undo) instead of throwing on entry', () => {
+    // It threw a TypeError: the rollback asked the map for its completed items, and it had no state.
+    const h = createHarness(undoable()).start({ xs: 'nope' });
+    expect(h.status).toBe('failed');
+    expect(h.snapshot.error).toMatchObject({ step: 'each', code: 'INVALID_ITEMS' });
+    expect(h.snapshot.steps['each']?.status).toBe('compensated');
+  });
+
+  it('parked in dlq for items that are not an array, read them again when requeued', () => {
+    // The requeue threw a TypeError too.
+    const h = createHarness(undoable('dlq')).start({ xs: null });
+    expect(h.status).toBe('dlq');
+    h.requeue({ inputPatch: { xs: [1] } });
+    expect(h.dispatched('each')).toMatchObject([{ item: 0 }]);
+    h.complete('each', 2, { item: 0 });
+    expect(h.status).toBe('completed');
+    expect(h.output('each')).toEqual([2]);
+  });
+
+  it('does not compensate an item that was waiting to retry when the map failed', () => {
+    // The item left `running` without joining `failed`, so the rollback took it for completed.
+    const h = createHarness(undoable()).start({ xs: [0, 1] });
+    h.fail('each', { message: 'flaky', retryable: true }, { item: 0 });
+    h.fail('each', { message: 'broken', retryable: false }, { item: 1 });
+    expect(h.status).toBe('failed');
+    expect(h.snapshot.steps['each']?.map).toMatchObject({ ok: 0, running: [], failed: [1, 0] });
+    expect(h.events.filter((e) => e.type === 'task.completed')).toEqual([]);
+    expect(h.snapshot.log.some((l) => l.type === 'compensation.dispatched')).toBe(false);
+  });
+});
