@@ -308,13 +308,16 @@ export class WorkflowHarness<
    * h.child('lines', 0).complete('pick', { picked: 'A' });
    */
   child<C extends AnyDefinition = AnyDefinition>(stepOrId: string, item?: number): WorkflowHarness<C> {
-    const st = this.snapshot.steps[stepOrId];
-    const mine = this.children.filter(
-      (h) => h.snapshot.parent!.step === stepOrId && (item === undefined || h.snapshot.parent!.item === item),
-    );
-    const id = st?.child && item === undefined ? st.child.id : mine.at(-1)?.id;
-    const found = this.shared.members.get(id ?? (st ? '' : stepOrId)) as WorkflowHarness | undefined;
-    if (!found?.current) throw new Error(`harness: no child "${stepOrId}"${item === undefined ? '' : ` item ${item}`}`);
+    const s = this.snapshot;
+    const st = s.steps[stepOrId];
+    let id = stepOrId;
+    if (st && item !== undefined) id = `${s.id}/${s.run}/${stepOrId}/${st.iteration}/${item}`;
+    else if (st)
+      id =
+        st.child?.id ?? this.children.filter((h) => h.snapshot.parent!.step === stepOrId).at(-1)?.id ?? '';
+    const found = this.shared.members.get(id) as WorkflowHarness | undefined;
+    if (!found?.current)
+      throw new Error(`harness: no child "${stepOrId}"${item === undefined ? '' : ` item ${item}`}`);
     return found as unknown as WorkflowHarness<C>;
   }
 
