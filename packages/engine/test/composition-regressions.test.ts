@@ -55,3 +55,52 @@ describe('map steps', () => {
     expect(h.snapshot.log.some((l) => l.type === 'compensation.dispatched')).toBe(false);
   });
 });
+
+// Only the first item's child passes a pivot: `input.i` is its index.
+const line = defineWorkflow({
+  name: 'line',
+  version: 1,
+  start: 'pick',
+  steps: {
+    pick: { kind: 'task', handler: 'pick', compensate: 'unpick', next: 'first' },
+    first: { kind: 'choice', branches: [{ when: { '==': [{ var: 'input.i' }, 0] }, next: 'send' }], otherwise: 'pack' },
+    send: { kind: 'task', handler: 'send', pivot: true, next: 'pack' },
+    pack: { kind: 'task', handler: 'pack' },
+  },
+});
+const lines = defineWorkflow({
+  name: 'lines',
+  version: 1,
+  start: 'each',
+  steps: { each: { kind: 'map', items: 'input.xs', workflow: 'line', input: { i: 'index' }, maxConcurrency: 3 } },
+});
+
+describe('workflow maps', () => {
+  it("stop undoing items once a child in flight completes past its pivot during the map's rollback", () => {
+    // The map went on reverting the items before it, then tried to revert the pivot child itself:
+    // refused (PAST_PIVOT), so the parent sat in compensation-dlq, and every requeue failed again.
+    const h = createHarness(lines, { workflows: [line], id: 'r' }).start({ xs: [0, 1, 2] });
+    for (const i of [1, 2]) {
+      h.child('each', i).complete('pick', {});
+      h.child('each', i).complete('pack', {});
+    }
+    const first = h.child('each', 0);
+    first.complete('pick', {});
+    first.complete('send', {});
+    h.cancel();
+    // Item 2 is being reverted; item 0 was past its pivot, so it refused the cancel and goes on.
+    expect(Object.keys(h.snapshot.tasks).sort()).toEqual(['each[0]', 'each[2]:compensate']);
+    expect(first.status).toBe('running');
+    first.complete('pack', {});
+    h.child('each', 2).compensate('pick');
+    expect(h.status).toBe('cancelled');
+    expect(h.snapshot.steps['each']?.status).toBe('compensated');
+    expect(h.tree.map((x) => [x.id, x.status])).toEqual([
+      ['r', 'cancelled'],
+      ['r/1/each/1/0', 'completed'],
+      ['r/1/each/1/1', 'completed'],
+      ['r/1/each/1/2', 'cancelled'],
+    ]);
+    expect(h.child('each', 1).events.some((e) => e.type === 'revert')).toBe(false);
+  });
+});

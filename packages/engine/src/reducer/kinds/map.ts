@@ -10,6 +10,7 @@ import {
   dispatchCompensation,
   failStep,
   failurePolicy,
+  pivotPassed,
   pumpRollback,
   queueOnce,
 } from '../compensation.js';
@@ -279,7 +280,13 @@ function itemUndone(cx: Cx, def: MapDef): void {
   const map = st.map!;
   const item = map.undo!.shift();
   log(cx, 'item.compensated', def.id, { detail: `item ${item}` });
-  if (dispatchCompensation(cx, def.id, (st.compensation?.attempt ?? 0) + 1)) return;
+  // A child item completed past its pivot meanwhile (it was in flight when the rollback began): what
+  // it did stands, so the items done before it stay done, as the rest of the rollback stops there.
+  if (pivotPassed(cx)) {
+    map.undo = [];
+    st.status = 'compensated';
+    log(cx, 'compensation.stopped', def.id, { detail: 'pivot completed' });
+  } else if (dispatchCompensation(cx, def.id, (st.compensation?.attempt ?? 0) + 1)) return;
   pumpRollback(cx);
 }
 
@@ -299,7 +306,8 @@ function completedItems(map: MapState): number[] {
 function undoLateItem(cx: Cx, id: string, item: number): void {
   const st = stepState(cx, id);
   const saga = cx.s.saga;
-  if (!saga || compensator(cx, id) === undefined) return;
+  // Past a pivot (this item's own child may have passed one) the rollback undoes nothing more.
+  if (!saga || compensator(cx, id) === undefined || pivotPassed(cx)) return;
   const map = st.map!;
   if (map.undo === undefined) {
     if (!saga.queue.includes(id) && st.status !== 'compensating') queueOnce(cx, id);
