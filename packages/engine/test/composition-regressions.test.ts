@@ -1,5 +1,6 @@
-import { defineWorkflow } from '@stepfold/engine';
+import { createRunner, defineWorkflow, TaskError } from '@stepfold/engine';
 import '@stepfold/engine/composition';
+import { createMemoryStore } from '@stepfold/engine/memory';
 import { createHarness } from '@stepfold/engine/testing';
 import { describe, expect, it } from 'vitest';
 
@@ -102,5 +103,55 @@ describe('workflow maps', () => {
       ['r/1/each/1/2', 'cancelled'],
     ]);
     expect(h.child('each', 1).events.some((e) => e.type === 'revert')).toBe(false);
+  });
+});
+
+const stuck = defineWorkflow({
+  name: 'stuck',
+  version: 1,
+  start: 'pick',
+  steps: {
+    pick: { kind: 'task', handler: 'pick', compensate: 'unpick', next: 'pack' },
+    pack: { kind: 'task', handler: 'pack' },
+  },
+});
+const holder = defineWorkflow({
+  name: 'holder',
+  version: 1,
+  start: 'sub',
+  steps: {
+    sub: { kind: 'child', workflow: 'stuck', timeoutMs: 1000, next: 'after' },
+    after: { kind: 'task', handler: 'after' },
+  },
+});
+
+describe('child steps', () => {
+  it('whose child was aborted while being reverted park the compensation again on a requeue, not re-check forever', async () => {
+    // The revert of an aborted child changes nothing and reports nothing: the parent's compensation
+    // task was dispatched again at every deadline, for good. Now the child's end answers it.
+    const runner = createRunner({
+      store: createMemoryStore(),
+      workflows: [holder, stuck],
+      handlers: {
+        pick: async () => ({}),
+        pack: async () => ({}),
+        unpick: async () => {
+          throw new TaskError('warehouse offline', { retryable: false });
+        },
+        after: async () => {
+          throw new TaskError('declined', { retryable: false });
+        },
+      },
+    });
+    const p = await runner.start('holder', 'h-1', {});
+    const child = p.steps['sub']!.child!.id;
+    expect((await runner.get(child))?.status).toBe('dlq'); // its revert could not undo `pick`
+    await runner.abort(child, 'given up');
+    expect(await runner.get('h-1')).toMatchObject({ status: 'dlq', steps: { sub: { status: 'compensation-dlq' } } });
+    await runner.requeue('h-1');
+    await runner.idle();
+    const after = (await runner.get('h-1'))!;
+    expect({ status: after.status, tasks: after.tasks }).toEqual({ status: 'dlq', tasks: {} });
+    expect(after.compensationError).toMatchObject({ step: 'sub', message: `child ${child} aborted` });
   });
 });

@@ -31,8 +31,9 @@ export class ChildEffects implements ChildEffectsPort {
     if (task.phase === 'compensate') {
       const child = await store.load(id);
       if (!child) return this.report(ref, missingChild(id), onWrite);
-      if (child.status === 'cancelled' && child.parent?.phase === 'compensate')
-        return this.report(ref, child, onWrite);
+      // Reverted already (cancelled), or ended some other way a revert cannot undo (aborted while
+      // reverting): its end answers. Only a completed child takes the revert.
+      if (isTerminal(child.status) && child.status !== 'completed') return this.report(ref, child, onWrite);
       try {
         await writes.apply({ id, event: (at) => ({ type: 'revert', at }), onWrite });
       } catch (e) {

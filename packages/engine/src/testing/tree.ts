@@ -137,7 +137,7 @@ export class HarnessTree {
     if (task.phase === 'compensate') {
       if (!child) return this.report(ref, missingChild(id));
       const cs = child.snapshot;
-      if (cs.status === 'cancelled' && cs.parent?.phase === 'compensate') return this.report(ref, cs);
+      if (isTerminal(cs.status) && cs.status !== 'completed') return this.report(ref, cs);
       try {
         child.write([{ type: 'revert' }]);
       } catch (e) {
