@@ -64,7 +64,11 @@ const line = defineWorkflow({
   start: 'pick',
   steps: {
     pick: { kind: 'task', handler: 'pick', compensate: 'unpick', next: 'first' },
-    first: { kind: 'choice', branches: [{ when: { '==': [{ var: 'input.i' }, 0] }, next: 'send' }], otherwise: 'pack' },
+    first: {
+      kind: 'choice',
+      branches: [{ when: { '==': [{ var: 'input.i' }, 0] }, next: 'send' }],
+      otherwise: 'pack',
+    },
     send: { kind: 'task', handler: 'send', pivot: true, next: 'pack' },
     pack: { kind: 'task', handler: 'pack' },
   },
@@ -73,7 +77,9 @@ const lines = defineWorkflow({
   name: 'lines',
   version: 1,
   start: 'each',
-  steps: { each: { kind: 'map', items: 'input.xs', workflow: 'line', input: { i: 'index' }, maxConcurrency: 3 } },
+  steps: {
+    each: { kind: 'map', items: 'input.xs', workflow: 'line', input: { i: 'index' }, maxConcurrency: 3 },
+  },
 });
 
 describe('workflow maps', () => {
@@ -147,7 +153,10 @@ describe('child steps', () => {
     const child = p.steps['sub']!.child!.id;
     expect((await runner.get(child))?.status).toBe('dlq'); // its revert could not undo `pick`
     await runner.abort(child, 'given up');
-    expect(await runner.get('h-1')).toMatchObject({ status: 'dlq', steps: { sub: { status: 'compensation-dlq' } } });
+    expect(await runner.get('h-1')).toMatchObject({
+      status: 'dlq',
+      steps: { sub: { status: 'compensation-dlq' } },
+    });
     await runner.requeue('h-1');
     await runner.idle();
     const after = (await runner.get('h-1'))!;

@@ -71,7 +71,11 @@ function expectReplays(h: WorkflowHarness): void {
 async function onRunner(id: string, data: unknown, failSku?: string) {
   const calls: string[] = [];
   const store = createMemoryStore();
-  const runner = createRunner({ store, workflows: [order, ...workflows], handlers: handlers(calls, failSku) });
+  const runner = createRunner({
+    store,
+    workflows: [order, ...workflows],
+    handlers: handlers(calls, failSku),
+  });
   await runner.start('order', id, data);
   const statuses: Record<string, string> = {};
   for (const s of (await store.list({ limit: 100 })).items) statuses[s.id] = s.status;
@@ -84,7 +88,12 @@ describe('the harness drives a tree', () => {
     const h = createHarness(order, { workflows, id: 'o-1' }).start(input(3));
     await h.run(handlers(calls), { timers: 'advance' });
     expect(h.status).toBe('completed');
-    expect(h.children.map((c) => c.id)).toEqual(['o-1/1/lines/1/0', 'o-1/1/lines/1/1', 'o-1/1/lines/1/2', 'o-1/1/ship/1']);
+    expect(h.children.map((c) => c.id)).toEqual([
+      'o-1/1/lines/1/0',
+      'o-1/1/lines/1/1',
+      'o-1/1/lines/1/2',
+      'o-1/1/ship/1',
+    ]);
     expect(h.child('lines', 1).output('pack')).toEqual({ packed: 's1' });
     expect(h.child('lines', 1).snapshot.parent).toMatchObject({ id: 'o-1', step: 'lines', item: 1 });
     expect(h.child('ship').snapshot.input).toEqual({ to: 'here' });
@@ -137,7 +146,9 @@ describe('the harness drives a tree', () => {
     h.complete('reserve', { r: 1 });
     h.abort('stop');
     expect(h.children.map((c) => c.status)).toEqual(['aborted', 'aborted']);
-    expect(h.children.every((c) => c.snapshot.tasks && Object.keys(c.snapshot.tasks).length === 0)).toBe(true);
+    expect(h.children.every((c) => c.snapshot.tasks && Object.keys(c.snapshot.tasks).length === 0)).toBe(
+      true,
+    );
   });
 
   it("past a child's pivot the parent refuses a cancel and writes nothing", async () => {
@@ -174,7 +185,12 @@ describe('the harness drives a tree', () => {
     h.settle();
     expect(h.snapshot.steps['ship']?.status).toBe('completed');
     // Performing the old report again changes nothing: the task it answers is gone.
-    const again = { kind: 'report' as const, instance: ship.id, to: ship.snapshot.parent!, snapshot: ship.snapshot };
+    const again = {
+      kind: 'report' as const,
+      instance: ship.id,
+      to: ship.snapshot.parent!,
+      snapshot: ship.snapshot,
+    };
     const version = h.snapshot.version;
     h.perform(again);
     expect(h.snapshot.version).toBe(version);
@@ -217,8 +233,12 @@ describe('the harness drives a tree', () => {
     const s = await runner.start('order', 'o-9', input(1));
     const h = createHarness(order, { workflows, id: 'o-9' }).start(input(1));
     await h.run(handlers([]), { timers: 'advance' });
-    const shape = (x: Snapshot) => x.log.filter((l) => l.type === 'step.completed').map((l) => [l.step, l.detail]);
+    const shape = (x: Snapshot) =>
+      x.log.filter((l) => l.type === 'step.completed').map((l) => [l.step, l.detail]);
     expect(shape(h.snapshot)).toEqual(shape(s));
-    expect(h.snapshot.steps['ship']).toMatchObject({ child: s.steps['ship']!.child, output: s.steps['ship']!.output });
+    expect(h.snapshot.steps['ship']).toMatchObject({
+      child: s.steps['ship']!.child,
+      output: s.steps['ship']!.output,
+    });
   });
 });

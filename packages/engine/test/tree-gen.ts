@@ -9,11 +9,27 @@ import fc from 'fast-check';
 export type Tolerance = { count?: number; percent?: number } | undefined;
 export type StepSpec =
   | { kind: 'task'; comp: boolean; pivot: boolean; attempts: number; onFailure?: 'fail' | 'dlq' | undefined }
-  | { kind: 'hmap'; items: number; conc: number; tolerated: Tolerance; comp: boolean; attempts: number; pivot: boolean }
+  | {
+      kind: 'hmap';
+      items: number;
+      conc: number;
+      tolerated: Tolerance;
+      comp: boolean;
+      attempts: number;
+      pivot: boolean;
+    }
   | { kind: 'child'; to: number; own: boolean; pivot: boolean }
-  | { kind: 'wmap'; to: number; items: number; conc: number; tolerated: Tolerance; own: boolean; pivot: boolean }
+  | {
+      kind: 'wmap';
+      to: number;
+      items: number;
+      conc: number;
+      tolerated: Tolerance;
+      own: boolean;
+      pivot: boolean;
+    }
   /** A choice: the first item of a workflow map (`input.i` is 0) passes a pivot task here, the others do not. */
-  | { kind: 'gate' }
+  | { kind: 'gate'; pivot?: undefined }
   /** The pivot task behind a gate, and the succeed step a gate at the end leads to (compiled, never generated). */
   | { kind: 'gated'; pivot: true }
   | { kind: 'end'; pivot?: undefined };
@@ -21,7 +37,20 @@ export type WorkflowSpec = { steps: StepSpec[]; onFailure: 'compensate' | 'fail'
 export type TreeSpec = { root: WorkflowSpec; mids: WorkflowSpec[]; leaves: WorkflowSpec[] };
 
 const rarely = fc.constantFrom(false, false, false, false, false, false, false, true);
-const pivotOdds = fc.constantFrom(false, false, false, false, false, false, false, false, false, false, false, true);
+const pivotOdds = fc.constantFrom(
+  false,
+  false,
+  false,
+  false,
+  false,
+  false,
+  false,
+  false,
+  false,
+  false,
+  false,
+  true,
+);
 const tolerance: fc.Arbitrary<Tolerance> = fc.oneof(
   fc.constant(undefined),
   fc.record({ count: fc.integer({ min: 0, max: 2 }) }),
@@ -32,7 +61,15 @@ const task: fc.Arbitrary<StepSpec> = fc.record({
   comp: fc.boolean(),
   pivot: pivotOdds,
   attempts: fc.integer({ min: 1, max: 3 }),
-  onFailure: fc.constantFrom(undefined, undefined, undefined, undefined, undefined, 'fail' as const, 'dlq' as const),
+  onFailure: fc.constantFrom(
+    undefined,
+    undefined,
+    undefined,
+    undefined,
+    undefined,
+    'fail' as const,
+    'dlq' as const,
+  ),
 });
 const hmap: fc.Arbitrary<StepSpec> = fc.record({
   kind: fc.constant('hmap' as const),
@@ -48,23 +85,31 @@ const composite: fc.Arbitrary<StepSpec> = fc.oneof(
   fc.record({
     kind: fc.constant('wmap' as const),
     to: fc.nat(),
-    items: fc.integer({ min: 0, max: 3 }),
+    items: fc.constantFrom(0, 1, 2, 2, 3, 3),
     conc: fc.integer({ min: 1, max: 3 }),
     tolerated: tolerance,
     own: rarely,
     pivot: pivotOdds,
   }),
 );
-const policy = fc.constantFrom('compensate' as const, 'compensate' as const, 'compensate' as const, 'fail' as const);
+const policy = fc.constantFrom(
+  'compensate' as const,
+  'compensate' as const,
+  'compensate' as const,
+  'fail' as const,
+);
 
 const gate: fc.Arbitrary<StepSpec> = fc.constant({ kind: 'gate' as const });
 
 /** A leaf: tasks, handler maps and gates only. */
 const leaf: fc.Arbitrary<WorkflowSpec> = fc.record({
-  steps: fc.array(fc.oneof({ weight: 6, arbitrary: task }, { weight: 2, arbitrary: hmap }, { weight: 1, arbitrary: gate }), {
-    minLength: 1,
-    maxLength: 3,
-  }),
+  steps: fc.array(
+    fc.oneof({ weight: 6, arbitrary: task }, { weight: 2, arbitrary: hmap }, { weight: 1, arbitrary: gate }),
+    {
+      minLength: 1,
+      maxLength: 3,
+    },
+  ),
   onFailure: policy,
 });
 
@@ -150,12 +195,26 @@ export function compileTree(spec: TreeSpec): CompiledTree {
       });
     });
   const leaves = level(spec.leaves, 'leaf', []);
-  const mids = level(spec.mids, 'mid', leaves.map((d) => d.name));
-  const [root] = level([spec.root], 'root', mids.map((d) => d.name));
+  const mids = level(
+    spec.mids,
+    'mid',
+    leaves.map((d) => d.name),
+  );
+  const [root] = level(
+    [spec.root],
+    'root',
+    mids.map((d) => d.name),
+  );
   return { root: root!, children: [...mids, ...leaves], steps, input };
 }
 
-const retry = (attempts: number) => ({ maxAttempts: attempts, initialMs: 100, factor: 2, maxMs: 1000, jitter: 0.5 });
+const retry = (attempts: number) => ({
+  maxAttempts: attempts,
+  initialMs: 100,
+  factor: 2,
+  maxMs: 1000,
+  jitter: 0.5,
+});
 
 function stepDefinition(
   s: StepSpec,
@@ -240,7 +299,10 @@ export const intentArb: fc.Arbitrary<Intent> = fc.oneof(
     }),
   },
   { weight: 10, arbitrary: fc.record({ kind: fc.constant('effect' as const), pick: fc.nat() }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constantFrom('drop' as const, 'redo' as const), pick: fc.nat() }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constantFrom('drop' as const, 'redo' as const), pick: fc.nat() }),
+  },
   {
     weight: 3,
     arbitrary: fc.record({
@@ -250,7 +312,10 @@ export const intentArb: fc.Arbitrary<Intent> = fc.oneof(
     }),
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('cancel' as const), pick: fc.nat() }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constantFrom('abort' as const, 'requeue' as const), pick: fc.nat() }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constantFrom('abort' as const, 'requeue' as const), pick: fc.nat() }),
+  },
 );
 
 /** The tolerated failures of a map spec out of `total` (the engine's rule, restated). */

@@ -53,7 +53,11 @@ export function modelOf(h: WorkflowHarness, steps: Map<string, StepInfo>): Insta
     expect(next.version, `${h.id}: version after ${e.type}`).toBe(s ? s.version + 1 : 1);
     if (s && isTerminal(s.status)) {
       // The one way out of a terminal status: a completed child reverted by its parent's rollback.
-      expect({ id: h.id, from: s.status, event: e.type }).toEqual({ id: h.id, from: 'completed', event: 'revert' });
+      expect({ id: h.id, from: s.status, event: e.type }).toEqual({
+        id: h.id,
+        from: 'completed',
+        event: 'revert',
+      });
       expect(s.parent).toBeDefined();
     }
     observe(m, s, next, e, steps, begun);

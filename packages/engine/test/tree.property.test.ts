@@ -3,7 +3,15 @@ import '@stepfold/engine/composition';
 import { type ChildEffect, createHarness, type WorkflowHarness } from '@stepfold/engine/testing';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type CompiledTree, compileTree, type Intent, intentArb, type StepInfo, tolerates, treeArb } from './tree-gen.js';
+import {
+  type CompiledTree,
+  compileTree,
+  type Intent,
+  intentArb,
+  type StepInfo,
+  tolerates,
+  treeArb,
+} from './tree-gen.js';
 import { type InstanceModel, modelOf, pastPivot, unitOf } from './tree-model.js';
 
 // Random trees (a root, middle workflows and leaves: tasks, handler maps, child steps and workflow
@@ -27,11 +35,16 @@ function handlerTasks(h: Tree) {
 }
 
 /** A handler's result for a task, as a runner writes it (its attempt and key). */
-function result(t: ReturnType<typeof handlerTasks>[number]['t'], ok: boolean, retryable: boolean): WorkflowEvent {
+function result(
+  t: ReturnType<typeof handlerTasks>[number]['t'],
+  ok: boolean,
+  retryable: boolean,
+): WorkflowEvent {
   const base = { at: 0, step: t.step, attempt: t.attempt, phase: t.phase, key: t.idempotencyKey };
   const at = t.item === undefined ? base : { ...base, item: t.item };
   if (!ok) return { type: 'task.failed', ...at, error: { message: 'boom', retryable } };
-  const output = t.phase === 'compensate' ? undefined : t.item === undefined ? { by: t.step } : { item: t.item };
+  const output =
+    t.phase === 'compensate' ? undefined : t.item === undefined ? { by: t.step } : { item: t.item };
   return { type: 'task.completed', ...at, output };
 }
 
@@ -57,7 +70,9 @@ function act(h: Tree, i: Intent, g: CompiledTree, compFailures: boolean, history
     }
     case 'drop': {
       // Only what a deadline recovers: a start, cancel or revert, or a report (not a parent's stop).
-      const k = h.effects.findIndex((e, j) => j >= i.pick % Math.max(1, h.effects.length) && e.kind !== 'stop');
+      const k = h.effects.findIndex(
+        (e, j) => j >= i.pick % Math.max(1, h.effects.length) && e.kind !== 'stop',
+      );
       if (k >= 0) h.drop(k);
       return;
     }
@@ -141,24 +156,43 @@ function drain(h: Tree, faults: number): void {
   }
   const open = h.tree.filter((x) => !isTerminal(x.status));
   expect(
-    open.map((x) => ({ id: x.id, status: x.status, tasks: Object.keys(x.snapshot.tasks), wake: x.snapshot.wakeAt })),
+    open.map((x) => ({
+      id: x.id,
+      status: x.status,
+      tasks: Object.keys(x.snapshot.tasks),
+      wake: x.snapshot.wakeAt,
+    })),
   ).toEqual([]);
 }
 
 /** The oracles on one ended instance, given every instance's model. */
-function checkInstance(m: InstanceModel, steps: Map<string, StepInfo>, models: Map<string, InstanceModel>, onFailure: string) {
+function checkInstance(
+  m: InstanceModel,
+  steps: Map<string, StepInfo>,
+  models: Map<string, InstanceModel>,
+  onFailure: string,
+) {
   const s = m.final;
   expect(s.tasks).toEqual({});
   expect(s.timers).toEqual([]);
   expect(s.wakeAt).toBeNull();
-  for (const [key, n] of m.ends) expect({ id: m.id, end: key, applied: n }).toEqual({ id: m.id, end: key, applied: 1 });
+  for (const [key, n] of m.ends)
+    expect({ id: m.id, end: key, applied: n }).toEqual({ id: m.id, end: key, applied: 1 });
   if (m.reverts) {
-    expect({ id: m.id, reverts: m.reverts, status: s.status }).toEqual({ id: m.id, reverts: 1, status: 'cancelled' });
+    expect({ id: m.id, reverts: m.reverts, status: s.status }).toEqual({
+      id: m.id,
+      reverts: 1,
+      status: 'cancelled',
+    });
   }
   expect(new Set(m.done).size, `${m.id}: a unit completed twice`).toBe(m.done.length);
   const compensable = (unit: string) => {
     const info = steps.get(unit.replace(/\[\d+\]$/, ''))!;
-    return info.kind === 'child' || info.kind === 'wmap' || ((info.kind === 'task' || info.kind === 'hmap') && info.comp);
+    return (
+      info.kind === 'child' ||
+      info.kind === 'wmap' ||
+      ((info.kind === 'task' || info.kind === 'hmap') && info.comp)
+    );
   };
   const childOf = (unit: string) => models.get(m.childOf.get(unit) ?? '');
   if (s.status === 'completed') {
@@ -187,7 +221,10 @@ function checkInstance(m: InstanceModel, steps: Map<string, StepInfo>, models: M
     if (!child) continue;
     const info = steps.get(unit.replace(/\[\d+\]$/, ''))!;
     const own = (info.kind === 'child' || info.kind === 'wmap') && info.own;
-    expect({ child: child.id, reverts: child.reverts }).toEqual({ child: child.id, reverts: n && !own ? 1 : 0 });
+    expect({ child: child.id, reverts: child.reverts }).toEqual({
+      child: child.id,
+      reverts: n && !own ? 1 : 0,
+    });
   }
   for (const unit of m.undone.keys()) expect(m.done, `${m.id}: ${unit} undone, never done`).toContain(unit);
 }
@@ -207,7 +244,8 @@ function completedStep(m: InstanceModel, id: string, info: StepInfo, models: Map
   if (info.kind !== 'hmap' && info.kind !== 'wmap') return;
   const map = st!.map!;
   expect(map.ok + map.failed.length).toBe(info.items);
-  if (!m.requeuedMaps.has(id)) expect(map.failed.length).toBeLessThanOrEqual(tolerates(info.tolerated, info.items));
+  if (!m.requeuedMaps.has(id))
+    expect(map.failed.length).toBeLessThanOrEqual(tolerates(info.tolerated, info.items));
   for (let i = 0; i < info.items; i++) {
     const failed = map.failed.includes(i);
     if (info.kind === 'hmap') expect((st!.output as unknown[])[i]).toEqual(failed ? null : { item: i });
@@ -223,7 +261,16 @@ const caseArb = fc.record({
 });
 
 /** What the runs covered, printed once: so a change that makes the property vacuous shows. */
-const seen = { trees: 0, instances: 0, depth2: 0, reverts: 0, undone: 0, pivots: 0, stopped: 0, root: {} as Record<string, number> };
+const seen = {
+  trees: 0,
+  instances: 0,
+  depth2: 0,
+  reverts: 0,
+  undone: 0,
+  pivots: 0,
+  stopped: 0,
+  root: {} as Record<string, number>,
+};
 
 function tally(h: Tree, models: Map<string, InstanceModel>): void {
   seen.trees++;

@@ -166,7 +166,12 @@ export function missingChild(id: string): Snapshot {
 }
 
 /** The `child.ended` event a child's end makes for its parent (the harness sends the same). */
-export function endedEvent(ref: ParentRef, child: Snapshot, registry: WorkflowRegistry, at: number): WorkflowEvent {
+export function endedEvent(
+  ref: ParentRef,
+  child: Snapshot,
+  registry: WorkflowRegistry,
+  at: number,
+): WorkflowEvent {
   const status = child.status as 'completed' | 'failed' | 'cancelled' | 'aborted';
   const ev: WorkflowEvent = {
     type: 'child.ended',

@@ -1,77 +1,25 @@
 import { compileWorkflow } from '../definition/compile.js';
 import { kindOf } from '../definition/kinds/index.js';
-import type { SignalsOf, StepOutputsOf } from '../definition/typed-definition.js';
-import { failureOf } from '../errors.js';
 import type { WorkflowEvent } from '../events.js';
-import { type Reduction, reduce, replay, type StepOptions } from '../reducer/reducer.js';
+import { type Reduction, reduce, replay } from '../reducer/reducer.js';
 import { taskView } from '../reducer/task-view.js';
 import { taskKey } from '../reducer/transition-context.js';
 import type { AnyDefinition, Handler, HandlersFor } from '../runner/handler-types.js';
-import {
-  CHILD_HANDLER,
-  type ErrorInfo,
-  isTerminal,
-  type LogEntry,
-  type Snapshot,
-  type Status,
-  type TaskState,
-} from '../snapshot.js';
+import type { ErrorInfo, LogEntry, Snapshot, Status, TaskState } from '../snapshot.js';
+import { runTree, runTreeSync } from './harness-run.js';
+import type {
+  CompleteArgs,
+  DispatchedTask,
+  HarnessOptions,
+  ReportOptions,
+  SignalArgs,
+  SyncHandlers,
+  TaskStepOf,
+} from './harness-types.js';
 import { type ChildEffect, type EventInput, HarnessTree, type TreeMember } from './tree.js';
 
+export type { DispatchedTask, HarnessOptions, SyncHandlers } from './harness-types.js';
 export type { ChildEffect, EventInput } from './tree.js';
-
-/** Step ids a result may be reported for: a typed definition's steps with an output (any string when untyped). */
-type TaskStepOf<D> = keyof StepOutputsOf<D> & string;
-/** How a result is reported for one attempt: which attempt, of which phase, or by idempotency key. */
-type ReportOptions = {
-  attempt?: number;
-  phase?: 'run' | 'compensate';
-  key?: string;
-  /** A map step's item. */
-  item?: number | undefined;
-};
-// Unions of argument lists rather than generic methods, so a harness of a typed definition still
-// passes where a `WorkflowHarness` is asked for (method parameters compare both ways).
-/** `complete`'s arguments: a step id and that step's output (typed for a typed definition). */
-type CompleteArgs<D> = {
-  [K in TaskStepOf<D>]: [stepId: K, output?: StepOutputsOf<D>[K] | undefined, o?: ReportOptions];
-}[TaskStepOf<D>];
-/** `signal`'s arguments: a signal name and its payload (typed for a typed definition). */
-type SignalArgs<D> = {
-  [K in keyof SignalsOf<D> & string]: [name: K, payload?: SignalsOf<D>[K], id?: string];
-}[keyof SignalsOf<D> & string];
-
-/** A task the snapshot currently asks someone to run, with the input its handler would get. */
-export interface DispatchedTask<Step extends string = string> extends TaskState {
-  /** The step the task runs for (a typed definition's step id). */
-  step: Step;
-  input: unknown;
-  /** How many times the step has been entered in this run. */
-  iteration: number;
-}
-
-/** Synchronous handlers for {@link WorkflowHarness.runHandlers}: return an output or throw to fail. */
-export type SyncHandlers = Record<string, (task: DispatchedTask) => unknown>;
-
-/** Options of {@link createHarness}. */
-export interface HarnessOptions<W extends readonly AnyDefinition[] = readonly AnyDefinition[]>
-  extends StepOptions {
-  /** Instance id (default `test-1`). */
-  id?: string;
-  /** Fake clock start, epoch ms (default 0). */
-  now?: number;
-  /**
-   * The workflows its child and map steps start (and theirs): given, the harness drives the whole
-   * tree, performing each `$child` task as a runner does. Without it such tasks are left to the test.
-   */
-  workflows?: W;
-  /**
-   * When child effects are performed: right after the write that asks for them (default), or only
-   * when the test says (`effects`, `perform`, `drop`, `settle`), to order them against other events
-   * or lose one as a crashed runner would.
-   */
-  effects?: 'immediate' | 'manual';
-}
 
 /**
  * Drives a workflow instance through the pure reducer with a fake clock: no store, no promises.
@@ -313,8 +261,7 @@ export class WorkflowHarness<
     let id = stepOrId;
     if (st && item !== undefined) id = `${s.id}/${s.run}/${stepOrId}/${st.iteration}/${item}`;
     else if (st)
-      id =
-        st.child?.id ?? this.children.filter((h) => h.snapshot.parent!.step === stepOrId).at(-1)?.id ?? '';
+      id = st.child?.id ?? this.children.filter((h) => h.snapshot.parent!.step === stepOrId).at(-1)?.id ?? '';
     const found = this.shared.members.get(id) as WorkflowHarness | undefined;
     if (!found?.current)
       throw new Error(`harness: no child "${stepOrId}"${item === undefined ? '' : ` item ${item}`}`);
@@ -351,45 +298,13 @@ export class WorkflowHarness<
     return this;
   }
 
-  /** The first task of the tree that `has` a handler for, with its instance: not detached, not a child's. */
-  private nextTask(has: (handler: string) => boolean): { h: WorkflowHarness; task: TaskState } | undefined {
-    for (const h of this.tree) {
-      const task = Object.values(h.snapshot.tasks).find(
-        (t) => t.handler !== CHILD_HANDLER && has(t.handler) && !t.detached,
-      );
-      if (task) return { h, task };
-    }
-    return undefined;
-  }
-
-  /** Reports a handler's outcome for `task` of this instance, as the runner records it. */
-  private report(task: TaskState, outcome: { output: unknown } | { error: unknown }): void {
-    const o = { phase: task.phase, attempt: task.attempt, key: task.idempotencyKey, item: task.item };
-    if ('error' in outcome) this.untyped.fail(task.step, failureOf(outcome.error), o);
-    else this.untyped.complete(task.step, outcome.output, o);
-  }
-
   /**
    * Runs every dispatched task of the tree with the given synchronous handlers until none is left
    * that they cover (timers are not advanced). A handler that throws fails the attempt.
    */
   runHandlers(handlers: SyncHandlers, maxRounds = 1000): this {
-    for (let round = 0; round < maxRounds; round++) {
-      this.shared.flush();
-      const next = this.nextTask((name) => handlers[name] !== undefined);
-      if (!next) return this;
-      const { h, task } = next;
-      const { input, iteration } = taskView(h.definition, h.snapshot, task);
-      let output: unknown;
-      try {
-        output = handlers[task.handler]!({ ...task, input, iteration });
-      } catch (e) {
-        h.report(task, { error: e });
-        continue;
-      }
-      h.report(task, { output });
-    }
-    throw new Error('harness: handlers did not settle');
+    runTreeSync(this.untyped, handlers, maxRounds);
+    return this;
   }
 
   /**
@@ -410,41 +325,8 @@ export class WorkflowHarness<
     handlers: Partial<HandlersFor<readonly [D, ...W]>>,
     options: { timers?: 'advance' | 'until-signal' | 'stop'; maxRounds?: number } = {},
   ): Promise<this> {
-    const table = handlers as Record<string, Handler | undefined>;
-    const max = options.maxRounds ?? 10_000;
-    for (let round = 0; round < max; round++) {
-      this.shared.flush();
-      const next = this.nextTask((name) => table[name] !== undefined);
-      if (!next) {
-        if (this.tree.every((h) => isTerminal(h.status))) return this;
-        if (options.timers === 'until-signal' && this.tree.some((h) => h.awaitingSignal().length))
-          return this;
-        if (options.timers === undefined || options.timers === 'stop' || !this.advanceToWake()) return this;
-        continue;
-      }
-      const { h, task } = next;
-      const view = taskView(h.definition, h.snapshot, task);
-      let output: unknown;
-      try {
-        output = await table[task.handler]!({
-          input: view.input,
-          workflowInput: h.snapshot.input,
-          outputs: view.outputs,
-          instanceId: h.id,
-          step: task.step,
-          phase: task.phase,
-          attempt: task.attempt,
-          idempotencyKey: task.idempotencyKey,
-          iteration: view.iteration,
-          signal: new AbortController().signal,
-        });
-      } catch (e) {
-        h.report(task, { error: e });
-        continue;
-      }
-      h.report(task, { output: output === undefined ? undefined : JSON.parse(JSON.stringify(output)) });
-    }
-    throw new Error('harness: handlers did not settle');
+    await runTree(this.untyped, handlers as Record<string, Handler | undefined>, options);
+    return this;
   }
 
   /** The snapshot rebuilt from the recorded events; equal to `snapshot` when the reducer is deterministic. */

@@ -135,9 +135,16 @@ export class HarnessTree {
     const ref = parentRef(s, task);
     const child = this.members.get(id);
     if (task.phase === 'compensate') {
-      if (!child) return this.report(ref, missingChild(id));
+      if (!child) {
+        this.report(ref, missingChild(id));
+        return;
+      }
       const cs = child.snapshot;
-      if (isTerminal(cs.status) && cs.status !== 'completed') return this.report(ref, cs);
+      // Only a completed child takes the revert; any other end answers as it is.
+      if (isTerminal(cs.status) && cs.status !== 'completed') {
+        this.report(ref, cs);
+        return;
+      }
       try {
         child.write([{ type: 'revert' }]);
       } catch (e) {
