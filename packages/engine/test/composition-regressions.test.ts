@@ -1,4 +1,4 @@
-import { createRunner, defineWorkflow, TaskError } from '@stepfold/engine';
+import { createRunner, defineWorkflow, TaskError, workflow } from '@stepfold/engine';
 import '@stepfold/engine/composition';
 import { createMemoryStore } from '@stepfold/engine/memory';
 import { createHarness } from '@stepfold/engine/testing';
@@ -162,5 +162,43 @@ describe('child steps', () => {
     const after = (await runner.get('h-1'))!;
     expect({ status: after.status, tasks: after.tasks }).toEqual({ status: 'dlq', tasks: {} });
     expect(after.compensationError).toMatchObject({ step: 'sub', message: `child ${child} aborted` });
+  });
+});
+
+// A child workflow that declares its input: a `sku` string.
+const needsSku = {
+  '~standard': {
+    version: 1 as const,
+    vendor: 'test',
+    validate: (v: unknown) =>
+      typeof (v as { sku?: unknown } | null)?.sku === 'string'
+        ? { value: v }
+        : { issues: [{ message: 'sku must be a string' }] },
+  },
+};
+const strict = workflow('strict', 1).input(needsSku).task('go', { handler: 'go' }).build();
+const caller = defineWorkflow({
+  name: 'caller',
+  version: 1,
+  start: 'sub',
+  steps: { sub: { kind: 'child', workflow: 'strict', input: { code: 'input.code' }, timeoutMs: 1000 } },
+});
+
+describe('a child whose declared input schema refuses what the step maps', () => {
+  it('fails the step with INVALID_INPUT on a runner, instead of being tried again at every deadline', async () => {
+    const store = createMemoryStore();
+    const runner = createRunner({ store, workflows: [caller, strict], handlers: { go: async () => 1 } });
+    const s = await runner.start('caller', 'c-1', { code: 7 });
+    expect(s.status).toBe('failed');
+    expect(s.error).toMatchObject({ step: 'sub', code: 'INVALID_INPUT' });
+    expect(s.error?.message).toContain('sku must be a string');
+    expect(await store.load('c-1/1/sub/1')).toBeNull();
+  });
+
+  it('fails it the same way in the harness', () => {
+    const h = createHarness(caller, { workflows: [strict], id: 'c-1' }).start({ code: 7 });
+    expect(h.status).toBe('failed');
+    expect(h.snapshot.error).toMatchObject({ step: 'sub', code: 'INVALID_INPUT' });
+    expect(h.children).toEqual([]);
   });
 });

@@ -59,6 +59,9 @@ export class ChildEffects implements ChildEffectsPort {
         onWrite,
       });
     } catch (e) {
+      // The child's declared input schema refuses what the step maps: it can never start, so the
+      // step fails now (left to the deadline, it would be tried again for good).
+      if (isStepfoldError(e, 'INVALID_INPUT')) return this.report(ref, refused(id, e), onWrite);
       if (!isStepfoldError(e, 'ALREADY_EXISTS')) throw e;
       const child = await store.load(id);
       if (!child) throw e;
@@ -163,6 +166,11 @@ export function sameParent(a: ParentRef | undefined, b: ParentRef): boolean {
 /** A stand-in end for a child that does not exist: failed with `NOT_FOUND`. */
 export function missingChild(id: string): Snapshot {
   return { id, status: 'failed', error: { message: `child ${id} not found`, code: 'NOT_FOUND' } } as Snapshot;
+}
+
+/** A stand-in end for a child its input schema refused: failed with that error, not retryable. */
+export function refused(id: string, e: { message: string; code: string }): Snapshot {
+  return { id, status: 'failed', error: { message: e.message, code: e.code, retryable: false } } as Snapshot;
 }
 
 /** The `child.ended` event a child's end makes for its parent (the harness sends the same). */

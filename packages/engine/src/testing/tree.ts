@@ -1,5 +1,6 @@
 import '../composition/index.js';
-import { isStepfoldError } from '../errors.js';
+import { declaredSchemas, issuesOf } from '../definition/declared-schemas.js';
+import { isStepfoldError, ValidationError } from '../errors.js';
 import type { WorkflowEvent } from '../events.js';
 import { dispatchedBy, taskView } from '../reducer/task-view.js';
 import { CHILD_STOPPED } from '../reducer/transition-context.js';
@@ -7,6 +8,7 @@ import {
   endedEvent,
   missingChild,
   parentRef,
+  refused,
   STOPPED_BEFORE_START,
   sameParent,
 } from '../runner/child-effects.js';
@@ -162,6 +164,11 @@ export class HarnessTree {
     }
     if (!child) {
       const input = taskView(registry.forSnapshot(s), s, task).input;
+      const problem = inputProblem(registry.resolve(of.workflow, of.version), input);
+      if (problem) {
+        this.report(ref, refused(id, problem));
+        return;
+      }
       const trace = s.trace ? { trace: s.trace } : {};
       this.create(of, id).write([{ type: 'start', id, input, parent: ref, ...trace }]);
       return;
@@ -204,4 +211,19 @@ export class HarnessTree {
   private create(of: ChildOf, id: string): TreeMember {
     return this.spawn(this.registry!.resolve(of.workflow, of.version), id);
   }
+}
+
+/**
+ * What a child's declared input schema finds wrong with `input`, as the runner's start reports it
+ * (`INVALID_INPUT`). A schema that validates asynchronously cannot be asked here: it passes.
+ */
+function inputProblem(definition: AnyDefinition, input: unknown): ValidationError | undefined {
+  const schema = declaredSchemas(definition)?.input;
+  const result = schema?.['~standard'].validate(input);
+  if (!result || result instanceof Promise || !result.issues) return undefined;
+  return new ValidationError(
+    'INVALID_INPUT',
+    'input does not match its declared schema',
+    issuesOf(result, 'input'),
+  );
 }
