@@ -61,7 +61,7 @@ export interface TreeMember {
   write(events: readonly EventInput[]): boolean;
 }
 
-/** Makes and starts nothing: registers a new instance of `definition` under `id`. */
+/** Makes (without starting it) the harness of a new instance of `definition`, registered under `id`. */
 export type Spawn = (definition: AnyDefinition, id: string) => TreeMember;
 
 /** The instances of one harness tree: their shared fake clock, the registry and the queued effects. */
