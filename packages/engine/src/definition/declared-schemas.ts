@@ -28,7 +28,8 @@ export function type<T>(): StandardSchema<T> {
   return { '~standard': { version: 1, vendor: 'stepfold', validate: (value) => ({ value: value as T }) } };
 }
 
-function issuesOf(result: SchemaResult<unknown>, at: string): Issue[] {
+/** A schema result's issues as stepfold issues, each path prefixed with `at`. */
+export function issuesOf(result: SchemaResult<unknown>, at: string): Issue[] {
   return (result.issues ?? []).map((i) => ({
     path: [at, ...(i.path ?? []).map((p) => String(typeof p === 'object' ? p.key : p))].join('.'),
     message: i.message,

@@ -150,7 +150,10 @@ export function deactivate(cx: Cx, id: string): void {
   }
 }
 
-/** A map's items in flight are detached (compensated if they still complete); those waiting to retry stop. */
+/**
+ * A map's items in flight are detached (compensated if they still complete); those waiting to retry
+ * stop, and count as failed: they never completed, so nothing undoes them.
+ */
 export function detachItems(cx: Cx, id: string): void {
   clearTimers(cx, id, 'run');
   const map = stepState(cx, id).map!;

@@ -10,6 +10,9 @@ import type { ChildEffectsOptions, ChildEffectsPort } from './child-port.js';
 import type { WorkflowRegistry } from './registry.js';
 import type { OnWrite } from './write-request.js';
 
+/** Why a child its parent stopped before it existed is created aborted. */
+export const STOPPED_BEFORE_START = 'its parent stopped it before it started';
+
 /**
  * The runner's side of child workflows: the effects the reducer asks for as data. A task whose
  * handler is `$child` is performed here (start the child, or find it started and read its end;
@@ -27,9 +30,10 @@ export class ChildEffects implements ChildEffectsPort {
     const ref = parentRef(s, task);
     if (task.phase === 'compensate') {
       const child = await store.load(id);
-      if (!child) return this.report(ref, missing(id), onWrite);
-      if (child.status === 'cancelled' && child.parent?.phase === 'compensate')
-        return this.report(ref, child, onWrite);
+      if (!child) return this.report(ref, missingChild(id), onWrite);
+      // Reverted already (cancelled), or ended some other way a revert cannot undo (aborted while
+      // reverting): its end answers. Only a completed child takes the revert.
+      if (isTerminal(child.status) && child.status !== 'completed') return this.report(ref, child, onWrite);
       try {
         await writes.apply({ id, event: (at) => ({ type: 'revert', at }), onWrite });
       } catch (e) {
@@ -55,6 +59,9 @@ export class ChildEffects implements ChildEffectsPort {
         onWrite,
       });
     } catch (e) {
+      // The child's declared input schema refuses what the step maps: it can never start, so the
+      // step fails now (left to the deadline, it would be tried again for good).
+      if (isStepfoldError(e, 'INVALID_INPUT')) return this.report(ref, refused(id, e), onWrite);
       if (!isStepfoldError(e, 'ALREADY_EXISTS')) throw e;
       const child = await store.load(id);
       if (!child) throw e;
@@ -108,7 +115,7 @@ export class ChildEffects implements ChildEffectsPort {
       if (!isStepfoldError(e, 'NOT_FOUND')) throw e;
     }
     try {
-      const reason = 'its parent stopped it before it started';
+      const reason = STOPPED_BEFORE_START;
       return await writes.create({
         instance: { workflow: of.step.workflow, version: of.step.version, id, input: null },
         parent: of.ref,
@@ -144,23 +151,35 @@ export class ChildEffects implements ChildEffectsPort {
 }
 
 /** Where a child started by `task` of `s` reports. */
-function parentRef(s: Snapshot, task: TaskState): ParentRef {
+export function parentRef(s: Snapshot, task: TaskState): ParentRef {
   const ref: ParentRef = { id: s.id, workflow: s.workflow.name, step: task.step, key: task.idempotencyKey };
   if (task.item !== undefined) ref.item = task.item;
   if (task.phase === 'compensate') ref.phase = 'compensate';
   return ref;
 }
 
-function sameParent(a: ParentRef | undefined, b: ParentRef): boolean {
+/** Whether a child's recorded parent is the execution `b` names (same instance, step and key). */
+export function sameParent(a: ParentRef | undefined, b: ParentRef): boolean {
   return a !== undefined && a.id === b.id && a.step === b.step && a.key === b.key;
 }
 
-function missing(id: string): Snapshot {
+/** A stand-in end for a child that does not exist: failed with `NOT_FOUND`. */
+export function missingChild(id: string): Snapshot {
   return { id, status: 'failed', error: { message: `child ${id} not found`, code: 'NOT_FOUND' } } as Snapshot;
 }
 
-/** The `child.ended` event a child's end makes for its parent. */
-function endedEvent(ref: ParentRef, child: Snapshot, registry: WorkflowRegistry, at: number): WorkflowEvent {
+/** A stand-in end for a child its input schema refused: failed with that error, not retryable. */
+export function refused(id: string, e: { message: string; code: string }): Snapshot {
+  return { id, status: 'failed', error: { message: e.message, code: e.code, retryable: false } } as Snapshot;
+}
+
+/** The `child.ended` event a child's end makes for its parent (the harness sends the same). */
+export function endedEvent(
+  ref: ParentRef,
+  child: Snapshot,
+  registry: WorkflowRegistry,
+  at: number,
+): WorkflowEvent {
   const status = child.status as 'completed' | 'failed' | 'cancelled' | 'aborted';
   const ev: WorkflowEvent = {
     type: 'child.ended',

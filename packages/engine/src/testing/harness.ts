@@ -1,74 +1,70 @@
 import { compileWorkflow } from '../definition/compile.js';
 import { kindOf } from '../definition/kinds/index.js';
-import type { SignalsOf, StepOutputsOf } from '../definition/typed-definition.js';
-import { failureOf } from '../errors.js';
 import type { WorkflowEvent } from '../events.js';
-import { replay, type StepOptions, step } from '../reducer/reducer.js';
+import { type Reduction, reduce, replay } from '../reducer/reducer.js';
 import { taskView } from '../reducer/task-view.js';
 import { taskKey } from '../reducer/transition-context.js';
 import type { AnyDefinition, Handler, HandlersFor } from '../runner/handler-types.js';
-import { type ErrorInfo, isTerminal, type Snapshot, type Status, type TaskState } from '../snapshot.js';
+import type { ErrorInfo, LogEntry, Snapshot, Status, TaskState } from '../snapshot.js';
+import { runTree, runTreeSync } from './harness-run.js';
+import type {
+  CompleteArgs,
+  DispatchedTask,
+  HarnessOptions,
+  ReportOptions,
+  SignalArgs,
+  SyncHandlers,
+  TaskStepOf,
+} from './harness-types.js';
+import { type ChildEffect, type EventInput, HarnessTree, type TreeMember } from './tree.js';
 
-/** Step ids a result may be reported for: a typed definition's steps with an output (any string when untyped). */
-type TaskStepOf<D> = keyof StepOutputsOf<D> & string;
-/** How a result is reported for one attempt: which attempt, of which phase, or by idempotency key. */
-type ReportOptions = { attempt?: number; phase?: 'run' | 'compensate'; key?: string };
-// Unions of argument lists rather than generic methods, so a harness of a typed definition still
-// passes where a `WorkflowHarness` is asked for (method parameters compare both ways).
-/** `complete`'s arguments: a step id and that step's output (typed for a typed definition). */
-type CompleteArgs<D> = {
-  [K in TaskStepOf<D>]: [stepId: K, output?: StepOutputsOf<D>[K] | undefined, o?: ReportOptions];
-}[TaskStepOf<D>];
-/** `signal`'s arguments: a signal name and its payload (typed for a typed definition). */
-type SignalArgs<D> = {
-  [K in keyof SignalsOf<D> & string]: [name: K, payload?: SignalsOf<D>[K], id?: string];
-}[keyof SignalsOf<D> & string];
-
-/** An event whose `at` may be left to the fake clock. */
-export type EventInput = WorkflowEvent extends infer E
-  ? E extends { at: number }
-    ? Omit<E, 'at'> & { at?: number }
-    : never
-  : never;
-
-/** A task the snapshot currently asks someone to run, with the input its handler would get. */
-export interface DispatchedTask<Step extends string = string> extends TaskState {
-  /** The step the task runs for (a typed definition's step id). */
-  step: Step;
-  input: unknown;
-  /** How many times the step has been entered in this run. */
-  iteration: number;
-}
-
-/** Synchronous handlers for {@link WorkflowHarness.runHandlers}: return an output or throw to fail. */
-export type SyncHandlers = Record<string, (task: DispatchedTask) => unknown>;
-
-/** Options of {@link createHarness}. */
-export interface HarnessOptions extends StepOptions {
-  /** Instance id (default `test-1`). */
-  id?: string;
-  /** Fake clock start, epoch ms (default 0). */
-  now?: number;
-}
+export type { DispatchedTask, HarnessOptions, SyncHandlers } from './harness-types.js';
+export type { ChildEffect, EventInput } from './tree.js';
 
 /**
- * Drives one workflow instance through the pure reducer with a fake clock: no store, no
- * promises. Records every accepted event so a test can check that replay reproduces the state.
+ * Drives a workflow instance through the pure reducer with a fake clock: no store, no promises.
+ * Records every accepted event so a test can check that replay reproduces the state. Given the
+ * child workflows, it drives the tree: children are instances of their own (`child`, `children`),
+ * on the same clock, started, reported, cancelled and reverted as a runner does it.
  */
-export class WorkflowHarness<D extends AnyDefinition = AnyDefinition> {
-  /** Current fake time, epoch ms. */
-  now: number;
+export class WorkflowHarness<
+  D extends AnyDefinition = AnyDefinition,
+  W extends readonly AnyDefinition[] = readonly AnyDefinition[],
+> implements TreeMember
+{
   readonly id: string;
   private current: Snapshot | null = null;
   /** Events that changed the snapshot, in order. */
   readonly events: WorkflowEvent[] = [];
+  private readonly shared: HarnessTree;
+  private readonly options: HarnessOptions;
 
+  /** Prefer {@link createHarness}; `tree` is the harness's own (a child joins its parent's). */
   constructor(
     readonly definition: D,
-    private readonly options: HarnessOptions = {},
+    options: HarnessOptions<W> = {},
+    tree?: HarnessTree,
   ) {
-    this.now = options.now ?? 0;
+    this.options = options;
     this.id = options.id ?? 'test-1';
+    const limits = options.maxTransitions === undefined ? {} : { maxTransitions: options.maxTransitions };
+    this.shared =
+      tree ??
+      new HarnessTree(
+        HarnessTree.registryOf(definition, options.workflows),
+        options.effects === 'manual',
+        (def, id) => new WorkflowHarness(def, { id, ...limits }, this.shared),
+        options.now ?? 0,
+      );
+    this.shared.members.set(this.id, this);
+  }
+
+  /** Current fake time, epoch ms: one clock for every instance of the tree. */
+  get now(): number {
+    return this.shared.now;
+  }
+  set now(ms: number) {
+    this.shared.now = ms;
   }
 
   /** This harness with string step ids, for results of tasks the snapshot itself dispatched. */
@@ -89,11 +85,26 @@ export class WorkflowHarness<D extends AnyDefinition = AnyDefinition> {
 
   /** Applies any event (its `at` defaults to the fake clock); returns whether the snapshot changed. */
   send(event: EventInput): boolean {
-    const full = { ...event, at: event.at ?? this.now } as WorkflowEvent;
-    const next = step(this.definition, this.current, full, this.options);
-    if (next === this.current) return false;
-    this.current = next;
-    this.events.push(full);
+    return this.write([event]);
+  }
+
+  /**
+   * Applies events as one write, as a runner writes a start and an abort together: the child
+   * effects they ask for are worked out once, from the last snapshot. Whether any applied.
+   */
+  write(events: readonly EventInput[]): boolean {
+    const before = this.current?.version ?? 0;
+    const transitions: LogEntry[] = [];
+    for (const event of events) {
+      const full = { ...event, at: event.at ?? this.now } as WorkflowEvent;
+      const r: Reduction = reduce(this.definition, this.current, full, this.options);
+      if (r.snapshot === this.current) continue;
+      this.current = r.snapshot;
+      this.events.push(full);
+      transitions.push(...r.transitions);
+    }
+    if (this.current === null || this.current.version === before) return false;
+    this.shared.written(this.current, transitions, before);
     return true;
   }
 
@@ -113,44 +124,46 @@ export class WorkflowHarness<D extends AnyDefinition = AnyDefinition> {
       });
   }
 
-  private task(stepId: string, phase: 'run' | 'compensate'): TaskState {
-    const t = this.snapshot.tasks[taskKey(stepId, phase)];
-    if (!t) throw new Error(`harness: no ${phase} task in flight for step "${stepId}"`);
+  private task(stepId: string, phase: 'run' | 'compensate', item?: number): TaskState {
+    const t = this.snapshot.tasks[taskKey(stepId, phase, item)];
+    const which = item === undefined ? '' : ` item ${item}`;
+    if (!t) throw new Error(`harness: no ${phase} task in flight for step "${stepId}"${which}`);
     return t;
   }
 
   /**
    * Reports success of the in-flight attempt of `stepId` (or of the given attempt; pass `key`,
-   * an idempotency key, to report for a specific execution as a runner does).
+   * an idempotency key, to report for a specific execution as a runner does; `item` for a map's).
    */
   complete(...[stepId, output, o = {}]: CompleteArgs<D>): boolean {
     const phase = o.phase ?? 'run';
-    const { attempt, key } = this.target(stepId, phase, o);
-    return this.send({ type: 'task.completed', step: stepId, attempt, phase, output, ...key });
+    const { attempt, key, item } = this.target(stepId, phase, o);
+    return this.send({ type: 'task.completed', step: stepId, attempt, phase, output, ...key, ...item });
   }
 
-  /** Reports failure of the in-flight attempt of `stepId` (or of the given attempt / `key`). */
+  /** Reports failure of the in-flight attempt of `stepId` (or of the given attempt / `key` / `item`). */
   fail(
     stepId: TaskStepOf<D>,
     error: string | Omit<ErrorInfo, 'step'> = 'failed',
     o: ReportOptions = {},
   ): boolean {
     const phase = o.phase ?? 'run';
-    const { attempt, key } = this.target(stepId, phase, o);
+    const { attempt, key, item } = this.target(stepId, phase, o);
     const err = typeof error === 'string' ? { message: error } : error;
-    return this.send({ type: 'task.failed', step: stepId, attempt, phase, error: err, ...key });
+    return this.send({ type: 'task.failed', step: stepId, attempt, phase, error: err, ...key, ...item });
   }
 
   /** The attempt (and, for the in-flight one, the idempotency key) a result is reported for. */
   private target(
     stepId: string,
     phase: 'run' | 'compensate',
-    o: { attempt?: number; key?: string },
-  ): { attempt: number; key: { key?: string } } {
+    o: ReportOptions,
+  ): { attempt: number; key: { key?: string }; item: { item?: number } } {
+    const item = o.item === undefined ? {} : { item: o.item };
     if (o.attempt !== undefined)
-      return { attempt: o.attempt, key: o.key === undefined ? {} : { key: o.key } };
-    const t = this.task(stepId, phase);
-    return { attempt: t.attempt, key: { key: o.key ?? t.idempotencyKey } };
+      return { attempt: o.attempt, key: o.key === undefined ? {} : { key: o.key }, item };
+    const t = this.task(stepId, phase, o.item);
+    return { attempt: t.attempt, key: { key: o.key ?? t.idempotencyKey }, item };
   }
 
   /** Completes the in-flight compensation of `stepId`. */
@@ -172,18 +185,24 @@ export class WorkflowHarness<D extends AnyDefinition = AnyDefinition> {
     });
   }
 
-  /** Moves the fake clock forward and ticks; returns whether anything fired. */
+  /** Moves the fake clock forward and ticks every instance of the tree; returns whether anything fired. */
   advance(ms: number): boolean {
     this.now += ms;
-    return this.send({ type: 'tick' });
+    return this.tickAll();
   }
 
-  /** Moves the fake clock to the snapshot's `wakeAt` (if any) and ticks. */
+  /** Moves the fake clock to the earliest `wakeAt` of the tree (if any) and ticks. */
   advanceToWake(): boolean {
-    const wake = this.snapshot.wakeAt;
-    if (wake === null) return false;
-    this.now = Math.max(this.now, wake);
-    return this.send({ type: 'tick' });
+    const wakes = this.tree.flatMap((h) => (h.snapshot.wakeAt === null ? [] : [h.snapshot.wakeAt]));
+    if (wakes.length === 0) return false;
+    this.now = Math.max(this.now, Math.min(...wakes));
+    return this.tickAll();
+  }
+
+  private tickAll(): boolean {
+    let fired = false;
+    for (const h of this.tree) fired = h.send({ type: 'tick' }) || fired;
+    return fired;
   }
 
   /** Cancels (compensating back to the start). */
@@ -206,37 +225,96 @@ export class WorkflowHarness<D extends AnyDefinition = AnyDefinition> {
     return this.snapshot.steps[stepId]?.output;
   }
 
-  /**
-   * Runs every dispatched task with the given synchronous handlers until none is left that they
-   * cover (timers are not advanced). A handler that throws fails the attempt.
-   */
-  runHandlers(handlers: SyncHandlers, maxRounds = 1000): this {
-    for (let round = 0; round < maxRounds; round++) {
-      const task = Object.values(this.snapshot.tasks).find((t) => handlers[t.handler] && !t.detached);
-      if (!task) return this;
-      const { input, iteration } = taskView(this.definition, this.snapshot, task);
-      const view = { ...task, input, iteration };
-      let output: unknown;
-      try {
-        output = handlers[task.handler]!(view);
-      } catch (e) {
-        // Recorded exactly as the runner records a thrown error (code, retryable).
-        this.untyped.fail(task.step, failureOf(e), { phase: task.phase });
-        continue;
-      }
-      this.untyped.complete(task.step, output, { phase: task.phase });
+  /** Every started instance of the tree, this one's root first, then in the order they started. */
+  get tree(): WorkflowHarness[] {
+    this.snapshot; // throws before start, as every driver does
+    const out: WorkflowHarness[] = [];
+    for (const m of this.shared.members.values()) {
+      const h = m as WorkflowHarness;
+      if (h.current) out.push(h);
     }
-    throw new Error('harness: handlers did not settle');
+    return out;
+  }
+
+  /** The instances this one started (child steps, workflow map items), in the order they started. */
+  get children(): WorkflowHarness[] {
+    return this.tree.filter((h) => h.snapshot.parent?.id === this.id);
+  }
+
+  /** The instance that started this one, if it is in the tree. */
+  get parent(): WorkflowHarness | undefined {
+    const ref = this.snapshot.parent;
+    return ref && (this.shared.members.get(ref.id) as WorkflowHarness | undefined);
   }
 
   /**
-   * Runs the workflow's real handlers (sync or async, with the full handler context) on every
-   * dispatched task they cover, applying their results, until none is left; with
-   * `timers: 'advance'` the fake clock then jumps to the next wake time and it goes on, until the
-   * instance ends or nothing is due — past a human or wait step's deadline too (its timeout fires).
-   * `timers: 'until-signal'` advances the same way but stops once a step waits for a signal, before
-   * any of its timeouts fire: send the decision, then run again. A thrown error fails the attempt
-   * as the runner records it.
+   * A child's harness: by the step that started it (a map's with its `item`; the latest one when
+   * the step ran more than once), or by its instance id. Throws when there is none.
+   *
+   * @example
+   * const h = createHarness(order, { workflows: [line] }).start({ lines: [{ sku: 'A' }] });
+   * h.child('lines', 0).complete('pick', { picked: 'A' });
+   */
+  child<C extends AnyDefinition = AnyDefinition>(stepOrId: string, item?: number): WorkflowHarness<C> {
+    const s = this.snapshot;
+    const st = s.steps[stepOrId];
+    let id = stepOrId;
+    if (st && item !== undefined) id = `${s.id}/${s.run}/${stepOrId}/${st.iteration}/${item}`;
+    else if (st)
+      id = st.child?.id ?? this.children.filter((h) => h.snapshot.parent!.step === stepOrId).at(-1)?.id ?? '';
+    const found = this.shared.members.get(id) as WorkflowHarness | undefined;
+    if (!found?.current)
+      throw new Error(`harness: no child "${stepOrId}"${item === undefined ? '' : ` item ${item}`}`);
+    return found as unknown as WorkflowHarness<C>;
+  }
+
+  /** Child effects asked for and not performed yet (only with `effects: 'manual'`), oldest first. */
+  get effects(): readonly ChildEffect[] {
+    return [...this.shared.pending];
+  }
+
+  /**
+   * Performs a child effect: a pending one by index (default the oldest), or any effect object,
+   * pending or not (performing one again is what a runner retrying it does). False if none.
+   */
+  perform(effect: number | ChildEffect = 0): boolean {
+    const pending = this.shared.pending;
+    const i = typeof effect === 'number' ? effect : pending.indexOf(effect);
+    const e = typeof effect === 'number' ? pending[effect] : effect;
+    if (e === undefined) return false;
+    if (i >= 0) pending.splice(i, 1);
+    this.shared.perform(e);
+    return true;
+  }
+
+  /** Takes a pending effect away unperformed, as a runner crashing before it would; returns it. */
+  drop(index = 0): ChildEffect | undefined {
+    return this.shared.pending.splice(index, 1)[0];
+  }
+
+  /** Performs every pending child effect and those they ask for, until none is left. */
+  settle(): this {
+    this.shared.flush();
+    return this;
+  }
+
+  /**
+   * Runs every dispatched task of the tree with the given synchronous handlers until none is left
+   * that they cover (timers are not advanced). A handler that throws fails the attempt.
+   */
+  runHandlers(handlers: SyncHandlers, maxRounds = 1000): this {
+    runTreeSync(this.untyped, handlers, maxRounds);
+    return this;
+  }
+
+  /**
+   * Runs the real handlers (sync or async, with the full handler context) on every dispatched task
+   * of the tree they cover, applying their results (and performing child effects), until none is
+   * left; with `timers: 'advance'` the fake clock then jumps to the next wake time and it goes on,
+   * until every instance has ended or nothing is due — past a human or wait step's deadline too (its
+   * timeout fires). `timers: 'until-signal'` advances the same way but stops once a step waits for a
+   * signal, before any of its timeouts fire: send the decision, then run again. A thrown error fails
+   * the attempt as the runner records it.
    *
    * @example
    * const h = createHarness(order);
@@ -244,47 +322,11 @@ export class WorkflowHarness<D extends AnyDefinition = AnyDefinition> {
    * assert.equal(h.status, 'completed');
    */
   async run(
-    handlers: Partial<HandlersFor<readonly [D]>>,
+    handlers: Partial<HandlersFor<readonly [D, ...W]>>,
     options: { timers?: 'advance' | 'until-signal' | 'stop'; maxRounds?: number } = {},
   ): Promise<this> {
-    const table = handlers as Record<string, Handler | undefined>;
-    const max = options.maxRounds ?? 10_000;
-    for (let round = 0; round < max; round++) {
-      if (isTerminal(this.status)) return this;
-      const task = Object.values(this.snapshot.tasks).find((t) => table[t.handler] && !t.detached);
-      if (!task) {
-        if (options.timers === 'until-signal' && this.awaitingSignal().length) return this;
-        if (options.timers === undefined || options.timers === 'stop' || !this.advanceToWake()) return this;
-        continue;
-      }
-      const view = taskView(this.definition, this.snapshot, task);
-      let output: unknown;
-      try {
-        output = await table[task.handler]!({
-          input: view.input,
-          workflowInput: this.snapshot.input,
-          outputs: view.outputs,
-          instanceId: this.id,
-          step: task.step,
-          phase: task.phase,
-          attempt: task.attempt,
-          idempotencyKey: task.idempotencyKey,
-          iteration: view.iteration,
-          signal: new AbortController().signal,
-        });
-      } catch (e) {
-        this.untyped.fail(task.step, failureOf(e), { phase: task.phase });
-        continue;
-      }
-      this.untyped.complete(
-        task.step,
-        output === undefined ? undefined : JSON.parse(JSON.stringify(output)),
-        {
-          phase: task.phase,
-        },
-      );
-    }
-    throw new Error('harness: handlers did not settle');
+    await runTree(this.untyped, handlers as Record<string, Handler | undefined>, options);
+    return this;
   }
 
   /** The snapshot rebuilt from the recorded events; equal to `snapshot` when the reducer is deterministic. */
@@ -293,10 +335,17 @@ export class WorkflowHarness<D extends AnyDefinition = AnyDefinition> {
   }
 }
 
-/** Creates a {@link WorkflowHarness} for a definition. */
-export function createHarness<const D extends AnyDefinition>(
-  definition: D,
-  options?: HarnessOptions,
-): WorkflowHarness<D> {
+/**
+ * Creates a {@link WorkflowHarness} for a definition; with `workflows`, for the tree it starts.
+ *
+ * @example
+ * const h = createHarness(order, { workflows: [line] }).start({ lines: [{ sku: 'A' }] });
+ * await h.run(handlers, { timers: 'advance' });
+ * assert.equal(h.child('lines', 0).status, 'completed');
+ */
+export function createHarness<
+  const D extends AnyDefinition,
+  const W extends readonly AnyDefinition[] = readonly [],
+>(definition: D, options?: HarnessOptions<W>): WorkflowHarness<D, W> {
   return new WorkflowHarness(definition, options);
 }

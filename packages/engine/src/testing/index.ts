@@ -2,6 +2,7 @@
 // under vitest, Jest, node:test or Bun. The store conformance suite is `@stepfold/engine/conformance`.
 export { canonicalJson } from '../content-hash.js';
 export {
+  type ChildEffect,
   createHarness,
   type DispatchedTask,
   type EventInput,

@@ -10,6 +10,7 @@ import {
   dispatchCompensation,
   failStep,
   failurePolicy,
+  pivotPassed,
   pumpRollback,
   queueOnce,
 } from '../compensation.js';
@@ -114,9 +115,10 @@ export const map: StepRules<MapDef> = {
   // One completed item at a time, latest index first (its child reverted for a workflow map).
   compensate(cx, def, attempt, retry) {
     const st = stepState(cx, def.id);
-    const map = st.map!;
-    map.undo ??= completedItems(map);
-    const item = map.undo[0];
+    // No map state: its items were not an array, so it started none and has nothing to undo.
+    const map = st.map;
+    if (map) map.undo ??= completedItems(map);
+    const item = map?.undo?.[0];
     if (item === undefined) {
       st.status = 'compensated';
       log(cx, 'compensation.completed', def.id);
@@ -146,7 +148,12 @@ export const map: StepRules<MapDef> = {
   // children are final: a child workflow with `onFailure: 'dlq'` is requeued itself); the items
   // still to come are dispatched as before.
   requeue(cx, def, st, flow) {
-    const map = st.map!;
+    // Its items were not an array: entered again, it reads them again (a requeue may patch the input).
+    if (!st.map) {
+      flow.enter(cx, def.id);
+      return;
+    }
+    const map = st.map;
     st.status = 'active';
     delete st.error;
     delete st.finishedAt;
@@ -280,7 +287,13 @@ function itemUndone(cx: Cx, def: MapDef): void {
   const map = st.map!;
   const item = map.undo!.shift();
   log(cx, 'item.compensated', def.id, { detail: `item ${item}` });
-  if (dispatchCompensation(cx, def.id, (st.compensation?.attempt ?? 0) + 1)) return;
+  // A child item completed past its pivot meanwhile (it was in flight when the rollback began): what
+  // it did stands, so the items done before it stay done, as the rest of the rollback stops there.
+  if (pivotPassed(cx)) {
+    map.undo = [];
+    st.status = 'compensated';
+    log(cx, 'compensation.stopped', def.id, { detail: 'pivot completed' });
+  } else if (dispatchCompensation(cx, def.id, (st.compensation?.attempt ?? 0) + 1)) return;
   pumpRollback(cx);
 }
 
@@ -300,7 +313,8 @@ function completedItems(map: MapState): number[] {
 function undoLateItem(cx: Cx, id: string, item: number): void {
   const st = stepState(cx, id);
   const saga = cx.s.saga;
-  if (!saga || compensator(cx, id) === undefined) return;
+  // Past a pivot (this item's own child may have passed one) the rollback undoes nothing more.
+  if (!saga || compensator(cx, id) === undefined || pivotPassed(cx)) return;
   const map = st.map!;
   if (map.undo === undefined) {
     if (!saga.queue.includes(id) && st.status !== 'compensating') queueOnce(cx, id);
