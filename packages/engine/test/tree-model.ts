@@ -27,7 +27,7 @@ export interface InstanceModel {
   ends: Map<string, number>;
   /** Accepted `revert` events (this instance undone by its parent's rollback). */
   reverts: number;
-  /** Workflow maps requeued from dlq: an operator's requeue accepts their failed children. */
+  /** Workflow maps requeued from dlq (a requeue past the tolerance parks them again). */
   requeuedMaps: Set<string>;
 }
 
