@@ -5,6 +5,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { bundle } from './groups/bundle.js';
+import { childPostgres, mapPostgres } from './groups/composition.js';
 import { e2eGroups, e2ePostgres, e2ePostgresBusy } from './groups/e2e.js';
 import { flatCost } from './groups/flat-cost.js';
 import { reducer } from './groups/reducer.js';
@@ -27,6 +28,8 @@ const GROUPS: Group[] = [
   scaleRedis,
   e2ePostgres,
   e2ePostgresBusy,
+  mapPostgres,
+  childPostgres,
   wakeLatency,
   idleQueries,
   ...e2eGroups,

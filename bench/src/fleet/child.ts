@@ -1,18 +1,34 @@
 // A bench worker process (forked by fleet.ts): a runner and a `createWorker` over the PostgreSQL
-// store, driven by the parent over IPC. `run` keeps `concurrency` linear workflows in flight and
-// reports what it wrote; `raw` runs the adapter's save statement by hand from as many clients
-// (the physical limit); a `hit` handler reports wake latencies; `queries` counts the polls' queries (listDue, claimDue, the inbox claim).
-import { createRunner, type Snapshot, type Store, step } from '@stepfold/engine';
+// store, driven by the parent over IPC. `run` keeps `concurrency` workflows in flight (linear ones
+// unless told otherwise) and reports what it wrote; `raw` runs the adapter's save statement by hand
+// from as many clients (the physical limit); a `hit` handler reports wake latencies; `queries`
+// counts the polls' queries (listDue, claimDue, the inbox claim). With BENCH_COMPOSITION=1 it also
+// runs the map and child workflows of trees.ts, whose ends may be written by any process's worker
+// (a child's end reaches its parent through the parent's inbox): each process tells the parent
+// process of the ends it wrote, which passes them on to the others.
+import { createRunner, isTerminal, type Snapshot, type Store, snapshotBytes, step } from '@stepfold/engine';
 import { createWorker } from '@stepfold/engine/worker';
 import { createPostgresStore } from '@stepfold/store-postgres';
 import pg from 'pg';
 import { wallMs } from '../peers/common.js';
 import { LINEAR_STEPS, linear10, noop } from '../workflows.js';
 import { signalProbe, timerProbe } from './probes.js';
+import { PARENTS, TREE_WORKFLOWS } from './trees.js';
 
 /** A command from the parent. */
 export type ChildCommand =
-  | { cmd: 'run'; count: number; tag: string }
+  | {
+      cmd: 'run';
+      count: number;
+      tag: string;
+      /** Default `bench-linear`. */
+      workflow?: string;
+      /** Each instance's input is `{ items: [0, 1, …, items - 1] }` (default `{ orderId }`). */
+      items?: number;
+      /** Record the largest snapshot JSON each instance of `workflow` wrote (costs a stringify per write). */
+      bytes?: boolean;
+    }
+  | { cmd: 'ended'; id: string; status: string }
   | { cmd: 'raw'; ms: number; snapshot: Snapshot }
   | { cmd: 'rawflow'; ms: number }
   | { cmd: 'queries' }
@@ -21,7 +37,18 @@ export type ChildCommand =
 /** A reply to the parent. */
 export type ChildReply =
   | { type: 'ready' }
-  | { type: 'ran'; workflows: number; writes: number; seconds: number; cpuMs: number }
+  | {
+      type: 'ran';
+      workflows: number;
+      writes: number;
+      seconds: number;
+      cpuMs: number;
+      /** With `bytes`: the largest snapshot of the workflow run, UTF-8 bytes of its JSON. */
+      maxBytes?: number;
+      /** Writes that lost a race and were applied again. */
+      conflicts: number;
+    }
+  | { type: 'ended'; id: string; status: string }
   | { type: 'raw'; updates: number; seconds: number; cpuMs: number }
   | { type: 'queries'; listDue: number }
   | { type: 'hit'; ms: number; id: string };
@@ -60,9 +87,36 @@ const store: Store = Object.assign(Object.create(inner) as Store, {
 });
 await inner.setup();
 
+const composition = process.env['BENCH_COMPOSITION'] === '1';
+if (composition) await import('@stepfold/engine/composition');
+
+// Ends of parent workflows (trees.ts), written here or reported by another process, until a
+// `run` waiting for them takes them; and those waiting.
+const ended = new Map<string, string>();
+const waiting = new Map<string, (status: string) => void>();
+const endOf = (id: string, status: string) => {
+  const w = waiting.get(id);
+  if (w) {
+    waiting.delete(id);
+    w(status);
+  } else ended.set(id, status);
+};
+// The largest snapshot written per workflow name, while a `run` with `bytes` measures.
+let measuring: string | undefined;
+let maxBytes = 0;
+
 const runner = createRunner({
   store,
-  workflows: [linear10, signalProbe, timerProbe],
+  workflows: [linear10, signalProbe, timerProbe, ...(composition ? TREE_WORKFLOWS : [])],
+  ...(composition && {
+    onWritten(s: Snapshot) {
+      if (s.workflow.name === measuring) maxBytes = Math.max(maxBytes, snapshotBytes(JSON.stringify(s)));
+      if (isTerminal(s.status) && PARENTS.has(s.workflow.name)) {
+        endOf(s.id, s.status);
+        send({ type: 'ended', id: s.id, status: s.status });
+      }
+    },
+  }),
   handlers: {
     noop,
     hit: ({ input, instanceId }) => {
@@ -96,26 +150,55 @@ function linearChain(): Snapshot[] {
   return out;
 }
 
+/** Resolves with the final status of `id` (a parent of trees.ts) once it has ended, here or in another process. */
+function ending(id: string): Promise<string> {
+  const status = ended.get(id);
+  if (status === undefined) return new Promise((resolve) => waiting.set(id, resolve));
+  ended.delete(id);
+  return Promise.resolve(status);
+}
+
 /** Keeps `concurrency` workflows in flight until `count` have completed. */
-async function run(count: number, tag: string): Promise<ChildReply> {
+async function run(m: Extract<ChildCommand, { cmd: 'run' }>): Promise<ChildReply> {
+  const { count, tag } = m;
+  const workflow = m.workflow ?? 'bench-linear';
+  const items = m.items === undefined ? undefined : Array.from({ length: m.items }, (_, i) => i);
+  measuring = m.bytes ? workflow : undefined;
+  maxBytes = 0;
+  ended.clear(); // ends of earlier runs' instances that other processes passed on
   const before = runner.stats.writes;
+  const conflicts = runner.stats.conflicts;
   const cpu = process.cpuUsage();
   let left = count;
   let seq = 0;
   const t0 = performance.now();
   await Promise.all(
-    Array.from({ length: concurrency }, async () => {
+    Array.from({ length: Math.min(concurrency, count) }, async () => {
       while (left > 0) {
         left--;
-        const s = await runner.start('bench-linear', `${tag}-${seq++}`, { orderId: seq });
-        if (s.status !== 'completed') throw new Error(`${s.id} ended ${s.status}`);
+        const id = `${tag}-${seq++}`;
+        const s = await runner.start(workflow, id, items ? { items } : { orderId: seq });
+        // A parent whose last child's end went through its inbox is ended by a worker, maybe not this call.
+        let status: string = s.status;
+        if (!isTerminal(s.status) && PARENTS.has(workflow)) status = await ending(id);
+        else ended.delete(id);
+        if (status !== 'completed') throw new Error(`${s.id} ended ${status}`);
       }
     }),
   );
   const seconds = (performance.now() - t0) / 1000;
   const used = process.cpuUsage(cpu);
   const cpuMs = (used.user + used.system) / 1000;
-  return { type: 'ran', workflows: count, writes: runner.stats.writes - before, seconds, cpuMs };
+  measuring = undefined;
+  return {
+    type: 'ran',
+    workflows: count,
+    writes: runner.stats.writes - before,
+    seconds,
+    cpuMs,
+    conflicts: runner.stats.conflicts - conflicts,
+    ...(m.bytes ? { maxBytes } : {}),
+  };
 }
 
 /** The adapter's save statement by hand, from `concurrency` clients, each on its own row. */
@@ -220,7 +303,8 @@ process.on('message', (m: ChildCommand) => {
       console.error(e);
       process.exit(1);
     });
-  if (m.cmd === 'run') reply(run(m.count, m.tag));
+  if (m.cmd === 'run') reply(run(m));
+  else if (m.cmd === 'ended') endOf(m.id, m.status);
   else if (m.cmd === 'raw') reply(raw(m.ms, m.snapshot));
   else if (m.cmd === 'rawflow') reply(rawFlow(m.ms));
   else if (m.cmd === 'queries') reply(Promise.resolve({ type: 'queries', listDue }));

@@ -17,13 +17,29 @@ export interface FleetRun {
   seconds: number;
   /** CPU of the worker processes per write, µs. */
   cpuUsPerWrite: number;
+  /** With `bytes`: the largest snapshot JSON an instance of the workflow wrote, UTF-8 bytes. */
+  maxBytes?: number;
+  /** Writes that lost a race and were applied again. */
+  conflicts: number;
+}
+
+/** What a {@link Fleet.run} runs: another workflow than the linear one, its input, what to record. */
+export interface RunOptions {
+  workflow?: string;
+  /** Each instance's input is `{ items: [0, …, items - 1] }`. */
+  items?: number;
+  /** Record the largest snapshot written (a JSON.stringify per write: not for timed rounds). */
+  bytes?: boolean;
 }
 
 /** Worker processes ready for commands. */
 export interface Fleet {
   readonly processes: number;
-  /** Runs `count` workflows split across the processes; each keeps its `concurrency` in flight. */
-  run(count: number, tag: string): Promise<FleetRun>;
+  /**
+   * Runs `count` workflows split across the processes (the first ones take the remainder: a count
+   * of 1 runs in the first process alone); each keeps its `concurrency` in flight.
+   */
+  run(count: number, tag: string, options?: RunOptions): Promise<FleetRun>;
   /** Raw conditional UPDATEs/s from every process at once, each with `concurrency` clients (and their CPU µs per update). */
   raw(ms: number, snapshot?: Snapshot): Promise<{ perSec: number; cpuUsPerWrite: number }>;
   /** listDue calls each process has made so far. */
@@ -41,6 +57,8 @@ export async function startFleet(o: {
   table?: string;
   /** The store's `groupCommit` option (default false). */
   groupCommit?: boolean;
+  /** Load `@stepfold/engine/composition` and register the map and child workflows (trees.ts). */
+  composition?: boolean;
 }): Promise<Fleet> {
   const hits = new Set<(ms: number, id: string) => void>();
   const children: ChildProcess[] = [];
@@ -54,6 +72,7 @@ export async function startFleet(o: {
         BENCH_CONCURRENCY: String(o.concurrency),
         BENCH_TABLE: o.table ?? 'instances',
         BENCH_GROUP_COMMIT: o.groupCommit ? '1' : '0',
+        BENCH_COMPOSITION: o.composition ? '1' : '0',
       },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       // e.g. BENCH_CHILD_ARGV="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the workers.
@@ -62,7 +81,10 @@ export async function startFleet(o: {
     pending.set(child, []);
     child.on('message', (r: ChildReply) => {
       if (r.type === 'hit') for (const h of hits) h(r.ms, r.id);
-      else pending.get(child)!.shift()?.resolve(r);
+      else if (r.type === 'ended') {
+        // A parent's end written here may be awaited by the process that started it.
+        for (const c of children) if (c !== child) c.send({ cmd: 'ended', id: r.id, status: r.status });
+      } else pending.get(child)!.shift()?.resolve(r);
     });
     child.on('exit', (code) => {
       for (const w of pending.get(child)!.splice(0))
@@ -82,27 +104,37 @@ export async function startFleet(o: {
   );
   return {
     processes: o.processes,
-    async run(count, tag) {
-      const per = Math.ceil(count / children.length);
+    async run(count, tag, options = {}) {
+      const base = Math.floor(count / children.length);
+      const extra = count % children.length;
       const t0 = performance.now();
       const replies = await Promise.all(
-        children.map((c, i) => ask(c, { cmd: 'run', count: per, tag: `${tag}-${i}` })),
+        children.flatMap((c, i) => {
+          const n = base + (i < extra ? 1 : 0);
+          return n === 0 ? [] : [ask(c, { cmd: 'run', count: n, tag: `${tag}-${i}`, ...options })];
+        }),
       );
       const seconds = (performance.now() - t0) / 1000;
       let workflows = 0;
       let writes = 0;
       let cpuMs = 0;
+      let maxBytes: number | undefined;
+      let conflicts = 0;
       for (const r of replies) {
         if (r.type !== 'ran') throw new Error(`unexpected reply ${r.type}`);
         workflows += r.workflows;
         writes += r.writes;
         cpuMs += r.cpuMs;
+        conflicts += r.conflicts;
+        if (r.maxBytes !== undefined) maxBytes = Math.max(maxBytes ?? 0, r.maxBytes);
       }
       return {
         workflowsPerSec: workflows / seconds,
         writesPerSec: writes / seconds,
         seconds,
         cpuUsPerWrite: (cpuMs * 1000) / writes,
+        conflicts,
+        ...(maxBytes === undefined ? {} : { maxBytes }),
       };
     },
     async raw(ms, snapshot) {

@@ -184,8 +184,9 @@ export const e2eGroups: Group[] = backends.filter((b) => b.name !== 'postgres').
  * cores, two worker processes beside PostgreSQL's backends cost each side ~1.5× the CPU per write
  * of one process (measured: 92–101 vs 51–65 µs in our processes), so one does more.
  */
-const E2E_PROCESSES = Math.max(1, Math.floor(availableParallelism() / 2));
-const PER_PROCESS = Math.max(1, Math.round(RUNNERS / E2E_PROCESSES));
+export const E2E_PROCESSES = Math.max(1, Math.floor(availableParallelism() / 2));
+/** Workflows in flight per e2e-postgres worker process (RUNNERS in all). */
+export const PER_PROCESS = Math.max(1, Math.round(RUNNERS / E2E_PROCESSES));
 /** The same workload from one worker process per core (at least two), shown beside it. */
 const EVERY_CORE = Math.max(2, availableParallelism());
 const EVERY_CORE_PER_PROCESS = Math.max(1, Math.round(RUNNERS / EVERY_CORE));

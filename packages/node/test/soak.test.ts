@@ -1,10 +1,11 @@
 import type { Snapshot } from '@stepfold/engine';
 import { createHarness } from '@stepfold/engine/testing';
 import { describe, expect, it } from 'vitest';
+import { crashWindow } from './soak/crash-windows.mjs';
 import { runSoak } from './soak/driver.mjs';
 import { fleetStats, giveBacks, latency, percentile } from './soak/metrics.mjs';
-import { checkLog, checkSnapshots } from './soak/oracles.mjs';
-import { design, order } from './soak/workflows.mjs';
+import { checkChildren, checkLog, checkSnapshots } from './soak/oracles.mjs';
+import { design, order, treeDesign } from './soak/workflows.mjs';
 
 // The AWS SDK warns once per process on Node 20 about its future Node 22 floor: noise here.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -45,6 +46,163 @@ describe('soak: SIGKILLed worker processes', () => {
       expect(result.restarts).toBe(restart ? 1 : 0);
     });
   }
+});
+
+// The tree workload, short: parents with a child step and a map of child workflows, while worker
+// processes are SIGKILLed from outside and kill themselves inside the two crash windows of child
+// workflows (after a parent's dispatch write, before the child's create; after a child's terminal
+// write, before its parent hears of it), one child in three.
+describe('soak: child workflows through their crash windows', () => {
+  for (const kind of ['postgres', 'redis'] as const) {
+    it(`${kind}: every tree and child ends as designed, each child exists once, each end is applied once`, {
+      timeout: 180_000,
+    }, async () => {
+      const result = await runSoak({
+        kind,
+        instances: 12,
+        trees: 24,
+        crashEvery: 3,
+        budgetMs: 120_000,
+        claimMs: 3000,
+        timeoutMs: 2000,
+        startsPerSecond: 10,
+        killEveryMs: [1500, 3000],
+      });
+      expect(result.violations).toEqual([]);
+      expect(result.crashes).toEqual([]);
+      expect(result.children).toBeGreaterThan(24 * 3);
+      // Both windows were hit for real, and recovered from.
+      expect(result.windows.dispatch).toBeGreaterThan(0);
+      expect(result.windows.ended).toBeGreaterThan(0);
+    });
+  }
+});
+
+describe('soak crash windows', () => {
+  const child = (over: Record<string, unknown>) => ({
+    step: 'sub',
+    phase: 'run',
+    attempt: 1,
+    idempotencyKey: 't-1/1/sub/1',
+    handler: '$child',
+    child: 't-1/1/sub/1',
+    dispatchedAt: 1,
+    deadline: 1001,
+    dispatchVersion: 4,
+    ...over,
+  });
+  const snap = (over: Record<string, unknown>) =>
+    ({ id: 't-1', version: 4, status: 'running', tasks: {}, ...over }) as unknown as Snapshot;
+
+  it('open on the write that hands its writer a child to start, attempt 1 only', () => {
+    expect(crashWindow(snap({ tasks: { sub: child({}) } }), 1)).toEqual({
+      window: 'dispatch',
+      key: 't-1/1/sub/1',
+    });
+    // Dispatched by an earlier write, queued for another worker, detached, a second attempt, or a plain task: no.
+    for (const t of [
+      child({ dispatchVersion: 3 }),
+      child({ queued: true }),
+      child({ detached: true }),
+      child({ attempt: 2 }),
+      child({ handler: 'work' }),
+      child({ phase: 'compensate' }),
+    ])
+      expect(crashWindow(snap({ tasks: { sub: t } }), 1)).toBeNull();
+  });
+
+  it("open on a child's terminal write, not on its other writes nor a parentless end", () => {
+    const parent = { id: 't-1', workflow: 'soak-tree', step: 'sub', key: 't-1/1/sub/1' };
+    expect(crashWindow(snap({ id: 'c', status: 'completed', parent }), 1)).toEqual({
+      window: 'ended',
+      key: 'c#completed',
+    });
+    expect(crashWindow(snap({ id: 'c', status: 'running', parent }), 1)).toBeNull();
+    expect(crashWindow(snap({ id: 'c', status: 'completed' }), 1)).toBeNull();
+  });
+
+  it('sample one in n by key, and never with n = 0', () => {
+    const ids = Array.from({ length: 300 }, (_, i) => `c-${i}`);
+    const parent = { id: 't-1', workflow: 'soak-tree', step: 'sub', key: 'k' };
+    const hits = ids.filter((id) => crashWindow(snap({ id, status: 'completed', parent }), 3)).length;
+    expect(hits).toBeGreaterThan(60);
+    expect(hits).toBeLessThan(140);
+    expect(crashWindow(snap({ id: 'c', status: 'completed', parent }), 0)).toBeNull();
+  });
+});
+
+describe('soak tree oracles', () => {
+  const tree = treeDesign(0, 't-0');
+  const parentOk = {
+    id: 't-0',
+    status: 'completed',
+    steps: { fan: { status: 'completed', map: { total: 4, next: 4, running: [], failed: [], ok: 4 } } },
+  } as unknown as Snapshot;
+  const childOf = (id: string, step: string, item?: number, over: Record<string, unknown> = {}) =>
+    ({
+      id,
+      run: 1,
+      status: 'completed',
+      tasks: {},
+      timers: [],
+      wakeAt: null,
+      steps: { work: { status: 'completed' } },
+      parent: { id: 't-0', workflow: 'soak-tree', step, key: id, ...(item === undefined ? {} : { item }) },
+      ...over,
+    }) as unknown as Snapshot;
+  const allChildren = () =>
+    new Map((tree.children ?? []).map((c) => [c.id, childOf(c.id, c.step, c.item)] as const));
+
+  it('designs a tree: a child step, four map children, each with its id under the parent', () => {
+    expect(tree.children?.map((c) => c.id)).toEqual([
+      't-0/1/sub/1',
+      't-0/1/fan/1/0',
+      't-0/1/fan/1/1',
+      't-0/1/fan/1/2',
+      't-0/1/fan/1/3',
+    ]);
+    expect(treeDesign(2, 't-2')).toMatchObject({ status: 'failed', compensated: ['fan', 'sub'] });
+    expect(treeDesign(4, 't-4').children).toHaveLength(1); // its child step's child fails: no map
+  });
+
+  it('pass a tree whose children all ended as designed', () => {
+    const designs = new Map([['t-0', tree]]);
+    const leaves = (tree.children ?? []).map((c) => c.id);
+    expect(checkChildren(designs, new Map([['t-0', parentOk]]), allChildren(), leaves)).toEqual([]);
+  });
+
+  it('report a missing child, a second run, a stranger, a wrong parent and a map that counted wrong', () => {
+    const children = allChildren();
+    children.delete('t-0/1/fan/1/3');
+    children.set('t-0/1/fan/1/0', childOf('t-0/1/fan/1/0', 'fan', 0, { run: 2 }));
+    children.set('t-0/1/fan/1/1', childOf('t-0/1/fan/1/1', 'fan', 2));
+    const counted = {
+      ...parentOk,
+      steps: { fan: { status: 'completed', map: { total: 4, next: 4, running: [], failed: [], ok: 5 } } },
+    } as unknown as Snapshot;
+    const leaves = [...children.keys(), 't-0/1/fan/2/0'];
+    expect(checkChildren(new Map([['t-0', tree]]), new Map([['t-0', counted]]), children, leaves)).toEqual([
+      't-0/1/fan/1/0: run 2: started more than once',
+      't-0/1/fan/1/1: parent {"id":"t-0","workflow":"soak-tree","step":"fan","key":"t-0/1/fan/1/1","item":2}, designed t-0 step fan item 1',
+      't-0/1/fan/1/3: designed child of t-0 does not exist',
+      't-0: map counted 5 of 4 items completed (failed [])',
+      't-0/1/fan/2/0: a child no tree designed',
+    ]);
+  });
+
+  it('report a map item whose end was applied twice, or undone twice', () => {
+    const { violations } = checkLog([
+      ['I', 't-0', '1', 'fan', '2', '6', 'w0-11'],
+      ['I', 't-0', '1', 'fan', '2', '8', 'w1-12'],
+      ['U', 't-0', '1', 'fan', '1', '12', 'w0-11'],
+      ['U', 't-0', '1', 'fan', '1', '13', 'w0-11'],
+      ['I', 't-0', '1', 'fan', '3', '9', 'w0-11'],
+    ]);
+    expect(violations).toEqual([
+      'map item completed 2 times: t-0 run 1 step fan item 2 (v6 by w0-11; v8 by w1-12)',
+      'map item undone 2 times: t-0 run 1 step fan item 1 (v12 by w0-11; v13 by w0-11)',
+    ]);
+  });
 });
 
 describe('soak metrics', () => {

@@ -4,6 +4,12 @@
 // retries, compensation and parallel branches run; then every final snapshot and the oracle log are
 // checked, and each instance's latency from start to final state is measured. Used by the vitest
 // soak test (a short run) and by `pnpm soak` (run.mjs).
+//
+// With `trees`, that many tree workflows (a child step, a map of child workflows, then a task: see
+// workflows.mjs) run among them, and with `crashEvery` (kills on) the worker processes also kill
+// themselves inside the two crash windows of child workflows (crash-windows.mjs); afterwards every
+// child is checked too: each designed child exists once, under its parent, ended as designed, and
+// no step or map item completed (no child's end applied) twice.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,15 +18,18 @@ import { createRunner, isStepfoldError } from '@stepfold/engine';
 import { runWorkers } from '../../dist/index.js';
 import { fleetStats, giveBacks, latency, secs as s1 } from './metrics.mjs';
 import { LogTail, openOracleLog } from './oracle-log.mjs';
-import { checkLog, checkSnapshots, describeTask } from './oracles.mjs';
+import { checkChildren, checkLog, checkSnapshots, describeTask, listIds } from './oracles.mjs';
 import { openStore, server, storeUrl } from './stores.mjs';
-import { design, soakHandlers, soakWorkflows, TIMEOUT_MS } from './workflows.mjs';
+import { design, soakHandlers, soakWorkflows, TIMEOUT_MS, treeDesign } from './workflows.mjs';
 
 /**
  * @typedef {import('@stepfold/engine').Snapshot} Snapshot
  * @typedef {object} SoakOptions
  * @property {import('./stores.mjs').StoreKind} kind
- * @property {number} instances
+ * @property {number} instances scenario 17's workflows
+ * @property {number} [trees] tree workflows besides them (default 0)
+ * @property {number} [crashEvery] with kills on, worker processes also SIGKILL themselves in a child
+ *   workflow's crash window, one in this many (default 0: never)
  * @property {number} budgetMs time until every instance must be final, else the run fails
  * @property {number} [processes] worker processes (default 3)
  * @property {'worker' | 'loop'} [mode] what each process runs: createWorker, or a runner.processDue
@@ -42,6 +51,8 @@ import { design, soakHandlers, soakWorkflows, TIMEOUT_MS } from './workflows.mjs
  *   latency, give-backs, conflicts
  * @property {string[]} violations
  * @property {number} kills
+ * @property {{ dispatch: number, ended: number }} windows crash windows hit (self-kills in them)
+ * @property {number} children tree children checked
  * @property {number} restarts
  * @property {string[]} crashes worker exits the driver did not cause
  * @property {number} seconds the whole run
@@ -78,15 +89,24 @@ export async function runSoak(o) {
     hooks: log.hooks,
     execute: false,
   });
-  const ids = Array.from({ length: o.instances }, (_, i) => `${o.kind}-${i}`);
-  const designs = new Map(ids.map((id, i) => [id, design(i)]));
+  // Trees are spread evenly among scenario 17's instances.
+  const trees = o.trees ?? 0;
+  /** @type {Array<[string, import('./workflows.mjs').Design]>} */
+  const plan = Array.from({ length: o.instances }, (_, i) => [`${o.kind}-${i}`, design(i)]);
+  for (let j = trees - 1; j >= 0; j--) {
+    const id = `${o.kind}-tree-${j}`;
+    plan.splice(Math.floor(((j + 1) * o.instances) / (trees + 1)), 0, [id, treeDesign(j, id)]);
+  }
+  const ids = plan.map(([id]) => id);
+  const designs = new Map(plan);
+  const crashEvery = o.kills === false ? 0 : (o.crashEvery ?? 0);
 
   let kills = 0;
   let restarts = 0;
   /** @type {Set<number>} */
   const killed = new Set();
-  /** @type {string[]} */
-  const crashes = [];
+  /** @type {Array<{ index: number, pid: number, how: string }>} exits the driver did not cause */
+  const exits = [];
   const fleet = runWorkers({
     module: new URL('./worker.mjs', import.meta.url),
     processes: o.processes ?? 3,
@@ -99,6 +119,7 @@ export async function runSoak(o) {
       SOAK_LOOP_LIMIT: String(o.loopLimit ?? 100),
       SOAK_CLAIM_MS: o.claimMs === undefined ? '' : String(o.claimMs),
       SOAK_TIMEOUT_MS: String(timeoutMs),
+      SOAK_CRASH_EVERY: String(crashEvery),
       // The AWS SDK warns on every start of a child on Node 20 about its future Node 22 floor.
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     },
@@ -106,8 +127,8 @@ export async function runSoak(o) {
     killAfterMs: 10_000,
     on: {
       exit(index, pid, code, signal, expected) {
-        if (!expected && !killed.has(pid))
-          crashes.push(`worker ${index} (pid ${pid}) exited: ${signal ?? code}`);
+        // A worker that killed itself in a crash window says so in its log: sorted out at the end.
+        if (!expected && !killed.has(pid)) exits.push({ index, pid, how: String(signal ?? code) });
       },
     },
   });
@@ -121,7 +142,8 @@ export async function runSoak(o) {
     const fresh = tail.read();
     for (const r of fresh) {
       records.push(r);
-      if (r[0] === 'T' && r[1] && r[2]) final.set(r[1], r[2]);
+      // Children end too: only the driver's own instances count towards the run's end.
+      if (r[0] === 'T' && r[1] && r[2] && designs.has(r[1])) final.set(r[1], r[2]);
     }
     return fresh;
   };
@@ -182,9 +204,9 @@ export async function runSoak(o) {
   const restarting = (async () => {
     if (!o.restart) return;
     // Mid-run: once a third of the instances are final, or half the budget has passed.
-    while (running && final.size < o.instances / 3 && Date.now() < t0 + o.budgetMs / 2) await sleep(200);
+    while (running && final.size < ids.length / 3 && Date.now() < t0 + o.budgetMs / 2) await sleep(200);
     if (!running) return;
-    say(`[${o.kind}] stopping the server (${final.size}/${o.instances} final)`);
+    say(`[${o.kind}] stopping the server (${final.size}/${ids.length} final)`);
     await server(o.kind, 'stop');
     await sleep(2000);
     await server(o.kind, 'start');
@@ -208,7 +230,7 @@ export async function runSoak(o) {
       if (sweep) await cancelWaiting(runner, toCancel);
       const pending = ids.filter((id) => !final.has(id));
       if (sweep && pending.length <= 200) await loadFinal(store, pending, final);
-      if (final.size === o.instances) break;
+      if (final.size === ids.length) break;
       if (Date.now() > deadline) {
         stuck = pending.filter((id) => !final.has(id));
         break;
@@ -216,7 +238,7 @@ export async function runSoak(o) {
       if (Date.now() - lastSay >= (o.progressEveryMs ?? 3000)) {
         lastSay = Date.now();
         say(
-          `[${o.kind}] ${final.size}/${o.instances} final, kills=${kills}, restarts=${restarts}, ${secs(t0)}s`,
+          `[${o.kind}] ${final.size}/${ids.length} final, kills=${kills}, restarts=${restarts}, ${secs(t0)}s`,
         );
       }
       await sleep(500);
@@ -239,9 +261,22 @@ export async function runSoak(o) {
   stuck = stuck.filter((id) => !isFinal(snapshots.get(id)));
   const done = new Map([...designs].filter(([id]) => !stuck.includes(id)));
   // Every instance is final: a sent signal still in the store's inbox was applied without being
-  // consumed (or never applied), and would be applied again.
+  // consumed (or never applied), and would be applied again. Except a child's late report: when a
+  // parent's deadline looked at the child first and applied its end, the report the child's own
+  // writer sent arrives after, answers no task and is dropped by the next inbox pass of any worker;
+  // the parent may end meanwhile (seen on FerretDB, which has no wake notices to hurry that pass).
   const { inbox } = store;
-  const unconsumed = inbox ? await retrying(() => inbox.claim(Number.MAX_SAFE_INTEGER, 100)) : [];
+  const leftover = inbox ? await retrying(() => inbox.claim(Number.MAX_SAFE_INTEGER, 100)) : [];
+  const late = (/** @type {(typeof leftover)[number]} */ d) =>
+    isFinal(d.snapshot) && d.sent.every((x) => x.event.type === 'child.ended');
+  const unconsumed = leftover.filter((d) => !late(d));
+  const lateReports = leftover.filter(late).reduce((n, d) => n + d.sent.length, 0);
+  // The trees' children: every designed one (of the trees that ended), and every soak-leaf stored.
+  const childIds = [...done.values()].flatMap((d) => (d.children ?? []).map((c) => c.id));
+  /** @type {Map<string, Snapshot | null>} */
+  const children = new Map();
+  await inBatches(childIds, async (id) => void children.set(id, await retrying(() => store.load(id))));
+  const leaves = trees ? await retrying(() => listIds(store, 'soak-leaf')) : [];
   const violations = [
     ...errors,
     ...unconsumed.map(
@@ -249,6 +284,7 @@ export async function runSoak(o) {
     ),
     ...stuck.map((id) => `${id}: not final after ${o.budgetMs} ms: ${describe(snapshots.get(id))}`),
     ...checkSnapshots(done, snapshots),
+    ...checkChildren(done, snapshots, children, leaves),
     ...checkLog(records).violations,
   ];
   const { calls, reruns } = checkLog(records);
@@ -263,17 +299,30 @@ export async function runSoak(o) {
   // Instances the budget ended before the driver started (its back-pressure held them).
   const notStarted = ids.filter((id) => !snapshots.get(id)).length;
   const gb = giveBacks(records);
+  // Self-kills in a crash window are planned; any other exit the driver did not cause is a crash.
+  const windows = { dispatch: 0, ended: 0 };
+  /** @type {Set<string>} */
+  const selfKilled = new Set();
+  for (const r of records) {
+    if (r[0] !== 'X') continue;
+    if (r[2] === 'dispatch' || r[2] === 'ended') windows[r[2]]++;
+    selfKilled.add(r[4] ?? '');
+  }
+  const crashes = exits
+    .filter((e) => !(e.how === 'SIGKILL' && selfKilled.has(String(e.pid))))
+    .map((e) => `worker ${e.index} (pid ${e.pid}) exited: ${e.how}`);
   const fleetCounters = fleetStats(records);
   const ok = violations.length === 0;
   const seconds = (Date.now() - t0) / 1000;
   const summary =
-    `store=${o.kind} mode=${mode} instances=${o.instances} kills=${kills} restarts=${restarts} ` +
+    `store=${o.kind} mode=${mode} instances=${o.instances}${trees ? ` trees=${trees} children=${childIds.length}` : ''} ` +
+    `kills=${kills}${crashEvery ? ` window-kills=dispatch:${windows.dispatch},ended:${windows.ended}` : ''} restarts=${restarts} ` +
     `violations=${violations.length} not-final=${lat.notFinal}${notStarted ? ` not-started=${notStarted}` : ''} ` +
     `seconds=${seconds.toFixed(1)} ` +
     `latency-s p50=${s1(lat.p50)} p99=${s1(lat.p99)} max=${s1(lat.max)} (n=${lat.n}) ` +
     `give-backs=${gb.total} max-per-attempt=${gb.maxPerAttempt} ` +
     `conflicts=${fleetCounters.conflicts} lost-takes=${fleetCounters.lostTakes} driver-conflicts=${runner.stats.conflicts} ` +
-    `handler-calls=${calls} reruns=${reruns} crashes=${crashes.length}${ok ? '' : ` kept=${ns} log=${logDir}`}`;
+    `handler-calls=${calls} reruns=${reruns}${trees ? ` late-child-reports=${lateReports}` : ''} crashes=${crashes.length}${ok ? '' : ` kept=${ns} log=${logDir}`}`;
   log.close();
   if (ok) {
     await drop().catch(() => {});
@@ -285,6 +334,8 @@ export async function runSoak(o) {
     summary,
     violations,
     kills,
+    windows,
+    children: childIds.length,
     restarts,
     crashes,
     seconds,

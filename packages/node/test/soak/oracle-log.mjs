@@ -15,8 +15,9 @@ import { join } from 'node:path';
 
 /**
  * Opens `<dir>/<name>.log` for appending; returns the handler call recorder, the runner hooks
- * that record every step completion (S), completed compensation (K), task given back (R) and end of
- * an instance (T), and the recorder of a process's counters (W).
+ * that record every step completion (S), completed compensation (K), map item completed (I) and
+ * undone (U), task given back (R) and end of an instance (T), the recorder of a process's counters
+ * (W) and that of a crash window it is about to die in (X).
  * @param {string} dir
  * @param {string} name
  */
@@ -27,6 +28,20 @@ export function openOracleLog(dir, name) {
   /** @type {import('@stepfold/engine').RunnerHooks} */
   const hooks = {
     onTransition(entry, s) {
+      // A map item's end applied (a child's `child.ended`, for a workflow map) or its undo.
+      if (entry.type === 'item.completed' || entry.type === 'item.compensated') {
+        const item = entry.detail?.replace('item ', '') ?? '';
+        write([
+          entry.type === 'item.completed' ? 'I' : 'U',
+          s.id,
+          s.run,
+          entry.step ?? '',
+          item,
+          s.version,
+          name,
+        ]);
+        return;
+      }
       if (entry.type !== 'task.released') return;
       // The entry names step and attempt; the task it queued again gives its phase and key.
       const t = Object.values(s.tasks).find((x) => x.step === entry.step && x.attempt === entry.attempt);
@@ -57,6 +72,11 @@ export function openOracleLog(dir, name) {
      * @param {{ conflicts: number, lostTakes: number, released: number, polls: number, ticks: number }} c
      */
     stats: (c) => write(['W', name, c.conflicts, c.lostTakes, c.released, c.polls, c.ticks]),
+    /**
+     * A crash window this process hit and dies in right after (see crash-windows.mjs).
+     * @param {string} id @param {string} window @param {string} key
+     */
+    crash: (id, window, key) => write(['X', id, window, key, process.pid, name]),
     close: () => closeSync(fd),
   };
 }

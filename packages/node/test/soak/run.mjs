@@ -8,12 +8,23 @@
 // report rather than hangs. Prints progress, a summary line per run (latency p50/p99/max from start
 // to final state, give-backs, conflicts), then a table per store; exits 1 on any violation.
 //
-//   node packages/node/test/soak/run.mjs [--stores postgres,redis,mongo,dynamo] [--instances <n>]
-//     [--mode worker|loop] [--kills both|on|off] [--compare-loop] [--budget-s <per run>]
-//     [--no-restart] [--processes 3] [--claim-ms <ms>] [--timeout-ms 2000] [--rate <starts/s>]
-//     [--in-flight <n>] [--loop-limit 10]
+// Then, per store, a run of tree workflows (a child step, a map of child workflows, a task:
+// workflows.mjs) with the same kills, in which the worker processes also SIGKILL themselves, one
+// child in --crash-every, right after a parent's write that dispatched a child and before the
+// child's create (window "dispatch"), and right after a child's terminal write and before its parent
+// hears of it (window "ended"); the child and map steps' 1 s deadlines bring both back. Every child
+// is checked afterwards (exists once, under its parent, ended as designed, its end applied once).
+// A run of its own, so the self-kills do not weigh on scenario 17's latency figures.
 //
-// --instances defaults to 1,000 (300 on FerretDB); --claim-ms unset leaves each store's default;
+//   node packages/node/test/soak/run.mjs [--stores postgres,redis,mongo,dynamo] [--instances <n>]
+//     [--trees <n>] [--crash-every 5] [--workload both|scenario17|trees] [--mode worker|loop] [--kills both|on|off] [--compare-loop]
+//     [--budget-s <per run>] [--no-restart] [--processes 3] [--claim-ms <ms>] [--timeout-ms 2000]
+//     [--rate <starts/s>] [--in-flight <n>] [--loop-limit 10]
+//
+// --instances defaults to 1,000 (300 on FerretDB); --trees to 100 (20 on FerretDB, 50 on DynamoDB
+// Local), each with five children; --crash-every 0 turns the crash windows off (the tree run then
+// has only the outside kills); --kills off runs the trees without kills or windows; --claim-ms
+// unset leaves each store's default;
 // --rate and --in-flight default to the per-store PACE below; --loop-limit is the loop mode's
 // processDue limit: about a worker's concurrency, since a killed loop process strands, claimed for
 // the store's claimMs, what its last call had not ticked yet (at 100, PostgreSQL's loop p99 under
@@ -29,6 +40,10 @@ import { KINDS, RESTARTABLE } from './stores.mjs';
 // Workflows per run. FerretDB finishes about two instances a second at best: 300 there.
 /** @type {Record<StoreKind, number>} */
 const INSTANCES = { postgres: 1000, redis: 1000, mongo: 300, dynamo: 1000 };
+
+// Tree workflows in the tree run: six instances each (the parent, five children).
+/** @type {Record<StoreKind, number>} */
+const TREES = { postgres: 100, redis: 100, mongo: 20, dynamo: 50 };
 
 // Seconds one run may take before it stops and reports what is not final. DynamoDB Local (Java,
 // several Queries per poll) and FerretDB (one command at a time, every due query a collection
@@ -65,6 +80,9 @@ const { values } = parseArgs({
   options: {
     stores: { type: 'string', default: KINDS.join(',') },
     instances: { type: 'string' },
+    trees: { type: 'string' },
+    'crash-every': { type: 'string', default: '5' },
+    workload: { type: 'string', default: 'both' },
     mode: { type: 'string', default: 'worker' },
     kills: { type: 'string', default: 'both' },
     'compare-loop': { type: 'boolean', default: false },
@@ -86,16 +104,22 @@ const kinds = values.stores.split(',').map((k) => {
 const mode = values.mode;
 if (mode !== 'worker' && mode !== 'loop') throw new Error(`--mode must be worker or loop, got ${mode}`);
 if (!['both', 'on', 'off'].includes(values.kills)) throw new Error('--kills must be both, on or off');
+const workload = values.workload;
+if (!['both', 'scenario17', 'trees'].includes(workload))
+  throw new Error('--workload must be both, scenario17 or trees');
 
 /**
- * @typedef {{ mode: 'worker' | 'loop', kills: boolean }} Plan
+ * @typedef {{ mode: 'worker' | 'loop', kills: boolean, trees: boolean }} Plan
  * @typedef {Plan & { result?: Awaited<ReturnType<typeof runSoak>> }} Done
  */
 /** @type {Plan[]} */
 const plans = [];
-if (values.kills !== 'off') plans.push({ mode, kills: true });
-if (values.kills !== 'on') plans.push({ mode, kills: false });
-if (values['compare-loop'] && mode !== 'loop') plans.push({ mode: 'loop', kills: true });
+if (workload !== 'trees') {
+  if (values.kills !== 'off') plans.push({ mode, kills: true, trees: false });
+  if (values.kills !== 'on') plans.push({ mode, kills: false, trees: false });
+  if (values['compare-loop'] && mode !== 'loop') plans.push({ mode: 'loop', kills: true, trees: false });
+}
+if (workload !== 'scenario17') plans.push({ mode, kills: values.kills !== 'off', trees: true });
 
 /** @type {string[]} */
 const summaries = [];
@@ -103,22 +127,28 @@ const summaries = [];
 const byStore = new Map();
 let failed = false;
 for (const kind of kinds) {
-  const instances = Number(values.instances ?? INSTANCES[kind]);
+  const crashEvery = Number(values['crash-every']);
   /** @type {Done[]} */
   const done = [];
   byStore.set(kind, done);
   for (const plan of plans) {
+    const instances = plan.trees ? 0 : Number(values.instances ?? INSTANCES[kind]);
+    const trees = plan.trees ? Number(values.trees ?? TREES[kind]) : 0;
     // The baseline runs clean: no kill and no server restart.
     const restart = plan.kills && !values['no-restart'] && RESTARTABLE[kind] !== undefined;
     const [kMin, kMax] = KILL_EVERY_MS[kind];
     const what = plan.kills ? `kills every ${kMin / 1000}-${kMax / 1000} s` : 'no kills';
+    const windows = plan.kills && crashEvery > 0 && trees > 0 ? `, crash windows 1 in ${crashEvery}` : '';
+    const work = plan.trees ? `${trees} trees (${trees * 6} instances)` : `${instances} workflows`;
     console.log(
-      `[${kind}] ${plan.mode} mode, ${instances} workflows, ${what}${restart ? ', one server restart' : ''}`,
+      `[${kind}] ${plan.mode} mode, ${work}, ${what}${windows}${restart ? ', one server restart' : ''}`,
     );
     try {
       const r = await runSoak({
         kind,
         instances,
+        trees,
+        crashEvery,
         mode: plan.mode,
         kills: plan.kills,
         budgetMs: Number(values['budget-s'] ?? BUDGET_S[kind]) * 1000,
@@ -153,14 +183,16 @@ for (const s of summaries) console.log(s);
 
 // p99 instance latency per store, in seconds; "≥" where instances were still not final at the
 // budget (their latency is counted up to then, a lower bound).
-/** @param {Done[]} done @param {'worker' | 'loop'} m @param {boolean} k */
-const p99 = (done, m, k) => {
-  const r = done.find((d) => d.mode === m && d.kills === k)?.result;
+/** @param {Done[]} done @param {'worker' | 'loop'} m @param {boolean} k @param {boolean} [trees] */
+const p99 = (done, m, k, trees = false) => {
+  const r = done.find((d) => d.mode === m && d.kills === k && d.trees === trees)?.result;
   if (!r) return { text: '-', ms: Number.NaN };
   return { text: `${r.latency.notFinal ? '≥' : ''}${secs(r.latency.p99)}`, ms: r.latency.p99 };
 };
 const cols = ['store', `p99 ${mode} kills`, `p99 ${mode} no kills`];
 if (values['compare-loop'] && mode !== 'loop') cols.push('p99 loop kills', 'worker/loop');
+const treeKills = values.kills !== 'off';
+cols.push(`p99 trees${treeKills ? ' kills' : ''}`, 'window kills');
 console.log(`\n${cols.map((c) => c.padEnd(22)).join('')}`);
 for (const [kind, done] of byStore) {
   const row = [kind, p99(done, mode, true).text, p99(done, mode, false).text];
@@ -170,6 +202,9 @@ for (const [kind, done] of byStore) {
     const ratio = w.ms / l.ms;
     row.push(l.text, Number.isFinite(ratio) ? `${ratio.toFixed(2)}×${ratio <= 2 ? '' : ' (over 2×)'}` : '-');
   }
+  // The tree run's windows hit: dispatch (before a child's create) / ended (before its report).
+  const w = done.find((d) => d.trees)?.result?.windows;
+  row.push(p99(done, mode, treeKills, true).text, w ? `${w.dispatch} / ${w.ended}` : '-');
   console.log(row.map((c) => c.padEnd(22)).join(''));
 }
 process.exit(failed ? 1 : 0);

@@ -8,6 +8,7 @@
 import { createRunner } from '@stepfold/engine';
 import { createWorker } from '@stepfold/engine/worker';
 import { fleetFromEnv, serveWorker } from '../../dist/index.js';
+import { crashingStore } from './crash-windows.mjs';
 import { createLoopWorker } from './loop-worker.mjs';
 import { openOracleLog } from './oracle-log.mjs';
 import { LOOP_MAX_MS, openStore, POLL_MAX_MS, POLL_MIN_MS } from './stores.mjs';
@@ -26,8 +27,10 @@ if (mode !== 'loop' && mode !== 'worker') throw new Error(`soak worker: SOAK_MOD
 const claimMs = process.env.SOAK_CLAIM_MS ? Number(process.env.SOAK_CLAIM_MS) : undefined;
 const { store, close } = openStore(kind, env('SOAK_URL'), env('SOAK_NS'), claimMs);
 const log = openOracleLog(env('SOAK_LOG_DIR'), `w${env('STEPFOLD_WORKER_INDEX')}-${process.pid}`);
+// SOAK_CRASH_EVERY=n: this process SIGKILLs itself in a child workflow's crash window, one in n.
+const crashEvery = Number(process.env.SOAK_CRASH_EVERY || 0);
 const runner = createRunner({
-  store,
+  store: crashEvery > 0 ? crashingStore(store, crashEvery, log.crash) : store,
   workflows: soakWorkflows(Number(env('SOAK_TIMEOUT_MS'))),
   handlers: soakHandlers(log.call),
   hooks: log.hooks,

@@ -3,7 +3,9 @@
 // JSDoc types, checked by tsc through checkJs): the forked worker processes run plain node, which
 // cannot load TypeScript on Node 20, and the driver imports the same definitions.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { TaskError, workflow } from '@stepfold/engine';
+import { defineWorkflow, TaskError, workflow } from '@stepfold/engine';
+// The tree workload's child and map steps: every runner of the soak (driver and workers) imports this module.
+import '@stepfold/engine/composition';
 
 /**
  * Handler deadline: short, so the tasks of a SIGKILLed worker come back within seconds. The same
@@ -11,6 +13,16 @@ import { TaskError, workflow } from '@stepfold/engine';
  * worker that cannot keep up with short deadlines.
  */
 export const TIMEOUT_MS = 2000;
+
+/**
+ * Deadline of the tree workload's child and map steps: how long a parent waits for a child's end
+ * before it looks at the child itself. Short, so a child whose start or whose end report died with
+ * its worker is found within a second or two.
+ */
+export const CHILD_CHECK_MS = 1000;
+
+/** Child workflows each tree's map step starts (besides the one of its child step). */
+export const TREE_ITEMS = 4;
 
 // Generous attempts: besides its designed failures (at most 2), a step loses one attempt to every
 // kill that hits it while running, and a designed-to-succeed step must never run out.
@@ -52,7 +64,45 @@ export function soakWorkflows(timeoutMs = TIMEOUT_MS) {
     .task('commit', { handler: 'commit' })
     .build();
 
-  return /** @type {const} */ ([order, trip, hold]);
+  /** The tree workload's child: one step, undone when its parent rolls back (a revert). */
+  const leaf = defineWorkflow({
+    name: 'soak-leaf',
+    version: 1,
+    ...options,
+    start: 'work',
+    steps: { work: { kind: 'task', handler: 'leafWork', compensate: 'leafUndo' } },
+  });
+
+  /**
+   * A child step, a map of TREE_ITEMS child workflows (two at a time), then `finish`. Every child
+   * gets its fate in its input (`input.sub`, the items), so a child's failure is designed too.
+   */
+  const tree = defineWorkflow({
+    name: 'soak-tree',
+    version: 1,
+    ...options,
+    start: 'sub',
+    steps: {
+      sub: {
+        kind: 'child',
+        workflow: 'soak-leaf',
+        input: 'input.sub',
+        timeoutMs: CHILD_CHECK_MS,
+        next: 'fan',
+      },
+      fan: {
+        kind: 'map',
+        items: 'input.items',
+        workflow: 'soak-leaf',
+        maxConcurrency: 2,
+        timeoutMs: CHILD_CHECK_MS,
+        next: 'finish',
+      },
+      finish: { kind: 'task', handler: 'finish' },
+    },
+  });
+
+  return /** @type {const} */ ([order, trip, hold, leaf, tree]);
 }
 
 /** Every soak workflow, with the default deadline. */
@@ -62,7 +112,10 @@ export const order = WORKFLOWS[0];
 
 /**
  * @typedef {{ fate: 'ok' | 'fail' | 'cancel', failAt?: string }} SoakInput
- * @typedef {{ workflow: string, input: SoakInput, status: string, compensated: string[] }} Design
+ * @typedef {{ id: string, step: string, item?: number, status: string, compensated: string[] }} ChildDesign
+ *   a child a tree starts: its id, the parent step (and map item) that starts it, its designed end
+ * @typedef {{ workflow: string, input: SoakInput, status: string, compensated: string[],
+ *   children?: ChildDesign[] }} Design
  */
 
 /**
@@ -95,6 +148,42 @@ export function design(i) {
  */
 function d(workflow, fate, failAt, status, compensated) {
   return { workflow, input: failAt ? { fate, failAt } : { fate }, status, compensated };
+}
+
+/**
+ * Tree number `j` (instance id `id`): its input, designed end and children. Most complete (every
+ * child completed); one in five fails at `finish`, so the map's children and the child step's child
+ * are reverted (each ends cancelled, its work undone); one in five has the child step's child fail
+ * for good, so the parent fails with nothing to undo and its map never starts.
+ * @param {number} j @param {string} id
+ * @returns {Design}
+ */
+export function treeDesign(j, id) {
+  const fate = j % 5 === 2 ? 'fail' : j % 5 === 4 ? 'child-fails' : 'ok';
+  const ok = { fate: 'ok' };
+  const sub = fate === 'child-fails' ? { fate: 'fail', failAt: 'work' } : ok;
+  /** @param {string} step @param {number | undefined} item @returns {ChildDesign} */
+  const child = (step, item) => ({
+    id: `${id}/1/${step}/1${item === undefined ? '' : `/${item}`}`,
+    step,
+    ...(item === undefined ? {} : { item }),
+    status: fate === 'fail' ? 'cancelled' : fate === 'child-fails' ? 'failed' : 'completed',
+    compensated: fate === 'fail' ? ['work'] : [],
+  });
+  const children = [child('sub', undefined)];
+  if (fate !== 'child-fails') for (let i = 0; i < TREE_ITEMS; i++) children.push(child('fan', i));
+  return {
+    workflow: 'soak-tree',
+    input: /** @type {SoakInput} */ ({
+      fate: fate === 'fail' ? 'fail' : 'ok',
+      ...(fate === 'fail' ? { failAt: 'finish' } : {}),
+      sub,
+      items: Array.from({ length: TREE_ITEMS }, () => ok),
+    }),
+    status: fate === 'ok' ? 'completed' : 'failed',
+    compensated: fate === 'fail' ? ['fan', 'sub'] : [],
+    children,
+  };
 }
 
 /**
@@ -152,5 +241,8 @@ export function soakHandlers(log) {
     cancelCar: act,
     confirm: act,
     commit: act,
+    leafWork: act,
+    leafUndo: act,
+    finish: act,
   };
 }
