@@ -125,7 +125,9 @@ const runner = createRunner({
     },
   },
 });
-const worker = createWorker({ runner, concurrency: Math.max(concurrency, 4) });
+// A map's items use the slots up to its maxConcurrency; the drivers' in-flight count is `concurrency`.
+const slots = Number(process.env['BENCH_SLOTS'] ?? 0);
+const worker = createWorker({ runner, concurrency: Math.max(concurrency, 4, slots) });
 await worker.start();
 
 /** The eleven snapshots one linear workflow writes (start, then one per step result). */

@@ -59,6 +59,11 @@ export async function startFleet(o: {
   groupCommit?: boolean;
   /** Load `@stepfold/engine/composition` and register the map and child workflows (trees.ts). */
   composition?: boolean;
+  /**
+   * Handler slots of each process's worker (default `concurrency`, at least 4). The drivers keep
+   * `concurrency` workflows in flight whatever this is; a map uses the slots up to its `maxConcurrency`.
+   */
+  slots?: number;
 }): Promise<Fleet> {
   const hits = new Set<(ms: number, id: string) => void>();
   const children: ChildProcess[] = [];
@@ -73,6 +78,7 @@ export async function startFleet(o: {
         BENCH_TABLE: o.table ?? 'instances',
         BENCH_GROUP_COMMIT: o.groupCommit ? '1' : '0',
         BENCH_COMPOSITION: o.composition ? '1' : '0',
+        BENCH_SLOTS: String(o.slots ?? 0),
       },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       // e.g. BENCH_CHILD_ARGV="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the workers.

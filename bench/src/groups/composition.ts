@@ -53,6 +53,9 @@ async function compositionFleet(url: string): Promise<Fleet> {
     concurrency: PER_PROCESS,
     table: TABLE,
     composition: true,
+    // The map's maxConcurrency: its 50 items may all run. The one-task rounds still keep
+    // PER_PROCESS workflows in flight, so the baseline is the e2e row's.
+    slots: MAP_CONCURRENCY,
   });
   try {
     await truncate(url);
@@ -107,7 +110,7 @@ async function unavailable(names: Array<[string, string, number | null]>): Promi
   return b.url;
 }
 
-const setup = `${E2E_PROCESSES} worker process${E2E_PROCESSES === 1 ? '' : 'es'} × ${PER_PROCESS} in flight (createWorker, one pg pool each), as e2e-postgres`;
+const setup = `${E2E_PROCESSES} worker process${E2E_PROCESSES === 1 ? '' : 'es'} × ${PER_PROCESS} in flight (createWorker with ${MAP_CONCURRENCY} handler slots, one pg pool each), as e2e-postgres`;
 
 /** map-postgres: a 10,000-item map's items/s against one-task workflows/s, and its parent's size. */
 export const mapPostgres: Group = {

@@ -135,6 +135,15 @@ export class ChildEffects implements ChildEffectsPort {
     const { store, registry, writes, clock } = this.o;
     const event = (at: number): WorkflowEvent => endedEvent(ref, child, registry, at);
     if (this.o.viaInbox() && store.inbox) {
+      // One try to write it at once (a parent waiting on one child: no hop through the inbox); a
+      // busy parent (a map's children ending together) takes it from its inbox, in batches.
+      try {
+        await writes.apply({ id: ref.id, event, onWrite, onConflict: 'fail' });
+        return;
+      } catch (e) {
+        if (isStepfoldError(e, 'NOT_FOUND')) return;
+        if (!isStepfoldError(e, 'VERSION_CONFLICT')) throw e;
+      }
       const accept = registry
         .all()
         .filter((d) => d.name === ref.workflow)
