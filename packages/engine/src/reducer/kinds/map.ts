@@ -6,13 +6,10 @@ import type { ErrorInfo, MapState, TaskState } from '../../snapshot.js';
 import { checkChildAgain, childError, childIdOf, dispatchChild, matchChild } from '../child-tasks.js';
 import {
   compensationFailed,
-  compensator,
   dispatchCompensation,
   failStep,
   failurePolicy,
-  pivotPassed,
   pumpRollback,
-  queueOnce,
 } from '../compensation.js';
 import { backoffMs, resolveRetry, shouldRetry } from '../retry-policy.js';
 import {
@@ -26,6 +23,7 @@ import {
   stepState,
   taskKey,
 } from '../transition-context.js';
+import { itemUndone, undoLateItem, undoNextItem } from './map-undo.js';
 import type { Flow, StepRules } from './step-rules.js';
 import { attemptFailed } from './task.js';
 
@@ -113,25 +111,7 @@ export const map: StepRules<MapDef> = {
   },
 
   // One completed item at a time, latest index first (its child reverted for a workflow map).
-  compensate(cx, def, attempt, retry) {
-    const st = stepState(cx, def.id);
-    // No map state: its items were not an array, so it started none and has nothing to undo.
-    const map = st.map;
-    if (map) map.undo ??= completedItems(map);
-    const item = map?.undo?.[0];
-    if (item === undefined) {
-      st.status = 'compensated';
-      log(cx, 'compensation.completed', def.id);
-      return false;
-    }
-    // Each item's retries count from its own first attempt.
-    if (!retry) st.compensation = { ...st.compensation, attempt: attempt - 1, attemptBase: attempt - 1 };
-    if (def.compensate === undefined) {
-      const key = `${cx.s.id}/${cx.s.run}/${def.id}/${st.iteration}/${item}`;
-      dispatchChild(cx, def.id, key, attempt, 'compensate', item);
-    } else dispatchTask(cx, def.id, 'compensate', attempt, { item, handler: def.compensate });
-    return true;
-  },
+  compensate: (cx, def, attempt, retry) => undoNextItem(cx, def, attempt, retry),
 
   timer(cx, def, timer) {
     const st = stepState(cx, def.id);
@@ -279,52 +259,6 @@ function itemFailed(cx: Cx, def: MapDef, task: TaskState, error: ErrorInfo, flow
   if (policy !== 'dlq') detachItems(cx, def.id);
   const at = { ...error, message: `item ${item} failed: ${error.message}` };
   failStep(cx, def.id, at, policy);
-}
-
-/** The compensation of the item at the head of the map's undo list succeeded: the next, or done. */
-function itemUndone(cx: Cx, def: MapDef): void {
-  const st = stepState(cx, def.id);
-  const map = st.map!;
-  const item = map.undo!.shift();
-  log(cx, 'item.compensated', def.id, { detail: `item ${item}` });
-  // A child item completed past its pivot meanwhile (it was in flight when the rollback began): what
-  // it did stands, so the items done before it stay done, as the rest of the rollback stops there.
-  if (pivotPassed(cx)) {
-    map.undo = [];
-    st.status = 'compensated';
-    log(cx, 'compensation.stopped', def.id, { detail: 'pivot completed' });
-  } else if (dispatchCompensation(cx, def.id, (st.compensation?.attempt ?? 0) + 1)) return;
-  pumpRollback(cx);
-}
-
-/** A map's completed items, latest index first: below `next`, neither running nor failed. */
-function completedItems(map: MapState): number[] {
-  const skip = new Set([...map.running, ...map.failed]);
-  const out: number[] = [];
-  for (let i = map.next - 1; i >= 0; i--) if (!skip.has(i)) out.push(i);
-  return out;
-}
-
-/**
- * An item of a map being rolled back completed late (it was in flight when the rollback began):
- * undone too, once. Before the map's compensation starts it is among the completed items anyway;
- * after, it joins the items to undo (and the map goes back in the queue if it was done).
- */
-function undoLateItem(cx: Cx, id: string, item: number): void {
-  const st = stepState(cx, id);
-  const saga = cx.s.saga;
-  // Past a pivot (this item's own child may have passed one) the rollback undoes nothing more.
-  if (!saga || compensator(cx, id) === undefined || pivotPassed(cx)) return;
-  const map = st.map!;
-  if (map.undo === undefined) {
-    if (!saga.queue.includes(id) && st.status !== 'compensating') queueOnce(cx, id);
-    return;
-  }
-  map.undo.push(item);
-  if (st.status !== 'compensating') {
-    st.status = 'failed';
-    queueOnce(cx, id);
-  }
 }
 
 /** Every item dispatched and none in flight: the step completes with its results (or a summary). */
