@@ -11,6 +11,9 @@ import type { WorkflowRegistry } from './registry.js';
 import { tracedCreate, tracedWrite } from './traced.js';
 import type { Create, CreateRequest, MergedEvent, Write, WriteRequest } from './write-request.js';
 
+/** A result in a batch: its event, and how its own promise settles. */
+type Joined = MergedEvent & { settle(s: Snapshot | undefined, e?: unknown): void };
+
 /** What a {@link WriteLoop} writes with. */
 export interface WriteLoopOptions {
   store: Store;
@@ -82,7 +85,7 @@ export class WriteLoop {
   }
 
   /** Batches of handler results waiting for an earlier write of their instance, by instance. */
-  private readonly open = new Map<string, { onWrite: WriteRequest['onWrite']; also: MergedEvent[] }>();
+  private readonly open = new Map<string, { onWrite: WriteRequest['onWrite']; also: Joined[] }>();
 
   /**
    * A handler's result: joins the batch waiting behind the instance's write in flight when it has
@@ -91,45 +94,35 @@ export class WriteLoop {
    */
   private merged(r: WriteRequest, write: Write): Promise<Snapshot> {
     const waiting = this.open.get(r.id);
-    if (waiting && waiting.onWrite === r.onWrite) {
-      return new Promise<Snapshot>((resolve, reject) => {
-        let refused: unknown;
-        waiting.also.push({ event: r.event, refused: (e) => (refused = e) });
-        this.batchDone.set(r.event, (s, e) =>
-          e !== undefined || refused !== undefined ? reject(e ?? refused) : resolve(s!),
-        );
-      });
-    }
-    const batch = { onWrite: r.onWrite, also: [] as MergedEvent[] };
-    this.open.set(r.id, batch);
-    // The first result is refused alone too: the others it carries are still written.
+    const joins = waiting !== undefined && waiting.onWrite === r.onWrite;
+    const batch = joins ? waiting : { onWrite: r.onWrite, also: [] as Joined[] };
+    // Each result (the first one too) settles alone: one the reducer refuses rejects, the rest are written.
     let refused: unknown;
-    const p = this.queue.run(r.id, r.base, (base) => {
-      if (this.open.get(r.id) === batch) this.open.delete(r.id);
-      return write({ ...r, base, also: batch.also, refused: (e) => (refused = e) });
+    let settle!: (s: Snapshot | undefined, e?: unknown) => void;
+    const mine = new Promise<Snapshot>((resolve, reject) => {
+      settle = (s, e) => (e !== undefined || refused !== undefined ? reject(e ?? refused) : resolve(s!));
     });
-    const settle = (s: Snapshot | undefined, e?: unknown) => {
-      for (const m of batch.also) {
-        const done = this.batchDone.get(m.event);
-        this.batchDone.delete(m.event);
-        done?.(s, e);
-      }
-    };
-    p.then(
-      (s) => settle(s),
-      (e) => settle(undefined, e ?? new Error('write failed')),
-    );
-    return p.then((s) => {
-      if (refused !== undefined) throw refused;
-      return s;
-    });
+    const entry: Joined = { event: r.event, refused: (e) => (refused = e), settle };
+    if (joins) {
+      batch.also.push(entry);
+      return mine;
+    }
+    this.open.set(r.id, batch);
+    this.queue
+      .run(r.id, r.base, (base) => {
+        if (this.open.get(r.id) === batch) this.open.delete(r.id);
+        return write({ ...r, base, also: batch.also, refused: entry.refused });
+      })
+      .then(
+        (s) => {
+          for (const m of [entry, ...batch.also]) m.settle(s);
+        },
+        (e) => {
+          for (const m of [entry, ...batch.also]) m.settle(undefined, e ?? new Error('write failed'));
+        },
+      );
+    return mine;
   }
-
-  /** How each merged result's promise settles, by its event function. */
-  private readonly batchDone = new Map<
-    MergedEvent['event'],
-    (s: Snapshot | undefined, e?: unknown) => void
-  >();
 
   /** The stored instance; NOT_FOUND if there is none. */
   private async load(id: string): Promise<Snapshot> {
@@ -177,6 +170,9 @@ export class WriteLoop {
           trusted = true; // checked by that call (or made by it)
           transitions = [...transitions, ...r.transitions];
         }
+      // A refusal counts for the try that makes the write: a lost race re-applies every result.
+      request.refused?.(undefined);
+      for (const m of request.also ?? []) m.refused(undefined);
       let r: ReturnType<typeof reduce>;
       try {
         r = reduce(definition, from, this.mark(request.event(this.clock())), {}, true, trusted);
