@@ -18,7 +18,11 @@ export type ErrorCode =
   | 'INBOX_OVERFLOW'
   | 'UNKNOWN_SIGNAL'
   | 'PAST_PIVOT'
-  | 'NOTICE_MISMATCH';
+  | 'NOTICE_MISMATCH'
+  | 'INVALID_MIGRATION'
+  | 'MIGRATION_REFUSED'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'PAYLOAD_NOT_FOUND';
 
 /**
  * What kind of failure an {@link ErrorCode} is: what the caller should do about it. Exit codes and
@@ -48,13 +52,21 @@ export const ERROR_KINDS: Readonly<Record<ErrorCode, ErrorKind>> = {
   INVALID_INPUT: 'invalid',
   // A name the caller sent that no step listens for: the caller's mistake, like a bad event.
   UNKNOWN_SIGNAL: 'invalid',
+  // A migration whose step map or data recipe cannot be applied to the versions it names.
+  INVALID_MIGRATION: 'invalid',
   NOT_FOUND: 'not-found',
+  // A reference in a snapshot whose payload is gone from the payload store (or fails its hash).
+  PAYLOAD_NOT_FOUND: 'not-found',
   VERSION_CONFLICT: 'conflict',
   ALREADY_EXISTS: 'refused',
   PAST_PIVOT: 'refused',
   // A wake notice described an instance that is not stored: nothing written, and retrying cannot help.
   NOTICE_MISMATCH: 'refused',
   INBOX_OVERFLOW: 'refused',
+  // The instance's state (a step the new version has no place for) refuses the move; nothing written.
+  MIGRATION_REFUSED: 'refused',
+  // Over the payload store's own limit, whatever the threshold.
+  PAYLOAD_TOO_LARGE: 'refused',
   // The instance would outgrow the store's limit, whatever the size of the request itself.
   SNAPSHOT_TOO_LARGE: 'refused',
   UNKNOWN_WORKFLOW: 'definition',
@@ -185,7 +197,8 @@ export type ValidationCode =
   | 'INVALID_EVENT'
   | 'INVALID_SNAPSHOT'
   | 'INVALID_ID'
-  | 'INVALID_INPUT';
+  | 'INVALID_INPUT'
+  | 'INVALID_MIGRATION';
 
 /**
  * Input (definition, event, snapshot, id, or data a declared schema refused) failed validation;
@@ -352,6 +365,54 @@ export class PastPivotError extends StepfoldError<'PAST_PIVOT'> {
       'PAST_PIVOT',
       `instance ${JSON.stringify(id)}: pivot step ${JSON.stringify(pivot)} has completed, so cancel cannot roll it back (abort the instance, or let it finish forward)`,
       { retryable: false },
+    );
+  }
+}
+
+/**
+ * A migration refused to move an instance: each reason names what has no place in the target
+ * version (a step it sits in, a task in flight, a pending signal). Nothing was written.
+ */
+export class MigrationRefusedError extends StepfoldError<'MIGRATION_REFUSED'> {
+  constructor(
+    readonly id: string,
+    readonly reasons: readonly string[],
+  ) {
+    super(
+      'MIGRATION_REFUSED',
+      `instance ${JSON.stringify(id)} cannot move:\n${reasons.map((r) => `  - ${r}`).join('\n')}`,
+      { retryable: false },
+    );
+  }
+}
+
+/** A value over the payload store's `maxPayloadBytes`; nothing was stored or written. */
+export class PayloadTooLargeError extends StepfoldError<'PAYLOAD_TOO_LARGE'> {
+  constructor(
+    readonly owner: string,
+    readonly bytes: number,
+    readonly limit: number,
+  ) {
+    super(
+      'PAYLOAD_TOO_LARGE',
+      `payload of ${JSON.stringify(owner)} is ${bytes} bytes, over the payload store's limit of ${limit}`,
+      { retryable: false },
+    );
+  }
+}
+
+/** A snapshot refers to a payload the payload store does not hold (or whose content fails its hash). */
+export class PayloadNotFoundError extends StepfoldError<'PAYLOAD_NOT_FOUND'> {
+  constructor(
+    readonly owner: string,
+    readonly sha256: string,
+  ) {
+    super(
+      'PAYLOAD_NOT_FOUND',
+      `payload ${sha256.slice(0, 12)} of ${JSON.stringify(owner)} is not in the payload store`,
+      {
+        retryable: false,
+      },
     );
   }
 }

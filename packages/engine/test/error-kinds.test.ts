@@ -6,9 +6,12 @@ import {
   errorKind,
   HTTP_STATUS,
   InboxOverflowError,
+  MigrationRefusedError,
   NotFoundError,
   NoticeMismatchError,
   PastPivotError,
+  PayloadNotFoundError,
+  PayloadTooLargeError,
   RegistryError,
   SnapshotTooLargeError,
   StepfoldError,
@@ -42,6 +45,10 @@ const ONE_OF: Record<ErrorCode, () => StepfoldError<string>> = {
   UNKNOWN_SIGNAL: () => new UnknownSignalError('i-1', 'x', []),
   PAST_PIVOT: () => new PastPivotError('i-1', 'ship'),
   NOTICE_MISMATCH: () => new NoticeMismatchError('i-1', 3),
+  INVALID_MIGRATION: () => new ValidationError('INVALID_MIGRATION', 'bad', []),
+  MIGRATION_REFUSED: () => new MigrationRefusedError('i-1', ['step x']),
+  PAYLOAD_TOO_LARGE: () => new PayloadTooLargeError('i-1', 2, 1),
+  PAYLOAD_NOT_FOUND: () => new PayloadNotFoundError('i-1', 'ab'.repeat(32)),
 };
 
 // Whether retrying may help is a property of the kind: the test holds each code's error to it.

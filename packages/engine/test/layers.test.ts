@@ -14,11 +14,27 @@ const ALLOWED: Record<string, readonly string[]> = {
   worker: ['shared', 'definition', 'reducer', 'store', 'runner', 'worker'],
   /** `@stepfold/engine/composition`, its own entry: registers child and map steps' rules and effects. */
   composition: ['shared', 'definition', 'reducer', 'store', 'runner', 'composition'],
-  testing: ['shared', 'definition', 'reducer', 'store', 'runner', 'worker', 'composition', 'testing'],
+  testing: [
+    'shared',
+    'definition',
+    'reducer',
+    'store',
+    'runner',
+    'worker',
+    'composition',
+    'payloads',
+    'testing',
+  ],
   /** `@stepfold/engine/diagram`, its own entry: renders definitions and snapshots, runs nothing. */
   diagram: ['shared', 'definition', 'diagram'],
   /** `@stepfold/engine/schedules`, its own entry (it carries croner): schedules over the runner. */
   schedules: ['shared', 'definition', 'store', 'runner', 'schedules'],
+  /** `@stepfold/engine/payloads`, its own entry: the payload store contract, offloading and resolving. */
+  payloads: ['shared', 'definition', 'reducer', 'store', 'runner', 'payloads'],
+  /** `@stepfold/engine/migrations`, its own entry (it carries immer): moving instances between versions. */
+  migrations: ['shared', 'definition', 'reducer', 'store', 'runner', 'payloads', 'migrations'],
+  /** `@stepfold/engine/lifecycle`, its own entry: the tiered store and retention. */
+  lifecycle: ['shared', 'store', 'payloads', 'lifecycle'],
   /** The package entry re-exports every layer but testing, which has its own entry. */
   entry: ['shared', 'definition', 'reducer', 'store', 'runner', 'worker'],
 };
