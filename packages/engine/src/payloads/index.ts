@@ -2,4 +2,10 @@
 // main entry (Workers bundle it only when they offload).
 
 export { isPayloadRef, PAYLOAD_REF, type PayloadRef } from '../payload-ref.js';
+export {
+  assertPayloadHash,
+  createMemoryPayloadStore,
+  type MemoryPayloadStore,
+  type MemoryPayloadStoreOptions,
+} from './memory-payload-store.js';
 export type { PayloadPage, PayloadStore } from './payload-store.js';
