@@ -370,54 +370,6 @@ export class PastPivotError extends StepfoldError<'PAST_PIVOT'> {
 }
 
 /**
- * A migration refused to move an instance: each reason names what has no place in the target
- * version (a step it sits in, a task in flight, a pending signal). Nothing was written.
- */
-export class MigrationRefusedError extends StepfoldError<'MIGRATION_REFUSED'> {
-  constructor(
-    readonly id: string,
-    readonly reasons: readonly string[],
-  ) {
-    super(
-      'MIGRATION_REFUSED',
-      `instance ${JSON.stringify(id)} cannot move:\n${reasons.map((r) => `  - ${r}`).join('\n')}`,
-      { retryable: false },
-    );
-  }
-}
-
-/** A value over the payload store's `maxPayloadBytes`; nothing was stored or written. */
-export class PayloadTooLargeError extends StepfoldError<'PAYLOAD_TOO_LARGE'> {
-  constructor(
-    readonly owner: string,
-    readonly bytes: number,
-    readonly limit: number,
-  ) {
-    super(
-      'PAYLOAD_TOO_LARGE',
-      `payload of ${JSON.stringify(owner)} is ${bytes} bytes, over the payload store's limit of ${limit}`,
-      { retryable: false },
-    );
-  }
-}
-
-/** A snapshot refers to a payload the payload store does not hold (or whose content fails its hash). */
-export class PayloadNotFoundError extends StepfoldError<'PAYLOAD_NOT_FOUND'> {
-  constructor(
-    readonly owner: string,
-    readonly sha256: string,
-  ) {
-    super(
-      'PAYLOAD_NOT_FOUND',
-      `payload ${sha256.slice(0, 12)} of ${JSON.stringify(owner)} is not in the payload store`,
-      {
-        retryable: false,
-      },
-    );
-  }
-}
-
-/**
  * The {@link ErrorKind} of an error the engine raised (from any copy of it), else undefined: a
  * handler's {@link TaskError}, a driver's error, a code this copy does not know.
  */

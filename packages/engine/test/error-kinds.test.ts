@@ -6,12 +6,9 @@ import {
   errorKind,
   HTTP_STATUS,
   InboxOverflowError,
-  MigrationRefusedError,
   NotFoundError,
   NoticeMismatchError,
   PastPivotError,
-  PayloadNotFoundError,
-  PayloadTooLargeError,
   RegistryError,
   SnapshotTooLargeError,
   StepfoldError,
@@ -21,7 +18,9 @@ import {
   ValidationError,
   VersionConflictError,
 } from '@stepfold/engine';
+import { PayloadNotFoundError, PayloadTooLargeError } from '@stepfold/engine/payloads';
 import { describe, expect, expectTypeOf, it } from 'vitest';
+import { MigrationRefusedError } from '../src/migrations/migration-refused.js';
 
 // One error of each code, built with the class and arguments the engine throws it with, so its
 // `retryable` is the engine's own. A Record: a new code does not compile until it is listed here.

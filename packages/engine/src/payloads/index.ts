@@ -8,4 +8,5 @@ export {
   type MemoryPayloadStore,
   type MemoryPayloadStoreOptions,
 } from './memory-payload-store.js';
+export { PayloadNotFoundError, PayloadTooLargeError } from './payload-errors.js';
 export type { PayloadPage, PayloadStore } from './payload-store.js';

@@ -1,6 +1,7 @@
-import { PayloadTooLargeError, StoreUnavailableError, ValidationError } from '../errors.js';
+import { StoreUnavailableError, ValidationError } from '../errors.js';
 import { assertValidId } from '../ids.js';
 import { snapshotBytes } from '../store/store.js';
+import { PayloadTooLargeError } from './payload-errors.js';
 import type { PayloadPage, PayloadStore } from './payload-store.js';
 
 /** Options of {@link createMemoryPayloadStore}. */

@@ -8,6 +8,7 @@ import {
 } from '../errors.js';
 import { assertValidId, isValidId } from '../ids.js';
 import type { Snapshot, Status } from '../snapshot.js';
+import { upgradeSnapshot } from '../snapshot-format.js';
 import { type DueQuery, type ListPage, type ListQuery, snapshotBytes } from './store.js';
 import { hasRunningTask, isHandoffNotice, wakeNotice } from './wake-notice.js';
 
@@ -210,7 +211,7 @@ export function createStoreKit(
         json,
       };
     },
-    decode: (json) => JSON.parse(json) as Snapshot,
+    decode: (json) => upgradeSnapshot(JSON.parse(json)),
     guard: storeGuard(name, isUnavailable),
     id(id) {
       assertValidId(id);
@@ -261,7 +262,7 @@ export function createStoreKit(
     page(rows, limit) {
       const kept = rows.slice(0, limit);
       return {
-        items: kept.map((r) => JSON.parse(r.json) as Snapshot),
+        items: kept.map((r) => upgradeSnapshot(JSON.parse(r.json))),
         cursor: rows.length > limit ? (kept[kept.length - 1]?.id ?? null) : null,
       };
     },
