@@ -76,6 +76,7 @@ export type {
 export * from './snapshot.js';
 export {
   type ClaimQuery,
+  type DeleteOptions,
   type DueClaims,
   type DueQuery,
   type Inbox,
