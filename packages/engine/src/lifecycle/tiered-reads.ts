@@ -35,7 +35,7 @@ async function onlyCold(hot: Store, items: readonly Snapshot[]): Promise<Snapsho
 }
 
 /** Claims over both tiers (each tier's claims, as `listDue`); only made when both have claims. */
-export function tieredClaims(hot: Store, cold: Store, h: DueClaims, c: DueClaims): DueClaims {
+export function tieredClaims(hot: Store, h: DueClaims, c: DueClaims): DueClaims {
   return {
     async claimDue(now, limit, query?: ClaimQuery) {
       if (!(limit >= 1)) return h.claimDue(now, limit, query);
@@ -61,7 +61,7 @@ export async function tieredList(hot: Store, cold: Store, query: ListQuery): Pro
   const [h, c] = await Promise.all([hot.list(query), cold.list(query)]);
   const lastOf = (p: ListPage) => (p.cursor === null ? null : (p.items[p.items.length - 1]?.id ?? p.cursor));
   const bounds = [lastOf(h), lastOf(c)].filter((b): b is string => b !== null);
-  const bound = bounds.length ? bounds.reduce((a, b) => (a < b ? a : b)) : null;
+  const bound = bounds.sort()[0] ?? null;
   const within = (s: Snapshot) => bound === null || s.id <= bound;
   const hotItems = h.items.filter(within);
   const hotIds = new Set(h.items.map((s) => s.id));

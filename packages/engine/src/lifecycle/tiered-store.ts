@@ -196,7 +196,7 @@ export function createTieredStore(options: TieredStoreOptions): TieredStore {
     },
     move: (o) => moveToCold(state, o),
     ...(hot.wakes ? { wakes: hot.wakes } : {}),
-    ...(hot.claims && cold.claims ? { claims: tieredClaims(hot, cold, hot.claims, cold.claims) } : {}),
+    ...(hot.claims && cold.claims ? { claims: tieredClaims(hot, hot.claims, cold.claims) } : {}),
   };
   return store;
 }
