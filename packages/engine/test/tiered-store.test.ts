@@ -75,7 +75,8 @@ describe('tiered store: moves', () => {
     for (let cursor: string | null = null; ; ) {
       const p = await t.list({ limit: 2, cursor });
       pages.push(...p.items.map((s) => s.id));
-      if ((cursor = p.cursor) === null) break;
+      cursor = p.cursor;
+      if (cursor === null) break;
     }
     expect(pages).toEqual(all);
     expect((await t.load('old-done'))?.status).toBe('completed');

@@ -194,7 +194,8 @@ describe('tiered (redis + postgres): moves under signals', () => {
       const page = await store.list({ limit: 1000, cursor });
       for (const s of page.items) listedIds.add(s.id);
       listed += page.items.length;
-      if ((cursor = page.cursor) === null) break;
+      cursor = page.cursor;
+      if (cursor === null) break;
     }
     expect(listed).toBe(MOVE_COUNT);
     expect(listedIds.size).toBe(MOVE_COUNT);
