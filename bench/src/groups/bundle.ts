@@ -15,6 +15,7 @@ const ENTRIES = [
   'memory',
   'composition',
   'schedules',
+  'lifecycle',
   'store-kit',
   'introspect',
   'diagram',

@@ -98,10 +98,15 @@ export function createDurableObjectStore(storage: DurableObjectStorage): Durable
         (query.workflow && s.workflow.name !== query.workflow);
       return { items: skip ? [] : [s], cursor: null };
     },
-    async delete(id) {
+    async delete(id, options) {
       assertValidId(id);
       return storage.transaction(async (txn) => {
-        if (!decode(await txn.get<Row>(KEY), id)) return false;
+        const current = decode(await txn.get<Row>(KEY), id);
+        if (!current) return false;
+        const expected = options?.version;
+        if (expected !== undefined && current.version !== expected) {
+          throw new VersionConflictError(id, expected, current.version);
+        }
         await txn.delete(KEY);
         await txn.deleteAlarm();
         return true;

@@ -82,6 +82,7 @@ export {
 } from './snapshot-format.js';
 export {
   type ClaimQuery,
+  type DeleteOptions,
   type DueClaims,
   type DueQuery,
   type Inbox,

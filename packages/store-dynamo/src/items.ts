@@ -76,13 +76,16 @@ export function items(table: Table) {
       }
     },
 
-    /** `DeleteItem … attribute_exists(id)`: the inbox goes with the item. */
-    async remove(id: string): Promise<boolean> {
+    /** `DeleteItem … attribute_exists(id)` (and the version, if given): the inbox goes with the item. */
+    async remove(id: string, version?: number): Promise<boolean> {
+      const x = new Expr();
+      const condition = [`attribute_exists(${x.n('id')})`];
+      if (version !== undefined) condition.push(`${x.n('version')} = ${x.num(version)}`);
       const del = new DeleteItemCommand({
         TableName: table.name,
         Key: { id: { S: id } },
-        ConditionExpression: 'attribute_exists(#id)',
-        ExpressionAttributeNames: { '#id': 'id' },
+        ConditionExpression: condition.join(' AND '),
+        ...x.fields,
       });
       return (await conditional(table.client.send(del))) !== null;
     },

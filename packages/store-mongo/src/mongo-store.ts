@@ -88,9 +88,10 @@ export function createMongoStore(options: MongoStoreOptions): DefinedStore {
           .toArray();
         return found.map((d) => ({ id: d._id, json: d.snapshot }));
       },
-      async remove(id) {
+      async remove(id, version) {
         // The inbox lives in the document: it goes with it.
-        return (await docs.deleteOne({ _id: id })).deletedCount === 1;
+        const filter = version === undefined ? { _id: id } : { _id: id, version };
+        return (await docs.deleteOne(filter)).deletedCount === 1;
       },
       claims,
       inbox: mongoInbox(docs),

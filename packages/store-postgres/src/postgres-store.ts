@@ -63,8 +63,9 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       values.push(args.limit + 1);
       return (await query<{ id: string; json: string }>(sql.list(where, values.length), values)).rows;
     },
-    async remove(id) {
-      return (await query(sql.DELETE, [id])).rowCount === 1;
+    async remove(id, version) {
+      if (version === undefined) return (await query(sql.DELETE, [id])).rowCount === 1;
+      return (await query(sql.DELETE_AT, [id, version])).rows.length === 1;
     },
     async close() {
       // The pool belongs to the caller; the connections wake subscriptions hold go back to it.

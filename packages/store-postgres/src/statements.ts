@@ -89,6 +89,10 @@ export function storeStatements(
     VERSION: `SELECT version FROM ${t} WHERE id = $1`,
     // The instance and any signals sent to it, in one statement.
     DELETE: `WITH s AS (DELETE FROM ${sent} WHERE id = $1) DELETE FROM ${t} WHERE id = $1`,
+    // A conditional delete: the signals go only with an instance removed at the version given.
+    DELETE_AT: `WITH d AS (DELETE FROM ${t} WHERE id = $1 AND version = $2 RETURNING id),
+         s AS (DELETE FROM ${sent} WHERE id = $1 AND EXISTS (SELECT 1 FROM d))
+         SELECT id FROM d`,
     /** A page of `list`: `where` of fixed clauses, the limit the last parameter. */
     list: (
       where: string[],

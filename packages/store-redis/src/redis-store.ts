@@ -134,7 +134,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       for (let i = 0; i + 1 < reply.length; i += 2) rows.push({ id: reply[i]!, json: reply[i + 1]! });
       return rows;
     },
-    async remove(id) {
+    async remove(id, version) {
       const keyList = [
         keys.instance(id),
         keys.due,
@@ -144,7 +144,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
         keys.sentDue,
         keys.sentClaims,
       ];
-      return (await runScript(client, DELETE, keyList, [id, prefix])) === 1;
+      return (await runScript(client, DELETE, keyList, [id, prefix, version ?? ''])) === 1;
     },
     // The ioredis client belongs to the caller; the wake subscriptions' connections are the store's.
     close: () => wakes.closeAll(),

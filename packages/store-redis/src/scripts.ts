@@ -123,16 +123,19 @@ return {1}`,
 );
 
 /**
- * delete, with the signals sent to it. KEYS: instance, due, all, claims, sent hash, sent-due,
- * sent-claims. ARGV: id, prefix. Returns 1 if the instance existed, else 0.
+ * delete, with the signals sent to it; with an expected version, only if that is the stored one.
+ * KEYS: instance, due, all, claims, sent hash, sent-due, sent-claims. ARGV: id, prefix, expected
+ * version ('' for any). Returns 1 if the instance was removed, 0 if it did not exist, 2 if another
+ * version is stored (nothing removed).
  */
 export const DELETE = script(
   'delete',
   `${INDEX_KEYS}
+local cur = redis.call('HMGET', KEYS[1], 'status', 'workflow', 'version')
+if cur[1] and ARGV[3] ~= '' and cur[3] ~= ARGV[3] then return 2 end
 redis.call('DEL', KEYS[5])
 redis.call('ZREM', KEYS[6], ARGV[1])
 redis.call('ZREM', KEYS[7], ARGV[1])
-local cur = redis.call('HMGET', KEYS[1], 'status', 'workflow')
 if not cur[1] then return 0 end
 local id = ARGV[1]
 local by_status, by_workflow, by_both, lane = index_keys(ARGV[2], cur[1], cur[2])

@@ -1,4 +1,4 @@
-import { NoticeMismatchError, ValidationError } from '../errors.js';
+import { NoticeMismatchError, ValidationError, VersionConflictError } from '../errors.js';
 import type { Snapshot } from '../snapshot.js';
 import {
   type DueClaims,
@@ -165,7 +165,18 @@ export function defineStore(definition: StoreDefinition, driver: StoreDriver): D
       if (!args) return { items: [], cursor: query.cursor || null };
       return kit.page(await guard('list', () => driver.page(args)), args.limit);
     },
-    delete: async (id) => guard('delete', () => driver.remove(kit.id(id))),
+    async delete(id, options) {
+      const key = kit.id(id);
+      const version = options?.version;
+      if (version === undefined) return guard('delete', () => driver.remove(key));
+      if (!Number.isSafeInteger(version)) throw new RangeError('delete: version must be an integer');
+      if (await guard('delete', () => driver.remove(key, version))) return true;
+      // The condition failed: a missing id is false, as for an unconditional delete; any stored
+      // version is a lost race, even the one asked for (the instance was re-created meanwhile).
+      const stored = await guard('delete', () => driver.version(key));
+      if (stored === null) return false;
+      throw new VersionConflictError(key, version, stored);
+    },
     close: async () => driver.close?.(),
     ...(driver.claims ? { claims: claimsOf(driver.claims) } : {}),
     ...(driver.inbox ? { inbox: inboxOf(driver.inbox) } : {}),

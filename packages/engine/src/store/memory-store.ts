@@ -164,10 +164,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       }
       return out;
     },
-    async remove(id) {
+    async remove(id, version) {
       check();
       const row = rows.get(id);
-      if (!row) return false;
+      if (!row || (version !== undefined && row.encoded.version !== version)) return false;
       unindex(id, row.encoded.wakeAt);
       rows.delete(id);
       return true;

@@ -89,8 +89,11 @@ export interface StoreDriver {
   due(window: DueWindow): Promise<string[]>;
   /** Up to `args.limit + 1` rows in id order after `args.cursor` (the extra row says another page exists). */
   page(args: ListArgs): Promise<ReadonlyArray<{ id: string; json: string }>>;
-  /** Removes the instance and its inbox; true if it existed. */
-  remove(id: string): Promise<boolean>;
+  /**
+   * Removes the instance and its inbox; true if it was removed. With `version`, in one conditional
+   * operation, only if that is the stored version (false otherwise: the engine looks up why).
+   */
+  remove(id: string, version?: number): Promise<boolean>;
   /** Releases what the adapter opened itself. */
   close?(): Promise<void>;
   claims?: ClaimsDriver | undefined;

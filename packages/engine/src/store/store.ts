@@ -49,6 +49,12 @@ export interface SaveOptions {
   matches?: Snapshot | undefined;
 }
 
+/** Options of {@link Store.delete}. */
+export interface DeleteOptions {
+  /** Remove the instance only if this is its stored version (`VERSION_CONFLICT` otherwise). */
+  version?: number | undefined;
+}
+
 /**
  * What a wake notice says: an instance of `workflow` is due at `at` (epoch ms, maybe already past);
  * `id` names it where the store's notices carry it.
@@ -199,8 +205,12 @@ export interface Store {
   listDue(now: number, limit: number, query?: DueQuery): Promise<string[]>;
   /** Instances matching the filter, ordered by id, paged by cursor. */
   list(query: ListQuery): Promise<ListPage>;
-  /** Removes the instance (and its inbox); true if it existed. */
-  delete(id: string): Promise<boolean>;
+  /**
+   * Removes the instance (and its inbox); true if it existed, false if the id does not exist. With
+   * `options.version`, in one conditional operation: only if the stored version is that one, else
+   * `VersionConflictError` and nothing removed (a missing id is still false, not an error).
+   */
+  delete(id: string, options?: DeleteOptions): Promise<boolean>;
   /** Releases what the adapter opened itself (never the caller's client). */
   close(): Promise<void>;
   /** Claims on due instances (see {@link DueClaims}); absent: `listDue` claims nothing. */

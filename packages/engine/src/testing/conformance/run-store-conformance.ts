@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../store/store.js';
 import { describeClaims } from './claims.js';
 import { describeComposition } from './composition.js';
+import { describeConditionalDelete } from './conditional-delete.js';
 import type { StoreConformanceOptions, SuiteContext } from './context.js';
 import { describeCrud } from './crud.js';
 import { describeDueLanes } from './due-lanes.js';
@@ -50,6 +51,7 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
       expect(found).toEqual([...has].sort());
     });
     describe('core: create, load, save, delete', () => describeCrud(ctx));
+    describe('core: conditional delete', () => describeConditionalDelete(ctx));
     describe('core: concurrent writers', () => describeRace(ctx));
     describe('core: listDue and list', () => describeListing(ctx));
     describe('core: due lanes', () => describeDueLanes(ctx));

@@ -1,0 +1,121 @@
+import { isStepfoldError } from '../errors.js';
+import type { PayloadStore } from '../payloads/payload-store.js';
+import { type Snapshot, TERMINAL_STATUSES } from '../snapshot.js';
+import type { Store } from '../store/store.js';
+
+// Retention: finished instances older than a period leave the store, deleted or archived to
+// another store. Every removal is a conditional delete at the version the sweep read, so an
+// instance restarted meanwhile (a reuseFinished start saves over it, raising its version) stays.
+
+/** Options of {@link sweepRetention}. */
+export interface RetentionOptions {
+  /** The store to sweep (a tiered store too: its `list` and `delete` cover both tiers). */
+  store: Store;
+  /** Finished instances whose last update is older than `now - olderThanMs` go. */
+  olderThanMs: number;
+  /** The sweep's clock (epoch ms). */
+  now: number;
+  /**
+   * `'delete'`: removed, with their payloads. `{ archive }`: created in the archive store (one a
+   * previous sweep archived at an older version is overwritten), then removed; their payloads stay,
+   * since the archived snapshots still refer to them (delete them when deleting from the archive).
+   */
+  action: 'delete' | { archive: Store };
+  /** Where the instances' large values live: an owner's payloads go with a deleted instance. */
+  payloads?: PayloadStore | undefined;
+  /** Only this workflow's instances. */
+  workflow?: string | undefined;
+  /** Instances removed in this call, at most (default 1000): call again while `more` is true. */
+  limit?: number | undefined;
+}
+
+/** What one {@link sweepRetention} call did. */
+export interface RetentionResult {
+  /** Instances deleted (not archived). */
+  deleted: number;
+  /** Instances archived, then removed. */
+  archived: number;
+  /** Payloads deleted with their instances. */
+  payloads: number;
+  /** Removals a concurrent write won (the instance changed after the sweep read it): it stays. */
+  conflicts: number;
+  /** True when the call stopped at `limit` with more to look at. */
+  more: boolean;
+}
+
+/** Archives `s`: created, or written over an older archived copy; false if the archive holds a newer one. */
+async function archiveCopy(archive: Store, s: Snapshot): Promise<boolean> {
+  try {
+    await archive.create(s);
+    return true;
+  } catch (e) {
+    if (!isStepfoldError(e, 'ALREADY_EXISTS')) throw e;
+  }
+  const held = await archive.load(s.id);
+  if (held === null) return archiveCopy(archive, s);
+  if (held.version > s.version) return false;
+  if (held.version < s.version) await archive.save(s, held.version);
+  return true;
+}
+
+/**
+ * Deletes or archives finished instances (completed, failed, cancelled, aborted) whose `updatedAt`
+ * is older than `now - olderThanMs`, paging over `store.list` by status. Each removal is
+ * conditional on the version read, so nothing restarted or changed meanwhile is lost.
+ *
+ * @example
+ * const r = await sweepRetention({ store, olderThanMs: 30 * 86_400_000, now: Date.now(), action: 'delete', payloads });
+ * console.log(`${r.deleted} deleted`);
+ */
+export async function sweepRetention(o: RetentionOptions): Promise<RetentionResult> {
+  const { store, now, olderThanMs } = o;
+  const limit = o.limit ?? 1000;
+  if (!(Number.isSafeInteger(olderThanMs) && olderThanMs >= 0))
+    throw new RangeError('sweepRetention: olderThanMs must be a non-negative integer');
+  if (!(Number.isSafeInteger(limit) && limit >= 1))
+    throw new RangeError('sweepRetention: limit must be a positive integer');
+  const cutoff = now - olderThanMs;
+  const archive = o.action === 'delete' ? undefined : o.action.archive;
+  const result: RetentionResult = { deleted: 0, archived: 0, payloads: 0, conflicts: 0, more: false };
+  const removed = () => result.deleted + result.archived;
+
+  const sweepOne = async (s: Snapshot) => {
+    if (archive && !(await archiveCopy(archive, s))) {
+      result.conflicts++;
+      return;
+    }
+    const gone = await store.delete(s.id, { version: s.version }).catch((e: unknown) => {
+      if (isStepfoldError(e, 'VERSION_CONFLICT')) return false;
+      throw e;
+    });
+    if (!gone) {
+      // Changed or removed since the read: it stays (an archived copy is harmless: a later sweep
+      // overwrites it with the version that finally goes).
+      result.conflicts++;
+      return;
+    }
+    if (archive) result.archived++;
+    else {
+      result.deleted++;
+      // After the instance, never before: a failed payload delete leaks bodies, it breaks no instance.
+      if (o.payloads) result.payloads += await o.payloads.deleteOwner(s.id);
+    }
+  };
+
+  for (const status of TERMINAL_STATUSES) {
+    let cursor: string | null = null;
+    do {
+      const page = await store.list({ status, workflow: o.workflow, limit: 100, cursor });
+      cursor = page.cursor;
+      const old = page.items.filter((s) => s.updatedAt < cutoff);
+      for (const s of old) {
+        if (removed() >= limit) {
+          result.more = true;
+          return result;
+        }
+        await sweepOne(s);
+      }
+    } while (cursor !== null);
+  }
+  return result;
+}

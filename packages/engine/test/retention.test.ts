@@ -1,0 +1,86 @@
+import { sweepRetention } from '@stepfold/engine/lifecycle';
+import { createMemoryStore } from '@stepfold/engine/memory';
+import { createMemoryPayloadStore } from '@stepfold/engine/payloads';
+import { makeTestSnapshot } from '@stepfold/engine/testing';
+import { describe, expect, it } from 'vitest';
+import type { Snapshot, Store } from '../src/index.js';
+
+const at = (id: string, status: Snapshot['status'], updatedAt: number) =>
+  makeTestSnapshot(id, { status, updatedAt });
+const HASH = 'a'.repeat(64);
+
+async function seeded(): Promise<Store> {
+  const store = createMemoryStore();
+  for (const s of [
+    at('old-done', 'completed', 100),
+    at('old-failed', 'failed', 100),
+    at('old-cancelled', 'cancelled', 100),
+    at('old-running', 'running', 100),
+    at('old-waiting', 'waiting', 100),
+    at('new-done', 'completed', 5_000),
+  ])
+    await store.create(s);
+  return store;
+}
+const ids = async (store: Store) => (await store.list({ limit: 100 })).items.map((s) => s.id);
+
+describe('sweepRetention', () => {
+  it('deletes old finished instances with their payloads; recent and unfinished ones stay', async () => {
+    const store = await seeded();
+    const payloads = createMemoryPayloadStore();
+    await payloads.put('old-done', HASH, '"big"');
+    await payloads.put('new-done', HASH, '"kept"');
+    const r = await sweepRetention({ store, olderThanMs: 1_000, now: 6_000, action: 'delete', payloads });
+    expect(r).toEqual({ deleted: 3, archived: 0, payloads: 1, conflicts: 0, more: false });
+    expect(await ids(store)).toEqual(['new-done', 'old-running', 'old-waiting']);
+    expect(await payloads.get('old-done', HASH)).toBeNull();
+    expect(await payloads.get('new-done', HASH)).toBe('"kept"');
+  });
+
+  it('archives: created in the archive (an older archived copy overwritten), then removed; payloads stay', async () => {
+    const store = await seeded();
+    const archive = createMemoryStore();
+    await archive.create(at('old-done', 'completed', 50)); // archived by an earlier sweep, at version 1
+    await store.save({ ...at('old-done', 'completed', 100), version: 2 }, 1);
+    const payloads = createMemoryPayloadStore();
+    await payloads.put('old-done', HASH, '"big"');
+    const r = await sweepRetention({ store, olderThanMs: 1_000, now: 6_000, action: { archive }, payloads });
+    expect(r).toMatchObject({ deleted: 0, archived: 3, payloads: 0, conflicts: 0 });
+    expect(await ids(archive)).toEqual(['old-cancelled', 'old-done', 'old-failed']);
+    expect((await archive.load('old-done'))?.version).toBe(2);
+    expect(await payloads.get('old-done', HASH)).toBe('"big"');
+  });
+
+  it('an instance restarted mid-sweep (its version raised after the read) is not deleted', async () => {
+    const inner = await seeded();
+    // Between the sweep's list and its delete, a reuseFinished start saves over old-done.
+    const store: Store = {
+      ...inner,
+      async delete(id, o) {
+        if (id === 'old-done') await inner.save({ ...at('old-done', 'running', 5_900), version: 2 }, 1);
+        return inner.delete(id, o);
+      },
+    };
+    const r = await sweepRetention({ store, olderThanMs: 1_000, now: 6_000, action: 'delete' });
+    expect(r).toMatchObject({ deleted: 2, conflicts: 1 });
+    expect(await inner.load('old-done')).toMatchObject({ version: 2, status: 'running' });
+  });
+
+  it('stops at limit and says there is more; a workflow filter narrows it', async () => {
+    const store = await seeded();
+    const first = await sweepRetention({ store, olderThanMs: 1_000, now: 6_000, action: 'delete', limit: 2 });
+    expect(first).toMatchObject({ deleted: 2, more: true });
+    const second = await sweepRetention({
+      store,
+      olderThanMs: 1_000,
+      now: 6_000,
+      action: 'delete',
+      limit: 2,
+    });
+    expect(second).toMatchObject({ deleted: 1, more: false });
+    const other = await seeded();
+    expect(
+      await sweepRetention({ store: other, olderThanMs: 0, now: 6_000, action: 'delete', workflow: 'nope' }),
+    ).toMatchObject({ deleted: 0 });
+  });
+});
