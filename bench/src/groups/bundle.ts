@@ -15,6 +15,7 @@ const ENTRIES = [
   'memory',
   'composition',
   'schedules',
+  'payloads',
   'store-kit',
   'introspect',
   'diagram',

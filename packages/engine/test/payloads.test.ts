@@ -49,7 +49,10 @@ function setup(o: { threshold?: number; fetch?: () => unknown } = {}) {
   const seen: { sum?: unknown; outputs?: unknown; workflowInput?: unknown } = {};
   let puts = 0;
   const put = payloads.put;
-  payloads.put = (...a) => (puts++, put(...a));
+  payloads.put = (...a) => {
+    puts++;
+    return put(...a);
+  };
   const runner = createRunner({
     store,
     workflows: [report],

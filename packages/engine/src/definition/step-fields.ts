@@ -46,15 +46,7 @@ export const inputMappingSchema = z.union([
 export const offloadSchema = z.union([
   z.literal(false),
   z.strictObject({
-    keep: opt(
-      z
-        .array(
-          text(1, 200).check(
-            z.refine((k) => !RESERVED_KEYS.has(k) && !k.includes('.'), 'a top-level field name'),
-          ),
-        )
-        .check(z.maxLength(32)),
-    ),
+    keep: opt(z.array(text(1, 200)).check(z.maxLength(32))),
   }),
 ]);
 

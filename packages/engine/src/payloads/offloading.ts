@@ -1,9 +1,11 @@
 import { PAYLOAD_REF, type PayloadRef } from '../payload-ref.js';
+import type { RunTask } from '../runner/execute-task.js';
 import type { PayloadPort, RunnerPayloads } from '../runner/payload-port.js';
 import type { Snapshot } from '../snapshot.js';
 import type { Store } from '../store/store.js';
 import { snapshotBytes } from '../store/store.js';
 import { textDigest } from '../store/text-digest.js';
+import { checkPatch, offloadPatch, offloadTask } from './offload-task.js';
 import type { PayloadStore } from './payload-store.js';
 import { fetchPayload, hasPayloadRefs, Resolver } from './payload-walk.js';
 
@@ -78,6 +80,18 @@ class Offloader implements PayloadPort {
     const kept = keep?.length ? keptFields(value, keep) : undefined;
     if (kept) ref.keep = kept;
     return ref;
+  }
+
+  task(run: RunTask): RunTask {
+    return offloadTask(this, run);
+  }
+
+  patch(id: string, patch: Record<string, unknown>): Promise<Record<string, unknown>> {
+    return offloadPatch(this, id, patch);
+  }
+
+  checkPatch(current: Snapshot): Promise<void> {
+    return checkPatch(current);
   }
 
   resolve<T>(value: T): Promise<T> {

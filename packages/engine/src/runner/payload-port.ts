@@ -1,7 +1,6 @@
-import { ValidationError } from '../errors.js';
-import { isPayloadRef } from '../payload-ref.js';
 import type { Snapshot } from '../snapshot.js';
 import type { Store } from '../store/store.js';
+import type { RunTask } from './execute-task.js';
 
 // How a runner offloads large values and resolves them, without carrying the code: the
 // `offloading()` of `@stepfold/engine/payloads` implements it, so a runner without payloads (and
@@ -21,35 +20,19 @@ export interface PayloadPort {
   resolveData(s: Snapshot): Promise<Snapshot>;
   /** `value` with every reference owned by another instance copied under `owner` (a child's output, for its parent). */
   rehome<T>(owner: string, value: T): Promise<T>;
+  /**
+   * Wraps a runner's handler attempts: the handler sees resolved values and its output is
+   * offloaded before it is written; either failing fails the attempt with that error.
+   */
+  task(run: RunTask): RunTask;
+  /** A requeue's input patch with its large values offloaded (`INVALID_INPUT` if the input itself is offloaded: checked by `checkPatch`). */
+  patch(id: string, patch: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /** Refuses to patch `current`'s input if it is offloaded (the reducer would merge into the reference). */
+  checkPatch(current: Snapshot): Promise<void>;
 }
 
 /** What `createRunner`'s `payloads` option takes: `offloading(...)` from `@stepfold/engine/payloads`. */
 export interface RunnerPayloads {
   /** The port for a runner writing to `store` (the default threshold depends on its size limit). */
   bind(store: Store): PayloadPort;
-}
-
-/** A requeue's input patch with each value over the threshold offloaded (a patch adds fields; their values may be large). */
-export async function patchOffloaded(
-  port: PayloadPort,
-  id: string,
-  patch: Record<string, unknown>,
-): Promise<Record<string, unknown>> {
-  const entries = await Promise.all(
-    Object.entries(patch).map(async ([k, v]) => [k, await port.offload(id, v)] as const),
-  );
-  return Object.fromEntries(entries);
-}
-
-/**
- * Refuses a patch of an offloaded input: the reducer would merge the patch into the reference, not
- * into the value (it never sees the value). Requeue without a patch, or start the instance anew.
- */
-export async function refuseOffloadedInput(current: Snapshot): Promise<void> {
-  if (isPayloadRef(current.input))
-    throw new ValidationError(
-      'INVALID_INPUT',
-      `the input of ${current.id} is offloaded: it cannot be patched`,
-      [{ path: 'inputPatch', message: 'the instance input is a payload reference' }],
-    );
 }

@@ -17,7 +17,6 @@ import type {
 } from './handler-types.js';
 import { notifyHooks } from './hooks.js';
 import { InFlight } from './in-flight.js';
-import { patchOffloaded, refuseOffloadedInput } from './payload-port.js';
 import { attachCore, type RunnerCore, type TaskHand } from './port.js';
 import { createRegistry } from './registry.js';
 import { acceptingDefinitions } from './send.js';
@@ -85,7 +84,8 @@ export function createRunner<
     instrument,
     payloads,
   });
-  const untraced = taskRunner(clock, inFlight, payloads);
+  const attempts = taskRunner(clock, inFlight);
+  const untraced = payloads ? payloads.task(attempts) : attempts;
   // Traced here or nowhere: a runner without an instrument never asks again.
   const runTask = instrument ? tracedTask(instrument, untraced) : untraced;
   let executor: TaskHand | undefined;
@@ -221,13 +221,13 @@ export function createRunner<
           onWrite,
         });
       case 'requeue': {
-        const inputPatch =
-          payloads && m.inputPatch ? await patchOffloaded(payloads, m.id, m.inputPatch) : m.inputPatch;
+        const p = m.inputPatch && payloads;
+        const inputPatch = p ? await p.patch(m.id, m.inputPatch!) : m.inputPatch;
         return writes.apply({
           id: m.id,
           event: (at) => plain({ type: 'requeue', at, step: m.step, inputPatch }),
           onWrite,
-          ...(payloads && inputPatch ? { check: refuseOffloadedInput } : {}),
+          check: p ? (c) => p.checkPatch(c) : undefined,
         });
       }
     }
