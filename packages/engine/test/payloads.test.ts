@@ -314,3 +314,52 @@ describe('references in the reducer', () => {
     expect(replay(report, h.events)).toEqual(h.snapshot);
   });
 });
+
+describe('offloading across child workflows', () => {
+  it("a child's input is offloaded under the child; its output is copied under the parent", async () => {
+    await import('../src/composition/index.js');
+    const inner = defineWorkflow({
+      name: 'inner',
+      version: 1,
+      start: 'make',
+      steps: { make: { kind: 'task', handler: 'make' } },
+    });
+    const outer = defineWorkflow({
+      name: 'outer',
+      version: 1,
+      start: 'call',
+      steps: {
+        call: { kind: 'child', workflow: 'inner', input: 'input', next: 'use' },
+        use: { kind: 'task', handler: 'use', input: 'outputs.call' },
+      },
+    });
+    const store = createMemoryStore();
+    const payloads = createMemoryPayloadStore();
+    let made: unknown;
+    const runner = createRunner({
+      store,
+      workflows: [outer, inner],
+      payloads: offloading({ store: payloads, threshold: 1000 }),
+      handlers: {
+        make: async ({ input }) => {
+          made = input;
+          return big(100);
+        },
+        use: async ({ input }) => (input as { rows: string[] }).rows.length,
+      },
+    });
+    const seed = { note: 'n'.repeat(2000) };
+    const s = await runner.start('outer', 'o-1', seed);
+    expect(s.status).toBe('completed');
+    expect(s.output).toBe(100);
+    expect(made).toEqual(seed);
+    const childId = (await store.load('o-1'))!.steps['call']!.child!.id;
+    const child = await runner.get(childId, { resolve: false });
+    expect((child!.input as PayloadRef).owner).toBe(childId);
+    const parentRef = (await store.load('o-1'))!.steps['call']!.output as PayloadRef;
+    expect(parentRef.owner).toBe('o-1');
+    // Deleting the child leaves the parent whole.
+    await deleteInstance(store, payloads, childId);
+    expect((await runner.get('o-1'))!.steps['call']!.output).toEqual(big(100));
+  });
+});
