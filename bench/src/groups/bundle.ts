@@ -16,6 +16,7 @@ const ENTRIES = [
   'composition',
   'schedules',
   'lifecycle',
+  'payloads',
   'store-kit',
   'introspect',
   'diagram',

@@ -1,3 +1,5 @@
+import { PAYLOAD_REF, type PayloadRef } from '../payload-ref.js';
+
 /** Path segments that could reach an object's prototype; refused everywhere. */
 const FORBIDDEN = new Set(['__proto__', 'prototype', 'constructor']);
 
@@ -16,12 +18,17 @@ export function pathIssues(path: string): string[] {
   return problems;
 }
 
-/** Reads a dotted path from plain JSON data, own properties only; undefined when absent. */
+/**
+ * Reads a dotted path from plain JSON data, own properties only; undefined when absent. A path
+ * into an offloaded value (a payload reference) reads the fields its step kept inline (`keep`) and
+ * nothing else: the reducer never sees a payload's body.
+ */
 export function readPath(root: unknown, path: string): unknown {
   let cur: unknown = root;
   for (const part of path.split('.')) {
     if (cur === null || typeof cur !== 'object' || FORBIDDEN.has(part)) return undefined;
-    if (!Object.hasOwn(cur, part)) return undefined;
+    if ((cur as { $ref?: unknown }).$ref === PAYLOAD_REF) cur = (cur as PayloadRef).keep ?? {};
+    if (!Object.hasOwn(cur as object, part)) return undefined;
     cur = (cur as Record<string, unknown>)[part];
   }
   return cur;

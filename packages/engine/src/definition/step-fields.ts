@@ -38,6 +38,18 @@ export const inputMappingSchema = z.union([
   ),
 ]);
 
+/**
+ * A step's payload offloading (it applies when the runner has payloads): `{ keep: [...] }` names
+ * the top-level output fields kept inline beside the reference, for conditions and other paths the
+ * reducer reads; `false` keeps the output inline whatever its size (a map's `items`, say).
+ */
+export const offloadSchema = z.union([
+  z.literal(false),
+  z.strictObject({
+    keep: opt(z.array(text(1, 200)).check(z.maxLength(32))),
+  }),
+]);
+
 /** A condition: JSON-Logic-like data, checked by `conditionIssues` and never evaluated as code. */
 export const conditionSchema = z.custom<Condition>((v) => typeof v === 'object' && v !== null);
 

@@ -50,7 +50,9 @@ export class ChildEffects implements ChildEffectsPort {
       if (child && isTerminal(child.status)) await this.report(ref, child, onWrite);
       return;
     }
-    const input = taskView(definition, s, task).input;
+    // The parent's references resolved: the child owns (and offloads) its own input.
+    const data = this.o.payloads ? await this.o.payloads.resolveData(s) : s;
+    const input = taskView(definition, data, task).input;
     try {
       await writes.create({
         instance: { workflow: step.workflow, version: step.version, id, input },
@@ -131,8 +133,13 @@ export class ChildEffects implements ChildEffectsPort {
   }
 
   /** Tells the parent a child ended: through its inbox when a worker applies it, else written here. */
-  private async report(ref: ParentRef, child: Snapshot, onWrite: OnWrite): Promise<void> {
-    const { store, registry, writes, clock } = this.o;
+  private async report(ref: ParentRef, ended: Snapshot, onWrite: OnWrite): Promise<void> {
+    const { store, registry, writes, clock, payloads } = this.o;
+    // The parent keeps its own copy of what it references: deleting the child must not break it.
+    const child =
+      payloads && ended.output !== undefined
+        ? { ...ended, output: await payloads.rehome(ref.id, ended.output) }
+        : ended;
     const event = (at: number): WorkflowEvent => endedEvent(ref, child, registry, at);
     if (this.o.viaInbox() && store.inbox) {
       // One try to write it at once (a parent waiting on one child: no hop through the inbox); a

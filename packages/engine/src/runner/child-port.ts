@@ -1,5 +1,6 @@
 import type { LogEntry, Snapshot, TaskState } from '../snapshot.js';
 import type { Store } from '../store/store.js';
+import type { PayloadPort } from './payload-port.js';
 import type { WorkflowRegistry } from './registry.js';
 import type { WriteLoop } from './write-loop.js';
 import type { OnWrite } from './write-request.js';
@@ -12,6 +13,8 @@ export interface ChildEffectsOptions {
   clock: () => number;
   /** Whether a worker drives this runner: a child's end then goes through the parent's inbox. */
   viaInbox: () => boolean;
+  /** The runner's offloading: a child's input is resolved from its parent's data (then offloaded under the child), its output copied under the parent. */
+  payloads?: PayloadPort | undefined;
 }
 
 /** A runner's side of child workflows (`@stepfold/engine/composition` provides it). */

@@ -73,6 +73,8 @@ export function createRunner<
   const registry = createRegistry(options.workflows, execute ? new Set(Object.keys(handlers)) : undefined);
   const inFlight = new InFlight();
   const { instrument } = options;
+  // Offloading, bound to this store once; every value it touches checks this one variable.
+  const payloads = options.payloads?.bind(store);
   const writes = new WriteLoop({
     store,
     registry,
@@ -80,8 +82,10 @@ export function createRunner<
     conflictRetries: options.conflictRetries ?? 20,
     handoff: !execute,
     instrument,
+    payloads,
   });
-  const untraced = taskRunner(clock, inFlight);
+  const attempts = taskRunner(clock, inFlight);
+  const untraced = payloads ? payloads.task(attempts) : attempts;
   // Traced here or nowhere: a runner without an instrument never asks again.
   const runTask = instrument ? tracedTask(instrument, untraced) : untraced;
   let executor: TaskHand | undefined;
@@ -96,6 +100,7 @@ export function createRunner<
     writes,
     clock,
     viaInbox: () => executor !== undefined,
+    payloads,
   });
 
   /** After a successful write: observers, aborts of handlers the write took away, the tasks it dispatched. */
@@ -181,8 +186,10 @@ export function createRunner<
         return writes.create({ instance: m, onWrite });
       case 'signal': {
         assertValidId(m.id);
+        // Offloaded once, before any try: a re-applied write carries the same reference.
+        const payload = payloads ? await payloads.offload(m.id, m.payload) : m.payload;
         const event = (at: number): WorkflowEvent =>
-          plain({ type: 'signal', at, name: m.name, payload: m.payload, id: m.signalId });
+          plain({ type: 'signal', at, name: m.name, payload, id: m.signalId });
         const start = m.startIfMissing;
         if (start) {
           const existing = await store.load(m.id);
@@ -213,12 +220,16 @@ export function createRunner<
           event: (at) => plain({ type: m.type, at, reason: m.reason }),
           onWrite,
         });
-      case 'requeue':
+      case 'requeue': {
+        const p = m.inputPatch && payloads;
+        const inputPatch = p ? await p.patch(m.id, m.inputPatch!) : m.inputPatch;
         return writes.apply({
           id: m.id,
-          event: (at) => plain({ type: 'requeue', at, step: m.step, inputPatch: m.inputPatch }),
+          event: (at) => plain({ type: 'requeue', at, step: m.step, inputPatch }),
           onWrite,
+          check: p ? (c) => p.checkPatch(c) : undefined,
         });
+      }
     }
   }
 
@@ -257,8 +268,9 @@ export function createRunner<
     async send(id, name, payload, o = {}) {
       assertValidId(id);
       if (store.inbox) {
-        const event = parseEvent({ type: 'signal', at: clock(), name, payload, id: o.signalId });
         const accept = await acceptingDefinitions(registry, name, payload);
+        const stored = payloads && accept.length ? await payloads.offload(id, payload) : payload;
+        const event = parseEvent({ type: 'signal', at: clock(), name, payload: stored, id: o.signalId });
         if (accept.length && (await store.inbox.send(id, event, accept))) return;
       }
       // No inbox, or refused as sent: the signal's own path, which applies it or says why not.
@@ -268,9 +280,10 @@ export function createRunner<
     abort: (id, reason) => handle({ type: 'abort', id, reason }),
     requeue: (id, o = {}) => handle({ type: 'requeue', id, ...o }),
     tick: (id, now) => handle({ type: 'tick', id, now }),
-    async get(id) {
+    async get(id, o = {}) {
       assertValidId(id);
-      return store.load(id);
+      const s = await store.load(id);
+      return s && payloads && o.resolve !== false ? payloads.resolve(s) : s;
     },
     async handle(m) {
       const call = new Work();
@@ -313,7 +326,7 @@ export function createRunner<
             }),
           ),
         send: (id, signal, payload, o) => runner.send(id, signal, payload, o),
-        get: (id) => runner.get(id) as Promise<TypedSnapshot<D> | null>,
+        get: (id, o) => runner.get(id, o) as Promise<TypedSnapshot<D> | null>,
         cancel: (id, reason) => typed(runner.cancel(id, reason)),
         abort: (id, reason) => typed(runner.abort(id, reason)),
         requeue: (id, o) => typed(runner.requeue(id, o)),

@@ -15,6 +15,7 @@ import type { Store } from '../store/store.js';
 import type { AnyDefinition, HandlersFor } from './handler-types.js';
 import type { RunnerHooks } from './hooks.js';
 import type { Instrumentation } from './instrumentation.js';
+import type { RunnerPayloads } from './payload-port.js';
 
 /**
  * Options of {@link createRunner}. A runner that executes (the default) takes one handler per
@@ -55,6 +56,18 @@ export interface RunnerCoreOptions<W extends readonly AnyDefinition[] = readonly
    * handler attempt, and the carrier a start stores as `snapshot.trace`. None by default.
    */
   instrument?: Instrumentation | undefined;
+  /**
+   * Payload offloading (`offloading({ store })` from `@stepfold/engine/payloads`): inputs, outputs
+   * and signal payloads over its threshold go to a payload store and the snapshot keeps a reference;
+   * handlers and `get` see the values. None by default.
+   */
+  payloads?: RunnerPayloads | undefined;
+}
+
+/** Options of {@link Runner.get}. */
+export interface GetOptions {
+  /** With payloads: `false` returns the snapshot as stored, references and all (default `true`). */
+  resolve?: boolean | undefined;
 }
 
 /** Counters of a runner's writes since it was created. */
@@ -157,7 +170,7 @@ export interface WorkflowClient<D> {
     payload: SignalsOf<D>[K],
     options?: SendOptions,
   ): Promise<void>;
-  get(id: string): Promise<TypedSnapshot<D> | null>;
+  get(id: string, options?: GetOptions): Promise<TypedSnapshot<D> | null>;
   cancel(id: string, reason?: string): Promise<TypedSnapshot<D>>;
   abort(id: string, reason?: string): Promise<TypedSnapshot<D>>;
   requeue(
@@ -191,7 +204,8 @@ export interface Runner<W extends readonly AnyDefinition[] = readonly AnyDefinit
     id: string,
     options?: { step?: string; inputPatch?: Record<string, unknown> } & CallOptions,
   ): Promise<Snapshot>;
-  get(id: string): Promise<Snapshot | null>;
+  /** The stored instance, or null; with payloads, its references resolved (unless `resolve: false`). */
+  get(id: string, options?: GetOptions): Promise<Snapshot | null>;
   tick(id: string, now?: number): Promise<Snapshot>;
   /** Ticks up to `limit` due instances; returns their ids. */
   processDue(now?: number, limit?: number): Promise<string[]>;

@@ -7,6 +7,7 @@ import { isTerminal, type LogEntry, type Snapshot } from '../snapshot.js';
 import type { Store } from '../store/store.js';
 import { InstanceWrites } from './instance-writes.js';
 import type { Instrumentation } from './instrumentation.js';
+import type { PayloadPort } from './payload-port.js';
 import type { WorkflowRegistry } from './registry.js';
 import { tracedCreate, tracedWrite } from './traced.js';
 import type { Create, CreateRequest, MergedEvent, Write, WriteRequest } from './write-request.js';
@@ -26,6 +27,8 @@ export interface WriteLoopOptions {
   handoff: boolean;
   /** Tracing around every write and create, when given. */
   instrument?: Instrumentation | undefined;
+  /** Offloads a start's input over the threshold (after its declared-schema check). */
+  payloads?: PayloadPort | undefined;
 }
 
 /**
@@ -39,6 +42,7 @@ export class WriteLoop {
   private readonly clock: () => number;
   private readonly maxConflicts: number;
   private readonly handoff: boolean;
+  private readonly payloads: PayloadPort | undefined;
   /** This runner's writes per instance, one at a time, each from the newest snapshot it wrote. */
   private readonly queue = new InstanceWrites();
 
@@ -64,6 +68,7 @@ export class WriteLoop {
     this.clock = o.clock;
     this.maxConflicts = o.conflictRetries;
     this.handoff = o.handoff;
+    this.payloads = o.payloads;
     // Tracing is decided here, once: wrapped or raw, the calls below never ask again.
     const raw: Write = (r) => this.write(r);
     const insert: Create = (r) => this.insert(r);
@@ -238,11 +243,15 @@ export class WriteLoop {
   /** One create: the start (and `alsoApply`) reduced, then created, or saved over a finished instance of the id. */
   private async insert(request: CreateRequest): Promise<Snapshot> {
     const { alsoApply, trace, parent, onWrite } = request;
-    const { id, input, reuseFinished } = request.instance;
+    const { id, reuseFinished } = request.instance;
     assertValidId(id);
     const definition = this.registry.resolve(request.instance.workflow, request.instance.version);
     const schema = request.unchecked ? undefined : declaredSchemas(definition)?.input;
-    if (schema) await checkDeclared(schema, input, 'input');
+    if (schema) await checkDeclared(schema, request.instance.input, 'input');
+    // Checked as given, stored as written: over the threshold, a reference under the new id.
+    const input = this.payloads
+      ? await this.payloads.offload(id, request.instance.input)
+      : request.instance.input;
     // The start and `alsoApply` are written together: the transitions of both are reported.
     let transitions: LogEntry[] = [];
     const fold = (from: Snapshot | null, e: WorkflowEvent) => {

@@ -10,6 +10,7 @@ import {
   linkedFields,
   mappingPaths,
   millis,
+  offloadSchema,
   opt,
   pathString,
   retryPolicySchema,
@@ -45,6 +46,7 @@ export const map = defineKind(
     compensate: opt(stepId),
     pivot: opt(z.boolean()),
     onFailure: opt(failurePolicySchema),
+    offload: opt(offloadSchema),
   },
   {
     issues: (step, at) => {

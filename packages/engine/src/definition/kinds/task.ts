@@ -7,6 +7,7 @@ import {
   mappingIssues,
   mappingPaths,
   millis,
+  offloadSchema,
   opt,
   retryPolicySchema,
   stepId,
@@ -25,6 +26,7 @@ export const task = defineKind(
     compensateOnFailure: opt(z.boolean()),
     pivot: opt(z.boolean()),
     onFailure: opt(failurePolicySchema),
+    offload: opt(offloadSchema),
   },
   {
     issues: (step, at) => mappingIssues(step.input, `${at}.input`),
