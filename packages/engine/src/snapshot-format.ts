@@ -44,7 +44,7 @@ export function upgradeSnapshot(value: unknown, options: UpgradeOptions = {}): S
       throw new ValidationError('INVALID_SNAPSHOT', 'unsupported snapshot format', [
         {
           path: 'schemaVersion',
-          message: `no upgrade from format ${JSON.stringify(n) ?? 'none'} to ${current} (a newer stepfold wrote it, or it is not a snapshot)`,
+          message: `no upgrade from format ${n} to ${current}`,
         },
       ]);
     s = upgrades[n]!(s);

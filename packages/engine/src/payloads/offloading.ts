@@ -1,6 +1,7 @@
 import { PAYLOAD_REF, type PayloadRef } from '../payload-ref.js';
 import type { RunTask } from '../runner/execute-task.js';
 import type { PayloadPort, RunnerPayloads } from '../runner/payload-port.js';
+import type { RunnerMessage } from '../runner/types.js';
 import type { Snapshot } from '../snapshot.js';
 import type { Store } from '../store/store.js';
 import { snapshotBytes } from '../store/store.js';
@@ -86,8 +87,11 @@ class Offloader implements PayloadPort {
     return offloadTask(this, run);
   }
 
-  patch(id: string, patch: Record<string, unknown>): Promise<Record<string, unknown>> {
-    return offloadPatch(this, id, patch);
+  async message(m: RunnerMessage): Promise<RunnerMessage> {
+    if (m.type === 'signal') return { ...m, payload: await this.offload(m.id, m.payload) };
+    if (m.type === 'requeue' && m.inputPatch)
+      return { ...m, inputPatch: await offloadPatch(this, m.id, m.inputPatch) };
+    return m;
   }
 
   checkPatch(current: Snapshot): Promise<void> {

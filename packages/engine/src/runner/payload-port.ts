@@ -1,6 +1,7 @@
 import type { Snapshot } from '../snapshot.js';
 import type { Store } from '../store/store.js';
 import type { RunTask } from './execute-task.js';
+import type { RunnerMessage } from './types.js';
 
 // How a runner offloads large values and resolves them, without carrying the code: the
 // `offloading()` of `@stepfold/engine/payloads` implements it, so a runner without payloads (and
@@ -25,8 +26,8 @@ export interface PayloadPort {
    * offloaded before it is written; either failing fails the attempt with that error.
    */
   task(run: RunTask): RunTask;
-  /** A requeue's input patch with its large values offloaded (`INVALID_INPUT` if the input itself is offloaded: checked by `checkPatch`). */
-  patch(id: string, patch: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /** A signal's payload, or each value of a requeue's input patch, offloaded (any other message as is). */
+  message(m: RunnerMessage): Promise<RunnerMessage>;
   /** Refuses to patch `current`'s input if it is offloaded (the reducer would merge into the reference). */
   checkPatch(current: Snapshot): Promise<void>;
 }

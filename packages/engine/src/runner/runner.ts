@@ -179,6 +179,12 @@ export function createRunner<
    */
   async function dispatch(m: RunnerMessage, call: Work): Promise<Snapshot | undefined> {
     const onWrite = reporter(call);
+    // Large values offloaded once, before any try (a re-applied write carries the same reference);
+    // `m` keeps them as given, for the declared-schema checks.
+    const stored = (payloads ? await payloads.message(m) : m) as {
+      payload?: unknown;
+      inputPatch?: Record<string, unknown> | undefined;
+    };
     const plain = <T extends object>(o: T) =>
       Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
     switch (m.type) {
@@ -186,10 +192,8 @@ export function createRunner<
         return writes.create({ instance: m, onWrite });
       case 'signal': {
         assertValidId(m.id);
-        // Offloaded once, before any try: a re-applied write carries the same reference.
-        const payload = payloads ? await payloads.offload(m.id, m.payload) : m.payload;
         const event = (at: number): WorkflowEvent =>
-          plain({ type: 'signal', at, name: m.name, payload, id: m.signalId });
+          plain({ type: 'signal', at, name: m.name, payload: stored.payload, id: m.signalId });
         const start = m.startIfMissing;
         if (start) {
           const existing = await store.load(m.id);
@@ -220,16 +224,19 @@ export function createRunner<
           event: (at) => plain({ type: m.type, at, reason: m.reason }),
           onWrite,
         });
-      case 'requeue': {
-        const p = m.inputPatch && payloads;
-        const inputPatch = p ? await p.patch(m.id, m.inputPatch!) : m.inputPatch;
+      case 'requeue':
         return writes.apply({
           id: m.id,
-          event: (at) => plain({ type: 'requeue', at, step: m.step, inputPatch }),
+          event: (at) =>
+            plain({
+              type: 'requeue',
+              at,
+              step: m.step,
+              inputPatch: stored.inputPatch as Record<string, unknown> | undefined,
+            }),
           onWrite,
-          check: p ? (c) => p.checkPatch(c) : undefined,
+          check: m.inputPatch && payloads?.checkPatch,
         });
-      }
     }
   }
 
