@@ -1,4 +1,5 @@
 import {
+  createMemoryPayloadStore,
   definePayloadStore,
   MAX_PAYLOAD_PAGE,
   type PayloadDriver,
@@ -88,5 +89,18 @@ describe('payload kit', () => {
     const broken = new Error('syntax error');
     const other = definePayloadStore({ name: 'tdb', isUnavailable, sizes }, recording(broken).driver);
     await expect(other.deleteOwner('o')).rejects.toBe(broken);
+  });
+
+  it('the memory payload store counts what it holds, across owners, as puts and deletes go', async () => {
+    const store = createMemoryPayloadStore();
+    expect(store.size).toBe(0);
+    await store.put('a', sha256Hex('1'), '1');
+    await store.put('a', sha256Hex('1'), '1');
+    await store.put('a/b', sha256Hex('1'), '1');
+    await store.put('a', sha256Hex('2'), '2');
+    expect(store.size).toBe(3);
+    await store.deleteOwner('a');
+    expect(store.size).toBe(1);
+    expect(() => createMemoryPayloadStore({ maxPayloadBytes: 0 })).toThrow(RangeError);
   });
 });

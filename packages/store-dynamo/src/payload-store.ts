@@ -55,6 +55,15 @@ export interface DynamoPayloadStore extends PayloadStore {
 const key = (owner: string, k: string): Item => ({ o: { S: owner }, k: { S: k } });
 const fatal = new TextDecoder('utf-8', { fatal: true });
 
+/** The UTF-8 text of `bytes`, or null when they are not valid UTF-8 (never a replacement character). */
+function decoded(bytes: Uint8Array): string | null {
+  try {
+    return fatal.decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
 /** The body from its chunks, or null unless they are exactly the head's count and size and hash to its name. */
 function reassemble(sha256: string, head: Item, chunks: readonly Item[]): string | null {
   const n = Number(head['n']?.N);
@@ -69,12 +78,8 @@ function reassemble(sha256: string, head: Item, chunks: readonly Item[]): string
     at += part.length;
   }
   if (at !== bytes) return null;
-  try {
-    const body = fatal.decode(all);
-    return sha256Hex(body) === sha256 ? body : null;
-  } catch {
-    return null;
-  }
+  const body = decoded(all);
+  return body !== null && sha256Hex(body) === sha256 ? body : null;
 }
 
 /**
@@ -172,7 +177,7 @@ export function createDynamoPayloadStore(options: DynamoPayloadStoreOptions): Dy
       if (!head) return null;
       if (head['n']?.N === '0') {
         const inline = head['b']?.B;
-        return inline ? fatal.decode(inline) : null;
+        return inline ? decoded(inline) : null;
       }
       return reassemble(sha256, head, await query(owner, chunkPrefix(sha256), { full: true }));
     },
