@@ -8,7 +8,7 @@ import {
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
 import { StoreUnavailableError } from '@stepfold/engine';
-import type { Item } from './requests.js';
+import { type Item, pooled } from './requests.js';
 import type { EnsureTableOptions } from './setup.js';
 
 // The payload table's layout: partition key `o` (the owner), sort key `k`. A payload is a head
@@ -93,18 +93,17 @@ export async function batchWrite(
 ): Promise<void> {
   const batches: WriteRequest[][] = [];
   for (let i = 0; i < writes.length; i += BATCH) batches.push(writes.slice(i, i + BATCH));
-  await Promise.all(
-    batches.map(async (batch) => {
-      let pending = batch;
-      for (let round = 0; pending.length; round++) {
-        if (round === BATCH_ROUNDS)
-          throw new StoreUnavailableError(`dynamodb payloads: ${pending.length} writes stayed unprocessed`);
-        if (round) await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** round));
-        const out = await client.send(new BatchWriteItemCommand({ RequestItems: { [table]: pending } }));
-        pending = out.UnprocessedItems?.[table] ?? [];
-      }
-    }),
-  );
+  // At most 25 batches in flight: collecting a large owner should not throttle itself.
+  await pooled(batches, async (batch) => {
+    let pending = batch;
+    for (let round = 0; pending.length; round++) {
+      if (round === BATCH_ROUNDS)
+        throw new StoreUnavailableError(`dynamodb payloads: ${pending.length} writes stayed unprocessed`);
+      if (round) await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** round));
+      const out = await client.send(new BatchWriteItemCommand({ RequestItems: { [table]: pending } }));
+      pending = out.UnprocessedItems?.[table] ?? [];
+    }
+  });
 }
 
 /** Delete requests for the given keys of `owner`. */
