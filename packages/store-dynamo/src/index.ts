@@ -9,6 +9,15 @@ export {
 } from './encode.js';
 export { MAX_WAITING } from './inbox.js';
 export {
+  createDynamoPayloadStore,
+  DEFAULT_MAX_PAYLOAD_BYTES,
+  DEFAULT_PAYLOAD_TABLE,
+  type DynamoPayloadStore,
+  type DynamoPayloadStoreOptions,
+  MAX_PAYLOAD_BYTES_LIMIT,
+} from './payload-store.js';
+export { PAYLOAD_CHUNK_BYTES, payloadTableDefinition } from './payload-table.js';
+export {
   DUE_INDEX,
   type EnsureTableOptions,
   ensureTable,

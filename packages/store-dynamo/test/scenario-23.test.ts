@@ -1,22 +1,10 @@
 import { createHash } from 'node:crypto';
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { createRunner, defineWorkflow } from '@stepfold/engine';
-import {
-  createMemoryPayloadStore,
-  isPayloadRef,
-  offloading,
-  type PayloadRef,
-  type PayloadStore,
-} from '@stepfold/engine/payloads';
+import { isPayloadRef, offloading, type PayloadRef } from '@stepfold/engine/payloads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDynamoStore } from '../src/index.js';
+import { createDynamoPayloadStore, createDynamoStore } from '../src/index.js';
 import { requireServer, testClient } from './server.js';
-
-/** The payload store of this scenario. */
-function payloadStoreForScenario(): PayloadStore {
-  // swapped for createDynamoPayloadStore on merge
-  return createMemoryPayloadStore();
-}
 
 // Scenario 23: a task returns 2 MB on DynamoDB (400 KB items): the output is offloaded, the next
 // step reads it, the snapshot stays under 400 KB.
@@ -24,7 +12,9 @@ function payloadStoreForScenario(): PayloadStore {
 const client = testClient();
 const table = `scenario23_${process.pid}`;
 const store = createDynamoStore({ client, table, setup: { pollMs: 50 } });
-const payloads = payloadStoreForScenario();
+// The payloads live in DynamoDB too, in their own table: a 2 MB body is split into items under 400 KB.
+const payloadTable = `scenario23_payloads_${process.pid}`;
+const payloads = createDynamoPayloadStore({ client, table: payloadTable, setup: { pollMs: 50 } });
 
 beforeAll(async () => {
   await requireServer(client);
@@ -33,7 +23,8 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await payloads.close();
-  await client.send(new DeleteTableCommand({ TableName: table })).catch(() => {});
+  for (const TableName of [table, payloadTable])
+    await client.send(new DeleteTableCommand({ TableName })).catch(() => {});
   client.destroy();
 });
 

@@ -6,4 +6,12 @@ export {
   DEFAULT_MAX_SNAPSHOT_BYTES,
   type MongoStoreOptions,
 } from './mongo-store.js';
+export {
+  createMongoPayloadStore,
+  DEFAULT_MAX_PAYLOAD_BYTES,
+  DEFAULT_PAYLOAD_COLLECTION,
+  type MongoPayloadStore,
+  type MongoPayloadStoreOptions,
+  type PayloadDocument,
+} from './payload-store.js';
 export { INSTANCE_INDEXES } from './setup.js';

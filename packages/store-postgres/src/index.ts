@@ -2,6 +2,13 @@
 export { DEFAULT_CLAIM_MS } from '@stepfold/engine/store-kit';
 export { needsTextColumn } from './encode.js';
 export { isUnavailable } from './map-error.js';
+export {
+  createPostgresPayloadStore,
+  DEFAULT_MAX_PAYLOAD_BYTES,
+  MAX_PAYLOAD_BYTES_LIMIT,
+  type PostgresPayloadStore,
+  type PostgresPayloadStoreOptions,
+} from './payload-store.js';
 export { createPostgresStore } from './postgres-store.js';
 export type { SnapshotColumn } from './save-many.js';
 export {

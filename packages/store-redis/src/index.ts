@@ -20,6 +20,14 @@ export {
 } from './keys.js';
 export { isUnavailable } from './map-error.js';
 export {
+  createRedisPayloadStore,
+  DEFAULT_MAX_PAYLOAD_BYTES,
+  DEFAULT_PAYLOAD_PREFIX,
+  MAX_PAYLOAD_BYTES_LIMIT,
+  type RedisPayloadStore,
+  type RedisPayloadStoreOptions,
+} from './payload-store.js';
+export {
   createRedisStore,
   DEFAULT_CLAIM_MS,
   DEFAULT_MAX_SKIPPED_CLAIMS,

@@ -4,6 +4,7 @@ import { makeTestSnapshot } from '@stepfold/engine/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisStore, keysFor } from '../src/index.js';
 import { describeClaims } from './claims-suite.js';
+import { runRedisPayloadConformance } from './payload-suite.js';
 import {
   clusterNodeOf,
   clusterServer,
@@ -41,6 +42,7 @@ runStoreConformance({
 
 describeWakes({ name: 'cluster', client: cluster, nodeOf: (key) => clusterNodeOf(cluster, key) });
 describeClaims('cluster', cluster);
+runRedisPayloadConformance('redis-cluster', cluster);
 
 describe('redis adapter on a cluster', () => {
   it('keeps every key of a store in one slot, whichever node holds it', async () => {

@@ -1,8 +1,6 @@
-import { StoreUnavailableError, ValidationError } from '../errors.js';
-import { assertValidId } from '../ids.js';
-import { snapshotBytes } from '../store/store.js';
-import { PayloadTooLargeError } from './payload-errors.js';
-import type { PayloadPage, PayloadStore } from './payload-store.js';
+import { StoreUnavailableError } from '../errors.js';
+import { definePayloadStore } from './define-payload-store.js';
+import type { PayloadStore } from './payload-store.js';
 
 /** Options of {@link createMemoryPayloadStore}. */
 export interface MemoryPayloadStoreOptions {
@@ -18,81 +16,67 @@ export interface MemoryPayloadStore extends PayloadStore {
   readonly size: number;
 }
 
-const HASH = /^[0-9a-f]{64}$/;
-
-/** Throws `INVALID_INPUT` unless `sha256` is 64 lowercase hex digits. */
-export function assertPayloadHash(sha256: unknown): asserts sha256 is string {
-  if (typeof sha256 !== 'string' || !HASH.test(sha256))
-    throw new ValidationError('INVALID_INPUT', 'invalid payload hash', [
-      { path: 'sha256', message: 'must be 64 lowercase hex digits' },
-    ]);
-}
+/** Default body limit of the memory payload store: 16 MiB, what every server adapter holds too. */
+export const MEMORY_MAX_PAYLOAD_BYTES = 16 * 1024 * 1024;
 
 /**
  * A payload store in this process's memory: the reference of the payload store contract, for tests
- * and for the harness.
+ * and for the harness. Built on {@link definePayloadStore} like the server adapters, so it checks
+ * (and refuses) exactly what they do.
  *
  * @example
  * const payloads = createMemoryPayloadStore();
  * await payloads.put('order-1', sha256Hex(json), json);
  */
 export function createMemoryPayloadStore(options: MemoryPayloadStoreOptions = {}): MemoryPayloadStore {
-  const maxPayloadBytes = options.maxPayloadBytes ?? 16 * 1024 * 1024;
   const owners = new Map<string, Map<string, string>>();
   let available = true;
-  const up = () => {
-    if (!available) throw new StoreUnavailableError('memory payload store is unavailable');
+  // Raised by the driver while switched off; the kit maps it like a refused connection.
+  const down = new StoreUnavailableError('memory payload store is unavailable');
+  const up = async () => {
+    if (!available) throw down;
   };
+  const store = definePayloadStore(
+    {
+      name: 'memory payloads',
+      isUnavailable: (e) => e === down,
+      sizes: { asked: options.maxPayloadBytes, fallback: MEMORY_MAX_PAYLOAD_BYTES, most: 2 ** 30 },
+    },
+    {
+      setup: up,
+      async put({ owner, sha256, body }) {
+        await up();
+        const of = owners.get(owner) ?? new Map<string, string>();
+        if (!of.has(sha256)) of.set(sha256, body);
+        owners.set(owner, of);
+      },
+      async get(owner, sha256) {
+        await up();
+        return owners.get(owner)?.get(sha256) ?? null;
+      },
+      async list(owner, after, limit) {
+        await up();
+        const all = [...(owners.get(owner)?.keys() ?? [])].sort();
+        return all.filter((h) => after === null || h > after).slice(0, limit);
+      },
+      async delete(owner, sha256s) {
+        await up();
+        const of = owners.get(owner);
+        let n = 0;
+        for (const h of sha256s) if (of?.delete(h)) n++;
+        if (of?.size === 0) owners.delete(owner);
+        return n;
+      },
+      async deleteOwner(owner) {
+        await up();
+        const n = owners.get(owner)?.size ?? 0;
+        owners.delete(owner);
+        return n;
+      },
+    },
+  );
   return {
-    maxPayloadBytes,
-    async setup() {
-      up();
-    },
-    async put(owner, sha256, body) {
-      assertValidId(owner, 'owner');
-      assertPayloadHash(sha256);
-      const bytes = snapshotBytes(body);
-      if (bytes > maxPayloadBytes) throw new PayloadTooLargeError(owner, bytes, maxPayloadBytes);
-      up();
-      const of = owners.get(owner) ?? new Map<string, string>();
-      if (!of.has(sha256)) of.set(sha256, body);
-      owners.set(owner, of);
-    },
-    async get(owner, sha256) {
-      assertValidId(owner, 'owner');
-      assertPayloadHash(sha256);
-      up();
-      return owners.get(owner)?.get(sha256) ?? null;
-    },
-    async list(owner, page): Promise<PayloadPage> {
-      assertValidId(owner, 'owner');
-      if (!(Number.isSafeInteger(page.limit) && page.limit > 0))
-        throw new RangeError('limit must be a positive integer');
-      up();
-      const all = [...(owners.get(owner)?.keys() ?? [])].sort();
-      const from = page.cursor ? all.findIndex((h) => h > page.cursor!) : 0;
-      const rest = from < 0 ? [] : all.slice(from);
-      const items = rest.slice(0, page.limit);
-      return { items, cursor: rest.length > page.limit ? items[items.length - 1]! : null };
-    },
-    async delete(owner, sha256s) {
-      assertValidId(owner, 'owner');
-      for (const h of sha256s) assertPayloadHash(h);
-      up();
-      const of = owners.get(owner);
-      let n = 0;
-      for (const h of sha256s) if (of?.delete(h)) n++;
-      if (of && of.size === 0) owners.delete(owner);
-      return n;
-    },
-    async deleteOwner(owner) {
-      assertValidId(owner, 'owner');
-      up();
-      const n = owners.get(owner)?.size ?? 0;
-      owners.delete(owner);
-      return n;
-    },
-    async close() {},
+    ...store,
     setAvailable(a) {
       available = a;
     },

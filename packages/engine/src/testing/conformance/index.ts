@@ -1,5 +1,11 @@
-// `@stepfold/engine/conformance`: the store conformance suite. It registers vitest tests, so it
-// is its own entry: `@stepfold/engine/testing` stays free of any test framework.
+// `@stepfold/engine/conformance`: the store and payload store conformance suites. They register
+// vitest tests, so they are their own entry: `@stepfold/engine/testing` stays free of any test framework.
 export type { Capability, OutageControl, StoreConformanceOptions } from './context.js';
 export { fidelityPayload } from './crud.js';
+export {
+  jsonOfBytes,
+  type PayloadOutageControl,
+  type PayloadStoreConformanceOptions,
+} from './payload-context.js';
+export { runPayloadStoreConformance } from './run-payload-store-conformance.js';
 export { runStoreConformance } from './run-store-conformance.js';

@@ -1,0 +1,49 @@
+import { runPayloadStoreConformance } from '@stepfold/engine/conformance';
+import type { PayloadStore } from '@stepfold/engine/payloads';
+import type pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
+import { createPostgresPayloadStore, type PostgresPayloadStore } from '../src/index.js';
+import { PG_URL, pgServer, requireServer, TEST_SCHEMA, testPool, uniqueTable } from './server.js';
+
+const pool = testPool();
+// The outage store lives on a server of its own (not the instance store suite's), so stopping it
+// disturbs no other test, whichever suites run at the same time.
+const OUTAGE_PORT = process.env.STEPFOLD_PG_PAYLOAD_OUTAGE_PORT ?? '55442';
+const OUTAGE_URL = (() => {
+  const url = new URL(PG_URL);
+  url.port = OUTAGE_PORT;
+  return url.toString();
+})();
+let outagePool: pg.Pool | undefined;
+const pools = new Map<PayloadStore, pg.Pool>();
+
+beforeAll(() => requireServer(pool));
+afterAll(async () => {
+  await pool.end();
+  await outagePool?.end();
+});
+
+function open(on: pg.Pool): PostgresPayloadStore {
+  const store = createPostgresPayloadStore({ pool: on, schema: TEST_SCHEMA, table: uniqueTable('p') });
+  pools.set(store, on);
+  return store;
+}
+
+runPayloadStoreConformance({
+  name: 'postgres',
+  createStore: () => open(pool),
+  async destroyStore(store) {
+    const { schema, table } = store as PostgresPayloadStore;
+    await pools.get(store)?.query(`DROP TABLE IF EXISTS "${schema}"."${table}"`);
+  },
+  outage: {
+    async createStore() {
+      await pgServer(OUTAGE_PORT, 'up');
+      outagePool ??= testPool(OUTAGE_URL, 4);
+      await requireServer(outagePool, OUTAGE_URL);
+      return open(outagePool);
+    },
+    stop: () => pgServer(OUTAGE_PORT, 'stop'),
+    start: () => pgServer(OUTAGE_PORT, 'start'),
+  },
+});
