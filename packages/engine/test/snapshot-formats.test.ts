@@ -32,7 +32,7 @@ interface Fixture {
   definition: unknown;
   snapshot: Snapshot;
   /** Applied in order by the runner: ticks at a time, signals, a requeue. */
-  then: Array<{ tick: number } | { signal: string; payload: unknown } | { requeue: true }>;
+  finish: Array<{ tick: number } | { signal: string; payload: unknown } | { requeue: true }>;
   expect: { status: string; output?: unknown };
 }
 
@@ -92,16 +92,16 @@ function currentFixtures(): Record<string, Fixture> {
     'waiting-human': {
       definition: order,
       snapshot: waiting,
-      then: [{ signal: 'approve', payload: { decision: 'approve' } }, ...end],
+      finish: [{ signal: 'approve', payload: { decision: 'approve' } }, ...end],
       expect: forward,
     },
-    sleeping: { definition: order, snapshot: approved, then: end, expect: forward },
-    'task-in-flight': { definition: order, snapshot: charging, then: end, expect: forward },
-    'retry-waiting': { definition: order, snapshot: retrying, then: end, expect: forward },
-    'signal-buffered': { definition: order, snapshot: buffered, then: end, expect: forward },
-    compensating: { definition: order, snapshot: rejected, then: end, expect: { status: 'failed' } },
-    dlq: { definition: order, snapshot: dlq, then: [{ requeue: true }], expect: forward },
-    completed: { definition: order, snapshot: completed, then: [], expect: forward },
+    sleeping: { definition: order, snapshot: approved, finish: end, expect: forward },
+    'task-in-flight': { definition: order, snapshot: charging, finish: end, expect: forward },
+    'retry-waiting': { definition: order, snapshot: retrying, finish: end, expect: forward },
+    'signal-buffered': { definition: order, snapshot: buffered, finish: end, expect: forward },
+    compensating: { definition: order, snapshot: rejected, finish: end, expect: { status: 'failed' } },
+    dlq: { definition: order, snapshot: dlq, finish: [{ requeue: true }], expect: forward },
+    completed: { definition: order, snapshot: completed, finish: [], expect: forward },
   };
 }
 
@@ -155,7 +155,7 @@ describe('snapshot formats', () => {
         expect(loaded?.schemaVersion).toBe(SNAPSHOT_SCHEMA_VERSION);
         let now = fixture.snapshot.updatedAt + 1;
         const runner = createRunner({ store, workflows: [def], handlers, clock: () => now });
-        for (const action of fixture.then) {
+        for (const action of fixture.finish) {
           if ('tick' in action) {
             now = action.tick;
             // Every due timer and lost task, as a worker's polls would find them.
