@@ -8,6 +8,7 @@ import { taskKey } from '../reducer/transition-context.js';
 import type { Snapshot, TaskState } from '../snapshot.js';
 import type { SentSignal } from '../store/store.js';
 import type { InFlight } from './in-flight.js';
+import type { WorkflowRegistry } from './registry.js';
 import type { HandleResult, Runner } from './types.js';
 import { Work } from './work.js';
 import type { WriteLoop } from './write-loop.js';
@@ -98,6 +99,9 @@ export type TaskHand = (
 export interface RunnerCore {
   readonly writes: WriteLoop;
   readonly inFlight: InFlight;
+  /** Its registered definitions (a migration checks its target is one of them). */
+  readonly registry: WorkflowRegistry;
+  readonly clock: () => number;
   /** The report of `call`'s writes: each is counted in it and starts what it dispatched. */
   report(call: Work): OnWrite;
   /** Hands every dispatched task to `hand` and every snapshot written to `observe`; returns the detach. One at a time. */
@@ -125,6 +129,14 @@ export function runnerPort(runner: Runner): RunnerPort {
     ports.set(core, port);
   }
   return port;
+}
+
+/** The registry and clock of a runner `createRunner` made (what a migration reads of it). */
+export function runnerInternals(runner: Runner): Pick<RunnerCore, 'registry' | 'clock'> {
+  const core = (runner as { [CORE]?: RunnerCore })[CORE];
+  if (!core)
+    throw new TypeError('not a runner createRunner made (is a second copy of @stepfold/engine loaded?)');
+  return { registry: core.registry, clock: core.clock };
 }
 
 /** The port over one runner's core (made once per runner, on the first `runnerPort`). */
