@@ -1,0 +1,156 @@
+import {
+  createRunner,
+  isStepfoldError,
+  type StepfoldError,
+  type ValidationError,
+  workflow,
+} from '@stepfold/engine';
+import { createMemoryStore } from '@stepfold/engine/memory';
+import { checkMigration, defineMigration, migrate, planMigration } from '@stepfold/engine/migrations';
+import { createHarness } from '@stepfold/engine/testing';
+import { describe, expect, it } from 'vitest';
+
+const v1 = workflow('pay', 1)
+  .task('charge', { handler: 'charge', compensate: 'refund' })
+  .wait('confirm', { signal: 'confirmed', timeoutMs: 1_000 })
+  .task('receipt', { handler: 'receipt' })
+  .build();
+
+const v2 = workflow('pay', 2)
+  .task('bill', { handler: 'charge', compensate: 'refund' })
+  .wait('confirm', { signal: 'confirmed' })
+  .task('receipt', { handler: 'receipt2' })
+  .build();
+
+const caught = (f: () => unknown) => {
+  try {
+    f();
+  } catch (e) {
+    return e as StepfoldError;
+  }
+  throw new Error('did not throw');
+};
+
+describe('defineMigration', () => {
+  it('lists every definition-level problem at once (INVALID_MIGRATION)', () => {
+    const other = workflow('other', 1).task('x', { handler: 'x' }).build();
+    const e = caught(() =>
+      defineMigration({
+        from: v2 as never,
+        to: other as never,
+        steps: { nope: 'x', bill: 'missing', confirm: 'x', receipt: 'x' } as never,
+      }),
+    ) as ValidationError;
+    expect(e.code).toBe('INVALID_MIGRATION');
+    const messages = e.issues.map((i) => i.message);
+    expect(messages).toEqual(
+      expect.arrayContaining([
+        'migrates pay to another workflow, other',
+        'v1 is not above v2',
+        '"nope" is not a step of pay v2',
+        '"missing" is not a step of other v1',
+        '"confirm" and "receipt" all map onto "x" (map or remove the others)',
+      ]),
+    );
+  });
+
+  it('types the step map by the definitions', () => {
+    // Checked by the compiler (`node scripts/typecheck-tests.mjs`), never run.
+    const typeOnly = () => {
+      // @ts-expect-error a typo in an old step id fails to compile
+      defineMigration({ from: v1, to: v2, steps: { chrage: 'bill' } });
+      // @ts-expect-error and one in a new step id
+      defineMigration({ from: v1, to: v2, steps: { charge: 'bil' } });
+    };
+    expect(typeof typeOnly).toBe('function');
+    expect(defineMigration({ from: v1, to: v2, steps: { charge: 'bill' } }).steps).toEqual({
+      charge: 'bill',
+      confirm: 'confirm',
+      receipt: 'receipt',
+    });
+  });
+});
+
+describe('checkMigration and planMigration', () => {
+  const m = defineMigration({ from: v1, to: v2, steps: { charge: 'bill' } });
+
+  it('reports per step and state what would be refused', () => {
+    const r = checkMigration(m);
+    const by = Object.fromEntries(r.steps.map((s) => [s.step, s]));
+    expect(by.charge?.inFlight).toEqual([
+      'task in flight in step "charge"; migrate once it has reported',
+      'compensation in flight in step "charge"; migrate once it has reported',
+    ]);
+    expect(by.charge?.active).toEqual([]);
+    expect(by.confirm?.timers).toEqual(['timeout timer in step "confirm", v2\'s "confirm" has no timeout']);
+    expect(by.receipt?.inFlight).toEqual([
+      'task in flight in step "receipt" runs receipt, v2 runs receipt2 there',
+    ]);
+    expect(r.notes).toContain('step "charge" is "bill" in v2');
+    expect(r.ok).toBe(false);
+  });
+
+  it('refuses what the instance holds and moves it once that is gone', () => {
+    const h = createHarness(v1, { id: 'p-1' }).start({});
+    expect(planMigration(m, h.snapshot, { at: 0 })).toEqual({
+      ok: false,
+      reasons: ['task in flight in step "charge"; migrate once it has reported'],
+    });
+    h.complete('charge', { id: 'C' });
+    expect(planMigration(m, h.snapshot, { at: 0 })).toEqual({
+      ok: false,
+      reasons: ['timeout timer in step "confirm", v2\'s "confirm" has no timeout'],
+    });
+    const lenient = defineMigration({
+      from: v1,
+      to: workflow('pay', 2)
+        .task('bill', { handler: 'charge', compensate: 'refund' })
+        .wait('confirm', { signal: 'confirmed', timeoutMs: 5_000 })
+        .task('receipt', { handler: 'receipt2' })
+        .build(),
+      steps: { charge: 'bill' },
+    });
+    const plan = planMigration(lenient, h.snapshot, { at: 7 });
+    if (!plan.ok) throw new Error(plan.reasons.join());
+    expect(plan.snapshot.steps.bill?.output).toEqual({ id: 'C' });
+    expect(plan.snapshot.completed).toEqual(['bill']);
+    expect(plan.snapshot.version).toBe(h.snapshot.version + 1);
+    expect(plan.snapshot.updatedAt).toBe(7);
+  });
+
+  it('a recipe that throws is a reason, not a crash', () => {
+    const h = createHarness(v1, { id: 'p-2' }).start({});
+    h.complete('charge', null);
+    const bad = defineMigration({
+      from: v1,
+      to: workflow('pay', 3)
+        .task('bill', { handler: 'charge', compensate: 'refund' })
+        .wait('confirm', { signal: 'confirmed', timeoutMs: 1 })
+        .build(),
+      steps: { charge: 'bill', receipt: null },
+      data() {
+        throw new Error('no currency table');
+      },
+    });
+    expect(planMigration(bad, h.snapshot, { at: 0 })).toEqual({
+      ok: false,
+      reasons: ['data recipe threw: no currency table'],
+    });
+  });
+
+  it('migrate needs the runner to register the target, before reading anything', async () => {
+    const store = createMemoryStore();
+    let loads = 0;
+    const counting = {
+      ...store,
+      load: (id: string) => {
+        loads++;
+        return store.load(id);
+      },
+    };
+    const runner = createRunner({ store: counting, workflows: [v1], execute: false });
+    const e = await migrate(runner, m, 'p-1').catch((x: unknown) => x);
+    expect(isStepfoldError(e, 'UNKNOWN_VERSION')).toBe(true);
+    expect(loads).toBe(0);
+  });
+});
