@@ -26,7 +26,9 @@ describe('stepfold migrate (postgres)', () => {
     const u = new URL(PG_URL);
     u.searchParams.set('schema', schema);
     url = u.toString();
-    const { orderV1 } = (await import('./fixtures/order-migration.mjs')) as { orderV1: WorkflowDefinition };
+    // A module of the user's, imported by URL as the CLI does (no types to check it against).
+    const fixture = new URL('./fixtures/order-migration.mjs', import.meta.url).href;
+    const { orderV1 } = (await import(fixture)) as { orderV1: WorkflowDefinition };
     const runner = createRunner({ store, workflows: [orderV1], execute: false });
     for (const id of ['o-1', 'o-2', 'o-3']) await runner.start('cli-order', id, {});
     await runner.start('cli-order', 'o-legacy', { legacy: true });
