@@ -1,8 +1,10 @@
 import {
   createRunner,
   isStepfoldError,
+  type Snapshot,
   type StepfoldError,
   type ValidationError,
+  VersionConflictError,
   workflow,
 } from '@stepfold/engine';
 import { createMemoryStore } from '@stepfold/engine/memory';
@@ -136,6 +138,39 @@ describe('checkMigration and planMigration', () => {
       ok: false,
       reasons: ['data recipe threw: no currency table'],
     });
+  });
+
+  it('migrate reloads and plans again after losing a race, and writes once', async () => {
+    const store = createMemoryStore();
+    const saves: number[] = [];
+    let raced = false;
+    const racing = {
+      ...store,
+      async save(s: Snapshot, expected: number) {
+        if (!raced) {
+          raced = true;
+          // Someone else writes first (a log-only change here): this save must lose.
+          const stored = (await store.load(s.id))!;
+          await store.save({ ...stored, version: stored.version + 1 }, stored.version);
+          throw new VersionConflictError(s.id, expected, stored.version + 1);
+        }
+        saves.push(expected);
+        return store.save(s, expected);
+      },
+    };
+    const w1 = workflow('hold', 1).wait('go', { signal: 'go' }).build();
+    const w2 = workflow('hold', 2).wait('proceed', { signal: 'go' }).build();
+    const runner = createRunner({ store: racing, workflows: [w1, w2], execute: false });
+    await runner.start('hold', 'r-1', {}, { version: 1 });
+    const moved = await migrate(
+      runner,
+      defineMigration({ from: w1, to: w2, steps: { go: 'proceed' } }),
+      'r-1',
+    );
+    // Planned again on the version the other writer left (2), written once as 3.
+    expect(saves).toEqual([2]);
+    expect(moved.version).toBe(3);
+    expect(await store.load('r-1')).toEqual(moved);
   });
 
   it('migrate needs the runner to register the target, before reading anything', async () => {

@@ -99,9 +99,6 @@ export type TaskHand = (
 export interface RunnerCore {
   readonly writes: WriteLoop;
   readonly inFlight: InFlight;
-  /** Its registered definitions (a migration checks its target is one of them). */
-  readonly registry: WorkflowRegistry;
-  readonly clock: () => number;
   /** The report of `call`'s writes: each is counted in it and starts what it dispatched. */
   report(call: Work): OnWrite;
   /** Hands every dispatched task to `hand` and every snapshot written to `observe`; returns the detach. One at a time. */
@@ -131,12 +128,15 @@ export function runnerPort(runner: Runner): RunnerPort {
   return port;
 }
 
-/** The registry and clock of a runner `createRunner` made (what a migration reads of it). */
-export function runnerInternals(runner: Runner): Pick<RunnerCore, 'registry' | 'clock'> {
+/**
+ * The registry and clock of a runner `createRunner` made (what a migration reads of it), from the
+ * core it already lends: nothing added to the main entry.
+ */
+export function runnerInternals(runner: Runner): { registry: WorkflowRegistry; clock: () => number } {
   const core = (runner as { [CORE]?: RunnerCore })[CORE];
   if (!core)
     throw new TypeError('not a runner createRunner made (is a second copy of @stepfold/engine loaded?)');
-  return { registry: core.registry, clock: core.clock };
+  return { registry: core.writes.registry, clock: core.writes.clock };
 }
 
 /** The port over one runner's core (made once per runner, on the first `runnerPort`). */

@@ -238,8 +238,6 @@ export function createRunner<
   const core: RunnerCore = {
     writes,
     inFlight,
-    registry,
-    clock,
     report: reporter,
     attach(hand, observe) {
       if (executor) throw new Error('this runner already has an executor (one worker per runner)');
