@@ -1,8 +1,10 @@
 import {
   createRunner,
+  defineWorkflow,
   isStepfoldError,
   type Snapshot,
   type StepfoldError,
+  type,
   type ValidationError,
   VersionConflictError,
   workflow,
@@ -23,6 +25,9 @@ const v2 = workflow('pay', 2)
   .wait('confirm', { signal: 'confirmed' })
   .task('receipt', { handler: 'receipt2' })
   .build();
+
+const v1t = workflow('typed', 1).input(type<{ sku: string }>()).human('ok').build();
+const v2t = workflow('typed', 2).input(type<{ sku: string; currency: string }>()).human('ok').build();
 
 const caught = (f: () => unknown) => {
   try {
@@ -64,7 +69,18 @@ describe('defineMigration', () => {
       // @ts-expect-error and one in a new step id
       defineMigration({ from: v1, to: v2, steps: { charge: 'bil' } });
     };
+    const typedInput = () =>
+      defineMigration({
+        from: v1t,
+        to: v2t,
+        data(draft) {
+          draft.input.currency ??= 'EUR'; // a field of the new input, optional on the draft
+          // @ts-expect-error the old input's fields keep their types
+          draft.input.sku = 1;
+        },
+      });
     expect(typeof typeOnly).toBe('function');
+    expect(typeof typedInput).toBe('function');
     expect(defineMigration({ from: v1, to: v2, steps: { charge: 'bill' } }).steps).toEqual({
       charge: 'bill',
       confirm: 'confirm',
@@ -118,6 +134,40 @@ describe('checkMigration and planMigration', () => {
     expect(plan.snapshot.completed).toEqual(['bill']);
     expect(plan.snapshot.version).toBe(h.snapshot.version + 1);
     expect(plan.snapshot.updatedAt).toBe(7);
+  });
+
+  it('an instance in a parallel branch moves only into the same branch of as many', () => {
+    const fork = (version: number, branches: string[]) =>
+      defineWorkflow({
+        name: 'fork',
+        version,
+        start: 'fork',
+        steps: {
+          fork: { kind: 'parallel', branches, next: 'after' },
+          a: { kind: 'wait', signal: 'sa' },
+          b: { kind: 'wait', signal: 'sb' },
+          ...(branches.includes('c') ? { c: { kind: 'wait', signal: 'sc' } as const } : {}),
+          after: { kind: 'succeed' },
+        },
+      });
+    const v1f = fork(1, ['a', 'b']);
+    const h = createHarness(v1f, { id: 'f-1' }).start({});
+    expect([...h.snapshot.active].sort()).toEqual(['a', 'b', 'fork']);
+    const plan = (to: ReturnType<typeof fork>) =>
+      planMigration(defineMigration({ from: v1f, to }), h.snapshot, { at: 1 });
+    expect(plan(fork(2, ['b', 'a']))).toEqual({
+      ok: false,
+      reasons: [
+        'step "a" (active) sits in another parallel branch in v2',
+        'step "b" (active) sits in another parallel branch in v2',
+      ],
+    });
+    expect(plan(fork(2, ['a', 'b', 'c']))).toEqual({
+      ok: false,
+      reasons: ['parallel step "fork" has 2 branches, v2\'s "fork" 3'],
+    });
+    const same = plan(fork(3, ['a', 'b']));
+    expect(same.ok && same.snapshot.workflow.version).toBe(3);
   });
 
   it('a recipe that throws is a reason, not a crash', () => {
