@@ -13,17 +13,19 @@ import { createHarness, type WorkflowHarness } from '@stepfold/engine/testing';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
-// Random pairs of versions: v1 is a chain of tasks, human and wait steps and sleeps; v2 renames,
-// removes, adds, or changes the kind, handler, signal or timeout of its steps. Random v1 instances
-// are driven to random points and stored; then each is migrated. Every instance that moves must
-// finish on v2 when driven to its end; every one refused must be stored exactly as before, for
-// reasons the static check listed.
+// Random pairs of versions: v1 is a chain of tasks, human and wait steps, sleeps and parallels (a
+// task and a wait branch); v2 renames, removes, adds, or changes the kind (a parallel: swaps its
+// branches), handler, signal or timeout of its steps. Random v1 instances are driven to random
+// points and stored; then each is migrated. Every instance that moves must finish on v2 when
+// driven to its end; every one refused must be stored exactly as before, for reasons the static
+// check listed. STEPFOLD_MIGRATIONS sets the run count (default small enough for `pnpm test`).
 
 const RUNS = Number(process.env['STEPFOLD_MIGRATIONS'] ?? 60);
 const SEED = Number(process.env['STEPFOLD_MIGRATIONS_SEED'] ?? 22_2022);
 
+/** The kinds a step may change into; v1 also has `fork`, a parallel of a task and a wait branch. */
 const KINDS = ['task', 'human', 'wait', 'sleep'] as const;
-type Kind = (typeof KINDS)[number];
+type Kind = (typeof KINDS)[number] | 'fork';
 interface StepSpec {
   kind: Kind;
   compensate: boolean;
@@ -34,8 +36,36 @@ type Op = 'keep' | 'rename' | 'remove' | 'kind' | 'handler' | 'signal' | 'timeou
 const OPS: Op[] = ['keep', 'keep', 'keep', 'rename', 'remove', 'kind', 'handler', 'signal', 'timeout'];
 type Action = 'complete' | 'fail' | 'signal' | 'wake' | 'cancel';
 
-/** One step's JSON; `base` names its handlers and signal, so a renamed step keeps them. */
-function stepJson(base: string, s: StepSpec, changed: { handler?: boolean; signal?: boolean }) {
+type Steps = Array<[string, object]>;
+
+/**
+ * One step's JSON and, for a fork, its branch steps (ids from `base`, never renamed); `base` names
+ * its handlers and signal too, so a renamed step keeps them. A fork's `kind` change swaps its branches.
+ */
+function stepJson(
+  base: string,
+  s: StepSpec,
+  changed: { handler?: boolean; signal?: boolean; kind?: boolean },
+): { json: object; branches: Steps } {
+  if (s.kind === 'fork') {
+    const ids = [`${base}_a`, `${base}_b`];
+    return {
+      json: { kind: 'parallel', branches: changed.kind ? [...ids].reverse() : ids },
+      branches: [
+        [ids[0]!, { kind: 'task', handler: `h_${base}_a${changed.handler ? 'b' : ''}` }],
+        [ids[1]!, { kind: 'wait', signal: `sig_${base}_b${changed.signal ? 'b' : ''}` }],
+      ],
+    };
+  }
+  const kind = changed.kind ? KINDS[(KINDS.indexOf(s.kind) + 1) % KINDS.length]! : s.kind;
+  return { json: simpleStep(base, { ...s, kind }, changed), branches: [] };
+}
+
+function simpleStep(
+  base: string,
+  s: StepSpec & { kind: (typeof KINDS)[number] },
+  changed: { handler?: boolean; signal?: boolean },
+) {
   const timeout = s.timeout ? { timeoutMs: 1_000 } : {};
   const signal = `sig_${base}${changed.signal ? 'b' : ''}`;
   switch (s.kind) {
@@ -55,9 +85,9 @@ function stepJson(base: string, s: StepSpec, changed: { handler?: boolean; signa
   }
 }
 
-/** A chain of steps in order, each going on to the next. */
-function chain(name: string, version: number, steps: Array<[string, object]>): WorkflowDefinition {
-  const out: Record<string, object> = {};
+/** A chain of steps in order, each going on to the next, and the branch steps of its forks. */
+function chain(name: string, version: number, steps: Steps, branches: Steps): WorkflowDefinition {
+  const out: Record<string, object> = Object.fromEntries(branches);
   steps.forEach(([id, s], i) => {
     const next = steps[i + 1];
     out[id] = next ? { ...s, next: next[0] } : s;
@@ -66,7 +96,7 @@ function chain(name: string, version: number, steps: Array<[string, object]>): W
 }
 
 const specArb = fc.record({
-  kind: fc.constantFrom(...KINDS),
+  kind: fc.constantFrom<Kind>(...KINDS, 'fork'),
   compensate: fc.boolean(),
   timeout: fc.boolean(),
   retry: fc.boolean(),
@@ -120,31 +150,38 @@ describe('migrations (property): what moves finishes on v2, what is refused is u
     await fc.assert(
       fc.asyncProperty(caseArb, async (c) => {
         const ids = c.v1.map((_, i) => `s${i}`);
-        const v1 = chain(
-          'prop',
-          1,
-          c.v1.map((s, i) => [ids[i]!, stepJson(ids[i]!, s, {})]),
-        );
+        const v1Steps: Steps = [];
+        const v1Branches: Steps = [];
+        c.v1.forEach((s, i) => {
+          const { json, branches } = stepJson(ids[i]!, s, {});
+          v1Steps.push([ids[i]!, json]);
+          v1Branches.push(...branches);
+        });
+        const v1 = chain('prop', 1, v1Steps, v1Branches);
         const mapped: Record<string, string | null> = {};
-        const v2Steps: Array<[string, object]> = [];
+        const v2Steps: Steps = [];
+        const v2Branches: Steps = [];
         c.v1.forEach((s, i) => {
           const id = ids[i]!;
           const op = c.ops[i]!;
           if (op === 'remove') {
             mapped[id] = null;
+            if (s.kind === 'fork') for (const b of ['a', 'b']) mapped[`${id}_${b}`] = null;
             return;
           }
           const next = op === 'rename' ? `r${i}` : id;
           if (op === 'rename') mapped[id] = next;
-          const kind = op === 'kind' ? KINDS[(KINDS.indexOf(s.kind) + 1) % KINDS.length]! : s.kind;
-          const spec = { ...s, kind, timeout: op === 'timeout' ? !s.timeout : s.timeout };
-          v2Steps.push([next, stepJson(id, spec, { handler: op === 'handler', signal: op === 'signal' })]);
+          const spec = { ...s, timeout: op === 'timeout' ? !s.timeout : s.timeout };
+          const changed = { handler: op === 'handler', signal: op === 'signal', kind: op === 'kind' };
+          const { json, branches } = stepJson(id, spec, changed);
+          v2Steps.push([next, json]);
+          v2Branches.push(...branches);
         });
         c.added.forEach((at, j) => {
           v2Steps.splice(Math.min(at, v2Steps.length), 0, [`n${j}`, { kind: 'task', handler: `h_n${j}` }]);
         });
         if (v2Steps.length === 0) v2Steps.push(['n9', { kind: 'succeed' }]);
-        const v2 = chain('prop', 2, v2Steps);
+        const v2 = chain('prop', 2, v2Steps, v2Branches);
         const m = defineMigration({
           from: v1,
           to: v2,
