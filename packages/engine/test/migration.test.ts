@@ -170,6 +170,41 @@ describe('checkMigration and planMigration', () => {
     expect(same.ok && same.snapshot.workflow.version).toBe(3);
   });
 
+  it('buffered signals v2 does not take, and outputs for steps not run, are reasons', () => {
+    const h1 = workflow('buf', 1).wait('first', { signal: 'go' }).wait('second', { signal: 'more' }).build();
+    const h2 = workflow('buf', 2).wait('first', { signal: 'go' }).wait('second', { signal: 'extra' }).build();
+    const m2 = defineMigration({ from: h1, to: h2 });
+    expect(checkMigration(m2).signals).toEqual(['pending signal "more" is not accepted by v2']);
+    const h = createHarness(h1, { id: 'b-1' }).start({});
+    h.signal('more', { n: 1 }); // buffered: `second` is not active yet
+    expect(planMigration(m2, h.snapshot, { at: 1 })).toEqual({
+      ok: false,
+      reasons: ['pending signal "more" is not accepted by v2'],
+    });
+    // The recipe may rename it; an output for a step that has not run is refused.
+    const renamed = defineMigration({
+      from: h1,
+      to: h2,
+      data(draft) {
+        for (const r of draft.signals) if (r.name === 'more') r.name = 'extra';
+      },
+    });
+    const plan = planMigration(renamed, h.snapshot, { at: 1 });
+    expect(plan.ok && plan.snapshot.inbox.map((r) => r.name)).toEqual(['extra']);
+    const stray = defineMigration({
+      from: h1,
+      to: h2,
+      data(draft) {
+        draft.outputs.second = { made: 'up' };
+        for (const r of draft.signals) r.name = 'extra';
+      },
+    });
+    expect(planMigration(stray, h.snapshot, { at: 1 })).toEqual({
+      ok: false,
+      reasons: ['data recipe set an output for "second", a step the instance has not run'],
+    });
+  });
+
   it('a recipe that throws is a reason, not a crash', () => {
     const h = createHarness(v1, { id: 'p-2' }).start({});
     h.complete('charge', null);

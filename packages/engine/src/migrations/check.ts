@@ -40,7 +40,9 @@ export interface MigrationReport {
   added: string[];
   /** What changes for instances that do move (compensations, pivots), for a human to read. */
   notes: string[];
-  /** Every distinct reason an instance could be refused, across all steps and states. */
+  /** Why an instance holding a buffered signal would be refused: names v1 takes and v2 does not. */
+  signals: string[];
+  /** Every distinct reason an instance could be refused, across all steps, states and signals. */
   reasons: string[];
   /** No state of any step is refused: every instance of the old version can move. */
   ok: boolean;
@@ -95,6 +97,13 @@ export function checkMigration(m: Migration): MigrationReport {
     };
   });
   for (const id of m.added) notes.push(`step "${id}" is new in ${v}`);
+  // A signal v1 buffers that v2 refuses (unless the recipe renames it): the instance holding it cannot move.
+  const signals =
+    m.to.definition.acceptUnknownSignals === true
+      ? []
+      : [...m.from.signals]
+          .filter((name) => !m.to.signals.has(name))
+          .map((name) => `pending signal "${name}" is not accepted by ${v}`);
   const reasons = uniq(
     steps.flatMap((s) => [
       ...(s.active ?? []),
@@ -103,7 +112,7 @@ export function checkMigration(m: Migration): MigrationReport {
       ...s.completed,
       ...(s.rollback ?? []),
     ]),
-  );
+  ).concat(signals);
   const { name, version } = m.from.definition;
   return {
     from: { name, version },
@@ -111,6 +120,7 @@ export function checkMigration(m: Migration): MigrationReport {
     steps,
     added: [...m.added],
     notes,
+    signals,
     reasons,
     ok: reasons.length === 0,
   };

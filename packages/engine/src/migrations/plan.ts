@@ -5,7 +5,7 @@ import { step } from '../reducer/reducer.js';
 import { checkSnapshot } from '../reducer/snapshot-check.js';
 import { ring } from '../reducer/snapshot-copy.js';
 import { DEFAULT_LOG_LIMIT, taskKey } from '../reducer/transition-context.js';
-import { isTerminal, type SignalRecord, type Snapshot, type StepState, type TaskState } from '../snapshot.js';
+import { isTerminal, type Snapshot, type StepState, type TaskState } from '../snapshot.js';
 import { type Migration, type MigrationData, versionName } from './define.js';
 import { activeReasons, completedReasons, rollbackReasons, taskReasons, timerReasons } from './rules.js';
 
@@ -83,12 +83,19 @@ function applyRecipe(m: Migration, s: Snapshot, from: Snapshot, at: number): str
   let next: MigrationData;
   try {
     const recipe = m.data;
-    next = immer.produce(base, (draft) => {
+    const drafted = immer.produce(base, (draft) => {
       recipe(draft, { id: s.id, from, at });
     });
+    // Stored as JSON: what the recipe left is what a reload would see (a BigInt or a cycle throws).
+    next = JSON.parse(JSON.stringify(drafted)) as MigrationData;
   } catch (e) {
     return [`data recipe threw: ${e instanceof Error ? e.message : String(e)}`];
   }
+  if (typeof next.outputs !== 'object' || next.outputs === null || Array.isArray(next.outputs))
+    return ['data recipe left outputs that are not an object'];
+  if (!Array.isArray(next.signals)) return ['data recipe left signals that are not a list'];
+  if (next.signals.some((r) => typeof r?.name !== 'string' || typeof r.at !== 'number'))
+    return ['data recipe left a signal without a name or time'];
   const out: string[] = [];
   s.input = next.input ?? null;
   for (const [id, st] of Object.entries(s.steps)) {
@@ -96,15 +103,10 @@ function applyRecipe(m: Migration, s: Snapshot, from: Snapshot, at: number): str
     else st.output = next.outputs[id];
   }
   for (const id of Object.keys(next.outputs)) {
-    if (!Object.hasOwn(s.steps, id) && next.outputs[id] !== undefined)
+    if (!Object.hasOwn(s.steps, id))
       out.push(`data recipe set an output for "${id}", a step the instance has not run`);
   }
-  if (!Array.isArray(next.signals)) out.push('data recipe left signals that are not a list');
-  else {
-    s.inbox = next.signals.map((r: SignalRecord) => ({ ...r }));
-    if (s.inbox.some((r) => typeof r?.name !== 'string' || typeof r.at !== 'number'))
-      out.push('data recipe left a signal without a name or time');
-  }
+  s.inbox = next.signals;
   return out;
 }
 
