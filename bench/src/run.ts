@@ -6,6 +6,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { bundle } from './groups/bundle.js';
 import { childPostgres, mapPostgres } from './groups/composition.js';
+import { dryRunPostgres } from './groups/dry-run.js';
 import { e2eGroups, e2ePostgres, e2ePostgresBusy } from './groups/e2e.js';
 import { flatCost } from './groups/flat-cost.js';
 import { reducer } from './groups/reducer.js';
@@ -30,6 +31,7 @@ const GROUPS: Group[] = [
   e2ePostgresBusy,
   mapPostgres,
   childPostgres,
+  dryRunPostgres,
   wakeLatency,
   idleQueries,
   ...e2eGroups,

@@ -15,6 +15,7 @@ const ENTRIES = [
   'memory',
   'composition',
   'schedules',
+  'migrations',
   'lifecycle',
   'payloads',
   'store-kit',

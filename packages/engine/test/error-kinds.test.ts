@@ -18,9 +18,9 @@ import {
   ValidationError,
   VersionConflictError,
 } from '@stepfold/engine';
+import { MigrationRefusedError } from '@stepfold/engine/migrations';
 import { PayloadNotFoundError, PayloadTooLargeError } from '@stepfold/engine/payloads';
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { MigrationRefusedError } from '../src/migrations/migration-refused.js';
 
 // One error of each code, built with the class and arguments the engine throws it with, so its
 // `retryable` is the engine's own. A Record: a new code does not compile until it is listed here.

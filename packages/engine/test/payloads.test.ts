@@ -9,6 +9,7 @@ import {
   type PayloadRef,
   payloadRefs,
   resolvePayloads,
+  sha256Hex,
 } from '../src/payloads/index.js';
 import { createMemoryStore } from '../src/store/memory-store.js';
 import { createHarness } from '../src/testing/index.js';
@@ -228,7 +229,7 @@ describe('offloading in the runner', () => {
     await runner.start('report', 'r-6');
     await runner.start('report', 'r-7');
     // An orphan: put, never referenced (a write that lost its race).
-    await payloads.put('r-6', 'a'.repeat(64), '"orphan"');
+    await payloads.put('r-6', sha256Hex('"orphan"'), '"orphan"');
     expect(payloads.size).toBe(3);
     expect(await collectPayloads(store, payloads, 'r-6')).toBe(1);
     expect(payloads.size).toBe(2);
@@ -255,7 +256,7 @@ describe('offloading in the runner', () => {
       payloads: offloading({ store: payloads, threshold: 10 }),
     });
     await runner.start('idle', 'x-1', 'a long enough input');
-    await payloads.put('x-1', 'b'.repeat(64), '"orphan"');
+    await payloads.put('x-1', sha256Hex('"orphan"'), '"orphan"');
     expect(await collectPayloads(store, payloads, 'x-1')).toBe(0);
     expect(await collectPayloads(store, payloads, 'x-1', { running: true })).toBe(1);
     expect((await runner.get('x-1'))!.input).toBe('a long enough input');

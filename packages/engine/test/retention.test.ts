@@ -1,13 +1,15 @@
 import { sweepRetention } from '@stepfold/engine/lifecycle';
 import { createMemoryStore } from '@stepfold/engine/memory';
-import { createMemoryPayloadStore } from '@stepfold/engine/payloads';
+import { createMemoryPayloadStore, sha256Hex } from '@stepfold/engine/payloads';
 import { makeTestSnapshot } from '@stepfold/engine/testing';
 import { describe, expect, it } from 'vitest';
 import type { Snapshot, Store } from '../src/index.js';
 
 const at = (id: string, status: Snapshot['status'], updatedAt: number) =>
   makeTestSnapshot(id, { status, updatedAt });
-const HASH = 'a'.repeat(64);
+// Payloads are named by their content's hash; each test's bodies are one of these.
+const BIG = sha256Hex('"big"');
+const KEPT = sha256Hex('"kept"');
 
 async function seeded(): Promise<Store> {
   const store = createMemoryStore();
@@ -28,13 +30,13 @@ describe('sweepRetention', () => {
   it('deletes old finished instances with their payloads; recent and unfinished ones stay', async () => {
     const store = await seeded();
     const payloads = createMemoryPayloadStore();
-    await payloads.put('old-done', HASH, '"big"');
-    await payloads.put('new-done', HASH, '"kept"');
+    await payloads.put('old-done', BIG, '"big"');
+    await payloads.put('new-done', KEPT, '"kept"');
     const r = await sweepRetention({ store, olderThanMs: 1_000, now: 6_000, action: 'delete', payloads });
     expect(r).toEqual({ deleted: 3, archived: 0, payloads: 1, conflicts: 0, more: false });
     expect(await ids(store)).toEqual(['new-done', 'old-running', 'old-waiting']);
-    expect(await payloads.get('old-done', HASH)).toBeNull();
-    expect(await payloads.get('new-done', HASH)).toBe('"kept"');
+    expect(await payloads.get('old-done', BIG)).toBeNull();
+    expect(await payloads.get('new-done', KEPT)).toBe('"kept"');
   });
 
   it('archives: created in the archive (an older archived copy overwritten), then removed; payloads stay', async () => {
@@ -43,12 +45,12 @@ describe('sweepRetention', () => {
     await archive.create(at('old-done', 'completed', 50)); // archived by an earlier sweep, at version 1
     await store.save({ ...at('old-done', 'completed', 100), version: 2 }, 1);
     const payloads = createMemoryPayloadStore();
-    await payloads.put('old-done', HASH, '"big"');
+    await payloads.put('old-done', BIG, '"big"');
     const r = await sweepRetention({ store, olderThanMs: 1_000, now: 6_000, action: { archive }, payloads });
     expect(r).toMatchObject({ deleted: 0, archived: 3, payloads: 0, conflicts: 0 });
     expect(await ids(archive)).toEqual(['old-cancelled', 'old-done', 'old-failed']);
     expect((await archive.load('old-done'))?.version).toBe(2);
-    expect(await payloads.get('old-done', HASH)).toBe('"big"');
+    expect(await payloads.get('old-done', BIG)).toBe('"big"');
   });
 
   it('an instance restarted mid-sweep (its version raised after the read) is not deleted', async () => {

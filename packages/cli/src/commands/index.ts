@@ -7,6 +7,7 @@ export * as children from './children.js';
 export * as diagram from './diagram.js';
 export * as inspect from './inspect.js';
 export * as list from './list.js';
+export * as migrate from './migrate.js';
 export * as reject from './reject.js';
 export * as replay from './replay.js';
 export * as requeue from './requeue.js';

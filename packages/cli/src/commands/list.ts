@@ -65,7 +65,8 @@ export async function listInstances(
   return { items, cursor };
 }
 
-function statusOf(value: string): Status {
+/** Parses `--status`: one of the engine's statuses. */
+export function statusOf(value: string): Status {
   if (!(STATUSES as readonly string[]).includes(value)) {
     throw new InvalidArgumentError(`expected one of ${STATUSES.join(', ')}`);
   }

@@ -1,7 +1,6 @@
 import { PAYLOAD_REF, type PayloadRef } from '../payload-ref.js';
 import type { RunTask } from '../runner/execute-task.js';
 import type { PayloadPort, RunnerPayloads } from '../runner/payload-port.js';
-import type { RunnerMessage } from '../runner/types.js';
 import type { Snapshot } from '../snapshot.js';
 import type { Store } from '../store/store.js';
 import { snapshotBytes } from '../store/store.js';
@@ -87,10 +86,14 @@ class Offloader implements PayloadPort {
     return offloadTask(this, run);
   }
 
-  async message(m: RunnerMessage): Promise<RunnerMessage> {
-    if (m.type === 'signal') return { ...m, payload: await this.offload(m.id, m.payload) };
-    if (m.type === 'requeue' && m.inputPatch)
-      return { ...m, inputPatch: await offloadPatch(this, m.id, m.inputPatch) };
+  async message<M extends { type: string; id: string }>(m: M): Promise<M> {
+    const { type, id, payload, inputPatch } = m as M & {
+      payload?: unknown;
+      inputPatch?: Record<string, unknown>;
+    };
+    if (type === 'signal') return { ...m, payload: await this.offload(id, payload) };
+    if (type === 'requeue' && inputPatch)
+      return { ...m, inputPatch: await offloadPatch(this, id, inputPatch) };
     return m;
   }
 

@@ -1,7 +1,6 @@
 import type { Snapshot } from '../snapshot.js';
 import type { Store } from '../store/store.js';
 import type { RunTask } from './execute-task.js';
-import type { RunnerMessage } from './types.js';
 
 // How a runner offloads large values and resolves them, without carrying the code: the
 // `offloading()` of `@stepfold/engine/payloads` implements it, so a runner without payloads (and
@@ -27,7 +26,7 @@ export interface PayloadPort {
    */
   task(run: RunTask): RunTask;
   /** A signal's payload, or each value of a requeue's input patch, offloaded (any other message as is). */
-  message(m: RunnerMessage): Promise<RunnerMessage>;
+  message<M extends { type: string; id: string }>(m: M): Promise<M>;
   /** Refuses to patch `current`'s input if it is offloaded (the reducer would merge into the reference). */
   checkPatch(current: Snapshot): Promise<void>;
 }

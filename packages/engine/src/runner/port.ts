@@ -8,6 +8,7 @@ import { taskKey } from '../reducer/transition-context.js';
 import type { Snapshot, TaskState } from '../snapshot.js';
 import type { SentSignal } from '../store/store.js';
 import type { InFlight } from './in-flight.js';
+import type { WorkflowRegistry } from './registry.js';
 import type { HandleResult, Runner } from './types.js';
 import { Work } from './work.js';
 import type { WriteLoop } from './write-loop.js';
@@ -125,6 +126,17 @@ export function runnerPort(runner: Runner): RunnerPort {
     ports.set(core, port);
   }
   return port;
+}
+
+/**
+ * The registry and clock of a runner `createRunner` made (what a migration reads of it), from the
+ * core it already lends: nothing added to the main entry.
+ */
+export function runnerInternals(runner: Runner): { registry: WorkflowRegistry; clock: () => number } {
+  const core = (runner as { [CORE]?: RunnerCore })[CORE];
+  if (!core)
+    throw new TypeError('not a runner createRunner made (is a second copy of @stepfold/engine loaded?)');
+  return { registry: core.writes.registry, clock: core.writes.clock };
 }
 
 /** The port over one runner's core (made once per runner, on the first `runnerPort`). */

@@ -38,8 +38,10 @@ export interface WriteLoopOptions {
  */
 export class WriteLoop {
   private readonly store: Store;
-  private readonly registry: WorkflowRegistry;
-  private readonly clock: () => number;
+  /** The runner's registered definitions (read by `runnerInternals`, for migrations). */
+  readonly registry: WorkflowRegistry;
+  /** The runner's clock: the time of every event written. */
+  readonly clock: () => number;
   private readonly maxConflicts: number;
   private readonly handoff: boolean;
   private readonly payloads: PayloadPort | undefined;

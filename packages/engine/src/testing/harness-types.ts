@@ -1,7 +1,7 @@
 import type { SignalsOf, StepOutputsOf } from '../definition/typed-definition.js';
 import type { StepOptions } from '../reducer/reducer.js';
 import type { AnyDefinition } from '../runner/handler-types.js';
-import type { TaskState } from '../snapshot.js';
+import type { Snapshot, TaskState } from '../snapshot.js';
 
 // The harness's types: what its methods take, kept apart from the class that drives instances.
 
@@ -56,4 +56,9 @@ export interface HarnessOptions<W extends readonly AnyDefinition[] = readonly An
    * or lose one as a crashed runner would.
    */
   effects?: 'immediate' | 'manual';
+  /**
+   * Resume this stored snapshot (say, one a migration moved to this definition) instead of
+   * starting: the id and clock default to its own; `replayed()` replays from it.
+   */
+  from?: Snapshot | undefined;
 }

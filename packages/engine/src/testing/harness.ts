@@ -1,7 +1,7 @@
 import { compileWorkflow } from '../definition/compile.js';
 import { kindOf } from '../definition/kinds/index.js';
 import type { WorkflowEvent } from '../events.js';
-import { type Reduction, reduce, replay } from '../reducer/reducer.js';
+import { type Reduction, reduce, replay, step } from '../reducer/reducer.js';
 import { taskView } from '../reducer/task-view.js';
 import { taskKey } from '../reducer/transition-context.js';
 import type { AnyDefinition, Handler, HandlersFor } from '../runner/handler-types.js';
@@ -46,7 +46,8 @@ export class WorkflowHarness<
     tree?: HarnessTree,
   ) {
     this.options = options;
-    this.id = options.id ?? 'test-1';
+    this.id = options.id ?? options.from?.id ?? 'test-1';
+    this.current = options.from ?? null;
     const limits = options.maxTransitions === undefined ? {} : { maxTransitions: options.maxTransitions };
     this.shared =
       tree ??
@@ -54,7 +55,7 @@ export class WorkflowHarness<
         HarnessTree.registryOf(definition, options.workflows),
         options.effects === 'manual',
         (def, id) => new WorkflowHarness(def, { id, ...limits }, this.shared),
-        options.now ?? 0,
+        options.now ?? options.from?.updatedAt ?? 0,
       );
     this.shared.members.set(this.id, this);
   }
@@ -331,7 +332,10 @@ export class WorkflowHarness<
 
   /** The snapshot rebuilt from the recorded events; equal to `snapshot` when the reducer is deterministic. */
   replayed(): Snapshot | null {
-    return replay(this.definition, this.events, this.options);
+    let s = this.options.from ?? null;
+    if (s === null) return replay(this.definition, this.events, this.options);
+    for (const e of this.events) s = step(this.definition, s, e, this.options);
+    return s;
   }
 }
 

@@ -1,0 +1,132 @@
+import type { Draft } from 'immer';
+import { type CompiledWorkflow, compileWorkflow } from '../definition/compile.js';
+import type { DefinitionInput, WorkflowDefinition } from '../definition/schema.js';
+import type { InputOf, StepIdOf } from '../definition/typed-definition.js';
+import { type Issue, ValidationError } from '../errors.js';
+import type { SignalRecord, Snapshot } from '../snapshot.js';
+
+/** A definition as a migration takes it: the typed builder's output or JSON. */
+export type MigrationDefinition = DefinitionInput | WorkflowDefinition;
+
+/**
+ * Old step id → new step id, or `null` for a step the new version removed. With typed
+ * definitions the keys are the old version's step ids and the values the new one's, so a typo
+ * fails to compile. Unlisted ids keep their id when the new version has it.
+ */
+export type StepMap<F, T> = { [K in StepIdOf<F>]?: StepIdOf<T> | null };
+
+/** The workflow input as the recipe sees it: the old input, with the new version's fields optional. */
+export type MigrationInput<F, T> =
+  unknown extends InputOf<F>
+    ? // biome-ignore lint/suspicious/noExplicitAny: an untyped definition's input is whatever was stored
+      any
+    : InputOf<F> & Partial<InputOf<T>>;
+
+/** The stored data a recipe may change: the input, step outputs keyed by their new ids, pending signals. */
+export interface MigrationData<I = unknown> {
+  input: I;
+  /** Outputs of the steps that have one, under their new ids. */
+  outputs: Record<string, unknown>;
+  /** Signals buffered in the instance, oldest first. */
+  signals: SignalRecord[];
+}
+
+/** What a recipe knows besides the data: the instance, as stored before the move, and the time. */
+export interface MigrationContext {
+  readonly id: string;
+  /** The snapshot on the old version (frozen; read removed steps' outputs from here). */
+  readonly from: Readonly<Snapshot>;
+  /** The migration's time (epoch ms). */
+  readonly at: number;
+}
+
+/** What {@link defineMigration} takes: the two versions, the step map, the optional data recipe. */
+export interface MigrationSpec<F extends MigrationDefinition, T extends MigrationDefinition> {
+  from: F;
+  to: T;
+  steps?: StepMap<F, T> | undefined;
+  /** An immer recipe: assign to the draft; the engine produces the new data from it. */
+  data?: ((draft: Draft<MigrationData<MigrationInput<F, T>>>, ctx: MigrationContext) => void) | undefined;
+}
+
+/** A validated migration between two versions of one workflow (build it with {@link defineMigration}). */
+export interface Migration<F = unknown, T = unknown> {
+  readonly from: CompiledWorkflow;
+  readonly to: CompiledWorkflow;
+  /** Every old step id with where it goes: a new step id, or null (removed). */
+  readonly steps: Readonly<Record<string, string | null>>;
+  /** The new ids no old step maps onto. */
+  readonly added: readonly string[];
+  readonly data?: ((draft: Draft<MigrationData>, ctx: MigrationContext) => void) | undefined;
+  /** Phantom: the definitions' types (never present at runtime). */
+  readonly types?: { from: F; to: T } | undefined;
+}
+
+/**
+ * Validates a migration between two versions of one workflow and returns it. Throws
+ * `INVALID_MIGRATION` listing every problem: a key that is not a step of `from`, a target that is
+ * not a step of `to`, two old steps onto one new, different workflow names, `to.version` not
+ * above `from.version`.
+ *
+ * @example
+ * const toV2 = defineMigration({
+ *   from: orderV1,
+ *   to: orderV2,
+ *   steps: { approve: 'review', legacy: null },
+ *   data(draft) {
+ *     draft.input.currency ??= 'EUR';
+ *   },
+ * });
+ */
+export function defineMigration<const F extends MigrationDefinition, const T extends MigrationDefinition>(
+  spec: MigrationSpec<F, T>,
+): Migration<F, T> {
+  const from = compileWorkflow(spec.from);
+  const to = compileWorkflow(spec.to);
+  const a = from.definition;
+  const b = to.definition;
+  const issues: Issue[] = [];
+  if (a.name !== b.name)
+    issues.push({ path: 'to.name', message: `migrates ${a.name} to another workflow, ${b.name}` });
+  if (b.version <= a.version)
+    issues.push({ path: 'to.version', message: `v${b.version} is not above v${a.version}` });
+  const given = (spec.steps ?? {}) as Record<string, string | null | undefined>;
+  for (const [id, target] of Object.entries(given)) {
+    if (!Object.hasOwn(a.steps, id))
+      issues.push({ path: `steps.${id}`, message: `"${id}" is not a step of ${a.name} v${a.version}` });
+    if (target !== null && target !== undefined && !Object.hasOwn(b.steps, target))
+      issues.push({
+        path: `steps.${id}`,
+        message: `"${target}" is not a step of ${b.name} v${b.version}`,
+      });
+  }
+  const steps: Record<string, string | null> = {};
+  const onto = new Map<string, string[]>();
+  for (const id of Object.keys(a.steps)) {
+    const listed = given[id];
+    const target = listed !== undefined ? listed : Object.hasOwn(b.steps, id) ? id : null;
+    steps[id] = target;
+    if (target !== null) onto.set(target, [...(onto.get(target) ?? []), id]);
+  }
+  for (const [target, ids] of onto) {
+    if (ids.length > 1)
+      issues.push({
+        path: `steps.${ids[1]}`,
+        message: `${ids.map((i) => `"${i}"`).join(' and ')} all map onto "${target}" (map or remove the others)`,
+      });
+  }
+  if (issues.length) throw new ValidationError('INVALID_MIGRATION', 'invalid migration', issues);
+  const added = Object.keys(b.steps).filter((id) => !onto.has(id));
+  return Object.freeze({
+    from,
+    to,
+    steps: Object.freeze(steps),
+    added: Object.freeze(added),
+    data: spec.data as Migration['data'],
+  });
+}
+
+/** `v<version>` of a compiled definition, as reasons name versions. */
+export function versionName(wf: CompiledWorkflow): string {
+  return `v${wf.definition.version}`;
+}
