@@ -1,4 +1,6 @@
+import { isPayloadRef } from '@stepfold/engine/payloads';
 import { errorCodeOf } from './exit-codes.js';
+import { compactJson, describeRef } from './payload-view.js';
 
 /** Where a command writes: human text, or (with `--json`) one JSON document on stdout and nothing else. */
 export interface Output {
@@ -60,8 +62,12 @@ export function table(rows: readonly (readonly string[])[]): string[] {
   );
 }
 
-/** A value as compact JSON for a table cell or a one-line summary, cut at `max` characters. */
+/**
+ * A value as compact JSON for a table cell or a one-line summary, cut at `max` characters; payload
+ * references print as `‹payload …›`, and a value that is one is never cut (it is one short line).
+ */
 export function brief(value: unknown, max = 80): string {
-  const text = value === undefined ? '-' : JSON.stringify(value);
+  if (isPayloadRef(value)) return describeRef(value);
+  const text = compactJson(value);
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }

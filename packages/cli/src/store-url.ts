@@ -1,4 +1,5 @@
 import type { Store } from '@stepfold/engine';
+import type { PayloadStore } from '@stepfold/engine/payloads';
 import { UsageError } from './exit-codes.js';
 
 // Each adapter and its driver is imported when its scheme is used: loading all four (the AWS SDK and
@@ -9,6 +10,12 @@ export interface OpenedStore {
   store: Store;
   /** Which adapter: `postgres`, `redis`, `mongodb` or `dynamodb`. */
   kind: string;
+  /**
+   * The payload store on the same client (made on the first call, so a command that never
+   * resolves a reference never builds one); its names come from the URL's `payload*` options,
+   * else the adapter's defaults. A bad option is a usage error then.
+   */
+  payloads(): Promise<PayloadStore>;
   close(): Promise<void>;
 }
 
@@ -45,10 +52,37 @@ function option<T>(make: () => T): T {
   }
 }
 
+/**
+ * The `payloads()` and `close()` of an {@link OpenedStore}: the payload store is made once, on
+ * demand, and closed (before the client) only if it was made.
+ */
+function lazyPayloads(
+  make: () => Promise<PayloadStore>,
+  closeClient: () => Promise<void>,
+): Pick<OpenedStore, 'payloads'> & { closeAll(store: Store): Promise<void> } {
+  let made: Promise<PayloadStore> | undefined;
+  return {
+    payloads: () => {
+      made ??= make();
+      return made;
+    },
+    closeAll: async (store) => {
+      await store.close();
+      if (made) await (await made.catch(() => undefined))?.close();
+      await closeClient();
+    },
+  };
+}
+
 async function openPostgres(url: URL): Promise<OpenedStore> {
   const { default: pg } = await import('pg');
   const { createPostgresStore } = await import('@stepfold/store-postgres');
-  const { schema, table } = takeParams(url, ['schema', 'table']);
+  const { schema, table, payloadSchema, payloadTable } = takeParams(url, [
+    'schema',
+    'table',
+    'payloadSchema',
+    'payloadTable',
+  ]);
   const pool = new pg.Pool({
     connectionString: url.toString(),
     max: 2,
@@ -59,20 +93,26 @@ async function openPostgres(url: URL): Promise<OpenedStore> {
   const store = option(() =>
     createPostgresStore({ pool, ...(schema ? { schema } : {}), ...(table ? { table } : {}) }),
   );
-  return {
-    store,
-    kind: 'postgres',
-    close: async () => {
-      await store.close();
-      await pool.end();
+  const lazy = lazyPayloads(
+    async () => {
+      const { createPostgresPayloadStore } = await import('@stepfold/store-postgres');
+      return option(() =>
+        createPostgresPayloadStore({
+          pool,
+          ...(payloadSchema ? { schema: payloadSchema } : {}),
+          ...(payloadTable ? { table: payloadTable } : {}),
+        }),
+      );
     },
-  };
+    () => pool.end(),
+  );
+  return { store, kind: 'postgres', payloads: lazy.payloads, close: () => lazy.closeAll(store) };
 }
 
 async function openRedis(url: URL): Promise<OpenedStore> {
   const { Redis } = await import('ioredis');
   const { createRedisStore } = await import('@stepfold/store-redis');
-  const { prefix } = takeParams(url, ['prefix']);
+  const { prefix, payloadPrefix } = takeParams(url, ['prefix', 'payloadPrefix']);
   const client = new Redis(url.toString(), {
     maxRetriesPerRequest: 1,
     connectTimeout: CONNECT_TIMEOUT_MS,
@@ -82,18 +122,20 @@ async function openRedis(url: URL): Promise<OpenedStore> {
   });
   client.on('error', () => {});
   const store = option(() => createRedisStore({ client, ...(prefix ? { prefix } : {}) }));
-  return {
-    store,
-    kind: 'redis',
-    close: async () => {
-      await store.close();
-      client.disconnect();
+  const lazy = lazyPayloads(
+    async () => {
+      const { createRedisPayloadStore } = await import('@stepfold/store-redis');
+      return option(() =>
+        createRedisPayloadStore({ client, ...(payloadPrefix ? { prefix: payloadPrefix } : {}) }),
+      );
     },
-  };
+    async () => client.disconnect(),
+  );
+  return { store, kind: 'redis', payloads: lazy.payloads, close: () => lazy.closeAll(store) };
 }
 
 async function openMongo(url: URL): Promise<OpenedStore> {
-  const { collection } = takeParams(url, ['collection']);
+  const { collection, payloadCollection } = takeParams(url, ['collection', 'payloadCollection']);
   const db = decodeURIComponent(url.pathname.replace(/^\//, ''));
   if (!db) throw new UsageError(`${url.protocol}// URL needs a database: mongodb://host:port/<db>`);
   const { MongoClient } = await import('mongodb');
@@ -103,14 +145,19 @@ async function openMongo(url: URL): Promise<OpenedStore> {
     connectTimeoutMS: CONNECT_TIMEOUT_MS,
   });
   const store = option(() => createMongoStore({ db: client.db(db), ...(collection ? { collection } : {}) }));
-  return {
-    store,
-    kind: 'mongodb',
-    close: async () => {
-      await store.close();
-      await client.close();
+  const lazy = lazyPayloads(
+    async () => {
+      const { createMongoPayloadStore } = await import('@stepfold/store-mongo');
+      return option(() =>
+        createMongoPayloadStore({
+          db: client.db(db),
+          ...(payloadCollection ? { collection: payloadCollection } : {}),
+        }),
+      );
     },
-  };
+    () => client.close(),
+  );
+  return { store, kind: 'mongodb', payloads: lazy.payloads, close: () => lazy.closeAll(store) };
 }
 
 async function openDynamo(url: URL): Promise<OpenedStore> {
@@ -119,7 +166,7 @@ async function openDynamo(url: URL): Promise<OpenedStore> {
   process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
   const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
   const { createDynamoStore } = await import('@stepfold/store-dynamo');
-  const { region, endpoint } = takeParams(url, ['region', 'endpoint']);
+  const { region, endpoint, payloadTable } = takeParams(url, ['region', 'endpoint', 'payloadTable']);
   const table = decodeURIComponent(url.pathname.replace(/^\//, ''));
   // dynamodb://host:port/table talks to DynamoDB Local (or any endpoint) over http;
   // dynamodb:///table (no host) to AWS itself, with the SDK's own credential chain.
@@ -134,20 +181,24 @@ async function openDynamo(url: URL): Promise<OpenedStore> {
     requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, requestTimeout: 10_000 },
   });
   const store = option(() => createDynamoStore({ client, ...(table ? { table } : {}) }));
-  return {
-    store,
-    kind: 'dynamodb',
-    close: async () => {
-      await store.close();
-      client.destroy();
+  const lazy = lazyPayloads(
+    async () => {
+      const { createDynamoPayloadStore } = await import('@stepfold/store-dynamo');
+      return option(() =>
+        createDynamoPayloadStore({ client, ...(payloadTable ? { table: payloadTable } : {}) }),
+      );
     },
-  };
+    async () => client.destroy(),
+  );
+  return { store, kind: 'dynamodb', payloads: lazy.payloads, close: () => lazy.closeAll(store) };
 }
 
 /**
  * Opens the store a URL names, with a client of its driver the CLI creates (and closes):
  * `postgres://…?schema=&table=`, `redis://…?prefix=`, `mongodb://…/db?collection=`,
- * `dynamodb://host:port/table?region=`. An unknown scheme or a bad option is a usage error.
+ * `dynamodb://host:port/table?region=`, and for the payload store on the same client
+ * `payloadSchema=&payloadTable=` (PostgreSQL), `payloadPrefix=`, `payloadCollection=`,
+ * `payloadTable=` (DynamoDB). An unknown scheme or a bad option is a usage error.
  */
 export async function openStore(text: string): Promise<OpenedStore> {
   const url = parse(text);

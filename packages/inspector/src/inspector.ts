@@ -13,6 +13,7 @@ import { listInstances, readFilters } from './listing.js';
 import { loginRoutes, safeNext, type Vars } from './login-routes.js';
 import { mermaidBundle } from './mermaid-asset.js';
 import { checkOptions, type InspectorOptions } from './options.js';
+import { payloadRoute } from './payload-route.js';
 import { instancePath, type View } from './views/format.js';
 import { instancePage } from './views/instance-page.js';
 import { type Flash, messagePage, type PageContext } from './views/layout.js';
@@ -206,8 +207,11 @@ export function createInspector(options: InspectorOptions): Hono<Vars> {
       known: definition !== undefined,
     };
     const family = await loadFamily(store, s, definition);
-    return render(c, instancePage(c.get('page'), { snapshot: s, definition, actions, family }, takeFlash(c)));
+    const view = { snapshot: s, definition, actions, family, payloads: options.payloads !== undefined };
+    return render(c, instancePage(c.get('page'), view, takeFlash(c)));
   });
+
+  payloadRoute(app, { store, payloads: options.payloads, render, fail });
 
   app.post('/instances/:id/:action', async (c) => {
     const page = c.get('page');

@@ -1,4 +1,5 @@
 import type { AnyDefinition, Store } from '@stepfold/engine';
+import type { PayloadStore } from '@stepfold/engine/payloads';
 import type { Context } from 'hono';
 import type { InspectorAuth } from './auth.js';
 import { checkColumns, type InspectorColumn } from './columns.js';
@@ -17,6 +18,12 @@ export interface InspectorOptions {
    * (`app.route('/ops', inspector)` gives `/ops`); set it when a proxy strips a prefix.
    */
   basePath?: string | undefined;
+  /**
+   * The payload store your runners offload to: an instance page then shows each offloaded value's
+   * reference with a link that fetches the value on demand (read only). Without it the page says
+   * payloads are not configured.
+   */
+  payloads?: PayloadStore | undefined;
   /** Instances per list page (default 50, at most 500). */
   pageSize?: number | undefined;
   /** Extra list columns read from each instance's input or output: `[{ label: 'Amount', path: 'input.amount' }]`. */

@@ -46,7 +46,12 @@ export function register(program: Command): void {
     if (token.length < 8) throw new UsageError('the inspect token must be at least 8 characters');
     const defs = await loadDefinitions(requireDefinitions(options, 'inspect'));
     const opened = await openStore(storeUrlOf(options.store));
-    const inspector = createInspector({ store: opened.store, workflows: defs, auth: { token } });
+    // The payload store only reads when a page's "show value" link is followed.
+    const payloads = await opened.payloads().catch(async (e: unknown) => {
+      await opened.close().catch(() => {});
+      throw e;
+    });
+    const inspector = createInspector({ store: opened.store, workflows: defs, auth: { token }, payloads });
     const server = serve({ fetch: inspector.fetch, port: options.port, hostname: options.host });
     const port = await new Promise<number>((resolve, reject) => {
       server.once('error', reject);

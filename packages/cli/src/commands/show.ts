@@ -13,17 +13,20 @@ import {
   storeOption,
 } from '../options.js';
 import { createOutput } from '../output.js';
+import { refsWithPaths, renderRefs, resolveAll } from '../payload-view.js';
 import { renderSnapshot, summarize } from '../snapshot-view.js';
 import { storeUrlOf, withStore } from '../store-url.js';
 
 interface ShowOptions extends StoreOptions {
   diagram?: boolean | undefined;
+  resolve?: boolean | undefined;
   definitions?: string[] | undefined;
 }
 
 /**
  * `stepfold show <id>`: one instance's state, its parent and children (with their statuses), what
- * it can take now, its log, optionally a diagram.
+ * it can take now, its log, optionally a diagram; offloaded values as references, or with
+ * `--resolve` fetched from the payload store.
  */
 export function register(program: Command): void {
   jsonOption(
@@ -35,7 +38,11 @@ export function register(program: Command): void {
             'show an instance: status, parent and children, steps, in-flight tasks, timers, inbox, error and log; with --definitions, whether cancel is possible and the signals it takes now',
           )
           .argument('<id>', 'instance id')
-          .option('--diagram', 'also print its Mermaid diagram, coloured by its state (needs --definitions)'),
+          .option('--diagram', 'also print its Mermaid diagram, coloured by its state (needs --definitions)')
+          .option(
+            '--resolve',
+            'fetch offloaded values from the payload store and print them in place of their references',
+          ),
       ),
       false,
     ),
@@ -44,9 +51,13 @@ export function register(program: Command): void {
     const paths = definitionPaths(options);
     if (options.diagram && !paths.length) throw new UsageError('show --diagram needs --definitions');
     const defs = paths.length ? await loadDefinitions(paths) : [];
-    await withStore(storeUrlOf(options.store), async ({ store }) => {
+    await withStore(storeUrlOf(options.store), async ({ store, payloads }) => {
       const s = await store.load(id);
       if (!s) throw new NotFoundError(id);
+      // What is printed; the rest (actions, family, diagram) reads the stored snapshot, references
+      // and all, as the reducer does.
+      const refs = refsWithPaths(s);
+      const shown = options.resolve && refs.length ? await resolveAll(s, await payloads(), id) : s;
       const def = definitionFor(defs, s.workflow);
       const missing = `no definition of ${s.workflow.name} v${s.workflow.version} among --definitions`;
       if (options.diagram && !def) throw new UsageError(missing);
@@ -65,15 +76,16 @@ export function register(program: Command): void {
       const related = renderFamily(s, family);
       out.result(
         {
-          ...summarize(s),
+          ...summarize(shown),
           ...(family.parent ? { parent: family.parent } : {}),
           children: family.children,
           ...(actions ? { actions } : {}),
           ...(diagram ? { diagram } : {}),
         },
         () => [
-          ...renderSnapshot(s, [
+          ...renderSnapshot(shown, [
             ...(actions ? renderActions(actions) : [note]),
+            ...(refs.length ? ['', ...renderRefs(refs, options.resolve === true)] : []),
             ...(related.length ? ['', ...related] : []),
           ]),
           ...(diagram ? ['', diagram] : []),

@@ -5,7 +5,7 @@ import { childStatuses, type Family } from '../family.js';
 import { stepLabels } from '../step-states.js';
 import { type ActionsView, actionForms } from './action-forms.js';
 import { childrenSection, parentLine } from './family.js';
-import { badge, instancePath, json, timeCell, type View } from './format.js';
+import { badge, collapsedJson, instancePath, json, timeCell, type View } from './format.js';
 import {
   errorsSection,
   inboxTable,
@@ -16,6 +16,7 @@ import {
 } from './instance-sections.js';
 import { type Flash, layout, type PageContext } from './layout.js';
 import { focusStep, overview } from './overview.js';
+import { valueView } from './payloads.js';
 
 function facts(ctx: PageContext, s: Snapshot): View {
   return html`<dl class="facts" id="facts">
@@ -75,6 +76,8 @@ export interface InstanceView {
   actions: ActionsView;
   /** Its parent and children, with the statuses loaded from the store. */
   family: Family;
+  /** Whether the inspector has a payload store to show offloaded values from. */
+  payloads: boolean;
 }
 
 /**
@@ -88,6 +91,11 @@ export function instancePage(ctx: PageContext, v: InstanceView, flash: Flash | n
   const labels = stepLabels(s, v.definition, childStatuses(v.family));
   const children = childrenSection(ctx, v.family);
   const focus = focusStep(s, labels);
+  // Offloaded values show as reference blocks whose link fetches the value on demand.
+  const value =
+    (plain: (value: unknown) => View = json) =>
+    (x: unknown) =>
+      valueView(ctx, s.id, x, v.payloads, plain);
   const body = html`<p><a href="${ctx.base}/">← Instances</a></p>
 <h1><span id="instance-id">${s.id}</span> ${badge(s.status)}</h1>
 ${parentLine(ctx, v.family)}
@@ -97,7 +105,7 @@ ${actionForms(ctx, s, v.actions)}
 <h2>Diagram</h2>
 ${diagram(s, v.definition, focus, ctx.mermaidUrl !== null, v.family)}
 <h2>Steps</h2>
-${stepsTable(s, v.definition, labels, focus)}
+${stepsTable(s, v.definition, labels, focus, value(collapsedJson))}
 ${children ? html`<h2>Children</h2>${children}` : ''}
 <h2>Errors</h2>
 ${errorsSection(s)}
@@ -108,10 +116,10 @@ ${tasksTable(s)}
 <h2>Timers</h2>
 ${timersTable(s)}
 <h2>Inbox</h2>
-${inboxTable(s)}
+${inboxTable(s, value())}
 <h2>Input</h2>
-${json(s.input)}
-${s.output !== undefined ? html`<h2>Output</h2>${json(s.output)}` : ''}
+${value()(s.input)}
+${s.output !== undefined ? html`<h2>Output</h2>${value()(s.output)}` : ''}
 <h2>Transition log</h2>
 ${logTimeline(s)}
 <h2>Raw snapshot</h2>

@@ -19,6 +19,7 @@ export function stepsTable(
   def: WorkflowDefinition | undefined,
   labels: Map<string, StepLabel>,
   focus: string | undefined,
+  value: (output: unknown) => View = collapsedJson,
 ): View {
   const ids = [...labels.keys()];
   if (!ids.length) return none('steps');
@@ -39,7 +40,7 @@ export function stepsTable(
 <td>${st ? timeCell(st.startedAt) : ''}</td>
 <td>${st ? timeCell(st.finishedAt) : ''}</td>
 <td>${errorLine(st?.error)}${compensation ? html`<br>compensation: ${errorLine(compensation)}` : ''}</td>
-<td>${st ? collapsedJson(st.output) : ''}</td>
+<td>${st ? value(st.output) : ''}</td>
 </tr>`;
   })}</tbody>
 </table>`;
@@ -91,13 +92,13 @@ export function timersTable(s: Snapshot): View {
 }
 
 /** Signals buffered until a step listens for them. */
-export function inboxTable(s: Snapshot): View {
+export function inboxTable(s: Snapshot, value: (payload: unknown) => View = json): View {
   if (!s.inbox.length) return none('buffered signals');
   return html`<table id="inbox">
 <thead><tr><th>name</th><th>signal id</th><th>at (UTC)</th><th>payload</th></tr></thead>
 <tbody>${s.inbox.map(
     (m) => html`<tr><td class="id">${m.name}</td><td class="id">${m.id ?? '—'}</td><td>${timeCell(m.at)}</td>
-<td>${json(m.payload)}</td></tr>`,
+<td>${value(m.payload)}</td></tr>`,
   )}</tbody>
 </table>`;
 }

@@ -43,6 +43,7 @@ td.id{font-family:ui-monospace,Menlo,Consolas,monospace;overflow-wrap:anywhere}
 .filters input,.filters select{height:30px}
 a{color:#1864ab}
 pre{background:#fff;border:1px solid #d8dce3;padding:8px;overflow:auto;max-height:480px;margin:4px 0;font:12px/1.4 ui-monospace,Menlo,Consolas,monospace;white-space:pre-wrap;word-break:break-word}
+.payload-ref{font-size:13px;border:1px solid #dee2e6;border-radius:4px;padding:4px 8px;margin:2px 0;background:#f8f9fa}
 details.json summary{cursor:pointer;font:12px ui-monospace,Menlo,Consolas,monospace;color:#495057}
 .muted{color:#868e96}
 .badge{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600;border:1px solid #adb5bd;background:#f1f3f5}

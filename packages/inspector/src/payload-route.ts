@@ -1,0 +1,52 @@
+import { HTTP_STATUS, type Store } from '@stepfold/engine';
+import { fetchPayload, type PayloadStore, payloadRefs } from '@stepfold/engine/payloads';
+import type { Context, Hono } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { Vars } from './login-routes.js';
+import { instancePath, type View } from './views/format.js';
+import { payloadPage } from './views/payloads.js';
+
+/** What the payload route needs from the app. */
+export interface PayloadRouteDeps {
+  store: Store;
+  payloads: PayloadStore | undefined;
+  render(c: Context<Vars>, view: View, status?: ContentfulStatusCode): Response | Promise<Response>;
+  fail(
+    c: Context<Vars>,
+    status: ContentfulStatusCode,
+    title: string,
+    message: string,
+    back?: string,
+  ): Response | Promise<Response>;
+}
+
+/**
+ * `GET /instances/:id/payloads/:sha`: the value of a payload the instance refers to, fetched when
+ * asked (`?download=1`: the stored JSON as a file). Registered after the credential check, so it
+ * answers only whom the instance page answers; it reads only payloads that instance's snapshot
+ * refers to, so a link cannot be made up to read another owner's values. A missing or corrupt body
+ * is `PAYLOAD_NOT_FOUND`, which the app's error page turns into a 404.
+ */
+export function payloadRoute(app: Hono<Vars>, deps: PayloadRouteDeps): void {
+  const { store, payloads, render, fail } = deps;
+  app.get('/instances/:id/payloads/:sha', async (c) => {
+    const id = c.req.param('id');
+    const sha = c.req.param('sha');
+    const back = instancePath(c.get('page').base, id);
+    const notFound = (message: string) => fail(c, HTTP_STATUS['not-found'], 'Not found', message, back);
+    if (!payloads) return notFound('Payloads are not configured in this inspector (its payloads option).');
+    const s = await store.load(id);
+    if (!s) return notFound(`No instance ${JSON.stringify(id)} in the store.`);
+    const ref = payloadRefs(s).find((r) => r.sha256 === sha);
+    if (!ref) return notFound(`${id} refers to no payload ${sha.slice(0, 12)}.`);
+    const body = await fetchPayload(payloads, ref);
+    if (c.req.query('download') !== undefined) {
+      return c.body(body, 200, {
+        'Content-Type': 'application/json; charset=utf-8',
+        // The hash names the file: an instance id may hold characters a file name cannot.
+        'Content-Disposition': `attachment; filename="payload-${ref.sha256.slice(0, 16)}.json"`,
+      });
+    }
+    return render(c, payloadPage(c.get('page'), { id, ref, body }));
+  });
+}
