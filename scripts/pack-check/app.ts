@@ -3,15 +3,18 @@
 import assert from 'node:assert/strict';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createRunner, type HandlerContext, isStepfoldError, type, workflow } from '@stepfold/engine';
+import { createTieredStore } from '@stepfold/engine/lifecycle';
 import { createMemoryStore } from '@stepfold/engine/memory';
+import { defineMigration, migrate } from '@stepfold/engine/migrations';
+import { createMemoryPayloadStore, offloading } from '@stepfold/engine/payloads';
 import { createHarness } from '@stepfold/engine/testing';
 import { createWorker } from '@stepfold/engine/worker';
 import { type RunWorkersOptions, serveWorker } from '@stepfold/node';
 import { createOtelInstrumentation } from '@stepfold/otel';
-import { createDynamoStore } from '@stepfold/store-dynamo';
-import { createMongoStore } from '@stepfold/store-mongo';
-import { createPostgresStore } from '@stepfold/store-postgres';
-import { createRedisStore } from '@stepfold/store-redis';
+import { createDynamoPayloadStore, createDynamoStore } from '@stepfold/store-dynamo';
+import { createMongoPayloadStore, createMongoStore } from '@stepfold/store-mongo';
+import { createPostgresPayloadStore, createPostgresStore } from '@stepfold/store-postgres';
+import { createRedisPayloadStore, createRedisStore } from '@stepfold/store-redis';
 import { Redis } from 'ioredis';
 import { MongoClient } from 'mongodb';
 import pg from 'pg';
@@ -64,6 +67,39 @@ h.fail('charge', { message: 'declined', retryable: false });
 h.compensate('reserve');
 assert.equal(h.status, 'failed');
 
+// Evolution entries: a migration (its recipe runs on immer, a dependency of the engine), payload
+// offloading, and a tiered store over two stores.
+const orderV2 = workflow('order', 2)
+  .handlers<typeof handlers>()
+  .input(type<{ sku: string; qty?: number }>())
+  .human('approve')
+  .task('reserve', { handler: 'reserve', compensate: 'release' })
+  .task('charge', { handler: 'charge', input: { reservation: 'outputs.reserve.reservation' } })
+  .build();
+const v1 = workflow('order', 1).input(type<{ sku: string }>()).human('approve').build();
+const moved = createRunner({ store: createMemoryStore(), workflows: [v1, orderV2], handlers });
+await moved.start('order', 'order-m', { sku: 'INK' }, { version: 1 });
+const toV2 = defineMigration({
+  from: v1,
+  to: orderV2,
+  data(draft) {
+    draft.input.qty = 1;
+  },
+});
+const migrated = await migrate(moved, toV2, 'order-m');
+assert.equal(migrated.workflow.version, 2);
+assert.deepEqual(migrated.input, { sku: 'INK', qty: 1 });
+const offloaded = createRunner({
+  store: createMemoryStore(),
+  workflows: [order],
+  handlers,
+  payloads: offloading({ store: createMemoryPayloadStore(), threshold: 8 }),
+});
+assert.equal((await offloaded.start('order', 'order-p', { sku: 'LONG-SKU-NAME' })).status, 'completed');
+const tiered = createTieredStore({ hot: createMemoryStore(), cold: createMemoryStore() });
+const onTiers = createRunner({ store: tiered, workflows: [order], handlers });
+assert.equal((await onTiers.start('order', 'order-t', { sku: 'T' })).status, 'completed');
+
 try {
   await runner.start('order', 'order-1', { sku: 'BOOK' });
   assert.fail('a second start of the same id must fail');
@@ -84,6 +120,13 @@ const stores = [
   createDynamoStore({ client: dynamo, table: 'app' }),
 ];
 assert.equal(stores.length, 4);
+const payloadStores = [
+  createPostgresPayloadStore({ pool }),
+  createRedisPayloadStore({ client: redis }),
+  createMongoPayloadStore({ db: mongo.db('app') }),
+  createDynamoPayloadStore({ client: dynamo }),
+];
+assert.equal(payloadStores.length, 4);
 await pool.end();
 redis.disconnect();
 await mongo.close();
