@@ -94,6 +94,9 @@ export function compileWorkflow(input: DefinitionInput | WorkflowDefinition): Co
 
 /** Structural validation: the header, then each step on its own so every issue has a precise path. */
 function parseDefinition(input: unknown): z.infer<typeof definitionSchema> {
+  // A cycle or a runaway nest would overflow every recursive check below: refused first, alone.
+  const shape = shapeIssues(input);
+  if (shape.length) throw new ValidationError('INVALID_DEFINITION', 'invalid workflow definition', shape);
   const head = parseWith(definitionHeaderSchema, input);
   const issues: Issue[] = head.ok ? [] : [...head.issues];
   const raw = (input as { steps?: unknown } | null)?.steps;
@@ -117,6 +120,32 @@ function parseDefinition(input: unknown): z.infer<typeof definitionSchema> {
   const full = parseWith(definitionSchema, input);
   if (!full.ok) throw new ValidationError('INVALID_DEFINITION', 'invalid workflow definition', full.issues);
   return full.value;
+}
+
+/** Deepest nesting a definition may have: far beyond any real one, well within the stack. */
+export const MAX_DEFINITION_DEPTH = 256;
+
+/**
+ * A definition is JSON: a reference cycle (a JavaScript caller's object graph) or a nest deeper
+ * than {@link MAX_DEFINITION_DEPTH} is refused by path, at the first place found.
+ */
+function shapeIssues(input: unknown): Issue[] {
+  const open = new Set<object>();
+  const walk = (v: unknown, path: string, depth: number): Issue | undefined => {
+    if (typeof v !== 'object' || v === null) return undefined;
+    if (open.has(v)) return { path, message: 'refers to an object that contains it (a cycle)' };
+    if (depth > MAX_DEFINITION_DEPTH)
+      return { path, message: `nested deeper than ${MAX_DEFINITION_DEPTH} levels` };
+    open.add(v);
+    for (const [k, child] of Object.entries(v)) {
+      const found = walk(child, path ? `${path}.${k}` : k, depth + 1);
+      if (found) return found;
+    }
+    open.delete(v);
+    return undefined;
+  };
+  const found = walk(input, '', 0);
+  return found ? [found] : [];
 }
 
 /**
