@@ -30,7 +30,7 @@ export interface TargetReport {
   runs: number;
   ms: number;
   seed: number;
-  failure?: { path: string; message: string; input: string } | undefined;
+  failure?: { path: string; message: string; input: string; stack: string } | undefined;
 }
 
 /** Options of {@link runTarget}. */
@@ -103,6 +103,7 @@ export async function runTarget<T, C>(target: Target<T, C>, options: RunOptions 
       path: details.counterexamplePath ?? '',
       message: describe(details.errorInstance),
       input: preview(details.counterexample),
+      stack: details.errorInstance instanceof Error ? (details.errorInstance.stack ?? '') : '',
     };
   }
   return report;

@@ -56,6 +56,8 @@ for (const target of chosen) {
   if (r.failure) {
     console.log(`  ${r.failure.message}`);
     console.log(`  input: ${r.failure.input}`);
+    // Replaying one input: where it broke, too.
+    if (values.path) console.log(r.failure.stack.split('\n').slice(0, 16).join('\n'));
     console.log(`  seed=${r.seed} path=${r.failure.path}`);
     console.log(`  reproduce: pnpm fuzz --target ${target.name} --seed ${r.seed} --path ${r.failure.path}`);
   }

@@ -1,5 +1,6 @@
 import type { AnyTarget } from '../driver.js';
 import { definitions } from './definitions.js';
+import { events } from './events.js';
 
 /** Every target, pure ones first. */
-export const TARGETS: readonly AnyTarget[] = [definitions];
+export const TARGETS: readonly AnyTarget[] = [definitions, events];

@@ -188,7 +188,7 @@ export function createStoreKit(
           [{ path: 'version', message: 'must be a safe integer' }],
         );
       }
-      const json = JSON.stringify(snapshot);
+      const json = jsonOf(snapshot);
       // A UTF-16 unit is at most 3 UTF-8 bytes: short JSON cannot reach the limit, so skip the count.
       if (json.length * 3 > max) {
         const bytes = snapshotBytes(json);
@@ -275,4 +275,21 @@ export function createStoreKit(
       throw new VersionConflictError(id, expectedVersion, outcome.stored);
     },
   };
+}
+
+/**
+ * The snapshot's JSON; data JSON cannot hold (a BigInt, a cycle, a nest deeper than the encoder's
+ * stack) is INVALID_SNAPSHOT, nothing written, rather than the encoder's TypeError or RangeError.
+ */
+function jsonOf(snapshot: Snapshot): string {
+  try {
+    return JSON.stringify(snapshot);
+  } catch (e) {
+    if (!(e instanceof TypeError || e instanceof RangeError)) throw e;
+    throw new ValidationError(
+      'INVALID_SNAPSHOT',
+      `snapshot ${JSON.stringify(snapshot.id)} is not JSON: ${e.message}`,
+      [{ path: '', message: e.message }],
+    );
+  }
 }
