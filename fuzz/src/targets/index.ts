@@ -1,6 +1,8 @@
 import type { AnyTarget } from '../driver.js';
 import { definitions } from './definitions.js';
 import { events } from './events.js';
+import { inbox } from './inbox.js';
+import { notices, noticeWorker } from './notices.js';
 
 /** Every target, pure ones first. */
-export const TARGETS: readonly AnyTarget[] = [definitions, events];
+export const TARGETS: readonly AnyTarget[] = [definitions, events, notices, noticeWorker, inbox];
