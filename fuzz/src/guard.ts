@@ -92,7 +92,14 @@ export function isTyped(e: unknown): boolean {
 
 /** What an untyped throw was, for a finding's message. */
 export function describe(e: unknown): string {
-  if (e instanceof Error) return `${e.name}: ${e.message.slice(0, 300)}`;
+  if (e instanceof Error) {
+    // Where it was thrown: the first frames, so a finding points at the code without a replay.
+    const frames = (e.stack ?? '')
+      .split('\n')
+      .filter((l) => l.trim().startsWith('at '))
+      .slice(0, 3);
+    return `${e.name}: ${e.message.slice(0, 300)}${frames.length ? `\n    ${frames.map((f) => f.trim()).join('\n    ')}` : ''}`;
+  }
   return `non-error throw: ${String(e).slice(0, 300)}`;
 }
 

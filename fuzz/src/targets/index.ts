@@ -3,6 +3,15 @@ import { definitions } from './definitions.js';
 import { events } from './events.js';
 import { inbox } from './inbox.js';
 import { notices, noticeWorker } from './notices.js';
+import { storedMemory, storedPg } from './stored.js';
 
 /** Every target, pure ones first. */
-export const TARGETS: readonly AnyTarget[] = [definitions, events, notices, noticeWorker, inbox];
+export const TARGETS: readonly AnyTarget[] = [
+  definitions,
+  events,
+  notices,
+  noticeWorker,
+  inbox,
+  storedMemory,
+  storedPg,
+];

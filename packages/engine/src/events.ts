@@ -137,45 +137,28 @@ export type WorkflowEvent = z.infer<typeof eventSchema>;
 export type EventOf<T extends WorkflowEvent['type']> = Extract<WorkflowEvent, { type: T }>;
 
 /**
- * Deepest nesting of the data an event carries (`input`, `output`, `payload`, `error`,
- * `inputPatch`). Every store serializes snapshots with a recursive JSON encoder, so deeper data
+ * Deepest nesting of the data an event carries (`input`, `output`, `payload`, `inputPatch`). Every store serializes snapshots with a recursive JSON encoder, so deeper data
  * (or a reference cycle) could be applied but never saved: it is refused with the event instead.
  */
 export const MAX_DATA_DEPTH = 512;
 
-const DATA_FIELDS = ['input', 'output', 'payload', 'error', 'inputPatch'] as const;
-
 /** Whether `v` nests objects or arrays more than `left` levels deep (a cycle always does). */
-function deeperThan(v: unknown, left: number): boolean {
-  if (typeof v !== 'object' || v === null) return false;
-  if (left === 0) return true;
-  if (Array.isArray(v)) {
-    for (const x of v) if (deeperThan(x, left - 1)) return true;
-    return false;
-  }
-  for (const k of Object.keys(v)) if (deeperThan((v as Record<string, unknown>)[k], left - 1)) return true;
-  return false;
-}
+const deeperThan = (v: unknown, left: number): boolean =>
+  typeof v === 'object' && v !== null && (left < 1 || Object.values(v).some((x) => deeperThan(x, left - 1)));
 
 /** Validates an event, throwing `INVALID_EVENT` with every problem listed. */
 export function parseEvent(event: unknown): WorkflowEvent {
-  const ev = commonEvent(event as Record<string, unknown>) ?? parseWithSchema(event);
-  const data = ev as Partial<Record<(typeof DATA_FIELDS)[number], unknown>>;
-  for (const field of DATA_FIELDS) {
-    if (deeperThan(data[field], MAX_DATA_DEPTH)) {
-      const message = `nested deeper than ${MAX_DATA_DEPTH} levels (or a reference cycle): it could not be stored`;
-      throw new ValidationError('INVALID_EVENT', `invalid event: ${field} ${message}`, [
-        { path: field, message },
-      ]);
-    }
+  let ev = commonEvent(event as Record<string, unknown>);
+  if (!ev) {
+    const r = parseWith(eventSchema, event);
+    if (!r.ok) throw new ValidationError('INVALID_EVENT', 'invalid event', r.issues);
+    ev = r.value;
   }
+  // `error` is checked field by field by the schema: only the free-form data can nest.
+  for (const path of ['input', 'output', 'payload', 'inputPatch'])
+    if (deeperThan((ev as Record<string, unknown>)[path], MAX_DATA_DEPTH))
+      rejectEvent(`${path} deeper than ${MAX_DATA_DEPTH} levels`, path);
   return ev;
-}
-
-function parseWithSchema(event: unknown): WorkflowEvent {
-  const r = parseWith(eventSchema, event);
-  if (r.ok) return r.value;
-  throw new ValidationError('INVALID_EVENT', 'invalid event', r.issues);
 }
 
 /** Throws `INVALID_EVENT` for an event that is well-formed but contradicts the snapshot. */

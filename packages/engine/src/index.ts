@@ -41,7 +41,7 @@ export type {
   TypedOperand,
 } from './definition/typing.js';
 export * from './errors.js';
-export { type EventOf, eventSchema, MAX_DATA_DEPTH, parseEvent, type WorkflowEvent } from './events.js';
+export { type EventOf, eventSchema, parseEvent, type WorkflowEvent } from './events.js';
 export { assertValidId, isValidId, MAX_ID_LENGTH } from './ids.js';
 export { replay, type StepOptions, step } from './reducer/reducer.js';
 export { backoffMs, DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, type RetryPolicy } from './reducer/retry-policy.js';

@@ -1,6 +1,7 @@
-import { createRunner, MAX_DATA_DEPTH, type Snapshot, step, workflow } from '@stepfold/engine';
+import { createRunner, type Snapshot, step, workflow } from '@stepfold/engine';
 import { createMemoryStore } from '@stepfold/engine/memory';
 import { describe, expect, it } from 'vitest';
+import { MAX_DATA_DEPTH } from '../src/events.js';
 
 // Found by `pnpm fuzz` (events): data nested thousands of levels deep was applied by the reducer
 // and then broke the store's JSON encoder with a RangeError (or, deeper still, the reducer's own

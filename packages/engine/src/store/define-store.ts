@@ -145,7 +145,16 @@ export function defineStore(definition: StoreDefinition, driver: StoreDriver): D
     },
     async load(id) {
       const json = await guard('load', () => driver.select(kit.id(id)));
-      return json === null ? null : kit.decode(json);
+      if (json === null) return null;
+      const s = kit.decode(json);
+      // A row that names another instance (a hand-edited or misplaced row) is not this one.
+      if (s.id !== id)
+        throw new ValidationError(
+          'INVALID_SNAPSHOT',
+          `stored snapshot of ${id} names instance ${JSON.stringify(s.id)}`,
+          [{ path: 'id', message: `must be ${id}` }],
+        );
+      return s;
     },
     async save(snapshot, expectedVersion, options) {
       const row = kit.encode(snapshot);
