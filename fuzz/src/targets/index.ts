@@ -1,4 +1,5 @@
 import type { AnyTarget } from '../driver.js';
+import { cli } from './cli.js';
 import { definitions } from './definitions.js';
 import { events } from './events.js';
 import { inbox } from './inbox.js';
@@ -14,4 +15,5 @@ export const TARGETS: readonly AnyTarget[] = [
   inbox,
   storedMemory,
   storedPg,
+  cli,
 ];
