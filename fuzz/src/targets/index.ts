@@ -3,6 +3,7 @@ import { cli } from './cli.js';
 import { definitions } from './definitions.js';
 import { events } from './events.js';
 import { inbox } from './inbox.js';
+import { inspector } from './inspector.js';
 import { notices, noticeWorker } from './notices.js';
 import { storedMemory, storedPg } from './stored.js';
 
@@ -16,4 +17,5 @@ export const TARGETS: readonly AnyTarget[] = [
   storedMemory,
   storedPg,
   cli,
+  inspector,
 ];
