@@ -1,4 +1,5 @@
 import '@stepfold/engine/composition';
+import { isDeepStrictEqual } from 'node:util';
 import {
   defineWorkflow,
   definitionHash,
@@ -67,6 +68,15 @@ export function mustRefuse(input: unknown): string | null {
   return null;
 }
 
+/** Whether `v` is what JSON.parse of its text gives (no NaN, no class instance, no foreign prototype). */
+export function isJson(v: unknown, text: string): boolean {
+  try {
+    return isDeepStrictEqual(JSON.parse(text), v);
+  } catch {
+    return false; // deeper than the comparison's stack
+  }
+}
+
 /** A JSON text of `v` when it has one (cycles and deep nests do not), to see whether a call changed it. */
 function textOf(v: unknown): string | undefined {
   try {
@@ -127,7 +137,8 @@ export const definitions: Target<Input, DefinitionSeeds> = {
     const refuse = mustRefuse(definition);
     expect(refuse === null, () => `defineWorkflow accepted ${refuse}`);
     const def = r.value;
-    const issues = jsonIssues(def);
+    // From JSON in, JSON out (a JavaScript caller's own -Infinity in a condition is its to keep).
+    const issues = before !== undefined && isJson(definition, before) ? jsonIssues(def) : [];
     expect(issues.length === 0, () => `the definition is not JSON: ${issues.join(', ')}`);
     typedOrValue(() => definitionHash(def), 'definitionHash');
     const started = typedOrValue(
