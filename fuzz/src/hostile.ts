@@ -130,7 +130,8 @@ export type Mutation =
   | { op: 'insert'; at: number; key: string; value: unknown }
   | { op: 'wrap'; at: number; as: 'array' | 'object' }
   | { op: 'swap'; at: number; pick: number }
-  | { op: 'rename'; at: number; key: string };
+  | { op: 'rename'; at: number; key: string }
+  | { op: 'extend'; at: number; segment: string };
 
 /** Random mutations, `min` to `max` of them. */
 export function mutationsArb(
@@ -153,6 +154,14 @@ export function mutationsArb(
     },
     { weight: 3, arbitrary: fc.record({ op: fc.constant('swap' as const), at, pick: fc.nat() }) },
     { weight: 2, arbitrary: fc.record({ op: fc.constant('rename' as const), at, key: hostileKey }) },
+    {
+      weight: 2,
+      arbitrary: fc.record({
+        op: fc.constant('extend' as const),
+        at,
+        segment: fc.oneof(fc.constantFrom(...RESERVED), hostileKey),
+      }),
+    },
   );
   return fc.array(one, { minLength: min, maxLength: max });
 }
@@ -185,7 +194,8 @@ export function defineOwn(o: object, key: string | number, value: unknown): void
 /**
  * Applies `mutations` to a copy of `value` (a JSON value): deletes, replaces, inserts (own keys,
  * `__proto__` included), wraps in an array or object, swaps in another node's value (`next`
- * pointing at another step: cycles and dangling links), renames keys. Returns the mutated copy.
+ * pointing at another step: cycles and dangling links), renames keys, extends a string by a
+ * segment (a data path through `__proto__`). Returns the mutated copy.
  */
 export function mutate(value: unknown, mutations: readonly Mutation[]): unknown {
   const box = { root: structuredClone(value) as unknown };
@@ -219,6 +229,13 @@ export function mutate(value: unknown, mutations: readonly Mutation[]): unknown 
         const strings = all.filter((q) => typeof q.value === 'string');
         const from = strings.length ? strings[m.pick % strings.length]! : all[m.pick % all.length]!;
         set(structuredCloneSafe(from.value));
+        break;
+      }
+      case 'extend': {
+        // A segment more on some string: a data path (`input.a` → `input.a.__proto__`) mostly.
+        const strings = all.filter((q) => typeof q.value === 'string' && q.parent !== null);
+        const q = strings.length ? strings[m.at % strings.length]! : undefined;
+        if (q) defineOwn(q.parent!, q.key, `${q.value as string}.${m.segment}`);
         break;
       }
       case 'rename':

@@ -19,6 +19,15 @@ const PLANTS: Record<string, { what: string; apply(): void }> = {
   },
 };
 
+const original = [...RESERVED_KEYS];
+
+/** Takes every planted bug out again (the set back as the engine made it). */
+export function unplant(): void {
+  const set = RESERVED_KEYS as Set<string>;
+  set.clear();
+  for (const k of original) set.add(k);
+}
+
 /** Names of the bugs {@link plant} can plant. */
 export const PLANT_NAMES = Object.keys(PLANTS);
 
