@@ -25,6 +25,8 @@ export default defineConfig({
         },
       })),
       { test: { name: 'examples', include: ['examples/test/**/*.test.ts'], testTimeout: 60_000 } },
+      // The short run of `pnpm fuzz` (fuzz/ is its own project at the root, like bench/).
+      { test: { name: 'fuzz', include: ['fuzz/test/**/*.test.ts'], testTimeout: 120_000 } },
     ],
   },
 });

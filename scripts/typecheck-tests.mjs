@@ -13,6 +13,7 @@ const projects = roots.flatMap((root) =>
 // Projects tsc -b does not build: the examples' own tests, the Worker and the benches (checked, never emitted).
 for (const extra of [
   'bench',
+  'fuzz/test',
   'examples/test',
   'examples/cloudflare-worker/tsconfig.json',
   'examples/cloudflare-worker/tsconfig.test.json',

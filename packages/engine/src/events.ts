@@ -136,13 +136,29 @@ export type WorkflowEvent = z.infer<typeof eventSchema>;
 /** The event of the given `type`. */
 export type EventOf<T extends WorkflowEvent['type']> = Extract<WorkflowEvent, { type: T }>;
 
+/**
+ * Deepest nesting of the data an event carries (`input`, `output`, `payload`, `inputPatch`). Every store serializes snapshots with a recursive JSON encoder, so deeper data
+ * (or a reference cycle) could be applied but never saved: it is refused with the event instead.
+ */
+export const MAX_DATA_DEPTH = 512;
+
+/** Whether `v` nests objects or arrays more than `left` levels deep (a cycle always does). */
+const deeperThan = (v: unknown, left: number): boolean =>
+  typeof v === 'object' && v !== null && (left < 1 || Object.values(v).some((x) => deeperThan(x, left - 1)));
+
 /** Validates an event, throwing `INVALID_EVENT` with every problem listed. */
 export function parseEvent(event: unknown): WorkflowEvent {
-  const fast = commonEvent(event as Record<string, unknown>);
-  if (fast) return fast;
-  const r = parseWith(eventSchema, event);
-  if (r.ok) return r.value;
-  throw new ValidationError('INVALID_EVENT', 'invalid event', r.issues);
+  let ev = commonEvent(event as Record<string, unknown>);
+  if (!ev) {
+    const r = parseWith(eventSchema, event);
+    if (!r.ok) throw new ValidationError('INVALID_EVENT', 'invalid event', r.issues);
+    ev = r.value;
+  }
+  // `error` is checked field by field by the schema: only the free-form data can nest.
+  for (const path of ['input', 'output', 'payload', 'inputPatch'])
+    if (deeperThan((ev as Record<string, unknown>)[path], MAX_DATA_DEPTH))
+      rejectEvent(`${path} deeper than ${MAX_DATA_DEPTH} levels`, path);
+  return ev;
 }
 
 /** Throws `INVALID_EVENT` for an event that is well-formed but contradicts the snapshot. */

@@ -75,12 +75,6 @@ export type {
 } from './runner/types.js';
 export * from './snapshot.js';
 export {
-  FORMAT_UPGRADES,
-  type FormatUpgrade,
-  type UpgradeOptions,
-  upgradeSnapshot,
-} from './snapshot-format.js';
-export {
   type ClaimQuery,
   type DeleteOptions,
   type DueClaims,

@@ -119,7 +119,13 @@ export function createInspector(options: InspectorOptions): Hono<Vars> {
     c.set('credential', credential);
     c.set('page', { ...page, canLogout: credential === 'cookie', ...(user ? { user } : {}) });
     if (c.req.method === 'POST') {
-      const form = await c.req.parseBody();
+      let form: Awaited<ReturnType<typeof c.req.parseBody>>;
+      try {
+        form = await c.req.parseBody();
+      } catch {
+        // A body that claims a form type but is none (a torn multipart, say): the client's fault.
+        return fail(c, 400, 'Bad request', 'The form could not be read; nothing was changed.');
+      }
       const refused = await csrfRefused(c, credential, form['_csrf']);
       if (refused) return fail(c, 403, 'Forbidden', `${refused}; nothing was changed.`);
     }

@@ -94,29 +94,39 @@ export function compileWorkflow(input: DefinitionInput | WorkflowDefinition): Co
 
 /** Structural validation: the header, then each step on its own so every issue has a precise path. */
 function parseDefinition(input: unknown): z.infer<typeof definitionSchema> {
-  const head = parseWith(definitionHeaderSchema, input);
-  const issues: Issue[] = head.ok ? [] : [...head.issues];
-  const raw = (input as { steps?: unknown } | null)?.steps;
-  const entries: Array<[string, unknown]> =
-    raw && typeof raw === 'object' ? Object.entries(raw as Record<string, unknown>) : [];
-  issues.push(...reservedKeyIssues(input));
-  for (const [key, step] of entries) {
-    const kind = (step as { kind?: unknown } | null)?.kind;
-    if (typeof kind !== 'string' || !Object.hasOwn(DEFINITION_KINDS, kind)) {
-      issues.push({
-        path: `steps.${key}.kind`,
-        message: `unknown step kind ${JSON.stringify(kind)} (one of ${Object.keys(DEFINITION_KINDS).join(', ')})`,
-      });
-      continue;
+  try {
+    const reserved = reservedKeyIssues(input);
+    const head = parseWith(definitionHeaderSchema, input);
+    const issues: Issue[] = head.ok ? [] : [...head.issues];
+    const raw = (input as { steps?: unknown } | null)?.steps;
+    const entries: Array<[string, unknown]> =
+      raw && typeof raw === 'object' ? Object.entries(raw as Record<string, unknown>) : [];
+    issues.push(...reserved);
+    for (const [key, step] of entries) {
+      const kind = (step as { kind?: unknown } | null)?.kind;
+      if (typeof kind !== 'string' || !Object.hasOwn(DEFINITION_KINDS, kind)) {
+        issues.push({
+          path: `steps.${key}.kind`,
+          message: `unknown step kind ${JSON.stringify(kind)} (one of ${Object.keys(DEFINITION_KINDS).join(', ')})`,
+        });
+        continue;
+      }
+      const r = parseWith(stepSchema, step);
+      if (!r.ok)
+        issues.push(...r.issues.map((i) => ({ ...i, path: `steps.${key}${i.path ? `.${i.path}` : ''}` })));
     }
-    const r = parseWith(stepSchema, step);
-    if (!r.ok)
-      issues.push(...r.issues.map((i) => ({ ...i, path: `steps.${key}${i.path ? `.${i.path}` : ''}` })));
+    if (issues.length) throw new ValidationError('INVALID_DEFINITION', 'invalid workflow definition', issues);
+    const full = parseWith(definitionSchema, input);
+    if (!full.ok) throw new ValidationError('INVALID_DEFINITION', 'invalid workflow definition', full.issues);
+    return full.value;
+  } catch (e) {
+    // A definition is JSON: a JavaScript caller's reference cycle, or a nest deeper than any real
+    // one, ran a recursive check out of stack (cheaper than tracking both: the entry is size-capped).
+    if (!(e instanceof RangeError)) throw e;
+    throw new ValidationError('INVALID_DEFINITION', 'invalid workflow definition', [
+      { path: '', message: 'a cycle, or nested too deep' },
+    ]);
   }
-  if (issues.length) throw new ValidationError('INVALID_DEFINITION', 'invalid workflow definition', issues);
-  const full = parseWith(definitionSchema, input);
-  if (!full.ok) throw new ValidationError('INVALID_DEFINITION', 'invalid workflow definition', full.issues);
-  return full.value;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { type CompiledWorkflow, compileWorkflow } from '../definition/compile.js';
 import type { DefinitionInput, WorkflowDefinition } from '../definition/schema.js';
+import { ValidationError } from '../errors.js';
 import { parseEvent, rejectEvent, type WorkflowEvent } from '../events.js';
 import { isTerminal, type LogEntry, type Snapshot } from '../snapshot.js';
 import { flow } from './flow.js';
@@ -130,8 +131,29 @@ export function reduce(
     remember(out, wf);
     return { snapshot: out, transitions: cx.logged! };
   }
-  let known = trusted || steppedWith(snapshot) === wf;
-  if (!known) checkSnapshot(wf, snapshot);
+  const known = trusted || steppedWith(snapshot) === wf;
+  if (known) return advance(wf, snapshot, ev, budget, plain, true);
+  checkSnapshot(wf, snapshot);
+  try {
+    return advance(wf, snapshot, ev, budget, plain, false);
+  } catch (e) {
+    // The cheap check passed, but the parts contradict each other (a task of a step with no state,
+    // a timer that is not one): the rules met the contradiction as a TypeError. The input is never
+    // written to (see `advance`), so the snapshot is refused as a whole and nothing changed.
+    if (!(e instanceof TypeError || e instanceof RangeError)) throw e;
+    throw new ValidationError('INVALID_SNAPSHOT', 'invalid snapshot', [{ path: '', message: e.message }]);
+  }
+}
+
+/** {@link reduce} past the checks: the event applied to a well-formed snapshot (`known`: one this module made). */
+function advance(
+  wf: CompiledWorkflow,
+  snapshot: Snapshot,
+  ev: WorkflowEvent,
+  budget: number,
+  plain: boolean,
+  known: boolean,
+): Reduction {
   const unchanged: Reduction = { snapshot, transitions: UNCHANGED };
   // A signal id already seen: checked on the plain snapshot, not through a draft of the ring.
   if (ev.type === 'signal' && ev.id !== undefined && snapshot.seenSignals.includes(ev.id)) return unchanged;

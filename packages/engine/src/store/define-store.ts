@@ -25,6 +25,10 @@ export function claimMsOption(value: number | undefined): number {
   return ms;
 }
 
+/** A time an event may carry (the reducer's own bounds: 0 to 8.64e15 ms). */
+const isEventTime = (at: unknown): at is number =>
+  typeof at === 'number' && Number.isFinite(at) && at >= 0 && at <= 8.64e15;
+
 const seqsOf = (seqs: readonly number[]): number[] =>
   Array.from(seqs, (n) => {
     if (!Number.isSafeInteger(n)) throw new RangeError(`sent signal seq must be an integer, got ${n}`);
@@ -85,7 +89,10 @@ export function defineStore(definition: StoreDefinition, driver: StoreDriver): D
 
   const inboxOf = (box: NonNullable<StoreDriver['inbox']>): Inbox => ({
     async send(id, event, accept) {
-      const at = Math.floor(event.at);
+      // The event is untrusted until the reducer checks it; its time only orders and announces the
+      // row. One that is no event time (NaN poisoned the due order and the wake notice; 1e308 left
+      // the row unclaimable, its refusal never dropped) counts as 0: due for the inbox lane at once.
+      const at = isEventTime(event.at) ? Math.floor(event.at) : 0;
       const entry = { json: JSON.stringify(event), at, dueAt: at + SENT_CLAIM_AFTER_MS };
       return guard('send', () => box.append(kit.id(id), entry, [...accept]));
     },
@@ -138,7 +145,16 @@ export function defineStore(definition: StoreDefinition, driver: StoreDriver): D
     },
     async load(id) {
       const json = await guard('load', () => driver.select(kit.id(id)));
-      return json === null ? null : kit.decode(json);
+      if (json === null) return null;
+      const s = kit.decode(json);
+      // A row that names another instance (a hand-edited or misplaced row) is not this one.
+      if (s.id !== id)
+        throw new ValidationError(
+          'INVALID_SNAPSHOT',
+          `stored snapshot of ${id} names instance ${JSON.stringify(s.id)}`,
+          [{ path: 'id', message: `must be ${id}` }],
+        );
+      return s;
     },
     async save(snapshot, expectedVersion, options) {
       const row = kit.encode(snapshot);

@@ -2,6 +2,13 @@
 // narrow database calls into a `Store`; the rest are the pieces wake sources and drivers share. Its
 // own entry, so the main entry a Worker bundles carries none of it beyond what the memory store uses.
 export { type Backoff, backoffDelay, OUTAGE_BACKOFF } from '../backoff.js';
+// The snapshot format's upgrade chain: every store's load runs it (kept out of the main entry).
+export {
+  FORMAT_UPGRADES,
+  type FormatUpgrade,
+  type UpgradeOptions,
+  upgradeSnapshot,
+} from '../snapshot-format.js';
 export {
   claimMsOption,
   DEFAULT_CLAIM_MS,

@@ -188,7 +188,7 @@ export function createStoreKit(
           [{ path: 'version', message: 'must be a safe integer' }],
         );
       }
-      const json = JSON.stringify(snapshot);
+      const json = jsonOf(snapshot);
       // A UTF-16 unit is at most 3 UTF-8 bytes: short JSON cannot reach the limit, so skip the count.
       if (json.length * 3 > max) {
         const bytes = snapshotBytes(json);
@@ -211,7 +211,7 @@ export function createStoreKit(
         json,
       };
     },
-    decode: (json) => upgradeSnapshot(JSON.parse(json)),
+    decode: parseStored,
     guard: storeGuard(name, isUnavailable),
     id(id) {
       assertValidId(id);
@@ -262,7 +262,7 @@ export function createStoreKit(
     page(rows, limit) {
       const kept = rows.slice(0, limit);
       return {
-        items: kept.map((r) => upgradeSnapshot(JSON.parse(r.json))),
+        items: kept.map((r) => parseStored(r.json)),
         cursor: rows.length > limit ? (kept[kept.length - 1]?.id ?? null) : null,
       };
     },
@@ -275,4 +275,68 @@ export function createStoreKit(
       throw new VersionConflictError(id, expectedVersion, outcome.stored);
     },
   };
+}
+
+/**
+ * The snapshot's JSON; data JSON cannot hold (a BigInt, a cycle, a nest deeper than the encoder's
+ * stack) is INVALID_SNAPSHOT, nothing written, rather than the encoder's TypeError or RangeError.
+ */
+function jsonOf(snapshot: Snapshot): string {
+  try {
+    return JSON.stringify(snapshot);
+  } catch (e) {
+    if (!(e instanceof TypeError || e instanceof RangeError)) throw e;
+    throw new ValidationError(
+      'INVALID_SNAPSHOT',
+      `snapshot ${JSON.stringify(snapshot.id)} is not JSON: ${e.message}`,
+      [{ path: '', message: e.message }],
+    );
+  }
+}
+
+/**
+ * A stored snapshot's text, parsed and brought to this engine's format. Text that is not JSON (a
+ * torn or hand-edited row), or that an upgrade link cannot read, is INVALID_SNAPSHOT rather than
+ * the parser's SyntaxError or a link's TypeError: the caller learns which row is bad, nothing is written.
+ */
+function parseStored(json: string): Snapshot {
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch (e) {
+    throw new ValidationError('INVALID_SNAPSHOT', `stored snapshot is not JSON: ${(e as Error).message}`, [
+      { path: '', message: (e as Error).message },
+    ]);
+  }
+  let s: Snapshot;
+  try {
+    s = upgradeSnapshot(value);
+  } catch (e) {
+    if (!(e instanceof TypeError)) throw e;
+    throw new ValidationError('INVALID_SNAPSHOT', `stored snapshot cannot be upgraded: ${e.message}`, [
+      { path: 'schemaVersion', message: e.message },
+    ]);
+  }
+  // What a caller reads before any definition can check the rest: whose it is, of what, which version.
+  const problem = envelopeProblem(s);
+  if (problem)
+    throw new ValidationError('INVALID_SNAPSHOT', `stored snapshot: ${problem.message}`, [problem]);
+  return s;
+}
+
+/** The first problem with a snapshot's envelope (id, workflow name, version and hash, version), or undefined. */
+function envelopeProblem(s: Snapshot): { path: string; message: string } | undefined {
+  if (typeof s !== 'object' || s === null || Array.isArray(s)) return { path: '', message: 'not an object' };
+  if (typeof s.id !== 'string') return { path: 'id', message: 'must be a string' };
+  const wf = s.workflow as Partial<Snapshot['workflow']> | null | undefined;
+  if (
+    typeof wf !== 'object' ||
+    wf === null ||
+    typeof wf.name !== 'string' ||
+    !Number.isSafeInteger(wf.version) ||
+    typeof wf.hash !== 'string'
+  )
+    return { path: 'workflow', message: 'must name a workflow, its version and its hash' };
+  if (!Number.isSafeInteger(s.version)) return { path: 'version', message: 'must be a safe integer' };
+  return undefined;
 }

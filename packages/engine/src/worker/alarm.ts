@@ -29,7 +29,8 @@ export class Alarm {
 
   /** A wake time arrived: a round now if it has passed, else the sleep is re-planned if it is the new earliest. */
   hear(at: number, named: boolean): void {
-    if (at <= this.clock()) this.ring(named);
+    // Not `at > now` (NaN included, which would sit first in the known times for good): now.
+    if (!(at > this.clock())) this.ring(named);
     else if (this.known.add(at, named)) this.sleeper.wake();
   }
 

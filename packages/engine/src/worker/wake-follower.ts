@@ -68,7 +68,10 @@ export class WakeFollower {
     await this.subscription?.close().catch(() => {});
   }
 
-  private heard(hint: WakeNotice): void {
+  private heard(heard: WakeNotice): void {
+    // A wake source is the store's (or anyone's): a time that is not one means "look now", it
+    // must not reach the alarm, where NaN stalled polling until the next planned round.
+    const hint = Number.isFinite(heard.at) ? heard : { ...heard, at: this.o.clock() };
     this.stats.wakes++;
     this.emit('wake', hint);
     if (hint.workflow !== undefined) this.poller.prefer(hint.workflow);

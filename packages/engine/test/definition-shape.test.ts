@@ -1,0 +1,68 @@
+import { defineWorkflow, isStepfoldError, type ValidationError } from '@stepfold/engine';
+import { describe, expect, it } from 'vitest';
+
+// Found by `pnpm fuzz` (definitions): an object graph with a cycle, or a nest thousands of levels
+// deep, overflowed the stack of the reserved-key walk (a RangeError, not INVALID_DEFINITION).
+
+function refusal(input: unknown): ValidationError {
+  try {
+    defineWorkflow(input as never);
+  } catch (e) {
+    if (isStepfoldError(e)) return e as ValidationError;
+    throw e;
+  }
+  throw new Error('accepted');
+}
+
+const base = () => ({
+  name: 'shape',
+  version: 1,
+  start: 'a',
+  steps: { a: { kind: 'task', handler: 'h' } } as Record<string, unknown>,
+});
+
+describe('definitions that are not JSON-shaped are INVALID_DEFINITION', () => {
+  it('a reference cycle is refused', () => {
+    const input = base();
+    const loop: Record<string, unknown> = { x: 1 };
+    loop['self'] = loop;
+    (input as Record<string, unknown>)['description'] = loop;
+    const e = refusal(input);
+    expect(e.code).toBe('INVALID_DEFINITION');
+    expect(e.issues).toEqual([expect.objectContaining({ message: expect.stringMatching(/cycle/) })]);
+  });
+
+  it('a cycle through a step is refused too', () => {
+    const input = base();
+    const step = { kind: 'task', handler: 'h' } as Record<string, unknown>;
+    step['input'] = { back: input };
+    input.steps['a'] = step;
+    expect(refusal(input).issues[0]?.message).toMatch(/cycle/);
+  });
+
+  it('a nest 20 000 levels deep is refused, not a stack overflow', () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 20_000; i++) deep = { and: [deep] };
+    const input = base();
+    input.steps['b'] = { kind: 'choice', branches: [{ when: deep, next: 'a' }], otherwise: 'a' };
+    const e = refusal(input);
+    expect(e.code).toBe('INVALID_DEFINITION');
+    expect(e.issues[0]?.message).toMatch(/nested too deep/);
+  });
+
+  it('a deep nest where a step kind belongs is refused too', () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 5_000; i++) deep = [deep];
+    const input = base();
+    input.steps['a'] = { kind: deep, handler: 'h' };
+    expect(refusal(input).code).toBe('INVALID_DEFINITION');
+  });
+
+  it('the same object used twice (no cycle) is fine', () => {
+    const shared = { amount: 'input.amount' };
+    const input = base();
+    input.steps['a'] = { kind: 'task', handler: 'h', input: shared, next: 'b' };
+    input.steps['b'] = { kind: 'task', handler: 'h', input: shared };
+    expect(defineWorkflow(input as never).steps['b']?.kind).toBe('task');
+  });
+});
