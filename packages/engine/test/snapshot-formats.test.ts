@@ -181,8 +181,14 @@ describe('upgradeSnapshot', () => {
     // A made-up history: format 1 had `state` for status, format 2 added `tags`, format 3 is today.
     const seen: number[] = [];
     const upgrades: Record<number, FormatUpgrade> = {
-      1: ({ state, ...s }) => (seen.push(1), { ...s, status: state, schemaVersion: 2 }),
-      2: (s) => (seen.push(2), { ...s, tags: [], schemaVersion: 3 }),
+      1: ({ state, ...s }) => {
+        seen.push(1);
+        return { ...s, status: state, schemaVersion: 2 };
+      },
+      2: (s) => {
+        seen.push(2);
+        return { ...s, tags: [], schemaVersion: 3 };
+      },
     };
     const { status, ...rest } = base;
     const old = { ...rest, state: status, schemaVersion: 1 };
