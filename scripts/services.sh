@@ -9,6 +9,8 @@
 #   services.sh [up [NAME...]]   install + start (default: all), wait until ready
 #   services.sh start NAME...    same as up, for bringing a stopped server back
 #   services.sh stop NAME...     stop (really: the process goes away)
+#   services.sh stop-every-port  stop every server this checkout started, on any port
+#                                (tests start their own on other ports for outages)
 #   services.sh status           one line per server; exit 1 if any is down
 #   services.sh env              export lines for the connection URLs
 #
@@ -115,6 +117,40 @@ cmd_stop() {
   done
 }
 
+# The ports this checkout has run a server of kind `$1` on: PostgreSQL clusters are named
+# stepfold-PORT, Redis keeps a data directory per port, FerretDB and DynamoDB Local a pidfile.
+ports_of() {
+  local f
+  case $1 in
+  pg) { pg_lsclusters -h 2>/dev/null || true; } | awk '$2 ~ /^stepfold-[0-9]+$/ { print $3 }' ;;
+  redis) for f in "$SERVICES_DIR"/redis/*/; do [[ -d $f ]] && basename "$f"; done ;;
+  mongo) for f in "$PID_DIR"/ferretdb-*.pid; do [[ -f $f ]] && { f=${f##*-}; echo "${f%.pid}"; }; done ;;
+  dynamo) for f in "$PID_DIR"/dynamodb-local-*.pid; do [[ -f $f ]] && { f=${f##*-}; echo "${f%.pid}"; }; done ;;
+  esac | sort -un
+}
+
+# Stops every server of every kind this checkout started, whatever its port: a service file
+# reads its port from the environment when sourced, so each port is stopped in a subshell that
+# sources it again with that port.
+cmd_stop_every_port() {
+  local name port t0
+  cmd_stop redis-cluster
+  for name in pg redis mongo dynamo; do
+    for port in $(ports_of "$name"); do
+      t0=$EPOCHREALTIME
+      (
+        export "STEPFOLD_${name^^}_PORT=$port"
+        # shellcheck source=/dev/null
+        source "$here/services/common.sh"
+        # shellcheck source=/dev/null
+        source "$here/services/$name.sh"
+        # shellcheck disable=SC2034 # SVC and T0 are read by say/say_done
+        SVC="$name:$port" && T0=$t0 && "$(fn "$name" stop)"
+      ) || true # one that cannot be stopped (its port taken by another program) spares the rest
+    done
+  done
+}
+
 cmd_status() {
   local name rc=0
   for name in "${ALL[@]}"; do
@@ -151,6 +187,10 @@ main() {
     ((${#names[@]})) || die "stop needs service names (${ALL[*]}) or 'all'"
     take_lock
     cmd_stop "${names[@]}"
+    ;;
+  stop-every-port)
+    take_lock
+    cmd_stop_every_port
     ;;
   restart)
     ((${#names[@]})) || names=("${ALL[@]}")
