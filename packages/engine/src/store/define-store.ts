@@ -1,4 +1,5 @@
 import { NoticeMismatchError, ValidationError, VersionConflictError } from '../errors.js';
+import { isTime } from '../event-time.js';
 import type { Snapshot } from '../snapshot.js';
 import {
   type DueClaims,
@@ -24,10 +25,6 @@ export function claimMsOption(value: number | undefined): number {
   if (!(Number.isSafeInteger(ms) && ms >= 0)) throw new RangeError('claimMs must be a non-negative integer');
   return ms;
 }
-
-/** A time an event may carry (the reducer's own bounds: 0 to 8.64e15 ms). */
-const isEventTime = (at: unknown): at is number =>
-  typeof at === 'number' && Number.isFinite(at) && at >= 0 && at <= 8.64e15;
 
 const seqsOf = (seqs: readonly number[]): number[] =>
   Array.from(seqs, (n) => {
@@ -92,7 +89,7 @@ export function defineStore(definition: StoreDefinition, driver: StoreDriver): D
       // The event is untrusted until the reducer checks it; its time only orders and announces the
       // row. One that is no event time (NaN poisoned the due order and the wake notice; 1e308 left
       // the row unclaimable, its refusal never dropped) counts as 0: due for the inbox lane at once.
-      const at = isEventTime(event.at) ? Math.floor(event.at) : 0;
+      const at = isTime(event.at) ? event.at : 0;
       const entry = { json: JSON.stringify(event), at, dueAt: at + SENT_CLAIM_AFTER_MS };
       return guard('send', () => box.append(kit.id(id), entry, [...accept]));
     },
