@@ -88,6 +88,7 @@ export {
   type SentSignal,
   type Store,
   snapshotBytes,
+  type Unreadable,
   type WakeListener,
   type WakeNotice,
   type WakeSource,

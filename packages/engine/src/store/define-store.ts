@@ -9,6 +9,7 @@ import {
   type SentDue,
   type SentSignal,
   type Store,
+  type Unreadable,
 } from './store.js';
 import type { DueWindow, SentRow, StoreDefinition, StoreDriver, UpdateCondition } from './store-driver.js';
 import { createStoreKit } from './store-kit.js';
@@ -67,8 +68,29 @@ export function defineStore(definition: StoreDefinition, driver: StoreDriver): D
     return { now, until: now + lease, limit: n, token, ...(workflow === undefined ? {} : { workflow }) };
   };
 
-  const sentDue = (rows: SentRow[]): SentDue[] =>
-    rows.flatMap((r) => (r.sent.length ? [{ snapshot: kit.decode(r.json), sent: r.sent }] : []));
+  /** Decodes claimed rows; with `onUnreadable`, a row that cannot be read is reported and left out (still claimed) rather than failing the rest. */
+  const decodeEach = <R, T>(rows: R[], read: (row: R) => T | null, onUnreadable?: Unreadable): T[] => {
+    if (!onUnreadable) return rows.flatMap((r) => read(r) ?? []);
+    const out: T[] = [];
+    for (const r of rows) {
+      let got: T | null;
+      try {
+        got = read(r);
+      } catch (e) {
+        onUnreadable(e);
+        continue;
+      }
+      if (got !== null) out.push(got);
+    }
+    return out;
+  };
+
+  const sentDue = (rows: SentRow[], onUnreadable?: Unreadable): SentDue[] =>
+    decodeEach(
+      rows,
+      (r) => (r.sent.length ? { snapshot: kit.decode(r.json), sent: r.sent } : null),
+      onUnreadable,
+    );
 
   const claimsOf = (c: NonNullable<StoreDriver['claims']>): DueClaims => ({
     async claimDue(now, limit, query) {
@@ -76,7 +98,7 @@ export function defineStore(definition: StoreDefinition, driver: StoreDriver): D
       const ids = query?.ids === undefined ? undefined : Array.from(query.ids, (id) => kit.id(id));
       if (window === null || ids?.length === 0) return [];
       const rows = await guard('claimDue', () => c.claim(ids === undefined ? window : { ...window, ids }));
-      return rows.map((json) => kit.decode(json));
+      return decodeEach(rows, (json) => kit.decode(json), query?.onUnreadable);
     },
     async release(ids, token = ownToken) {
       const list = Array.from(ids, (id) => kit.id(id));
@@ -93,15 +115,15 @@ export function defineStore(definition: StoreDefinition, driver: StoreDriver): D
       const entry = { json: JSON.stringify(event), at, dueAt: at + SENT_CLAIM_AFTER_MS };
       return guard('send', () => box.append(kit.id(id), entry, [...accept]));
     },
-    async claim(now, limit, ids) {
+    async claim(now, limit, ids, onUnreadable) {
       if (ids !== undefined) {
         const list = Array.from(ids, (x) => kit.id(x));
-        return list.length ? sentDue(await guard('claimSent', () => box.claimIds(list))) : [];
+        return list.length ? sentDue(await guard('claimSent', () => box.claimIds(list)), onUnreadable) : [];
       }
       const n = kit.dueLimit(now, limit);
       if (n === null) return [];
       const window = { now, until: now + claimMs, limit: n, token: ownToken };
-      return sentDue(await guard('claimSent', () => box.claim(window)));
+      return sentDue(await guard('claimSent', () => box.claim(window)), onUnreadable);
     },
     async drop(id, seqs, version) {
       const list = seqsOf(seqs);

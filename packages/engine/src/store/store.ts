@@ -31,7 +31,17 @@ export interface DueQuery {
 export interface ClaimQuery extends DueQuery {
   /** Only these instances (each still only if due and unclaimed). */
   ids?: readonly string[] | undefined;
+  /** {@link Unreadable}: a claimed row that cannot be read is reported here and left out, instead of failing the whole claim. */
+  onUnreadable?: Unreadable | undefined;
 }
+
+/**
+ * Receives the error (INVALID_SNAPSHOT) of a claimed row whose stored snapshot cannot be read (torn,
+ * hand-edited, from an unknown format). The row is left out of the answer and stays claimed until
+ * its lease lapses, so one bad row neither fails the batch nor fills every poll; without this
+ * callback the claim throws the error, as every other read does.
+ */
+export type Unreadable = (error: unknown) => void;
 
 /** Options of {@link Store.save}: what the conditional write also does or also requires. */
 export interface SaveOptions {
@@ -165,7 +175,7 @@ export interface Inbox {
    * {@link SENT_CLAIM_AFTER_MS} ago (their notice was missed or lost its race) that no other call
    * claimed in the last `claimMs`, claiming them.
    */
-  claim(now: number, limit: number, ids?: readonly string[]): Promise<SentDue[]>;
+  claim(now: number, limit: number, ids?: readonly string[], onUnreadable?: Unreadable): Promise<SentDue[]>;
   /** Removes sent signals that applied to nothing (a finished instance, a duplicate id), if the instance is still at `version`. */
   drop(id: string, seqs: readonly number[], version: number): Promise<void>;
 }

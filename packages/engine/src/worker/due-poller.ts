@@ -119,7 +119,11 @@ export class DuePoller {
     try {
       // Claimed as of `at`: the lease runs from the due time, so a worker killed holding it delays
       // the instance by the lease, not by however far ahead it was claimed.
-      [got] = await this.store.claims!.claimDue(at, 1, { ids: [id], ...this.lease });
+      [got] = await this.store.claims!.claimDue(at, 1, {
+        ids: [id],
+        ...this.lease,
+        onUnreadable: this.inbox.unreadable,
+      });
       this.p.stats.polls++;
     } catch {
       return; // the round at `at` tries again, and reports what fails
@@ -147,7 +151,7 @@ export class DuePoller {
 
   /** The claim of one poll: snapshots with the claim where the store can, else ids. */
   private async claim(now: number, n: number, query: DueQuery & { ids?: string[] }): Promise<Due[]> {
-    const leased = { ...query, ...this.lease };
+    const leased = { ...query, ...this.lease, onUnreadable: this.inbox.unreadable };
     // A poll counts once the store answered it (as the inbox's claims do).
     if (this.store.claims) {
       const snapshots = await this.store.claims.claimDue(now, n, leased);

@@ -54,8 +54,15 @@ export class SentInbox {
     return this.polled && n > 0 ? this.claim(now, n) : Promise.resolve([]);
   }
 
+  /** A claimed row that cannot be read: counted and reported, and the rest of the claim goes on. */
+  readonly unreadable = (e: unknown): void => {
+    this.stats.unreadable++;
+    this.stats.errors++;
+    this.emit('error', e, 'poll');
+  };
+
   private async claim(now: number, n: number, ids?: string[]): Promise<Due[]> {
-    const got = await this.store.inbox!.claim(now, n, ids);
+    const got = await this.store.inbox!.claim(now, n, ids, this.unreadable);
     this.stats.polls++;
     return got.map(({ snapshot, sent }) => ({ id: snapshot.id, snapshot, sent, unclaimed: true }));
   }

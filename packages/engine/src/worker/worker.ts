@@ -32,6 +32,7 @@ function newStats(): WorkerStats {
     conflicts: 0,
     lostTakes: 0,
     refusedNotices: 0,
+    unreadable: 0,
     running: 0,
     queued: 0,
     lastLagMs: 0,
