@@ -38,6 +38,7 @@ export function createLoopWorker(runner, o) {
     conflicts: 0,
     lostTakes: 0,
     refusedNotices: 0,
+    unreadable: 0,
     running: 0,
     queued: 0,
     lastLagMs: 0,
