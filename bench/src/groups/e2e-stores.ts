@@ -15,21 +15,26 @@ import { E2E_PROCESSES, PER_PROCESS } from './e2e.js';
  * Per store: workflows per timed round (a round lasts ~1-3 s on this machine), the table (or key
  * prefix segment) of the bench's instances, and the requests the raw loop sends (child-stores.ts).
  */
-const SIZES: Record<string, { perRound: number; table: string; requests: string }> = {
+const SIZES: Record<string, { perRound: number; warmRounds: number; table: string; requests: string }> = {
   redis: {
     perRound: 2000,
+    // A fresh process's first workflows cost twice the CPU of the ones after: run until optimized.
+    warmRounds: 3,
     table: 'e2e',
     requests:
       "EVALSHA of the adapter's create script, then of its save script, keys and arguments built by hand",
   },
   mongo: {
     perRound: 60,
+    // The server is the busy side: one round warms its caches and our connections.
+    warmRounds: 1,
     table: 'e2e_workers',
     requests:
       "insertOne of the adapter's document, then updateOne({_id, version: expected}, {$set: its fields, $unset: the claim's})",
   },
   dynamo: {
     perRound: 150,
+    warmRounds: 1,
     table: 'stepfold_e2e',
     requests:
       "PutItem of the adapter's item if attribute_not_exists(id), then UpdateItem(SET its attributes REMOVE the claim's, if #version = :expected)",
@@ -73,8 +78,7 @@ function storeGroup(b: Backend): Group {
       const serverRaw: Array<number | null> = [];
       try {
         const warm = Math.max(8, Math.round(size.perRound / 5));
-        // A fresh process's first workflows cost twice the CPU of the ones after.
-        for (let w = 0; w < 3; w++) await fleet.run(size.perRound, `warm-${w}-${Date.now().toString(36)}`);
+        for (let w = 0; w < size.warmRounds; w++) await fleet.run(size.perRound, `warm-${w}-${Date.now().toString(36)}`);
         for (let r = 0; r < ROUNDS; r++) {
           const tag = `${name}-${r}-${Date.now().toString(36)}`;
           const t0 = performance.now();
