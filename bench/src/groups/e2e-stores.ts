@@ -78,7 +78,8 @@ function storeGroup(b: Backend): Group {
       const serverRaw: Array<number | null> = [];
       try {
         const warm = Math.max(8, Math.round(size.perRound / 5));
-        for (let w = 0; w < size.warmRounds; w++) await fleet.run(size.perRound, `warm-${w}-${Date.now().toString(36)}`);
+        for (let w = 0; w < size.warmRounds; w++)
+          await fleet.run(size.perRound, `warm-${w}-${Date.now().toString(36)}`);
         for (let r = 0; r < ROUNDS; r++) {
           const tag = `${name}-${r}-${Date.now().toString(36)}`;
           const t0 = performance.now();
