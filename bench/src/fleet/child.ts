@@ -1,17 +1,17 @@
-// A bench worker process (forked by fleet.ts): a runner and a `createWorker` over the PostgreSQL
-// store, driven by the parent over IPC. `run` keeps `concurrency` workflows in flight (linear ones
-// unless told otherwise) and reports what it wrote; `raw` runs the adapter's save statement by hand
-// from as many clients (the physical limit); a `hit` handler reports wake latencies; `queries`
-// counts the polls' queries (listDue, claimDue, the inbox claim). With BENCH_COMPOSITION=1 it also
-// runs the map and child workflows of trees.ts, whose ends may be written by any process's worker
-// (a child's end reaches its parent through the parent's inbox): each process tells the parent
-// process of the ends it wrote, which passes them on to the others.
+// A bench worker process (forked by fleet.ts): a runner and a `createWorker` over one store
+// (PostgreSQL unless BENCH_STORE names another: child-stores.ts), driven by the parent over IPC.
+// `run` keeps `concurrency` workflows in flight (linear ones unless told otherwise) and reports
+// what it wrote; `raw` and `rawflow` run the adapter's writes by hand from as many clients (the
+// physical limit); a `hit` handler reports wake latencies; `queries` counts the polls' queries
+// (listDue, claimDue, the inbox claim). With BENCH_COMPOSITION=1 it also runs the map and child
+// workflows of trees.ts, whose ends may be written by any process's worker (a child's end reaches
+// its parent through the parent's inbox): each process tells the parent process of the ends it
+// wrote, which passes them on to the others.
 import { createRunner, isTerminal, type Snapshot, type Store, snapshotBytes, step } from '@stepfold/engine';
 import { createWorker } from '@stepfold/engine/worker';
-import { createPostgresStore } from '@stepfold/store-postgres';
-import pg from 'pg';
 import { wallMs } from '../peers/common.js';
 import { LINEAR_STEPS, linear10, noop } from '../workflows.js';
+import { openChildStore, type RawRow, type StoreKind } from './child-stores.js';
 import { signalProbe, timerProbe } from './probes.js';
 import { PARENTS, TREE_WORKFLOWS } from './trees.js';
 
@@ -55,37 +55,46 @@ export type ChildReply =
 
 const send = (m: ChildReply) => process.send!(m);
 const concurrency = Number(process.env['BENCH_CONCURRENCY'] ?? 2);
-const pool = new pg.Pool({ connectionString: process.env['BENCH_PG_URL'], max: concurrency + 2 });
-const inner = createPostgresStore({
-  pool,
+const kind = (process.env['BENCH_STORE'] ?? 'postgres') as StoreKind;
+const db = await openChildStore({
+  kind,
+  url: process.env['BENCH_STORE_URL'] ?? '',
   table: process.env['BENCH_TABLE'] ?? 'instances',
   groupCommit: process.env['BENCH_GROUP_COMMIT'] === '1',
+  concurrency,
 });
+const inner = db.store;
 // Every query a poll makes: listDue, claimDue (each lane, and notices' ids) and the inbox's claim (its lane).
 let listDue = 0;
-const claims = inner.claims!;
-const inbox = inner.inbox!;
+const claims = inner.claims;
+const inbox = inner.inbox;
 const store: Store = Object.assign(Object.create(inner) as Store, {
   listDue(...a: Parameters<Store['listDue']>) {
     listDue++;
     return inner.listDue(...a);
   },
-  claims: {
-    ...claims,
-    claimDue(...a: Parameters<typeof claims.claimDue>) {
-      listDue++;
-      return claims.claimDue(...a);
+  ...(claims && {
+    claims: {
+      ...claims,
+      claimDue(...a: Parameters<typeof claims.claimDue>) {
+        listDue++;
+        return claims.claimDue(...a);
+      },
     },
-  },
-  inbox: {
-    ...inbox,
-    claim(...a: Parameters<typeof inbox.claim>) {
-      listDue++;
-      return inbox.claim(...a);
+  }),
+  ...(inbox && {
+    inbox: {
+      ...inbox,
+      claim(...a: Parameters<typeof inbox.claim>) {
+        listDue++;
+        return inbox.claim(...a);
+      },
     },
-  },
+  }),
 });
 await inner.setup();
+// Instances `run` started on a store other than PostgreSQL (a shared server): deleted at `stop`.
+const started: string[] = [];
 
 const composition = process.env['BENCH_COMPOSITION'] === '1';
 if (composition) await import('@stepfold/engine/composition');
@@ -179,6 +188,7 @@ async function run(m: Extract<ChildCommand, { cmd: 'run' }>): Promise<ChildReply
       while (left > 0) {
         left--;
         const id = `${tag}-${seq++}`;
+        if (kind !== 'postgres') started.push(id);
         const s = await runner.start(workflow, id, items ? { items } : { orderId: seq });
         // A parent whose last child's end went through its inbox is ended by a worker, maybe not this call.
         let status: string = s.status;
@@ -203,10 +213,22 @@ async function run(m: Extract<ChildCommand, { cmd: 'run' }>): Promise<ChildReply
   };
 }
 
-/** The adapter's save statement by hand, from `concurrency` clients, each on its own row. */
+/** The row the adapter writes for `s` (as the store kit encodes it), with the wake time given. */
+function rowOf(s: Snapshot, json: string, wakeAt: number | null): RawRow {
+  const wf = s.workflow;
+  return {
+    id: s.id,
+    version: s.version,
+    status: s.status,
+    workflow: wf.name,
+    definition: `${wf.name}@${wf.version}@${wf.hash}`,
+    wakeAt,
+    json,
+  };
+}
+
+/** The adapter's save by hand, from `concurrency` clients, each on its own row. */
 async function raw(ms: number, base: Snapshot): Promise<ChildReply> {
-  const table = `"stepfold"."${process.env['BENCH_TABLE'] ?? 'instances'}"`;
-  const sql = `UPDATE ${table} SET version = $3, status = $4, workflow = $5, wake_at = $6, claimed_until = NULL, snapshot = $7::jsonb, snapshot_text = $8 WHERE id = $1 AND version = $2`;
   const rows = await Promise.all(
     Array.from({ length: concurrency }, async (_, k) => {
       const s: Snapshot = { ...base, id: `${base.id}-${process.pid}-${k}`, version: 1 };
@@ -224,21 +246,8 @@ async function raw(ms: number, base: Snapshot): Promise<ChildReply> {
       let s = s0;
       while (performance.now() < end) {
         const next = { ...s, version: s.version + 1 };
-        const r = await pool.query({
-          name: 'bench_raw_save',
-          text: sql,
-          values: [
-            next.id,
-            s.version,
-            next.version,
-            next.status,
-            next.workflow.name,
-            null,
-            null, // JSON in snapshot_text, as the adapter writes it by default
-            JSON.stringify(next),
-          ],
-        });
-        if (r.rowCount !== 1) throw new Error(`raw update of ${s.id} matched nothing`);
+        // No wake time indexed, as before: the row stays out of the due index.
+        await db.update(rowOf(next, JSON.stringify(next), null), s.version);
         s = next;
         updates++;
       }
@@ -251,18 +260,15 @@ async function raw(ms: number, base: Snapshot): Promise<ChildReply> {
 }
 
 /**
- * The same writes a workflow of `run` makes, by hand: per workflow the adapter's INSERT and then
- * its ten conditional UPDATEs, with the snapshots the reducer produces for it (serialized per
- * write, as the store does, into the text column it writes by default) and the wake times the
- * store would index, from `concurrency` clients.
+ * The same writes a workflow of `run` makes, by hand: per workflow the adapter's create and then
+ * its ten conditional saves, with the snapshots the reducer produces for it (serialized per write,
+ * as the store does) and the wake times the store would index, from `concurrency` clients.
  */
 async function rawFlow(ms: number): Promise<ChildReply> {
-  const table = `"stepfold"."${process.env['BENCH_TABLE'] ?? 'instances'}"`;
-  const insert = `INSERT INTO ${table} (id, version, status, workflow, wake_at, snapshot, snapshot_text) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7)`;
-  const update = `UPDATE ${table} SET version = $3, status = $4, workflow = $5, wake_at = $6, claimed_until = NULL, snapshot = $7::jsonb, snapshot_text = $8 WHERE id = $1 AND version = $2`;
   const chain = linearChain();
   const t0s = chain[0]!.createdAt;
-  const prefix = `rawflow-${process.pid}-${Date.now().toString(36)}`;
+  const prefix = `rawflow-${process.pid}-${Date.now().toString(36)}-`;
+  const ids: string[] = [];
   let updates = 0;
   const cpu = process.cpuUsage();
   const t0 = performance.now();
@@ -270,24 +276,16 @@ async function rawFlow(ms: number): Promise<ChildReply> {
   await Promise.all(
     Array.from({ length: concurrency }, async (_, k) => {
       for (let n = 0; performance.now() < end; n++) {
-        const id = `${prefix}-${k}-${n}`;
+        const id = `${prefix}${k}-${n}`;
+        ids.push(id);
         const now = Date.now();
         for (const s of chain) {
+          // A running task's deadline, indexed rounded up to the second as the store kit does.
           const wake = s.wakeAt === null ? null : Math.ceil((s.wakeAt - t0s + now) / 1000) * 1000;
-          const json = JSON.stringify({ ...s, id });
-          const r =
-            s.version === 1
-              ? await pool.query({
-                  name: 'bench_raw_create',
-                  text: insert,
-                  values: [id, 1, s.status, s.workflow.name, wake, null, json],
-                })
-              : await pool.query({
-                  name: 'bench_raw_save',
-                  text: update,
-                  values: [id, s.version - 1, s.version, s.status, s.workflow.name, wake, null, json],
-                });
-          if (r.rowCount !== 1) throw new Error(`raw write of ${id} matched nothing`);
+          const row = rowOf(s, JSON.stringify({ ...s, id }), wake);
+          row.id = id;
+          if (s.version === 1) await db.insert(row);
+          else await db.update(row, s.version - 1);
           updates++;
         }
       }
@@ -295,7 +293,7 @@ async function rawFlow(ms: number): Promise<ChildReply> {
   );
   const seconds = (performance.now() - t0) / 1000;
   const used = process.cpuUsage(cpu);
-  await pool.query(`DELETE FROM ${table} WHERE id LIKE $1`, [`${prefix}-%`]);
+  await db.removeRaw(prefix, ids);
   return { type: 'raw', updates, seconds, cpuMs: (used.user + used.system) / 1000 };
 }
 
@@ -313,7 +311,11 @@ process.on('message', (m: ChildCommand) => {
   else if (m.cmd === 'stop') {
     void worker
       .stop({ graceMs: 5_000 })
-      .then(() => pool.end())
+      .then(async () => {
+        for (let i = 0; i < started.length; i += 50)
+          await Promise.all(started.slice(i, i + 50).map((id) => inner.delete(id).catch(() => false)));
+      })
+      .then(() => db.close())
       .then(() => process.exit(0));
   }
 });

@@ -3,9 +3,10 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import type { Snapshot } from '@stepfold/engine';
 import type { ChildCommand, ChildReply } from './child.js';
+import type { StoreKind } from './child-stores.js';
 
 // The parent side of the bench's worker processes: forks `processes` copies of child.ts over one
-// PostgreSQL database and drives them over IPC. Rounds run on every child at once and are timed
+// PostgreSQL database (or another store: child-stores.ts) and drives them over IPC. Rounds run on every child at once and are timed
 // here, from the first command sent to the last reply.
 
 const CHILD = fileURLToPath(new URL('./child.js', import.meta.url));
@@ -40,7 +41,7 @@ export interface Fleet {
    * of 1 runs in the first process alone); each keeps its `concurrency` in flight.
    */
   run(count: number, tag: string, options?: RunOptions): Promise<FleetRun>;
-  /** Raw conditional UPDATEs/s from every process at once, each with `concurrency` clients (and their CPU µs per update). */
+  /** Raw conditional saves/s from every process at once, each with `concurrency` clients (and their CPU µs per update). */
   raw(ms: number, snapshot?: Snapshot): Promise<{ perSec: number; cpuUsPerWrite: number }>;
   /** listDue calls each process has made so far. */
   queries(): Promise<number[]>;
@@ -51,7 +52,10 @@ export interface Fleet {
 
 /** Forks the processes and waits until each has its store set up and its worker started. */
 export async function startFleet(o: {
-  pgUrl: string;
+  /** The PostgreSQL database's URL (the store unless `store` names another). */
+  pgUrl?: string;
+  /** Another store than PostgreSQL, and its server's URL or endpoint. */
+  store?: { kind: Exclude<StoreKind, 'postgres'>; url: string };
   processes: number;
   concurrency: number;
   table?: string;
@@ -73,7 +77,8 @@ export async function startFleet(o: {
     const child = fork(CHILD, [], {
       env: {
         ...process.env,
-        BENCH_PG_URL: o.pgUrl,
+        BENCH_STORE: o.store?.kind ?? 'postgres',
+        BENCH_STORE_URL: o.store?.url ?? o.pgUrl ?? '',
         BENCH_CONCURRENCY: String(o.concurrency),
         BENCH_TABLE: o.table ?? 'instances',
         BENCH_GROUP_COMMIT: o.groupCommit ? '1' : '0',
