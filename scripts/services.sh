@@ -2,7 +2,7 @@
 # shellcheck source-path=SCRIPTDIR
 # Installs and starts the real servers the store adapters are tested against:
 # PostgreSQL, Redis, a Redis Cluster (three nodes), FerretDB (MongoDB wire protocol),
-# DynamoDB Local; and Debian's Chromium for the inspector's browser tests (installed, not a server).
+# moto (DynamoDB); and Debian's Chromium for the inspector's browser tests (installed, not a server).
 # All on 127.0.0.1, idempotent: starts what is missing, reuses what runs.
 # See scripts/README.md.
 #
@@ -14,7 +14,7 @@
 #   services.sh status           one line per server; exit 1 if any is down
 #   services.sh env              export lines for the connection URLs
 #
-# NAME: pg, redis, redis-cluster, mongo, dynamo, chromium, or all (aliases: postgres, ferretdb, dynamodb)
+# NAME: pg, redis, redis-cluster, mongo, dynamo, chromium, or all (aliases: postgres, ferretdb, dynamodb, moto)
 set -euo pipefail
 
 here=$(dirname "${BASH_SOURCE[0]}")
@@ -47,7 +47,7 @@ canonical() {
   redis) echo redis ;;
   redis-cluster | cluster) echo redis-cluster ;;
   mongo | mongodb | ferretdb) echo mongo ;;
-  dynamo | dynamodb | dynamodb-local) echo dynamo ;;
+  dynamo | dynamodb | dynamodb-local | moto) echo dynamo ;;
   chromium | chrome) echo chromium ;;
   *) die "unknown service '$1' (expected: ${ALL[*]})" ;;
   esac
@@ -67,7 +67,7 @@ cmd_up() {
   local names=("$@") name t0=$EPOCHREALTIME failed=() missing=""
   declare -A prep=()
 
-  # The slow one-time steps (Go build of FerretDB, Maven fetch of DynamoDB Local)
+  # The slow one-time steps (Go build of FerretDB, pip install of moto)
   # run in the background while the Debian packages install and servers start.
   if [[ " ${names[*]} " == *" mongo "* ]]; then
     (SVC=mongo && mongo_prepare) &
@@ -118,14 +118,15 @@ cmd_stop() {
 }
 
 # The ports this checkout has run a server of kind `$1` on: PostgreSQL clusters are named
-# stepfold-PORT, Redis keeps a data directory per port, FerretDB and DynamoDB Local a pidfile.
+# stepfold-PORT, Redis keeps a data directory per port, FerretDB and moto a pidfile (and so did
+# DynamoDB Local, which this checkout may have run before the switch to moto).
 ports_of() {
   local f
   case $1 in
   pg) { pg_lsclusters -h 2>/dev/null || true; } | awk '$2 ~ /^stepfold-[0-9]+$/ { print $3 }' ;;
   redis) for f in "$SERVICES_DIR"/redis/*/; do [[ -d $f ]] && basename "$f"; done ;;
   mongo) for f in "$PID_DIR"/ferretdb-*.pid; do [[ -f $f ]] && { f=${f##*-}; echo "${f%.pid}"; }; done ;;
-  dynamo) for f in "$PID_DIR"/dynamodb-local-*.pid; do [[ -f $f ]] && { f=${f##*-}; echo "${f%.pid}"; }; done ;;
+  dynamo) for f in "$PID_DIR"/moto-*.pid "$PID_DIR"/dynamodb-local-*.pid; do [[ -f $f ]] && { f=${f##*-}; echo "${f%.pid}"; }; done ;;
   esac | sort -un
 }
 
