@@ -198,13 +198,19 @@ def handler_for(app, host: str, port: int) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+class Server(ThreadingHTTPServer):
+    # socketserver's default backlog is 5: a store fanning a poll out over its shards opens more
+    # connections at once, and the SYNs past the backlog wait out the client's 1 s connect timeout.
+    request_queue_size = 128
+    daemon_threads = True
+
+
 def main() -> None:
     host, port = sys.argv[1], int(sys.argv[2])
     follow_dynamodb_item_rules()
     speed_up_moto()
     app = DomainDispatcherApplication(create_backend_app)
-    server = ThreadingHTTPServer((host, port), handler_for(app, host, port))
-    server.daemon_threads = True
+    server = Server((host, port), handler_for(app, host, port))
     print(f"moto-server: serving on http://{host}:{port}", flush=True)
     server.serve_forever()
 
