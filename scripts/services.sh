@@ -2,7 +2,8 @@
 # shellcheck source-path=SCRIPTDIR
 # Installs and starts the real servers the store adapters are tested against:
 # PostgreSQL, Redis, a Redis Cluster (three nodes), FerretDB (MongoDB wire protocol),
-# DynamoDB Local; and Debian's Chromium for the inspector's browser tests (installed, not a server).
+# moto (DynamoDB); Debian's Chromium for the inspector's browser tests, Java and Maven for the
+# lambda example's ElasticMQ (installed, not servers).
 # All on 127.0.0.1, idempotent: starts what is missing, reuses what runs.
 # See scripts/README.md.
 #
@@ -14,7 +15,7 @@
 #   services.sh status           one line per server; exit 1 if any is down
 #   services.sh env              export lines for the connection URLs
 #
-# NAME: pg, redis, redis-cluster, mongo, dynamo, chromium, or all (aliases: postgres, ferretdb, dynamodb)
+# NAME: pg, redis, redis-cluster, mongo, dynamo, chromium, java, or all (aliases: postgres, ferretdb, dynamodb, moto)
 set -euo pipefail
 
 here=$(dirname "${BASH_SOURCE[0]}")
@@ -32,14 +33,16 @@ source "$here/services/mongo.sh"
 source "$here/services/dynamo.sh"
 # shellcheck source=services/chromium.sh
 source "$here/services/chromium.sh"
+# shellcheck source=services/java.sh
+source "$here/services/java.sh"
 
-ALL=(pg redis redis-cluster mongo dynamo chromium)
+ALL=(pg redis redis-cluster mongo dynamo chromium java)
 SVC=services
 
 # The shell functions of a service: redis-cluster's are redis_cluster_up, ...
 fn() { echo "${1//-/_}_$2"; }
 
-usage() { sed -n '3,15s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+usage() { sed -n '3,16s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 
 canonical() {
   case $1 in
@@ -47,8 +50,9 @@ canonical() {
   redis) echo redis ;;
   redis-cluster | cluster) echo redis-cluster ;;
   mongo | mongodb | ferretdb) echo mongo ;;
-  dynamo | dynamodb | dynamodb-local) echo dynamo ;;
+  dynamo | dynamodb | dynamodb-local | moto) echo dynamo ;;
   chromium | chrome) echo chromium ;;
+  java | jdk | maven) echo java ;;
   *) die "unknown service '$1' (expected: ${ALL[*]})" ;;
   esac
 }
@@ -67,7 +71,7 @@ cmd_up() {
   local names=("$@") name t0=$EPOCHREALTIME failed=() missing=""
   declare -A prep=()
 
-  # The slow one-time steps (Go build of FerretDB, Maven fetch of DynamoDB Local)
+  # The slow one-time steps (Go build of FerretDB, pip install of moto)
   # run in the background while the Debian packages install and servers start.
   if [[ " ${names[*]} " == *" mongo "* ]]; then
     (SVC=mongo && mongo_prepare) &
@@ -79,6 +83,7 @@ cmd_up() {
     redis | redis-cluster) missing+=" $(redis_missing_packages)" ;;
     dynamo) missing+=" $(dynamo_missing_packages)" ;;
     chromium) missing+=" $(chromium_missing_packages)" ;;
+    java) missing+=" $(java_missing_packages)" ;;
     esac
   done
   # One apt-get for all: each run costs seconds even when there is little to do.
@@ -118,14 +123,15 @@ cmd_stop() {
 }
 
 # The ports this checkout has run a server of kind `$1` on: PostgreSQL clusters are named
-# stepfold-PORT, Redis keeps a data directory per port, FerretDB and DynamoDB Local a pidfile.
+# stepfold-PORT, Redis keeps a data directory per port, FerretDB and moto a pidfile (and so did
+# DynamoDB Local, which this checkout may have run before the switch to moto).
 ports_of() {
   local f
   case $1 in
   pg) { pg_lsclusters -h 2>/dev/null || true; } | awk '$2 ~ /^stepfold-[0-9]+$/ { print $3 }' ;;
   redis) for f in "$SERVICES_DIR"/redis/*/; do [[ -d $f ]] && basename "$f"; done ;;
   mongo) for f in "$PID_DIR"/ferretdb-*.pid; do [[ -f $f ]] && { f=${f##*-}; echo "${f%.pid}"; }; done ;;
-  dynamo) for f in "$PID_DIR"/dynamodb-local-*.pid; do [[ -f $f ]] && { f=${f##*-}; echo "${f%.pid}"; }; done ;;
+  dynamo) for f in "$PID_DIR"/moto-*.pid "$PID_DIR"/dynamodb-local-*.pid; do [[ -f $f ]] && { f=${f##*-}; echo "${f%.pid}"; }; done ;;
   esac | sort -un
 }
 

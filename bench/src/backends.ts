@@ -209,8 +209,9 @@ function dynamoClient(): DynamoDBClient {
 
 const dynamo: Backend = {
   name: 'dynamo',
-  server: 'DynamoDB Local',
-  warmupMs: 8000,
+  server: 'moto',
+  // Python, not a JVM: nothing to warm up beyond the first requests.
+  warmupMs: 2000,
   e2eWorkflows: 90,
   url: urls.dynamo,
   statement: "PutItem(item, ConditionExpression '#v = :expected') with the adapter's item attributes",

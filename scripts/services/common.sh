@@ -77,7 +77,7 @@ apt_install() {
 # used to rebuild/refetch things only when their sources changed.
 stamp_of() { { cat "$@"; printf '%s' "${STAMP_EXTRA:-}"; } | sha256sum | cut -d' ' -f1; }
 
-# --- processes we start ourselves (ferretdb, dynamodb local) ---------------
+# --- processes we start ourselves (ferretdb, moto) ---------------
 
 # True if the process exists and is not a zombie (a server that died while still
 # a child of this script stays a zombie until reaped, and kill -0 accepts it).

@@ -1,55 +1,52 @@
-# Amazon DynamoDB Local 2.x from Maven Central, run with the machine's Java.
+# The DynamoDB test server: moto (Apache-2.0) from PyPI, in a venv of this checkout.
 # Sourced by scripts/services.sh.
 # shellcheck shell=bash
 #
-# Maven fetches the jars (and sqlite4java's native .so, a dependency of its own)
-# into ~/.m2 and copies them to .services/dynamodb-local/lib; that directory is
-# also java.library.path. In-memory and -sharedDb: every credential/region sees
-# the same tables, and data does not survive a stop/start.
+# pip installs moto-requirements.txt (every transitive version pinned, with hashes) into
+# .services/moto/venv, again only when that file or the Python changes. Our launcher
+# moto-server.py serves moto's app behind one lock (see there why). In memory: data does
+# not survive a stop/start. Tables are per region, as in DynamoDB.
 
-DDB_SRC="$SCRIPTS_DIR/dynamodb-local"
-DDB_DIR="$SERVICES_DIR/dynamodb-local"
-DDB_PIDFILE="$PID_DIR/dynamodb-local-$DYNAMO_PORT.pid" # per port: other ports are other servers
-DDB_LOG="$LOG_DIR/dynamodb-local-$DYNAMO_PORT.log"
-DDB_FETCH_LOG="$LOG_DIR/dynamodb-local-fetch.log"
+MOTO_REQUIREMENTS="$SCRIPTS_DIR/services/moto-requirements.txt"
+MOTO_LAUNCHER="$SCRIPTS_DIR/services/moto-server.py"
+MOTO_VENV="$SERVICES_DIR/moto/venv"
+MOTO_PIDFILE="$PID_DIR/moto-$DYNAMO_PORT.pid" # per port: other ports are other servers
+MOTO_LOG="$LOG_DIR/moto-$DYNAMO_PORT.log"
+MOTO_INSTALL_LOG="$LOG_DIR/moto-install.log"
 
 dynamo_url() { echo "http://$HOST:$DYNAMO_PORT"; }
 
 dynamo_missing_packages() {
-  command -v java >/dev/null && command -v javac >/dev/null || echo openjdk-17-jdk-headless
-  command -v mvn >/dev/null || echo maven
+  # Creating the venv needs ensurepip, which Debian ships in python3-venv (it brings python3
+  # too). Checked only while there is no venv: Python takes a while to start here.
+  [[ -x $MOTO_VENV/bin/python ]] || python3 -c 'import ensurepip, venv' 2>/dev/null || echo python3-venv
+  command -v curl >/dev/null || echo curl
 }
 
-# Fetch the jars when pom.xml changed; compile our launcher when it or the jars changed.
+# (Re)create the venv when the requirements or the Python (its resolved path, which names
+# the minor version) changed. The stamp is written last, so an install that fails halfway
+# is redone from scratch next time.
 dynamo_prepare() {
-  local t0=$EPOCHREALTIME lib_stamp cls_stamp missing
+  local t0=$EPOCHREALTIME stamp missing
+  stamp=$(STAMP_EXTRA=$(readlink -f "$(command -v python3 || echo none)") stamp_of "$MOTO_REQUIREMENTS")
+  if [[ -f $MOTO_VENV/stamp && $(<"$MOTO_VENV/stamp") == "$stamp" ]]; then return 0; fi
+  rm -rf "$MOTO_VENV"
   missing=$(dynamo_missing_packages)
   # shellcheck disable=SC2086 # a list of package names, split on purpose
   [[ -z $missing ]] || apt_install $missing
 
-  lib_stamp=$(stamp_of "$DDB_SRC/pom.xml")
-  if [[ ! -f $DDB_DIR/lib.stamp || $(<"$DDB_DIR/lib.stamp") != "$lib_stamp" ]]; then
-    say "fetching DynamoDB Local from Maven Central"
-    rm -rf "${DDB_DIR:?}/lib" "${DDB_DIR:?}/classes"
-    mkdir -p "$DDB_DIR"
-    mvn -B -q -f "$DDB_SRC/pom.xml" dependency:copy-dependencies \
-      -DincludeScope=runtime -DoutputDirectory="$DDB_DIR/lib" >"$DDB_FETCH_LOG" 2>&1 ||
-      die_with_log "$DDB_FETCH_LOG" "mvn dependency:copy-dependencies failed"
-    echo "$lib_stamp" >"$DDB_DIR/lib.stamp"
-    say "fetched $(find "$DDB_DIR/lib" -type f | wc -l) files in $(elapsed "$t0")"
-  fi
-
-  cls_stamp=$(STAMP_EXTRA="$lib_stamp $(javac -version 2>&1)" stamp_of "$DDB_SRC/LoopbackServerRunner.java")
-  if [[ ! -f $DDB_DIR/classes.stamp || $(<"$DDB_DIR/classes.stamp") != "$cls_stamp" ]]; then
-    rm -rf "${DDB_DIR:?}/classes"
-    javac -d "$DDB_DIR/classes" -cp "$DDB_DIR/lib/*" "$DDB_SRC/LoopbackServerRunner.java" >"$DDB_FETCH_LOG" 2>&1 ||
-      die_with_log "$DDB_FETCH_LOG" "javac LoopbackServerRunner.java failed"
-    echo "$cls_stamp" >"$DDB_DIR/classes.stamp"
-  fi
+  say "installing moto from PyPI into ${MOTO_VENV#"$REPO_ROOT"/}"
+  {
+    python3 -m venv "$MOTO_VENV" &&
+      "$MOTO_VENV/bin/python" -m pip install --disable-pip-version-check --no-input \
+        --require-hashes --no-deps -r "$MOTO_REQUIREMENTS"
+  } >"$MOTO_INSTALL_LOG" 2>&1 || die_with_log "$MOTO_INSTALL_LOG" "pip install of moto failed"
+  echo "$stamp" >"$MOTO_VENV/stamp"
+  say "installed moto in $(elapsed "$t0")"
 }
 
-# ListTables with a syntactically valid SigV4 header: DynamoDB Local insists on
-# one being present but does not check the signature.
+# A DynamoDB JSON request. The Authorization header is what tells moto the request is for
+# DynamoDB (without it moto answers as S3); moto does not check the signature.
 dynamo_request() {
   local target=$1 body=$2
   curl -sS --max-time 3 -X POST "$(dynamo_url)/" \
@@ -62,32 +59,37 @@ dynamo_request() {
 
 dynamo_healthy() { dynamo_request ListTables '{}' 2>/dev/null | grep -q '"TableNames"'; }
 
+# moto's own API answers only on moto: tells it apart from another DynamoDB on the port
+# (such as a DynamoDB Local left running by an older checkout).
+dynamo_is_moto() { curl -fsS --max-time 3 "$(dynamo_url)/moto-api/data.json" >/dev/null 2>&1; }
+
 dynamo_up() {
   local t0=$EPOCHREALTIME pid rc=0
   dynamo_prepare
   if dynamo_healthy; then
+    dynamo_is_moto ||
+      die "port $DYNAMO_PORT answers as DynamoDB but is not moto (an old DynamoDB Local?); \`bash scripts/services.sh stop dynamo\` stops it"
     say "ready at $(dynamo_url) (reused, $(elapsed "$t0"))"
     return 0
   fi
   port_open "$DYNAMO_PORT" && die "port $DYNAMO_PORT is taken by something that is not DynamoDB; set STEPFOLD_DYNAMO_PORT"
 
-  # LoopbackServerRunner = DynamoDB Local's own ServerRunner, but bound to $HOST
-  # (DynamoDB Local has no bind-address flag). cwd matters not: -inMemory writes no files.
-  spawn_detached "$DDB_PIDFILE" "$DDB_LOG" \
-    java -Xmx1g -Dstepfold.dynamo.host="$HOST" -Djava.library.path="$DDB_DIR/lib" \
-    -cp "$DDB_DIR/classes:$DDB_DIR/lib/*" LoopbackServerRunner \
-    -inMemory -sharedDb -disableTelemetry -port "$DYNAMO_PORT"
-  pid=$(<"$DDB_PIDFILE")
+  spawn_detached "$MOTO_PIDFILE" "$MOTO_LOG" "$MOTO_VENV/bin/python" "$MOTO_LAUNCHER" "$HOST" "$DYNAMO_PORT"
+  pid=$(<"$MOTO_PIDFILE")
   WATCH_PID=$pid wait_until dynamo_healthy || rc=$?
-  ((rc == 0)) || die_with_log "$DDB_LOG" "$([[ $rc == 2 ]] && echo "exited during startup" || echo "no ListTables reply after ${READY_TIMEOUT}s")"
+  ((rc == 0)) || die_with_log "$MOTO_LOG" "$([[ $rc == 2 ]] && echo "exited during startup" || echo "no ListTables reply after ${READY_TIMEOUT}s")"
   say "ready at $(dynamo_url) (started, pid $pid, $(elapsed "$t0"))"
 }
 
-dynamo_stop() { stop_process "$DDB_PIDFILE" "$DYNAMO_PORT" LoopbackServerRunner; }
+# Also stops a DynamoDB Local that a checkout from before the switch to moto left on the port.
+dynamo_stop() {
+  stop_process "$MOTO_PIDFILE" "$DYNAMO_PORT" 'moto-server\.py\|LoopbackServerRunner'
+  rm -f "$PID_DIR/dynamodb-local-$DYNAMO_PORT.pid"
+}
 
 dynamo_status() {
   if dynamo_healthy; then
-    echo "up    $(dynamo_url)  (pid $(live_pid "$DDB_PIDFILE" || listener_pid "$DYNAMO_PORT"))"
+    echo "up    $(dynamo_url)  (pid $(live_pid "$MOTO_PIDFILE" || listener_pid "$DYNAMO_PORT"))"
   else
     echo "down  $(dynamo_url)"
     return 1

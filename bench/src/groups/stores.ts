@@ -57,7 +57,7 @@ async function compare(b: Backend, clients: number): Promise<Row> {
     const base = snapshotOfAbout(SNAPSHOT_BYTES);
     const prefix = `bench-save-${process.pid}-${clients}`;
     const ws = await writers(conns, base, prefix);
-    // Server warm-up (DynamoDB Local is a JVM: its first seconds are slow) before any sample.
+    // Server warm-up (moto loads its DynamoDB code on the first request) before any sample.
     const until = performance.now() + b.warmupMs;
     while (performance.now() < until) await Promise.all(ws.map((x) => x.viaStore().then(() => x.viaRaw())));
     const [a, r] = await compareAsync(

@@ -5,7 +5,7 @@
  *   STEPFOLD_TABLE      DynamoDB table (default `stepfold_instances`; create it with `setup()`
  *                       or from `tableDefinition()` in your infrastructure code)
  *   STEPFOLD_QUEUE_URL  the queue wake messages go to (normally the queue this function reads)
- *   AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL_SQS  optional, for DynamoDB Local and ElasticMQ
+ *   AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL_SQS  optional, for local servers (moto, ElasticMQ)
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';

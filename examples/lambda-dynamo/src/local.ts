@@ -1,5 +1,5 @@
 /**
- * Runs the Lambda handler on this machine: DynamoDB Local for the store, an SQS-compatible server
+ * Runs the Lambda handler on this machine: a local DynamoDB (moto) for the store, an SQS-compatible server
  * (ElasticMQ) for the queue, and {@link pollQueue} in place of Lambda's event source mapping.
  *
  *   STEPFOLD_DYNAMO_ENDPOINT  default http://127.0.0.1:8000

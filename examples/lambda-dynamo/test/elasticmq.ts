@@ -2,7 +2,7 @@
  * ElasticMQ (an SQS-compatible server, from Maven Central) for the tests: fetched with Maven on
  * first use into `.elasticmq/lib` (and `~/.m2`), started with the machine's Java on a free
  * 127.0.0.1 port, stopped after the tests. `STEPFOLD_SQS_ENDPOINT` uses a running server instead.
- * Java 17 and Maven come with `bash scripts/services.sh` (DynamoDB Local needs them too).
+ * Java 17 and Maven come with `bash scripts/services.sh` (`up java` installs only them).
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -68,7 +68,7 @@ async function fetchJars(): Promise<void> {
     );
   } catch (e) {
     throw new Error(
-      'could not fetch ElasticMQ with Maven (needs mvn and Java 17: `bash scripts/services.sh up dynamo` installs both)',
+      'could not fetch ElasticMQ with Maven (needs mvn and Java 17: `bash scripts/services.sh up java` installs both)',
       { cause: e },
     );
   }

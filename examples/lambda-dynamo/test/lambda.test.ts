@@ -1,5 +1,5 @@
 /**
- * The Lambda handler against DynamoDB Local (the store) and ElasticMQ (the queue): messages go
+ * The Lambda handler against moto (DynamoDB, the store) and ElasticMQ (the queue): messages go
  * through a real SQS-compatible server, wakes are real delayed messages.
  */
 import { DeleteTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
@@ -180,7 +180,7 @@ function direct(start = Date.UTC(2026, 0, 1)) {
   };
 }
 
-describe('lambda handler on DynamoDB Local and ElasticMQ', () => {
+describe('lambda handler on moto (DynamoDB) and ElasticMQ', () => {
   it('an order whose charge fails once completes through a delayed wake message (retry backoff)', async () => {
     const app = await deploy();
     const id = `order-retry-${process.pid}`;

@@ -168,7 +168,7 @@ async function openDynamo(url: URL): Promise<OpenedStore> {
   const { createDynamoStore } = await import('@stepfold/store-dynamo');
   const { region, endpoint, payloadTable } = takeParams(url, ['region', 'endpoint', 'payloadTable']);
   const table = decodeURIComponent(url.pathname.replace(/^\//, ''));
-  // dynamodb://host:port/table talks to DynamoDB Local (or any endpoint) over http;
+  // dynamodb://host:port/table talks to a local DynamoDB server such as moto (or any endpoint) over http;
   // dynamodb:///table (no host) to AWS itself, with the SDK's own credential chain.
   const target = endpoint ?? (url.host ? `http://${url.host}` : undefined);
   const envCredentials = process.env['AWS_ACCESS_KEY_ID'] && process.env['AWS_SECRET_ACCESS_KEY'];

@@ -67,7 +67,7 @@ describe('list on MongoDB (FerretDB)', () => {
   });
 });
 
-describe('list on DynamoDB (DynamoDB Local)', () => {
+describe('list on DynamoDB (moto)', () => {
   it('lists and filters by status and workflow', async () => {
     const client = new DynamoDBClient({
       region: 'us-east-1',

@@ -9,8 +9,8 @@ const client = testClient();
 const tables = new Map<Store, string>();
 let counter = 0;
 
-// A second DynamoDB Local that only the outage test uses, so stopping it disturbs nobody.
-const OUTAGE_PORT = process.env.STEPFOLD_DYNAMO_OUTAGE_PORT ?? '58000';
+// A second moto server that only the outage test uses, so stopping it disturbs nobody.
+const OUTAGE_PORT = process.env.STEPFOLD_DYNAMO_OUTAGE_PORT ?? '28000';
 const outageClient = new DynamoDBClient({
   endpoint: `http://127.0.0.1:${OUTAGE_PORT}`,
   region: 'us-east-1',
@@ -29,7 +29,7 @@ afterAll(() => {
 });
 
 runStoreConformance({
-  name: 'dynamo (DynamoDB Local)',
+  name: 'dynamo (moto)',
   capabilities: ['claims', 'inbox'],
   createStore() {
     const table = `conformance_${process.pid}_${++counter}`;

@@ -10,9 +10,9 @@ let counter = 0;
 const open = () =>
   createDynamoPayloadStore({ client, table: `payloads_${process.pid}_${++counter}`, setup: { pollMs: 50 } });
 
-// A DynamoDB Local of its own for the outage test (not the instance store suite's), so stopping it
+// A moto server of its own for the outage test (not the instance store suite's), so stopping it
 // disturbs no other test, whichever suites run at the same time.
-const OUTAGE_PORT = process.env.STEPFOLD_DYNAMO_PAYLOAD_OUTAGE_PORT ?? '58010';
+const OUTAGE_PORT = process.env.STEPFOLD_DYNAMO_PAYLOAD_OUTAGE_PORT ?? '28010';
 const outageClient = new DynamoDBClient({
   endpoint: `http://127.0.0.1:${OUTAGE_PORT}`,
   region: 'us-east-1',
@@ -31,7 +31,7 @@ afterAll(() => {
 });
 
 runPayloadStoreConformance({
-  name: `dynamo (DynamoDB Local at ${DYNAMO_ENDPOINT})`,
+  name: `dynamo (moto at ${DYNAMO_ENDPOINT})`,
   createStore: open,
   async destroyStore(store) {
     const TableName = (store as DynamoPayloadStore).table;

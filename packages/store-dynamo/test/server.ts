@@ -3,11 +3,11 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 
-/** Endpoint of the DynamoDB test server (DynamoDB Local from `bash scripts/services.sh up dynamo`). */
+/** Endpoint of the DynamoDB test server (moto from `bash scripts/services.sh up dynamo`). */
 export const DYNAMO_ENDPOINT = process.env.STEPFOLD_DYNAMO_ENDPOINT ?? 'http://127.0.0.1:8000';
 
 /**
- * A client for DynamoDB Local: fake static credentials (the SDK signs every request; Local does not
+ * A client for the test server: fake static credentials (the SDK signs every request; moto does not
  * check), one retry and short timeouts, so calls fail fast while the server is stopped.
  */
 export function testClient(): DynamoDBClient {

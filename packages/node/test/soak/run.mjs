@@ -1,7 +1,7 @@
 // @ts-check
 // `pnpm soak`: scenario 17 on every store with 2 s handler deadlines and the stores' default claim
 // leases. Per store it runs the workflows twice: with worker processes SIGKILLed every few seconds
-// (and, except on DynamoDB Local, which keeps nothing across a restart, the store's server stopped
+// (and, except on DynamoDB, whose test server moto keeps nothing across a restart, the store's server stopped
 // and started once mid-run), then again with no kill and no restart, the clean baseline. With
 // --compare-loop a third run puts a plain runner.processDue loop in the worker processes, with
 // kills, as the bar the worker is held to. Each run has a time budget and ends with a "not final"
@@ -45,8 +45,8 @@ const INSTANCES = { postgres: 1000, redis: 1000, mongo: 300, dynamo: 1000 };
 /** @type {Record<StoreKind, number>} */
 const TREES = { postgres: 100, redis: 100, mongo: 20, dynamo: 50 };
 
-// Seconds one run may take before it stops and reports what is not final. DynamoDB Local (Java,
-// several Queries per poll) and FerretDB (one command at a time, every due query a collection
+// Seconds one run may take before it stops and reports what is not final. DynamoDB's test server (moto:
+// one request at a time, several Queries per poll) and FerretDB (one command at a time, every due query a collection
 // scan) are several times slower than PostgreSQL and Redis on a two-core machine.
 /** @type {Record<StoreKind, number>} */
 const BUDGET_S = { postgres: 360, redis: 360, mongo: 900, dynamo: 600 };
@@ -59,7 +59,7 @@ const PACE = {
   postgres: { perSecond: 40, inFlight: 200 },
   redis: { perSecond: 40, inFlight: 200 },
   mongo: { perSecond: 4, inFlight: 30 },
-  // DynamoDB Local finishes ~15 instances/s here: a faster pace would measure its queue, not the workers.
+  // DynamoDB Local (the test server before moto) finished ~15 instances/s here: a faster pace would measure its queue, not the workers.
   dynamo: { perSecond: 12, inFlight: 60 },
 };
 

@@ -32,8 +32,8 @@ const URLS = {
 
 /**
  * Servers of the soak's own, on other ports, for the runs that stop and start their server: the
- * shared ones serve other people's tests meanwhile. DynamoDB Local has none: it runs `-inMemory`, so
- * a restart would lose every instance (a different test than a restart that keeps them).
+ * shared ones serve other people's tests meanwhile. DynamoDB has none: its test server (moto) keeps
+ * everything in memory, so a restart would lose every instance (a different test than a restart that keeps them).
  * @type {Partial<Record<StoreKind, { service: string, portVar: string, port: string, url: string }>>}
  */
 export const RESTARTABLE = {

@@ -35,7 +35,7 @@ export function describeOutage(ctx: SuiteContext, outage: OutageControl): void {
       // No new client, no restart of this process: the same object works again.
       await eventually(() => store.setup(), 60_000);
       const kept = await eventually(() => store.load('outage-before'), 60_000);
-      // A server that keeps data has the row untouched; an in-memory one (DynamoDB Local) lost it.
+      // A server that keeps data has the row untouched; an in-memory one (moto, for DynamoDB) lost it.
       if (kept !== null) expect(kept).toEqual(before);
       await store.create(makeTestSnapshot('outage-after', { input: 'back' }));
       expect((await store.load('outage-after'))?.input).toBe('back');

@@ -42,7 +42,7 @@ export function describePayloadOutage(ctx: PayloadSuiteContext, outage: PayloadO
       // No new client, no restart of this process: the same object works again.
       await eventually(() => store.setup(), 60_000);
       const kept = await eventually(() => store.get('outage', sha256Hex(before)), 60_000);
-      // A server that keeps data has the body; an in-memory one (DynamoDB Local) lost it.
+      // A server that keeps data has the body; an in-memory one (moto, for DynamoDB) lost it.
       if (kept !== null) expect(kept).toBe(before);
       await store.put('outage', sha256Hex(during), during);
       expect(await store.get('outage', sha256Hex(during))).toBe(during);

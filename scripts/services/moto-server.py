@@ -1,0 +1,219 @@
+"""The DynamoDB test server: moto's in-memory AWS mock, served on HOST:PORT.
+
+    moto-server.py HOST PORT
+
+Run by scripts/services/dynamo.sh with the venv it installs (moto-requirements.txt).
+Every request is handled under one global lock: moto's threaded server applies a
+conditional write as a separate read, check and write, so two concurrent requests can
+both pass the same condition and one update is lost (the store conformance suite's
+racing writers catch it). Serialising requests makes each one atomic, as in DynamoDB.
+
+The HTTP server is ours, not werkzeug's: werkzeug's development server closes every
+connection after one response, so each SDK call paid a new TCP connection (and a test run
+went through tens of thousands of the machine's ephemeral ports). This one keeps
+connections open (HTTP/1.1), a thread per connection.
+"""
+
+import copy
+import functools
+import io
+import pickle
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import unquote
+
+import moto.backends
+import moto.core.responses
+from moto.dynamodb.exceptions import ItemSizeTooLarge
+from moto.dynamodb.models.dynamo_type import DynamoType, LimitedSizeDict
+from moto.dynamodb.models.utilities import bytesize
+from moto.dynamodb.parsing.executors import UpdateExpressionExecutor
+from moto.dynamodb.parsing.expressions import UpdateExpressionParser
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+
+
+# DynamoDB's documented item limit: 400 KB (KiB) of attribute names and values, in UTF-8 bytes.
+DYNAMODB_ITEM_LIMIT = 400 * 1024
+
+
+def follow_dynamodb_item_rules() -> None:
+    """Makes moto refuse an item, and apply an UpdateItem, as DynamoDB does.
+
+    moto 5.2.5 checks an item's size in LimitedSizeDict.__setitem__, on every attribute set, and
+    differs from DynamoDB four ways: it stops at 405,000 bytes, "to be safe" below the 409-410 KB
+    its authors measured on AWS; when an update replaces an attribute it counts the old value as
+    well as the new one (saving a 250 KB snapshot over another fails); it checks after each action
+    of an UpdateExpression, not on the updated item (a save that sets a large snapshot and removes
+    the consumed signals fails); and a refused update keeps the actions applied before the refusal
+    (the item's version attribute moved by a save reported as SNAPSHOT_TOO_LARGE). The store's own
+    limits follow DynamoDB, so the test server must too. Each value's size is still moto's
+    (strings in UTF-8 bytes, numbers by their digits).
+    """
+    updating = threading.local()
+
+    def size_of(value) -> int:
+        return value.size() if type(value) is DynamoType else bytesize(str(value))
+
+    def setitem(self, key: str, value) -> None:
+        if not getattr(updating, "active", False):
+            others = sum(bytesize(k) + size_of(v) for k, v in self.items() if k != key)
+            if others + bytesize(key) + size_of(value) > DYNAMODB_ITEM_LIMIT:
+                raise ItemSizeTooLarge
+        dict.__setitem__(self, key, value)
+
+    LimitedSizeDict.__setitem__ = setitem
+    execute = UpdateExpressionExecutor.execute
+
+    def run(self, node=None):
+        if node is not None:  # the executor's own recursion: the top call guards the whole update
+            return execute(self, node)
+        attrs = self.item.attrs
+        before = {k: copy.deepcopy(v) for k, v in dict.items(attrs)}
+        updating.active = True
+        try:
+            execute(self)
+            if sum(bytesize(k) + size_of(v) for k, v in attrs.items()) > DYNAMODB_ITEM_LIMIT:
+                raise ItemSizeTooLarge  # moto answers it as "Item size to update has exceeded..."
+        except BaseException:
+            dict.clear(attrs)
+            dict.update(attrs, before)
+            raise
+        finally:
+            updating.active = False
+
+    UpdateExpressionExecutor.execute = run
+
+
+def speed_up_moto() -> None:
+    """Caches three things moto recomputes on every request (moto is pinned, so these stay valid).
+
+    All requests queue on one lock, so moto's time per request is the server's throughput;
+    these were the largest pure overheads in a profile of the conformance suite's racing writers.
+    """
+    # The list of moto's service folders: listed from disk (a stat per folder) per request.
+    modules = tuple(moto.backends.list_of_moto_modules())
+    moto.backends.list_of_moto_modules = lambda: modules
+    # A response class's method names, found with inspect.getmembers per request.
+    moto.core.responses.method_names_from_class = functools.lru_cache(maxsize=None)(
+        moto.core.responses.method_names_from_class
+    )
+    # The parsed UpdateExpression (twice per UpdateItem). Callers may change the tree they get,
+    # so each gets a fresh copy, unpickled (faster than parsing again). Failed parses raise as
+    # before and are not cached.
+    parse = UpdateExpressionParser.make.__func__
+    parsed: dict[str, bytes] = {}
+
+    def make(cls, expression_str):
+        tree = parsed.get(expression_str)
+        if tree is None:
+            if len(parsed) > 10_000:
+                parsed.clear()
+            tree = parsed[expression_str] = pickle.dumps(parse(cls, expression_str))
+        return pickle.loads(tree)
+
+    UpdateExpressionParser.make = classmethod(make)
+
+
+def handler_for(app, host: str, port: int) -> type[BaseHTTPRequestHandler]:
+    """A keep-alive HTTP/1.1 handler that runs each request through the WSGI `app`, one at a time."""
+    lock = threading.Lock()
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        # Headers and body go out as two writes: with Nagle's algorithm the body would wait for
+        # the client's delayed ACK (about 40 ms) on a kept-alive connection.
+        disable_nagle_algorithm = True
+
+        def read_body(self) -> bytes:
+            if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+                parts = []
+                while size := int(self.rfile.readline().split(b";")[0], 16):
+                    parts.append(self.rfile.read(size))
+                    self.rfile.readline()
+                while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                    pass  # trailers
+                return b"".join(parts)
+            return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+        def serve(self) -> None:
+            body = self.read_body()
+            path, _, query = self.path.partition("?")
+            environ = {
+                "REQUEST_METHOD": self.command,
+                "SCRIPT_NAME": "",
+                # PEP 3333: the path's bytes, each as one latin-1 character.
+                "PATH_INFO": unquote(path, "latin-1"),
+                "QUERY_STRING": query,
+                "RAW_URI": self.path,
+                "REQUEST_URI": self.path,
+                "SERVER_NAME": host,
+                "SERVER_PORT": str(port),
+                "SERVER_PROTOCOL": self.request_version,
+                "REMOTE_ADDR": self.client_address[0],
+                "CONTENT_LENGTH": str(len(body)),
+                "wsgi.version": (1, 0),
+                "wsgi.url_scheme": "http",
+                "wsgi.input": io.BytesIO(body),
+                "wsgi.errors": sys.stderr,
+                "wsgi.multithread": True,
+                "wsgi.multiprocess": False,
+                "wsgi.run_once": False,
+            }
+            if self.headers.get("Content-Type"):
+                environ["CONTENT_TYPE"] = self.headers["Content-Type"]
+            for name, value in self.headers.items():
+                key = "HTTP_" + name.upper().replace("-", "_")
+                if key not in ("HTTP_CONTENT_TYPE", "HTTP_CONTENT_LENGTH"):
+                    environ[key] = f"{environ[key]},{value}" if key in environ else value
+            started: list = []
+
+            def start_response(status, headers, exc_info=None):
+                started[:] = [status, headers]
+
+            with lock:
+                chunks = app(environ, start_response)
+                try:
+                    out = b"".join(chunks)
+                finally:
+                    getattr(chunks, "close", lambda: None)()
+            status, headers = started
+            code, _, reason = status.partition(" ")
+            self.send_response(int(code), reason)
+            for name, value in headers:
+                # The framing is ours: every response has its length, the connection stays open.
+                if name.lower() not in ("content-length", "connection", "transfer-encoding"):
+                    self.send_header(name, value)
+            if self.command != "HEAD":
+                self.send_header("Content-Length", str(len(out)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(out)
+
+        do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_PATCH = do_OPTIONS = serve
+
+        def log_request(self, code="-", size="-") -> None:
+            pass  # one line per request would fill the log during a test run; errors still go there
+
+    return Handler
+
+
+class Server(ThreadingHTTPServer):
+    # socketserver's default backlog is 5: a store fanning a poll out over its shards opens more
+    # connections at once, and the SYNs past the backlog wait out the client's 1 s connect timeout.
+    request_queue_size = 128
+    daemon_threads = True
+
+
+def main() -> None:
+    host, port = sys.argv[1], int(sys.argv[2])
+    follow_dynamodb_item_rules()
+    speed_up_moto()
+    app = DomainDispatcherApplication(create_backend_app)
+    server = Server((host, port), handler_for(app, host, port))
+    print(f"moto-server: serving on http://{host}:{port}", flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
