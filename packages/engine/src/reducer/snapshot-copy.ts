@@ -71,8 +71,9 @@ export function plainDraft(s: Snapshot, known: boolean): Snapshot {
   d.tasks = tasks;
   d.active = [...s.active];
   d.completed = [...s.completed];
-  d.timers = [...s.timers];
-  d.inbox = [...s.inbox];
+  // Mostly empty: a new array costs less than a copy.
+  d.timers = s.timers.length ? [...s.timers] : [];
+  d.inbox = s.inbox.length ? [...s.inbox] : [];
   if (!known) {
     for (const id in steps) steps[id] = ownState(steps[id]!);
     for (const key in tasks) tasks[key] = { ...tasks[key]! };
@@ -121,7 +122,8 @@ export function freezeNew(v: unknown): void {
 /**
  * {@link freezeNew} for a new version of a deeply frozen snapshot, walking the snapshot's own
  * structure: a part identical to the one at the same place in `base` is frozen already, so only
- * what differs is looked at. The log and seen-id rings must be frozen by the caller.
+ * what differs is looked at, and an array whose items are those of `base`'s is replaced by that
+ * frozen one. The log and seen-id rings must be frozen by the caller.
  */
 export function freezeChanged(s: Snapshot, base: Snapshot): void {
   if (s.input !== base.input) freezeNew(s.input);
@@ -138,16 +140,40 @@ export function freezeChanged(s: Snapshot, base: Snapshot): void {
     Object.freeze(s.steps);
   }
   if (s.tasks !== base.tasks) {
-    for (const key in s.tasks) Object.freeze(s.tasks[key]);
+    for (const key in s.tasks) {
+      const t = s.tasks[key]!;
+      if (t !== base.tasks[key]) Object.freeze(t);
+    }
     Object.freeze(s.tasks);
   }
-  Object.freeze(s.active);
-  Object.freeze(s.completed);
-  for (const t of s.timers) Object.freeze(t);
-  Object.freeze(s.timers);
-  if (s.inbox !== base.inbox) for (const r of s.inbox) freezeNew(r);
-  Object.freeze(s.inbox);
+  s.active = settled(s.active, base.active);
+  s.completed = settled(s.completed, base.completed);
+  if (sameItems(s.timers, base.timers)) s.timers = base.timers;
+  else {
+    for (const t of s.timers) Object.freeze(t);
+    Object.freeze(s.timers);
+  }
+  if (sameItems(s.inbox, base.inbox)) s.inbox = base.inbox;
+  else {
+    for (const r of s.inbox) freezeNew(r);
+    Object.freeze(s.inbox);
+  }
   Object.freeze(s);
+}
+
+/** Whether two arrays hold the same items in the same order. */
+function sameItems<T>(a: readonly T[], b: readonly T[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** `base`'s frozen array when `a` holds the same items, else `a` frozen. */
+function settled<T>(a: T[], base: T[]): T[] {
+  if (sameItems(a, base)) return base;
+  Object.freeze(a);
+  return a;
 }
 
 function freezeState(st: StepState, old: StepState | undefined): void {
