@@ -152,6 +152,15 @@ function deeperThan(v: unknown, left: number): boolean {
   return false;
 }
 
+/** The free-form data field of each event type that has one. */
+const DATA_FIELD: Partial<Record<WorkflowEvent['type'], string>> = {
+  start: 'input',
+  'task.completed': 'output',
+  'child.ended': 'output',
+  signal: 'payload',
+  requeue: 'inputPatch',
+};
+
 /** Validates an event, throwing `INVALID_EVENT` with every problem listed. */
 export function parseEvent(event: unknown): WorkflowEvent {
   let ev = commonEvent(event as Record<string, unknown>);
@@ -160,10 +169,11 @@ export function parseEvent(event: unknown): WorkflowEvent {
     if (!r.ok) throw new ValidationError('INVALID_EVENT', 'invalid event', r.issues);
     ev = r.value;
   }
-  // `error` is checked field by field by the schema: only the free-form data can nest.
-  for (const path of ['input', 'output', 'payload', 'inputPatch'])
-    if (deeperThan((ev as Record<string, unknown>)[path], MAX_DATA_DEPTH))
-      rejectEvent(`${path} deeper than ${MAX_DATA_DEPTH} levels`, path);
+  // `error` is checked field by field by the schema: only the free-form data can nest, and a parsed
+  // event has only its own type's fields (the schema strips the others, the fast path copies).
+  const path = DATA_FIELD[ev.type];
+  if (path !== undefined && deeperThan((ev as Record<string, unknown>)[path], MAX_DATA_DEPTH))
+    rejectEvent(`${path} deeper than ${MAX_DATA_DEPTH} levels`, path);
   return ev;
 }
 

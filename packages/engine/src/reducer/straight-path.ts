@@ -14,9 +14,10 @@ import { copySnapshot, freezeNew } from './snapshot-copy.js';
 type TaskDef = StepOf<'task'> & { id: string };
 
 /**
- * `ev` applied to a snapshot this module produced (deeply frozen, well formed), when it is a
- * `run` result of the task in flight of a task step whose `next` is a task step, on a running
- * instance with no rollback. Undefined for anything else: the general path takes it.
+ * `ev` applied to a snapshot this module produced (deeply frozen, well formed), when it is the
+ * `run` result of the task in flight of a task step, on a running instance with no rollback, and
+ * the step's `next` is a task step, or it has none and ends the workflow (outside any parallel
+ * branch, no other task in flight). Undefined for anything else: the general path takes it.
  * `log` gets the event's transitions (new, not yet frozen); the caller appends them to the ring.
  */
 export function completeTask(
@@ -35,11 +36,12 @@ export function completeTask(
   const def = steps[id] as TaskDef;
   const task = s.tasks[id]!;
   const st = s.steps[id];
-  if (def.kind !== 'task' || def.next === undefined || !st) return undefined;
+  if (def.kind !== 'task' || !st) return undefined;
   if (task.attempt !== ev.attempt || task.detached || task.phase !== 'run' || task.item !== undefined)
     return undefined;
   if (ev.key !== undefined && ev.key !== task.idempotencyKey) return undefined;
   const next = def.next;
+  if (next === undefined) return endsWorkflow(wf, s, ev, at, log, st);
   const nextDef = steps[next] as TaskDef;
   if (nextDef.kind !== 'task') return undefined;
 
@@ -74,10 +76,6 @@ export function completeTask(
   const a = active.indexOf(id);
   if (a >= 0) active.splice(a, 1);
   active.push(next);
-  const completed = [...s.completed];
-  const c = completed.indexOf(id);
-  if (c >= 0) completed.splice(c, 1);
-  completed.push(id);
 
   log.push(
     { v: version, at, type: 'step.completed', step: id, attempt: task.attempt },
@@ -101,11 +99,60 @@ export function completeTask(
   out.version = version;
   out.steps = Object.freeze(stepsOut);
   out.active = Object.freeze(active) as string[];
-  out.completed = Object.freeze(completed) as string[];
+  out.completed = completedWith(s.completed, id);
   out.tasks = Object.freeze(tasks);
   out.wakeAt = wakeAt;
   out.updatedAt = at;
   return out;
+}
+
+/** The last step of the workflow completed: the instance completes with its output. */
+function endsWorkflow(
+  wf: CompiledWorkflow,
+  s: Snapshot,
+  ev: EventOf<'task.completed'>,
+  at: number,
+  log: LogEntry[],
+  st: StepState,
+): Snapshot | undefined {
+  const id = ev.step;
+  // Inside a parallel branch the branch ends, not the workflow; another task would be stopped.
+  if ((wf.regions.get(id)?.length ?? 0) > 0) return undefined;
+  for (const key in s.tasks) if (key !== id) return undefined;
+  const version = s.version + 1;
+  const done = completedState(st, at, ev.output ?? null);
+  const stepsOut = { ...s.steps };
+  stepsOut[id] = done;
+  log.push(
+    { v: version, at, type: 'step.completed', step: id, attempt: s.tasks[id]!.attempt },
+    { v: version, at, type: 'workflow.completed' },
+  );
+  Object.freeze(done);
+  if (done.output !== st.output) freezeNew(done.output);
+  const out = copySnapshot(s, done.output);
+  out.version = version;
+  out.status = 'completed';
+  out.steps = Object.freeze(stepsOut);
+  out.active = [];
+  Object.freeze(out.active);
+  out.completed = completedWith(s.completed, id);
+  out.tasks = Object.freeze({});
+  if (s.timers.length) {
+    out.timers = [];
+    Object.freeze(out.timers);
+  }
+  out.wakeAt = null;
+  out.updatedAt = at;
+  return out;
+}
+
+/** The completed list with `id` moved (or added) to its end, frozen. */
+function completedWith(completed: readonly string[], id: string): string[] {
+  const out = [...completed];
+  const c = out.indexOf(id);
+  if (c >= 0) out.splice(c, 1);
+  out.push(id);
+  return Object.freeze(out) as string[];
 }
 
 /** The keys, in order, of a task step's state from its entry until its first attempt ends. */
