@@ -21,12 +21,32 @@ export function copySnapshot(s: Snapshot, output: unknown = s.output): Snapshot 
     status: s.status,
     input: s.input,
   } as Snapshot;
-  if (output !== undefined) out.output = output;
-  if (s.error !== undefined) out.error = s.error;
-  if (s.compensationError !== undefined) out.compensationError = s.compensationError;
-  if (s.reason !== undefined) out.reason = s.reason;
-  if (s.trace !== undefined) out.trace = s.trace;
-  if (s.parent !== undefined) out.parent = s.parent;
+  // The keys `out` gets: 18 always, and each optional one that is set.
+  let n = 18;
+  if (output !== undefined) {
+    out.output = output;
+    n++;
+  }
+  if (s.error !== undefined) {
+    out.error = s.error;
+    n++;
+  }
+  if (s.compensationError !== undefined) {
+    out.compensationError = s.compensationError;
+    n++;
+  }
+  if (s.reason !== undefined) {
+    out.reason = s.reason;
+    n++;
+  }
+  if (s.trace !== undefined) {
+    out.trace = s.trace;
+    n++;
+  }
+  if (s.parent !== undefined) {
+    out.parent = s.parent;
+    n++;
+  }
   out.steps = s.steps;
   out.active = s.active;
   out.completed = s.completed;
@@ -34,15 +54,18 @@ export function copySnapshot(s: Snapshot, output: unknown = s.output): Snapshot 
   out.timers = s.timers;
   out.inbox = s.inbox;
   out.seenSignals = s.seenSignals;
-  if (s.saga !== undefined) out.saga = s.saga;
+  if (s.saga !== undefined) {
+    out.saga = s.saga;
+    n++;
+  }
   out.wakeAt = s.wakeAt;
   out.createdAt = s.createdAt;
   out.updatedAt = s.updatedAt;
   out.log = s.log;
-  // Unknown keys are rare: count the keys of both before looking for them.
-  let keys = s.output === undefined && output !== undefined ? 1 : 0;
+  // Unknown keys are rare: count the keys of `s` before looking for them (`out` has `n`, one of
+  // them perhaps an output `s` lacks).
+  let keys = s.output === undefined && output !== undefined ? 1 - n : -n;
   for (const _ in s) keys++;
-  for (const _ in out) keys--;
   if (keys !== 0) {
     for (const k in s) {
       if (Object.hasOwn(s, k) && !Object.hasOwn(out, k) && s[k as keyof Snapshot] !== undefined) {

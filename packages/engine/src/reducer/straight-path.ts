@@ -32,13 +32,12 @@ export function completeTask(
   const id = ev.step;
   if (s.status !== 'running' || s.saga || budget < 1 || ev.item !== undefined || ev.phase === 'compensate')
     return undefined;
-  if (!Object.hasOwn(steps, id) || !Object.hasOwn(s.tasks, id)) return undefined;
-  const def = steps[id] as TaskDef;
-  const task = s.tasks[id]!;
+  // No own-key checks: a name only the prototype has gives a function, which fails the checks.
+  const def = steps[id] as TaskDef | undefined;
+  const task = s.tasks[id];
   const st = s.steps[id];
-  if (def.kind !== 'task' || !st) return undefined;
-  if (task.attempt !== ev.attempt || task.detached || task.phase !== 'run' || task.item !== undefined)
-    return undefined;
+  if (def?.kind !== 'task' || task?.attempt !== ev.attempt || typeof st !== 'object') return undefined;
+  if (task.detached || task.phase !== 'run' || task.item !== undefined) return undefined;
   if (ev.key !== undefined && ev.key !== task.idempotencyKey) return undefined;
   const next = def.next;
   if (next === undefined) return endsWorkflow(wf, s, ev, at, log, st);
@@ -72,9 +71,7 @@ export function completeTask(
   for (const key in s.tasks) if (key !== id) tasks[key] = s.tasks[key]!;
   tasks[next] = dispatched;
 
-  const active = [...s.active];
-  const a = active.indexOf(id);
-  if (a >= 0) active.splice(a, 1);
+  const active = without(s.active, id);
   active.push(next);
 
   log.push(
@@ -148,11 +145,21 @@ function endsWorkflow(
 
 /** The completed list with `id` moved (or added) to its end, frozen. */
 function completedWith(completed: readonly string[], id: string): string[] {
-  const out = [...completed];
-  const c = out.indexOf(id);
-  if (c >= 0) out.splice(c, 1);
+  const out = without(completed, id);
   out.push(id);
-  return Object.freeze(out) as string[];
+  Object.freeze(out);
+  return out;
+}
+
+/** A copy of `list` without the first `id` in it (as an `indexOf` and a `splice` would leave it). */
+function without(list: readonly string[], id: string): string[] {
+  const out: string[] = [];
+  let found = false;
+  for (const x of list) {
+    if (x === id && !found) found = true;
+    else out.push(x);
+  }
+  return out;
 }
 
 /** The keys, in order, of a task step's state from its entry until its first attempt ends. */
