@@ -22,7 +22,7 @@ export const retryPolicySchema = z.strictObject({
 });
 
 /** What happens when a step fails for good. */
-export const failurePolicySchema = z.enum(['compensate', 'dlq', 'fail']);
+export const failurePolicySchema = z.literal(['compensate', 'dlq', 'fail']);
 
 /** Keys a mapping object may not use: they could reach an object's prototype. */
 export const RESERVED_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);

@@ -21,32 +21,12 @@ export function copySnapshot(s: Snapshot, output: unknown = s.output): Snapshot 
     status: s.status,
     input: s.input,
   } as Snapshot;
-  // The keys `out` gets: 18 always, and each optional one that is set.
-  let n = 18;
-  if (output !== undefined) {
-    out.output = output;
-    n++;
-  }
-  if (s.error !== undefined) {
-    out.error = s.error;
-    n++;
-  }
-  if (s.compensationError !== undefined) {
-    out.compensationError = s.compensationError;
-    n++;
-  }
-  if (s.reason !== undefined) {
-    out.reason = s.reason;
-    n++;
-  }
-  if (s.trace !== undefined) {
-    out.trace = s.trace;
-    n++;
-  }
-  if (s.parent !== undefined) {
-    out.parent = s.parent;
-    n++;
-  }
+  if (output !== undefined) out.output = output;
+  if (s.error !== undefined) out.error = s.error;
+  if (s.compensationError !== undefined) out.compensationError = s.compensationError;
+  if (s.reason !== undefined) out.reason = s.reason;
+  if (s.trace !== undefined) out.trace = s.trace;
+  if (s.parent !== undefined) out.parent = s.parent;
   out.steps = s.steps;
   out.active = s.active;
   out.completed = s.completed;
@@ -54,18 +34,16 @@ export function copySnapshot(s: Snapshot, output: unknown = s.output): Snapshot 
   out.timers = s.timers;
   out.inbox = s.inbox;
   out.seenSignals = s.seenSignals;
-  if (s.saga !== undefined) {
-    out.saga = s.saga;
-    n++;
-  }
+  if (s.saga !== undefined) out.saga = s.saga;
   out.wakeAt = s.wakeAt;
   out.createdAt = s.createdAt;
   out.updatedAt = s.updatedAt;
   out.log = s.log;
-  // Unknown keys are rare: count the keys of `s` before looking for them (`out` has `n`, one of
-  // them perhaps an output `s` lacks).
-  let keys = s.output === undefined && output !== undefined ? 1 - n : -n;
+  // Unknown keys are rare: count the keys of both before looking for them (`out` may have an
+  // output `s` lacks).
+  let keys = s.output === undefined && output !== undefined ? 1 : 0;
   for (const _ in s) keys++;
+  for (const _ in out) keys--;
   if (keys !== 0) {
     for (const k in s) {
       if (Object.hasOwn(s, k) && !Object.hasOwn(out, k) && s[k as keyof Snapshot] !== undefined) {
@@ -95,9 +73,8 @@ export function plainDraft(s: Snapshot, known: boolean): Snapshot {
   d.tasks = tasks;
   d.active = [...s.active];
   d.completed = [...s.completed];
-  // Mostly empty: a new array costs less than a copy.
-  d.timers = s.timers.length ? [...s.timers] : [];
-  d.inbox = s.inbox.length ? [...s.inbox] : [];
+  d.timers = [...s.timers];
+  d.inbox = [...s.inbox];
   if (!known) {
     for (const id in steps) steps[id] = ownState(steps[id]!);
     for (const key in tasks) tasks[key] = { ...tasks[key]! };
@@ -146,8 +123,7 @@ export function freezeNew(v: unknown): void {
 /**
  * {@link freezeNew} for a new version of a deeply frozen snapshot, walking the snapshot's own
  * structure: a part identical to the one at the same place in `base` is frozen already, so only
- * what differs is looked at, and an array whose items are those of `base`'s is replaced by that
- * frozen one. The log and seen-id rings must be frozen by the caller.
+ * what differs is looked at. The log and seen-id rings must be frozen by the caller.
  */
 export function freezeChanged(s: Snapshot, base: Snapshot): void {
   if (s.input !== base.input) freezeNew(s.input);
@@ -165,40 +141,16 @@ export function freezeChanged(s: Snapshot, base: Snapshot): void {
     Object.freeze(s.steps);
   }
   if (s.tasks !== base.tasks) {
-    for (const key in s.tasks) {
-      const t = s.tasks[key]!;
-      if (t !== base.tasks[key]) Object.freeze(t);
-    }
+    for (const key in s.tasks) Object.freeze(s.tasks[key]);
     Object.freeze(s.tasks);
   }
-  s.active = settled(s.active, base.active);
-  s.completed = settled(s.completed, base.completed);
-  if (sameItems(s.timers, base.timers)) s.timers = base.timers;
-  else {
-    for (const t of s.timers) Object.freeze(t);
-    Object.freeze(s.timers);
-  }
-  if (sameItems(s.inbox, base.inbox)) s.inbox = base.inbox;
-  else {
-    for (const r of s.inbox) freezeNew(r);
-    Object.freeze(s.inbox);
-  }
+  Object.freeze(s.active);
+  Object.freeze(s.completed);
+  for (const t of s.timers) Object.freeze(t);
+  Object.freeze(s.timers);
+  if (s.inbox !== base.inbox) for (const r of s.inbox) freezeNew(r);
+  Object.freeze(s.inbox);
   Object.freeze(s);
-}
-
-/** Whether two arrays hold the same items in the same order. */
-function sameItems<T>(a: readonly T[], b: readonly T[]): boolean {
-  if (a === b) return true;
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
-/** `base`'s frozen array when `a` holds the same items, else `a` frozen. */
-function settled<T>(a: T[], base: T[]): T[] {
-  if (sameItems(a, base)) return base;
-  Object.freeze(a);
-  return a;
 }
 
 function freezeState(st: StepState, old: StepState | undefined): void {

@@ -40,18 +40,48 @@ export function completeTask(
   if (task.detached || task.phase !== 'run' || task.item !== undefined) return undefined;
   if (ev.key !== undefined && ev.key !== task.idempotencyKey) return undefined;
   const next = def.next;
-  if (next === undefined) return endsWorkflow(wf, s, ev, at, log, st);
-  const nextDef = steps[next] as TaskDef;
-  if (nextDef.kind !== 'task') return undefined;
+  const nextDef = next === undefined ? undefined : (steps[next] as TaskDef);
+  if (nextDef) {
+    if (nextDef.kind !== 'task') return undefined;
+  } else {
+    // Inside a parallel branch the branch ends, not the workflow; another task would be stopped.
+    if ((wf.regions.get(id)?.length ?? 0) > 0) return undefined;
+    for (const key in s.tasks) if (key !== id) return undefined;
+  }
 
   const version = s.version + 1;
   const done = completedState(st, at, ev.output ?? null);
+  Object.freeze(done);
+  if (done.output !== st.output) freezeNew(done.output);
   const stepsOut = { ...s.steps };
   stepsOut[id] = done;
-  const iteration = (stepsOut[next]?.iteration ?? 0) + 1;
-  const entered: StepState = { status: 'active', iteration, attempt: 1, startedAt: at };
-  stepsOut[next] = entered;
+  log.push({ v: version, at, type: 'step.completed', step: id, attempt: task.attempt });
+  const out = copySnapshot(s, nextDef ? s.output : done.output);
+  out.version = version;
+  out.steps = stepsOut;
+  out.updatedAt = at;
+  const completed = without(s.completed, id);
+  completed.push(id);
+  out.completed = Object.freeze(completed) as string[];
 
+  if (!nextDef || next === undefined) {
+    log.push({ v: version, at, type: 'workflow.completed' });
+    Object.freeze(stepsOut);
+    out.status = 'completed';
+    out.active = [];
+    Object.freeze(out.active);
+    out.tasks = Object.freeze({});
+    if (s.timers.length) {
+      out.timers = [];
+      Object.freeze(out.timers);
+    }
+    out.wakeAt = null;
+    return out;
+  }
+
+  const iteration = (stepsOut[next]?.iteration ?? 0) + 1;
+  stepsOut[next] = Object.freeze({ status: 'active', iteration, attempt: 1, startedAt: at });
+  Object.freeze(stepsOut);
   const handoff = ev.handoff === true;
   const timeout = nextDef.timeoutMs ?? wf.definition.defaults?.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const dispatched: TaskState = {
@@ -65,21 +95,20 @@ export function completeTask(
     dispatchVersion: version,
   };
   if (handoff) dispatched.queued = true;
+  Object.freeze(dispatched);
   // The other tasks in their order, then the new one (as a delete and an add would leave them;
   // a delete is slow, and most often there is no other task).
   const tasks: Snapshot['tasks'] = {};
   for (const key in s.tasks) if (key !== id) tasks[key] = s.tasks[key]!;
   tasks[next] = dispatched;
-
+  out.tasks = Object.freeze(tasks);
   const active = without(s.active, id);
   active.push(next);
-
+  out.active = Object.freeze(active) as string[];
   log.push(
-    { v: version, at, type: 'step.completed', step: id, attempt: task.attempt },
     { v: version, at, type: 'step.started', step: next },
     { v: version, at, type: 'task.dispatched', step: next, attempt: 1 },
   );
-
   // What `derive` would find: no step parked (the instance was running), a task in flight.
   let wakeAt: number | null = null;
   for (const t of s.timers) if (wakeAt === null || t.at < wakeAt) wakeAt = t.at;
@@ -87,67 +116,7 @@ export function completeTask(
     const d = tasks[key]!.deadline;
     if (wakeAt === null || d < wakeAt) wakeAt = d;
   }
-
-  Object.freeze(done);
-  if (done.output !== st.output) freezeNew(done.output);
-  Object.freeze(entered);
-  Object.freeze(dispatched);
-  const out = copySnapshot(s);
-  out.version = version;
-  out.steps = Object.freeze(stepsOut);
-  out.active = Object.freeze(active) as string[];
-  out.completed = completedWith(s.completed, id);
-  out.tasks = Object.freeze(tasks);
   out.wakeAt = wakeAt;
-  out.updatedAt = at;
-  return out;
-}
-
-/** The last step of the workflow completed: the instance completes with its output. */
-function endsWorkflow(
-  wf: CompiledWorkflow,
-  s: Snapshot,
-  ev: EventOf<'task.completed'>,
-  at: number,
-  log: LogEntry[],
-  st: StepState,
-): Snapshot | undefined {
-  const id = ev.step;
-  // Inside a parallel branch the branch ends, not the workflow; another task would be stopped.
-  if ((wf.regions.get(id)?.length ?? 0) > 0) return undefined;
-  for (const key in s.tasks) if (key !== id) return undefined;
-  const version = s.version + 1;
-  const done = completedState(st, at, ev.output ?? null);
-  const stepsOut = { ...s.steps };
-  stepsOut[id] = done;
-  log.push(
-    { v: version, at, type: 'step.completed', step: id, attempt: s.tasks[id]!.attempt },
-    { v: version, at, type: 'workflow.completed' },
-  );
-  Object.freeze(done);
-  if (done.output !== st.output) freezeNew(done.output);
-  const out = copySnapshot(s, done.output);
-  out.version = version;
-  out.status = 'completed';
-  out.steps = Object.freeze(stepsOut);
-  out.active = [];
-  Object.freeze(out.active);
-  out.completed = completedWith(s.completed, id);
-  out.tasks = Object.freeze({});
-  if (s.timers.length) {
-    out.timers = [];
-    Object.freeze(out.timers);
-  }
-  out.wakeAt = null;
-  out.updatedAt = at;
-  return out;
-}
-
-/** The completed list with `id` moved (or added) to its end, frozen. */
-function completedWith(completed: readonly string[], id: string): string[] {
-  const out = without(completed, id);
-  out.push(id);
-  Object.freeze(out);
   return out;
 }
 
