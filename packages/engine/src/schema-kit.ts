@@ -1,13 +1,38 @@
 import * as z from 'zod/mini';
 import { isValidId } from './ids.js';
 
-// zod/mini keeps the engine bundle small (the classic API pulls in every locale).
+// zod/mini keeps the engine bundle small (the classic API pulls in every locale). A set of values
+// is a `z.literal([...])`, not a `z.enum`: the same issue (`invalid_value`), one class less.
 
 /** A string of bounded length. */
 export const text = (min: number, max: number) => z.string().check(z.minLength(min), z.maxLength(max));
 
+/**
+ * What `z.int()` checks, with its issues (not an integer: nothing else is checked; outside the
+ * safe range: reported, then the bounds too), without pulling zod's number-format class into the
+ * size-capped main entry.
+ */
+const safeInteger = z.check<number>((payload) => {
+  const input = payload.value;
+  const issue = !Number.isInteger(input)
+    ? { code: 'invalid_type', expected: 'int', continue: false }
+    : input > Number.MAX_SAFE_INTEGER
+      ? { code: 'too_big', maximum: Number.MAX_SAFE_INTEGER, origin: 'int', inclusive: true, continue: true }
+      : input < Number.MIN_SAFE_INTEGER
+        ? {
+            code: 'too_small',
+            minimum: Number.MIN_SAFE_INTEGER,
+            origin: 'int',
+            inclusive: true,
+            continue: true,
+          }
+        : undefined;
+  if (issue) payload.issues.push({ ...issue, input } as never);
+});
+
 /** An integer within bounds. */
-export const integer = (min: number, max: number) => z.int().check(z.minimum(min), z.maximum(max));
+export const integer = (min: number, max: number) =>
+  z.number().check(safeInteger, z.minimum(min), z.maximum(max));
 
 /** A number within bounds. */
 export const bounded = (min: number, max: number) => z.number().check(z.minimum(min), z.maximum(max));

@@ -1,4 +1,10 @@
-import { type Snapshot, type WorkflowDefinition, type WorkflowEvent, workflow } from '@stepfold/engine';
+import {
+  defineWorkflow,
+  type Snapshot,
+  type WorkflowDefinition,
+  type WorkflowEvent,
+  workflow,
+} from '@stepfold/engine';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { referenceStep, step } from '../src/reducer/reducer.js';
@@ -88,6 +94,76 @@ describe('plain path = deep-copy reference (random saga workflows)', () => {
           next,
           intents.length,
         );
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+// Task steps in a chain: the results a task step's `next` takes straight into the next snapshot
+// (handoff or not, with or without the idempotency key, stale, early or repeated), beside
+// failures, retries, ticks and releases that take the general path.
+describe('plain path = deep-copy reference (task chains)', () => {
+  it('same JSON, no-ops and errors for every event', () => {
+    const chainArb = fc.record({
+      length: fc.integer({ min: 1, max: 5 }),
+      timeouts: fc.array(fc.option(fc.integer({ min: 1, max: 5_000 }), { nil: undefined }), {
+        minLength: 5,
+        maxLength: 5,
+      }),
+      defaultTimeout: fc.option(fc.integer({ min: 1, max: 5_000 }), { nil: undefined }),
+      log: fc.option(fc.integer({ min: 1, max: 20 }), { nil: undefined }),
+    });
+    const chainIntent = fc.record({
+      kind: fc.constantFrom('complete', 'complete', 'complete', 'fail', 'tick', 'release'),
+      pick: fc.nat(),
+      attemptOffset: fc.constantFrom(0, 0, 0, -1, 1),
+      key: fc.constantFrom('none', 'none', 'right', 'wrong'),
+      handoff: fc.boolean(),
+      output: fc.option(fc.record({ n: fc.nat(3) }), { nil: undefined }),
+      advance: fc.nat(6_000),
+    });
+    fc.assert(
+      fc.property(chainArb, fc.array(chainIntent, { maxLength: 40 }), (c, intents) => {
+        const ids = Array.from({ length: c.length }, (_, i) => `t${i}`);
+        const def = defineWorkflow({
+          name: 'chain',
+          version: 1,
+          start: 't0',
+          ...(c.defaultTimeout === undefined ? {} : { defaults: { timeoutMs: c.defaultTimeout } }),
+          ...(c.log === undefined ? {} : { limits: { log: c.log } }),
+          steps: Object.fromEntries(
+            ids.map((id, i) => [
+              id,
+              {
+                kind: 'task',
+                handler: `h${i}`,
+                retry: { maxAttempts: 2, initialMs: 10, jitter: 0 },
+                ...(c.timeouts[i] === undefined ? {} : { timeoutMs: c.timeouts[i] }),
+                ...(i + 1 < ids.length ? { next: ids[i + 1] } : {}),
+              },
+            ]),
+          ),
+        });
+        let now = 1_000;
+        const next = (s: Snapshot, k: number): WorkflowEvent | null => {
+          const i = intents[k]!;
+          const handoff = i.handoff ? { handoff: true } : {};
+          if (i.kind === 'tick') {
+            now += i.advance;
+            return { type: 'tick', at: now, ...handoff };
+          }
+          const t = Object.values(s.tasks)[i.pick % Math.max(1, Object.keys(s.tasks).length)];
+          const stepId = t?.step ?? ids[i.pick % ids.length]!;
+          const attempt = Math.max(1, (t?.attempt ?? 1) + i.attemptOffset);
+          const key = i.key === 'none' ? {} : { key: i.key === 'right' && t ? t.idempotencyKey : 'p/1/t0/9' };
+          const base = { at: now, step: stepId, attempt, ...key, ...handoff };
+          if (i.kind === 'release') return { type: 'task.released', ...base };
+          if (i.kind === 'fail')
+            return { type: 'task.failed', ...base, error: { message: 'x', retryable: true } };
+          return { type: 'task.completed', ...base, ...(i.output ? { output: i.output } : {}) };
+        };
+        lockstep(def, { type: 'start', at: now, id: 'p', input: { n: 1 } }, next, intents.length);
       }),
       { numRuns: 300 },
     );

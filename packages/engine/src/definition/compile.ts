@@ -10,7 +10,6 @@ import {
   definitionHeaderSchema,
   definitionSchema,
   type StepDefinition,
-  stepSchema,
   type WorkflowDefinition,
 } from './schema.js';
 import { RESERVED_KEYS } from './step-fields.js';
@@ -111,7 +110,10 @@ function parseDefinition(input: unknown): z.infer<typeof definitionSchema> {
         });
         continue;
       }
-      const r = parseWith(stepSchema, step);
+      const r = parseWith(
+        DEFINITION_KINDS[kind as keyof typeof DEFINITION_KINDS].schema as z.ZodMiniType,
+        step,
+      );
       if (!r.ok)
         issues.push(...r.issues.map((i) => ({ ...i, path: `steps.${key}${i.path ? `.${i.path}` : ''}` })));
     }

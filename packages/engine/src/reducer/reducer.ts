@@ -7,6 +7,7 @@ import { flow } from './flow.js';
 import { NOOP, refuseUnknownSignal, rules, run } from './rules.js';
 import { checkSnapshot, initialSnapshot } from './snapshot-check.js';
 import { copySnapshot, derive, freezeChanged, freezeNew, plainDraft, ring } from './snapshot-copy.js';
+import { completeTask } from './straight-path.js';
 import {
   type Cx,
   DEFAULT_LOG_LIMIT,
@@ -154,16 +155,25 @@ function advance(
   plain: boolean,
   known: boolean,
 ): Reduction {
-  const unchanged: Reduction = { snapshot, transitions: UNCHANGED };
   // A signal id already seen: checked on the plain snapshot, not through a draft of the ring.
-  if (ev.type === 'signal' && ev.id !== undefined && snapshot.seenSignals.includes(ev.id)) return unchanged;
+  if (ev.type === 'signal' && ev.id !== undefined && snapshot.seenSignals.includes(ev.id))
+    return { snapshot, transitions: UNCHANGED };
   if (isTerminal(snapshot.status) && !(ev.type === 'revert' && snapshot.status === 'completed')) {
     // A finished instance takes no events, but a misnamed signal is still a caller's mistake.
     if (ev.type === 'signal') refuseUnknownSignal(wf, snapshot.id, ev.name);
-    return unchanged;
+    return { snapshot, transitions: UNCHANGED };
   }
   const at = Math.max(ev.at, snapshot.updatedAt);
   const logged: LogEntry[] = [];
+  if (plain && known && ev.type === 'task.completed') {
+    const next = completeTask(wf, snapshot, ev, at, budget, logged);
+    if (next) {
+      next.log = appendLog(wf, next.log, logged);
+      Object.freeze(next);
+      remember(next, wf);
+      return { snapshot: next, transitions: logged };
+    }
+  }
   let cx: Cx | undefined;
   if (plain && !snapshot.saga && ev.type !== 'cancel' && ev.type !== 'requeue' && ev.type !== 'revert') {
     // The common events run on a plain copy of the parts they usually write (see `plainDraft`).
@@ -171,7 +181,7 @@ function advance(
     // throws a TypeError at its first such write, before anything shared changed; a deep copy redoes it.
     cx = { wf, s: plainDraft(snapshot, known), at, budget, logged, handoff: ev.handoff === true };
     try {
-      if (rules[ev.type](cx, ev as never) === NOOP) return unchanged;
+      if (rules[ev.type](cx, ev as never) === NOOP) return { snapshot, transitions: UNCHANGED };
     } catch (e) {
       if (!(e instanceof TypeError)) throw e;
       cx = undefined;
@@ -187,7 +197,7 @@ function advance(
     // and a rule that throws leaves the input untouched. Nothing is shared with the input any
     // more, so the result is frozen in full below.
     cx = { wf, s: structuredClone(snapshot), at, budget, logged, handoff: ev.handoff === true };
-    if (rules[ev.type](cx, ev as never) === NOOP) return unchanged;
+    if (rules[ev.type](cx, ev as never) === NOOP) return { snapshot, transitions: UNCHANGED };
     next = copySnapshot(cx.s);
     known = false;
   }

@@ -8,9 +8,10 @@ import { isTerminal, type Snapshot, type StepState } from '../snapshot.js';
 /**
  * A shallow copy with the top-level keys in one fixed order (optional ones only when set), so
  * the JSON of a snapshot does not depend on the order its fields were first written in. Keys
- * the engine does not know are kept, after its own.
+ * the engine does not know are kept, after its own. `output`: the instance's output, if it
+ * has one now (default: the one `s` has).
  */
-export function copySnapshot(s: Snapshot): Snapshot {
+export function copySnapshot(s: Snapshot, output: unknown = s.output): Snapshot {
   const out = {
     schemaVersion: s.schemaVersion,
     id: s.id,
@@ -20,7 +21,7 @@ export function copySnapshot(s: Snapshot): Snapshot {
     status: s.status,
     input: s.input,
   } as Snapshot;
-  if (s.output !== undefined) out.output = s.output;
+  if (output !== undefined) out.output = output;
   if (s.error !== undefined) out.error = s.error;
   if (s.compensationError !== undefined) out.compensationError = s.compensationError;
   if (s.reason !== undefined) out.reason = s.reason;
@@ -38,8 +39,9 @@ export function copySnapshot(s: Snapshot): Snapshot {
   out.createdAt = s.createdAt;
   out.updatedAt = s.updatedAt;
   out.log = s.log;
-  // Unknown keys are rare: count the keys of both before looking for them.
-  let keys = 0;
+  // Unknown keys are rare: count the keys of both before looking for them (`out` may have an
+  // output `s` lacks).
+  let keys = s.output === undefined && output !== undefined ? 1 : 0;
   for (const _ in s) keys++;
   for (const _ in out) keys--;
   if (keys !== 0) {
@@ -133,7 +135,8 @@ export function freezeChanged(s: Snapshot, base: Snapshot): void {
     for (const id in s.steps) {
       const st = s.steps[id]!;
       const old = base.steps[id];
-      if (st !== old && !Object.isFrozen(st)) freezeState(st, old);
+      // Any state that is not the base's is the event's own (freezing a frozen one changes nothing).
+      if (st !== old) freezeState(st, old);
     }
     Object.freeze(s.steps);
   }

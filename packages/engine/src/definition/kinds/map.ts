@@ -40,7 +40,7 @@ export const map = defineKind(
     input: opt(inputMappingSchema),
     maxConcurrency: opt(integer(1, 10_000)),
     tolerated: opt(z.strictObject({ count: opt(integer(0, 10_000_000)), percent: opt(integer(0, 100)) })),
-    results: opt(z.enum(['collect', 'discard'])),
+    results: opt(z.literal(['collect', 'discard'])),
     retry: opt(retryPolicySchema),
     timeoutMs: opt(millis(1)),
     compensate: opt(stepId),
