@@ -1,6 +1,7 @@
 import '@stepfold/engine/composition';
 import {
   createRunner,
+  isStepfoldError,
   type Runner,
   type Snapshot,
   type Store,
@@ -139,7 +140,7 @@ function startingPoints(defs: WorkflowDefinition[]): Snapshot[] {
   return out;
 }
 
-type Op = 'get' | 'tick' | 'signal' | 'cancel' | 'abort' | 'requeue';
+type Op = 'get' | 'tick' | 'signal' | 'cancel' | 'abort' | 'requeue' | 'claim';
 type Input = {
   from: number;
   damage: { mutations: Mutation[] } | { cut: (t: string) => string };
@@ -187,7 +188,7 @@ function storedTarget(
           { weight: 4, arbitrary: fc.record({ mutations: mutationsArb(1, 3) }) },
           { weight: 1, arbitrary: fc.record({ cut: textDamage }) },
         ),
-        op: fc.constantFrom<Op>('get', 'tick', 'signal', 'cancel', 'abort', 'requeue'),
+        op: fc.constantFrom<Op>('get', 'tick', 'signal', 'cancel', 'abort', 'requeue', 'claim'),
         name: fc.constantFrom('go', 'approved', 'manager', 'receipt', 'hu', 'item', 'nope'),
       });
     },
@@ -199,6 +200,7 @@ function storedTarget(
         'cut' in damage ? damage.cut(JSON.stringify(valid)) : textOf(mutate(valid, damage.mutations));
       if (!(await c.rows.write(id, text))) return;
       const before = await c.rows.read(id);
+      if (op === 'claim') return claimChecked(c.rows.store, id, before, c.rows);
       const r = await typedOrValueAsync(() => call(c.runner, op, id, name), `runner.${op}`);
       const after = await c.rows.read(id);
       if (!r.ok) {
@@ -221,8 +223,48 @@ function storedTarget(
   };
 }
 
+/**
+ * A worker's claim of the damaged row with `onUnreadable`: it never throws for the row's text; it
+ * answers the row's snapshot (of this id) or reports one typed error and leaves the row out, and
+ * writes nothing but the claim.
+ */
+async function claimChecked(store: Store, id: string, before: string, rows: RawRows): Promise<void> {
+  if (!store.claims) return;
+  const reported: unknown[] = [];
+  let got: Snapshot[];
+  try {
+    got = await store.claims.claimDue(10_000_000, 5, {
+      ids: [id],
+      leaseMs: 0,
+      onUnreadable: (e) => reported.push(e),
+    });
+  } catch (e) {
+    expect(false, `claimDue with onUnreadable threw for a damaged row: ${String(e)}`);
+  }
+  expect(
+    got.length + reported.length <= 1,
+    () => `claimDue(ids: [${id}]) answered ${got.length} and reported ${reported.length}`,
+  );
+  expect(
+    got.every((s) => s.id === id),
+    () => `claimDue(ids: [${id}]) answered instance ${got[0]?.id}`,
+  );
+  for (const e of reported)
+    expect(isStepfoldError(e, 'INVALID_SNAPSHOT'), () => `onUnreadable got an untyped error: ${String(e)}`);
+  // The row as read holds its columns as JSON inside JSON: quotes may come escaped.
+  const strip = (t: string) =>
+    t.replace(/\\?"claim(?:ed_until|_token)\\?":(?:-?\d+|null|\\?"[^"\\]*\\?")/g, '');
+  const after = await rows.read(id);
+  expect(
+    strip(after) === strip(before),
+    () => `claimDue changed more than the claim: ${after.slice(0, 300)}`,
+  );
+}
+
 function call(runner: Runner, op: Op, id: string, name: string): Promise<unknown> {
   switch (op) {
+    case 'claim':
+      return runner.get(id);
     case 'get':
       return runner.get(id);
     case 'tick':

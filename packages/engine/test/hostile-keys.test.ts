@@ -161,4 +161,37 @@ describe('hostile keys in snapshots', () => {
       expect(failure(() => step(linear, hostile, { type: 'tick', at: 5 })).code).toBe('INVALID_SNAPSHOT');
     });
   }
+
+  // Found by `pnpm fuzz` (stored-memory): a stored `"active": ["__proto__"]` had a cancel detach
+  // `tasks["__proto__"]`, which is Object.prototype, so `detached: true` landed on every object.
+  const places: Array<[string, (s: Snapshot, key: string) => void]> = [
+    ['active', (s, key) => s.active.push(key)],
+    ['completed', (s, key) => s.completed.push(key)],
+    ['timers', (s, key) => s.timers.push({ kind: 'sleep', step: key, at: 1 })],
+    [
+      'tasks',
+      (s, key) =>
+        Object.defineProperty(s.tasks, 'x', { value: { ...s.tasks['a'], step: key }, enumerable: true }),
+    ],
+  ];
+  for (const [place, plant] of places) {
+    for (const key of RESERVED) {
+      it(`a step "${key}" named in ${place} is INVALID_SNAPSHOT for every event, and pollutes nothing`, () => {
+        for (const ev of [
+          { type: 'cancel', at: 5 },
+          { type: 'abort', at: 5 },
+          { type: 'tick', at: 1e6 },
+          { type: 'task.completed', at: 5, step: 'a', attempt: 1, output: null },
+        ] as WorkflowEvent[]) {
+          const s = JSON.parse(JSON.stringify(createHarness(linear).start({}).snapshot)) as Snapshot;
+          plant(s, key);
+          const got = failure(() => step(linear, s, ev));
+          expect(got.code).toBe('INVALID_SNAPSHOT');
+          expect(got.paths[0]).toMatch(new RegExp(`^${place}`));
+          expect(Object.prototype).not.toHaveProperty('detached');
+          expect(Object.prototype).not.toHaveProperty('status');
+        }
+      });
+    }
+  }
 });

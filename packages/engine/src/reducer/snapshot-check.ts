@@ -2,6 +2,7 @@ import type { CompiledWorkflow } from '../definition/compile.js';
 import { RegistryError, ValidationError } from '../errors.js';
 import type { EventOf } from '../events.js';
 import { SNAPSHOT_SCHEMA_VERSION, type Snapshot } from '../snapshot.js';
+import { SAVEPOINT } from './compensation.js';
 
 /** The empty snapshot a start event builds on (a reuse continues the old version count). */
 export function initialSnapshot(
@@ -77,6 +78,7 @@ export function checkSnapshot(wf: CompiledWorkflow, s: Snapshot): void {
       for (const id of Object.keys(s.steps)) {
         if (!Object.hasOwn(wf.definition.steps, id)) bad(`steps.${id}`, 'step is not in the definition');
       }
+      stepReferences(wf, s, bad);
     }
   }
   if (problems.length) throw new ValidationError('INVALID_SNAPSHOT', 'invalid snapshot', problems);
@@ -86,4 +88,25 @@ export function checkSnapshot(wf: CompiledWorkflow, s: Snapshot): void {
       `definition ${wf.definition.name} v${wf.definition.version} changed since instance ${s.id} started (hash ${s.workflow.hash.slice(0, 12)} vs ${wf.hash.slice(0, 12)}); register the change as a new version`,
     );
   }
+}
+
+/**
+ * The step ids the rules look up by name (active, completed, each timer's and task's step) must be
+ * steps of the definition: a stored `"__proto__"` there would have the rules write on
+ * `Object.prototype` through `steps[id]` or `tasks[id]`. Small lists, so cheap on every event.
+ */
+function stepReferences(
+  wf: CompiledWorkflow,
+  s: Snapshot,
+  bad: (path: string, message: string) => void,
+): void {
+  const check = (path: string, id: unknown) => {
+    // A passed savepoint's marker in `completed` is only ever looked up in a Map.
+    if (!(typeof id === 'string' && (Object.hasOwn(wf.definition.steps, id) || id.startsWith(SAVEPOINT))))
+      bad(path, 'names no step of the definition');
+  };
+  for (const id of s.active) check('active', id);
+  for (const id of s.completed) check('completed', id);
+  for (const t of s.timers) check('timers', t?.step);
+  for (const key in s.tasks) check(`tasks.${key}`, s.tasks[key]?.step);
 }

@@ -98,7 +98,20 @@ export function defineStore(definition: StoreDefinition, driver: StoreDriver): D
       const ids = query?.ids === undefined ? undefined : Array.from(query.ids, (id) => kit.id(id));
       if (window === null || ids?.length === 0) return [];
       const rows = await guard('claimDue', () => c.claim(ids === undefined ? window : { ...window, ids }));
-      return decodeEach(rows, (json) => kit.decode(json), query?.onUnreadable);
+      // Claimed by id, a row must be one of those asked for, as `load` checks (a misplaced or
+      // hand-edited row names another instance); a lane's rows come back without their ids.
+      const asked = ids === undefined ? null : new Set(ids);
+      const read = (json: string) => {
+        const s = kit.decode(json);
+        if (asked && !asked.has(s.id))
+          throw new ValidationError(
+            'INVALID_SNAPSHOT',
+            `a row claimed by id names instance ${JSON.stringify(s.id)}`,
+            [{ path: 'id', message: 'must be one of the ids claimed' }],
+          );
+        return s;
+      };
+      return decodeEach(rows, read, query?.onUnreadable);
     },
     async release(ids, token = ownToken) {
       const list = Array.from(ids, (id) => kit.id(id));
