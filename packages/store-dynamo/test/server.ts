@@ -11,9 +11,9 @@ export const DYNAMO_ENDPOINT = process.env.STEPFOLD_DYNAMO_ENDPOINT ?? 'http://1
  * A client for DynamoDB Local: fake static credentials (the SDK signs every request; Local does not
  * check), one retry and short timeouts, so calls fail fast while the server is stopped.
  */
-export function testClient(): DynamoDBClient {
+export function testClient(endpoint = DYNAMO_ENDPOINT): DynamoDBClient {
   return new DynamoDBClient({
-    endpoint: DYNAMO_ENDPOINT,
+    endpoint,
     region: 'us-east-1',
     credentials: { accessKeyId: 'stepfold', secretAccessKey: 'stepfold' },
     maxAttempts: 2,
