@@ -17,6 +17,7 @@ import { scaleRedis } from './groups/scale-redis.js';
 import { storeGroups } from './groups/stores.js';
 import { types } from './groups/types.js';
 import { idleQueries, wakeLatency } from './groups/wake-latency.js';
+import { wakeLatencyDynamo } from './groups/wake-latency-dynamo.js';
 import type { Group, Row } from './row.js';
 
 const GROUPS: Group[] = [
@@ -34,6 +35,7 @@ const GROUPS: Group[] = [
   childPostgres,
   dryRunPostgres,
   wakeLatency,
+  wakeLatencyDynamo,
   idleQueries,
   ...e2eGroups,
 ];
@@ -66,11 +68,25 @@ function machine(): Results['machine'] {
   };
 }
 
+/** The group a row belongs to: the longest group name it starts with (`wake-latency-dynamo-p50` is not `wake-latency`'s). */
+function groupOf(row: string): number {
+  let best = -1;
+  GROUPS.forEach((g, i) => {
+    if (
+      (row === g.name || row.startsWith(`${g.name}-`)) &&
+      (best < 0 || g.name.length > GROUPS[best]!.name.length)
+    )
+      best = i;
+  });
+  return best;
+}
+
 /** A group runs when an argument names it, a row of it (`e2e-postgres-limit`), or a prefix (`store`). */
 function selected(args: string[]): Group[] {
   if (args.length === 0) return GROUPS;
-  const out = GROUPS.filter((g) => args.some((a) => g.name.startsWith(a) || a.startsWith(`${g.name}-`)));
-  const unknown = args.filter((a) => !GROUPS.some((g) => g.name.startsWith(a) || a.startsWith(`${g.name}-`)));
+  const picks = (g: Group, a: string) => g.name.startsWith(a) || GROUPS[groupOf(a)] === g;
+  const out = GROUPS.filter((g) => args.some((a) => picks(g, a)));
+  const unknown = args.filter((a) => !GROUPS.some((g) => picks(g, a)));
   if (unknown.length) {
     console.error(`unknown row ${unknown.join(', ')}; rows: ${GROUPS.map((g) => g.name).join(', ')}`);
     process.exit(2);
@@ -144,7 +160,7 @@ async function main(): Promise<void> {
   for (const r of old?.rows ?? []) byName.set(r.name, r);
   for (const r of fresh) byName.set(r.name, r);
   const order = (name: string) => {
-    const i = GROUPS.findIndex((g) => name === g.name || name.startsWith(`${g.name}-`));
+    const i = groupOf(name);
     return i < 0 ? GROUPS.length : i;
   };
   const rows = [...byName.values()].sort((a, b) => order(a.name) - order(b.name));

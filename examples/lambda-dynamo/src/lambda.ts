@@ -1,6 +1,8 @@
 /**
- * The deployable entry: `handler` for a Lambda function subscribed to the SQS queue (event source
- * mapping with `ReportBatchItemFailures`). Configuration from the environment:
+ * The deployable entries: `handler` for a Lambda function subscribed to the SQS queue (event source
+ * mapping with `ReportBatchItemFailures`), and `streamHandler` for one subscribed to the table's
+ * DynamoDB stream (new images; `tableDefinition(table, { streams: true })`), which drives what
+ * other runners' writes announce (`runner.send`, hand-offs, timers). Configuration from the environment:
  *
  *   STEPFOLD_TABLE      DynamoDB table (default `stepfold_instances`; create it with `setup()`
  *                       or from `tableDefinition()` in your infrastructure code)
@@ -14,6 +16,8 @@ import { createDynamoStore } from '@stepfold/store-dynamo';
 import { createHandler } from './handler.js';
 import { createSqsQueue } from './sqs-queue.js';
 import type { SQSBatchResponse, SQSEvent } from './sqs-types.js';
+import { createStreamHandler } from './stream-handler.js';
+import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from './stream-types.js';
 import { createHandlers, workflows } from './workflows.js';
 
 const queueUrl = process.env['STEPFOLD_QUEUE_URL'];
@@ -22,9 +26,16 @@ const store = createDynamoStore({
   ...(process.env['STEPFOLD_TABLE'] ? { table: process.env['STEPFOLD_TABLE'] } : {}),
 });
 const runner = createRunner({ store, workflows, handlers: createHandlers() });
-const handle = createHandler({ runner, queue: createSqsQueue(new SQSClient({}), queueUrl ?? '') });
+const queue = createSqsQueue(new SQSClient({}), queueUrl ?? '');
+const handle = createHandler({ runner, queue });
+// Without a queue, timers the stream announces for later are left to a scheduled processDue.
+const handleStream = createStreamHandler({ runner, queue: queueUrl ? queue : undefined });
 
 export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
   if (!queueUrl) throw new Error('STEPFOLD_QUEUE_URL is not set');
   return handle(event);
+}
+
+export async function streamHandler(event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> {
+  return handleStream(event);
 }

@@ -22,7 +22,8 @@ export type ErrorCode =
   | 'INVALID_MIGRATION'
   | 'MIGRATION_REFUSED'
   | 'PAYLOAD_TOO_LARGE'
-  | 'PAYLOAD_NOT_FOUND';
+  | 'PAYLOAD_NOT_FOUND'
+  | 'NO_WAKE_STREAM';
 
 /**
  * What kind of failure an {@link ErrorCode} is: what the caller should do about it. Exit codes and
@@ -75,6 +76,8 @@ export const ERROR_KINDS: Readonly<Record<ErrorCode, ErrorKind>> = {
   KIND_NOT_LOADED: 'definition',
   // The instance pinned other content under this version: a deployment fault, not a race to retry.
   DEFINITION_HASH_MISMATCH: 'definition',
+  // A store's table has no change stream its wake notices can read: the deployment must change.
+  NO_WAKE_STREAM: 'definition',
   STORE_UNAVAILABLE: 'unavailable',
 };
 

@@ -48,6 +48,8 @@ const ONE_OF: Record<ErrorCode, () => StepfoldError<string>> = {
   MIGRATION_REFUSED: () => new MigrationRefusedError('i-1', ['step x']),
   PAYLOAD_TOO_LARGE: () => new PayloadTooLargeError('i-1', 2, 1),
   PAYLOAD_NOT_FOUND: () => new PayloadNotFoundError('i-1', 'ab'.repeat(32)),
+  // Raised by the DynamoDB store (its WakeStreamError), built here as the engine's base class.
+  NO_WAKE_STREAM: () => new StepfoldError('NO_WAKE_STREAM', 'no stream'),
 };
 
 // Whether retrying may help is a property of the kind: the test holds each code's error to it.

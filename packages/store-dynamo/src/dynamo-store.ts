@@ -9,6 +9,7 @@ import { isUnavailable } from './map-error.js';
 import type { Table } from './requests.js';
 import { assertTableName, type EnsureTableOptions, prepareTable } from './setup.js';
 import { ensureShardCount, migrateLegacyDue } from './shards.js';
+import { type DynamoStreamsOptions, dynamoWakeSource } from './streams.js';
 
 /** Default table name. */
 export const DEFAULT_TABLE = 'stepfold_instances';
@@ -31,19 +32,31 @@ export interface DynamoStoreOptions {
    * another count.
    */
   dueShards?: number | undefined;
+  /**
+   * Wake notices from the table's DynamoDB stream (`store.wakes`): a worker then hears of a timer,
+   * a handed-off task or a `runner.send` within about `idleMs` instead of at its next poll. `setup`
+   * enables the stream (new images) on the table. Without it the store has no `wakes` and workers poll.
+   */
+  streams?: DynamoStreamsOptions | undefined;
 }
 
 /**
  * A stepfold store on DynamoDB. One item per instance keyed by `id`, its inbox in the same item;
  * creates are PutItems conditional on `attribute_not_exists(id)`, saves and sends UpdateItems
  * conditional on the stored version or status; due instances, the inbox and listings are Queries on
- * global secondary indexes, never Scans. Capabilities: `claims` and `inbox` (no `wakes`: polling).
+ * global secondary indexes, never Scans. Capabilities: `claims` and `inbox`, and `wakes` with the
+ * `streams` option (read from the table's DynamoDB stream).
+ *
+ * @example
+ * const store = createDynamoStore({ client, streams: { client: new DynamoDBStreamsClient({}) } });
+ * await store.setup(); // creates the table (or enables its stream)
  */
 export function createDynamoStore(options: DynamoStoreOptions): DefinedStore {
   const name = options.table ?? DEFAULT_TABLE;
   assertTableName(name);
   const table: Table = { client: options.client, name, shards: dueShardsOf(options.dueShards) };
   const { due, ...claims } = dueClaims(table);
+  const wakes = options.streams && dynamoWakeSource(options.client, name, options.streams);
   return defineStore(
     {
       name: 'dynamodb',
@@ -53,16 +66,18 @@ export function createDynamoStore(options: DynamoStoreOptions): DefinedStore {
     },
     {
       async setup() {
-        await prepareTable(table.client, name, options.setup ?? {});
+        await prepareTable(table.client, name, { ...options.setup, streams: wakes !== undefined });
         await ensureShardCount(table);
         await migrateLegacyDue(table);
       },
       ...items(table),
       due,
       page: (args) => page(table, args),
-      // The DynamoDBClient belongs to the caller: nothing to close.
+      // The clients belong to the caller: only the subscriptions are the store's to end.
+      close: async () => wakes?.closeAll(),
       claims,
       inbox: inbox(table),
+      ...(wakes ? { wakes: { subscribe: (listener) => wakes.subscribe(listener) } } : {}),
     },
   );
 }

@@ -8,7 +8,7 @@ export const DYNAMO_ITEM_LIMIT = 400 * 1024;
 /**
  * Default snapshot limit: the item limit less 2 KiB. Besides the snapshot string an item holds the id
  * (twice, at most 200 bytes each), the workflow name (three times: also in the lane key and the
- * definition), status, version, wake time, a claim's expiry and token and the index keys: under
+ * definition), status, version, wake time, a claim's expiry and token, the stream note and the index keys: under
  * 1.4 KiB with their attribute names. Signals waiting in the inbox share the rest of the 400 KB
  * (see the README, "Inbox").
  */

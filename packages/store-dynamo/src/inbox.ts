@@ -89,7 +89,8 @@ export function inbox(table: Table): InboxDriver {
         `(attribute_not_exists(${q}) OR size(${q}) < ${x.num(MAX_WAITING)})`,
       ];
       // Refused, or no room left in the item: nothing written, the runner applies it itself.
-      const out = await updateItem(table, id, x, { set, condition: condition.join(' AND ') }, isItemTooLarge);
+      const send = { set, condition: condition.join(' AND '), note: 'p' as const };
+      const out = await updateItem(table, id, x, send, isItemTooLarge);
       return out !== null;
     },
 

@@ -21,11 +21,25 @@ export {
   DUE_INDEX,
   type EnsureTableOptions,
   ensureTable,
+  isWakeStream,
   LANE_INDEX,
   LIST_INDEX,
   SENT_INDEX,
   STATUS_INDEX,
+  type TableDefinitionOptions,
   tableDefinition,
+  WAKE_STREAM,
   WORKFLOW_INDEX,
 } from './setup.js';
 export { SETTINGS_ID } from './shards.js';
+export {
+  type ImageValue,
+  NOTE_ATTRIBUTE,
+  NOTICE_SNAPSHOT_MAX_CHARS,
+  type Note,
+  noticeOfImage,
+  type StreamImage,
+} from './stream-notice.js';
+export { openStreamReader, type StreamReader, type StreamReaderOptions } from './stream-reader.js';
+export { DEFAULT_STREAM_IDLE_MS, type DynamoStreamsOptions, STREAM_BACKOFF } from './streams.js';
+export { WakeStreamError } from './wake-stream-error.js';

@@ -6,15 +6,19 @@ import { Expr } from './expression.js';
 import { consumeClauses, MAX_WAITING } from './inbox.js';
 import { conditional, isItemTooLarge } from './map-error.js';
 import { getItem, type Table, updateItem } from './requests.js';
+import { NOTE_ATTRIBUTE, noteOf } from './stream-notice.js';
 
 /** The item calls of the driver: one instance per item, keyed by `id`. */
 export function items(table: Table) {
   return {
     /** `PutItem … attribute_not_exists(id)`. */
     async insert(row: EncodedSnapshot): Promise<boolean> {
+      const item = toItem(row, table.shards);
+      const note = noteOf(row);
+      if (note) item[NOTE_ATTRIBUTE] = { S: note };
       const put = new PutItemCommand({
         TableName: table.name,
-        Item: toItem(row, table.shards),
+        Item: item,
         ConditionExpression: 'attribute_not_exists(#id)',
         ExpressionAttributeNames: { '#id': 'id' },
       });
@@ -61,9 +65,8 @@ export function items(table: Table) {
         c.match.sent.forEach((e, i) => condition.push(`${x.n('sent')}[${i}].${x.n('e')} = ${x.s(e)}`));
       }
       try {
-        return (await updateItem(table, row.id, x, { set, remove, condition: condition.join(' AND ') }))
-          ? 'written'
-          : 'failed';
+        const update = { set, remove, condition: condition.join(' AND '), note: noteOf(row) };
+        return (await updateItem(table, row.id, x, update)) ? 'written' : 'failed';
       } catch (e) {
         if (!isItemTooLarge(e)) throw e;
         // The signals waiting in the item left no room for this snapshot.

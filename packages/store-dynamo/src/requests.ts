@@ -11,6 +11,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { type Expr, updateExpression } from './expression.js';
 import { conditional } from './map-error.js';
+import { NOTE_ATTRIBUTE, type Note } from './stream-notice.js';
 
 /** The table the driver's calls go to. */
 export interface Table {
@@ -124,9 +125,15 @@ export interface Update {
   condition: string;
   /** What to return of the item: as written, as it was, or the old values of what changed. */
   returns?: 'ALL_NEW' | 'ALL_OLD' | 'UPDATED_OLD';
+  /** What this write announces on the table's stream; without it the write removes any note (see {@link NOTE_ATTRIBUTE}). */
+  note?: Note | undefined;
 }
 
-/** One UpdateItem on the item `id`: its output, or null when DynamoDB refused it for its condition (or for `refused`). */
+/**
+ * One UpdateItem on the item `id`: its output, or null when DynamoDB refused it for its condition
+ * (or for `refused`). Sets the write's stream note, or removes the last write's: a claim's record
+ * must not announce again what the save before it did.
+ */
 export function updateItem(
   table: Table,
   id: string,
@@ -134,10 +141,14 @@ export function updateItem(
   u: Update,
   refused?: (e: unknown) => boolean,
 ): Promise<UpdateItemCommandOutput | null> {
+  const set = [...(u.set ?? [])];
+  const remove = [...(u.remove ?? [])];
+  if (u.note === undefined) remove.push(x.n(NOTE_ATTRIBUTE));
+  else set.push(`${x.n(NOTE_ATTRIBUTE)} = ${x.s(u.note)}`);
   const update = new UpdateItemCommand({
     TableName: table.name,
     Key: { id: { S: id } },
-    UpdateExpression: updateExpression(u.set ?? [], u.remove ?? []),
+    UpdateExpression: updateExpression(set, remove),
     ConditionExpression: u.condition,
     ...(u.returns ? { ReturnValues: u.returns } : {}),
     ...x.fields,

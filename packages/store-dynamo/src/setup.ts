@@ -4,11 +4,13 @@ import {
   DescribeTableCommand,
   type DynamoDBClient,
   type GlobalSecondaryIndex,
+  type StreamSpecification,
   type TableDescription,
   UpdateTableCommand,
 } from '@aws-sdk/client-dynamodb';
 import { storeGuard } from '@stepfold/engine/store-kit';
 import { isUnavailable } from './map-error.js';
+import { WakeStreamError } from './wake-stream-error.js';
 
 const guard = storeGuard('dynamodb', isUnavailable);
 
@@ -51,12 +53,39 @@ export function assertTableName(name: string): void {
 }
 
 /**
+ * The stream wake notices read: new images, since a notice needs the item's wake time, note and
+ * inbox (KEYS_ONLY would take a read of the whole item per record and subscriber instead).
+ */
+export const WAKE_STREAM: StreamSpecification = { StreamEnabled: true, StreamViewType: 'NEW_IMAGE' };
+
+/** Whether a table's stream carries what wake notices read (new images). */
+export function isWakeStream(spec: StreamSpecification | undefined): boolean {
+  return (
+    spec?.StreamEnabled === true &&
+    (spec.StreamViewType === 'NEW_IMAGE' || spec.StreamViewType === 'NEW_AND_OLD_IMAGES')
+  );
+}
+
+/** Options of {@link tableDefinition}. */
+export interface TableDefinitionOptions {
+  /** Enable the stream the store's wake notices read ({@link WAKE_STREAM}). */
+  streams?: boolean | undefined;
+}
+
+/**
  * The CreateTable request `setup` sends (on-demand billing), for users who manage tables with
  * infrastructure-as-code instead.
+ *
+ * @example
+ * const input = tableDefinition('stepfold_instances', { streams: true }); // with the wake stream
  */
-export function tableDefinition(table: string): CreateTableCommandInput {
+export function tableDefinition(
+  table: string,
+  options: TableDefinitionOptions = {},
+): CreateTableCommandInput {
   return {
     TableName: table,
+    ...(options.streams ? { StreamSpecification: WAKE_STREAM } : {}),
     BillingMode: 'PAY_PER_REQUEST',
     KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
     // Every key attribute is a string.
@@ -103,6 +132,11 @@ export interface EnsureTableOptions {
   timeoutMs?: number | undefined;
   /** Delay between DescribeTable polls (default 250 ms). */
   pollMs?: number | undefined;
+  /**
+   * Enable the table's stream for wake notices ({@link WAKE_STREAM}), with UpdateTable on a table
+   * made without one; a table whose stream has another view type is an error (`NO_WAKE_STREAM`).
+   */
+  streams?: boolean | undefined;
 }
 
 async function waitActive(
@@ -166,7 +200,7 @@ export async function ensureTable(
 export async function prepareTable(client: DynamoDBClient, table: string, options: EnsureTableOptions) {
   if (!(await describe(client, table))) {
     try {
-      await client.send(new CreateTableCommand(tableDefinition(table)));
+      await client.send(new CreateTableCommand(tableDefinition(table, options)));
     } catch (e) {
       // Another process created it between our describe and create.
       if (nameOf(e) !== 'ResourceInUseException') throw e;
@@ -184,4 +218,22 @@ export async function prepareTable(client: DynamoDBClient, table: string, option
   if (missing.length) {
     throw new Error(`DynamoDB table ${table} exists but lacks the index(es) ${missing.join(', ')}`);
   }
+  if (options.streams && !isWakeStream(current.StreamSpecification))
+    await enableStream(client, current, options);
+}
+
+// A stream of another view type cannot be changed in place (DynamoDB needs it disabled first,
+// which would cut off its other readers): that is left to the table's owner.
+async function enableStream(client: DynamoDBClient, current: TableDescription, options: EnsureTableOptions) {
+  const table = current.TableName!;
+  if (current.StreamSpecification?.StreamEnabled) throw WakeStreamError.viewType(table, current);
+  try {
+    await client.send(new UpdateTableCommand({ TableName: table, StreamSpecification: WAKE_STREAM }));
+  } catch (e) {
+    // Another setup enabled it meanwhile, or the table is being updated: the wait below settles it.
+    const name = nameOf(e);
+    if (name !== 'ResourceInUseException' && name !== 'ValidationException') throw e;
+  }
+  const after = await waitActive(client, table, options);
+  if (!isWakeStream(after.StreamSpecification)) throw WakeStreamError.viewType(table, after);
 }

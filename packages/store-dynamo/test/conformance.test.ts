@@ -3,9 +3,12 @@ import type { Store } from '@stepfold/engine';
 import { runStoreConformance } from '@stepfold/engine/conformance';
 import { afterAll, beforeAll } from 'vitest';
 import { createDynamoStore } from '../src/index.js';
-import { requireServer, services, testClient } from './server.js';
+import { requireServer, services, testClient, testStreamsClient } from './server.js';
 
 const client = testClient();
+// Wake notices from the table's stream: the suite's wake part runs, and every other part writes
+// the stream notes too.
+const streams = testStreamsClient();
 const tables = new Map<Store, string>();
 let counter = 0;
 
@@ -25,15 +28,16 @@ beforeAll(async () => {
 });
 afterAll(() => {
   client.destroy();
+  streams.destroy();
   outageClient.destroy();
 });
 
 runStoreConformance({
   name: 'dynamo (moto)',
-  capabilities: ['claims', 'inbox'],
+  capabilities: ['claims', 'inbox', 'wakes'],
   createStore() {
     const table = `conformance_${process.pid}_${++counter}`;
-    const store = createDynamoStore({ client, table, setup: { pollMs: 50 } });
+    const store = createDynamoStore({ client, table, setup: { pollMs: 50 }, streams: { client: streams } });
     tables.set(store, table);
     return store;
   },

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 
 /** Endpoint of the DynamoDB test server (moto from `bash scripts/services.sh up dynamo`). */
 export const DYNAMO_ENDPOINT = process.env.STEPFOLD_DYNAMO_ENDPOINT ?? 'http://127.0.0.1:8000';
@@ -10,12 +11,23 @@ export const DYNAMO_ENDPOINT = process.env.STEPFOLD_DYNAMO_ENDPOINT ?? 'http://1
  * A client for the test server: fake static credentials (the SDK signs every request; moto does not
  * check), one retry and short timeouts, so calls fail fast while the server is stopped.
  */
-export function testClient(): DynamoDBClient {
+export function testClient(endpoint = DYNAMO_ENDPOINT): DynamoDBClient {
   return new DynamoDBClient({
-    endpoint: DYNAMO_ENDPOINT,
+    endpoint,
     region: 'us-east-1',
     credentials: { accessKeyId: 'stepfold', secretAccessKey: 'stepfold' },
     maxAttempts: 2,
+    requestHandler: { connectionTimeout: 1000, requestTimeout: 5000 },
+  });
+}
+
+/** A DynamoDB Streams client for the same server (`endpoint` to go through another address, a proxy say). */
+export function testStreamsClient(endpoint = DYNAMO_ENDPOINT): DynamoDBStreamsClient {
+  return new DynamoDBStreamsClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'stepfold', secretAccessKey: 'stepfold' },
+    maxAttempts: 1,
     requestHandler: { connectionTimeout: 1000, requestTimeout: 5000 },
   });
 }
