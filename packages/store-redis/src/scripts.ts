@@ -181,16 +181,15 @@ export const SCRIPTS: readonly Script[] = [
 ];
 
 /** EVALSHA, falling back to EVAL (which also caches the script) when the server lost or never had it. */
-export async function runScript(
+export function runScript(
   client: Redis | Cluster,
   s: Script,
   keys: string[],
   args: Array<string | number>,
 ): Promise<unknown> {
-  try {
-    return await client.evalsha(s.sha, keys.length, ...keys, ...args);
-  } catch (e) {
+  // A promise chain, not an async function: one promise fewer on every write.
+  return client.evalsha(s.sha, keys.length, ...keys, ...args).catch((e: unknown) => {
     if (!isNoScript(e)) throw e;
-    return await client.eval(s.lua, keys.length, ...keys, ...args);
-  }
+    return client.eval(s.lua, keys.length, ...keys, ...args);
+  });
 }

@@ -94,8 +94,12 @@ export const DEADLINE_INDEX_MS = 1000;
 
 /** The wake time a store indexes: exact, unless it is only a running task's deadline (see {@link DEADLINE_INDEX_MS}). */
 function indexedWake(snapshot: Snapshot, wake: number, notice: number | null): number {
-  const deadline = notice === null && Object.values(snapshot.tasks).some((t) => t.deadline === wake);
-  return deadline ? Math.ceil(wake / DEADLINE_INDEX_MS) * DEADLINE_INDEX_MS : wake;
+  if (notice !== null) return wake;
+  // A loop, not Object.values(...).some: this runs on every save.
+  for (const key in snapshot.tasks)
+    if (snapshot.tasks[key]!.deadline === wake)
+      return Math.ceil(wake / DEADLINE_INDEX_MS) * DEADLINE_INDEX_MS;
+  return wake;
 }
 
 // Larger pages would only build replies nobody can hold.
@@ -139,14 +143,24 @@ export function storeGuard(
   name: string,
   isUnavailable: (error: unknown) => boolean,
 ): <T>(what: string, call: () => Promise<T>) => Promise<T> {
-  return async (what, call) => {
+  const mapped = (what: string, e: unknown): unknown => {
+    if (!isUnavailable(e)) return e;
+    const detail = e instanceof Error ? e.message || e.name : String((e as { code?: unknown })?.code ?? e);
+    return new StoreUnavailableError(`${name} ${what} failed: ${detail}`, e);
+  };
+  // No async wrapper: every driver call of every write goes through here, and an extra async
+  // frame costs a promise and microtask turns per call. A call that throws synchronously is mapped
+  // the same as one that rejects.
+  return <T>(what: string, call: () => Promise<T>): Promise<T> => {
+    let p: Promise<T>;
     try {
-      return await call();
+      p = Promise.resolve(call());
     } catch (e) {
-      if (!isUnavailable(e)) throw e;
-      const detail = e instanceof Error ? e.message || e.name : String((e as { code?: unknown })?.code ?? e);
-      throw new StoreUnavailableError(`${name} ${what} failed: ${detail}`, e);
+      return Promise.reject(mapped(what, e));
     }
+    return p.then(undefined, (e: unknown) => {
+      throw mapped(what, e);
+    });
   };
 }
 
