@@ -163,11 +163,10 @@ export async function startFaultProxy(options) {
       finish();
       server.destroy();
     });
+    // The server closing first (an HTTP server done with a connection) is a clean end: its lane
+    // forwards what it still holds, then ends the client's side, whose close finishes the pair.
     server.on('close', () => {
-      if (!closed) {
-        finish();
-        client.destroySoon();
-      }
+      if (!closed && client.destroyed) finish();
     });
   };
 
@@ -184,7 +183,9 @@ export async function startFaultProxy(options) {
       const u = new URL(url);
       u.hostname = '127.0.0.1';
       u.port = String(port);
-      return u.toString();
+      // URL adds a "/" path to a bare http://host:port; the caller's URL had none.
+      const out = u.toString();
+      return out.endsWith('/') && !url.endsWith('/') ? out.slice(0, -1) : out;
     },
     setLatency(ms, jitterMs = 0) {
       latency = ms;
