@@ -111,6 +111,29 @@ describe('soak fault proxy', () => {
     await proxy.close();
   });
 
+  it('forwards all a server sent before closing, latency or not (an HTTP server done with a connection)', async () => {
+    // Replies once and closes, like a server without keep-alive.
+    const once = net.createServer((s) => {
+      s.on('error', () => {});
+      s.once('data', (d) => s.end(`re: ${d}`));
+    });
+    await new Promise<void>((resolve) => once.listen(0, '127.0.0.1', resolve));
+    const proxy = await startFaultProxy({
+      target: { host: '127.0.0.1', port: (once.address() as net.AddressInfo).port },
+    });
+    for (const ms of [0, 50]) {
+      proxy.setLatency(ms);
+      const c = await connect(proxy);
+      c.socket.write('ask');
+      await until(() => c.closed());
+      expect(c.text()).toBe('re: ask');
+      expect(c.error()).toBeNull();
+    }
+    await until(() => proxy.stats.live === 0);
+    await proxy.close();
+    await new Promise<void>((resolve) => once.close(() => resolve()));
+  });
+
   it('holds connections silent in a blackhole, then releases what they sent', async () => {
     const proxy = await startFaultProxy({ target: { host: '127.0.0.1', port: echoPort } });
     const old = await connect(proxy);
