@@ -6,6 +6,9 @@ const UNAVAILABLE_NAMES = new Set([
   'MongoNotConnectedError',
   'MongoTopologyClosedError',
   'MongoPoolClearedError',
+  // The driver's pool cleared by a server monitor timeout (a stalled network): it fails the
+  // operations in flight with this subclass of MongoPoolClearedError, under a name of its own.
+  'PoolClearedOnNetworkError',
   'MongoServerClosedError',
 ]);
 
@@ -24,7 +27,12 @@ export function isUnavailable(e: unknown): boolean {
   const err = e as DriverErrorLike;
   if (typeof err.name === 'string' && UNAVAILABLE_NAMES.has(err.name)) return true;
   if (typeof err.code === 'number' && UNAVAILABLE_CODES.has(err.code)) return true;
-  return typeof err.hasErrorLabel === 'function' && err.hasErrorLabel('RetryableWriteError');
+  // PoolRequstedRetry (the driver's spelling): the pool was cleared under the operation, which a
+  // retry on a fresh connection may complete.
+  return (
+    typeof err.hasErrorLabel === 'function' &&
+    (err.hasErrorLabel('RetryableWriteError') || err.hasErrorLabel('PoolRequstedRetry'))
+  );
 }
 
 /** True when `e` is a duplicate-key error (code 11000). */

@@ -200,6 +200,10 @@ export async function runSoak(o) {
     }
   })();
 
+  // Awaited after the run; until then a start that failed for good must not end the process as an
+  // unhandled rejection (the run's error is reported with the run).
+  starting.catch(() => {});
+
   const killing = (async () => {
     if (o.kills === false) return;
     const [min, max] = o.killEveryMs ?? [1000, 3000];
