@@ -30,6 +30,12 @@ describe('mongo store: which driver errors mean the server is unavailable', () =
     expect(isUnavailable(labelled)).toBe(true);
   });
 
+  it('a socket error the driver let through unwrapped is unavailable (a write on a reset connection)', () => {
+    const raw = Object.assign(new Error('write ECONNRESET'), { code: 'ECONNRESET', syscall: 'write' });
+    expect(isUnavailable(raw)).toBe(true);
+    expect(isUnavailable(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }))).toBe(true);
+  });
+
   it('a plain failure, or a duplicate key, is not', () => {
     expect(isUnavailable(new Error('boom'))).toBe(false);
     expect(isUnavailable({ name: 'MongoServerError', code: 11000 })).toBe(false);
