@@ -48,6 +48,7 @@ import { design, soakHandlers, soakWorkflows, TIMEOUT_MS, treeDesign } from './w
  *   baseline runs on the same server as the run it is compared with)
  * @property {import('./fault-schedule.mjs').FaultPhase[]} [faults] network faults played on the
  *   fault proxy every client of the run (driver and workers) connects through; none by default
+ * @property {boolean} [proxy] connect through the fault proxy even without faults (default: with them)
  * @property {boolean} [repeatFaults] play `faults` in a loop until the run ends (default once)
  * @property {number} [maxBlackholes] blackholes played at most (default: every one in `faults`)
  * @property {(line: string) => void} [progress] progress lines (default none)
@@ -88,12 +89,13 @@ export async function runSoak(o) {
   const own = (o.restart || o.ownServer) ?? false;
   if (own) await server(o.kind, 'up');
   const direct = storeUrl(o.kind, own);
-  // Every client of the run goes through the fault proxy, faults or not, so a faulted run and its
-  // baseline pay the same extra hop.
+  // With `proxy` (default: when there are faults), every client of the run goes through the fault
+  // proxy, so a faulted run and a baseline given `proxy` pay the same extra hop.
   // STEPFOLD_SOAK_PROXY=off connects them directly (to tell the proxy's part in a result).
   const target = new URL(direct);
   const proxy = await startFaultProxy({ target: { host: target.hostname, port: Number(target.port) } });
-  const url = process.env.STEPFOLD_SOAK_PROXY === 'off' ? direct : proxy.url(direct);
+  const proxied = (o.proxy ?? (o.faults?.length ?? 0) > 0) && process.env.STEPFOLD_SOAK_PROXY !== 'off';
+  const url = proxied ? proxy.url(direct) : direct;
   const mode = o.mode ?? 'worker';
   const { store, close, drop } = openStore(o.kind, url, ns, o.claimMs);
   await retrying(() => store.setup());

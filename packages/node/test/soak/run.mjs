@@ -195,6 +195,8 @@ for (const kind of kinds) {
         // Every run of a store with a server of the soak's own runs on it: the same server for the
         // faulted run and its baseline.
         ownServer: RESTARTABLE[kind] !== undefined,
+        // Both through the fault proxy: the baseline pays the same hop as the faulted run.
+        proxy: true,
         ...(faults ? { faults: SOAK_FAULTS, repeatFaults: true, maxBlackholes: 2 } : {}),
         ...(values['claim-ms'] ? { claimMs: Number(values['claim-ms']) } : {}),
         timeoutMs: Number(values['timeout-ms']),
