@@ -3,7 +3,8 @@ import { createHarness } from '@stepfold/engine/testing';
 import { describe, expect, it } from 'vitest';
 import { crashWindow } from './soak/crash-windows.mjs';
 import { runSoak } from './soak/driver.mjs';
-import { fleetStats, giveBacks, latency, percentile } from './soak/metrics.mjs';
+import { SHORT_FAULTS } from './soak/fault-schedule.mjs';
+import { drain, fleetStats, giveBacks, latency, percentile } from './soak/metrics.mjs';
 import { checkChildren, checkLog, checkSnapshots } from './soak/oracles.mjs';
 import { design, order, treeDesign } from './soak/workflows.mjs';
 
@@ -12,19 +13,21 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 // Scenario 17, short: 60 workflows per store (retries, compensation, parallel branches, a durable
 // sleep, signals and cancels) while worker processes are SIGKILLed about every second, and once on
-// PostgreSQL with its server stopped and started mid-run, and once on PostgreSQL with the soak's
-// processDue-loop workers. `pnpm soak` runs the long version, which measures latency.
+// PostgreSQL with its server stopped and started mid-run, once on PostgreSQL with the soak's
+// processDue-loop workers, and on Redis with network faults from the soak's fault proxy (latency,
+// a reset burst, a 1.5 s blackhole whose connections are then reset). `pnpm soak` runs the long
+// version, which measures latency and drain.
 const CASES = [
-  { kind: 'postgres', restart: true, mode: 'worker' },
-  { kind: 'postgres', restart: false, mode: 'loop' },
-  { kind: 'redis', restart: false, mode: 'worker' },
-  { kind: 'mongo', restart: false, mode: 'worker' },
-  { kind: 'dynamo', restart: false, mode: 'worker' },
+  { kind: 'postgres', restart: true, mode: 'worker', faults: false },
+  { kind: 'postgres', restart: false, mode: 'loop', faults: false },
+  { kind: 'redis', restart: false, mode: 'worker', faults: true },
+  { kind: 'mongo', restart: false, mode: 'worker', faults: false },
+  { kind: 'dynamo', restart: false, mode: 'worker', faults: false },
 ] as const;
 
 describe('soak: SIGKILLed worker processes', () => {
-  for (const { kind, restart, mode } of CASES) {
-    const what = `${kind}${mode === 'loop' ? ' (processDue loop)' : ''}${restart ? ', server restarted mid-run' : ''}`;
+  for (const { kind, restart, mode, faults } of CASES) {
+    const what = `${kind}${mode === 'loop' ? ' (processDue loop)' : ''}${restart ? ', server restarted mid-run' : ''}${faults ? ', network faults' : ''}`;
     it(`${what}: every instance ends as designed, nothing completes twice, nothing is left dispatched`, async () => {
       const result = await runSoak({
         kind,
@@ -40,10 +43,18 @@ describe('soak: SIGKILLed worker processes', () => {
         // Starts spread over 4 s, kills every 0.5-1.2 s: a few kills land while work is in flight.
         startsPerSecond: 15,
         killEveryMs: [500, 1200],
+        ...(faults ? { faults: SHORT_FAULTS } : {}),
       });
       expect(result.violations).toEqual([]);
       expect(result.kills).toBeGreaterThan(0);
       expect(result.restarts).toBe(restart ? 1 : 0);
+      if (faults) {
+        // Every fault was played while the instances ran, and connections were reset for real.
+        expect(result.faults).toMatchObject({ latencyPhases: 1, resetBursts: 1, blackholes: 1 });
+        expect(result.faults.resets).toBeGreaterThan(0);
+        // Every client went through the proxy, and it carried the run's traffic.
+        expect(result.proxy.bytesUp).toBeGreaterThan(0);
+      }
     });
   }
 });
@@ -216,6 +227,21 @@ describe('soak metrics', () => {
     expect(l).toEqual({ n: 3, p50: 3000, p99: 7000, max: 7000, notFinal: 1 });
     expect(percentile([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 0.5)).toBe(5);
     expect(percentile([], 0.99)).toBeNaN();
+  });
+
+  it('drain runs from the first start to the last final state; one not final runs it to the end', () => {
+    const s = (status: string, createdAt: number, updatedAt: number) =>
+      ({ status, createdAt, updatedAt }) as unknown as Snapshot;
+    expect(drain([s('completed', 1000, 9000), s('failed', 3000, 5000), null], 20_000)).toEqual({
+      ms: 8000,
+      tailMs: 6000,
+      notFinal: 0,
+    });
+    expect(drain([s('completed', 1000, 2000), s('running', 3000, 3500)], 20_000)).toEqual({
+      ms: 19_000,
+      tailMs: 17_000,
+      notFinal: 1,
+    });
   });
 
   it("give-backs count per task attempt; fleet counters take each process's last line", () => {

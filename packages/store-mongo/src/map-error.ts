@@ -1,3 +1,5 @@
+import { isNetworkError } from '@stepfold/engine/store-kit';
+
 // Driver errors meaning "the server could not be reached or is going away": retrying later may succeed.
 const UNAVAILABLE_NAMES = new Set([
   'MongoServerSelectionError',
@@ -6,6 +8,9 @@ const UNAVAILABLE_NAMES = new Set([
   'MongoNotConnectedError',
   'MongoTopologyClosedError',
   'MongoPoolClearedError',
+  // The driver's pool cleared by a server monitor timeout (a stalled network): it fails the
+  // operations in flight with this subclass of MongoPoolClearedError, under a name of its own.
+  'PoolClearedOnNetworkError',
   'MongoServerClosedError',
 ]);
 
@@ -23,8 +28,16 @@ export function isUnavailable(e: unknown): boolean {
   if (typeof e !== 'object' || e === null) return false;
   const err = e as DriverErrorLike;
   if (typeof err.name === 'string' && UNAVAILABLE_NAMES.has(err.name)) return true;
+  // A socket error the driver lets through unwrapped (mongodb 6 does, from a write to a connection
+  // reset under it: `Error: write ECONNRESET`), as every other store treats it.
+  if (isNetworkError(e)) return true;
   if (typeof err.code === 'number' && UNAVAILABLE_CODES.has(err.code)) return true;
-  return typeof err.hasErrorLabel === 'function' && err.hasErrorLabel('RetryableWriteError');
+  // PoolRequstedRetry (the driver's spelling): the pool was cleared under the operation, which a
+  // retry on a fresh connection may complete.
+  return (
+    typeof err.hasErrorLabel === 'function' &&
+    (err.hasErrorLabel('RetryableWriteError') || err.hasErrorLabel('PoolRequstedRetry'))
+  );
 }
 
 /** True when `e` is a duplicate-key error (code 11000). */

@@ -16,7 +16,9 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createRunner, isStepfoldError } from '@stepfold/engine';
 import { runWorkers } from '../../dist/index.js';
-import { fleetStats, giveBacks, latency, secs as s1 } from './metrics.mjs';
+import { startFaultProxy } from './fault-proxy.mjs';
+import { playFaults } from './fault-schedule.mjs';
+import { drain, fleetStats, giveBacks, latency, secs as s1 } from './metrics.mjs';
 import { LogTail, openOracleLog } from './oracle-log.mjs';
 import { checkChildren, checkLog, checkSnapshots, describeTask, listIds } from './oracles.mjs';
 import { openStore, server, storeUrl } from './stores.mjs';
@@ -42,6 +44,13 @@ import { design, soakHandlers, soakWorkflows, TIMEOUT_MS, treeDesign } from './w
  * @property {number} [maxInFlight] starts wait while this many instances are not final (default 200)
  * @property {[number, number]} [killEveryMs] a SIGKILL every this many ms, chosen at random (default 1-3 s)
  * @property {boolean} [restart] run on the soak's own server and stop/start it once mid-run
+ * @property {boolean} [ownServer] run on the soak's own server even without a restart (so a
+ *   baseline runs on the same server as the run it is compared with)
+ * @property {import('./fault-schedule.mjs').FaultPhase[]} [faults] network faults played on the
+ *   fault proxy every client of the run (driver and workers) connects through; none by default
+ * @property {boolean} [proxy] connect through the fault proxy even without faults (default: with them)
+ * @property {boolean} [repeatFaults] play `faults` in a loop until the run ends (default once)
+ * @property {number} [maxBlackholes] blackholes played at most (default: every one in `faults`)
  * @property {(line: string) => void} [progress] progress lines (default none)
  * @property {number} [progressEveryMs] (default 3000)
  *
@@ -62,6 +71,9 @@ import { design, soakHandlers, soakWorkflows, TIMEOUT_MS, treeDesign } from './w
  * @property {import('./metrics.mjs').GiveBacks} giveBacks
  * @property {import('./metrics.mjs').FleetStats} fleet the worker processes' counters, summed
  * @property {number} driverConflicts conflicts the driver's own writes (starts, sends, cancels) retried
+ * @property {import('./metrics.mjs').Drain} drain ms from the first start to the last final state
+ * @property {import('./fault-schedule.mjs').FaultCounts} faults what the fault proxy injected
+ * @property {import('./fault-proxy.mjs').FaultProxyStats} proxy the fault proxy's counters
  */
 
 /**
@@ -74,8 +86,16 @@ export async function runSoak(o) {
   const say = o.progress ?? (() => {});
   const ns = `soak_${Date.now().toString(36)}_${process.pid}`;
   const logDir = mkdtempSync(join(tmpdir(), 'stepfold-soak-'));
-  if (o.restart) await server(o.kind, 'up');
-  const url = storeUrl(o.kind, o.restart ?? false);
+  const own = (o.restart || o.ownServer) ?? false;
+  if (own) await server(o.kind, 'up');
+  const direct = storeUrl(o.kind, own);
+  // With `proxy` (default: when there are faults), every client of the run goes through the fault
+  // proxy, so a faulted run and a baseline given `proxy` pay the same extra hop.
+  // STEPFOLD_SOAK_PROXY=off connects them directly (to tell the proxy's part in a result).
+  const target = new URL(direct);
+  const proxy = await startFaultProxy({ target: { host: target.hostname, port: Number(target.port) } });
+  const proxied = (o.proxy ?? (o.faults?.length ?? 0) > 0) && process.env.STEPFOLD_SOAK_PROXY !== 'off';
+  const url = proxied ? proxy.url(direct) : direct;
   const mode = o.mode ?? 'worker';
   const { store, close, drop } = openStore(o.kind, url, ns, o.claimMs);
   await retrying(() => store.setup());
@@ -105,6 +125,8 @@ export async function runSoak(o) {
   let restarts = 0;
   /** @type {Set<number>} */
   const killed = new Set();
+  /** @type {Set<number>} processes that have served: written a counters (W) record */
+  const serving = new Set();
   /** @type {Array<{ index: number, pid: number, how: string }>} exits the driver did not cause */
   const exits = [];
   const fleet = runWorkers({
@@ -144,6 +166,7 @@ export async function runSoak(o) {
       records.push(r);
       // Children end too: only the driver's own instances count towards the run's end.
       if (r[0] === 'T' && r[1] && r[2] && designs.has(r[1])) final.set(r[1], r[2]);
+      else if (r[0] === 'W' && r[1]) serving.add(Number(r[1].slice(r[1].lastIndexOf('-') + 1)));
     }
     return fresh;
   };
@@ -179,14 +202,21 @@ export async function runSoak(o) {
     }
   })();
 
+  // Awaited after the run; until then a start that failed for good must not end the process as an
+  // unhandled rejection (the run's error is reported with the run).
+  starting.catch(() => {});
+
   const killing = (async () => {
     if (o.kills === false) return;
     const [min, max] = o.killEveryMs ?? [1000, 3000];
     while (running) {
       await sleep(min + Math.random() * (max - min));
-      // Never the last live worker: a fleet in which every child waits out its restart backoff
-      // only measures the backoff.
-      const live = fleet.pids.filter((p) => p > 0);
+      // Only a process that has started serving (it writes its counters once a second): one killed
+      // while it boots (seconds on a busy machine) counts as failing to start, and runWorkers
+      // restarts those with a backoff growing to 10 s, so a long run with kills every second or two
+      // ended up with most of its fleet waiting out backoffs. And never the last serving worker: a
+      // fleet in which every child waits out its restart only measures that.
+      const live = fleet.pids.filter((p) => p > 0 && serving.has(p));
       if (!running || live.length < 2) continue;
       const pid = /** @type {number} */ (live[Math.floor(Math.random() * live.length)]);
       killed.add(pid);
@@ -213,6 +243,13 @@ export async function runSoak(o) {
     restarts++;
     say(`[${o.kind}] server started again`);
   })().catch((e) => void errors.push(`restarting the ${o.kind} server failed: ${e}`));
+
+  const faulting = playFaults(proxy, o.faults ?? [], {
+    running: () => running,
+    repeat: o.repeatFaults ?? false,
+    ...(o.maxBlackholes === undefined ? {} : { maxBlackholes: o.maxBlackholes }),
+    say: (line) => say(`[${o.kind}] fault: ${line} (${secs(t0)}s)`),
+  });
 
   let lastSay = 0;
   let endedAt = 0;
@@ -246,10 +283,11 @@ export async function runSoak(o) {
   } finally {
     endedAt = Date.now();
     running = false;
-    await Promise.allSettled([starting, killing, restarting]);
+    await Promise.allSettled([starting, killing, restarting, faulting]);
     await fleet.stop();
   }
   await starting; // a start that failed for good is the run's error
+  const faults = await faulting;
 
   readLog();
   /** @type {Map<string, Snapshot | null>} */
@@ -296,6 +334,10 @@ export async function runSoak(o) {
     measured.map((id) => snapshots.get(id)),
     endedAt,
   );
+  const dr = drain(
+    ids.map((id) => snapshots.get(id)),
+    endedAt,
+  );
   // Instances the budget ended before the driver started (its back-pressure held them).
   const notStarted = ids.filter((id) => !snapshots.get(id)).length;
   const gb = giveBacks(records);
@@ -320,6 +362,11 @@ export async function runSoak(o) {
     `violations=${violations.length} not-final=${lat.notFinal}${notStarted ? ` not-started=${notStarted}` : ''} ` +
     `seconds=${seconds.toFixed(1)} ` +
     `latency-s p50=${s1(lat.p50)} p99=${s1(lat.p99)} max=${s1(lat.max)} (n=${lat.n}) ` +
+    `drain-s=${dr.notFinal ? '≥' : ''}${s1(dr.ms)} tail-s=${dr.notFinal ? '≥' : ''}${s1(dr.tailMs)} ` +
+    (o.faults?.length
+      ? `faults: latency-phases=${faults.latencyPhases} reset-bursts=${faults.resetBursts} resets=${faults.resets} blackholes=${faults.blackholes} (${faults.blackholeMs / 1000} s) `
+      : '') +
+    `proxy-connections=${proxy.stats.connections} ` +
     `give-backs=${gb.total} max-per-attempt=${gb.maxPerAttempt} ` +
     `conflicts=${fleetCounters.conflicts} lost-takes=${fleetCounters.lostTakes} driver-conflicts=${runner.stats.conflicts} ` +
     `handler-calls=${calls} reruns=${reruns}${trees ? ` late-child-reports=${lateReports}` : ''} crashes=${crashes.length}${ok ? '' : ` kept=${ns} log=${logDir}`}`;
@@ -329,6 +376,7 @@ export async function runSoak(o) {
     rmSync(logDir, { recursive: true, force: true });
   }
   await close();
+  await proxy.close();
   return {
     ok,
     summary,
@@ -344,6 +392,9 @@ export async function runSoak(o) {
     giveBacks: gb,
     fleet: fleetCounters,
     driverConflicts: runner.stats.conflicts,
+    drain: dr,
+    faults,
+    proxy: { ...proxy.stats },
   };
 }
 

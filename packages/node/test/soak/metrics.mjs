@@ -7,6 +7,7 @@
  * @typedef {{ n: number, p50: number, p99: number, max: number, notFinal: number }} Latency
  * @typedef {{ total: number, maxPerAttempt: number }} GiveBacks
  * @typedef {{ conflicts: number, lostTakes: number, released: number, incarnations: number }} FleetStats
+ * @typedef {{ ms: number, tailMs: number, notFinal: number }} Drain
  */
 
 const FINAL = ['completed', 'failed', 'cancelled', 'aborted'];
@@ -50,6 +51,33 @@ export function latency(snapshots, endedAt) {
     max: ms.at(-1) ?? Number.NaN,
     notFinal,
   };
+}
+
+/**
+ * The drain of a run, in ms: from the first start (the least `createdAt`) to the last final state
+ * (the greatest final `updatedAt`), the time the fleet took to get the whole workload through. With
+ * the starts paced, a run that keeps up drains in about the pace's time plus its last instances'
+ * latency; a stall (a client hung behind a blackhole, a backlog that no longer clears) stretches it.
+ * `tailMs` is the part after the last start. With instances still not final both run to `endedAt`
+ * (lower bounds, `notFinal` > 0).
+ * @param {Iterable<Snapshot | null | undefined>} snapshots @param {number} endedAt
+ * @returns {Drain}
+ */
+export function drain(snapshots, endedAt) {
+  let firstStart = Number.POSITIVE_INFINITY;
+  let lastStart = Number.NEGATIVE_INFINITY;
+  let lastFinal = Number.NEGATIVE_INFINITY;
+  let notFinal = 0;
+  for (const s of snapshots) {
+    if (!s) continue;
+    firstStart = Math.min(firstStart, s.createdAt);
+    lastStart = Math.max(lastStart, s.createdAt);
+    if (FINAL.includes(s.status)) lastFinal = Math.max(lastFinal, s.updatedAt);
+    else notFinal++;
+  }
+  if (firstStart === Number.POSITIVE_INFINITY) return { ms: Number.NaN, tailMs: Number.NaN, notFinal };
+  const end = notFinal ? endedAt : lastFinal;
+  return { ms: end - firstStart, tailMs: Math.max(0, end - lastStart), notFinal };
 }
 
 /**

@@ -1,55 +1,83 @@
 // @ts-check
 // `pnpm soak`: scenario 17 on every store with 2 s handler deadlines and the stores' default claim
-// leases. Per store it runs the workflows twice: with worker processes SIGKILLed every few seconds
-// (and, except on DynamoDB, whose test server moto keeps nothing across a restart, the store's server stopped
-// and started once mid-run), then again with no kill and no restart, the clean baseline. With
-// --compare-loop a third run puts a plain runner.processDue loop in the worker processes, with
-// kills, as the bar the worker is held to. Each run has a time budget and ends with a "not final"
-// report rather than hangs. Prints progress, a summary line per run (latency p50/p99/max from start
-// to final state, give-backs, conflicts), then a table per store; exits 1 on any violation.
+// leases. Per store it runs the workflows twice: the faulted run, with worker processes SIGKILLed
+// every few seconds, the store's server stopped and started once mid-run (except on DynamoDB
+// (moto), which keeps nothing across a restart) and network faults (below); then again with no
+// kill, no restart and no fault, the clean baseline. With --compare-loop a third run puts a plain
+// runner.processDue loop in the worker processes, with kills, as the bar the worker is held to. Each
+// run has a time budget and ends with a "not final" report rather than hangs. Prints progress, a
+// summary line per run (latency p50/p99/max from start to final state, drain, faults injected,
+// give-backs, conflicts), then a table per store; exits 1 on any violation, or when the faulted
+// run's drain exceeds --drain-ratio (2) times the baseline's.
+//
+// Network faults: every client of a run (the driver and the worker processes) connects to the store
+// through a TCP fault proxy of our own (fault-proxy.mjs) in front of its server, in both runs, so
+// they pay the same extra hop. In the faulted run it plays SOAK_FAULTS (fault-schedule.mjs) in a
+// loop until the run ends: latency phases (20 ± 10 and 100 ± 50 ms per chunk), reset bursts (every
+// live connection reset, then 30% of new ones for 3 s), and two blackholes (3 s then released, 4 s
+// then reset): the store clients must recover with the options stores.mjs gives them.
+// Drain: from the first start to the last final state (metrics.mjs), the time the fleet takes to
+// get the whole workload through; the summary also prints its tail (from the last start). The tail
+// is not what is compared: a kill strands the instances the killed process had claimed until their
+// claim lapses (30 s by default), so the faulted run's tail is about the claim lease, whatever the
+// network did.
 //
 // Then, per store, a run of tree workflows (a child step, a map of child workflows, a task:
-// workflows.mjs) with the same kills, in which the worker processes also SIGKILL themselves, one
-// child in --crash-every, right after a parent's write that dispatched a child and before the
-// child's create (window "dispatch"), and right after a child's terminal write and before its parent
-// hears of it (window "ended"); the child and map steps' 1 s deadlines bring both back. Every child
-// is checked afterwards (exists once, under its parent, ended as designed, its end applied once).
-// A run of its own, so the self-kills do not weigh on scenario 17's latency figures.
+// workflows.mjs) with the same kills (no network faults), in which the worker processes also SIGKILL
+// themselves, one child in --crash-every, right after a parent's write that dispatched a child and
+// before the child's create (window "dispatch"), and right after a child's terminal write and before
+// its parent hears of it (window "ended"); the child and map steps' 1 s deadlines bring both back.
+// Every child is checked afterwards (exists once, under its parent, ended as designed, its end
+// applied once). A run of its own, so the self-kills do not weigh on scenario 17's latency figures.
 //
 //   node packages/node/test/soak/run.mjs [--stores postgres,redis,mongo,dynamo] [--instances <n>]
 //     [--trees <n>] [--crash-every 5] [--workload both|scenario17|trees] [--mode worker|loop] [--kills both|on|off] [--compare-loop]
 //     [--budget-s <per run>] [--no-restart] [--processes 3] [--claim-ms <ms>] [--timeout-ms 2000]
-//     [--rate <starts/s>] [--in-flight <n>] [--loop-limit 10]
+//     [--rate <starts/s>] [--in-flight <n>] [--loop-limit 10] [--faults on|off] [--drain-ratio 2]
 //
-// --instances defaults to 1,000 (300 on FerretDB); --trees to 100 (20 on FerretDB, 50 on DynamoDB
-// Local), each with five children; --crash-every 0 turns the crash windows off (the tree run then
-// has only the outside kills); --kills off runs the trees without kills or windows; --claim-ms
-// unset leaves each store's default;
+// --instances defaults to 10,000 (2,000 on FerretDB, which runs one command at a time); --trees to
+// 100 (20 on FerretDB, 50 on DynamoDB), each with five children; --crash-every 0 turns the crash
+// windows off (the tree run then has only the outside kills); --kills off runs the trees without
+// kills or windows; --faults off runs the faulted run without network faults (kills and restart
+// only) and skips the drain check; --claim-ms unset leaves each store's default;
 // --rate and --in-flight default to the per-store PACE below; --loop-limit is the loop mode's
 // processDue limit: about a worker's concurrency, since a killed loop process strands, claimed for
 // the store's claimMs, what its last call had not ticked yet (at 100, PostgreSQL's loop p99 under
 // kills was 31-65 s, at 10 it was 3.7 s).
+//
+// Servers: PostgreSQL, Redis and FerretDB run on servers of the soak's own (stores.mjs: ports
+// 55447, 56397, 27047, moved by STEPFOLD_SOAK_PG_PORT, STEPFOLD_SOAK_REDIS_PORT,
+// STEPFOLD_SOAK_MONGO_PORT), started by services.sh when missing, since the restart stops them;
+// DynamoDB (moto) is STEPFOLD_DYNAMO_ENDPOINT. At the default paces a store's two runs take at
+// least 2 × 10,000 / 40 s on PostgreSQL and Redis, 2 × 2,000 / 4 s on FerretDB and 2 × 10,000 / 12 s
+// on DynamoDB (moto), plus the tree runs. Measured on the two-core machine shared with other test
+// runs: Redis 399 s faulted, 268 s clean; PostgreSQL 374 s clean, its faulted run ~10 instances/s
+// (its 900 s budget ended it with 9,331 of 10,000 started); FerretDB ~1.7/s and DynamoDB (moto)
+// ~1-2/s, so hours there: run those stores alone (--stores) with time to spare. The budgets below
+// end a run that falls behind with a "not final" report.
 // STEPFOLD_SOAK_PG_GROUP_COMMIT=1 in the environment turns on the PostgreSQL store's groupCommit.
 import { parseArgs } from 'node:util';
 import { runSoak } from './driver.mjs';
+import { SOAK_FAULTS } from './fault-schedule.mjs';
 import { secs } from './metrics.mjs';
 import { KINDS, RESTARTABLE } from './stores.mjs';
 
 /** @typedef {import('./stores.mjs').StoreKind} StoreKind */
 
-// Workflows per run. FerretDB finishes about two instances a second at best: 300 there.
+// Workflows per run (10x the soak's first sizes). FerretDB serialises every command: 2,000 there.
 /** @type {Record<StoreKind, number>} */
-const INSTANCES = { postgres: 1000, redis: 1000, mongo: 300, dynamo: 1000 };
+const INSTANCES = { postgres: 10_000, redis: 10_000, mongo: 2000, dynamo: 10_000 };
 
 // Tree workflows in the tree run: six instances each (the parent, five children).
 /** @type {Record<StoreKind, number>} */
 const TREES = { postgres: 100, redis: 100, mongo: 20, dynamo: 50 };
 
-// Seconds one run may take before it stops and reports what is not final. DynamoDB's test server (moto:
-// one request at a time, several Queries per poll) and FerretDB (one command at a time, every due query a collection
-// scan) are several times slower than PostgreSQL and Redis on a two-core machine.
+// Seconds one run may take before it stops and reports what is not final: the pace's time for the
+// run's instances and some margin. DynamoDB (moto: Python, one request at a time behind its lock,
+// several Queries per poll) and FerretDB (one command at a time, every due query a collection scan)
+// are several times slower than PostgreSQL and Redis on a two-core machine.
 /** @type {Record<StoreKind, number>} */
-const BUDGET_S = { postgres: 360, redis: 360, mongo: 900, dynamo: 600 };
+const BUDGET_S = { postgres: 900, redis: 900, mongo: 1500, dynamo: 1800 };
 
 // Pace of the starts and the most instances in flight before the starts wait. Latency is measured
 // from each start, so a backlog larger than the fleet clears in a few seconds would measure the
@@ -59,7 +87,7 @@ const PACE = {
   postgres: { perSecond: 40, inFlight: 200 },
   redis: { perSecond: 40, inFlight: 200 },
   mongo: { perSecond: 4, inFlight: 30 },
-  // DynamoDB Local (the test server before moto) finished ~15 instances/s here: a faster pace would measure its queue, not the workers.
+  // A faster pace would measure DynamoDB's (moto's) queue, not the workers.
   dynamo: { perSecond: 12, inFlight: 60 },
 };
 
@@ -94,6 +122,8 @@ const { values } = parseArgs({
     rate: { type: 'string' },
     'in-flight': { type: 'string' },
     'loop-limit': { type: 'string', default: '10' },
+    faults: { type: 'string', default: 'on' },
+    'drain-ratio': { type: 'string', default: '2' },
   },
 });
 const kinds = values.stores.split(',').map((k) => {
@@ -104,6 +134,9 @@ const kinds = values.stores.split(',').map((k) => {
 const mode = values.mode;
 if (mode !== 'worker' && mode !== 'loop') throw new Error(`--mode must be worker or loop, got ${mode}`);
 if (!['both', 'on', 'off'].includes(values.kills)) throw new Error('--kills must be both, on or off');
+if (!['on', 'off'].includes(values.faults)) throw new Error('--faults must be on or off');
+const faultsOn = values.faults === 'on';
+const maxDrainRatio = Number(values['drain-ratio']);
 const workload = values.workload;
 if (!['both', 'scenario17', 'trees'].includes(workload))
   throw new Error('--workload must be both, scenario17 or trees');
@@ -136,12 +169,14 @@ for (const kind of kinds) {
     const trees = plan.trees ? Number(values.trees ?? TREES[kind]) : 0;
     // The baseline runs clean: no kill and no server restart.
     const restart = plan.kills && !values['no-restart'] && RESTARTABLE[kind] !== undefined;
+    // The network faults go with the kills and the restart, in the run the baseline is compared with.
+    const faults = faultsOn && plan.kills && !plan.trees && plan.mode === mode;
     const [kMin, kMax] = KILL_EVERY_MS[kind];
     const what = plan.kills ? `kills every ${kMin / 1000}-${kMax / 1000} s` : 'no kills';
     const windows = plan.kills && crashEvery > 0 && trees > 0 ? `, crash windows 1 in ${crashEvery}` : '';
     const work = plan.trees ? `${trees} trees (${trees * 6} instances)` : `${instances} workflows`;
     console.log(
-      `[${kind}] ${plan.mode} mode, ${work}, ${what}${windows}${restart ? ', one server restart' : ''}`,
+      `[${kind}] ${plan.mode} mode, ${work}, ${what}${windows}${restart ? ', one server restart' : ''}${faults ? ', network faults' : ''}`,
     );
     try {
       const r = await runSoak({
@@ -157,6 +192,12 @@ for (const kind of kinds) {
         startsPerSecond: Number(values.rate ?? PACE[kind].perSecond),
         maxInFlight: Number(values['in-flight'] ?? PACE[kind].inFlight),
         restart,
+        // Every run of a store with a server of the soak's own runs on it: the same server for the
+        // faulted run and its baseline.
+        ownServer: RESTARTABLE[kind] !== undefined,
+        // Both through the fault proxy: the baseline pays the same hop as the faulted run.
+        proxy: true,
+        ...(faults ? { faults: SOAK_FAULTS, repeatFaults: true, maxBlackholes: 2 } : {}),
         ...(values['claim-ms'] ? { claimMs: Number(values['claim-ms']) } : {}),
         timeoutMs: Number(values['timeout-ms']),
         loopLimit: Number(values['loop-limit']),
@@ -176,6 +217,29 @@ for (const kind of kinds) {
       failed = true;
     }
   }
+  // The faulted run must drain within maxDrainRatio × the fault-free run's drain.
+  const ratio = drainRatio(done);
+  if (faultsOn && ratio !== null) {
+    const verdict = ratio.value <= maxDrainRatio ? 'ok' : `OVER ${maxDrainRatio}×`;
+    const line = `store=${kind} drain faulted=${ratio.faulted} clean=${ratio.clean} ratio=${ratio.value.toFixed(2)} (${verdict})`;
+    console.log(line);
+    summaries.push(line);
+    failed ||= !(ratio.value <= maxDrainRatio);
+  }
+}
+
+/**
+ * Drain of the faulted run (worker mode, kills, restart, faults) over the clean baseline's.
+ * @param {Done[]} done
+ */
+function drainRatio(done) {
+  const get = (/** @type {boolean} */ kills) =>
+    done.find((d) => d.mode === mode && d.kills === kills && !d.trees)?.result?.drain;
+  const f = get(true);
+  const c = get(false);
+  if (!f || !c) return null;
+  const text = (/** @type {import('./metrics.mjs').Drain} */ d) => `${d.notFinal ? '≥' : ''}${secs(d.ms)}s`;
+  return { faulted: text(f), clean: text(c), value: f.ms / c.ms };
 }
 
 console.log('\nsoak summary:');
@@ -193,6 +257,7 @@ const cols = ['store', `p99 ${mode} kills`, `p99 ${mode} no kills`];
 if (values['compare-loop'] && mode !== 'loop') cols.push('p99 loop kills', 'worker/loop');
 const treeKills = values.kills !== 'off';
 cols.push(`p99 trees${treeKills ? ' kills' : ''}`, 'window kills');
+if (faultsOn) cols.push('drain faulted/clean');
 console.log(`\n${cols.map((c) => c.padEnd(22)).join('')}`);
 for (const [kind, done] of byStore) {
   const row = [kind, p99(done, mode, true).text, p99(done, mode, false).text];
@@ -205,6 +270,8 @@ for (const [kind, done] of byStore) {
   // The tree run's windows hit: dispatch (before a child's create) / ended (before its report).
   const w = done.find((d) => d.trees)?.result?.windows;
   row.push(p99(done, mode, treeKills, true).text, w ? `${w.dispatch} / ${w.ended}` : '-');
+  const ratio = drainRatio(done);
+  if (faultsOn) row.push(ratio ? `${ratio.faulted} / ${ratio.clean} = ${ratio.value.toFixed(2)}×` : '-');
   console.log(row.map((c) => c.padEnd(22)).join(''));
 }
 process.exit(failed ? 1 : 0);

@@ -31,24 +31,39 @@ const URLS = {
 };
 
 /**
+ * Ports of the soak's own servers; STEPFOLD_SOAK_PG_PORT, STEPFOLD_SOAK_REDIS_PORT and
+ * STEPFOLD_SOAK_MONGO_PORT move them (two soaks at once on one machine need different ones).
+ */
+const SOAK_PORTS = {
+  postgres: process.env.STEPFOLD_SOAK_PG_PORT || '55447',
+  redis: process.env.STEPFOLD_SOAK_REDIS_PORT || '56397',
+  mongo: process.env.STEPFOLD_SOAK_MONGO_PORT || '27047',
+};
+
+/**
  * Servers of the soak's own, on other ports, for the runs that stop and start their server: the
- * shared ones serve other people's tests meanwhile. DynamoDB has none: its test server (moto) keeps
- * everything in memory, so a restart would lose every instance (a different test than a restart that keeps them).
+ * shared ones serve other people's tests meanwhile. DynamoDB (moto) has none: it keeps everything in
+ * memory, so a restart would lose every instance (a different test than a restart that keeps them).
  * @type {Partial<Record<StoreKind, { service: string, portVar: string, port: string, url: string }>>}
  */
 export const RESTARTABLE = {
   postgres: {
     service: 'pg',
     portVar: 'STEPFOLD_PG_PORT',
-    port: '55447',
-    url: 'postgres://stepfold:stepfold@127.0.0.1:55447/stepfold',
+    port: SOAK_PORTS.postgres,
+    url: `postgres://stepfold:stepfold@127.0.0.1:${SOAK_PORTS.postgres}/stepfold`,
   },
-  redis: { service: 'redis', portVar: 'STEPFOLD_REDIS_PORT', port: '56397', url: 'redis://127.0.0.1:56397' },
+  redis: {
+    service: 'redis',
+    portVar: 'STEPFOLD_REDIS_PORT',
+    port: SOAK_PORTS.redis,
+    url: `redis://127.0.0.1:${SOAK_PORTS.redis}`,
+  },
   mongo: {
     service: 'mongo',
     portVar: 'STEPFOLD_MONGO_PORT',
-    port: '27047',
-    url: 'mongodb://127.0.0.1:27047/stepfold',
+    port: SOAK_PORTS.mongo,
+    url: `mongodb://127.0.0.1:${SOAK_PORTS.mongo}/stepfold`,
   },
 };
 
