@@ -116,7 +116,7 @@ describe('postgres worker driven by wake notices', () => {
     expect(calls[0]?.args.slice(0, 3)).toEqual([
       at,
       1,
-      { ids: ['nap-1'], leaseMs: DEFAULT_CLAIM_LEASE_MS, token },
+      { ids: ['nap-1'], leaseMs: DEFAULT_CLAIM_LEASE_MS, token, onUnreadable: expect.any(Function) },
     ]);
     const taken = (await store.load('nap-1'))?.steps.hit?.startedAt;
     expect(taken).toBeGreaterThanOrEqual(at);
@@ -129,7 +129,12 @@ describe('postgres worker driven by wake notices', () => {
     expect(calls).toEqual([]);
     await until('the later timer’s handler', () => ran.includes('nap-2'));
     expect(calls[0]?.method).toBe('claimDue');
-    expect(calls[0]?.args[2]).toEqual({ ids: ['nap-2'], leaseMs: DEFAULT_CLAIM_LEASE_MS, token });
+    expect(calls[0]?.args[2]).toEqual({
+      ids: ['nap-2'],
+      leaseMs: DEFAULT_CLAIM_LEASE_MS,
+      token,
+      onUnreadable: expect.any(Function),
+    });
     expect(calls.filter((c) => c.method === 'load' || c.method === 'listDue')).toEqual([]);
     expect((await store.load('nap-1'))?.status).toBe('completed');
     expect((await store.load('sig-1'))?.status).toBe('completed');
@@ -173,7 +178,11 @@ describe('postgres worker driven by wake notices', () => {
         .filter((c) => c.method === 'claimDue')
         .at(-1)
         ?.args.slice(0, 3),
-    ).toEqual([at, 1, { ids: ['held-1'], leaseMs: DEFAULT_CLAIM_LEASE_MS, token }]);
+    ).toEqual([
+      at,
+      1,
+      { ids: ['held-1'], leaseMs: DEFAULT_CLAIM_LEASE_MS, token, onUnreadable: expect.any(Function) },
+    ]);
     // Held by the first worker: as of its due time, nobody else can claim it.
     expect(await store.claims!.claimDue(at, 1, { ids: ['held-1'] })).toEqual([]);
     await first.stop({ graceMs: 100 });
