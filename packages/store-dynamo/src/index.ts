@@ -40,6 +40,12 @@ export {
   noticeOfImage,
   type StreamImage,
 } from './stream-notice.js';
-export { openStreamReader, type StreamReader, type StreamReaderOptions } from './stream-reader.js';
+export {
+  openStreamReader,
+  type StreamReader,
+  type StreamReaderOptions,
+  type StreamRecord,
+  type StreamsClient,
+} from './stream-reader.js';
 export { DEFAULT_STREAM_IDLE_MS, type DynamoStreamsOptions, STREAM_BACKOFF } from './streams.js';
 export { WakeStreamError } from './wake-stream-error.js';

@@ -1,11 +1,7 @@
 import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type {
-  DynamoDBStreamsClient,
-  Shard,
-  ShardIteratorType,
-  _Record as StreamRecord,
-} from '@aws-sdk/client-dynamodb-streams';
+import type { DynamoDBStreamsClient, Shard, ShardIteratorType } from '@aws-sdk/client-dynamodb-streams';
 import { isWakeStream } from './setup.js';
+import type { StreamRecord, StreamsClient } from './stream-client.js';
 import { WakeStreamError } from './wake-stream-error.js';
 
 /** The streams SDK, loaded when a reader opens: an optional peer dependency of the store. */
@@ -16,7 +12,7 @@ export interface StreamReaderOptions {
   /** The table's client (DescribeTable finds its stream). */
   client: DynamoDBClient;
   /** A DynamoDB Streams client for the same account, region and endpoint. */
-  streams: DynamoDBStreamsClient;
+  streams: StreamsClient;
   table: string;
   /** Where to start in each shard open now: `LATEST` (default) or `TRIM_HORIZON` (the last 24 h). */
   from?: 'LATEST' | 'TRIM_HORIZON' | undefined;
@@ -24,8 +20,7 @@ export interface StreamReaderOptions {
   signal?: AbortSignal | undefined;
 }
 
-/** One record of a stream, as the SDK returns it. */
-export type { StreamRecord };
+export type { StreamRecord, StreamsClient };
 
 /** One pass over a table's stream: the records each shard had, oldest first within a shard. */
 export interface StreamReader {
@@ -58,6 +53,8 @@ function loadSdk(): Promise<StreamsSdk> {
  */
 export async function openStreamReader(o: StreamReaderOptions): Promise<StreamReader> {
   const api = await loadSdk();
+  // Typed as the SDK's client inside: the public options take any client that sends its commands.
+  const streams = o.streams as DynamoDBStreamsClient;
   const opts = o.signal ? { abortSignal: o.signal } : {};
   const described = await o.client.send(new DescribeTableCommand({ TableName: o.table }), opts);
   const arn = described.Table?.LatestStreamArn;
@@ -68,7 +65,7 @@ export async function openStreamReader(o: StreamReaderOptions): Promise<StreamRe
     const all: Shard[] = [];
     let start: string | undefined;
     do {
-      const out = await o.streams.send(
+      const out = await streams.send(
         new api.DescribeStreamCommand({ StreamArn: arn, ExclusiveStartShardId: start }),
         opts,
       );
@@ -78,7 +75,7 @@ export async function openStreamReader(o: StreamReaderOptions): Promise<StreamRe
     return all;
   };
   const iterator = async (shard: string, type: ShardIteratorType): Promise<string | undefined> => {
-    const out = await o.streams.send(
+    const out = await streams.send(
       new api.GetShardIteratorCommand({ StreamArn: arn, ShardId: shard, ShardIteratorType: type }),
       opts,
     );
@@ -117,10 +114,10 @@ export async function openStreamReader(o: StreamReaderOptions): Promise<StreamRe
       // The shards side by side: a large table's stream has many.
       const pages = await Promise.all(
         [...reading].map(async ([shard, it]) => {
-          const out = await o.streams.send(new api.GetRecordsCommand({ ShardIterator: it }), opts);
+          const out = await streams.send(new api.GetRecordsCommand({ ShardIterator: it }), opts);
           if (out.NextShardIterator) reading.set(shard, out.NextShardIterator);
           else reading.delete(shard);
-          return { records: out.Records ?? [], ended: !out.NextShardIterator };
+          return { records: (out.Records ?? []) as StreamRecord[], ended: !out.NextShardIterator };
         }),
       );
       const records = pages.flatMap((p) => p.records);

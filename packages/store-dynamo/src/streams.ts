@@ -1,8 +1,8 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import type { WakeListener, WakeSource, WakeSubscription } from '@stepfold/engine';
 import { type Backoff, backoffDelay, OUTAGE_BACKOFF, storeGuard } from '@stepfold/engine/store-kit';
 import { isUnavailable } from './map-error.js';
+import type { StreamsClient } from './stream-client.js';
 import { noticeOfImage } from './stream-notice.js';
 import { openStreamReader, type StreamReader } from './stream-reader.js';
 
@@ -22,7 +22,7 @@ export interface DynamoStreamsOptions {
    * A DynamoDB Streams client for the table's account, region and endpoint (package
    * `@aws-sdk/client-dynamodb-streams`); never destroyed by the store.
    */
-  client: DynamoDBStreamsClient;
+  client: StreamsClient;
   /** Pause after a pass that found no records, in ms (default {@link DEFAULT_STREAM_IDLE_MS}). */
   idleMs?: number | undefined;
   /** Reopen delays after a failed read (default {@link STREAM_BACKOFF}). */
