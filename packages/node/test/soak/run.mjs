@@ -93,12 +93,14 @@ const PACE = {
 
 // Milliseconds between SIGKILLs (chosen at random in the range). FerretDB gets a kill every 5-10 s
 // instead of every 1-3 s: at the faster pace it would lose a worker for every instance it finished.
+// DynamoDB too: a worker process loading the AWS SDK takes about a second of CPU, so a kill every
+// 1-3 s on two cores spent most of the machine on restarts (3 instances/s against moto's 12).
 /** @type {Record<StoreKind, [number, number]>} */
 const KILL_EVERY_MS = {
   postgres: [1000, 3000],
   redis: [1000, 3000],
   mongo: [5000, 10000],
-  dynamo: [1000, 3000],
+  dynamo: [5000, 10000],
 };
 
 // The AWS SDK warns once per process on Node 20 about its future Node 22 floor: noise here.
