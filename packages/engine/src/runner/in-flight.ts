@@ -55,7 +55,11 @@ export class InFlight {
   /** Tracks a promise until it settles (its rejection is the caller's to handle). */
   track(p: Promise<unknown>): void {
     this.pending.add(p);
-    p.finally(() => this.pending.delete(p)).catch(() => {});
+    // One handler for both outcomes: a derived promise fewer than finally + catch, on every task.
+    const drop = () => {
+      this.pending.delete(p);
+    };
+    p.then(drop, drop);
   }
 
   /** Resolves when everything tracked has settled, including what settling started. */

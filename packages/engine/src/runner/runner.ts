@@ -121,7 +121,8 @@ export function createRunner<
       const effects = children.written(s, transitions, reporter(call)).catch(() => {});
       inFlight.track(effects);
       call.add(effects);
-      effects.finally(() => call.delete(effects)).catch(() => {});
+      const drop = () => call.delete(effects);
+      effects.then(drop, drop);
     }
     for (const task of dispatchedBy(s, before)) {
       // Queued: written for a worker to take (this runner hands its tasks off).
@@ -132,7 +133,8 @@ export function createRunner<
       const done = executor ? executor(s, task, run, reporter(call)) : run().catch(() => {});
       inFlight.track(done);
       call.add(done);
-      done.finally(() => call.delete(done)).catch(() => {});
+      const drop = () => call.delete(done);
+      done.then(drop, drop);
     }
   }
 

@@ -122,10 +122,13 @@ export class WriteLoop {
       })
       .then(
         (s) => {
-          for (const m of [entry, ...batch.also]) m.settle(s);
+          entry.settle(s);
+          for (const m of batch.also) m.settle(s);
         },
         (e) => {
-          for (const m of [entry, ...batch.also]) m.settle(undefined, e ?? new Error('write failed'));
+          const error = e ?? new Error('write failed');
+          entry.settle(undefined, error);
+          for (const m of batch.also) m.settle(undefined, error);
         },
       );
     return mine;
