@@ -30,9 +30,17 @@ export type ChildCommand =
     }
   | { cmd: 'ended'; id: string; status: string }
   | { cmd: 'raw'; ms: number; snapshot: Snapshot }
-  | { cmd: 'rawflow'; ms: number }
+  | { cmd: 'rawflow'; ms: number; through?: Layer }
   | { cmd: 'queries' }
   | { cmd: 'stop' };
+
+/**
+ * What the writes of a `rawflow` go through: the driver by hand (the -limit rows' baseline), the
+ * adapter (its create and save, with the reducer's snapshots made beforehand), or the reducer and
+ * the adapter (each event reduced, then saved): how far the runner's own share of a write is from
+ * the layers under it.
+ */
+export type Layer = 'driver' | 'adapter' | 'reducer';
 
 /** A reply to the parent. */
 export type ChildReply =
@@ -260,16 +268,53 @@ async function raw(ms: number, base: Snapshot): Promise<ChildReply> {
 }
 
 /**
- * The same writes a workflow of `run` makes, by hand: per workflow the adapter's create and then
- * its ten conditional saves, with the snapshots the reducer produces for it (serialized per write,
- * as the store does) and the wake times the store would index, from `concurrency` clients.
+ * The same writes a workflow of `run` makes, without the runner: per workflow a create and then
+ * ten conditional saves, from `concurrency` clients. Through the driver (default), each is the
+ * adapter's request by hand, with the snapshots the reducer produces for it (serialized per write,
+ * as the store does) and the wake times the store would index; through the adapter, its create and
+ * save with those snapshots; through the reducer, each event reduced and then saved by the adapter.
  */
-async function rawFlow(ms: number): Promise<ChildReply> {
+async function rawFlow(ms: number, through: Layer): Promise<ChildReply> {
   const chain = linearChain();
   const t0s = chain[0]!.createdAt;
   const prefix = `rawflow-${process.pid}-${Date.now().toString(36)}-`;
   const ids: string[] = [];
   let updates = 0;
+  const one = async (id: string) => {
+    if (through === 'reducer') {
+      let s = step(linear10, null, { type: 'start', at: Date.now(), id, input: { orderId: 1 } });
+      await inner.create(s);
+      for (const name of LINEAR_STEPS) {
+        const next = step(linear10, s, {
+          type: 'task.completed',
+          at: Date.now(),
+          step: name,
+          attempt: 1,
+          output: null,
+        });
+        await inner.save(next, s.version);
+        s = next;
+      }
+      updates += LINEAR_STEPS.length + 1;
+      return;
+    }
+    const now = Date.now();
+    for (const s of chain) {
+      if (through === 'adapter') {
+        const mine = { ...s, id };
+        if (s.version === 1) await inner.create(mine);
+        else await inner.save(mine, s.version - 1);
+      } else {
+        // A running task's deadline, indexed rounded up to the second as the store kit does.
+        const wake = s.wakeAt === null ? null : Math.ceil((s.wakeAt - t0s + now) / 1000) * 1000;
+        const row = rowOf(s, JSON.stringify({ ...s, id }), wake);
+        row.id = id;
+        if (s.version === 1) await db.insert(row);
+        else await db.update(row, s.version - 1);
+      }
+      updates++;
+    }
+  };
   const cpu = process.cpuUsage();
   const t0 = performance.now();
   const end = t0 + ms;
@@ -278,16 +323,7 @@ async function rawFlow(ms: number): Promise<ChildReply> {
       for (let n = 0; performance.now() < end; n++) {
         const id = `${prefix}${k}-${n}`;
         ids.push(id);
-        const now = Date.now();
-        for (const s of chain) {
-          // A running task's deadline, indexed rounded up to the second as the store kit does.
-          const wake = s.wakeAt === null ? null : Math.ceil((s.wakeAt - t0s + now) / 1000) * 1000;
-          const row = rowOf(s, JSON.stringify({ ...s, id }), wake);
-          row.id = id;
-          if (s.version === 1) await db.insert(row);
-          else await db.update(row, s.version - 1);
-          updates++;
-        }
+        await one(id);
       }
     }),
   );
@@ -306,7 +342,7 @@ process.on('message', (m: ChildCommand) => {
   if (m.cmd === 'run') reply(run(m));
   else if (m.cmd === 'ended') endOf(m.id, m.status);
   else if (m.cmd === 'raw') reply(raw(m.ms, m.snapshot));
-  else if (m.cmd === 'rawflow') reply(rawFlow(m.ms));
+  else if (m.cmd === 'rawflow') reply(rawFlow(m.ms, m.through ?? 'driver'));
   else if (m.cmd === 'queries') reply(Promise.resolve({ type: 'queries', listDue }));
   else if (m.cmd === 'stop') {
     void worker

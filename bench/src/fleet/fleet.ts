@@ -2,7 +2,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import type { Snapshot } from '@stepfold/engine';
-import type { ChildCommand, ChildReply } from './child.js';
+import type { ChildCommand, ChildReply, Layer } from './child.js';
 import type { StoreKind } from './child-stores.js';
 
 // The parent side of the bench's worker processes: forks `processes` copies of child.ts over one
@@ -41,8 +41,11 @@ export interface Fleet {
    * of 1 runs in the first process alone); each keeps its `concurrency` in flight.
    */
   run(count: number, tag: string, options?: RunOptions): Promise<FleetRun>;
-  /** Raw conditional saves/s from every process at once, each with `concurrency` clients (and their CPU µs per update). */
-  raw(ms: number, snapshot?: Snapshot): Promise<{ perSec: number; cpuUsPerWrite: number }>;
+  /**
+   * Raw conditional saves/s from every process at once, each with `concurrency` clients (and their
+   * CPU µs per update): of `snapshot` over and over, else a linear workflow's writes through `through`.
+   */
+  raw(ms: number, snapshot?: Snapshot, through?: Layer): Promise<{ perSec: number; cpuUsPerWrite: number }>;
   /** listDue calls each process has made so far. */
   queries(): Promise<number[]>;
   /** Latencies the `hit` handler reports, in arrival order (any process). */
@@ -148,9 +151,14 @@ export async function startFleet(o: {
         ...(maxBytes === undefined ? {} : { maxBytes }),
       };
     },
-    async raw(ms, snapshot) {
+    async raw(ms, snapshot, through) {
       const replies = await Promise.all(
-        children.map((c) => ask(c, snapshot ? { cmd: 'raw', ms, snapshot } : { cmd: 'rawflow', ms })),
+        children.map((c) =>
+          ask(
+            c,
+            snapshot ? { cmd: 'raw', ms, snapshot } : { cmd: 'rawflow', ms, ...(through ? { through } : {}) },
+          ),
+        ),
       );
       let perSec = 0;
       let updates = 0;

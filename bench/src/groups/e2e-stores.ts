@@ -76,6 +76,11 @@ function storeGroup(b: Backend): Group {
       const rawCpu: number[] = [];
       const serverOurs: Array<number | null> = [];
       const serverRaw: Array<number | null> = [];
+      // The layers between: the same writes through the adapter, and through the reducer and the adapter.
+      const layers: Record<'adapter' | 'reducer', Array<{ perSec: number; cpuUsPerWrite: number }>> = {
+        adapter: [],
+        reducer: [],
+      };
       try {
         const warm = Math.max(8, Math.round(size.perRound / 5));
         for (let w = 0; w < size.warmRounds; w++)
@@ -103,6 +108,9 @@ function storeGroup(b: Backend): Group {
             await rawSample(ours[ours.length - 1]!.seconds);
             await oursRound();
           }
+          const seconds = Math.max(1000, ours[ours.length - 1]!.seconds * 1000);
+          for (const through of ['adapter', 'reducer'] as const)
+            layers[through].push(await fleet.raw(seconds, undefined, through));
           process.stderr.write(`  ${name}: round ${r + 1}/${ROUNDS} done\n`);
         }
       } finally {
@@ -127,6 +135,12 @@ function storeGroup(b: Backend): Group {
             serverCoresOurs: serverOurs,
             serverCoresRaw: serverRaw,
             conflicts: ours.map((o) => o.conflicts),
+            // Writes/s and client CPU µs per write without the runner: the adapter's create and
+            // save of the reducer's snapshots made beforehand, and with each event reduced first.
+            adapterWritesPerSec: layers.adapter.map((l) => l.perSec),
+            adapterCpuUsPerWrite: layers.adapter.map((l) => l.cpuUsPerWrite),
+            reducerAdapterWritesPerSec: layers.reducer.map((l) => l.perSec),
+            reducerAdapterCpuUsPerWrite: layers.reducer.map((l) => l.cpuUsPerWrite),
           },
         }),
       ];

@@ -134,6 +134,11 @@ export const e2ePostgres: Group = {
       await warmFleet(fleet, 'warm');
       await warmFleet(wide, 'warm-wide');
       // Every timed round, ours and each peer's (launched fresh for it), follows warmUp().
+      // The layers between, as in e2e-stores.ts: the adapter alone, and the reducer with it.
+      const layers: Record<'adapter' | 'reducer', Array<{ perSec: number; cpuUsPerWrite: number }>> = {
+        adapter: [],
+        reducer: [],
+      };
       const oursRound = async (tag: string) => {
         await warmUp((k) => fleet.run(200, `${tag}-warm-${k}`));
         const o = await fleet.run(PER_ROUND, tag);
@@ -141,6 +146,8 @@ export const e2ePostgres: Group = {
         const r = await fleet.raw(Math.max(1000, o.seconds * 1000));
         limit.push(r.perSec);
         rawCpu.push(r.cpuUsPerWrite);
+        for (const through of ['adapter', 'reducer'] as const)
+          layers[through].push(await fleet.raw(Math.max(1000, o.seconds * 1000), undefined, through));
         // The every-core fleet right after, with its own raw sample from as many processes.
         await warmUp((k) => wide.run(200, `${tag}-wide-warm-${k}`));
         const w = await wide.run(PER_ROUND, `${tag}-wide`);
@@ -194,6 +201,10 @@ export const e2ePostgres: Group = {
             // Where the gap is: client CPU per write in our processes vs the raw loop's.
             ourCpuUsPerWrite: ours.map((o) => o.cpuUsPerWrite),
             rawCpuUsPerWrite: rawCpu,
+            adapterWritesPerSec: layers.adapter.map((l) => l.perSec),
+            adapterCpuUsPerWrite: layers.adapter.map((l) => l.cpuUsPerWrite),
+            reducerAdapterWritesPerSec: layers.reducer.map((l) => l.perSec),
+            reducerAdapterCpuUsPerWrite: layers.reducer.map((l) => l.cpuUsPerWrite),
           },
         }),
         rateRow(
