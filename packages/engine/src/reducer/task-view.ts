@@ -52,5 +52,11 @@ export function taskView(
  * held before it, `since`, to get the tasks of all of them.
  */
 export function dispatchedBy(snapshot: Snapshot, since = snapshot.version - 1): TaskState[] {
-  return Object.values(snapshot.tasks).filter((t) => t.dispatchVersion > since);
+  // A loop, not Object.values(...).filter: this runs after every write.
+  const out: TaskState[] = [];
+  for (const key in snapshot.tasks) {
+    const t = snapshot.tasks[key]!;
+    if (t.dispatchVersion > since) out.push(t);
+  }
+  return out;
 }

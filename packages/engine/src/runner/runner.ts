@@ -120,9 +120,7 @@ export function createRunner<
     if (children?.concerns(s, transitions)) {
       const effects = children.written(s, transitions, reporter(call)).catch(() => {});
       inFlight.track(effects);
-      call.add(effects);
-      const drop = () => call.delete(effects);
-      effects.then(drop, drop);
+      call.hold(effects);
     }
     for (const task of dispatchedBy(s, before)) {
       // Queued: written for a worker to take (this runner hands its tasks off).
@@ -132,9 +130,7 @@ export function createRunner<
       // written is left to the task's deadline, which dispatches it again).
       const done = executor ? executor(s, task, run, reporter(call)) : run().catch(() => {});
       inFlight.track(done);
-      call.add(done);
-      const drop = () => call.delete(done);
-      done.then(drop, drop);
+      call.hold(done);
     }
   }
 
@@ -166,7 +162,7 @@ export function createRunner<
 
   /** Waits for the handlers a call started (and the ones their results started); then the instance. */
   async function settled(id: string, call: Work): Promise<Snapshot> {
-    while (call.size) await Promise.allSettled([...call]);
+    while (call.size) await call.drained();
     // A finished instance we wrote ourselves cannot have moved on: skip the read back.
     const mine = call.latest.get(id);
     if (mine && isTerminal(mine.status)) return mine;
@@ -315,7 +311,7 @@ export function createRunner<
             }),
         ),
       );
-      while (call.size) await Promise.allSettled([...call]);
+      while (call.size) await call.drained();
       // One instance this runner cannot step (say, on a version it no longer registers) must not
       // keep the others from being ticked: they all were; then the first error is reported.
       if (failures.length) throw failures[0];

@@ -14,4 +14,24 @@ export class Work extends Set<Promise<unknown>> {
   readonly refused: unknown[] = [];
   /** The one `onWrite` of this call's writes (one function, so its handler results can share a write). */
   report: OnWrite | undefined;
+  private waiters: Array<() => void> = [];
+
+  /** Counts `p` in this call until it settles (its rejection is the caller's to handle). */
+  hold(p: Promise<unknown>): void {
+    this.add(p);
+    const drop = () => {
+      this.delete(p);
+      if (this.size === 0 && this.waiters.length > 0) for (const wake of this.waiters.splice(0)) wake();
+    };
+    p.then(drop, drop);
+  }
+
+  /**
+   * Resolves once nothing this call holds is pending (at once if nothing is). What settling starts
+   * is held before what started it is dropped, so the call is empty only when its work is done.
+   */
+  drained(): Promise<void> {
+    if (this.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
 }

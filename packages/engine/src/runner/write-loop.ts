@@ -182,7 +182,7 @@ export class WriteLoop {
         }
       // A refusal counts for the try that makes the write: a lost race re-applies every result.
       request.refused?.(undefined);
-      for (const m of request.also ?? []) m.refused(undefined);
+      if (request.also) for (const m of request.also) m.refused(undefined);
       let r: ReturnType<typeof reduce>;
       try {
         r = reduce(definition, from, this.mark(request.event(this.clock())), {}, true, trusted);
@@ -221,10 +221,14 @@ export class WriteLoop {
         return current;
       }
       try {
-        await this.store.save(next, current.version, {
-          ...(consumed?.length ? { consumed } : {}),
-          ...(matches ? { matches } : {}),
-        });
+        // No options object for the common save: it is the hot path of every handler result.
+        await this.store.save(
+          next,
+          current.version,
+          consumed?.length || matches
+            ? { ...(consumed?.length ? { consumed } : {}), ...(matches ? { matches } : {}) }
+            : undefined,
+        );
       } catch (e) {
         if (!isStepfoldError(e, 'VERSION_CONFLICT') || tries >= conflicts) throw e;
         this.stats.conflicts++;
