@@ -40,6 +40,11 @@ export class InstanceWrites {
     return p;
   }
 
+  /** Whether a write of `id` by this runner has not settled yet (a new one would wait for it). */
+  busy(id: string): boolean {
+    return this.tails.has(id);
+  }
+
   /** Records `s` as the newest snapshot of its instance this runner wrote. */
   wrote(s: Snapshot): void {
     this.newest.delete(s.id);

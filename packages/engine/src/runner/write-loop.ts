@@ -100,6 +100,9 @@ export class WriteLoop {
    * one write: one conditional save for every result in it.
    */
   private merged(r: WriteRequest, write: Write): Promise<Snapshot> {
+    // Nothing of the instance in flight here: the write starts now, so no later result can join
+    // it (a batch leaves `open` as its write starts). A result alone is written or rejected as is.
+    if (!this.queue.busy(r.id)) return this.queue.run(r.id, r.base, (base) => write({ ...r, base }));
     const waiting = this.open.get(r.id);
     const joins = waiting !== undefined && waiting.onWrite === r.onWrite;
     const batch = joins ? waiting : { onWrite: r.onWrite, also: [] as Joined[] };
