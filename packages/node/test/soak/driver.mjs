@@ -175,6 +175,8 @@ export async function runSoak(o) {
   let running = true;
   const deadline = t0 + o.budgetMs;
 
+  // How many of `ids` (in order) have been started: the sweep below looks at these.
+  let started = 0;
   const starting = (async () => {
     const pace = 1000 / (o.startsPerSecond ?? 40);
     let next = Date.now();
@@ -189,6 +191,7 @@ export async function runSoak(o) {
         () => runner.start(/** @type {Parameters<typeof runner.start>[0]} */ (want.workflow), id, want.input),
         'ALREADY_EXISTS',
       );
+      started = i + 1;
       if (want.input.fate === 'cancel') toCancel.add(id);
       else if (want.workflow === 'soak-hold') {
         // Sent (runner.send: on PostgreSQL one statement into the store's inbox, applied by a
@@ -266,7 +269,10 @@ export async function runSoak(o) {
       }
       if (sweep) await cancelWaiting(runner, toCancel);
       const pending = ids.filter((id) => !final.has(id));
-      if (sweep && pending.length <= 200) await loadFinal(store, pending, final);
+      // Only started ones can be final: at most the in-flight window (plus the one starting), so
+      // the sweep stays small however many are left. Sweeping only when few were pending stalled
+      // a run: finals the log missed filled the window, and no start came to end it.
+      if (sweep) await loadFinal(store, ids.slice(0, started + 1).filter((id) => !final.has(id)), final);
       if (final.size === ids.length) break;
       if (Date.now() > deadline) {
         stuck = pending.filter((id) => !final.has(id));
