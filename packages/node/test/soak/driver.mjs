@@ -272,7 +272,13 @@ export async function runSoak(o) {
       // Only started ones can be final: at most the in-flight window (plus the one starting), so
       // the sweep stays small however many are left. Sweeping only when few were pending stalled
       // a run: finals the log missed filled the window, and no start came to end it.
-      if (sweep) await loadFinal(store, ids.slice(0, started + 1).filter((id) => !final.has(id)), final);
+      const begun = ids.slice(0, started + 1);
+      if (sweep)
+        await loadFinal(
+          store,
+          begun.filter((id) => !final.has(id)),
+          final,
+        );
       if (final.size === ids.length) break;
       if (Date.now() > deadline) {
         stuck = pending.filter((id) => !final.has(id));
