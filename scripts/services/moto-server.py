@@ -27,6 +27,7 @@ import moto.backends
 import moto.core.responses
 from moto.dynamodb.exceptions import ItemSizeTooLarge
 from moto.dynamodb.models.dynamo_type import DynamoType, LimitedSizeDict
+from moto.dynamodb.models.table import Table
 from moto.dynamodb.models.utilities import bytesize
 from moto.dynamodb.parsing.executors import UpdateExpressionExecutor
 from moto.dynamodb.parsing.expressions import UpdateExpressionParser
@@ -113,6 +114,114 @@ def speed_up_moto() -> None:
         return pickle.loads(tree)
 
     UpdateExpressionParser.make = classmethod(make)
+
+
+def query_by_key() -> None:
+    """Makes a Query cost what it finds, not the size of the table.
+
+    moto 5.2.5's Table.query starts from Table.all_items(), which lists every item of the table
+    and sorts them all by primary key (Python comparisons of DynamoType keys), then keeps those
+    whose partition key matches. Each worker's poll is a Query on the due index, so with 10,000
+    instances stored a poll took about 30 ms and the whole server slowed as the table grew, where
+    DynamoDB reads an index by key. Here, during a Query, all_items() hands back only the
+    candidates: the partition's items for a Query on the table; for a Query on an index, the items
+    whose first partition-key attribute has the queried value, from a map kept per table and
+    attribute (built at the first Query on that attribute, then kept in step by every write).
+    moto's own code still checks each candidate and sorts the matches by the index's keys and the
+    table's key, a total order, so no result changes. Scan keeps moto's sorted list.
+    """
+    from moto.dynamodb.models import DynamoDBBackend
+
+    query, all_items = Table.query, Table.all_items
+    put_item, delete_item = Table.put_item, Table.delete_item
+    update_item = DynamoDBBackend.update_item
+    querying = threading.local()
+
+    def key_of(item) -> tuple:
+        return (item.hash_key, item.range_key)
+
+    def every_item(table) -> list:
+        if not table.range_key_attr:
+            return list(table.items.values())
+        return [item for partition in table.items.values() for item in partition.values()]
+
+    def maps_of(table) -> dict:
+        # attribute -> (key -> indexed value, value -> {key: item}); a table's deep copy (moto's
+        # transaction rollback) copies it with the items, so the two stay consistent.
+        return table.__dict__.setdefault("_stepfold_by_attribute", {})
+
+    def unindex(maps: dict, key: tuple) -> None:
+        for value_of, items_of in maps.values():
+            value = value_of.pop(key, None)
+            if value is not None:
+                bucket = items_of[value]
+                bucket.pop(key, None)
+                if not bucket:
+                    del items_of[value]
+
+    def index(maps: dict, item) -> None:
+        key = key_of(item)
+        unindex(maps, key)
+        for attribute, (value_of, items_of) in maps.items():
+            value = item.attrs.get(attribute)
+            if value is not None:
+                value_of[key] = value
+                items_of.setdefault(value, {})[key] = item
+
+    def items_with(table, attribute: str, value) -> list:
+        maps = maps_of(table)
+        if attribute not in maps:
+            maps[attribute] = ({}, {})
+            for item in every_item(table):
+                index({attribute: maps[attribute]}, item)
+        return list(maps[attribute][1].get(value, {}).values())
+
+    def candidates(self) -> list:
+        mode = getattr(querying, "mode", None)
+        if mode is None:
+            return all_items(self)
+        kind, what = mode
+        if kind == "index":
+            return items_with(self, *what) if what else every_item(self)
+        partition = self.items.get(what)
+        if partition is None:
+            return []
+        return list(partition.values()) if self.range_key_attr else [partition]
+
+    def query_with_candidates(self, hash_key, *args, **kwargs):
+        index_name = args[6] if len(args) > 6 else kwargs.get("index_name")
+        conditions = kwargs.get("hash_key_conditions") or []
+        querying.mode = ("index", conditions[0] if conditions else None) if index_name else ("table", hash_key)
+        try:
+            return query(self, hash_key, *args, **kwargs)
+        finally:
+            querying.mode = None
+
+    def put_and_index(self, *args, **kwargs):
+        item = put_item(self, *args, **kwargs)
+        if maps := maps_of(self):
+            index(maps, item)
+        return item
+
+    def delete_and_unindex(self, hash_key, range_key):
+        item = delete_item(self, hash_key, range_key)
+        if item is not None and (maps := maps_of(self)):
+            unindex(maps, key_of(item))
+        return item
+
+    def update_and_index(self, table_name, *args, **kwargs):
+        # An UpdateItem changes the stored item's attributes in place (or raises before, or
+        # rolls them back): reindex what it returns.
+        item = update_item(self, table_name, *args, **kwargs)
+        if maps := maps_of(self.get_table(table_name)):
+            index(maps, item)
+        return item
+
+    Table.all_items = candidates
+    Table.query = query_with_candidates
+    Table.put_item = put_and_index
+    Table.delete_item = delete_and_unindex
+    DynamoDBBackend.update_item = update_and_index
 
 
 def handler_for(app, host: str, port: int) -> type[BaseHTTPRequestHandler]:
@@ -209,6 +318,7 @@ def main() -> None:
     host, port = sys.argv[1], int(sys.argv[2])
     follow_dynamodb_item_rules()
     speed_up_moto()
+    query_by_key()
     app = DomainDispatcherApplication(create_backend_app)
     server = Server((host, port), handler_for(app, host, port))
     print(f"moto-server: serving on http://{host}:{port}", flush=True)
