@@ -2,7 +2,7 @@ import { compileWorkflow } from '../definition/compile.js';
 import { mapData, readPath } from '../definition/data-path.js';
 import type { DefinitionInput, WorkflowDefinition } from '../definition/schema.js';
 import type { Snapshot, TaskState } from '../snapshot.js';
-import { dataView, taskDef } from './transition-context.js';
+import { dataView } from './transition-context.js';
 
 /** What a handler is given, computed from the snapshot version that dispatched the task. */
 export interface TaskView {
@@ -20,30 +20,34 @@ export function taskView(
   snapshot: Snapshot,
   task: TaskState,
 ): TaskView {
-  const wf = compileWorkflow(definition);
   // Outputs are gathered only if asked for: most handlers never look at them.
   let data: ReturnType<typeof dataView> | undefined;
-  const view = () => {
-    data ??= dataView(snapshot);
-    return data;
-  };
-  const def = taskDef({ wf, s: snapshot, at: 0, budget: 0 }, task.step);
-  const mapping = def.input;
-  let input: unknown;
-  if (task.item !== undefined && (def as { kind: string }).kind === 'map') {
-    // A map item reads its item and index beside the workflow's data (the item by default).
-    const items = readPath(view(), (def as unknown as { items: string }).items);
-    const item = Array.isArray(items) ? items[task.item] : undefined;
-    const root = { ...view(), item, index: task.item };
-    input = mapping === undefined ? item : mapData(root, mapping);
-  } else input = mapping === undefined ? snapshot.input : mapData(view(), mapping);
   return {
-    input,
+    input: taskInput(definition, snapshot, task),
     get outputs() {
-      return view().outputs;
+      data ??= dataView(snapshot);
+      return data.outputs;
     },
     iteration: snapshot.steps[task.step]?.iteration ?? 1,
   };
+}
+
+/** The input a handler sees for a dispatched task: the step's mapped input, or the workflow input when it maps none. */
+export function taskInput(
+  definition: DefinitionInput | WorkflowDefinition,
+  snapshot: Snapshot,
+  task: TaskState,
+): unknown {
+  const def = compileWorkflow(definition).definition.steps[task.step] as { input?: unknown; kind: string };
+  const mapping = def.input as Parameters<typeof mapData>[1] | undefined;
+  if (task.item !== undefined && def.kind === 'map') {
+    // A map item reads its item and index beside the workflow's data (the item by default).
+    const view = dataView(snapshot);
+    const items = readPath(view, (def as unknown as { items: string }).items);
+    const item = Array.isArray(items) ? items[task.item] : undefined;
+    return mapping === undefined ? item : mapData({ ...view, item, index: task.item }, mapping);
+  }
+  return mapping === undefined ? snapshot.input : mapData(dataView(snapshot), mapping);
 }
 
 /**

@@ -1,69 +1,61 @@
-import { isTerminal, type Snapshot } from '../snapshot.js';
+import { taskKey } from '../reducer/transition-context.js';
+import { isTerminal, type Snapshot, type TaskState } from '../snapshot.js';
 import type { TaskAbort } from './task-abort.js';
+import { PendingCount } from './work.js';
 
-interface Running {
-  abort: TaskAbort;
-  key: string;
-  attempt: number;
-}
+/** Whether `t` is the run `task` names: same task (step, phase, item) and attempt. */
+const sameRun = (t: Readonly<TaskState>, key: string, attempt: number) =>
+  t.attempt === attempt && taskKey(t.step, t.phase, t.item) === key;
 
 /**
- * The handlers a runner has in flight: by instance (so a write looks only at its own), each with
- * the abort its handler's signal reads, plus every pending promise `idle()` waits for.
+ * The handlers a runner has in flight: by instance (so a write looks only at its own), each its
+ * abort (which names its task run), plus the count of pending work `idle()` waits for. A list per
+ * instance, not a map by key: an instance rarely runs more than a handler or two at once, and no
+ * key string is built for a run nobody asks about.
  */
-export class InFlight {
-  private readonly running = new Map<string, Map<string, Running>>();
-  private readonly pending = new Set<Promise<unknown>>();
+export class InFlight extends PendingCount {
+  private readonly running = new Map<string, TaskAbort[]>();
 
-  /** Records a handler run of `instance`'s task `key` (a `tasks` key) at `attempt`; returns its release. */
-  start(instance: string, key: string, attempt: number, abort: TaskAbort): () => void {
-    let mine = this.running.get(instance);
-    if (!mine) {
-      mine = new Map();
-      this.running.set(instance, mine);
-    }
-    const runKey = `${key}\u0000${attempt}`;
-    mine.set(runKey, { abort, key, attempt });
-    const held = mine;
-    return () => {
-      held.delete(runKey);
-      if (held.size === 0 && this.running.get(instance) === held) this.running.delete(instance);
-    };
+  /** Records a handler run of `instance` (its task and attempt are the abort's). */
+  start(instance: string, abort: TaskAbort): void {
+    const mine = this.running.get(instance);
+    if (mine) mine.push(abort);
+    else this.running.set(instance, [abort]);
+  }
+
+  /** Forgets a handler run {@link start} recorded (it returned or threw). */
+  end(instance: string, abort: TaskAbort): void {
+    const mine = this.running.get(instance);
+    if (!mine) return;
+    const i = mine.indexOf(abort);
+    if (i >= 0) mine.splice(i, 1);
+    if (mine.length === 0) this.running.delete(instance);
   }
 
   /** After a write: aborts the handlers whose task the snapshot no longer hands out (or detached). */
   written(s: Snapshot): void {
     const mine = this.running.get(s.id);
     if (!mine) return;
-    for (const [k, r] of mine) {
-      const t = s.tasks[r.key];
-      if (!t || t.attempt !== r.attempt || t.detached) {
-        r.abort.abort(new Error(isTerminal(s.status) ? `instance ${s.status}` : 'task detached'));
-        mine.delete(k);
+    for (let i = mine.length - 1; i >= 0; i--) {
+      const r = mine[i]!;
+      const t = s.tasks[taskKey(r.task.step, r.task.phase, r.task.item)];
+      if (!t || t.attempt !== r.task.attempt || t.detached) {
+        r.abort(new Error(isTerminal(s.status) ? `instance ${s.status}` : 'task detached'));
+        mine.splice(i, 1);
       }
     }
-    if (mine.size === 0) this.running.delete(s.id);
+    if (mine.length === 0) this.running.delete(s.id);
   }
 
   /** Aborts one running handler (a worker out of grace time); false if it is not running. */
   abort(instance: string, key: string, attempt: number, reason: unknown): boolean {
-    const r = this.running.get(instance)?.get(`${key}\u0000${attempt}`);
-    r?.abort.abort(reason);
+    const r = this.running.get(instance)?.find((a) => sameRun(a.task, key, attempt));
+    r?.abort(reason);
     return r !== undefined;
   }
 
-  /** Tracks a promise until it settles (its rejection is the caller's to handle). */
-  track(p: Promise<unknown>): void {
-    this.pending.add(p);
-    // One handler for both outcomes: a derived promise fewer than finally + catch, on every task.
-    const drop = () => {
-      this.pending.delete(p);
-    };
-    p.then(drop, drop);
-  }
-
-  /** Resolves when everything tracked has settled, including what settling started. */
+  /** Resolves when all the work counted has ended, including what ending it started. */
   async idle(): Promise<void> {
-    while (this.pending.size) await Promise.allSettled([...this.pending]);
+    while (this.pending) await this.drained();
   }
 }

@@ -84,16 +84,11 @@ export interface RunnerPort {
 }
 
 /**
- * Takes a task a write dispatched instead of the runner running it at once: `run` runs its handler
- * and writes the result, `onWrite` reports a write to the call that dispatched it. Resolves once
- * the task is done with (run, dropped or given back).
+ * Takes a task a write of `call` dispatched instead of the runner running it at once. The task is
+ * counted in `call` and the runner: whoever takes it ends it with {@link RunnerCore.finish}, or
+ * runs it with {@link RunnerCore.runTask} (which ends it).
  */
-export type TaskHand = (
-  snapshot: Snapshot,
-  task: TaskState,
-  run: () => Promise<'completed' | 'failed'>,
-  onWrite: OnWrite,
-) => Promise<unknown>;
+export type TaskHand = (snapshot: Snapshot, task: TaskState, call: Work) => void;
 
 /** What `createRunner` lends the port: its write loop, its running handlers, the hooks into its calls. */
 export interface RunnerCore {
@@ -101,6 +96,10 @@ export interface RunnerCore {
   readonly inFlight: InFlight;
   /** The report of `call`'s writes: each is counted in it and starts what it dispatched. */
   report(call: Work): OnWrite;
+  /** Runs the handler of a task `s` dispatched in `call`, writes its result, and ends the task; resolves with how the handler ended. */
+  runTask(call: Work, s: Snapshot, task: TaskState): Promise<'completed' | 'failed'>;
+  /** Ends a task `call` counted without running it (dropped, or given back once written). */
+  finish(call: Work): void;
   /** Hands every dispatched task to `hand` and every snapshot written to `observe`; returns the detach. One at a time. */
   attach(hand: TaskHand, observe?: (snapshot: Snapshot) => void): () => void;
 }
@@ -166,66 +165,77 @@ function portOf(core: RunnerCore): RunnerPort {
       };
     },
     executeWith(executor, written) {
-      const hand: TaskHand = (s, task, run, onWrite) => {
-        const { job, done } = taskJob(core, s, task, run, onWrite);
-        executor(job);
-        return done;
-      };
+      const hand: TaskHand = (s, task, call) => executor(new DispatchedJob(core, s, task, call));
       return core.attach(hand, written);
     },
   };
 }
 
-/** The job of one dispatched task, and `done`, which settles once the job is run, dropped or given back. */
-function taskJob(
-  core: RunnerCore,
-  s: Snapshot,
-  task: TaskState,
-  run: () => Promise<'completed' | 'failed'>,
-  onWrite: OnWrite,
-): { job: TaskJob; done: Promise<unknown> } {
-  let settle: (p: Promise<unknown>) => void = () => {};
-  const done = new Promise<unknown>((resolve) => {
-    settle = resolve;
-  });
-  let started = false;
-  const key = taskKey(task.step, task.phase, task.item);
-  const job: TaskJob = {
-    instanceId: s.id,
-    workflow: s.workflow.name,
-    task,
-    run() {
-      if (started) throw new Error(`job ${task.idempotencyKey}#${task.attempt} already ran or was dropped`);
-      started = true;
-      const p = run();
-      settle(p);
-      return p;
-    },
-    drop() {
-      if (started) return;
-      started = true;
-      settle(Promise.resolve());
-    },
-    release() {
-      if (started) return Promise.resolve();
-      started = true;
-      const { step, phase, attempt, idempotencyKey: key, item } = task;
-      // Written back onto the snapshot that dispatched it, which the runner's reducer made.
-      const base: WriteBase = { snapshot: s, origin: 'reducer' };
-      const event = (at: number) => ({
-        type: 'task.released' as const,
-        at,
-        step,
-        phase,
-        attempt,
-        key,
-        ...(item === undefined ? {} : { item }),
-      });
-      const p = core.writes.apply({ id: s.id, event, onWrite, base }).then(() => {});
-      settle(p);
-      return p;
-    },
-    abort: (reason) => core.inFlight.abort(s.id, key, task.attempt, reason),
-  };
-  return { job, done };
+/**
+ * The job of one dispatched task, ended (in the call that dispatched it, and in the runner) once
+ * it is run, dropped or given back. A class, not closures: one object per task on the hot path,
+ * its runner's parts in private fields a `taskStart` observer cannot reach.
+ */
+class DispatchedJob implements TaskJob {
+  readonly instanceId: string;
+  readonly workflow: string;
+  readonly task: Readonly<TaskState>;
+  readonly #core: RunnerCore;
+  readonly #snapshot: Snapshot;
+  readonly #call: Work;
+  #started = false;
+
+  constructor(core: RunnerCore, s: Snapshot, task: TaskState, call: Work) {
+    this.instanceId = s.id;
+    this.workflow = s.workflow.name;
+    this.task = task;
+    this.#core = core;
+    this.#snapshot = s;
+    this.#call = call;
+  }
+
+  run(): Promise<'completed' | 'failed'> {
+    const task = this.task;
+    if (this.#started)
+      throw new Error(`job ${task.idempotencyKey}#${task.attempt} already ran or was dropped`);
+    this.#started = true;
+    return this.#core.runTask(this.#call, this.#snapshot, task as TaskState);
+  }
+
+  drop(): void {
+    if (this.#started) return;
+    this.#started = true;
+    this.#core.finish(this.#call);
+  }
+
+  release(): Promise<void> {
+    if (this.#started) return Promise.resolve();
+    this.#started = true;
+    const { step, phase, attempt, idempotencyKey: key, item } = this.task;
+    const s = this.#snapshot;
+    // Written back onto the snapshot that dispatched it, which the runner's reducer made.
+    const base: WriteBase = { snapshot: s, origin: 'reducer' };
+    const event = (at: number) => ({
+      type: 'task.released' as const,
+      at,
+      step,
+      phase,
+      attempt,
+      key,
+      ...(item === undefined ? {} : { item }),
+    });
+    const core = this.#core;
+    const call = this.#call;
+    const end = () => core.finish(call);
+    const p = core.writes.apply({ id: s.id, event, onWrite: core.report(call), base }).then(end, (e) => {
+      end();
+      throw e;
+    });
+    return p;
+  }
+
+  abort(reason: unknown): void {
+    const { step, phase, item, attempt } = this.task;
+    this.#core.inFlight.abort(this.instanceId, taskKey(step, phase, item), attempt, reason);
+  }
 }

@@ -30,6 +30,9 @@ import type {
   WorkflowNameOf,
 } from './types.js';
 import { Work } from './work.js';
+
+const ignore = () => {};
+
 import { WriteLoop } from './write-loop.js';
 import type { OnWrite } from './write-request.js';
 
@@ -118,40 +121,54 @@ export function createRunner<
     observer?.(s);
     inFlight.written(s);
     if (children?.concerns(s, transitions)) {
-      const effects = children.written(s, transitions, reporter(call)).catch(() => {});
-      inFlight.track(effects);
+      const effects = children.written(s, transitions, reporter(call)).catch(ignore);
+      inFlight.hold(effects);
       call.hold(effects);
     }
     for (const task of dispatchedBy(s, before)) {
       // Queued: written for a worker to take (this runner hands its tasks off).
       if (task.queued) continue;
-      const run = () => runAndWrite(call, s, task);
+      // Counted in the call and the runner until it ends: `runAndWrite`'s end, or the job's.
+      call.enter();
+      inFlight.enter();
       // A worker's pool runs it when it has room; else it runs now (a result that cannot be
       // written is left to the task's deadline, which dispatches it again).
-      const done = executor ? executor(s, task, run, reporter(call)) : run().catch(() => {});
-      inFlight.track(done);
-      call.hold(done);
+      if (executor) executor(s, task, call);
+      else runAndWrite(call, s, task).catch(ignore);
     }
   }
 
-  /** Runs the handler of `task`, which `s` dispatched, and writes its result; resolves with how the handler ended. */
+  /** Ends one task counted in `call` and the runner (run, dropped, or given back). */
+  function finish(call: Work): void {
+    call.leave();
+    inFlight.leave();
+  }
+
+  /**
+   * Runs the handler of `task`, which `s` dispatched, and writes its result; resolves with how the
+   * handler ended. The task was counted when dispatched: this ends it, after the write's report.
+   */
   async function runAndWrite(call: Work, s: Snapshot, task: TaskState): Promise<'completed' | 'failed'> {
-    // A child workflow's task is the runner's own effect; a failure is left to the task's deadline.
-    if (task.handler === CHILD_HANDLER) {
-      await children?.run(s, task, reporter(call));
-      return 'completed';
+    try {
+      // A child workflow's task is the runner's own effect; a failure is left to the task's deadline.
+      if (task.handler === CHILD_HANDLER) {
+        await children?.run(s, task, reporter(call));
+        return 'completed';
+      }
+      const definition = registry.forSnapshot(s);
+      const r = await runTask({ handler: handlers[task.handler]!, definition, snapshot: s, task });
+      // Written back onto `s`, the snapshot that dispatched it: this runner's reducer made it.
+      await writes.apply({
+        id: s.id,
+        event: r.event,
+        onWrite: reporter(call),
+        base: { snapshot: s, origin: 'reducer' },
+        merge: true,
+      });
+      return r.outcome;
+    } finally {
+      finish(call);
     }
-    const definition = registry.forSnapshot(s);
-    const r = await runTask({ handler: handlers[task.handler]!, definition, snapshot: s, task });
-    // Written back onto `s`, the snapshot that dispatched it: this runner's reducer made it.
-    await writes.apply({
-      id: s.id,
-      event: r.event,
-      onWrite: reporter(call),
-      base: { snapshot: s, origin: 'reducer' },
-      merge: true,
-    });
-    return r.outcome;
   }
 
   /** What a call's writes report to: everything a write of that call sets off is counted in it. */
@@ -162,7 +179,7 @@ export function createRunner<
 
   /** Waits for the handlers a call started (and the ones their results started); then the instance. */
   async function settled(id: string, call: Work): Promise<Snapshot> {
-    while (call.size) await call.drained();
+    while (call.pending) await call.drained();
     // A finished instance we wrote ourselves cannot have moved on: skip the read back.
     const mine = call.latest.get(id);
     if (mine && isTerminal(mine.status)) return mine;
@@ -255,6 +272,8 @@ export function createRunner<
     writes,
     inFlight,
     report: reporter,
+    runTask: runAndWrite,
+    finish,
     attach(hand, observe) {
       if (executor) throw new Error('this runner already has an executor (one worker per runner)');
       executor = hand;
@@ -311,7 +330,7 @@ export function createRunner<
             }),
         ),
       );
-      while (call.size) await call.drained();
+      while (call.pending) await call.drained();
       // One instance this runner cannot step (say, on a version it no longer registers) must not
       // keep the others from being ticked: they all were; then the first error is reported.
       if (failures.length) throw failures[0];

@@ -1,7 +1,10 @@
+import type { TaskState } from '../snapshot.js';
+
 /**
  * The AbortSignal a handler gets, made only when the handler reads it: most handlers never do,
  * and an AbortController plus a deadline timer per task were a visible share of a runner's time.
- * An abort that comes before the read is remembered, so the signal is born aborted.
+ * An abort that comes before the read is remembered, so the signal is born aborted. It also says
+ * which task run it belongs to (the runner's record of its running handlers is these).
  */
 export class TaskAbort {
   private controller: AbortController | undefined;
@@ -10,8 +13,11 @@ export class TaskAbort {
   private settled = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
 
-  /** `msUntilDeadline` is asked when the signal is first read; the signal aborts when it reaches 0. */
-  constructor(private readonly msUntilDeadline: () => number) {}
+  /** The signal of a run of `task`: it aborts at the task's deadline, by `clock`, once read. */
+  constructor(
+    readonly task: Readonly<TaskState>,
+    private readonly clock: () => number,
+  ) {}
 
   /** The handler's signal; creating it starts the deadline timer. */
   get signal(): AbortSignal {
@@ -19,7 +25,7 @@ export class TaskAbort {
       this.controller = new AbortController();
       if (this.aborted) this.controller.abort(this.reason);
       else if (!this.settled) {
-        const ms = Math.max(0, this.msUntilDeadline());
+        const ms = Math.max(0, this.task.deadline - this.clock());
         this.timer = setTimeout(() => this.abort(new Error('deadline exceeded')), ms);
         (this.timer as { unref?: () => void }).unref?.();
       }

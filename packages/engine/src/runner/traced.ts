@@ -6,7 +6,7 @@ import type { Snapshot } from '../snapshot.js';
 import type { RunTask, TaskResult } from './execute-task.js';
 import type { EventInfo, Instrumentation, TaskInfo } from './instrumentation.js';
 import type { WorkflowRegistry } from './registry.js';
-import type { Create, OnWrite, Write, WriteBase } from './write-request.js';
+import type { BasedWrite, Create, OnWrite, WriteBase } from './write-request.js';
 
 /** Runs `work` (one event's write) inside the instrumentation's wrapper, telling it what was written. */
 async function around(
@@ -30,10 +30,10 @@ async function around(
 export function tracedWrite(
   ins: Instrumentation,
   load: (id: string) => Promise<Snapshot>,
-  write: Write,
-): Write {
-  return async (request) => {
-    const base: WriteBase = request.base ?? { snapshot: await load(request.id), origin: 'store' };
+  write: BasedWrite,
+): BasedWrite {
+  return async (request, given) => {
+    const base: WriteBase = given ?? { snapshot: await load(request.id), origin: 'store' };
     const { snapshot } = base;
     const info: EventInfo = {
       instanceId: request.id,
@@ -42,7 +42,7 @@ export function tracedWrite(
       version: snapshot.version,
       trace: snapshot.trace,
     };
-    return around(ins, info, request.onWrite, (onWrite) => write({ ...request, base, onWrite }));
+    return around(ins, info, request.onWrite, (onWrite) => write({ ...request, onWrite }, base));
   };
 }
 

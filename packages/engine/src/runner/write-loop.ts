@@ -1,4 +1,5 @@
 import { checkDeclared, declaredSchemas } from '../definition/declared-schemas.js';
+import type { WorkflowDefinition } from '../definition/schema.js';
 import { AlreadyExistsError, isStepfoldError, NotFoundError, VersionConflictError } from '../errors.js';
 import type { WorkflowEvent } from '../events.js';
 import { assertValidId } from '../ids.js';
@@ -10,7 +11,15 @@ import type { Instrumentation } from './instrumentation.js';
 import type { PayloadPort } from './payload-port.js';
 import type { WorkflowRegistry } from './registry.js';
 import { tracedCreate, tracedWrite } from './traced.js';
-import type { Create, CreateRequest, MergedEvent, Write, WriteRequest } from './write-request.js';
+import type {
+  BasedWrite,
+  Create,
+  CreateRequest,
+  MergedEvent,
+  Write,
+  WriteBase,
+  WriteRequest,
+} from './write-request.js';
 
 /** A result in a batch: its event, and how its own promise settles. */
 type Joined = MergedEvent & { settle(s: Snapshot | undefined, e?: unknown): void };
@@ -72,22 +81,24 @@ export class WriteLoop {
     this.handoff = o.handoff;
     this.payloads = o.payloads;
     // Tracing is decided here, once: wrapped or raw, the calls below never ask again.
-    const raw: Write = (r) => this.write(r);
+    const raw: BasedWrite = (r, base) => this.write(r, base);
     const insert: Create = (r) => this.insert(r);
     const ins = o.instrument;
     const write = ins ? tracedWrite(ins, (id) => this.load(id), raw) : raw;
+    // Sent signals were claimed with the request's base: a newer snapshot this runner wrote
+    // since may have applied some already. Never twice: the caller claims them again.
+    const sentWrite: BasedWrite = (r, base) =>
+      base !== r.base
+        ? Promise.reject(new VersionConflictError(r.id, r.base!.snapshot.version, base!.snapshot.version))
+        : write(r, base);
     this.apply = (r) =>
       r.merge && !r.sent && !r.check
-        ? this.merged(r, write)
-        : this.queue.run(r.id, r.base, (base) =>
-            // Sent signals were claimed with the request's base: a newer snapshot this runner wrote
-            // since may have applied some already. Never twice: the caller claims them again.
-            r.sent && base !== r.base
-              ? Promise.reject(
-                  new VersionConflictError(r.id, r.base!.snapshot.version, base!.snapshot.version),
-                )
-              : write({ ...r, base }),
-          );
+        ? // Nothing of the instance in flight here: the write starts now, so no later result can
+          // join it (a batch leaves `open` as its write starts). A result alone is written as is.
+          this.queue.busy(r.id)
+          ? this.merged(r, write)
+          : this.queue.run(r, write)
+        : this.queue.run(r, r.sent ? sentWrite : write);
     this.create = ins ? tracedCreate(ins, o.registry, insert) : insert;
   }
 
@@ -99,10 +110,7 @@ export class WriteLoop {
    * the same `onWrite` (one call's results: its hooks are told once), else starts one. A batch is
    * one write: one conditional save for every result in it.
    */
-  private merged(r: WriteRequest, write: Write): Promise<Snapshot> {
-    // Nothing of the instance in flight here: the write starts now, so no later result can join
-    // it (a batch leaves `open` as its write starts). A result alone is written or rejected as is.
-    if (!this.queue.busy(r.id)) return this.queue.run(r.id, r.base, (base) => write({ ...r, base }));
+  private merged(r: WriteRequest, write: BasedWrite): Promise<Snapshot> {
     const waiting = this.open.get(r.id);
     const joins = waiting !== undefined && waiting.onWrite === r.onWrite;
     const batch = joins ? waiting : { onWrite: r.onWrite, also: [] as Joined[] };
@@ -119,9 +127,9 @@ export class WriteLoop {
     }
     this.open.set(r.id, batch);
     this.queue
-      .run(r.id, r.base, (base) => {
+      .run({ ...r, also: batch.also, refused: entry.refused }, (request, base) => {
         if (this.open.get(r.id) === batch) this.open.delete(r.id);
-        return write({ ...r, base, also: batch.also, refused: entry.refused });
+        return write(request, base);
       })
       .then(
         (s) => {
@@ -144,72 +152,147 @@ export class WriteLoop {
     return loaded;
   }
 
-  /** One event's write: load (unless given a base) → reduce → save conditional on the version, re-applied on a lost race. */
-  private async write(request: WriteRequest): Promise<Snapshot> {
-    const { id, sent, onWrite } = request;
+  /**
+   * One event's write: load (unless given a base) → reduce → save conditional on the version,
+   * re-applied on a lost race. A write from a base with nothing to check or consume first (every
+   * handler result) goes without an async frame: reduced at once, then the save's promise; only a
+   * lost race takes the loop.
+   */
+  private write(request: WriteRequest, base: WriteBase | undefined): Promise<Snapshot> {
+    if (!base || base.origin === 'notice' || request.sent || request.check)
+      return this.loop(request, 0, base, base?.snapshot, base?.origin === 'reducer');
+    const current = base.snapshot;
+    let next: Snapshot;
+    let transitions: readonly LogEntry[];
+    try {
+      ({ next, transitions } = this.fold(
+        request,
+        current,
+        this.registry.forSnapshot(current),
+        base.origin === 'reducer',
+      ));
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    if (next === current) return Promise.resolve(current);
+    return this.store.save(next, current.version).then(
+      () => this.saved(request, current, next, transitions),
+      (e: unknown) => this.lost(request, e, 0).then(() => this.loop(request, 1, base, undefined, false)),
+    );
+  }
+
+  /**
+   * After try `tries` (from 0) of a write failed with `e`: rethrows unless `e` is a lost race the
+   * write may re-apply; else counts it and waits a jittered pause (so racing runners stop
+   * colliding in lockstep) before the next try reloads.
+   */
+  private lost(request: WriteRequest, e: unknown, tries: number): Promise<void> {
     // Sent signals were claimed for the base: after a lost race the caller claims them again.
     // A handler's result is worth waiting for: lost, its task waits out its deadline and runs
     // again. Two workers feeding one hot instance (a map's parent) take turns, so results get ten
     // times the retries, with longer pauses.
-    const conflicts =
-      request.onConflict === 'fail' || sent ? 0 : request.merge ? this.maxConflicts * 10 : this.maxConflicts;
-    const pauseCap = request.merge ? 100 : 50;
-    let current = request.base?.snapshot;
-    let trusted = request.base?.origin === 'reducer';
+    const allowed =
+      request.onConflict === 'fail' || request.sent
+        ? 0
+        : request.merge
+          ? this.maxConflicts * 10
+          : this.maxConflicts;
+    if (!isStepfoldError(e, 'VERSION_CONFLICT') || tries >= allowed) throw e;
+    this.stats.conflicts++;
+    const cap = request.merge ? 100 : 50;
+    return new Promise((r) => setTimeout(r, Math.random() * Math.min(cap, 2 ** tries)));
+  }
+
+  /** After a successful save: counted, remembered as the instance's newest, reported. */
+  private saved(
+    request: WriteRequest,
+    current: Snapshot,
+    next: Snapshot,
+    transitions: readonly LogEntry[],
+  ): Snapshot {
+    this.stats.writes++;
+    this.queue.wrote(next);
+    request.onWrite(next, transitions, current.version, current.wakeAt);
+    return next;
+  }
+
+  /**
+   * The request's events reduced on `current`: its sent signals first, in the order sent (they
+   * were written before this event), then its event, then the results merged after it, in order.
+   * A sent signal or merged result the reducer refuses for good is reported and skipped.
+   */
+  private fold(
+    request: WriteRequest,
+    current: Snapshot,
+    definition: WorkflowDefinition,
+    trusted: boolean,
+  ): { next: Snapshot; transitions: readonly LogEntry[] } {
+    const { sent } = request;
+    let from = current;
+    let transitions: readonly LogEntry[] = [];
+    if (sent)
+      for (const { event } of sent.signals) {
+        let r: ReturnType<typeof reduce>;
+        try {
+          r = reduce(definition, from, this.mark(event), {}, true, trusted);
+        } catch (e) {
+          // Refused for good (an overflowing inbox, a name no step knows): the others still apply.
+          if (!isStepfoldError(e) || e.retryable) throw e;
+          sent.refused(e);
+          continue;
+        }
+        from = r.snapshot;
+        trusted = true; // checked by that call (or made by it)
+        transitions = [...transitions, ...r.transitions];
+      }
+    // A refusal counts for the try that makes the write: a lost race re-applies every result.
+    request.refused?.(undefined);
+    if (request.also) for (const m of request.also) m.refused(undefined);
+    let r: ReturnType<typeof reduce>;
+    try {
+      r = reduce(definition, from, this.mark(request.event(this.clock())), {}, true, trusted);
+    } catch (e) {
+      // With merged results, a refused first one is reported alone; else the write fails.
+      if (!request.refused || !request.also?.length || !isStepfoldError(e) || e.retryable) throw e;
+      request.refused(e);
+      r = { snapshot: from, transitions: [] };
+    }
+    let next = r.snapshot;
+    transitions = transitions.length ? [...transitions, ...r.transitions] : r.transitions;
+    if (request.also?.length) {
+      for (const m of request.also) {
+        try {
+          const more = reduce(definition, next, this.mark(m.event(this.clock())), {}, true, true);
+          next = more.snapshot;
+          if (more.transitions.length) transitions = [...transitions, ...more.transitions];
+        } catch (e) {
+          if (!isStepfoldError(e) || e.retryable) throw e;
+          m.refused(e);
+        }
+      }
+    }
+    return { next, transitions };
+  }
+
+  /** The write's loop from try `tries` on `current` (loaded first when undefined), re-applied on a lost race. */
+  private async loop(
+    request: WriteRequest,
+    tries: number,
+    base: WriteBase | undefined,
+    current: Snapshot | undefined,
+    trusted: boolean,
+  ): Promise<Snapshot> {
+    const { id, sent } = request;
     // A notice's snapshot is taken only if it is exactly the one stored (a forged one changes nothing).
-    const noticed = request.base?.origin === 'notice' ? current : undefined;
-    for (let tries = 0; ; tries++) {
+    const noticed = base?.origin === 'notice' ? current : undefined;
+    for (; ; tries++) {
       if (!current) {
         current = await this.load(id);
         trusted = false;
       }
       const definition = this.registry.forSnapshot(current);
       await request.check?.(current, definition);
-      // Sent signals first, in the order sent: they were written before this event.
-      let from = current;
-      let transitions: readonly LogEntry[] = [];
-      if (sent)
-        for (const { event } of sent.signals) {
-          let r: ReturnType<typeof reduce>;
-          try {
-            r = reduce(definition, from, this.mark(event), {}, true, trusted);
-          } catch (e) {
-            // Refused for good (an overflowing inbox, a name no step knows): the others still apply.
-            if (!isStepfoldError(e) || e.retryable) throw e;
-            sent.refused(e);
-            continue;
-          }
-          from = r.snapshot;
-          trusted = true; // checked by that call (or made by it)
-          transitions = [...transitions, ...r.transitions];
-        }
-      // A refusal counts for the try that makes the write: a lost race re-applies every result.
-      request.refused?.(undefined);
-      if (request.also) for (const m of request.also) m.refused(undefined);
-      let r: ReturnType<typeof reduce>;
-      try {
-        r = reduce(definition, from, this.mark(request.event(this.clock())), {}, true, trusted);
-      } catch (e) {
-        // With merged results, a refused first one is reported alone; else the write fails.
-        if (!request.refused || !request.also?.length || !isStepfoldError(e) || e.retryable) throw e;
-        request.refused(e);
-        r = { snapshot: from, transitions: [] };
-      }
-      let next = r.snapshot;
-      transitions = transitions.length ? [...transitions, ...r.transitions] : r.transitions;
-      // Merged results after it, in order; one the reducer refuses is reported and skipped.
-      if (request.also?.length) {
-        for (const m of request.also) {
-          try {
-            const more = reduce(definition, next, this.mark(m.event(this.clock())), {}, true, true);
-            next = more.snapshot;
-            if (more.transitions.length) transitions = [...transitions, ...more.transitions];
-          } catch (e) {
-            if (!isStepfoldError(e) || e.retryable) throw e;
-            m.refused(e);
-          }
-        }
-      }
+      const { next, transitions } = this.fold(request, current, definition, trusted);
       const consumed = sent?.signals;
       const matches = noticed === current ? noticed : undefined;
       if (next === current) {
@@ -224,7 +307,6 @@ export class WriteLoop {
         return current;
       }
       try {
-        // No options object for the common save: it is the hot path of every handler result.
         await this.store.save(
           next,
           current.version,
@@ -233,17 +315,11 @@ export class WriteLoop {
             : undefined,
         );
       } catch (e) {
-        if (!isStepfoldError(e, 'VERSION_CONFLICT') || tries >= conflicts) throw e;
-        this.stats.conflicts++;
+        await this.lost(request, e, tries);
         current = undefined;
-        // Jittered pause so racing runners stop colliding in lockstep.
-        await new Promise((r) => setTimeout(r, Math.random() * Math.min(pauseCap, 2 ** tries)));
         continue;
       }
-      this.stats.writes++;
-      this.queue.wrote(next);
-      onWrite(next, transitions, current.version, current.wakeAt);
-      return next;
+      return this.saved(request, current, next, transitions);
     }
   }
 

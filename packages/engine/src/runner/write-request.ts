@@ -108,5 +108,8 @@ export interface CreateRequest {
 /** Writes one event; resolves with the stored snapshot after it (the same one if the event did not apply). */
 export type Write = (request: WriteRequest) => Promise<Snapshot>;
 
+/** A write from `base` (which replaces the request's own: the newest snapshot this runner wrote of it). */
+export type BasedWrite = (request: WriteRequest, base: WriteBase | undefined) => Promise<Snapshot>;
+
 /** Creates one instance; resolves with the snapshot written. */
 export type Create = (request: CreateRequest) => Promise<Snapshot>;
