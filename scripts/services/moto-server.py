@@ -117,19 +117,22 @@ def speed_up_moto() -> None:
 
 
 def query_by_key() -> None:
-    """Makes a Query cost what it finds, not the size of the table.
+    """Makes a Query cost what it finds, not the size of the table or of the partition.
 
     moto 5.2.5's Table.query starts from Table.all_items(), which lists every item of the table
     and sorts them all by primary key (Python comparisons of DynamoType keys), then keeps those
-    whose partition key matches. Each worker's poll is a Query on the due index, so with 10,000
-    instances stored a poll took about 30 ms and the whole server slowed as the table grew, where
-    DynamoDB reads an index by key. Here, during a Query, all_items() hands back only the
-    candidates: the partition's items for a Query on the table; for a Query on an index, the items
-    whose first partition-key attribute has the queried value, from a map kept per table and
-    attribute (built at the first Query on that attribute, then kept in step by every write).
-    moto's own code still checks each candidate and sorts the matches by the index's keys and the
-    table's key, a total order, so no result changes. Scan keeps moto's sorted list.
+    whose partition key matches, sorts those by the index's keys and only then applies the sort-key
+    condition and the limit. Each worker's poll is a Query on an index, so with 10,000 instances
+    stored a poll took about 30 ms and the whole server slowed as the table grew, where DynamoDB
+    reads an index by key. Here, during a Query, all_items() hands back only the candidates: the
+    partition's items for a Query on the table; for a Query on an index, the items of the queried
+    partition whose sort key meets the condition, from a sorted list kept per index and partition
+    (built at the first Query on that index, then kept in step by every write). moto's own code
+    still checks each candidate and sorts them by the index's keys and the table's key (a total
+    order), so no result changes. Scan keeps moto's sorted list.
     """
+    import bisect
+
     from moto.dynamodb.models import DynamoDBBackend
 
     query, all_items = Table.query, Table.all_items
@@ -145,76 +148,135 @@ def query_by_key() -> None:
             return list(table.items.values())
         return [item for partition in table.items.values() for item in partition.values()]
 
-    def maps_of(table) -> dict:
-        # attribute -> (key -> indexed value, value -> {key: item}); a table's deep copy (moto's
-        # transaction rollback) copies it with the items, so the two stay consistent.
-        return table.__dict__.setdefault("_stepfold_by_attribute", {})
+    class IndexKeys:
+        """One index's entries: per partition value, (sort value, tie-break, table key) in order."""
 
-    def unindex(maps: dict, key: tuple) -> None:
-        for value_of, items_of in maps.values():
-            value = value_of.pop(key, None)
-            if value is not None:
-                bucket = items_of[value]
-                bucket.pop(key, None)
-                if not bucket:
-                    del items_of[value]
+        def __init__(self, hash_attr: str, range_attr: str | None) -> None:
+            self.hash_attr, self.range_attr = hash_attr, range_attr
+            self.entry_of: dict = {}  # table key -> (partition value, entry)
+            self.parts: dict = {}  # partition value -> sorted entries
+            self.items: dict = {}  # table key -> item
 
-    def index(maps: dict, item) -> None:
-        key = key_of(item)
-        unindex(maps, key)
-        for attribute, (value_of, items_of) in maps.items():
-            value = item.attrs.get(attribute)
-            if value is not None:
-                value_of[key] = value
-                items_of.setdefault(value, {})[key] = item
+        def drop(self, key: tuple) -> None:
+            found = self.entry_of.pop(key, None)
+            if found is None:
+                return
+            value, entry = found
+            part = self.parts[value]
+            del part[bisect.bisect_left(part, entry)]
+            if not part:
+                del self.parts[value]
+            del self.items[key]
 
-    def items_with(table, attribute: str, value) -> list:
-        maps = maps_of(table)
-        if attribute not in maps:
-            maps[attribute] = ({}, {})
+        def put(self, item) -> None:
+            key = key_of(item)
+            self.drop(key)
+            value = item.attrs.get(self.hash_attr)
+            sort = item.attrs.get(self.range_attr) if self.range_attr else None
+            if value is None or (self.range_attr and sort is None):
+                return  # not in the index (a sparse index skips items without its keys)
+            # The tie-break (the key's text) keeps entries distinct and never compares DynamoTypes.
+            entry = ((sort.type, sort.cast_value) if sort is not None else ("", ""), repr(key), key)
+            bisect.insort(self.parts.setdefault(value, []), entry)
+            self.entry_of[key] = (value, entry)
+            self.items[key] = item
+
+        def candidates(self, value, comparison: str | None, bounds: list) -> list:
+            part = self.parts.get(value, [])
+            lo, hi = 0, len(part)
+            if comparison and self.range_attr and bounds:
+                first = (bounds[0].type, bounds[0].cast_value)
+                sort_of = lambda entry: entry[0]  # noqa: E731
+                if comparison in ("<", "<="):
+                    cut = bisect.bisect_left if comparison == "<" else bisect.bisect_right
+                    hi = cut(part, first, key=sort_of)
+                elif comparison in (">", ">="):
+                    cut = bisect.bisect_right if comparison == ">" else bisect.bisect_left
+                    lo = cut(part, first, key=sort_of)
+                elif comparison in ("=", "EQ"):
+                    lo = bisect.bisect_left(part, first, key=sort_of)
+                    hi = bisect.bisect_right(part, first, key=sort_of)
+                elif comparison == "BETWEEN" and len(bounds) == 2:
+                    lo = bisect.bisect_left(part, first, key=sort_of)
+                    hi = bisect.bisect_right(part, (bounds[1].type, bounds[1].cast_value), key=sort_of)
+                # anything else (BEGINS_WITH): the whole partition, which moto filters
+            return [self.items[entry[2]] for entry in part[lo:hi]]
+
+    def indexes_of(table) -> dict:
+        # index name -> IndexKeys; a table's deep copy (moto's transaction rollback) copies it
+        # with the items, so the two stay consistent.
+        return table.__dict__.setdefault("_stepfold_index_keys", {})
+
+    def index_keys(table, index_name: str) -> IndexKeys | None:
+        built = indexes_of(table)
+        if index_name not in built:
+            index = next((i for i in table.all_indexes() if i.name == index_name), None)
+            if index is None:
+                return None  # moto answers the unknown index with its own error
+            hashes = [k["AttributeName"] for k in index.schema if k["KeyType"] == "HASH"]
+            ranges = [k["AttributeName"] for k in index.schema if k["KeyType"] == "RANGE"]
+            if len(hashes) != 1 or len(ranges) > 1:
+                return None  # multi-attribute keys: moto's own reading
+            keys = IndexKeys(hashes[0], ranges[0] if ranges else None)
             for item in every_item(table):
-                index({attribute: maps[attribute]}, item)
-        return list(maps[attribute][1].get(value, {}).values())
+                keys.put(item)
+            built[index_name] = keys
+        return built[index_name]
 
     def candidates(self) -> list:
         mode = getattr(querying, "mode", None)
         if mode is None:
             return all_items(self)
-        kind, what = mode
-        if kind == "index":
-            return items_with(self, *what) if what else every_item(self)
-        partition = self.items.get(what)
+        if mode[0] == "index":
+            _, index_name, conditions, comparison, bounds = mode
+            keys = index_keys(self, index_name)
+            if keys is None or len(conditions) != 1 or conditions[0][0] != keys.hash_attr:
+                return every_item(self)
+            return keys.candidates(conditions[0][1], comparison, bounds)
+        partition = self.items.get(mode[1])
         if partition is None:
             return []
         return list(partition.values()) if self.range_key_attr else [partition]
 
     def query_with_candidates(self, hash_key, *args, **kwargs):
+        # Table.query(hash_key, range_comparison, range_objs, limit, exclusive_start_key,
+        # scan_index_forward, projection_expressions, index_name, ...), as moto's backend calls it.
         index_name = args[6] if len(args) > 6 else kwargs.get("index_name")
-        conditions = kwargs.get("hash_key_conditions") or []
-        querying.mode = ("index", conditions[0] if conditions else None) if index_name else ("table", hash_key)
+        if index_name:
+            conditions = kwargs.get("hash_key_conditions") or []
+            range_conditions = kwargs.get("range_key_conditions") or []
+            # A sort-key condition is used only when it is the only one (the last of several
+            # multi-attribute ones is not the index's single sort key).
+            comparison, bounds = (args[0], args[1]) if len(range_conditions) <= 1 else (None, [])
+            querying.mode = ("index", index_name, conditions, comparison, bounds or [])
+        else:
+            querying.mode = ("table", hash_key)
         try:
             return query(self, hash_key, *args, **kwargs)
         finally:
             querying.mode = None
 
+    def reindex(table, item) -> None:
+        for keys in indexes_of(table).values():
+            keys.put(item)
+
     def put_and_index(self, *args, **kwargs):
         item = put_item(self, *args, **kwargs)
-        if maps := maps_of(self):
-            index(maps, item)
+        reindex(self, item)
         return item
 
     def delete_and_unindex(self, hash_key, range_key):
         item = delete_item(self, hash_key, range_key)
-        if item is not None and (maps := maps_of(self)):
-            unindex(maps, key_of(item))
+        if item is not None:
+            for keys in indexes_of(self).values():
+                keys.drop(key_of(item))
         return item
 
     def update_and_index(self, table_name, *args, **kwargs):
         # An UpdateItem changes the stored item's attributes in place (or raises before, or
         # rolls them back): reindex what it returns.
         item = update_item(self, table_name, *args, **kwargs)
-        if maps := maps_of(self.get_table(table_name)):
-            index(maps, item)
+        reindex(self.get_table(table_name), item)
         return item
 
     Table.all_items = candidates
