@@ -69,12 +69,15 @@ export function createWorker(options: WorkerOptions): Worker {
   };
   const alarm = new Alarm(clock);
   const pool = new TaskPool(o.concurrency, o.workflowConcurrency, o.startMarginMs, clock, {
-    start: (job) => emit('taskStart', job),
+    // Asked before emitting: these run for every task, and an emit builds its arguments.
+    start: (job) => {
+      if (o.on.taskStart) emit('taskStart', job);
+    },
     end(job, outcome, ms, error) {
       stats[outcome === 'error' ? 'errors' : outcome]++;
       // A run that threw outside its handler, or a give-back whose write failed.
       if (outcome === 'error' || error !== undefined) emit('error', error, 'task');
-      emit('taskEnd', job, outcome, ms);
+      if (o.on.taskEnd) emit('taskEnd', job, outcome, ms);
     },
     // A freed slot goes to the named instances waiting for one first (their round polls no lane:
     // a full lane poll already brought the planned poll forward).
