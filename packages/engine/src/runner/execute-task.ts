@@ -69,11 +69,11 @@ class TaskContext implements HandlerContext {
   }
 }
 
-/** The result event of `task`'s run, of `type`, with `more` (its output or its error). */
-function resultEvent(
-  type: 'task.completed' | 'task.failed',
-  task: TaskState,
-  more: { output: unknown } | { error: ErrorInfo },
+/** The event that reports `task`'s run, of `type`, with `more` (its output or its error; nothing for a give-back). */
+export function resultEvent(
+  type: 'task.completed' | 'task.failed' | 'task.released',
+  task: Readonly<TaskState>,
+  more: { output: unknown } | { error: ErrorInfo } | Record<string, never>,
 ): ResultEvent {
   const { step, attempt, phase, idempotencyKey: key, item } = task;
   return (at) =>

@@ -7,6 +7,7 @@
 import { taskKey } from '../reducer/transition-context.js';
 import type { Snapshot, TaskState } from '../snapshot.js';
 import type { SentSignal } from '../store/store.js';
+import { resultEvent } from './execute-task.js';
 import type { InFlight } from './in-flight.js';
 import type { WorkflowRegistry } from './registry.js';
 import type { HandleResult, Runner } from './types.js';
@@ -211,19 +212,10 @@ class DispatchedJob implements TaskJob {
   release(): Promise<void> {
     if (this.#started) return Promise.resolve();
     this.#started = true;
-    const { step, phase, attempt, idempotencyKey: key, item } = this.task;
     const s = this.#snapshot;
     // Written back onto the snapshot that dispatched it, which the runner's reducer made.
     const base: WriteBase = { snapshot: s, origin: 'reducer' };
-    const event = (at: number) => ({
-      type: 'task.released' as const,
-      at,
-      step,
-      phase,
-      attempt,
-      key,
-      ...(item === undefined ? {} : { item }),
-    });
+    const event = resultEvent('task.released', this.task, {});
     const core = this.#core;
     const call = this.#call;
     const end = () => core.finish(call);
