@@ -1,9 +1,13 @@
 # MongoDB wire protocol, served by FerretDB v1 embedded in our own tiny Go
-# program (scripts/ferretdb/) with its SQLite backend. Sourced by scripts/services.sh.
+# program (scripts/ferretdb/) with its SQLite backend, patched by us so queries
+# use the collection's indexes (scripts/ferretdb/_patch/). Sourced by scripts/services.sh.
 # shellcheck shell=bash
 
 FERRET_SRC="$SCRIPTS_DIR/ferretdb"
+FERRET_PATCH="$FERRET_SRC/_patch"
 FERRET_BIN="$SERVICES_DIR/bin/stepfold-ferretdb"
+# A copy of FERRET_SRC with its modules vendored and FerretDB patched; rebuilt from scratch.
+FERRET_BUILD_DIR="$SERVICES_DIR/build/ferretdb"
 # Per port, like everything in .services/: servers on other ports are other servers.
 FERRET_DATA="$SERVICES_DIR/ferretdb-data/$MONGO_PORT" # one SQLite file per database; kept across stop/start
 FERRET_PIDFILE="$PID_DIR/ferretdb-$MONGO_PORT.pid"
@@ -20,17 +24,30 @@ mongo_prepare() {
   local t0=$EPOCHREALTIME stamp
   command -v go >/dev/null ||
     die "Go is required to build scripts/ferretdb (Debian's golang is too old for FerretDB; install Go >= 1.24)"
-  stamp=$(STAMP_EXTRA=$(go version) stamp_of "$FERRET_SRC"/*.go "$FERRET_SRC/go.mod" "$FERRET_SRC/go.sum")
+  stamp=$(STAMP_EXTRA=$(go version) stamp_of "$FERRET_SRC"/*.go "$FERRET_SRC/go.mod" "$FERRET_SRC/go.sum" "$FERRET_PATCH"/*)
   if [[ -x $FERRET_BIN && -f $FERRET_BIN.stamp && $(<"$FERRET_BIN.stamp") == "$stamp" ]]; then
     return 0
   fi
   say "building scripts/ferretdb (minutes on a machine's first build, seconds after)"
   mkdir -p "$(dirname "$FERRET_BIN")"
-  (cd "$FERRET_SRC" && go build -buildvcs=false -mod=readonly -o "$FERRET_BIN.tmp" .) >"$FERRET_BUILD_LOG" 2>&1 ||
-    die_with_log "$FERRET_BUILD_LOG" "go build failed"
+  ferret_build >"$FERRET_BUILD_LOG" 2>&1 || die_with_log "$FERRET_BUILD_LOG" "go build failed"
   mv -f "$FERRET_BIN.tmp" "$FERRET_BIN"
   echo "$stamp" >"$FERRET_BIN.stamp"
   say "built ${FERRET_BIN#"$REPO_ROOT"/} in $(elapsed "$t0")"
+}
+
+# FerretDB's SQLite backend, as released, pushes down only the _id of a one-field filter, and
+# spells that _id so SQLite cannot use the _id index: every save and every due poll read and
+# decoded the whole collection. The patch pushes down _id equality and $in, and number ranges on
+# indexed fields (`_patch/filter_where.go`); `go mod vendor` gives it a writable copy to patch.
+ferret_build() {
+  local vendored="$FERRET_BUILD_DIR/vendor/github.com/FerretDB/FerretDB"
+  rm -rf "$FERRET_BUILD_DIR" && mkdir -p "$FERRET_BUILD_DIR" &&
+    cp "$FERRET_SRC"/*.go "$FERRET_SRC/go.mod" "$FERRET_SRC/go.sum" "$FERRET_BUILD_DIR/" &&
+    (cd "$FERRET_BUILD_DIR" && go mod vendor) &&
+    cp "$FERRET_PATCH"/*.go "$vendored/internal/backends/sqlite/" &&
+    patch --forward --batch -p1 -d "$vendored" <"$FERRET_PATCH/sqlite-pushdown.patch" &&
+    (cd "$FERRET_BUILD_DIR" && go build -buildvcs=false -mod=vendor -o "$FERRET_BIN.tmp" .)
 }
 
 mongo_healthy() { timeout 5 node "$SCRIPTS_DIR/services/mongo-ping.mjs" "$HOST" "$MONGO_PORT" >/dev/null 2>&1; }
