@@ -80,11 +80,13 @@ const sometimes = <T>(a: fc.Arbitrary<T>, present: number, absent: number) =>
   fc.oneof({ weight: present, arbitrary: a }, { weight: absent, arbitrary: fc.constant(undefined) });
 const filter: fc.Arbitrary<Filter<Document>> = fc
   .tuple(sometimes(idPart, 1, 2), sometimes(range, 4, 1), sometimes(fc.constantFrom('p', 'q'), 1, 3))
-  .map(([_id, n, m]) => ({
-    ...(_id === undefined ? {} : { _id }),
-    ...(n === undefined ? {} : { n }),
-    ...(m === undefined ? {} : { m }),
-  }));
+  .map(([_id, n, m]) => {
+    const f: Document = {};
+    if (_id !== undefined) f['_id'] = _id;
+    if (n !== undefined) f['n'] = n;
+    if (m !== undefined) f['m'] = m;
+    return f;
+  });
 
 type Step =
   | { op: 'insert'; doc: Document }
@@ -111,10 +113,10 @@ async function run(s: Step): Promise<unknown[]> {
         return null;
       }
       const f = c === oracle ? unpushed(s.filter) : s.filter;
+      if (s.op === 'update') return (await c.updateMany(f, { $set: { n: s.n } })).modifiedCount;
       if (s.op === 'find') return c.find(f).sort({ _id: 1 }).toArray();
       if (s.op === 'count') return c.countDocuments(f);
-      if (s.op === 'delete') return (await c.deleteMany(f)).deletedCount;
-      return (await c.updateMany(f, { $set: { n: s.n } })).modifiedCount;
+      return (await c.deleteMany(f)).deletedCount;
     }),
   );
 }
