@@ -48,8 +48,6 @@ const worker =
         // Stores without wake notices (MongoDB, DynamoDB) are found by polling alone, and a killed
         // worker's running deadlines are never announced on any store: poll at least twice a second.
         poll: { minMs: POLL_MIN_MS[kind], maxMs: POLL_MAX_MS[kind], maxWithWakesMs: POLL_MAX_MS[kind] },
-        // Every due query on FerretDB is a collection scan: one lane per round, not one per workflow.
-        lanes: kind === 'mongo' ? 'single' : 'workflow',
         shutdown: { graceMs: 3000, abortMs: 1000 },
         // Its place among runWorkers' processes: each handed-over task has one taker at once.
         fleet: fleetFromEnv(),
