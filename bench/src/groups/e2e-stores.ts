@@ -25,7 +25,7 @@ const SIZES: Record<string, { perRound: number; warmRounds: number; table: strin
       "EVALSHA of the adapter's create script, then of its save script, keys and arguments built by hand",
   },
   mongo: {
-    perRound: 60,
+    perRound: 150,
     // The server is the busy side: one round warms its caches and our connections.
     warmRounds: 1,
     table: 'e2e_workers',
