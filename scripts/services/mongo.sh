@@ -46,7 +46,10 @@ ferret_build() {
     cp "$FERRET_SRC"/*.go "$FERRET_SRC/go.mod" "$FERRET_SRC/go.sum" "$FERRET_BUILD_DIR/" &&
     (cd "$FERRET_BUILD_DIR" && go mod vendor) &&
     cp "$FERRET_PATCH"/*.go "$vendored/internal/backends/sqlite/" &&
-    patch --forward --batch -p1 -d "$vendored" <"$FERRET_PATCH/sqlite-pushdown.patch" &&
+    # git apply, not patch(1) (Debian's "optional" priority); the ceiling keeps git from taking
+    # the vendored folder for a part of this repository, which would skip the patch's paths.
+    GIT_CEILING_DIRECTORIES="$(dirname "$vendored")" git -C "$vendored" apply -p1 --verbose \
+      <"$FERRET_PATCH/sqlite-pushdown.patch" &&
     (cd "$FERRET_BUILD_DIR" && go build -buildvcs=false -mod=vendor -o "$FERRET_BIN.tmp" .)
 }
 
