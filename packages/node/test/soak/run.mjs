@@ -36,8 +36,8 @@
 //     [--rate <starts/s>] [--in-flight <n>] [--loop-limit 10] [--faults on|off] [--drain-ratio 2]
 //
 // --instances defaults to 10,000; --trees to 100, each with five children; --crash-every 0 turns
-// the crash windows off (the tree run then has only the outside kills); --kills off runs the trees without
-// kills or windows; --faults off runs the faulted run without network faults (kills and restart
+// the crash windows off (the tree run then has only the outside kills); --kills off runs the trees
+// without kills or windows; --faults off runs the faulted run without network faults (kills and restart
 // only) and skips the drain check; --claim-ms unset leaves each store's default;
 // --rate and --in-flight default to the per-store PACE below; --loop-limit is the loop mode's
 // processDue limit: about a worker's concurrency, since a killed loop process strands, claimed for
