@@ -67,28 +67,6 @@ export const RESTARTABLE = {
   },
 };
 
-/**
- * Shortest pause between a worker's polls. FerretDB (the MongoDB server here) runs one command at a
- * time behind its proxy; since our build searches the due index instead of scanning the collection
- * (scripts/ferretdb/_patch/), a poll there costs about a millisecond and it polls as the others do.
- * @type {Record<StoreKind, number>}
- */
-export const POLL_MIN_MS = { postgres: 50, redis: 50, mongo: 50, dynamo: 50 };
-
-/**
- * Longest pause between a worker's polls: how late a killed worker's tasks (2 s deadlines) may be
- * found.
- * @type {Record<StoreKind, number>}
- */
-export const POLL_MAX_MS = { postgres: 500, redis: 500, mongo: 500, dynamo: 500 };
-
-/**
- * Longest pause of the loop mode's worker after calls that found nothing (from POLL_MIN_MS,
- * doubling): a poll-only worker, so a short one.
- * @type {Record<StoreKind, number>}
- */
-export const LOOP_MAX_MS = { postgres: 250, redis: 250, mongo: 250, dynamo: 250 };
-
 /** @param {StoreKind} kind @param {boolean} restartable */
 export function storeUrl(kind, restartable) {
   return restartable ? (RESTARTABLE[kind]?.url ?? URLS[kind]) : URLS[kind];

@@ -11,7 +11,7 @@ import { fleetFromEnv, serveWorker } from '../../dist/index.js';
 import { crashingStore } from './crash-windows.mjs';
 import { createLoopWorker } from './loop-worker.mjs';
 import { openOracleLog } from './oracle-log.mjs';
-import { LOOP_MAX_MS, openStore, POLL_MAX_MS, POLL_MIN_MS } from './stores.mjs';
+import { openStore } from './stores.mjs';
 import { soakHandlers, soakWorkflows } from './workflows.mjs';
 
 const env = (/** @type {string} */ name) => {
@@ -35,11 +35,17 @@ const runner = createRunner({
   handlers: soakHandlers(log.call),
   hooks: log.hooks,
 });
+// Pauses between polls, the same on every store (FerretDB's polls are index searches in our build):
+// at most POLL_MAX_MS, how late a killed worker's tasks (2 s deadlines) may be found; the loop
+// mode's worker, poll-only, doubles from POLL_MIN_MS to a shorter LOOP_MAX_MS.
+const POLL_MIN_MS = 50;
+const POLL_MAX_MS = 500;
+const LOOP_MAX_MS = 250;
 const worker =
   mode === 'loop'
     ? createLoopWorker(runner, {
-        minMs: POLL_MIN_MS[kind],
-        maxMs: LOOP_MAX_MS[kind],
+        minMs: POLL_MIN_MS,
+        maxMs: LOOP_MAX_MS,
         limit: Number(process.env.SOAK_LOOP_LIMIT || 100),
       })
     : createWorker({
@@ -47,7 +53,7 @@ const worker =
         concurrency: 8,
         // Stores without wake notices (MongoDB, DynamoDB) are found by polling alone, and a killed
         // worker's running deadlines are never announced on any store: poll at least twice a second.
-        poll: { minMs: POLL_MIN_MS[kind], maxMs: POLL_MAX_MS[kind], maxWithWakesMs: POLL_MAX_MS[kind] },
+        poll: { minMs: POLL_MIN_MS, maxMs: POLL_MAX_MS, maxWithWakesMs: POLL_MAX_MS },
         shutdown: { graceMs: 3000, abortMs: 1000 },
         // Its place among runWorkers' processes: each handed-over task has one taker at once.
         fleet: fleetFromEnv(),
