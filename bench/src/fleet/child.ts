@@ -105,7 +105,7 @@ await inner.setup();
 const started: string[] = [];
 
 const composition = process.env['BENCH_COMPOSITION'] === '1';
-if (composition) await import('@stepfold/engine/composition');
+const kinds = composition ? [(await import('@stepfold/engine/composition')).composition] : [];
 
 // Ends of parent workflows (trees.ts), written here or reported by another process, until a
 // `run` waiting for them takes them; and those waiting.
@@ -125,6 +125,7 @@ let maxBytes = 0;
 const runner = createRunner({
   store,
   workflows: [linear10, signalProbe, timerProbe, ...(composition ? TREE_WORKFLOWS : [])],
+  kinds,
   ...(composition && {
     onWritten(s: Snapshot) {
       if (s.workflow.name === measuring) maxBytes = Math.max(maxBytes, snapshotBytes(JSON.stringify(s)));

@@ -64,7 +64,7 @@ export async function startFleet(o: {
   table?: string;
   /** The store's `groupCommit` option (default false). */
   groupCommit?: boolean;
-  /** Load `@stepfold/engine/composition` and register the map and child workflows (trees.ts). */
+  /** Pass `kinds: [composition]` and register the map and child workflows (trees.ts). */
   composition?: boolean;
   /**
    * Handler slots of each process's worker (default `concurrency`, at least 4). The drivers keep

@@ -1,7 +1,7 @@
 import { defineWorkflow, type WorkflowDefinition } from '@stepfold/engine';
 
 // The composition rows' workflows (map-postgres, child-postgres). The fleet's worker processes
-// register them only with BENCH_COMPOSITION=1, after importing `@stepfold/engine/composition`, so the
+// register them only with BENCH_COMPOSITION=1, with `kinds: [composition]`, so the
 // e2e rows' processes run exactly what they ran before.
 
 /** Items a map-postgres parent maps over. */

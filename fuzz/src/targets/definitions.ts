@@ -1,4 +1,4 @@
-import '@stepfold/engine/composition';
+import { composition } from '@stepfold/engine/composition';
 import { isDeepStrictEqual } from 'node:util';
 import {
   defineWorkflow,
@@ -13,6 +13,9 @@ import type { Target } from '../driver.js';
 import { expect, jsonIssues, typedOrValue } from '../guard.js';
 import { cyclic, mutate, mutationsArb, RESERVED } from '../hostile.js';
 import { SEED_INPUTS, seedJson } from '../seeds.js';
+
+/** Every kind a fuzzed definition may use. */
+const KINDS = [composition];
 
 // Definitions: the seeds mutated at random into defineWorkflow. The answer is a definition that
 // starts (or refuses to start with a typed error) or INVALID_DEFINITION listing issues; a
@@ -92,7 +95,7 @@ export function checkSnapshotOut(def: WorkflowDefinition, s: Snapshot, where: st
   const issues = json ? jsonIssues(s) : [];
   expect(issues.length === 0, () => `${where}: the snapshot is not JSON: ${issues.join(', ')}`);
   const copy = JSON.parse(JSON.stringify(s)) as Snapshot;
-  const again = typedOrValue(() => step(def, copy, { type: 'tick', at: s.updatedAt }), `${where}: reload`);
+  const again = typedOrValue(() => step(def, copy, { type: 'tick', at: s.updatedAt }, { kinds: KINDS }), `${where}: reload`);
   expect(
     again.ok,
     () => `${where}: its own snapshot does not load again: ${again.ok ? '' : again.error.message}`,
@@ -142,12 +145,12 @@ export const definitions: Target<Input, DefinitionSeeds> = {
     expect(issues.length === 0, () => `the definition is not JSON: ${issues.join(', ')}`);
     typedOrValue(() => definitionHash(def), 'definitionHash');
     const started = typedOrValue(
-      () => step(def, null, { type: 'start', at: 1_000, id: 'fz-1', input: SEED_INPUTS[input] }),
+      () => step(def, null, { type: 'start', at: 1_000, id: 'fz-1', input: SEED_INPUTS[input] }, { kinds: KINDS }),
       'start',
     );
     if (!started.ok) return;
     checkSnapshotOut(def, started.value, 'start');
-    const later = typedOrValue(() => step(def, started.value, { type: 'tick', at: 10_000_000 }), 'tick');
+    const later = typedOrValue(() => step(def, started.value, { type: 'tick', at: 10_000_000 }, { kinds: KINDS }), 'tick');
     if (later.ok) checkSnapshotOut(def, later.value, 'tick');
   },
 };

@@ -1,4 +1,4 @@
-import '@stepfold/engine/composition';
+import { composition } from '@stepfold/engine/composition';
 import { type Snapshot, step, type WorkflowDefinition, type WorkflowEvent } from '@stepfold/engine';
 import fc from 'fast-check';
 import { reduce } from '../../../packages/engine/dist/reducer/reducer.js';
@@ -7,6 +7,9 @@ import { expect, typedOrValue } from '../guard.js';
 import { hostileJson, hostileSmall, mutate, mutationsArb, protoObject } from '../hostile.js';
 import { SEED_INPUTS, seedDefinitions } from '../seeds.js';
 import { checkSnapshotOut, isJson } from './definitions.js';
+
+/** Every kind a fuzzed definition may use. */
+const KINDS = [composition];
 
 // Events: snapshots reached by valid events, then random and mutated events into `step`. The
 // answer is a snapshot that is JSON and loads again, or a typed error; the snapshot passed in is
@@ -74,7 +77,7 @@ function states(): State[] {
   };
   for (const def of seedDefinitions()) {
     for (const input of SEED_INPUTS) {
-      let s = step(def, null, { type: 'start', at: 1_000, id: `ev-${def.name}`, input });
+      let s = step(def, null, { type: 'start', at: 1_000, id: `ev-${def.name}`, input }, { kinds: KINDS });
       out.push({ def, snapshot: s });
       let at = 1_000;
       for (let i = 0; i < 12; i++) {
@@ -82,7 +85,7 @@ function states(): State[] {
         const options = validEvents(def, s, at).filter((e) => e.type !== 'cancel' && e.type !== 'abort');
         const e = options[next() % options.length]!;
         try {
-          s = step(def, s, e);
+          s = step(def, s, e, { kinds: KINDS });
         } catch {
           continue;
         }
@@ -184,13 +187,13 @@ export const events: Target<Input, State[]> = {
     const s = thaw ? (JSON.parse(JSON.stringify(snapshot)) as Snapshot) : snapshot;
     const before = JSON.stringify(s);
     const eventText = textOf(event);
-    const r = typedOrValue(() => step(def, s, event as WorkflowEvent), 'step');
+    const r = typedOrValue(() => step(def, s, event as WorkflowEvent, { kinds: KINDS }), 'step');
     expect(JSON.stringify(s) === before, 'step changed the snapshot it was given');
     if (eventText !== undefined) expect(textOf(event) === eventText, 'step changed the event it was given');
     // The reference: the same event on a deep copy must give the same answer.
     const copy = JSON.parse(before) as Snapshot;
     const ref = typedOrValue(
-      () => reduce(def, copy, event as WorkflowEvent, {}, false).snapshot,
+      () => reduce(def, copy, event as WorkflowEvent, { kinds: KINDS, reference: true }).snapshot,
       'reference step',
     );
     if (r.ok && ref.ok) {

@@ -1,4 +1,4 @@
-import '@stepfold/engine/composition';
+import { composition } from '@stepfold/engine/composition';
 import {
   createRunner,
   isStepfoldError,
@@ -15,6 +15,9 @@ import { expect, typedOrValueAsync } from '../guard.js';
 import { type Mutation, mutate, mutationsArb, textDamage } from '../hostile.js';
 import { openPg, type PgFixture } from '../pg.js';
 import { seedDefinitions, seedHandlers } from '../seeds.js';
+
+/** Every kind a fuzzed definition may use. */
+const KINDS = [composition];
 
 // Stored snapshots: a valid instance's stored JSON mutated or torn and written raw into a store
 // (a row of PostgreSQL, a row of a store-kit store in memory), then the runner's calls on it. The
@@ -122,7 +125,7 @@ async function pgRows(): Promise<RawRows & { pg: PgFixture }> {
 function startingPoints(defs: WorkflowDefinition[]): Snapshot[] {
   const out: Snapshot[] = [];
   for (const def of defs) {
-    let s = step(def, null, { type: 'start', at: 1_000, id: 'row', input: { amount: 3, n: 2 } });
+    let s = step(def, null, { type: 'start', at: 1_000, id: 'row', input: { amount: 3, n: 2 } }, { kinds: KINDS });
     out.push(s);
     for (const t of Object.values(s.tasks)) {
       s = step(def, s, {
@@ -131,10 +134,10 @@ function startingPoints(defs: WorkflowDefinition[]): Snapshot[] {
         step: t.step,
         attempt: t.attempt,
         output: { ok: 1 },
-      });
+      }, { kinds: KINDS });
     }
     out.push(s);
-    s = step(def, s, { type: 'cancel', at: 3_000 });
+    s = step(def, s, { type: 'cancel', at: 3_000 }, { kinds: KINDS });
     out.push(s);
   }
   return out;
@@ -169,7 +172,7 @@ function storedTarget(
     async open() {
       const rows = await open();
       const defs = plainSeeds();
-      const runner = createRunner({
+      const runner = createRunner({ kinds: KINDS,
         store: rows.store,
         workflows: defs,
         handlers: seedHandlers(),

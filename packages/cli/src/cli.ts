@@ -1,6 +1,3 @@
-// Child and map steps: every runner the CLI builds takes definitions that use them, and `show`
-// and `children` walk the instances they start. The import enables them for the whole process.
-import '@stepfold/engine/composition';
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import * as commands from './commands/index.js';

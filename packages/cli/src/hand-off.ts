@@ -12,6 +12,7 @@ import { type ActingOptions, requireDefinitions } from './options.js';
 import type { Output } from './output.js';
 import { headline } from './snapshot-view.js';
 import { type OpenedStore, storeUrlOf, withStore } from './store-url.js';
+import { CLI_KINDS } from './kinds.js';
 
 /** What an acting command works with. */
 export interface HandOff {
@@ -39,7 +40,7 @@ export async function withHandOffRunner<T>(
   return withStore(url, async (opened) => {
     // The definitions as loaded: a built one is the module's own object, whose declared schemas
     // the runner finds by identity and checks signal payloads against.
-    const runner = createRunner({ store: opened.store, workflows: defs, execute: false });
+    const runner = createRunner({ store: opened.store, workflows: defs, execute: false, kinds: CLI_KINDS });
     const before = await opened.store.load(id);
     if (!before) throw new NotFoundError(id);
     return body({ runner, before, definition: definitionFor(defs, before.workflow), opened });

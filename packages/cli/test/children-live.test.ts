@@ -1,4 +1,4 @@
-import '@stepfold/engine/composition';
+import { composition } from '@stepfold/engine/composition';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -69,7 +69,7 @@ beforeEach(() => {
 describe('a running tree through the CLI', () => {
   it('shows the child, signals it, and the parent goes on to its map, whose children it lists', async () => {
     const store = held.store!;
-    const worker = createRunner({ store, workflows: [tree, gate], handlers: {} });
+    const worker = createRunner({ kinds: [composition], store, workflows: [tree, gate], handlers: {} });
     await worker.start('tree', 't-1', { items: ['a', 'b', 'c'] });
 
     const parent = json<Family & { diagram: string }>(

@@ -1,5 +1,5 @@
 import { createRunner, defineWorkflow, TaskError, workflow } from '@stepfold/engine';
-import '@stepfold/engine/composition';
+import { composition } from '@stepfold/engine/composition';
 import { createMemoryStore } from '@stepfold/engine/memory';
 import { createHarness } from '@stepfold/engine/testing';
 import { describe, expect, it } from 'vitest';
@@ -28,7 +28,7 @@ const undoable = (onFailure?: 'dlq') =>
 describe('map steps', () => {
   it('whose items are not an array fail the step (nothing to undo) instead of throwing on entry', () => {
     // It threw a TypeError: the rollback asked the map for its completed items, and it had no state.
-    const h = createHarness(undoable()).start({ xs: 'nope' });
+    const h = createHarness(undoable(), { kinds: [composition] }).start({ xs: 'nope' });
     expect(h.status).toBe('failed');
     expect(h.snapshot.error).toMatchObject({ step: 'each', code: 'INVALID_ITEMS' });
     expect(h.snapshot.steps['each']?.status).toBe('compensated');
@@ -36,7 +36,7 @@ describe('map steps', () => {
 
   it('parked in dlq for items that are not an array, read them again when requeued', () => {
     // The requeue threw a TypeError too.
-    const h = createHarness(undoable('dlq')).start({ xs: null });
+    const h = createHarness(undoable('dlq'), { kinds: [composition] }).start({ xs: null });
     expect(h.status).toBe('dlq');
     h.requeue({ inputPatch: { xs: [1] } });
     expect(h.dispatched('each')).toMatchObject([{ item: 0 }]);
@@ -47,7 +47,7 @@ describe('map steps', () => {
 
   it('does not compensate an item that was waiting to retry when the map failed', () => {
     // The item left `running` without joining `failed`, so the rollback took it for completed.
-    const h = createHarness(undoable()).start({ xs: [0, 1] });
+    const h = createHarness(undoable(), { kinds: [composition] }).start({ xs: [0, 1] });
     h.fail('each', { message: 'flaky', retryable: true }, { item: 0 });
     h.fail('each', { message: 'broken', retryable: false }, { item: 1 });
     expect(h.status).toBe('failed');
@@ -86,7 +86,7 @@ describe('workflow maps', () => {
   it("stop undoing items once a child in flight completes past its pivot during the map's rollback", () => {
     // The map went on reverting the items before it, then tried to revert the pivot child itself:
     // refused (PAST_PIVOT), so the parent sat in compensation-dlq, and every requeue failed again.
-    const h = createHarness(lines, { workflows: [line], id: 'r' }).start({ xs: [0, 1, 2] });
+    const h = createHarness(lines, { kinds: [composition], workflows: [line], id: 'r' }).start({ xs: [0, 1, 2] });
     for (const i of [1, 2]) {
       h.child('each', i).complete('pick', {});
       h.child('each', i).complete('pack', {});
@@ -135,7 +135,7 @@ describe('child steps', () => {
   it('whose child was aborted while being reverted park the compensation again on a requeue, not re-check forever', async () => {
     // The revert of an aborted child changes nothing and reports nothing: the parent's compensation
     // task was dispatched again at every deadline, for good. Now the child's end answers it.
-    const runner = createRunner({
+    const runner = createRunner({ kinds: [composition],
       store: createMemoryStore(),
       workflows: [holder, stuck],
       handlers: {
@@ -187,7 +187,7 @@ const caller = defineWorkflow({
 describe('a child whose declared input schema refuses what the step maps', () => {
   it('fails the step with INVALID_INPUT on a runner, instead of being tried again at every deadline', async () => {
     const store = createMemoryStore();
-    const runner = createRunner({ store, workflows: [caller, strict], handlers: { go: async () => 1 } });
+    const runner = createRunner({ kinds: [composition], store, workflows: [caller, strict], handlers: { go: async () => 1 } });
     const s = await runner.start('caller', 'c-1', { code: 7 });
     expect(s.status).toBe('failed');
     expect(s.error).toMatchObject({ step: 'sub', code: 'INVALID_INPUT' });
@@ -196,7 +196,7 @@ describe('a child whose declared input schema refuses what the step maps', () =>
   });
 
   it('fails it the same way in the harness', () => {
-    const h = createHarness(caller, { workflows: [strict], id: 'c-1' }).start({ code: 7 });
+    const h = createHarness(caller, { kinds: [composition], workflows: [strict], id: 'c-1' }).start({ code: 7 });
     expect(h.status).toBe('failed');
     expect(h.snapshot.error).toMatchObject({ step: 'sub', code: 'INVALID_INPUT' });
     expect(h.children).toEqual([]);

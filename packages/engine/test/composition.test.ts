@@ -1,5 +1,5 @@
 import { createRunner, defineWorkflow, type Snapshot, type Store, TaskError } from '@stepfold/engine';
-import '@stepfold/engine/composition';
+import { composition } from '@stepfold/engine/composition';
 import { createMemoryStore } from '@stepfold/engine/memory';
 import { describe, expect, it } from 'vitest';
 
@@ -65,7 +65,7 @@ async function drive(runner: { tick(id: string, now?: number): Promise<Snapshot>
 function harness(failOn: (sku: string) => boolean = () => false) {
   const calls: string[] = [];
   const store = createMemoryStore();
-  const runner = createRunner({
+  const runner = createRunner({ kinds: [composition],
     store,
     workflows: [shipLine, order, withChild, sums],
     handlers: {
@@ -220,7 +220,7 @@ describe('child step: ids, compensation, pivots, stopping', () => {
   function setup() {
     const calls: string[] = [];
     const store = createMemoryStore();
-    const runner = createRunner({
+    const runner = createRunner({ kinds: [composition],
       store,
       workflows: [leaf, pivotal, tree, pivotTree, race, hang],
       handlers: {
@@ -292,7 +292,7 @@ describe('child step: ids, compensation, pivots, stopping', () => {
       start: 'c',
       steps: { c: { kind: 'child', workflow: 'hang' } },
     });
-    const r2 = createRunner({ store, workflows: [wrap, hang], handlers: {} });
+    const r2 = createRunner({ kinds: [composition], store, workflows: [wrap, hang], handlers: {} });
     await r2.start('wrap', 'w-1', {});
     expect((await store.load('w-1/1/c/1'))?.status).toBe('waiting');
     await r2.abort('w-1', 'stop everything');
@@ -301,7 +301,7 @@ describe('child step: ids, compensation, pivots, stopping', () => {
   });
 
   it('refuses a runner whose definitions use child steps of an unregistered workflow', () => {
-    expect(() => createRunner({ store: createMemoryStore(), workflows: [tree], handlers: {} })).toThrow(
+    expect(() => createRunner({ kinds: [composition], store: createMemoryStore(), workflows: [tree], handlers: {} })).toThrow(
       expect.objectContaining({ code: 'UNKNOWN_WORKFLOW' }),
     );
   });
@@ -346,7 +346,7 @@ describe('child step: crash windows recovered by the deadline', () => {
 
   it("starts the child when the parent's dispatch was written but the child's create was lost", async () => {
     const store = flakyStore({ create: 'p-a/1/c/1' });
-    const runner = createRunner({ store, workflows: [leaf, parent], handlers });
+    const runner = createRunner({ kinds: [composition], store, workflows: [leaf, parent], handlers });
     const s = await runner.start('parent2', 'p-a', {});
     expect(s.status).toBe('running');
     expect(await store.load('p-a/1/c/1')).toBeNull();
@@ -359,7 +359,7 @@ describe('child step: crash windows recovered by the deadline', () => {
 
   it("takes the child's end when the report to the parent was lost", async () => {
     const store = flakyStore({ saveOf: 'p-b' });
-    const runner = createRunner({ store, workflows: [leaf, parent], handlers });
+    const runner = createRunner({ kinds: [composition], store, workflows: [leaf, parent], handlers });
     const s = await runner.start('parent2', 'p-b', {});
     expect(s.status).toBe('running');
     expect((await store.load('p-b/1/c/1'))?.status).toBe('completed');
@@ -389,7 +389,7 @@ describe('tools read the pivot rule across the tree', () => {
         gate: { kind: 'wait', signal: 'go' },
       },
     });
-    const runner = createRunner({
+    const runner = createRunner({ kinds: [composition],
       store: createMemoryStore(),
       workflows: [pivotal, top],
       handlers: { work: async () => null },
@@ -419,7 +419,7 @@ describe('map step: dlq and requeue', () => {
         },
       },
     });
-    const runner = createRunner({
+    const runner = createRunner({ kinds: [composition],
       store: createMemoryStore(),
       workflows: [parked],
       handlers: {
@@ -459,7 +459,7 @@ describe('map step: dlq and requeue', () => {
       steps: { each: { kind: 'map', items: 'input.xs', workflow: 'dlq-child', maxConcurrency: 3 } },
     });
     const store = createMemoryStore();
-    const runner = createRunner({
+    const runner = createRunner({ kinds: [composition],
       store,
       workflows: [child, top],
       handlers: {

@@ -1,5 +1,5 @@
 import { createRunner, defineWorkflow, type Handler, type Snapshot, TaskError } from '@stepfold/engine';
-import '@stepfold/engine/composition';
+import { composition } from '@stepfold/engine/composition';
 import { createMemoryStore } from '@stepfold/engine/memory';
 import { createHarness, type WorkflowHarness } from '@stepfold/engine/testing';
 import { describe, expect, it } from 'vitest';
@@ -71,7 +71,7 @@ function expectReplays(h: WorkflowHarness): void {
 async function onRunner(id: string, data: unknown, failSku?: string) {
   const calls: string[] = [];
   const store = createMemoryStore();
-  const runner = createRunner({
+  const runner = createRunner({ kinds: [composition],
     store,
     workflows: [order, ...workflows],
     handlers: handlers(calls, failSku),
@@ -85,7 +85,7 @@ async function onRunner(id: string, data: unknown, failSku?: string) {
 describe('the harness drives a tree', () => {
   it('runs a map of child workflows and a child step to completion, each child its own instance', async () => {
     const calls: string[] = [];
-    const h = createHarness(order, { workflows, id: 'o-1' }).start(input(3));
+    const h = createHarness(order, { kinds: [composition], workflows, id: 'o-1' }).start(input(3));
     await h.run(handlers(calls), { timers: 'advance' });
     expect(h.status).toBe('completed');
     expect(h.children.map((c) => c.id)).toEqual([
@@ -107,7 +107,7 @@ describe('the harness drives a tree', () => {
 
   it('rolls a failed map back: each completed child reverted once, as the runner does', async () => {
     const calls: string[] = [];
-    const h = createHarness(order, { workflows, id: 'o-2' }).start(input(5));
+    const h = createHarness(order, { kinds: [composition], workflows, id: 'o-2' }).start(input(5));
     await h.run(handlers(calls, 's3'), { timers: 'advance' });
     expect(h.status).toBe('failed');
     const runner = await onRunner('o-2', input(5), 's3');
@@ -126,7 +126,7 @@ describe('the harness drives a tree', () => {
 
   it('cancels children whose task the parent detached, and undoes what they did', async () => {
     const calls: string[] = [];
-    const h = createHarness(order, { workflows, id: 'o-3' }).start(input(2));
+    const h = createHarness(order, { kinds: [composition], workflows, id: 'o-3' }).start(input(2));
     h.complete('reserve', { r: 1 });
     const first = h.child('lines', 0);
     first.complete('pick', { picked: 's0' });
@@ -142,7 +142,7 @@ describe('the harness drives a tree', () => {
   });
 
   it('aborts the children still running when the parent is aborted', () => {
-    const h = createHarness(order, { workflows, id: 'o-4' }).start(input(3));
+    const h = createHarness(order, { kinds: [composition], workflows, id: 'o-4' }).start(input(3));
     h.complete('reserve', { r: 1 });
     h.abort('stop');
     expect(h.children.map((c) => c.status)).toEqual(['aborted', 'aborted']);
@@ -152,7 +152,7 @@ describe('the harness drives a tree', () => {
   });
 
   it("past a child's pivot the parent refuses a cancel and writes nothing", async () => {
-    const h = createHarness(order, { workflows, id: 'o-5' }).start(input(0));
+    const h = createHarness(order, { kinds: [composition], workflows, id: 'o-5' }).start(input(0));
     h.complete('reserve', { r: 1 });
     const ship = h.child('ship');
     ship.complete('book', { slot: 7 });
@@ -169,7 +169,7 @@ describe('the harness drives a tree', () => {
   });
 
   it('with manual effects, a lost report is recovered when the parent task deadline passes', () => {
-    const h = createHarness(order, { workflows, id: 'o-6', effects: 'manual' }).start(input(0));
+    const h = createHarness(order, { kinds: [composition], workflows, id: 'o-6', effects: 'manual' }).start(input(0));
     h.complete('reserve', { r: 1 });
     expect(h.effects.map((e) => e.kind)).toEqual(['task']);
     h.perform();
@@ -198,7 +198,7 @@ describe('the harness drives a tree', () => {
   });
 
   it('creates a child the parent stopped before its start effect ran, ended, so the late start starts nothing', () => {
-    const h = createHarness(order, { workflows, id: 'o-7', effects: 'manual' }).start(input(1));
+    const h = createHarness(order, { kinds: [composition], workflows, id: 'o-7', effects: 'manual' }).start(input(1));
     h.complete('reserve', { r: 1 });
     const start = h.effects[0]!;
     h.drop();
@@ -212,7 +212,7 @@ describe('the harness drives a tree', () => {
   });
 
   it('keeps $child tasks for the test when no workflows are given', () => {
-    const h = createHarness(order, { id: 'o-8' }).start(input(0));
+    const h = createHarness(order, { kinds: [composition], id: 'o-8' }).start(input(0));
     h.complete('reserve', { r: 1 });
     expect(h.children).toEqual([]);
     const task = h.snapshot.tasks['ship']!;
@@ -229,9 +229,9 @@ describe('the harness drives a tree', () => {
 
   it('every child reports to its parent through the same event the runner writes', async () => {
     const store = createMemoryStore();
-    const runner = createRunner({ store, workflows: [order, ...workflows], handlers: handlers([]) });
+    const runner = createRunner({ kinds: [composition], store, workflows: [order, ...workflows], handlers: handlers([]) });
     const s = await runner.start('order', 'o-9', input(1));
-    const h = createHarness(order, { workflows, id: 'o-9' }).start(input(1));
+    const h = createHarness(order, { kinds: [composition], workflows, id: 'o-9' }).start(input(1));
     await h.run(handlers([]), { timers: 'advance' });
     const shape = (x: Snapshot) =>
       x.log.filter((l) => l.type === 'step.completed').map((l) => [l.step, l.detail]);

@@ -47,7 +47,8 @@ describe('a kind of its own, through the functions the list of kinds feeds', () 
   });
 
   it('reduces: the flow over tables with its rules takes it like any kind', () => {
-    const flow = createFlow({ ...DEFINITION_KINDS, ping }, { ...REDUCER_KINDS, ping: pingRules });
+    const rules = { ...REDUCER_KINDS, ping: pingRules };
+    const flow = createFlow({ ...DEFINITION_KINDS, ping }, rules);
     // Hand-compiled: `compileWorkflow` knows the built-in kinds only.
     const definition = {
       name: 'pinger',
@@ -67,7 +68,7 @@ describe('a kind of its own, through the functions the list of kinds feeds', () 
     };
     const s = initialSnapshot(wf, { type: 'start', at: 0, id: 'i' }, null);
     s.inbox.push({ name: 'pong', payload: null, at: 0 });
-    const cx: Cx = { wf, s, at: 1, budget: 100, logged: [] };
+    const cx: Cx = { wf, table: { rules, flow }, s, at: 1, budget: 100, logged: [] };
 
     flow.enter(cx, 'p');
     // The buffered pong was handed over on entry, as to any kind that listens.

@@ -318,7 +318,7 @@ describe('references in the reducer', () => {
 
 describe('offloading across child workflows', () => {
   it("a child's input is offloaded under the child; its output is copied under the parent", async () => {
-    await import('../src/composition/index.js');
+    const { composition } = await import('../src/composition/index.js');
     const inner = defineWorkflow({
       name: 'inner',
       version: 1,
@@ -340,6 +340,7 @@ describe('offloading across child workflows', () => {
     const runner = createRunner({
       store,
       workflows: [outer, inner],
+      kinds: [composition],
       payloads: offloading({ store: payloads, threshold: 1000 }),
       handlers: {
         make: async ({ input }) => {

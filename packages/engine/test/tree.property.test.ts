@@ -1,5 +1,5 @@
 import { isTerminal, type WorkflowEvent } from '@stepfold/engine';
-import '@stepfold/engine/composition';
+import { composition } from '@stepfold/engine/composition';
 import { type ChildEffect, createHarness, type WorkflowHarness } from '@stepfold/engine/testing';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -306,7 +306,7 @@ describe('saga oracles across random trees of child workflows and maps', () => {
       fc.assert(
         fc.property(caseArb, ({ spec, compFailures, faults, intents }) => {
           const g = compileTree(spec);
-          const h = createHarness(g.root, { workflows: g.children, id: 'r', effects: 'manual', now: 1000 });
+          const h = createHarness(g.root, { kinds: [composition], workflows: g.children, id: 'r', effects: 'manual', now: 1000 });
           h.start(g.input);
           const history: ChildEffect[] = [];
           for (const i of intents) act(h, i, g, compFailures, history);

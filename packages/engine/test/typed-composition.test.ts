@@ -6,7 +6,7 @@ import {
   TaskError,
   workflow,
 } from '@stepfold/engine';
-import '@stepfold/engine/composition';
+import { composition } from '@stepfold/engine/composition';
 import { createMemoryStore } from '@stepfold/engine/memory';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 
@@ -109,7 +109,7 @@ describe('typed child and map steps', () => {
 
   it('run through a runner with the outputs their types promise', async () => {
     const store = createMemoryStore();
-    const runner = createRunner({
+    const runner = createRunner({ kinds: [composition],
       store,
       workflows: [order, shipLine],
       handlers: { ...handlers, ...lineHandlers },
@@ -142,7 +142,7 @@ describe('typed child and map steps', () => {
     // The compiler refuses this too (typed-composition.types.test.ts); typed loosely to reach the runtime check.
     const workflows: readonly AnyDefinition[] = [order];
     expect(() =>
-      createRunner({ store: createMemoryStore(), workflows, handlers: { ...handlers, ...lineHandlers } }),
+      createRunner({ kinds: [composition], store: createMemoryStore(), workflows, handlers: { ...handlers, ...lineHandlers } }),
     ).toThrow(expect.objectContaining({ code: 'UNKNOWN_WORKFLOW' }));
   });
 });

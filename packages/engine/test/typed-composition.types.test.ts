@@ -9,6 +9,7 @@ import {
   type WorkflowMapSummary,
   workflow,
 } from '@stepfold/engine';
+import { composition } from '@stepfold/engine/composition';
 import { createMemoryStore } from '@stepfold/engine/memory';
 import { describe, expectTypeOf, it } from 'vitest';
 import * as z from 'zod/mini';
@@ -188,8 +189,8 @@ describe('the runner', () => {
   const all = { ...handlers, ...lineHandlers };
 
   it('takes a parent with the workflows its child and map steps start', () => {
-    // Only compiled: these definitions need the composition entry at run time.
-    const typeOnly = () => createRunner({ store, workflows: [order, shipLine], handlers: all });
+    const typeOnly = () =>
+      createRunner({ store, workflows: [order, shipLine], handlers: all, kinds: [composition] });
     expectTypeOf(typeOnly).returns.not.toBeNever();
   });
 
@@ -197,13 +198,29 @@ describe('the runner', () => {
     // Only compiled: at run time this throws UNKNOWN_WORKFLOW.
     const typeOnly = () =>
       // @ts-expect-error Property '"ship-line"' is missing ... '{ "ship-line": "a workflow a child or map step starts: register it too" }'
-      createRunner({ store, workflows: [order], handlers });
+      createRunner({ store, workflows: [order], handlers, kinds: [composition] });
     void typeOnly;
   });
 
   it('cannot tell with a JSON definition among the workflows (the runtime check remains)', () => {
     const json = defineWorkflow({ name: 'j', version: 1, start: 'a', steps: { a: { kind: 'succeed' } } });
-    const typeOnly = () => createRunner({ store, workflows: [order, json], handlers });
+    const typeOnly = () => createRunner({ store, workflows: [order, json], handlers, kinds: [composition] });
     expectTypeOf(typeOnly).returns.not.toBeNever();
+  });
+
+  it('refuses child and map steps without kinds: [composition], saying so in one line', () => {
+    const label = workflow('label', 1).task('print', { handler: 'print' }).build();
+    const shipment = workflow('shipment', 1).child('label', { workflow: label }).build();
+    const fan = workflow('fan', 1).input<{ xs: number[] }>().map('each', { items: 'input.xs', handler: 'h' }).build();
+    const typeOnly = () => {
+      // @ts-expect-error Property 'kinds' is missing ... '{ kinds: "child and map steps run only with kinds: [composition] from '@stepfold/engine/composition'"; }'
+      createRunner({ store, workflows: [shipment, label], handlers: { print: () => 1 } });
+      // @ts-expect-error Type '[]' is not assignable to type '... "child and map steps run only with kinds: [composition] from '@stepfold/engine/composition'"'
+      createRunner({ store, workflows: [fan], handlers: { h: () => 1 }, kinds: [] });
+      createRunner({ store, workflows: [shipment, label], handlers: { print: () => 1 }, kinds: [composition] });
+      // A definition without child or map steps needs no kinds.
+      createRunner({ store, workflows: [label], handlers: { print: () => 1 } });
+    };
+    void typeOnly;
   });
 });

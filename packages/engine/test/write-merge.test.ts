@@ -1,4 +1,4 @@
-import '@stepfold/engine/composition';
+import { composition } from '@stepfold/engine/composition';
 import { createRunner, defineWorkflow, type Snapshot, type Store } from '@stepfold/engine';
 import { createMemoryStore } from '@stepfold/engine/memory';
 import { describe, expect, it } from 'vitest';
@@ -43,7 +43,7 @@ describe('merged handler results', () => {
       start: 'each',
       steps: { each: { kind: 'map', items: 'input.xs', handler: 'h', maxConcurrency: 20 } },
     });
-    const runner = createRunner({
+    const runner = createRunner({ kinds: [composition],
       store,
       workflows: [fan],
       handlers: { h: async ({ input }) => (input as number) * 3 },
@@ -70,7 +70,7 @@ describe('merged handler results', () => {
         b: { kind: 'task', handler: 'h' },
       },
     });
-    const registry = createRegistry([two], undefined);
+    const registry = createRegistry({ workflows: [two] });
     const writes = new WriteLoop({ store, registry, clock: () => 1_000, conflictRetries: 3, handoff: true });
     const seen: Snapshot[] = [];
     const onWrite = (s: Snapshot) => seen.push(s);

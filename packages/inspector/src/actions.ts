@@ -168,16 +168,14 @@ export function sendPinned(
   message: RunnerMessage,
   version: number,
 ): Promise<HandleResult> {
-  // The inspector steers workflows with child and map steps too (and walks their trees), even in a
-  // process that only inspects: the composition kinds are enabled by the import above, named here
-  // so that no bundler drops it.
-  void composition;
   const runner = createRunner({
     store: pinnedStore(store, version),
     // The host's own objects: a builder's declared schemas are found by them, so the runner checks too.
     workflows,
     execute: false,
     conflictRetries: 0,
+    // The inspector steers workflows with child and map steps too (and walks their trees).
+    kinds: [composition],
   });
   return runner.handle({ ...message, wait: 'write' });
 }

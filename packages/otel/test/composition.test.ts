@@ -1,4 +1,4 @@
-import '@stepfold/engine/composition';
+import { composition } from '@stepfold/engine/composition';
 import { context, type Span, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import {
@@ -67,7 +67,7 @@ describe('a parent and its children in one trace', () => {
       note(ctx);
       return f(ctx);
     };
-    const runner = createRunner({
+    const runner = createRunner({ kinds: [composition],
       store,
       workflows: [order, shipLine],
       handlers: {

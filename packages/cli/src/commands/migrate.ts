@@ -32,6 +32,7 @@ import {
 import { createOutput, type Output, table } from '../output.js';
 import { storeUrlOf, withStore } from '../store-url.js';
 import { statusOf } from './list.js';
+import { CLI_KINDS } from '../kinds.js';
 
 interface MigrateOptions extends ActingOptions {
   migration: string;
@@ -125,7 +126,7 @@ async function one(
   if (o.dryRun) {
     const s = await store.load(id);
     if (!s) throw new NotFoundError(id);
-    const plan = planMigration(m, s, { at: Date.now() });
+    const plan = planMigration(m, s, { at: Date.now(), kinds: CLI_KINDS });
     const data = plan.ok
       ? { id, migratable: true, version: plan.snapshot.workflow.version }
       : { id, migratable: false, reasons: plan.reasons };
@@ -137,7 +138,7 @@ async function one(
     );
     return;
   }
-  const runner = createRunner({ store, workflows: defs, execute: false });
+  const runner = createRunner({ store, workflows: defs, execute: false, kinds: CLI_KINDS });
   const moved: Snapshot = await migrate(runner, m, id);
   out.result({ id, migrated: true, version: moved.version, workflow: moved.workflow }, () => [
     `${id}: moved to ${moved.workflow.name} v${moved.workflow.version} (snapshot version ${moved.version})`,
@@ -184,10 +185,11 @@ export function register(program: Command): void {
       const paging = { status: options.status, pageSize: options.pageSize };
       const report = options.dryRun
         ? await dryRunMigration(store, m, {
+            kinds: CLI_KINDS,
             ...paging,
             onProgress: (p) => progress({ read: p.read, migratable: p.migratable, refused: p.refused }),
           })
-        : await migrateAll(createRunner({ store, workflows: defs, execute: false }), m, {
+        : await migrateAll(createRunner({ store, workflows: defs, execute: false, kinds: CLI_KINDS }), m, {
             ...paging,
             onProgress: (p) => progress({ read: p.read, migrated: p.migrated, refused: p.refused }),
           });

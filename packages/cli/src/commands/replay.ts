@@ -5,6 +5,7 @@ import { loadDefinition, readUserFile } from '../definitions.js';
 import { type CommonOptions, jsonOption } from '../options.js';
 import { createOutput } from '../output.js';
 import { renderSnapshot } from '../snapshot-view.js';
+import { CLI_KINDS } from '../kinds.js';
 
 /** The events of a file: a JSON array, or NDJSON (one event per line; `.ndjson`/`.jsonl`, or any file that is not one array). */
 export function parseEvents(path: string, text: string): unknown[] {
@@ -51,7 +52,7 @@ export function register(program: Command): void {
     const def = await loadDefinition(definitionPath);
     const events = parseEvents(eventsPath, readUserFile(eventsPath, 'events'));
     // The reducer checks every event (INVALID_EVENT names the bad one).
-    const snapshot = replay(def, events as WorkflowEvent[]);
+    const snapshot = replay(def, events as WorkflowEvent[], { kinds: CLI_KINDS });
     out.result(snapshot, () =>
       snapshot
         ? [`replayed ${events.length} events`, ...renderSnapshot(snapshot)]

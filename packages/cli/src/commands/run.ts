@@ -6,6 +6,7 @@ import { runExitCode } from '../exit-codes.js';
 import { loadHandlers } from '../handlers.js';
 import { type CommonOptions, jsonArgument, jsonOption } from '../options.js';
 import { brief, createOutput, type Output } from '../output.js';
+import { CLI_KINDS } from '../kinds.js';
 
 interface RunOptions extends CommonOptions {
   handlers: string;
@@ -85,6 +86,7 @@ async function run(definitionPath: string, options: RunOptions): Promise<number>
     store: createMemoryStore(),
     workflows: [def],
     handlers,
+    kinds: CLI_KINDS,
     clock: () => now,
     hooks: progressHooks(out, progress, () => now - startedAt),
   });

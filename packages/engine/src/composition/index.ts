@@ -1,22 +1,30 @@
-import { registerKindRules } from '../reducer/kind-table.js';
 import { child } from '../reducer/kinds/child.js';
 import { map } from '../reducer/kinds/map.js';
 import { ChildEffects } from '../runner/child-effects.js';
-import { provideChildEffects } from '../runner/child-port.js';
+import type { ChildEffectsOptions, ChildEffectsPort, RunnerKindSet } from '../runner/child-port.js';
 
-// `@stepfold/engine/composition`: child workflows and map steps. Their definitions parse anywhere;
-// their reducer rules and the runner's child effects live here, out of the size-capped main entry.
-// Importing this module once, anywhere in the program, enables them for every runner and `step`.
+// `@stepfold/engine/composition`: child workflows and map steps as a value. Their definitions parse
+// anywhere; their reducer rules and the runner's child effects come with this value, and only the
+// calls it is passed to run them.
 
-registerKindRules({ child, map });
-provideChildEffects((o) => new ChildEffects(o));
+/** The kind set of child workflows and map steps, as {@link composition} is typed. */
+export interface Composition extends RunnerKindSet<'child' | 'map'> {
+  readonly name: 'composition';
+  readonly childEffects: (o: ChildEffectsOptions) => ChildEffectsPort;
+}
 
 /**
- * The kinds this entry enables. Importing the entry is what enables them; this constant lets a
- * module say so by name (and keeps a bundler from dropping the import).
+ * Child workflow and map steps, for the `kinds` option of `createRunner`, `step` and `createHarness`.
+ * A definition with a `.child()` or `.map()` step runs only where it is passed.
  *
  * @example
  * import { composition } from '@stepfold/engine/composition';
- * void composition; // child and map steps now run in every runner of this program
+ * const runner = createRunner({ store, workflows: [order, payment], handlers, kinds: [composition] });
+ * step(order, null, { type: 'start', at: 0, id: 'o-1', input }, { kinds: [composition] });
  */
-export const composition = { kinds: ['child', 'map'] } as const;
+export const composition: Composition = Object.freeze({
+  name: 'composition',
+  from: '@stepfold/engine/composition',
+  rules: { child, map },
+  childEffects: (o: ChildEffectsOptions) => new ChildEffects(o),
+});

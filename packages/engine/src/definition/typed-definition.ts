@@ -24,6 +24,8 @@ export interface DefinitionTypes {
   steps: string;
   /** The workflows its child and map steps start (a runner must register them too). */
   children?: string;
+  /** The step kinds beyond the core it uses (`'child' | 'map'`): a runner must be given them in `kinds`. */
+  kinds?: string;
 }
 
 /**
@@ -55,5 +57,11 @@ export type SignalsOf<D> = Or<TypesOf<D>['signals'], Record<string, unknown>>;
 export type StepIdOf<D> = Or<TypesOf<D>['steps'], string>;
 /** The names of the workflows a typed definition's child and map steps start (`never` when untyped). */
 export type ChildrenOf<D> = TypesOf<D> extends { children: infer C extends string } ? C : never;
+/** The step kinds beyond the core a typed definition uses (`never` when untyped or none). */
+export type KindsOf<D> = [TypesOf<D>] extends [never]
+  ? never
+  : TypesOf<D> extends { kinds: infer K extends string }
+    ? K
+    : never;
 /** What each handler a definition names must take and return. */
 export type HandlerSpecsOf<D> = Or<TypesOf<D>['handlers'], Record<string, HandlerSpec>>;

@@ -1,3 +1,4 @@
+import type { KindSet } from '../reducer/kind-table.js';
 import { isTerminal, type Snapshot, type Status } from '../snapshot.js';
 import { type Store, snapshotBytes } from '../store/store.js';
 import type { Migration } from './define.js';
@@ -25,6 +26,8 @@ export interface DryRunOptions {
   at?: number | undefined;
   /** Called after every page. */
   onProgress?: ((progress: DryRunProgress) => void) | undefined;
+  /** Step kinds beyond the core the new version uses (`[composition]`), as the runner that moves them has. */
+  kinds?: readonly KindSet[] | undefined;
 }
 
 /** What {@link dryRunMigration} found. */
@@ -90,7 +93,7 @@ export async function dryRunMigration(
         counts[skip]++;
         continue;
       }
-      const plan = planMigration(m, s, { at });
+      const plan = planMigration(m, s, { at, kinds: options.kinds });
       if (!plan.ok) {
         counts.refused++;
         tally.add(s.id, plan.reasons);

@@ -1,3 +1,4 @@
+import type { KindSet } from '../reducer/kind-table.js';
 import { compileWorkflow } from '../definition/compile.js';
 import { isStepfoldError, NotFoundError, RegistryError } from '../errors.js';
 import { runnerInternals } from '../runner/port.js';
@@ -19,8 +20,15 @@ export interface MigrateOptions {
   at?: number | undefined;
 }
 
-/** The runner's store and clock, after checking it registers the migration's target exactly as given. */
-function prepare(runner: Runner, m: Migration): { store: Store; clock: () => number } {
+/** What a move writes with: the runner's store, clock and step kinds. */
+interface Mover {
+  store: Store;
+  clock: () => number;
+  kinds: readonly KindSet[] | undefined;
+}
+
+/** The runner's store, clock and kinds, after checking it registers the migration's target exactly as given. */
+function prepare(runner: Runner, m: Migration): Mover {
   const { registry, clock } = runnerInternals(runner);
   const { name, version } = m.to.definition;
   // UNKNOWN_WORKFLOW / UNKNOWN_VERSION when the runner could not step a moved instance.
@@ -30,12 +38,12 @@ function prepare(runner: Runner, m: Migration): { store: Store; clock: () => num
       'DEFINITION_HASH_MISMATCH',
       `the runner registers another ${name} v${version} than the migration's target (hash ${registered.hash.slice(0, 12)} vs ${m.to.hash.slice(0, 12)})`,
     );
-  return { store: runner.store, clock };
+  return { store: runner.store, clock, kinds: registry.kinds };
 }
 
 /** Loads, plans and writes one instance; on a lost race reloads and plans again. */
 async function moveOne(
-  store: Store,
+  { store, kinds }: Mover,
   m: Migration,
   id: string,
   at: number,
@@ -44,7 +52,7 @@ async function moveOne(
   let current = first ?? (await store.load(id));
   for (let tries = 0; ; tries++) {
     if (!current) throw new NotFoundError(id);
-    const plan = planMigration(m, current, { at });
+    const plan = planMigration(m, current, { at, kinds });
     if (!plan.ok) throw new MigrationRefusedError(id, plan.reasons);
     try {
       await store.save(plan.snapshot, current.version);
@@ -72,8 +80,8 @@ export async function migrate(
   id: string,
   options: MigrateOptions = {},
 ): Promise<Snapshot> {
-  const { store, clock } = prepare(runner, m);
-  return moveOne(store, m, id, options.at ?? clock());
+  const mover = prepare(runner, m);
+  return moveOne(mover, m, id, options.at ?? mover.clock());
 }
 
 /** Options of {@link migrateAll}. */
@@ -123,7 +131,8 @@ export async function migrateAll(
   options: MigrateAllOptions = {},
 ): Promise<MigrateAllReport> {
   const started = Date.now();
-  const { store, clock } = prepare(runner, m);
+  const mover = prepare(runner, m);
+  const { store, clock } = mover;
   const at = options.at ?? clock();
   const tally = new ReasonTally(options.samples ?? 5);
   const counts: MigrateAllProgress = {
@@ -150,7 +159,7 @@ export async function migrateAll(
         continue;
       }
       try {
-        await moveOne(store, m, s.id, at, s);
+        await moveOne(mover, m, s.id, at, s);
         counts.migrated++;
       } catch (e) {
         if (e instanceof MigrationRefusedError) {

@@ -1,3 +1,4 @@
+import type { KindSet } from '../reducer/kind-table.js';
 import { Immer } from 'immer';
 import { declaredSchemas } from '../definition/declared-schemas.js';
 import { isStepfoldError } from '../errors.js';
@@ -13,6 +14,8 @@ import { activeReasons, completedReasons, rollbackReasons, taskReasons, timerRea
 export interface PlanOptions {
   /** The migration's time (epoch ms): the new `updatedAt`, the log entry's, the validating tick's. */
   at: number;
+  /** Step kinds beyond the core the new version uses (`[composition]`), for the validating tick. */
+  kinds?: readonly KindSet[] | undefined;
 }
 
 /** What {@link planMigration} answers: the snapshot on the new version, or why the instance cannot move. */
@@ -111,7 +114,7 @@ function applyRecipe(m: Migration, s: Snapshot, from: Snapshot, at: number): str
 }
 
 /** Why the migrated snapshot is not one the new version can run: schema, structure, one reducer step. */
-function validate(m: Migration, s: Snapshot, at: number): string[] {
+function validate(m: Migration, s: Snapshot, { at, kinds }: PlanOptions): string[] {
   const v = versionName(m.to);
   const out: string[] = [];
   const accepts = m.to.definition.acceptUnknownSignals === true;
@@ -127,7 +130,7 @@ function validate(m: Migration, s: Snapshot, at: number): string[] {
   if (out.length) return out;
   try {
     checkSnapshot(m.to, s);
-    step(m.to.definition, s, { type: 'tick', at });
+    step(m.to.definition, s, { type: 'tick', at }, { kinds });
   } catch (e) {
     const code = isStepfoldError(e) ? ` (${e.code})` : '';
     out.push(`${v} cannot step the migrated instance${code}: ${e instanceof Error ? e.message : String(e)}`);
@@ -173,6 +176,6 @@ export function planMigration(m: Migration, snapshot: Snapshot, options: PlanOpt
     detail: `${versionName(m.from)} → ${versionName(m.to)}`,
   };
   s.log = ring(s.log, [entry], m.to.definition.limits?.log ?? DEFAULT_LOG_LIMIT);
-  const invalid = validate(m, s, at);
+  const invalid = validate(m, s, options);
   return invalid.length ? { ok: false, reasons: invalid } : { ok: true, snapshot: s };
 }

@@ -173,7 +173,7 @@ export function pumpRollback(cx: Cx): void {
  */
 export function dispatchCompensation(cx: Cx, id: string, attempt: number, retry = false): boolean {
   const def = stepDef(cx, id);
-  const own = rulesOf(def).compensate;
+  const own = rulesOf(cx, def).compensate;
   if (own) return own(cx, def, attempt, retry);
   dispatchTask(cx, id, 'compensate', attempt, { handler: compensator(cx, id) });
   return true;

@@ -1,9 +1,7 @@
 import type { DefinitionKind } from '../definition/kind.js';
-import { DEFINITION_KINDS } from '../definition/kinds/index.js';
 import type { StepDefinition } from '../definition/schema.js';
-import { kindNotLoaded, REGISTERED_RULES, registerKindRules } from './kind-table.js';
-import { REDUCER_KINDS } from './kinds/index.js';
-import type { Flow, StepRules } from './kinds/step-rules.js';
+import { kindNotLoaded } from './kind-table.js';
+import type { ByKind, Flow, StepRules } from './kinds/step-rules.js';
 import { finish, log, spend, stepDef, stepState, terminate } from './transition-context.js';
 
 // How cursors move, whatever the kind: entering a step, leaving it, ending a path, handing it a
@@ -12,12 +10,8 @@ import { finish, log, spend, stepDef, stepState, terminate } from './transition-
 
 type Step = StepDefinition & { id: string };
 
-/** Step kinds by name, as the flow reads them: the definition layer's facts or the reducer's rules. */
-export type ByKind<T> = { readonly [kind: string]: T };
-
 /**
- * The flow over the given tables of kinds: the reducer's is {@link flow}, over the built-in ones.
- * Exported so a test can run a kind of its own through the same flow the built-in kinds go through.
+ * The flow over the given tables of kinds (`kind-sets.ts` builds one per set of kinds passed).
  * Each table holds a kind's module typed by its own step; the flow hands it a step of that kind.
  */
 export function createFlow(
@@ -38,7 +32,7 @@ export function createFlow(
       cx.s.active.push(id);
       log(cx, 'step.started', id);
       const kind = rules[def.kind] as StepRules<Step> | undefined;
-      if (!kind) throw kindNotLoaded(def.kind);
+      if (!kind) throw kindNotLoaded(def.kind, cx.wf.definition.name);
       kind.enter(cx, def, self);
       // A step that listens for a signal gets the buffered ones with its name, while it stays active.
       const name = (definitions[def.kind] as DefinitionKind<string, Step>).listensFor?.(def);
@@ -83,9 +77,3 @@ export function createFlow(
   };
   return self;
 }
-
-// The core kinds' rules join the table the composition entry adds its kinds to.
-registerKindRules(REDUCER_KINDS);
-
-/** The reducer's flow: the registered kinds' rules, each handed this flow when it runs. */
-export const flow: Flow = createFlow(DEFINITION_KINDS, REGISTERED_RULES);

@@ -1,52 +1,64 @@
 import type { CompiledWorkflow } from '../definition/compile.js';
 import type { StepDefinition, StepKind, StepOf } from '../definition/schema.js';
 import { RegistryError } from '../errors.js';
-import type { StepRules } from './kinds/step-rules.js';
+import type { Cx, RuleTable, StepRules } from './kinds/step-rules.js';
 
-/**
- * Kinds whose reducer rules live in `@stepfold/engine/composition`, not the main entry (which is
- * size-capped for Workers): importing that entry once registers them.
- */
+/** Kinds whose rules come in the `composition` value of `@stepfold/engine/composition`, not with the core. */
 export type CompositionKind = 'child' | 'map';
 
 /** The reducer's rules for the given kinds, keyed by kind: one row per kind, each typed by its step. */
 export type KindRules<K extends StepKind> = { readonly [P in K]: StepRules<StepOf<P> & { id: string }> };
 
-// Filled by `kinds/index.ts` (the core kinds) and the composition entry; read when a rule runs.
-const table: Partial<Record<StepKind, StepRules<never>>> = {};
-
-/** Registers reducer rules for kinds (the core ones at load; composition's when its entry is imported). */
-export function registerKindRules(rows: Partial<KindRules<StepKind>>): void {
-  Object.assign(table, rows);
+/**
+ * Step kinds beyond the core, as a value: what `kinds: [...]` of `step`, `createRunner` and
+ * `createHarness` takes. Passing one changes only the call it is passed to. `K` is the kinds the
+ * set brings; plain `KindSet` stands for any set.
+ *
+ * @example
+ * import { composition } from '@stepfold/engine/composition';
+ * step(order, null, start, { kinds: [composition] });
+ */
+export interface KindSet<K extends StepKind = never> {
+  /** The name an error shows (`kinds: [composition]`). */
+  readonly name: string;
+  /** The entry that exports it, for the error a definition gets without it. */
+  readonly from: string;
+  /** The reducer's rules of each kind the set brings. */
+  readonly rules: KindRules<K>;
 }
 
-/** The live table of registered rules, by kind (what the flow reads). */
-export const REGISTERED_RULES: { readonly [kind: string]: StepRules<never> } = table;
+/** Where each kind outside the core comes from, for the error a definition gets without it. */
+const PROVIDED_BY: Readonly<Record<string, { name: string; from: string }>> = {
+  child: { name: 'composition', from: '@stepfold/engine/composition' },
+  map: { name: 'composition', from: '@stepfold/engine/composition' },
+};
 
-/** The error for a step whose kind's rules are not loaded. */
+/** The error for a step whose kind's rules were not passed in `kinds`. */
 export function kindNotLoaded(kind: string, workflow?: string): RegistryError {
   const what = workflow === undefined ? `a ${kind} step` : `workflow ${workflow} has ${kind} steps`;
-  return new RegistryError(
-    'KIND_NOT_LOADED',
-    `${what}: import '@stepfold/engine/composition' once (child and map steps live in that entry)`,
-  );
+  const by = PROVIDED_BY[kind];
+  const how = by
+    ? `pass kinds: [${by.name}] (import { ${by.name} } from '${by.from}') to createRunner, step or createHarness`
+    : `pass the kind set that defines '${kind}' in kinds: [...] to createRunner, step or createHarness`;
+  return new RegistryError('KIND_NOT_LOADED', `${what}: ${how}`);
 }
 
-/** The rules of a step's kind; `KIND_NOT_LOADED` when its entry was not imported. */
-export function rulesOf(def: StepDefinition & { id: string }): StepRules<StepDefinition & { id: string }> {
-  const rules = table[def.kind];
-  if (!rules) throw kindNotLoaded(def.kind);
+/** The rules of a step's kind in this reduction; `KIND_NOT_LOADED` when its set was not passed. */
+export function rulesOf(cx: Cx, def: StepDefinition & { id: string }): StepRules<StepDefinition & { id: string }> {
+  const rules = cx.table.rules[def.kind];
+  if (!rules) throw kindNotLoaded(def.kind, cx.wf.definition.name);
   return rules as unknown as StepRules<StepDefinition & { id: string }>;
 }
 
-const ready = new WeakSet<CompiledWorkflow>();
+// The last table each workflow was checked against: a memo, so a check runs once per pair.
+const checked = new WeakMap<CompiledWorkflow, RuleTable>();
 
-/** Throws `KIND_NOT_LOADED` unless every kind the workflow uses has its rules (checked once per definition). */
-export function assertKindsLoaded(wf: CompiledWorkflow): void {
-  if (ready.has(wf)) return;
+/** Throws `KIND_NOT_LOADED` unless `table` has the rules of every kind the workflow uses. */
+export function assertKinds(wf: CompiledWorkflow, table: RuleTable): void {
+  if (checked.get(wf) === table) return;
   for (const id in wf.definition.steps) {
     const kind = wf.definition.steps[id]!.kind;
-    if (!table[kind]) throw kindNotLoaded(kind, wf.definition.name);
+    if (!table.rules[kind]) throw kindNotLoaded(kind, wf.definition.name);
   }
-  ready.add(wf);
+  checked.set(wf, table);
 }

@@ -3,7 +3,9 @@ import type { DefinitionInput, WorkflowDefinition } from '../definition/schema.j
 import { ValidationError } from '../errors.js';
 import { parseEvent, rejectEvent, type WorkflowEvent } from '../events.js';
 import { isTerminal, type LogEntry, type Snapshot } from '../snapshot.js';
-import { flow } from './flow.js';
+import { kindTable } from './kind-sets.js';
+import { assertKinds, type KindSet } from './kind-table.js';
+import type { RuleTable } from './kinds/step-rules.js';
 import { NOOP, refuseUnknownSignal, rules, run } from './rules.js';
 import { checkSnapshot, initialSnapshot } from './snapshot-check.js';
 import { copySnapshot, derive, freezeChanged, freezeNew, plainDraft, ring } from './snapshot-copy.js';
@@ -20,6 +22,22 @@ import {
 export interface StepOptions {
   /** Internal transitions one event may cause before the instance fails (default 1000). */
   maxTransitions?: number | undefined;
+  /**
+   * Step kinds beyond the core, as values (`[composition]` for child and map steps). A definition
+   * using a kind no set here brings is refused with `KIND_NOT_LOADED`.
+   */
+  kinds?: readonly KindSet[] | undefined;
+}
+
+/** {@link reduce}'s options: {@link StepOptions} and how the caller vouches for its snapshot. */
+export interface ReduceOptions extends StepOptions {
+  /** Run the event on a deep copy, the reference the plain path is tested against (default false). */
+  reference?: boolean | undefined;
+  /**
+   * The caller vouches that the snapshot is one this function returned for this definition (the
+   * runner holding many instances at once, beyond the ring of recent ones): it is not checked again.
+   */
+  trusted?: boolean | undefined;
 }
 
 /**
@@ -81,7 +99,7 @@ export function referenceStep(
   event: WorkflowEvent,
   options: StepOptions = {},
 ): Snapshot {
-  return reduce(definition, snapshot, event, options, false).snapshot;
+  return reduce(definition, snapshot, event, { ...options, reference: true }).snapshot;
 }
 
 /**
@@ -103,28 +121,27 @@ export function replay(
 
 /**
  * {@link step} that also returns the transitions the event recorded: what the runner hands to its
- * hooks and observers. `plain: false` runs every event on a deep copy (the reference). `trusted`:
- * the caller vouches that `snapshot` is one this function returned for this definition (the runner
- * holding many instances at once, beyond the ring of recent ones), so it is not checked again.
+ * hooks and observers.
  */
 export function reduce(
   definition: DefinitionInput | WorkflowDefinition,
   snapshot: Snapshot | null,
   event: WorkflowEvent,
-  options: StepOptions = {},
-  plain = true,
-  trusted = false,
+  options: ReduceOptions = {},
 ): Reduction {
   const wf = compileWorkflow(definition);
+  const table = kindTable(options.kinds);
+  assertKinds(wf, table);
   const ev = parseEvent(event);
   const budget = options.maxTransitions ?? DEFAULT_MAX_TRANSITIONS;
+  const plain = options.reference !== true;
   if (snapshot === null || (ev.type === 'start' && ev.reuse && isTerminal(snapshot.status))) {
     if (ev.type !== 'start')
       rejectEvent(`no instance yet: the first event must be start, got ${ev.type}`, 'type');
     const s = initialSnapshot(wf, ev, snapshot);
-    const cx: Cx = { wf, s, at: ev.at, budget, logged: [], handoff: ev.handoff === true };
+    const cx: Cx = { wf, table, s, at: ev.at, budget, logged: [], handoff: ev.handoff === true };
     log(cx, 'workflow.started');
-    run(cx, () => flow.enter(cx, wf.definition.start), false);
+    run(cx, () => table.flow.enter(cx, wf.definition.start), false);
     const out = copySnapshot(s);
     derive(out);
     out.log = appendLog(wf, s.log, cx.logged!);
@@ -132,11 +149,12 @@ export function reduce(
     remember(out, wf);
     return { snapshot: out, transitions: cx.logged! };
   }
-  const known = trusted || steppedWith(snapshot) === wf;
-  if (known) return advance(wf, snapshot, ev, budget, plain, true);
+  const known = options.trusted === true || steppedWith(snapshot) === wf;
+  const using: Run = { wf, table, budget, plain };
+  if (known) return advance(using, snapshot, ev, true);
   checkSnapshot(wf, snapshot);
   try {
-    return advance(wf, snapshot, ev, budget, plain, false);
+    return advance(using, snapshot, ev, false);
   } catch (e) {
     // The cheap check passed, but the parts contradict each other (a task of a step with no state,
     // a timer that is not one): the rules met the contradiction as a TypeError. The input is never
@@ -146,15 +164,16 @@ export function reduce(
   }
 }
 
+/** What one reduction runs with: the workflow, the kinds' rules, the transition budget, the plain path or not. */
+interface Run {
+  wf: CompiledWorkflow;
+  table: RuleTable;
+  budget: number;
+  plain: boolean;
+}
+
 /** {@link reduce} past the checks: the event applied to a well-formed snapshot (`known`: one this module made). */
-function advance(
-  wf: CompiledWorkflow,
-  snapshot: Snapshot,
-  ev: WorkflowEvent,
-  budget: number,
-  plain: boolean,
-  known: boolean,
-): Reduction {
+function advance({ wf, table, budget, plain }: Run, snapshot: Snapshot, ev: WorkflowEvent, known: boolean): Reduction {
   // A signal id already seen: checked on the plain snapshot, not through a draft of the ring.
   if (ev.type === 'signal' && ev.id !== undefined && snapshot.seenSignals.includes(ev.id))
     return { snapshot, transitions: UNCHANGED };
@@ -179,7 +198,7 @@ function advance(
     // The common events run on a plain copy of the parts they usually write (see `plainDraft`).
     // Every other object is shared with the input and frozen, so an event that reaches further
     // throws a TypeError at its first such write, before anything shared changed; a deep copy redoes it.
-    cx = { wf, s: plainDraft(snapshot, known), at, budget, logged, handoff: ev.handoff === true };
+    cx = { wf, table, s: plainDraft(snapshot, known), at, budget, logged, handoff: ev.handoff === true };
     try {
       if (rules[ev.type](cx, ev as never) === NOOP) return { snapshot, transitions: UNCHANGED };
     } catch (e) {
@@ -196,7 +215,7 @@ function advance(
     // The rare events (rollbacks, cancel, requeue) run on a deep copy: every object is writable,
     // and a rule that throws leaves the input untouched. Nothing is shared with the input any
     // more, so the result is frozen in full below.
-    cx = { wf, s: structuredClone(snapshot), at, budget, logged, handoff: ev.handoff === true };
+    cx = { wf, table, s: structuredClone(snapshot), at, budget, logged, handoff: ev.handoff === true };
     if (rules[ev.type](cx, ev as never) === NOOP) return { snapshot, transitions: UNCHANGED };
     next = copySnapshot(cx.s);
     known = false;

@@ -4,7 +4,6 @@ import { InboxOverflowError, PastPivotError, UnknownSignalError } from '../error
 import { type EventOf, rejectEvent, type WorkflowEvent } from '../events.js';
 import { isTerminal, type StepState } from '../snapshot.js';
 import { dispatchCompensation, passedPivot, pumpRollback, startRollback } from './compensation.js';
-import { flow } from './flow.js';
 import { rulesOf } from './kind-table.js';
 import type { ResultEvent } from './kinds/step-rules.js';
 import { fire, nextDue } from './timers.js';
@@ -66,11 +65,11 @@ export const rules: { [T in WorkflowEvent['type']]: Rule<T> } = {
   'child.ended': (cx, ev) => {
     if (!Object.hasOwn(cx.wf.definition.steps, ev.step)) rejectEvent(`unknown step "${ev.step}"`, 'step');
     const def = stepDef(cx, ev.step);
-    const rules = rulesOf(def).childEnded;
+    const rules = rulesOf(cx, def).childEnded;
     if (!rules) rejectEvent(`step "${ev.step}" is a ${def.kind}, which starts no child`, 'step');
     const task = rules.match(cx, def, ev);
     if (!task) return NOOP;
-    return run(cx, () => rules.apply(cx, def, task, ev, flow));
+    return run(cx, () => rules.apply(cx, def, task, ev, cx.table.flow));
   },
 
   // Only a completed child instance is reverted (for its parent's rollback); once is enough.
@@ -114,7 +113,7 @@ export const rules: { [T in WorkflowEvent['type']]: Rule<T> } = {
       }
       if (listener !== undefined) {
         const def = stepDef(cx, listener);
-        rulesOf(def).checkSignal?.(cx, def, ev);
+        rulesOf(cx, def).checkSignal?.(cx, def, ev);
       }
       if (ev.id !== undefined) {
         // Appended once the event is applied (see `reduce`), as a new frozen ring: the draft never
@@ -127,7 +126,7 @@ export const rules: { [T in WorkflowEvent['type']]: Rule<T> } = {
         at: cx.at,
         ...(ev.id ? { id: ev.id } : {}),
       };
-      if (listener !== undefined) flow.deliverSignal(cx, listener, record);
+      if (listener !== undefined) cx.table.flow.deliverSignal(cx, listener, record);
       else {
         cx.s.inbox.push(record);
         log(cx, 'signal.buffered', undefined, { detail: ev.name });
@@ -214,20 +213,20 @@ function requeueStep(cx: Cx, id: string, st: StepState): void {
   }
   delete cx.s.error;
   const def = stepDef(cx, id);
-  const requeue = rulesOf(def).requeue;
-  if (requeue) requeue(cx, def, st, flow);
-  else flow.enter(cx, id);
+  const requeue = rulesOf(cx, def).requeue;
+  if (requeue) requeue(cx, def, st, cx.table.flow);
+  else cx.table.flow.enter(cx, id);
 }
 
 /** A handler's result: the step's kind finds the task it answers (none: a stale result) and applies it. */
 function handlerResult(cx: Cx, ev: ResultEvent): Outcome {
   if (!Object.hasOwn(cx.wf.definition.steps, ev.step)) rejectEvent(`unknown step "${ev.step}"`, 'step');
   const def = stepDef(cx, ev.step);
-  const rules = rulesOf(def).result;
+  const rules = rulesOf(cx, def).result;
   if (!rules) rejectEvent(`step "${ev.step}" is a ${def.kind}, which runs no handler`, 'step');
   const task = rules.match(cx, def, ev);
   if (!task) return NOOP;
-  return run(cx, () => rules.apply(cx, def, task, ev, flow));
+  return run(cx, () => rules.apply(cx, def, task, ev, cx.table.flow));
 }
 
 function patchInput(input: unknown, patch: Record<string, unknown>): unknown {

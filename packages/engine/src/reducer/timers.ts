@@ -1,4 +1,3 @@
-import { flow } from './flow.js';
 import { rulesOf } from './kind-table.js';
 import { type Cx, log, stepDef, takeTask } from './transition-context.js';
 
@@ -39,11 +38,11 @@ export function fire(cx: Cx, due: Due): void {
     }
     delete cx.s.tasks[due.key];
     const def = stepDef(cx, task.step);
-    rulesOf(def).lost?.(cx, def, task, flow);
+    rulesOf(cx, def).lost?.(cx, def, task, cx.table.flow);
     return;
   }
   const [timer] = cx.s.timers.splice(due.index, 1);
   log(cx, 'timer.fired', timer!.step, { detail: timer!.kind });
   const def = stepDef(cx, timer!.step);
-  rulesOf(def).timer?.(cx, def, timer!, flow);
+  rulesOf(cx, def).timer?.(cx, def, timer!, cx.table.flow);
 }

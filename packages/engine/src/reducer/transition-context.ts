@@ -1,6 +1,7 @@
 import type { CompiledWorkflow } from '../definition/compile.js';
 import type { StepDefinition, StepOf } from '../definition/schema.js';
 import type { ErrorInfo, LogEntry, Snapshot, StepState, TaskState, TimerState } from '../snapshot.js';
+import type { Cx } from './kinds/step-rules.js';
 import { DEFAULT_TIMEOUT_MS } from './retry-policy.js';
 
 /** Default bound on internal transitions one event may cause. */
@@ -20,19 +21,7 @@ export const DEFAULT_INBOX_LIMIT = 100;
  */
 export const DEFAULT_SIGNAL_ID_LIMIT = 64;
 
-/** Everything a transition needs: the workflow, the snapshot being written, the event time. */
-export interface Cx {
-  wf: CompiledWorkflow;
-  s: Snapshot;
-  at: number;
-  budget: number;
-  /** Signal id this event adds to `seenSignals`; the reducer appends it once the draft is finished. */
-  seenId?: string | undefined;
-  /** Transitions of this event; the reducer appends them to the log ring once the draft is finished. */
-  logged?: LogEntry[] | undefined;
-  /** The event's writer will not run the tasks it dispatches: they are queued for a worker to take. */
-  handoff?: boolean | undefined;
-}
+export type { Cx } from './kinds/step-rules.js';
 
 /** The log entry of a child instance the parent's end leaves running: its runner stops it. */
 export const CHILD_STOPPED = 'child.stopped';

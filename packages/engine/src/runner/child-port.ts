@@ -1,3 +1,5 @@
+import type { StepKind } from '../definition/schema.js';
+import type { KindSet } from '../reducer/kind-table.js';
 import type { LogEntry, Snapshot, TaskState } from '../snapshot.js';
 import type { Store } from '../store/store.js';
 import type { PayloadPort } from './payload-port.js';
@@ -17,7 +19,7 @@ export interface ChildEffectsOptions {
   payloads?: PayloadPort | undefined;
 }
 
-/** A runner's side of child workflows (`@stepfold/engine/composition` provides it). */
+/** A runner's side of child workflows (the `composition` kind set brings it). */
 export interface ChildEffectsPort {
   /** Performs a `$child` task that `s` dispatched. */
   run(s: Snapshot, task: TaskState, onWrite: OnWrite): Promise<void>;
@@ -27,14 +29,17 @@ export interface ChildEffectsPort {
   written(s: Snapshot, transitions: readonly LogEntry[], onWrite: OnWrite): Promise<void>;
 }
 
-let factory: ((o: ChildEffectsOptions) => ChildEffectsPort) | undefined;
-
-/** Installs the child effects every runner uses from now on (the composition entry calls it once). */
-export function provideChildEffects(make: (o: ChildEffectsOptions) => ChildEffectsPort): void {
-  factory = make;
+/** A kind set as a runner takes it: its reducer rules, and the runner's child effects when it brings child steps. */
+export interface RunnerKindSet<K extends StepKind = never> extends KindSet<K> {
+  /** Makes the runner's side of child workflows (the composition set brings it). */
+  readonly childEffects?: ((o: ChildEffectsOptions) => ChildEffectsPort) | undefined;
 }
 
-/** A runner's child effects, or undefined while the composition entry is not loaded. */
-export function childEffects(o: ChildEffectsOptions): ChildEffectsPort | undefined {
-  return factory?.(o);
+/** A runner's child effects, from the first of its kind sets that brings them (none: no child steps run). */
+export function childEffects(
+  kinds: readonly RunnerKindSet[] | undefined,
+  o: ChildEffectsOptions,
+): ChildEffectsPort | undefined {
+  const make = kinds?.find((k) => k.childEffects)?.childEffects;
+  return make?.(o);
 }

@@ -2,7 +2,7 @@
 // the handler map a set of definitions asks for (checked by the compiler for typed definitions).
 
 import type { DefinitionInput, WorkflowDefinition } from '../definition/schema.js';
-import type { ChildrenOf, HandlerSpecsOf, NameOf } from '../definition/typed-definition.js';
+import type { ChildrenOf, HandlerSpecsOf, KindsOf, NameOf } from '../definition/typed-definition.js';
 import type { UnionToIntersection } from '../definition/typing.js';
 
 /** What a handler receives. */
@@ -86,3 +86,17 @@ export type ChildWorkflowsCheck<W extends readonly AnyDefinition[]> = string ext
   : [MissingChildren<W>] extends [never]
     ? unknown
     : { workflows: { [K in MissingChildren<W>]: 'a workflow a child or map step starts: register it too' } };
+
+type KindsEach<D> = D extends unknown ? KindsOf<D> : never;
+/** The step kinds a list of kind sets brings (the keys of their rules). */
+type KindsIn<KS> = KS extends readonly (infer S)[] ? (S extends { readonly rules: infer R } ? keyof R : never) : never;
+
+/**
+ * Nothing when `kinds` brings every step kind the typed definitions `W` use; else a one-line
+ * message on `kinds` saying what to pass.
+ */
+export type KindsCheck<W extends readonly AnyDefinition[], KS> = [
+  Exclude<KindsEach<W[number]>, KindsIn<KS>>,
+] extends [never]
+  ? unknown
+  : { kinds: "child and map steps run only with kinds: [composition] from '@stepfold/engine/composition'" };

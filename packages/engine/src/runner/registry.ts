@@ -2,7 +2,8 @@ import { compileWorkflow } from '../definition/compile.js';
 import { kindOf } from '../definition/kinds/index.js';
 import type { DefinitionInput, WorkflowDefinition } from '../definition/schema.js';
 import { RegistryError } from '../errors.js';
-import { assertKindsLoaded } from '../reducer/kind-table.js';
+import { kindTable } from '../reducer/kind-sets.js';
+import { assertKinds, type KindSet } from '../reducer/kind-table.js';
 import type { Snapshot } from '../snapshot.js';
 
 /** Registered definitions by name and version, with their handlers checked. */
@@ -15,22 +16,32 @@ export interface WorkflowRegistry {
   names(): string[];
   /** Every registered definition, each version of each workflow. */
   all(): WorkflowDefinition[];
+  /** The kind sets the definitions were checked against: every reduction of this runner passes them. */
+  readonly kinds: readonly KindSet[] | undefined;
+}
+
+/** What a registry is made of. */
+export interface RegistryOptions {
+  workflows: ReadonlyArray<DefinitionInput | WorkflowDefinition>;
+  /** The handlers the runner has; undefined for a runner that runs none (nothing is checked). */
+  handlerNames?: ReadonlySet<string> | undefined;
+  /** Step kinds beyond the core (`[composition]`): every kind a definition uses must be here. */
+  kinds?: readonly KindSet[] | undefined;
 }
 
 /**
  * Validates definitions and checks that every handler and compensation they name exists (unless
- * `handlerNames` is undefined: a runner that runs none). Throws `UNKNOWN_HANDLER` listing all missing handlers.
+ * `handlerNames` is undefined: a runner that runs none) and that `kinds` has every step kind they
+ * use. Throws `UNKNOWN_HANDLER` listing all missing handlers, `KIND_NOT_LOADED` naming the option.
  */
-export function createRegistry(
-  workflows: ReadonlyArray<DefinitionInput | WorkflowDefinition>,
-  handlerNames: ReadonlySet<string> | undefined,
-): WorkflowRegistry {
+export function createRegistry({ workflows, handlerNames, kinds }: RegistryOptions): WorkflowRegistry {
+  const table = kindTable(kinds);
   const byName = new Map<string, Map<number, WorkflowDefinition>>();
   const missing: string[] = [];
   for (const input of workflows) {
     const wf = compileWorkflow(input);
     // A child or map step needs its kind's rules: a clear error now, not at the step.
-    assertKindsLoaded(wf);
+    assertKinds(wf, table);
     const def = wf.definition;
     for (const s of Object.values(def.steps)) {
       for (const h of kindOf(s).handlers?.(s) ?? []) {
@@ -77,6 +88,7 @@ export function createRegistry(
     return def;
   };
   return {
+    kinds,
     resolve,
     names: () => [...byName.keys()],
     all: () => [...byName.values()].flatMap((v) => [...v.values()]),

@@ -5,13 +5,14 @@ import { parseEvent, type WorkflowEvent } from '../events.js';
 import { assertValidId } from '../ids.js';
 import { dispatchedBy } from '../reducer/task-view.js';
 import { CHILD_HANDLER, isTerminal, type LogEntry, type Snapshot, type TaskState } from '../snapshot.js';
-import { childEffects } from './child-port.js';
+import { childEffects, type RunnerKindSet } from './child-port.js';
 import { taskRunner } from './execute-task.js';
 import type {
   AnyDefinition,
   ChildWorkflowsCheck,
   Handler,
   HandlersFor,
+  KindsCheck,
   MissingHandlers,
   NoExtraHandlers,
 } from './handler-types.js';
@@ -56,12 +57,14 @@ export function createRunner<
   const W extends readonly AnyDefinition[],
   H extends Partial<HandlersFor<W>> = HandlersFor<W>,
   const E extends boolean = true,
+  // biome-ignore lint/suspicious/noExplicitAny: any kind set; its own kinds are read from its rules
+  const KS extends readonly RunnerKindSet<any>[] = readonly [],
 >(
   // One object type for a literal (or absent) `execute`, not a union: a handler missing from an
   // executing runner is then reported on `handlers`, naming it, not as a mismatch with
   // `execute: false`. With `execute: boolean` (a `RunnerOptions` value) it is the union again.
-  options: RunnerCoreOptions<W> &
-    NoInfer<ChildWorkflowsCheck<W>> &
+  options: RunnerCoreOptions<W> & { kinds?: KS | undefined } &
+    NoInfer<ChildWorkflowsCheck<W> & KindsCheck<W, KS>> &
     (E extends false
       ? { execute?: E | undefined; handlers?: H | undefined }
       : { execute?: E | undefined; handlers: H } & NoInfer<{
@@ -73,7 +76,11 @@ export function createRunner<
   const clock = options.clock ?? (() => Date.now());
   const execute = options.execute ?? true;
   // A runner that hands every task off never calls a handler: it need not be given any.
-  const registry = createRegistry(options.workflows, execute ? new Set(Object.keys(handlers)) : undefined);
+  const registry = createRegistry({
+    workflows: options.workflows,
+    handlerNames: execute ? new Set(Object.keys(handlers)) : undefined,
+    kinds: options.kinds,
+  });
   const inFlight = new InFlight();
   const { instrument } = options;
   // Offloading, bound to this store once; every value it touches checks this one variable.
@@ -95,9 +102,9 @@ export function createRunner<
   let observer: ((s: Snapshot) => void) | undefined;
   // Whose claims `processDue` takes: it gives back only its own.
   const claimToken = crypto.randomUUID();
-  // Child workflows, when the composition entry is loaded (the registry refuses them otherwise). A
+  // Child workflows, when a kind set brings them (the registry refuses child steps otherwise). A
   // worker applies a child's end from the parent's inbox; a runner on its own writes it.
-  const children = childEffects({
+  const children = childEffects(options.kinds, {
     store,
     registry,
     writes,

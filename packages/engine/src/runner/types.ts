@@ -1,3 +1,4 @@
+import type { RunnerKindSet } from './child-port.js';
 // What a runner's user works with: its options, the messages it handles and what they answer,
 // the typed clients and snapshots, and the Runner itself. What handler authors write against is in
 // handler-types.ts; what only a worker reaches is in port.ts.
@@ -62,6 +63,12 @@ export interface RunnerCoreOptions<W extends readonly AnyDefinition[] = readonly
    * handlers and `get` see the values. None by default.
    */
   payloads?: RunnerPayloads | undefined;
+  /**
+   * Step kinds beyond the core, as values: `[composition]` (from `@stepfold/engine/composition`)
+   * runs child workflow and map steps. A workflow using a kind no set here brings is refused when
+   * the runner is created (`KIND_NOT_LOADED`), and by the compiler for a typed definition.
+   */
+  kinds?: readonly RunnerKindSet[] | undefined;
 }
 
 /** Options of {@link Runner.get}. */

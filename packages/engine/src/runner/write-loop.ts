@@ -234,7 +234,7 @@ export class WriteLoop {
       for (const { event } of sent.signals) {
         let r: ReturnType<typeof reduce>;
         try {
-          r = reduce(definition, from, this.mark(event), {}, true, trusted);
+          r = reduce(definition, from, this.mark(event), { kinds: this.registry.kinds, trusted });
         } catch (e) {
           // Refused for good (an overflowing inbox, a name no step knows): the others still apply.
           if (!isStepfoldError(e) || e.retryable) throw e;
@@ -250,7 +250,7 @@ export class WriteLoop {
     if (request.also) for (const m of request.also) m.refused(undefined);
     let r: ReturnType<typeof reduce>;
     try {
-      r = reduce(definition, from, this.mark(request.event(this.clock())), {}, true, trusted);
+      r = reduce(definition, from, this.mark(request.event(this.clock())), { kinds: this.registry.kinds, trusted });
     } catch (e) {
       // With merged results, a refused first one is reported alone; else the write fails.
       if (!request.refused || !request.also?.length || !isStepfoldError(e) || e.retryable) throw e;
@@ -262,7 +262,10 @@ export class WriteLoop {
     if (request.also?.length) {
       for (const m of request.also) {
         try {
-          const more = reduce(definition, next, this.mark(m.event(this.clock())), {}, true, true);
+          const more = reduce(definition, next, this.mark(m.event(this.clock())), {
+            kinds: this.registry.kinds,
+            trusted: true,
+          });
           next = more.snapshot;
           if (more.transitions.length) transitions = [...transitions, ...more.transitions];
         } catch (e) {
@@ -343,7 +346,7 @@ export class WriteLoop {
     // The start and `alsoApply` are written together: the transitions of both are reported.
     let transitions: LogEntry[] = [];
     const fold = (from: Snapshot | null, e: WorkflowEvent) => {
-      const r = reduce(definition, from, e);
+      const r = reduce(definition, from, e, { kinds: this.registry.kinds });
       transitions = [...transitions, ...r.transitions];
       return r.snapshot;
     };

@@ -48,11 +48,12 @@ export class WorkflowHarness<
     this.options = options;
     this.id = options.id ?? options.from?.id ?? 'test-1';
     this.current = options.from ?? null;
-    const limits = options.maxTransitions === undefined ? {} : { maxTransitions: options.maxTransitions };
+    // What a child's harness shares with this one: the transition budget and the kinds.
+    const limits = { maxTransitions: options.maxTransitions, kinds: options.kinds };
     this.shared =
       tree ??
       new HarnessTree(
-        HarnessTree.registryOf(definition, options.workflows),
+        HarnessTree.registryOf(definition, options.workflows, options.kinds),
         options.effects === 'manual',
         (def, id) => new WorkflowHarness(def, { id, ...limits }, this.shared),
         options.now ?? options.from?.updatedAt ?? 0,

@@ -1,4 +1,3 @@
-import '../composition/index.js';
 import { declaredSchemas, issuesOf } from '../definition/declared-schemas.js';
 import { isStepfoldError, ValidationError } from '../errors.js';
 import type { WorkflowEvent } from '../events.js';
@@ -12,6 +11,7 @@ import {
   STOPPED_BEFORE_START,
   sameParent,
 } from '../runner/child-effects.js';
+import type { KindSet } from '../reducer/kind-table.js';
 import type { AnyDefinition } from '../runner/handler-types.js';
 import { createRegistry, type WorkflowRegistry } from '../runner/registry.js';
 import {
@@ -86,8 +86,9 @@ export class HarnessTree {
   static registryOf(
     root: AnyDefinition,
     workflows: readonly AnyDefinition[] | undefined,
+    kinds: readonly KindSet[] | undefined,
   ): WorkflowRegistry | undefined {
-    return workflows === undefined ? undefined : createRegistry([root, ...workflows], undefined);
+    return workflows === undefined ? undefined : createRegistry({ workflows: [root, ...workflows], kinds });
   }
 
   /** After a write of `s`: queues what the runner's `written` and task dispatch would do, in that order. */

@@ -22,7 +22,7 @@ import { drain, fleetStats, giveBacks, latency, secs as s1 } from './metrics.mjs
 import { LogTail, openOracleLog } from './oracle-log.mjs';
 import { checkChildren, checkLog, checkSnapshots, describeTask, listIds } from './oracles.mjs';
 import { openStore, server, storeUrl } from './stores.mjs';
-import { design, soakHandlers, soakWorkflows, TIMEOUT_MS, treeDesign } from './workflows.mjs';
+import { design, KINDS, soakHandlers, soakWorkflows, TIMEOUT_MS, treeDesign } from './workflows.mjs';
 
 /**
  * @typedef {import('@stepfold/engine').Snapshot} Snapshot
@@ -108,6 +108,7 @@ export async function runSoak(o) {
     handlers: soakHandlers(log.call),
     hooks: log.hooks,
     execute: false,
+    kinds: KINDS,
   });
   // Trees are spread evenly among scenario 17's instances.
   const trees = o.trees ?? 0;

@@ -12,7 +12,7 @@ import { crashingStore } from './crash-windows.mjs';
 import { createLoopWorker } from './loop-worker.mjs';
 import { openOracleLog } from './oracle-log.mjs';
 import { openStore } from './stores.mjs';
-import { soakHandlers, soakWorkflows } from './workflows.mjs';
+import { KINDS, soakHandlers, soakWorkflows } from './workflows.mjs';
 
 const env = (/** @type {string} */ name) => {
   const value = process.env[name];
@@ -34,6 +34,7 @@ const runner = createRunner({
   workflows: soakWorkflows(Number(env('SOAK_TIMEOUT_MS'))),
   handlers: soakHandlers(log.call),
   hooks: log.hooks,
+  kinds: KINDS,
 });
 // Pauses between polls, the same on every store (FerretDB's polls are index searches in our build):
 // at most POLL_MAX_MS, how late a killed worker's tasks (2 s deadlines) may be found; the loop

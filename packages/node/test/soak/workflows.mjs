@@ -4,8 +4,10 @@
 // cannot load TypeScript on Node 20, and the driver imports the same definitions.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { defineWorkflow, TaskError, workflow } from '@stepfold/engine';
-// The tree workload's child and map steps: every runner of the soak (driver and workers) imports this module.
-import '@stepfold/engine/composition';
+import { composition } from '@stepfold/engine/composition';
+
+/** The tree workload's child and map steps: every runner of the soak (driver and workers) passes these kinds. */
+export const KINDS = [composition];
 
 /**
  * Handler deadline: short, so the tasks of a SIGKILLed worker come back within seconds. The same

@@ -1,6 +1,31 @@
 import type { EventOf } from '../../events.js';
-import type { SignalRecord, StepState, TaskState, TimerState } from '../../snapshot.js';
-import type { Cx } from '../transition-context.js';
+import type { LogEntry, Snapshot, SignalRecord, StepState, TaskState, TimerState } from '../../snapshot.js';
+import type { CompiledWorkflow } from '../../definition/compile.js';
+
+/** Everything a transition needs: the workflow, the snapshot being written, the event time. */
+export interface Cx {
+  wf: CompiledWorkflow;
+  /** The kinds' rules this reduction runs with, and the flow over them. */
+  table: RuleTable;
+  s: Snapshot;
+  at: number;
+  budget: number;
+  /** Signal id this event adds to `seenSignals`; the reducer appends it once the draft is finished. */
+  seenId?: string | undefined;
+  /** Transitions of this event; the reducer appends them to the log ring once the draft is finished. */
+  logged?: LogEntry[] | undefined;
+  /** The event's writer will not run the tasks it dispatches: they are queued for a worker to take. */
+  handoff?: boolean | undefined;
+}
+
+/** Step kinds by name, as the flow reads them: the definition layer's facts or the reducer's rules. */
+export type ByKind<T> = { readonly [kind: string]: T };
+
+/** The rules one reduction runs with: the core kinds' and those of the sets passed, and the flow over them. */
+export interface RuleTable {
+  readonly rules: ByKind<StepRules<never>>;
+  readonly flow: Flow;
+}
 
 /** A handler's result event. */
 export type ResultEvent = EventOf<'task.completed'> | EventOf<'task.failed'>;

@@ -1,5 +1,5 @@
-import '../../composition/index.js';
 import { afterEach, expect, it } from 'vitest';
+import { composition } from '../../composition/index.js';
 import { defineWorkflow } from '../../definition/compile.js';
 import { TaskError } from '../../errors.js';
 import type { Handler } from '../../runner/handler-types.js';
@@ -13,7 +13,7 @@ import { type SuiteContext, until } from './context.js';
 
 // Child workflows and map steps driven by workers on this store: a child's start, its end reported
 // to the parent (through the parent's inbox where the store has one), a map over child workflows
-// rolled back item by item, and a parent's cancel reaching its running children (scenario 20).
+// rolled back item by item, and a parent's cancel reaching its running children.
 
 const line = defineWorkflow({
   name: 'tree-line',
@@ -80,13 +80,13 @@ export function describeComposition(ctx: SuiteContext): void {
     const store = await ctx.fresh();
     const runners: Runner[] = [];
     for (let i = 0; i < n; i++) {
-      const runner = createRunner({ store, workflows, handlers: handlers(calls, behave) });
+      const runner = createRunner({ store, workflows, handlers: handlers(calls, behave), kinds: [composition] });
       runners.push(runner);
       const worker = createWorker({ runner, poll: { maxMs: 200, maxWithWakesMs: 1000 } });
       workers.push(worker);
       await worker.start();
     }
-    const sender = createRunner({ store, workflows, handlers: {}, execute: false });
+    const sender = createRunner({ store, workflows, handlers: {}, execute: false, kinds: [composition] });
     return { store, sender, runners };
   }
 
