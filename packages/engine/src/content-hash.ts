@@ -12,8 +12,7 @@ export function canonicalJson(value: unknown): string {
 
 /**
  * SHA-256's round constants (first 32 bits of the fractional parts of the cube roots of the first
- * 64 primes) and initial hash (square roots of the first 8), computed rather than listed: smaller
- * in the bundle. Exact in doubles: every value sits at least 0.005 units of its last bit away from
+ * 64 primes) and initial hash (square roots of the first 8), computed rather than listed. Exact in doubles: every value sits at least 0.005 units of its last bit away from
  * a rounding boundary, thousands of ulps more than a cube root's error.
  */
 const PRIMES: number[] = [];

@@ -44,8 +44,7 @@ const trace = opt(
 );
 
 // One object schema per event type, each with its literal `type`. Listed once, then offered as a
-// union (`eventSchema`) and by type (what `parseEvent` uses, for the type's own precise issues):
-// zod's discriminated union would weigh half a kilobyte in the size-capped main entry.
+// union (`eventSchema`) and by type (what `parseEvent` uses, for the type's own precise issues).
 const EVENT_SCHEMAS = [
   z.object({
     type: z.literal('start'),

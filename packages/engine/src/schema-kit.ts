@@ -1,16 +1,15 @@
 import * as z from 'zod/mini';
 import { isValidId } from './ids.js';
 
-// zod/mini keeps the engine bundle small (the classic API pulls in every locale). A set of values
-// is a `z.literal([...])`, not a `z.enum`: the same issue (`invalid_value`), one class less.
+// The engine's schemas are zod/mini's functional API. A set of values is a `z.literal([...])`, not
+// a `z.enum`: the same issue (`invalid_value`).
 
 /** A string of bounded length. */
 export const text = (min: number, max: number) => z.string().check(z.minLength(min), z.maxLength(max));
 
 /**
  * What `z.int()` checks, with its issues (not an integer: nothing else is checked; outside the
- * safe range: reported, then the bounds too), without pulling zod's number-format class into the
- * size-capped main entry.
+ * safe range: reported, then the bounds too).
  */
 const safeInteger = z.check<number>((payload) => {
   const input = payload.value;

@@ -1,7 +1,7 @@
 import { builtinModules } from 'node:module';
-import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
+import { measureSource, PROFILES } from '../../../bench/src/bundle-profiles.js';
 
 const entry = new URL('../dist/index.js', import.meta.url).pathname;
 const nodeBuiltins = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
@@ -35,9 +35,13 @@ describe('engine bundle', () => {
     const code = result.outputFiles[0]!.text;
     expect(code).not.toMatch(/\brequire\(/);
     expect(code).not.toMatch(/new Function\(|\beval\(/);
-    const gz = gzipSync(code).length;
-    // The main entry's budget: minified + gzipped with dependencies at most 32 KB (also reported by
-    // `pnpm bench`). Tools' helpers live in their own entries (worker, introspect, diagram, testing).
-    expect(gz).toBeLessThanOrEqual(32 * 1024);
   });
+
+  // The caps of what users ship, by import profile (the same sources as `pnpm bench bundle`).
+  for (const p of PROFILES) {
+    it(`${p.name}: ${p.what} stays under ${p.capKb} KB gz`, async () => {
+      const { gz } = await measureSource(p.source);
+      expect(gz).toBeLessThanOrEqual(p.capKb * 1024);
+    });
+  }
 });

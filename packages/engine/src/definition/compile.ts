@@ -123,7 +123,7 @@ function parseDefinition(input: unknown): z.infer<typeof definitionSchema> {
     return full.value;
   } catch (e) {
     // A definition is JSON: a JavaScript caller's reference cycle, or a nest deeper than any real
-    // one, ran a recursive check out of stack (cheaper than tracking both: the entry is size-capped).
+    // one, ran a recursive check out of stack: caught here rather than tracked on every walk.
     if (!(e instanceof RangeError)) throw e;
     throw new ValidationError('INVALID_DEFINITION', 'invalid workflow definition', [
       { path: '', message: 'a cycle, or nested too deep' },

@@ -20,7 +20,7 @@ export {
 
 // `@stepfold/engine/introspect`: what tools (the CLI, the inspector, an API) read off a definition
 // and an instance, answered once here from the kinds' own facts, so no tool re-derives a rule the
-// reducer keeps. Its own entry, so a bundle that only steps instances does not carry it.
+// reducer keeps.
 
 type Step = StepDefinition & { id: string };
 

@@ -98,9 +98,8 @@ export type KindTable<L extends KindList> = { readonly [K in L[number] as K['kin
 
 /** The schema of one step of any kind in `list`, in list order. */
 export function stepUnion<const L extends KindList>(list: L): StepUnion<L> {
-  // A plain union, not a discriminated one: zod's discriminated union weighs half a kilobyte in the
-  // size-capped main entry, and `compileWorkflow` parses each step with its own kind's schema
-  // (its precise issues), so this one only ever sees steps that already passed.
+  // A plain union, not a discriminated one: `compileWorkflow` parses each step with its own kind's
+  // schema (its precise issues), so this one only ever sees steps that already passed.
   return z.union(list.map((k) => k.schema) as never) as StepUnion<L>;
 }
 

@@ -30,9 +30,8 @@ export const RESERVED_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constru
 /** Where a handler's input comes from: one data path, or an object of named paths. */
 export const inputMappingSchema = z.union([
   pathString,
-  // A record of paths, as an object whose every key is a path (zod's record class would weigh more
-  // than half a kilobyte in the size-capped main entry). A reserved key aborts, as a record's key
-  // issue does, so the union reports what it did with a record.
+  // A record of paths, as an object whose every key is a path. A reserved key aborts, as a record's
+  // key issue does, so the union reports what it did with a record.
   z.catchall(z.object({}), pathString).check(
     z.refine((o) => !Object.keys(o).some((k) => RESERVED_KEYS.has(k)), {
       message: 'reserved key (__proto__, constructor, prototype)',

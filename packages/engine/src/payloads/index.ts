@@ -1,6 +1,5 @@
 // `@stepfold/engine/payloads`: the payload store contract, the kit adapters build theirs from, the
-// memory reference, and offloading for a runner with the tools around it; kept out of the main
-// entry (Workers bundle it only when they offload).
+// memory reference, and offloading for a runner with the tools around it.
 
 export { sha256Hex } from '../content-hash.js';
 export { isPayloadRef, PAYLOAD_REF, type PayloadRef } from '../payload-ref.js';

@@ -3,8 +3,8 @@ import type { Store } from '../store/store.js';
 import type { RunTask } from './execute-task.js';
 
 // How a runner offloads large values and resolves them, without carrying the code: the
-// `offloading()` of `@stepfold/engine/payloads` implements it, so a runner without payloads (and
-// the size-capped main entry) pays nothing but an `undefined` check per value.
+// `offloading()` of `@stepfold/engine/payloads` implements it, so a runner without payloads pays
+// nothing but an `undefined` check per value.
 
 /** A runner's payload offloading, bound to the snapshot store it writes to. */
 export interface PayloadPort {

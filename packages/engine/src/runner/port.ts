@@ -1,8 +1,7 @@
 // What only a worker reaches of a runner: the jobs its writes dispatch, the executor that takes
 // them, and the tick that starts from what the worker took from the store. `createRunner` lends
 // each runner its core (`attachCore`); a worker builds the port from it (`runnerPort(runner)`).
-// None of it is on the `Runner` type, and the main entry carries only the lending: the code of
-// the port is bundled with the worker that uses it.
+// None of it is on the `Runner` type: tools reach a runner's internals through this one port.
 
 import { taskKey } from '../reducer/transition-context.js';
 import type { Snapshot, TaskState } from '../snapshot.js';
@@ -130,7 +129,7 @@ export function runnerPort(runner: Runner): RunnerPort {
 
 /**
  * The registry and clock of a runner `createRunner` made (what a migration reads of it), from the
- * core it already lends: nothing added to the main entry.
+ * core it already lends.
  */
 export function runnerInternals(runner: Runner): { registry: WorkflowRegistry; clock: () => number } {
   const core = (runner as { [CORE]?: RunnerCore })[CORE];

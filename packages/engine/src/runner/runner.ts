@@ -274,7 +274,7 @@ export function createRunner<
     return s;
   }
 
-  // What a worker drives, lent to the port (port.ts), whose code the worker's bundle carries.
+  // What a worker drives, lent to the port (port.ts).
   const core: RunnerCore = {
     writes,
     inFlight,

@@ -1,5 +1,5 @@
-// The schedules entry, `@stepfold/engine/schedules`: kept out of the main entry because it carries
-// croner (the cron evaluator), which a per-event Worker that only steps instances does not need.
+// The schedules entry, `@stepfold/engine/schedules`: its own entry because it carries croner (the
+// cron evaluator), a dependency a per-event Worker that only steps instances never needs.
 
 export {
   CONTROL_SIGNAL,

@@ -1,8 +1,7 @@
 // `@stepfold/engine/store-kit`: what a store adapter is built from. `defineStore` turns an adapter's
-// narrow database calls into a `Store`; the rest are the pieces wake sources and drivers share. Its
-// own entry, so the main entry a Worker bundles carries none of it beyond what the memory store uses.
+// narrow database calls into a `Store`; the rest are the pieces wake sources and drivers share.
 export { type Backoff, backoffDelay, OUTAGE_BACKOFF } from '../backoff.js';
-// The snapshot format's upgrade chain: every store's load runs it (kept out of the main entry).
+// The snapshot format's upgrade chain: every store's load runs it.
 export {
   FORMAT_UPGRADES,
   type FormatUpgrade,

@@ -1,5 +1,5 @@
-// The worker entry, `@stepfold/engine/worker`: kept out of the main entry so an edge bundle that
-// only steps instances (a Worker, a Lambda) does not carry it.
+// The worker entry, `@stepfold/engine/worker`: `createWorker`, the long-lived process that polls a
+// store and runs due work, with its options and observers. A per-event handler needs none of it.
 
 export { type Backoff, backoffDelay, OUTAGE_BACKOFF } from '../backoff.js';
 // The job a worker's `taskStart`/`taskEnd` observers are given.

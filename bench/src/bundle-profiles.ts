@@ -1,0 +1,61 @@
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { build } from 'esbuild';
+
+// The import profiles the bundle budgets cover, and how one is measured: shared by the bench's
+// bundle rows and the engine test that holds each profile under its cap.
+
+// Imports resolve from here, where the bench's own node_modules are found.
+const HERE = fileURLToPath(new URL('.', import.meta.url));
+
+/**
+ * What users ship, by import profile: the code a bundler keeps for these imports, each with its
+ * cap (KB gz). The caps keep about 1 KB or more of headroom over the figures they were set on.
+ */
+export const PROFILES = [
+  {
+    name: 'bundle-step',
+    capKb: 26,
+    what: '`step` alone',
+    source: "export { step } from '@stepfold/engine';",
+  },
+  {
+    name: 'bundle-edge-runner',
+    capKb: 34,
+    what: 'an edge runner: `workflow`, `defineWorkflow` and `createRunner`',
+    source: "export { createRunner, defineWorkflow, workflow } from '@stepfold/engine';",
+  },
+  {
+    name: 'bundle-edge-composition',
+    capKb: 40,
+    what: 'an edge runner with `composition` (child and map steps)',
+    source: [
+      "export { createRunner, defineWorkflow, workflow } from '@stepfold/engine';",
+      "export { composition } from '@stepfold/engine/composition';",
+    ].join('\n'),
+  },
+] as const;
+
+/** ESM source bundled for browsers and Workers with its dependencies, minified + gzip. */
+export async function measureSource(contents: string) {
+  const result = await build({
+    stdin: { contents, resolveDir: HERE, loader: 'js' },
+    bundle: true,
+    write: false,
+    format: 'esm',
+    platform: 'browser',
+    conditions: ['workerd', 'worker', 'browser'],
+    minify: true,
+    metafile: true,
+    logLevel: 'silent',
+  });
+  const code = result.outputFiles[0]!.contents;
+  const inputs = Object.entries(result.metafile.outputs)[0]![1].inputs;
+  const byPackage: Record<string, number> = {};
+  for (const [path, { bytesInOutput }] of Object.entries(inputs)) {
+    const m = /node_modules\/(?:\.pnpm\/[^/]+\/node_modules\/)?((?:@[^/]+\/)?[^/]+)/.exec(path);
+    const key = m ? m[1]! : '@stepfold/engine';
+    byPackage[key] = (byPackage[key] ?? 0) + bytesInOutput;
+  }
+  return { gz: gzipSync(code).length, minified: code.length, byPackage };
+}
