@@ -1,7 +1,8 @@
 // The snapshot *format* (its `schemaVersion`), not the workflow's version: when the engine changes
 // the shape it stores, a stored snapshot of an older format is upgraded on load by a chain of
 // pure functions, one link per format, so no deploy needs a data backfill first. The store kit
-// runs the chain on every load; the next write stores the current format.
+// runs the chain on every load, and so does the runner on whatever a `Store` hands it (a
+// hand-written store included); the next write stores the current format.
 
 import { ValidationError } from './errors.js';
 import { SNAPSHOT_SCHEMA_VERSION, type Snapshot } from './snapshot.js';
@@ -51,4 +52,52 @@ export function upgradeSnapshot(value: unknown, options: UpgradeOptions = {}): S
     if (s?.['schemaVersion'] !== n + 1) n = Number.NaN; // a link that did not reach its format: refused above
   }
   return s as unknown as Snapshot;
+}
+
+/**
+ * A snapshot a store handed back, admitted into the engine: upgraded to the current format, its
+ * envelope (id, workflow name, version and hash, version) checked, and, given `id`, its id the
+ * one asked for. Anything else is `INVALID_SNAPSHOT` naming the problem; nothing is written.
+ *
+ * @example
+ * const s = admitSnapshot(await store.load(id), id); // what the runner does with every load
+ */
+export function admitSnapshot(value: unknown, id?: string): Snapshot {
+  let s: Snapshot;
+  try {
+    s = upgradeSnapshot(value);
+  } catch (e) {
+    if (!(e instanceof TypeError)) throw e;
+    throw new ValidationError('INVALID_SNAPSHOT', `stored snapshot cannot be upgraded: ${e.message}`, [
+      { path: 'schemaVersion', message: e.message },
+    ]);
+  }
+  const problem = envelopeProblem(s) ?? (id !== undefined && s.id !== id ? idProblem(s.id, id) : undefined);
+  if (problem)
+    throw new ValidationError('INVALID_SNAPSHOT', `stored snapshot: ${problem.message}`, [problem]);
+  return s;
+}
+
+function idProblem(got: string, want: string): { path: string; message: string } {
+  return {
+    path: 'id',
+    message: `is ${JSON.stringify(got)}, but instance ${JSON.stringify(want)} was loaded`,
+  };
+}
+
+/** The first problem with a snapshot's envelope (id, workflow name, version and hash, version), or undefined. */
+function envelopeProblem(s: Snapshot): { path: string; message: string } | undefined {
+  if (typeof s !== 'object' || s === null || Array.isArray(s)) return { path: '', message: 'not an object' };
+  if (typeof s.id !== 'string') return { path: 'id', message: 'must be a string' };
+  const wf = s.workflow as Partial<Snapshot['workflow']> | null | undefined;
+  if (
+    typeof wf !== 'object' ||
+    wf === null ||
+    typeof wf.name !== 'string' ||
+    !Number.isSafeInteger(wf.version) ||
+    typeof wf.hash !== 'string'
+  )
+    return { path: 'workflow', message: 'must name a workflow, its version and its hash' };
+  if (!Number.isSafeInteger(s.version)) return { path: 'version', message: 'must be a safe integer' };
+  return undefined;
 }

@@ -86,7 +86,9 @@ describe('workflow maps', () => {
   it("stop undoing items once a child in flight completes past its pivot during the map's rollback", () => {
     // The map went on reverting the items before it, then tried to revert the pivot child itself:
     // refused (PAST_PIVOT), so the parent sat in compensation-dlq, and every requeue failed again.
-    const h = createHarness(lines, { kinds: [composition], workflows: [line], id: 'r' }).start({ xs: [0, 1, 2] });
+    const h = createHarness(lines, { kinds: [composition], workflows: [line], id: 'r' }).start({
+      xs: [0, 1, 2],
+    });
     for (const i of [1, 2]) {
       h.child('each', i).complete('pick', {});
       h.child('each', i).complete('pack', {});
@@ -135,7 +137,8 @@ describe('child steps', () => {
   it('whose child was aborted while being reverted park the compensation again on a requeue, not re-check forever', async () => {
     // The revert of an aborted child changes nothing and reports nothing: the parent's compensation
     // task was dispatched again at every deadline, for good. Now the child's end answers it.
-    const runner = createRunner({ kinds: [composition],
+    const runner = createRunner({
+      kinds: [composition],
       store: createMemoryStore(),
       workflows: [holder, stuck],
       handlers: {
@@ -187,7 +190,12 @@ const caller = defineWorkflow({
 describe('a child whose declared input schema refuses what the step maps', () => {
   it('fails the step with INVALID_INPUT on a runner, instead of being tried again at every deadline', async () => {
     const store = createMemoryStore();
-    const runner = createRunner({ kinds: [composition], store, workflows: [caller, strict], handlers: { go: async () => 1 } });
+    const runner = createRunner({
+      kinds: [composition],
+      store,
+      workflows: [caller, strict],
+      handlers: { go: async () => 1 },
+    });
     const s = await runner.start('caller', 'c-1', { code: 7 });
     expect(s.status).toBe('failed');
     expect(s.error).toMatchObject({ step: 'sub', code: 'INVALID_INPUT' });
@@ -196,7 +204,9 @@ describe('a child whose declared input schema refuses what the step maps', () =>
   });
 
   it('fails it the same way in the harness', () => {
-    const h = createHarness(caller, { kinds: [composition], workflows: [strict], id: 'c-1' }).start({ code: 7 });
+    const h = createHarness(caller, { kinds: [composition], workflows: [strict], id: 'c-1' }).start({
+      code: 7,
+    });
     expect(h.status).toBe('failed');
     expect(h.snapshot.error).toMatchObject({ step: 'sub', code: 'INVALID_INPUT' });
     expect(h.children).toEqual([]);

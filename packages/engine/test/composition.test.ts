@@ -65,7 +65,8 @@ async function drive(runner: { tick(id: string, now?: number): Promise<Snapshot>
 function harness(failOn: (sku: string) => boolean = () => false) {
   const calls: string[] = [];
   const store = createMemoryStore();
-  const runner = createRunner({ kinds: [composition],
+  const runner = createRunner({
+    kinds: [composition],
     store,
     workflows: [shipLine, order, withChild, sums],
     handlers: {
@@ -220,7 +221,8 @@ describe('child step: ids, compensation, pivots, stopping', () => {
   function setup() {
     const calls: string[] = [];
     const store = createMemoryStore();
-    const runner = createRunner({ kinds: [composition],
+    const runner = createRunner({
+      kinds: [composition],
       store,
       workflows: [leaf, pivotal, tree, pivotTree, race, hang],
       handlers: {
@@ -301,9 +303,9 @@ describe('child step: ids, compensation, pivots, stopping', () => {
   });
 
   it('refuses a runner whose definitions use child steps of an unregistered workflow', () => {
-    expect(() => createRunner({ kinds: [composition], store: createMemoryStore(), workflows: [tree], handlers: {} })).toThrow(
-      expect.objectContaining({ code: 'UNKNOWN_WORKFLOW' }),
-    );
+    expect(() =>
+      createRunner({ kinds: [composition], store: createMemoryStore(), workflows: [tree], handlers: {} }),
+    ).toThrow(expect.objectContaining({ code: 'UNKNOWN_WORKFLOW' }));
   });
 });
 
@@ -389,7 +391,8 @@ describe('tools read the pivot rule across the tree', () => {
         gate: { kind: 'wait', signal: 'go' },
       },
     });
-    const runner = createRunner({ kinds: [composition],
+    const runner = createRunner({
+      kinds: [composition],
       store: createMemoryStore(),
       workflows: [pivotal, top],
       handlers: { work: async () => null },
@@ -419,7 +422,8 @@ describe('map step: dlq and requeue', () => {
         },
       },
     });
-    const runner = createRunner({ kinds: [composition],
+    const runner = createRunner({
+      kinds: [composition],
       store: createMemoryStore(),
       workflows: [parked],
       handlers: {
@@ -459,7 +463,8 @@ describe('map step: dlq and requeue', () => {
       steps: { each: { kind: 'map', items: 'input.xs', workflow: 'dlq-child', maxConcurrency: 3 } },
     });
     const store = createMemoryStore();
-    const runner = createRunner({ kinds: [composition],
+    const runner = createRunner({
+      kinds: [composition],
       store,
       workflows: [child, top],
       handlers: {

@@ -71,7 +71,8 @@ function expectReplays(h: WorkflowHarness): void {
 async function onRunner(id: string, data: unknown, failSku?: string) {
   const calls: string[] = [];
   const store = createMemoryStore();
-  const runner = createRunner({ kinds: [composition],
+  const runner = createRunner({
+    kinds: [composition],
     store,
     workflows: [order, ...workflows],
     handlers: handlers(calls, failSku),
@@ -169,7 +170,9 @@ describe('the harness drives a tree', () => {
   });
 
   it('with manual effects, a lost report is recovered when the parent task deadline passes', () => {
-    const h = createHarness(order, { kinds: [composition], workflows, id: 'o-6', effects: 'manual' }).start(input(0));
+    const h = createHarness(order, { kinds: [composition], workflows, id: 'o-6', effects: 'manual' }).start(
+      input(0),
+    );
     h.complete('reserve', { r: 1 });
     expect(h.effects.map((e) => e.kind)).toEqual(['task']);
     h.perform();
@@ -198,7 +201,9 @@ describe('the harness drives a tree', () => {
   });
 
   it('creates a child the parent stopped before its start effect ran, ended, so the late start starts nothing', () => {
-    const h = createHarness(order, { kinds: [composition], workflows, id: 'o-7', effects: 'manual' }).start(input(1));
+    const h = createHarness(order, { kinds: [composition], workflows, id: 'o-7', effects: 'manual' }).start(
+      input(1),
+    );
     h.complete('reserve', { r: 1 });
     const start = h.effects[0]!;
     h.drop();
@@ -229,7 +234,12 @@ describe('the harness drives a tree', () => {
 
   it('every child reports to its parent through the same event the runner writes', async () => {
     const store = createMemoryStore();
-    const runner = createRunner({ kinds: [composition], store, workflows: [order, ...workflows], handlers: handlers([]) });
+    const runner = createRunner({
+      kinds: [composition],
+      store,
+      workflows: [order, ...workflows],
+      handlers: handlers([]),
+    });
     const s = await runner.start('order', 'o-9', input(1));
     const h = createHarness(order, { kinds: [composition], workflows, id: 'o-9' }).start(input(1));
     await h.run(handlers([]), { timers: 'advance' });

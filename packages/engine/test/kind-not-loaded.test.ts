@@ -71,7 +71,12 @@ describe('child and map steps with kinds: [composition]', () => {
 
   it('passed to one call change no other call', () => {
     step(fanOut, null, start, { kinds: [composition] });
-    createRunner({ store: createMemoryStore(), workflows: [fanOut], handlers: { h: () => null }, kinds: [composition] });
+    createRunner({
+      store: createMemoryStore(),
+      workflows: [fanOut],
+      handlers: { h: () => null },
+      kinds: [composition],
+    });
     expect(thrown(() => step(fanOut, null, start))).toMatchObject({ code: 'KIND_NOT_LOADED' });
   });
 });

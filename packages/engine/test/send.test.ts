@@ -68,7 +68,10 @@ describe('runner.send', () => {
   });
 
   it('accepts the definitions listening for the name (or buffering any) whose schema takes the payload', async () => {
-    const registry = createRegistry({ workflows: [waits, waitsV2, buffers, typed], handlerNames: new Set(['hit']) });
+    const registry = createRegistry({
+      workflows: [waits, waitsV2, buffers, typed],
+      handlerNames: new Set(['hit']),
+    });
     const key = (d: Parameters<typeof compileWorkflow>[0]) => {
       const c = compileWorkflow(d);
       return `${c.definition.name}@${c.definition.version}@${c.hash}`;

@@ -306,7 +306,13 @@ describe('saga oracles across random trees of child workflows and maps', () => {
       fc.assert(
         fc.property(caseArb, ({ spec, compFailures, faults, intents }) => {
           const g = compileTree(spec);
-          const h = createHarness(g.root, { kinds: [composition], workflows: g.children, id: 'r', effects: 'manual', now: 1000 });
+          const h = createHarness(g.root, {
+            kinds: [composition],
+            workflows: g.children,
+            id: 'r',
+            effects: 'manual',
+            now: 1000,
+          });
           h.start(g.input);
           const history: ChildEffect[] = [];
           for (const i of intents) act(h, i, g, compFailures, history);

@@ -109,7 +109,8 @@ describe('typed child and map steps', () => {
 
   it('run through a runner with the outputs their types promise', async () => {
     const store = createMemoryStore();
-    const runner = createRunner({ kinds: [composition],
+    const runner = createRunner({
+      kinds: [composition],
       store,
       workflows: [order, shipLine],
       handlers: { ...handlers, ...lineHandlers },
@@ -142,7 +143,12 @@ describe('typed child and map steps', () => {
     // The compiler refuses this too (typed-composition.types.test.ts); typed loosely to reach the runtime check.
     const workflows: readonly AnyDefinition[] = [order];
     expect(() =>
-      createRunner({ kinds: [composition], store: createMemoryStore(), workflows, handlers: { ...handlers, ...lineHandlers } }),
+      createRunner({
+        kinds: [composition],
+        store: createMemoryStore(),
+        workflows,
+        handlers: { ...handlers, ...lineHandlers },
+      }),
     ).toThrow(expect.objectContaining({ code: 'UNKNOWN_WORKFLOW' }));
   });
 });

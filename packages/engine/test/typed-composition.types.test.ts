@@ -211,13 +211,21 @@ describe('the runner', () => {
   it('refuses child and map steps without kinds: [composition], saying so in one line', () => {
     const label = workflow('label', 1).task('print', { handler: 'print' }).build();
     const shipment = workflow('shipment', 1).child('label', { workflow: label }).build();
-    const fan = workflow('fan', 1).input<{ xs: number[] }>().map('each', { items: 'input.xs', handler: 'h' }).build();
+    const fan = workflow('fan', 1)
+      .input<{ xs: number[] }>()
+      .map('each', { items: 'input.xs', handler: 'h' })
+      .build();
     const typeOnly = () => {
       // @ts-expect-error Property 'kinds' is missing ... '{ kinds: "child and map steps run only with kinds: [composition] from '@stepfold/engine/composition'"; }'
       createRunner({ store, workflows: [shipment, label], handlers: { print: () => 1 } });
       // @ts-expect-error Type '[]' is not assignable to type '... "child and map steps run only with kinds: [composition] from '@stepfold/engine/composition'"'
       createRunner({ store, workflows: [fan], handlers: { h: () => 1 }, kinds: [] });
-      createRunner({ store, workflows: [shipment, label], handlers: { print: () => 1 }, kinds: [composition] });
+      createRunner({
+        store,
+        workflows: [shipment, label],
+        handlers: { print: () => 1 },
+        kinds: [composition],
+      });
       // A definition without child or map steps needs no kinds.
       createRunner({ store, workflows: [label], handlers: { print: () => 1 } });
     };

@@ -1,5 +1,5 @@
-import { composition } from '@stepfold/engine/composition';
 import { createRunner, defineWorkflow, type Snapshot, type Store } from '@stepfold/engine';
+import { composition } from '@stepfold/engine/composition';
 import { createMemoryStore } from '@stepfold/engine/memory';
 import { describe, expect, it } from 'vitest';
 // The write loop is internal: reached in the built package, as the runner reaches it.
@@ -43,7 +43,8 @@ describe('merged handler results', () => {
       start: 'each',
       steps: { each: { kind: 'map', items: 'input.xs', handler: 'h', maxConcurrency: 20 } },
     });
-    const runner = createRunner({ kinds: [composition],
+    const runner = createRunner({
+      kinds: [composition],
       store,
       workflows: [fan],
       handlers: { h: async ({ input }) => (input as number) * 3 },

@@ -274,7 +274,10 @@ export class WorkflowBuilder<B extends BuilderState = Initial<string>> {
     return this.add('savepoint', id, fields);
   }
   /** Ends the run and starts a fresh one of the same instance, with `carry` (default: the same input). */
-  continueAsNew<const Id extends string, const M extends Mapping<B['input'], B['outputs']> | undefined = undefined>(
+  continueAsNew<
+    const Id extends string,
+    const M extends Mapping<B['input'], B['outputs']> | undefined = undefined,
+  >(
     id: NewId<Id, B['ids']>,
     fields: Omit<Fields<'continueAsNew'>, 'carry'> & { carry?: M } = {},
   ): WorkflowBuilder<Passed<B, Id, never>> {

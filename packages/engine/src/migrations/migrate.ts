@@ -1,6 +1,6 @@
-import type { KindSet } from '../reducer/kind-table.js';
 import { compileWorkflow } from '../definition/compile.js';
 import { isStepfoldError, NotFoundError, RegistryError } from '../errors.js';
+import type { KindSet } from '../reducer/kind-table.js';
 import { runnerInternals } from '../runner/port.js';
 import type { Runner } from '../runner/types.js';
 import type { Snapshot, Status } from '../snapshot.js';

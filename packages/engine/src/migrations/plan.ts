@@ -1,7 +1,7 @@
-import type { KindSet } from '../reducer/kind-table.js';
 import { Immer } from 'immer';
 import { declaredSchemas } from '../definition/declared-schemas.js';
 import { isStepfoldError } from '../errors.js';
+import type { KindSet } from '../reducer/kind-table.js';
 import { step } from '../reducer/reducer.js';
 import { checkSnapshot } from '../reducer/snapshot-check.js';
 import { ring } from '../reducer/snapshot-copy.js';

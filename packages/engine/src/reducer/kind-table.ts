@@ -44,7 +44,10 @@ export function kindNotLoaded(kind: string, workflow?: string): RegistryError {
 }
 
 /** The rules of a step's kind in this reduction; `KIND_NOT_LOADED` when its set was not passed. */
-export function rulesOf(cx: Cx, def: StepDefinition & { id: string }): StepRules<StepDefinition & { id: string }> {
+export function rulesOf(
+  cx: Cx,
+  def: StepDefinition & { id: string },
+): StepRules<StepDefinition & { id: string }> {
   const rules = cx.table.rules[def.kind];
   if (!rules) throw kindNotLoaded(def.kind, cx.wf.definition.name);
   return rules as unknown as StepRules<StepDefinition & { id: string }>;

@@ -173,7 +173,12 @@ interface Run {
 }
 
 /** {@link reduce} past the checks: the event applied to a well-formed snapshot (`known`: one this module made). */
-function advance({ wf, table, budget, plain }: Run, snapshot: Snapshot, ev: WorkflowEvent, known: boolean): Reduction {
+function advance(
+  { wf, table, budget, plain }: Run,
+  snapshot: Snapshot,
+  ev: WorkflowEvent,
+  known: boolean,
+): Reduction {
   // A signal id already seen: checked on the plain snapshot, not through a draft of the ring.
   if (ev.type === 'signal' && ev.id !== undefined && snapshot.seenSignals.includes(ev.id))
     return { snapshot, transitions: UNCHANGED };

@@ -7,6 +7,7 @@ import { taskView } from '../reducer/task-view.js';
 import { CHILD_STOPPED } from '../reducer/transition-context.js';
 import { isTerminal, type LogEntry, type ParentRef, type Snapshot, type TaskState } from '../snapshot.js';
 import type { ChildEffectsOptions, ChildEffectsPort } from './child-port.js';
+import { loadInstance } from './load.js';
 import type { WorkflowRegistry } from './registry.js';
 import type { OnWrite } from './write-request.js';
 
@@ -29,7 +30,7 @@ export class ChildEffects implements ChildEffectsPort {
     const id = task.child!;
     const ref = parentRef(s, task);
     if (task.phase === 'compensate') {
-      const child = await store.load(id);
+      const child = await loadInstance(store, id);
       if (!child) return this.report(ref, missingChild(id), onWrite);
       // Reverted already (cancelled), or ended some other way a revert cannot undo (aborted while
       // reverting): its end answers. Only a completed child takes the revert.
@@ -65,7 +66,7 @@ export class ChildEffects implements ChildEffectsPort {
       // step fails now (left to the deadline, it would be tried again for good).
       if (isStepfoldError(e, 'INVALID_INPUT')) return this.report(ref, refused(id, e), onWrite);
       if (!isStepfoldError(e, 'ALREADY_EXISTS')) throw e;
-      const child = await store.load(id);
+      const child = await loadInstance(store, id);
       if (!child) throw e;
       if (!sameParent(child.parent, ref)) {
         const message = `instance ${id} exists and is not this step's child`;
@@ -113,7 +114,7 @@ export class ChildEffects implements ChildEffectsPort {
       return await writes.apply({ id, event: (at) => ({ type: how, at }), onWrite });
     } catch (e) {
       // Past its pivot: it goes on, and reports when it ends.
-      if (isStepfoldError(e, 'PAST_PIVOT')) return store.load(id);
+      if (isStepfoldError(e, 'PAST_PIVOT')) return loadInstance(store, id);
       if (!isStepfoldError(e, 'NOT_FOUND')) throw e;
     }
     try {

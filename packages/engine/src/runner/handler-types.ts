@@ -89,7 +89,11 @@ export type ChildWorkflowsCheck<W extends readonly AnyDefinition[]> = string ext
 
 type KindsEach<D> = D extends unknown ? KindsOf<D> : never;
 /** The step kinds a list of kind sets brings (the keys of their rules). */
-type KindsIn<KS> = KS extends readonly (infer S)[] ? (S extends { readonly rules: infer R } ? keyof R : never) : never;
+type KindsIn<KS> = KS extends readonly (infer S)[]
+  ? S extends { readonly rules: infer R }
+    ? keyof R
+    : never
+  : never;
 
 /**
  * Nothing when `kinds` brings every step kind the typed definitions `W` use; else a one-line

@@ -34,6 +34,7 @@ import { Work } from './work.js';
 
 const ignore = () => {};
 
+import { loadInstance } from './load.js';
 import { WriteLoop } from './write-loop.js';
 import type { OnWrite } from './write-request.js';
 
@@ -63,8 +64,9 @@ export function createRunner<
   // One object type for a literal (or absent) `execute`, not a union: a handler missing from an
   // executing runner is then reported on `handlers`, naming it, not as a mismatch with
   // `execute: false`. With `execute: boolean` (a `RunnerOptions` value) it is the union again.
-  options: RunnerCoreOptions<W> & { kinds?: KS | undefined } &
-    NoInfer<ChildWorkflowsCheck<W> & KindsCheck<W, KS>> &
+  options: RunnerCoreOptions<W> & { kinds?: KS | undefined } & NoInfer<
+      ChildWorkflowsCheck<W> & KindsCheck<W, KS>
+    > &
     (E extends false
       ? { execute?: E | undefined; handlers?: H | undefined }
       : { execute?: E | undefined; handlers: H } & NoInfer<{
@@ -190,7 +192,7 @@ export function createRunner<
     // A finished instance we wrote ourselves cannot have moved on: skip the read back.
     const mine = call.latest.get(id);
     if (mine && isTerminal(mine.status)) return mine;
-    const s = await store.load(id);
+    const s = await loadInstance(store, id);
     if (!s) throw new NotFoundError(id);
     return s;
   }
@@ -218,7 +220,7 @@ export function createRunner<
           plain({ type: 'signal', at, name: m.name, payload: stored.payload, id: m.signalId });
         const start = m.startIfMissing;
         if (start) {
-          const existing = await store.load(m.id);
+          const existing = await loadInstance(store, m.id);
           const restart = existing !== null && start.reuseFinished === true && isTerminal(existing.status);
           if (!existing || restart) {
             try {
@@ -269,7 +271,7 @@ export function createRunner<
     // The handlers go on; `inFlight` keeps them (and `idle()` waits for them).
     const mine = call.latest.get(m.id) ?? stored;
     if (mine) return mine;
-    const s = await store.load(m.id); // the event did not apply: what is stored
+    const s = await loadInstance(store, m.id); // the event did not apply: what is stored
     if (!s) throw new NotFoundError(m.id);
     return s;
   }
@@ -313,7 +315,7 @@ export function createRunner<
     tick: (id, now) => handle({ type: 'tick', id, now }),
     async get(id, o = {}) {
       assertValidId(id);
-      const s = await store.load(id);
+      const s = await loadInstance(store, id);
       return s && payloads && o.resolve !== false ? payloads.resolve(s) : s;
     },
     async handle(m) {

@@ -8,6 +8,7 @@ import { isTerminal, type LogEntry, type Snapshot } from '../snapshot.js';
 import type { Store } from '../store/store.js';
 import { InstanceWrites } from './instance-writes.js';
 import type { Instrumentation } from './instrumentation.js';
+import { loadInstance } from './load.js';
 import type { PayloadPort } from './payload-port.js';
 import type { WorkflowRegistry } from './registry.js';
 import { tracedCreate, tracedWrite } from './traced.js';
@@ -147,7 +148,7 @@ export class WriteLoop {
 
   /** The stored instance; NOT_FOUND if there is none. */
   private async load(id: string): Promise<Snapshot> {
-    const loaded = await this.store.load(id);
+    const loaded = await loadInstance(this.store, id);
     if (!loaded) throw new NotFoundError(id);
     return loaded;
   }
@@ -250,7 +251,10 @@ export class WriteLoop {
     if (request.also) for (const m of request.also) m.refused(undefined);
     let r: ReturnType<typeof reduce>;
     try {
-      r = reduce(definition, from, this.mark(request.event(this.clock())), { kinds: this.registry.kinds, trusted });
+      r = reduce(definition, from, this.mark(request.event(this.clock())), {
+        kinds: this.registry.kinds,
+        trusted,
+      });
     } catch (e) {
       // With merged results, a refused first one is reported alone; else the write fails.
       if (!request.refused || !request.also?.length || !isStepfoldError(e) || e.retryable) throw e;
@@ -370,7 +374,7 @@ export class WriteLoop {
       await this.store.create(s);
     } catch (e) {
       if (!isStepfoldError(e, 'ALREADY_EXISTS') || !reuseFinished) throw e;
-      const old = await this.store.load(id);
+      const old = await loadInstance(this.store, id);
       if (!old || !isTerminal(old.status)) throw e;
       transitions = [];
       before = old.version;

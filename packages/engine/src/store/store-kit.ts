@@ -8,7 +8,7 @@ import {
 } from '../errors.js';
 import { assertValidId, isValidId } from '../ids.js';
 import type { Snapshot, Status } from '../snapshot.js';
-import { upgradeSnapshot } from '../snapshot-format.js';
+import { admitSnapshot } from '../snapshot-format.js';
 import { type DueQuery, type ListPage, type ListQuery, snapshotBytes } from './store.js';
 import { hasRunningTask, isHandoffNotice, wakeNotice } from './wake-notice.js';
 
@@ -322,35 +322,5 @@ function parseStored(json: string): Snapshot {
       { path: '', message: (e as Error).message },
     ]);
   }
-  let s: Snapshot;
-  try {
-    s = upgradeSnapshot(value);
-  } catch (e) {
-    if (!(e instanceof TypeError)) throw e;
-    throw new ValidationError('INVALID_SNAPSHOT', `stored snapshot cannot be upgraded: ${e.message}`, [
-      { path: 'schemaVersion', message: e.message },
-    ]);
-  }
-  // What a caller reads before any definition can check the rest: whose it is, of what, which version.
-  const problem = envelopeProblem(s);
-  if (problem)
-    throw new ValidationError('INVALID_SNAPSHOT', `stored snapshot: ${problem.message}`, [problem]);
-  return s;
-}
-
-/** The first problem with a snapshot's envelope (id, workflow name, version and hash, version), or undefined. */
-function envelopeProblem(s: Snapshot): { path: string; message: string } | undefined {
-  if (typeof s !== 'object' || s === null || Array.isArray(s)) return { path: '', message: 'not an object' };
-  if (typeof s.id !== 'string') return { path: 'id', message: 'must be a string' };
-  const wf = s.workflow as Partial<Snapshot['workflow']> | null | undefined;
-  if (
-    typeof wf !== 'object' ||
-    wf === null ||
-    typeof wf.name !== 'string' ||
-    !Number.isSafeInteger(wf.version) ||
-    typeof wf.hash !== 'string'
-  )
-    return { path: 'workflow', message: 'must name a workflow, its version and its hash' };
-  if (!Number.isSafeInteger(s.version)) return { path: 'version', message: 'must be a safe integer' };
-  return undefined;
+  return admitSnapshot(value);
 }

@@ -1,6 +1,7 @@
 import { declaredSchemas, issuesOf } from '../definition/declared-schemas.js';
 import { isStepfoldError, ValidationError } from '../errors.js';
 import type { WorkflowEvent } from '../events.js';
+import type { KindSet } from '../reducer/kind-table.js';
 import { dispatchedBy, taskView } from '../reducer/task-view.js';
 import { CHILD_STOPPED } from '../reducer/transition-context.js';
 import {
@@ -11,7 +12,6 @@ import {
   STOPPED_BEFORE_START,
   sameParent,
 } from '../runner/child-effects.js';
-import type { KindSet } from '../reducer/kind-table.js';
 import type { AnyDefinition } from '../runner/handler-types.js';
 import { createRegistry, type WorkflowRegistry } from '../runner/registry.js';
 import {

@@ -1,6 +1,6 @@
-import type { EventOf } from '../../events.js';
-import type { LogEntry, Snapshot, SignalRecord, StepState, TaskState, TimerState } from '../../snapshot.js';
 import type { CompiledWorkflow } from '../../definition/compile.js';
+import type { EventOf } from '../../events.js';
+import type { LogEntry, SignalRecord, Snapshot, StepState, TaskState, TimerState } from '../../snapshot.js';
 
 /** Everything a transition needs: the workflow, the snapshot being written, the event time. */
 export interface Cx {

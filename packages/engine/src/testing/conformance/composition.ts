@@ -80,7 +80,12 @@ export function describeComposition(ctx: SuiteContext): void {
     const store = await ctx.fresh();
     const runners: Runner[] = [];
     for (let i = 0; i < n; i++) {
-      const runner = createRunner({ store, workflows, handlers: handlers(calls, behave), kinds: [composition] });
+      const runner = createRunner({
+        store,
+        workflows,
+        handlers: handlers(calls, behave),
+        kinds: [composition],
+      });
       runners.push(runner);
       const worker = createWorker({ runner, poll: { maxMs: 200, maxWithWakesMs: 1000 } });
       workers.push(worker);
