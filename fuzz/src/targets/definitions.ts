@@ -1,4 +1,3 @@
-import { composition } from '@stepfold/engine/composition';
 import { isDeepStrictEqual } from 'node:util';
 import {
   defineWorkflow,
@@ -8,6 +7,7 @@ import {
   type ValidationError,
   type WorkflowDefinition,
 } from '@stepfold/engine';
+import { composition } from '@stepfold/engine/composition';
 import fc from 'fast-check';
 import type { Target } from '../driver.js';
 import { expect, jsonIssues, typedOrValue } from '../guard.js';
@@ -95,7 +95,10 @@ export function checkSnapshotOut(def: WorkflowDefinition, s: Snapshot, where: st
   const issues = json ? jsonIssues(s) : [];
   expect(issues.length === 0, () => `${where}: the snapshot is not JSON: ${issues.join(', ')}`);
   const copy = JSON.parse(JSON.stringify(s)) as Snapshot;
-  const again = typedOrValue(() => step(def, copy, { type: 'tick', at: s.updatedAt }, { kinds: KINDS }), `${where}: reload`);
+  const again = typedOrValue(
+    () => step(def, copy, { type: 'tick', at: s.updatedAt }, { kinds: KINDS }),
+    `${where}: reload`,
+  );
   expect(
     again.ok,
     () => `${where}: its own snapshot does not load again: ${again.ok ? '' : again.error.message}`,
@@ -145,12 +148,21 @@ export const definitions: Target<Input, DefinitionSeeds> = {
     expect(issues.length === 0, () => `the definition is not JSON: ${issues.join(', ')}`);
     typedOrValue(() => definitionHash(def), 'definitionHash');
     const started = typedOrValue(
-      () => step(def, null, { type: 'start', at: 1_000, id: 'fz-1', input: SEED_INPUTS[input] }, { kinds: KINDS }),
+      () =>
+        step(
+          def,
+          null,
+          { type: 'start', at: 1_000, id: 'fz-1', input: SEED_INPUTS[input] },
+          { kinds: KINDS },
+        ),
       'start',
     );
     if (!started.ok) return;
     checkSnapshotOut(def, started.value, 'start');
-    const later = typedOrValue(() => step(def, started.value, { type: 'tick', at: 10_000_000 }, { kinds: KINDS }), 'tick');
+    const later = typedOrValue(
+      () => step(def, started.value, { type: 'tick', at: 10_000_000 }, { kinds: KINDS }),
+      'tick',
+    );
     if (later.ok) checkSnapshotOut(def, later.value, 'tick');
   },
 };

@@ -1,5 +1,5 @@
-import { composition } from '@stepfold/engine/composition';
 import { type Snapshot, step, type WorkflowDefinition, type WorkflowEvent } from '@stepfold/engine';
+import { composition } from '@stepfold/engine/composition';
 import fc from 'fast-check';
 import { reduce } from '../../../packages/engine/dist/reducer/reducer.js';
 import type { Target } from '../driver.js';

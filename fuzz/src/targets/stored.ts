@@ -1,4 +1,3 @@
-import { composition } from '@stepfold/engine/composition';
 import {
   createRunner,
   isStepfoldError,
@@ -8,6 +7,7 @@ import {
   step,
   type WorkflowDefinition,
 } from '@stepfold/engine';
+import { composition } from '@stepfold/engine/composition';
 import { defineStore, type EncodedSnapshot, type StoreDriver } from '@stepfold/engine/store-kit';
 import fc from 'fast-check';
 import type { Target } from '../driver.js';
@@ -125,16 +125,26 @@ async function pgRows(): Promise<RawRows & { pg: PgFixture }> {
 function startingPoints(defs: WorkflowDefinition[]): Snapshot[] {
   const out: Snapshot[] = [];
   for (const def of defs) {
-    let s = step(def, null, { type: 'start', at: 1_000, id: 'row', input: { amount: 3, n: 2 } }, { kinds: KINDS });
+    let s = step(
+      def,
+      null,
+      { type: 'start', at: 1_000, id: 'row', input: { amount: 3, n: 2 } },
+      { kinds: KINDS },
+    );
     out.push(s);
     for (const t of Object.values(s.tasks)) {
-      s = step(def, s, {
-        type: 'task.completed',
-        at: 2_000,
-        step: t.step,
-        attempt: t.attempt,
-        output: { ok: 1 },
-      }, { kinds: KINDS });
+      s = step(
+        def,
+        s,
+        {
+          type: 'task.completed',
+          at: 2_000,
+          step: t.step,
+          attempt: t.attempt,
+          output: { ok: 1 },
+        },
+        { kinds: KINDS },
+      );
     }
     out.push(s);
     s = step(def, s, { type: 'cancel', at: 3_000 }, { kinds: KINDS });
@@ -172,7 +182,8 @@ function storedTarget(
     async open() {
       const rows = await open();
       const defs = plainSeeds();
-      const runner = createRunner({ kinds: KINDS,
+      const runner = createRunner({
+        kinds: KINDS,
         store: rows.store,
         workflows: defs,
         handlers: seedHandlers(),

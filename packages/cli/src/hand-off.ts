@@ -8,11 +8,11 @@ import {
 } from '@stepfold/engine';
 import { definitionFor, loadDefinitions } from './definitions.js';
 import { changeExitCode } from './exit-codes.js';
+import { CLI_KINDS } from './kinds.js';
 import { type ActingOptions, requireDefinitions } from './options.js';
 import type { Output } from './output.js';
 import { headline } from './snapshot-view.js';
 import { type OpenedStore, storeUrlOf, withStore } from './store-url.js';
-import { CLI_KINDS } from './kinds.js';
 
 /** What an acting command works with. */
 export interface HandOff {

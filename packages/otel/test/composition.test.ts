@@ -1,4 +1,3 @@
-import { composition } from '@stepfold/engine/composition';
 import { context, type Span, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import {
@@ -14,6 +13,7 @@ import {
   type Snapshot,
   workflow,
 } from '@stepfold/engine';
+import { composition } from '@stepfold/engine/composition';
 import { createMemoryStore } from '@stepfold/engine/memory';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ATTR, createOtelInstrumentation } from '../src/index.js';
@@ -67,7 +67,8 @@ describe('a parent and its children in one trace', () => {
       note(ctx);
       return f(ctx);
     };
-    const runner = createRunner({ kinds: [composition],
+    const runner = createRunner({
+      kinds: [composition],
       store,
       workflows: [order, shipLine],
       handlers: {

@@ -1,5 +1,5 @@
-import { composition } from '@stepfold/engine/composition';
 import { createRunner, defineWorkflow, type Snapshot, TaskError } from '@stepfold/engine';
+import { composition } from '@stepfold/engine/composition';
 import { createWorker, type Worker } from '@stepfold/engine/worker';
 import { afterEach, describe, expect, it } from 'vitest';
 import { useTestTables } from './test-tables.js';
@@ -72,12 +72,24 @@ describe('scenario 19 (postgres): a map over 500 line items, one fails for good'
       if (map) mostInFlight = Math.max(mostInFlight, map.running.length);
     };
     for (let i = 0; i < 2; i++) {
-      const runner = createRunner({ kinds: [composition], store, workflows: [order], handlers, onWritten: observe });
+      const runner = createRunner({
+        kinds: [composition],
+        store,
+        workflows: [order],
+        handlers,
+        onWritten: observe,
+      });
       const worker = createWorker({ runner, poll: { maxMs: 200 } });
       workers.push(worker);
       await worker.start();
     }
-    const sender = createRunner({ kinds: [composition], store, workflows: [order], handlers: {}, execute: false });
+    const sender = createRunner({
+      kinds: [composition],
+      store,
+      workflows: [order],
+      handlers: {},
+      execute: false,
+    });
     const lines = Array.from({ length: 500 }, (_, i) => ({ sku: `SKU-${i}`, qty: 1 }));
     await sender.start('order-500', 'order-1', { lines });
     await until('the order to end', async () => {

@@ -19,6 +19,7 @@ import {
 import type { Command } from 'commander';
 import { loadDefinitions } from '../definitions.js';
 import { EXIT, UsageError } from '../exit-codes.js';
+import { CLI_KINDS } from '../kinds.js';
 import { importUserModule } from '../modules.js';
 import {
   type ActingOptions,
@@ -32,7 +33,6 @@ import {
 import { createOutput, type Output, table } from '../output.js';
 import { storeUrlOf, withStore } from '../store-url.js';
 import { statusOf } from './list.js';
-import { CLI_KINDS } from '../kinds.js';
 
 interface MigrateOptions extends ActingOptions {
   migration: string;

@@ -2,10 +2,10 @@ import { extname } from 'node:path';
 import { replay, ValidationError, type WorkflowEvent } from '@stepfold/engine';
 import type { Command } from 'commander';
 import { loadDefinition, readUserFile } from '../definitions.js';
+import { CLI_KINDS } from '../kinds.js';
 import { type CommonOptions, jsonOption } from '../options.js';
 import { createOutput } from '../output.js';
 import { renderSnapshot } from '../snapshot-view.js';
-import { CLI_KINDS } from '../kinds.js';
 
 /** The events of a file: a JSON array, or NDJSON (one event per line; `.ndjson`/`.jsonl`, or any file that is not one array). */
 export function parseEvents(path: string, text: string): unknown[] {

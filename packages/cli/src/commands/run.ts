@@ -4,9 +4,9 @@ import type { Command } from 'commander';
 import { loadDefinition } from '../definitions.js';
 import { runExitCode } from '../exit-codes.js';
 import { loadHandlers } from '../handlers.js';
+import { CLI_KINDS } from '../kinds.js';
 import { type CommonOptions, jsonArgument, jsonOption } from '../options.js';
 import { brief, createOutput, type Output } from '../output.js';
-import { CLI_KINDS } from '../kinds.js';
 
 interface RunOptions extends CommonOptions {
   handlers: string;

@@ -1,6 +1,5 @@
-import type { CompiledWorkflow } from '../definition/compile.js';
 import type { StepDefinition, StepOf } from '../definition/schema.js';
-import type { ErrorInfo, LogEntry, Snapshot, StepState, TaskState, TimerState } from '../snapshot.js';
+import type { ErrorInfo, Snapshot, StepState, TaskState, TimerState } from '../snapshot.js';
 import type { Cx } from './kinds/step-rules.js';
 import { DEFAULT_TIMEOUT_MS } from './retry-policy.js';
 
