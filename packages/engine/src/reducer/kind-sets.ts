@@ -29,7 +29,10 @@ export function kindTable(sets: readonly KindSet[] | undefined): RuleTable {
   if (table) return table;
   if (sets.length === 1) {
     table = bySet.get(sets[0]!);
-    if (!table) bySet.set(sets[0]!, (table = tableOf(sets)));
+    if (!table) {
+      table = tableOf(sets);
+      bySet.set(sets[0]!, table);
+    }
   } else table = tableOf(sets);
   bySets.set(sets, table);
   return table;
