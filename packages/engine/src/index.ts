@@ -1,4 +1,10 @@
-export { type TaskFields, WorkflowBuilder, type WorkflowOptions, workflow } from './definition/builder.js';
+export {
+  type BuilderState,
+  type TaskFields,
+  WorkflowBuilder,
+  type WorkflowOptions,
+  workflow,
+} from './definition/builder.js';
 export type { ChildWorkflow, MapSummary, WorkflowMapSummary } from './definition/builder-compose.js';
 export { defineWorkflow, definitionHash } from './definition/compile.js';
 export { readPath } from './definition/data-path.js';
@@ -22,6 +28,7 @@ export type {
   HandlerSpecsOf,
   HumanDecision,
   InputOf,
+  KindsOf,
   NameOf,
   OutputOf,
   SignalsOf,
