@@ -13,7 +13,7 @@ import { type SuiteContext, until } from './context.js';
 
 // Child workflows and map steps driven by workers on this store: a child's start, its end reported
 // to the parent (through the parent's inbox where the store has one), a map over child workflows
-// rolled back item by item, and a parent's cancel reaching its running children (scenario 20).
+// rolled back item by item, and a parent's cancel reaching its running children.
 
 const line = defineWorkflow({
   name: 'tree-line',
@@ -144,7 +144,7 @@ export function describeComposition(ctx: SuiteContext): void {
     }
   });
 
-  it('scenario 20: a parent cancelled while three children run aborts their handlers, undoes the completed one, then ends', async () => {
+  it('a parent cancelled while three children run aborts their handlers, undoes the completed one, then ends', async () => {
     const calls: Calls = [];
     const aborted: string[] = [];
     // s0 completes at once; s1..s3 hold their handler until its signal aborts.
