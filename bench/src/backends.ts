@@ -25,6 +25,11 @@ export interface Backend {
   name: string;
   /** The server actually answering (e.g. FerretDB for mongo). */
   server: string;
+  /**
+   * Set when that server emulates the database (FerretDB, moto): every row measured on it says so
+   * in its note, as a figure of our test server and not evidence about the database itself.
+   */
+  testServer?: string | undefined;
   /** How long to write before measuring, so the server is warm. */
   warmupMs: number;
   /** Workflows the e2e row drives (sized so the row takes seconds, not minutes, on this server). */
@@ -36,6 +41,11 @@ export interface Backend {
   /** Why the server cannot be used, or null when it answers. */
   unavailable(): Promise<string | null>;
   connect(): Promise<Connection>;
+}
+
+/** How a row's note names the server: with the test-server caveat when it emulates the database. */
+export function serverNote(b: Backend): string {
+  return b.testServer ? `${b.server}; ${b.testServer}` : b.server;
 }
 
 const urls = serviceUrls();
@@ -54,6 +64,8 @@ async function reason(what: string, url: string, probe: () => Promise<unknown>):
 const mongo: Backend = {
   name: 'mongo',
   server: 'FerretDB (MongoDB wire protocol)',
+  testServer:
+    'a test-server figure (FerretDB 1.24 on SQLite, as scripts/ferretdb builds and patches it), not evidence about MongoDB',
   warmupMs: 1000,
   e2eWorkflows: 60,
   url: urls.mongo,
@@ -192,6 +204,8 @@ function dynamoClient(): DynamoDBClient {
 const dynamo: Backend = {
   name: 'dynamo',
   server: 'moto',
+  testServer:
+    'a test-server figure (moto 5.2.5 behind one lock, scripts/services/moto-server.py), not evidence about DynamoDB',
   // Python, not a JVM: nothing to warm up beyond the first requests.
   warmupMs: 2000,
   e2eWorkflows: 90,

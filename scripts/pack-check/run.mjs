@@ -3,7 +3,8 @@
 // the types wrong", then installs the tarballs into fresh projects outside the workspace, once with
 // npm and once with pnpm (with the overrides the README tells pnpm users to add), type-checks a
 // consumer program under moduleResolution node16 and bundler, and runs it, then runs the CLI's
-// `stepfold run` on an example through npx. `pnpm pack-check`; CI runs it.
+// `stepfold run` on an example through npx. Last, it type-checks the same program with the oldest
+// and the newest TypeScript the packages support (TS_RANGE). `pnpm pack-check`; CI runs it.
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -31,6 +32,11 @@ const DRIVERS = [
 ].map(pinned);
 // @types/node 24: pg's own typings need its generic Buffer, and the consumer check reads every .d.ts (skipLibCheck off).
 const TOOLS = [pinned('typescript'), '@types/node@24.19.2'];
+
+// The TypeScript versions the packages' types are checked with besides the workspace's own: the
+// oldest supported (the types use NoInfer, new in 5.4) and the newest release. README.md states
+// this range; change both together.
+const TS_RANGE = ['5.4.5', '7.0.2'];
 
 const step = (msg) => console.log(`[pack-check] ${msg}`);
 function run(cmd, args, cwd, quiet = true) {
@@ -125,5 +131,48 @@ for (const pm of ['npm', 'pnpm']) {
     process.exit(1);
   }
 }
+checkTypeScriptRange(join(work, 'npm-app'));
 rmSync(work, { recursive: true, force: true });
 step('all packages pack, lint, resolve and run from a fresh npm and pnpm install; so does the CLI');
+step(`their types check with TypeScript ${TS_RANGE.join(' and ')} too`);
+
+/**
+ * Type-checks the consumer program of `app` (installed with npm) with each TypeScript of TS_RANGE,
+ * under both configs. An error in our .d.ts files or in the program fails; one inside a third
+ * party's typings (a driver's) is that package's own TypeScript floor, so it is printed, not failed.
+ */
+function checkTypeScriptRange(app) {
+  for (const version of TS_RANGE) {
+    const dir = join(work, `typescript-${version}`);
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'package.json'), '{ "private": true }');
+    step(`installing typescript@${version}`);
+    run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', `typescript@${version}`], dir);
+    for (const config of ['tsconfig.node16.json', 'tsconfig.bundler.json']) {
+      step(`typescript ${version}: tsc -p ${config}`);
+      const tsc = join(dir, 'node_modules/.bin/tsc');
+      const args = ['-p', config, '--noEmit', '--pretty', 'false'];
+      let out = '';
+      try {
+        execFileSync(tsc, args, { cwd: app, stdio: 'pipe', encoding: 'utf8' });
+      } catch (e) {
+        out = `${e.stdout ?? ''}${e.stderr ?? ''}`;
+        if (!out.includes('error TS')) {
+          console.error(`[pack-check] failed: ${tsc} ${args.join(' ')} (in ${app})\n${out}`);
+          process.exit(1);
+        }
+      }
+      const errors = out.split('\n').filter((l) => l.includes('error TS'));
+      const theirs = errors.filter(
+        (l) => l.startsWith('node_modules/') && !l.startsWith('node_modules/@stepfold/'),
+      );
+      const ours = errors.filter((l) => !theirs.includes(l));
+      if (ours.length) {
+        console.error(`[pack-check] typescript ${version}, ${config}:\n  ${ours.join('\n  ')}`);
+        process.exit(1);
+      }
+      const files = [...new Set(theirs.map((l) => l.replace(/\(.*/, '')))];
+      if (files.length) step(`  (errors in third-party typings only: ${files.join(', ')})`);
+    }
+  }
+}

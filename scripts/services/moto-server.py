@@ -3,10 +3,30 @@
     moto-server.py HOST PORT
 
 Run by scripts/services/dynamo.sh with the venv it installs (moto-requirements.txt).
-Every request is handled under one global lock: moto's threaded server applies a
-conditional write as a separate read, check and write, so two concurrent requests can
-both pass the same condition and one update is lost (the store conformance suite's
-racing writers catch it). Serialising requests makes each one atomic, as in DynamoDB.
+
+Fidelity patches restore a documented contract of DynamoDB that moto 5.2.5 lacks; each has its
+own test in packages/store-dynamo/test/test-server-fidelity.test.ts (which fails against stock moto):
+
+- Atomic conditional writes. Every request is handled under one global lock: moto's threaded
+  server applies a conditional write as a separate read, check and write, so two concurrent
+  requests can both pass the same condition and one update is lost. Serialising requests makes
+  each one atomic, as in DynamoDB. Upstream: moto documents that it does not support concurrent
+  access (getmoto/moto#7166, from #7164); no issue about conditional writes in its server found.
+- The 400 KB item rule (follow_dynamodb_item_rules). Upstream: getmoto/moto#1874 added the
+  limit (closed by #2455); no issue about the differences fixed here was found.
+
+Speed patches change no answer. They stay only where a run would otherwise be infeasible: the
+DynamoDB soak (10,000 instances a run, `pnpm soak`) and its time budget.
+
+- query_by_key: a Query reads its partition, not the whole table sorted. Without it a 10,000-run
+  slowed from 3.5 to 1.9 instances/s as its table grew and had to be cut to 2,000; with it the run
+  drained in 3,296 s of its 3,600 s budget. packages/store-dynamo/test/test-server-index.test.ts
+  checks its answers against a model.
+- speed_up_moto: three caches of what moto recomputes per request, the largest overheads in a
+  profile of one-request-at-a-time serving, where moto's time per request is the server's
+  throughput. Kept for the same soak budget, which has little room; its own share of the soak's
+  time has not been measured apart from query_by_key's, so it is the first to drop if it
+  turns out not to be needed.
 
 The HTTP server is ours, not werkzeug's: werkzeug's development server closes every
 connection after one response, so each SDK call paid a new TCP connection (and a test run

@@ -1,4 +1,4 @@
-import { type Backend, backends } from '../backends.js';
+import { type Backend, backends, serverNote } from '../backends.js';
 import { type FleetRun, startFleet } from '../fleet/fleet.js';
 import { median } from '../measure.js';
 import { type Group, type Row, rateRow } from '../row.js';
@@ -119,11 +119,11 @@ function storeGroup(b: Backend): Group {
       const setup = `${E2E_PROCESSES} worker process${E2E_PROCESSES === 1 ? '' : 'es'} × ${PER_PROCESS} workflows in flight (createWorker, one client each)`;
       return [
         rateRow(name, median(ours.map((o) => o.workflowsPerSec)), null, 'workflows/s', null, {
-          note: `${b.server}: ${setup}, ${ROUNDS}×${size.perRound} 10-step no-op workflows; no baseline (the -limit row compares the writes)`,
+          note: `${serverNote(b)}: ${setup}, ${ROUNDS}×${size.perRound} 10-step no-op workflows; no baseline (the -limit row compares the writes)`,
           details: { ours },
         }),
         rateRow(`${name}-limit`, median(ours.map((o) => o.writesPerSec)), median(limit), 'writes/s', 0.7, {
-          note: `our conditional writes/s during ${name} (11 per workflow) vs the same requests by hand (per workflow the adapter's create and ten conditional saves with the reducer's snapshots: ${size.requests}) from the same processes and clients, each sample as long as one of our rounds and taken right after it or (alternately) right before`,
+          note: `${b.testServer ? `${b.testServer}: ` : ''}our conditional writes/s during ${name} (11 per workflow) vs the same requests by hand (per workflow the adapter's create and ten conditional saves with the reducer's snapshots: ${size.requests}) from the same processes and clients, each sample as long as one of our rounds and taken right after it or (alternately) right before`,
           details: {
             ourWritesPerSec: ours.map((o) => o.writesPerSec),
             rawSamples: limit,

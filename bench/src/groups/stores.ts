@@ -1,5 +1,5 @@
 import type { Snapshot, Store } from '@stepfold/engine';
-import { type Backend, backends, type Connection } from '../backends.js';
+import { type Backend, backends, type Connection, serverNote } from '../backends.js';
 import { compareAsync } from '../measure.js';
 import { snapshotOfAbout } from '../payload.js';
 import { type Group, type Row, rateRow } from '../row.js';
@@ -73,7 +73,7 @@ async function compare(b: Backend, clients: number): Promise<Row> {
       'saves/s',
       0.9,
       {
-        note: `${b.server}, ${clients} client${clients > 1 ? 's' : ''}, ${SNAPSHOT_BYTES} B snapshot; raw: ${b.statement}`,
+        note: `${serverNote(b)}, ${clients} client${clients > 1 ? 's' : ''}, ${SNAPSHOT_BYTES} B snapshot; raw: ${b.statement}`,
         details: { oursSamples: a.samples.map(Math.round), rawSamples: r.samples.map(Math.round) },
       },
     );

@@ -5,7 +5,7 @@ import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { createRunner } from '@stepfold/engine';
 import { createDynamoStore, DEFAULT_STREAM_IDLE_MS } from '@stepfold/store-dynamo';
-import { backends } from '../backends.js';
+import { backends, serverNote } from '../backends.js';
 import type { DynamoWakeReply } from '../fleet/dynamo-wake-child.js';
 import { signalProbe } from '../fleet/probes.js';
 import { percentile, wallMs } from '../peers/common.js';
@@ -121,7 +121,7 @@ export const wakeLatencyDynamo: Group = {
       streams.destroy();
       client.destroy();
     }
-    const note = `signal sent (runner.send) by another process → handler start in a worker process (createWorker) on the DynamoDB store (${b.server}): ours follows the table's stream (idle pause ${DEFAULT_STREAM_IDLE_MS} ms), the baseline polls at the worker's default pace (no stream; a poll claims a sent signal after 1 s); ${ROUNDS}×${STREAM_SAMPLES} samples of ours, ${ROUNDS}×${POLL_SAMPLES} of the baseline, rounds alternating ABBA`;
+    const note = `signal sent (runner.send) by another process → handler start in a worker process (createWorker) on the DynamoDB store (${serverNote(b)}): ours follows the table's stream (idle pause ${DEFAULT_STREAM_IDLE_MS} ms), the baseline polls at the worker's default pace (no stream; a poll claims a sent signal after 1 s); ${ROUNDS}×${STREAM_SAMPLES} samples of ours, ${ROUNDS}×${POLL_SAMPLES} of the baseline, rounds alternating ABBA`;
     const details = { streams: ours, polling };
     return [
       costRow(names[0]!, percentile(ours, 50), percentile(polling, 50), 'ms', 1, { note, details }),

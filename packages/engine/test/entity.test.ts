@@ -48,7 +48,7 @@ function bursts(seed: number, count: number, start: number): Sent[] {
   return out;
 }
 
-describe('scenario 6: document lifecycle entity', () => {
+describe('document lifecycle entity', () => {
   it('bursts with duplicates → batches of ≤ 8 or after 10 s quiet → continue-as-new every 3 batches, nothing lost', () => {
     const BATCHES_PER_RUN = 3;
     const PROCESS_MS = 1_500; // signals keep arriving while a batch is processed: they buffer

@@ -53,7 +53,7 @@ function twoRunners(store: Store, clock: () => number, processed: unknown[][]) {
   return [make(), make()] as const;
 }
 
-describe('scenario 7: two runners race on one instance', () => {
+describe('two runners race on one instance', () => {
   it('signal vs tick with real concurrency: one write wins, the other reloads and re-applies; each signal applied once', async () => {
     let now = 1_700_000_000_000;
     const { store, stats } = racyStore(createMemoryStore());
@@ -82,7 +82,7 @@ describe('scenario 7: two runners race on one instance', () => {
     const s = (await a.get('doc-r'))!;
     const seen = processed.flat().map((p) => (p as { n: number }).n);
     console.log(
-      `scenario 7: ${stats.conflicts} version conflicts, ${stats.saves} saves, ${sent.length} signals`,
+      `runner race: ${stats.conflicts} version conflicts, ${stats.saves} saves, ${sent.length} signals`,
     );
     expect(stats.conflicts).toBeGreaterThan(5); // the races really happened
     expect(seen.sort((p, q) => p - q)).toEqual(sent.sort((p, q) => p - q)); // each exactly once

@@ -3,7 +3,7 @@ import { createMemoryStore } from '@stepfold/engine/memory';
 import { createHarness } from '@stepfold/engine/testing';
 import { describe, expect, it } from 'vitest';
 
-// Scenario 25: once a pivot has completed there is no way back. `cancel` is refused with
+// Once a pivot has completed there is no way back. `cancel` is refused with
 // PAST_PIVOT and nothing is written; `abort` still works.
 
 const expense = workflow('expense-pivot', 1)
@@ -12,7 +12,7 @@ const expense = workflow('expense-pivot', 1)
   .human('confirm', {})
   .build();
 
-describe('scenario 25: cancel past a pivot', () => {
+describe('cancel past a pivot', () => {
   it('before the pivot, cancel compensates; after it, cancel is refused and nothing changes', () => {
     const before = createHarness(expense).start(undefined);
     before.complete('reserve', { id: 'B-1' });

@@ -47,7 +47,7 @@ function recorder(calls: string[]) {
   };
 }
 
-describe('scenario 9: versioning', () => {
+describe('versioning: a new version beside the old one', () => {
   it('v1 instances waiting when v2 is registered finish on v1; new starts use v2', async () => {
     let now = 1_000;
     const store = createMemoryStore();

@@ -6,7 +6,7 @@ import { createInspector, type InspectorAuth } from '../src/index.js';
 import { approval, HOSTILE, HOSTILE_ID, handlers, job } from './fixtures.js';
 
 // The inspector in-process over the memory store (app.request, no browser): auth, CSRF, the
-// version pin, escaping and listing. scenario-24.test.ts drives the same pages in Chromium on PostgreSQL.
+// version pin, escaping and listing. pages-browser.test.ts drives the same pages in Chromium on PostgreSQL.
 
 const TOKEN = 'test-token-0123456789';
 const BEARER = { Authorization: `Bearer ${TOKEN}` };

@@ -13,17 +13,17 @@ import { launchBrowser, submitForm } from './browser.js';
 import { HOSTILE, handlers, moreHandlers } from './fixtures.js';
 import { JAN_2025, workflows } from './ops-setup.js';
 
-// Scenario 24, continued: what a team runs operations from, in Chromium over PostgreSQL — list
+// The inspector in Chromium, continued (pages-browser.test.ts): what a team runs operations from, in Chromium over PostgreSQL — list
 // columns and the time filter, the signal select with its schema, the approver named at login,
 // state labels, a tall workflow's failed step in the first viewport, no Cancel past a pivot, and
 // the login rate limit. Screenshots land in test/artifacts/ (git-ignored).
 
 const PG_URL = process.env.STEPFOLD_PG_URL ?? 'postgres://stepfold:stepfold@127.0.0.1:5432/stepfold';
-const TOKEN = 'scenario-24-ops-token-9c1e';
+const TOKEN = 'operations-browser-token-9c1e';
 const ARTIFACTS = fileURLToPath(new URL('./artifacts/', import.meta.url));
 const VIEWPORT = { width: 1360, height: 900 };
 
-describe('scenario 24: operations in Chromium on PostgreSQL', () => {
+describe('operations in Chromium on PostgreSQL', () => {
   const schema = `inspector_ops_${process.pid}_${Date.now().toString(36)}`;
   const pageErrors: string[] = [];
   let pool: pg.Pool;

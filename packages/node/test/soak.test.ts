@@ -11,7 +11,7 @@ import { design, order, treeDesign } from './soak/workflows.mjs';
 // The AWS SDK warns once per process on Node 20 about its future Node 22 floor: noise here.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
-// Scenario 17, short: 60 workflows per store (retries, compensation, parallel branches, a durable
+// The soak, short: 60 workflows per store (retries, compensation, parallel branches, a durable
 // sleep, signals and cancels) while worker processes are SIGKILLed about every second, and once on
 // PostgreSQL with its server stopped and started mid-run, once on PostgreSQL with the soak's
 // processDue-loop workers, and on Redis with network faults from the soak's fault proxy (latency,

@@ -8,7 +8,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { waiter } from './fixtures/wake-worker.mjs';
 
-// Scenario 18: a signal written by one process wakes a waiting instance in another, with no
+// A signal written by one process wakes a waiting instance in another, with no
 // polling in between. The worker process polls once at start and then sleeps ten minutes; the
 // test writes the signal from this process through a runner that hands its tasks off, and the
 // handler must run in the worker process with the worker's poll count unchanged but for the one
@@ -69,7 +69,7 @@ afterAll(async () => {
   await admin.end();
 });
 
-describe('scenario 18: a signal from one process wakes a worker in another, no polling between', () => {
+describe('a signal from one process wakes a worker in another, no polling between', () => {
   for (const c of cases) {
     it(c.name, async () => {
       const { store, close } = c.open();

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { wakePayload } from '../src/wakes.js';
 import { useTestTables } from './test-tables.js';
 
-// Scenario 26, PostgreSQL's half: anyone who can connect may NOTIFY the store's channel. A forged
+// A forged wake notice, PostgreSQL's half: anyone who can connect may NOTIFY the store's channel. A forged
 // notice in the store's own format, with the right version and an altered snapshot or signal,
 // changes nothing: the write that would take from it must find exactly that snapshot (and those
 // signals) stored, fails with NOTICE_MISMATCH, and the worker reports it.
@@ -35,7 +35,7 @@ const until = async (what: string, ok: () => boolean | Promise<boolean>, ms = 20
   throw new Error(`timed out waiting for ${what}`);
 };
 
-describe('scenario 26 (postgres): a forged pg_notify', () => {
+describe('postgres: a forged pg_notify is refused', () => {
   const workers: Worker[] = [];
   afterEach(async () => {
     await Promise.all(workers.splice(0).map((w) => w.stop({ graceMs: 1000 })));

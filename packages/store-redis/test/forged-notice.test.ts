@@ -5,7 +5,7 @@ import { keysFor } from '../src/index.js';
 import { dropPrefix, openStore, requireServer, testClient } from './server.js';
 import { until } from './wake-probe.js';
 
-// Scenario 26, the Redis half: anyone allowed to PUBLISH on the store's channel can send a notice
+// A forged wake notice, the Redis half: anyone allowed to PUBLISH on the store's channel can send a notice
 // that hands a snapshot over. A worker takes a task from such a snapshot with no load, so the take
 // must be conditional on the stored instance being exactly that snapshot (the save script's SHA-1
 // match), or a forged input would reach the handler.
@@ -73,7 +73,7 @@ const waits = defineWorkflow({
 });
 const HOUR = 3_600_000;
 
-describe('redis adapter: scenario 26, a forged wake notice', () => {
+describe('redis adapter: a forged wake notice', () => {
   it('a PUBLISHed snapshot with the right version and an altered input is refused (NOTICE_MISMATCH), nothing written', async () => {
     const { store, ran, errors, start, sender, publish } = await scene('forged');
     const worker = await start();

@@ -1,5 +1,5 @@
 // @ts-check
-// Scenario 17 on one store: worker processes (runWorkers) are SIGKILLed in a loop (unless kills are
+// The soak on one store: worker processes (runWorkers) are SIGKILLed in a loop (unless kills are
 // off), and optionally the store's server is stopped and started, while `instances` workflows with
 // retries, compensation and parallel branches run; then every final snapshot and the oracle log are
 // checked, and each instance's latency from start to final state is measured. Used by the vitest
@@ -28,7 +28,7 @@ import { design, KINDS, soakHandlers, soakWorkflows, TIMEOUT_MS, treeDesign } fr
  * @typedef {import('@stepfold/engine').Snapshot} Snapshot
  * @typedef {object} SoakOptions
  * @property {import('./stores.mjs').StoreKind} kind
- * @property {number} instances scenario 17's workflows
+ * @property {number} instances mixed workflows (retries, compensation, parallel branches)
  * @property {number} [trees] tree workflows besides them (default 0)
  * @property {number} [crashEvery] with kills on, worker processes also SIGKILL themselves in a child
  *   workflow's crash window, one in this many (default 0: never)
@@ -77,7 +77,7 @@ import { design, KINDS, soakHandlers, soakWorkflows, TIMEOUT_MS, treeDesign } fr
  */
 
 /**
- * Runs scenario 17 on one store and checks its oracles.
+ * Runs the soak on one store and checks its oracles.
  * @param {SoakOptions} o
  * @returns {Promise<SoakResult>}
  */
@@ -110,7 +110,7 @@ export async function runSoak(o) {
     execute: false,
     kinds: KINDS,
   });
-  // Trees are spread evenly among scenario 17's instances.
+  // Trees are spread evenly among the mixed workflows.
   const trees = o.trees ?? 0;
   /** @type {Array<[string, import('./workflows.mjs').Design]>} */
   const plan = Array.from({ length: o.instances }, (_, i) => [`${o.kind}-${i}`, design(i)]);

@@ -1,5 +1,5 @@
 // @ts-check
-// `pnpm soak`: scenario 17 on every store with 2 s handler deadlines and the stores' default claim
+// `pnpm soak`: mixed workflows (retries, compensation, parallel branches) on every store with 2 s handler deadlines and the stores' default claim
 // leases. Per store it runs the workflows twice: the faulted run, with worker processes SIGKILLed
 // every few seconds, the store's server stopped and started once mid-run (except on DynamoDB
 // (moto), which keeps nothing across a restart) and network faults (below); then again with no
@@ -28,10 +28,10 @@
 // before the child's create (window "dispatch"), and right after a child's terminal write and before
 // its parent hears of it (window "ended"); the child and map steps' 1 s deadlines bring both back.
 // Every child is checked afterwards (exists once, under its parent, ended as designed, its end
-// applied once). A run of its own, so the self-kills do not weigh on scenario 17's latency figures.
+// applied once). A run of its own, so the self-kills do not weigh on the mixed workflows' latency figures.
 //
 //   node packages/node/test/soak/run.mjs [--stores postgres,redis,mongo,dynamo] [--instances <n>]
-//     [--trees <n>] [--crash-every 5] [--workload both|scenario17|trees] [--mode worker|loop] [--kills both|on|off] [--compare-loop]
+//     [--trees <n>] [--crash-every 5] [--workload both|mixed|trees] [--mode worker|loop] [--kills both|on|off] [--compare-loop]
 //     [--budget-s <per run>] [--no-restart] [--processes 3] [--claim-ms <ms>] [--timeout-ms 2000]
 //     [--rate <starts/s>] [--in-flight <n>] [--loop-limit 10] [--faults on|off] [--drain-ratio 2]
 //
@@ -144,8 +144,8 @@ if (!['on', 'off'].includes(values.faults)) throw new Error('--faults must be on
 const faultsOn = values.faults === 'on';
 const maxDrainRatio = Number(values['drain-ratio']);
 const workload = values.workload;
-if (!['both', 'scenario17', 'trees'].includes(workload))
-  throw new Error('--workload must be both, scenario17 or trees');
+if (!['both', 'mixed', 'trees'].includes(workload))
+  throw new Error('--workload must be both, mixed or trees');
 
 /**
  * @typedef {{ mode: 'worker' | 'loop', kills: boolean, trees: boolean }} Plan
@@ -158,7 +158,7 @@ if (workload !== 'trees') {
   if (values.kills !== 'on') plans.push({ mode, kills: false, trees: false });
   if (values['compare-loop'] && mode !== 'loop') plans.push({ mode: 'loop', kills: true, trees: false });
 }
-if (workload !== 'scenario17') plans.push({ mode, kills: values.kills !== 'off', trees: true });
+if (workload !== 'mixed') plans.push({ mode, kills: values.kills !== 'off', trees: true });
 
 /** @type {string[]} */
 const summaries = [];

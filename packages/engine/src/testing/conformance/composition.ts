@@ -149,7 +149,7 @@ export function describeComposition(ctx: SuiteContext): void {
     }
   });
 
-  it('scenario 20: a parent cancelled while three children run aborts their handlers, undoes the completed one, then ends', async () => {
+  it('a parent cancelled while three children run aborts their handlers, undoes the completed one, then ends', async () => {
     const calls: Calls = [];
     const aborted: string[] = [];
     // s0 completes at once; s1..s3 hold their handler until its signal aborts.

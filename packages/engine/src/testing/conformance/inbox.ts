@@ -314,7 +314,7 @@ export function describeInbox(ctx: SuiteContext): void {
     expect(ran).toEqual([{ said: 1 }]);
   });
 
-  it('scenario 27: two workers, a thousand signals sent to a hundred instances: each applied once, in order, the inbox empty', async () => {
+  it('two workers, a thousand signals sent to a hundred instances: each applied once, in order, the inbox empty', async () => {
     const tens = defineWorkflow({
       name: 'send-tens',
       version: 1,

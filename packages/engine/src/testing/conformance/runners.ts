@@ -46,7 +46,7 @@ function observed(inner: Store) {
 
 /** Two runners race signals against timer ticks on one instance. */
 export function describeRunners({ fresh }: SuiteContext): void {
-  it('scenario 7: two runners race signal vs tick; conflicts re-applied, every signal processed once', async () => {
+  it('two runners race signal vs tick; conflicts re-applied, every signal processed once', async () => {
     const { store, stats } = observed(await fresh());
     let now = 1_700_000_000_000;
     const processed: number[][] = [];

@@ -3,7 +3,7 @@ import type { Worker } from '@stepfold/engine/worker';
 import { describe, expect, it } from 'vitest';
 import { createSim, MIN, report, T0 } from './schedule-fixtures.js';
 
-// Scenario 21: "A schedule every minute runs for a simulated day across a worker restart and a
+// "A schedule every minute runs for a simulated day across a worker restart and a
 // 10-minute outage: 1,440 slots, each started at most once, missed slots handled per the
 // catch-up policy." The clock is simulated; workers are real, over one memory store.
 
@@ -49,7 +49,7 @@ async function simulatedDay(catchupWindowMs: number) {
 const slotIds = (from: number, to: number) =>
   Array.from({ length: to - from }, (_, i) => slotRunId('every-minute', T0 + (from + i) * MIN));
 
-describe('scenario 21: a schedule every minute for a simulated day', () => {
+describe('a schedule every minute for a simulated day', () => {
   it('a catch-up window longer than the outage starts every missed slot once, late', async () => {
     const { sim, info, workers } = await simulatedDay(15 * MIN);
     expect(workers).toBe(3); // the first, its replacement, the one after the outage

@@ -10,7 +10,7 @@ import {
 } from '@stepfold/engine/migrations';
 import { describe, expect, it } from 'vitest';
 
-// Scenario 22: version 1 instances waiting in the human step `approve` move to version 2, where
+// Version 1 instances waiting in the human step `approve` move to version 2, where
 // the step is `review` (same decision signal) followed by a new `notify` step, and the input
 // gains a `currency` the data recipe fills. They finish on version 2. An instance that timed out
 // into `legacy`, a step version 2 removed, is refused and left exactly as stored.
@@ -74,7 +74,7 @@ async function seed(t: ReturnType<typeof setup>) {
   return waiting;
 }
 
-describe('scenario 22: migrating waiting instances to a new version', () => {
+describe('migrating waiting instances to a new version', () => {
   it('moves instances waiting in a renamed step; they finish on v2; one in a removed step is refused, untouched', async () => {
     const t = setup();
     const waiting = await seed(t);

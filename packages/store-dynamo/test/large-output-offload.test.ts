@@ -6,14 +6,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDynamoPayloadStore, createDynamoStore } from '../src/index.js';
 import { requireServer, testClient } from './server.js';
 
-// Scenario 23: a task returns 2 MB on DynamoDB (400 KB items): the output is offloaded, the next
+// A task returns 2 MB on DynamoDB (400 KB items): the output is offloaded, the next
 // step reads it, the snapshot stays under 400 KB.
 
 const client = testClient();
-const table = `scenario23_${process.pid}`;
+const table = `large_output_${process.pid}`;
 const store = createDynamoStore({ client, table, setup: { pollMs: 50 } });
 // The payloads live in DynamoDB too, in their own table: a 2 MB body is split into items under 400 KB.
-const payloadTable = `scenario23_payloads_${process.pid}`;
+const payloadTable = `large_output_payloads_${process.pid}`;
 const payloads = createDynamoPayloadStore({ client, table: payloadTable, setup: { pollMs: 50 } });
 
 beforeAll(async () => {
@@ -52,7 +52,7 @@ const reportFlow = defineWorkflow({
   },
 });
 
-describe('scenario 23: a 2 MB output on DynamoDB', () => {
+describe('a 2 MB output on DynamoDB is offloaded', () => {
   it('is offloaded, read whole by the next step, and the snapshot stays under 400 KB', async () => {
     const report = bigReport();
     const json = JSON.stringify(report);
@@ -69,16 +69,16 @@ describe('scenario 23: a 2 MB output on DynamoDB', () => {
         },
       },
     });
-    const done = await runner.start('report', 'scenario-23');
+    const done = await runner.start('report', 'report-1');
     expect(done.status).toBe('completed');
     // The next step got every byte: same hash, same count, same row in the middle.
     expect(done.output).toEqual({ rows: report.rows.length, sha256: sha(json), sample: report.rows[12_345] });
-    const stored = await store.load('scenario-23');
+    const stored = await store.load('report-1');
     expect(JSON.stringify(stored).length).toBeLessThan(400_000);
     const ref = stored!.steps['build']!.output as PayloadRef;
     expect(isPayloadRef(ref)).toBe(true);
-    expect(ref).toMatchObject({ owner: 'scenario-23', sha256: sha(json), keep: { status: 'ok' } });
-    expect(await payloads.get('scenario-23', ref.sha256)).toBe(json);
-    expect((await runner.get('scenario-23'))!.steps['build']!.output).toEqual(report);
+    expect(ref).toMatchObject({ owner: 'report-1', sha256: sha(json), keep: { status: 'ok' } });
+    expect(await payloads.get('report-1', ref.sha256)).toBe(json);
+    expect((await runner.get('report-1'))!.steps['build']!.output).toEqual(report);
   });
 });

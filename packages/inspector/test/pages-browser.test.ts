@@ -12,15 +12,15 @@ import { createInspector } from '../src/index.js';
 import { launchBrowser, submitForm } from './browser.js';
 import { approval, HOSTILE, HOSTILE_ID, handlers, job } from './fixtures.js';
 
-// Scenario 24: the inspector in a real Chromium over PostgreSQL. Instances are driven by a real
+// The inspector in a real Chromium over PostgreSQL. Instances are driven by a real
 // runner with handlers (the "worker"); the inspector's actions only hand events off, and the worker
 // takes the tasks they queue. Screenshots land in test/artifacts/ (git-ignored).
 
 const PG_URL = process.env.STEPFOLD_PG_URL ?? 'postgres://stepfold:stepfold@127.0.0.1:5432/stepfold';
-const TOKEN = 'scenario-24-token-7f3a';
+const TOKEN = 'pages-browser-token-7f3a';
 const ARTIFACTS = fileURLToPath(new URL('./artifacts/', import.meta.url));
 
-describe('scenario 24: the inspector in Chromium on PostgreSQL', () => {
+describe('the inspector in Chromium on PostgreSQL', () => {
   const schema = `inspector_${process.pid}_${Date.now().toString(36)}`;
   const seen = { runJob: [] as unknown[] };
   const dialogs: string[] = [];

@@ -4,7 +4,7 @@ import { createWorker, type Worker } from '@stepfold/engine/worker';
 import { afterEach, describe, expect, it } from 'vitest';
 import { useTestTables } from './test-tables.js';
 
-// Scenario 19: an order fans out over 500 line items (a map, maxConcurrency 20) on PostgreSQL,
+// An order fans out over 500 line items (a map, maxConcurrency 20) on PostgreSQL,
 // driven by two workers. Item 317 fails for good: every item that completed is compensated exactly
 // once, the reservation made before the map too, and the parent's snapshot stays small throughout.
 
@@ -36,7 +36,7 @@ const until = async (what: string, ok: () => boolean | Promise<boolean>, ms = 60
   throw new Error(`timed out waiting for ${what}`);
 };
 
-describe('scenario 19 (postgres): a map over 500 line items, one fails for good', () => {
+describe('postgres: a map over 500 line items, one fails for good', () => {
   const workers: Worker[] = [];
   afterEach(async () => {
     await Promise.all(workers.splice(0).map((w) => w.stop({ graceMs: 1000 })));
@@ -116,7 +116,7 @@ describe('scenario 19 (postgres): a map over 500 line items, one fails for good'
     expect(mostInFlight).toBeLessThanOrEqual(20);
     expect(largest).toBeLessThan(64 * 1024);
     console.log(
-      `scenario 19: ${shipped.length} items shipped and unshipped once, largest parent snapshot ${largest} B`,
+      `map over 500 items: ${shipped.length} items shipped and unshipped once, largest parent snapshot ${largest} B`,
     );
   });
 });

@@ -10,7 +10,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import { useTestTables } from './test-tables.js';
 
-// Scenario 22 on PostgreSQL (the memory store's is packages/engine/test/scenario-22.test.ts): version 1 instances waiting in the human step `approve` move to version 2, where
+// On PostgreSQL (the memory store's is packages/engine/test/migrate-waiting-instances.test.ts): version 1 instances waiting in the human step `approve` move to version 2, where
 // the step is `review` (same decision signal) followed by a new `notify` step, and the input
 // gains a `currency` the data recipe fills. They finish on version 2. An instance that timed out
 // into `legacy`, a step version 2 removed, is refused and left exactly as stored.
@@ -76,7 +76,7 @@ async function seed(t: Awaited<ReturnType<typeof setup>>) {
   return waiting;
 }
 
-describe('scenario 22 (postgres): migrating waiting instances to a new version', () => {
+describe('postgres: migrating waiting instances to a new version', () => {
   it('moves instances waiting in a renamed step; they finish on v2; one in a removed step is refused, untouched', async () => {
     const t = await setup();
     const waiting = await seed(t);
