@@ -1,5 +1,6 @@
 export {
   type BuilderState,
+  type Initial,
   type TaskFields,
   WorkflowBuilder,
   type WorkflowOptions,
