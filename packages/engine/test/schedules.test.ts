@@ -281,6 +281,23 @@ describe('schedules: definition and errors', () => {
     });
   });
 
+  it('a cron expression of seven fields (with a year) is INVALID_DEFINITION: five or six fields only', async () => {
+    const sim = createSim();
+    const base = { id: 'yearly', workflow: report, input: { team: 'ops' } } as const;
+    const refused = await sim.schedules.create({ ...base, cron: '0 0 12 * * * 2030' }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(refused).toMatchObject({
+      code: 'INVALID_DEFINITION',
+      issues: [{ path: 'cron', message: expect.stringContaining('must have 5 fields, or 6 with seconds first') }],
+    });
+    expect((await sim.store.list({ limit: 10 })).items).toEqual([]);
+    // Six fields (seconds first) and a nickname stay fine.
+    await sim.schedules.create({ ...base, cron: '0 0 12 * * *' });
+    await sim.schedules.create({ ...base, id: 'daily', cron: '@daily' });
+  });
+
   it('lists schedules, and they are instances of the built-in workflow', async () => {
     const sim = createSim();
     await sim.schedules.create({ id: 'a', ...everyMinute });
