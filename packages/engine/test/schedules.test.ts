@@ -290,7 +290,9 @@ describe('schedules: definition and errors', () => {
     );
     expect(refused).toMatchObject({
       code: 'INVALID_DEFINITION',
-      issues: [{ path: 'cron', message: expect.stringContaining('must have 5 fields, or 6 with seconds first') }],
+      issues: [
+        { path: 'cron', message: '"0 0 12 * * * 2030" has 7 fields: must have 5, or 6 with seconds first' },
+      ],
     });
     expect((await sim.store.list({ limit: 10 })).items).toEqual([]);
     // Six fields (seconds first) and a nickname stay fine.

@@ -120,7 +120,10 @@ export function specIssues(spec: ScheduleSpec): Issue[] {
   if (cron !== undefined) {
     if (typeof cron !== 'string' || cron.length > 200) bad('cron', 'must be a cron expression string');
     else if (!CRON_FIELDS.includes(cronFields(cron)))
-      bad('cron', `must have 5 fields, or 6 with seconds first (${JSON.stringify(cron)} has ${cronFields(cron)})`);
+      bad(
+        'cron',
+        `${JSON.stringify(cron)} has ${cronFields(cron)} fields: must have 5, or 6 with seconds first`,
+      );
     else {
       try {
         new Cron(cron, { timezone: timeZone ?? 'UTC', paused: true });
