@@ -50,10 +50,7 @@ export function issueMessage(issue: z.core.$ZodRawIssue): string {
   switch (issue.code) {
     case 'invalid_type':
       // NaN and ±Infinity are numbers to `typeof`: "expected number, got number" would say nothing.
-      if (typeof issue.input === 'number' && !Number.isFinite(issue.input))
-        return `expected a finite number, got ${issue.input}`;
-      if (issue.expected === 'int') return `expected an integer, got ${String(issue.input)}`;
-      return `expected ${issue.expected}, got ${issue.input === null ? 'null' : Array.isArray(issue.input) ? 'array' : typeof issue.input}`;
+      return `expected ${issue.expected === 'number' ? 'a finite number' : issue.expected}, got ${issue.input === null ? 'null' : Array.isArray(issue.input) ? 'array' : typeof issue.input === 'number' ? issue.input : typeof issue.input}`;
     case 'unrecognized_keys':
       return `unknown key${issue.keys.length > 1 ? 's' : ''}: ${issue.keys.join(', ')}`;
     case 'too_small':

@@ -111,11 +111,13 @@ describe('a number field given NaN or Infinity is INVALID_DEFINITION saying a fi
     ]);
   });
 
-  it('a number that is not an integer where one is expected says so', () => {
+  it('a fraction where an integer goes, or a number where a string goes, names the number', () => {
     const input = base();
     input.steps['a'] = { kind: 'map', items: 'input.xs', handler: 'h', maxConcurrency: 1.5 };
     expect(refusal(input).issues).toEqual([
-      { path: 'steps.a.maxConcurrency', message: 'expected an integer, got 1.5' },
+      { path: 'steps.a.maxConcurrency', message: 'expected int, got 1.5' },
     ]);
+    input.steps['a'] = { kind: 'task', handler: Number.NaN };
+    expect(refusal(input).issues).toEqual([{ path: 'steps.a.handler', message: 'expected string, got NaN' }]);
   });
 });

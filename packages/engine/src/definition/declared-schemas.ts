@@ -62,7 +62,7 @@ export function declaredProblem(
   at: string,
 ): ValidationError | undefined {
   const result = schema['~standard'].validate(value);
-  return result instanceof Promise ? undefined : refusalOf(result, at);
+  return result instanceof Promise || !result.issues ? undefined : refusalOf(result, at);
 }
 
 /** A check an event's data takes against a declared schema: the schema, the value, and what it is. */
@@ -74,9 +74,10 @@ export interface DeclaredCheck {
 }
 
 /**
- * The check a runner gives an event's data before it writes it: a start's input against the
- * declared input schema, a signal's data (a human decision too) against its signal's schema. None
- * for other events, or when nothing is declared.
+ * The check a runner gives an event's data before it writes it, for the test harness: a start's
+ * input against the declared input schema, a signal's data (a human decision too) against its
+ * signal's schema, named as the runner names them. None for other events, or when nothing is
+ * declared. (The runner looks its two schemas up inline: this would cost its bundle a function.)
  */
 export function declaredCheckOf(
   definition: object,
@@ -90,9 +91,8 @@ export function declaredCheckOf(
   return { schema: schemas.signals[name]!, value: event.payload, at: `signals.${name}` };
 }
 
-/** The `INVALID_INPUT` error a schema's result with issues means; undefined when it passed. */
-function refusalOf(result: SchemaResult<unknown>, at: string): ValidationError | undefined {
-  if (!result.issues) return undefined;
+/** The `INVALID_INPUT` error of a schema's result with issues. */
+function refusalOf(result: SchemaResult<unknown>, at: string): ValidationError {
   return new ValidationError(
     'INVALID_INPUT',
     `${at} does not match its declared schema`,

@@ -1,4 +1,4 @@
-import { checkDeclared, declaredCheckOf } from '../definition/declared-schemas.js';
+import { checkDeclared, declaredSchemas } from '../definition/declared-schemas.js';
 import type { WorkflowDefinition } from '../definition/schema.js';
 import { isStepfoldError, NotFoundError } from '../errors.js';
 import { parseEvent, type WorkflowEvent } from '../events.js';
@@ -224,8 +224,9 @@ export function createRunner<
           }
         }
         const check = async (current: Snapshot, definition: WorkflowDefinition) => {
-          const c = declaredCheckOf(definition, { type: 'signal', name: m.name, payload: m.payload });
-          if (c && !isTerminal(current.status)) await checkDeclared(c.schema, c.value, c.at);
+          const schema = declaredSchemas(definition)?.signals[m.name];
+          if (schema && !isTerminal(current.status))
+            await checkDeclared(schema, m.payload, `signals.${m.name}`);
         };
         return writes.apply({ id: m.id, event, onWrite, check });
       }

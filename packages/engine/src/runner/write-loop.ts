@@ -1,4 +1,4 @@
-import { checkDeclared, declaredCheckOf } from '../definition/declared-schemas.js';
+import { checkDeclared, declaredSchemas } from '../definition/declared-schemas.js';
 import type { WorkflowDefinition } from '../definition/schema.js';
 import { AlreadyExistsError, isStepfoldError, NotFoundError, VersionConflictError } from '../errors.js';
 import type { WorkflowEvent } from '../events.js';
@@ -334,10 +334,8 @@ export class WriteLoop {
     const { id, reuseFinished } = request.instance;
     assertValidId(id);
     const definition = this.registry.resolve(request.instance.workflow, request.instance.version);
-    const check = request.unchecked
-      ? undefined
-      : declaredCheckOf(definition, { type: 'start', input: request.instance.input });
-    if (check) await checkDeclared(check.schema, check.value, check.at);
+    const schema = request.unchecked ? undefined : declaredSchemas(definition)?.input;
+    if (schema) await checkDeclared(schema, request.instance.input, 'input');
     // Checked as given, stored as written: over the threshold, a reference under the new id.
     const input = this.payloads
       ? await this.payloads.offload(id, request.instance.input)
