@@ -59,6 +59,8 @@ export function describeLines(d: ScheduleDescription): string[] {
     `started ${d.counts.started}, skipped ${d.counts.skipped} (${skipped}), triggered ${d.counts.triggered}, backfilled ${d.counts.backfilled}`,
   ];
   if (d.pendingCommands) lines.push(`commands waiting for a worker: ${d.pendingCommands}`);
+  if (d.dlqError)
+    lines.push(`parked by: ${d.dlqError.code ? `${d.dlqError.code}: ` : ''}${d.dlqError.message}`);
   if (d.lastError) lines.push(`last error: ${d.lastError}`);
   if (d.runs.length) {
     lines.push('recent runs:');

@@ -4,7 +4,7 @@ import { createSchedules, type ScheduleDescription, slotRunId } from '@stepfold/
 import { describe, expect, it } from 'vitest';
 import { timeArgument } from '../src/commands/schedule.js';
 import { EXIT, exitCodeOf } from '../src/exit-codes.js';
-import { actOnSchedule, listSchedules, showSchedule } from '../src/schedule-actions.js';
+import { actOnSchedule, describeLines, listSchedules, showSchedule } from '../src/schedule-actions.js';
 import { cli } from './cli.js';
 
 // The `stepfold schedule` subcommands on a memory store (what they do once the store is open),
@@ -56,6 +56,14 @@ describe('stepfold schedule', () => {
       'next slot 2026-01-01T00:01:00.000Z, last slot 2026-01-01T00:00:00.000Z',
       'started 1, skipped 0 (overlap 0, catchup 0, paused 0, invalid 0), triggered 0, backfilled 0',
     ]);
+  });
+
+  it('show says what parked a schedule in dlq', async () => {
+    const w = await world();
+    const d = (await showSchedule(w.store, 'minutely')).data as ScheduleDescription;
+    const parked = { ...d, status: 'dlq' as const, dlqError: { message: 'disk full', code: 'EIO' } };
+    expect(describeLines(parked)).toContain('parked by: EIO: disk full');
+    expect(describeLines(d).some((l) => l.startsWith('parked by'))).toBe(false);
   });
 
   it('pause, resume, trigger, backfill and delete write a command a worker applies', async () => {

@@ -48,7 +48,8 @@ export const millis = (min = 0) => integer(min, 10 * 365 * 24 * 3600 * 1000);
 export function issueMessage(issue: z.core.$ZodRawIssue): string {
   switch (issue.code) {
     case 'invalid_type':
-      return `expected ${issue.expected}, got ${issue.input === null ? 'null' : Array.isArray(issue.input) ? 'array' : typeof issue.input}`;
+      // NaN and ±Infinity are numbers to `typeof`: "expected number, got number" would say nothing.
+      return `expected ${issue.expected === 'number' ? 'a finite number' : issue.expected}, got ${issue.input === null ? 'null' : Array.isArray(issue.input) ? 'array' : typeof issue.input === 'number' ? issue.input : typeof issue.input}`;
     case 'unrecognized_keys':
       return `unknown key${issue.keys.length > 1 ? 's' : ''}: ${issue.keys.join(', ')}`;
     case 'too_small':

@@ -89,8 +89,13 @@ export interface MapState {
   failed: number[];
   /** How many items completed. */
   ok: number;
-  /** During rollback: completed indexes still to compensate, next first. */
+  /**
+   * During rollback: the item being compensated, then those that completed late (after the walk
+   * down the indexes passed them), next first. O(`maxConcurrency`).
+   */
   undo?: number[] | undefined;
+  /** During rollback: the completed indexes below this are compensated after `undo`, latest first. */
+  undoBelow?: number | undefined;
   /** An item (a child workflow) completed past one of its pivots. */
   pivot?: true | undefined;
 }

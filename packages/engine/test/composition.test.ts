@@ -447,6 +447,54 @@ describe('map step: dlq and requeue', () => {
     expect(seen.filter((x) => x !== 2).sort()).toEqual([0, 1, 3]);
   });
 
+  it('after a requeue, gives items that never ran attempt 1, and counts their retries from there', async () => {
+    let healthy = false;
+    const attempts: Array<[number, number]> = [];
+    const parked = defineWorkflow({
+      name: 'parked-one-by-one',
+      version: 1,
+      start: 'each',
+      steps: {
+        each: {
+          kind: 'map',
+          items: 'input.xs',
+          handler: 'h',
+          maxConcurrency: 1,
+          onFailure: 'dlq',
+          retry: { maxAttempts: 2, initialMs: 1, jitter: 0 },
+        },
+      },
+    });
+    const runner = createRunner({ kinds: [composition],
+      store: createMemoryStore(),
+      workflows: [parked],
+      handlers: {
+        h: async ({ input, attempt }) => {
+          attempts.push([input as number, attempt]);
+          if (input === 0 && !healthy) throw new TaskError('down', { retryable: false });
+          if (input === 2 && attempt === 1) throw new Error('flaky');
+          if (input === 3) throw new Error('always down');
+          return input;
+        },
+      },
+    });
+    const s = await runner.start('parked-one-by-one', 'po-1', { xs: [0, 1, 2, 3] });
+    expect(s.status).toBe('dlq');
+    healthy = true;
+    const after = await drive(runner, await runner.requeue('po-1'));
+    // Item 3 fails its two attempts: parked again, its retries counted from its first attempt.
+    expect(after.status).toBe('dlq');
+    expect(attempts).toEqual([
+      [0, 1],
+      [0, 1001],
+      [1, 1],
+      [2, 1],
+      [2, 2],
+      [3, 1],
+      [3, 2],
+    ]);
+  });
+
   it('waits for a child parked in dlq; requeuing the child lets the map finish', async () => {
     let healthy = false;
     const child = defineWorkflow({

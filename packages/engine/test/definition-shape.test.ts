@@ -66,3 +66,58 @@ describe('definitions that are not JSON-shaped are INVALID_DEFINITION', () => {
     expect(defineWorkflow(input as never).steps['b']?.kind).toBe('task');
   });
 });
+
+// NaN and ±Infinity are numbers to `typeof`: they were refused with "expected number, got number".
+describe('a number field given NaN or Infinity is INVALID_DEFINITION saying a finite number is expected', () => {
+  const refused = (step: Record<string, unknown>) =>
+    [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY].map((v) => {
+      const input = base();
+      input.steps['a'] = JSON.parse(JSON.stringify(step), (_k, x) => (x === 'V' ? v : x));
+      const e = refusal(input);
+      return [e.code, e.issues.map((i) => `${i.path}: ${i.message}`)];
+    });
+
+  it('an integer field (maxConcurrency, retry.maxAttempts)', () => {
+    expect(refused({ kind: 'map', items: 'input.xs', handler: 'h', maxConcurrency: 'V' })).toEqual([
+      ['INVALID_DEFINITION', ['steps.a.maxConcurrency: expected a finite number, got NaN']],
+      ['INVALID_DEFINITION', ['steps.a.maxConcurrency: expected a finite number, got Infinity']],
+      ['INVALID_DEFINITION', ['steps.a.maxConcurrency: expected a finite number, got -Infinity']],
+    ]);
+    expect(refused({ kind: 'task', handler: 'h', retry: { maxAttempts: 'V' } })[1]).toEqual([
+      'INVALID_DEFINITION',
+      ['steps.a.retry.maxAttempts: expected a finite number, got Infinity'],
+    ]);
+  });
+
+  it("a milliseconds field (a task's timeoutMs, a sleep's ms)", () => {
+    expect(refused({ kind: 'task', handler: 'h', timeoutMs: 'V' })[0]).toEqual([
+      'INVALID_DEFINITION',
+      ['steps.a.timeoutMs: expected a finite number, got NaN'],
+    ]);
+    expect(refused({ kind: 'sleep', ms: 'V' })[1]).toEqual([
+      'INVALID_DEFINITION',
+      ['steps.a.ms: expected a finite number, got Infinity'],
+    ]);
+  });
+
+  it('a fractional field (retry.factor, retry.jitter)', () => {
+    expect(refused({ kind: 'task', handler: 'h', retry: { factor: 'V' } })[0]).toEqual([
+      'INVALID_DEFINITION',
+      ['steps.a.retry.factor: expected a finite number, got NaN'],
+    ]);
+    expect(refused({ kind: 'task', handler: 'h', retry: { jitter: 'V' } })[2]).toEqual([
+      'INVALID_DEFINITION',
+      ['steps.a.retry.jitter: expected a finite number, got -Infinity'],
+    ]);
+  });
+
+  it('a fraction where an integer goes, or a number where a string goes, names the number', () => {
+    const input = base();
+    input.steps['a'] = { kind: 'map', items: 'input.xs', handler: 'h', maxConcurrency: 1.5 };
+    expect(refusal(input).issues).toEqual([
+      { path: 'steps.a.maxConcurrency', message: 'expected int, got 1.5' },
+    ]);
+    input.steps['a'] = { kind: 'task', handler: Number.NaN };
+    expect(refusal(input).issues).toEqual([{ path: 'steps.a.handler', message: 'expected string, got NaN' }]);
+  });
+});

@@ -4,6 +4,7 @@ import { createRunner, type HandlerContext, TaskError, type, workflow } from '@s
 import { createMemoryStore } from '@stepfold/engine/memory';
 import { createHarness } from '@stepfold/engine/testing';
 import { describe, expect, it } from 'vitest';
+import * as z from 'zod';
 
 const order = workflow('order', 1)
   .input(type<{ sku: string }>())
@@ -100,5 +101,70 @@ describe('harness with the real handlers', () => {
     const out = execFileSync(process.execPath, ['--test', '--test-reporter=tap', file], { encoding: 'utf8' });
     expect(out).toMatch(/# pass 2/);
     expect(out).toMatch(/# fail 0/);
+  });
+});
+
+describe('the harness checks declared schemas as the runner does', () => {
+  const checked = workflow('checked', 1)
+    .input(z.object({ sku: z.string().min(1), qty: z.number().positive() }))
+    .signal('approve', z.object({ decision: z.enum(['approve', 'reject']), by: z.string() }))
+    .signal('shipped', z.object({ tracking: z.string() }))
+    .task('reserve', { handler: 'reserve' })
+    .human('approve')
+    .wait('ship', { signal: 'shipped' })
+    .build();
+  const runner = createRunner({
+    store: createMemoryStore(),
+    workflows: [checked],
+    handlers: { reserve: async () => ({ ok: true }) },
+  });
+  const refusal = (p: Promise<unknown>) =>
+    p.then(
+      () => expect.unreachable('accepted'),
+      (e: unknown) => e,
+    );
+  const thrown = (f: () => unknown) => {
+    try {
+      f();
+    } catch (e) {
+      return e;
+    }
+    return expect.unreachable('accepted');
+  };
+  const same = (e: unknown) => {
+    const { code, message, issues } = e as { code: string; message: string; issues: unknown };
+    return { code, message, issues };
+  };
+
+  it('a start input its schema refuses is INVALID_INPUT, and nothing starts', async () => {
+    const bad = { sku: '', qty: 0 };
+    const byRunner = await refusal(runner.start('checked', 'c-1', bad));
+    const h = createHarness(checked);
+    const byHarness = thrown(() => h.start(bad));
+    expect(same(byRunner)).toMatchObject({ code: 'INVALID_INPUT' });
+    expect(same(byHarness)).toEqual(same(byRunner));
+    expect(() => h.snapshot).toThrow(/start the workflow first/);
+    expect(h.events).toEqual([]);
+  });
+
+  it("a human decision or a signal's data its schema refuses is INVALID_INPUT, and nothing applies", async () => {
+    await runner.start('checked', 'c-2', { sku: 'A', qty: 1 });
+    await runner.idle();
+    const h = createHarness(checked).start({ sku: 'A', qty: 1 });
+    h.complete('reserve', { ok: true });
+    const decision = { decision: 'approve', by: 7 } as never;
+    const byRunner = await refusal(runner.signal('c-2', 'approve', decision));
+    const before = h.snapshot;
+    const byHarness = thrown(() => h.signal('approve', decision));
+    expect(same(byRunner)).toMatchObject({ code: 'INVALID_INPUT', issues: [{ path: 'signals.approve.by' }] });
+    expect(same(byHarness)).toEqual(same(byRunner));
+    expect(h.snapshot).toBe(before);
+    h.signal('approve', { decision: 'approve', by: 'ana' });
+    expect(same(thrown(() => h.signal('shipped', { tracking: 7 } as never)))).toEqual(
+      same(await refusal(runner.signal('c-2', 'shipped', { tracking: 7 } as never))),
+    );
+    expect(h.snapshot.steps.ship?.status).toBe('active');
+    h.signal('shipped', { tracking: 'T-1' });
+    expect(h.status).toBe('completed');
   });
 });

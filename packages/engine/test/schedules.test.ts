@@ -1,5 +1,7 @@
-import { createRunner, type HandlerContext, isStepfoldError } from '@stepfold/engine';
+import { createRunner, type HandlerContext, isStepfoldError, type Store } from '@stepfold/engine';
+import { createMemoryStore } from '@stepfold/engine/memory';
 import {
+  createSchedules,
   FIRE_HANDLER,
   manualRunId,
   SCHEDULE_WORKFLOW,
@@ -279,6 +281,56 @@ describe('schedules: definition and errors', () => {
     expect(await refusal(sim.schedules.create({ ...base, cron: '* * * * *' }))).toMatchObject({
       code: 'ALREADY_EXISTS',
     });
+  });
+
+  it('a cron expression of seven fields (with a year) is INVALID_DEFINITION: five or six fields only', async () => {
+    const sim = createSim();
+    const base = { id: 'yearly', workflow: report, input: { team: 'ops' } } as const;
+    const refused = await sim.schedules.create({ ...base, cron: '0 0 12 * * * 2030' }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(refused).toMatchObject({
+      code: 'INVALID_DEFINITION',
+      issues: [
+        { path: 'cron', message: '"0 0 12 * * * 2030" has 7 fields: must have 5, or 6 with seconds first' },
+      ],
+    });
+    expect((await sim.store.list({ limit: 10 })).items).toEqual([]);
+    // Six fields (seconds first) and a nickname stay fine.
+    await sim.schedules.create({ ...base, cron: '0 0 12 * * *' });
+    await sim.schedules.create({ ...base, id: 'daily', cron: '@daily' });
+  });
+
+  it('parked in dlq after its fire kept failing, describes the error that parked it', async () => {
+    let now = T0 - 30_000;
+    const inner = createMemoryStore();
+    // The store refuses every run of the target (a disk full for them, say): each fire fails.
+    const store: Store = {
+      ...inner,
+      maxSnapshotBytes: inner.maxSnapshotBytes,
+      async create(s) {
+        if (s.workflow.name === report.name) throw new Error('disk full');
+        return inner.create(s);
+      },
+    };
+    const schedules = createSchedules({ store, workflows: [report], clock: () => now });
+    const worker = createRunner({
+      store,
+      workflows: [report, schedules.workflow],
+      handlers: { buildReport: () => 'done', ...schedules.handlers },
+      clock: () => now,
+    });
+    await schedules.create({ id: 'broken', workflow: report, everyMs: MIN, input: { team: 'ops' } });
+    expect((await schedules.describe('broken')).dlqError).toBeUndefined();
+    for (let i = 0; i < 200 && (await store.load('broken'))?.status !== 'dlq'; i++) {
+      now = Math.max(now, (await store.load('broken'))?.wakeAt ?? now);
+      await worker.processDue(now);
+      await worker.idle();
+    }
+    const info = await schedules.describe('broken');
+    expect(info.status).toBe('dlq');
+    expect(info.dlqError).toEqual({ message: 'disk full' });
   });
 
   it('lists schedules, and they are instances of the built-in workflow', async () => {

@@ -72,8 +72,16 @@ export function mapProgress(map: MapState): MapProgress {
     failedItems: [...map.failed].sort((a, b) => a - b),
     runningItems: [...map.running].sort((a, b) => a - b),
   };
-  if (map.undo?.length) out.undo = map.undo.length;
+  const undo = (map.undo?.length ?? 0) + completedBelow(map, map.undoBelow ?? 0);
+  if (undo) out.undo = undo;
   return out;
+}
+
+/** How many items below `below` completed: dispatched, neither running nor failed. */
+function completedBelow(map: MapState, below: number): number {
+  const end = Math.min(below, map.next);
+  const skip = new Set([...map.running, ...map.failed].filter((i) => i < end));
+  return end - skip.size;
 }
 
 /**

@@ -47,12 +47,55 @@ export async function schemaIssues(schema: StandardSchema, value: unknown, at: s
  */
 export async function checkDeclared(schema: StandardSchema, value: unknown, at: string): Promise<unknown> {
   const result = await schema['~standard'].validate(value);
-  if (result.issues) {
-    throw new ValidationError(
-      'INVALID_INPUT',
-      `${at} does not match its declared schema`,
-      issuesOf(result, at),
-    );
-  }
+  if (result.issues) throw refusalOf(result, at);
   return result.value;
+}
+
+/**
+ * {@link checkDeclared} for a caller that cannot wait (the test harness, the reducer's side of a
+ * tree): the `INVALID_INPUT` error it would throw, or undefined. A schema that validates
+ * asynchronously cannot be asked without waiting: it passes here.
+ */
+export function declaredProblem(
+  schema: StandardSchema,
+  value: unknown,
+  at: string,
+): ValidationError | undefined {
+  const result = schema['~standard'].validate(value);
+  return result instanceof Promise || !result.issues ? undefined : refusalOf(result, at);
+}
+
+/** A check an event's data takes against a declared schema: the schema, the value, and what it is. */
+export interface DeclaredCheck {
+  schema: StandardSchema;
+  value: unknown;
+  /** `input` for a start's input, `signals.<name>` for a signal's data. */
+  at: string;
+}
+
+/**
+ * The check a runner gives an event's data before it writes it, for the test harness: a start's
+ * input against the declared input schema, a signal's data (a human decision too) against its
+ * signal's schema, named as the runner names them. None for other events, or when nothing is
+ * declared. (The runner looks its two schemas up inline: this would cost its bundle a function.)
+ */
+export function declaredCheckOf(
+  definition: object,
+  event: { type: string; input?: unknown; name?: string; payload?: unknown },
+): DeclaredCheck | undefined {
+  const schemas = declaredSchemas(definition);
+  if (event.type === 'start' && schemas?.input)
+    return { schema: schemas.input, value: event.input, at: 'input' };
+  const name = event.type === 'signal' ? event.name : undefined;
+  if (name === undefined || !schemas || !Object.hasOwn(schemas.signals, name)) return undefined;
+  return { schema: schemas.signals[name]!, value: event.payload, at: `signals.${name}` };
+}
+
+/** The `INVALID_INPUT` error of a schema's result with issues. */
+function refusalOf(result: SchemaResult<unknown>, at: string): ValidationError {
+  return new ValidationError(
+    'INVALID_INPUT',
+    `${at} does not match its declared schema`,
+    issuesOf(result, at),
+  );
 }

@@ -35,6 +35,8 @@ export interface ScheduleInfo {
   /** The latest slots skipped, newest first. */
   skips: SkipRecord[];
   lastError?: string | undefined;
+  /** Why the schedule is parked (`status: 'dlq'`): the error its fire kept failing with. Fix that, then requeue it. */
+  dlqError?: { message: string; code?: string | undefined } | undefined;
   /** Commands written and not yet applied by a worker. */
   pendingCommands: number;
   createdAt: number;
@@ -58,6 +60,13 @@ function statusOf(s: Snapshot, state: ScheduleState): ScheduleStatus {
   if (isTerminal(s.status)) return 'deleted';
   if (state.paused) return 'paused';
   return state.wakeAt === undefined && state.nextSlot === undefined ? 'ended' : 'active';
+}
+
+/** The error that parked a schedule in dlq: its fire's, as the instance recorded it. */
+function dlqError(s: Snapshot): ScheduleInfo['dlqError'] {
+  const e = s.error;
+  if (!e) return undefined;
+  return e.code === undefined ? { message: e.message } : { message: e.message, code: e.code };
 }
 
 /** A schedule instance's snapshot as a {@link ScheduleInfo}. */
@@ -88,6 +97,7 @@ export function scheduleInfo(s: Snapshot): ScheduleInfo {
     recent: state.recent,
     skips: state.skips,
     lastError: state.lastError,
+    dlqError: s.status === 'dlq' ? dlqError(s) : undefined,
     pendingCommands: s.inbox.filter((i) => i.name === CONTROL_SIGNAL).length + applying,
     createdAt: state.createdAt,
     instanceVersion: s.version,

@@ -87,6 +87,15 @@ export function manualRunId(scheduleId: string, at: number): string {
 
 const isInt = (v: unknown, min: number): v is number => Number.isSafeInteger(v) && (v as number) >= min;
 
+// The evaluator takes a seventh field (a year) too: refused, so the documented forms are the only ones.
+const CRON_FIELDS = [5, 6];
+
+/** How many fields a cron expression has; a nickname such as `@daily` counts as five. */
+function cronFields(cron: string): number {
+  const fields = cron.trim().split(/\s+/);
+  return fields.length === 1 && fields[0]!.startsWith('@') ? 5 : fields.length;
+}
+
 /** Whether the runtime knows this IANA zone (Intl is in every runtime the engine supports). */
 function knownTimeZone(zone: string): boolean {
   try {
@@ -110,6 +119,11 @@ export function specIssues(spec: ScheduleSpec): Issue[] {
   }
   if (cron !== undefined) {
     if (typeof cron !== 'string' || cron.length > 200) bad('cron', 'must be a cron expression string');
+    else if (!CRON_FIELDS.includes(cronFields(cron)))
+      bad(
+        'cron',
+        `${JSON.stringify(cron)} has ${cronFields(cron)} fields: must have 5, or 6 with seconds first`,
+      );
     else {
       try {
         new Cron(cron, { timezone: timeZone ?? 'UTC', paused: true });

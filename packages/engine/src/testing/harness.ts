@@ -1,11 +1,19 @@
 import { compileWorkflow } from '../definition/compile.js';
+import { declaredCheckOf, declaredProblem } from '../definition/declared-schemas.js';
 import { kindOf } from '../definition/kinds/index.js';
 import type { WorkflowEvent } from '../events.js';
 import { type Reduction, reduce, replay, step } from '../reducer/reducer.js';
 import { taskView } from '../reducer/task-view.js';
 import { taskKey } from '../reducer/transition-context.js';
 import type { AnyDefinition, Handler, HandlersFor } from '../runner/handler-types.js';
-import type { ErrorInfo, LogEntry, Snapshot, Status, TaskState } from '../snapshot.js';
+import {
+  type ErrorInfo,
+  isTerminal,
+  type LogEntry,
+  type Snapshot,
+  type Status,
+  type TaskState,
+} from '../snapshot.js';
 import { runTree, runTreeSync } from './harness-run.js';
 import type {
   CompleteArgs,
@@ -85,14 +93,28 @@ export class WorkflowHarness<
     return this.snapshot.status;
   }
 
-  /** Applies any event (its `at` defaults to the fake clock); returns whether the snapshot changed. */
+  /**
+   * Applies any event (its `at` defaults to the fake clock); returns whether the snapshot changed.
+   * A start's input and a signal's data (a human decision too) are checked against the declared
+   * schemas first, as a runner checks them: refused, it throws `INVALID_INPUT` and applies nothing.
+   */
   send(event: EventInput): boolean {
+    this.checkDeclared(event);
     return this.write([event]);
+  }
+
+  /** Throws what a runner refuses the event's data with; a finished instance's signals are not checked, as there. */
+  private checkDeclared(event: EventInput): void {
+    if (event.type === 'signal' && this.current && isTerminal(this.current.status)) return;
+    const check = declaredCheckOf(this.definition, event);
+    const problem = check && declaredProblem(check.schema, check.value, check.at);
+    if (problem) throw problem;
   }
 
   /**
    * Applies events as one write, as a runner writes a start and an abort together: the child
-   * effects they ask for are worked out once, from the last snapshot. Whether any applied.
+   * effects they ask for are worked out once, from the last snapshot. Whether any applied. The
+   * events are applied as given, with no declared-schema check (`send` checks).
    */
   write(events: readonly EventInput[]): boolean {
     const before = this.current?.version ?? 0;

@@ -1,5 +1,5 @@
-import { declaredSchemas, issuesOf } from '../definition/declared-schemas.js';
-import { isStepfoldError, ValidationError } from '../errors.js';
+import { declaredCheckOf, declaredProblem } from '../definition/declared-schemas.js';
+import { isStepfoldError, type ValidationError } from '../errors.js';
 import type { WorkflowEvent } from '../events.js';
 import type { KindSet } from '../reducer/kind-table.js';
 import { dispatchedBy, taskView } from '../reducer/task-view.js';
@@ -219,12 +219,6 @@ export class HarnessTree {
  * (`INVALID_INPUT`). A schema that validates asynchronously cannot be asked here: it passes.
  */
 function inputProblem(definition: AnyDefinition, input: unknown): ValidationError | undefined {
-  const schema = declaredSchemas(definition)?.input;
-  const result = schema?.['~standard'].validate(input);
-  if (!result || result instanceof Promise || !result.issues) return undefined;
-  return new ValidationError(
-    'INVALID_INPUT',
-    'input does not match its declared schema',
-    issuesOf(result, 'input'),
-  );
+  const check = declaredCheckOf(definition, { type: 'start', input });
+  return check && declaredProblem(check.schema, check.value, check.at);
 }

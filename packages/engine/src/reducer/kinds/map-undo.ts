@@ -13,9 +13,7 @@ type MapDef = StepOf<'map'> & { id: string };
 export function undoNextItem(cx: Cx, def: MapDef, attempt: number, retry: boolean): boolean {
   const st = stepState(cx, def.id);
   // No map state: its items were not an array, so it started none and has nothing to undo.
-  const map = st.map;
-  if (map) map.undo ??= completedItems(map);
-  const item = map?.undo?.[0];
+  const item = st.map && nextToUndo(st.map);
   if (item === undefined) {
     st.status = 'compensated';
     log(cx, 'compensation.completed', def.id);
@@ -40,24 +38,48 @@ export function itemUndone(cx: Cx, def: MapDef): void {
   // it did stands, so the items done before it stay done, as the rest of the rollback stops there.
   if (pivotPassed(cx)) {
     map.undo = [];
+    delete map.undoBelow;
     st.status = 'compensated';
     log(cx, 'compensation.stopped', def.id, { detail: 'pivot completed' });
   } else if (dispatchCompensation(cx, def.id, (st.compensation?.attempt ?? 0) + 1)) return;
   pumpRollback(cx);
 }
 
-/** A map's completed items, latest index first: below `next`, neither running nor failed. */
-function completedItems(map: MapState): number[] {
+/**
+ * The item to compensate next, left at the head of `undo` until it is undone: the head already
+ * there (being compensated, or one that completed late), else the latest completed index below
+ * `undoBelow`. The rollback walks the indexes down instead of listing them, so its state stays
+ * O(`maxConcurrency`) like the forward state's. A snapshot written before `undoBelow` existed
+ * holds the whole list in `undo` and no `undoBelow`: it is read the same way.
+ */
+function nextToUndo(map: MapState): number | undefined {
+  if (map.undo === undefined) {
+    map.undo = [];
+    map.undoBelow = map.next;
+  }
+  if (map.undo.length === 0 && map.undoBelow) {
+    const item = latestCompleted(map, map.undoBelow);
+    if (item === undefined) delete map.undoBelow;
+    else {
+      map.undoBelow = item;
+      map.undo.push(item);
+    }
+  }
+  return map.undo[0];
+}
+
+/** The latest completed index below `below`: dispatched (below `next`), neither running nor failed. */
+function latestCompleted(map: MapState, below: number): number | undefined {
   const skip = new Set([...map.running, ...map.failed]);
-  const out: number[] = [];
-  for (let i = map.next - 1; i >= 0; i--) if (!skip.has(i)) out.push(i);
-  return out;
+  for (let i = Math.min(below, map.next) - 1; i >= 0; i--) if (!skip.has(i)) return i;
+  return undefined;
 }
 
 /**
  * An item of a map being rolled back completed late (it was in flight when the rollback began):
- * undone too, once. Before the map's compensation starts it is among the completed items anyway;
- * after, it joins the items to undo (and the map goes back in the queue if it was done).
+ * undone too, once. Before the map's compensation starts it is among the completed items anyway,
+ * and so it is after while the walk down the indexes has not passed it; else it joins the items to
+ * undo (and the map goes back in the queue if it was done).
  */
 export function undoLateItem(cx: Cx, id: string, item: number): void {
   const st = stepState(cx, id);
@@ -69,6 +91,8 @@ export function undoLateItem(cx: Cx, id: string, item: number): void {
     if (!saga.queue.includes(id) && st.status !== 'compensating') queueOnce(cx, id);
     return;
   }
+  // Below where the walk down the indexes has reached, the walk finds it: it is no longer running.
+  if (item < (map.undoBelow ?? 0)) return;
   map.undo.push(item);
   if (st.status !== 'compensating') {
     st.status = 'failed';

@@ -30,7 +30,7 @@ import { attemptFailed } from './task.js';
 type MapDef = StepOf<'map'> & { id: string };
 
 // A requeued map retries its failed items from this many attempts on, so a zombie's result for an
-// earlier attempt of the same item never matches the new one.
+// earlier attempt of the same item never matches the new one. Items that never ran start at 1.
 const REQUEUE_ATTEMPTS = 1000;
 
 /**
@@ -165,12 +165,21 @@ const collects = (def: MapDef) =>
 function fill(cx: Cx, def: MapDef): void {
   const map = stepState(cx, def.id).map!;
   const limit = def.maxConcurrency ?? DEFAULT_MAP_CONCURRENCY;
-  const base = stepState(cx, def.id).attemptBase ?? 0;
   while (map.running.length < limit && map.next < map.total) {
     const item = map.next++;
     map.running.push(item);
-    dispatchItem(cx, def, item, base + 1);
+    dispatchItem(cx, def, item, 1);
   }
+}
+
+/**
+ * How many times an item has been tried in its current run of retries. The items the latest
+ * requeue retried count from its base; the others from where they were first dispatched: 1, or for
+ * one still in flight from before that requeue, an earlier requeue's base (a multiple of
+ * {@link REQUEUE_ATTEMPTS}).
+ */
+function itemTries(attempt: number, base: number): number {
+  return attempt > base ? attempt - base : ((attempt - 1) % REQUEUE_ATTEMPTS) + 1;
 }
 
 function dispatchItem(cx: Cx, def: MapDef, item: number, attempt: number): void {
@@ -217,7 +226,7 @@ function itemAttemptFailed(
   const st = stepState(cx, def.id);
   if (!task.detached && st.status === 'active') {
     const policy = resolveRetry(def.retry, cx.wf.definition.defaults?.retry);
-    const tries = task.attempt - (st.attemptBase ?? 0);
+    const tries = itemTries(task.attempt, st.attemptBase ?? 0);
     const detail = `item ${task.item}: ${error.code ? `${error.code}: ` : ''}${error.message}`;
     log(cx, 'task.failed', def.id, { attempt: task.attempt, detail });
     if (shouldRetry(policy, tries, error)) {
