@@ -465,7 +465,8 @@ describe('map step: dlq and requeue', () => {
         },
       },
     });
-    const runner = createRunner({ kinds: [composition],
+    const runner = createRunner({
+      kinds: [composition],
       store: createMemoryStore(),
       workflows: [parked],
       handlers: {

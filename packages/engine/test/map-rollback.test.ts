@@ -53,7 +53,8 @@ describe('a failing discarded map of 1,000 items on a store of 8 KiB snapshots',
     const undone = new Map<number, number>();
     const count = (m: Map<number, number>, i: number) => m.set(i, (m.get(i) ?? 0) + 1);
     let now = 1_000_000;
-    const runner = createRunner({ kinds: [composition],
+    const runner = createRunner({
+      kinds: [composition],
       store,
       workflows: [big],
       clock: () => now,
