@@ -6,6 +6,7 @@ import { assertValidId } from '../ids.js';
 import { dispatchedBy } from '../reducer/task-view.js';
 import { CHILD_HANDLER, isTerminal, type LogEntry, type Snapshot, type TaskState } from '../snapshot.js';
 import { childEffects } from './child-port.js';
+import { expectedCheck, workflowClient } from './client.js';
 import { taskRunner } from './execute-task.js';
 import type {
   AnyDefinition,
@@ -21,14 +22,7 @@ import { attachCore, type RunnerCore, type TaskHand } from './port.js';
 import { createRegistry } from './registry.js';
 import { acceptingDefinitions } from './send.js';
 import { tracedTask } from './traced.js';
-import type {
-  Runner,
-  RunnerCoreOptions,
-  RunnerMessage,
-  TypedSnapshot,
-  WorkflowClient,
-  WorkflowNameOf,
-} from './types.js';
+import type { Runner, RunnerCoreOptions, RunnerMessage } from './types.js';
 import { Work } from './work.js';
 
 const ignore = () => {};
@@ -228,7 +222,7 @@ export function createRunner<
           if (schema && !isTerminal(current.status))
             await checkDeclared(schema, m.payload, `signals.${m.name}`);
         };
-        return writes.apply({ id: m.id, event, onWrite, check });
+        return writes.apply({ id: m.id, event, onWrite, check: expectedCheck(m, check) });
       }
       case 'tick':
         return writes.apply({ id: m.id, event: (at) => ({ type: 'tick', at: m.now ?? at }), onWrite });
@@ -238,6 +232,7 @@ export function createRunner<
           id: m.id,
           event: (at) => plain({ type: m.type, at, reason: m.reason }),
           onWrite,
+          check: expectedCheck(m),
         });
       case 'requeue':
         return writes.apply({
@@ -250,7 +245,7 @@ export function createRunner<
               inputPatch: stored.inputPatch as Record<string, unknown> | undefined,
             }),
           onWrite,
-          check: m.inputPatch && payloads?.checkPatch,
+          check: expectedCheck(m, m.inputPatch && payloads?.checkPatch),
         });
     }
   }
@@ -337,25 +332,8 @@ export function createRunner<
       return ids;
     },
     // The second overload of `client` exists only for the compiler's message: one implementation.
-    client: (<D extends W[number]>(definition: D): WorkflowClient<D> => {
-      const { name } = registry.resolve((definition as { name: string }).name);
-      const typed = (p: Promise<Snapshot | null>) => p as Promise<TypedSnapshot<D>>;
-      return {
-        start: (id, input, o) => typed(runner.start(name as WorkflowNameOf<W>, id, input, o)),
-        signal: (id, signal, payload, o = {}) =>
-          typed(
-            runner.signal(id, signal, payload, {
-              signalId: o.signalId,
-              startIfMissing: o.startIfMissing && { workflow: name, ...o.startIfMissing },
-            }),
-          ),
-        send: (id, signal, payload, o) => runner.send(id, signal, payload, o),
-        get: (id, o) => runner.get(id, o) as Promise<TypedSnapshot<D> | null>,
-        cancel: (id, reason) => typed(runner.cancel(id, reason)),
-        abort: (id, reason) => typed(runner.abort(id, reason)),
-        requeue: (id, o) => typed(runner.requeue(id, o)),
-      };
-    }) as Runner<W>['client'],
+    client: ((definition: W[number]) =>
+      workflowClient(definition, { runner, registry, handle: (m) => handle(m) })) as Runner<W>['client'],
     idle: () => inFlight.idle(),
     workflows: registry.names(),
     stats: writes.stats,

@@ -154,25 +154,39 @@ export type TypedSnapshot<D> = Omit<Snapshot, 'input' | 'output' | 'steps'> & {
     : { [K in StepIdOf<D>]?: Omit<StepState, 'output'> & { output?: StepOutputAt<D, K> } };
 };
 
-/** The runner's methods for one workflow, typed by its definition: `runner.client(order)`. */
+/**
+ * The runner's methods for one workflow version, typed by its definition: `runner.client(order)`.
+ * It starts exactly the definition's version (not the newest registered), and answers only with
+ * instances of that version: a call that meets an instance of another workflow or version throws
+ * `WORKFLOW_MISMATCH` and writes nothing (`get` too; the untyped `runner.get` reads any instance).
+ */
 export interface WorkflowClient<D> {
+  /** Starts an instance of the definition's own version. */
   start(id: string, input: InputOf<D>, options?: Omit<StartOptions, 'version'>): Promise<TypedSnapshot<D>>;
+  /** {@link Runner.signal}; `startIfMissing` starts the definition's own version. */
   signal<K extends keyof SignalsOf<D> & string>(
     id: string,
     name: K,
     payload: SignalsOf<D>[K],
     options?: { signalId?: string; startIfMissing?: { input: InputOf<D>; reuseFinished?: boolean } },
   ): Promise<TypedSnapshot<D>>;
-  /** {@link Runner.send}, the name and payload checked against this workflow's signals. */
+  /**
+   * {@link Runner.send}, the name and payload checked against this workflow's signals by the
+   * compiler. It writes without reading the instance, so the instance's own version decides.
+   */
   send<K extends keyof SignalsOf<D> & string>(
     id: string,
     name: K,
     payload: SignalsOf<D>[K],
     options?: SendOptions,
   ): Promise<void>;
+  /** The stored instance, or null; `WORKFLOW_MISMATCH` if it runs another workflow or version. */
   get(id: string, options?: GetOptions): Promise<TypedSnapshot<D> | null>;
+  /** {@link Runner.cancel}, refused (`WORKFLOW_MISMATCH`, nothing written) for another version's instance. */
   cancel(id: string, reason?: string): Promise<TypedSnapshot<D>>;
+  /** {@link Runner.abort}, refused (`WORKFLOW_MISMATCH`, nothing written) for another version's instance. */
   abort(id: string, reason?: string): Promise<TypedSnapshot<D>>;
+  /** {@link Runner.requeue}, refused (`WORKFLOW_MISMATCH`, nothing written) for another version's instance. */
   requeue(
     id: string,
     options?: { step?: keyof StepOutputsOf<D> & string; inputPatch?: Record<string, unknown> },
