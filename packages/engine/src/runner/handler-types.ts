@@ -66,6 +66,15 @@ export type NoExtraHandlers<H, Need> = string extends keyof Need
   ? unknown
   : { [K in Exclude<keyof H, keyof Need>]: 'no workflow of this runner names this handler' };
 
+/**
+ * What a runner's handler table `H` must also be: every handler the workflows need (`Need`), and,
+ * with `strictHandlers: true` (`Strict`), nothing else. Without it a table may hold handlers of
+ * other workflows, so one table serves an API runner and a worker that register different
+ * workflows; a misspelt name still leaves the right one missing, which is reported.
+ */
+export type HandlerTableCheck<H, Need, Strict> = MissingHandlers<H, Need> &
+  (Strict extends true ? NoExtraHandlers<H, Need> : unknown);
+
 // Per definition (distributed), so a JSON definition among typed ones makes the names `string`.
 type NamesEach<D> = D extends unknown ? NameOf<D> : never;
 type ChildrenEach<D> = D extends unknown ? ChildrenOf<D> : never;

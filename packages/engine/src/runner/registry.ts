@@ -19,14 +19,17 @@ export interface WorkflowRegistry {
 
 /**
  * Validates definitions and checks that every handler and compensation they name exists (unless
- * `handlerNames` is undefined: a runner that runs none). Throws `UNKNOWN_HANDLER` listing all missing handlers.
+ * `handlerNames` is undefined: a runner that runs none). Throws `UNKNOWN_HANDLER` listing all
+ * missing handlers, and with `strict` every handler given that no definition names.
  */
 export function createRegistry(
   workflows: ReadonlyArray<DefinitionInput | WorkflowDefinition>,
   handlerNames: ReadonlySet<string> | undefined,
+  options: { strict?: boolean | undefined } = {},
 ): WorkflowRegistry {
   const byName = new Map<string, Map<number, WorkflowDefinition>>();
   const missing: string[] = [];
+  const named = new Set<string>();
   for (const input of workflows) {
     const wf = compileWorkflow(input);
     // A child or map step needs its kind's rules: a clear error now, not at the step.
@@ -34,6 +37,7 @@ export function createRegistry(
     const def = wf.definition;
     for (const s of Object.values(def.steps)) {
       for (const h of kindOf(s).handlers?.(s) ?? []) {
+        named.add(h);
         if (handlerNames && !handlerNames.has(h))
           missing.push(`${def.name} v${def.version} step ${s.id}: ${h}`);
       }
@@ -66,6 +70,12 @@ export function createRegistry(
     );
   if (missing.length)
     throw new RegistryError('UNKNOWN_HANDLER', `handlers not registered:\n  - ${missing.join('\n  - ')}`);
+  const extra = options.strict && handlerNames ? [...handlerNames].filter((h) => !named.has(h)) : [];
+  if (extra.length)
+    throw new RegistryError(
+      'UNKNOWN_HANDLER',
+      `strictHandlers: no workflow of this runner names these handlers:\n  - ${extra.join('\n  - ')}`,
+    );
 
   const resolve = (name: string, version?: number): WorkflowDefinition => {
     const versions = byName.get(name);

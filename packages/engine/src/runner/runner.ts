@@ -13,8 +13,7 @@ import type {
   ChildWorkflowsCheck,
   Handler,
   HandlersFor,
-  MissingHandlers,
-  NoExtraHandlers,
+  HandlerTableCheck,
 } from './handler-types.js';
 import { notifyHooks } from './hooks.js';
 import { InFlight } from './in-flight.js';
@@ -32,7 +31,8 @@ import type { OnWrite } from './write-request.js';
 
 /**
  * Creates a runner over a store. Validates the workflows and that every handler they name exists
- * (for typed definitions the compiler checks the handler map too: missing, extra or mistyped).
+ * (for typed definitions the compiler checks the handler map too: missing or mistyped; extra
+ * handlers, of workflows this runner does not register, are allowed unless `strictHandlers`).
  * Each call writes its event, runs the handlers that write dispatched (and those their results
  * dispatch), and resolves with the snapshot once they have all reported back.
  *
@@ -50,16 +50,16 @@ export function createRunner<
   const W extends readonly AnyDefinition[],
   H extends Partial<HandlersFor<W>> = HandlersFor<W>,
   const E extends boolean = true,
+  const S extends boolean = false,
 >(
   // One object type for a literal (or absent) `execute`, not a union: a handler missing from an
   // executing runner is then reported on `handlers`, naming it, not as a mismatch with
   // `execute: false`. With `execute: boolean` (a `RunnerOptions` value) it is the union again.
-  options: RunnerCoreOptions<W> &
-    NoInfer<ChildWorkflowsCheck<W>> &
+  options: RunnerCoreOptions<W> & { strictHandlers?: S | undefined } & NoInfer<ChildWorkflowsCheck<W>> &
     (E extends false
       ? { execute?: E | undefined; handlers?: H | undefined }
       : { execute?: E | undefined; handlers: H } & NoInfer<{
-          handlers: NoExtraHandlers<H, HandlersFor<W>> & MissingHandlers<H, HandlersFor<W>>;
+          handlers: HandlerTableCheck<H, HandlersFor<W>, S>;
         }>),
 ): Runner<W> {
   const { store, hooks, onWritten } = options;
@@ -67,7 +67,9 @@ export function createRunner<
   const clock = options.clock ?? (() => Date.now());
   const execute = options.execute ?? true;
   // A runner that hands every task off never calls a handler: it need not be given any.
-  const registry = createRegistry(options.workflows, execute ? new Set(Object.keys(handlers)) : undefined);
+  const registry = createRegistry(options.workflows, execute ? new Set(Object.keys(handlers)) : undefined, {
+    strict: options.strictHandlers === true,
+  });
   const inFlight = new InFlight();
   const { instrument } = options;
   // Offloading, bound to this store once; every value it touches checks this one variable.

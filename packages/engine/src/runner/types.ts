@@ -25,7 +25,7 @@ export type RunnerOptions<W extends readonly AnyDefinition[] = readonly AnyDefin
   RunnerCoreOptions<W> &
     (
       | {
-          /** One handler per handler name the workflows use (checked by the compiler for typed definitions). */
+          /** A handler for each handler name the workflows use (checked by the compiler for typed definitions); more are allowed unless `strictHandlers`. */
           handlers: HandlersFor<W>;
           execute?: true | undefined;
         }
@@ -36,6 +36,12 @@ export type RunnerOptions<W extends readonly AnyDefinition[] = readonly AnyDefin
 export interface RunnerCoreOptions<W extends readonly AnyDefinition[] = readonly AnyDefinition[]> {
   store: Store;
   workflows: W;
+  /**
+   * `true`: `handlers` must hold exactly the handlers the workflows name: one no workflow of this
+   * runner names does not compile (typed definitions) and `createRunner` throws `UNKNOWN_HANDLER`.
+   * Default `false`: extra handlers are allowed, so one table serves runners of different workflows.
+   */
+  strictHandlers?: boolean | undefined;
   hooks?: RunnerHooks | undefined;
   /** Called after every successful write (create or save) with the transitions that write recorded. */
   onWritten?(snapshot: Snapshot, transitions: readonly LogEntry[]): void;
