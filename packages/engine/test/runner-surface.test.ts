@@ -263,8 +263,13 @@ describe('the handler map and the client are typed by the definitions', () => {
     const misuses = () => {
       // @ts-expect-error missing handler 'reserve'
       createRunner({ store, workflows: [shop], handlers: {} });
-      // @ts-expect-error with strictHandlers, an extra handler no workflow of this runner names
-      createRunner({ store, workflows: [shop], handlers: { ...handlers, refund: () => null }, strictHandlers: true });
+      createRunner({
+        store,
+        workflows: [shop],
+        strictHandlers: true,
+        // @ts-expect-error with strictHandlers, an extra handler no workflow of this runner names
+        handlers: { ...handlers, refund: () => null },
+      });
       const wrongInput = { reserve: (_: HandlerContext<{ id: number }>) => null };
       // @ts-expect-error a handler that wants another input than its step maps
       createRunner({ store, workflows: [shop], handlers: wrongInput });

@@ -1,7 +1,7 @@
 import { createRunner, type HandlerContext, isStepfoldError, workflow } from '@stepfold/engine';
 import { createMemoryStore } from '@stepfold/engine/memory';
-import * as z from 'zod';
 import { describe, expect, it } from 'vitest';
+import * as z from 'zod';
 
 // Two versions of one workflow registered side by side, as an order service has them while v1
 // instances drain: a client made from one definition works with that version only.
@@ -49,7 +49,12 @@ describe('a typed client works with its own definition version', () => {
 
   it("starts its own version from signal's startIfMissing", async () => {
     const { v1 } = setup();
-    const s = await v1.signal('o-3', 'shipped', { tracking: 'T-1' }, { startIfMissing: { input: { sku: 'PEN' } } });
+    const s = await v1.signal(
+      'o-3',
+      'shipped',
+      { tracking: 'T-1' },
+      { startIfMissing: { input: { sku: 'PEN' } } },
+    );
     expect(s.workflow.version).toBe(1);
     expect(s.status).toBe('completed');
   });
