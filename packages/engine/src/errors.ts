@@ -250,7 +250,7 @@ export class WorkflowMismatchError extends StepfoldError<'WORKFLOW_MISMATCH'> {
   ) {
     super(
       'WORKFLOW_MISMATCH',
-      `instance ${JSON.stringify(id)} runs ${found.name} v${found.version}, not ${expected.name} v${expected.version} (this client's definition); nothing was written: use the client of ${found.name} v${found.version}, or the untyped runner`,
+      `instance ${JSON.stringify(id)} runs ${found.name} v${found.version}, not the client's ${expected.name} v${expected.version}`,
     );
   }
 }

@@ -1,4 +1,4 @@
-import { createRunner, type HandlerContext, isStepfoldError, workflow } from '@stepfold/engine';
+import { createRunner, errorKind, type HandlerContext, isStepfoldError, workflow } from '@stepfold/engine';
 import { createMemoryStore } from '@stepfold/engine/memory';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
@@ -95,6 +95,7 @@ describe('a typed client works with its own definition version', () => {
       expected: { name: 'order', version: 1 },
       found: { name: 'order', version: 2 },
     });
-    expect((e as Error).message).toContain('runs order v2, not order v1');
+    expect((e as Error).message).toContain("runs order v2, not the client's order v1");
+    expect(errorKind(e)).toBe('refused');
   });
 });

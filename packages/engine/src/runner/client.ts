@@ -7,7 +7,7 @@ import type { WorkflowDefinition } from '../definition/schema.js';
 import { WorkflowMismatchError } from '../errors.js';
 import type { Snapshot } from '../snapshot.js';
 import type { WorkflowRegistry } from './registry.js';
-import type { Runner, RunnerMessage, TypedSnapshot, WorkflowClient } from './types.js';
+import type { Runner, RunnerMessage, WorkflowClient } from './types.js';
 
 /** The workflow version a client's calls expect the instance to run. */
 export interface ExpectedWorkflow {
@@ -49,34 +49,33 @@ export interface ClientHost {
 
 /** The client of `definition`'s own version (UNKNOWN_VERSION if the runner does not register it). */
 export function workflowClient<D>(definition: D, host: ClientHost): WorkflowClient<D> {
-  const given = definition as unknown as { name: string; version: number };
+  const given = definition as unknown as ExpectedWorkflow;
   const { name, version } = host.registry.resolve(given.name, given.version);
   const expect: ExpectedWorkflow = { name, version };
-  const typed = (p: Promise<Snapshot>) => p as Promise<TypedSnapshot<D>>;
   const { handle, runner } = host;
-  return {
-    start: (id, input, o = {}) => typed(handle({ ...o, type: 'start', id, workflow: name, input, version })),
+  // Every call but a start is refused, unapplied, unless the instance runs `expect`.
+  const call = (m: RunnerMessage) => handle({ ...m, expect });
+  const client: WorkflowClient<unknown> = {
+    start: (id, input, o) => handle({ ...o, type: 'start', id, workflow: name, input, version }),
     signal: (id, signal, payload, o = {}) =>
-      typed(
-        handle({
-          type: 'signal',
-          id,
-          name: signal,
-          payload,
-          signalId: o.signalId,
-          startIfMissing: o.startIfMissing && { workflow: name, version, ...o.startIfMissing },
-          expect,
-        }),
-      ),
+      call({
+        type: 'signal',
+        id,
+        name: signal,
+        payload,
+        signalId: o.signalId,
+        startIfMissing: o.startIfMissing && { workflow: name, version, ...o.startIfMissing },
+      }),
     // Written without reading the instance: the instance's own version checks the signal.
     send: (id, signal, payload, o) => runner.send(id, signal, payload, o),
     async get(id, o) {
       const s = await runner.get(id, o);
       if (s) assertRuns(s, expect);
-      return s as TypedSnapshot<D> | null;
+      return s;
     },
-    cancel: (id, reason) => typed(handle({ type: 'cancel', id, reason, expect })),
-    abort: (id, reason) => typed(handle({ type: 'abort', id, reason, expect })),
-    requeue: (id, o = {}) => typed(handle({ ...o, type: 'requeue', id, expect })),
+    cancel: (id, reason) => call({ type: 'cancel', id, reason }),
+    abort: (id, reason) => call({ type: 'abort', id, reason }),
+    requeue: (id, o) => call({ ...o, type: 'requeue', id }),
   };
+  return client as WorkflowClient<D>;
 }

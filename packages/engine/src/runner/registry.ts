@@ -74,7 +74,7 @@ export function createRegistry(
   if (extra.length)
     throw new RegistryError(
       'UNKNOWN_HANDLER',
-      `strictHandlers: no workflow of this runner names these handlers:\n  - ${extra.join('\n  - ')}`,
+      `strictHandlers: handlers no workflow names:\n  - ${extra.join('\n  - ')}`,
     );
 
   const resolve = (name: string, version?: number): WorkflowDefinition => {
