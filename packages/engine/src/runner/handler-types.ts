@@ -4,6 +4,7 @@
 import type { DefinitionInput, WorkflowDefinition } from '../definition/schema.js';
 import type { ChildrenOf, HandlerSpecsOf, NameOf } from '../definition/typed-definition.js';
 import type { UnionToIntersection } from '../definition/typing.js';
+import type { ScheduledFor } from '../snapshot.js';
 
 /** What a handler receives. */
 export interface HandlerContext<I = unknown> {
@@ -25,6 +26,11 @@ export interface HandlerContext<I = unknown> {
   iteration: number;
   /** Fires on cancel, abort or when the attempt's deadline passes. */
   signal: AbortSignal;
+  /**
+   * For a run a schedule started: the schedule's `id`, the `slot` it is for (epoch ms; a
+   * trigger-now's is the time it was triggered) and `how` it was started. Undefined otherwise.
+   */
+  schedule?: ScheduledFor | undefined;
 }
 
 /** A task handler: returns the step's output (stored as JSON) or throws to fail the attempt. */

@@ -10,7 +10,7 @@ import type {
   StepIdOf,
   StepOutputsOf,
 } from '../definition/typed-definition.js';
-import type { LogEntry, Snapshot, StepState } from '../snapshot.js';
+import type { LogEntry, ScheduledFor, Snapshot, StepState } from '../snapshot.js';
 import type { Store } from '../store/store.js';
 import type { AnyDefinition, HandlersFor } from './handler-types.js';
 import type { RunnerHooks } from './hooks.js';
@@ -100,6 +100,11 @@ export interface StartOptions extends CallOptions {
   version?: number | undefined;
   /** Reuse the id of a finished instance (completed, failed, cancelled or aborted). */
   reuseFinished?: boolean | undefined;
+  /**
+   * The schedule slot this run is for: kept as `snapshot.schedule`, read by its handlers as
+   * `ctx.schedule`. A schedule's fire sets it; set it yourself to run a slot again under another id.
+   */
+  schedule?: ScheduledFor | undefined;
 }
 
 /** Options of {@link Runner.signal}. */
