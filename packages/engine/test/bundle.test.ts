@@ -36,8 +36,9 @@ describe('engine bundle', () => {
     expect(code).not.toMatch(/\brequire\(/);
     expect(code).not.toMatch(/new Function\(|\beval\(/);
     const gz = gzipSync(code).length;
-    // The main entry's budget: minified + gzipped with dependencies at most 32 KB (also reported by
+    // The main entry's budget: minified + gzipped with dependencies at most 33 KB (also reported by
     // `pnpm bench`). Tools' helpers live in their own entries (worker, introspect, diagram, testing).
-    expect(gz).toBeLessThanOrEqual(32 * 1024);
+    // Raised from 32 KB for the typed client's version check, strictHandlers and a run's schedule slot.
+    expect(gz).toBeLessThanOrEqual(33 * 1024);
   });
 });
