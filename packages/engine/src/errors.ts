@@ -19,6 +19,7 @@ export type ErrorCode =
   | 'UNKNOWN_SIGNAL'
   | 'PAST_PIVOT'
   | 'NOTICE_MISMATCH'
+  | 'WORKFLOW_MISMATCH'
   | 'INVALID_MIGRATION'
   | 'MIGRATION_REFUSED'
   | 'PAYLOAD_TOO_LARGE'
@@ -63,6 +64,8 @@ export const ERROR_KINDS: Readonly<Record<ErrorCode, ErrorKind>> = {
   PAST_PIVOT: 'refused',
   // A wake notice described an instance that is not stored: nothing written, and retrying cannot help.
   NOTICE_MISMATCH: 'refused',
+  // A typed client's definition is not the one the instance runs: its command is refused unapplied.
+  WORKFLOW_MISMATCH: 'refused',
   INBOX_OVERFLOW: 'refused',
   // The instance's state (a step the new version has no place for) refuses the move; nothing written.
   MIGRATION_REFUSED: 'refused',
@@ -231,6 +234,23 @@ export class NoticeMismatchError extends StepfoldError<'NOTICE_MISMATCH'> {
       'NOTICE_MISMATCH',
       `instance ${JSON.stringify(id)}: the stored version ${version} is not the snapshot the wake notice carried; nothing written`,
       { retryable: false },
+    );
+  }
+}
+
+/**
+ * A typed client (`runner.client(definition)`) met an instance of another workflow or version than
+ * its definition's: its snapshot would be typed wrongly, so the call answers nothing and writes nothing.
+ */
+export class WorkflowMismatchError extends StepfoldError<'WORKFLOW_MISMATCH'> {
+  constructor(
+    readonly id: string,
+    readonly expected: { name: string; version: number },
+    readonly found: { name: string; version: number },
+  ) {
+    super(
+      'WORKFLOW_MISMATCH',
+      `instance ${JSON.stringify(id)} runs ${found.name} v${found.version}, not the client's ${expected.name} v${expected.version}`,
     );
   }
 }

@@ -27,6 +27,15 @@ const parent = opt(
   }),
 );
 
+/** The schedule slot a run is for (see `ScheduledFor`). */
+const schedule = opt(
+  z.strictObject({
+    id,
+    slot: integer(0, MAX_EVENT_TIME),
+    how: z.literal(['slot', 'backfill', 'trigger']),
+  }),
+);
+
 /**
  * True for a trace carrier: a plain object of at most 8 string entries, keys of 1-512 and values
  * of 0-512 characters. Kept small on purpose: it is copied into every snapshot version.
@@ -58,6 +67,8 @@ const EVENT_SCHEMAS = [
     trace,
     /** A child instance's parent, which hears of its end. */
     parent,
+    /** The schedule slot the run is for: kept as `snapshot.schedule`. */
+    schedule,
   }),
   z.object({
     type: z.literal('task.completed'),
@@ -269,7 +280,8 @@ function commonEvent(e: LooseEvent): WorkflowEvent | undefined {
     isValidId(e.id) &&
     (e.reuse === undefined || typeof e.reuse === 'boolean') &&
     (e.trace === undefined || isTraceCarrier(e.trace)) &&
-    e['parent'] === undefined
+    e['parent'] === undefined &&
+    e['schedule'] === undefined
   ) {
     const { reuse, trace: carrier } = e as EventOf<'start'>;
     return { type, at, id: e.id, input: e.input, reuse, trace: carrier };

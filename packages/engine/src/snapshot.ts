@@ -183,6 +183,19 @@ export interface ParentRef {
   phase?: 'compensate' | undefined;
 }
 
+/**
+ * The schedule slot a run was started for, set by a schedule's fire (`@stepfold/engine/schedules`).
+ * Its handlers read it as `ctx.schedule`. Kept through continue-as-new.
+ */
+export interface ScheduledFor {
+  /** The schedule's id. */
+  id: string;
+  /** The slot's time (epoch ms). A trigger-now has no slot of its own: the time it was triggered. */
+  slot: number;
+  /** `slot`: the schedule's own timing; `backfill`: a backfill of past slots; `trigger`: a trigger-now. */
+  how: 'slot' | 'backfill' | 'trigger';
+}
+
 /** The handler name of the runner's own effect for a child workflow (see {@link TaskState.child}). */
 export const CHILD_HANDLER = '$child';
 
@@ -218,6 +231,8 @@ export interface Snapshot {
   trace?: Record<string, string> | undefined;
   /** A child instance: the parent it reports its end to. */
   parent?: ParentRef | undefined;
+  /** A run a schedule started: the schedule and the slot it is for (absent otherwise). */
+  schedule?: ScheduledFor | undefined;
   steps: Record<string, StepState>;
   /** Step ids currently holding a cursor (running, waiting or sleeping). */
   active: string[];

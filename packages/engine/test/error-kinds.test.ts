@@ -17,6 +17,7 @@ import {
   UnknownSignalError,
   ValidationError,
   VersionConflictError,
+  WorkflowMismatchError,
 } from '@stepfold/engine';
 import { MigrationRefusedError } from '@stepfold/engine/migrations';
 import { PayloadNotFoundError, PayloadTooLargeError } from '@stepfold/engine/payloads';
@@ -44,6 +45,8 @@ const ONE_OF: Record<ErrorCode, () => StepfoldError<string>> = {
   UNKNOWN_SIGNAL: () => new UnknownSignalError('i-1', 'x', []),
   PAST_PIVOT: () => new PastPivotError('i-1', 'ship'),
   NOTICE_MISMATCH: () => new NoticeMismatchError('i-1', 3),
+  WORKFLOW_MISMATCH: () =>
+    new WorkflowMismatchError('i-1', { name: 'order', version: 1 }, { name: 'order', version: 2 }),
   INVALID_MIGRATION: () => new ValidationError('INVALID_MIGRATION', 'bad', []),
   MIGRATION_REFUSED: () => new MigrationRefusedError('i-1', ['step x']),
   PAYLOAD_TOO_LARGE: () => new PayloadTooLargeError('i-1', 2, 1),

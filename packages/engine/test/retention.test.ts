@@ -1,3 +1,5 @@
+import { createRunner, defineWorkflow } from '@stepfold/engine';
+import { composition } from '@stepfold/engine/composition';
 import { sweepRetention } from '@stepfold/engine/lifecycle';
 import { createMemoryStore } from '@stepfold/engine/memory';
 import { createMemoryPayloadStore, sha256Hex } from '@stepfold/engine/payloads';
@@ -33,7 +35,7 @@ describe('sweepRetention', () => {
     await payloads.put('old-done', BIG, '"big"');
     await payloads.put('new-done', KEPT, '"kept"');
     const r = await sweepRetention({ store, olderThanMs: 1_000, now: 6_000, action: 'delete', payloads });
-    expect(r).toEqual({ deleted: 3, archived: 0, payloads: 1, conflicts: 0, more: false });
+    expect(r).toEqual({ deleted: 3, archived: 0, payloads: 1, conflicts: 0, keptChildren: 0, more: false });
     expect(await ids(store)).toEqual(['new-done', 'old-running', 'old-waiting']);
     expect(await payloads.get('old-done', BIG)).toBeNull();
     expect(await payloads.get('new-done', KEPT)).toBe('"kept"');
@@ -84,5 +86,71 @@ describe('sweepRetention', () => {
     expect(
       await sweepRetention({ store: other, olderThanMs: 0, now: 6_000, action: 'delete', workflow: 'nope' }),
     ).toMatchObject({ deleted: 0 });
+  });
+});
+
+describe('sweepRetention and child workflows', () => {
+  const leaf = defineWorkflow({
+    name: 'leaf',
+    version: 1,
+    start: 'work',
+    steps: { work: { kind: 'task', handler: 'work', compensate: 'undoWork' } },
+  });
+  const held = defineWorkflow({
+    name: 'held',
+    version: 1,
+    start: 'sub',
+    steps: {
+      sub: { kind: 'child', workflow: 'leaf', next: 'gate' },
+      gate: { kind: 'wait', signal: 'go' },
+    },
+  });
+
+  it("keeps a finished child while its parent runs, so the parent's cancel still reverts it", async () => {
+    const store = createMemoryStore();
+    const undone: string[] = [];
+    const runner = createRunner({
+      kinds: [composition],
+      store,
+      workflows: [leaf, held],
+      handlers: {
+        work: () => ({ done: true }),
+        undoWork: ({ instanceId }) => {
+          undone.push(instanceId);
+        },
+      },
+    });
+    const parent = await runner.start('held', 'p-1');
+    expect(parent.status).toBe('waiting');
+    const childId = parent.steps['sub']!.child!.id;
+    expect((await store.load(childId))?.status).toBe('completed');
+
+    const later = Date.now() + 60_000;
+    const r = await sweepRetention({ store, olderThanMs: 0, now: later, action: 'delete' });
+    expect(r).toMatchObject({ deleted: 0, keptChildren: 1 });
+    expect((await store.load(childId))?.status).toBe('completed');
+
+    const cancelled = await runner.cancel('p-1');
+    expect(cancelled.status).toBe('cancelled');
+    expect(undone).toEqual([childId]);
+    expect((await store.load(childId))?.status).toBe('cancelled');
+
+    // Both finished now: both go.
+    const again = await sweepRetention({ store, olderThanMs: 0, now: later, action: 'delete' });
+    expect(again).toMatchObject({ deleted: 2, keptChildren: 0 });
+  });
+
+  it('keeps a grandchild while any parent up its chain runs; one whose parent is gone goes', async () => {
+    const store = createMemoryStore();
+    const ref = (id: string) => ({ id, workflow: 'w', step: 's', key: `${id}/1/s/1` });
+    await store.create(at('top', 'waiting', 100));
+    await store.create({ ...at('mid', 'completed', 100), parent: ref('top') });
+    await store.create({ ...at('low', 'completed', 100), parent: ref('mid') });
+    await store.create({ ...at('orphan', 'completed', 100), parent: ref('gone') });
+    const archive = createMemoryStore();
+    const r = await sweepRetention({ store, olderThanMs: 1_000, now: 6_000, action: { archive } });
+    expect(r).toMatchObject({ archived: 1, keptChildren: 2 });
+    expect(await ids(store)).toEqual(['low', 'mid', 'top']);
+    expect(await ids(archive)).toEqual(['orphan']);
   });
 });

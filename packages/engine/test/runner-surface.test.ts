@@ -257,14 +257,19 @@ describe('the handler map and the client are typed by the definitions', () => {
     .wait('pay', { signal: 'paid' })
     .build();
 
-  it('missing, extra and mistyped handlers do not compile; the client checks names and payloads', async () => {
+  it('missing and mistyped handlers (and extra ones, when strict) do not compile; the client checks names and payloads', async () => {
     const store = createMemoryStore();
     // Type-checked, never run: each is a compile error.
     const misuses = () => {
       // @ts-expect-error missing handler 'reserve'
       createRunner({ store, workflows: [shop], handlers: {} });
-      // @ts-expect-error an extra handler no workflow of this runner names
-      createRunner({ store, workflows: [shop], handlers: { ...handlers, refund: () => null } });
+      createRunner({
+        store,
+        workflows: [shop],
+        strictHandlers: true,
+        // @ts-expect-error with strictHandlers, an extra handler no workflow of this runner names
+        handlers: { ...handlers, refund: () => null },
+      });
       const wrongInput = { reserve: (_: HandlerContext<{ id: number }>) => null };
       // @ts-expect-error a handler that wants another input than its step maps
       createRunner({ store, workflows: [shop], handlers: wrongInput });

@@ -1,4 +1,4 @@
-import { createRunner, isStepfoldError, type Store, workflow } from '@stepfold/engine';
+import { createRunner, isStepfoldError, type ScheduledFor, type Store, workflow } from '@stepfold/engine';
 import { createMemoryStore } from '@stepfold/engine/memory';
 import { createSchedules, type Schedules } from '@stepfold/engine/schedules';
 import { createWorker, type Worker } from '@stepfold/engine/worker';
@@ -29,6 +29,8 @@ export interface Sim {
   created: Map<string, number>;
   /** Creates refused with ALREADY_EXISTS, by instance id. */
   refused: Map<string, number>;
+  /** What each report run's handler was told of its schedule (`ctx.schedule`), by instance id. */
+  told: Map<string, ScheduledFor | undefined>;
   /** A new runner and worker over the store (a process starting). */
   worker(): Promise<Worker>;
   /** Moves the clock to `at` and lets every running worker finish what is due. */
@@ -64,13 +66,20 @@ export function createSim(start = T0 - 30_000): Sim {
     store,
     created,
     refused,
+    told: new Map(),
     schedules: createSchedules({ store, workflows: [report, long], clock: () => sim.now }),
     async worker() {
       // What a worker process does: its own runner, with the schedule workflow and its handler.
       const runner = createRunner({
         store,
         workflows: [report, long, sim.schedules.workflow],
-        handlers: { buildReport: ({ input }) => `report for ${input.team}`, ...sim.schedules.handlers },
+        handlers: {
+          buildReport: ({ input, instanceId, schedule }) => {
+            sim.told.set(instanceId, schedule);
+            return `report for ${input.team}`;
+          },
+          ...sim.schedules.handlers,
+        },
         clock: () => sim.now,
       });
       const worker = createWorker({ runner, clock: () => sim.now, on: { error: (e) => console.error(e) } });

@@ -127,6 +127,48 @@ describe('schedules: commands', () => {
     expect(info.runs[0]).toMatchObject({ id: runId, how: 'trigger', status: 'waiting' });
   });
 
+  it('tells each run its slot (ctx.schedule, snapshot.schedule): a slot, a backfilled slot, a trigger', async () => {
+    const sim = createSim();
+    await sim.schedules.create({ id: 'k', ...everyMinute });
+    const w = [await sim.worker()];
+    await sim.advance(at(0), w);
+    sim.now = at(0) + 10_000;
+    const { runId } = await sim.schedules.trigger('k');
+    await sim.advance(sim.now, w);
+    await sim.schedules.backfill('k', { from: T0 - MIN, to: T0 - MIN });
+    await sim.advance(sim.now, w);
+    await w[0]!.stop();
+    expect(sim.told.get(slot('k', 0))).toEqual({ id: 'k', slot: T0, how: 'slot' });
+    // A trigger-now's slot is the time it was triggered (the time its run id carries).
+    expect(sim.told.get(runId)).toEqual({ id: 'k', slot: at(0) + 10_000, how: 'trigger' });
+    expect(sim.told.get(slot('k', -1))).toEqual({ id: 'k', slot: T0 - MIN, how: 'backfill' });
+    expect((await sim.store.load(slot('k', 0)))?.schedule).toEqual({ id: 'k', slot: T0, how: 'slot' });
+  });
+
+  it('a run started by hand has no schedule; one started for a slot by hand keeps the slot given', async () => {
+    const sim = createSim();
+    const w = [await sim.worker()];
+    const runner = createRunner({
+      store: sim.store,
+      workflows: [report],
+      handlers: { buildReport: () => null },
+      execute: false,
+      clock: () => sim.now,
+    });
+    await runner.start('report', 'plain', { team: 'ops' });
+    const again = { id: 'nightly', slot: T0, how: 'slot' } as const;
+    await runner.start('report', 'redo', { team: 'ops' }, { schedule: again });
+    const bad = { id: 'nightly', slot: -1, how: 'slot' } as const;
+    await expect(runner.start('report', 'bad', { team: 'ops' }, { schedule: bad })).rejects.toMatchObject({
+      code: 'INVALID_EVENT',
+    });
+    await sim.advance(sim.now, w);
+    await w[0]!.stop();
+    expect(sim.told.get('plain')).toBeUndefined();
+    expect(sim.told.has('plain')).toBe(true);
+    expect(sim.told.get('redo')).toEqual(again);
+  });
+
   it('backfill starts exactly the slots of the range that were never started', async () => {
     const sim = createSim();
     await sim.schedules.create({ id: 'b', ...everyMinute });

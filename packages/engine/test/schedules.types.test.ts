@@ -1,4 +1,4 @@
-import { createRunner, type HandlerContext, workflow } from '@stepfold/engine';
+import { createRunner, type HandlerContext, type ScheduledFor, workflow } from '@stepfold/engine';
 import { createMemoryStore } from '@stepfold/engine/memory';
 import { createSchedules, type ScheduleInfo } from '@stepfold/engine/schedules';
 import { describe, expect, expectTypeOf, it } from 'vitest';
@@ -85,5 +85,14 @@ describe('schedules are typed by their target definition', () => {
       // @ts-expect-error the schedule's handler is missing
       createRunner({ store, workflows: [report, schedules.workflow], handlers });
     expect(typeof compileOnly).toBe('function');
+  });
+
+  it("a handler reads its run's slot as ctx.schedule, typed", () => {
+    expectTypeOf<HandlerContext['schedule']>().toEqualTypeOf<ScheduledFor | undefined>();
+    expectTypeOf<ScheduledFor>().toEqualTypeOf<{
+      id: string;
+      slot: number;
+      how: 'slot' | 'backfill' | 'trigger';
+    }>();
   });
 });

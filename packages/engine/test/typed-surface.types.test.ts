@@ -212,8 +212,13 @@ describe('8. short first lines', () => {
     const typeOnly = () => {
       // @ts-expect-error Type '{ submit: ... }' is not assignable to type '... & { pay: "missing handler"; }'
       createRunner({ store, workflows: [expense], handlers: { submit: runnerHandlers.submit } });
-      // @ts-expect-error refund: not assignable to '"no workflow of this runner names this handler"'
-      createRunner({ store, workflows: [expense], handlers: { ...runnerHandlers, refund: () => 1 } });
+      createRunner({
+        store,
+        workflows: [expense],
+        strictHandlers: true,
+        // @ts-expect-error with strictHandlers, refund: not assignable to '"no workflow of this runner names this handler"'
+        handlers: { ...runnerHandlers, refund: () => 1 },
+      });
       const runner = createRunner({ store, workflows: [expense], handlers: runnerHandlers });
       // @ts-expect-error not assignable to '({ decision: "approve" | "reject"; } | { approved: boolean; }) & ...'
       void runner.client(expense).signal('e-1', 'second', { decision: 'aprove' });

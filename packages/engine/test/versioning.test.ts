@@ -26,7 +26,7 @@ const v2 = workflow('article', 2)
   .task('expire', { handler: 'expire' })
   .build();
 
-/** Just the handlers one runner's workflows name: a runner refuses extra ones at compile time. */
+/** Just the handlers one runner's workflows name: each runner here can run nothing else. */
 function only<T extends object, K extends keyof T>(o: T, ...keys: K[]): Pick<T, K> {
   return Object.fromEntries(keys.map((k) => [k, o[k]])) as Pick<T, K>;
 }

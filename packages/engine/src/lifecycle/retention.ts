@@ -1,11 +1,16 @@
 import { isStepfoldError } from '../errors.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
-import { type Snapshot, TERMINAL_STATUSES } from '../snapshot.js';
+import { isTerminal, type Snapshot, TERMINAL_STATUSES } from '../snapshot.js';
 import type { Store } from '../store/store.js';
 
 // Retention: finished instances older than a period leave the store, deleted or archived to
 // another store. Every removal is a conditional delete at the version the sweep read, so an
 // instance restarted meanwhile (a reuseFinished start saves over it, raising its version) stays.
+// A finished child stays while any parent up its chain has not finished: that parent's rollback
+// reverts it (a cancel, a later step failing), and a deleted child would leave it in dlq.
+
+/** Deepest parent chain followed; a longer one (or a cycle, in corrupt data) keeps the child. */
+const MAX_ANCESTORS = 64;
 
 /** Options of {@link sweepRetention}. */
 export interface RetentionOptions {
@@ -39,6 +44,8 @@ export interface RetentionResult {
   payloads: number;
   /** Removals a concurrent write won (the instance changed after the sweep read it): it stays. */
   conflicts: number;
+  /** Finished children kept because a parent up their chain has not finished (its rollback may revert them). */
+  keptChildren: number;
   /** True when the call stopped at `limit` with more to look at. */
   more: boolean;
 }
@@ -61,7 +68,8 @@ async function archiveCopy(archive: Store, s: Snapshot): Promise<boolean> {
 /**
  * Deletes or archives finished instances (completed, failed, cancelled, aborted) whose `updatedAt`
  * is older than `now - olderThanMs`, paging over `store.list` by status. Each removal is
- * conditional on the version read, so nothing restarted or changed meanwhile is lost.
+ * conditional on the version read, so nothing restarted or changed meanwhile is lost. A child
+ * whose parent (or a parent above it) has not finished stays, for that parent's rollback.
  *
  * @example
  * const r = await sweepRetention({ store, olderThanMs: 30 * 86_400_000, now: Date.now(), action: 'delete', payloads });
@@ -76,10 +84,39 @@ export async function sweepRetention(o: RetentionOptions): Promise<RetentionResu
     throw new RangeError('sweepRetention: limit must be a positive integer');
   const cutoff = now - olderThanMs;
   const archive = o.action === 'delete' ? undefined : o.action.archive;
-  const result: RetentionResult = { deleted: 0, archived: 0, payloads: 0, conflicts: 0, more: false };
+  const result: RetentionResult = {
+    deleted: 0,
+    archived: 0,
+    payloads: 0,
+    conflicts: 0,
+    keptChildren: 0,
+    more: false,
+  };
   const removed = () => result.deleted + result.archived;
 
+  // Per instance id: whether it and every parent above it have finished (or are gone). Kept for
+  // the sweep: a finished instance never runs again, except a reuseFinished restart, whose new
+  // run starts children with new ids.
+  const finishedLine = new Map<string, Promise<boolean>>();
+  const lineFinished = (id: string, depth: number): Promise<boolean> => {
+    if (depth > MAX_ANCESTORS) return Promise.resolve(false);
+    let known = finishedLine.get(id);
+    if (!known) {
+      known = store
+        .load(id)
+        .then((p) =>
+          p === null ? true : isTerminal(p.status) && (!p.parent || lineFinished(p.parent.id, depth + 1)),
+        );
+      finishedLine.set(id, known);
+    }
+    return known;
+  };
+
   const sweepOne = async (s: Snapshot) => {
+    if (s.parent && !(await lineFinished(s.parent.id, 1))) {
+      result.keptChildren++;
+      return;
+    }
     if (archive && !(await archiveCopy(archive, s))) {
       result.conflicts++;
       return;

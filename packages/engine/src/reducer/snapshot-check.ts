@@ -34,6 +34,7 @@ export function initialSnapshot(
   // A copy: the event's object stays the caller's (the snapshot is frozen).
   if (ev.trace !== undefined) s.trace = { ...ev.trace };
   if (ev.parent !== undefined) s.parent = { ...ev.parent };
+  if (ev.schedule !== undefined) s.schedule = { ...ev.schedule };
   return s;
 }
 

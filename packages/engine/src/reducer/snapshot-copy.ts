@@ -27,6 +27,7 @@ export function copySnapshot(s: Snapshot, output: unknown = s.output): Snapshot 
   if (s.reason !== undefined) out.reason = s.reason;
   if (s.trace !== undefined) out.trace = s.trace;
   if (s.parent !== undefined) out.parent = s.parent;
+  if (s.schedule !== undefined) out.schedule = s.schedule;
   out.steps = s.steps;
   out.active = s.active;
   out.completed = s.completed;

@@ -4,7 +4,7 @@ import { failureOf } from '../errors.js';
 import type { WorkflowEvent } from '../events.js';
 import { taskInput } from '../reducer/task-view.js';
 import { dataView } from '../reducer/transition-context.js';
-import type { ErrorInfo, Snapshot, TaskState } from '../snapshot.js';
+import type { ErrorInfo, ScheduledFor, Snapshot, TaskState } from '../snapshot.js';
 import type { Handler, HandlerContext } from './handler-types.js';
 import type { InFlight } from './in-flight.js';
 import type { TaskOutcome } from './instrumentation.js';
@@ -42,6 +42,7 @@ class TaskContext implements HandlerContext {
   declare attempt: number;
   declare idempotencyKey: string;
   declare iteration: number;
+  declare schedule: ScheduledFor | undefined;
   readonly #snapshot: Snapshot;
   readonly #abort: TaskAbort;
   #outputs: Record<string, unknown> | undefined;
@@ -55,6 +56,7 @@ class TaskContext implements HandlerContext {
     this.attempt = task.attempt;
     this.idempotencyKey = task.idempotencyKey;
     this.iteration = s.steps[task.step]?.iteration ?? 1;
+    this.schedule = s.schedule;
     this.#snapshot = s;
     this.#abort = abort;
   }

@@ -4,6 +4,7 @@
 import type { DefinitionInput, WorkflowDefinition } from '../definition/schema.js';
 import type { ChildrenOf, HandlerSpecsOf, KindsOf, NameOf } from '../definition/typed-definition.js';
 import type { UnionToIntersection } from '../definition/typing.js';
+import type { ScheduledFor } from '../snapshot.js';
 
 /** What a handler receives. */
 export interface HandlerContext<I = unknown> {
@@ -25,6 +26,11 @@ export interface HandlerContext<I = unknown> {
   iteration: number;
   /** Fires on cancel, abort or when the attempt's deadline passes. */
   signal: AbortSignal;
+  /**
+   * For a run a schedule started: the schedule's `id`, the `slot` it is for (epoch ms; a
+   * trigger-now's is the time it was triggered) and `how` it was started. Undefined otherwise.
+   */
+  schedule?: ScheduledFor | undefined;
 }
 
 /** A task handler: returns the step's output (stored as JSON) or throws to fail the attempt. */
@@ -65,6 +71,15 @@ export type MissingHandlers<H, Need> = string extends keyof Need
 export type NoExtraHandlers<H, Need> = string extends keyof Need
   ? unknown
   : { [K in Exclude<keyof H, keyof Need>]: 'no workflow of this runner names this handler' };
+
+/**
+ * What a runner's handler table `H` must also be: every handler the workflows need (`Need`), and,
+ * with `strictHandlers: true` (`Strict`), nothing else. Without it a table may hold handlers of
+ * other workflows, so one table serves an API runner and a worker that register different
+ * workflows; a misspelt name still leaves the right one missing, which is reported.
+ */
+export type HandlerTableCheck<H, Need, Strict> = MissingHandlers<H, Need> &
+  (Strict extends true ? NoExtraHandlers<H, Need> : unknown);
 
 // Per definition (distributed), so a JSON definition among typed ones makes the names `string`.
 type NamesEach<D> = D extends unknown ? NameOf<D> : never;

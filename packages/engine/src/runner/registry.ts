@@ -27,17 +27,26 @@ export interface RegistryOptions {
   handlerNames?: ReadonlySet<string> | undefined;
   /** Step kinds beyond the core (`[composition]`): every kind a definition uses must be here. */
   kinds?: readonly KindSet[] | undefined;
+  /** Refuse handlers no definition names (`strictHandlers`). */
+  strict?: boolean | undefined;
 }
 
 /**
  * Validates definitions and checks that every handler and compensation they name exists (unless
  * `handlerNames` is undefined: a runner that runs none) and that `kinds` has every step kind they
- * use. Throws `UNKNOWN_HANDLER` listing all missing handlers, `KIND_NOT_LOADED` naming the option.
+ * use. Throws `UNKNOWN_HANDLER` listing all missing handlers (and with `strict` every handler given
+ * that no definition names), `KIND_NOT_LOADED` naming the option.
  */
-export function createRegistry({ workflows, handlerNames, kinds }: RegistryOptions): WorkflowRegistry {
+export function createRegistry({
+  workflows,
+  handlerNames,
+  kinds,
+  strict,
+}: RegistryOptions): WorkflowRegistry {
   const table = kindTable(kinds);
   const byName = new Map<string, Map<number, WorkflowDefinition>>();
   const missing: string[] = [];
+  const named = new Set<string>();
   for (const input of workflows) {
     const wf = compileWorkflow(input);
     // A child or map step needs its kind's rules: a clear error now, not at the step.
@@ -45,6 +54,7 @@ export function createRegistry({ workflows, handlerNames, kinds }: RegistryOptio
     const def = wf.definition;
     for (const s of Object.values(def.steps)) {
       for (const h of kindOf(s).handlers?.(s) ?? []) {
+        named.add(h);
         if (handlerNames && !handlerNames.has(h))
           missing.push(`${def.name} v${def.version} step ${s.id}: ${h}`);
       }
@@ -77,6 +87,12 @@ export function createRegistry({ workflows, handlerNames, kinds }: RegistryOptio
     );
   if (missing.length)
     throw new RegistryError('UNKNOWN_HANDLER', `handlers not registered:\n  - ${missing.join('\n  - ')}`);
+  const extra = strict && handlerNames ? [...handlerNames].filter((h) => !named.has(h)) : [];
+  if (extra.length)
+    throw new RegistryError(
+      'UNKNOWN_HANDLER',
+      `strictHandlers: handlers no workflow names:\n  - ${extra.join('\n  - ')}`,
+    );
 
   const resolve = (name: string, version?: number): WorkflowDefinition => {
     const versions = byName.get(name);

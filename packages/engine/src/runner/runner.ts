@@ -6,15 +6,15 @@ import { assertValidId } from '../ids.js';
 import { dispatchedBy } from '../reducer/task-view.js';
 import { CHILD_HANDLER, isTerminal, type LogEntry, type Snapshot, type TaskState } from '../snapshot.js';
 import { childEffects, type RunnerKindSet } from './child-port.js';
+import { expectedCheck, workflowClient } from './client.js';
 import { taskRunner } from './execute-task.js';
 import type {
   AnyDefinition,
   ChildWorkflowsCheck,
   Handler,
   HandlersFor,
+  HandlerTableCheck,
   KindsCheck,
-  MissingHandlers,
-  NoExtraHandlers,
 } from './handler-types.js';
 import { notifyHooks } from './hooks.js';
 import { InFlight } from './in-flight.js';
@@ -22,14 +22,7 @@ import { attachCore, type RunnerCore, type TaskHand } from './port.js';
 import { createRegistry } from './registry.js';
 import { acceptingDefinitions } from './send.js';
 import { tracedTask } from './traced.js';
-import type {
-  Runner,
-  RunnerCoreOptions,
-  RunnerMessage,
-  TypedSnapshot,
-  WorkflowClient,
-  WorkflowNameOf,
-} from './types.js';
+import type { Runner, RunnerCoreOptions, RunnerMessage } from './types.js';
 import { Work } from './work.js';
 
 const ignore = () => {};
@@ -40,7 +33,8 @@ import type { OnWrite } from './write-request.js';
 
 /**
  * Creates a runner over a store. Validates the workflows and that every handler they name exists
- * (for typed definitions the compiler checks the handler map too: missing, extra or mistyped).
+ * (for typed definitions the compiler checks the handler map too: missing or mistyped; extra
+ * handlers, of workflows this runner does not register, are allowed unless `strictHandlers`).
  * Each call writes its event, runs the handlers that write dispatched (and those their results
  * dispatch), and resolves with the snapshot once they have all reported back.
  *
@@ -60,17 +54,18 @@ export function createRunner<
   const E extends boolean = true,
   // biome-ignore lint/suspicious/noExplicitAny: any kind set; its own kinds are read from its rules
   const KS extends readonly RunnerKindSet<any>[] = readonly [],
+  const S extends boolean = false,
 >(
   // One object type for a literal (or absent) `execute`, not a union: a handler missing from an
   // executing runner is then reported on `handlers`, naming it, not as a mismatch with
   // `execute: false`. With `execute: boolean` (a `RunnerOptions` value) it is the union again.
-  options: RunnerCoreOptions<W> & { kinds?: KS | undefined } & NoInfer<
+  options: RunnerCoreOptions<W> & { kinds?: KS | undefined; strictHandlers?: S | undefined } & NoInfer<
       ChildWorkflowsCheck<W> & KindsCheck<W, KS>
     > &
     (E extends false
       ? { execute?: E | undefined; handlers?: H | undefined }
       : { execute?: E | undefined; handlers: H } & NoInfer<{
-          handlers: NoExtraHandlers<H, HandlersFor<W>> & MissingHandlers<H, HandlersFor<W>>;
+          handlers: HandlerTableCheck<H, HandlersFor<W>, S>;
         }>),
 ): Runner<W> {
   const { store, hooks, onWritten } = options;
@@ -82,6 +77,7 @@ export function createRunner<
     workflows: options.workflows,
     handlerNames: execute ? new Set(Object.keys(handlers)) : undefined,
     kinds: options.kinds,
+    strict: options.strictHandlers === true,
   });
   const inFlight = new InFlight();
   const { instrument } = options;
@@ -237,7 +233,7 @@ export function createRunner<
           if (schema && !isTerminal(current.status))
             await checkDeclared(schema, m.payload, `signals.${m.name}`);
         };
-        return writes.apply({ id: m.id, event, onWrite, check });
+        return writes.apply({ id: m.id, event, onWrite, check: expectedCheck(m, check) });
       }
       case 'tick':
         return writes.apply({ id: m.id, event: (at) => ({ type: 'tick', at: m.now ?? at }), onWrite });
@@ -247,6 +243,7 @@ export function createRunner<
           id: m.id,
           event: (at) => plain({ type: m.type, at, reason: m.reason }),
           onWrite,
+          check: expectedCheck(m),
         });
       case 'requeue':
         return writes.apply({
@@ -259,7 +256,7 @@ export function createRunner<
               inputPatch: stored.inputPatch as Record<string, unknown> | undefined,
             }),
           onWrite,
-          check: m.inputPatch && payloads?.checkPatch,
+          check: expectedCheck(m, m.inputPatch && payloads?.checkPatch),
         });
     }
   }
@@ -346,25 +343,8 @@ export function createRunner<
       return ids;
     },
     // The second overload of `client` exists only for the compiler's message: one implementation.
-    client: (<D extends W[number]>(definition: D): WorkflowClient<D> => {
-      const { name } = registry.resolve((definition as { name: string }).name);
-      const typed = (p: Promise<Snapshot | null>) => p as Promise<TypedSnapshot<D>>;
-      return {
-        start: (id, input, o) => typed(runner.start(name as WorkflowNameOf<W>, id, input, o)),
-        signal: (id, signal, payload, o = {}) =>
-          typed(
-            runner.signal(id, signal, payload, {
-              signalId: o.signalId,
-              startIfMissing: o.startIfMissing && { workflow: name, ...o.startIfMissing },
-            }),
-          ),
-        send: (id, signal, payload, o) => runner.send(id, signal, payload, o),
-        get: (id, o) => runner.get(id, o) as Promise<TypedSnapshot<D> | null>,
-        cancel: (id, reason) => typed(runner.cancel(id, reason)),
-        abort: (id, reason) => typed(runner.abort(id, reason)),
-        requeue: (id, o) => typed(runner.requeue(id, o)),
-      };
-    }) as Runner<W>['client'],
+    client: ((definition: W[number]) =>
+      workflowClient(definition, { runner, registry, handle: (m) => handle(m) })) as Runner<W>['client'],
     idle: () => inFlight.idle(),
     workflows: registry.names(),
     stats: writes.stats,

@@ -11,7 +11,7 @@ import type {
   StepIdOf,
   StepOutputsOf,
 } from '../definition/typed-definition.js';
-import type { LogEntry, Snapshot, StepState } from '../snapshot.js';
+import type { LogEntry, ScheduledFor, Snapshot, StepState } from '../snapshot.js';
 import type { Store } from '../store/store.js';
 import type { AnyDefinition, HandlersFor } from './handler-types.js';
 import type { RunnerHooks } from './hooks.js';
@@ -26,7 +26,7 @@ export type RunnerOptions<W extends readonly AnyDefinition[] = readonly AnyDefin
   RunnerCoreOptions<W> &
     (
       | {
-          /** One handler per handler name the workflows use (checked by the compiler for typed definitions). */
+          /** A handler for each handler name the workflows use (checked by the compiler for typed definitions); more are allowed unless `strictHandlers`. */
           handlers: HandlersFor<W>;
           execute?: true | undefined;
         }
@@ -37,6 +37,12 @@ export type RunnerOptions<W extends readonly AnyDefinition[] = readonly AnyDefin
 export interface RunnerCoreOptions<W extends readonly AnyDefinition[] = readonly AnyDefinition[]> {
   store: Store;
   workflows: W;
+  /**
+   * `true`: `handlers` must hold exactly the handlers the workflows name: one no workflow of this
+   * runner names does not compile (typed definitions) and `createRunner` throws `UNKNOWN_HANDLER`.
+   * Default `false`: extra handlers are allowed, so one table serves runners of different workflows.
+   */
+  strictHandlers?: boolean | undefined;
   hooks?: RunnerHooks | undefined;
   /** Called after every successful write (create or save) with the transitions that write recorded. */
   onWritten?(snapshot: Snapshot, transitions: readonly LogEntry[]): void;
@@ -101,6 +107,11 @@ export interface StartOptions extends CallOptions {
   version?: number | undefined;
   /** Reuse the id of a finished instance (completed, failed, cancelled or aborted). */
   reuseFinished?: boolean | undefined;
+  /**
+   * The schedule slot this run is for: kept as `snapshot.schedule`, read by its handlers as
+   * `ctx.schedule`. A schedule's fire sets it; set it yourself to run a slot again under another id.
+   */
+  schedule?: ScheduledFor | undefined;
 }
 
 /** Options of {@link Runner.signal}. */
@@ -161,25 +172,39 @@ export type TypedSnapshot<D> = Omit<Snapshot, 'input' | 'output' | 'steps'> & {
     : { [K in StepIdOf<D>]?: Omit<StepState, 'output'> & { output?: StepOutputAt<D, K> } };
 };
 
-/** The runner's methods for one workflow, typed by its definition: `runner.client(order)`. */
+/**
+ * The runner's methods for one workflow version, typed by its definition: `runner.client(order)`.
+ * It starts exactly the definition's version (not the newest registered), and answers only with
+ * instances of that version: a call that meets an instance of another workflow or version throws
+ * `WORKFLOW_MISMATCH` and writes nothing (`get` too; the untyped `runner.get` reads any instance).
+ */
 export interface WorkflowClient<D> {
+  /** Starts an instance of the definition's own version. */
   start(id: string, input: InputOf<D>, options?: Omit<StartOptions, 'version'>): Promise<TypedSnapshot<D>>;
+  /** {@link Runner.signal}; `startIfMissing` starts the definition's own version. */
   signal<K extends keyof SignalsOf<D> & string>(
     id: string,
     name: K,
     payload: SignalsOf<D>[K],
     options?: { signalId?: string; startIfMissing?: { input: InputOf<D>; reuseFinished?: boolean } },
   ): Promise<TypedSnapshot<D>>;
-  /** {@link Runner.send}, the name and payload checked against this workflow's signals. */
+  /**
+   * {@link Runner.send}, the name and payload checked against this workflow's signals by the
+   * compiler. It writes without reading the instance, so the instance's own version decides.
+   */
   send<K extends keyof SignalsOf<D> & string>(
     id: string,
     name: K,
     payload: SignalsOf<D>[K],
     options?: SendOptions,
   ): Promise<void>;
+  /** The stored instance, or null; `WORKFLOW_MISMATCH` if it runs another workflow or version. */
   get(id: string, options?: GetOptions): Promise<TypedSnapshot<D> | null>;
+  /** {@link Runner.cancel}, refused (`WORKFLOW_MISMATCH`, nothing written) for another version's instance. */
   cancel(id: string, reason?: string): Promise<TypedSnapshot<D>>;
+  /** {@link Runner.abort}, refused (`WORKFLOW_MISMATCH`, nothing written) for another version's instance. */
   abort(id: string, reason?: string): Promise<TypedSnapshot<D>>;
+  /** {@link Runner.requeue}, refused (`WORKFLOW_MISMATCH`, nothing written) for another version's instance. */
   requeue(
     id: string,
     options?: { step?: keyof StepOutputsOf<D> & string; inputPatch?: Record<string, unknown> },

@@ -338,7 +338,7 @@ export class WriteLoop {
   /** One create: the start (and `alsoApply`) reduced, then created, or saved over a finished instance of the id. */
   private async insert(request: CreateRequest): Promise<Snapshot> {
     const { alsoApply, trace, parent, onWrite } = request;
-    const { id, reuseFinished } = request.instance;
+    const { id, reuseFinished, schedule } = request.instance;
     assertValidId(id);
     const definition = this.registry.resolve(request.instance.workflow, request.instance.version);
     const schema = request.unchecked ? undefined : declaredSchemas(definition)?.input;
@@ -364,6 +364,7 @@ export class WriteLoop {
         ...(reuse ? { reuse } : {}),
         ...(trace ? { trace } : {}),
         ...(parent ? { parent } : {}),
+        ...(schedule ? { schedule } : {}),
         ...mark,
       });
       return alsoApply ? fold(s, { ...alsoApply, ...mark }) : s;

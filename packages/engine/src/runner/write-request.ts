@@ -3,7 +3,7 @@
 
 import type { WorkflowDefinition } from '../definition/schema.js';
 import type { WorkflowEvent } from '../events.js';
-import type { LogEntry, ParentRef, Snapshot } from '../snapshot.js';
+import type { LogEntry, ParentRef, ScheduledFor, Snapshot } from '../snapshot.js';
 import type { SentSignal } from '../store/store.js';
 
 /**
@@ -86,6 +86,8 @@ export interface NewInstance {
   version?: number | undefined;
   /** Start a finished instance of this id over; `ALREADY_EXISTS` if someone else changed it first. */
   reuseFinished?: boolean | undefined;
+  /** The schedule slot the run is for (kept as `snapshot.schedule`). */
+  schedule?: ScheduledFor | undefined;
 }
 
 /**

@@ -26,13 +26,14 @@ export function fireHandler(store: Store, targets: Runner, clock: () => number):
 
 function io(store: Store, targets: Runner, spec: ScheduleSpec, signal: AbortSignal): FireIo {
   return {
-    async start(runId) {
+    async start(runId, schedule) {
       // Aborted (the schedule deleted, the deadline passed): start nothing more.
       signal.throwIfAborted();
       try {
         await targets.start(spec.workflow, runId, spec.input, {
           ...(spec.version === undefined ? {} : { version: spec.version }),
           wait: 'write',
+          schedule,
         });
         return 'started';
       } catch (e) {

@@ -1,3 +1,4 @@
+import type { ScheduledFor } from '../snapshot.js';
 import { type SlotSource, slotRunId, slotSource } from './spec.js';
 import {
   pushRecent,
@@ -20,11 +21,11 @@ export const MAX_BACKFILL_SLOTS = 1_000;
 /** What a fire can do outside the state: start runs and look at them. */
 export interface FireIo {
   /**
-   * Starts the target run with this id: `started`, `existed` (ALREADY_EXISTS: started before), or
-   * the message of an error retrying cannot fix (an input the target's schema refuses). Anything
-   * else throws, and the fire is retried.
+   * Starts the target run with this id, for this slot (its `snapshot.schedule`): `started`,
+   * `existed` (ALREADY_EXISTS: started before), or the message of an error retrying cannot fix (an
+   * input the target's schema refuses). Anything else throws, and the fire is retried.
    */
-  start(runId: string): Promise<'started' | 'existed' | { invalid: string }>;
+  start(runId: string, slot: ScheduledFor): Promise<'started' | 'existed' | { invalid: string }>;
   /** Whether the run with this id exists and has not finished. */
   running(runId: string): Promise<boolean>;
 }
@@ -132,7 +133,7 @@ class Fire {
   /** Starts a slot's run; an input its target refuses skips the slot (`invalid`) rather than retry for ever. */
   private async startSlot(slot: number, how: 'slot' | 'backfill'): Promise<boolean> {
     const id = slotRunId(this.scheduleId, slot);
-    const outcome = await this.io.start(id);
+    const outcome = await this.io.start(id, { id: this.scheduleId, slot, how });
     if (typeof outcome === 'object') {
       this.s.lastError = outcome.invalid;
       if (how === 'slot') this.skip(slot, 'invalid');
@@ -166,8 +167,10 @@ class Fire {
       case 'resume':
         return;
       case 'trigger': {
-        // Trigger-now ignores the overlap policy: asked for, it starts.
-        const outcome = await this.io.start(command.runId);
+        // Trigger-now ignores the overlap policy: asked for, it starts. Its slot is the time it was
+        // triggered (a command written before triggers carried it: the fire's time).
+        const slot = command.at ?? this.now;
+        const outcome = await this.io.start(command.runId, { id: this.scheduleId, slot, how: 'trigger' });
         if (typeof outcome === 'object') {
           s.lastError = outcome.invalid;
           return;

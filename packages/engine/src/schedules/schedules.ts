@@ -192,9 +192,10 @@ export function createSchedules<const W extends readonly AnyDefinition[] = reado
       send(id, { op: 'pause', at: clock(), ...(o.note === undefined ? {} : { note: o.note }) }),
     resume: (id, o = {}) => send(id, { op: 'resume', ...(o.catchup ? { catchup: true } : {}) }),
     async trigger(id) {
-      const runId = manualRunId(id, clock());
+      const at = clock();
+      const runId = manualRunId(id, at);
       // The run id doubles as the signal id: the same trigger sent twice starts one run.
-      await send(id, { op: 'trigger', runId }, runId);
+      await send(id, { op: 'trigger', runId, at }, runId);
       return { runId };
     },
     async backfill(id, range) {

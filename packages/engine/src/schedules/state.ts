@@ -71,7 +71,7 @@ export interface ScheduleState {
 export type ScheduleCommand =
   | { op: 'pause'; note?: string; at?: number }
   | { op: 'resume'; catchup?: boolean }
-  | { op: 'trigger'; runId: string }
+  | { op: 'trigger'; runId: string; at?: number }
   | { op: 'backfill'; from: number; to: number };
 
 /** The state of a schedule just created at `now`: nothing decided before it (or before `startAt`). */

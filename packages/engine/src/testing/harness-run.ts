@@ -93,6 +93,7 @@ export async function runTree(
         idempotencyKey: task.idempotencyKey,
         iteration: view.iteration,
         signal: new AbortController().signal,
+        schedule: h.snapshot.schedule,
       });
     } catch (e) {
       report(h, task, { error: e });

@@ -40,9 +40,17 @@ export function randomToken(): string {
   return Math.random().toString(36).slice(2);
 }
 
-/** A promise that resolves after `ms` (for bounded waits during shutdown). */
-export function after(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * Waits for `p`, at most `ms` (a bounded wait during shutdown). The timer is cleared whichever
+ * comes first: one left behind would keep the process alive for the rest of `ms` after `stop()`.
+ */
+export async function within(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    await Promise.race([p, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** The default clock. */

@@ -1,4 +1,4 @@
-import { after } from './clock.js';
+import { within } from './clock.js';
 import type { TaskPool } from './task-pool.js';
 
 /**
@@ -12,12 +12,12 @@ export async function drainPool(pool: TaskPool, graceMs: number, abortMs: number
   pool.releaseWaiting();
   let aborted = 0;
   const idle = pool.whenIdle();
-  if (pool.size.running > 0) await Promise.race([idle, after(graceMs)]);
+  if (pool.size.running > 0) await within(idle, graceMs);
   if (pool.size.running > 0) {
     aborted = pool.abortRunning(new Error('worker stopping'));
-    await Promise.race([idle, after(abortMs)]);
+    await within(idle, abortMs);
   }
   // Nothing waits in a closed pool (it gives every job back as it comes): the writes remain.
-  await Promise.race([pool.released(), after(abortMs)]);
+  await within(pool.released(), abortMs);
   return aborted;
 }

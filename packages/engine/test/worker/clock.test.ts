@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { after, jittered, randomToken, Sleeper, WallTimer } from '../../src/worker/clock.js';
+import { describe, expect, it, vi } from 'vitest';
+import { jittered, randomToken, Sleeper, WallTimer, within } from '../../src/worker/clock.js';
 
 describe('the worker clock', () => {
   it('a Sleeper woken before it sleeps returns at once, once', async () => {
@@ -10,11 +10,26 @@ describe('the worker clock', () => {
     expect(Date.now() - t0).toBeLessThan(1_000);
     let ended = false;
     const p = s.sleep(10_000).then(() => (ended = true));
-    await after(5);
+    await new Promise((r) => setTimeout(r, 5));
     expect(ended).toBe(false);
     s.wake();
     await p;
     expect(ended).toBe(true);
+  });
+
+  it('within waits at most its bound and clears its timer whichever comes first', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      await within(Promise.resolve(), 5_000);
+      expect(vi.getTimerCount()).toBe(0);
+      const never = within(new Promise(() => {}), 5_000);
+      expect(vi.getTimerCount()).toBe(1);
+      await vi.advanceTimersByTimeAsync(5_000);
+      await never;
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('jitter stays within its share; tokens differ', () => {
