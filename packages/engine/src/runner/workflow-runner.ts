@@ -1,0 +1,254 @@
+import { checkDeclared, declaredSchemas } from '../definition/declared-schemas.js';
+import type { WorkflowDefinition } from '../definition/schema.js';
+import { isStepfoldError, NotFoundError } from '../errors.js';
+import { parseEvent, type WorkflowEvent } from '../events.js';
+import { assertValidId } from '../ids.js';
+import { isTerminal, type Snapshot } from '../snapshot.js';
+import type { Store } from '../store/store.js';
+import { expectedCheck, workflowClient } from './client.js';
+import type { AnyDefinition } from './handler-types.js';
+import { loadInstance } from './load.js';
+import type { PayloadPort } from './payload-port.js';
+import type { WorkflowRegistry } from './registry.js';
+import { acceptingDefinitions } from './send.js';
+import type {
+  GetOptions,
+  HandleResult,
+  Runner,
+  RunnerMessage,
+  RunnerStats,
+  SendOptions,
+  SignalOptions,
+  StartOptions,
+  WorkflowNameOf,
+} from './types.js';
+import { Work } from './work.js';
+import type { WriteEffects } from './write-effects.js';
+import type { WriteLoop } from './write-loop.js';
+
+/** What a {@link WorkflowRunner} is made of (`createRunner` assembles them). */
+export interface RunnerParts {
+  store: Store;
+  registry: WorkflowRegistry;
+  writes: WriteLoop;
+  /** What follows each write: observers, child effects, the tasks dispatched (the core a worker drives). */
+  effects: WriteEffects;
+  clock: () => number;
+  /** Whether this runner runs the handlers of the tasks it dispatches (else it hands them off). */
+  execute: boolean;
+  payloads?: PayloadPort | undefined;
+  /** Whose claims `processDue` takes: it gives back only its own. */
+  claimToken: string;
+}
+
+/** Drops the keys whose value is undefined, so an event carries only what was given. */
+const plain = <T extends object>(o: T) =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+
+/**
+ * A runner over a store: each call writes its event through the write loop and, for an executing
+ * runner, waits for the handlers that write set off. `createRunner` makes one; see {@link Runner}.
+ */
+export class WorkflowRunner<W extends readonly AnyDefinition[]> implements Runner<W> {
+  readonly workflows: WorkflowNameOf<W>[];
+  readonly stats: RunnerStats;
+  readonly store: Store;
+  /** One workflow version's typed view (the second overload exists only for the compiler's message). */
+  readonly client: Runner<W>['client'];
+
+  constructor(private readonly parts: RunnerParts) {
+    this.store = parts.store;
+    this.stats = parts.writes.stats;
+    this.workflows = parts.registry.names() as WorkflowNameOf<W>[];
+    this.client = ((definition: W[number]) =>
+      workflowClient(definition, {
+        runner: this as unknown as Runner,
+        registry: parts.registry,
+        handle: (m) => this.answer(m),
+      })) as Runner<W>['client'];
+  }
+
+  start(workflow: WorkflowNameOf<W>, id: string, input?: unknown, o: StartOptions = {}): Promise<Snapshot> {
+    return this.answer({ type: 'start', id, workflow, input, ...o });
+  }
+
+  signal(id: string, name: string, payload?: unknown, o: SignalOptions = {}): Promise<Snapshot> {
+    return this.answer({ type: 'signal', id, name, payload, ...o } as RunnerMessage);
+  }
+
+  async send(id: string, name: string, payload?: unknown, o: SendOptions = {}): Promise<void> {
+    assertValidId(id);
+    const { store, registry, payloads, clock } = this.parts;
+    if (store.inbox) {
+      const accept = await acceptingDefinitions(registry, name, payload);
+      const stored = payloads && accept.length ? await payloads.offload(id, payload) : payload;
+      const event = parseEvent({ type: 'signal', at: clock(), name, payload: stored, id: o.signalId });
+      if (accept.length && (await store.inbox.send(id, event, accept))) return;
+    }
+    // No inbox, or refused as sent: the signal's own path, which applies it or says why not.
+    await this.answer({ type: 'signal', id, name, payload, ...o, wait: 'write' });
+  }
+
+  cancel(id: string, reason?: string): Promise<Snapshot> {
+    return this.answer({ type: 'cancel', id, reason });
+  }
+
+  abort(id: string, reason?: string): Promise<Snapshot> {
+    return this.answer({ type: 'abort', id, reason });
+  }
+
+  requeue(
+    id: string,
+    o: Omit<Extract<RunnerMessage, { type: 'requeue' }>, 'type' | 'id'> = {},
+  ): Promise<Snapshot> {
+    return this.answer({ type: 'requeue', id, ...o });
+  }
+
+  tick(id: string, now?: number): Promise<Snapshot> {
+    return this.answer({ type: 'tick', id, now });
+  }
+
+  async get(id: string, o: GetOptions = {}): Promise<Snapshot | null> {
+    assertValidId(id);
+    const s = await loadInstance(this.parts.store, id);
+    const { payloads } = this.parts;
+    return s && payloads && o.resolve !== false ? payloads.resolve(s) : s;
+  }
+
+  async handle(m: RunnerMessage): Promise<HandleResult> {
+    const call = new Work();
+    const snapshot = await this.answer(m, call);
+    return { snapshot, wakeAt: snapshot.wakeAt, written: call.latest.has(m.id) };
+  }
+
+  async processDue(now?: number, limit = 100): Promise<string[]> {
+    const { store, writes, effects, clock, claimToken } = this.parts;
+    const at = now ?? clock();
+    const ids = await store.listDue(at, limit, { token: claimToken });
+    const call = new Work();
+    const failures: unknown[] = [];
+    await Promise.all(
+      ids.map((id) =>
+        writes
+          .apply({ id, event: (): WorkflowEvent => ({ type: 'tick', at }), onWrite: effects.report(call) })
+          .catch((e) => {
+            if (!isStepfoldError(e, 'NOT_FOUND')) failures.push(e);
+            // Not ticked: give the claim back so a runner that can step it need not wait out the lease.
+            return store.claims?.release([id], claimToken).catch(() => {});
+          }),
+      ),
+    );
+    while (call.pending) await call.drained();
+    // One instance this runner cannot step (say, on a version it no longer registers) must not
+    // keep the others from being ticked: they all were; then the first error is reported.
+    if (failures.length) throw failures[0];
+    return ids;
+  }
+
+  idle(): Promise<void> {
+    return this.parts.effects.inFlight.idle();
+  }
+
+  /** Writes `m` and answers with the snapshot: once its handlers reported back, or (handing off, `wait: 'write'`) once written. */
+  private async answer(m: RunnerMessage, call = new Work()): Promise<Snapshot> {
+    const stored = await this.dispatch(m, call);
+    // A runner that hands its tasks off has no handlers to wait for: it answers with its write.
+    if (m.wait !== 'write' && this.parts.execute) return this.settled(m.id, call);
+    // The handlers go on; `inFlight` keeps them (and `idle()` waits for them).
+    const mine = call.latest.get(m.id) ?? stored;
+    if (mine) return mine;
+    return this.stored(m.id); // the event did not apply: what is stored
+  }
+
+  /** Waits for the handlers a call started (and the ones their results started); then the instance. */
+  private async settled(id: string, call: Work): Promise<Snapshot> {
+    while (call.pending) await call.drained();
+    // A finished instance we wrote ourselves cannot have moved on: skip the read back.
+    const mine = call.latest.get(id);
+    if (mine && isTerminal(mine.status)) return mine;
+    return this.stored(id);
+  }
+
+  /** The stored instance; NOT_FOUND if there is none. */
+  private async stored(id: string): Promise<Snapshot> {
+    const s = await loadInstance(this.parts.store, id);
+    if (!s) throw new NotFoundError(id);
+    return s;
+  }
+
+  /**
+   * The one implementation of every event a caller can send. Resolves with the stored snapshot
+   * the event was applied to (or that refused it), where the write loop had it in hand.
+   */
+  private async dispatch(m: RunnerMessage, call: Work): Promise<Snapshot | undefined> {
+    const { writes, payloads } = this.parts;
+    const onWrite = this.parts.effects.report(call);
+    // Large values offloaded once, before any try (a re-applied write carries the same reference);
+    // `m` keeps them as given, for the declared-schema checks.
+    const stored = (payloads ? await payloads.message(m) : m) as {
+      payload?: unknown;
+      inputPatch?: Record<string, unknown> | undefined;
+    };
+    switch (m.type) {
+      case 'start':
+        return writes.create({ instance: m, onWrite });
+      case 'signal':
+        return this.signalMessage(m, stored.payload, call);
+      case 'tick':
+        return writes.apply({ id: m.id, event: (at) => ({ type: 'tick', at: m.now ?? at }), onWrite });
+      case 'cancel':
+      case 'abort':
+        return writes.apply({
+          id: m.id,
+          event: (at) => plain({ type: m.type, at, reason: m.reason }),
+          onWrite,
+          check: expectedCheck(m),
+        });
+      case 'requeue':
+        return writes.apply({
+          id: m.id,
+          event: (at) =>
+            plain({
+              type: 'requeue',
+              at,
+              step: m.step,
+              inputPatch: stored.inputPatch as Record<string, unknown> | undefined,
+            }),
+          onWrite,
+          check: expectedCheck(m, m.inputPatch && payloads?.checkPatch),
+        });
+    }
+  }
+
+  /** A signal: created with its instance when `startIfMissing` says so, else applied to the stored one. */
+  private async signalMessage(
+    m: Extract<RunnerMessage, { type: 'signal' }>,
+    payload: unknown,
+    call: Work,
+  ): Promise<Snapshot | undefined> {
+    assertValidId(m.id);
+    const { writes, store, clock } = this.parts;
+    const onWrite = this.parts.effects.report(call);
+    const event = (at: number): WorkflowEvent =>
+      plain({ type: 'signal', at, name: m.name, payload, id: m.signalId });
+    const start = m.startIfMissing;
+    if (start) {
+      const existing = await loadInstance(store, m.id);
+      const restart = existing !== null && start.reuseFinished === true && isTerminal(existing.status);
+      if (!existing || restart) {
+        try {
+          const instance = { ...start, id: m.id, reuseFinished: restart };
+          return await writes.create({ instance, alsoApply: event(clock()), onWrite });
+        } catch (e) {
+          // Someone else created or restarted it first: deliver the signal to theirs.
+          if (!isStepfoldError(e, 'ALREADY_EXISTS')) throw e;
+        }
+      }
+    }
+    const check = async (current: Snapshot, definition: WorkflowDefinition) => {
+      const schema = declaredSchemas(definition)?.signals[m.name];
+      if (schema && !isTerminal(current.status)) await checkDeclared(schema, m.payload, `signals.${m.name}`);
+    };
+    return writes.apply({ id: m.id, event, onWrite, check: expectedCheck(m, check) });
+  }
+}
