@@ -28,8 +28,8 @@ import { assertTableName, type EnsureTableOptions } from './setup.js';
 /** Default payload table name. */
 export const DEFAULT_PAYLOAD_TABLE = 'stepfold_payloads';
 
-/** Default body limit of the DynamoDB payload store: 16 MiB (48 chunks). */
-export const DEFAULT_MAX_PAYLOAD_BYTES = 16 * 1024 * 1024;
+/** Default body limit of the DynamoDB payload store: the kit's 16 MiB (48 chunks). */
+export { DEFAULT_MAX_PAYLOAD_BYTES } from '@stepfold/engine/payloads';
 
 /** Highest accepted `maxPayloadBytes`: 256 MiB (749 chunks). */
 export const MAX_PAYLOAD_BYTES_LIMIT = 256 * 1024 * 1024;
@@ -99,7 +99,6 @@ export function createDynamoPayloadStore(options: DynamoPayloadStoreOptions): Dy
   const table = options.table ?? DEFAULT_PAYLOAD_TABLE;
   assertTableName(table);
 
-  /** Every item of `owner` whose sort key starts with `prefix`, keys only unless `full`. */
   /**
    * Items of `owner` whose sort key starts with `prefix`, after `start` (a sort key), keys only
    * unless `full`: all of them, or the first `limit`. Pages until done (a page holds 1 MB).
@@ -210,17 +209,13 @@ export function createDynamoPayloadStore(options: DynamoPayloadStoreOptions): Dy
       return heads.length;
     },
   };
-  const store = definePayloadStore(
+  return definePayloadStore(
     {
       name: 'dynamodb payloads',
       isUnavailable,
-      sizes: {
-        asked: options.maxPayloadBytes,
-        fallback: DEFAULT_MAX_PAYLOAD_BYTES,
-        most: MAX_PAYLOAD_BYTES_LIMIT,
-      },
+      sizes: { asked: options.maxPayloadBytes, most: MAX_PAYLOAD_BYTES_LIMIT },
     },
     driver,
+    { table },
   );
-  return { ...store, table };
 }
