@@ -1,5 +1,6 @@
 import {
   createMemoryPayloadStore,
+  DEFAULT_MAX_PAYLOAD_BYTES,
   definePayloadStore,
   MAX_PAYLOAD_PAGE,
   type PayloadDriver,
@@ -43,6 +44,38 @@ describe('payload kit', () => {
       definePayloadStore({ name: 't', isUnavailable, sizes: { ...sizes, asked: 1000 } }, driver)
         .maxPayloadBytes,
     ).toBe(1000);
+  });
+
+  it('defaults the limit to 16 MiB when the adapter names no default, capped by what the database holds', () => {
+    const { driver } = recording();
+    const limit = (s: { asked: number | undefined; fallback?: number; most?: number }) =>
+      definePayloadStore({ name: 't', isUnavailable, sizes: s }, driver).maxPayloadBytes;
+    expect(DEFAULT_MAX_PAYLOAD_BYTES).toBe(16 * 1024 * 1024);
+    expect(limit({ asked: undefined })).toBe(DEFAULT_MAX_PAYLOAD_BYTES);
+    expect(limit({ asked: undefined, most: 1 << 30 })).toBe(DEFAULT_MAX_PAYLOAD_BYTES);
+    expect(limit({ asked: 1 << 30, most: 1 << 30 })).toBe(1 << 30);
+    // Without `most`, the default is also the most: asking for more is refused.
+    expect(() => limit({ asked: DEFAULT_MAX_PAYLOAD_BYTES + 1 })).toThrow(RangeError);
+  });
+
+  it("sets the adapter's own fields on the store, getters kept live, beside the contract's methods", async () => {
+    const { calls, driver } = recording();
+    let count = 0;
+    const store = definePayloadStore({ name: 't', isUnavailable, sizes }, driver, {
+      table: 'payloads',
+      get count() {
+        return count;
+      },
+    });
+    expect(store.table).toBe('payloads');
+    count = 2;
+    expect(store.count).toBe(2);
+    await store.setup();
+    expect(calls).toEqual(['setup']);
+    // A store is a plain object: spreading it keeps every method (callers wrap stores so).
+    const wrapped = { ...store };
+    expect(await wrapped.deleteOwner('o')).toBe(0);
+    expect(wrapped.table).toBe('payloads');
   });
 
   it('hands the driver checked bodies with their UTF-8 size, and nothing it would refuse', async () => {

@@ -31,8 +31,8 @@ function bad(path: string, message: string): never {
   throw new ValidationError('INVALID_EVENT', message, [{ path, message }]);
 }
 
-/** A JSON textarea: empty means absent; anything else must parse (and be an object when asked). */
-function jsonField(form: Record<string, Field>, name: string, object: boolean): unknown {
+/** A JSON textarea: empty means absent; anything else must parse (and be an object when `object`). */
+function jsonField(form: Record<string, Field>, name: string, o: { object: boolean }): unknown {
   const raw = text(form, name);
   if (raw === '') return undefined;
   let value: unknown;
@@ -41,7 +41,7 @@ function jsonField(form: Record<string, Field>, name: string, object: boolean): 
   } catch (e) {
     bad(name, `${name} is not valid JSON: ${(e as Error).message}`);
   }
-  if (object && (typeof value !== 'object' || value === null || Array.isArray(value))) {
+  if (o.object && (typeof value !== 'object' || value === null || Array.isArray(value))) {
     bad(name, `${name} must be a JSON object`);
   }
   return value;
@@ -100,7 +100,7 @@ export async function messageFor(
     case 'signal': {
       const name = text(form, 'name');
       assertValidId(name, 'signal name');
-      const payload = jsonField(form, 'payload', false);
+      const payload = jsonField(form, 'payload', { object: false });
       const declared = def.signals.find((d) => d.name === name);
       // A decision sent as a raw signal would skip the approver: decisions go through `decide`.
       if (declared?.decision)
@@ -123,7 +123,7 @@ export async function messageFor(
     case 'requeue': {
       const step = text(form, 'step');
       if (step) assertValidId(step, 'step');
-      const inputPatch = jsonField(form, 'patch', true) as Record<string, unknown> | undefined;
+      const inputPatch = jsonField(form, 'patch', { object: true }) as Record<string, unknown> | undefined;
       return {
         message: { type: 'requeue', id, ...(step ? { step } : {}), ...(inputPatch ? { inputPatch } : {}) },
         label: `requeued${step ? ` ${step}` : ''}${inputPatch ? ' with an input patch' : ''}`,

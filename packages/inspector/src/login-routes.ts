@@ -1,20 +1,9 @@
 import type { Context, Hono } from 'hono';
-import {
-  type Credential,
-  cleanUser,
-  type InspectorAuth,
-  sameSecret,
-  sameSitePost,
-  setSession,
-} from './auth.js';
-import { connectionAddress, LoginLimiter, type LoginRateLimit } from './rate-limit.js';
-import type { PageContext } from './views/layout.js';
+import { fail, type Vars } from './app-context.js';
+import { cleanUser, sameSecret, sameSitePost, setSession } from './auth.js';
+import type { InspectorParts } from './inspector-parts.js';
+import { connectionAddress, LoginLimiter } from './rate-limit.js';
 import { loginPage } from './views/login-page.js';
-
-/** The inspector app's context variables. */
-export interface Vars {
-  Variables: { page: PageContext; credential: Credential };
-}
 
 /** Only paths inside the inspector are followed after login (no open redirect). */
 export function safeNext(next: unknown, base: string): string {
@@ -23,22 +12,15 @@ export function safeNext(next: unknown, base: string): string {
   return next === base || next.startsWith(home) ? next : home;
 }
 
-/** What the login routes need from the app. */
-export interface LoginDeps {
-  auth: InspectorAuth;
-  rateLimit: LoginRateLimit | false | undefined;
-  clientAddress: ((c: Context) => string | undefined) | undefined;
-  fail(
-    c: Context<Vars>,
-    status: 401 | 403 | 404 | 429,
-    title: string,
-    message: string,
-    back?: string,
-  ): Response | Promise<Response>;
-}
-
 /** The login limiter's keys for a request: its client address and, when given, the user name. */
 export type LimitKeys = (c: Context, user?: string) => string[];
+
+/** The failed-login limit the login routes keep, which the credential check also counts wrong bearer tokens on. */
+export interface LoginThrottle {
+  /** Null when the host turned the limit off. */
+  limiter: LoginLimiter | null;
+  keys: LimitKeys;
+}
 
 /**
  * Adds `GET/POST /login` (token mode) and returns the rate limiter the credential check also uses
@@ -46,24 +28,24 @@ export type LimitKeys = (c: Context, user?: string) => string[];
  */
 export function loginRoutes(
   app: Hono<Vars>,
-  deps: LoginDeps,
-): { limiter: LoginLimiter | null; keys: LimitKeys } {
-  const { auth } = deps;
-  const limiter = deps.rateLimit === false ? null : new LoginLimiter(deps.rateLimit ?? {});
+  parts: Pick<InspectorParts, 'auth' | 'loginRateLimit' | 'clientAddress'>,
+): LoginThrottle {
+  const { auth } = parts;
+  const limiter = parts.loginRateLimit === false ? null : new LoginLimiter(parts.loginRateLimit ?? {});
   const keys: LimitKeys = (c, user) => [
-    `addr:${deps.clientAddress?.(c) ?? connectionAddress(c) ?? 'unknown'}`,
+    `addr:${parts.clientAddress?.(c) ?? connectionAddress(c) ?? 'unknown'}`,
     ...(user ? [`user:${user.toLowerCase()}`] : []),
   ];
   const hostSignIn = 'This inspector uses its host’s own sign-in.';
 
   app.get('/login', (c) => {
-    if (!('token' in auth)) return deps.fail(c, 404, 'Not found', hostSignIn);
+    if (!('token' in auth)) return fail(c, 404, 'Not found', hostSignIn);
     return c.html(loginPage(c.get('page'), safeNext(c.req.query('next'), c.get('page').base), null));
   });
   app.post('/login', async (c) => {
     const page = c.get('page');
-    if (!('token' in auth)) return deps.fail(c, 404, 'Not found', hostSignIn);
-    if (!sameSitePost(c)) return deps.fail(c, 403, 'Forbidden', 'cross-site login refused');
+    if (!('token' in auth)) return fail(c, 404, 'Not found', hostSignIn);
+    if (!sameSitePost(c)) return fail(c, 403, 'Forbidden', 'cross-site login refused');
     const form = await c.req.parseBody();
     const next = safeNext(form['next'], page.base);
     const user = cleanUser(form['name']);
@@ -73,7 +55,7 @@ export function loginRoutes(
       // Checked before the token: a correct guess made while limited must not be told apart.
       c.header('Retry-After', String(wait));
       const again = `${page.base}/login?next=${encodeURIComponent(next)}`;
-      return deps.fail(c, 429, 'Too many attempts', `Too many failed logins; try again in ${wait} s.`, again);
+      return fail(c, 429, 'Too many attempts', `Too many failed logins; try again in ${wait} s.`, again);
     }
     if (typeof form['token'] !== 'string' || !(await sameSecret(form['token'], auth.token))) {
       limiter?.fail(limited);

@@ -1,24 +1,10 @@
-import { HTTP_STATUS, type Store } from '@stepfold/engine';
-import { fetchPayload, type PayloadStore, payloadRefs } from '@stepfold/engine/payloads';
-import type { Context, Hono } from 'hono';
-import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import type { Vars } from './login-routes.js';
-import { instancePath, type View } from './views/format.js';
+import { HTTP_STATUS } from '@stepfold/engine';
+import { fetchPayload, payloadRefs } from '@stepfold/engine/payloads';
+import type { Hono } from 'hono';
+import { fail, render, type Vars } from './app-context.js';
+import type { InspectorParts } from './inspector-parts.js';
+import { instancePath } from './views/format.js';
 import { payloadPage } from './views/payloads.js';
-
-/** What the payload route needs from the app. */
-export interface PayloadRouteDeps {
-  store: Store;
-  payloads: PayloadStore | undefined;
-  render(c: Context<Vars>, view: View, status?: ContentfulStatusCode): Response | Promise<Response>;
-  fail(
-    c: Context<Vars>,
-    status: ContentfulStatusCode,
-    title: string,
-    message: string,
-    back?: string,
-  ): Response | Promise<Response>;
-}
 
 /**
  * `GET /instances/:id/payloads/:sha`: the value of a payload the instance refers to, fetched when
@@ -27,8 +13,8 @@ export interface PayloadRouteDeps {
  * refers to, so a link cannot be made up to read another owner's values. A missing or corrupt body
  * is `PAYLOAD_NOT_FOUND`, which the app's error page turns into a 404.
  */
-export function payloadRoute(app: Hono<Vars>, deps: PayloadRouteDeps): void {
-  const { store, payloads, render, fail } = deps;
+export function payloadRoute(app: Hono<Vars>, parts: Pick<InspectorParts, 'store' | 'payloads'>): void {
+  const { store, payloads } = parts;
   app.get('/instances/:id/payloads/:sha', async (c) => {
     const id = c.req.param('id');
     const sha = c.req.param('sha');

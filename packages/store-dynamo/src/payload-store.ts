@@ -3,7 +3,6 @@ import {
   type DynamoDBClient,
   GetItemCommand,
   PutItemCommand,
-  QueryCommand,
 } from '@aws-sdk/client-dynamodb';
 import {
   definePayloadStore,
@@ -18,8 +17,10 @@ import {
   chunkPrefix,
   deletesOf,
   headKey,
+  itemKey,
   PAYLOAD_CHUNK_BYTES,
   preparePayloadTable,
+  queryItems,
   sortKeys,
 } from './payload-table.js';
 import { type Item, pooled } from './requests.js';
@@ -28,8 +29,8 @@ import { assertTableName, type EnsureTableOptions } from './setup.js';
 /** Default payload table name. */
 export const DEFAULT_PAYLOAD_TABLE = 'stepfold_payloads';
 
-/** Default body limit of the DynamoDB payload store: 16 MiB (48 chunks). */
-export const DEFAULT_MAX_PAYLOAD_BYTES = 16 * 1024 * 1024;
+/** Default body limit of the DynamoDB payload store: the kit's 16 MiB (48 chunks). */
+export { DEFAULT_MAX_PAYLOAD_BYTES } from '@stepfold/engine/payloads';
 
 /** Highest accepted `maxPayloadBytes`: 256 MiB (749 chunks). */
 export const MAX_PAYLOAD_BYTES_LIMIT = 256 * 1024 * 1024;
@@ -52,7 +53,6 @@ export interface DynamoPayloadStore extends PayloadStore {
   readonly table: string;
 }
 
-const key = (owner: string, k: string): Item => ({ o: { S: owner }, k: { S: k } });
 const fatal = new TextDecoder('utf-8', { fatal: true });
 
 /** The UTF-8 text of `bytes`, or null when they are not valid UTF-8 (never a replacement character). */
@@ -99,42 +99,11 @@ export function createDynamoPayloadStore(options: DynamoPayloadStoreOptions): Dy
   const table = options.table ?? DEFAULT_PAYLOAD_TABLE;
   assertTableName(table);
 
-  /** Every item of `owner` whose sort key starts with `prefix`, keys only unless `full`. */
-  /**
-   * Items of `owner` whose sort key starts with `prefix`, after `start` (a sort key), keys only
-   * unless `full`: all of them, or the first `limit`. Pages until done (a page holds 1 MB).
-   */
-  const query = async (
-    owner: string,
-    prefix: string,
-    o: { full?: boolean; start?: string | undefined; limit?: number } = {},
-  ): Promise<Item[]> => {
-    const items: Item[] = [];
-    let start: Item | undefined = o.start === undefined ? undefined : key(owner, o.start);
-    do {
-      const want = o.limit === undefined ? undefined : o.limit - items.length;
-      const out = await client.send(
-        new QueryCommand({
-          TableName: table,
-          KeyConditionExpression: 'o = :o AND begins_with(k, :p)',
-          ExpressionAttributeValues: { ':o': { S: owner }, ':p': { S: prefix } },
-          ConsistentRead: true,
-          ...(o.full ? {} : { ProjectionExpression: 'k' }),
-          ...(want === undefined ? {} : { Limit: want }),
-          ExclusiveStartKey: start,
-        }),
-      );
-      items.push(...(out.Items ?? []));
-      start = out.LastEvaluatedKey;
-    } while (start && (o.limit === undefined || items.length < o.limit));
-    return items;
-  };
-
   const driver: PayloadDriver = {
     setup: () => preparePayloadTable(client, table, options.setup ?? {}),
     async put({ owner, sha256, body, bytes }) {
       const utf8 = new TextEncoder().encode(body);
-      const head: Item = { ...key(owner, headKey(sha256)), z: { N: String(bytes) } };
+      const head: Item = { ...itemKey(owner, headKey(sha256)), z: { N: String(bytes) } };
       if (utf8.length <= PAYLOAD_CHUNK_BYTES) {
         // Immutable content: an existing head is this very payload.
         const write = new PutItemCommand({
@@ -149,7 +118,7 @@ export function createDynamoPayloadStore(options: DynamoPayloadStoreOptions): Dy
       const found = await client.send(
         new GetItemCommand({
           TableName: table,
-          Key: key(owner, headKey(sha256)),
+          Key: itemKey(owner, headKey(sha256)),
           ConsistentRead: true,
           ProjectionExpression: 'k',
         }),
@@ -159,7 +128,7 @@ export function createDynamoPayloadStore(options: DynamoPayloadStoreOptions): Dy
       const chunks = Array.from({ length: n }, (_, i) => ({
         PutRequest: {
           Item: {
-            ...key(owner, chunkKey(sha256, i)),
+            ...itemKey(owner, chunkKey(sha256, i)),
             b: { B: utf8.subarray(i * PAYLOAD_CHUNK_BYTES, (i + 1) * PAYLOAD_CHUNK_BYTES) },
           },
         },
@@ -171,7 +140,7 @@ export function createDynamoPayloadStore(options: DynamoPayloadStoreOptions): Dy
     },
     async get(owner, sha256) {
       const out = await client.send(
-        new GetItemCommand({ TableName: table, Key: key(owner, headKey(sha256)), ConsistentRead: true }),
+        new GetItemCommand({ TableName: table, Key: itemKey(owner, headKey(sha256)), ConsistentRead: true }),
       );
       const head = out.Item;
       if (!head) return null;
@@ -179,11 +148,15 @@ export function createDynamoPayloadStore(options: DynamoPayloadStoreOptions): Dy
         const inline = head['b']?.B;
         return inline ? decoded(inline) : null;
       }
-      return reassemble(sha256, head, await query(owner, chunkPrefix(sha256), { full: true }));
+      return reassemble(
+        sha256,
+        head,
+        await queryItems(client, table, owner, chunkPrefix(sha256), { full: true }),
+      );
     },
     async list(owner, after, limit) {
       const start = after === null ? undefined : headKey(after);
-      return sortKeys(await query(owner, 'h#', { start, limit })).map((k) => k.slice(2));
+      return sortKeys(await queryItems(client, table, owner, 'h#', { start, limit })).map((k) => k.slice(2));
     },
     async delete(owner, sha256s) {
       const gone = await pooled(sha256s, async (sha256) => {
@@ -192,35 +165,39 @@ export function createDynamoPayloadStore(options: DynamoPayloadStoreOptions): Dy
           client.send(
             new DeleteItemCommand({
               TableName: table,
-              Key: key(owner, headKey(sha256)),
+              Key: itemKey(owner, headKey(sha256)),
               ConditionExpression: 'attribute_exists(k)',
             }),
           ),
         );
         // Chunks are looked for even without a head: a put that stopped halfway left some.
-        await batchWrite(client, table, deletesOf(owner, sortKeys(await query(owner, chunkPrefix(sha256)))));
+        await batchWrite(
+          client,
+          table,
+          deletesOf(owner, sortKeys(await queryItems(client, table, owner, chunkPrefix(sha256)))),
+        );
         return removed === null ? 0 : 1;
       });
       return gone.reduce<number>((a, b) => a + b, 0);
     },
     async deleteOwner(owner) {
-      const heads = sortKeys(await query(owner, 'h#'));
+      const heads = sortKeys(await queryItems(client, table, owner, 'h#'));
       await batchWrite(client, table, deletesOf(owner, heads));
-      await batchWrite(client, table, deletesOf(owner, sortKeys(await query(owner, 'c#'))));
+      await batchWrite(
+        client,
+        table,
+        deletesOf(owner, sortKeys(await queryItems(client, table, owner, 'c#'))),
+      );
       return heads.length;
     },
   };
-  const store = definePayloadStore(
+  return definePayloadStore(
     {
       name: 'dynamodb payloads',
       isUnavailable,
-      sizes: {
-        asked: options.maxPayloadBytes,
-        fallback: DEFAULT_MAX_PAYLOAD_BYTES,
-        most: MAX_PAYLOAD_BYTES_LIMIT,
-      },
+      sizes: { asked: options.maxPayloadBytes, most: MAX_PAYLOAD_BYTES_LIMIT },
     },
     driver,
+    { table },
   );
-  return { ...store, table };
 }

@@ -4,6 +4,7 @@ import {
   type CreateTableCommandInput,
   DescribeTableCommand,
   type DynamoDBClient,
+  QueryCommand,
   type TableDescription,
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
@@ -28,6 +29,41 @@ export const chunkPrefix = (sha256: string): string => `c#${sha256}#`;
 /** The sort key of chunk `index` (zero-padded, so chunks sort in order). */
 export const chunkKey = (sha256: string, index: number): string =>
   `${chunkPrefix(sha256)}${String(index).padStart(4, '0')}`;
+
+/** The key of item `k` of `owner`. */
+export const itemKey = (owner: string, k: string): Item => ({ o: { S: owner }, k: { S: k } });
+
+/**
+ * Items of `owner` whose sort key starts with `prefix`, after `start` (a sort key), keys only
+ * unless `full`: all of them, or the first `limit`. Pages until done (a page holds 1 MB).
+ */
+export async function queryItems(
+  client: DynamoDBClient,
+  table: string,
+  owner: string,
+  prefix: string,
+  o: { full?: boolean; start?: string | undefined; limit?: number } = {},
+): Promise<Item[]> {
+  const items: Item[] = [];
+  let start: Item | undefined = o.start === undefined ? undefined : itemKey(owner, o.start);
+  do {
+    const want = o.limit === undefined ? undefined : o.limit - items.length;
+    const out = await client.send(
+      new QueryCommand({
+        TableName: table,
+        KeyConditionExpression: 'o = :o AND begins_with(k, :p)',
+        ExpressionAttributeValues: { ':o': { S: owner }, ':p': { S: prefix } },
+        ConsistentRead: true,
+        ...(o.full ? {} : { ProjectionExpression: 'k' }),
+        ...(want === undefined ? {} : { Limit: want }),
+        ExclusiveStartKey: start,
+      }),
+    );
+    items.push(...(out.Items ?? []));
+    start = out.LastEvaluatedKey;
+  } while (start && (o.limit === undefined || items.length < o.limit));
+  return items;
+}
 
 /** The CreateTable request the payload store's `setup` sends (on-demand billing), for infrastructure-as-code. */
 export function payloadTableDefinition(table: string): CreateTableCommandInput {
@@ -108,7 +144,7 @@ export async function batchWrite(
 
 /** Delete requests for the given keys of `owner`. */
 export const deletesOf = (owner: string, keys: readonly string[]): WriteRequest[] =>
-  keys.map((k) => ({ DeleteRequest: { Key: { o: { S: owner }, k: { S: k } } } }));
+  keys.map((k) => ({ DeleteRequest: { Key: itemKey(owner, k) } }));
 
 /** The sort keys of items as a keys-only Query returned them. */
 export const sortKeys = (items: readonly Item[]): string[] =>

@@ -97,13 +97,13 @@ export function createMongoPayloadStore(options: MongoPayloadStoreOptions): Mong
       return (await docs.deleteMany({ _id: rangeOf(owner, null) })).deletedCount;
     },
   };
-  const store = definePayloadStore(
+  return definePayloadStore(
     {
       name: 'mongodb payloads',
       isUnavailable,
       sizes: { asked: options.maxPayloadBytes, fallback: DEFAULT_MAX_PAYLOAD_BYTES },
     },
     driver,
+    { collection: name },
   );
-  return { ...store, collection: name };
 }

@@ -1,15 +1,9 @@
 import { definePayloadStore, type PayloadDriver, type PayloadStore } from '@stepfold/engine/payloads';
 import { isUnavailable } from './map-error.js';
-import {
-  assertIdentifier,
-  MAX_TABLE_NAME,
-  MIGRATIONS_TABLE,
-  type PgPool,
-  type PgQueryable,
-} from './setup.js';
+import { inTransaction, type PgPool, prepareSchema, tableNames } from './setup.js';
 
-/** Default body limit of the PostgreSQL payload store: 16 MiB. */
-export const DEFAULT_MAX_PAYLOAD_BYTES = 16 * 1024 * 1024;
+/** Default body limit of the PostgreSQL payload store: the kit's 16 MiB. */
+export { DEFAULT_MAX_PAYLOAD_BYTES } from '@stepfold/engine/payloads';
 
 /** Highest accepted `maxPayloadBytes`: 255 MiB, well inside a text value's 1 GB. */
 export const MAX_PAYLOAD_BYTES_LIMIT = 255 * 1024 * 1024;
@@ -34,24 +28,15 @@ export interface PostgresPayloadStore extends PayloadStore {
   readonly table: string;
 }
 
-// The key the instance store's setup takes too: setups in one schema (both race on CREATE SCHEMA) go one at a time.
-const LOCK_CLASS = 0x5374_6570;
-
-async function createTable(client: PgQueryable, schema: string, qualified: string): Promise<void> {
-  await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_CLASS, schema]);
-  const found = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
-  // Checked first: CREATE SCHEMA IF NOT EXISTS needs the CREATE privilege even when the schema exists.
-  if (found.rowCount === 0) await client.query(`CREATE SCHEMA "${schema}"`);
-  // "C" collation: the primary key's order is the byte order, which `list` pages by.
-  await client.query(`CREATE TABLE IF NOT EXISTS ${qualified} (
+// "C" collation: the primary key's order is the byte order, which `list` pages by.
+const createTable = (qualified: string) => `CREATE TABLE IF NOT EXISTS ${qualified} (
     owner text COLLATE "C" NOT NULL,
     sha256 text COLLATE "C" NOT NULL,
     body text NOT NULL,
     bytes integer NOT NULL,
     created_at timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (owner, sha256)
-  )`);
-}
+  )`;
 
 /**
  * A payload store on PostgreSQL: one row per `(owner, sha256)` in its own table, the body as text
@@ -65,34 +50,15 @@ async function createTable(client: PgQueryable, schema: string, qualified: strin
  */
 export function createPostgresPayloadStore(options: PostgresPayloadStoreOptions): PostgresPayloadStore {
   const { pool } = options;
-  const schema = options.schema ?? 'stepfold';
-  const table = options.table ?? 'payloads';
-  assertIdentifier('schema', schema);
-  if (schema.startsWith('pg_')) throw new TypeError(`schema names starting with pg_ are reserved: ${schema}`);
-  assertIdentifier('table', table, MAX_TABLE_NAME);
-  if (table === MIGRATIONS_TABLE) throw new TypeError(`table name ${table} is reserved`);
-  const qualified = `"${schema}"."${table}"`;
+  // The instance tables' name rules: a payload table sits beside them in the schema.
+  const { schema, table, qualified } = tableNames(options.schema ?? 'stepfold', options.table ?? 'payloads');
 
   const driver: PayloadDriver = {
-    async setup() {
-      const client = await pool.connect();
-      let broken: Error | undefined;
-      try {
-        await client.query('BEGIN');
-        try {
-          await createTable(client, schema, qualified);
-          await client.query('COMMIT');
-        } catch (e) {
-          await client.query('ROLLBACK').catch((rollback: Error) => {
-            broken = rollback;
-          });
-          throw e;
-        }
-      } finally {
-        // A connection that could not roll back is destroyed instead of returned to the pool.
-        client.release(broken);
-      }
-    },
+    setup: () =>
+      inTransaction(pool, async (client) => {
+        await prepareSchema(client, schema);
+        await client.query(createTable(qualified));
+      }),
     async put({ owner, sha256, body, bytes }) {
       await pool.query(
         `INSERT INTO ${qualified} (owner, sha256, body, bytes) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`,
@@ -125,17 +91,13 @@ export function createPostgresPayloadStore(options: PostgresPayloadStoreOptions)
       return rowCount ?? 0;
     },
   };
-  const store = definePayloadStore(
+  return definePayloadStore(
     {
       name: 'postgres payloads',
       isUnavailable,
-      sizes: {
-        asked: options.maxPayloadBytes,
-        fallback: DEFAULT_MAX_PAYLOAD_BYTES,
-        most: MAX_PAYLOAD_BYTES_LIMIT,
-      },
+      sizes: { asked: options.maxPayloadBytes, most: MAX_PAYLOAD_BYTES_LIMIT },
     },
     driver,
+    { schema, table },
   );
-  return { ...store, schema, table };
 }

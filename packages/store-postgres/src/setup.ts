@@ -202,12 +202,20 @@ export const MIGRATIONS: readonly Migration[] = [
 // Two-key advisory locks live apart from single-bigint ones; this first key marks stepfold's.
 const LOCK_CLASS = 0x5374_6570;
 
-async function migrate(client: PgQueryable, names: TableNames): Promise<void> {
-  // One lock per schema: setups of different tables in one schema also race on CREATE SCHEMA.
-  await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_CLASS, names.schema]);
-  const schema = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [names.schema]);
+/**
+ * Takes the schema's setup lock until the transaction ends, then creates the schema if it is
+ * missing. Every setup in a schema (instance and payload tables alike) takes the one lock: they
+ * all race on CREATE SCHEMA.
+ */
+export async function prepareSchema(client: PgQueryable, schema: string): Promise<void> {
+  await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_CLASS, schema]);
+  const found = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
   // Checked first: CREATE SCHEMA IF NOT EXISTS needs the CREATE privilege even when the schema exists.
-  if (schema.rowCount === 0) await client.query(`CREATE SCHEMA "${names.schema}"`);
+  if (found.rowCount === 0) await client.query(`CREATE SCHEMA "${schema}"`);
+}
+
+async function migrate(client: PgQueryable, names: TableNames): Promise<void> {
+  await prepareSchema(client, names.schema);
   await client.query(`CREATE TABLE IF NOT EXISTS ${names.migrations} (
     table_name text COLLATE "C" NOT NULL,
     version integer NOT NULL,
@@ -248,12 +256,20 @@ async function migrate(client: PgQueryable, names: TableNames): Promise<void> {
  * transaction under an advisory lock: safe to run any number of times, also concurrently.
  */
 export async function runMigrations(pool: PgPool, names: TableNames): Promise<void> {
+  await inTransaction(pool, (client) => migrate(client, names));
+}
+
+/** Runs `work` in one transaction on a connection of the pool's, committed when it resolves, else rolled back. */
+export async function inTransaction(
+  pool: PgPool,
+  work: (client: PgQueryable) => Promise<void>,
+): Promise<void> {
   const client = await pool.connect();
   let broken: Error | undefined;
   try {
     await client.query('BEGIN');
     try {
-      await migrate(client, names);
+      await work(client);
       await client.query('COMMIT');
     } catch (e) {
       await client.query('ROLLBACK').catch((rollback: Error) => {

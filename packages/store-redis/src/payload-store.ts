@@ -6,8 +6,8 @@ import { isUnavailable } from './map-error.js';
 /** Default key prefix of the payload store: no hash tag of its own, so each owner's `{owner}` tag spreads owners over a cluster. */
 export const DEFAULT_PAYLOAD_PREFIX = 'stepfold:';
 
-/** Default body limit of the Redis payload store: 16 MiB. */
-export const DEFAULT_MAX_PAYLOAD_BYTES = 16 * 1024 * 1024;
+/** Default body limit of the Redis payload store: the kit's 16 MiB. */
+export { DEFAULT_MAX_PAYLOAD_BYTES } from '@stepfold/engine/payloads';
 
 /** Highest accepted `maxPayloadBytes`: a hash value (and one bulk argument) holds at most 512 MiB. */
 export const MAX_PAYLOAD_BYTES_LIMIT = 512 * 1024 * 1024;
@@ -94,17 +94,13 @@ export function createRedisPayloadStore(options: RedisPayloadStoreOptions): Redi
       return Number(count);
     },
   };
-  const store = definePayloadStore(
+  return definePayloadStore(
     {
       name: 'redis payloads',
       isUnavailable,
-      sizes: {
-        asked: options.maxPayloadBytes,
-        fallback: DEFAULT_MAX_PAYLOAD_BYTES,
-        most: MAX_PAYLOAD_BYTES_LIMIT,
-      },
+      sizes: { asked: options.maxPayloadBytes, most: MAX_PAYLOAD_BYTES_LIMIT },
     },
     driver,
+    { prefix, bodiesKey, indexKey },
   );
-  return { ...store, prefix, bodiesKey, indexKey };
 }

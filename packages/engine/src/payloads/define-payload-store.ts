@@ -10,6 +10,9 @@ import type { PayloadPage, PayloadStore } from './payload-store.js';
 /** The most hashes one `list` page returns, whatever the limit asked: a page is one bounded read. */
 export const MAX_PAYLOAD_PAGE = 1000;
 
+/** The body limit of a payload store whose adapter names no other default: 16 MiB. */
+export const DEFAULT_MAX_PAYLOAD_BYTES = 16 * 1024 * 1024;
+
 const HASH = /^[0-9a-f]{64}$/;
 // A lone surrogate has no UTF-8 form (each database would store a replacement character, so the
 // body read back would not be the one written); a NUL does not fit PostgreSQL text. JSON text
@@ -27,8 +30,9 @@ export function assertPayloadHash(sha256: unknown, path = 'sha256'): asserts sha
 
 /** The body size limit from what the user asked and what the database allows; a RangeError when out of 1..most. */
 export function payloadSizeLimit(sizes: PayloadStoreDefinition['sizes']): number {
-  const most = sizes.most ?? sizes.fallback;
-  const max = sizes.asked ?? sizes.fallback;
+  const fallback = sizes.fallback ?? DEFAULT_MAX_PAYLOAD_BYTES;
+  const most = sizes.most ?? fallback;
+  const max = sizes.asked ?? fallback;
   if (!(Number.isSafeInteger(max) && max > 0 && max <= most))
     throw new RangeError(`maxPayloadBytes must be an integer in 1..${most}`);
   return max;
@@ -39,17 +43,24 @@ export function payloadSizeLimit(sizes: PayloadStoreDefinition['sizes']): number
  * (`INVALID_ID`), hashes checked (`INVALID_INPUT`), each body checked against its hash and the size
  * limit (`PAYLOAD_TOO_LARGE`) before anything is sent, list pages checked and cut, and every driver
  * failure that means "server unreachable" turned into `STORE_UNAVAILABLE`. The adapter keeps only
- * its database calls.
+ * its database calls; `own` are the fields it adds to the store (its table, its key names), copied
+ * onto it as they are (getters stay getters).
  *
  * @example
- * export function createMyPayloadStore(o: { db: Db; maxPayloadBytes?: number }) {
+ * export function createMyPayloadStore(o: { db: Db; table?: string; maxPayloadBytes?: number }) {
+ *   const table = o.table ?? 'payloads';
  *   return definePayloadStore(
- *     { name: 'mydb payloads', isUnavailable: isNetworkError, sizes: { asked: o.maxPayloadBytes, fallback: 16 << 20 } },
+ *     { name: 'mydb payloads', isUnavailable: isNetworkError, sizes: { asked: o.maxPayloadBytes, most: 64 << 20 } },
  *     { setup, put, get, list, delete: remove, deleteOwner },
+ *     { table },
  *   );
  * }
  */
-export function definePayloadStore(definition: PayloadStoreDefinition, driver: PayloadDriver): PayloadStore {
+export function definePayloadStore<Own extends object = Record<never, never>>(
+  definition: PayloadStoreDefinition,
+  driver: PayloadDriver,
+  own?: Own,
+): PayloadStore & NoInfer<Own> {
   const maxPayloadBytes = payloadSizeLimit(definition.sizes);
   const guard = storeGuard(definition.name, definition.isUnavailable);
   const owned = (owner: unknown): string => {
@@ -70,7 +81,7 @@ export function definePayloadStore(definition: PayloadStoreDefinition, driver: P
     return { owner: o, sha256, body, bytes };
   };
 
-  return {
+  const store: PayloadStore = {
     maxPayloadBytes,
     setup: () => guard('setup', () => driver.setup()),
     async put(owner, sha256, body) {
@@ -109,4 +120,5 @@ export function definePayloadStore(definition: PayloadStoreDefinition, driver: P
     },
     close: async () => driver.close?.(),
   };
+  return Object.defineProperties(store, Object.getOwnPropertyDescriptors(own ?? {})) as PayloadStore & Own;
 }

@@ -7,6 +7,7 @@ export type { PayloadPort, RunnerPayloads } from '../runner/payload-port.js';
 export { type CollectOptions, collectPayloads, deleteInstance } from './collect.js';
 export {
   assertPayloadHash,
+  DEFAULT_MAX_PAYLOAD_BYTES,
   definePayloadStore,
   MAX_PAYLOAD_PAGE,
   payloadSizeLimit,

@@ -1,5 +1,5 @@
 import { StoreUnavailableError } from '../errors.js';
-import { definePayloadStore } from './define-payload-store.js';
+import { DEFAULT_MAX_PAYLOAD_BYTES, definePayloadStore } from './define-payload-store.js';
 import type { PayloadStore } from './payload-store.js';
 
 /** Options of {@link createMemoryPayloadStore}. */
@@ -16,8 +16,8 @@ export interface MemoryPayloadStore extends PayloadStore {
   readonly size: number;
 }
 
-/** Default body limit of the memory payload store: 16 MiB, what every server adapter holds too. */
-export const MEMORY_MAX_PAYLOAD_BYTES = 16 * 1024 * 1024;
+/** Default body limit of the memory payload store: the kit's 16 MiB, what every server adapter holds too. */
+export const MEMORY_MAX_PAYLOAD_BYTES = DEFAULT_MAX_PAYLOAD_BYTES;
 
 /**
  * A payload store in this process's memory: the reference of the payload store contract, for tests
@@ -36,7 +36,7 @@ export function createMemoryPayloadStore(options: MemoryPayloadStoreOptions = {}
   const up = async () => {
     if (!available) throw down;
   };
-  const store = definePayloadStore(
+  return definePayloadStore(
     {
       name: 'memory payloads',
       isUnavailable: (e) => e === down,
@@ -74,16 +74,15 @@ export function createMemoryPayloadStore(options: MemoryPayloadStoreOptions = {}
         return n;
       },
     },
+    {
+      setAvailable(a: boolean) {
+        available = a;
+      },
+      get size() {
+        let n = 0;
+        for (const of of owners.values()) n += of.size;
+        return n;
+      },
+    },
   );
-  return {
-    ...store,
-    setAvailable(a) {
-      available = a;
-    },
-    get size() {
-      let n = 0;
-      for (const of of owners.values()) n += of.size;
-      return n;
-    },
-  };
 }

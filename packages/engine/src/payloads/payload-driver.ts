@@ -40,6 +40,9 @@ export interface PayloadStoreDefinition {
   name: string;
   /** True for a driver error that means the server is unreachable (see `isNetworkError`). */
   isUnavailable(error: unknown): boolean;
-  /** The body size limit: what the user asked, the adapter's default, the most the database holds. */
-  sizes: { asked: number | undefined; fallback: number; most?: number | undefined };
+  /**
+   * The body size limit: what the user asked, the adapter's default (default
+   * `DEFAULT_MAX_PAYLOAD_BYTES`, 16 MiB), the most the database holds (default: the default).
+   */
+  sizes: { asked: number | undefined; fallback?: number | undefined; most?: number | undefined };
 }

@@ -48,10 +48,9 @@ ${s.saga ? html`<dt>saga</dt><dd>${s.saga.mode}; to compensate: ${s.saga.queue.j
 function diagram(
   s: Snapshot,
   def: WorkflowDefinition | undefined,
-  focus: string | undefined,
-  rendered: boolean,
-  family: Family,
+  o: { focus: string | undefined; rendered: boolean; family: Family },
 ): View {
+  const { focus, rendered, family } = o;
   if (!def) {
     return html`<p class="muted">No definition of ${s.workflow.name} v${String(s.workflow.version)} was given to the inspector, so there is no diagram.</p>`;
   }
@@ -95,7 +94,7 @@ export function instancePage(ctx: PageContext, v: InstanceView, flash: Flash | n
   const value =
     (plain: (value: unknown) => View = json) =>
     (x: unknown) =>
-      valueView(ctx, s.id, x, v.payloads, plain);
+      valueView(ctx, s.id, x, { configured: v.payloads, plain });
   const body = html`<p><a href="${ctx.base}/">← Instances</a></p>
 <h1><span id="instance-id">${s.id}</span> ${badge(s.status)}</h1>
 ${parentLine(ctx, v.family)}
@@ -103,7 +102,7 @@ ${overview(s, v.definition, labels, focus)}
 <h2>Actions</h2>
 ${actionForms(ctx, s, v.actions)}
 <h2>Diagram</h2>
-${diagram(s, v.definition, focus, ctx.mermaidUrl !== null, v.family)}
+${diagram(s, v.definition, { focus, rendered: ctx.mermaidUrl !== null, family: v.family })}
 <h2>Steps</h2>
 ${stepsTable(s, v.definition, labels, focus, value(collapsedJson))}
 ${children ? html`<h2>Children</h2>${children}` : ''}

@@ -23,12 +23,12 @@ export function payloadPath(base: string, id: string, sha256: string): string {
 }
 
 /** One reference as a block: what it holds, and how to see it (or why one cannot here). */
-export function refBlock(ctx: PageContext, id: string, ref: PayloadRef, configured: boolean): View {
+export function refBlock(ctx: PageContext, id: string, ref: PayloadRef, o: { configured: boolean }): View {
   const keep = ref.keep && Object.keys(ref.keep).length ? ref.keep : undefined;
   return html`<div class="payload-ref" data-sha="${ref.sha256}"><strong>payload</strong> ${humanBytes(ref.bytes)} · sha <code title="${ref.sha256}">${ref.sha256.slice(0, 12)}…</code>${
     keep ? html` · kept: <code>${JSON.stringify(keep)}</code>` : ''
   } · ${
-    configured
+    o.configured
       ? html`<a class="show-payload" href="${payloadPath(ctx.base, id, ref.sha256)}">show value</a>`
       : html`<span class="muted">payloads are not configured in this inspector (its <code>payloads</code> option)</span>`
   }</div>`;
@@ -36,19 +36,20 @@ export function refBlock(ctx: PageContext, id: string, ref: PayloadRef, configur
 
 /**
  * A value of instance `id`: `plain(value)` when it holds no reference; a reference as its block;
- * a value with references inside as `plain(value)` followed by a block for each.
+ * a value with references inside as `plain(value)` followed by a block for each. `configured`: the
+ * inspector has a payload store to show the values from.
  */
 export function valueView(
   ctx: PageContext,
   id: string,
   value: unknown,
-  configured: boolean,
-  plain: (value: unknown) => View = json,
+  o: { configured: boolean; plain?: ((value: unknown) => View) | undefined },
 ): View {
-  if (isPayloadRef(value)) return refBlock(ctx, id, value, configured);
+  const plain = o.plain ?? json;
+  if (isPayloadRef(value)) return refBlock(ctx, id, value, o);
   const refs = payloadRefs(value);
   if (!refs.length) return plain(value);
-  return html`${plain(value)}${refs.map((r) => refBlock(ctx, id, r, configured))}`;
+  return html`${plain(value)}${refs.map((r) => refBlock(ctx, id, r, o))}`;
 }
 
 /** What the value page shows: the reference, the body's pretty JSON (cut at {@link SHOWN_CHARS}). */

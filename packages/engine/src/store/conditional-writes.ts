@@ -1,0 +1,79 @@
+import { NoticeMismatchError, ValidationError, VersionConflictError } from '../errors.js';
+import type { Snapshot } from '../snapshot.js';
+import type { DeleteOptions, SaveOptions, SentSignal } from './store.js';
+import type { UpdateCondition } from './store-driver.js';
+import { type StoreParts, seqsOf } from './store-parts.js';
+
+// The writes of a store made by `defineStore` that hold only on a condition: when the driver says
+// the condition failed, these look up why and throw the error that says so.
+
+/** `Store.save`: a write on the expected version (and, when asked, the snapshot and signals it must find). */
+export async function save(
+  parts: StoreParts,
+  snapshot: Snapshot,
+  expectedVersion: number,
+  options: SaveOptions | undefined,
+): Promise<void> {
+  const { kit, driver } = parts;
+  const row = kit.encode(snapshot);
+  // Only a matched save waits for a digest: the common save goes straight to the driver.
+  const condition =
+    options?.matches === undefined
+      ? conditionOf(parts, expectedVersion, options?.consumed)
+      : await matchedConditionOf(parts, expectedVersion, options.consumed, options.matches);
+  let outcome = await kit.guard('save', () => driver.update(row, condition));
+  if (outcome === 'failed') {
+    // The condition failed: tell a lost race from a missing instance and from a forged notice.
+    const stored = await kit.guard('save', () => driver.version(row.id));
+    if (stored === expectedVersion && condition.match) throw new NoticeMismatchError(row.id, stored);
+    outcome = stored === null ? 'missing' : { stored };
+  }
+  kit.updated(outcome, row.id, expectedVersion);
+}
+
+/** `Store.delete`: unconditional, or only on `options.version`. */
+export async function remove(
+  parts: StoreParts,
+  id: string,
+  options: DeleteOptions | undefined,
+): Promise<boolean> {
+  const { kit, driver } = parts;
+  const key = kit.id(id);
+  const version = options?.version;
+  if (version === undefined) return kit.guard('delete', () => driver.remove(key));
+  if (!Number.isSafeInteger(version)) throw new RangeError('delete: version must be an integer');
+  if (await kit.guard('delete', () => driver.remove(key, version))) return true;
+  // The condition failed: a missing id is false, as for an unconditional delete; any stored
+  // version is a lost race, even the one asked for (the instance was re-created meanwhile).
+  const stored = await kit.guard('delete', () => driver.version(key));
+  if (stored === null) return false;
+  throw new VersionConflictError(key, version, stored);
+}
+
+/** The condition of a save: the version and the seqs it consumes. */
+function conditionOf(
+  parts: StoreParts,
+  expected: number,
+  consumed: readonly SentSignal[] | undefined,
+): UpdateCondition {
+  if (!Number.isSafeInteger(expected)) throw new RangeError('save: expectedVersion must be an integer');
+  if (!consumed?.length) return { expected };
+  if (!parts.driver.inbox) throw new TypeError('save: consumed seqs on a store without an inbox');
+  return { expected, consumed: seqsOf(consumed.map((p) => p.seq)) };
+}
+
+/** {@link conditionOf} plus the snapshot (and the consumed signals, in the order given: oldest first) it must find. */
+async function matchedConditionOf(
+  parts: StoreParts,
+  expected: number,
+  consumed: readonly SentSignal[] | undefined,
+  matches: Snapshot,
+): Promise<UpdateCondition> {
+  const condition = conditionOf(parts, expected, consumed);
+  if (matches.version !== expected)
+    throw new ValidationError('INVALID_SNAPSHOT', 'save: matches must be the expected version', []);
+  const json = JSON.stringify(matches);
+  const sent = (consumed ?? []).map((p) => JSON.stringify(p.event));
+  const text = json + sent.map((e) => `\n${e}`).join('');
+  return { ...condition, match: { json, sent, digest: (await parts.definition.digest?.(text)) ?? '' } };
+}
