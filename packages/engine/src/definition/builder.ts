@@ -3,8 +3,8 @@ import { inputPathIssues, signalIssues } from './builder-checks.js';
 import type {
   ChildCheck,
   ChildFields,
-  ChildName,
   ChildOutput,
+  ChildStepOf,
   ChildWorkflow,
   CompensateSpec,
   IsArrayPath,
@@ -44,7 +44,7 @@ import type {
   StepDefinition,
   WorkflowDefinition,
 } from './schema.js';
-import type { HumanDecision, TypedDefinition } from './typed-definition.js';
+import type { ChildStep, HumanDecision, TypedDefinition } from './typed-definition.js';
 import type { DataPath, InferSchema, Resolve, StandardSchema, StepData, TypedCondition } from './typing.js';
 
 export type { TaskFields } from './builder-types.js';
@@ -76,7 +76,7 @@ export interface WorkflowOptions {
  * types `H` (from `handlers<typeof impl>()`), each step's output `O`, the signals `S`, what the
  * runner must provide for each handler name `U`, the declared workflow output `WO`, the step ids
  * used so far `Ids` (a second use does not compile), the last step's output `Last` (checked
- * against `WO` by `build()`) and the workflows child and map steps start `Ch` (checked by
+ * against `WO` by `build()`) and the workflows child and map steps start `Ch`, by step (checked by
  * `createRunner`). Names a step refers to forward (`next`, `branches`, `onTimeout`) stay strings,
  * checked by `build()`.
  */
@@ -91,7 +91,7 @@ export class WorkflowBuilder<
   Strict extends boolean = false,
   Ids extends string = never,
   Last = never,
-  Ch extends string = never,
+  Ch extends ChildStep = never,
 > {
   private readonly steps: Array<StepDefinition & { id: string; end?: boolean }> = [];
   private readonly schemas: DeclaredSchemas = { signals: {}, outputs: {} };
@@ -324,7 +324,7 @@ export class WorkflowBuilder<
     Strict,
     Ids | Id,
     ChildOutput<W>,
-    Ch | ChildName<W>
+    Ch | ChildStepOf<Id, W>
   > {
     return this.add('child', id, named(fields));
   }
@@ -359,7 +359,7 @@ export class WorkflowBuilder<
     Strict,
     Ids | Id,
     MapOutput<H, K, W, R>,
-    Ch | ChildName<Exclude<W, undefined>>
+    Ch | ChildStepOf<Id, W>
   > {
     return this.add('map', id, named(fields));
   }
@@ -399,7 +399,8 @@ export class WorkflowBuilder<
     signals: Strict extends true ? S : S & Record<string, unknown>;
     handlers: U;
     steps: Ids;
-    children: Ch;
+    children: Ch['workflow'];
+    childSteps: Ch;
   }> {
     // What the types refuse, refused again for callers that bypassed them; listed with the
     // definition's own issues, in one error.

@@ -24,6 +24,14 @@ export interface DefinitionTypes {
   steps: string;
   /** The workflows its child and map steps start (a runner must register them too). */
   children?: string;
+  /** Its child and map steps that start workflows, each with the name of the workflow it starts. */
+  childSteps?: ChildStep;
+}
+
+/** A step that starts child workflows (a child step, a workflow map) and the workflow it starts. */
+export interface ChildStep<Id extends string = string, Name extends string = string> {
+  step: Id;
+  workflow: Name;
 }
 
 /**
@@ -55,5 +63,14 @@ export type SignalsOf<D> = Or<TypesOf<D>['signals'], Record<string, unknown>>;
 export type StepIdOf<D> = Or<TypesOf<D>['steps'], string>;
 /** The names of the workflows a typed definition's child and map steps start (`never` when untyped). */
 export type ChildrenOf<D> = TypesOf<D> extends { children: infer C extends string } ? C : never;
+/**
+ * The child and map steps that start workflows, each with its workflow's name: any step id and
+ * name for an untyped definition.
+ */
+export type ChildStepsOf<D> = [TypesOf<D>] extends [never]
+  ? ChildStep
+  : TypesOf<D> extends { childSteps: infer C extends ChildStep }
+    ? C
+    : ChildStep<StepIdOf<D>>;
 /** What each handler a definition names must take and return. */
 export type HandlerSpecsOf<D> = Or<TypesOf<D>['handlers'], Record<string, HandlerSpec>>;
