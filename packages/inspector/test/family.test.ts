@@ -173,6 +173,48 @@ describe('the instance page: parent', () => {
   });
 });
 
+describe('the instance list: top-level only', () => {
+  const rows = (html: string) => [...html.matchAll(/<tr data-id="([^"]+)"/g)].map((m) => m[1]);
+
+  it('leaves out the children of child and map steps (instances with a parent)', async () => {
+    const { app } = await setup();
+    const all = await (await app.request('/ops/', { headers: BEARER })).text();
+    expect(rows(all)).toContain('o-1/1/lines/1/0'); // flooded: the map's items come first
+    expect(all).toContain('<input type="checkbox" name="top" value="1"> Top-level only');
+    const top = await (await app.request('/ops/?top=1', { headers: BEARER })).text();
+    expect(rows(top)).toEqual(['o-1', 'o-2']);
+    expect(top).toContain('<input type="checkbox" name="top" value="1" checked> Top-level only');
+    const combined = await (await app.request('/ops/?top=1&prefix=o-2', { headers: BEARER })).text();
+    expect(rows(combined)).toEqual(['o-2']);
+  });
+
+  it('reads a bounded number of rows per page, then says so and links on with the filter kept', async () => {
+    const store = createMemoryStore();
+    await seed(store);
+    const app = new Hono();
+    app.route(
+      '/ops',
+      createInspector({ store, workflows: [parentOrder, shipLine], auth: { token: TOKEN }, pageSize: 1 }),
+    );
+    const read = async (query: string) => {
+      const html = await (await app.request(`/ops/${query}`, { headers: BEARER })).text();
+      const next = /rel="next" href="\/ops\/([^"]+)"/.exec(html)?.[1]?.replace(/&amp;/g, '&');
+      return { ids: rows(html), next, html };
+    };
+    const first = await read('?top=1');
+    expect(first.ids).toEqual(['o-1']);
+    expect(first.next).toContain('top=1');
+    // o-1's 60 children come next in id order: 20 rows read (one page of 1, times 20), none top-level.
+    const second = await read(first.next!);
+    expect(second.ids).toEqual([]);
+    expect(second.html).toContain('id="scan-note"');
+    expect(second.html).toContain('Read 20 instances');
+    let page = second;
+    for (let i = 0; i < 5 && page.ids.length === 0; i++) page = await read(page.next!);
+    expect(page.ids).toEqual(['o-2']);
+  });
+});
+
 describe('actions with child and map steps among the definitions', () => {
   it('the inspector enables the composition kinds itself: a cancel writes (no KIND_NOT_LOADED)', async () => {
     // This file never imports @stepfold/engine/composition: only the inspector's own import enables it.
