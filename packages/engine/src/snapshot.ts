@@ -91,6 +91,8 @@ export interface MapState {
   ok: number;
   /** During rollback: completed indexes still to compensate, next first. */
   undo?: number[] | undefined;
+  /** Completed items a rollback has undone so far (compensated, or their children reverted). */
+  undone?: number | undefined;
   /** An item (a child workflow) completed past one of its pivots. */
   pivot?: true | undefined;
 }

@@ -10,6 +10,7 @@ import {
   shipLine,
   snapshotOf,
 } from '../../engine/test/child-fixtures.js';
+import { lineItem, rollbackOrder, rolledBackOrder } from '../../engine/test/map-rollback-fixture.js';
 import { ITEM_LINKS } from '../src/family.js';
 import { createInspector } from '../src/index.js';
 
@@ -136,6 +137,27 @@ describe('the instance page: children', () => {
     const map = element(await page('o-1'), 'map-lines', 'div');
     expect(map).toContain('map of child workflows');
     expect(map).toContain(href('o-1/1/lines/1/4'));
+  });
+});
+
+describe('the instance page: a map that rolled back', () => {
+  it('counts the completed items the rollback undid, in the words and in the bar', async () => {
+    const store = createMemoryStore();
+    for (const snapshot of await rolledBackOrder('r-1')) await store.create(snapshot);
+    const app = new Hono();
+    app.route(
+      '/ops',
+      createInspector({ store, workflows: [rollbackOrder, lineItem], auth: { token: TOKEN } }),
+    );
+    const html = await (await app.request('/ops/instances/r-1', { headers: BEARER })).text();
+    const block = element(html, 'map-lines', 'div');
+    expect(block).toContain('<p class="counts">2/3 done · 1 failed · 2 undone</p>');
+    expect(block).toContain('aria-label="2 of 3 done (2 undone), 1 failed, 0 running, 0 not started"');
+    // The undone items leave the bar's done part for a part of their own.
+    expect(block).toContain('<span class="s-done" style="width:0.00%"></span>');
+    expect(block).toContain('<span class="s-compensated" style="width:66.67%"></span>');
+    // The diagram's source, drawn on the page, says it too.
+    expect(element(html, 'diagram', 'pre')).toContain('2/3 done · 1 failed · 2 undone');
   });
 });
 
