@@ -1,3 +1,4 @@
+import '@stepfold/engine/composition';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import {
   createRunner,
@@ -323,5 +324,46 @@ describe('runner instrumentation', () => {
     expect(quiet.tasks[0]!.info.trace).toBeUndefined();
     const plain = createRunner({ store: createMemoryStore(), workflows: [once], handlers: { a: () => 1 } });
     expect('trace' in (await plain.start('once', 'x'))).toBe(false);
+  });
+
+  it("a child's start is told its parent's carrier and step, and the child carries the one made in its own start's wrapper", async () => {
+    const line = workflow('line', 1).task('a', { handler: 'a' }).build();
+    const parent = workflow('parent', 1).child('sub', { workflow: line }).build();
+    const run = async (carriers: Array<Record<string, string> | undefined>) => {
+      const asked: Array<string | undefined> = [];
+      const starts: EventInfo[] = [];
+      const context = new AsyncLocalStorage<string>();
+      const runner = createRunner({
+        store: createMemoryStore(),
+        workflows: [parent, line],
+        handlers: { a: () => 1 },
+        instrument: {
+          carrier: () => {
+            asked.push(context.getStore());
+            return carriers.shift();
+          },
+          event: (info, write) => {
+            if (info.type === 'start') starts.push(info);
+            return context.run(`start ${info.instanceId}`, write);
+          },
+          task: (_info, go) => go(),
+        },
+      });
+      const s = await runner.start('parent', 'p-1');
+      expect(s.status).toBe('completed');
+      return { asked, starts, child: (await runner.get('p-1/1/sub/1'))! };
+    };
+    const own = await run([{ traceparent: 'parent-start' }, { traceparent: 'child-start' }]);
+    expect(own.asked).toEqual(['start p-1', 'start p-1/1/sub/1']);
+    expect(own.starts[1]).toMatchObject({
+      instanceId: 'p-1/1/sub/1',
+      trace: { traceparent: 'parent-start' },
+      parent: { id: 'p-1', step: 'sub' },
+    });
+    expect(own.starts[0]).not.toHaveProperty('parent');
+    expect(own.child.trace).toEqual({ traceparent: 'child-start' });
+    // An instrumentation that makes no carrier for the child: it keeps its parent's.
+    const kept = await run([{ traceparent: 'parent-start' }]);
+    expect(kept.child.trace).toEqual({ traceparent: 'parent-start' });
   });
 });
