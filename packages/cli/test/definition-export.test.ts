@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createRunner, type Store } from '@stepfold/engine';
+import { createRunner, type Store, type WorkflowDefinition } from '@stepfold/engine';
 import { createMemoryStore } from '@stepfold/engine/memory';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { EXIT } from '../src/exit-codes.js';
@@ -94,7 +94,7 @@ describe('a definition named by file.js#export', () => {
   it('--definitions takes file.js#export: only that export is registered', async () => {
     const store = createMemoryStore();
     held.store = store;
-    const { ship, bill } = (await import(mod())) as Record<string, never>;
+    const { ship, bill } = (await import(mod())) as Record<'ship' | 'bill', WorkflowDefinition>;
     const runner = createRunner({ store, workflows: [ship, bill], execute: false });
     await runner.start('ship', 's-1');
     await runner.start('bill', 'b-1');
