@@ -2,9 +2,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { main } from '@stepfold/cli';
 import { createRunner, defineWorkflow } from '@stepfold/engine';
 import fc from 'fast-check';
+// The CLI's build, by path: the fuzzer calls its `main` in process and needs no `stepfold` bin
+// (a dependency on the package would link one, which fails before the CLI is built).
+import { main } from '../../../packages/cli/dist/cli.js';
 import { EXIT, RUN_EXIT } from '../../../packages/cli/dist/exit-codes.js';
 import type { Target } from '../driver.js';
 import { expect } from '../guard.js';

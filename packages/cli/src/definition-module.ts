@@ -14,15 +14,30 @@ function looksLikeDefinition(v: unknown): boolean {
   return typeof o['name'] === 'string' && typeof o['version'] === 'number' && 'steps' in o;
 }
 
-/** The default export's definitions: one, an array of them, or an object whose values are definitions. */
-function fromDefault(value: unknown): Exported[] {
+/** An export's definitions: one, an array of them, or an object whose values are definitions. */
+function fromExport(where: string, value: unknown): Exported[] {
   if (value === undefined) return [];
-  if (Array.isArray(value)) return value.map((v, i) => ({ where: `default[${i}]`, value: v }));
-  if (looksLikeDefinition(value)) return [{ where: 'default', value }];
+  if (Array.isArray(value)) return value.map((v, i) => ({ where: `${where}[${i}]`, value: v }));
+  if (looksLikeDefinition(value)) return [{ where, value }];
   if (typeof value === 'object' && value !== null) {
-    return Object.entries(value).map(([k, v]) => ({ where: `default.${k}`, value: v }));
+    return Object.entries(value).map(([k, v]) => ({ where: `${where}.${k}`, value: v }));
   }
-  return [{ where: 'default', value }];
+  return [{ where, value }];
+}
+
+/** The definitions of the export `name` (`default` for the default export); a usage error if it holds none. */
+function fromNamedExport(path: string, mod: Record<string, unknown>, name: string): Exported[] {
+  if (!(name in mod)) {
+    const names = Object.keys(mod).join(', ') || 'nothing';
+    throw new UsageError(`${path} has no export named ${name} (it exports ${names})`);
+  }
+  const found = fromExport(name, mod[name]);
+  if (!found.length || !found.every((e) => looksLikeDefinition(e.value))) {
+    throw new UsageError(
+      `${path}#${name} is not a workflow definition (export a built workflow, or an array or object of them)`,
+    );
+  }
+  return found;
 }
 
 /**
@@ -52,14 +67,17 @@ function definitionOf(path: string, { where, value }: Exported): WorkflowDefinit
 }
 
 /**
- * The workflow definitions an ESM module (.js, .mjs) exports: its default export (a definition, an
- * array of them, or an object of them) and its named exports that are definitions (others, such as
- * handlers, are ignored). Each is validated; built definitions keep their declared schemas.
+ * The workflow definitions an ESM module (.js, .mjs) exports: with `exportName` (`file.js#order`),
+ * that export's; else its default export (a definition, an array of them, or an object of them) and
+ * its named exports that are definitions (others, such as handlers, are ignored). Each is
+ * validated; built definitions keep their declared schemas.
  */
-export async function loadDefinitionModule(path: string): Promise<WorkflowDefinition[]> {
+export async function loadDefinitionModule(path: string, exportName?: string): Promise<WorkflowDefinition[]> {
   const mod = await importUserModule(path, 'definitions');
+  if (exportName !== undefined)
+    return fromNamedExport(path, mod, exportName).map((e) => definitionOf(path, e));
   const exported = [
-    ...fromDefault(mod['default']),
+    ...fromExport('default', mod['default']),
     ...Object.entries(mod)
       .filter(([name, v]) => name !== 'default' && looksLikeDefinition(v))
       .map(([name, value]) => ({ where: name, value })),

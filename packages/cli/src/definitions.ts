@@ -4,7 +4,7 @@ import { defineWorkflow, ValidationError, type WorkflowDefinition } from '@stepf
 import { parseAllDocuments } from 'yaml';
 import { loadDefinitionModule } from './definition-module.js';
 import { UsageError } from './exit-codes.js';
-import { MODULE_EXTENSIONS, TYPESCRIPT_EXTENSIONS } from './modules.js';
+import { MODULE_EXTENSIONS, parseModuleSpec, TYPESCRIPT_EXTENSIONS } from './modules.js';
 
 // Data files: what a directory given to --definitions is scanned for. Modules are named one by one
 // (a directory of definitions often holds the handlers module too, which must not be imported as one).
@@ -62,24 +62,36 @@ export function loadDefinitionFile(path: string): WorkflowDefinition[] {
 }
 
 /**
- * The definitions in one file the user named: an ESM module (.js, .mjs) exporting built workflows,
- * or a JSON/YAML file. A TypeScript module is a usage error (compile it first).
+ * The definitions in one file the user named: an ESM module (.js, .mjs) exporting built workflows
+ * (`file.js#name`: only the export `name`), or a JSON/YAML file. A TypeScript module is a usage
+ * error (compile it first). Every command that takes definitions reads them through here.
  */
-export async function loadDefinitionSource(path: string): Promise<WorkflowDefinition[]> {
+export async function loadDefinitionSource(spec: string): Promise<WorkflowDefinition[]> {
+  const { path, exportName } = parseModuleSpec(spec);
   const ext = extname(path).toLowerCase();
-  if (MODULE_EXTENSIONS.has(ext) || TYPESCRIPT_EXTENSIONS.has(ext)) return loadDefinitionModule(path);
+  if (MODULE_EXTENSIONS.has(ext) || TYPESCRIPT_EXTENSIONS.has(ext))
+    return loadDefinitionModule(path, exportName);
+  if (exportName !== undefined) {
+    throw new UsageError(
+      `${spec}: #${exportName} names an export of an ESM module (.js, .mjs); ${path} is not one`,
+    );
+  }
   if (!EXTENSIONS.has(ext)) {
     throw new UsageError(`${path}: a definition must be .json, .yaml, .yml, or an ESM module (.js, .mjs)`);
   }
   return loadDefinitionFile(path);
 }
 
-/** Exactly one definition (for `run`, `replay`, `diagram`). */
-export async function loadDefinition(path: string): Promise<WorkflowDefinition> {
-  const defs = await loadDefinitionSource(path);
-  if (defs.length !== 1)
-    throw new UsageError(`${path} holds ${defs.length} definitions; name a file with one`);
-  return defs[0]!;
+/** Exactly one definition (for `run`, `replay`, `diagram`): a file of one, or a module's `file.js#name`. */
+export async function loadDefinition(spec: string): Promise<WorkflowDefinition> {
+  const defs = await loadDefinitionSource(spec);
+  if (defs.length === 1) return defs[0]!;
+  const { path, exportName } = parseModuleSpec(spec);
+  const names = defs.map((d) => `${d.name} v${d.version}`).join(', ');
+  const module = MODULE_EXTENSIONS.has(extname(path).toLowerCase()) && exportName === undefined;
+  throw new UsageError(
+    `${spec} holds ${defs.length} definitions (${names}); ${module ? `pick one with ${path}#<export>` : 'name a file with one'}`,
+  );
 }
 
 /**
@@ -88,10 +100,11 @@ export async function loadDefinition(path: string): Promise<WorkflowDefinition> 
  */
 export async function loadDefinitions(paths: readonly string[]): Promise<WorkflowDefinition[]> {
   const files: string[] = [];
-  for (const path of paths) {
+  for (const spec of paths) {
+    const { path, exportName } = parseModuleSpec(spec);
     // Refused as TypeScript, whether or not the file exists (the fix is the same: compile it).
     if (TYPESCRIPT_EXTENSIONS.has(extname(path).toLowerCase())) {
-      files.push(path);
+      files.push(spec);
       continue;
     }
     let isDir: boolean;
@@ -100,7 +113,7 @@ export async function loadDefinitions(paths: readonly string[]): Promise<Workflo
     } catch (e) {
       throw new UsageError(`cannot read definitions ${path}: ${(e as Error).message}`);
     }
-    if (!isDir) files.push(path);
+    if (!isDir || exportName !== undefined) files.push(spec);
     else {
       const names = readdirSync(path).filter((n) => EXTENSIONS.has(extname(n).toLowerCase()));
       files.push(...names.sort().map((n) => join(path, n)));

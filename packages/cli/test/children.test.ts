@@ -13,6 +13,7 @@ import {
   shipLine,
   snapshotOf,
 } from '../../engine/test/child-fixtures.js';
+import { lineItem, rollbackOrder, rolledBackOrder } from '../../engine/test/map-rollback-fixture.js';
 import { type ChildPage, listChildren } from '../src/child-listing.js';
 import { EXIT } from '../src/exit-codes.js';
 import { type Family, loadFamily, renderFamily } from '../src/family.js';
@@ -120,6 +121,20 @@ describe('stepfold show: parent and children', () => {
     expect(human.stdout).toContain(
       'children: o-1/1/lines/1/<item>  (list them: stepfold children o-1 --step lines)',
     );
+  });
+
+  it('a map that failed and rolled back says so: the completed items it undid are counted', async () => {
+    for (const snapshot of await rolledBackOrder('r-1')) await held.store!.create(snapshot);
+    const dir = mkdtempSync(join(tmpdir(), 'stepfold-rollback-'));
+    writeFileSync(join(dir, 'order.json'), JSON.stringify(rollbackOrder));
+    writeFileSync(join(dir, 'line-item.json'), JSON.stringify(lineItem));
+    const human = await run('show', 'r-1', '--definitions', dir);
+    expect(human.code).toBe(EXIT.ok);
+    expect(human.stdout).toMatch(
+      /^ {2}lines {2}map of line-item {2}compensated {2}2\/3 done · 1 failed · 2 undone$/m,
+    );
+    const shown = json<Family>(await run('show', 'r-1', '--json', '--definitions', dir));
+    expect(shown.children[0]).toMatchObject({ kind: 'map', progress: { done: 2, failed: 1, undone: 2 } });
   });
 
   it('without definitions: the map is found to run workflows by its first child naming its parent', async () => {

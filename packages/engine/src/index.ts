@@ -24,6 +24,8 @@ export type {
 export { definitionSchema } from './definition/schema.js';
 export type {
   ChildrenOf,
+  ChildStep,
+  ChildStepsOf,
   DefinitionTypes,
   HandlerSpec,
   HandlerSpecsOf,

@@ -96,6 +96,8 @@ export interface MapState {
   undo?: number[] | undefined;
   /** During rollback: the completed indexes below this are compensated after `undo`, latest first. */
   undoBelow?: number | undefined;
+  /** Completed items a rollback has undone so far (compensated, or their children reverted). */
+  undone?: number | undefined;
   /** An item (a child workflow) completed past one of its pivots. */
   pivot?: true | undefined;
 }

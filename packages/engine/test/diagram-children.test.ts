@@ -9,6 +9,7 @@ import {
 } from '@stepfold/engine/introspect';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parentAtChild, parentMidway, parentOrder, snapshotOf } from './child-fixtures.js';
+import { rollbackOrder, rolledBackOrder } from './map-rollback-fixture.js';
 
 // Child and map steps in the diagram and in `childRefs`, over hand-built snapshots of the shapes
 // the composition kinds write. Every diagram goes through the real Mermaid parser (jsdom for its
@@ -118,6 +119,33 @@ describe('toMermaid: child and map steps', () => {
     hostile.steps['sub']!.child = { id: 'a"]-->b[<script>|x|' };
     const h = await vertices(hostile);
     expect(label(h, 'sub')[2]).toBe('→ a"]-->b[<script>|x|');
+  });
+});
+
+describe('toMermaid: a map that rolled back', () => {
+  it('says how many completed items the rollback undid, not only that they were done', async () => {
+    const [s] = await rolledBackOrder();
+    const text = toMermaid(rollbackOrder, s);
+    await mermaid.parse(text);
+    const v = ((await mermaid.mermaidAPI.getDiagramFromText(text)).db as FlowDb).getVertices();
+    expect(label(v, 'lines')).toContain('2/3 done · 1 failed · 2 undone');
+    expect(classes(v, 'lines')).toContain('compensated');
+  });
+
+  it('midway through the rollback: what it undid and what it has left', () => {
+    expect(
+      mapProgressText({
+        total: 3,
+        done: 2,
+        failed: 1,
+        running: 0,
+        pending: 0,
+        failedItems: [2],
+        runningItems: [],
+        undone: 1,
+        undo: 1,
+      }),
+    ).toBe('2/3 done · 1 failed · 1 undone · 1 to undo');
   });
 });
 

@@ -15,6 +15,7 @@ import {
   type WorkflowEvent,
   workflow,
 } from '@stepfold/engine';
+import { composition } from '@stepfold/engine/composition';
 import { createMemoryStore } from '@stepfold/engine/memory';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -230,6 +231,7 @@ describe('runner instrumentation', () => {
     };
     const store = createMemoryStore();
     const runner = createRunner({
+      kinds: [composition],
       store,
       workflows: [orderWorkflow],
       clock: () => now,
@@ -293,6 +295,7 @@ describe('runner instrumentation', () => {
     const rec = recorder();
     const waits = workflow('waits', 1).wait('go', { signal: 'go' }).wait('stop', { signal: 'stop' }).build();
     const runner = createRunner({
+      kinds: [composition],
       store: createMemoryStore(),
       workflows: [waits],
       handlers: {},
@@ -314,6 +317,7 @@ describe('runner instrumentation', () => {
     const once = workflow('once', 1).task('a', { handler: 'a' }).build();
     const quiet = recorder(null);
     const a = createRunner({
+      kinds: [composition],
       store: createMemoryStore(),
       workflows: [once],
       handlers: { a: () => 1 },
@@ -321,7 +325,54 @@ describe('runner instrumentation', () => {
     });
     expect('trace' in (await a.start('once', 'x'))).toBe(false);
     expect(quiet.tasks[0]!.info.trace).toBeUndefined();
-    const plain = createRunner({ store: createMemoryStore(), workflows: [once], handlers: { a: () => 1 } });
+    const plain = createRunner({
+      kinds: [composition],
+      store: createMemoryStore(),
+      workflows: [once],
+      handlers: { a: () => 1 },
+    });
     expect('trace' in (await plain.start('once', 'x'))).toBe(false);
+  });
+
+  it("a child's start is told its parent's carrier and step, and the child carries the one made in its own start's wrapper", async () => {
+    const line = workflow('line', 1).task('a', { handler: 'a' }).build();
+    const parent = workflow('parent', 1).child('sub', { workflow: line }).build();
+    const run = async (carriers: Array<Record<string, string> | undefined>) => {
+      const asked: Array<string | undefined> = [];
+      const starts: EventInfo[] = [];
+      const context = new AsyncLocalStorage<string>();
+      const runner = createRunner({
+        kinds: [composition],
+        store: createMemoryStore(),
+        workflows: [parent, line],
+        handlers: { a: () => 1 },
+        instrument: {
+          carrier: () => {
+            asked.push(context.getStore());
+            return carriers.shift();
+          },
+          event: (info, write) => {
+            if (info.type === 'start') starts.push(info);
+            return context.run(`start ${info.instanceId}`, write);
+          },
+          task: (_info, go) => go(),
+        },
+      });
+      const s = await runner.start('parent', 'p-1');
+      expect(s.status).toBe('completed');
+      return { asked, starts, child: (await runner.get('p-1/1/sub/1'))! };
+    };
+    const own = await run([{ traceparent: 'parent-start' }, { traceparent: 'child-start' }]);
+    expect(own.asked).toEqual(['start p-1', 'start p-1/1/sub/1']);
+    expect(own.starts[1]).toMatchObject({
+      instanceId: 'p-1/1/sub/1',
+      trace: { traceparent: 'parent-start' },
+      parent: { id: 'p-1', step: 'sub' },
+    });
+    expect(own.starts[0]).not.toHaveProperty('parent');
+    expect(own.child.trace).toEqual({ traceparent: 'child-start' });
+    // An instrumentation that makes no carrier for the child: it keeps its parent's.
+    const kept = await run([{ traceparent: 'parent-start' }]);
+    expect(kept.child.trace).toEqual({ traceparent: 'parent-start' });
   });
 });

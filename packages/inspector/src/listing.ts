@@ -3,9 +3,9 @@ import { STATUSES } from './views/format.js';
 import type { ListFilters } from './views/list-page.js';
 
 /**
- * Rows a time-filtered list reads at most per page, as a multiple of the page size. Stores list by
- * id, not by time (`ListQuery` has no time bounds), so the updated-time filter is applied to the
- * rows read; the bound keeps one page's cost known, and the next-page link continues the scan.
+ * Rows a time-filtered or top-level list reads at most per page, as a multiple of the page size.
+ * Stores list by id, not by time or parent (`ListQuery` has neither), so those filters are applied
+ * to the rows read; the bound keeps one page's cost known, and the next-page link continues the scan.
  */
 export const SCAN_PAGES = 20;
 
@@ -35,6 +35,7 @@ export function readFilters(query: Record<string, string | undefined>): ListFilt
   const cursor = pick('cursor');
   const since = parseTime(query['since']);
   const before = parseTime(query['before']);
+  const top = query['top']?.trim();
   return {
     ...(status && (STATUSES as readonly string[]).includes(status) ? { status } : {}),
     ...(workflow ? { workflow } : {}),
@@ -42,6 +43,7 @@ export function readFilters(query: Record<string, string | undefined>): ListFilt
     ...(cursor ? { cursor } : {}),
     ...(since !== undefined ? { since } : {}),
     ...(before !== undefined ? { before } : {}),
+    ...(top === '1' || top === 'on' || top === 'true' ? { topLevel: true } : {}),
   };
 }
 
@@ -49,7 +51,7 @@ export function readFilters(query: Record<string, string | undefined>): ListFilt
 export interface ListResult {
   items: Snapshot[];
   next: string | null;
-  /** Rows read and passed over by the time filter before the page was cut at the scan bound. */
+  /** Rows read and passed over by the time or top-level filter before the page was cut at the scan bound. */
   scanned?: number | undefined;
 }
 
@@ -59,10 +61,13 @@ export async function listInstances(store: Store, filters: ListFilters, limit: n
     ...(filters.status ? { status: filters.status as Status } : {}),
     ...(filters.workflow ? { workflow: filters.workflow } : {}),
   };
-  const { prefix, since, before } = filters;
-  const timed = since !== undefined || before !== undefined;
-  const inTime = (s: Snapshot) =>
-    (since === undefined || s.updatedAt >= since) && (before === undefined || s.updatedAt < before);
+  const { prefix, since, before, topLevel } = filters;
+  // Filters the store cannot apply: checked on the rows read, within the scan bound.
+  const scanning = since !== undefined || before !== undefined || topLevel === true;
+  const kept = (s: Snapshot) =>
+    (since === undefined || s.updatedAt >= since) &&
+    (before === undefined || s.updatedAt < before) &&
+    (!topLevel || s.parent === undefined);
   const items: Snapshot[] = [];
   // Stores list ids in order after the cursor (the last id of the previous page), so the ids with
   // the prefix are one run that starts right after the prefix itself: list from there and stop at
@@ -74,7 +79,7 @@ export async function listInstances(store: Store, filters: ListFilters, limit: n
       exact &&
       (!base.status || exact.status === base.status) &&
       (!base.workflow || exact.workflow.name === base.workflow) &&
-      inTime(exact);
+      kept(exact);
     if (matches) items.push(exact);
   }
   const inRun = (s: Snapshot | undefined) => s !== undefined && (!prefix || s.id.startsWith(prefix));
@@ -86,9 +91,9 @@ export async function listInstances(store: Store, filters: ListFilters, limit: n
       const s = page.items[i]!;
       if (!inRun(s)) return { items, next: null };
       scanned++;
-      if (inTime(s)) items.push(s);
+      if (kept(s)) items.push(s);
       const full = items.length === limit;
-      if (full || (timed && scanned >= cap)) {
+      if (full || (scanning && scanned >= cap)) {
         const after = page.items[i + 1];
         const more = after ? inRun(after) : page.cursor !== null;
         return { items, next: more ? s.id : null, ...(full || !more ? {} : { scanned }) };

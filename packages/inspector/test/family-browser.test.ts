@@ -108,4 +108,17 @@ describe('children and parent in Chromium', () => {
     await page.screenshot({ path: `${ARTIFACTS}family-child-waiting.png`, fullPage: true });
     expect(pageErrors).toEqual([]);
   });
+
+  it('the list ticked "Top-level only" shows the parents, not the map\'s children', async () => {
+    await page.goto(`${base}/`);
+    expect(await page.locator('#instances tbody tr').count()).toBe(50); // a page of o-1 and its children
+    await page.check('form.filters input[name=top]');
+    await Promise.all([page.waitForURL(/top=1/), page.click('form.filters button[type=submit]')]);
+    const ids = await page
+      .locator('#instances tbody tr')
+      .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-id')));
+    expect(ids).toEqual(['o-1', 'o-2']);
+    expect(await page.isChecked('form.filters input[name=top]')).toBe(true);
+    expect(pageErrors).toEqual([]);
+  });
 });

@@ -10,6 +10,7 @@ import {
   shipLine,
   snapshotOf,
 } from '../../engine/test/child-fixtures.js';
+import { lineItem, rollbackOrder, rolledBackOrder } from '../../engine/test/map-rollback-fixture.js';
 import { ITEM_LINKS } from '../src/family.js';
 import { createInspector } from '../src/index.js';
 
@@ -139,6 +140,27 @@ describe('the instance page: children', () => {
   });
 });
 
+describe('the instance page: a map that rolled back', () => {
+  it('counts the completed items the rollback undid, in the words and in the bar', async () => {
+    const store = createMemoryStore();
+    for (const snapshot of await rolledBackOrder('r-1')) await store.create(snapshot);
+    const app = new Hono();
+    app.route(
+      '/ops',
+      createInspector({ store, workflows: [rollbackOrder, lineItem], auth: { token: TOKEN } }),
+    );
+    const html = await (await app.request('/ops/instances/r-1', { headers: BEARER })).text();
+    const block = element(html, 'map-lines', 'div');
+    expect(block).toContain('<p class="counts">2/3 done · 1 failed · 2 undone</p>');
+    expect(block).toContain('aria-label="2 of 3 done (2 undone), 1 failed, 0 running, 0 not started"');
+    // The undone items leave the bar's done part for a part of their own.
+    expect(block).toContain('<span class="s-done" style="width:0.00%"></span>');
+    expect(block).toContain('<span class="s-compensated" style="width:66.67%"></span>');
+    // The diagram's source, drawn on the page, says it too.
+    expect(element(html, 'diagram', 'pre')).toContain('2/3 done · 1 failed · 2 undone');
+  });
+});
+
 describe('the instance page: parent', () => {
   it('a child links to its parent, and the parent back to it: one can walk both ways', async () => {
     const { page } = await setup();
@@ -170,6 +192,48 @@ describe('the instance page: parent', () => {
     const r = await app.request(`/ops/instances/${encodeURIComponent('o-1/1/lines/1/4')}`);
     expect(r.status).toBe(401);
     expect(await r.text()).not.toContain('Child of');
+  });
+});
+
+describe('the instance list: top-level only', () => {
+  const rows = (html: string) => [...html.matchAll(/<tr data-id="([^"]+)"/g)].map((m) => m[1]);
+
+  it('leaves out the children of child and map steps (instances with a parent)', async () => {
+    const { app } = await setup();
+    const all = await (await app.request('/ops/', { headers: BEARER })).text();
+    expect(rows(all)).toContain('o-1/1/lines/1/0'); // flooded: the map's items come first
+    expect(all).toContain('<input type="checkbox" name="top" value="1"> Top-level only');
+    const top = await (await app.request('/ops/?top=1', { headers: BEARER })).text();
+    expect(rows(top)).toEqual(['o-1', 'o-2']);
+    expect(top).toContain('<input type="checkbox" name="top" value="1" checked> Top-level only');
+    const combined = await (await app.request('/ops/?top=1&prefix=o-2', { headers: BEARER })).text();
+    expect(rows(combined)).toEqual(['o-2']);
+  });
+
+  it('reads a bounded number of rows per page, then says so and links on with the filter kept', async () => {
+    const store = createMemoryStore();
+    await seed(store);
+    const app = new Hono();
+    app.route(
+      '/ops',
+      createInspector({ store, workflows: [parentOrder, shipLine], auth: { token: TOKEN }, pageSize: 1 }),
+    );
+    const read = async (query: string) => {
+      const html = await (await app.request(`/ops/${query}`, { headers: BEARER })).text();
+      const next = /rel="next" href="\/ops\/([^"]+)"/.exec(html)?.[1]?.replace(/&amp;/g, '&');
+      return { ids: rows(html), next, html };
+    };
+    const first = await read('?top=1');
+    expect(first.ids).toEqual(['o-1']);
+    expect(first.next).toContain('top=1');
+    // o-1's 60 children come next in id order: 20 rows read (one page of 1, times 20), none top-level.
+    const second = await read(first.next!);
+    expect(second.ids).toEqual([]);
+    expect(second.html).toContain('id="scan-note"');
+    expect(second.html).toContain('Read 20 instances');
+    let page = second;
+    for (let i = 0; i < 5 && page.ids.length === 0; i++) page = await read(page.next!);
+    expect(page.ids).toEqual(['o-2']);
   });
 });
 

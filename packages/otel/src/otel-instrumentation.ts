@@ -52,6 +52,9 @@ export const ATTR = {
   versionBefore: 'stepfold.snapshot.version_before',
   versionAfter: 'stepfold.snapshot.version',
   status: 'stepfold.status',
+  parentId: 'stepfold.parent.id',
+  parentStep: 'stepfold.parent.step',
+  parentItem: 'stepfold.parent.item',
 } as const;
 
 // A carrier the engine stores must be small (≤ 8 entries, each ≤ 512 characters): entries past
@@ -62,9 +65,11 @@ const MAX_LENGTH = 512;
 /**
  * An {@link Instrumentation} for `createRunner({ instrument })` built on `@opentelemetry/api`: a
  * span per handler attempt (`stepfold.task <step>`) and per event written (`stepfold.event <type>`),
- * both parented on the trace the instance carries in `snapshot.trace`, so one trace runs from the
- * start to the last handler, in whichever process each step runs. The handler runs with its
- * attempt's span active. Sets nothing global.
+ * both parented on the trace the instance carries in `snapshot.trace` (its start's span), so one
+ * trace runs from the start to the last handler, in whichever process each step runs. A child
+ * workflow's start span sits under the parent's span that started it (else the parent's start) and
+ * the child's own spans under that: one branch per child. The handler runs with its attempt's span
+ * active. Sets nothing global.
  *
  * @example
  * import { createOtelInstrumentation } from '@stepfold/otel';
@@ -84,8 +89,15 @@ export function createOtelInstrumentation(options: OtelInstrumentationOptions = 
   const propagator = (): TextMapPropagator =>
     options.propagator ?? (propagation.fields().length ? propagation : traceContextPropagator);
 
-  /** The parent of a span about to start, and a link to the caller's span when that is another trace. */
-  function parentOf(carrier: Readonly<Record<string, string>> | undefined): {
+  /**
+   * The parent of a span about to start, and a link to the caller's span when that is another trace.
+   * `nearest`: the active span when it is in the carrier's trace (a child's start, under the
+   * parent's span that starts it), else the carrier's.
+   */
+  function parentOf(
+    carrier: Readonly<Record<string, string>> | undefined,
+    nearest = false,
+  ): {
     parent: Context;
     links: Link[];
   } {
@@ -94,7 +106,9 @@ export function createOtelInstrumentation(options: OtelInstrumentationOptions = 
     const parent = propagator().extract(active, carrier, defaultTextMapGetter);
     const caller = trace.getSpanContext(active);
     const own = trace.getSpanContext(parent);
-    const foreign = caller && caller.traceId !== own?.traceId && trace.isSpanContextValid(caller);
+    const valid = caller !== undefined && trace.isSpanContextValid(caller);
+    if (nearest && valid && caller.traceId === own?.traceId) return { parent: active, links: [] };
+    const foreign = valid && caller.traceId !== own?.traceId;
     return { parent, links: foreign ? [{ context: caller }] : [] };
   }
 
@@ -152,8 +166,13 @@ export function createOtelInstrumentation(options: OtelInstrumentationOptions = 
     },
 
     async event(info: EventInfo, write) {
-      const { parent, links } = parentOf(info.trace);
-      const attributes: Attributes = { ...instance(info), [ATTR.event]: info.type };
+      // A child's start: its span is the child's (the carrier it stores), placed under its parent's.
+      const { parent, links } = parentOf(info.trace, info.parent !== undefined);
+      const attributes: Attributes = {
+        ...instance(info),
+        [ATTR.event]: info.type,
+        ...parentAttributes(info),
+      };
       const span = tracer.startSpan(
         `stepfold.event ${info.type}`,
         { kind: SpanKind.INTERNAL, attributes, links },
@@ -201,6 +220,17 @@ function instance(info: EventInfo | TaskInfo): Attributes {
     [ATTR.instanceId]: info.instanceId,
     [ATTR.workflowName]: info.workflow.name,
     [ATTR.workflowVersion]: info.workflow.version,
+  };
+}
+
+/** A child's start names its parent, and the step (and map item) that started it. */
+function parentAttributes(info: EventInfo): Attributes {
+  const p = info.parent;
+  if (!p) return {};
+  return {
+    [ATTR.parentId]: p.id,
+    [ATTR.parentStep]: p.step,
+    ...(p.item === undefined ? {} : { [ATTR.parentItem]: p.item }),
   };
 }
 

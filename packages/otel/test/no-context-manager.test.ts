@@ -5,9 +5,10 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { createRunner, isTerminal, workflow } from '@stepfold/engine';
+import { composition } from '@stepfold/engine/composition';
 import { createMemoryStore } from '@stepfold/engine/memory';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createOtelInstrumentation } from '../src/index.js';
+import { ATTR, createOtelInstrumentation } from '../src/index.js';
 
 // No context manager is registered in this file (vitest runs each file in its own worker): the
 // API's default one, where `context.with` carries nothing and `context.active()` is always the
@@ -36,8 +37,9 @@ describe('without a context manager', () => {
     const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
     const store = createMemoryStore();
     const instrument = createOtelInstrumentation({ tracerProvider: provider });
-    const api = createRunner({ store, workflows: [flow], execute: false, instrument });
+    const api = createRunner({ kinds: [composition], store, workflows: [flow], execute: false, instrument });
     const worker = createRunner({
+      kinds: [composition],
       store,
       workflows: [flow],
       handlers: { a: () => 1, b: () => 2 },
@@ -76,6 +78,29 @@ describe('without a context manager', () => {
     }
     expect(warnings).toHaveLength(2); // once per instrumentation
     expect(warnings[0]).toContain('no OpenTelemetry context manager is registered');
+    await provider.shutdown();
+  });
+
+  it("still nests a child's spans under its own start, and that under the parent's start (the carrier)", async () => {
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    const parentFlow = workflow('parent', 1).child('sub', { workflow: flow }).build();
+    const runner = createRunner({
+      kinds: [composition],
+      store: createMemoryStore(),
+      workflows: [parentFlow, flow],
+      handlers: { a: () => 1, b: () => 2 },
+      instrument: createOtelInstrumentation({ tracerProvider: provider }),
+    });
+    expect((await runner.start('parent', 'p-1')).status).toBe('completed');
+    const spans = exporter.getFinishedSpans();
+    const start = (id: string) =>
+      spans.find((s) => s.name === 'stepfold.event start' && s.attributes[ATTR.instanceId] === id)!;
+    const child = start('p-1/1/sub/1');
+    expect(child.parentSpanContext?.spanId).toBe(start('p-1').spanContext().spanId);
+    const rest = spans.filter((s) => s.attributes[ATTR.instanceId] === 'p-1/1/sub/1' && s !== child);
+    expect(rest.length).toBeGreaterThan(0);
+    for (const s of rest) expect(s.parentSpanContext?.spanId, s.name).toBe(child.spanContext().spanId);
     await provider.shutdown();
   });
 });

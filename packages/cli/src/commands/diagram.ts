@@ -20,7 +20,7 @@ export function register(program: Command): void {
         .description('print a definition as a Mermaid flowchart; with --id, coloured by that stored instance')
         .argument(
           '<definition>',
-          'workflow definition: .json, .yaml, .yml, or an ESM module (.js, .mjs) exporting one built workflow',
+          'workflow definition: .json, .yaml, .yml, or an ESM module (.js, .mjs) exporting one built workflow (file.js#name picks the export name)',
         )
         .option('--id <id>', 'colour the steps by this instance (needs --store)'),
     ),

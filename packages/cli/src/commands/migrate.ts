@@ -20,7 +20,7 @@ import type { Command } from 'commander';
 import { loadDefinitions } from '../definitions.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { CLI_KINDS } from '../kinds.js';
-import { importUserModule } from '../modules.js';
+import { importUserModule, parseModuleSpec } from '../modules.js';
 import {
   type ActingOptions,
   definitionPaths,
@@ -57,9 +57,7 @@ function looksLikeMigration(v: unknown): v is Migration {
 
 /** The migration `module#export` names: that export, else the default, else the module's only migration. */
 export async function loadMigration(spec: string): Promise<Migration> {
-  const hash = spec.lastIndexOf('#');
-  const path = hash > 0 ? spec.slice(0, hash) : spec;
-  const name = hash > 0 ? spec.slice(hash + 1) : undefined;
+  const { path, exportName: name } = parseModuleSpec(spec);
   const mod = await importUserModule(path, 'migration');
   if (name !== undefined) {
     if (!looksLikeMigration(mod[name]))

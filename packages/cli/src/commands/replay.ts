@@ -44,7 +44,7 @@ export function register(program: Command): void {
       .description("fold a list of events through the engine's reducer (no store) and print the snapshot")
       .argument(
         '<definition>',
-        'workflow definition: .json, .yaml, .yml, or an ESM module (.js, .mjs) exporting one built workflow',
+        'workflow definition: .json, .yaml, .yml, or an ESM module (.js, .mjs) exporting one built workflow (file.js#name picks the export name)',
       )
       .argument('<events>', 'events: a JSON array, or NDJSON (one per line)'),
   ).action(async (definitionPath: string, eventsPath: string, options: CommonOptions) => {

@@ -151,7 +151,7 @@ export function register(program: Command): void {
       )
       .argument(
         '<definition>',
-        'workflow definition: .json, .yaml, .yml, or an ESM module (.js, .mjs) exporting one built workflow',
+        'workflow definition: .json, .yaml, .yml, or an ESM module (.js, .mjs) exporting one built workflow (file.js#name picks the export name)',
       )
       .requiredOption(
         '--handlers <module>',

@@ -2,7 +2,7 @@
 // outputs and item inputs are, and the checks that turn a mistake into a compile error. Types only.
 import type { Fields, Handlers, Linked, RawOutput, TaskOutput, Unmatched } from './builder-types.js';
 import type { DefinitionInput, WorkflowDefinition } from './schema.js';
-import type { HandlerSpec, InputOf, NameOf, OutputOf } from './typed-definition.js';
+import type { ChildStep, HandlerSpec, InputOf, NameOf, OutputOf } from './typed-definition.js';
 import type { DataPath, Jsonify, PathsUnder, PathValue, Resolve, StepData } from './typing.js';
 
 /** What a child or map step may start: a definition (its name goes to the JSON), or a workflow name (untyped). */
@@ -26,6 +26,10 @@ export interface WorkflowMapSummary extends MapSummary {
 
 /** The name a child workflow is registered under (`string` when not known). */
 export type ChildName<W> = W extends string ? W : NameOf<W>;
+/** What a `child` or `map` step `Id` records of the workflow it starts: nothing for a map of handlers. */
+export type ChildStepOf<Id extends string, W> = [W] extends [undefined]
+  ? never
+  : ChildStep<Id, ChildName<Exclude<W, undefined>>>;
 /** A child workflow's declared output, as stored (JSON); `unknown` for an untyped one. */
 export type ChildOutput<W> = W extends string ? unknown : Jsonify<OutputOf<W>>;
 /** A child workflow's declared input; `unknown` for an untyped one. */

@@ -3,8 +3,8 @@ import { inputPathIssues, signalIssues } from './builder-checks.js';
 import type {
   ChildCheck,
   ChildFields,
-  ChildName,
   ChildOutput,
+  ChildStepOf,
   ChildWorkflow,
   CompensateSpec,
   IsArrayPath,
@@ -44,7 +44,7 @@ import type {
   StepDefinition,
   WorkflowDefinition,
 } from './schema.js';
-import type { HumanDecision, TypedDefinition } from './typed-definition.js';
+import type { ChildStep, HumanDecision, TypedDefinition } from './typed-definition.js';
 import type { DataPath, InferSchema, Resolve, StandardSchema, StepData, TypedCondition } from './typing.js';
 
 export type { TaskFields } from './builder-types.js';
@@ -74,8 +74,9 @@ export interface WorkflowOptions {
  * step's output in `outputs`, the `signals`, what the runner must provide for each handler name in
  * `uses`, the declared workflow `output`, whether only declared signals may be used (`strict`),
  * the step `ids` used so far (a second use does not compile), the `last` step's output (checked
- * against `output` by `build()`), the workflows child and map steps start (`children`, checked by
- * `createRunner`), and the step `kinds` beyond the core it uses (`createRunner` needs them in `kinds`).
+ * against `output` by `build()`), the child and map steps that start workflows with the workflow
+ * each starts (`children`: `createRunner` checks the workflows are registered, the harness types
+ * its children by them), and the step `kinds` beyond the core it uses (`createRunner` needs them in `kinds`).
  */
 export interface BuilderState {
   name: string;
@@ -88,7 +89,7 @@ export interface BuilderState {
   strict: boolean;
   ids: string;
   last: unknown;
-  children: string;
+  children: ChildStep;
   kinds: string;
 }
 
@@ -314,7 +315,7 @@ export class WorkflowBuilder<B extends BuilderState = Initial<string>> {
       Stepped<B, Id, ChildOutput<W>>,
       {
         uses: B['uses'] & CompensateSpec<C, Mapped<B['input'], B['outputs'], M>>;
-        children: B['children'] | ChildName<W>;
+        children: B['children'] | ChildStepOf<Id, W>;
         kinds: B['kinds'] | 'child';
       }
     >
@@ -354,7 +355,7 @@ export class WorkflowBuilder<B extends BuilderState = Initial<string>> {
       {
         uses: B['uses'] &
           MapSpecs<B['handlers'], K, C, ItemInput<B['input'], B['outputs'], ItemOf<DataOf<B>, P>, M>>;
-        children: B['children'] | ChildName<Exclude<W, undefined>>;
+        children: B['children'] | ChildStepOf<Id, W>;
         kinds: B['kinds'] | 'map';
       }
     >
@@ -397,7 +398,8 @@ export class WorkflowBuilder<B extends BuilderState = Initial<string>> {
     signals: B['strict'] extends true ? B['signals'] : B['signals'] & Record<string, unknown>;
     handlers: B['uses'];
     steps: B['ids'];
-    children: B['children'];
+    children: B['children']['workflow'];
+    childSteps: B['children'];
     kinds: B['kinds'];
   }> {
     // What the types refuse, refused again for callers that bypassed them; listed with the

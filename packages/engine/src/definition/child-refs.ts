@@ -24,6 +24,8 @@ export interface MapProgress {
   runningItems: number[];
   /** During rollback: completed items still to compensate. */
   undo?: number | undefined;
+  /** Completed items a rollback undid (they count in `done` too: they completed, then were reverted). */
+  undone?: number | undefined;
 }
 
 /** A child step and the child instance it started. */
@@ -74,6 +76,7 @@ export function mapProgress(map: MapState): MapProgress {
   };
   const undo = (map.undo?.length ?? 0) + completedBelow(map, map.undoBelow ?? 0);
   if (undo) out.undo = undo;
+  if (map.undone) out.undone = map.undone;
   return out;
 }
 
@@ -86,12 +89,14 @@ function completedBelow(map: MapState, below: number): number {
 
 /**
  * A map's progress in a few words, the same in every tool: `37/500 done · 3 failed · 20 running`
- * (the failed and running parts only when not zero, `· 5 to undo` during rollback).
+ * (the failed and running parts only when not zero); a rollback adds what it undid and what it has
+ * left: `2/3 done · 1 failed · 1 undone · 1 to undo`, then `2/3 done · 1 failed · 2 undone`.
  */
 export function mapProgressText(p: MapProgress): string {
   const parts = [`${p.done}/${p.total} done`];
   if (p.failed) parts.push(`${p.failed} failed`);
   if (p.running) parts.push(`${p.running} running`);
+  if (p.undone) parts.push(`${p.undone} undone`);
   if (p.undo) parts.push(`${p.undo} to undo`);
   return parts.join(' · ');
 }

@@ -26,6 +26,14 @@ export interface DefinitionTypes {
   children?: string;
   /** The step kinds beyond the core it uses (`'child' | 'map'`): a runner must be given them in `kinds`. */
   kinds?: string;
+  /** Its child and map steps that start workflows, each with the name of the workflow it starts. */
+  childSteps?: ChildStep;
+}
+
+/** A step that starts child workflows (a child step, a workflow map) and the workflow it starts. */
+export interface ChildStep<Id extends string = string, Name extends string = string> {
+  step: Id;
+  workflow: Name;
 }
 
 /**
@@ -63,5 +71,14 @@ export type KindsOf<D> = [TypesOf<D>] extends [never]
   : TypesOf<D> extends { kinds: infer K extends string }
     ? K
     : never;
+/**
+ * The child and map steps that start workflows, each with its workflow's name: any step id and
+ * name for an untyped definition.
+ */
+export type ChildStepsOf<D> = [TypesOf<D>] extends [never]
+  ? ChildStep
+  : TypesOf<D> extends { childSteps: infer C extends ChildStep }
+    ? C
+    : ChildStep<StepIdOf<D>>;
 /** What each handler a definition names must take and return. */
 export type HandlerSpecsOf<D> = Or<TypesOf<D>['handlers'], Record<string, HandlerSpec>>;

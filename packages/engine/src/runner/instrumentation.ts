@@ -1,5 +1,5 @@
 import type { WorkflowEvent } from '../events.js';
-import type { ErrorInfo, Snapshot, TaskState } from '../snapshot.js';
+import type { ErrorInfo, ParentRef, Snapshot, TaskState } from '../snapshot.js';
 
 // The runner's tracing seam. The engine knows no tracing library: it calls these around-hooks, and
 // a package such as @stepfold/otel turns them into spans. Without an `instrument` the runner does
@@ -20,10 +20,13 @@ export interface EventInfo {
   /** The version the event is applied to (0 for a new instance); a conflict may move it, see {@link EventOutcome}. */
   readonly version: number;
   /**
-   * The instance's trace carrier (`snapshot.trace`). Undefined for a start: its carrier is made
-   * inside this wrapper, by {@link Instrumentation.carrier}.
+   * The instance's trace carrier (`snapshot.trace`). For a start, the carrier is made inside this
+   * wrapper by {@link Instrumentation.carrier}, so an instance carries its start's span: undefined
+   * for a top-level start; for a child's, its parent's carrier (the trace the child joins).
    */
   readonly trace?: Readonly<Record<string, string>> | undefined;
+  /** For a child's start: the parent, and the step (and map item) that starts it. */
+  readonly parent?: Readonly<ParentRef> | undefined;
 }
 
 /** What writing one event did. */
@@ -75,8 +78,9 @@ export type TaskOutcome =
 export interface Instrumentation {
   /**
    * The active trace as string entries (≤ 8, each ≤ 512 characters), called on `start` (and
-   * `signal` with `startIfMissing`) inside the start's `event` wrapper, so a span that wrapper made
-   * active is the one carried: it becomes the start event's `trace`, then `snapshot.trace`.
+   * `signal` with `startIfMissing`, and a child's start) inside the start's `event` wrapper, so a
+   * span that wrapper made active is the one carried: it becomes the start event's `trace`, then
+   * `snapshot.trace`. A child given none keeps its parent's.
    */
   carrier(): Record<string, string> | undefined;
   /**

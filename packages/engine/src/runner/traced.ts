@@ -46,16 +46,26 @@ export function tracedWrite(
   };
 }
 
-/** `create` inside the event wrapper, the start event carrying the trace that wrapper made active. */
+/**
+ * `create` inside the event wrapper, the start event carrying the trace that wrapper made active. A
+ * child's start is told its parent's trace and step, so its span joins that trace and the child's
+ * own spans nest under it (one trace for the tree, a branch per child).
+ */
 export function tracedCreate(ins: Instrumentation, registry: WorkflowRegistry, create: Create): Create {
   return async (request) => {
-    const { instance } = request;
+    const { instance, trace, parent } = request;
     const workflow = registry.resolve(instance.workflow, instance.version);
-    const info: EventInfo = { instanceId: instance.id, type: 'start', workflow, version: 0 };
+    const info: EventInfo = {
+      instanceId: instance.id,
+      type: 'start',
+      workflow,
+      version: 0,
+      ...(trace ? { trace } : {}),
+      ...(parent ? { parent } : {}),
+    };
     // Asked inside the wrapper: a span it made active is the trace the instance carries.
     return around(ins, info, request.onWrite, (onWrite) =>
-      // A child keeps its parent's trace: one trace spans the tree.
-      create({ ...request, onWrite, trace: request.trace ?? ins.carrier() }),
+      create({ ...request, onWrite, trace: ins.carrier() ?? trace }),
     );
   };
 }

@@ -156,7 +156,8 @@ export type WorkflowNameOf<W extends readonly AnyDefinition[]> = W[number] exten
     : never
   : never;
 
-type StepOutputAt<D, K> = K extends keyof StepOutputsOf<D> ? StepOutputsOf<D>[K] : unknown;
+/** The output of step `K` of a definition, as stored (`unknown` for a step without a declared output). */
+export type StepOutputAt<D, K> = K extends keyof StepOutputsOf<D> ? StepOutputsOf<D>[K] : unknown;
 
 /**
  * A snapshot of a typed definition: its input, output and step outputs typed as stored (JSON);

@@ -1,12 +1,40 @@
-import type { SignalsOf, StepOutputsOf } from '../definition/typed-definition.js';
+import type { ChildStepsOf, NameOf, SignalsOf, StepOutputsOf } from '../definition/typed-definition.js';
 import type { StepOptions } from '../reducer/reducer.js';
 import type { AnyDefinition } from '../runner/handler-types.js';
+import type { StepOutputAt } from '../runner/types.js';
 import type { Snapshot, TaskState } from '../snapshot.js';
 
 // The harness's types: what its methods take, kept apart from the class that drives instances.
 
 /** Step ids a result may be reported for: a typed definition's steps with an output (any string when untyped). */
 export type TaskStepOf<D> = keyof StepOutputsOf<D> & string;
+/** What `output(stepId)` returns: the step's output as stored, undefined until it completes. */
+export type OutputRead<D, K> = StepOutputAt<D, K> | undefined;
+/**
+ * What `child` takes: a step that starts child workflows, or a child's instance id (default ids
+ * hold a `/`; cast one of your own that does not). Any string for an untyped definition.
+ */
+export type ChildRef<D> = ChildStepsOf<D>['step'] | `${string}/${string}`;
+// Per definition (distributed): the typed ones registered under `Name`.
+type NamedIn<W, Name> = W extends unknown
+  ? string extends NameOf<W>
+    ? never
+    : NameOf<W> extends Name
+      ? W
+      : never
+  : never;
+type StartedBy<D, K> = Extract<ChildStepsOf<D>, { step: K }>['workflow'];
+/**
+ * The definition among the harness's `workflows` that step `K` starts: its child harness is typed
+ * by it (any definition when that is not known).
+ */
+export type ChildDefinitionOf<D, W extends readonly AnyDefinition[], K> =
+  string extends StartedBy<D, K>
+    ? AnyDefinition
+    : [NamedIn<W[number], StartedBy<D, K>>] extends [never]
+      ? AnyDefinition
+      : Extract<NamedIn<W[number], StartedBy<D, K>>, AnyDefinition>;
+
 /** How a result is reported for one attempt: which attempt, of which phase, or by idempotency key. */
 export type ReportOptions = {
   attempt?: number;

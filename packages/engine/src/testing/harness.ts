@@ -1,11 +1,13 @@
 import { compileWorkflow } from '../definition/compile.js';
 import { declaredCheckOf, declaredProblem } from '../definition/declared-schemas.js';
 import { kindOf } from '../definition/kinds/index.js';
+import type { StepIdOf } from '../definition/typed-definition.js';
 import type { WorkflowEvent } from '../events.js';
 import { type Reduction, reduce, replay, step } from '../reducer/reducer.js';
 import { taskView } from '../reducer/task-view.js';
 import { taskKey } from '../reducer/transition-context.js';
 import type { AnyDefinition, Handler, HandlersFor } from '../runner/handler-types.js';
+import type { TypedSnapshot } from '../runner/types.js';
 import {
   type ErrorInfo,
   isTerminal,
@@ -16,9 +18,12 @@ import {
 } from '../snapshot.js';
 import { runTree, runTreeSync } from './harness-run.js';
 import type {
+  ChildDefinitionOf,
+  ChildRef,
   CompleteArgs,
   DispatchedTask,
   HarnessOptions,
+  OutputRead,
   ReportOptions,
   SignalArgs,
   SyncHandlers,
@@ -38,8 +43,7 @@ export type { ChildEffect, EventInput } from './tree.js';
 export class WorkflowHarness<
   D extends AnyDefinition = AnyDefinition,
   W extends readonly AnyDefinition[] = readonly AnyDefinition[],
-> implements TreeMember
-{
+> {
   readonly id: string;
   private current: Snapshot | null = null;
   /** Events that changed the snapshot, in order. */
@@ -66,7 +70,9 @@ export class WorkflowHarness<
         (def, id) => new WorkflowHarness(def, { id, ...limits }, this.shared),
         options.now ?? options.from?.updatedAt ?? 0,
       );
-    this.shared.members.set(this.id, this);
+    // Its snapshot is a stored one typed by D: every harness is a member, though for a generic D
+    // the compiler cannot relate the typed steps to the stored ones.
+    this.shared.members.set(this.id, this as unknown as TreeMember);
   }
 
   /** Current fake time, epoch ms: one clock for every instance of the tree. */
@@ -82,15 +88,20 @@ export class WorkflowHarness<
     return this as unknown as WorkflowHarness;
   }
 
-  /** The snapshot; throws before `start`. */
-  get snapshot(): Snapshot {
+  /** The snapshot, typed by the definition as a runner client's reads are; throws before `start`. */
+  get snapshot(): TypedSnapshot<D> {
+    return this.state as TypedSnapshot<D>;
+  }
+
+  /** The snapshot as stored, for reads by any step id; throws before `start`. */
+  private get state(): Snapshot {
     if (!this.current) throw new Error('harness: start the workflow first');
     return this.current;
   }
 
   /** The instance status. */
   get status(): Status {
-    return this.snapshot.status;
+    return this.state.status;
   }
 
   /**
@@ -140,16 +151,16 @@ export class WorkflowHarness<
 
   /** In-flight tasks that are not detached, optionally only those of one step. */
   dispatched(stepId?: TaskStepOf<D>): DispatchedTask<TaskStepOf<D>>[] {
-    return Object.values(this.snapshot.tasks)
+    return Object.values(this.state.tasks)
       .filter((t) => !t.detached && (stepId === undefined || t.step === stepId))
       .map((t) => {
-        const { input, iteration } = taskView(this.definition, this.snapshot, t);
+        const { input, iteration } = taskView(this.definition, this.state, t);
         return { ...t, step: t.step as TaskStepOf<D>, input, iteration };
       });
   }
 
   private task(stepId: string, phase: 'run' | 'compensate', item?: number): TaskState {
-    const t = this.snapshot.tasks[taskKey(stepId, phase, item)];
+    const t = this.state.tasks[taskKey(stepId, phase, item)];
     const which = item === undefined ? '' : ` item ${item}`;
     if (!t) throw new Error(`harness: no ${phase} task in flight for step "${stepId}"${which}`);
     return t;
@@ -202,7 +213,7 @@ export class WorkflowHarness<
 
   /** Active steps waiting for a signal (human, wait, collect), with the signal each listens for. */
   awaitingSignal(): Array<{ step: string; signal: string }> {
-    return this.snapshot.active.flatMap((id) => {
+    return this.state.active.flatMap((id) => {
       const def = compileWorkflow(this.definition).definition.steps[id];
       const signal = def ? kindOf(def).listensFor?.(def) : undefined;
       return signal === undefined ? [] : [{ step: id, signal }];
@@ -244,14 +255,14 @@ export class WorkflowHarness<
     return this.send({ type: 'requeue', ...o });
   }
 
-  /** Output of a completed step. */
-  output(stepId: string): unknown {
-    return this.snapshot.steps[stepId]?.output;
+  /** Output of a completed step (typed by a typed definition's step); undefined until it completes. */
+  output<K extends StepIdOf<D>>(stepId: K): OutputRead<D, K> {
+    return this.state.steps[stepId]?.output as OutputRead<D, K>;
   }
 
   /** Every started instance of the tree, this one's root first, then in the order they started. */
   get tree(): WorkflowHarness[] {
-    this.snapshot; // throws before start, as every driver does
+    this.state; // throws before start, as every driver does
     const out: WorkflowHarness[] = [];
     for (const m of this.shared.members.values()) {
       const h = m as WorkflowHarness;
@@ -267,7 +278,7 @@ export class WorkflowHarness<
 
   /** The instance that started this one, if it is in the tree. */
   get parent(): WorkflowHarness | undefined {
-    const ref = this.snapshot.parent;
+    const ref = this.state.parent;
     return ref && (this.shared.members.get(ref.id) as WorkflowHarness | undefined);
   }
 
@@ -278,9 +289,15 @@ export class WorkflowHarness<
    * @example
    * const h = createHarness(order, { workflows: [line] }).start({ lines: [{ sku: 'A' }] });
    * h.child('lines', 0).complete('pick', { picked: 'A' });
+   *
+   * For a typed definition it takes the steps that start workflows (or an instance id), and the
+   * child's harness is typed by its definition when that is among `workflows`.
    */
-  child<C extends AnyDefinition = AnyDefinition>(stepOrId: string, item?: number): WorkflowHarness<C> {
-    const s = this.snapshot;
+  child<K extends ChildRef<D>>(stepOrId: K, item?: number): WorkflowHarness<ChildDefinitionOf<D, W, K>>;
+  /** A child's harness typed by the definition given (`h.child<typeof line>('lines', 0)`). */
+  child<C extends AnyDefinition>(stepOrId: ChildRef<D>, item?: number): WorkflowHarness<C>;
+  child(stepOrId: string, item?: number): WorkflowHarness {
+    const s = this.state;
     const st = s.steps[stepOrId];
     let id = stepOrId;
     if (st && item !== undefined) id = `${s.id}/${s.run}/${stepOrId}/${st.iteration}/${item}`;
@@ -289,7 +306,7 @@ export class WorkflowHarness<
     const found = this.shared.members.get(id) as WorkflowHarness | undefined;
     if (!found?.current)
       throw new Error(`harness: no child "${stepOrId}"${item === undefined ? '' : ` item ${item}`}`);
-    return found as unknown as WorkflowHarness<C>;
+    return found;
   }
 
   /** Child effects asked for and not performed yet (only with `effects: 'manual'`), oldest first. */

@@ -27,13 +27,17 @@ export function parentLine(ctx: PageContext, f: Family): View | string {
 /** A percentage for a bar segment's width. */
 const share = (n: number, total: number) => `width:${total > 0 ? ((100 * n) / total).toFixed(2) : '0'}%`;
 
-/** A map's progress as one stacked bar: done, failed, running; the rest (not started) is the track. */
+/**
+ * A map's progress as one stacked bar: done, undone (completed, then reverted by a rollback),
+ * failed, running; the rest (not started) is the track.
+ */
 function bar(step: string, p: MapProgress): View {
-  const words = `${p.done} of ${p.total} done, ${p.failed} failed, ${p.running} running, ${p.pending} not started`;
+  const undone = p.undone ?? 0;
+  const words = `${p.done} of ${p.total} done${undone ? ` (${undone} undone)` : ''}, ${p.failed} failed, ${p.running} running, ${p.pending} not started`;
   return html`<div class="bar" role="img" aria-label="${words}" title="${words}" data-step="${step}"><span class="s-done" style="${share(
-    p.done,
+    p.done - undone,
     p.total,
-  )}"></span><span class="s-failed" style="${share(p.failed, p.total)}"></span><span class="s-running" style="${share(
+  )}"></span>${undone ? html`<span class="s-compensated" style="${share(undone, p.total)}"></span>` : ''}<span class="s-failed" style="${share(p.failed, p.total)}"></span><span class="s-running" style="${share(
     p.running,
     p.total,
   )}"></span></div>`;

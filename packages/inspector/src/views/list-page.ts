@@ -14,6 +14,8 @@ export interface ListFilters {
   since?: number | undefined;
   /** Only instances updated before this time (epoch ms). */
   before?: number | undefined;
+  /** Only instances no other one started (no parent): a map's children are left out. */
+  topLevel?: boolean | undefined;
 }
 
 /** What the list page shows: one page of instances and the cursor of the next. */
@@ -39,13 +41,14 @@ function query(filters: ListFilters, cursor?: string): string {
   if (filters.prefix) q.set('prefix', filters.prefix);
   if (filters.since !== undefined) q.set('since', localTime(filters.since));
   if (filters.before !== undefined) q.set('before', localTime(filters.before));
+  if (filters.topLevel) q.set('top', '1');
   if (cursor) q.set('cursor', cursor);
   const s = q.toString();
   return s ? `?${s}` : '';
 }
 
 function filterForm(ctx: PageContext, v: ListView): View {
-  const { status, workflow, prefix, since, before } = v.filters;
+  const { status, workflow, prefix, since, before, topLevel } = v.filters;
   // The workflow filter lists the inspector's definitions plus a filter value it does not know.
   const names = workflow && !v.workflows.includes(workflow) ? [...v.workflows, workflow] : v.workflows;
   return html`<form class="filters" method="get" action="${ctx.base}/">
@@ -60,6 +63,7 @@ ${names.map((n) => html`<option value="${n}"${n === workflow ? ' selected' : ''}
 <label>Id prefix<input name="prefix" value="${prefix ?? ''}" size="20" autocomplete="off"></label>
 <label>Updated since (UTC)<input type="datetime-local" step="1" name="since" value="${localTime(since)}"></label>
 <label>Updated before (UTC)<input type="datetime-local" step="1" name="before" value="${localTime(before)}"></label>
+<label title="instances no other one started: children of child and map steps are left out"><input type="checkbox" name="top" value="1"${topLevel ? ' checked' : ''}> Top-level only</label>
 <button type="submit">Filter</button>
 <a href="${ctx.base}/">Clear</a>
 </form>`;
@@ -93,7 +97,7 @@ ${columns.map((col) => {
 export function listPage(ctx: PageContext, v: ListView, flash: Flash | null): View {
   const f = v.filters;
   const filtered = Boolean(
-    f.status || f.workflow || f.prefix || f.since !== undefined || f.before !== undefined,
+    f.status || f.workflow || f.prefix || f.since !== undefined || f.before !== undefined || f.topLevel,
   );
   const span = 8 + v.columns.length;
   const body = html`<h1>Instances</h1>
@@ -102,7 +106,7 @@ ${
   v.scanned !== undefined
     ? html`<p class="muted" id="scan-note">Read ${String(v.scanned)} instances (up to ${v.next ?? ''}) and ${String(
         v.items.length,
-      )} were updated in the chosen time; the stores list by id, so the next page reads on from there.</p>`
+      )} matched the filters; the stores list by id, so the next page reads on from there.</p>`
     : ''
 }
 <table id="instances">

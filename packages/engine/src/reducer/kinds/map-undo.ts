@@ -33,6 +33,7 @@ export function itemUndone(cx: Cx, def: MapDef): void {
   const st = stepState(cx, def.id);
   const map = st.map!;
   const item = map.undo!.shift();
+  map.undone = (map.undone ?? 0) + 1;
   log(cx, 'item.compensated', def.id, { detail: `item ${item}` });
   // A child item completed past its pivot meanwhile (it was in flight when the rollback began): what
   // it did stands, so the items done before it stay done, as the rest of the rollback stops there.
