@@ -1,6 +1,4 @@
 export {
-  type BuilderState,
-  type Initial,
   type TaskFields,
   WorkflowBuilder,
   type WorkflowOptions,

@@ -69,75 +69,38 @@ export interface WorkflowOptions {
 }
 
 /**
- * What the typed builder knows so far, one record that each step updates (see {@link Next}):
- * the workflow's `name` and `input`, the `handlers` types (from `handlers<typeof impl>()`), each
- * step's output in `outputs`, the `signals`, what the runner must provide for each handler name in
- * `uses`, the declared workflow `output`, whether only declared signals may be used (`strict`),
- * the step `ids` used so far (a second use does not compile), the `last` step's output (checked
- * against `output` by `build()`), the child and map steps that start workflows with the workflow
- * each starts (`children`: `createRunner` checks the workflows are registered, the harness types
- * its children by them), and the step `kinds` beyond the core it uses (`createRunner` needs them in `kinds`).
- */
-export interface BuilderState {
-  name: string;
-  input: unknown;
-  handlers: Handlers;
-  outputs: unknown;
-  signals: unknown;
-  uses: unknown;
-  output: unknown;
-  strict: boolean;
-  ids: string;
-  last: unknown;
-  children: ChildStep;
-  kinds: string;
-}
-
-/** The state of a new builder named `N`. */
-export interface Initial<N extends string> extends BuilderState {
-  name: N;
-  input: unknown;
-  handlers: Empty;
-  outputs: Empty;
-  signals: Empty;
-  uses: Empty;
-  output: unknown;
-  strict: false;
-  ids: never;
-  last: never;
-  children: never;
-  kinds: never;
-}
-
-/** `B` with the fields of `C` replaced. */
-export type Next<B extends BuilderState, C extends Partial<BuilderState>> = {
-  [K in keyof BuilderState]: K extends keyof C ? C[K] : B[K];
-};
-
-/** `B` after a step `Id` whose output is `Out` (also the last output, unless `Last` says otherwise). */
-type Stepped<B extends BuilderState, Id extends string, Out, Last = Out> = Next<
-  B,
-  { outputs: B['outputs'] & { [P in Id]: Out }; ids: B['ids'] | Id; last: Last }
->;
-
-/** `B` after a step `Id` that outputs nothing later steps read. */
-type Passed<B extends BuilderState, Id extends string, Last> = Next<B, { ids: B['ids'] | Id; last: Last }>;
-
-/** The data a mapping of `B` reads: the workflow input and the outputs so far. */
-type DataOf<B extends BuilderState> = StepData<B['input'], B['outputs']>;
-
-/**
  * Typed builder for definitions. Steps run in the order added: a step without `next` (and
  * without `end: true`) continues with the step added after it. `build()` validates everything.
- * Its type follows the data as steps are added (see {@link BuilderState}). Names a step refers to
- * forward (`next`, `branches`, `onTimeout`) stay strings, checked by `build()`.
+ *
+ * The type parameters follow the data as steps are added: the workflow input `WI`, the handler
+ * types `H` (from `handlers<typeof impl>()`), each step's output `O`, the signals `S`, what the
+ * runner must provide for each handler name `U`, the declared workflow output `WO`, the step ids
+ * used so far `Ids` (a second use does not compile), the last step's output `Last` (checked
+ * against `WO` by `build()`), the workflows child and map steps start `Ch`, by step (checked by
+ * `createRunner`), and the step kinds beyond the core it uses `Kd` (`createRunner` asks for them in
+ * `kinds`). Positional rather than one record: a record updated per step nests an instantiation
+ * per step, which TypeScript refuses (TS2589) at about 30 steps; these stay flat past 100. Names a step refers to forward (`next`, `branches`, `onTimeout`) stay strings,
+ * checked by `build()`.
  */
-export class WorkflowBuilder<B extends BuilderState = Initial<string>> {
+export class WorkflowBuilder<
+  N extends string = string,
+  WI = unknown,
+  H extends Handlers = Empty,
+  O = Empty,
+  S = Empty,
+  U = Empty,
+  WO = unknown,
+  Strict extends boolean = false,
+  Ids extends string = never,
+  Last = never,
+  Ch extends ChildStep = never,
+  Kd extends string = never,
+> {
   private readonly steps: Array<StepDefinition & { id: string; end?: boolean }> = [];
   private readonly schemas: DeclaredSchemas = { signals: {}, outputs: {} };
 
   constructor(
-    private readonly name: B['name'],
+    private readonly name: N,
     private readonly version: number,
     private readonly options: WorkflowOptions = {},
   ) {}
@@ -155,23 +118,38 @@ export class WorkflowBuilder<B extends BuilderState = Initial<string>> {
   }
 
   /** Declares the workflow input with a schema (checked by `start`), or only its type: `input<Order>()`. */
-  input<T>(): WorkflowBuilder<Next<B, { input: T }>>;
-  input<Sch extends StandardSchema>(schema: Sch): WorkflowBuilder<Next<B, { input: InferSchema<Sch> }>>;
+  input<T>(): WorkflowBuilder<N, T, H, O, S, U, WO, Strict, Ids, Last, Ch, Kd>;
+  input<Sch extends StandardSchema>(
+    schema: Sch,
+  ): WorkflowBuilder<N, InferSchema<Sch>, H, O, S, U, WO, Strict, Ids, Last, Ch, Kd>;
   input(schema?: StandardSchema): unknown {
     if (schema) this.schemas.input = schema;
     return this;
   }
 
   /** Declares the workflow output's type (the output of the last step, or of a `succeed` mapping). */
-  output<T>(): WorkflowBuilder<Next<B, { output: T }>>;
-  output<Sch extends StandardSchema>(schema: Sch): WorkflowBuilder<Next<B, { output: InferSchema<Sch> }>>;
+  output<T>(): WorkflowBuilder<N, WI, H, O, S, U, T, Strict, Ids, Last, Ch, Kd>;
+  output<Sch extends StandardSchema>(
+    schema: Sch,
+  ): WorkflowBuilder<N, WI, H, O, S, U, InferSchema<Sch>, Strict, Ids, Last, Ch, Kd>;
   output(): unknown {
     return this;
   }
 
   /** Takes the handler types from their implementation (a type-only import): `handlers<typeof handlers>()`. */
   handlers<Impl extends Record<string, (ctx: never) => unknown>>(): WorkflowBuilder<
-    Next<B, { handlers: { [K in keyof Impl & string]: SpecOf<Impl[K]> } }>
+    N,
+    WI,
+    { [K in keyof Impl & string]: SpecOf<Impl[K]> },
+    O,
+    S,
+    U,
+    WO,
+    Strict,
+    Ids,
+    Last,
+    Ch,
+    Kd
   > {
     return this as never;
   }
@@ -183,7 +161,7 @@ export class WorkflowBuilder<B extends BuilderState = Initial<string>> {
   signal<const Name extends string, Sch extends StandardSchema>(
     name: Name,
     schema: Sch,
-  ): WorkflowBuilder<Next<B, { signals: B['signals'] & { [P in Name]: InferSchema<Sch> }; strict: true }>> {
+  ): WorkflowBuilder<N, WI, H, O, S & { [P in Name]: InferSchema<Sch> }, U, WO, true, Ids, Last, Ch, Kd> {
     this.schemas.signals[name] = schema;
     return this as never;
   }
@@ -191,23 +169,28 @@ export class WorkflowBuilder<B extends BuilderState = Initial<string>> {
   /** A handler call, retried per policy, optionally compensated. */
   task<
     const Id extends string,
-    const K extends HandlerName<B['handlers']>,
-    const M extends Mapping<B['input'], B['outputs']> | undefined = undefined,
-    const C extends HandlerName<B['handlers']> | undefined = undefined,
+    const K extends HandlerName<H>,
+    const M extends Mapping<WI, O> | undefined = undefined,
+    const C extends HandlerName<H> | undefined = undefined,
     Out = never,
   >(
-    id: NewId<Id, B['ids']>,
-    fields: TaskFields<K, M, C, Out> &
-      NoInfer<TaskCheck<Mapped<B['input'], B['outputs'], M>, B['handlers'], K, M>>,
+    id: NewId<Id, Ids>,
+    fields: TaskFields<K, M, C, Out> & NoInfer<TaskCheck<Mapped<WI, O, M>, H, K, M>>,
   ): WorkflowBuilder<
-    Next<
-      Stepped<B, Id, TaskOutput<B['handlers'], K, Out>>,
-      {
-        uses: B['uses'] & {
-          [P in K]: { input: Mapped<B['input'], B['outputs'], M>; output: RawOutput<B['handlers'], K, Out> };
-        } & { [P in C & string]: { input: Mapped<B['input'], B['outputs'], M>; output: unknown } };
-      }
-    >
+    N,
+    WI,
+    H,
+    O & { [P in Id]: TaskOutput<H, K, Out> },
+    S,
+    U & { [P in K]: { input: Mapped<WI, O, M>; output: RawOutput<H, K, Out> } } & {
+      [P in C & string]: { input: Mapped<WI, O, M>; output: unknown };
+    },
+    WO,
+    Strict,
+    Ids | Id,
+    TaskOutput<H, K, Out>,
+    Ch,
+    Kd
   > {
     const { output, ...rest } = fields as { output?: StandardSchema };
     if (output) this.schemas.outputs[id] = output;
@@ -215,85 +198,114 @@ export class WorkflowBuilder<B extends BuilderState = Initial<string>> {
   }
   /** Branches on conditions over `{ input, outputs }` (their `var` paths checked like mappings). */
   choice<const Id extends string>(
-    id: NewId<Id, B['ids']>,
+    id: NewId<Id, Ids>,
     fields: Omit<Fields<'choice'>, 'branches'> & {
-      branches: ReadonlyArray<{ when: TypedCondition<DataPath<B['input'], B['outputs']>>; next: string }>;
+      branches: ReadonlyArray<{ when: TypedCondition<DataPath<WI, O>>; next: string }>;
     },
-  ): WorkflowBuilder<Passed<B, Id, never>> {
+  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, never, Ch, Kd> {
     return this.add('choice', id, fields);
   }
   /** Forks branches (entry step ids) and joins them; its output is the branches' outputs in order. */
   parallel<const Id extends string>(
-    id: NewId<Id, B['ids']>,
+    id: NewId<Id, Ids>,
     fields: Fields<'parallel'>,
-  ): WorkflowBuilder<Stepped<B, Id, unknown[]>> {
+  ): WorkflowBuilder<N, WI, H, O & { [P in Id]: unknown[] }, S, U, WO, Strict, Ids | Id, unknown[], Ch, Kd> {
     return this.add('parallel', id, fields);
   }
   /** Waits for a named signal, optionally with a timeout; its output is the payload. */
-  wait<const Id extends string, const Sig extends NameIn<B['signals'], B['strict']>>(
-    id: NewId<Id, B['ids']>,
+  wait<const Id extends string, const Sig extends NameIn<S, Strict>>(
+    id: NewId<Id, Ids>,
     fields: Omit<Fields<'wait'>, 'signal'> & { signal: Sig },
-  ): WorkflowBuilder<Stepped<B, Id, Payload<B['signals'], Sig>>> {
+  ): WorkflowBuilder<
+    N,
+    WI,
+    H,
+    O & { [P in Id]: Payload<S, Sig> },
+    S,
+    U,
+    WO,
+    Strict,
+    Ids | Id,
+    Payload<S, Sig>,
+    Ch,
+    Kd
+  > {
     return this.add('wait', id, fields);
   }
   /** Waits for a human decision `{ decision: 'approve' | 'reject' }` on the signal named after the step (or `signal`). */
   human<const Id extends string, const Sig extends string = Id>(
-    id: NewId<Id, B['ids']>,
+    id: NewId<Id, Ids>,
     fields: Omit<Fields<'human'>, 'signal'> & { signal?: Sig } = {},
   ): WorkflowBuilder<
-    Next<
-      Stepped<B, Id, HumanDecision>,
-      // HumanDecision spelled out (not the alias), so a wrong payload's first error line shows 'approve' | 'reject'.
-      {
-        signals: B['signals'] & {
-          [P in Sig]: ({ decision: 'approve' | 'reject' } | { approved: boolean }) & Record<string, unknown>;
-        };
-      }
-    >
+    N,
+    WI,
+    H,
+    O & { [P in Id]: HumanDecision },
+    // HumanDecision spelled out (not the alias), so a wrong payload's first error line shows 'approve' | 'reject'.
+    S & {
+      [P in Sig]: ({ decision: 'approve' | 'reject' } | { approved: boolean }) & Record<string, unknown>;
+    },
+    U,
+    WO,
+    Strict,
+    Ids | Id,
+    HumanDecision,
+    Ch,
+    Kd
   > {
     return this.add('human', id, fields);
   }
   /** A durable timer: `ms` from now, or `until` an epoch-ms value in the data. */
   sleep<const Id extends string>(
-    id: NewId<Id, B['ids']>,
-    fields: Omit<Fields<'sleep'>, 'until'> & { until?: DataPath<B['input'], B['outputs']> },
-  ): WorkflowBuilder<Passed<B, Id, undefined>> {
+    id: NewId<Id, Ids>,
+    fields: Omit<Fields<'sleep'>, 'until'> & { until?: DataPath<WI, O> },
+  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, undefined, Ch, Kd> {
     return this.add('sleep', id, fields);
   }
   /** Batches a signal's payloads until `maxItems`, `idleMs` of quiet, or `maxWaitMs`; its output is the batch. */
-  collect<const Id extends string, const Sig extends NameIn<B['signals'], B['strict']>>(
-    id: NewId<Id, B['ids']>,
+  collect<const Id extends string, const Sig extends NameIn<S, Strict>>(
+    id: NewId<Id, Ids>,
     fields: Omit<Fields<'collect'>, 'signal'> & { signal: Sig },
-  ): WorkflowBuilder<Stepped<B, Id, Array<Payload<B['signals'], Sig>>>> {
+  ): WorkflowBuilder<
+    N,
+    WI,
+    H,
+    O & { [P in Id]: Array<Payload<S, Sig>> },
+    S,
+    U,
+    WO,
+    Strict,
+    Ids | Id,
+    Array<Payload<S, Sig>>,
+    Ch,
+    Kd
+  > {
     return this.add('collect', id, fields);
   }
   /** Rollback after a failure stops here (a cancel still goes past it). */
   savepoint<const Id extends string>(
-    id: NewId<Id, B['ids']>,
+    id: NewId<Id, Ids>,
     fields: Fields<'savepoint'> = {},
-  ): WorkflowBuilder<Passed<B, Id, undefined>> {
+  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, undefined, Ch, Kd> {
     return this.add('savepoint', id, fields);
   }
   /** Ends the run and starts a fresh one of the same instance, with `carry` (default: the same input). */
-  continueAsNew<
-    const Id extends string,
-    const M extends Mapping<B['input'], B['outputs']> | undefined = undefined,
-  >(
-    id: NewId<Id, B['ids']>,
+  continueAsNew<const Id extends string, const M extends Mapping<WI, O> | undefined = undefined>(
+    id: NewId<Id, Ids>,
     fields: Omit<Fields<'continueAsNew'>, 'carry'> & { carry?: M } = {},
-  ): WorkflowBuilder<Passed<B, Id, never>> {
+  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, never, Ch, Kd> {
     return this.add('continueAsNew', id, fields);
   }
   /**
    * Completes the workflow (or its parallel branch), with `output` mapped from the data; with
    * `.output()` declared, the mapped output must fit it.
    */
-  succeed<const Id extends string, const M extends Mapping<B['input'], B['outputs']> | undefined = undefined>(
-    id: NewId<Id, B['ids']>,
+  succeed<const Id extends string, const M extends Mapping<WI, O> | undefined = undefined>(
+    id: NewId<Id, Ids>,
     fields: Omit<Fields<'succeed'>, 'output'> & { output?: M } & NoInfer<
-        OutputCheck<[M] extends [undefined] ? undefined : Resolve<DataOf<B>, M>, B['output']>
+        OutputCheck<[M] extends [undefined] ? undefined : Resolve<StepData<WI, O>, M>, WO>
       > = {} as never,
-  ): WorkflowBuilder<Passed<B, Id, never>> {
+  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, never, Ch, Kd> {
     return this.add('succeed', id, fields);
   }
   /**
@@ -304,21 +316,24 @@ export class WorkflowBuilder<B extends BuilderState = Initial<string>> {
   child<
     const Id extends string,
     W extends ChildWorkflow,
-    const M extends Mapping<B['input'], B['outputs']> | undefined = undefined,
-    const C extends HandlerName<B['handlers']> | undefined = undefined,
+    const M extends Mapping<WI, O> | undefined = undefined,
+    const C extends HandlerName<H> | undefined = undefined,
   >(
-    id: NewId<Id, B['ids']> & ChildCheck<Mapped<B['input'], B['outputs'], M>, W, M>['id'],
-    fields: ChildFields<W, M, C, B['input'], B['outputs']> &
-      NoInfer<ChildCheck<Mapped<B['input'], B['outputs'], M>, W, M>['fields']>,
+    id: NewId<Id, Ids> & ChildCheck<Mapped<WI, O, M>, W, M>['id'],
+    fields: ChildFields<W, M, C, WI, O> & NoInfer<ChildCheck<Mapped<WI, O, M>, W, M>['fields']>,
   ): WorkflowBuilder<
-    Next<
-      Stepped<B, Id, ChildOutput<W>>,
-      {
-        uses: B['uses'] & CompensateSpec<C, Mapped<B['input'], B['outputs'], M>>;
-        children: B['children'] | ChildStepOf<Id, W>;
-        kinds: B['kinds'] | 'child';
-      }
-    >
+    N,
+    WI,
+    H,
+    O & { [P in Id]: ChildOutput<W> },
+    S,
+    U & CompensateSpec<C, Mapped<WI, O, M>>,
+    WO,
+    Strict,
+    Ids | Id,
+    ChildOutput<W>,
+    Ch | ChildStepOf<Id, W>,
+    Kd | 'child'
   > {
     return this.add('child', id, named(fields));
   }
@@ -330,43 +345,39 @@ export class WorkflowBuilder<B extends BuilderState = Initial<string>> {
    */
   map<
     const Id extends string,
-    const P extends DataPath<B['input'], B['outputs']>,
-    const K extends HandlerName<B['handlers']> | undefined = undefined,
+    const P extends DataPath<WI, O>,
+    const K extends HandlerName<H> | undefined = undefined,
     W extends ChildWorkflow | undefined = undefined,
-    const M extends ItemMapping<B['input'], B['outputs'], ItemOf<DataOf<B>, P>> | undefined = undefined,
-    const C extends HandlerName<B['handlers']> | undefined = undefined,
+    const M extends ItemMapping<WI, O, ItemOf<StepData<WI, O>, P>> | undefined = undefined,
+    const C extends HandlerName<H> | undefined = undefined,
     const R extends 'collect' | 'discard' | undefined = undefined,
   >(
-    id: NewId<Id, B['ids']>,
-    fields: MapFields<ItemsPath<DataOf<B>, P>, K, W, M, C, R> &
+    id: NewId<Id, Ids>,
+    fields: MapFields<ItemsPath<StepData<WI, O>, P>, K, W, M, C, R> &
       NoInfer<
-        MapCheck<
-          ItemInput<B['input'], B['outputs'], ItemOf<DataOf<B>, P>, M>,
-          B['handlers'],
-          K,
-          W,
-          M,
-          IsArrayPath<DataOf<B>, P>
-        >
+        MapCheck<ItemInput<WI, O, ItemOf<StepData<WI, O>, P>, M>, H, K, W, M, IsArrayPath<StepData<WI, O>, P>>
       >,
   ): WorkflowBuilder<
-    Next<
-      Stepped<B, Id, MapOutput<B['handlers'], K, W, R>>,
-      {
-        uses: B['uses'] &
-          MapSpecs<B['handlers'], K, C, ItemInput<B['input'], B['outputs'], ItemOf<DataOf<B>, P>, M>>;
-        children: B['children'] | ChildStepOf<Id, W>;
-        kinds: B['kinds'] | 'map';
-      }
-    >
+    N,
+    WI,
+    H,
+    O & { [Q in Id]: MapOutput<H, K, W, R> },
+    S,
+    U & MapSpecs<H, K, C, ItemInput<WI, O, ItemOf<StepData<WI, O>, P>, M>>,
+    WO,
+    Strict,
+    Ids | Id,
+    MapOutput<H, K, W, R>,
+    Ch | ChildStepOf<Id, W>,
+    Kd | 'map'
   > {
     return this.add('map', id, named(fields));
   }
   /** Fails the workflow with the given error. */
   fail<const Id extends string>(
-    id: NewId<Id, B['ids']>,
+    id: NewId<Id, Ids>,
     fields: Fields<'fail'> = {},
-  ): WorkflowBuilder<Passed<B, Id, never>> {
+  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, never, Ch, Kd> {
     return this.add('fail', id, fields);
   }
 
@@ -390,17 +401,17 @@ export class WorkflowBuilder<B extends BuilderState = Initial<string>> {
    * Validates and returns the definition (the JSON form, carrying its types for the compiler);
    * throws `INVALID_DEFINITION` listing every problem, including declared signals no step listens for.
    */
-  build(..._check: BuildCheck<B['last'], B['output']>): TypedDefinition<{
-    name: B['name'];
-    input: B['input'];
-    output: B['output'];
-    outputs: B['outputs'];
-    signals: B['strict'] extends true ? B['signals'] : B['signals'] & Record<string, unknown>;
-    handlers: B['uses'];
-    steps: B['ids'];
-    children: B['children']['workflow'];
-    childSteps: B['children'];
-    kinds: B['kinds'];
+  build(..._check: BuildCheck<Last, WO>): TypedDefinition<{
+    name: N;
+    input: WI;
+    output: WO;
+    outputs: O;
+    signals: Strict extends true ? S : S & Record<string, unknown>;
+    handlers: U;
+    steps: Ids;
+    children: Ch['workflow'];
+    childSteps: Ch;
+    kinds: Kd;
   }> {
     // What the types refuse, refused again for callers that bypassed them; listed with the
     // definition's own issues, in one error.
@@ -451,6 +462,6 @@ export function workflow<const N extends string>(
   name: N,
   version: number,
   options?: WorkflowOptions,
-): WorkflowBuilder<Initial<N>> {
+): WorkflowBuilder<N> {
   return new WorkflowBuilder(name, version, options);
 }
