@@ -34,6 +34,7 @@ went through tens of thousands of the machine's ephemeral ports). This one keeps
 connections open (HTTP/1.1), a thread per connection.
 """
 
+import bisect
 import copy
 import functools
 import io
@@ -136,6 +137,103 @@ def speed_up_moto() -> None:
     UpdateExpressionParser.make = classmethod(make)
 
 
+# What query_by_key keeps beside moto's tables: per index, its entries in key order.
+
+
+def key_of(item) -> tuple:
+    """An item's table key: (partition value, sort value or None)."""
+    return (item.hash_key, item.range_key)
+
+
+def every_item(table) -> list:
+    """Every item of a moto table, unsorted (moto keeps a dict per partition when there is a sort key)."""
+    if not table.range_key_attr:
+        return list(table.items.values())
+    return [item for partition in table.items.values() for item in partition.values()]
+
+
+class IndexKeys:
+    """One index's entries: per partition value, (sort value, tie-break, table key) in order."""
+
+    def __init__(self, hash_attr: str, range_attr: str | None) -> None:
+        self.hash_attr, self.range_attr = hash_attr, range_attr
+        self.entry_of: dict = {}  # table key -> (partition value, entry)
+        self.parts: dict = {}  # partition value -> sorted entries
+        self.items: dict = {}  # table key -> item
+
+    def drop(self, key: tuple) -> None:
+        found = self.entry_of.pop(key, None)
+        if found is None:
+            return
+        value, entry = found
+        part = self.parts[value]
+        del part[bisect.bisect_left(part, entry)]
+        if not part:
+            del self.parts[value]
+        del self.items[key]
+
+    def put(self, item) -> None:
+        key = key_of(item)
+        self.drop(key)
+        value = item.attrs.get(self.hash_attr)
+        sort = item.attrs.get(self.range_attr) if self.range_attr else None
+        if value is None or (self.range_attr and sort is None):
+            return  # not in the index (a sparse index skips items without its keys)
+        # The tie-break (the key's text) keeps entries distinct and never compares DynamoTypes.
+        entry = ((sort.type, sort.cast_value) if sort is not None else ("", ""), repr(key), key)
+        bisect.insort(self.parts.setdefault(value, []), entry)
+        self.entry_of[key] = (value, entry)
+        self.items[key] = item
+
+    def candidates(self, value, comparison: str | None, bounds: list) -> list:
+        part = self.parts.get(value, [])
+        lo, hi = 0, len(part)
+        if comparison and self.range_attr and bounds:
+            first = (bounds[0].type, bounds[0].cast_value)
+            sort_of = lambda entry: entry[0]  # noqa: E731
+            if comparison in ("<", "<="):
+                cut = bisect.bisect_left if comparison == "<" else bisect.bisect_right
+                hi = cut(part, first, key=sort_of)
+            elif comparison in (">", ">="):
+                cut = bisect.bisect_right if comparison == ">" else bisect.bisect_left
+                lo = cut(part, first, key=sort_of)
+            elif comparison in ("=", "EQ"):
+                lo = bisect.bisect_left(part, first, key=sort_of)
+                hi = bisect.bisect_right(part, first, key=sort_of)
+            elif comparison == "BETWEEN" and len(bounds) == 2:
+                lo = bisect.bisect_left(part, first, key=sort_of)
+                hi = bisect.bisect_right(part, (bounds[1].type, bounds[1].cast_value), key=sort_of)
+            # anything else (BEGINS_WITH): the whole partition, which moto filters
+        return [self.items[entry[2]] for entry in part[lo:hi]]
+
+
+def indexes_of(table) -> dict:
+    """A table's IndexKeys by index name, kept on the table itself.
+
+    A table's deep copy (moto's transaction rollback) copies them with the items, so the two stay
+    consistent.
+    """
+    return table.__dict__.setdefault("_stepfold_index_keys", {})
+
+
+def index_keys(table, index_name: str) -> IndexKeys | None:
+    """The kept entries of a table's index, built at its first Query; None where moto reads it itself."""
+    built = indexes_of(table)
+    if index_name not in built:
+        index = next((i for i in table.all_indexes() if i.name == index_name), None)
+        if index is None:
+            return None  # moto answers the unknown index with its own error
+        hashes = [k["AttributeName"] for k in index.schema if k["KeyType"] == "HASH"]
+        ranges = [k["AttributeName"] for k in index.schema if k["KeyType"] == "RANGE"]
+        if len(hashes) != 1 or len(ranges) > 1:
+            return None  # multi-attribute keys: moto's own reading
+        keys = IndexKeys(hashes[0], ranges[0] if ranges else None)
+        for item in every_item(table):
+            keys.put(item)
+        built[index_name] = keys
+    return built[index_name]
+
+
 def query_by_key() -> None:
     """Makes a Query cost what it finds, not the size of the table or of the partition.
 
@@ -151,97 +249,12 @@ def query_by_key() -> None:
     still checks each candidate and sorts them by the index's keys and the table's key (a total
     order), so no result changes. Scan keeps moto's sorted list.
     """
-    import bisect
-
     from moto.dynamodb.models import DynamoDBBackend
 
     query, all_items = Table.query, Table.all_items
     put_item, delete_item = Table.put_item, Table.delete_item
     update_item = DynamoDBBackend.update_item
     querying = threading.local()
-
-    def key_of(item) -> tuple:
-        return (item.hash_key, item.range_key)
-
-    def every_item(table) -> list:
-        if not table.range_key_attr:
-            return list(table.items.values())
-        return [item for partition in table.items.values() for item in partition.values()]
-
-    class IndexKeys:
-        """One index's entries: per partition value, (sort value, tie-break, table key) in order."""
-
-        def __init__(self, hash_attr: str, range_attr: str | None) -> None:
-            self.hash_attr, self.range_attr = hash_attr, range_attr
-            self.entry_of: dict = {}  # table key -> (partition value, entry)
-            self.parts: dict = {}  # partition value -> sorted entries
-            self.items: dict = {}  # table key -> item
-
-        def drop(self, key: tuple) -> None:
-            found = self.entry_of.pop(key, None)
-            if found is None:
-                return
-            value, entry = found
-            part = self.parts[value]
-            del part[bisect.bisect_left(part, entry)]
-            if not part:
-                del self.parts[value]
-            del self.items[key]
-
-        def put(self, item) -> None:
-            key = key_of(item)
-            self.drop(key)
-            value = item.attrs.get(self.hash_attr)
-            sort = item.attrs.get(self.range_attr) if self.range_attr else None
-            if value is None or (self.range_attr and sort is None):
-                return  # not in the index (a sparse index skips items without its keys)
-            # The tie-break (the key's text) keeps entries distinct and never compares DynamoTypes.
-            entry = ((sort.type, sort.cast_value) if sort is not None else ("", ""), repr(key), key)
-            bisect.insort(self.parts.setdefault(value, []), entry)
-            self.entry_of[key] = (value, entry)
-            self.items[key] = item
-
-        def candidates(self, value, comparison: str | None, bounds: list) -> list:
-            part = self.parts.get(value, [])
-            lo, hi = 0, len(part)
-            if comparison and self.range_attr and bounds:
-                first = (bounds[0].type, bounds[0].cast_value)
-                sort_of = lambda entry: entry[0]  # noqa: E731
-                if comparison in ("<", "<="):
-                    cut = bisect.bisect_left if comparison == "<" else bisect.bisect_right
-                    hi = cut(part, first, key=sort_of)
-                elif comparison in (">", ">="):
-                    cut = bisect.bisect_right if comparison == ">" else bisect.bisect_left
-                    lo = cut(part, first, key=sort_of)
-                elif comparison in ("=", "EQ"):
-                    lo = bisect.bisect_left(part, first, key=sort_of)
-                    hi = bisect.bisect_right(part, first, key=sort_of)
-                elif comparison == "BETWEEN" and len(bounds) == 2:
-                    lo = bisect.bisect_left(part, first, key=sort_of)
-                    hi = bisect.bisect_right(part, (bounds[1].type, bounds[1].cast_value), key=sort_of)
-                # anything else (BEGINS_WITH): the whole partition, which moto filters
-            return [self.items[entry[2]] for entry in part[lo:hi]]
-
-    def indexes_of(table) -> dict:
-        # index name -> IndexKeys; a table's deep copy (moto's transaction rollback) copies it
-        # with the items, so the two stay consistent.
-        return table.__dict__.setdefault("_stepfold_index_keys", {})
-
-    def index_keys(table, index_name: str) -> IndexKeys | None:
-        built = indexes_of(table)
-        if index_name not in built:
-            index = next((i for i in table.all_indexes() if i.name == index_name), None)
-            if index is None:
-                return None  # moto answers the unknown index with its own error
-            hashes = [k["AttributeName"] for k in index.schema if k["KeyType"] == "HASH"]
-            ranges = [k["AttributeName"] for k in index.schema if k["KeyType"] == "RANGE"]
-            if len(hashes) != 1 or len(ranges) > 1:
-                return None  # multi-attribute keys: moto's own reading
-            keys = IndexKeys(hashes[0], ranges[0] if ranges else None)
-            for item in every_item(table):
-                keys.put(item)
-            built[index_name] = keys
-        return built[index_name]
 
     def candidates(self) -> list:
         mode = getattr(querying, "mode", None)

@@ -64,6 +64,54 @@ async function warmFleet(f: Fleet, tag: string): Promise<void> {
   for (let w = 0; w < 3; w++) await f.run(400, `${tag}-${w}-${Date.now().toString(36)}`);
 }
 
+// 1,000 workflows a round: ours take ~1.5 s, long enough that one GC pause or checkpoint cannot
+// swing a round; each peer runs the same count.
+const E2E_PER_ROUND = 1000;
+const E2E_ROUNDS = 3;
+
+/** The e2e-postgres row of a peer: dbos's is the headline row. */
+const rowName = (p: Peer) => (p.name === 'dbos' ? 'e2e-postgres' : `e2e-postgres-vs-${p.name}`);
+
+/** Every e2e-postgres row, empty, with why it was not measured. */
+function unmeasured(note: string): Row[] {
+  return [
+    ...PEERS.map((p) => ({ ...rateRow(rowName(p), null, null, 'workflows/s', 5), note })),
+    { ...rateRow('e2e-postgres-limit', null, null, 'writes/s', 0.7), note },
+    { ...rateRow('e2e-postgres-every-core', null, null, 'workflows/s', null), note },
+    { ...rateRow('e2e-postgres-limit-every-core', null, null, 'writes/s', null), note },
+  ];
+}
+
+/** The peers of e2e-postgres: those that launched, each one's rounds or why it could not run. */
+interface PeerRounds {
+  live: Peer[];
+  theirs: Map<string, number[]>;
+  notes: Map<string, string>;
+  /** The number of the next peer workflow: each peer run starts its ids there. */
+  first: number;
+}
+
+/** One layer's raw sample: writes/s and client CPU per write. */
+type RawSample = { perSec: number; cpuUsPerWrite: number };
+
+/** What e2e-postgres measured, round by round. */
+interface E2eSamples {
+  ours: FleetRun[];
+  // The limit's samples, each taken right after one of our rounds and as long, so ours and the
+  // raw writes meet the same machine state (the peers' databases' autovacuum, checkpoints).
+  limit: number[];
+  rawCpu: number[];
+  // The layers between, as in e2e-stores.ts: the adapter alone, and the reducer with it.
+  layers: Record<'adapter' | 'reducer', RawSample[]>;
+  wideRuns: FleetRun[];
+  wideLimit: number[];
+  peers: PeerRounds;
+  /** Mean JSON bytes of one workflow's snapshots. */
+  bytes: number;
+  /** The older limit: one row UPDATEd over and over with a snapshot of the mean size. */
+  oneRow: number[];
+}
+
 /**
  * e2e-postgres: our worker processes (half the cores, `RUNNERS` workflows in flight in all) against
  * each peer at concurrency `RUNNERS` on the same server, in alternating rounds (ours first, then
@@ -75,24 +123,9 @@ export const e2ePostgres: Group = {
   name: 'e2e-postgres',
   async run(): Promise<Row[]> {
     const b = backends.find((x) => x.name === 'postgres');
-    const rowName = (p: Peer) => (p.name === 'dbos' ? 'e2e-postgres' : `e2e-postgres-vs-${p.name}`);
-    const everyCoreRows = (note: string): Row[] => [
-      { ...rateRow('e2e-postgres-every-core', null, null, 'workflows/s', null), note },
-      { ...rateRow('e2e-postgres-limit-every-core', null, null, 'writes/s', null), note },
-    ];
-    const missing = (note: string): Row[] => [
-      ...PEERS.map((p) => ({ ...rateRow(rowName(p), null, null, 'workflows/s', 5), note })),
-      { ...rateRow('e2e-postgres-limit', null, null, 'writes/s', 0.7), note },
-      ...everyCoreRows(note),
-    ];
-    if (!b) return missing('not measured: no postgres store adapter in this checkout yet');
+    if (!b) return unmeasured('not measured: no postgres store adapter in this checkout yet');
     const down = await b.unavailable();
-    if (down) return missing(`not measured: ${down}`);
-
-    // 1,000 workflows a round: ours take ~1.5 s, long enough that one GC pause or checkpoint
-    // cannot swing a round; each peer runs the same count.
-    const PER_ROUND = 1000;
-    const ROUNDS = 3;
+    if (down) return unmeasured(`not measured: ${down}`);
     const fleet = await startFleet({
       pgUrl: pgDatabaseUrl(b.url, 'stepfold_bench'),
       processes: E2E_PROCESSES,
@@ -105,142 +138,160 @@ export const e2ePostgres: Group = {
       concurrency: EVERY_CORE_PER_PROCESS,
       table: 'e2e_workers',
     });
-    const wideRuns: FleetRun[] = [];
-    const wideLimit: number[] = [];
-    const ours: FleetRun[] = [];
-    // The limit's samples, each taken right after one of our rounds and as long, so ours and the
-    // raw writes meet the same machine state (the peers' databases' autovacuum, checkpoints).
-    const limit: number[] = [];
-    const rawCpu: number[] = [];
-    const theirs = new Map<string, number[]>();
-    const notes = new Map<string, string>();
-    const live: Peer[] = [];
-    let first = 0;
     try {
-      for (const p of PEERS) {
-        try {
-          process.stderr.write(`  e2e-postgres: launching ${p.version}\n`);
-          await p.launch(b.url);
-          await p.run(100, RUNNERS, first); // warm-up
-          first += 100;
-          live.push(p);
-          theirs.set(p.name, []);
-          await p.shutdown();
-        } catch (e) {
-          notes.set(p.name, `${p.version} could not run: ${e instanceof Error ? e.message : String(e)}`);
-          await p.shutdown().catch(() => {});
-        }
-      }
-      await warmFleet(fleet, 'warm');
-      await warmFleet(wide, 'warm-wide');
-      // Every timed round, ours and each peer's (launched fresh for it), follows warmUp().
-      // The layers between, as in e2e-stores.ts: the adapter alone, and the reducer with it.
-      const layers: Record<'adapter' | 'reducer', Array<{ perSec: number; cpuUsPerWrite: number }>> = {
-        adapter: [],
-        reducer: [],
-      };
-      const oursRound = async (tag: string) => {
-        await warmUp((k) => fleet.run(200, `${tag}-warm-${k}`));
-        const o = await fleet.run(PER_ROUND, tag);
-        ours.push(o);
-        const r = await fleet.raw(Math.max(1000, o.seconds * 1000));
-        limit.push(r.perSec);
-        rawCpu.push(r.cpuUsPerWrite);
-        for (const through of ['adapter', 'reducer'] as const)
-          layers[through].push(await fleet.raw(Math.max(1000, o.seconds * 1000), undefined, through));
-        // The every-core fleet right after, with its own raw sample from as many processes.
-        await warmUp((k) => wide.run(200, `${tag}-wide-warm-${k}`));
-        const w = await wide.run(PER_ROUND, `${tag}-wide`);
-        wideRuns.push(w);
-        wideLimit.push((await wide.raw(Math.max(1000, w.seconds * 1000))).perSec);
-      };
-      for (let r = 0; r < ROUNDS; r++) {
-        const tag = `e2e-${r}-${Date.now().toString(36)}`;
-        if (r % 2 === 0) await oursRound(tag);
-        for (const p of r % 2 === 0 ? live : [...live].reverse()) {
-          // One peer at a time: launched for its round and shut down after, so no peer's idle
-          // polling runs during another contender's round.
-          await p.launch(b.url);
-          await warmUp(async () => {
-            await p.run(60, RUNNERS, first);
-            first += 60;
-          });
-          theirs.get(p.name)!.push(await p.run(PER_ROUND, RUNNERS, first));
-          first += PER_ROUND;
-          await p.shutdown();
-        }
-        if (r % 2 === 1) await oursRound(tag);
-        process.stderr.write(`  e2e-postgres: round ${r + 1}/${ROUNDS} done\n`);
-      }
-      const wps = median(ours.map((o) => o.workflowsPerSec));
-      const writes = median(ours.map((o) => o.writesPerSec));
-      const bytes = meanSnapshotBytes('e2e-0-xxxxxxxx-0-1000');
-      // The limit: the same writes by hand (each workflow's INSERT and ten conditional UPDATEs, the
-      // reducer's snapshots serialized per write) from the same processes and clients, sampled
-      // after each of our rounds (above). The older figure, one row UPDATEd over and over with a
-      // snapshot of the mean size, is kept in details.
-      const oneRow: number[] = [];
-      for (let k = 0; k < 3; k++) oneRow.push((await fleet.raw(1000, snapshotOfAbout(bytes))).perSec);
-      const setup = `${E2E_PROCESSES} worker process${E2E_PROCESSES === 1 ? '' : 'es'} × ${PER_PROCESS} workflows in flight (createWorker, one pg pool each)`;
-      return [
-        ...PEERS.map((p) =>
-          rateRow(rowName(p), wps, notes.has(p.name) ? null : median(theirs.get(p.name)!), 'workflows/s', 5, {
-            note:
-              notes.get(p.name) ??
-              `${setup} vs ${p.version} at concurrency ${RUNNERS} (its own database on the same server), ${ROUNDS}×${PER_ROUND} workflows each, alternating rounds`,
-            details: { ours, [p.name]: theirs.get(p.name) ?? [] },
-          }),
-        ),
-        rateRow('e2e-postgres-limit', writes, median(limit), 'writes/s', 0.7, {
-          note: `our conditional writes/s during e2e-postgres (11 per workflow) vs the same statements by hand (per workflow the INSERT and ten conditional UPDATEs with the reducer's snapshots, mean ${bytes} B) from the same ${E2E_PROCESSES} processes × ${PER_PROCESS} clients, each sample taken right after one of our rounds and as long`,
-          details: {
-            ourWritesPerSec: ours.map((o) => o.writesPerSec),
-            rawSamples: limit,
-            pairRatios: ours.map((o, i) => o.writesPerSec / limit[i]!),
-            oneRowUpdatesPerSec: oneRow,
-            // Where the gap is: client CPU per write in our processes vs the raw loop's.
-            ourCpuUsPerWrite: ours.map((o) => o.cpuUsPerWrite),
-            rawCpuUsPerWrite: rawCpu,
-            adapterWritesPerSec: layers.adapter.map((l) => l.perSec),
-            adapterCpuUsPerWrite: layers.adapter.map((l) => l.cpuUsPerWrite),
-            reducerAdapterWritesPerSec: layers.reducer.map((l) => l.perSec),
-            reducerAdapterCpuUsPerWrite: layers.reducer.map((l) => l.cpuUsPerWrite),
-          },
-        }),
-        rateRow(
-          'e2e-postgres-every-core',
-          median(wideRuns.map((o) => o.workflowsPerSec)),
-          wps,
-          'workflows/s',
-          null,
-          {
-            note: `the e2e-postgres workload from ${EVERY_CORE} worker processes × ${EVERY_CORE_PER_PROCESS} workflows in flight (one per core) vs ${setup}, each round right after the other`,
-            details: { everyCore: wideRuns, ours },
-          },
-        ),
-        rateRow(
-          'e2e-postgres-limit-every-core',
-          median(wideRuns.map((o) => o.writesPerSec)),
-          median(wideLimit),
-          'writes/s',
-          null,
-          {
-            note: `as e2e-postgres-limit, from ${EVERY_CORE} worker processes × ${EVERY_CORE_PER_PROCESS} workflows in flight vs the same writes by hand from ${EVERY_CORE} processes × ${EVERY_CORE_PER_PROCESS} clients`,
-            details: {
-              ourWritesPerSec: wideRuns.map((o) => o.writesPerSec),
-              rawSamples: wideLimit,
-              pairRatios: wideRuns.map((o, i) => o.writesPerSec / wideLimit[i]!),
-              ourCpuUsPerWrite: wideRuns.map((o) => o.cpuUsPerWrite),
-            },
-          },
-        ),
-      ];
+      return e2eRows(await measureE2e(b.url, fleet, wide));
     } finally {
       await fleet.stop();
       await wide.stop();
     }
   },
 };
+
+/** Warms each peer once (launched and shut down); a peer that cannot run is noted and left out. */
+async function warmPeers(url: string): Promise<PeerRounds> {
+  const peers: PeerRounds = { live: [], theirs: new Map(), notes: new Map(), first: 0 };
+  for (const p of PEERS) {
+    try {
+      process.stderr.write(`  e2e-postgres: launching ${p.version}\n`);
+      await p.launch(url);
+      await p.run(100, RUNNERS, peers.first); // warm-up
+      peers.first += 100;
+      peers.live.push(p);
+      peers.theirs.set(p.name, []);
+      await p.shutdown();
+    } catch (e) {
+      peers.notes.set(p.name, `${p.version} could not run: ${e instanceof Error ? e.message : String(e)}`);
+      await p.shutdown().catch(() => {});
+    }
+  }
+  return peers;
+}
+
+/** The alternating rounds, then the one-row limit. Every timed round, ours and each peer's (launched fresh for it), follows warmUp(). */
+async function measureE2e(url: string, fleet: Fleet, wide: Fleet): Promise<E2eSamples> {
+  const peers = await warmPeers(url);
+  await warmFleet(fleet, 'warm');
+  await warmFleet(wide, 'warm-wide');
+  const s: E2eSamples = {
+    ours: [],
+    limit: [],
+    rawCpu: [],
+    layers: { adapter: [], reducer: [] },
+    wideRuns: [],
+    wideLimit: [],
+    peers,
+    bytes: 0,
+    oneRow: [],
+  };
+  for (let r = 0; r < E2E_ROUNDS; r++) {
+    const tag = `e2e-${r}-${Date.now().toString(36)}`;
+    if (r % 2 === 0) await oursRound(s, fleet, wide, tag);
+    for (const p of r % 2 === 0 ? peers.live : [...peers.live].reverse()) await peerRound(url, p, peers);
+    if (r % 2 === 1) await oursRound(s, fleet, wide, tag);
+    process.stderr.write(`  e2e-postgres: round ${r + 1}/${E2E_ROUNDS} done\n`);
+  }
+  s.bytes = meanSnapshotBytes('e2e-0-xxxxxxxx-0-1000');
+  // The limit: the same writes by hand (each workflow's INSERT and ten conditional UPDATEs, the
+  // reducer's snapshots serialized per write) from the same processes and clients, sampled
+  // after each of our rounds (oursRound). The older figure, one row UPDATEd over and over with a
+  // snapshot of the mean size, is kept in details.
+  for (let k = 0; k < 3; k++) s.oneRow.push((await fleet.raw(1000, snapshotOfAbout(s.bytes))).perSec);
+  return s;
+}
+
+/** Our round: the fleet's workflows, the raw limit and its layers right after, then the every-core fleet's. */
+async function oursRound(s: E2eSamples, fleet: Fleet, wide: Fleet, tag: string): Promise<void> {
+  await warmUp((k) => fleet.run(200, `${tag}-warm-${k}`));
+  const o = await fleet.run(E2E_PER_ROUND, tag);
+  s.ours.push(o);
+  const r = await fleet.raw(Math.max(1000, o.seconds * 1000));
+  s.limit.push(r.perSec);
+  s.rawCpu.push(r.cpuUsPerWrite);
+  for (const through of ['adapter', 'reducer'] as const)
+    s.layers[through].push(await fleet.raw(Math.max(1000, o.seconds * 1000), undefined, through));
+  // The every-core fleet right after, with its own raw sample from as many processes.
+  await warmUp((k) => wide.run(200, `${tag}-wide-warm-${k}`));
+  const w = await wide.run(E2E_PER_ROUND, `${tag}-wide`);
+  s.wideRuns.push(w);
+  s.wideLimit.push((await wide.raw(Math.max(1000, w.seconds * 1000))).perSec);
+}
+
+/**
+ * One peer's round: launched for it and shut down after, so no peer's idle polling runs during
+ * another contender's round.
+ */
+async function peerRound(url: string, p: Peer, peers: PeerRounds): Promise<void> {
+  await p.launch(url);
+  await warmUp(async () => {
+    await p.run(60, RUNNERS, peers.first);
+    peers.first += 60;
+  });
+  peers.theirs.get(p.name)!.push(await p.run(E2E_PER_ROUND, RUNNERS, peers.first));
+  peers.first += E2E_PER_ROUND;
+  await p.shutdown();
+}
+
+/** The e2e-postgres rows of what was measured. */
+function e2eRows(s: E2eSamples): Row[] {
+  const { ours, limit, layers, wideRuns, wideLimit, bytes } = s;
+  const { theirs, notes } = s.peers;
+  const wps = median(ours.map((o) => o.workflowsPerSec));
+  const writes = median(ours.map((o) => o.writesPerSec));
+  const setup = `${E2E_PROCESSES} worker process${E2E_PROCESSES === 1 ? '' : 'es'} × ${PER_PROCESS} workflows in flight (createWorker, one pg pool each)`;
+  return [
+    ...PEERS.map((p) =>
+      rateRow(rowName(p), wps, notes.has(p.name) ? null : median(theirs.get(p.name)!), 'workflows/s', 5, {
+        note:
+          notes.get(p.name) ??
+          `${setup} vs ${p.version} at concurrency ${RUNNERS} (its own database on the same server), ${E2E_ROUNDS}×${E2E_PER_ROUND} workflows each, alternating rounds`,
+        details: { ours, [p.name]: theirs.get(p.name) ?? [] },
+      }),
+    ),
+    rateRow('e2e-postgres-limit', writes, median(limit), 'writes/s', 0.7, {
+      note: `our conditional writes/s during e2e-postgres (11 per workflow) vs the same statements by hand (per workflow the INSERT and ten conditional UPDATEs with the reducer's snapshots, mean ${bytes} B) from the same ${E2E_PROCESSES} processes × ${PER_PROCESS} clients, each sample taken right after one of our rounds and as long`,
+      details: {
+        ourWritesPerSec: ours.map((o) => o.writesPerSec),
+        rawSamples: limit,
+        pairRatios: ours.map((o, i) => o.writesPerSec / limit[i]!),
+        oneRowUpdatesPerSec: s.oneRow,
+        // Where the gap is: client CPU per write in our processes vs the raw loop's.
+        ourCpuUsPerWrite: ours.map((o) => o.cpuUsPerWrite),
+        rawCpuUsPerWrite: s.rawCpu,
+        adapterWritesPerSec: layers.adapter.map((l) => l.perSec),
+        adapterCpuUsPerWrite: layers.adapter.map((l) => l.cpuUsPerWrite),
+        reducerAdapterWritesPerSec: layers.reducer.map((l) => l.perSec),
+        reducerAdapterCpuUsPerWrite: layers.reducer.map((l) => l.cpuUsPerWrite),
+      },
+    }),
+    rateRow(
+      'e2e-postgres-every-core',
+      median(wideRuns.map((o) => o.workflowsPerSec)),
+      wps,
+      'workflows/s',
+      null,
+      {
+        note: `the e2e-postgres workload from ${EVERY_CORE} worker processes × ${EVERY_CORE_PER_PROCESS} workflows in flight (one per core) vs ${setup}, each round right after the other`,
+        details: { everyCore: wideRuns, ours },
+      },
+    ),
+    rateRow(
+      'e2e-postgres-limit-every-core',
+      median(wideRuns.map((o) => o.writesPerSec)),
+      median(wideLimit),
+      'writes/s',
+      null,
+      {
+        note: `as e2e-postgres-limit, from ${EVERY_CORE} worker processes × ${EVERY_CORE_PER_PROCESS} workflows in flight vs the same writes by hand from ${EVERY_CORE} processes × ${EVERY_CORE_PER_PROCESS} clients`,
+        details: {
+          ourWritesPerSec: wideRuns.map((o) => o.writesPerSec),
+          rawSamples: wideLimit,
+          pairRatios: wideRuns.map((o, i) => o.writesPerSec / wideLimit[i]!),
+          ourCpuUsPerWrite: wideRuns.map((o) => o.cpuUsPerWrite),
+        },
+      },
+    ),
+  ];
+}
 
 /** Workflows in flight per process in busy-postgres (32 in all on two processes). */
 const BUSY_PER_PROCESS = 16;

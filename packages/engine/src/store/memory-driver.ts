@@ -1,0 +1,104 @@
+import { memoryInbox } from './memory-inbox.js';
+import { announceWrite, claimDue, driverCall, indexDue, type MemoryRows, unindexDue } from './memory-rows.js';
+import type { WakeListener, WakeSubscription } from './store.js';
+import type { ClaimWindow, DriverOutcome, StoreDriver, UpdateCondition } from './store-driver.js';
+import type { EncodedSnapshot, ListArgs } from './store-kit.js';
+
+/** The in-memory store's database calls: each verb a module function over its rows. */
+export function memoryDriver(m: MemoryRows): StoreDriver {
+  return {
+    setup: driverCall(m, () => undefined),
+    insert: driverCall(m, insert),
+    select: driverCall(m, select),
+    update: driverCall(m, update),
+    version: driverCall(m, version),
+    due: driverCall(m, claimDue),
+    page: driverCall(m, page),
+    remove: driverCall(m, remove),
+    claims: {
+      claim: driverCall(m, claimRows),
+      release: driverCall(m, release),
+    },
+    inbox: memoryInbox(m),
+    wakes: { subscribe: driverCall(m, subscribe) },
+  };
+}
+
+function insert(m: MemoryRows, e: EncodedSnapshot): boolean {
+  if (m.rows.has(e.id)) return false;
+  m.rows.set(e.id, { encoded: e, sent: [] });
+  indexDue(m, e.id, e.wakeAt);
+  announceWrite(m, e);
+  return true;
+}
+
+function select(m: MemoryRows, id: string): string | null {
+  return m.rows.get(id)?.encoded.json ?? null;
+}
+
+function update(m: MemoryRows, e: EncodedSnapshot, c: UpdateCondition): DriverOutcome {
+  const row = m.rows.get(e.id);
+  if (!row) return 'missing';
+  if (row.encoded.version !== c.expected) return { stored: row.encoded.version };
+  if (c.match) {
+    const stored = row.sent.filter((w) => c.consumed?.includes(w.seq)).map((w) => w.json);
+    const { json, sent } = c.match;
+    if (row.encoded.json !== json || stored.length !== sent.length || stored.some((e, i) => e !== sent[i]))
+      return 'failed';
+  }
+  unindexDue(m, e.id, row.encoded.wakeAt);
+  row.encoded = e;
+  row.claim = undefined;
+  if (c.consumed) {
+    const gone = new Set(c.consumed);
+    row.sent = row.sent.filter((w) => !gone.has(w.seq));
+  }
+  indexDue(m, e.id, e.wakeAt);
+  announceWrite(m, e);
+  return 'written';
+}
+
+function version(m: MemoryRows, id: string): number | null {
+  return m.rows.get(id)?.encoded.version ?? null;
+}
+
+function page(m: MemoryRows, args: ListArgs): Array<{ id: string; json: string }> {
+  const out: Array<{ id: string; json: string }> = [];
+  for (const id of [...m.rows.keys()].sort()) {
+    if (args.cursor !== null && id <= args.cursor) continue;
+    const { encoded } = m.rows.get(id)!;
+    if (args.status !== undefined && encoded.status !== args.status) continue;
+    if (args.workflow !== undefined && encoded.workflow !== args.workflow) continue;
+    out.push({ id, json: encoded.json });
+    if (out.length > args.limit) break;
+  }
+  return out;
+}
+
+function remove(m: MemoryRows, id: string, version?: number): boolean {
+  const row = m.rows.get(id);
+  if (!row || (version !== undefined && row.encoded.version !== version)) return false;
+  unindexDue(m, id, row.encoded.wakeAt);
+  m.rows.delete(id);
+  return true;
+}
+
+function claimRows(m: MemoryRows, w: ClaimWindow): string[] {
+  return claimDue(m, w).map((id) => m.rows.get(id)!.encoded.json);
+}
+
+function release(m: MemoryRows, ids: readonly string[], token: string): void {
+  for (const id of ids) {
+    const row = m.rows.get(id);
+    if (row?.claim?.token === token) row.claim = undefined;
+  }
+}
+
+function subscribe(m: MemoryRows, listener: WakeListener): WakeSubscription {
+  m.listeners.add(listener);
+  return {
+    async close() {
+      m.listeners.delete(listener);
+    },
+  };
+}
