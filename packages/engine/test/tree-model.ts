@@ -1,4 +1,5 @@
 import { isTerminal, type Snapshot, step, type WorkflowEvent } from '@stepfold/engine';
+import { composition } from '@stepfold/engine/composition';
 import type { WorkflowHarness } from '@stepfold/engine/testing';
 import { expect } from 'vitest';
 import type { StepInfo } from './tree-gen.js';
@@ -48,7 +49,7 @@ export function modelOf(h: WorkflowHarness, steps: Map<string, StepInfo>): Insta
   const begun = new Set<string>();
   let s: Snapshot | null = null;
   for (const e of h.events) {
-    const next = step(h.definition, s, e);
+    const next = step(h.definition, s, e, { kinds: [composition] });
     expect(next, `${h.id}: a recorded ${e.type} changed nothing`).not.toBe(s);
     expect(next.version, `${h.id}: version after ${e.type}`).toBe(s ? s.version + 1 : 1);
     if (s && isTerminal(s.status)) {
