@@ -1,4 +1,5 @@
 import { defineWorkflow, type HandlerContext, type TypedSnapshot, workflow } from '@stepfold/engine';
+import { composition } from '@stepfold/engine/composition';
 import { createHarness, type WorkflowHarness } from '@stepfold/engine/testing';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 
@@ -31,7 +32,7 @@ const order = workflow('order', 1)
   .build();
 
 const start = () =>
-  createHarness(order, { workflows: [line], id: 'o-1' }).start({
+  createHarness(order, { kinds: [composition], workflows: [line], id: 'o-1' }).start({
     lines: [{ sku: 'A' }, { sku: 'B' }],
     first: { sku: 'F' },
   });
@@ -84,7 +85,7 @@ describe('harness reads of a typed definition', () => {
 
   it('a child step whose workflow is not among `workflows` gives an untyped harness', () => {
     // Only compiled: an unstarted harness has no children.
-    const typeOnly = () => expectTypeOf(createHarness(order).child('first')).toEqualTypeOf<WorkflowHarness>();
+    const typeOnly = () => expectTypeOf(createHarness(order).child('first'), { kinds: [composition] }).toEqualTypeOf<WorkflowHarness>();
     void typeOnly;
   });
 
@@ -101,7 +102,7 @@ describe('harness reads of an untyped (JSON) definition', () => {
       start: 'a',
       steps: { a: { kind: 'task', handler: 'h' } },
     });
-    const h = createHarness(json).start();
+    const h = createHarness(json).start(, { kinds: [composition] });
     h.complete('a', { n: 1 });
     expectTypeOf(h.output('a')).toEqualTypeOf<unknown>();
     expect(h.output('a')).toEqual({ n: 1 });
