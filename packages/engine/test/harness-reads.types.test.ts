@@ -102,7 +102,7 @@ describe('harness reads of an untyped (JSON) definition', () => {
       start: 'a',
       steps: { a: { kind: 'task', handler: 'h' } },
     });
-    const h = createHarness(json).start(, { kinds: [composition] });
+    const h = createHarness(json).start();
     h.complete('a', { n: 1 });
     expectTypeOf(h.output('a')).toEqualTypeOf<unknown>();
     expect(h.output('a')).toEqual({ n: 1 });
