@@ -85,7 +85,10 @@ describe('harness reads of a typed definition', () => {
 
   it('a child step whose workflow is not among `workflows` gives an untyped harness', () => {
     // Only compiled: an unstarted harness has no children.
-    const typeOnly = () => expectTypeOf(createHarness(order).child('first'), { kinds: [composition] }).toEqualTypeOf<WorkflowHarness>();
+    const typeOnly = () =>
+      expectTypeOf(
+        createHarness(order, { kinds: [composition] }).child('first'),
+      ).toEqualTypeOf<WorkflowHarness>();
     void typeOnly;
   });
 
