@@ -24,7 +24,6 @@ export interface Composition extends RunnerKindSet<'child' | 'map'> {
  */
 export const composition: Composition = Object.freeze({
   name: 'composition',
-  from: '@stepfold/engine/composition',
   rules: { child, map },
   childEffects: (o: ChildEffectsOptions) => new ChildEffects(o),
 });

@@ -19,10 +19,8 @@ export type KindRules<K extends StepKind> = { readonly [P in K]: StepRules<StepO
  * step(order, null, start, { kinds: [composition] });
  */
 export interface KindSet<K extends StepKind = never> {
-  /** The name an error shows (`kinds: [composition]`). */
+  /** The name it is exported under (`composition`), for messages and debugging. */
   readonly name: string;
-  /** The entry that exports it, for the error a definition gets without it. */
-  readonly from: string;
   /** The reducer's rules of each kind the set brings. */
   readonly rules: KindRules<K>;
 }
