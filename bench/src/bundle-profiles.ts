@@ -29,10 +29,7 @@ export const PROFILES = [
     name: 'bundle-edge-composition',
     capKb: 40,
     what: 'an edge runner with `composition` (child and map steps)',
-    source: [
-      "export { createRunner, defineWorkflow, workflow } from '@stepfold/engine';",
-      "export { composition } from '@stepfold/engine/composition';",
-    ].join('\n'),
+    source: "export { composition, createRunner, defineWorkflow, workflow } from '@stepfold/engine';",
   },
 ] as const;
 

@@ -3,7 +3,7 @@
  * server `pnpm services` starts, at STEPFOLD_PG_URL; the demo uses its own table, `stepfold_demo.<table>`.
  */
 import type { Store } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
+import { createMemoryStore } from '@stepfold/engine';
 
 /** Stores a demo can run on. */
 export type DemoStoreKind = 'memory' | 'postgres';

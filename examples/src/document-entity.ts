@@ -4,8 +4,15 @@
  * processed in batches of up to 8 (or after 10 s of quiet), and every 2 batches the instance
  * continues as new, so its snapshot never grows. Runs on the in-memory store with a fake clock.
  */
-import { createRunner, type Handler, type Snapshot, snapshotBytes, type, workflow } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
+import {
+  createMemoryStore,
+  createRunner,
+  type Handler,
+  type Snapshot,
+  snapshotBytes,
+  type,
+  workflow,
+} from '@stepfold/engine';
 
 export const BATCHES_PER_RUN = 2;
 

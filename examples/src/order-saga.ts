@@ -3,8 +3,15 @@
  * declined on every attempt, and the compensation releases the reservation. The instance ends
  * `failed` with the payment error kept. Exits non-zero if the outcome is anything else.
  */
-import { createRunner, isTerminal, type Snapshot, type Status, TaskError, workflow } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
+import {
+  createMemoryStore,
+  createRunner,
+  isTerminal,
+  type Snapshot,
+  type Status,
+  TaskError,
+  workflow,
+} from '@stepfold/engine';
 
 export const orderSaga = workflow('order-saga', 1, {
   defaults: { retry: { maxAttempts: 3, initialMs: 1_000, factor: 2, maxMs: 10_000, jitter: 0.1 } },

@@ -1,7 +1,12 @@
 /** The code shown in the root README, kept here so CI type-checks and runs it. */
-import { createRunner, type Snapshot, TaskError, workflow } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
-import { createHarness } from '@stepfold/engine/testing';
+import {
+  createHarness,
+  createMemoryStore,
+  createRunner,
+  type Snapshot,
+  TaskError,
+  workflow,
+} from '@stepfold/engine';
 import * as z from 'zod';
 
 export const order = workflow('order', 1)

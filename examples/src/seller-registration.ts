@@ -6,6 +6,7 @@
  * Exits non-zero if the outcome is anything else.
  */
 import {
+  createMemoryStore,
   createRunner,
   isTerminal,
   type Runner,
@@ -14,7 +15,6 @@ import {
   TaskError,
   workflow,
 } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
 
 export const sellerRegistration = workflow('seller-registration', 1, {
   defaults: { retry: { maxAttempts: 3, initialMs: 500, factor: 2, maxMs: 5_000, jitter: 0.1 } },

@@ -2,13 +2,20 @@
 // workflow run on the in-memory store, the harness, and each adapter constructed with its driver.
 import assert from 'node:assert/strict';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { createRunner, type HandlerContext, isStepfoldError, type, workflow } from '@stepfold/engine';
-import { createTieredStore } from '@stepfold/engine/lifecycle';
-import { createMemoryStore } from '@stepfold/engine/memory';
+import {
+  createHarness,
+  createMemoryPayloadStore,
+  createMemoryStore,
+  createRunner,
+  createTieredStore,
+  createWorker,
+  type HandlerContext,
+  isStepfoldError,
+  offloading,
+  type,
+  workflow,
+} from '@stepfold/engine';
 import { defineMigration, migrate } from '@stepfold/engine/migrations';
-import { createMemoryPayloadStore, offloading } from '@stepfold/engine/payloads';
-import { createHarness } from '@stepfold/engine/testing';
-import { createWorker } from '@stepfold/engine/worker';
 import { type RunWorkersOptions, serveWorker } from '@stepfold/node';
 import { createOtelInstrumentation } from '@stepfold/otel';
 import { createDynamoPayloadStore, createDynamoStore } from '@stepfold/store-dynamo';

@@ -7,8 +7,15 @@
 // workflows of trees.ts, whose ends may be written by any process's worker (a child's end reaches
 // its parent through the parent's inbox): each process tells the parent process of the ends it
 // wrote, which passes them on to the others.
-import { createRunner, isTerminal, type Snapshot, type Store, snapshotBytes, step } from '@stepfold/engine';
-import { createWorker } from '@stepfold/engine/worker';
+import {
+  createRunner,
+  createWorker,
+  isTerminal,
+  type Snapshot,
+  type Store,
+  snapshotBytes,
+  step,
+} from '@stepfold/engine';
 import { wallMs } from '../peers/common.js';
 import { LINEAR_STEPS, linear10, noop } from '../workflows.js';
 import { openChildStore, type RawRow, type StoreKind } from './child-stores.js';
@@ -105,7 +112,7 @@ await inner.setup();
 const started: string[] = [];
 
 const composition = process.env['BENCH_COMPOSITION'] === '1';
-const kinds = composition ? [(await import('@stepfold/engine/composition')).composition] : [];
+const kinds = composition ? [(await import('@stepfold/engine')).composition] : [];
 
 // Ends of parent workflows (trees.ts), written here or reported by another process, until a
 // `run` waiting for them takes them; and those waiting.

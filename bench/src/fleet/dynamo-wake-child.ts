@@ -4,8 +4,7 @@
 // latency from the signal's send time (wall clock, shared by both processes) to its own start.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
-import { createRunner } from '@stepfold/engine';
-import { createWorker } from '@stepfold/engine/worker';
+import { createRunner, createWorker } from '@stepfold/engine';
 import { createDynamoStore } from '@stepfold/store-dynamo';
 import { wallMs } from '../peers/common.js';
 import { signalProbe } from './probes.js';

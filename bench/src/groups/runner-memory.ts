@@ -1,6 +1,4 @@
-import { createRunner, type HandlerContext } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
-import { createWorker } from '@stepfold/engine/worker';
+import { createMemoryStore, createRunner, createWorker, type HandlerContext } from '@stepfold/engine';
 import { compareAsync, measureAsync } from '../measure.js';
 import { type Group, rateRow } from '../row.js';
 import { LINEAR_STEPS, linear10, noop } from '../workflows.js';

@@ -6,7 +6,7 @@
  * delayed `wake` message, which the SQS handler applies when it is due.
  */
 import type { Runner, WakeListener, WakeNotice, WakeSource } from '@stepfold/engine';
-import { createWorker } from '@stepfold/engine/worker';
+import { createWorker } from '@stepfold/engine';
 import { noticeOfImage } from '@stepfold/store-dynamo';
 import { delaySecondsUntil, type WakeQueue } from './handler.js';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from './stream-types.js';

@@ -15,8 +15,7 @@
  */
 import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
-import { createRunner } from '@stepfold/engine';
-import { createWorker } from '@stepfold/engine/worker';
+import { createRunner, createWorker } from '@stepfold/engine';
 import { serveWorker } from '@stepfold/node';
 import { createPostgresStore } from '@stepfold/store-postgres';
 import pg from 'pg';

@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import {
+  composition,
   defineWorkflow,
   definitionHash,
   type Snapshot,
@@ -7,7 +8,6 @@ import {
   type ValidationError,
   type WorkflowDefinition,
 } from '@stepfold/engine';
-import { composition } from '@stepfold/engine/composition';
 import fc from 'fast-check';
 import type { Target } from '../driver.js';
 import { expect, jsonIssues, typedOrValue } from '../guard.js';

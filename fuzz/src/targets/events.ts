@@ -1,5 +1,10 @@
-import { type Snapshot, step, type WorkflowDefinition, type WorkflowEvent } from '@stepfold/engine';
-import { composition } from '@stepfold/engine/composition';
+import {
+  composition,
+  type Snapshot,
+  step,
+  type WorkflowDefinition,
+  type WorkflowEvent,
+} from '@stepfold/engine';
 import fc from 'fast-check';
 import { reduce } from '../../../packages/engine/dist/reducer/reducer.js';
 import type { Target } from '../driver.js';

@@ -1,13 +1,15 @@
 import {
+  createMemoryStore,
   createRunner,
+  createWorker,
+  type MemoryStore,
   SENT_CLAIM_AFTER_MS,
   type Snapshot,
   step,
+  type Worker,
   type WorkflowEvent,
   workflow,
 } from '@stepfold/engine';
-import { createMemoryStore, type MemoryStore } from '@stepfold/engine/memory';
-import { createWorker, type Worker } from '@stepfold/engine/worker';
 import fc from 'fast-check';
 import type { Target } from '../driver.js';
 import { expect, typedOrValue } from '../guard.js';

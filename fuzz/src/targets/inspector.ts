@@ -1,5 +1,4 @@
-import { createRunner, type Runner, type Store } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
+import { createMemoryStore, createRunner, type Runner, type Store } from '@stepfold/engine';
 import { createInspector } from '@stepfold/inspector';
 import fc from 'fast-check';
 import type { Target } from '../driver.js';

@@ -1,14 +1,16 @@
 import {
+  createMemoryStore,
   createRunner,
+  createWorker,
   isValidId,
+  type MemoryStore,
+  parseWakePayload,
   type Snapshot,
   type WakeListener,
   type WakeNotice,
+  type Worker,
   workflow,
 } from '@stepfold/engine';
-import { createMemoryStore, type MemoryStore } from '@stepfold/engine/memory';
-import { parseWakePayload } from '@stepfold/engine/store-kit';
-import { createWorker, type Worker } from '@stepfold/engine/worker';
 import fc from 'fast-check';
 import type { Target } from '../driver.js';
 import { describe, expect } from '../guard.js';

@@ -1,14 +1,16 @@
 import {
+  composition,
   createRunner,
+  defineStore,
+  type EncodedSnapshot,
   isStepfoldError,
   type Runner,
   type Snapshot,
   type Store,
+  type StoreDriver,
   step,
   type WorkflowDefinition,
 } from '@stepfold/engine';
-import { composition } from '@stepfold/engine/composition';
-import { defineStore, type EncodedSnapshot, type StoreDriver } from '@stepfold/engine/store-kit';
 import fc from 'fast-check';
 import type { Target } from '../driver.js';
 import { expect, typedOrValueAsync } from '../guard.js';

@@ -1,5 +1,10 @@
-import { isTerminal, type Snapshot, type WorkflowDefinition } from '@stepfold/engine';
-import { cancelRefusal, declaredSignals } from '@stepfold/engine/introspect';
+import {
+  cancelRefusal,
+  declaredSignals,
+  isTerminal,
+  type Snapshot,
+  type WorkflowDefinition,
+} from '@stepfold/engine';
 
 /** What `show` says an instance can take now, from the engine's answers (never re-derived here). */
 export interface InstanceActions {

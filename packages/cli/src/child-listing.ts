@@ -1,5 +1,5 @@
 import type { Snapshot, Status, Store } from '@stepfold/engine';
-import { type ChildRef, mapChildId } from '@stepfold/engine/introspect';
+import { type ChildRef, mapChildId } from '@stepfold/engine';
 import { UsageError } from './exit-codes.js';
 
 // `stepfold children`: the child instances a parent started, read by id (a map's children are its

@@ -7,7 +7,7 @@ import {
   mapChildId,
   mapChildPrefix,
   mapProgressText,
-} from '@stepfold/engine/introspect';
+} from '@stepfold/engine';
 
 // What `show` says about an instance's family: the children it started (child steps, maps) and,
 // for a child, its parent, with their statuses loaded from the store, so one can walk both ways.

@@ -1,5 +1,5 @@
 import type { Snapshot, WorkflowDefinition } from '@stepfold/engine';
-import { decisionSignal, type PendingDecision, pendingDecisions } from '@stepfold/engine/introspect';
+import { decisionSignal, type PendingDecision, pendingDecisions } from '@stepfold/engine';
 import { UsageError } from './exit-codes.js';
 
 /** The definition a command needs for an instance, or a usage error naming what is missing. */

@@ -1,4 +1,4 @@
-import { composition } from '@stepfold/engine/composition';
+import { composition } from '@stepfold/engine';
 
 /**
  * The step kinds every runner, replay and migration of the CLI runs with: the CLI takes any

@@ -1,4 +1,4 @@
-import { isPayloadRef } from '@stepfold/engine/payloads';
+import { isPayloadRef } from '@stepfold/engine';
 import { errorCodeOf } from './exit-codes.js';
 import { compactJson, describeRef } from './payload-view.js';
 

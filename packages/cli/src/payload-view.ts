@@ -1,5 +1,10 @@
-import { isStepfoldError } from '@stepfold/engine';
-import { isPayloadRef, type PayloadRef, type PayloadStore, resolvePayloads } from '@stepfold/engine/payloads';
+import {
+  isPayloadRef,
+  isStepfoldError,
+  type PayloadRef,
+  type PayloadStore,
+  resolvePayloads,
+} from '@stepfold/engine';
 
 // How the CLI prints offloaded values: a reference stays a reference (one short line saying what it
 // holds) unless the command is asked to `--resolve`, which fetches the bodies from the payload store.

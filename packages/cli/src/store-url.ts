@@ -1,5 +1,4 @@
-import type { Store } from '@stepfold/engine';
-import type { PayloadStore } from '@stepfold/engine/payloads';
+import type { PayloadStore, Store } from '@stepfold/engine';
 import { UsageError } from './exit-codes.js';
 
 // Each adapter and its driver is imported when its scheme is used: loading all four (the AWS SDK and

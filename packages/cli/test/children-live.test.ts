@@ -1,9 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createRunner, defineWorkflow, type Store } from '@stepfold/engine';
-import { composition } from '@stepfold/engine/composition';
-import { createMemoryStore } from '@stepfold/engine/memory';
+import { composition, createMemoryStore, createRunner, defineWorkflow, type Store } from '@stepfold/engine';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ChildPage } from '../src/child-listing.js';
 import { EXIT } from '../src/exit-codes.js';

@@ -1,9 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { definitionHash, type Snapshot, type Store } from '@stepfold/engine';
-import { childRefs } from '@stepfold/engine/introspect';
-import { createMemoryStore } from '@stepfold/engine/memory';
+import { childRefs, createMemoryStore, definitionHash, type Snapshot, type Store } from '@stepfold/engine';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   childOf,
@@ -227,7 +225,7 @@ describe('stepfold children', () => {
 
 describe('the CLI loads the composition kinds itself', () => {
   it('a command that writes takes definitions with child and map steps (no KIND_NOT_LOADED)', async () => {
-    // This file never imports @stepfold/engine/composition: only the CLI's own import enables it.
+    // This file passes no kinds anywhere: the CLI passes its own.
     const gate = snapshotOf(shipLine, 'g-1', {
       workflow: { name: 'ship-line', version: 1, hash: definitionHash(shipLine) },
       steps: { pick: { status: 'active', iteration: 1, attempt: 0, startedAt: 0 } },

@@ -1,8 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createRunner, type Store, type WorkflowDefinition } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
+import { createMemoryStore, createRunner, type Store, type WorkflowDefinition } from '@stepfold/engine';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { EXIT } from '../src/exit-codes.js';
 import { cli, parsed } from './cli.js';

@@ -1,5 +1,11 @@
-import { createRunner, type Snapshot, workflow } from '@stepfold/engine';
-import { isPayloadRef, offloading, type PayloadRef } from '@stepfold/engine/payloads';
+import {
+  createRunner,
+  isPayloadRef,
+  offloading,
+  type PayloadRef,
+  type Snapshot,
+  workflow,
+} from '@stepfold/engine';
 import { createPostgresPayloadStore, createPostgresStore } from '@stepfold/store-postgres';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

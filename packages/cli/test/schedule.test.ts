@@ -1,5 +1,4 @@
-import { createRunner, workflow } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
+import { createMemoryStore, createRunner, workflow } from '@stepfold/engine';
 import { createSchedules, type ScheduleDescription, slotRunId } from '@stepfold/engine/schedules';
 import { describe, expect, it } from 'vitest';
 import { timeArgument } from '../src/commands/schedule.js';

@@ -1,3 +1,6 @@
+// What used to be separate entries: a bundler keeps only what a program imports
+// ("sideEffects": false), so one entry costs an edge bundle nothing it does not use.
+export * from './composition/index.js';
 export {
   type TaskFields,
   WorkflowBuilder,
@@ -8,6 +11,7 @@ export type { ChildWorkflow, MapSummary, WorkflowMapSummary } from './definition
 export { defineWorkflow, definitionHash } from './definition/compile.js';
 export { readPath } from './definition/data-path.js';
 export { type DeclaredSchemas, declaredSchemas, type } from './definition/declared-schemas.js';
+export * from './definition/introspect.js';
 export type {
   Condition,
   DefinitionInput,
@@ -48,9 +52,12 @@ export type {
   TypedCondition,
   TypedOperand,
 } from './definition/typing.js';
+export * from './diagram/index.js';
 export * from './errors.js';
 export { type EventOf, eventSchema, parseEvent, type WorkflowEvent } from './events.js';
 export { assertValidId, isValidId, MAX_ID_LENGTH } from './ids.js';
+export * from './lifecycle/index.js';
+export * from './payloads/index.js';
 export type { KindSet } from './reducer/kind-table.js';
 export { replay, type StepOptions, step } from './reducer/reducer.js';
 export { backoffMs, DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, type RetryPolicy } from './reducer/retry-policy.js';
@@ -83,6 +90,8 @@ export type {
   WorkflowNameOf,
 } from './runner/types.js';
 export * from './snapshot.js';
+export * from './store/index.js';
+export * from './store/memory-store.js';
 export {
   type ClaimQuery,
   type DeleteOptions,
@@ -103,3 +112,5 @@ export {
   type WakeSource,
   type WakeSubscription,
 } from './store/store.js';
+export * from './testing/index.js';
+export * from './worker/index.js';

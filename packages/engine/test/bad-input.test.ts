@@ -1,4 +1,6 @@
 import {
+  createHarness,
+  createMemoryStore,
   createRunner,
   isStepfoldError,
   type Snapshot,
@@ -6,8 +8,6 @@ import {
   type WorkflowEvent,
   workflow,
 } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
-import { createHarness } from '@stepfold/engine/testing';
 import { describe, expect, it } from 'vitest';
 import { orderWorkflow } from './fixtures.js';
 

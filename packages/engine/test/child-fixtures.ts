@@ -1,5 +1,4 @@
-import { defineWorkflow, type Snapshot, type TaskState } from '@stepfold/engine';
-import { makeTestSnapshot } from '@stepfold/engine/testing';
+import { defineWorkflow, makeTestSnapshot, type Snapshot, type TaskState } from '@stepfold/engine';
 
 // Hand-built snapshots of parents and children, of the shapes the child and map kinds write
 // (`steps[id].child`, `steps[id].map`, `tasks['step[i]']`, `parent`): the tools render them

@@ -1,7 +1,12 @@
-import { createRunner, defineWorkflow, TaskError, workflow } from '@stepfold/engine';
-import { composition } from '@stepfold/engine/composition';
-import { createMemoryStore } from '@stepfold/engine/memory';
-import { createHarness } from '@stepfold/engine/testing';
+import {
+  composition,
+  createHarness,
+  createMemoryStore,
+  createRunner,
+  defineWorkflow,
+  TaskError,
+  workflow,
+} from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 
 // Bugs the tree property test (tree.property.test.ts) found in map and child steps, each pinned

@@ -1,6 +1,12 @@
-import { createRunner, defineWorkflow, type Snapshot, type Store, TaskError } from '@stepfold/engine';
-import { composition } from '@stepfold/engine/composition';
-import { createMemoryStore } from '@stepfold/engine/memory';
+import {
+  composition,
+  createMemoryStore,
+  createRunner,
+  defineWorkflow,
+  type Snapshot,
+  type Store,
+  TaskError,
+} from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 
 // Child workflows and map steps through a runner on the memory store: the effects the reducer asks
@@ -375,7 +381,7 @@ describe('child step: crash windows recovered by the deadline', () => {
 
 describe('tools read the pivot rule across the tree', () => {
   it('cancelRefusal says PAST_PIVOT for a parent whose child completed past its pivot', async () => {
-    const { cancelRefusal } = await import('@stepfold/engine/introspect');
+    const { cancelRefusal } = await import('@stepfold/engine');
     const pivotal = defineWorkflow({
       name: 'pivotal-3',
       version: 1,

@@ -1,5 +1,4 @@
-import { step, workflow } from '@stepfold/engine';
-import { createHarness, type WorkflowHarness } from '@stepfold/engine/testing';
+import { createHarness, step, type WorkflowHarness, workflow } from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 import { documentEntity } from './entity-fixtures.js';
 

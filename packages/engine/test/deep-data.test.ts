@@ -1,5 +1,4 @@
-import { createRunner, type Snapshot, step, workflow } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
+import { createMemoryStore, createRunner, type Snapshot, step, workflow } from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 import { MAX_DATA_DEPTH } from '../src/events.js';
 

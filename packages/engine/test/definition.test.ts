@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import {
+  canonicalJson,
   defineWorkflow,
   definitionHash,
   isStepfoldError,
   type ValidationError,
   workflow,
 } from '@stepfold/engine';
-import { canonicalJson } from '@stepfold/engine/testing';
 import { describe, expect, it } from 'vitest';
 import { orderWorkflow } from './fixtures.js';
 

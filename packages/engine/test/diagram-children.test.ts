@@ -1,12 +1,13 @@
 import type { Snapshot } from '@stepfold/engine';
-import { nodeIds, toMermaid } from '@stepfold/engine/diagram';
 import {
   childRefs,
   type MapStepRef,
   mapChildId,
   mapChildPrefix,
   mapProgressText,
-} from '@stepfold/engine/introspect';
+  nodeIds,
+  toMermaid,
+} from '@stepfold/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parentAtChild, parentMidway, parentOrder, snapshotOf } from './child-fixtures.js';
 import { rollbackOrder, rolledBackOrder } from './map-rollback-fixture.js';

@@ -1,5 +1,4 @@
-import { type Snapshot, snapshotBytes, step } from '@stepfold/engine';
-import { createHarness } from '@stepfold/engine/testing';
+import { createHarness, type Snapshot, snapshotBytes, step } from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 import { type BatchInput, documentEntity } from './entity-fixtures.js';
 

@@ -9,6 +9,8 @@ import {
   NotFoundError,
   NoticeMismatchError,
   PastPivotError,
+  PayloadNotFoundError,
+  PayloadTooLargeError,
   RegistryError,
   SnapshotTooLargeError,
   StepfoldError,
@@ -20,7 +22,6 @@ import {
   WorkflowMismatchError,
 } from '@stepfold/engine';
 import { MigrationRefusedError } from '@stepfold/engine/migrations';
-import { PayloadNotFoundError, PayloadTooLargeError } from '@stepfold/engine/payloads';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 
 // One error of each code, built with the class and arguments the engine throws it with, so its

@@ -1,5 +1,4 @@
-import { createRunner, type Snapshot, type Store, workflow } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
+import { createMemoryStore, createRunner, type Snapshot, type Store, workflow } from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 
 // `Store` is public and may be written by hand (the Cloudflare example's Durable Object store is):

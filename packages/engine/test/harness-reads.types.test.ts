@@ -1,6 +1,12 @@
-import { defineWorkflow, type HandlerContext, type TypedSnapshot, workflow } from '@stepfold/engine';
-import { composition } from '@stepfold/engine/composition';
-import { createHarness, type WorkflowHarness } from '@stepfold/engine/testing';
+import {
+  composition,
+  createHarness,
+  defineWorkflow,
+  type HandlerContext,
+  type TypedSnapshot,
+  type WorkflowHarness,
+  workflow,
+} from '@stepfold/engine';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 
 // The harness's reads typed by its definition, as a runner client's are: each @ts-expect-error line

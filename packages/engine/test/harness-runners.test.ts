@@ -1,8 +1,14 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { createRunner, type HandlerContext, TaskError, type, workflow } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
-import { createHarness } from '@stepfold/engine/testing';
+import {
+  createHarness,
+  createMemoryStore,
+  createRunner,
+  type HandlerContext,
+  TaskError,
+  type,
+  workflow,
+} from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
 

@@ -1,7 +1,14 @@
-import { createRunner, defineWorkflow, type Handler, type Snapshot, TaskError } from '@stepfold/engine';
-import { composition } from '@stepfold/engine/composition';
-import { createMemoryStore } from '@stepfold/engine/memory';
-import { createHarness, type WorkflowHarness } from '@stepfold/engine/testing';
+import {
+  composition,
+  createHarness,
+  createMemoryStore,
+  createRunner,
+  defineWorkflow,
+  type Handler,
+  type Snapshot,
+  TaskError,
+  type WorkflowHarness,
+} from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 
 // The harness driving a tree: children started, reported, cancelled, reverted and stopped as the

@@ -1,4 +1,6 @@
 import {
+  createHarness,
+  createMemoryStore,
   createRunner,
   defineWorkflow,
   isStepfoldError,
@@ -8,8 +10,6 @@ import {
   type WorkflowEvent,
   workflow,
 } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
-import { createHarness } from '@stepfold/engine/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 
 // Keys that reach an object from a definition, an event or a snapshot: none may be dropped, and

@@ -1,5 +1,4 @@
-import { createRunner, type Store, workflow } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
+import { createMemoryStore, createRunner, type Store, workflow } from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 
 // Parallel branches of one instance finishing together in one runner: their result writes go one

@@ -1,13 +1,16 @@
-import { createRunner, defineWorkflow, type, workflow } from '@stepfold/engine';
 import {
   cancelRefusal,
+  createHarness,
+  createMemoryStore,
+  createRunner,
   decisionSignal,
   declaredSignals,
+  defineWorkflow,
   handlerNames,
   pendingDecisions,
-} from '@stepfold/engine/introspect';
-import { createMemoryStore } from '@stepfold/engine/memory';
-import { createHarness } from '@stepfold/engine/testing';
+  type,
+  workflow,
+} from '@stepfold/engine';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import * as z from 'zod/mini';
 

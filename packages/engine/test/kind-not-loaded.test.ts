@@ -1,7 +1,11 @@
-import { createRunner, defineWorkflow, step } from '@stepfold/engine';
-import { composition } from '@stepfold/engine/composition';
-import { createMemoryStore } from '@stepfold/engine/memory';
-import { createHarness } from '@stepfold/engine/testing';
+import {
+  composition,
+  createHarness,
+  createMemoryStore,
+  createRunner,
+  defineWorkflow,
+  step,
+} from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 
 // Child and map steps run only where the `composition` value is passed: importing its entry (as

@@ -12,7 +12,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   store: ['shared', 'store'],
   runner: ['shared', 'definition', 'reducer', 'store', 'runner'],
   worker: ['shared', 'definition', 'reducer', 'store', 'runner', 'worker'],
-  /** `@stepfold/engine/composition`, its own entry: registers child and map steps' rules and effects. */
+  /** Child and map steps: their reducer rules and runner effects, as the `composition` value. */
   composition: ['shared', 'definition', 'reducer', 'store', 'runner', 'composition'],
   testing: [
     'shared',
@@ -25,18 +25,34 @@ const ALLOWED: Record<string, readonly string[]> = {
     'payloads',
     'testing',
   ],
-  /** `@stepfold/engine/diagram`, its own entry: renders definitions and snapshots, runs nothing. */
+  /** Renders definitions and snapshots, runs nothing. */
   diagram: ['shared', 'definition', 'diagram'],
   /** `@stepfold/engine/schedules`, its own entry (it carries croner): schedules over the runner. */
   schedules: ['shared', 'definition', 'store', 'runner', 'schedules'],
-  /** `@stepfold/engine/payloads`, its own entry: the payload store contract, offloading and resolving. */
+  /** The payload store contract, offloading and resolving. */
   payloads: ['shared', 'definition', 'reducer', 'store', 'runner', 'payloads'],
   /** `@stepfold/engine/migrations`, its own entry (it carries immer): moving instances between versions. */
   migrations: ['shared', 'definition', 'reducer', 'store', 'runner', 'payloads', 'migrations'],
-  /** `@stepfold/engine/lifecycle`, its own entry: the tiered store and retention. */
+  /** The tiered store and retention. */
   lifecycle: ['shared', 'store', 'payloads', 'lifecycle'],
-  /** The package entry re-exports every layer but testing, which has its own entry. */
-  entry: ['shared', 'definition', 'reducer', 'store', 'runner', 'worker'],
+  /**
+   * The package entry re-exports every layer but the two that are entries of their own because
+   * of what they carry (schedules: croner; migrations: immer). The conformance suite (vitest) is
+   * in testing/ but not re-exported: the bundle test finds no Node module in the main entry.
+   */
+  entry: [
+    'shared',
+    'definition',
+    'reducer',
+    'store',
+    'runner',
+    'worker',
+    'composition',
+    'diagram',
+    'payloads',
+    'lifecycle',
+    'testing',
+  ],
 };
 
 const SRC = join(dirname(fileURLToPath(import.meta.url)), '../src');

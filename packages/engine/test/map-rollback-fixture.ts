@@ -1,6 +1,4 @@
-import { defineWorkflow, type Snapshot, TaskError } from '@stepfold/engine';
-import { composition } from '@stepfold/engine/composition';
-import { createHarness } from '@stepfold/engine/testing';
+import { composition, createHarness, defineWorkflow, type Snapshot, TaskError } from '@stepfold/engine';
 
 // A map that failed and rolled back, run by the harness so the snapshots are the ones the reducer
 // writes: three line items, the third fails for good, the map fails and the rollback reverts the

@@ -1,7 +1,13 @@
-import { createRunner, defineWorkflow, type Snapshot, type Store, TaskError } from '@stepfold/engine';
-import { composition } from '@stepfold/engine/composition';
-import { createMemoryStore } from '@stepfold/engine/memory';
-import { createHarness } from '@stepfold/engine/testing';
+import {
+  composition,
+  createHarness,
+  createMemoryStore,
+  createRunner,
+  defineWorkflow,
+  type Snapshot,
+  type Store,
+  TaskError,
+} from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 
 // A map's rollback walks its completed items down by index, like the forward pass walks them up:

@@ -1,5 +1,5 @@
+import { createMemoryStore, type MemoryStore } from '@stepfold/engine';
 import { runStoreConformance } from '@stepfold/engine/conformance';
-import { createMemoryStore, type MemoryStore } from '@stepfold/engine/memory';
 
 // The embedded default store passes the same suite as the database adapters; its outage is a switch.
 runStoreConformance({

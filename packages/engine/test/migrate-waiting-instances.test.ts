@@ -1,5 +1,4 @@
-import { createRunner, isStepfoldError, type, workflow } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
+import { createMemoryStore, createRunner, isStepfoldError, type, workflow } from '@stepfold/engine';
 import {
   checkMigration,
   defineMigration,

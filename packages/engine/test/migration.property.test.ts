@@ -1,12 +1,14 @@
 import {
+  createHarness,
+  createMemoryStore,
   createRunner,
   defineWorkflow,
   isStepfoldError,
   isTerminal,
   type Snapshot,
   type WorkflowDefinition,
+  type WorkflowHarness,
 } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
 import {
   checkMigration,
   defineMigration,
@@ -14,7 +16,6 @@ import {
   migrate,
   planMigration,
 } from '@stepfold/engine/migrations';
-import { createHarness, type WorkflowHarness } from '@stepfold/engine/testing';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 

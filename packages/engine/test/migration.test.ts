@@ -1,4 +1,6 @@
 import {
+  createHarness,
+  createMemoryStore,
   createRunner,
   defineWorkflow,
   isStepfoldError,
@@ -9,9 +11,7 @@ import {
   VersionConflictError,
   workflow,
 } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
 import { checkMigration, defineMigration, migrate, planMigration } from '@stepfold/engine/migrations';
-import { createHarness } from '@stepfold/engine/testing';
 import { describe, expect, it } from 'vitest';
 
 const v1 = workflow('pay', 1)

@@ -5,7 +5,7 @@ import {
   MAX_PAYLOAD_PAGE,
   type PayloadDriver,
   sha256Hex,
-} from '@stepfold/engine/payloads';
+} from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 
 /** A driver that records its calls; `fail` makes every call throw it. */

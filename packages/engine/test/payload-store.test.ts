@@ -1,5 +1,5 @@
+import { createMemoryPayloadStore, type MemoryPayloadStore } from '@stepfold/engine';
 import { runPayloadStoreConformance } from '@stepfold/engine/conformance';
-import { createMemoryPayloadStore, type MemoryPayloadStore } from '@stepfold/engine/payloads';
 
 // The reference runs the whole payload suite, outage included (its switch stands for the server).
 runPayloadStoreConformance({

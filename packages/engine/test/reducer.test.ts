@@ -1,5 +1,4 @@
-import { backoffMs, DEFAULT_RETRY, step, workflow } from '@stepfold/engine';
-import { createHarness } from '@stepfold/engine/testing';
+import { backoffMs, createHarness, DEFAULT_RETRY, step, workflow } from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 import { approvalWorkflow, orderWorkflow } from './fixtures.js';
 

@@ -1,4 +1,6 @@
 import {
+  createHarness,
+  createMemoryStore,
   createRunner,
   type DefinitionInput,
   defineWorkflow,
@@ -6,8 +8,6 @@ import {
   type ValidationError,
   workflow,
 } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
-import { createHarness } from '@stepfold/engine/testing';
 import { describe, expect, it } from 'vitest';
 
 function issues(def: DefinitionInput): string[] {

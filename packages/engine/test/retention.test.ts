@@ -1,9 +1,13 @@
-import { createRunner, defineWorkflow } from '@stepfold/engine';
-import { composition } from '@stepfold/engine/composition';
-import { sweepRetention } from '@stepfold/engine/lifecycle';
-import { createMemoryStore } from '@stepfold/engine/memory';
-import { createMemoryPayloadStore, sha256Hex } from '@stepfold/engine/payloads';
-import { makeTestSnapshot } from '@stepfold/engine/testing';
+import {
+  composition,
+  createMemoryPayloadStore,
+  createMemoryStore,
+  createRunner,
+  defineWorkflow,
+  makeTestSnapshot,
+  sha256Hex,
+  sweepRetention,
+} from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 import type { Snapshot, Store } from '../src/index.js';
 

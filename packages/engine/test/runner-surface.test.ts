@@ -1,4 +1,6 @@
 import {
+  createHarness,
+  createMemoryStore,
   createRunner,
   type HandlerContext,
   type LogEntry,
@@ -8,8 +10,6 @@ import {
   type,
   workflow,
 } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
-import { createHarness } from '@stepfold/engine/testing';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import * as z from 'zod/mini';
 // The worker's side of a runner is internal: tests reach it as the worker does, in the built package.

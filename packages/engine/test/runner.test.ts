@@ -1,4 +1,5 @@
 import {
+  createMemoryStore,
   createRunner,
   type HandlerContext,
   type Snapshot,
@@ -7,7 +8,6 @@ import {
   VersionConflictError,
   workflow,
 } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
 import { describe, expect, it } from 'vitest';
 // The worker's side of a runner is internal: tests reach it as the worker does, in the built package.
 import { runnerPort } from '../dist/runner/port.js';

@@ -1,5 +1,4 @@
-import type { Snapshot } from '@stepfold/engine';
-import type { WorkflowHarness } from '@stepfold/engine/testing';
+import type { Snapshot, WorkflowHarness } from '@stepfold/engine';
 import { expect } from 'vitest';
 
 /** Accepted successful compensations per step, counted from the harness's recorded events. */

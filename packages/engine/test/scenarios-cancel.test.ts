@@ -1,6 +1,10 @@
-import { createRunner, type HandlerContext, workflow } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
-import { createHarness } from '@stepfold/engine/testing';
+import {
+  createHarness,
+  createMemoryStore,
+  createRunner,
+  type HandlerContext,
+  workflow,
+} from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 import { compensated, compensationOrder, expectSettled } from './saga-helpers.js';
 

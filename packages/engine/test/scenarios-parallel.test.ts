@@ -1,5 +1,4 @@
-import { workflow } from '@stepfold/engine';
-import { createHarness } from '@stepfold/engine/testing';
+import { createHarness, workflow } from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 import { compensated, compensationDispatches, compensationOrder, expectSettled } from './saga-helpers.js';
 

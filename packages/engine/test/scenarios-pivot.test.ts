@@ -1,6 +1,11 @@
-import { createRunner, isStepfoldError, PastPivotError, workflow } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
-import { createHarness } from '@stepfold/engine/testing';
+import {
+  createHarness,
+  createMemoryStore,
+  createRunner,
+  isStepfoldError,
+  PastPivotError,
+  workflow,
+} from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 
 // Once a pivot has completed there is no way back. `cancel` is refused with

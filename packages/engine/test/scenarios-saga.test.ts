@@ -1,5 +1,4 @@
-import { step, taskView, workflow } from '@stepfold/engine';
-import { createHarness } from '@stepfold/engine/testing';
+import { createHarness, step, taskView, workflow } from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 import {
   compensated,

@@ -1,7 +1,14 @@
-import { createRunner, isStepfoldError, type ScheduledFor, type Store, workflow } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
+import {
+  createMemoryStore,
+  createRunner,
+  createWorker,
+  isStepfoldError,
+  type ScheduledFor,
+  type Store,
+  type Worker,
+  workflow,
+} from '@stepfold/engine';
 import { createSchedules, type Schedules } from '@stepfold/engine/schedules';
-import { createWorker, type Worker } from '@stepfold/engine/worker';
 import * as z from 'zod';
 
 // A simulated world for schedule tests: one memory store, a clock the test moves, workers started

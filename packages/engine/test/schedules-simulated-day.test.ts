@@ -1,5 +1,5 @@
+import type { Worker } from '@stepfold/engine';
 import { slotRunId } from '@stepfold/engine/schedules';
-import type { Worker } from '@stepfold/engine/worker';
 import { describe, expect, it } from 'vitest';
 import { createSim, MIN, report, T0 } from './schedule-fixtures.js';
 

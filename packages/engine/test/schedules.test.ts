@@ -1,5 +1,10 @@
-import { createRunner, type HandlerContext, isStepfoldError, type Store } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
+import {
+  createMemoryStore,
+  createRunner,
+  type HandlerContext,
+  isStepfoldError,
+  type Store,
+} from '@stepfold/engine';
 import {
   createSchedules,
   FIRE_HANDLER,

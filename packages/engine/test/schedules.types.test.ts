@@ -1,5 +1,10 @@
-import { createRunner, type HandlerContext, type ScheduledFor, workflow } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
+import {
+  createMemoryStore,
+  createRunner,
+  type HandlerContext,
+  type ScheduledFor,
+  workflow,
+} from '@stepfold/engine';
 import { createSchedules, type ScheduleInfo } from '@stepfold/engine/schedules';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import * as z from 'zod/mini';

@@ -1,4 +1,5 @@
 import {
+  createMemoryStore,
   createRunner,
   defineWorkflow,
   type HandlerContext,
@@ -6,7 +7,6 @@ import {
   type,
   workflow,
 } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
 import { describe, expect, it } from 'vitest';
 
 // One handler table for the whole service: an API runner registers some workflows, a worker all

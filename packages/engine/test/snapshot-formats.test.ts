@@ -2,18 +2,20 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
+  createMemoryStore,
   createRunner,
   defineWorkflow,
+  FORMAT_UPGRADES,
+  type FormatUpgrade,
   type Handler,
   isStepfoldError,
   SNAPSHOT_SCHEMA_VERSION,
   type Snapshot,
   step,
+  upgradeSnapshot,
   type WorkflowEvent,
   workflow,
 } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
-import { FORMAT_UPGRADES, type FormatUpgrade, upgradeSnapshot } from '@stepfold/engine/store-kit';
 import { describe, expect, it } from 'vitest';
 
 // Every snapshot format the engine ever wrote keeps a folder of fixtures, as that format stored

@@ -1,6 +1,10 @@
-import { isStepfoldError, StoreUnavailableError } from '@stepfold/engine';
-import { createStoreKit } from '@stepfold/engine/store-kit';
-import { makeTestSnapshot, snapshotOfSize } from '@stepfold/engine/testing';
+import {
+  createStoreKit,
+  isStepfoldError,
+  makeTestSnapshot,
+  StoreUnavailableError,
+  snapshotOfSize,
+} from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 
 const kit = (max = 1000) =>

@@ -1,5 +1,4 @@
-import { createRunner, type Snapshot, step } from '@stepfold/engine';
-import { defineStore, type EncodedSnapshot } from '@stepfold/engine/store-kit';
+import { createRunner, defineStore, type EncodedSnapshot, type Snapshot, step } from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 import { orderWorkflow } from './fixtures.js';
 

@@ -1,5 +1,4 @@
-import { createRunner, workflow } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
+import { createMemoryStore, createRunner, workflow } from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 
 describe("a handler's AbortSignal", () => {

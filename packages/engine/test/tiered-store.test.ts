@@ -1,7 +1,11 @@
+import {
+  createMemoryStore,
+  createTieredStore,
+  type MemoryStore,
+  makeTestSnapshot,
+  type TieredStore,
+} from '@stepfold/engine';
 import { runStoreConformance } from '@stepfold/engine/conformance';
-import { createTieredStore, type TieredStore } from '@stepfold/engine/lifecycle';
-import { createMemoryStore, type MemoryStore } from '@stepfold/engine/memory';
-import { makeTestSnapshot } from '@stepfold/engine/testing';
 import { describe, expect, it } from 'vitest';
 import { createRunner, defineWorkflow, type Snapshot, type Store } from '../src/index.js';
 

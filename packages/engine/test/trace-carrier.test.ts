@@ -1,5 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import {
+  composition,
+  createMemoryStore,
   createRunner,
   type EventInfo,
   type EventOutcome,
@@ -15,8 +17,6 @@ import {
   type WorkflowEvent,
   workflow,
 } from '@stepfold/engine';
-import { composition } from '@stepfold/engine/composition';
-import { createMemoryStore } from '@stepfold/engine/memory';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { referenceStep } from '../src/reducer/reducer.js';

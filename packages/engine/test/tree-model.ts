@@ -1,6 +1,5 @@
-import { isTerminal, type Snapshot, step, type WorkflowEvent } from '@stepfold/engine';
-import { composition } from '@stepfold/engine/composition';
-import type { WorkflowHarness } from '@stepfold/engine/testing';
+import type { WorkflowHarness } from '@stepfold/engine';
+import { composition, isTerminal, type Snapshot, step, type WorkflowEvent } from '@stepfold/engine';
 import { expect } from 'vitest';
 import type { StepInfo } from './tree-gen.js';
 

@@ -1,6 +1,11 @@
-import { isTerminal, type WorkflowEvent } from '@stepfold/engine';
-import { composition } from '@stepfold/engine/composition';
-import { type ChildEffect, createHarness, type WorkflowHarness } from '@stepfold/engine/testing';
+import {
+  type ChildEffect,
+  composition,
+  createHarness,
+  isTerminal,
+  type WorkflowEvent,
+  type WorkflowHarness,
+} from '@stepfold/engine';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {

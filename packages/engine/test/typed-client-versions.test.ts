@@ -1,5 +1,11 @@
-import { createRunner, errorKind, type HandlerContext, isStepfoldError, workflow } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
+import {
+  createMemoryStore,
+  createRunner,
+  errorKind,
+  type HandlerContext,
+  isStepfoldError,
+  workflow,
+} from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
 

@@ -1,13 +1,13 @@
 import {
   type AnyDefinition,
+  composition,
+  createMemoryStore,
   createRunner,
   defineWorkflow,
   type HandlerContext,
   TaskError,
   workflow,
 } from '@stepfold/engine';
-import { composition } from '@stepfold/engine/composition';
-import { createMemoryStore } from '@stepfold/engine/memory';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 
 // The builder's child and map steps at run time: they build the same JSON as the hand-written

@@ -1,4 +1,6 @@
 import {
+  composition,
+  createMemoryStore,
   createRunner,
   defineWorkflow,
   type HandlerContext,
@@ -9,8 +11,6 @@ import {
   type WorkflowMapSummary,
   workflow,
 } from '@stepfold/engine';
-import { composition } from '@stepfold/engine/composition';
-import { createMemoryStore } from '@stepfold/engine/memory';
 import { describe, expectTypeOf, it } from 'vitest';
 import * as z from 'zod/mini';
 
@@ -216,9 +216,9 @@ describe('the runner', () => {
       .map('each', { items: 'input.xs', handler: 'h' })
       .build();
     const typeOnly = () => {
-      // @ts-expect-error Property 'kinds' is missing ... '{ kinds: "child and map steps run only with kinds: [composition] from '@stepfold/engine/composition'"; }'
+      // @ts-expect-error Property 'kinds' is missing ... '{ kinds: "child and map steps run only with kinds: [composition] from '@stepfold/engine'"; }'
       createRunner({ store, workflows: [shipment, label], handlers: { print: () => 1 } });
-      // @ts-expect-error Type '[]' is not assignable to type '... "child and map steps run only with kinds: [composition] from '@stepfold/engine/composition'"'
+      // @ts-expect-error Type '[]' is not assignable to type '... "child and map steps run only with kinds: [composition] from '@stepfold/engine'"'
       createRunner({ store, workflows: [fan], handlers: { h: () => 1 }, kinds: [] });
       createRunner({
         store,

@@ -1,4 +1,6 @@
 import {
+  createHarness,
+  createMemoryStore,
   createRunner,
   defineWorkflow,
   type HandlerContext,
@@ -6,11 +8,10 @@ import {
   type RunnerOptions,
   type Snapshot,
   type TypedSnapshot,
+  type WorkflowHarness,
   type WorkflowNameOf,
   workflow,
 } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
-import { createHarness, type WorkflowHarness } from '@stepfold/engine/testing';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import * as z from 'zod/mini';
 

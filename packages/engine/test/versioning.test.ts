@@ -1,4 +1,5 @@
 import {
+  createMemoryStore,
   createRunner,
   definitionHash,
   type HandlerContext,
@@ -6,7 +7,6 @@ import {
   step,
   workflow,
 } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
 import { describe, expect, it } from 'vitest';
 
 // v1: draft → wait for approval (24 h timeout → expire) → publish.

@@ -1,6 +1,12 @@
-import { createRunner, type Snapshot, type Store, workflow } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
-import { createWorker, MAX_GIVE_BACKS } from '@stepfold/engine/worker';
+import {
+  createMemoryStore,
+  createRunner,
+  createWorker,
+  MAX_GIVE_BACKS,
+  type Snapshot,
+  type Store,
+  workflow,
+} from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 
 // The worker always makes progress on a slow store: every call of the store below answers `ms`

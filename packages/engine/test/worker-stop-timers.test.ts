@@ -1,6 +1,4 @@
-import { createRunner, workflow } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
-import { createWorker } from '@stepfold/engine/worker';
+import { createMemoryStore, createRunner, createWorker, workflow } from '@stepfold/engine';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
 // A stopped worker must leave no timer behind: one would keep the process alive after

@@ -1,13 +1,14 @@
 import {
+  createMemoryStore,
   createRunner,
+  createWorker,
   isStepfoldError,
   type Store,
   type WakeListener,
   type WakeSource,
+  type WorkerEvents,
   workflow,
 } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
-import { createWorker, type WorkerEvents } from '@stepfold/engine/worker';
 import { describe, expect, it } from 'vitest';
 
 const chain = workflow('chain', 1).task('a', { handler: 'a' }).task('b', { handler: 'b' }).build();

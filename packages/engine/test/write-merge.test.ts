@@ -1,6 +1,11 @@
-import { createRunner, defineWorkflow, type Snapshot, type Store } from '@stepfold/engine';
-import { composition } from '@stepfold/engine/composition';
-import { createMemoryStore } from '@stepfold/engine/memory';
+import {
+  composition,
+  createMemoryStore,
+  createRunner,
+  defineWorkflow,
+  type Snapshot,
+  type Store,
+} from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 // The write loop is internal: reached in the built package, as the runner reaches it.
 import { createRegistry } from '../dist/runner/registry.js';

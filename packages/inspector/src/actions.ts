@@ -1,16 +1,16 @@
 import {
   type AnyDefinition,
   assertValidId,
+  composition,
   createRunner,
   type HandleResult,
+  pendingDecisions,
   type RunnerMessage,
   type Snapshot,
   type Store,
   ValidationError,
   VersionConflictError,
 } from '@stepfold/engine';
-import { composition } from '@stepfold/engine/composition';
-import { pendingDecisions } from '@stepfold/engine/introspect';
 import type { IndexedDefinition } from './definitions.js';
 import { checkPayload } from './payload-schema.js';
 

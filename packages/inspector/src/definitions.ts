@@ -1,12 +1,13 @@
 import {
   type AnyDefinition,
+  type DeclaredSignal,
   type DefinitionInput,
   declaredSchemas,
+  declaredSignals,
   defineWorkflow,
   type Snapshot,
   type WorkflowDefinition,
 } from '@stepfold/engine';
-import { type DeclaredSignal, declaredSignals } from '@stepfold/engine/introspect';
 
 /** One definition as the inspector keeps it: the normal form, and the object the host passed. */
 export interface IndexedDefinition {

@@ -1,11 +1,5 @@
 import type { ParentRef, Snapshot, Status, Store, WorkflowDefinition } from '@stepfold/engine';
-import {
-  type ChildStepRef,
-  childRefs,
-  type MapStepRef,
-  mapChildId,
-  mapChildPrefix,
-} from '@stepfold/engine/introspect';
+import { type ChildStepRef, childRefs, type MapStepRef, mapChildId, mapChildPrefix } from '@stepfold/engine';
 
 // The instance page's family: the parent a child reports to, and the children a parent started,
 // with the statuses the page shows loaded from the store. A page load stays bounded whatever a

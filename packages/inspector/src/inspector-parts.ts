@@ -1,5 +1,4 @@
-import type { Store } from '@stepfold/engine';
-import type { PayloadStore } from '@stepfold/engine/payloads';
+import type { PayloadStore, Store } from '@stepfold/engine';
 import { createSchedules, type Schedules } from '@stepfold/engine/schedules';
 import type { Context } from 'hono';
 import type { InspectorAuth } from './auth.js';

@@ -1,5 +1,10 @@
-import { HTTP_STATUS, isStepfoldError, NotFoundError } from '@stepfold/engine';
-import { cancelRefusal, pendingDecisions } from '@stepfold/engine/introspect';
+import {
+  cancelRefusal,
+  HTTP_STATUS,
+  isStepfoldError,
+  NotFoundError,
+  pendingDecisions,
+} from '@stepfold/engine';
 import type { Context, Hono } from 'hono';
 import { ACTIONS, type ActionName, formVersion, messageFor, sendPinned } from './actions.js';
 import { fail, render, setFlash, takeFlash, type Vars } from './app-context.js';

@@ -1,5 +1,4 @@
-import type { AnyDefinition, Store } from '@stepfold/engine';
-import type { PayloadStore } from '@stepfold/engine/payloads';
+import type { AnyDefinition, PayloadStore, Store } from '@stepfold/engine';
 import type { Context } from 'hono';
 import type { InspectorAuth } from './auth.js';
 import { checkColumns, type InspectorColumn } from './columns.js';

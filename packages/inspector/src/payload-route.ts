@@ -1,5 +1,4 @@
-import { HTTP_STATUS } from '@stepfold/engine';
-import { fetchPayload, payloadRefs } from '@stepfold/engine/payloads';
+import { fetchPayload, HTTP_STATUS, payloadRefs } from '@stepfold/engine';
 import type { Hono } from 'hono';
 import { fail, render, type Vars } from './app-context.js';
 import type { InspectorParts } from './inspector-parts.js';

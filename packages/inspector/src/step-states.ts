@@ -1,5 +1,5 @@
 import type { Snapshot, Status, WorkflowDefinition } from '@stepfold/engine';
-import { type DiagramState, stepState, stepStates } from '@stepfold/engine/diagram';
+import { type DiagramState, stepState, stepStates } from '@stepfold/engine';
 
 /** What the inspector calls a step's state: the diagram's states, plus skipped and not entered. */
 export type StepLabel = DiagramState | 'skipped' | 'not entered';

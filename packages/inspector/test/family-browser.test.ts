@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { type ServerType, serve } from '@hono/node-server';
-import { createMemoryStore } from '@stepfold/engine/memory';
+import { createMemoryStore } from '@stepfold/engine';
 import { Hono } from 'hono';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,4 @@
-import { definitionHash, type Store } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
+import { createMemoryStore, definitionHash, type Store } from '@stepfold/engine';
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import {
@@ -239,7 +238,7 @@ describe('the instance list: top-level only', () => {
 
 describe('actions with child and map steps among the definitions', () => {
   it('the inspector enables the composition kinds itself: a cancel writes (no KIND_NOT_LOADED)', async () => {
-    // This file never imports @stepfold/engine/composition: only the inspector's own import enables it.
+    // This file never imports @stepfold/engine: only the inspector's own import enables it.
     const { app, store } = await setup();
     await store.create(
       snapshotOf(shipLine, 'g-1', {

@@ -1,5 +1,4 @@
-import { createRunner, type Store } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
+import { createMemoryStore, createRunner, type Store } from '@stepfold/engine';
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import { createInspector, type InspectorAuth } from '../src/index.js';

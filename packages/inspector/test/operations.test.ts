@@ -1,5 +1,4 @@
-import { createRunner } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
+import { createMemoryStore, createRunner } from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 import { indexDefinitions } from '../src/definitions.js';
 import { createInspector } from '../src/index.js';

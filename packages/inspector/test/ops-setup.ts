@@ -1,5 +1,4 @@
-import { createRunner, type Store } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
+import { createMemoryStore, createRunner, type Store } from '@stepfold/engine';
 import { Hono } from 'hono';
 import { createInspector, type InspectorOptions } from '../src/index.js';
 import { approval, dispatch, HOSTILE, handlers, job, moreHandlers, tall } from './fixtures.js';

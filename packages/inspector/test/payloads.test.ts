@@ -1,12 +1,13 @@
-import { createRunner, workflow } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
 import {
   createMemoryPayloadStore,
+  createMemoryStore,
+  createRunner,
   isPayloadRef,
   offloading,
   type PayloadRef,
   type PayloadStore,
-} from '@stepfold/engine/payloads';
+  workflow,
+} from '@stepfold/engine';
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import { createInspector, type InspectorAuth } from '../src/index.js';

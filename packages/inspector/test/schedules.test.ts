@@ -1,5 +1,4 @@
-import { createRunner } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
+import { createMemoryStore, createRunner } from '@stepfold/engine';
 import { createSchedules } from '@stepfold/engine/schedules';
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';

@@ -1,7 +1,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { type Backoff, backoffDelay } from '@stepfold/engine/worker';
+import { type Backoff, backoffDelay } from '@stepfold/engine';
 
 /** What the supervisor reports as its children come and go. */
 export interface WorkerProcessEvents {

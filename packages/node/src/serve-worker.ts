@@ -1,4 +1,4 @@
-import type { ShutdownOptions, Worker } from '@stepfold/engine/worker';
+import type { ShutdownOptions, Worker } from '@stepfold/engine';
 import { READY_MESSAGE } from './run-workers.js';
 
 /** Options of {@link serveWorker}. */

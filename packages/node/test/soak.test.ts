@@ -1,5 +1,5 @@
 import type { Snapshot } from '@stepfold/engine';
-import { createHarness } from '@stepfold/engine/testing';
+import { createHarness } from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 import { crashWindow } from './soak/crash-windows.mjs';
 import { runSoak } from './soak/driver.mjs';

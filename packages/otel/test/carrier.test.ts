@@ -8,8 +8,7 @@ import {
   trace,
 } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { createRunner, workflow } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
+import { createMemoryStore, createRunner, workflow } from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 import { createOtelInstrumentation, traceContextPropagator } from '../src/index.js';
 

@@ -6,6 +6,8 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import {
+  composition,
+  createMemoryStore,
   createRunner,
   defineWorkflow,
   type HandlerContext,
@@ -13,8 +15,6 @@ import {
   type Snapshot,
   workflow,
 } from '@stepfold/engine';
-import { composition } from '@stepfold/engine/composition';
-import { createMemoryStore } from '@stepfold/engine/memory';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ATTR, createOtelInstrumentation } from '../src/index.js';
 

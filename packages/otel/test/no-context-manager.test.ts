@@ -4,9 +4,7 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
-import { createRunner, isTerminal, workflow } from '@stepfold/engine';
-import { composition } from '@stepfold/engine/composition';
-import { createMemoryStore } from '@stepfold/engine/memory';
+import { composition, createMemoryStore, createRunner, isTerminal, workflow } from '@stepfold/engine';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ATTR, createOtelInstrumentation } from '../src/index.js';
 

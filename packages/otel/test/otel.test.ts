@@ -8,6 +8,7 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import {
+  createMemoryStore,
   createRunner,
   type HandlerContext,
   isTerminal,
@@ -17,7 +18,6 @@ import {
   TaskError,
   workflow,
 } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ATTR, createOtelInstrumentation, type OtelInstrumentationOptions } from '../src/index.js';
 

@@ -1,4 +1,4 @@
-import { type ClaimsDriver, type ClaimWindow, textDigest } from '@stepfold/engine/store-kit';
+import { type ClaimsDriver, type ClaimWindow, textDigest } from '@stepfold/engine';
 import {
   byKey,
   type Candidate,

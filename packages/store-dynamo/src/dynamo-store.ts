@@ -1,5 +1,5 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { type DefinedStore, defineStore } from '@stepfold/engine/store-kit';
+import { type DefinedStore, defineStore } from '@stepfold/engine';
 import { dueClaims } from './due.js';
 import { DEFAULT_MAX_SNAPSHOT_BYTES, dueShardsOf } from './encode.js';
 import { inbox } from './inbox.js';

@@ -1,6 +1,6 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import type { EncodedSnapshot } from '@stepfold/engine';
 import { SnapshotTooLargeError, snapshotBytes } from '@stepfold/engine';
-import type { EncodedSnapshot } from '@stepfold/engine/store-kit';
 
 /** DynamoDB's hard limit on one item: 400 KB, attribute names included. */
 export const DYNAMO_ITEM_LIMIT = 400 * 1024;

@@ -1,5 +1,5 @@
+import type { InboxDriver, SentRow } from '@stepfold/engine';
 import { TERMINAL_STATUSES, type WorkflowEvent } from '@stepfold/engine';
-import type { InboxDriver, SentRow } from '@stepfold/engine/store-kit';
 import { claimRounds, dueEntries, type ShardedIndex } from './claim-rounds.js';
 import { dueBound, jsonOf, sentShard, shardOf, sortableNumber } from './encode.js';
 import { Expr } from './expression.js';

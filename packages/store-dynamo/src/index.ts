@@ -1,4 +1,4 @@
-export { DEFAULT_CLAIM_MS } from '@stepfold/engine/store-kit';
+export { DEFAULT_CLAIM_MS } from '@stepfold/engine';
 export { createDynamoStore, DEFAULT_TABLE, type DynamoStoreOptions } from './dynamo-store.js';
 export {
   DEFAULT_DUE_SHARDS,

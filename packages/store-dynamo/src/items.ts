@@ -1,6 +1,6 @@
 import { DeleteItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import type { DriverOutcome, EncodedSnapshot, UpdateCondition } from '@stepfold/engine';
 import { SnapshotTooLargeError, snapshotBytes } from '@stepfold/engine';
-import type { DriverOutcome, EncodedSnapshot, UpdateCondition } from '@stepfold/engine/store-kit';
 import { CLAIM_ATTRIBUTES, DYNAMO_ITEM_LIMIT, itemBytes, jsonOf, toItem, WAKE_ATTRIBUTES } from './encode.js';
 import { Expr } from './expression.js';
 import { consumeClauses, MAX_WAITING } from './inbox.js';

@@ -1,4 +1,4 @@
-import type { ListArgs } from '@stepfold/engine/store-kit';
+import type { ListArgs } from '@stepfold/engine';
 import { jsonOf, LIST_SHARD } from './encode.js';
 import { Expr } from './expression.js';
 import { batchGet, queryItems, type Table } from './requests.js';

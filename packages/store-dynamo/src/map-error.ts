@@ -1,4 +1,4 @@
-import { isNetworkError } from '@stepfold/engine/store-kit';
+import { isNetworkError } from '@stepfold/engine';
 
 // Service errors that mean "try again later" rather than "your request is wrong".
 const UNAVAILABLE_NAMES = new Set([

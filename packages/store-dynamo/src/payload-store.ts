@@ -4,12 +4,7 @@ import {
   GetItemCommand,
   PutItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import {
-  definePayloadStore,
-  type PayloadDriver,
-  type PayloadStore,
-  sha256Hex,
-} from '@stepfold/engine/payloads';
+import { definePayloadStore, type PayloadDriver, type PayloadStore, sha256Hex } from '@stepfold/engine';
 import { conditional, isUnavailable } from './map-error.js';
 import {
   batchWrite,
@@ -30,7 +25,7 @@ import { assertTableName, type EnsureTableOptions } from './setup.js';
 export const DEFAULT_PAYLOAD_TABLE = 'stepfold_payloads';
 
 /** Default body limit of the DynamoDB payload store: the kit's 16 MiB (48 chunks). */
-export { DEFAULT_MAX_PAYLOAD_BYTES } from '@stepfold/engine/payloads';
+export { DEFAULT_MAX_PAYLOAD_BYTES } from '@stepfold/engine';
 
 /** Highest accepted `maxPayloadBytes`: 256 MiB (749 chunks). */
 export const MAX_PAYLOAD_BYTES_LIMIT = 256 * 1024 * 1024;

@@ -8,7 +8,7 @@ import {
   type TableDescription,
   UpdateTableCommand,
 } from '@aws-sdk/client-dynamodb';
-import { storeGuard } from '@stepfold/engine/store-kit';
+import { storeGuard } from '@stepfold/engine';
 import { isUnavailable } from './map-error.js';
 import { WakeStreamError } from './wake-stream-error.js';
 

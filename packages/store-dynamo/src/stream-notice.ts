@@ -1,5 +1,5 @@
+import type { EncodedSnapshot } from '@stepfold/engine';
 import { isValidId, type Snapshot, type WakeNotice } from '@stepfold/engine';
-import type { EncodedSnapshot } from '@stepfold/engine/store-kit';
 
 /**
  * The attribute that tells a stream reader what the write that made a record announces: `t` a

@@ -1,6 +1,6 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { WakeListener, WakeSource, WakeSubscription } from '@stepfold/engine';
-import { type Backoff, backoffDelay, OUTAGE_BACKOFF, storeGuard } from '@stepfold/engine/store-kit';
+import { type Backoff, backoffDelay, OUTAGE_BACKOFF, storeGuard } from '@stepfold/engine';
 import { isUnavailable } from './map-error.js';
 import type { StreamsClient } from './stream-client.js';
 import { noticeOfImage } from './stream-notice.js';

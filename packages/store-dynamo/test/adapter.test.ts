@@ -1,6 +1,5 @@
 import { DeleteTableCommand, DescribeTableCommand, GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { MAX_ID_LENGTH, type Snapshot, snapshotBytes } from '@stepfold/engine';
-import { makeTestSnapshot } from '@stepfold/engine/testing';
+import { MAX_ID_LENGTH, makeTestSnapshot, type Snapshot, snapshotBytes } from '@stepfold/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createDynamoStore,

@@ -6,7 +6,7 @@ import {
   PutItemCommand,
   QueryCommand,
 } from '@aws-sdk/client-dynamodb';
-import { makeTestSnapshot } from '@stepfold/engine/testing';
+import { makeTestSnapshot } from '@stepfold/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dueKey } from '../src/encode.js';
 import {

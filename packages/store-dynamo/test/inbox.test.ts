@@ -1,6 +1,11 @@
 import { DeleteTableCommand, GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { parseEvent, type Snapshot, type WorkflowEvent } from '@stepfold/engine';
-import { makeTestSnapshot, snapshotOfSize } from '@stepfold/engine/testing';
+import {
+  makeTestSnapshot,
+  parseEvent,
+  type Snapshot,
+  snapshotOfSize,
+  type WorkflowEvent,
+} from '@stepfold/engine';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sortableNumber } from '../src/encode.js';
 import {

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
-import { createRunner, defineWorkflow } from '@stepfold/engine';
-import { isPayloadRef, offloading, type PayloadRef } from '@stepfold/engine/payloads';
+import { createRunner, defineWorkflow, isPayloadRef, offloading, type PayloadRef } from '@stepfold/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDynamoPayloadStore, createDynamoStore } from '../src/index.js';
 import { requireServer, testClient } from './server.js';

@@ -1,6 +1,6 @@
 import { DeleteTableCommand, DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { sha256Hex } from '@stepfold/engine';
 import { runPayloadStoreConformance } from '@stepfold/engine/conformance';
-import { sha256Hex } from '@stepfold/engine/payloads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDynamoPayloadStore, type DynamoPayloadStore, PAYLOAD_CHUNK_BYTES } from '../src/index.js';
 import { DYNAMO_ENDPOINT, requireServer, services, testClient } from './server.js';

@@ -5,8 +5,7 @@ import {
   GetItemCommand,
   PutItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { parseEvent, type Snapshot } from '@stepfold/engine';
-import { makeTestSnapshot } from '@stepfold/engine/testing';
+import { makeTestSnapshot, parseEvent, type Snapshot } from '@stepfold/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dueKey } from '../src/encode.js';
 import { createDynamoStore, DEFAULT_DUE_SHARDS, SENT_INDEX, shardOf, tableDefinition } from '../src/index.js';

@@ -5,8 +5,14 @@
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { CreateTableCommand, DeleteTableCommand } from '@aws-sdk/client-dynamodb';
-import { createRunner, defineWorkflow, isStepfoldError, type Store, type WakeNotice } from '@stepfold/engine';
-import { createWorker } from '@stepfold/engine/worker';
+import {
+  createRunner,
+  createWorker,
+  defineWorkflow,
+  isStepfoldError,
+  type Store,
+  type WakeNotice,
+} from '@stepfold/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDynamoStore, tableDefinition } from '../src/index.js';
 import { DYNAMO_ENDPOINT, requireServer, testClient, testStreamsClient } from './server.js';

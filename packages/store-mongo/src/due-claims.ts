@@ -1,4 +1,4 @@
-import type { ClaimsDriver, ClaimWindow, DueWindow } from '@stepfold/engine/store-kit';
+import type { ClaimsDriver, ClaimWindow, DueWindow } from '@stepfold/engine';
 import type { Collection, Filter } from 'mongodb';
 import { claimRounds } from './claim-rounds.js';
 import type { InstanceDocument } from './encode.js';

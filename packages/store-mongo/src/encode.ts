@@ -1,4 +1,4 @@
-import type { EncodedSnapshot } from '@stepfold/engine/store-kit';
+import type { EncodedSnapshot } from '@stepfold/engine';
 
 /** A signal waiting in an instance's inbox: its event JSON and when the inbox's own claim may take it. */
 export interface WaitingSignal {

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
+import type { InboxDriver, SentRow, UpdateCondition } from '@stepfold/engine';
 import { TERMINAL_STATUSES, type WorkflowEvent } from '@stepfold/engine';
-import type { InboxDriver, SentRow, UpdateCondition } from '@stepfold/engine/store-kit';
 import type { Collection, Filter } from 'mongodb';
 import { claimRounds } from './claim-rounds.js';
 import type { InstanceDocument } from './encode.js';

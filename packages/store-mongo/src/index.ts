@@ -1,4 +1,4 @@
-export { DEFAULT_CLAIM_MS } from '@stepfold/engine/store-kit';
+export { DEFAULT_CLAIM_MS } from '@stepfold/engine';
 export type { InstanceDocument, WaitingSignal } from './encode.js';
 export {
   createMongoStore,

@@ -1,4 +1,4 @@
-import { isNetworkError } from '@stepfold/engine/store-kit';
+import { isNetworkError } from '@stepfold/engine';
 
 // Driver errors meaning "the server could not be reached or is going away": retrying later may succeed.
 const UNAVAILABLE_NAMES = new Set([

@@ -1,4 +1,4 @@
-import { type DefinedStore, defineStore } from '@stepfold/engine/store-kit';
+import { type DefinedStore, defineStore } from '@stepfold/engine';
 import type { Db, Filter } from 'mongodb';
 import { dueClaims } from './due-claims.js';
 import { type InstanceDocument, toDocument } from './encode.js';

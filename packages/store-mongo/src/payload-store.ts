@@ -1,4 +1,4 @@
-import { definePayloadStore, type PayloadDriver, type PayloadStore } from '@stepfold/engine/payloads';
+import { definePayloadStore, type PayloadDriver, type PayloadStore } from '@stepfold/engine';
 import type { Collection, Db } from 'mongodb';
 import { isDuplicateKey, isUnavailable } from './map-error.js';
 import { assertCollectionName } from './setup.js';

@@ -1,5 +1,5 @@
 import type { Snapshot } from '@stepfold/engine';
-import { makeTestSnapshot } from '@stepfold/engine/testing';
+import { makeTestSnapshot } from '@stepfold/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMongoStore, DEFAULT_MAX_SNAPSHOT_BYTES, type InstanceDocument } from '../src/index.js';
 import { requireServer, testClient } from './server.js';

@@ -1,4 +1,4 @@
-import { makeTestSnapshot } from '@stepfold/engine/testing';
+import { makeTestSnapshot } from '@stepfold/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dueFilter } from '../src/due-claims.js';
 import { createMongoStore, DEFAULT_CLAIM_MS, type InstanceDocument } from '../src/index.js';

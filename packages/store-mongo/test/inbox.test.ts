@@ -1,14 +1,14 @@
 import {
   createRunner,
+  createWorker,
   defineWorkflow,
+  makeTestSnapshot,
   type SaveOptions,
   type SentDue,
   type Snapshot,
   type Store,
   type WorkflowEvent,
 } from '@stepfold/engine';
-import { makeTestSnapshot } from '@stepfold/engine/testing';
-import { createWorker } from '@stepfold/engine/worker';
 import { type CommandStartedEvent, MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMongoStore, type InstanceDocument } from '../src/index.js';

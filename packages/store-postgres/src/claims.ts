@@ -1,4 +1,4 @@
-import type { ClaimsDriver, DueWindow, StoreDriver } from '@stepfold/engine/store-kit';
+import type { ClaimsDriver, DueWindow, StoreDriver } from '@stepfold/engine';
 import { toInt8 } from './encode.js';
 import type { Query } from './query.js';
 import type { storeStatements } from './statements.js';

@@ -1,4 +1,4 @@
-import type { EncodedSnapshot } from '@stepfold/engine/store-kit';
+import type { EncodedSnapshot } from '@stepfold/engine';
 
 const INT8_MAX = 2n ** 63n - 1n;
 const INT8_MIN = -(2n ** 63n);

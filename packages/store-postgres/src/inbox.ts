@@ -1,5 +1,4 @@
-import type { WorkflowEvent } from '@stepfold/engine';
-import type { InboxDriver, SentRow } from '@stepfold/engine/store-kit';
+import type { InboxDriver, SentRow, WorkflowEvent } from '@stepfold/engine';
 import { toInt8 } from './encode.js';
 import type { Query } from './query.js';
 import type { TableNames } from './setup.js';

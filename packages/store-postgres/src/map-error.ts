@@ -1,4 +1,4 @@
-import { isNetworkError } from '@stepfold/engine/store-kit';
+import { isNetworkError } from '@stepfold/engine';
 
 // SQLSTATEs for a server shutting down, starting up or out of connection slots (class 08 is checked apart).
 const SERVER_CODES = new Set(['57P01', '57P02', '57P03', '53300']);

@@ -1,9 +1,9 @@
-import { definePayloadStore, type PayloadDriver, type PayloadStore } from '@stepfold/engine/payloads';
+import { definePayloadStore, type PayloadDriver, type PayloadStore } from '@stepfold/engine';
 import { isUnavailable } from './map-error.js';
 import { inTransaction, type PgPool, prepareSchema, tableNames } from './setup.js';
 
 /** Default body limit of the PostgreSQL payload store: the kit's 16 MiB. */
-export { DEFAULT_MAX_PAYLOAD_BYTES } from '@stepfold/engine/payloads';
+export { DEFAULT_MAX_PAYLOAD_BYTES } from '@stepfold/engine';
 
 /** Highest accepted `maxPayloadBytes`: 255 MiB, well inside a text value's 1 GB. */
 export const MAX_PAYLOAD_BYTES_LIMIT = 255 * 1024 * 1024;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { WakeSubscription } from '@stepfold/engine';
-import { defineStore, type StoreDriver } from '@stepfold/engine/store-kit';
+import { defineStore, type StoreDriver } from '@stepfold/engine';
 import { pgClaims } from './claims.js';
 import { pgInbox } from './inbox.js';
 import { isUnavailable } from './map-error.js';

@@ -1,5 +1,4 @@
-import type { DueClaims, Inbox, WakeSource } from '@stepfold/engine';
-import type { DefinedStore } from '@stepfold/engine/store-kit';
+import type { DefinedStore, DueClaims, Inbox, WakeSource } from '@stepfold/engine';
 import type { SnapshotColumn } from './save-many.js';
 import type { PgPool } from './setup.js';
 

@@ -1,4 +1,8 @@
 import {
+  type Backoff,
+  backoffDelay,
+  OUTAGE_BACKOFF,
+  parseWakePayload,
   StoreUnavailableError,
   snapshotBytes,
   type WakeListener,
@@ -6,7 +10,6 @@ import {
   type WakeSource,
   type WakeSubscription,
 } from '@stepfold/engine';
-import { type Backoff, backoffDelay, OUTAGE_BACKOFF, parseWakePayload } from '@stepfold/engine/store-kit';
 import type { PgNotification, PgPool, PgPoolClient } from './setup.js';
 
 /** Reconnect delays of a lost wake subscription (the engine's one retry schedule). */

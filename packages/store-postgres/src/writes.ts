@@ -1,4 +1,4 @@
-import type { EncodedSnapshot, StoreDriver, UpdateCondition } from '@stepfold/engine/store-kit';
+import type { EncodedSnapshot, StoreDriver, UpdateCondition } from '@stepfold/engine';
 import { needsTextColumn, type Row, toRow } from './encode.js';
 import { errorCode, isUnavailable } from './map-error.js';
 import type { Query } from './query.js';

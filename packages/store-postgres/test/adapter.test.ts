@@ -1,5 +1,4 @@
-import { isStepfoldError, type Snapshot, StoreUnavailableError } from '@stepfold/engine';
-import { makeTestSnapshot } from '@stepfold/engine/testing';
+import { isStepfoldError, makeTestSnapshot, type Snapshot, StoreUnavailableError } from '@stepfold/engine';
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { createPostgresStore, MAX_SNAPSHOT_BYTES_LIMIT } from '../src/index.js';

@@ -1,5 +1,5 @@
 import type { Snapshot } from '@stepfold/engine';
-import { makeTestSnapshot } from '@stepfold/engine/testing';
+import { makeTestSnapshot } from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 import { createPostgresStore, DEFAULT_CLAIM_MS } from '../src/index.js';
 import { TEST_SCHEMA } from './server.js';

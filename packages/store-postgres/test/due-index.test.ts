@@ -1,5 +1,5 @@
 import type { Snapshot } from '@stepfold/engine';
-import { makeTestSnapshot } from '@stepfold/engine/testing';
+import { makeTestSnapshot } from '@stepfold/engine';
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { createPostgresStore, MIGRATIONS, type PostgresStore } from '../src/index.js';

@@ -1,5 +1,11 @@
-import { createRunner, defineWorkflow, isStepfoldError, type WorkflowEvent } from '@stepfold/engine';
-import { createWorker, type Worker } from '@stepfold/engine/worker';
+import {
+  createRunner,
+  createWorker,
+  defineWorkflow,
+  isStepfoldError,
+  type Worker,
+  type WorkflowEvent,
+} from '@stepfold/engine';
 import { afterEach, describe, expect, it } from 'vitest';
 import { wakePayload } from '../src/wakes.js';
 import { useTestTables } from './test-tables.js';

@@ -1,6 +1,6 @@
 import type { Snapshot, WakeNotice } from '@stepfold/engine';
+import { makeTestSnapshot } from '@stepfold/engine';
 import { runStoreConformance } from '@stepfold/engine/conformance';
-import { makeTestSnapshot } from '@stepfold/engine/testing';
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { createPostgresStore, type PostgresStore, type SnapshotColumn } from '../src/index.js';

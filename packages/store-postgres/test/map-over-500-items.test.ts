@@ -1,6 +1,12 @@
-import { createRunner, defineWorkflow, type Snapshot, TaskError } from '@stepfold/engine';
-import { composition } from '@stepfold/engine/composition';
-import { createWorker, type Worker } from '@stepfold/engine/worker';
+import {
+  composition,
+  createRunner,
+  createWorker,
+  defineWorkflow,
+  type Snapshot,
+  TaskError,
+  type Worker,
+} from '@stepfold/engine';
 import { afterEach, describe, expect, it } from 'vitest';
 import { useTestTables } from './test-tables.js';
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Snapshot, WakeNotice, WorkflowEvent } from '@stepfold/engine';
-import { makeTestSnapshot } from '@stepfold/engine/testing';
+import { makeTestSnapshot } from '@stepfold/engine';
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { createPostgresStore, type PostgresStore, type PostgresStoreOptions } from '../src/index.js';

@@ -1,5 +1,5 @@
 import type { Snapshot, WorkflowEvent } from '@stepfold/engine';
-import { makeTestSnapshot } from '@stepfold/engine/testing';
+import { makeTestSnapshot } from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 import { createPostgresStore, MIGRATIONS } from '../src/index.js';
 import { type TableNames, tableNames } from '../src/setup.js';

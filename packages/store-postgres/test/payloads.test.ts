@@ -1,5 +1,5 @@
+import type { PayloadStore } from '@stepfold/engine';
 import { runPayloadStoreConformance } from '@stepfold/engine/conformance';
-import type { PayloadStore } from '@stepfold/engine/payloads';
 import type pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
 import { createPostgresPayloadStore, type PostgresPayloadStore } from '../src/index.js';

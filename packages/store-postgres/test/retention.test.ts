@@ -1,7 +1,10 @@
-import { createRunner, defineWorkflow } from '@stepfold/engine';
-import { composition } from '@stepfold/engine/composition';
-import { sweepRetention } from '@stepfold/engine/lifecycle';
-import { makeTestSnapshot } from '@stepfold/engine/testing';
+import {
+  composition,
+  createRunner,
+  defineWorkflow,
+  makeTestSnapshot,
+  sweepRetention,
+} from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 import { useTestTables } from './test-tables.js';
 

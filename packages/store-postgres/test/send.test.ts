@@ -1,6 +1,12 @@
-import { createRunner, defineWorkflow, isStepfoldError, type WakeNotice } from '@stepfold/engine';
-import { makeTestSnapshot } from '@stepfold/engine/testing';
-import { createWorker, type Worker } from '@stepfold/engine/worker';
+import {
+  createRunner,
+  createWorker,
+  defineWorkflow,
+  isStepfoldError,
+  makeTestSnapshot,
+  type WakeNotice,
+  type Worker,
+} from '@stepfold/engine';
 import type pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPostgresStore, type PostgresStore } from '../src/index.js';

@@ -1,5 +1,11 @@
-import { createRunner, defineWorkflow, isStepfoldError, type Snapshot } from '@stepfold/engine';
-import { createWorker, type Worker } from '@stepfold/engine/worker';
+import {
+  createRunner,
+  createWorker,
+  defineWorkflow,
+  isStepfoldError,
+  type Snapshot,
+  type Worker,
+} from '@stepfold/engine';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPostgresStore } from '../src/index.js';
 import { TEST_SCHEMA } from './server.js';

@@ -1,5 +1,11 @@
-import { createRunner, defineWorkflow, type Store } from '@stepfold/engine';
-import { createWorker, DEFAULT_CLAIM_LEASE_MS, type Worker } from '@stepfold/engine/worker';
+import {
+  createRunner,
+  createWorker,
+  DEFAULT_CLAIM_LEASE_MS,
+  defineWorkflow,
+  type Store,
+  type Worker,
+} from '@stepfold/engine';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TEST_SCHEMA } from './server.js';
 import { useTestTables } from './test-tables.js';

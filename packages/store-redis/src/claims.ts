@@ -1,4 +1,4 @@
-import type { ClaimsDriver, DueWindow } from '@stepfold/engine/store-kit';
+import type { ClaimsDriver, DueWindow } from '@stepfold/engine';
 import type { Cluster, Redis } from 'ioredis';
 import { CLAIM_DUE, LIST_DUE, RELEASE_DUE } from './due-scripts.js';
 import { scoreBound } from './encode.js';

@@ -1,4 +1,4 @@
-import type { EncodedSnapshot } from '@stepfold/engine/store-kit';
+import type { EncodedSnapshot } from '@stepfold/engine';
 
 /** The hash fields and index values of one snapshot, as the create and save scripts take them first. */
 export function rowArgs(e: EncodedSnapshot): string[] {

@@ -1,5 +1,4 @@
-import type { SentSignal, WorkflowEvent } from '@stepfold/engine';
-import type { InboxDriver, SentRow } from '@stepfold/engine/store-kit';
+import type { InboxDriver, SentRow, SentSignal, WorkflowEvent } from '@stepfold/engine';
 import type { Cluster, Redis } from 'ioredis';
 import { HANDOFF_MAX_CHARS, type HintRoute, scoreBound } from './encode.js';
 import { CLAIM_SENT, DROP_SENT, SEND } from './inbox-scripts.js';

@@ -1,4 +1,4 @@
-import { isNetworkError } from '@stepfold/engine/store-kit';
+import { isNetworkError } from '@stepfold/engine';
 
 // ioredis errors meaning "the server could not be reached, or the connection went away".
 const UNAVAILABLE_NAMES = new Set(['MaxRetriesPerRequestError', 'AbortError', 'ClusterAllFailedError']);

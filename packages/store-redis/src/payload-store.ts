@@ -1,4 +1,4 @@
-import { definePayloadStore, type PayloadDriver, type PayloadStore } from '@stepfold/engine/payloads';
+import { definePayloadStore, type PayloadDriver, type PayloadStore } from '@stepfold/engine';
 import type { Cluster, Redis } from 'ioredis';
 import { assertPrefix } from './keys.js';
 import { isUnavailable } from './map-error.js';
@@ -7,7 +7,7 @@ import { isUnavailable } from './map-error.js';
 export const DEFAULT_PAYLOAD_PREFIX = 'stepfold:';
 
 /** Default body limit of the Redis payload store: the kit's 16 MiB. */
-export { DEFAULT_MAX_PAYLOAD_BYTES } from '@stepfold/engine/payloads';
+export { DEFAULT_MAX_PAYLOAD_BYTES } from '@stepfold/engine';
 
 /** Highest accepted `maxPayloadBytes`: a hash value (and one bulk argument) holds at most 512 MiB. */
 export const MAX_PAYLOAD_BYTES_LIMIT = 512 * 1024 * 1024;

@@ -1,11 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { DueClaims, Inbox, WakeSource } from '@stepfold/engine';
-import {
-  type DefinedStore,
-  defineStore,
-  type EncodedSnapshot,
-  type StoreDriver,
-} from '@stepfold/engine/store-kit';
+import { type DefinedStore, defineStore, type EncodedSnapshot, type StoreDriver } from '@stepfold/engine';
 import type { Cluster, Redis } from 'ioredis';
 import { dueDriver } from './claims.js';
 import { type HintRoute, hintArgs, rowArgs } from './encode.js';
@@ -15,7 +10,7 @@ import { isUnavailable } from './map-error.js';
 import { CREATE, DELETE, LIST, runScript, SAVE, SCRIPTS } from './scripts.js';
 import { createWakeSource } from './wakes.js';
 
-export { DEFAULT_CLAIM_MS } from '@stepfold/engine/store-kit';
+export { DEFAULT_CLAIM_MS } from '@stepfold/engine';
 
 /** Default size limit: 16 MiB of snapshot JSON. */
 export const DEFAULT_MAX_SNAPSHOT_BYTES = 16 * 1024 * 1024;

@@ -1,11 +1,5 @@
 import type { WakeListener, WakeNotice, WakeSource, WakeSubscription } from '@stepfold/engine';
-import {
-  type Backoff,
-  backoffDelay,
-  OUTAGE_BACKOFF,
-  parseWakePayload,
-  storeGuard,
-} from '@stepfold/engine/store-kit';
+import { type Backoff, backoffDelay, OUTAGE_BACKOFF, parseWakePayload, storeGuard } from '@stepfold/engine';
 import { type Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { HintRoute } from './encode.js';
 import { isUnavailable } from './map-error.js';

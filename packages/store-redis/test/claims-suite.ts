@@ -1,5 +1,5 @@
 import type { Store } from '@stepfold/engine';
-import { makeTestSnapshot } from '@stepfold/engine/testing';
+import { makeTestSnapshot } from '@stepfold/engine';
 import type { Cluster, Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CLAIM_DUE, LIST_DUE } from '../src/due-scripts.js';

@@ -1,6 +1,6 @@
 import type { Store } from '@stepfold/engine';
+import { makeTestSnapshot } from '@stepfold/engine';
 import { runStoreConformance } from '@stepfold/engine/conformance';
-import { makeTestSnapshot } from '@stepfold/engine/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisStore, keysFor } from '../src/index.js';
 import { describeClaims } from './claims-suite.js';

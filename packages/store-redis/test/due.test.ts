@@ -1,4 +1,4 @@
-import { makeTestSnapshot } from '@stepfold/engine/testing';
+import { makeTestSnapshot } from '@stepfold/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisStore, DEFAULT_CLAIM_MS } from '../src/index.js';
 import { describeClaims } from './claims-suite.js';

@@ -1,6 +1,4 @@
-import { StoreUnavailableError } from '@stepfold/engine';
-import { createStoreKit } from '@stepfold/engine/store-kit';
-import { makeTestSnapshot } from '@stepfold/engine/testing';
+import { createStoreKit, makeTestSnapshot, StoreUnavailableError } from '@stepfold/engine';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisStore, isUnavailable } from '../src/index.js';

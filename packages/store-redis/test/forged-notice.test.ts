@@ -1,5 +1,11 @@
-import { createRunner, defineWorkflow, isStepfoldError, type Snapshot } from '@stepfold/engine';
-import { createWorker, type Worker } from '@stepfold/engine/worker';
+import {
+  createRunner,
+  createWorker,
+  defineWorkflow,
+  isStepfoldError,
+  type Snapshot,
+  type Worker,
+} from '@stepfold/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keysFor } from '../src/index.js';
 import { dropPrefix, openStore, requireServer, testClient } from './server.js';

@@ -1,4 +1,4 @@
-import { makeTestSnapshot } from '@stepfold/engine/testing';
+import { makeTestSnapshot } from '@stepfold/engine';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropPrefix, openStore, requireServer, type TestStore, testClient } from './server.js';

@@ -1,5 +1,5 @@
+import type { PayloadStore } from '@stepfold/engine';
 import { type PayloadOutageControl, runPayloadStoreConformance } from '@stepfold/engine/conformance';
-import type { PayloadStore } from '@stepfold/engine/payloads';
 import type { Cluster, Redis } from 'ioredis';
 import { createRedisPayloadStore, type RedisPayloadStore } from '../src/index.js';
 import { keysUnder } from './server.js';

@@ -1,7 +1,12 @@
-import { createRunner, defineWorkflow, type Snapshot } from '@stepfold/engine';
+import {
+  createRunner,
+  createTieredStore,
+  createWorker,
+  defineWorkflow,
+  type Snapshot,
+  type TieredStore,
+} from '@stepfold/engine';
 import { runStoreConformance } from '@stepfold/engine/conformance';
-import { createTieredStore, type TieredStore } from '@stepfold/engine/lifecycle';
-import { createWorker } from '@stepfold/engine/worker';
 import { createPostgresStore, type PostgresStore } from '@stepfold/store-postgres';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-import { makeTestSnapshot } from '@stepfold/engine/testing';
+import { makeTestSnapshot } from '@stepfold/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keysFor } from '../src/index.js';
 import { dropPrefix, openStore, requireServer, type TestStore, testClient } from './server.js';

@@ -1,5 +1,5 @@
 import type { Snapshot, Store, WakeNotice, WakeSubscription } from '@stepfold/engine';
-import { makeTestSnapshot } from '@stepfold/engine/testing';
+import { makeTestSnapshot } from '@stepfold/engine';
 
 /** A snapshot whose wake time is a retry timer: a write of it sends a wake hint. */
 export function timerSnapshot(id: string, at: number, patch: Partial<Snapshot> = {}): Snapshot {

@@ -1,5 +1,4 @@
-import { isStepfoldError } from '@stepfold/engine';
-import { cancelRefusal } from '@stepfold/engine/introspect';
+import { cancelRefusal, isStepfoldError } from '@stepfold/engine';
 import type { Command } from 'commander';
 import { reportChange, withHandOffRunner } from '../hand-off.js';
 import { type ActingOptions, definitionsOption, jsonOption, storeOption } from '../options.js';

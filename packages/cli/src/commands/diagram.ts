@@ -1,5 +1,4 @@
-import { NotFoundError, type Snapshot } from '@stepfold/engine';
-import { toMermaid } from '@stepfold/engine/diagram';
+import { NotFoundError, type Snapshot, toMermaid } from '@stepfold/engine';
 import type { Command } from 'commander';
 import { loadDefinition } from '../definitions.js';
 import { UsageError } from '../exit-codes.js';

@@ -1,5 +1,11 @@
-import { createRunner, isTerminal, type LogEntry, type RunnerHooks, type Snapshot } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
+import {
+  createMemoryStore,
+  createRunner,
+  isTerminal,
+  type LogEntry,
+  type RunnerHooks,
+  type Snapshot,
+} from '@stepfold/engine';
 import type { Command } from 'commander';
 import { loadDefinition } from '../definitions.js';
 import { runExitCode } from '../exit-codes.js';

@@ -1,5 +1,4 @@
-import { NotFoundError } from '@stepfold/engine';
-import { toMermaid } from '@stepfold/engine/diagram';
+import { NotFoundError, toMermaid } from '@stepfold/engine';
 import type { Command } from 'commander';
 import { type InstanceActions, instanceActions, renderActions } from '../actions-view.js';
 import { definitionFor, loadDefinitions } from '../definitions.js';

@@ -3,7 +3,7 @@ import { map } from '../reducer/kinds/map.js';
 import { ChildEffects } from '../runner/child-effects.js';
 import type { ChildEffectsOptions, ChildEffectsPort, RunnerKindSet } from '../runner/child-port.js';
 
-// `@stepfold/engine/composition`: child workflows and map steps as a value. Their definitions parse
+// `@stepfold/engine`: child workflows and map steps as a value. Their definitions parse
 // anywhere; their reducer rules and the runner's child effects come with this value, and only the
 // calls it is passed to run them.
 
@@ -18,7 +18,7 @@ export interface Composition extends RunnerKindSet<'child' | 'map'> {
  * A definition with a `.child()` or `.map()` step runs only where it is passed.
  *
  * @example
- * import { composition } from '@stepfold/engine/composition';
+ * import { composition } from '@stepfold/engine';
  * const runner = createRunner({ store, workflows: [order, payment], handlers, kinds: [composition] });
  * step(order, null, { type: 'start', at: 0, id: 'o-1', input }, { kinds: [composition] });
  */

@@ -311,7 +311,7 @@ export class WorkflowBuilder<
   /**
    * Starts another workflow as its own instance and waits for its end; the step's output is the
    * child's declared output, and its input (mapped, else the workflow input) must fit the child's.
-   * Runs where `kinds: [composition]` is passed (`@stepfold/engine/composition`).
+   * Runs where `kinds: [composition]` is passed (`@stepfold/engine`).
    */
   child<
     const Id extends string,
@@ -341,7 +341,7 @@ export class WorkflowBuilder<
    * Runs a handler (or starts a child workflow) per element of the array at `items`, at most
    * `maxConcurrency` at a time; each gets its item (or `input` mapped from `item`, `index` and the
    * data). Its output is the results in item order, or a summary (`results`, and workflow maps).
-   * Runs where `kinds: [composition]` is passed (`@stepfold/engine/composition`).
+   * Runs where `kinds: [composition]` is passed (`@stepfold/engine`).
    */
   map<
     const Id extends string,

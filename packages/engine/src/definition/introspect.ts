@@ -18,7 +18,7 @@ export {
   mapProgressText,
 } from './child-refs.js';
 
-// `@stepfold/engine/introspect`: what tools (the CLI, the inspector, an API) read off a definition
+// `@stepfold/engine`: what tools (the CLI, the inspector, an API) read off a definition
 // and an instance, answered once here from the kinds' own facts, so no tool re-derives a rule the
 // reducer keeps.
 

@@ -36,7 +36,7 @@ function drawn(step: StepDefinition & { id: string }): DiagramKind<StepDefinitio
  * The definition is validated first (`INVALID_DEFINITION` on a bad one).
  *
  * @example
- * import { toMermaid } from '@stepfold/engine/diagram';
+ * import { toMermaid } from '@stepfold/engine';
  *
  * const text = toMermaid(order, snapshot); // paste into any Markdown that renders ```mermaid blocks
  * // flowchart TD

@@ -1,4 +1,4 @@
-// `@stepfold/engine/lifecycle`: data lifecycle. The tiered store (a hot and a cold store as one,
+// `@stepfold/engine`: data lifecycle. The tiered store (a hot and a cold store as one,
 // with its mover), retention (delete or archive finished instances, payloads with them), and a
 // loop to run either periodically.
 export { type EveryHandle, type RunEveryOptions, runEvery } from './every.js';

@@ -1,4 +1,4 @@
-// `@stepfold/engine/payloads`: the payload store contract, the kit adapters build theirs from, the
+// `@stepfold/engine`: the payload store contract, the kit adapters build theirs from, the
 // memory reference, and offloading for a runner with the tools around it.
 
 export { sha256Hex } from '../content-hash.js';

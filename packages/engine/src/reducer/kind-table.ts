@@ -3,7 +3,7 @@ import type { StepDefinition, StepKind, StepOf } from '../definition/schema.js';
 import { RegistryError } from '../errors.js';
 import type { Cx, RuleTable, StepRules } from './kinds/step-rules.js';
 
-/** Kinds whose rules come in the `composition` value of `@stepfold/engine/composition`, not with the core. */
+/** Kinds whose rules come in the `composition` value of `@stepfold/engine`, not with the core. */
 export type CompositionKind = 'child' | 'map';
 
 /** The reducer's rules for the given kinds, keyed by kind: one row per kind, each typed by its step. */
@@ -15,7 +15,7 @@ export type KindRules<K extends StepKind> = { readonly [P in K]: StepRules<StepO
  * set brings; plain `KindSet` stands for any set.
  *
  * @example
- * import { composition } from '@stepfold/engine/composition';
+ * import { composition } from '@stepfold/engine';
  * step(order, null, start, { kinds: [composition] });
  */
 export interface KindSet<K extends StepKind = never> {
@@ -27,8 +27,8 @@ export interface KindSet<K extends StepKind = never> {
 
 /** Where each kind outside the core comes from, for the error a definition gets without it. */
 const PROVIDED_BY: Readonly<Record<string, { name: string; from: string }>> = {
-  child: { name: 'composition', from: '@stepfold/engine/composition' },
-  map: { name: 'composition', from: '@stepfold/engine/composition' },
+  child: { name: 'composition', from: '@stepfold/engine' },
+  map: { name: 'composition', from: '@stepfold/engine' },
 };
 
 /** The error for a step whose kind's rules were not passed in `kinds`. */

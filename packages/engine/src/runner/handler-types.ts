@@ -118,4 +118,4 @@ export type KindsCheck<W extends readonly AnyDefinition[], KS> = [
   Exclude<KindsEach<W[number]>, KindsIn<KS>>,
 ] extends [never]
   ? unknown
-  : { kinds: "child and map steps run only with kinds: [composition] from '@stepfold/engine/composition'" };
+  : { kinds: "child and map steps run only with kinds: [composition] from '@stepfold/engine'" };

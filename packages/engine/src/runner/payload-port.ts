@@ -3,7 +3,7 @@ import type { Store } from '../store/store.js';
 import type { RunTask } from './execute-task.js';
 
 // How a runner offloads large values and resolves them, without carrying the code: the
-// `offloading()` of `@stepfold/engine/payloads` implements it, so a runner without payloads pays
+// `offloading()` of `@stepfold/engine` implements it, so a runner without payloads pays
 // nothing but an `undefined` check per value.
 
 /** A runner's payload offloading, bound to the snapshot store it writes to. */
@@ -31,7 +31,7 @@ export interface PayloadPort {
   checkPatch(current: Snapshot): Promise<void>;
 }
 
-/** What `createRunner`'s `payloads` option takes: `offloading(...)` from `@stepfold/engine/payloads`. */
+/** What `createRunner`'s `payloads` option takes: `offloading(...)` from `@stepfold/engine`. */
 export interface RunnerPayloads {
   /** The port for a runner writing to `store` (the default threshold depends on its size limit). */
   bind(store: Store): PayloadPort;

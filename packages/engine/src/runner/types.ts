@@ -64,13 +64,13 @@ export interface RunnerCoreOptions<W extends readonly AnyDefinition[] = readonly
    */
   instrument?: Instrumentation | undefined;
   /**
-   * Payload offloading (`offloading({ store })` from `@stepfold/engine/payloads`): inputs, outputs
+   * Payload offloading (`offloading({ store })` from `@stepfold/engine`): inputs, outputs
    * and signal payloads over its threshold go to a payload store and the snapshot keeps a reference;
    * handlers and `get` see the values. None by default.
    */
   payloads?: RunnerPayloads | undefined;
   /**
-   * Step kinds beyond the core, as values: `[composition]` (from `@stepfold/engine/composition`)
+   * Step kinds beyond the core, as values: `[composition]` (from `@stepfold/engine`)
    * runs child workflow and map steps. A workflow using a kind no set here brings is refused when
    * the runner is created (`KIND_NOT_LOADED`), and by the compiler for a typed definition.
    */

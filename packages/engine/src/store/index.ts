@@ -1,4 +1,4 @@
-// `@stepfold/engine/store-kit`: what a store adapter is built from. `defineStore` turns an adapter's
+// `@stepfold/engine`: what a store adapter is built from. `defineStore` turns an adapter's
 // narrow database calls into a `Store`; the rest are the pieces wake sources and drivers share.
 export { type Backoff, backoffDelay, OUTAGE_BACKOFF } from '../backoff.js';
 // The snapshot format's upgrade chain: every store's load runs it.

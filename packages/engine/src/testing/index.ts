@@ -1,4 +1,4 @@
-// `@stepfold/engine/testing`: the harness and fixtures. Imports no test framework, so it works
+// `@stepfold/engine`: the harness and fixtures. Imports no test framework, so it works
 // under vitest, Jest, node:test or Bun. The store conformance suite is `@stepfold/engine/conformance`.
 export { canonicalJson } from '../content-hash.js';
 export {

@@ -1,4 +1,4 @@
-// The worker entry, `@stepfold/engine/worker`: `createWorker`, the long-lived process that polls a
+// The worker entry, `@stepfold/engine`: `createWorker`, the long-lived process that polls a
 // store and runs due work, with its options and observers. A per-event handler needs none of it.
 
 export { type Backoff, backoffDelay, OUTAGE_BACKOFF } from '../backoff.js';

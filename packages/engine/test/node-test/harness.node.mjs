@@ -2,8 +2,7 @@
 // It drives the workflow's real async handlers with the fake clock.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { TaskError, workflow } from '@stepfold/engine';
-import { createHarness } from '@stepfold/engine/testing';
+import { createHarness, TaskError, workflow } from '@stepfold/engine';
 
 const order = workflow('order', 1)
   .task('reserve', { handler: 'reserveStock', compensate: 'releaseStock' })

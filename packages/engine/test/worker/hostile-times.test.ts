@@ -1,5 +1,11 @@
-import { SENT_CLAIM_AFTER_MS, step, type WakeNotice, type WorkflowEvent, workflow } from '@stepfold/engine';
-import { createMemoryStore } from '@stepfold/engine/memory';
+import {
+  createMemoryStore,
+  SENT_CLAIM_AFTER_MS,
+  step,
+  type WakeNotice,
+  type WorkflowEvent,
+  workflow,
+} from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 import { Alarm } from '../../src/worker/alarm.js';
 

@@ -1,5 +1,5 @@
+import type { ActionRefusal, DeclaredSignal, PendingDecision } from '@stepfold/engine';
 import { isTerminal, type Snapshot } from '@stepfold/engine';
-import type { ActionRefusal, DeclaredSignal, PendingDecision } from '@stepfold/engine/introspect';
 import { html } from 'hono/html';
 import { compactSchema, jsonSchemaOf } from '../payload-schema.js';
 import { instancePath, type View } from './format.js';

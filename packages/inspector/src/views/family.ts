@@ -1,4 +1,4 @@
-import { type MapProgress, mapProgressText } from '@stepfold/engine/introspect';
+import { type MapProgress, mapProgressText } from '@stepfold/engine';
 import { html } from 'hono/html';
 import type { Family, MapItemView, MapStepView } from '../family.js';
 import { badge, instancePath, type View } from './format.js';

@@ -1,5 +1,5 @@
 import type { Snapshot, WorkflowDefinition } from '@stepfold/engine';
-import { nodeIds, toMermaid } from '@stepfold/engine/diagram';
+import { nodeIds, toMermaid } from '@stepfold/engine';
 import { html } from 'hono/html';
 import { childStatuses, type Family } from '../family.js';
 import { stepLabels } from '../step-states.js';

@@ -1,5 +1,5 @@
 import type { Snapshot, WorkflowDefinition } from '@stepfold/engine';
-import { mapProgress, mapProgressText } from '@stepfold/engine/introspect';
+import { mapProgress, mapProgressText } from '@stepfold/engine';
 import { html } from 'hono/html';
 import type { StepLabel } from '../step-states.js';
 import { badge, type View } from './format.js';

@@ -1,4 +1,4 @@
-import { isPayloadRef, type PayloadRef, payloadRefs } from '@stepfold/engine/payloads';
+import { isPayloadRef, type PayloadRef, payloadRefs } from '@stepfold/engine';
 import { html } from 'hono/html';
 import { instancePath, json, type View } from './format.js';
 import { layout, type PageContext } from './layout.js';

@@ -20,10 +20,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * @param {import('@stepfold/engine').Runner} runner @param {LoopOptions} o
- * @returns {import('@stepfold/engine/worker').Worker}
+ * @returns {import('@stepfold/engine').Worker}
  */
 export function createLoopWorker(runner, o) {
-  /** @type {import('@stepfold/engine/worker').WorkerStats} */
+  /** @type {import('@stepfold/engine').WorkerStats} */
   const stats = {
     claimed: 0,
     ticks: 0,

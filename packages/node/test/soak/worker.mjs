@@ -5,8 +5,7 @@
 // every handler call, every completion and give-back its writes make and, every second and once
 // stopped, its counters in its own oracle log file, and drains on SIGTERM through serveWorker. The
 // driver SIGKILLs it at random; the supervisor starts it again.
-import { createRunner } from '@stepfold/engine';
-import { createWorker } from '@stepfold/engine/worker';
+import { createRunner, createWorker } from '@stepfold/engine';
 import { fleetFromEnv, serveWorker } from '../../dist/index.js';
 import { crashingStore } from './crash-windows.mjs';
 import { createLoopWorker } from './loop-worker.mjs';

@@ -3,8 +3,7 @@
 // JSDoc types, checked by tsc through checkJs): the forked worker processes run plain node, which
 // cannot load TypeScript on Node 20, and the driver imports the same definitions.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { defineWorkflow, TaskError, workflow } from '@stepfold/engine';
-import { composition } from '@stepfold/engine/composition';
+import { composition, defineWorkflow, TaskError, workflow } from '@stepfold/engine';
 
 /** The tree workload's child and map steps: every runner of the soak (driver and workers) passes these kinds. */
 export const KINDS = [composition];

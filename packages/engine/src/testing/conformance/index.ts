@@ -1,5 +1,5 @@
 // `@stepfold/engine/conformance`: the store and payload store conformance suites. They register
-// vitest tests, so they are their own entry: `@stepfold/engine/testing` stays free of any test framework.
+// vitest tests, so they are their own entry: `@stepfold/engine` stays free of any test framework.
 export type { Capability, OutageControl, StoreConformanceOptions } from './context.js';
 export { fidelityPayload } from './crud.js';
 export {
