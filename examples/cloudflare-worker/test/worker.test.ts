@@ -64,7 +64,9 @@ describe('the Worker bundle', () => {
     const result = await bundle(`${root}dist/worker.min.js`, true);
     const code = readFileSync(`${root}dist/worker.min.js`);
     const gz = gzipSync(code, { level: 9 }).length;
-    console.log(`worker bundle: ${(code.length / 1024).toFixed(1)} KB minified, ${(gz / 1024).toFixed(1)} KB gz`);
+    console.log(
+      `worker bundle: ${(code.length / 1024).toFixed(1)} KB minified, ${(gz / 1024).toFixed(1)} KB gz`,
+    );
     expect(Object.values(result.metafile.outputs).flatMap((o) => o.imports)).toEqual([]);
     expect(gz).toBeLessThan(40 * 1024);
   });

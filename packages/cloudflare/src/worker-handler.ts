@@ -42,7 +42,9 @@ export function createWorkflowHandler(options: WorkflowHandlerOptions): Workflow
           path = inside ? path.slice(prefix.length) : '';
         }
         const { id } = parseRoute(request.method, path, url.searchParams, (w) => served.has(w));
-        const namespace = (env as Record<string, unknown> | undefined)?.[binding] as DurableNamespace | undefined;
+        const namespace = (env as Record<string, unknown> | undefined)?.[binding] as
+          | DurableNamespace
+          | undefined;
         if (typeof namespace?.idFromName !== 'function') {
           throw new Error(`env.${binding} is not a Durable Object namespace: bind it in wrangler.toml`);
         }

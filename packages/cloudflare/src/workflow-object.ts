@@ -63,7 +63,8 @@ export class WorkflowObject<Env = unknown> {
     this.clock = runnerOptions.clock ?? (() => Date.now());
     this.onAlarmError =
       onAlarmError ??
-      ((error, f) => console.error(`stepfold: alarm failed (${f.failures} in a row), next try at ${f.retryAt}`, error));
+      ((error, f) =>
+        console.error(`stepfold: alarm failed (${f.failures} in a row), next try at ${f.retryAt}`, error));
     // The options were checked against the definitions where the user wrote them.
     this.runner = (createRunner as (o: RunnerOptions) => Runner)({
       ...runnerOptions,
@@ -150,7 +151,10 @@ export type WorkflowObjectClass<Env = unknown> = new (ctx: DurableState, env: En
  * @example
  * export const WorkflowInstance = createWorkflowObject({ workflows: [order], handlers });
  */
-export function createWorkflowObject<Env = unknown, const W extends readonly AnyDefinition[] = readonly AnyDefinition[]>(
+export function createWorkflowObject<
+  Env = unknown,
+  const W extends readonly AnyDefinition[] = readonly AnyDefinition[],
+>(
   options: WorkflowObjectOptions<W> | ((env: Env, ctx: DurableState) => WorkflowObjectOptions<W>),
 ): WorkflowObjectClass<Env> {
   return class extends WorkflowObject<Env> {

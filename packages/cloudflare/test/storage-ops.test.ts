@@ -109,7 +109,12 @@ describe('storage operations per request and alarm (the cost table)', () => {
     await o.alarm();
     rows['alarm: sleep ends, charge runs, completed'] = storage.take();
     // Each write is one transaction: a read of the stored version, one put and one alarm change.
-    const op = (reads: number, writes: number) => ({ reads, writes, alarmWrites: writes, transactions: writes });
+    const op = (reads: number, writes: number) => ({
+      reads,
+      writes,
+      alarmWrites: writes,
+      transactions: writes,
+    });
     expect(rows).toEqual({
       'start (reserve runs, then waits)': op(3, 2),
       get: op(1, 0),

@@ -21,17 +21,33 @@ function namespace() {
   return { ns, seen };
 }
 
-const send = (handler: ReturnType<typeof createWorkflowHandler>, env: unknown, method: string, url: string, body?: string) =>
-  handler.fetch(new Request(url, { method, ...(body === undefined ? {} : { body }) }), env);
+const send = (
+  handler: ReturnType<typeof createWorkflowHandler>,
+  env: unknown,
+  method: string,
+  url: string,
+  body?: string,
+) => handler.fetch(new Request(url, { method, ...(body === undefined ? {} : { body }) }), env);
 
 describe('createWorkflowHandler', () => {
   it('sends a request to the object named after its instance id, the prefix removed, the body intact', async () => {
     const { ns, seen } = namespace();
     const handler = createWorkflowHandler({ workflows: ['order'], binding: 'FLOWS', prefix: '/api/' });
-    const res = await send(handler, { FLOWS: ns }, 'POST', 'https://x.test/api/instances/o%2F1/signals/ok?signalId=s-1', '{"a":1}');
+    const res = await send(
+      handler,
+      { FLOWS: ns },
+      'POST',
+      'https://x.test/api/instances/o%2F1/signals/ok?signalId=s-1',
+      '{"a":1}',
+    );
     expect(res.status).toBe(200);
     expect(seen).toEqual([
-      { object: 'id:o/1', method: 'POST', url: 'https://x.test/instances/o%2F1/signals/ok?signalId=s-1', body: '{"a":1}' },
+      {
+        object: 'id:o/1',
+        method: 'POST',
+        url: 'https://x.test/instances/o%2F1/signals/ok?signalId=s-1',
+        body: '{"a":1}',
+      },
     ]);
   });
 
@@ -48,7 +64,10 @@ describe('createWorkflowHandler', () => {
     ];
     for (const [method, url, status, code] of cases) {
       const res = await send(handler, { WORKFLOWS: ns }, method, url);
-      expect([res.status, ((await res.json()) as { error: { code: string } }).error.code]).toEqual([status, code]);
+      expect([res.status, ((await res.json()) as { error: { code: string } }).error.code]).toEqual([
+        status,
+        code,
+      ]);
     }
     expect(get).not.toHaveBeenCalled();
     expect(seen).toEqual([]);
@@ -59,7 +78,9 @@ describe('createWorkflowHandler', () => {
     const handler = createWorkflowHandler({ workflows: ['order'] });
     const res = await send(handler, {}, 'GET', 'https://x.test/instances/o-1');
     expect(res.status).toBe(500);
-    expect(await res.json()).toEqual({ error: { code: 'INTERNAL', message: 'internal error (see the Worker logs)' } });
+    expect(await res.json()).toEqual({
+      error: { code: 'INTERNAL', message: 'internal error (see the Worker logs)' },
+    });
     expect(String(log.mock.calls[0]?.[1])).toMatch(/env\.WORKFLOWS is not a Durable Object namespace/);
     log.mockRestore();
   });

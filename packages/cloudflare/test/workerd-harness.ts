@@ -2,6 +2,7 @@
  * What the workerd tests share: bundle a user's Worker with esbuild the way a Workers bundler does,
  * start it in workerd through Miniflare with the bindings of a wrangler.toml, and call its API.
  */
+import { dirname } from 'node:path';
 import { build } from 'esbuild';
 import { Miniflare } from 'miniflare';
 import { expect } from 'vitest';
@@ -51,6 +52,8 @@ export async function startWorker(
   const mf = new Miniflare({
     modules: true,
     scriptPath: bundle.outfile,
+    // Module names are paths from here; a bundle outside the working directory needs its own root.
+    modulesRoot: dirname(bundle.outfile),
     compatibilityDate: config.compatibilityDate,
     durableObjects: config.durableObjects,
     bindings,

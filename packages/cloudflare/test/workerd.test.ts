@@ -31,10 +31,10 @@ afterAll(async () => {
 
 /** The alarm the instance's Durable Object holds, and the alarm failures it reported. */
 const objectState = (id: string) =>
-  http.object<{ alarm: number | null; errors: { failures: number; retryAt: number; message: string } | null }>(
-    id,
-    '/test/alarm',
-  );
+  http.object<{
+    alarm: number | null;
+    errors: { failures: number; retryAt: number; message: string } | null;
+  }>(id, '/test/alarm');
 
 describe('a workflow in its Durable Object', () => {
   it('waits for approval with the timeout as its alarm; approve, the sleep’s alarm, completion, no alarm left', async () => {
@@ -110,7 +110,10 @@ describe('a workflow in its Durable Object', () => {
 
 describe('the Worker’s routing', () => {
   it('answers paths outside the prefix, and workflows it does not run, with NO_ROUTE before any object', async () => {
-    for (const path of ['http://stepfold.test/instances/o-1', 'http://stepfold.test/api/workflows/other/instances/z']) {
+    for (const path of [
+      'http://stepfold.test/instances/o-1',
+      'http://stepfold.test/api/workflows/other/instances/z',
+    ]) {
       const res = await mf.dispatchFetch(path, { method: path.includes('workflows') ? 'POST' : 'GET' });
       expect(res.status).toBe(404);
       expect(await res.json()).toMatchObject({ error: { code: 'NO_ROUTE' } });
@@ -120,7 +123,11 @@ describe('the Worker’s routing', () => {
   it('gives engine errors their kind’s status and the stable code, and writes nothing', async () => {
     await http.call('POST', '/workflows/order/instances/o-7', { sku: 'Z' });
     const before = (await http.get('o-7')).body;
-    const noDecision = await http.call<{ error: { code: string } }>('POST', '/instances/o-7/signals/approval', {});
+    const noDecision = await http.call<{ error: { code: string } }>(
+      'POST',
+      '/instances/o-7/signals/approval',
+      {},
+    );
     expect(noDecision).toMatchObject({ status: 400, body: { error: { code: 'INVALID_EVENT' } } });
     const again = await http.call<{ error: { code: string } }>('POST', '/workflows/order/instances/o-7', {});
     expect(again).toMatchObject({ status: 409, body: { error: { code: 'ALREADY_EXISTS' } } });

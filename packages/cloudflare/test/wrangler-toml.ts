@@ -35,7 +35,9 @@ export function readWranglerToml(text: string): WranglerConfig {
     if (!kv) throw new Error(`wrangler.toml: unsupported line ${line}`);
     (tables.at(-1)?.fields ?? top)[kv[1] ?? ''] = value(kv[2] ?? '');
   }
-  const sqlite = new Set(tables.filter((t) => t.name === 'migrations').flatMap((t) => t.fields.new_sqlite_classes ?? []));
+  const sqlite = new Set(
+    tables.filter((t) => t.name === 'migrations').flatMap((t) => t.fields.new_sqlite_classes ?? []),
+  );
   const durableObjects: WranglerConfig['durableObjects'] = {};
   for (const t of tables.filter((t) => t.name === 'durable_objects.bindings')) {
     const className = String(t.fields.class_name);
