@@ -94,6 +94,43 @@ describe('the store over Durable Object storage', () => {
   });
 });
 
+describe('the alarm handler', () => {
+  it('an alarm that rings before wakeAt sets itself again for wakeAt', async () => {
+    const { storage, o, request, advance } = object();
+    const started = await request('POST', '/workflows/order/instances/o-5', {});
+    // The platform drops an alarm once its handler returns: start from none.
+    storage.alarm = null;
+    advance(1_000);
+    await o.alarm();
+    expect(storage.alarm).toBe(started.body.wakeAt);
+    expect((await request('GET', '/instances/o-5')).body.version).toBe(started.body.version);
+  });
+
+  it('a tick that keeps throwing is tried again after 1 s, doubling to 5 min, and reported each time', async () => {
+    const storage = fakeStorage();
+    let now = 0;
+    const reports: Array<{ failures: number; retryAt: number }> = [];
+    const Instance = createWorkflowObject({
+      workflows: [order],
+      handlers,
+      clock: () => now,
+      onAlarmError: (_e, f) => reports.push(f),
+    });
+    const o = new Instance({ storage }, {});
+    await o.runner.start('order', 'o-6', {});
+    const runner = o.runner as { processDue: typeof o.runner.processDue };
+    runner.processDue = () => Promise.reject(new Error('storage unavailable'));
+    const waits: number[] = [];
+    for (let i = 0; i < 11; i++) {
+      await o.alarm();
+      waits.push(storage.alarm! - now);
+      now = storage.alarm!;
+    }
+    expect(waits).toEqual([1, 2, 4, 8, 16, 32, 64, 128, 256, 300, 300].map((s) => s * 1_000));
+    expect(reports.map((r) => r.failures)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+  });
+});
+
 describe('storage operations per request and alarm (the cost table)', () => {
   it('counts what each step of an approval workflow costs', async () => {
     const { storage, o, request, advance } = object();
