@@ -18,6 +18,7 @@ export const PACKAGES = [
   'otel',
   'inspector',
   'cli',
+  'cloudflare',
 ];
 /** Where the repository lives: absolute links in packed READMEs start here. */
 export const REPOSITORY = 'https://github.com/stepfold/stepfold';
@@ -28,14 +29,15 @@ export const manifest = (dir) =>
 
 /**
  * Packs each package (`pnpm pack`: workspace ranges become versions) into `dest`, emptied of
- * tarballs first. Returns `{ name, file }` per package, `file` the tarball's absolute path.
+ * tarballs first; `dirs` picks some (default: all). Returns `{ name, file }` per package, `file`
+ * the tarball's absolute path.
  */
-export function packAll(dest, log = () => {}) {
+export function packAll(dest, log = () => {}, dirs = PACKAGES) {
   mkdirSync(dest, { recursive: true });
   for (const f of readdirSync(dest)) if (f.endsWith('.tgz')) rmSync(join(dest, f));
-  return PACKAGES.map((dir, i) => {
+  return dirs.map((dir, i) => {
     const { name, version } = manifest(dir);
-    log(`packing ${name}@${version} (${i + 1}/${PACKAGES.length})`);
+    log(`packing ${name}@${version} (${i + 1}/${dirs.length})`);
     execFileSync('pnpm', ['pack', '--pack-destination', dest], {
       cwd: join(ROOT, 'packages', dir),
       stdio: 'pipe',

@@ -17,6 +17,7 @@ for (const extra of [
   'examples/test',
   'examples/cloudflare-worker/tsconfig.json',
   'examples/cloudflare-worker/tsconfig.test.json',
+  'packages/cloudflare/test/fixtures/tsconfig.json',
 ]) {
   if (existsSync(extra)) projects.push(extra);
 }

@@ -2,6 +2,7 @@
 // workflow run on the in-memory store, the harness, and each adapter constructed with its driver.
 import assert from 'node:assert/strict';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { createWorkflowHandler, createWorkflowObject } from '@stepfold/cloudflare';
 import {
   createHarness,
   createMemoryPayloadStore,
@@ -113,6 +114,12 @@ try {
 } catch (e) {
   assert.ok(isStepfoldError(e, 'ALREADY_EXISTS'));
 }
+
+// The Workers package's types hold without the Workers types: its class and fetch, made in Node.
+const WorkflowInstance = createWorkflowObject({ workflows: [order], handlers });
+assert.equal(typeof WorkflowInstance, 'function');
+const workerFetch = createWorkflowHandler({ workflows: [order] });
+assert.equal((await workerFetch.fetch(new Request('http://worker/nothing'), {})).status, 404);
 
 // Constructing each adapter type-checks its options against the driver the user installed;
 // nothing connects (the clients are lazy), so no server is needed here.

@@ -1,19 +1,22 @@
 /**
- * Runs the Worker in workerd (through Miniflare) and drives it over HTTP: the engine bundled
- * unchanged by esbuild, one Durable Object per instance, real DO storage and real alarms.
+ * Runs the Worker in workerd (through Miniflare) and drives it over HTTP: the engine and
+ * @stepfold/cloudflare bundled unchanged by esbuild, the bindings of this example's wrangler.toml,
+ * one Durable Object per instance, real DO storage and real alarms.
  */
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
 import { ERROR_KINDS, type ErrorCode, HTTP_STATUS } from '@stepfold/engine';
 import { build } from 'esbuild';
 import { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readWranglerToml } from '../../../packages/cloudflare/test/wrangler-toml.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 let mf: Miniflare;
 
-beforeAll(async () => {
-  const outfile = `${root}dist/worker.js`;
-  const result = await build({
+const bundle = (outfile: string, minify: boolean) =>
+  build({
     entryPoints: [`${root}src/worker.ts`],
     bundle: true,
     format: 'esm',
@@ -21,25 +24,52 @@ beforeAll(async () => {
     conditions: ['workerd', 'worker', 'browser'],
     target: 'es2022',
     outfile,
+    minify,
     metafile: true,
     logLevel: 'silent',
   });
-  // The engine goes in as it is: no Node built-ins, nothing left external.
+
+beforeAll(async () => {
+  const outfile = `${root}dist/worker.js`;
+  const result = await bundle(outfile, false);
+  // The packages go in as they are: no Node built-ins, nothing left external.
   const imports = Object.values(result.metafile.outputs).flatMap((o) => o.imports);
   expect(imports).toEqual([]);
-  expect(Object.keys(result.metafile.inputs).some((p) => p.includes('engine/dist/'))).toBe(true);
+  const inputs = Object.keys(result.metafile.inputs);
+  expect(inputs.some((p) => p.includes('engine/dist/'))).toBe(true);
+  expect(inputs.some((p) => p.includes('cloudflare/dist/'))).toBe(true);
+
+  // The example's wrangler.toml is the package's template with the example's name.
+  const toml = readFileSync(`${root}wrangler.toml`, 'utf8');
+  const template = readFileSync(`${root}../../packages/cloudflare/templates/wrangler.toml`, 'utf8');
+  expect(toml.replace(/^name = .*$/m, '')).toBe(template.replace(/^name = .*$/m, ''));
+  const config = readWranglerToml(toml);
+  expect(`${root}${config.main}`).toBe(`${root}src/worker.ts`);
 
   mf = new Miniflare({
     modules: true,
     scriptPath: outfile,
-    compatibilityDate: '2026-04-20',
-    durableObjects: { WORKFLOWS: 'WorkflowInstance' },
+    compatibilityDate: config.compatibilityDate,
+    durableObjects: config.durableObjects,
   });
   await mf.ready;
 });
 
 afterAll(async () => {
   await mf?.dispose();
+});
+
+describe('the Worker bundle', () => {
+  it('is small: minified and gzipped, the engine and the package come to under 40 KB', async () => {
+    const result = await bundle(`${root}dist/worker.min.js`, true);
+    const code = readFileSync(`${root}dist/worker.min.js`);
+    const gz = gzipSync(code, { level: 9 }).length;
+    console.log(
+      `worker bundle: ${(code.length / 1024).toFixed(1)} KB minified, ${(gz / 1024).toFixed(1)} KB gz`,
+    );
+    expect(Object.values(result.metafile.outputs).flatMap((o) => o.imports)).toEqual([]);
+    expect(gz).toBeLessThan(40 * 1024);
+  });
 });
 
 interface Snapshot {
