@@ -58,7 +58,10 @@ function methodAndPath(event: ApiGatewayEvent): { method: string; path: string }
 function route(method: string, path: string, served: ReadonlySet<string>): Route {
   let parts: string[];
   try {
-    parts = path.split('/').filter((p, i) => i > 0 || p !== '').map(decodeURIComponent);
+    parts = path
+      .split('/')
+      .filter((p, i) => i > 0 || p !== '')
+      .map(decodeURIComponent);
   } catch {
     throw new ValidationError('INVALID_ID', 'malformed percent-encoding in the path', [
       { path: 'path', message: path },
@@ -101,7 +104,9 @@ function body(event: ApiGatewayEvent): unknown {
   try {
     return JSON.parse(text);
   } catch (e) {
-    throw new ValidationError('INVALID_INPUT', 'the body is not JSON', [{ path: 'body', message: messageOf(e) }]);
+    throw new ValidationError('INVALID_INPUT', 'the body is not JSON', [
+      { path: 'body', message: messageOf(e) },
+    ]);
   }
 }
 
@@ -140,7 +145,9 @@ export interface ApiHandlerOptions {
 }
 
 /** Creates the API Gateway handler over a hand-off runner. */
-export function createApiHandler(o: ApiHandlerOptions): (event: ApiGatewayEvent) => Promise<ApiGatewayResult> {
+export function createApiHandler(
+  o: ApiHandlerOptions,
+): (event: ApiGatewayEvent) => Promise<ApiGatewayResult> {
   const { runner, log } = o;
   const served = new Set(runner.workflows);
   return async (event) => {
@@ -180,8 +187,18 @@ export function createApiHandler(o: ApiHandlerOptions): (event: ApiGatewayEvent)
       result = errorResult(e);
       if (result.statusCode >= 500 && !(e instanceof HttpError)) console.error(e);
     }
-    const code = result.statusCode >= 400 ? (JSON.parse(result.body) as { error: { code: string } }).error.code : undefined;
-    log({ fn: 'api', action: 'answered', method, path, status: result.statusCode, ...(code ? { code } : {}) });
+    const code =
+      result.statusCode >= 400
+        ? (JSON.parse(result.body) as { error: { code: string } }).error.code
+        : undefined;
+    log({
+      fn: 'api',
+      action: 'answered',
+      method,
+      path,
+      status: result.statusCode,
+      ...(code ? { code } : {}),
+    });
     return result;
   };
 }

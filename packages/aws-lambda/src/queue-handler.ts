@@ -37,7 +37,14 @@ export function createQueueHandler(o: QueueHandlerOptions): (event: SQSEvent) =>
           // Early (clock skew): sent again for the rest, rather than ticked to no effect.
           const delaySeconds = delaySecondsUntil(m.at, now);
           await o.timers.send(m, delaySeconds);
-          log({ fn: 'queue', action: 'rearmed', messageId: record.messageId, id: m.id, at: m.at, delaySeconds });
+          log({
+            fn: 'queue',
+            action: 'rearmed',
+            messageId: record.messageId,
+            id: m.id,
+            at: m.at,
+            delaySeconds,
+          });
           return;
         }
         // A stale wake (the version moved on) loads the instance, finds nothing due and writes nothing.
@@ -55,7 +62,14 @@ export function createQueueHandler(o: QueueHandlerOptions): (event: SQSEvent) =>
     try {
       // 'write': answered from the write itself (no read back); the handlers are awaited below.
       const r = await runner.handle({ ...event, wait: 'write' });
-      log({ fn: 'queue', action: 'applied', messageId: record.messageId, type: m.type, id: m.id, written: r.written });
+      log({
+        fn: 'queue',
+        action: 'applied',
+        messageId: record.messageId,
+        type: m.type,
+        id: m.id,
+        written: r.written,
+      });
     } catch (e) {
       if (m.type !== 'start' || !isStepfoldError(e, 'ALREADY_EXISTS')) throw e;
       log({ fn: 'queue', action: 'duplicate', messageId: record.messageId, id: m.id });
@@ -69,7 +83,13 @@ export function createQueueHandler(o: QueueHandlerOptions): (event: SQSEvent) =>
         await apply(record, parseMessage(record.body));
       } catch (e) {
         if (isStepfoldError(e) && !e.retryable) {
-          log({ fn: 'queue', action: 'rejected', messageId: record.messageId, code: e.code, message: e.message });
+          log({
+            fn: 'queue',
+            action: 'rejected',
+            messageId: record.messageId,
+            code: e.code,
+            message: e.message,
+          });
         } else {
           log({ fn: 'queue', action: 'retry', messageId: record.messageId, error: messageOf(e) });
           batchItemFailures.push({ itemIdentifier: record.messageId });

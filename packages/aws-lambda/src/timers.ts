@@ -58,7 +58,9 @@ export interface WakeToArm {
 }
 
 /** How a wake was armed. */
-export type Armed = { how: 'delay'; delaySeconds: number } | { how: 'schedule'; name: string; expression: string };
+export type Armed =
+  | { how: 'delay'; delaySeconds: number }
+  | { how: 'schedule'; name: string; expression: string };
 
 /** Arms and clears an instance's timer. */
 export interface Timers {

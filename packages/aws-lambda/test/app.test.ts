@@ -84,13 +84,16 @@ async function leftovers() {
   return { messages: depth.total, schedules: schedules.map((s) => s.name) };
 }
 /** Waits until the handlers have nothing in hand and the queue is empty. */
-const settled = () => until('the queue to drain', async () => (await leftovers()).messages === 0 || undefined);
+const settled = () =>
+  until('the queue to drain', async () => (await leftovers()).messages === 0 || undefined);
 
 describe('createLambdaApp on moto', () => {
   it('an order through the API: started, driven by the stream, approved, completed; nothing left queued or scheduled', async () => {
     const id = `order-happy-${process.pid}`;
     count.reset();
-    const started = await app.api(http('POST', `/workflows/order/instances/${id}`, { sku: 'BOOK', amount: 25 }));
+    const started = await app.api(
+      http('POST', `/workflows/order/instances/${id}`, { sku: 'BOOK', amount: 25 }),
+    );
     expect(started.statusCode).toBe(201);
     expect(JSON.parse(started.body)).toMatchObject({ id, status: 'running' });
 
@@ -101,7 +104,12 @@ describe('createLambdaApp on moto', () => {
       (await driver().list()).find((s) => s.name === name),
     );
     expect(schedule.at).toBe(Math.ceil(waiting.wakeAt! / 1000) * 1000);
-    expect(JSON.parse(schedule.input)).toEqual({ type: 'wake', id, at: waiting.wakeAt, version: waiting.version });
+    expect(JSON.parse(schedule.input)).toEqual({
+      type: 'wake',
+      id,
+      at: waiting.wakeAt,
+      version: waiting.version,
+    });
 
     const approved = await app.api(http('POST', `/instances/${id}/signals/approve`, { decision: 'approve' }));
     expect(approved.statusCode).toBe(200);
@@ -113,8 +121,9 @@ describe('createLambdaApp on moto', () => {
       'send-email',
     ]);
     // The end deleted the deadline's schedule; no message of it is left.
-    await until('the schedule deleted', async () =>
-      log.some((e) => e.fn === 'stream' && e.action === 'cleared' && e.id === id) || undefined,
+    await until(
+      'the schedule deleted',
+      async () => log.some((e) => e.fn === 'stream' && e.action === 'cleared' && e.id === id) || undefined,
     );
     await settled();
     expect(await leftovers()).toEqual({ messages: 0, schedules: [] });
@@ -122,7 +131,10 @@ describe('createLambdaApp on moto', () => {
     expect(count.byCommand['QueryCommand'] ?? 0).toBe(0);
     const writes = (count.byCommand['PutItemCommand'] ?? 0) + (count.byCommand['UpdateItemCommand'] ?? 0);
     const reads = count.byCommand['GetItemCommand'] ?? 0;
-    console.log(`DynamoDB requests for one order: ${count.total} (${writes} writes, ${reads} reads)`, count.byCommand);
+    console.log(
+      `DynamoDB requests for one order: ${count.total} (${writes} writes, ${reads} reads)`,
+      count.byCommand,
+    );
     // Seven transitions (start, reserve taken, reserve done, approval, charge taken, charge done, email done).
     expect(writes).toBe(7);
     expect(count.total).toBe(writes + reads);
@@ -131,12 +143,16 @@ describe('createLambdaApp on moto', () => {
 
   it('a charge retried after its backoff goes through one delayed message; nothing left once it completes', async () => {
     const id = `order-retry-${process.pid}`;
-    await app.api(http('POST', `/workflows/order/instances/${id}`, { sku: 'MUG', amount: 9, chargeFailures: 1 }));
+    await app.api(
+      http('POST', `/workflows/order/instances/${id}`, { sku: 'MUG', amount: 9, chargeFailures: 1 }),
+    );
     await until('the approval step', at(id, 'approve'));
     await app.api(http('POST', `/instances/${id}/signals/approve`, { decision: 'approve' }));
     const s = await until('the order to complete', ended(id));
     expect(s.status).toBe('completed');
-    expect(calls.filter((x) => x.instance === id && x.step === 'charge-payment').map((x) => x.attempt)).toEqual([1, 2]);
+    expect(
+      calls.filter((x) => x.instance === id && x.step === 'charge-payment').map((x) => x.attempt),
+    ).toEqual([1, 2]);
     const armed = log.filter((e) => e.fn === 'stream' && e.action === 'armed' && e.id === id);
     // The deadline as a schedule, the 1 s backoff as a delay: one each.
     expect(armed.map((e) => (e as { how: string }).how)).toEqual(['schedule', 'delay']);
@@ -149,7 +165,9 @@ describe('createLambdaApp on moto', () => {
     const started = clock();
     await app.api(http('POST', `/workflows/reminder/instances/${id}`));
     const name = scheduleName(id);
-    const schedule = await until('the schedule', async () => (await driver().list()).find((s) => s.name === name));
+    const schedule = await until('the schedule', async () =>
+      (await driver().list()).find((s) => s.name === name),
+    );
     expect(schedule.at).toBeGreaterThanOrEqual(started + 45 * 60_000);
     expect(log.filter((e) => e.fn === 'stream' && e.action === 'armed' && e.id === id)).toHaveLength(1);
 
@@ -157,7 +175,9 @@ describe('createLambdaApp on moto', () => {
     const before = await store().load(id);
     count.reset();
     await app.queue({
-      Records: [{ messageId: `stale-${id}`, body: JSON.stringify({ type: 'wake', id, at: clock(), version: 1 }) }],
+      Records: [
+        { messageId: `stale-${id}`, body: JSON.stringify({ type: 'wake', id, at: clock(), version: 1 }) },
+      ],
     });
     expect(count.byCommand['UpdateItemCommand'] ?? 0).toBe(0);
     expect(count.byCommand['PutItemCommand'] ?? 0).toBe(0);
@@ -178,8 +198,9 @@ describe('createLambdaApp on moto', () => {
     const id = `order-rejected-${process.pid}`;
     await app.api(http('POST', `/workflows/order/instances/${id}`, { sku: 'PEN', amount: 3 }));
     await until('the approval step', at(id, 'approve'));
-    await until('the deadline schedule', async () =>
-      (await driver().list()).some((s) => s.name === scheduleName(id)) || undefined,
+    await until(
+      'the deadline schedule',
+      async () => (await driver().list()).some((s) => s.name === scheduleName(id)) || undefined,
     );
     const r = await app.api(http('POST', `/instances/${id}/signals/approve`, { decision: 'reject' }));
     expect(r.statusCode).toBe(200);
@@ -189,8 +210,9 @@ describe('createLambdaApp on moto', () => {
       'reserve-stock:run',
       'reserve-stock:compensate',
     ]);
-    await until('the schedule deleted', async () =>
-      !(await driver().list()).some((x) => x.name === scheduleName(id)) || undefined,
+    await until(
+      'the schedule deleted',
+      async () => !(await driver().list()).some((x) => x.name === scheduleName(id)) || undefined,
     );
     await settled();
     expect(await leftovers()).toEqual({ messages: 0, schedules: [] });

@@ -33,7 +33,10 @@ export function clients() {
 export type Clients = ReturnType<typeof clients>;
 
 /** A table, queue and schedule group of this test file; `drop` deletes them. */
-export async function provision(c: Clients, name: string): Promise<LocalResources & { drop(): Promise<void> }> {
+export async function provision(
+  c: Clients,
+  name: string,
+): Promise<LocalResources & { drop(): Promise<void> }> {
   try {
     await c.dynamodb.send(new ListTablesCommand({ Limit: 1 }));
   } catch (e) {
@@ -61,7 +64,11 @@ export async function provision(c: Clients, name: string): Promise<LocalResource
 }
 
 /** Polls `probe` until it returns something other than undefined/false. */
-export async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, ms = 30_000) {
+export async function until<T>(
+  what: string,
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
+  ms = 30_000,
+) {
   const deadline = Date.now() + ms;
   for (;;) {
     const v = await probe();
@@ -121,7 +128,8 @@ export function createHandlers(calls: Call[]) {
     chargePayment: logged((ctx) => {
       const o = order(ctx);
       if (o.declineCharge) throw new TaskError('card declined', { code: 'CARD_DECLINED', retryable: false });
-      if (ctx.attempt <= (o.chargeFailures ?? 0)) throw new TaskError('gateway timeout', { code: 'GATEWAY_TIMEOUT' });
+      if (ctx.attempt <= (o.chargeFailures ?? 0))
+        throw new TaskError('gateway timeout', { code: 'GATEWAY_TIMEOUT' });
       return { paymentId: `P-${o.sku}-${o.amount}` };
     }),
     refundPayment: logged(() => ({ refunded: true })),

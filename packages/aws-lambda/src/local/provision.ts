@@ -1,5 +1,9 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { ConflictException, CreateScheduleGroupCommand, type SchedulerClient } from '@aws-sdk/client-scheduler';
+import {
+  ConflictException,
+  CreateScheduleGroupCommand,
+  type SchedulerClient,
+} from '@aws-sdk/client-scheduler';
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { createDynamoStore, ensureTable } from '@stepfold/store-dynamo';
 
@@ -31,7 +35,12 @@ export interface ProvisionOptions {
 export async function provisionLocally(o: ProvisionOptions): Promise<LocalResources> {
   const group = o.group ?? 'default';
   await ensureTable(o.dynamodb, o.table, { streams: true, pollMs: 50 });
-  await createDynamoStore({ client: o.dynamodb, table: o.table, dueShards: 1, setup: { pollMs: 50 } }).setup();
+  await createDynamoStore({
+    client: o.dynamodb,
+    table: o.table,
+    dueShards: 1,
+    setup: { pollMs: 50 },
+  }).setup();
   const { QueueUrl } = await o.sqs.send(
     new CreateQueueCommand({
       QueueName: o.queueName,

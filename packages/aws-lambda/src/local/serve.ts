@@ -41,13 +41,27 @@ export async function serveLocally(o: ServeLocallyOptions): Promise<void> {
     while (!o.signal.aborted) {
       await new Promise<void>((r) => {
         const timer = setTimeout(r, o.sweepMs ?? 60_000);
-        o.signal.addEventListener('abort', () => (clearTimeout(timer), r()), { once: true });
+        o.signal.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(timer);
+            r();
+          },
+          { once: true },
+        );
       });
       if (!o.signal.aborted) await o.app.sweep().catch(onError);
     }
   })();
   await Promise.all([
-    pollQueue({ client: o.sqs, queueUrl: o.queueUrl, handler: o.app.queue, signal: o.signal, idleMs, onError }),
+    pollQueue({
+      client: o.sqs,
+      queueUrl: o.queueUrl,
+      handler: o.app.queue,
+      signal: o.signal,
+      idleMs,
+      onError,
+    }),
     pollStream({
       client: o.dynamodb,
       streams: o.streams,
