@@ -17,7 +17,7 @@ import {
   type WakeNotice,
   type WakeSource,
 } from '@stepfold/engine';
-import { type ImageValue, noticeOfImage, SETTINGS_ID } from '@stepfold/store-dynamo';
+import { type ImageValue, NOTE_ATTRIBUTE, noticeOfImage, SETTINGS_ID } from '@stepfold/store-dynamo';
 import type { BatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from './lambda-types.js';
 import { type LambdaLog, messageOf } from './log.js';
 import type { Timers } from './timers.js';
@@ -122,7 +122,7 @@ export function createStreamHandler(
       log({ fn: 'stream', action: 'retry', messageId: `${id}@${sequence}`, error: messageOf(e) });
       failedFrom = earliest(failedFrom, sequence);
     };
-    const due: Array<{ id: string; record: DynamoDBRecord }> = [];
+    const due: Array<{ id: string; record: DynamoDBRecord; at: number }> = [];
     const sends: Array<{ notice: WakeNotice; record: DynamoDBRecord }> = [];
     for (const [id, record] of latest) {
       const image = record.dynamodb?.NewImage;
@@ -135,7 +135,10 @@ export function createStreamHandler(
         const notice = noticeOfImage(image, recordTime(record, now));
         if (!notice) continue;
         if (notice.sent) sends.push({ notice, record });
-        else if (notice.at <= now) due.push({ id, record });
+        // A task handed off is due at its dispatch time, by the clock of the function that wrote
+        // it: taken now, whatever the skew between the two clocks.
+        else if (notice.at <= now || image?.[NOTE_ATTRIBUTE]?.S === 'h')
+          due.push({ id, record, at: notice.at });
         else if (timers) {
           const version = Number(image?.['version']?.N ?? 0);
           const blocking = !notice.busy && isBlockingWake(image?.['snapshot']?.S, notice.at);
@@ -148,10 +151,10 @@ export function createStreamHandler(
     }
     if (due.length) {
       log({ fn: 'stream', action: 'drive', ids: due.map((d) => d.id) });
-      const failed = await eachLimited(due, concurrency, async ({ id }) => {
+      const failed = await eachLimited(due, concurrency, async ({ id, at }) => {
         // A tick loads the instance and takes what is due; one another invocation took first is a
         // write conflict the runner re-applies (then finds nothing due): no handler runs twice.
-        await runner.handle({ type: 'tick', id, wait: 'write' });
+        await runner.handle({ type: 'tick', id, now: Math.max(o.clock(), at), wait: 'write' });
       });
       for (const { item, error } of failed) {
         if (isStepfoldError(error, 'NOT_FOUND')) continue;
