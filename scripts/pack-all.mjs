@@ -19,6 +19,7 @@ export const PACKAGES = [
   'inspector',
   'cli',
   'cloudflare',
+  'aws-lambda',
 ];
 /** Where the repository lives: absolute links in packed READMEs start here. */
 export const REPOSITORY = 'https://github.com/stepfold/stepfold';

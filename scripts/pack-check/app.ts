@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createWorkflowHandler, createWorkflowObject } from '@stepfold/cloudflare';
+import { createLambdaApp } from '@stepfold/aws-lambda';
 import {
   createHarness,
   createMemoryPayloadStore,
@@ -141,6 +142,16 @@ const payloadStores = [
   createDynamoPayloadStore({ client: dynamo }),
 ];
 assert.equal(payloadStores.length, 4);
+// The Lambda app on a store of the user's choosing: its API answers a read without AWS.
+const lambda = createLambdaApp({
+  workflows: [order],
+  handlers,
+  store: createMemoryStore(),
+  env: {},
+  log: () => {},
+});
+const missing = await lambda.api({ rawPath: '/instances/none', requestContext: { http: { method: 'GET' } } });
+assert.equal(missing.statusCode, 404);
 await pool.end();
 redis.disconnect();
 await mongo.close();

@@ -28,6 +28,8 @@ const DRIVERS = [
   'ioredis',
   'mongodb',
   '@aws-sdk/client-dynamodb',
+  '@aws-sdk/client-sqs',
+  '@aws-sdk/client-scheduler',
   '@opentelemetry/api',
 ].map(pinned);
 // @types/node 24: pg's own typings need its generic Buffer, and the consumer check reads every .d.ts (skipLibCheck off).

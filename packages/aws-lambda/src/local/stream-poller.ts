@@ -1,14 +1,14 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { openStreamReader, type StreamReader } from '@stepfold/store-dynamo';
-import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from './stream-types.js';
+import type { BatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from '../lambda-types.js';
 
 /** Options of {@link pollStream}. */
 export interface StreamPollOptions {
   client: DynamoDBClient;
   streams: DynamoDBStreamsClient;
   table: string;
-  handler: (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse>;
+  handler: (event: DynamoDBStreamEvent) => Promise<BatchResponse>;
   /** Stops the loop (after the batch in hand is done). */
   signal: AbortSignal;
   /** Pause after a pass with no records, ms (default 250; Lambda polls a shard about 4 times a second). */

@@ -2,8 +2,8 @@ import { assertValidId, ValidationError } from '@stepfold/engine';
 
 /**
  * The body of one queue message: a stepfold event for one instance. `start`, `signal`, `cancel`,
- * `abort` and `requeue` mirror the engine's `RunnerMessage`; `wake` is this driver's own message for
- * a timer, retry backoff or task deadline (`wakeAt`) coming due.
+ * `abort` and `requeue` mirror the engine's `RunnerMessage`; `wake` is this package's own message for
+ * a timer or retry backoff (`wakeAt`) coming due, sent as an SQS delay or by a one-time schedule.
  */
 export type QueueMessage =
   | { type: 'start'; id: string; workflow: string; input?: unknown; version?: number }
@@ -15,7 +15,7 @@ export type QueueMessage =
       id: string;
       /** The wake time (epoch ms): a message that arrives before it is sent again with the rest of the delay. */
       at: number;
-      /** The snapshot version that asked for this wake; once the instance has moved past it, the message is stale. */
+      /** The snapshot version that armed this wake; once the instance has moved past it, the wake is stale. */
       version?: number;
     };
 

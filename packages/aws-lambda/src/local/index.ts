@@ -1,0 +1,14 @@
+// `@stepfold/aws-lambda/local`: what runs the app off AWS (tests, local runs): Lambda's event
+// sources in miniature, a driver for a Scheduler that does not fire (moto), and request counters.
+export { type LocalResources, type ProvisionOptions, provisionLocally } from './provision.js';
+export { type QueueDepth, queueDepth } from './queue-depth.js';
+export { countRequests, type RequestCount } from './request-counter.js';
+export {
+  createScheduleDriver,
+  type DrivenSchedule,
+  type ScheduleDriver,
+  type ScheduleDriverOptions,
+} from './schedule-driver.js';
+export { type ServeLocallyOptions, serveLocally } from './serve.js';
+export { pollQueue, type QueuePollOptions } from './sqs-poller.js';
+export { pollStream, type StreamPollOptions } from './stream-poller.js';

@@ -1,0 +1,114 @@
+/**
+ * The stream handler called with records made from the table's items (what a stream of new images
+ * carries), no stream reader: what it does with each kind of record, and what it costs.
+ */
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { createRunner } from '@stepfold/engine';
+import { createDynamoStore } from '@stepfold/store-dynamo';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createLambdaApp,
+  type DynamoDBStreamEvent,
+  type LambdaLogEntry,
+  type WakeToArm,
+} from '../src/index.js';
+import { countRequests } from '../src/local/index.js';
+import { type Call, clients, createHandlers, provision, workflows } from './support.js';
+
+const c = clients();
+let res: Awaited<ReturnType<typeof provision>>;
+const pid = process.pid;
+
+beforeAll(async () => {
+  res = await provision(c, 'records');
+});
+afterAll(async () => {
+  await res?.drop();
+});
+
+/** The record a write of `id` put on the stream: its item as the new image. */
+let sequence = 100;
+async function recordOf(id: string): Promise<DynamoDBStreamEvent> {
+  const { Item } = await c.dynamodb.send(
+    new GetItemCommand({ TableName: res.table, Key: { id: { S: id } }, ConsistentRead: true }),
+  );
+  return {
+    Records: [
+      {
+        eventName: 'MODIFY',
+        dynamodb: {
+          Keys: { id: { S: id } },
+          NewImage: Item as never,
+          SequenceNumber: String(++sequence),
+          ApproximateCreationDateTime: Math.floor(Date.now() / 1000),
+        },
+      },
+    ],
+  };
+}
+
+function appWith(clock: () => number) {
+  const calls: Call[] = [];
+  const log: LambdaLogEntry[] = [];
+  const armed: WakeToArm[] = [];
+  const cleared: string[] = [];
+  const app = createLambdaApp({
+    workflows,
+    handlers: createHandlers(calls),
+    dynamodb: c.dynamodb,
+    table: res.table,
+    clock,
+    timers: {
+      send: async () => {},
+      arm: async (w) => {
+        armed.push(w);
+        return { how: w.blocking ? 'delay' : 'schedule', name: w.id, expression: '' } as never;
+      },
+      clear: async (id) => {
+        cleared.push(id);
+        return true;
+      },
+    },
+    log: (e) => log.push(e),
+  });
+  return { app, calls, log, armed, cleared };
+}
+
+describe('stream records', () => {
+  it('a task handed off by a function whose clock is ahead is taken at once, not armed as a timer', async () => {
+    const store = createDynamoStore({ client: c.dynamodb, table: res.table, dueShards: 1 });
+    const writer = createRunner({ store, workflows, execute: false, clock: () => Date.now() + 5_000 });
+    const id = `rec-skew-${pid}`;
+    await writer.start('order', id, { sku: 'K', amount: 1 });
+    const behind = appWith(() => Date.now());
+    const count = countRequests(c.dynamodb);
+    await behind.app.stream(await recordOf(id));
+    // The tick: a read and two writes (the task taken, its result), and no Query.
+    expect(count.byCommand).toEqual({ GetItemCommand: 2, UpdateItemCommand: 2 }); // one GetItem is recordOf's
+    expect(behind.calls.map((x) => x.step)).toEqual(['reserve-stock']);
+    expect((await store.load(id))?.active).toEqual(['approve']);
+    // The approval's 48 h deadline, when its record comes: a schedule (the instance may end first).
+    await behind.app.stream(await recordOf(id));
+    expect(behind.armed).toEqual([
+      { id, at: (await store.load(id))!.wakeAt, version: (await store.load(id))!.version, blocking: false },
+    ]);
+  });
+
+  it('an ended instance has its schedule cleared; a record of the settings item is ignored', async () => {
+    const id = `rec-end-${pid}`;
+    const a = appWith(() => Date.now());
+    await a.app.queue({
+      Records: [
+        {
+          messageId: 'm1',
+          body: JSON.stringify({ type: 'start', id, workflow: 'order', input: { sku: 'E', amount: 1 } }),
+        },
+      ],
+    });
+    await a.app.queue({ Records: [{ messageId: 'm2', body: JSON.stringify({ type: 'cancel', id }) }] });
+    await a.app.stream(await recordOf(id));
+    expect(a.cleared).toEqual([id]);
+    expect(await a.app.stream(await recordOf('#stepfold'))).toEqual({ batchItemFailures: [] });
+    expect(a.cleared).toEqual([id]);
+  });
+});
