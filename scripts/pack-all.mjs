@@ -18,6 +18,7 @@ export const PACKAGES = [
   'otel',
   'inspector',
   'cli',
+  'aws-cdk',
 ];
 /** Where the repository lives: absolute links in packed READMEs start here. */
 export const REPOSITORY = 'https://github.com/stepfold/stepfold';

@@ -1,3 +1,4 @@
+import { NOTE_ATTRIBUTE } from '@stepfold/store-dynamo';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { HttpApi, HttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
@@ -8,8 +9,8 @@ import {
   Architecture,
   FilterCriteria,
   FilterRule,
-  Function as LambdaFn,
   type FunctionProps,
+  Function as LambdaFn,
   Runtime,
   StartingPosition,
 } from 'aws-cdk-lib/aws-lambda';
@@ -18,7 +19,6 @@ import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { CfnScheduleGroup } from 'aws-cdk-lib/aws-scheduler';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
-import { NOTE_ATTRIBUTE } from '@stepfold/store-dynamo';
 import { Construct } from 'constructs';
 import { FUNCTION_ROLES, type FunctionRole, type StepfoldAppProps } from './props.js';
 import { TimerSchedules } from './scheduler.js';
@@ -163,6 +163,8 @@ export class StepfoldApp extends Construct {
         format: OutputFormat.ESM,
         minify: true,
         sourceMap: true,
+        // Stack traces need the mappings only; the sources would double the asset.
+        sourcesContent: false,
         mainFields: ['module', 'main'],
         externalModules: ['@aws-sdk/*'],
         banner: REQUIRE_SHIM,
@@ -212,7 +214,9 @@ export class StepfoldApp extends Construct {
           ? {}
           : {
               filters: [
-                FilterCriteria.filter({ dynamodb: { NewImage: { [NOTE_ATTRIBUTE]: { S: FilterRule.exists() } } } }),
+                FilterCriteria.filter({
+                  dynamodb: { NewImage: { [NOTE_ATTRIBUTE]: { S: FilterRule.exists() } } },
+                }),
               ],
             }),
       }),

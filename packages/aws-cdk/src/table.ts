@@ -1,3 +1,4 @@
+import { tableDefinition } from '@stepfold/store-dynamo';
 import {
   type Attribute,
   AttributeType,
@@ -7,7 +8,6 @@ import {
   StreamViewType,
   type TableProps,
 } from 'aws-cdk-lib/aws-dynamodb';
-import { tableDefinition } from '@stepfold/store-dynamo';
 
 /** The CreateTable request the store's `setup()` sends, as `tableDefinition` returns it. */
 export type StoreTableDefinition = ReturnType<typeof tableDefinition>;

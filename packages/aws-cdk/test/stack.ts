@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { App, CfnElement, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
-import { type StepfoldAppProps, StepfoldApp } from '../src/index.js';
+import { StepfoldApp, type StepfoldAppProps } from '../src/index.js';
 
 /** A stack with one StepfoldApp, synthesized offline into a fresh folder, and its template. */
 export function synthesize(props: StepfoldAppProps) {

@@ -1,10 +1,11 @@
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { tableDefinition } from '@stepfold/store-dynamo';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import { Schedule } from 'aws-cdk-lib/aws-events';
 import { Code } from 'aws-cdk-lib/aws-lambda';
-import { tableDefinition } from '@stepfold/store-dynamo';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { API_ROUTES, FUNCTION_ROLES, SCHEDULE_ACTIONS, TABLE_ACTIONS, tableShapeOf } from '../src/index.js';
 import { FIXTURES, synthesize } from './stack.js';
 
@@ -13,7 +14,8 @@ type Statement = { Action: string | string[]; Resource: unknown; Condition?: Jso
 
 const prebuilt = () => Code.fromAsset(join(FIXTURES, 'prebuilt'));
 // One synth serves every test of the defaults (a synth takes seconds on a busy machine).
-const { template, stepfold, idOf } = synthesize({ code: prebuilt() });
+const { template, stepfold, idOf, outdir } = synthesize({ code: prebuilt() });
+afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 const ids = {
   table: idOf(stepfold.table),
   queue: idOf(stepfold.queue),
@@ -126,7 +128,10 @@ describe('StepfoldApp functions', () => {
         }),
       );
       expect(statements).toContainEqual(
-        expect.objectContaining({ Action: expect.arrayContaining(['sqs:SendMessage']), Resource: arn(ids.queue) }),
+        expect.objectContaining({
+          Action: expect.arrayContaining(['sqs:SendMessage']),
+          Resource: arn(ids.queue),
+        }),
       );
       expect(statements).toContainEqual(
         expect.objectContaining({ Action: [...SCHEDULE_ACTIONS], Resource: schedules }),
@@ -184,7 +189,9 @@ describe('StepfoldApp event sources', () => {
       MaximumRetryAttempts: 3,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       FilterCriteria: {
-        Filters: [{ Pattern: JSON.stringify({ dynamodb: { NewImage: { note: { S: [{ exists: true }] } } } }) }],
+        Filters: [
+          { Pattern: JSON.stringify({ dynamodb: { NewImage: { note: { S: [{ exists: true }] } } } }) },
+        ],
       },
     });
   });
@@ -265,11 +272,16 @@ describe('StepfoldApp options', () => {
     scheduleGroupName: 'orders-timers',
   });
   const t = custom.template;
+  afterAll(() => rmSync(custom.outdir, { recursive: true, force: true }));
 
   it('applies names, removal policy, handler names, the sweep rate and the retry limits', () => {
     t.hasResource('AWS::DynamoDB::Table', { Properties: { TableName: 'orders' }, DeletionPolicy: 'Delete' });
     t.hasResourceProperties('AWS::Lambda::Function', { Handler: 'main.http', Timeout: 20 });
-    t.hasResourceProperties('AWS::Lambda::Function', { Handler: 'index.queue', Timeout: 120, MemorySize: 1024 });
+    t.hasResourceProperties('AWS::Lambda::Function', {
+      Handler: 'index.queue',
+      Timeout: 120,
+      MemorySize: 1024,
+    });
     t.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(5 minutes)' });
     t.hasResourceProperties('AWS::Scheduler::ScheduleGroup', { Name: 'orders-timers' });
     t.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
@@ -289,7 +301,10 @@ describe('StepfoldApp options', () => {
   it('adds the user’s environment but never lets it override a STEPFOLD_ variable', () => {
     t.hasResourceProperties('AWS::Lambda::Function', {
       Environment: {
-        Variables: Match.objectLike({ LOG_LEVEL: 'debug', STEPFOLD_TABLE: ref(custom.idOf(custom.stepfold.table)) }),
+        Variables: Match.objectLike({
+          LOG_LEVEL: 'debug',
+          STEPFOLD_TABLE: ref(custom.idOf(custom.stepfold.table)),
+        }),
       },
     });
   });
