@@ -1,5 +1,5 @@
 import { NOTE_ATTRIBUTE } from '@stepfold/store-dynamo';
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Annotations, Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { HttpApi, HttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { type ITable, Table } from 'aws-cdk-lib/aws-dynamodb';
@@ -59,6 +59,9 @@ export const STEPFOLD_APP_DEFAULTS = {
   streamRetryAttempts: 3,
   sweepSchedule: Schedule.rate(Duration.minutes(1)),
 } as const;
+
+// The longest an HTTP API integration may take.
+const HTTP_API_TIMEOUT_SECONDS = 30;
 
 // CommonJS dependencies call `require` for Node built-ins, which an ESM bundle lacks.
 const REQUIRE_SHIM =
@@ -222,6 +225,11 @@ export class StepfoldApp extends Construct {
       }),
     );
 
+    if (timeoutOf('api').toSeconds() > HTTP_API_TIMEOUT_SECONDS)
+      Annotations.of(this).addWarningV2(
+        '@stepfold/aws-cdk:apiTimeout',
+        `the api function's timeout is over ${HTTP_API_TIMEOUT_SECONDS} s, the most an HTTP API waits for it`,
+      );
     this.httpApi = new HttpApi(this, 'HttpApi', {
       ...(props.api?.apiName ? { apiName: props.api.apiName } : {}),
       description: 'stepfold: start, signal, cancel, abort and read workflow instances',

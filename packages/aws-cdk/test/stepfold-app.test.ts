@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tableDefinition } from '@stepfold/store-dynamo';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
-import { Match } from 'aws-cdk-lib/assertions';
+import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import { Schedule } from 'aws-cdk-lib/aws-events';
 import { Code } from 'aws-cdk-lib/aws-lambda';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -14,7 +14,7 @@ type Statement = { Action: string | string[]; Resource: unknown; Condition?: Jso
 
 const prebuilt = () => Code.fromAsset(join(FIXTURES, 'prebuilt'));
 // One synth serves every test of the defaults (a synth takes seconds on a busy machine).
-const { template, stepfold, idOf, outdir } = synthesize({ code: prebuilt() });
+const { template, stepfold, idOf, outdir, stack } = synthesize({ code: prebuilt() });
 afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 const ids = {
   table: idOf(stepfold.table),
@@ -264,7 +264,10 @@ describe('StepfoldApp options', () => {
     tableName: 'orders',
     removalPolicy: RemovalPolicy.DESTROY,
     timeout: Duration.seconds(20),
-    functions: { queue: { timeout: Duration.minutes(2), memorySize: 1024 } },
+    functions: {
+      queue: { timeout: Duration.minutes(2), memorySize: 1024 },
+      api: { timeout: Duration.seconds(40) },
+    },
     environment: { LOG_LEVEL: 'debug', STEPFOLD_TABLE: 'not-this-one' },
     sweepSchedule: Schedule.rate(Duration.minutes(5)),
     queue: { maxReceiveCount: 8 },
@@ -276,7 +279,8 @@ describe('StepfoldApp options', () => {
 
   it('applies names, removal policy, handler names, the sweep rate and the retry limits', () => {
     t.hasResource('AWS::DynamoDB::Table', { Properties: { TableName: 'orders' }, DeletionPolicy: 'Delete' });
-    t.hasResourceProperties('AWS::Lambda::Function', { Handler: 'main.http', Timeout: 20 });
+    t.hasResourceProperties('AWS::Lambda::Function', { Handler: 'main.http', Timeout: 40 });
+    t.hasResourceProperties('AWS::Lambda::Function', { Handler: 'index.sweep', Timeout: 20 });
     t.hasResourceProperties('AWS::Lambda::Function', {
       Handler: 'index.queue',
       Timeout: 120,
@@ -289,6 +293,11 @@ describe('StepfoldApp options', () => {
       MaximumRetryAttempts: 5,
       FilterCriteria: Match.absent(),
     });
+  });
+
+  it('warns when the api function may run longer than an HTTP API waits', () => {
+    Annotations.fromStack(custom.stack).hasWarning('*', Match.stringLikeRegexp('timeout is over 30 s'));
+    Annotations.fromStack(stack).hasNoWarning('*', Match.anyValue());
   });
 
   it('keeps the queue visibility 6x the queue function’s own timeout', () => {
