@@ -20,6 +20,7 @@ export const PACKAGES = [
   'cli',
   'cloudflare',
   'aws-lambda',
+  'aws-cdk',
 ];
 /** Where the repository lives: absolute links in packed READMEs start here. */
 export const REPOSITORY = 'https://github.com/stepfold/stepfold';

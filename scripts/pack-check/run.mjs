@@ -4,7 +4,8 @@
 // npm and once with pnpm (with the overrides the README tells pnpm users to add), type-checks a
 // consumer program under moduleResolution node16 and bundler, and runs it, then runs the CLI's
 // `stepfold run` on an example through npx. Last, it type-checks the same program with the oldest
-// and the newest TypeScript the packages support (TS_RANGE). `pnpm pack-check`; CI runs it.
+// and the newest TypeScript the packages support (TS_RANGE), and installs @stepfold/aws-cdk in a
+// project of its own (CDK_ONLY, below) to synthesize a stack. `pnpm pack-check`; CI runs it.
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -40,6 +41,14 @@ const TOOLS = [pinned('typescript'), '@types/node@24.19.2'];
 // this range; change both together.
 const TS_RANGE = ['5.4.5', '7.0.2'];
 
+// Packed and linted like the others, but installed only in a project of its own
+// (checkCdkConsumer): its peers, aws-cdk-lib (about 160 MB unpacked) and constructs, would be
+// installed by npm and pnpm into both shared projects, and type-checked under every config and
+// TypeScript of the range, for a program that does not use them.
+const CDK_ONLY = ['@stepfold/aws-cdk'];
+/** What the aws-cdk project installs besides the engine, store-dynamo and aws-cdk tarballs. */
+const CDK_DEPS = ['aws-cdk-lib', 'constructs', '@aws-sdk/client-dynamodb'].map(pinned);
+
 const step = (msg) => console.log(`[pack-check] ${msg}`);
 function run(cmd, args, cwd, quiet = true) {
   try {
@@ -56,7 +65,7 @@ const work = mkdtempSync(join(tmpdir(), 'stepfold-pack-'));
 const tarballs = join(work, 'tarballs');
 step(`packing into ${tarballs}`);
 const packed = packAll(tarballs, step);
-const files = packed.map((p) => p.file);
+const files = packed.filter((p) => !CDK_ONLY.includes(p.name)).map((p) => p.file);
 
 for (const { name, file } of packed) {
   step(`contents of ${name}: LICENSE, README links`);
@@ -134,9 +143,63 @@ for (const pm of ['npm', 'pnpm']) {
   }
 }
 checkTypeScriptRange(join(work, 'npm-app'));
+checkCdkConsumer();
 rmSync(work, { recursive: true, force: true });
 step('all packages pack, lint, resolve and run from a fresh npm and pnpm install; so does the CLI');
 step(`their types check with TypeScript ${TS_RANGE.join(' and ')} too`);
+step('@stepfold/aws-cdk synthesizes a stack from a fresh npm install');
+
+/**
+ * Installs the aws-cdk tarball with the engine and store-dynamo tarballs and its peers in a fresh
+ * npm project, type-checks `cdk-app.ts` under node16 with the consumer's strict flags, and runs it:
+ * it synthesizes a stack with the construct and checks the table against `tableDefinition`.
+ */
+function checkCdkConsumer() {
+  const app = join(work, 'cdk-app');
+  mkdirSync(app);
+  writeFileSync(
+    join(app, 'package.json'),
+    JSON.stringify({ name: 'cdk-app', private: true, type: 'module' }, null, 2),
+  );
+  copyFileSync(join(import.meta.dirname, 'cdk-app.ts'), join(app, 'cdk-app.ts'));
+  const config = tsconfig('node16', 'node16', true);
+  writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({ ...config, files: ['cdk-app.ts'] }, null, 2));
+  const tarballs = packed
+    .filter((p) => ['@stepfold/engine', '@stepfold/store-dynamo', ...CDK_ONLY].includes(p.name))
+    .map((p) => p.file);
+  step(`aws-cdk: installing its tarball with ${CDK_DEPS.join(', ')}`);
+  const deps = [...tarballs, ...CDK_DEPS, ...TOOLS];
+  run('npm', ['install', '--save-exact', '--no-audit', '--no-fund', '--loglevel=error', ...deps], app);
+  step('aws-cdk: tsc -p tsconfig.json');
+  // aws-cdk-lib's own typings do not hold under exactOptionalPropertyTypes with skipLibCheck off
+  // (its classes declare `x: T | undefined` for an interface's `x?: T`): those are counted, not failed;
+  // one in our .d.ts files or the program fails. tsc emits either way.
+  let tscOut = '';
+  try {
+    execFileSync(join(app, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.json', '--pretty', 'false'], {
+      cwd: app,
+      stdio: 'pipe',
+      encoding: 'utf8',
+    });
+  } catch (e) {
+    tscOut = `${e.stdout ?? ''}${e.stderr ?? ''}`;
+  }
+  const errors = tscOut.split('\n').filter((l) => l.includes('error TS'));
+  const ours = errors.filter(
+    (l) => !l.startsWith('node_modules/') || l.startsWith('node_modules/@stepfold/'),
+  );
+  if (ours.length || (tscOut && !errors.length)) {
+    console.error(`[pack-check] aws-cdk: tsc\n  ${ours.length ? ours.join('\n  ') : tscOut}`);
+    process.exit(1);
+  }
+  if (errors.length) step(`  (${errors.length} errors in aws-cdk-lib's own typings only)`);
+  step('aws-cdk: node dist/cdk-app.js');
+  const out = run(process.execPath, ['dist/cdk-app.js'], app);
+  if (!out.includes('pack-check cdk app: ok')) {
+    console.error(out);
+    process.exit(1);
+  }
+}
 
 /**
  * Type-checks the consumer program of `app` (installed with npm) with each TypeScript of TS_RANGE,
