@@ -2,8 +2,8 @@
 // workflow run on the in-memory store, the harness, and each adapter constructed with its driver.
 import assert from 'node:assert/strict';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { createWorkflowHandler, createWorkflowObject } from '@stepfold/cloudflare';
 import { createLambdaApp } from '@stepfold/aws-lambda';
+import { createWorkflowHandler, createWorkflowObject } from '@stepfold/cloudflare';
 import {
   createHarness,
   createMemoryPayloadStore,

@@ -70,8 +70,9 @@ export interface StreamSettings {
   /** Retries of a failing batch before its records are skipped (default 3). */
   readonly retryAttempts?: number | undefined;
   /**
-   * Invoke only for records whose write announced a wake (the item's `note` attribute is set);
-   * claims, releases and deletes then cost no invocation (default true).
+   * Invoke only for records whose write announced a wake (the item's `note` attribute is set) or
+   * ended the instance (a final status, a delete: its timer schedule is deleted); claims and
+   * releases then cost no invocation (default true).
    */
   readonly onlyNotices?: boolean | undefined;
 }

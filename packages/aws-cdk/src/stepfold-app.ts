@@ -1,3 +1,4 @@
+import { TERMINAL_STATUSES } from '@stepfold/engine';
 import { NOTE_ATTRIBUTE } from '@stepfold/store-dynamo';
 import { Annotations, Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { HttpApi, HttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
@@ -212,7 +213,8 @@ export class StepfoldApp extends Construct {
         bisectBatchOnError: true,
         retryAttempts: props.stream?.retryAttempts ?? STEPFOLD_APP_DEFAULTS.streamRetryAttempts,
         reportBatchItemFailures: true,
-        // Writes that announce nothing (claims, releases, deletes) leave no note: no invocation for them.
+        // Writes that announce nothing (claims, releases) cost no invocation. A final write and a
+        // delete announce no wake but end the instance, and its timer schedule goes with it.
         ...(props.stream?.onlyNotices === false
           ? {}
           : {
@@ -220,6 +222,10 @@ export class StepfoldApp extends Construct {
                 FilterCriteria.filter({
                   dynamodb: { NewImage: { [NOTE_ATTRIBUTE]: { S: FilterRule.exists() } } },
                 }),
+                FilterCriteria.filter({
+                  dynamodb: { NewImage: { status: { S: FilterRule.or(...TERMINAL_STATUSES) } } },
+                }),
+                FilterCriteria.filter({ eventName: FilterRule.isEqual('REMOVE') }),
               ],
             }),
       }),

@@ -180,7 +180,7 @@ describe('StepfoldApp event sources', () => {
     template.hasResourceProperties('AWS::SQS::Queue', { MessageRetentionPeriod: 14 * 24 * 3600 });
   });
 
-  it('reads the stream from TRIM_HORIZON with bisect, a retry limit and only records that carry a note', () => {
+  it('reads the stream from TRIM_HORIZON with bisect, a retry limit and only records that carry a note or end an instance', () => {
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       EventSourceArn: arn(ids.table, 'StreamArn'),
       FunctionName: ref(idOf(stepfold.functions.stream)),
@@ -191,6 +191,12 @@ describe('StepfoldApp event sources', () => {
       FilterCriteria: {
         Filters: [
           { Pattern: JSON.stringify({ dynamodb: { NewImage: { note: { S: [{ exists: true }] } } } }) },
+          {
+            Pattern: JSON.stringify({
+              dynamodb: { NewImage: { status: { S: ['completed', 'failed', 'cancelled', 'aborted'] } } },
+            }),
+          },
+          { Pattern: JSON.stringify({ eventName: ['REMOVE'] }) },
         ],
       },
     });
