@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { build } from 'esbuild';
+import { type BuildOptions, build } from 'esbuild';
 
 // The import profiles the bundle budgets cover, and how one is measured: shared by the bench's
 // bundle rows and the engine test that holds each profile under its cap.
@@ -33,19 +33,21 @@ export const PROFILES = [
   },
 ] as const;
 
+/** How a Worker's bundler builds: ESM for browsers and workerd, minified, in memory. */
+export const EDGE_BUILD = {
+  bundle: true,
+  write: false,
+  format: 'esm',
+  platform: 'browser',
+  conditions: ['workerd', 'worker', 'browser'],
+  minify: true,
+  metafile: true,
+  logLevel: 'silent',
+} as const satisfies BuildOptions;
+
 /** ESM source bundled for browsers and Workers with its dependencies, minified + gzip. */
 export async function measureSource(contents: string) {
-  const result = await build({
-    stdin: { contents, resolveDir: HERE, loader: 'js' },
-    bundle: true,
-    write: false,
-    format: 'esm',
-    platform: 'browser',
-    conditions: ['workerd', 'worker', 'browser'],
-    minify: true,
-    metafile: true,
-    logLevel: 'silent',
-  });
+  const result = await build({ ...EDGE_BUILD, stdin: { contents, resolveDir: HERE, loader: 'js' } });
   const code = result.outputFiles[0]!.contents;
   const inputs = Object.entries(result.metafile.outputs)[0]![1].inputs;
   const byPackage: Record<string, number> = {};

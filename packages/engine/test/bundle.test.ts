@@ -1,7 +1,7 @@
 import { builtinModules } from 'node:module';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
-import { measureSource, PROFILES } from '../../../bench/src/bundle-profiles.js';
+import { EDGE_BUILD, measureSource, PROFILES } from '../../../bench/src/bundle-profiles.js';
 
 const entry = new URL('../dist/index.js', import.meta.url).pathname;
 const nodeBuiltins = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
@@ -10,15 +10,8 @@ describe('engine bundle', () => {
   it('bundles for browsers and Workers with no Node built-ins', async () => {
     const imported: string[] = [];
     const result = await build({
+      ...EDGE_BUILD,
       entryPoints: [entry],
-      bundle: true,
-      write: false,
-      format: 'esm',
-      platform: 'browser',
-      conditions: ['workerd', 'worker', 'browser'],
-      minify: true,
-      metafile: true,
-      logLevel: 'silent',
       plugins: [
         {
           name: 'no-node-builtins',
