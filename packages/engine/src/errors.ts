@@ -5,6 +5,7 @@ export type ErrorCode =
   | 'INVALID_SNAPSHOT'
   | 'INVALID_ID'
   | 'INVALID_INPUT'
+  | 'INVALID_OPTIONS'
   | 'UNKNOWN_WORKFLOW'
   | 'UNKNOWN_VERSION'
   | 'DEFINITION_HASH_MISMATCH'
@@ -52,6 +53,8 @@ export const ERROR_KINDS: Readonly<Record<ErrorCode, ErrorKind>> = {
   INVALID_SNAPSHOT: 'invalid',
   INVALID_ID: 'invalid',
   INVALID_INPUT: 'invalid',
+  // A constructor's options break a rule its types cannot always see (a value passed where a wrapper is due).
+  INVALID_OPTIONS: 'invalid',
   // A name the caller sent that no step listens for: the caller's mistake, like a bad event.
   UNKNOWN_SIGNAL: 'invalid',
   // A migration whose step map or data recipe cannot be applied to the versions it names.
@@ -204,6 +207,7 @@ export type ValidationCode =
   | 'INVALID_SNAPSHOT'
   | 'INVALID_ID'
   | 'INVALID_INPUT'
+  | 'INVALID_OPTIONS'
   | 'INVALID_MIGRATION';
 
 /**

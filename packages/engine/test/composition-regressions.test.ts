@@ -217,3 +217,59 @@ describe('a child whose declared input schema refuses what the step maps', () =>
     expect(h.children).toEqual([]);
   });
 });
+
+// A child or map pinned to a version of its workflow the runner does not register.
+const payment = defineWorkflow({
+  name: 'payment',
+  version: 1,
+  start: 'go',
+  steps: { go: { kind: 'task', handler: 'go' } },
+});
+const pinnedChild = defineWorkflow({
+  name: 'pins-child',
+  version: 1,
+  start: 'sub',
+  steps: { sub: { kind: 'child', workflow: 'payment', version: 3, timeoutMs: 1000 } },
+});
+const pinnedMap = defineWorkflow({
+  name: 'pins-map',
+  version: 1,
+  start: 'each',
+  steps: { each: { kind: 'map', items: 'input.xs', workflow: 'payment', version: 2 } },
+});
+
+describe('a child or map pinned to a version the runner does not register', () => {
+  it('is refused at createRunner with UNKNOWN_VERSION naming the step and version', () => {
+    for (const [parent, named] of [
+      [pinnedChild, 'pins-child v1 step sub: payment v3'],
+      [pinnedMap, 'pins-map v1 step each: payment v2'],
+    ] as const) {
+      expect(() =>
+        createRunner({
+          kinds: [composition],
+          store: createMemoryStore(),
+          workflows: [parent, payment],
+          handlers: { go: async () => 1 },
+        }),
+      ).toThrow(expect.objectContaining({ code: 'UNKNOWN_VERSION', message: expect.stringContaining(named) }));
+    }
+  });
+
+  it('is accepted once that version is registered', () => {
+    const v3 = defineWorkflow({ ...payment, version: 3 });
+    expect(() =>
+      createRunner({
+        kinds: [composition],
+        store: createMemoryStore(),
+        workflows: [pinnedChild, payment, v3],
+        handlers: { go: async () => 1 },
+      }),
+    ).not.toThrow();
+  });
+
+  it('is refused by the harness too', () => {
+    expect(() =>
+      createHarness(pinnedChild, { kinds: [composition], workflows: [payment] }).start({}),
+    ).toThrow(expect.objectContaining({ code: 'UNKNOWN_VERSION' }));
+  });
+});

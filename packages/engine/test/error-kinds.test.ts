@@ -32,6 +32,7 @@ const ONE_OF: Record<ErrorCode, () => StepfoldError<string>> = {
   INVALID_SNAPSHOT: () => new ValidationError('INVALID_SNAPSHOT', 'bad', []),
   INVALID_ID: () => new ValidationError('INVALID_ID', 'bad', []),
   INVALID_INPUT: () => new ValidationError('INVALID_INPUT', 'bad', []),
+  INVALID_OPTIONS: () => new ValidationError('INVALID_OPTIONS', 'bad', []),
   UNKNOWN_WORKFLOW: () => new RegistryError('UNKNOWN_WORKFLOW', 'missing'),
   UNKNOWN_VERSION: () => new RegistryError('UNKNOWN_VERSION', 'missing'),
   DEFINITION_HASH_MISMATCH: () => new RegistryError('DEFINITION_HASH_MISMATCH', 'changed'),

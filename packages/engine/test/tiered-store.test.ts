@@ -39,6 +39,15 @@ runStoreConformance({
 const done = (id: string, patch: Partial<Snapshot> = {}) =>
   makeTestSnapshot(id, { status: 'completed', updatedAt: 1_000, ...patch });
 
+describe('tiered store: options', () => {
+  it('refuses one store given as both tiers (INVALID_OPTIONS), which would lose every create to ALREADY_EXISTS', () => {
+    const one = createMemoryStore();
+    expect(() => createTieredStore({ hot: one, cold: one })).toThrow(
+      expect.objectContaining({ code: 'INVALID_OPTIONS', message: expect.stringContaining('same store') }),
+    );
+  });
+});
+
 describe('tiered store: moves', () => {
   it('demotes finished and long-sleeping instances; keeps running, recent and busy ones; reads find both tiers', async () => {
     const t = createTieredStore({

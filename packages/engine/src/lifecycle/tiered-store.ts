@@ -4,6 +4,7 @@ import {
   isStepfoldError,
   NoticeMismatchError,
   SnapshotTooLargeError,
+  ValidationError,
   VersionConflictError,
 } from '../errors.js';
 import type { Snapshot } from '../snapshot.js';
@@ -98,6 +99,11 @@ const isConflict = (e: unknown) => isStepfoldError(e, 'VERSION_CONFLICT');
  */
 export function createTieredStore(options: TieredStoreOptions): TieredStore {
   const { hot, cold } = options;
+  // One store in both tiers: every promotion would find the instance already there (ALREADY_EXISTS).
+  if (hot === cold) {
+    const message = 'hot and cold are the same store: give two stores (two tables, or two databases)';
+    throw new ValidationError('INVALID_OPTIONS', 'invalid createTieredStore options', [{ path: 'cold', message }]);
+  }
   const max = Math.min(hot.maxSnapshotBytes, cold.maxSnapshotBytes);
   const state: MoverState = {
     hot,

@@ -1,7 +1,7 @@
 import { compileWorkflow } from '../definition/compile.js';
 import { completedPivotOf } from '../definition/pivots.js';
 import type { WorkflowDefinition } from '../definition/schema.js';
-import { isStepfoldError } from '../errors.js';
+import { ERROR_KINDS, isStepfoldError, type StepfoldError } from '../errors.js';
 import { parseEvent, type WorkflowEvent } from '../events.js';
 import { taskView } from '../reducer/task-view.js';
 import { CHILD_STOPPED } from '../reducer/transition-context.js';
@@ -62,9 +62,10 @@ export class ChildEffects implements ChildEffectsPort {
         onWrite,
       });
     } catch (e) {
-      // The child's declared input schema refuses what the step maps: it can never start, so the
-      // step fails now (left to the deadline, it would be tried again for good).
-      if (isStepfoldError(e, 'INVALID_INPUT')) return this.report(ref, refused(id, e), onWrite);
+      // The child can never start: its declared input schema refuses what the step maps, or this
+      // runner does not register the workflow or version it names. The step fails now (left to the
+      // deadline, it would be tried again for good).
+      if (neverStarts(e)) return this.report(ref, refused(id, e), onWrite);
       if (!isStepfoldError(e, 'ALREADY_EXISTS')) throw e;
       const child = await loadInstance(store, id);
       if (!child) throw e;
@@ -183,6 +184,11 @@ export function sameParent(a: ParentRef | undefined, b: ParentRef): boolean {
 /** A stand-in end for a child that does not exist: failed with `NOT_FOUND`. */
 export function missingChild(id: string): Snapshot {
   return { id, status: 'failed', error: { message: `child ${id} not found`, code: 'NOT_FOUND' } } as Snapshot;
+}
+
+/** Whether starting a child failed for a reason no later try can change (its input, or the registry). */
+function neverStarts(e: unknown): e is StepfoldError {
+  return isStepfoldError(e) && (e.code === 'INVALID_INPUT' || ERROR_KINDS[e.code] === 'definition');
 }
 
 /** A stand-in end for a child its input schema refused: failed with that error, not retryable. */

@@ -85,6 +85,22 @@ export function createRegistry({
       'UNKNOWN_WORKFLOW',
       `child workflows not registered:\n  - ${unknown.join('\n  - ')}`,
     );
+  // A pinned version must be registered as well, or every start of that child would be refused.
+  const unpinned = [...byName.values()].flatMap((versions) =>
+    [...versions.values()].flatMap((def) =>
+      Object.values(def.steps).flatMap((s) => {
+        const pinned = (s as { version?: number | undefined }).version;
+        return (kindOf(s).workflows?.(s) ?? [])
+          .filter((w) => pinned !== undefined && !byName.get(w)?.has(pinned))
+          .map((w) => `${def.name} v${def.version} step ${s.id}: ${w} v${pinned}`);
+      }),
+    ),
+  );
+  if (unpinned.length)
+    throw new RegistryError(
+      'UNKNOWN_VERSION',
+      `child workflow versions not registered:\n  - ${unpinned.join('\n  - ')}`,
+    );
   if (missing.length)
     throw new RegistryError('UNKNOWN_HANDLER', `handlers not registered:\n  - ${missing.join('\n  - ')}`);
   const extra = strict && handlerNames ? [...handlerNames].filter((h) => !named.has(h)) : [];

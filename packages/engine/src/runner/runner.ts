@@ -1,3 +1,4 @@
+import { ValidationError } from '../errors.js';
 import { childEffects, type RunnerKindSet } from './child-port.js';
 import { taskRunner } from './execute-task.js';
 import type {
@@ -9,6 +10,7 @@ import type {
   KindsCheck,
 } from './handler-types.js';
 import { InFlight } from './in-flight.js';
+import type { RunnerPayloads } from './payload-port.js';
 import { attachCore } from './port.js';
 import { createRegistry } from './registry.js';
 import { tracedTask } from './traced.js';
@@ -68,7 +70,7 @@ export function createRunner<
   const inFlight = new InFlight();
   const { instrument } = options;
   // Offloading, bound to this store once; every value it touches checks this one variable.
-  const payloads = options.payloads?.bind(store);
+  const payloads = boundPayloads(options.payloads)?.bind(store);
   const writes = new WriteLoop({
     store,
     registry,
@@ -107,4 +109,14 @@ export function createRunner<
   });
   // What a worker drives, lent to the port (port.ts).
   return attachCore(runner, effects);
+}
+
+/**
+ * The `payloads` option, checked: a payload store passed as it is (not wrapped in `offloading`)
+ * has no `bind`, and would fail later with a bare TypeError.
+ */
+function boundPayloads(payloads: RunnerPayloads | undefined): RunnerPayloads | undefined {
+  if (payloads === undefined || typeof (payloads as Partial<RunnerPayloads>).bind === 'function') return payloads;
+  const message = 'payloads takes offloading({ store }), not a payload store: wrap it in offloading(...)';
+  throw new ValidationError('INVALID_OPTIONS', 'invalid createRunner options', [{ path: 'payloads', message }]);
 }
