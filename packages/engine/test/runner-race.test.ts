@@ -120,7 +120,7 @@ describe('signalWithStart and id reuse', () => {
     const { store, stats } = racyStore(inner);
     const processed: unknown[][] = [];
     const [a, b] = twoRunners(store, () => 5_000, processed);
-    const startIfMissing = { workflow: 'document', input: { doc: 'doc-s' } };
+    const startIfMissing = { workflow: 'document' as const, input: { doc: 'doc-s' } };
     await Promise.all([
       a.signal('doc-s', 'event', 'from-a', { signalId: 'a-1', startIfMissing }),
       b.signal('doc-s', 'event', 'from-b', { signalId: 'b-1', startIfMissing }),

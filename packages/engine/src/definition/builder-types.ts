@@ -82,14 +82,15 @@ export type OutputCheck<Out, WO> = unknown extends WO
     ? unknown
     : { output: { error: 'the workflow output does not match .output()'; got: Out; want: WO } };
 /**
- * `build()`'s parameters: none, unless the last step's output (what a workflow ending there ends
- * with) does not fit the declared `.output()`; then the compiler asks for an argument named after the problem.
+ * What `build()` takes as `this`: any builder, unless the last step's output (what a workflow
+ * ending there ends with) does not fit the declared `.output()`; then a message no builder is, so
+ * the compiler's first line says it (with what the step gives and what `.output()` wants).
  */
 export type BuildCheck<Last, WO> = unknown extends WO
-  ? []
+  ? unknown
   : [Last] extends [WO]
-    ? []
-    : [the_last_step_output_does_not_match_the_declared_output: { got: Last; want: WO }];
+    ? unknown
+    : "the last step's output does not match the declared .output()" & { got: Last; want: WO };
 
 /** The fields of a typed task step; `input` paths and `handler` names are checked by the compiler. */
 export type TaskFields<K extends string, M, C extends string | undefined, Out> = Linked & {

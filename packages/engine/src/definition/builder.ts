@@ -401,7 +401,7 @@ export class WorkflowBuilder<
    * Validates and returns the definition (the JSON form, carrying its types for the compiler);
    * throws `INVALID_DEFINITION` listing every problem, including declared signals no step listens for.
    */
-  build(..._check: BuildCheck<Last, WO>): TypedDefinition<{
+  build(this: BuildCheck<Last, WO>): TypedDefinition<{
     name: N;
     input: WI;
     output: WO;
@@ -413,16 +413,18 @@ export class WorkflowBuilder<
     childSteps: Ch;
     kinds: Kd;
   }> {
+    // `this` is typed as the check (so a mismatch's first line is its message): the builder itself.
+    const self = this as unknown as WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids, Last, Ch, Kd>;
     // What the types refuse, refused again for callers that bypassed them; listed with the
     // definition's own issues, in one error.
-    const { input, signals, outputs } = this.schemas;
+    const { input, signals, outputs } = self.schemas;
     const issues = [
-      ...signalIssues(this.steps, signals),
-      ...(input ? inputPathIssues(this.steps, input) : []),
+      ...signalIssues(self.steps, signals),
+      ...(input ? inputPathIssues(self.steps, input) : []),
     ];
     let definition: WorkflowDefinition | undefined;
     try {
-      definition = defineWorkflow(this.toJSON());
+      definition = defineWorkflow(self.toJSON());
     } catch (e) {
       if (!issues.length || !(e instanceof ValidationError)) throw e;
       issues.push(...e.issues);

@@ -92,7 +92,7 @@ type MissingChildren<W extends readonly AnyDefinition[]> = Exclude<
 
 /**
  * Nothing when every workflow a child or map step of `W` starts is among `W` (or a name is not
- * known: a JSON definition, a name given as a plain string); else a message on `workflows` naming them.
+ * known: a JSON definition, a name given as a plain string); else a message naming them.
  */
 export type ChildWorkflowsCheck<W extends readonly AnyDefinition[]> = string extends
   | NamesEach<W[number]>
@@ -100,7 +100,8 @@ export type ChildWorkflowsCheck<W extends readonly AnyDefinition[]> = string ext
   ? unknown
   : [MissingChildren<W>] extends [never]
     ? unknown
-    : { workflows: { [K in MissingChildren<W>]: 'a workflow a child or map step starts: register it too' } };
+    : // On `store` (always given, and short to print): on `workflows`, the tuple's dump hid the message.
+      { store: `${MissingChildren<W>}: a child or map step starts it, so register it in workflows too` };
 
 type KindsEach<D> = D extends unknown ? KindsOf<D> : never;
 /** The step kinds a list of kind sets brings (the keys of their rules). */

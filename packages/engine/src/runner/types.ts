@@ -156,6 +156,50 @@ export type WorkflowNameOf<W extends readonly AnyDefinition[]> = W[number] exten
     : never
   : never;
 
+/** The declared input of the workflows among `W` named `N` (`unknown` when one of them is untyped). */
+export type InputForName<W extends readonly AnyDefinition[], N> = W[number] extends infer D
+  ? D extends unknown
+    ? N extends NameOf<D>
+      ? InputOf<D>
+      : never
+    : never
+  : never;
+
+/**
+ * The arguments of {@link Runner.start} after the id: the input the workflow named `N` declares
+ * (required when it cannot be `undefined`), then the options.
+ */
+export type StartArgs<W extends readonly AnyDefinition[], N> =
+  undefined extends InputForName<W, N>
+    ? [input?: InputForName<W, N>, options?: StartOptions]
+    : [input: InputForName<W, N>, options?: StartOptions];
+
+/** The signal names these definitions declare or listen for (any string once one is untyped). */
+export type SignalNameOf<W extends readonly AnyDefinition[]> = W[number] extends infer D
+  ? D extends unknown
+    ? keyof SignalsOf<D> & string
+    : never
+  : never;
+
+/** `startIfMissing` of {@link Runner.signal}: one of the registered workflows, with its input. */
+export type StartIfMissingOf<W extends readonly AnyDefinition[]> = W[number] extends infer D
+  ? D extends unknown
+    ? { workflow: NameOf<D>; input?: InputOf<D>; version?: number; reuseFinished?: boolean }
+    : never
+  : never;
+
+/**
+ * A `requeue`'s `inputPatch`: some fields of the declared input (any record when the input is
+ * untyped or not an object).
+ */
+export type InputPatchOf<D> = D extends unknown
+  ? unknown extends InputOf<D>
+    ? Record<string, unknown>
+    : InputOf<D> extends object
+      ? Partial<InputOf<D>>
+      : Record<string, unknown>
+  : never;
+
 /** The output of step `K` of a definition, as stored (`unknown` for a step without a declared output). */
 export type StepOutputAt<D, K> = K extends keyof StepOutputsOf<D> ? StepOutputsOf<D>[K] : unknown;
 
@@ -208,15 +252,27 @@ export interface WorkflowClient<D> {
   /** {@link Runner.requeue}, refused (`WORKFLOW_MISMATCH`, nothing written) for another version's instance. */
   requeue(
     id: string,
-    options?: { step?: keyof StepOutputsOf<D> & string; inputPatch?: Record<string, unknown> },
+    options?: { step?: keyof StepOutputsOf<D> & string; inputPatch?: InputPatchOf<D> },
   ): Promise<TypedSnapshot<D>>;
 }
 
 /** Drives instances: applies events through the store with conditional writes and runs dispatched handlers. */
 export interface Runner<W extends readonly AnyDefinition[] = readonly AnyDefinition[]> {
-  /** Starts an instance of a registered workflow (by name: any string once a JSON definition is registered). */
-  start(workflow: WorkflowNameOf<W>, id: string, input?: unknown, options?: StartOptions): Promise<Snapshot>;
-  signal(id: string, name: string, payload?: unknown, options?: SignalOptions): Promise<Snapshot>;
+  /**
+   * Starts an instance of a registered workflow (by name: any string once a JSON definition is
+   * registered), its input typed by that workflow's declared input.
+   */
+  start<N extends WorkflowNameOf<W>>(workflow: N, id: string, ...args: StartArgs<W, N>): Promise<Snapshot>;
+  /**
+   * Applies a signal: the name one the workflows declare or listen for (any string once a JSON
+   * definition is registered); `startIfMissing` names one of them, with its input.
+   */
+  signal(
+    id: string,
+    name: SignalNameOf<W>,
+    payload?: unknown,
+    options?: Omit<SignalOptions, 'startIfMissing'> & { startIfMissing?: StartIfMissingOf<W> | undefined },
+  ): Promise<Snapshot>;
   /**
    * Writes a signal for a worker to apply and resolves once it is written, without applying it:
    * on a store with an inbox (`Store.inbox`) that is one write, and the worker that hears its notice
@@ -233,9 +289,10 @@ export interface Runner<W extends readonly AnyDefinition[] = readonly AnyDefinit
   send(id: string, name: string, payload?: unknown, options?: SendOptions): Promise<void>;
   cancel(id: string, reason?: string): Promise<Snapshot>;
   abort(id: string, reason?: string): Promise<Snapshot>;
+  /** Runs a parked (dlq) instance again from its failed step, or `step`; `inputPatch` sets some fields of its input. */
   requeue(
     id: string,
-    options?: { step?: string; inputPatch?: Record<string, unknown> } & CallOptions,
+    options?: { step?: string; inputPatch?: InputPatchOf<W[number]> } & CallOptions,
   ): Promise<Snapshot>;
   /** The stored instance, or null; with payloads, its references resolved (unless `resolve: false`). */
   get(id: string, options?: GetOptions): Promise<Snapshot | null>;

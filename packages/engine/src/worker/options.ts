@@ -74,7 +74,7 @@ function checkFleet(fleet: FleetPosition | undefined): FleetPosition | undefined
  */
 export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
   const concurrency = ms('concurrency', o.concurrency, 10, 1);
-  const caps = o.workflowConcurrency ?? {};
+  const caps = (o.workflowConcurrency ?? {}) as Readonly<Record<string, number>>;
   for (const [workflow, cap] of Object.entries(caps)) ms(`workflowConcurrency.${workflow}`, cap, 1, 1);
   const pace: Pace = {
     minMs: positive('poll.minMs', o.poll?.minMs, 50),

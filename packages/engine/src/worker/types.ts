@@ -1,5 +1,6 @@
 import type { TaskJob } from '../runner/port.js';
-import type { Runner } from '../runner/types.js';
+import type { AnyDefinition } from '../runner/handler-types.js';
+import type { Runner, WorkflowNameOf } from '../runner/types.js';
 import type { WakeNotice, WakeSource } from '../store/store.js';
 
 /** Where a worker stands among the workers that hear the same wake notices. */
@@ -32,14 +33,14 @@ export interface ShutdownOptions {
   abortMs?: number | undefined;
 }
 
-/** Options of `createWorker`. */
-export interface WorkerOptions {
+/** Options of `createWorker`; `W` is its runner's workflows, whose names `workflowConcurrency` takes. */
+export interface WorkerOptions<W extends readonly AnyDefinition[] = readonly AnyDefinition[]> {
   /** The runner whose handlers this worker runs; one worker per runner. */
-  runner: Runner;
+  runner: Runner<W>;
   /** Handler runs in flight at once, every workflow together (default 10). */
   concurrency?: number | undefined;
-  /** Caps inside `concurrency` per workflow name, e.g. `{ 'video-encode': 2 }`. */
-  workflowConcurrency?: Readonly<Record<string, number>> | undefined;
+  /** Caps inside `concurrency` per workflow name (one of the runner's), e.g. `{ 'video-encode': 2 }`. */
+  workflowConcurrency?: Readonly<Partial<Record<WorkflowNameOf<W>, number>>> | undefined;
   poll?: PollOptions | undefined;
   /**
    * `workflow` (default): one `listDue` lane per workflow each round, so a flooded workflow cannot

@@ -1,3 +1,4 @@
+import type { AnyDefinition } from '../runner/handler-types.js';
 import { runnerPort, type TaskJob } from '../runner/port.js';
 import type { Snapshot } from '../snapshot.js';
 import { wakeNotice } from '../store/wake-notice.js';
@@ -55,8 +56,10 @@ function newStats(): WorkerStats {
  * // on shutdown:
  * await worker.stop();
  */
-export function createWorker(options: WorkerOptions): Worker {
-  const o = resolveWorkerOptions(options);
+export function createWorker<const W extends readonly AnyDefinition[] = readonly AnyDefinition[]>(
+  options: WorkerOptions<W>,
+): Worker {
+  const o = resolveWorkerOptions(options as unknown as WorkerOptions);
   const { runner, clock } = o;
   const stats = newStats();
   let state: WorkerState = 'new';

@@ -96,7 +96,7 @@ export function describeRunners({ fresh }: SuiteContext): void {
     const make = () =>
       createRunner({ store, workflows: [entity], handlers: { processBatch: () => ({}) }, clock: () => 5 });
     const [a, b] = [make(), make()];
-    const startIfMissing = { workflow: 'conformance-entity', input: {} };
+    const startIfMissing = { workflow: 'conformance-entity' as const, input: {} };
     await Promise.all([
       a.signal('entity-2', 'event', 'from-a', { signalId: 'a-1', startIfMissing }),
       b.signal('entity-2', 'event', 'from-b', { signalId: 'b-1', startIfMissing }),

@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { firstLines } from './first-lines.js';
+
+// Where the compiler catches a mistake, the first line of its error names the mistake, not a dump
+// of the types around it: each program below makes one mistake, compiled as a user's editor does.
+
+const head = `import { composition, createMemoryStore, createRunner, createWorker, workflow } from '@stepfold/engine';
+import * as z from 'zod/mini';
+const store = createMemoryStore();
+const handlers = { go: async () => 1 };
+const pay = workflow('payment', 1).task('go', { handler: 'go' }).build();
+const order = workflow('order', 1)
+  .input(z.object({ sku: z.string() }))
+  .signal('shipped', z.object({ tracking: z.string() }))
+  .wait('ship', { signal: 'shipped' })
+  .build();
+const report = workflow('report', 1).input(z.object({ team: z.string() })).task('t', { handler: 'go' }).build();
+`;
+
+const programs = {
+  unregisteredChild: `const parent = workflow('parent', 1).child('sub', { workflow: pay }).build();
+createRunner({ store, workflows: [parent], kinds: [composition], handlers });`,
+  lastOutput: `workflow('w', 1).output(z.object({ a: z.string() })).task('t', { handler: 'go' }).build();`,
+  unknownSignal: `void createRunner({ store, workflows: [order], handlers }).signal('o-1', 'shiped', {});`,
+  startInput: `void createRunner({ store, workflows: [order], handlers }).start('order', 'o-1', { sku: 1 });`,
+  workerCaps: `createWorker({ runner: createRunner({ store, workflows: [order, report], handlers }), workflowConcurrency: { reprot: 2 } });`,
+};
+
+describe('first lines of compile errors', () => {
+  const lines = firstLines(Object.fromEntries(Object.entries(programs).map(([k, v]) => [k, head + v])));
+
+  it.each([
+    ['an unregistered child workflow', 'unregisteredChild', /^Type 'MemoryStore' is not assignable to type 'Store & "payment: a child or map step starts it, so register it in workflows too"'/],
+    ["a last step's output that does not match .output()", 'lastOutput', /the last step's output does not match the declared \.output\(\)/],
+    ['a signal no workflow declares', 'unknownSignal', /^Argument of type '"shiped"' is not assignable to parameter of type '"shipped"'/],
+    ['a start input of the wrong type', 'startInput', /^Type 'number' is not assignable to type 'string'/],
+    ['a worker cap for a workflow the runner lacks', 'workerCaps', /'reprot' does not exist/],
+  ])('%s', (_, name, pattern) => {
+    expect(lines[name]?.[0]).toMatch(pattern);
+    expect(lines[name]).toHaveLength(1);
+  });
+}, 180_000);
