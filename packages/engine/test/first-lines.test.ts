@@ -5,6 +5,7 @@ import { firstLines } from './first-lines.js';
 // of the types around it: each program below makes one mistake, compiled as a user's editor does.
 
 const head = `import { composition, createMemoryStore, createRunner, createWorker, workflow } from '@stepfold/engine';
+import { createSchedules } from '@stepfold/engine/schedules';
 import * as z from 'zod/mini';
 const store = createMemoryStore();
 const handlers = { go: async () => 1 };
@@ -15,12 +16,16 @@ const order = workflow('order', 1)
   .wait('ship', { signal: 'shipped' })
   .build();
 const report = workflow('report', 1).input(z.object({ team: z.string() })).task('t', { handler: 'go' }).build();
+const schedules = createSchedules({ store, workflows: [report] });
 `;
 
 const programs = {
   unregisteredChild: `const parent = workflow('parent', 1).child('sub', { workflow: pay }).build();
 createRunner({ store, workflows: [parent], kinds: [composition], handlers });`,
   lastOutput: `workflow('w', 1).output(z.object({ a: z.string() })).task('t', { handler: 'go' }).build();`,
+  cronAndEvery: `void schedules.create({ id: 'n', workflow: report, cron: '0 2 * * *', everyMs: 60_000, input: { team: 'a' } });`,
+  scheduleInput: `void schedules.create({ id: 'n', workflow: report, cron: '0 2 * * *' });`,
+  noTiming: `void schedules.create({ id: 'n', workflow: report, input: { team: 'a' } });`,
   unknownSignal: `void createRunner({ store, workflows: [order], handlers }).signal('o-1', 'shiped', {});`,
   startInput: `void createRunner({ store, workflows: [order], handlers }).start('order', 'o-1', { sku: 1 });`,
   workerCaps: `createWorker({ runner: createRunner({ store, workflows: [order, report], handlers }), workflowConcurrency: { reprot: 2 } });`,
@@ -32,6 +37,9 @@ describe('first lines of compile errors', () => {
   it.each([
     ['an unregistered child workflow', 'unregisteredChild', /^Type 'MemoryStore' is not assignable to type 'Store & "payment: a child or map step starts it, so register it in workflows too"'/],
     ["a last step's output that does not match .output()", 'lastOutput', /the last step's output does not match the declared \.output\(\)/],
+    ['cron and everyMs together', 'cronAndEvery', /^Type '"n"' is not assignable to type '"cron and everyMs together: give exactly one of them"'/],
+    ['a missing schedule input', 'scheduleInput', /^Type '"n"' is not assignable to type '"the workflow declares an input: give the input each run starts with"'/],
+    ['a schedule with neither cron nor everyMs', 'noTiming', /^Type '"n"' is not assignable to type '"give cron or everyMs: when the schedule fires"'/],
     ['a signal no workflow declares', 'unknownSignal', /^Argument of type '"shiped"' is not assignable to parameter of type '"shipped"'/],
     ['a start input of the wrong type', 'startInput', /^Type 'number' is not assignable to type 'string'/],
     ['a worker cap for a workflow the runner lacks', 'workerCaps', /'reprot' does not exist/],

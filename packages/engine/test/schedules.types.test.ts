@@ -43,16 +43,16 @@ describe('schedules are typed by their target definition', () => {
       await schedules.create({ id: 'n', workflow: report, everyMs: 60_000 });
       // @ts-expect-error a field the declared input does not have
       await schedules.create({ id: 'n', workflow: report, everyMs: 60_000, input: { team: 'a', dayz: 1 } });
-      // @ts-expect-error cron and everyMs exclude each other
       await schedules.create({
+        // @ts-expect-error cron and everyMs exclude each other (the message is on id)
         id: 'n',
         workflow: report,
         cron: '* * * * *',
         everyMs: 60_000,
         input: { team: 'a' },
       });
-      // @ts-expect-error a time zone goes with a cron expression only
       await schedules.create({
+        // @ts-expect-error a time zone goes with a cron expression only (the message is on id)
         id: 'n',
         workflow: report,
         everyMs: 60_000,

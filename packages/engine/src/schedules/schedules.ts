@@ -70,6 +70,43 @@ export type CreateScheduleOptions<D> = {
 } & ScheduleTiming &
   ScheduleInput<D>;
 
+/**
+ * What {@link Schedules.create} takes before its rules: timing and input as loose fields, so a
+ * mistake is reported by {@link ScheduleCheck}'s message and not as a mismatch with the union.
+ */
+type ScheduleFields<D> = Omit<CreateScheduleOptions<D>, 'cron' | 'timeZone' | 'everyMs' | 'input'> & {
+  cron?: string | undefined;
+  timeZone?: string | undefined;
+  everyMs?: number | undefined;
+  input?: InputOf<D> | undefined;
+};
+
+/**
+ * The rules of {@link CreateScheduleOptions} the loose fields leave out, as a message on `id`
+ * (always given, and short to print): exactly one of `cron` and `everyMs`, `timeZone` with `cron`
+ * only, and `input` when the workflow declares one.
+ */
+type ScheduleCheck<D, O> = 'cron' | 'everyMs' extends keyof O
+  ? { id: 'cron and everyMs together: give exactly one of them' }
+  : 'cron' extends keyof O
+    ? InputCheck<D, O>
+    : 'everyMs' extends keyof O
+      ? 'timeZone' extends keyof O
+        ? { id: 'timeZone applies to a cron schedule only' }
+        : InputCheck<D, O>
+      : { id: 'give cron or everyMs: when the schedule fires' };
+type InputCheck<D, O> = undefined extends InputOf<D>
+  ? unknown
+  : 'input' extends keyof O
+    ? unknown
+    : { id: 'the workflow declares an input: give the input each run starts with' };
+
+/**
+ * Infers which fields a call gives (their values are checked by {@link ScheduleFields}); a key no
+ * field has is `never`, so a misspelt one is still an error.
+ */
+type FieldsGiven<O> = { [K in keyof O]: K extends keyof CreateScheduleOptions<unknown> ? unknown : never };
+
 /** Schedules over one store: create and steer them here; workers drive them with `workflow` and `handlers`. */
 export interface Schedules<W extends readonly AnyDefinition[] = readonly AnyDefinition[]> {
   /** The built-in schedule workflow: register it in every worker's runner that drives schedules. */
@@ -80,7 +117,9 @@ export interface Schedules<W extends readonly AnyDefinition[] = readonly AnyDefi
    * Creates a schedule: one write, after every check (an invalid cron, time zone or input is a
    * typed error and writes nothing; an existing id is `ALREADY_EXISTS`).
    */
-  create<D extends W[number]>(options: CreateScheduleOptions<D>): Promise<ScheduleInfo>;
+  create<D extends W[number], O extends object>(
+    options: ScheduleFields<D> & FieldsGiven<O> & NoInfer<ScheduleCheck<D, O>>,
+  ): Promise<ScheduleInfo>;
   /** Stops starting runs (a buffered slot is skipped); slots that pass while paused are skipped. */
   pause(id: string, options?: { note?: string }): Promise<void>;
   /** Starts again from the next slot; with `catchup`, slots missed while paused start if inside the catch-up window. */
