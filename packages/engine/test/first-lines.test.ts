@@ -5,6 +5,7 @@ import { firstLines } from './first-lines.js';
 // of the types around it: each program below makes one mistake, compiled as a user's editor does.
 
 const head = `import { composition, createMemoryStore, createRunner, createWorker, workflow } from '@stepfold/engine';
+import { defineMigration, migrate } from '@stepfold/engine/migrations';
 import { createSchedules } from '@stepfold/engine/schedules';
 import * as z from 'zod/mini';
 const store = createMemoryStore();
@@ -26,6 +27,8 @@ createRunner({ store, workflows: [parent], kinds: [composition], handlers });`,
   cronAndEvery: `void schedules.create({ id: 'n', workflow: report, cron: '0 2 * * *', everyMs: 60_000, input: { team: 'a' } });`,
   scheduleInput: `void schedules.create({ id: 'n', workflow: report, cron: '0 2 * * *' });`,
   noTiming: `void schedules.create({ id: 'n', workflow: report, input: { team: 'a' } });`,
+  migrateTarget: `const report2 = workflow('report', 2).input(z.object({ team: z.string() })).task('t', { handler: 'go' }).task('u', { handler: 'go' }).build();
+void migrate(createRunner({ store, workflows: [report], handlers }), defineMigration({ from: report, to: report2 }), 'r-1');`,
   unknownSignal: `void createRunner({ store, workflows: [order], handlers }).signal('o-1', 'shiped', {});`,
   startInput: `void createRunner({ store, workflows: [order], handlers }).start('order', 'o-1', { sku: 1 });`,
   workerCaps: `createWorker({ runner: createRunner({ store, workflows: [order, report], handlers }), workflowConcurrency: { reprot: 2 } });`,
@@ -40,6 +43,7 @@ describe('first lines of compile errors', () => {
     ['cron and everyMs together', 'cronAndEvery', /^Type '"n"' is not assignable to type '"cron and everyMs together: give exactly one of them"'/],
     ['a missing schedule input', 'scheduleInput', /^Type '"n"' is not assignable to type '"the workflow declares an input: give the input each run starts with"'/],
     ['a schedule with neither cron nor everyMs', 'noTiming', /^Type '"n"' is not assignable to type '"give cron or everyMs: when the schedule fires"'/],
+    ["migrate with a runner that lacks the target", 'migrateTarget', /^Argument of type '"r-1"' is not assignable to parameter of type '"the runner does not register the migration's target: add it to the runner's workflows"'/],
     ['a signal no workflow declares', 'unknownSignal', /^Argument of type '"shiped"' is not assignable to parameter of type '"shipped"'/],
     ['a start input of the wrong type', 'startInput', /^Type 'number' is not assignable to type 'string'/],
     ['a worker cap for a workflow the runner lacks', 'workerCaps', /'reprot' does not exist/],

@@ -269,6 +269,7 @@ describe('checkMigration and planMigration', () => {
       },
     };
     const runner = createRunner({ store: counting, workflows: [v1], execute: false });
+    // @ts-expect-error the compiler sees it too (migrations.types.test.ts); this is the run-time check
     const e = await migrate(runner, m, 'p-1').catch((x: unknown) => x);
     expect(isStepfoldError(e, 'UNKNOWN_VERSION')).toBe(true);
     expect(loads).toBe(0);

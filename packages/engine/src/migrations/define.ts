@@ -1,7 +1,7 @@
 import type { Draft } from 'immer';
 import { type CompiledWorkflow, compileWorkflow } from '../definition/compile.js';
 import type { DefinitionInput, WorkflowDefinition } from '../definition/schema.js';
-import type { InputOf, StepIdOf } from '../definition/typed-definition.js';
+import type { InputOf, NameOf, StepIdOf } from '../definition/typed-definition.js';
 import { type Issue, ValidationError } from '../errors.js';
 import type { SignalRecord, Snapshot } from '../snapshot.js';
 
@@ -23,10 +23,10 @@ export type MigrationInput<F, T> =
     : InputOf<F> & Partial<InputOf<T>>;
 
 /** The stored data a recipe may change: the input, step outputs keyed by their new ids, pending signals. */
-export interface MigrationData<I = unknown> {
+export interface MigrationData<I = unknown, Id extends string = string> {
   input: I;
-  /** Outputs of the steps that have one, under their new ids. */
-  outputs: Record<string, unknown>;
+  /** Outputs of the steps that have one, under their new ids (the new definition's step ids when typed). */
+  outputs: { [K in Id]?: unknown };
   /** Signals buffered in the instance, oldest first. */
   signals: SignalRecord[];
 }
@@ -46,8 +46,67 @@ export interface MigrationSpec<F extends MigrationDefinition, T extends Migratio
   to: T;
   steps?: StepMap<F, T> | undefined;
   /** An immer recipe: assign to the draft; the engine produces the new data from it. */
-  data?: ((draft: Draft<MigrationData<MigrationInput<F, T>>>, ctx: MigrationContext) => void) | undefined;
+  data?:
+    | ((draft: Draft<MigrationData<MigrationInput<F, T>, StepIdOf<T>>>, ctx: MigrationContext) => void)
+    | undefined;
 }
+
+/** A definition's literal name or version, or `never` when the types do not see it. */
+type Literal<D, K extends 'name' | 'version'> = D extends { readonly [P in K]: infer V }
+  ? string extends V
+    ? never
+    : number extends V
+      ? never
+      : V
+  : never;
+/** The name the types see: the typed builder's, else a literal `name`. */
+type SeenName<D> = string extends NameOf<D> ? Literal<D, 'name'> : NameOf<D>;
+type Digits<S extends string> = S extends `${infer H}${infer R}` ? [H, ...Digits<R>] : [];
+/** Whether digit `A` is above digit `B`. */
+type DigitAbove<A, B> = '9876543210' extends `${string}${A & string}${string}${B & string}${string}` ? true : false;
+/** Whether digits `A` are above digits `B`, of the same length. */
+type SameLengthAbove<A extends string[], B extends string[]> = A extends [infer a, ...infer ra extends string[]]
+  ? B extends [infer b, ...infer rb extends string[]]
+    ? a extends b
+      ? SameLengthAbove<ra, rb>
+      : DigitAbove<a, b>
+    : false
+  : false;
+/** A tuple of as many `unknown` as `T` has elements (to compare lengths only). */
+type Slots<T extends unknown[]> = { [K in keyof T]: unknown };
+/** Whether the positive integer literal `T` is above `F`: more digits, or as many and above. */
+type Above<T extends number, F extends number> =
+  Slots<Digits<`${T}`>> extends [...Slots<Digits<`${F}`>>, unknown, ...unknown[]]
+    ? true
+    : Slots<Digits<`${F}`>> extends [...Slots<Digits<`${T}`>>, unknown, ...unknown[]]
+      ? false
+      : SameLengthAbove<Digits<`${T}`>, Digits<`${F}`>>;
+
+/**
+ * The rules of {@link defineMigration} the types can see, as a message on `to`: the same workflow
+ * (when both names are seen), a version above `from`'s (when both versions are literal types).
+ */
+export type MigrationCheck<F, T> = [SeenName<F>, SeenName<T>] extends [infer A, infer B]
+  ? [A] extends [never]
+    ? VersionCheck<F, T>
+    : [B] extends [never]
+      ? VersionCheck<F, T>
+      : [A] extends [B]
+        ? VersionCheck<F, T>
+        : { to: 'from and to are different workflows: a migration moves instances between versions of one' }
+  : unknown;
+type VersionCheck<F, T> = [Literal<F, 'version'>, Literal<T, 'version'>] extends [
+  infer A extends number,
+  infer B extends number,
+]
+  ? [A] extends [never]
+    ? unknown
+    : [B] extends [never]
+      ? unknown
+      : Above<B, A> extends true
+        ? unknown
+        : { to: "to's version is not above from's: a migration moves instances to a newer version" }
+  : unknown;
 
 /** A validated migration between two versions of one workflow (build it with {@link defineMigration}). */
 export interface Migration<F = unknown, T = unknown> {
@@ -79,7 +138,7 @@ export interface Migration<F = unknown, T = unknown> {
  * });
  */
 export function defineMigration<const F extends MigrationDefinition, const T extends MigrationDefinition>(
-  spec: MigrationSpec<F, T>,
+  spec: MigrationSpec<F, T> & NoInfer<MigrationCheck<F, T>>,
 ): Migration<F, T> {
   const from = compileWorkflow(spec.from);
   const to = compileWorkflow(spec.to);

@@ -2,7 +2,8 @@ import { compileWorkflow } from '../definition/compile.js';
 import { isStepfoldError, NotFoundError, RegistryError } from '../errors.js';
 import type { KindSet } from '../reducer/kind-table.js';
 import { runnerInternals } from '../runner/port.js';
-import type { Runner } from '../runner/types.js';
+import type { AnyDefinition } from '../runner/handler-types.js';
+import type { Runner, WorkflowNameOf } from '../runner/types.js';
 import type { Snapshot, Status } from '../snapshot.js';
 import type { Store } from '../store/store.js';
 import type { Migration } from './define.js';
@@ -13,6 +14,18 @@ import { type ReasonCount, ReasonTally } from './tally.js';
 
 /** How often a move that lost a race is reloaded and planned again before giving up. */
 const CONFLICT_RETRIES = 5;
+
+/**
+ * Nothing when the runner may register the migration's target (an untyped runner or migration, or
+ * a target among the runner's typed workflows); else the message the compiler's first line shows.
+ */
+export type TargetCheck<W extends readonly AnyDefinition[], T> = unknown extends T
+  ? unknown
+  : string extends WorkflowNameOf<W>
+    ? unknown
+    : T extends W[number]
+      ? unknown
+      : "the runner does not register the migration's target: add it to the runner's workflows";
 
 /** Options of {@link migrate}. */
 export interface MigrateOptions {
@@ -74,13 +87,14 @@ async function moveOne(
  * const moved = await migrate(runner, toV2, 'order-42');
  * moved.workflow.version; // 2
  */
-export async function migrate(
-  runner: Runner,
-  m: Migration,
-  id: string,
+export async function migrate<W extends readonly AnyDefinition[], T>(
+  runner: Runner<W>,
+  m: Migration<unknown, T>,
+  // The check sits on the id (short to print), so the first line is its message.
+  id: string & NoInfer<TargetCheck<W, T>>,
   options: MigrateOptions = {},
 ): Promise<Snapshot> {
-  const mover = prepare(runner, m);
+  const mover = prepare(runner as unknown as Runner, m as Migration);
   return moveOne(mover, m, id, options.at ?? mover.clock());
 }
 
@@ -125,13 +139,13 @@ export interface MigrateAllReport {
  * const report = await migrateAll(runner, toV2, { status: 'waiting' });
  * console.log(`${report.outcomes.migrated} moved, ${report.outcomes.refused} refused`);
  */
-export async function migrateAll(
-  runner: Runner,
-  m: Migration,
+export async function migrateAll<W extends readonly AnyDefinition[], T>(
+  runner: Runner<W>,
+  m: Migration<unknown, T> & NoInfer<TargetCheck<W, T>>,
   options: MigrateAllOptions = {},
 ): Promise<MigrateAllReport> {
   const started = Date.now();
-  const mover = prepare(runner, m);
+  const mover = prepare(runner as unknown as Runner, m as Migration);
   const { store, clock } = mover;
   const at = options.at ?? clock();
   const tally = new ReasonTally(options.samples ?? 5);
