@@ -103,3 +103,19 @@ export type TaskFields<K extends string, M, C extends string | undefined, Out> =
   /** Schema of the handler's output: checked when the handler returns, and the type later steps read. */
   output?: StandardSchema<unknown, Out> | undefined;
 } & Omit<Fields<'task'>, 'handler' | 'input' | 'compensate' | 'next' | 'end' | 'description'>;
+
+/** What `ms` and `until` are typed as beside each other: a sleep takes exactly one. */
+type SleepConflict = 'a sleep takes ms or until, not both';
+/** A sleep's timing: `ms` from entry, or `until` a path to an epoch-ms value; exactly one. */
+export type SleepTiming<P> =
+  | { ms: number; until?: SleepConflict | undefined }
+  | { until: P; ms?: SleepConflict | undefined };
+
+/** The bounds of a collect step. */
+export type CollectBound = 'maxItems' | 'idleMs' | 'maxWaitMs';
+type Bounds = { maxItems?: number | undefined; idleMs?: number | undefined; maxWaitMs?: number | undefined };
+/** A collect step's bounds: at least one of `maxItems`, `idleMs` and `maxWaitMs`. */
+export type CollectBounds =
+  | (Bounds & { maxItems: number })
+  | (Bounds & { idleMs: number })
+  | (Bounds & { maxWaitMs: number });

@@ -19,6 +19,8 @@ import type {
 } from './builder-compose.js';
 import type {
   BuildCheck,
+  CollectBound,
+  CollectBounds,
   Fields,
   HandlerName,
   Handlers,
@@ -29,6 +31,7 @@ import type {
   OutputCheck,
   Payload,
   RawOutput,
+  SleepTiming,
   SpecOf,
   TaskCheck,
   TaskFields,
@@ -258,14 +261,14 @@ export class WorkflowBuilder<
   /** A durable timer: `ms` from now, or `until` an epoch-ms value in the data. */
   sleep<const Id extends string>(
     id: NewId<Id, Ids>,
-    fields: Omit<Fields<'sleep'>, 'until'> & { until?: DataPath<WI, O> },
+    fields: Omit<Fields<'sleep'>, 'until' | 'ms'> & SleepTiming<DataPath<WI, O>>,
   ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, undefined, Ch, Kd> {
     return this.add('sleep', id, fields);
   }
   /** Batches a signal's payloads until `maxItems`, `idleMs` of quiet, or `maxWaitMs`; its output is the batch. */
   collect<const Id extends string, const Sig extends NameIn<S, Strict>>(
     id: NewId<Id, Ids>,
-    fields: Omit<Fields<'collect'>, 'signal'> & { signal: Sig },
+    fields: Omit<Fields<'collect'>, 'signal' | CollectBound> & { signal: Sig } & CollectBounds,
   ): WorkflowBuilder<
     N,
     WI,
