@@ -10,7 +10,12 @@ import { createMemoryStore } from '../src/store/memory-store.js';
 // The `$child` effect on its own, over a write loop whose start of the child is refused: a refusal
 // no later try can change must end the step, not leave it to be dispatched again at every deadline.
 
-const payment = defineWorkflow({ name: 'payment', version: 1, start: 'go', steps: { go: { kind: 'task', handler: 'go' } } });
+const payment = defineWorkflow({
+  name: 'payment',
+  version: 1,
+  start: 'go',
+  steps: { go: { kind: 'task', handler: 'go' } },
+});
 const order = defineWorkflow({
   name: 'order',
   version: 1,

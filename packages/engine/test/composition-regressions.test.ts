@@ -251,7 +251,9 @@ describe('a child or map pinned to a version the runner does not register', () =
           workflows: [parent, payment],
           handlers: { go: async () => 1 },
         }),
-      ).toThrow(expect.objectContaining({ code: 'UNKNOWN_VERSION', message: expect.stringContaining(named) }));
+      ).toThrow(
+        expect.objectContaining({ code: 'UNKNOWN_VERSION', message: expect.stringContaining(named) }),
+      );
     }
   });
 

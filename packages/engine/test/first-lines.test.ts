@@ -38,13 +38,41 @@ describe('first lines of compile errors', () => {
   const lines = firstLines(Object.fromEntries(Object.entries(programs).map(([k, v]) => [k, head + v])));
 
   it.each([
-    ['an unregistered child workflow', 'unregisteredChild', /^Type 'MemoryStore' is not assignable to type 'Store & "payment: a child or map step starts it, so register it in workflows too"'/],
-    ["a last step's output that does not match .output()", 'lastOutput', /the last step's output does not match the declared \.output\(\)/],
-    ['cron and everyMs together', 'cronAndEvery', /^Type '"n"' is not assignable to type '"cron and everyMs together: give exactly one of them"'/],
-    ['a missing schedule input', 'scheduleInput', /^Type '"n"' is not assignable to type '"the workflow declares an input: give the input each run starts with"'/],
-    ['a schedule with neither cron nor everyMs', 'noTiming', /^Type '"n"' is not assignable to type '"give cron or everyMs: when the schedule fires"'/],
-    ["migrate with a runner that lacks the target", 'migrateTarget', /^Argument of type '"r-1"' is not assignable to parameter of type '"the runner does not register the migration's target: add it to the runner's workflows"'/],
-    ['a signal no workflow declares', 'unknownSignal', /^Argument of type '"shiped"' is not assignable to parameter of type '"shipped"'/],
+    [
+      'an unregistered child workflow',
+      'unregisteredChild',
+      /^Type 'MemoryStore' is not assignable to type 'Store & "payment: a child or map step starts it, so register it in workflows too"'/,
+    ],
+    [
+      "a last step's output that does not match .output()",
+      'lastOutput',
+      /the last step's output does not match the declared \.output\(\)/,
+    ],
+    [
+      'cron and everyMs together',
+      'cronAndEvery',
+      /^Type '"n"' is not assignable to type '"cron and everyMs together: give exactly one of them"'/,
+    ],
+    [
+      'a missing schedule input',
+      'scheduleInput',
+      /^Type '"n"' is not assignable to type '"the workflow declares an input: give the input each run starts with"'/,
+    ],
+    [
+      'a schedule with neither cron nor everyMs',
+      'noTiming',
+      /^Type '"n"' is not assignable to type '"give cron or everyMs: when the schedule fires"'/,
+    ],
+    [
+      'migrate with a runner that lacks the target',
+      'migrateTarget',
+      /^Argument of type '"r-1"' is not assignable to parameter of type '"the runner does not register the migration's target: add it to the runner's workflows"'/,
+    ],
+    [
+      'a signal no workflow declares',
+      'unknownSignal',
+      /^Argument of type '"shiped"' is not assignable to parameter of type '"shipped"'/,
+    ],
     ['a start input of the wrong type', 'startInput', /^Type 'number' is not assignable to type 'string'/],
     ['a worker cap for a workflow the runner lacks', 'workerCaps', /'reprot' does not exist/],
   ])('%s', (_, name, pattern) => {

@@ -9,14 +9,20 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 
 /** The first line of every error in each program, by its name (no errors: an empty list). */
 export function firstLines(programs: Record<string, string>): Record<string, string[]> {
-  const config = ts.getParsedCommandLineOfConfigFile(join(HERE, 'tsconfig.json'), {}, {
-    ...ts.sys,
-    onUnRecoverableConfigFileDiagnostic: (d) => {
-      throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+  const config = ts.getParsedCommandLineOfConfigFile(
+    join(HERE, 'tsconfig.json'),
+    {},
+    {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: (d) => {
+        throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+      },
     },
-  });
+  );
   if (!config) throw new Error('no tsconfig');
-  const files = new Map(Object.entries(programs).map(([name, text]) => [join(HERE, `__first-lines__/${name}.ts`), text]));
+  const files = new Map(
+    Object.entries(programs).map(([name, text]) => [join(HERE, `__first-lines__/${name}.ts`), text]),
+  );
   const host = ts.createCompilerHost(config.options);
   const readFile = host.readFile.bind(host);
   const fileExists = host.fileExists.bind(host);

@@ -74,7 +74,12 @@ function setup(o: { threshold?: number; fetch?: () => unknown } = {}) {
 
 describe('offloading in the runner', () => {
   it('refuses a payload store passed without offloading(...) with INVALID_OPTIONS naming it (not a TypeError)', () => {
-    const wf = defineWorkflow({ name: 'p', version: 1, start: 'a', steps: { a: { kind: 'task', handler: 'a' } } });
+    const wf = defineWorkflow({
+      name: 'p',
+      version: 1,
+      start: 'a',
+      steps: { a: { kind: 'task', handler: 'a' } },
+    });
     const store = createMemoryStore();
     const make = () =>
       createRunner({
@@ -84,7 +89,9 @@ describe('offloading in the runner', () => {
         // @ts-expect-error the store itself, where offloading({ store }) is due
         payloads: createMemoryPayloadStore(),
       });
-    expect(make).toThrow(expect.objectContaining({ code: 'INVALID_OPTIONS', message: expect.stringContaining('offloading') }));
+    expect(make).toThrow(
+      expect.objectContaining({ code: 'INVALID_OPTIONS', message: expect.stringContaining('offloading') }),
+    );
   });
 
   it('offloads a 1 MB output; the next step reads it; a condition reads a kept field; the snapshot stays small', async () => {

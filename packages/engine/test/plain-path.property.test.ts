@@ -170,8 +170,11 @@ describe('plain path = deep-copy reference (task chains)', () => {
   });
 });
 
+/** At least one bound, as the builder asks. */
+type CollectBounds = { maxItems: number; idleMs?: number } | { idleMs: number; maxWaitMs?: number };
+
 /** collect → process the batch → loop back. */
-function batcher(fields: { maxItems?: number; idleMs?: number; maxWaitMs?: number; dedupeBy?: string }) {
+function batcher(fields: CollectBounds & { dedupeBy?: string }) {
   return workflow('batcher', 1, { limits: { inbox: 6, log: 12, signalIds: 5 } })
     .collect('gather', { signal: 'event', ...fields })
     .task('process', { handler: 'process', input: 'outputs.gather', next: 'gather' })

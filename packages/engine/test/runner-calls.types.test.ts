@@ -96,8 +96,13 @@ describe('runner.signal', () => {
       void runner.signal('o-1', 'shipped', {}, { startIfMissing: { workflow: 'report', input: 7 } });
       // @ts-expect-error not a workflow of this runner
       void runner.signal('o-1', 'shipped', {}, { startIfMissing: { workflow: 'ordr', input } });
-      // @ts-expect-error order's input needs a sku
-      void runner.signal('o-1', 'shipped', {}, { startIfMissing: { workflow: 'order', input: { amount: 1 } } });
+      void runner.signal(
+        'o-1',
+        'shipped',
+        {},
+        // @ts-expect-error order's input needs a sku
+        { startIfMissing: { workflow: 'order', input: { amount: 1 } } },
+      );
     };
     void typeOnly;
   });

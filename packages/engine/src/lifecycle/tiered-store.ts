@@ -102,7 +102,9 @@ export function createTieredStore(options: TieredStoreOptions): TieredStore {
   // One store in both tiers: every promotion would find the instance already there (ALREADY_EXISTS).
   if (hot === cold) {
     const message = 'hot and cold are the same store: give two stores (two tables, or two databases)';
-    throw new ValidationError('INVALID_OPTIONS', 'invalid createTieredStore options', [{ path: 'cold', message }]);
+    throw new ValidationError('INVALID_OPTIONS', 'invalid createTieredStore options', [
+      { path: 'cold', message },
+    ]);
   }
   const max = Math.min(hot.maxSnapshotBytes, cold.maxSnapshotBytes);
   const state: MoverState = {

@@ -63,9 +63,14 @@ type Literal<D, K extends 'name' | 'version'> = D extends { readonly [P in K]: i
 type SeenName<D> = string extends NameOf<D> ? Literal<D, 'name'> : NameOf<D>;
 type Digits<S extends string> = S extends `${infer H}${infer R}` ? [H, ...Digits<R>] : [];
 /** Whether digit `A` is above digit `B`. */
-type DigitAbove<A, B> = '9876543210' extends `${string}${A & string}${string}${B & string}${string}` ? true : false;
+type DigitAbove<A, B> = '9876543210' extends `${string}${A & string}${string}${B & string}${string}`
+  ? true
+  : false;
 /** Whether digits `A` are above digits `B`, of the same length. */
-type SameLengthAbove<A extends string[], B extends string[]> = A extends [infer a, ...infer ra extends string[]]
+type SameLengthAbove<A extends string[], B extends string[]> = A extends [
+  infer a,
+  ...infer ra extends string[],
+]
   ? B extends [infer b, ...infer rb extends string[]]
     ? a extends b
       ? SameLengthAbove<ra, rb>

@@ -1,8 +1,8 @@
 import { compileWorkflow } from '../definition/compile.js';
 import { isStepfoldError, NotFoundError, RegistryError } from '../errors.js';
 import type { KindSet } from '../reducer/kind-table.js';
-import { runnerInternals } from '../runner/port.js';
 import type { AnyDefinition } from '../runner/handler-types.js';
+import { runnerInternals } from '../runner/port.js';
 import type { Runner, WorkflowNameOf } from '../runner/types.js';
 import type { Snapshot, Status } from '../snapshot.js';
 import type { Store } from '../store/store.js';

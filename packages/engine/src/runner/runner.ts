@@ -116,7 +116,10 @@ export function createRunner<
  * has no `bind`, and would fail later with a bare TypeError.
  */
 function boundPayloads(payloads: RunnerPayloads | undefined): RunnerPayloads | undefined {
-  if (payloads === undefined || typeof (payloads as Partial<RunnerPayloads>).bind === 'function') return payloads;
+  if (payloads === undefined || typeof (payloads as Partial<RunnerPayloads>).bind === 'function')
+    return payloads;
   const message = 'payloads takes offloading({ store }), not a payload store: wrap it in offloading(...)';
-  throw new ValidationError('INVALID_OPTIONS', 'invalid createRunner options', [{ path: 'payloads', message }]);
+  throw new ValidationError('INVALID_OPTIONS', 'invalid createRunner options', [
+    { path: 'payloads', message },
+  ]);
 }

@@ -95,11 +95,12 @@ type ScheduleCheck<D, O> = 'cron' | 'everyMs' extends keyof O
         ? { id: 'timeZone applies to a cron schedule only' }
         : InputCheck<D, O>
       : { id: 'give cron or everyMs: when the schedule fires' };
-type InputCheck<D, O> = undefined extends InputOf<D>
-  ? unknown
-  : 'input' extends keyof O
+type InputCheck<D, O> =
+  undefined extends InputOf<D>
     ? unknown
-    : { id: 'the workflow declares an input: give the input each run starts with' };
+    : 'input' extends keyof O
+      ? unknown
+      : { id: 'the workflow declares an input: give the input each run starts with' };
 
 /**
  * Infers which fields a call gives (their values are checked by {@link ScheduleFields}); a key no

@@ -1,5 +1,5 @@
-import type { TaskJob } from '../runner/port.js';
 import type { AnyDefinition } from '../runner/handler-types.js';
+import type { TaskJob } from '../runner/port.js';
 import type { Runner, WorkflowNameOf } from '../runner/types.js';
 import type { WakeNotice, WakeSource } from '../store/store.js';
 
