@@ -2,8 +2,13 @@ import { createHarness, step, workflow } from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 import { approvalWorkflow } from './fixtures.js';
 
+/** At least one bound, as the builder asks (`maxItems`, `idleMs` or `maxWaitMs`). */
+type Bounds = ({ maxItems: number } | { idleMs: number; maxWaitMs?: number } | { maxWaitMs: number }) & {
+  dedupeBy?: string;
+};
+
 /** collect → process the batch → loop back. */
-function batcher(fields: { maxItems?: number; idleMs?: number; maxWaitMs?: number; dedupeBy?: string }) {
+function batcher(fields: Bounds) {
   return workflow('batcher', 1, { limits: { inbox: 5 } })
     .collect('gather', { signal: 'event', ...fields })
     .task('process', { handler: 'process', input: 'outputs.gather', next: 'gather' })
