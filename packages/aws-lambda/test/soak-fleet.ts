@@ -19,6 +19,7 @@
  * (a record Lambda gave up on, or one written before the mapping opened); the sweep must find what
  * it announced.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
@@ -77,7 +78,6 @@ export interface Fleet {
   stop(): Promise<FleetStats>;
 }
 
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const frozen = () => new Promise<never>(() => {});
 type Sendable = { send: (...args: never[]) => Promise<unknown> };
 
@@ -164,6 +164,8 @@ export function startFleet<const W extends readonly AnyDefinition[]>(o: FleetOpt
     fired: 0,
   };
   const stop = new AbortController();
+  // A pause that ends at once when the fleet stops.
+  const pause = (ms: number) => sleep(ms, undefined, { signal: stop.signal }).catch(() => {});
   const warm: Record<FunctionName, Container[]> = { queue: [], stream: [], sweep: [] };
   const r = o.resources;
   // The event sources' own clients (Lambda's pollers): never killed.
@@ -302,6 +304,7 @@ export function startFleet<const W extends readonly AnyDefinition[]>(o: FleetOpt
   async function sweepOnPeriod() {
     while (!stop.signal.aborted) {
       await pause(o.sweepMs);
+      if (stop.signal.aborted) break;
       const result = await invoke('sweep', (app) =>
         app.sweep(undefined, { getRemainingTimeInMillis: () => 60_000 }),
       );
