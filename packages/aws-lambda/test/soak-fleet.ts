@@ -53,6 +53,8 @@ export interface FleetOptions<W extends readonly AnyDefinition[]> {
   dropRate: number;
   /** Period of the sweep, ms. */
   sweepMs: number;
+  /** Stream batches handled side by side, by instance (Lambda's `ParallelizationFactor`). */
+  streamLanes: number;
   /** Concurrent SQS pollers (Lambda's concurrency on the queue). */
   queuePollers: number;
   /** Seeded randomness of the faults. */
@@ -95,7 +97,7 @@ class Container {
   /** Makes every request of `client` go through the kill gate. */
   gate<C extends Sendable>(client: C): C {
     const send = client.send.bind(client) as (...args: unknown[]) => Promise<unknown>;
-    (client as { send: (...args: unknown[]) => Promise<unknown> }).send = (...args: unknown[]) => {
+    (client as unknown as { send: (...args: unknown[]) => Promise<unknown> }).send = (...args: unknown[]) => {
       if (this.dead) return frozen();
       this.requests++;
       if (this.killAt && this.killAt.mode !== 'effect' && this.requests >= this.killAt.at) {
@@ -127,6 +129,14 @@ class Container {
     this.dead = true;
     this.die();
   }
+}
+
+/** The lane of a record: by its instance id, so one instance's records stay in order. */
+function laneOf(record: StreamRecord, lanes: number): number {
+  const id = record.dynamodb?.Keys?.['id']?.S ?? '';
+  let h = 0;
+  for (let i = 0; i < id.length; i++) h = (Math.imul(h, 31) + id.charCodeAt(i)) >>> 0;
+  return h % lanes;
 }
 
 /** A stream record as Lambda delivers it (creation time in epoch seconds). */
@@ -281,22 +291,30 @@ export function startFleet<const W extends readonly AnyDefinition[]>(o: FleetOpt
       stats.records.read += records.length;
       const delivered = records.filter(() => o.random() >= o.dropRate);
       stats.records.dropped += records.length - delivered.length;
-      for (let i = 0; i < delivered.length; i += 10) {
-        let batch = delivered.slice(i, i + 10);
-        // In order, each batch until it succeeds: a failed or killed invocation is retried whole,
-        // reported failures from the first failed record on.
-        while (batch.length && !stop.signal.aborted) {
-          const result = await invoke('stream', (app) =>
-            app.stream({ Records: batch.map((x) => asLambda(x, reader.arn)) }),
-          );
-          if (result && !result.batchItemFailures.length) break;
-          stats.records.retriedBatches++;
-          if (result) {
-            const from = BigInt(result.batchItemFailures[0]!.itemIdentifier);
-            batch = batch.filter((x) => BigInt(x.dynamodb?.SequenceNumber ?? '0') >= from);
-          }
-          await pause(200);
+      // Lambda's parallelization factor: batches of different instances side by side, those of
+      // one instance in order.
+      const lanes = Array.from({ length: o.streamLanes }, () => [] as StreamRecord[]);
+      for (const x of delivered) lanes[laneOf(x, o.streamLanes)]!.push(x);
+      await Promise.all(lanes.map((lane) => deliverInOrder(lane, reader.arn)));
+    }
+  }
+
+  /** Each batch of `records` until it succeeds: a failed or killed invocation is retried whole,
+   * reported failures from the first failed record on. */
+  async function deliverInOrder(records: StreamRecord[], arn: string) {
+    for (let i = 0; i < records.length; i += 10) {
+      let batch = records.slice(i, i + 10);
+      while (batch.length && !stop.signal.aborted) {
+        const result = await invoke('stream', (app) =>
+          app.stream({ Records: batch.map((x) => asLambda(x, arn)) }),
+        );
+        if (result && !result.batchItemFailures.length) break;
+        stats.records.retriedBatches++;
+        if (result) {
+          const from = BigInt(result.batchItemFailures[0]!.itemIdentifier);
+          batch = batch.filter((x) => BigInt(x.dynamodb?.SequenceNumber ?? '0') >= from);
         }
+        await pause(200);
       }
     }
   }

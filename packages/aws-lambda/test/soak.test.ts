@@ -34,9 +34,9 @@ const KILL_RATE = Number(env.STEPFOLD_SOAK_KILL_RATE ?? 0.3);
 const DROP_RATE = Number(env.STEPFOLD_SOAK_DROP_RATE ?? 0.1);
 const SEED = Number(env.STEPFOLD_SOAK_SEED ?? 7);
 /** Orders driven at once (each starts, waits for its approval step, decides). */
-const AT_ONCE = 8;
+const AT_ONCE = Math.min(32, Math.max(8, Math.ceil(ORDERS / 4)));
 /** How long every order has to end, and then the queue and schedules to empty. */
-const END_MS = 60_000 + ORDERS * 500;
+const END_MS = 60_000 + ORDERS * 1_000;
 const LEFTOVER_MS = APPROVAL_MS + 20_000;
 
 /** A small seeded generator (mulberry32): the same faults for the same seed and timing. */
@@ -74,6 +74,7 @@ beforeAll(async () => {
     killRate: KILL_RATE,
     dropRate: DROP_RATE,
     sweepMs: 1_000,
+    streamLanes: 4,
     queuePollers: 2,
     random: seeded(SEED),
   });
@@ -122,7 +123,7 @@ describe('the Lambda fleet on moto, with invocations killed and stream records d
           return void driverErrors.push(`${d.id}: ended ${s.status} before its decision`);
         if (s?.status === 'waiting' && s.active.includes('approve')) break;
         if (Date.now() > deadline) return void driverErrors.push(`${d.id}: never reached approve`);
-        await pause(300);
+        await pause(500);
       }
       const decision = d.decision === 'approve-then-cancel-in-backoff' ? 'approve' : d.decision;
       const r =
@@ -130,6 +131,9 @@ describe('the Lambda fleet on moto, with invocations killed and stream records d
           ? await call('POST', `/instances/${d.id}/cancel`, { reason: 'soak' })
           : await call('POST', `/instances/${d.id}/signals/approve`, { decision });
       if (r.status !== 200) driverErrors.push(`${d.id}: ${decision} answered ${r.status}`);
+      // A signal to an ended instance is answered with it as it is: the decision came too late.
+      else if (FINAL.includes(r.body.status) && decision === 'approve')
+        driverErrors.push(`${d.id}: approved once already ${r.body.status} (${JSON.stringify(r.body.error)})`);
       if (d.decision !== 'approve-then-cancel-in-backoff') return;
       // The charge failed once and waits for its retry: a cancel now leaves the delayed wake queued.
       for (;;) {
@@ -169,12 +173,14 @@ describe('the Lambda fleet on moto, with invocations killed and stream records d
     // schedule whose end record was dropped fires once (a stale wake) and deletes itself.
     const driver = createScheduleDriver({ scheduler: c.scheduler, sqs: c.sqs, group: res.group });
     let left = { messages: -1, schedules: [] as string[] };
+    let leftWhenAllEnded: { messages: number; schedules: number } | undefined;
     const leftBy = Date.now() + LEFTOVER_MS;
     for (;;) {
       left = {
         messages: (await queueDepth(c.sqs, res.queueUrl)).total,
         schedules: (await driver.list()).map((s) => s.name),
       };
+      leftWhenAllEnded ??= { messages: left.messages, schedules: left.schedules.length };
       if ((left.messages === 0 && left.schedules.length === 0) || Date.now() > leftBy) break;
       await pause(500);
     }
@@ -206,10 +212,17 @@ describe('the Lambda fleet on moto, with invocations killed and stream records d
         reruns: ledger.reruns,
         ...stats,
         left,
+        leftWhenAllEnded,
         allEndedMs: allEnded - started,
         emptiedMs: emptied - started,
       }),
     );
+    // What went wrong, in each violating order's own words: its transition log.
+    for (const id of new Set(violations.map((v) => v.split(':')[0]!))) {
+      const s = finals.get(id);
+      if (s)
+        console.log(id, JSON.stringify(s.log.map((e) => [e.v, e.at - started, e.type, e.step, e.detail])));
+    }
     expect(violations).toEqual([]);
     expect(left).toEqual({ messages: 0, schedules: [] });
     expect(after).toEqual({ messages: 0, schedules: [] });
