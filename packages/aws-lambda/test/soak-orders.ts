@@ -9,7 +9,7 @@ import { type HandlerContext, type RunnerHooks, type Snapshot, TaskError, workfl
 /** Handler deadline: a task whose invocation was killed is due again this soon (the sweep takes it). */
 export const TASK_TIMEOUT_MS = 2_000;
 /** The approval deadline of an order that gets its decision. */
-export const APPROVAL_MS = 12_000;
+export const APPROVAL_MS = 20_000;
 /** The approval deadline of an order designed to lapse (nobody decides). */
 export const LAPSE_MS = 2_000;
 

@@ -29,7 +29,7 @@ import {
 import { clients, http, provision } from './support.js';
 
 const env = process.env;
-const ORDERS = Number(env.STEPFOLD_SOAK_ORDERS ?? 36);
+const ORDERS = Number(env.STEPFOLD_SOAK_ORDERS ?? 27);
 const KILL_RATE = Number(env.STEPFOLD_SOAK_KILL_RATE ?? 0.3);
 const DROP_RATE = Number(env.STEPFOLD_SOAK_DROP_RATE ?? 0.1);
 const SEED = Number(env.STEPFOLD_SOAK_SEED ?? 7);
@@ -133,7 +133,9 @@ describe('the Lambda fleet on moto, with invocations killed and stream records d
       if (r.status !== 200) driverErrors.push(`${d.id}: ${decision} answered ${r.status}`);
       // A signal to an ended instance is answered with it as it is: the decision came too late.
       else if (FINAL.includes(r.body.status) && decision === 'approve')
-        driverErrors.push(`${d.id}: approved once already ${r.body.status} (${JSON.stringify(r.body.error)})`);
+        driverErrors.push(
+          `${d.id}: approved once already ${r.body.status} (${JSON.stringify(r.body.error)})`,
+        );
       if (d.decision !== 'approve-then-cancel-in-backoff') return;
       // The charge failed once and waits for its retry: a cancel now leaves the delayed wake queued.
       for (;;) {
