@@ -68,7 +68,7 @@ export interface FleetStats {
   /** Invocations that threw (a function error, retried like a kill). */
   errors: Record<FunctionName, number>;
   coldStarts: number;
-  records: { read: number; dropped: number; retriedBatches: number };
+  records: { read: number; dropped: number; retriedBatches: number; maxLagMs: number; meanLagMs: number };
   messages: { received: number; deleted: number };
   swept: number;
   fired: number;
@@ -168,7 +168,7 @@ export function startFleet<const W extends readonly AnyDefinition[]>(o: FleetOpt
     kills: zero(),
     errors: zero(),
     coldStarts: 0,
-    records: { read: 0, dropped: 0, retriedBatches: 0 },
+    records: { read: 0, dropped: 0, retriedBatches: 0, maxLagMs: 0, meanLagMs: 0 },
     messages: { received: 0, deleted: 0 },
     swept: 0,
     fired: 0,
@@ -288,7 +288,14 @@ export function startFleet<const W extends readonly AnyDefinition[]>(o: FleetOpt
         await pause(100);
         continue;
       }
-      stats.records.read += records.length;
+      // How far behind the writes the function reads (the record's time is in whole seconds on moto).
+      const now = Date.now();
+      for (const x of records) {
+        const lag = now - (x.dynamodb?.ApproximateCreationDateTime?.getTime() ?? now);
+        stats.records.maxLagMs = Math.max(stats.records.maxLagMs, lag);
+        stats.records.meanLagMs += (lag - stats.records.meanLagMs) / (stats.records.read + 1);
+        stats.records.read++;
+      }
       const delivered = records.filter(() => o.random() >= o.dropRate);
       stats.records.dropped += records.length - delivered.length;
       // Lambda's parallelization factor: batches of different instances side by side, those of

@@ -1,6 +1,6 @@
 /**
  * The serverless soak: the Lambda-shaped fleet on moto (the `stream` function on the table's
- * stream, `queue` on the SQS queue, `sweep` every second, a driver firing due schedules) runs a mix
+ * stream, `queue` on the SQS queue, `sweep` every 3 s, a driver firing due schedules) runs a mix
  * of orders started and decided through `api`, while invocations are killed mid-batch and stream
  * records are dropped (how a kill is simulated: see soak-fleet.ts). It passes when every order ends
  * as designed (status, compensations, each effect applied once), no completion is written twice,
@@ -73,7 +73,7 @@ beforeAll(async () => {
     }),
     killRate: KILL_RATE,
     dropRate: DROP_RATE,
-    sweepMs: 1_000,
+    sweepMs: 3_000,
     streamLanes: 4,
     queuePollers: 2,
     random: seeded(SEED),
