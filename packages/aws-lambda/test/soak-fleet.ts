@@ -6,8 +6,9 @@
  * A killed invocation, simulated in-process: before it runs, an invocation may be given a kill
  * point: the k-th AWS request it makes (k from 1 to 12) in `before` mode (the request never leaves)
  * or `after` mode (it is sent and may apply, but its answer never comes back), or in `effect` mode
- * the moment its first handler has applied its effect (before the result is written). From then on every request of the container's clients stays pending forever
- * and its handlers apply nothing and never return: the container is frozen, as a killed process,
+ * the moment its first handler has applied its effect (before the result is written). From then
+ * on every request of the container's clients stays pending forever and its handlers apply
+ * nothing and never return: the container is frozen, as a killed process,
  * and is never invoked again (the next invocation cold-starts a new one). Requests already on the
  * wire when it died still reach moto, as they would. The event source sees the invocation fail:
  * SQS messages are not deleted and come back after the visibility timeout; a stream batch is
@@ -37,6 +38,9 @@ export interface ContainerProbe {
   applied(): void;
 }
 
+/** Where a kill lands (see the header). */
+export type KillMode = 'before' | 'after' | 'effect';
+
 /** The three functions the event sources invoke. */
 export type FunctionName = 'queue' | 'stream' | 'sweep';
 
@@ -65,6 +69,8 @@ export interface FleetOptions<W extends readonly AnyDefinition[]> {
 export interface FleetStats {
   invocations: Record<FunctionName, number>;
   kills: Record<FunctionName, number>;
+  /** Kills by where they landed: at a request not sent, at one sent, after a handler's effect. */
+  killedAt: Record<KillMode, number>;
   /** Invocations that threw (a function error, retried like a kill). */
   errors: Record<FunctionName, number>;
   coldStarts: number;
@@ -88,7 +94,9 @@ class Container {
   dead = false;
   app!: LambdaApp;
   private requests = 0;
-  private killAt: { at: number; mode: 'before' | 'after' | 'effect' } | undefined;
+  private killAt: { at: number; mode: KillMode } | undefined;
+  /** Where this container died, if it did by its kill point. */
+  killedBy: KillMode | undefined;
   private die!: () => void;
   readonly killed = new Promise<void>((r) => {
     this.die = r;
@@ -102,6 +110,7 @@ class Container {
       this.requests++;
       if (this.killAt && this.killAt.mode !== 'effect' && this.requests >= this.killAt.at) {
         if (this.killAt.mode === 'after') send(...args).catch(() => {});
+        this.killedBy = this.killAt.mode;
         this.kill();
         return frozen();
       }
@@ -122,7 +131,9 @@ class Container {
 
   /** A handler applied its effect: in `effect` mode, the container dies before the result is written. */
   applied() {
-    if (this.killAt?.mode === 'effect') this.kill();
+    if (this.killAt?.mode !== 'effect' || this.dead) return;
+    this.killedBy = 'effect';
+    this.kill();
   }
 
   kill() {
@@ -166,6 +177,7 @@ export function startFleet<const W extends readonly AnyDefinition[]>(o: FleetOpt
   const stats: FleetStats = {
     invocations: zero(),
     kills: zero(),
+    killedAt: { before: 0, after: 0, effect: 0 },
     errors: zero(),
     coldStarts: 0,
     records: { read: 0, dropped: 0, retriedBatches: 0, maxLagMs: 0, meanLagMs: 0 },
@@ -221,6 +233,7 @@ export function startFleet<const W extends readonly AnyDefinition[]>(o: FleetOpt
     ]);
     if ('killed' in outcome || c.dead) {
       stats.kills[fn]++;
+      if (c.killedBy) stats.killedAt[c.killedBy]++;
       return undefined;
     }
     if ('error' in outcome) {
