@@ -1,3 +1,5 @@
+import type { FinishedStatus } from './snapshot.js';
+
 /** Every stable error code stepfold throws; match on `error.code`, never on the message. */
 export type ErrorCode =
   | 'INVALID_DEFINITION'
@@ -24,7 +26,8 @@ export type ErrorCode =
   | 'MIGRATION_REFUSED'
   | 'PAYLOAD_TOO_LARGE'
   | 'PAYLOAD_NOT_FOUND'
-  | 'NO_WAKE_STREAM';
+  | 'NO_WAKE_STREAM'
+  | 'INSTANCE_FINISHED';
 
 /**
  * What kind of failure an {@link ErrorCode} is: what the caller should do about it. Exit codes and
@@ -67,6 +70,8 @@ export const ERROR_KINDS: Readonly<Record<ErrorCode, ErrorKind>> = {
   // A typed client's definition is not the one the instance runs: its command is refused unapplied.
   WORKFLOW_MISMATCH: 'refused',
   INBOX_OVERFLOW: 'refused',
+  // A signal sent (with `rejectFinished`) to an instance that has finished: nothing can apply it.
+  INSTANCE_FINISHED: 'refused',
   // The instance's state (a step the new version has no place for) refuses the move; nothing written.
   MIGRATION_REFUSED: 'refused',
   // Over the payload store's own limit, whatever the threshold.
@@ -315,6 +320,19 @@ export class InboxOverflowError extends StepfoldError<'INBOX_OVERFLOW'> {
       'INBOX_OVERFLOW',
       `instance ${JSON.stringify(id)}: signal inbox is full (${limit} buffered signals)`,
     );
+  }
+}
+
+/**
+ * A signal sent with `rejectFinished` to an instance that has finished (`status` says how):
+ * no event applies to it any more, so nothing was written.
+ */
+export class InstanceFinishedError extends StepfoldError<'INSTANCE_FINISHED'> {
+  constructor(
+    readonly id: string,
+    readonly status: FinishedStatus,
+  ) {
+    super('INSTANCE_FINISHED', `instance ${JSON.stringify(id)} has finished (${status}); nothing was written`);
   }
 }
 

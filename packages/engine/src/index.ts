@@ -98,6 +98,7 @@ export {
   type DueClaims,
   type DueQuery,
   type Inbox,
+  type InboxSendOutcome,
   type ListPage,
   type ListQuery,
   type SaveOptions,
