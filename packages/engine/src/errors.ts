@@ -332,7 +332,10 @@ export class InstanceFinishedError extends StepfoldError<'INSTANCE_FINISHED'> {
     readonly id: string,
     readonly status: FinishedStatus,
   ) {
-    super('INSTANCE_FINISHED', `instance ${JSON.stringify(id)} has finished (${status}); nothing was written`);
+    super(
+      'INSTANCE_FINISHED',
+      `instance ${JSON.stringify(id)} has finished (${status}); nothing was written`,
+    );
   }
 }
 

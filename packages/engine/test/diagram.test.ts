@@ -1,4 +1,4 @@
-import * as engine from '@stepfold/engine';
+import type * as engine from '@stepfold/engine';
 import {
   conditionText,
   createHarness,

@@ -99,7 +99,10 @@ export function inbox(table: Table): InboxDriver {
       if (out !== null) return true;
       const found = seen as Item | undefined;
       const definition = found?.['definition']?.S;
-      return (definition !== undefined && accept.includes(definition) && finishedStatus(found?.['status']?.S)) || false;
+      return (
+        (definition !== undefined && accept.includes(definition) && finishedStatus(found?.['status']?.S)) ||
+        false
+      );
     },
 
     async claim(w) {

@@ -103,7 +103,11 @@ describe('postgres runner.send', () => {
       },
       connect: () => pool.connect(),
     };
-    const store = createPostgresStore({ pool: spy as unknown as pg.Pool, schema: TEST_SCHEMA, table: base.table });
+    const store = createPostgresStore({
+      pool: spy as unknown as pg.Pool,
+      schema: TEST_SCHEMA,
+      table: base.table,
+    });
     const workflow = { name: 'w', version: 1, hash: 'h' };
     await store.create(makeTestSnapshot('done', { workflow, status: 'cancelled' }));
     const event = { type: 'signal' as const, at: 5, name: 'go' };

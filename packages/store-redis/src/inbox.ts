@@ -1,4 +1,10 @@
-import { finishedStatus, type InboxDriver, type SentRow, type SentSignal, type WorkflowEvent } from '@stepfold/engine';
+import {
+  finishedStatus,
+  type InboxDriver,
+  type SentRow,
+  type SentSignal,
+  type WorkflowEvent,
+} from '@stepfold/engine';
 import type { Cluster, Redis } from 'ioredis';
 import { HANDOFF_MAX_CHARS, type HintRoute, scoreBound } from './encode.js';
 import { CLAIM_SENT, DROP_SENT, SEND } from './inbox-scripts.js';

@@ -1,6 +1,12 @@
 import { isTime } from '../event-time.js';
 import type { WorkflowEvent } from '../events.js';
-import { type Inbox, type InboxSendOutcome, SENT_CLAIM_AFTER_MS, type SentDue, type Unreadable } from './store.js';
+import {
+  type Inbox,
+  type InboxSendOutcome,
+  SENT_CLAIM_AFTER_MS,
+  type SentDue,
+  type Unreadable,
+} from './store.js';
 import type { InboxDriver, SentRow } from './store-driver.js';
 import { decodeEach, type StoreParts, seqsOf } from './store-parts.js';
 

@@ -58,7 +58,10 @@ function describeSending(h: InboxHarness): void {
     await sender.start('send-waits', 'd');
     await sender.cancel('d');
     // Nothing written, and the caller told (by the store's write where it can, else signal's path).
-    expect(await sender.send('d', 'go', { said: 'late' })).toEqual({ status: 'finished', finished: 'cancelled' });
+    expect(await sender.send('d', 'go', { said: 'late' })).toEqual({
+      status: 'finished',
+      finished: 'cancelled',
+    });
     const refused = await sender.send('d', 'go', { said: 'late' }, { rejectFinished: true }).catch((e) => e);
     expect(refused).toMatchObject({ code: 'INSTANCE_FINISHED', status: 'cancelled' });
     expect(await waitingIn(store, 'd')).toBe(0);
