@@ -47,7 +47,7 @@ function rowOf(item: Item): SentRow {
 
 /** The inbox on the instance's own item: see the README ("Inbox"). */
 export function inbox(table: Table): InboxDriver {
-  const shards = Array.from({ length: table.shards }, (_, n) => sentShard(n));
+  const shards = Array.from({ length: table.readShards }, (_, n) => sentShard(n));
   const sentIndex: ShardedIndex = {
     index: SENT_INDEX,
     partition: 'sentShard',

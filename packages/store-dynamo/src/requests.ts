@@ -17,8 +17,10 @@ import { NOTE_ATTRIBUTE, type Note } from './stream-notice.js';
 export interface Table {
   client: DynamoDBClient;
   name: string;
-  /** Partitions of the due, lane and sent indexes (the `dueShards` option). */
+  /** Partitions of the due, lane and sent indexes an item is written to (the `dueShards` option). */
   shards: number;
+  /** Partitions polls query, at least `shards` (more while a change of the count rolls out: `readDueShards`). */
+  readShards: number;
 }
 
 /** One item (or index entry) as DynamoDB returns it. */
