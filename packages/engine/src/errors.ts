@@ -1,5 +1,3 @@
-import type { FinishedStatus } from './snapshot.js';
-
 /** Every stable error code stepfold throws; match on `error.code`, never on the message. */
 export type ErrorCode =
   | 'INVALID_DEFINITION'
@@ -330,7 +328,8 @@ export class InboxOverflowError extends StepfoldError<'INBOX_OVERFLOW'> {
 export class InstanceFinishedError extends StepfoldError<'INSTANCE_FINISHED'> {
   constructor(
     readonly id: string,
-    readonly status: FinishedStatus,
+    // The finished statuses, spelled out: errors.ts imports nothing (snapshot.ts imports it).
+    readonly status: 'completed' | 'failed' | 'cancelled' | 'aborted',
   ) {
     super(
       'INSTANCE_FINISHED',
