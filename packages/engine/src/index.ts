@@ -83,6 +83,7 @@ export type {
   RunnerOptions,
   RunnerStats,
   SendOptions,
+  SendResult,
   SignalOptions,
   StartOptions,
   TypedSnapshot,
