@@ -21,7 +21,7 @@ export type TaskStepOf<D> = TaskStepIdOf<D>;
  * Step ids whose tasks a snapshot dispatches: those of {@link TaskStepOf} and the steps that start
  * workflows (whose tasks stand for their children; `compensate` completes their own compensation).
  */
-export type DispatchingStepOf<D> = TaskStepOf<D> | (ChildStepsOf<D>['step'] & string);
+export type DispatchingStepOf<D> = (keyof TaskOutputsOf<D> & string) | (ChildStepsOf<D>['step'] & string);
 
 /** What `output(stepId)` returns: the step's output as stored, undefined until it completes. */
 export type OutputRead<D, K> = StepOutputAt<D, K> | undefined;

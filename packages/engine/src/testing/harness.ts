@@ -1,7 +1,7 @@
 import { compileWorkflow } from '../definition/compile.js';
 import { declaredCheckOf, declaredProblem } from '../definition/declared-schemas.js';
 import { kindOf } from '../definition/kinds/index.js';
-import type { SignalsOf, StepIdOf } from '../definition/typed-definition.js';
+import type { SignalsOf, StepIdOf, TaskOutputsOf } from '../definition/typed-definition.js';
 import type { WorkflowEvent } from '../events.js';
 import { type Reduction, reduce, replay, step } from '../reducer/reducer.js';
 import { taskView } from '../reducer/task-view.js';
@@ -31,7 +31,6 @@ import type {
   SignalArgs,
   StartArgs,
   SyncHandlers,
-  TaskStepOf,
 } from './harness-types.js';
 import { type ChildEffect, type EventInput, HarnessTree, type TreeMember } from './tree.js';
 
@@ -180,7 +179,7 @@ export class WorkflowHarness<
    * Reports success of the in-flight attempt of `stepId` (or of the given attempt; pass `key`,
    * an idempotency key, to report for a specific execution as a runner does; `item` for a map's).
    */
-  complete<K extends TaskStepOf<D>>(
+  complete<K extends keyof TaskOutputsOf<D> & string>(
     stepId: K,
     output?: ReportedOutput<D, K>,
     o: ReportOptions = {},
@@ -192,7 +191,7 @@ export class WorkflowHarness<
 
   /** Reports failure of the in-flight attempt of `stepId` (or of the given attempt / `key` / `item`). */
   fail(
-    stepId: TaskStepOf<D>,
+    stepId: keyof TaskOutputsOf<D> & string,
     error: string | Omit<ErrorInfo, 'step'> = 'failed',
     o: ReportOptions = {},
   ): boolean {
@@ -315,10 +314,13 @@ export class WorkflowHarness<
    *
    * For a typed definition it takes the steps that start workflows (or an instance id), and the
    * child's harness is typed by its definition when that is among `workflows`.
+   * Or typed by the definition given: `h.child<typeof line>('lines', 0)`. (One signature, not
+   * overloads, so a wrong step id's error names it on its first line.)
    */
-  child<K extends ChildRef<D>>(stepOrId: K, item?: number): WorkflowHarness<ChildDefinitionOf<D, W, K>>;
-  /** A child's harness typed by the definition given (`h.child<typeof line>('lines', 0)`). */
-  child<C extends AnyDefinition>(stepOrId: ChildRef<D>, item?: number): WorkflowHarness<C>;
+  child<C extends AnyDefinition = never, K extends ChildRef<D> = ChildRef<D>>(
+    stepOrId: K,
+    item?: number,
+  ): WorkflowHarness<[C] extends [never] ? ChildDefinitionOf<D, W, K> : C>;
   child(stepOrId: string, item?: number): WorkflowHarness {
     const s = this.state;
     const st = s.steps[stepOrId];
