@@ -91,7 +91,10 @@ async function firstLines(): Promise<Map<number, string>> {
     noEmit: true,
     types: [],
   };
-  writeFileSync(join(work, 'tsconfig.json'), JSON.stringify({ compilerOptions: strictest, files: ['app.ts'] }));
+  writeFileSync(
+    join(work, 'tsconfig.json'),
+    JSON.stringify({ compilerOptions: strictest, files: ['app.ts'] }),
+  );
   const out = await promisify(execFile)(process.execPath, [TSC, '-p', '.'], { cwd: work }).then(
     () => '',
     (e: { stdout?: string }) => e.stdout ?? String(e),

@@ -6,7 +6,6 @@ import {
   defineWorkflow,
   type HandlerContext,
   type HumanDecision,
-  type WorkflowHarness,
   workflow,
 } from '@stepfold/engine';
 import { describe, expect, expectTypeOf, it } from 'vitest';
@@ -56,8 +55,12 @@ describe('complete and fail', () => {
     expect(h.complete('pay', { paidBy: 'ana' })).toBe(true);
     expect(h.complete('prices', { cents: 1 }, { item: 0 })).toBe(true);
     expect(h.output('prices')).toEqual([{ cents: 1 }]);
-    expectTypeOf(h.complete<'pay'>).parameter(1).toEqualTypeOf<{ paidBy: string } | undefined>();
-    expectTypeOf(h.complete<'prices'>).parameter(1).toEqualTypeOf<{ cents: number } | undefined>();
+    expectTypeOf(h.complete<'pay'>)
+      .parameter(1)
+      .toEqualTypeOf<{ paidBy: string } | undefined>();
+    expectTypeOf(h.complete<'prices'>)
+      .parameter(1)
+      .toEqualTypeOf<{ cents: number } | undefined>();
   });
 
   it('refuse a human, wait or child step id, naming it, and a wrong output', () => {
@@ -76,7 +79,7 @@ describe('complete and fail', () => {
     h.complete('prices', { cents: 1 }, { item: 0 });
     // A child's end reports for its step (here the test's: no `workflows` given).
     // @ts-expect-error "first" starts a workflow: its child's end reports for it
-    expect(() => h.complete('first', { picked: 'ana' })).toThrow('its child\'s end reports for it');
+    expect(() => h.complete('first', { picked: 'ana' })).toThrow("its child's end reports for it");
   });
 
   it('refuse an output of the wrong type', () => {
@@ -199,11 +202,15 @@ describe('an untyped (JSON) definition', () => {
     expect(h.dispatched('anything')).toEqual([]);
     expect(h.signal('go')).toBe(true);
     expect(h.status).toBe('completed');
-    expectTypeOf(h.complete<string>).parameter(0).toEqualTypeOf<string>();
+    expectTypeOf(h.complete<string>)
+      .parameter(0)
+      .toEqualTypeOf<string>();
     expectTypeOf(h.awaitingSignal()).toEqualTypeOf<Array<{ step: string; signal: string }>>();
-    expectTypeOf(h.requeue).parameter(0).toEqualTypeOf<
-      { step?: string | undefined; inputPatch?: Record<string, unknown> | undefined } | undefined
-    >();
+    expectTypeOf(h.requeue)
+      .parameter(0)
+      .toEqualTypeOf<
+        { step?: string | undefined; inputPatch?: Record<string, unknown> | undefined } | undefined
+      >();
     expectTypeOf(createHarness(json).start).parameter(0).toEqualTypeOf<unknown>();
   });
 });

@@ -167,7 +167,22 @@ export class WorkflowBuilder<
   signal<const Name extends string, Sch extends StandardSchema>(
     name: Name,
     schema: Sch,
-  ): WorkflowBuilder<N, WI, H, O, S & { [P in Name]: InferSchema<Sch> }, U, WO, true, Ids, Last, Ch, Kd, Tk, Fk> {
+  ): WorkflowBuilder<
+    N,
+    WI,
+    H,
+    O,
+    S & { [P in Name]: InferSchema<Sch> },
+    U,
+    WO,
+    true,
+    Ids,
+    Last,
+    Ch,
+    Kd,
+    Tk,
+    Fk
+  > {
     this.schemas.signals[name] = schema;
     return this as never;
   }

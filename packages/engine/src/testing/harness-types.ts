@@ -4,7 +4,6 @@ import type {
   NameOf,
   SignalsOf,
   StepIdOf,
-  StepOutputsOf,
   TaskOutputsOf,
   TaskStepIdOf,
 } from '../definition/typed-definition.js';
