@@ -39,6 +39,8 @@ export type {
   SignalsOf,
   StepIdOf,
   StepOutputsOf,
+  TaskOutputsOf,
+  TaskStepIdOf,
   TypedDefinition,
 } from './definition/typed-definition.js';
 export type {
