@@ -5,12 +5,14 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { bundle } from './groups/bundle.js';
+import { coldStartLambda } from './groups/cold-start-lambda.js';
 import { childPostgres, mapPostgres } from './groups/composition.js';
 import { dryRunPostgres } from './groups/dry-run.js';
 import { e2ePostgres, e2ePostgresBusy } from './groups/e2e.js';
 import { e2eGroups } from './groups/e2e-stores.js';
 import { flatCost } from './groups/flat-cost.js';
 import { reducer } from './groups/reducer.js';
+import { requestsDynamo } from './groups/requests-dynamo.js';
 import { runnerMemory } from './groups/runner-memory.js';
 import { scalePostgres } from './groups/scale.js';
 import { scaleRedis } from './groups/scale-redis.js';
@@ -38,6 +40,8 @@ const GROUPS: Group[] = [
   wakeLatencyDynamo,
   idleQueries,
   ...e2eGroups,
+  requestsDynamo,
+  coldStartLambda,
 ];
 
 const RESULTS = fileURLToPath(new URL('../results.json', import.meta.url));

@@ -75,6 +75,24 @@ h.complete('reserve', { reservation: 'R-PEN' });
 h.fail('charge', { message: 'declined', retryable: false });
 h.compensate('reserve');
 assert.equal(h.status, 'failed');
+// The harness's reads and writes, typed by the definition: compiled here under the strictest options.
+const attempt: number | undefined = h.snapshot.steps.charge?.attempt;
+assert.equal(attempt, 1);
+const reservation: string | undefined = h.output('reserve')?.reservation;
+assert.equal(reservation, 'R-PEN');
+assert.equal(h.snapshot.input.sku, 'PEN');
+const approvals = workflow('approvals', 1)
+  .handlers<typeof handlers>()
+  .signal('approve', type<{ decision: 'approve' | 'reject'; by: string }>())
+  .human('approve')
+  .task('reserve', { handler: 'reserve', input: { sku: 'outputs.approve.by' } })
+  .build();
+const a = createHarness(approvals).start();
+assert.deepEqual(a.awaitingSignal(), [{ step: 'approve', signal: 'approve' }]);
+a.signal('approve', { decision: 'approve', by: 'ana' });
+a.complete('reserve', { reservation: 'R-ana' });
+assert.equal(a.output('approve')?.by, 'ana');
+assert.equal(a.snapshot.steps.reserve?.output?.reservation, 'R-ana');
 
 // Evolution entries: a migration (its recipe runs on immer, a dependency of the engine), payload
 // offloading, and a tiered store over two stores.

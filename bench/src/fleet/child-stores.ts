@@ -9,7 +9,7 @@ import {
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import type { Store } from '@stepfold/engine';
-import { createDynamoStore, shardOf } from '@stepfold/store-dynamo';
+import { createDynamoStore, DEFAULT_DUE_SHARDS, shardOf } from '@stepfold/store-dynamo';
 import { createMongoStore } from '@stepfold/store-mongo';
 import { createPostgresStore } from '@stepfold/store-postgres';
 import { createRedisStore, SCRIPTS } from '@stepfold/store-redis';
@@ -204,7 +204,7 @@ async function dynamoStore(env: StoreEnv): Promise<ChildStore> {
     maxAttempts: 3,
   });
   const TableName = env.table;
-  const SHARDS = 8; // the adapter's default dueShards
+  const SHARDS = DEFAULT_DUE_SHARDS; // the store's own count (it is created with the default)
   const store = createDynamoStore({ client, table: TableName });
   const item = (r: RawRow): Record<string, Attr> => {
     const it: Record<string, Attr> = {

@@ -2,6 +2,7 @@ import {
   createMemoryStore,
   createRunner,
   createWorker,
+  type InboxSendOutcome,
   type MemoryStore,
   SENT_CLAIM_AFTER_MS,
   type Snapshot,
@@ -127,7 +128,7 @@ export const inbox: Target<Row[], InboxContext> = {
       if (typeof event !== 'object' || event === null || Array.isArray(event)) continue;
       texts.push(JSON.stringify(event)?.slice(0, 200) ?? '?');
       const sent = await typedOrValueAsync(() => c.store.inbox!.send(id, event as WorkflowEvent, accept));
-      if (!sent) continue;
+      if (sent !== true) continue;
     }
     // Past the grace a notice gets: what the notice path left is the inbox lane's now.
     c.skew.ms += SENT_CLAIM_AFTER_MS + 1;
@@ -153,7 +154,7 @@ export const inbox: Target<Row[], InboxContext> = {
   },
 };
 
-async function typedOrValueAsync(fn: () => Promise<boolean>): Promise<boolean> {
+async function typedOrValueAsync(fn: () => Promise<InboxSendOutcome>): Promise<InboxSendOutcome> {
   try {
     return await fn();
   } catch (e) {

@@ -27,6 +27,7 @@ import type {
   SweepResult,
 } from './lambda-types.js';
 import { jsonLog, type LambdaLog } from './log.js';
+import { primedStore } from './primed-store.js';
 import { createQueueHandler } from './queue-handler.js';
 import { createStreamHandler } from './stream-handler.js';
 import { createSweepHandler, type SweepContext } from './sweep.js';
@@ -117,7 +118,11 @@ export function createLambdaApp<const W extends readonly AnyDefinition[]>(o: Lam
     ...(o.hooks ? { hooks: o.hooks } : {}),
     ...(o.payloads ? { payloads: o.payloads } : {}),
   };
-  const runner = createRunner({ ...common, handlers: o.handlers } as Parameters<typeof createRunner>[0]);
+  // The stream function's ticks load from the record's image (see primed-store.ts).
+  const primed = primedStore(store);
+  const runner = createRunner({ ...common, store: primed.store, handlers: o.handlers } as Parameters<
+    typeof createRunner
+  >[0]);
   const handOff = createRunner({ ...common, execute: false } as Parameters<typeof createRunner>[0]);
 
   const queueUrl = o.queueUrl ?? env[ENV.queueUrl];
@@ -137,7 +142,7 @@ export function createLambdaApp<const W extends readonly AnyDefinition[]>(o: Lam
   }
   const api = createApiHandler({ runner: handOff, log });
   const queueHandler = createQueueHandler({ runner, timers, clock, log });
-  const stream = createStreamHandler({ runner, timers, clock, log });
+  const stream = createStreamHandler({ runner, timers, clock, log, primed });
   const sweep = createSweepHandler({ runner, clock, log });
   return {
     runner,

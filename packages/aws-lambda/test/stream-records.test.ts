@@ -83,8 +83,9 @@ describe('stream records', () => {
     const behind = appWith(() => Date.now());
     const count = countRequests(c.dynamodb);
     await behind.app.stream(await recordOf(id));
-    // The tick: a read and two writes (the task taken, its result), and no Query.
-    expect(count.byCommand).toEqual({ GetItemCommand: 2, UpdateItemCommand: 2 }); // one GetItem is recordOf's
+    // The tick: two writes (the task taken, its result), no read (the record's image is the
+    // instance), and no Query.
+    expect(count.byCommand).toEqual({ GetItemCommand: 1, UpdateItemCommand: 2 }); // the GetItem is recordOf's
     expect(behind.calls.map((x) => x.step)).toEqual(['reserve-stock']);
     expect((await store.load(id))?.active).toEqual(['approve']);
     // The approval's 48 h deadline, when its record comes: a schedule (the instance may end first).

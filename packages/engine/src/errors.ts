@@ -25,7 +25,8 @@ export type ErrorCode =
   | 'MIGRATION_REFUSED'
   | 'PAYLOAD_TOO_LARGE'
   | 'PAYLOAD_NOT_FOUND'
-  | 'NO_WAKE_STREAM';
+  | 'NO_WAKE_STREAM'
+  | 'INSTANCE_FINISHED';
 
 /**
  * What kind of failure an {@link ErrorCode} is: what the caller should do about it. Exit codes and
@@ -70,6 +71,8 @@ export const ERROR_KINDS: Readonly<Record<ErrorCode, ErrorKind>> = {
   // A typed client's definition is not the one the instance runs: its command is refused unapplied.
   WORKFLOW_MISMATCH: 'refused',
   INBOX_OVERFLOW: 'refused',
+  // A signal sent (with `rejectFinished`) to an instance that has finished: nothing can apply it.
+  INSTANCE_FINISHED: 'refused',
   // The instance's state (a step the new version has no place for) refuses the move; nothing written.
   MIGRATION_REFUSED: 'refused',
   // Over the payload store's own limit, whatever the threshold.
@@ -318,6 +321,23 @@ export class InboxOverflowError extends StepfoldError<'INBOX_OVERFLOW'> {
     super(
       'INBOX_OVERFLOW',
       `instance ${JSON.stringify(id)}: signal inbox is full (${limit} buffered signals)`,
+    );
+  }
+}
+
+/**
+ * A signal sent with `rejectFinished` to an instance that has finished (`status` says how):
+ * no event applies to it any more, so nothing was written.
+ */
+export class InstanceFinishedError extends StepfoldError<'INSTANCE_FINISHED'> {
+  constructor(
+    readonly id: string,
+    // The finished statuses, spelled out: errors.ts imports nothing (snapshot.ts imports it).
+    readonly status: 'completed' | 'failed' | 'cancelled' | 'aborted',
+  ) {
+    super(
+      'INSTANCE_FINISHED',
+      `instance ${JSON.stringify(id)} has finished (${status}); nothing was written`,
     );
   }
 }

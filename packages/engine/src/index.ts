@@ -39,6 +39,8 @@ export type {
   SignalsOf,
   StepIdOf,
   StepOutputsOf,
+  TaskOutputsOf,
+  TaskStepIdOf,
   TypedDefinition,
 } from './definition/typed-definition.js';
 export type {
@@ -83,6 +85,7 @@ export type {
   RunnerOptions,
   RunnerStats,
   SendOptions,
+  SendResult,
   SignalOptions,
   StartOptions,
   TypedSnapshot,
@@ -98,6 +101,7 @@ export {
   type DueClaims,
   type DueQuery,
   type Inbox,
+  type InboxSendOutcome,
   type ListPage,
   type ListQuery,
   type SaveOptions,

@@ -14,11 +14,19 @@ export type Status =
   | 'aborted'
   | 'dlq';
 
+/** A status after which no event applies: how an instance finished. */
+export type FinishedStatus = 'completed' | 'failed' | 'cancelled' | 'aborted';
+
 /** Statuses after which no event applies. */
 export const TERMINAL_STATUSES: readonly Status[] = ['completed', 'failed', 'cancelled', 'aborted'];
 
+/** `status` when it is a finished one (a store reading a row's status column), else undefined. */
+export function finishedStatus(status: unknown): FinishedStatus | undefined {
+  return TERMINAL_STATUSES.find((t) => t === status) as FinishedStatus | undefined;
+}
+
 /** True when no further event can change an instance in this status. */
-export function isTerminal(status: Status): boolean {
+export function isTerminal(status: Status): status is FinishedStatus {
   return TERMINAL_STATUSES.includes(status);
 }
 

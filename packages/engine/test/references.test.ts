@@ -141,7 +141,10 @@ describe('signals no step listens for', () => {
     const version = (await store.load('f-1'))?.version;
     await expect(runner.signal('f-1', 'aproval', {})).rejects.toMatchObject({ code: 'UNKNOWN_SIGNAL' });
     await expect(runner.send('f-1', 'aproval', {})).rejects.toMatchObject({ code: 'UNKNOWN_SIGNAL' });
-    await expect(runner.send('f-1', 'approve', { decision: 'approve' })).resolves.toBeUndefined();
+    await expect(runner.send('f-1', 'approve', { decision: 'approve' })).resolves.toEqual({
+      status: 'finished',
+      finished: 'completed',
+    });
     expect((await store.load('f-1'))?.version).toBe(version);
   });
 

@@ -285,7 +285,7 @@ describe('human approval', () => {
 
   it('a buffered decision without approve/reject does not approve the step', () => {
     const h = createHarness(wf).start();
-    h.signal('review', { hello: 'world' }); // nobody listens yet: buffered
+    h.signal('review', { hello: 'world' } as never); // nobody listens yet: buffered (the compiler refuses it)
     h.complete('draft');
     expect(h.snapshot.steps.review?.status).toBe('active');
     expect(h.snapshot.steps.publish).toBeUndefined();

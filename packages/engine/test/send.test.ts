@@ -54,13 +54,18 @@ describe('runner.send', () => {
       },
     });
     await runner.start('waits', 'a');
-    await expect(runner.send('a', 'go', { x: 1 })).resolves.toBeUndefined();
+    const sent = await runner.send('a', 'go', { x: 1 });
+    expect(sent).toMatchObject({ status: 'applied', snapshot: { id: 'a', version: 2 } });
     await runner.idle();
     expect(ran).toEqual(['a']);
     expect((await store.load('a'))?.status).toBe('completed');
-    // A finished instance ignores signals, as with signal: nothing written, no error.
+    // A finished instance ignores signals, as with signal: nothing written; the result says so.
     const version = (await store.load('a'))?.version;
-    await expect(runner.send('a', 'go')).resolves.toBeUndefined();
+    await expect(runner.send('a', 'go')).resolves.toEqual({ status: 'finished', finished: 'completed' });
+    await expect(runner.send('a', 'go', undefined, { rejectFinished: true })).rejects.toMatchObject({
+      code: 'INSTANCE_FINISHED',
+      status: 'completed',
+    });
     expect((await store.load('a'))?.version).toBe(version);
     await runner.start('waits', 'b');
     await expect(runner.send('b', 'nope')).rejects.toMatchObject({ code: 'UNKNOWN_SIGNAL' });
@@ -79,5 +84,42 @@ describe('runner.send', () => {
     expect(await acceptingDefinitions(registry, 'go', 1)).toEqual([key(waits), key(buffers), key(typed)]);
     expect(await acceptingDefinitions(registry, 'go', 'one')).toEqual([key(waits), key(buffers)]);
     expect(await acceptingDefinitions(registry, 'other', null)).toEqual([key(waitsV2), key(buffers)]);
+  });
+
+  it('tells queued from finished from the inbox write alone: no read of the instance', async () => {
+    const memory = createMemoryStore();
+    let loads = 0;
+    const store = {
+      ...memory,
+      load: (id: string) => {
+        loads++;
+        return memory.load(id);
+      },
+    };
+    const runner = createRunner({ store, workflows: [waits], handlers: { hit: () => null }, execute: false });
+    await runner.start('waits', 'a');
+    await runner.start('waits', 'b');
+    await runner.cancel('b');
+    loads = 0;
+    await expect(runner.send('a', 'go')).resolves.toEqual({ status: 'queued' });
+    await expect(runner.send('b', 'go')).resolves.toEqual({ status: 'finished', finished: 'cancelled' });
+    await expect(runner.send('b', 'go', null, { rejectFinished: true })).rejects.toMatchObject({
+      code: 'INSTANCE_FINISHED',
+      id: 'b',
+      status: 'cancelled',
+    });
+    expect(loads).toBe(0);
+    expect((await memory.load('b'))?.version).toBe(2);
+    // A duplicate signal id on the signal's own path (no inbox): applied to nothing, said so.
+    const direct = createRunner({
+      store: { ...memory, inbox: undefined },
+      workflows: [buffers],
+      handlers: {},
+      execute: false,
+    });
+    await direct.start('buffers', 'c');
+    await expect(direct.send('c', 'x', 1, { signalId: 's-1' })).resolves.toMatchObject({ status: 'applied' });
+    const again = await direct.send('c', 'x', 1, { signalId: 's-1' });
+    expect(again).toMatchObject({ status: 'unchanged', snapshot: { id: 'c', version: 2 } });
   });
 });

@@ -1,5 +1,6 @@
 import {
   type HandlerContext,
+  type HumanDecision,
   type InputOf,
   type OutputOf,
   type SignalsOf,
@@ -58,5 +59,70 @@ describe('typed builder', () => {
     // @ts-expect-error a signal name that was not declared
     base.wait('v', { signal: 'og' });
     expectTypeOf(base.wait('ok', { signal: 'go' })).not.toBeNever();
+  });
+});
+
+describe('human steps', () => {
+  const payHandlers = { pay: async ({ input }: HandlerContext<{ by: string }>) => ({ paidBy: input.by }) };
+  const approval = z.object({ decision: z.enum(['approve', 'reject']), by: z.string() });
+
+  it("output the payload type `.signal(name, schema)` declared for the step's signal", () => {
+    const expense = workflow('expense', 1)
+      .handlers<typeof payHandlers>()
+      .signal('approve', approval)
+      .human('approve')
+      .task('pay', { handler: 'pay', input: { by: 'outputs.approve.by' } })
+      .build();
+    expectTypeOf<StepOutputsOf<typeof expense>['approve']>().toEqualTypeOf<{
+      decision: 'approve' | 'reject';
+      by: string;
+    }>();
+    // Its own `signal` name too.
+    const named = workflow('named', 1)
+      .handlers<typeof payHandlers>()
+      .signal('decided', approval)
+      .human('approve', { signal: 'decided' })
+      .task('pay', { handler: 'pay', input: 'outputs.approve' })
+      .build();
+    expectTypeOf<StepOutputsOf<typeof named>['approve']>().toEqualTypeOf<{
+      decision: 'approve' | 'reject';
+      by: string;
+    }>();
+  });
+
+  it('without a declared schema output any decision, so a mapping of its fields does not fit', () => {
+    const plain = workflow('plain', 1).handlers<typeof payHandlers>().human('approve');
+    expectTypeOf<StepOutputsOf<ReturnType<typeof plain.build>>['approve']>().toEqualTypeOf<HumanDecision>();
+    // @ts-expect-error the mapped input does not match the handler input (by is unknown)
+    plain.task('pay', { handler: 'pay', input: { by: 'outputs.approve.by' } });
+  });
+});
+
+describe('succeed and the declared output', () => {
+  const outHandlers = { n: async () => ({ n: 1 }) };
+  const declared = () => workflow('w', 1).handlers<typeof outHandlers>().output<{ n: number }>();
+
+  it('a succeed without a mapping ends a parallel branch', () => {
+    const wf = declared()
+      .parallel('fork', { branches: ['a', 'b'] })
+      .task('a', { handler: 'n' })
+      .succeed('aDone', { end: true })
+      .task('b', { handler: 'n' })
+      .succeed('bDone', { end: true })
+      .build();
+    expectTypeOf<OutputOf<typeof wf>>().toEqualTypeOf<{ n: number }>();
+  });
+
+  it('still refuses a mapping that does not fit, and a succeed that would end the workflow with none', () => {
+    const wf = declared().task('n', { handler: 'n' });
+    wf.succeed('done', { output: 'outputs.n' });
+    // @ts-expect-error outputs.n.n is a number, not { n: number }
+    wf.succeed('done', { output: 'outputs.n.n' });
+    // @ts-expect-error no parallel step before it: it ends the workflow, with no output
+    wf.succeed('done', { end: true });
+    // @ts-expect-error in a branch too, a mapping must fit
+    wf.parallel('p', { branches: ['x'] }).succeed('x', { output: 'outputs.n.n', end: true });
+    // Without .output() anything goes.
+    expectTypeOf(workflow('free', 1).succeed('done', { end: true })).not.toBeNever();
   });
 });

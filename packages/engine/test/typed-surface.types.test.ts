@@ -3,9 +3,11 @@ import {
   createMemoryStore,
   createRunner,
   defineWorkflow,
+  type FinishedStatus,
   type HandlerContext,
   type Runner,
   type RunnerOptions,
+  type SendResult,
   type Snapshot,
   type TypedSnapshot,
   type WorkflowHarness,
@@ -186,6 +188,12 @@ describe('7. a typed and a JSON definition in one runner', () => {
       amount: number;
       owner: { team: string };
     }>();
+    // send answers what happened: narrowing on status gives the fields of that case.
+    expectTypeOf(runner.send).returns.resolves.toEqualTypeOf<SendResult>();
+    expectTypeOf(runner.client(expense).send).returns.resolves.toEqualTypeOf<SendResult>();
+    type Finished = Extract<SendResult, { status: 'finished' }>;
+    expectTypeOf<Finished['finished']>().toEqualTypeOf<FinishedStatus>();
+    expectTypeOf<Extract<SendResult, { snapshot: unknown }>['snapshot']>().toEqualTypeOf<Snapshot>();
     createRunner({
       store,
       workflows: [expense, json],

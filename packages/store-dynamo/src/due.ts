@@ -20,7 +20,7 @@ export async function storedToken(token: string): Promise<string> {
 
 /** The due index, or one workflow's lane index, with its shards. */
 function dueIndex(table: Table, workflow: string | undefined): ShardedIndex {
-  const shards = Array.from({ length: table.shards }, (_, n) => n);
+  const shards = Array.from({ length: table.readShards }, (_, n) => n);
   return workflow === undefined
     ? { index: DUE_INDEX, partition: 'dueShard', parts: shards.map(dueShard), key: 'dueKey' }
     : {

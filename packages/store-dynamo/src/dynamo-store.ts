@@ -1,14 +1,13 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { type DefinedStore, defineStore } from '@stepfold/engine';
 import { dueClaims } from './due.js';
-import { DEFAULT_MAX_SNAPSHOT_BYTES, dueShardsOf } from './encode.js';
+import { DEFAULT_MAX_SNAPSHOT_BYTES } from './encode.js';
 import { inbox } from './inbox.js';
 import { items } from './items.js';
 import { page } from './list.js';
 import { isUnavailable } from './map-error.js';
-import type { Table } from './requests.js';
 import { assertTableName, type EnsureTableOptions, prepareTable } from './setup.js';
-import { ensureShardCount, migrateLegacyDue } from './shards.js';
+import { ensureShardCount, migrateLegacyDue, tableOf } from './shards.js';
 import { type DynamoStreamsOptions, dynamoWakeSource } from './streams.js';
 
 /** Default table name. */
@@ -28,10 +27,18 @@ export interface DynamoStoreOptions {
   claimMs?: number | undefined;
   /**
    * Partitions the due index, each workflow's lane and the inbox's index are spread over (default
-   * 8, 1-64); a poll queries them all. Recorded in the table by `setup`, which refuses a store with
-   * another count.
+   * 1, 1-64); a poll queries them all. Raise it when the due index takes more writes than one
+   * partition absorbs (~1,000 a second). Recorded in the table: `setup` refuses a store that would
+   * read fewer shards than items may be on, or write more; change it online with
+   * `readDueShards` and {@link reshardDue} (README, "Changing dueShards").
    */
   dueShards?: number | undefined;
+  /**
+   * While a change of `dueShards` rolls out: how many shards polls query (default `dueShards`; at
+   * least it). Set it to the larger of the old and new count, so an instance written under
+   * either is found.
+   */
+  readDueShards?: number | undefined;
   /**
    * Wake notices from the table's DynamoDB stream (`store.wakes`): a worker then hears of a timer,
    * a handed-off task or a `runner.send` within about `idleMs` instead of at its next poll. `setup`
@@ -54,7 +61,7 @@ export interface DynamoStoreOptions {
 export function createDynamoStore(options: DynamoStoreOptions): DefinedStore {
   const name = options.table ?? DEFAULT_TABLE;
   assertTableName(name);
-  const table: Table = { client: options.client, name, shards: dueShardsOf(options.dueShards) };
+  const table = tableOf(options.client, name, options.dueShards, options.readDueShards);
   const { due, ...claims } = dueClaims(table);
   const wakes = options.streams && dynamoWakeSource(options.client, name, options.streams);
   return defineStore(

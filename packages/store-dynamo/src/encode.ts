@@ -14,8 +14,12 @@ export const DYNAMO_ITEM_LIMIT = 400 * 1024;
  */
 export const DEFAULT_MAX_SNAPSHOT_BYTES = DYNAMO_ITEM_LIMIT - 2 * 1024;
 
-/** Default number of partitions the due index (and each workflow's lane, and the inbox) is spread over. */
-export const DEFAULT_DUE_SHARDS = 8;
+/**
+ * Default number of partitions the due index (and each workflow's lane, and the inbox) is spread
+ * over: one, so a poll is one Query per index; raise it when the due index's writes near one
+ * partition's ~1,000 a second (see the README, "Due shards").
+ */
+export const DEFAULT_DUE_SHARDS = 1;
 
 /** Most due shards: a poll sends one Query per shard, so more would cost more than they spread. */
 export const MAX_DUE_SHARDS = 64;
@@ -32,11 +36,11 @@ export const WAKE_ATTRIBUTES = ['wakeAt', 'dueShard', 'laneShard', 'dueKey'] as 
 /** The attributes of a claim on a due instance (every save removes them). */
 export const CLAIM_ATTRIBUTES = ['claimedUntil', 'claimToken'] as const;
 
-/** Checks the `dueShards` option: an integer in 1..{@link MAX_DUE_SHARDS}. */
-export function dueShardsOf(value: number | undefined): number {
+/** Checks a shard count option (`dueShards`, `readDueShards`): an integer in 1..{@link MAX_DUE_SHARDS}. */
+export function dueShardsOf(value: number | undefined, option = 'dueShards'): number {
   const n = value ?? DEFAULT_DUE_SHARDS;
   if (!(Number.isInteger(n) && n >= 1 && n <= MAX_DUE_SHARDS)) {
-    throw new RangeError(`dueShards must be an integer in 1..${MAX_DUE_SHARDS}`);
+    throw new RangeError(`${option} must be an integer in 1..${MAX_DUE_SHARDS}`);
   }
   return n;
 }

@@ -1,5 +1,5 @@
 import type { InboxDriver, SentRow } from '@stepfold/engine';
-import { TERMINAL_STATUSES, type WorkflowEvent } from '@stepfold/engine';
+import { finishedStatus, TERMINAL_STATUSES, type WorkflowEvent } from '@stepfold/engine';
 import { claimRounds, dueEntries, type ShardedIndex } from './claim-rounds.js';
 import { dueBound, jsonOf, sentShard, shardOf, sortableNumber } from './encode.js';
 import { Expr } from './expression.js';
@@ -47,7 +47,7 @@ function rowOf(item: Item): SentRow {
 
 /** The inbox on the instance's own item: see the README ("Inbox"). */
 export function inbox(table: Table): InboxDriver {
-  const shards = Array.from({ length: table.shards }, (_, n) => sentShard(n));
+  const shards = Array.from({ length: table.readShards }, (_, n) => sentShard(n));
   const sentIndex: ShardedIndex = {
     index: SENT_INDEX,
     partition: 'sentShard',
@@ -88,10 +88,21 @@ export function inbox(table: Table): InboxDriver {
         x.oneOf('definition', accept),
         `(attribute_not_exists(${q}) OR size(${q}) < ${x.num(MAX_WAITING)})`,
       ];
-      // Refused, or no room left in the item: nothing written, the runner applies it itself.
-      const send = { set, condition: condition.join(' AND '), note: 'p' as const };
+      // Refused, or no room left in the item: nothing written, the runner applies it itself, unless
+      // the item DynamoDB returns with the refusal shows it finished on an accepted definition.
+      let seen: Item | undefined;
+      const onRefused = (item: Item | undefined) => {
+        seen = item;
+      };
+      const send = { set, condition: condition.join(' AND '), note: 'p' as const, onRefused };
       const out = await updateItem(table, id, x, send, isItemTooLarge);
-      return out !== null;
+      if (out !== null) return true;
+      const found = seen as Item | undefined;
+      const definition = found?.['definition']?.S;
+      return (
+        (definition !== undefined && accept.includes(definition) && finishedStatus(found?.['status']?.S)) ||
+        false
+      );
     },
 
     async claim(w) {

@@ -17,6 +17,7 @@ export {
   MAX_PAYLOAD_BYTES_LIMIT,
 } from './payload-store.js';
 export { PAYLOAD_CHUNK_BYTES, payloadTableDefinition } from './payload-table.js';
+export { type ReshardDueOptions, type ReshardDueResult, reshardDue } from './reshard.js';
 export {
   DUE_INDEX,
   type EnsureTableOptions,

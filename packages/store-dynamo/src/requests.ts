@@ -10,15 +10,17 @@ import {
   type UpdateItemCommandOutput,
 } from '@aws-sdk/client-dynamodb';
 import { type Expr, updateExpression } from './expression.js';
-import { conditional } from './map-error.js';
+import { conditional, isConditionFailed } from './map-error.js';
 import { NOTE_ATTRIBUTE, type Note } from './stream-notice.js';
 
 /** The table the driver's calls go to. */
 export interface Table {
   client: DynamoDBClient;
   name: string;
-  /** Partitions of the due, lane and sent indexes (the `dueShards` option). */
+  /** Partitions of the due, lane and sent indexes an item is written to (the `dueShards` option). */
   shards: number;
+  /** Partitions polls query, at least `shards` (more while a change of the count rolls out: `readDueShards`). */
+  readShards: number;
 }
 
 /** One item (or index entry) as DynamoDB returns it. */
@@ -127,6 +129,8 @@ export interface Update {
   returns?: 'ALL_NEW' | 'ALL_OLD' | 'UPDATED_OLD';
   /** What this write announces on the table's stream; without it the write removes any note (see {@link NOTE_ATTRIBUTE}). */
   note?: Note | undefined;
+  /** Given the item as it was when the condition refused the write (DynamoDB returns it: no read). */
+  onRefused?: ((item: Item | undefined) => void) | undefined;
 }
 
 /**
@@ -151,7 +155,17 @@ export function updateItem(
     UpdateExpression: updateExpression(set, remove),
     ConditionExpression: u.condition,
     ...(u.returns ? { ReturnValues: u.returns } : {}),
+    ...(u.onRefused ? { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } : {}),
     ...x.fields,
   });
-  return conditional(table.client.send(update), refused);
+  const sent = table.client.send(update);
+  const { onRefused } = u;
+  if (!onRefused) return conditional(sent, refused);
+  return conditional(
+    sent.catch((e: unknown) => {
+      if (isConditionFailed(e)) onRefused((e as { Item?: Item }).Item);
+      throw e;
+    }),
+    refused,
+  );
 }

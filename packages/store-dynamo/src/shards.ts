@@ -1,5 +1,5 @@
-import { PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import { dueShard, LEGACY_DUE_SHARD, laneShard, shardOf } from './encode.js';
+import { type DynamoDBClient, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { dueShard, dueShardsOf, LEGACY_DUE_SHARD, laneShard, shardOf } from './encode.js';
 import { conditional } from './map-error.js';
 import { batchGet, getItem, queryItems, type Table } from './requests.js';
 import { DUE_INDEX } from './setup.js';
@@ -15,13 +15,32 @@ const MIGRATE_PAGE = 100;
 // Pages in a row that moved nothing (index lag, throttled batch reads) before giving up.
 const MAX_IDLE_PAGES = 40;
 
+/** The table a store works on: writes with `dueShards`, polls `readDueShards` (at least as many). */
+export function tableOf(
+  client: DynamoDBClient,
+  name: string,
+  dueShards: number | undefined,
+  readDueShards: number | undefined,
+): Table {
+  const shards = dueShardsOf(dueShards);
+  const read = readDueShards === undefined ? shards : dueShardsOf(readDueShards, 'readDueShards');
+  return { client, name, shards, readShards: Math.max(shards, read) };
+}
+
+/** The `dueShards` recorded in the table's settings item (NaN when it has none). */
+export async function recordedShards(table: Table): Promise<number> {
+  return Number((await getItem(table, SETTINGS_ID))?.['dueShards']?.N);
+}
+
 /**
- * Records `dueShards` in the table's settings item, or checks it against the one recorded: an item
- * lives on the shard its id hashes to under the count it was written with, so a store with another
- * count would miss instances. Throws a RangeError naming both counts on a mismatch.
+ * Records `dueShards` in the table's settings item, or checks the store against the one recorded:
+ * the count items may be spread over. An item lives on the shard its id hashes to under the count
+ * it was written with, so a store that would poll fewer shards would miss instances, and one that
+ * writes over more would put some where other stores do not poll. Throws a RangeError naming both.
+ * Only {@link reshardDue} changes the recorded count.
  */
 export async function ensureShardCount(table: Table): Promise<void> {
-  const { client, name, shards } = table;
+  const { client, name, shards, readShards } = table;
   const put = new PutItemCommand({
     TableName: name,
     Item: { id: { S: SETTINGS_ID }, dueShards: { N: String(shards) } },
@@ -29,11 +48,13 @@ export async function ensureShardCount(table: Table): Promise<void> {
     ExpressionAttributeNames: { '#id': 'id' },
   });
   if (await conditional(client.send(put))) return;
-  const recorded = Number((await getItem(table, SETTINGS_ID))?.['dueShards']?.N);
-  if (recorded !== shards) {
+  const recorded = await recordedShards(table);
+  if (!(Number.isInteger(recorded) && readShards >= recorded && shards <= recorded)) {
+    const reads = readShards === shards ? '' : ` (polling ${readShards})`;
     throw new RangeError(
-      `DynamoDB table ${name} was set up with dueShards ${recorded}; this store has ${shards}. ` +
-        'Use the recorded count (changing it means rewriting every item with a wake time; see the README).',
+      `DynamoDB table ${name} was set up with dueShards ${recorded}; this store has ${shards}${reads}. ` +
+        `Pass dueShards: ${recorded} to keep its layout, or change it online with readDueShards and ` +
+        'reshardDue (see the README, "Changing dueShards").',
     );
   }
 }

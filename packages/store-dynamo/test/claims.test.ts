@@ -12,7 +12,6 @@ import { dueKey } from '../src/encode.js';
 import {
   createDynamoStore,
   DEFAULT_CLAIM_MS,
-  DEFAULT_DUE_SHARDS,
   LANE_INDEX,
   SENT_INDEX,
   tableDefinition,
@@ -23,7 +22,11 @@ import { requireServer, testClient } from './server.js';
 const clients = [testClient(), testClient()] as const;
 const table = `stepfold_claims_${process.pid}`;
 const legacy = `stepfold_legacy_${process.pid}`;
-const [a, b] = clients.map((client) => createDynamoStore({ client, table, setup: { pollMs: 50 } }));
+// Eight shards, not the default one: these tests show the spread and a poll's merge across shards.
+const SHARDS = 8;
+const [a, b] = clients.map((client) =>
+  createDynamoStore({ client, table, dueShards: SHARDS, setup: { pollMs: 50 } }),
+);
 const wf = (name: string) => ({ name, version: 1, hash: 'h' });
 const item = async (id: string, name = table) =>
   (
@@ -122,12 +125,10 @@ describe('dynamo listDue claims, shards and lanes', () => {
     }
     const shards = new Set<string>();
     for (const id of ids) shards.add((await item(id))?.dueShard?.S ?? 'none');
-    expect([...shards].sort()).toEqual(
-      Array.from({ length: DEFAULT_DUE_SHARDS }, (_, n) => `due#${n}`).sort(),
-    );
+    expect([...shards].sort()).toEqual(Array.from({ length: SHARDS }, (_, n) => `due#${n}`).sort());
     // The lane index holds this workflow's entries under <workflow>#<n>.
     let onLane = 0;
-    for (let n = 0; n < DEFAULT_DUE_SHARDS; n++) {
+    for (let n = 0; n < SHARDS; n++) {
       const out = await clients[0].send(
         new QueryCommand({
           TableName: table,
@@ -167,9 +168,15 @@ describe('dynamo listDue claims, shards and lanes', () => {
     expect((await item('tok-1'))?.['claimToken']).toBeUndefined();
   });
 
-  it('setup refuses a store whose dueShards differs from the one the table recorded', async () => {
-    const other = createDynamoStore({ client: clients[0], table, dueShards: 4 });
-    await expect(other.setup()).rejects.toThrow(/dueShards 8; this store has 4/);
+  it('setup refuses a store that would poll fewer shards than the table recorded, or write more', async () => {
+    const fewer = createDynamoStore({ client: clients[0], table, dueShards: 4 });
+    await expect(fewer.setup()).rejects.toThrow(/dueShards 8; this store has 4\. Pass dueShards: 8/);
+    // The default (one shard) on a table set up with eight: the breaking case, refused loudly.
+    await expect(createDynamoStore({ client: clients[0], table }).setup()).rejects.toThrow(RangeError);
+    const more = createDynamoStore({ client: clients[0], table, dueShards: 16, readDueShards: 16 });
+    await expect(more.setup()).rejects.toThrow(/this store has 16/);
+    // Writing fewer while polling every recorded shard: the first step of a change.
+    await createDynamoStore({ client: clients[0], table, dueShards: 1, readDueShards: 8 }).setup();
   });
 
   it('setup upgrades a table made without the lane index and moves its legacy due entries', async () => {

@@ -8,7 +8,7 @@ import {
 import { makeTestSnapshot, parseEvent, type Snapshot } from '@stepfold/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dueKey } from '../src/encode.js';
-import { createDynamoStore, DEFAULT_DUE_SHARDS, SENT_INDEX, shardOf, tableDefinition } from '../src/index.js';
+import { createDynamoStore, SENT_INDEX, shardOf, tableDefinition } from '../src/index.js';
 import { requireServer, testClient } from './server.js';
 
 const client = testClient();
@@ -20,7 +20,7 @@ const item = async (id: string) =>
 
 /** An item as the previous version wrote it: no `definition`, and a claim without a token. */
 async function putOld(s: Snapshot, claimedUntil?: number) {
-  const shard = shardOf(s.id, DEFAULT_DUE_SHARDS);
+  const shard = shardOf(s.id, 8);
   const wakeAt = s.wakeAt!;
   await client.send(
     new PutItemCommand({
@@ -66,7 +66,8 @@ describe('dynamo store on a table the previous version set up', () => {
     await putOld(makeTestSnapshot('old-wait', { workflow: wf, status: 'waiting', wakeAt: 10 }));
     await putOld(makeTestSnapshot('old-claimed', { workflow: wf, wakeAt: 10 }), 5000);
 
-    const store = createDynamoStore({ client, table, setup: { pollMs: 50 } });
+    // The table recorded eight shards (the earlier default): the store keeps its layout.
+    const store = createDynamoStore({ client, table, dueShards: 8, setup: { pollMs: 50 } });
     await store.setup();
     const { Table } = await client.send(new DescribeTableCommand({ TableName: table }));
     expect(Table?.GlobalSecondaryIndexes?.find((i) => i.IndexName === SENT_INDEX)?.IndexStatus).toBe(

@@ -2,6 +2,7 @@ import {
   createRunner,
   createWorker,
   defineWorkflow,
+  type InboxSendOutcome,
   makeTestSnapshot,
   type SaveOptions,
   type SentDue,
@@ -79,7 +80,7 @@ describe('mongo inbox', () => {
       ['one-2', ACCEPT],
       ['one-none', ACCEPT],
     ] as const) {
-      let ok: boolean | undefined;
+      let ok: InboxSendOutcome | undefined;
       const commands = await commandsOf(async () => {
         ok = await store.inbox!.send(id, sent, accept);
       });

@@ -1,4 +1,4 @@
-import type { InboxDriver, SentRow, WorkflowEvent } from '@stepfold/engine';
+import { finishedStatus, type InboxDriver, type SentRow, type WorkflowEvent } from '@stepfold/engine';
 import { toInt8 } from './encode.js';
 import type { Query } from './query.js';
 import type { TableNames } from './setup.js';
@@ -21,20 +21,25 @@ export function inboxStatements(names: TableNames, channel: string) {
   // The snapshot goes with the notice only from the text column: a save matching it compares that
   // text by digest, and a row in the JSONB column has no text a store in 'text' mode could compare.
   // The definition is read from the snapshot only for rows not written since migration 6.
-  const SEND = `WITH ok AS (
-      SELECT i.id, i.workflow, i.snapshot_text AS json FROM ${t} i
-      WHERE i.id = $1 AND i.status NOT IN ('completed', 'failed', 'cancelled', 'aborted')
+  // It answers `sent` (1 when appended) and the instance's `status` when on an accepted definition,
+  // so a refusal for a finished instance needs no read to say so.
+  const SEND = `WITH found AS (
+      SELECT i.id, i.workflow, i.status, i.snapshot_text AS json FROM ${t} i
+      WHERE i.id = $1
         AND COALESCE(i.definition, (SELECT w->>'name' || '@' || (w->>'version') || '@' || (w->>'hash')
              FROM (SELECT ${json}::jsonb->'workflow' AS w) AS d)) = ANY($3::text[])),
+    ok AS (SELECT id, workflow, json FROM found
+      WHERE status NOT IN ('completed', 'failed', 'cancelled', 'aborted')),
     a AS (INSERT INTO ${sent} (id, event, due_at) SELECT id, $2, $4 FROM ok RETURNING seq),
     p AS (SELECT ${head} || ',"s":' || ok.json || ',"p":[' ||
             (SELECT string_agg('{"n":' || q.seq || ',"e":' || q.event || '}', ',' ORDER BY q.seq)
              FROM (SELECT x.seq, x.event FROM ${sent} x WHERE x.id = $1
                    UNION ALL SELECT a.seq, $2 FROM a) AS q) || ']}' AS whole,
             ${head} || ',"p":true}' AS bare
-          FROM ok)
-    SELECT pg_notify('${channel}', CASE WHEN octet_length(whole) <= ${MAX_PAYLOAD_BYTES} THEN whole ELSE bare END)
-    FROM p, a`;
+          FROM ok),
+    n AS (SELECT pg_notify('${channel}', CASE WHEN octet_length(whole) <= ${MAX_PAYLOAD_BYTES} THEN whole ELSE bare END)
+      FROM p, a)
+    SELECT (SELECT count(*) FROM n)::int AS sent, (SELECT status FROM found) AS status`;
   // The backstop: signals left over their grace, claimed (disjoint batches across workers).
   const CLAIM = `WITH c AS MATERIALIZED (
       SELECT seq FROM ${sent} WHERE due_at <= $1 AND (claimed_until IS NULL OR claimed_until <= $1)
@@ -65,8 +70,10 @@ export function pgInbox(query: Query, names: TableNames, channel: string): Inbox
   };
   return {
     async append(id, entry, accept) {
-      const r = await query(SEND, [id, entry.json, accept, toInt8(entry.dueAt), toInt8(entry.at)]);
-      return r.rowCount === 1;
+      const values = [id, entry.json, accept, toInt8(entry.dueAt), toInt8(entry.at)];
+      const row = (await query<{ sent: number; status: string | null }>(SEND, values)).rows[0];
+      if (row?.sent === 1) return true;
+      return finishedStatus(row?.status) ?? false;
     },
     claim: (w) => rows(CLAIM, [toInt8(Math.floor(w.now)), toInt8(Math.floor(w.until)), w.limit]),
     claimIds: (ids) => rows(CLAIM_IDS, [ids]),

@@ -93,6 +93,33 @@ describe('postgres runner.send', () => {
     }
   });
 
+  it('inbox.send refused for a finished instance answers its status from the same statement', async () => {
+    const base = await freshStore();
+    const texts: string[] = [];
+    const spy = {
+      query(q: { text: string; values: unknown[] }) {
+        texts.push(q.text);
+        return pool.query(q);
+      },
+      connect: () => pool.connect(),
+    };
+    const store = createPostgresStore({
+      pool: spy as unknown as pg.Pool,
+      schema: TEST_SCHEMA,
+      table: base.table,
+    });
+    const workflow = { name: 'w', version: 1, hash: 'h' };
+    await store.create(makeTestSnapshot('done', { workflow, status: 'cancelled' }));
+    const event = { type: 'signal' as const, at: 5, name: 'go' };
+    texts.length = 0;
+    expect(await store.inbox.send('done', event, ['w@1@h'])).toBe('cancelled');
+    // Another definition or a missing instance: refused without a reason (the runner's path reads).
+    expect(await store.inbox.send('done', event, ['w@2@h'])).toBe(false);
+    expect(await store.inbox.send('missing', event, ['w@1@h'])).toBe(false);
+    expect(texts).toHaveLength(3);
+    expect(await inboxRows(store)).toBe(0);
+  });
+
   it('a sent signal the instance refuses when applied is dropped and reported, not retried for ever', async () => {
     const store = await freshStore();
     const sender = createRunner({ store, workflows: [waits], handlers: { hit: () => null }, execute: false });

@@ -12,14 +12,14 @@ import { script } from './script.js';
  * definitions (`name@version@hash`). Appends the signal if the instance exists, is not finished and
  * runs on an accepted definition, and publishes `{"at","w","i","s":<snapshot>,"p":[{"n","e"}…]}`
  * with every signal waiting (`"p":true` without the snapshot when that is too long). Returns 1 when
- * appended, 0 when not (nothing written).
+ * appended, else writes nothing and returns the status of an instance finished on an accepted
+ * definition, 0 otherwise.
  */
 export const SEND = script(
   'send',
   `local cur = redis.call('HMGET', KEYS[1], 'status', 'workflow', 'json')
 if not cur[1] then return 0 end
 local st = cur[1]
-if st == 'completed' or st == 'failed' or st == 'cancelled' or st == 'aborted' then return 0 end
 local decoded, snap = pcall(cjson.decode, cur[3])
 if not decoded or type(snap.workflow) ~= 'table' then return 0 end
 local w = snap.workflow
@@ -29,6 +29,7 @@ for i = 8, #ARGV do
   if ARGV[i] == key then accepted = true break end
 end
 if not accepted then return 0 end
+if st == 'completed' or st == 'failed' or st == 'cancelled' or st == 'aborted' then return st end
 local seq = redis.call('INCR', KEYS[3])
 redis.call('HSET', KEYS[2], seq, ARGV[2])
 redis.call('ZADD', KEYS[4], 'NX', ARGV[3], ARGV[1])

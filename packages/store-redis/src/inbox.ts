@@ -1,4 +1,10 @@
-import type { InboxDriver, SentRow, SentSignal, WorkflowEvent } from '@stepfold/engine';
+import {
+  finishedStatus,
+  type InboxDriver,
+  type SentRow,
+  type SentSignal,
+  type WorkflowEvent,
+} from '@stepfold/engine';
 import type { Cluster, Redis } from 'ioredis';
 import { HANDOFF_MAX_CHARS, type HintRoute, scoreBound } from './encode.js';
 import { CLAIM_SENT, DROP_SENT, SEND } from './inbox-scripts.js';
@@ -31,7 +37,7 @@ export function inboxDriver(client: Redis | Cluster, keys: Keys, route: HintRout
         [keys.instance(id), keys.sent(id), keys.sentSeq, keys.sentDue],
         [id, entry.json, entry.dueAt, entry.at, route.command, route.channel, HANDOFF_MAX_CHARS, ...accept],
       );
-      return appended === 1;
+      return appended === 1 || (finishedStatus(appended) ?? false);
     },
     claim: (w) => claim([scoreBound(w.now), w.limit, scoreBound(w.until), keys.prefix]),
     // With ids the script reads them at once and takes no lease: now, limit and expiry are unused.

@@ -58,6 +58,22 @@ describe('redis adapter: the inbox', () => {
     expect(seen.filter((c) => c.lua && c.command !== 'hmget')).toEqual([]);
   });
 
+  it('a send refused for a finished instance answers its status from the same script run', async () => {
+    const t = openStore(client, 'send-finished');
+    opened.push(t);
+    await t.store.setup();
+    await t.store.create(makeTestSnapshot('f-1', { status: 'completed' }));
+    const seen = await watch(t.prefix);
+    expect(await t.store.inbox.send('f-1', signal(1), accept)).toBe('completed');
+    // Another definition, or no instance: refused without a reason.
+    expect(await t.store.inbox.send('f-1', signal(2), ['other@1@h'])).toBe(false);
+    expect(await t.store.inbox.send('f-2', signal(3), accept)).toBe(false);
+    await until(() => seen.filter((c) => c.command === 'hmget').length === 3, 'the three runs');
+    await new Promise((r) => setTimeout(r, 100));
+    expect(sent(seen)).toEqual(['evalsha', 'evalsha', 'evalsha']);
+    expect(seen.filter((c) => c.lua && c.command !== 'hmget')).toEqual([]);
+  });
+
   it('a save consumes the signals it applied inside its own script run', async () => {
     const t = openStore(client, 'consume-once');
     opened.push(t);

@@ -194,6 +194,14 @@ export type MapOutput<H extends Handlers, K, W, R> = [W] extends [undefined]
     ? Array<ChildOutput<W> | null>
     : WorkflowMapSummary;
 
+/**
+ * A map step among the steps that report task results: a handler map, with one item's result (its
+ * handler's output, as stored); a workflow map's items are reported by their children's ends.
+ */
+export type MapTasks<Id extends string, H extends Handlers, K, W> = [W] extends [undefined]
+  ? { [Q in Id]: TaskOutput<H, K, never> }
+  : unknown;
+
 /** What the runner must provide for a map step: its handler (given each item's input) and its compensation. */
 export type MapSpecs<H extends Handlers, K, C, In> = {
   [P in K & string]: { input: In; output: RawOutput<H, K, never> };

@@ -1,7 +1,7 @@
 // Type-level helpers of the typed builder (`builder.ts`): field shapes and the checks that turn
 // a mistake into a compile error with a message. Types only.
 import type { StepDefinition, StepOf } from './schema.js';
-import type { HandlerSpec } from './typed-definition.js';
+import type { HandlerSpec, HumanDecision } from './typed-definition.js';
 import type { DataPath, Jsonify, Resolve, StandardSchema, StepData } from './typing.js';
 
 /** A step kind's fields as the builder takes them (no `kind`, `id`; `end` to stop linking). */
@@ -81,6 +81,25 @@ export type OutputCheck<Out, WO> = unknown extends WO
   : [Out] extends [WO]
     ? unknown
     : { output: { error: 'the workflow output does not match .output()'; got: Out; want: WO } };
+/**
+ * What a `succeed` step's fields must also fit: its mapped output `Out` (undefined without a
+ * mapping) must fit the declared output `WO`; without a mapping, once a parallel step forked
+ * (`Forked`), it may end a branch, which gives the workflow no output, so it is not checked.
+ */
+export type SucceedCheck<Out, WO, Forked extends boolean> = [Out] extends [undefined]
+  ? Forked extends true
+    ? unknown
+    : unknown extends WO
+      ? unknown
+      : [undefined] extends [WO]
+        ? unknown
+        : { 'a succeed before any parallel step ends the workflow: map an output that fits .output()': WO }
+  : OutputCheck<Out, WO>;
+/**
+ * A human step's output: the payload type `.signal(name, schema)` declared for its signal, else
+ * any decision.
+ */
+export type DecisionOutput<S, Sig> = Sig extends keyof S ? Jsonify<S[Sig]> : HumanDecision;
 /**
  * What `build()` takes as `this`: any builder, unless the last step's output (what a workflow
  * ending there ends with) does not fit the declared `.output()`; then a message no builder is, so

@@ -16,11 +16,13 @@ import type {
   MapFields,
   MapOutput,
   MapSpecs,
+  MapTasks,
 } from './builder-compose.js';
 import type {
   BuildCheck,
   CollectBound,
   CollectBounds,
+  DecisionOutput,
   Fields,
   HandlerName,
   Handlers,
@@ -28,11 +30,11 @@ import type {
   Mapping,
   NameIn,
   NewId,
-  OutputCheck,
   Payload,
   RawOutput,
   SleepTiming,
   SpecOf,
+  SucceedCheck,
   TaskCheck,
   TaskFields,
   TaskOutput,
@@ -98,6 +100,8 @@ export class WorkflowBuilder<
   Last = never,
   Ch extends ChildStep = never,
   Kd extends string = never,
+  Tk = Empty,
+  Fk extends boolean = false,
 > {
   private readonly steps: Array<StepDefinition & { id: string; end?: boolean }> = [];
   private readonly schemas: DeclaredSchemas = { signals: {}, outputs: {} };
@@ -121,20 +125,20 @@ export class WorkflowBuilder<
   }
 
   /** Declares the workflow input with a schema (checked by `start`), or only its type: `input<Order>()`. */
-  input<T>(): WorkflowBuilder<N, T, H, O, S, U, WO, Strict, Ids, Last, Ch, Kd>;
+  input<T>(): WorkflowBuilder<N, T, H, O, S, U, WO, Strict, Ids, Last, Ch, Kd, Tk, Fk>;
   input<Sch extends StandardSchema>(
     schema: Sch,
-  ): WorkflowBuilder<N, InferSchema<Sch>, H, O, S, U, WO, Strict, Ids, Last, Ch, Kd>;
+  ): WorkflowBuilder<N, InferSchema<Sch>, H, O, S, U, WO, Strict, Ids, Last, Ch, Kd, Tk, Fk>;
   input(schema?: StandardSchema): unknown {
     if (schema) this.schemas.input = schema;
     return this;
   }
 
   /** Declares the workflow output's type (the output of the last step, or of a `succeed` mapping). */
-  output<T>(): WorkflowBuilder<N, WI, H, O, S, U, T, Strict, Ids, Last, Ch, Kd>;
+  output<T>(): WorkflowBuilder<N, WI, H, O, S, U, T, Strict, Ids, Last, Ch, Kd, Tk, Fk>;
   output<Sch extends StandardSchema>(
     schema: Sch,
-  ): WorkflowBuilder<N, WI, H, O, S, U, InferSchema<Sch>, Strict, Ids, Last, Ch, Kd>;
+  ): WorkflowBuilder<N, WI, H, O, S, U, InferSchema<Sch>, Strict, Ids, Last, Ch, Kd, Tk, Fk>;
   output(): unknown {
     return this;
   }
@@ -152,7 +156,9 @@ export class WorkflowBuilder<
     Ids,
     Last,
     Ch,
-    Kd
+    Kd,
+    Tk,
+    Fk
   > {
     return this as never;
   }
@@ -164,7 +170,22 @@ export class WorkflowBuilder<
   signal<const Name extends string, Sch extends StandardSchema>(
     name: Name,
     schema: Sch,
-  ): WorkflowBuilder<N, WI, H, O, S & { [P in Name]: InferSchema<Sch> }, U, WO, true, Ids, Last, Ch, Kd> {
+  ): WorkflowBuilder<
+    N,
+    WI,
+    H,
+    O,
+    S & { [P in Name]: InferSchema<Sch> },
+    U,
+    WO,
+    true,
+    Ids,
+    Last,
+    Ch,
+    Kd,
+    Tk,
+    Fk
+  > {
     this.schemas.signals[name] = schema;
     return this as never;
   }
@@ -193,7 +214,9 @@ export class WorkflowBuilder<
     Ids | Id,
     TaskOutput<H, K, Out>,
     Ch,
-    Kd
+    Kd,
+    Tk & { [P in Id]: TaskOutput<H, K, Out> },
+    Fk
   > {
     const { output, ...rest } = fields as { output?: StandardSchema };
     if (output) this.schemas.outputs[id] = output;
@@ -205,14 +228,29 @@ export class WorkflowBuilder<
     fields: Omit<Fields<'choice'>, 'branches'> & {
       branches: ReadonlyArray<{ when: TypedCondition<DataPath<WI, O>>; next: string }>;
     },
-  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, never, Ch, Kd> {
+  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, never, Ch, Kd, Tk, Fk> {
     return this.add('choice', id, fields);
   }
   /** Forks branches (entry step ids) and joins them; its output is the branches' outputs in order. */
   parallel<const Id extends string>(
     id: NewId<Id, Ids>,
     fields: Fields<'parallel'>,
-  ): WorkflowBuilder<N, WI, H, O & { [P in Id]: unknown[] }, S, U, WO, Strict, Ids | Id, unknown[], Ch, Kd> {
+  ): WorkflowBuilder<
+    N,
+    WI,
+    H,
+    O & { [P in Id]: unknown[] },
+    S,
+    U,
+    WO,
+    Strict,
+    Ids | Id,
+    unknown[],
+    Ch,
+    Kd,
+    Tk,
+    true
+  > {
     return this.add('parallel', id, fields);
   }
   /** Waits for a named signal, optionally with a timeout; its output is the payload. */
@@ -231,11 +269,17 @@ export class WorkflowBuilder<
     Ids | Id,
     Payload<S, Sig>,
     Ch,
-    Kd
+    Kd,
+    Tk,
+    Fk
   > {
     return this.add('wait', id, fields);
   }
-  /** Waits for a human decision `{ decision: 'approve' | 'reject' }` on the signal named after the step (or `signal`). */
+  /**
+   * Waits for a human decision `{ decision: 'approve' | 'reject' }` on the signal named after the
+   * step (or `signal`). Its output is the decision's payload: the type `.signal(name, schema)`
+   * declared for that signal before this step, else {@link HumanDecision}.
+   */
   human<const Id extends string, const Sig extends string = Id>(
     id: NewId<Id, Ids>,
     fields: Omit<Fields<'human'>, 'signal'> & { signal?: Sig } = {},
@@ -243,7 +287,7 @@ export class WorkflowBuilder<
     N,
     WI,
     H,
-    O & { [P in Id]: HumanDecision },
+    O & { [P in Id]: DecisionOutput<S, Sig> },
     // HumanDecision spelled out (not the alias), so a wrong payload's first error line shows 'approve' | 'reject'.
     S & {
       [P in Sig]: ({ decision: 'approve' | 'reject' } | { approved: boolean }) & Record<string, unknown>;
@@ -252,9 +296,11 @@ export class WorkflowBuilder<
     WO,
     Strict,
     Ids | Id,
-    HumanDecision,
+    DecisionOutput<S, Sig>,
     Ch,
-    Kd
+    Kd,
+    Tk,
+    Fk
   > {
     return this.add('human', id, fields);
   }
@@ -262,7 +308,7 @@ export class WorkflowBuilder<
   sleep<const Id extends string>(
     id: NewId<Id, Ids>,
     fields: Omit<Fields<'sleep'>, 'until' | 'ms'> & SleepTiming<DataPath<WI, O>>,
-  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, undefined, Ch, Kd> {
+  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, undefined, Ch, Kd, Tk, Fk> {
     return this.add('sleep', id, fields);
   }
   /** Batches a signal's payloads until `maxItems`, `idleMs` of quiet, or `maxWaitMs`; its output is the batch. */
@@ -281,7 +327,9 @@ export class WorkflowBuilder<
     Ids | Id,
     Array<Payload<S, Sig>>,
     Ch,
-    Kd
+    Kd,
+    Tk,
+    Fk
   > {
     return this.add('collect', id, fields);
   }
@@ -289,26 +337,27 @@ export class WorkflowBuilder<
   savepoint<const Id extends string>(
     id: NewId<Id, Ids>,
     fields: Fields<'savepoint'> = {},
-  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, undefined, Ch, Kd> {
+  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, undefined, Ch, Kd, Tk, Fk> {
     return this.add('savepoint', id, fields);
   }
   /** Ends the run and starts a fresh one of the same instance, with `carry` (default: the same input). */
   continueAsNew<const Id extends string, const M extends Mapping<WI, O> | undefined = undefined>(
     id: NewId<Id, Ids>,
     fields: Omit<Fields<'continueAsNew'>, 'carry'> & { carry?: M } = {},
-  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, never, Ch, Kd> {
+  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, never, Ch, Kd, Tk, Fk> {
     return this.add('continueAsNew', id, fields);
   }
   /**
    * Completes the workflow (or its parallel branch), with `output` mapped from the data; with
-   * `.output()` declared, the mapped output must fit it.
+   * `.output()` declared, the mapped output must fit it, and one without a mapping compiles only
+   * once a parallel step has been added (a branch's succeed ends only its branch).
    */
   succeed<const Id extends string, const M extends Mapping<WI, O> | undefined = undefined>(
     id: NewId<Id, Ids>,
     fields: Omit<Fields<'succeed'>, 'output'> & { output?: M } & NoInfer<
-        OutputCheck<[M] extends [undefined] ? undefined : Resolve<StepData<WI, O>, M>, WO>
+        SucceedCheck<[M] extends [undefined] ? undefined : Resolve<StepData<WI, O>, M>, WO, Fk>
       > = {} as never,
-  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, never, Ch, Kd> {
+  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, never, Ch, Kd, Tk, Fk> {
     return this.add('succeed', id, fields);
   }
   /**
@@ -336,7 +385,9 @@ export class WorkflowBuilder<
     Ids | Id,
     ChildOutput<W>,
     Ch | ChildStepOf<Id, W>,
-    Kd | 'child'
+    Kd | 'child',
+    Tk,
+    Fk
   > {
     return this.add('child', id, named(fields));
   }
@@ -372,7 +423,9 @@ export class WorkflowBuilder<
     Ids | Id,
     MapOutput<H, K, W, R>,
     Ch | ChildStepOf<Id, W>,
-    Kd | 'map'
+    Kd | 'map',
+    Tk & MapTasks<Id, H, K, W>,
+    Fk
   > {
     return this.add('map', id, named(fields));
   }
@@ -380,7 +433,7 @@ export class WorkflowBuilder<
   fail<const Id extends string>(
     id: NewId<Id, Ids>,
     fields: Fields<'fail'> = {},
-  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, never, Ch, Kd> {
+  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, never, Ch, Kd, Tk, Fk> {
     return this.add('fail', id, fields);
   }
 
@@ -415,6 +468,7 @@ export class WorkflowBuilder<
     children: Ch['workflow'];
     childSteps: Ch;
     kinds: Kd;
+    tasks: Tk;
   }> {
     // `this` is typed as the check (so a mismatch's first line is its message): the builder itself.
     const self = this as unknown as WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids, Last, Ch, Kd>;

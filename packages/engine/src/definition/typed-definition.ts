@@ -28,6 +28,11 @@ export interface DefinitionTypes {
   kinds?: string;
   /** Its child and map steps that start workflows, each with the name of the workflow it starts. */
   childSteps?: ChildStep;
+  /**
+   * The steps whose tasks report results (task steps, handler maps), each with what one of its
+   * tasks reports (a map's: one item's result): the steps a harness completes and fails.
+   */
+  tasks?: unknown;
 }
 
 /** A step that starts child workflows (a child step, a workflow map) and the workflow it starts. */
@@ -80,5 +85,19 @@ export type ChildStepsOf<D> = [TypesOf<D>] extends [never]
   : TypesOf<D> extends { childSteps: infer C extends ChildStep }
     ? C
     : ChildStep<StepIdOf<D>>;
+/**
+ * The step ids of a typed definition whose tasks report results (task steps, handler maps), which
+ * a harness completes and fails: any string for an untyped definition.
+ */
+export type TaskStepIdOf<D> = keyof TaskOutputsOf<D> & string;
+/**
+ * What a task of each step that runs tasks reports, by step id, as stored: a map step's is one
+ * item's result. Any step id and output for an untyped definition.
+ */
+export type TaskOutputsOf<D> = [TypesOf<D>] extends [never]
+  ? Record<string, unknown>
+  : TypesOf<D> extends { tasks: infer T extends object }
+    ? T
+    : StepOutputsOf<D>;
 /** What each handler a definition names must take and return. */
 export type HandlerSpecsOf<D> = Or<TypesOf<D>['handlers'], Record<string, HandlerSpec>>;

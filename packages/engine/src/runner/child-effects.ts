@@ -157,7 +157,9 @@ export class ChildEffects implements ChildEffectsPort {
         .all()
         .filter((d) => d.name === ref.workflow)
         .map((d) => `${d.name}@${d.version}@${compileWorkflow(d).hash}`);
-      if (accept.length && (await store.inbox.send(ref.id, parseEvent(event(clock())), accept))) return;
+      // Queued, or the parent has finished (the write says so): nothing more to do either way.
+      if (accept.length && (await store.inbox.send(ref.id, parseEvent(event(clock())), accept)) !== false)
+        return;
     }
     try {
       await writes.apply({ id: ref.id, event, onWrite });

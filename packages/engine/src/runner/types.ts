@@ -11,7 +11,7 @@ import type {
   StepIdOf,
   StepOutputsOf,
 } from '../definition/typed-definition.js';
-import type { LogEntry, ScheduledFor, Snapshot, StepState } from '../snapshot.js';
+import type { FinishedStatus, LogEntry, ScheduledFor, Snapshot, StepState } from '../snapshot.js';
 import type { Store } from '../store/store.js';
 import type { AnyDefinition, HandlersFor } from './handler-types.js';
 import type { RunnerHooks } from './hooks.js';
@@ -128,7 +128,27 @@ export interface SignalOptions extends CallOptions {
 export interface SendOptions {
   /** Deduplication id: a second signal with the same id is ignored (when applied). */
   signalId?: string | undefined;
+  /**
+   * Throw `INSTANCE_FINISHED` (kind `refused`, HTTP 409) for an instance that has finished,
+   * instead of resolving `{ status: 'finished' }`; nothing is written either way.
+   */
+  rejectFinished?: boolean | undefined;
 }
+
+/**
+ * What {@link Runner.send} did with the signal, as the write told it (no read is added to learn it):
+ * - `queued`: written to the store's inbox; a worker applies it (and drops it then if the instance
+ *   finished meanwhile or its `signalId` was seen).
+ * - `applied`: applied at once on the signal's own path (a store without an inbox, or an instance
+ *   the inbox's write refused), with the snapshot written.
+ * - `finished`: the instance has finished (`finished` says how); nothing was written.
+ * - `unchanged`: the signal's own path applied it to a live instance without a change (a `signalId`
+ *   already seen), with the stored snapshot.
+ */
+export type SendResult =
+  | { status: 'queued' }
+  | { status: 'applied' | 'unchanged'; snapshot: Snapshot }
+  | { status: 'finished'; finished: FinishedStatus };
 
 /**
  * A message for {@link Runner.handle}: one event for one instance, as a queue or HTTP request
@@ -242,7 +262,7 @@ export interface WorkflowClient<D> {
     name: K,
     payload: SignalsOf<D>[K],
     options?: SendOptions,
-  ): Promise<void>;
+  ): Promise<SendResult>;
   /** The stored instance, or null; `WORKFLOW_MISMATCH` if it runs another workflow or version. */
   get(id: string, options?: GetOptions): Promise<TypedSnapshot<D> | null>;
   /** {@link Runner.cancel}, refused (`WORKFLOW_MISMATCH`, nothing written) for another version's instance. */
@@ -281,12 +301,15 @@ export interface Runner<W extends readonly AnyDefinition[] = readonly AnyDefinit
    * definition this runner does not register, takes `signal`'s path and its errors. Signals sent to
    * one instance apply in the order sent, after events already written; a later `signal` or
    * `cancel` from elsewhere may apply before them. On a store without an inbox it is `signal` with
-   * `wait: 'write'`.
+   * `wait: 'write'`. Resolves with what happened ({@link SendResult}): `queued`, `applied`,
+   * `finished` (nothing written; with `rejectFinished`, `INSTANCE_FINISHED` is thrown instead) or
+   * `unchanged`.
    *
    * @example
-   * await runner.send('order-42', 'approved', { by: 'ana' }); // a worker applies it
+   * const sent = await runner.send('order-42', 'approved', { by: 'ana' }); // a worker applies it
+   * if (sent.status === 'finished') return { status: 409, body: `order ${sent.finished}` };
    */
-  send(id: string, name: string, payload?: unknown, options?: SendOptions): Promise<void>;
+  send(id: string, name: string, payload?: unknown, options?: SendOptions): Promise<SendResult>;
   cancel(id: string, reason?: string): Promise<Snapshot>;
   abort(id: string, reason?: string): Promise<Snapshot>;
   /** Runs a parked (dlq) instance again from its failed step, or `step`; `inputPatch` sets some fields of its input. */

@@ -1,9 +1,9 @@
 import { checkDeclared, declaredSchemas } from '../definition/declared-schemas.js';
 import type { WorkflowDefinition } from '../definition/schema.js';
-import { isStepfoldError, NotFoundError } from '../errors.js';
+import { InstanceFinishedError, isStepfoldError, NotFoundError } from '../errors.js';
 import { parseEvent, type WorkflowEvent } from '../events.js';
 import { assertValidId } from '../ids.js';
-import { isTerminal, type Snapshot } from '../snapshot.js';
+import { type FinishedStatus, isTerminal, type Snapshot } from '../snapshot.js';
 import type { Store } from '../store/store.js';
 import { expectedCheck, workflowClient } from './client.js';
 import type { AnyDefinition } from './handler-types.js';
@@ -18,6 +18,7 @@ import type {
   RunnerMessage,
   RunnerStats,
   SendOptions,
+  SendResult,
   SignalOptions,
   StartOptions,
   WorkflowNameOf,
@@ -44,6 +45,12 @@ export interface RunnerParts {
 /** Drops the keys whose value is undefined, so an event carries only what was given. */
 const plain = <T extends object>(o: T) =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+
+/** `send`'s answer for a finished instance: resolved, or thrown when the caller asked. */
+function finishedResult(id: string, finished: FinishedStatus, reject: boolean | undefined): SendResult {
+  if (reject) throw new InstanceFinishedError(id, finished);
+  return { status: 'finished', finished };
+}
 
 /**
  * A runner over a store: each call writes its event through the write loop and, for an executing
@@ -76,17 +83,26 @@ export class WorkflowRunner<W extends readonly AnyDefinition[]> implements Runne
     return this.answer({ type: 'signal', id, name, payload, ...o } as RunnerMessage);
   }
 
-  async send(id: string, name: string, payload?: unknown, o: SendOptions = {}): Promise<void> {
+  async send(id: string, name: string, payload?: unknown, o: SendOptions = {}): Promise<SendResult> {
     assertValidId(id);
     const { store, registry, payloads, clock } = this.parts;
+    const { rejectFinished, ...signal } = o;
     if (store.inbox) {
       const accept = await acceptingDefinitions(registry, name, payload);
       const stored = payloads && accept.length ? await payloads.offload(id, payload) : payload;
       const event = parseEvent({ type: 'signal', at: clock(), name, payload: stored, id: o.signalId });
-      if (accept.length && (await store.inbox.send(id, event, accept))) return;
+      const sent = accept.length ? await store.inbox.send(id, event, accept) : false;
+      if (sent === true) return { status: 'queued' };
+      // The write saw the instance finished, on a definition listening for the name: what the
+      // signal's path would conclude after reading it, so it is not read.
+      if (sent !== false) return finishedResult(id, sent, rejectFinished);
     }
     // No inbox, or refused as sent: the signal's own path, which applies it or says why not.
-    await this.answer({ type: 'signal', id, name, payload, ...o, wait: 'write' });
+    const call = new Work();
+    const snapshot = await this.answer({ type: 'signal', id, name, payload, ...signal, wait: 'write' }, call);
+    if (call.latest.has(id)) return { status: 'applied', snapshot };
+    if (isTerminal(snapshot.status)) return finishedResult(id, snapshot.status, rejectFinished);
+    return { status: 'unchanged', snapshot };
   }
 
   cancel(id: string, reason?: string): Promise<Snapshot> {

@@ -1,6 +1,12 @@
 import { isTime } from '../event-time.js';
 import type { WorkflowEvent } from '../events.js';
-import { type Inbox, SENT_CLAIM_AFTER_MS, type SentDue, type Unreadable } from './store.js';
+import {
+  type Inbox,
+  type InboxSendOutcome,
+  SENT_CLAIM_AFTER_MS,
+  type SentDue,
+  type Unreadable,
+} from './store.js';
 import type { InboxDriver, SentRow } from './store-driver.js';
 import { decodeEach, type StoreParts, seqsOf } from './store-parts.js';
 
@@ -21,7 +27,7 @@ async function send(
   id: string,
   event: WorkflowEvent,
   accept: readonly string[],
-): Promise<boolean> {
+): Promise<InboxSendOutcome> {
   // The event is untrusted until the reducer checks it; its time only orders and announces the
   // row. One that is no event time (NaN poisoned the due order and the wake notice; 1e308 left
   // the row unclaimable, its refusal never dropped) counts as 0: due for the inbox lane at once.

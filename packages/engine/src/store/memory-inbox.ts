@@ -1,5 +1,6 @@
 import { isTerminal } from '../snapshot.js';
 import { announce, driverCall, type MemoryRows, type Row, sentOf } from './memory-rows.js';
+import type { InboxSendOutcome } from './store.js';
 import type { DueWindow, InboxDriver, SentEntry, SentRow } from './store-driver.js';
 
 /** The in-memory store's inbox calls: signals kept on their instance's row, oldest first. */
@@ -12,9 +13,11 @@ export function memoryInbox(m: MemoryRows): InboxDriver {
   };
 }
 
-function append(m: MemoryRows, id: string, entry: SentEntry, accept: readonly string[]): boolean {
+function append(m: MemoryRows, id: string, entry: SentEntry, accept: readonly string[]): InboxSendOutcome {
   const row = m.rows.get(id);
-  if (!row || isTerminal(row.encoded.status) || !accept.includes(row.encoded.definition)) return false;
+  if (!row || !accept.includes(row.encoded.definition)) return false;
+  // Finished: say how, as a database's conditional write does where it returns the row it refused.
+  if (isTerminal(row.encoded.status)) return row.encoded.status;
   row.sent.push({ seq: m.nextSeq++, json: entry.json, dueAt: entry.dueAt });
   const { encoded } = row;
   const sent = sentOf(row);

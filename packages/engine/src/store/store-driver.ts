@@ -1,4 +1,4 @@
-import type { SentSignal, WakeSource } from './store.js';
+import type { InboxSendOutcome, SentSignal, WakeSource } from './store.js';
 import type { EncodedSnapshot, ListArgs, SizeLimits } from './store-kit.js';
 
 // The narrow calls an adapter writes: each one database round trip, its arguments already checked
@@ -56,8 +56,12 @@ export interface SentEntry {
 
 /** The inbox's database calls (see `Inbox`). */
 export interface InboxDriver {
-  /** Appends `entry` if the instance exists, is not finished and runs a definition `accept` lists; false otherwise. */
-  append(id: string, entry: SentEntry, accept: readonly string[]): Promise<boolean>;
+  /**
+   * Appends `entry` if the instance exists, is not finished and runs a definition `accept` lists:
+   * true. Else writes nothing: the finished status where the write saw one on an accepted
+   * definition (no read added to learn it), false otherwise.
+   */
+  append(id: string, entry: SentEntry, accept: readonly string[]): Promise<InboxSendOutcome>;
   /** Instances with signals due by `window.now` and unclaimed, claiming them until `window.until`. */
   claim(window: Omit<DueWindow, 'workflow'>): Promise<SentRow[]>;
   /** The named instances that have signals waiting, with no claim. */

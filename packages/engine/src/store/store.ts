@@ -1,5 +1,5 @@
 import type { WorkflowEvent } from '../events.js';
-import type { Snapshot, Status } from '../snapshot.js';
+import type { FinishedStatus, Snapshot, Status } from '../snapshot.js';
 
 /** Filter and page for {@link Store.list}. Results are ordered by id; pass back `cursor` for the next page. */
 export interface ListQuery {
@@ -158,17 +158,26 @@ export interface DueClaims {
 }
 
 /**
+ * What {@link Inbox.send} did: `true`, appended; a finished status, nothing written because the
+ * instance has finished that way; `false`, nothing written for another reason (or an unsaid one).
+ * Compare with `=== true`: a finished status is a truthy string.
+ */
+export type InboxSendOutcome = boolean | FinishedStatus;
+
+/**
  * The inbox behind `runner.send`: a signal appended in one write, for a worker to apply. A save
  * with {@link SaveOptions.consumed} removes what it applied in the same conditional write.
  */
 export interface Inbox {
   /**
    * Appends a signal to the instance's inbox in one write if the instance exists, is not finished,
-   * and was started on a definition `accept` lists (`name@version@hash`); resolves false (writing
-   * nothing) otherwise. A store with wakes announces it (the notice carries `sent`, and the
-   * snapshot where it fits).
+   * and was started on a definition `accept` lists (`name@version@hash`), and resolves true. A store
+   * with wakes announces it (the notice carries `sent`, and the snapshot where it fits). Otherwise
+   * nothing is written and it resolves with the instance's status when the write saw it finished
+   * on an accepted definition, else false (missing, another definition, no room, or a store whose
+   * write cannot tell): the runner then takes the signal's own path, which reads the instance.
    */
-  send(id: string, event: WorkflowEvent, accept: readonly string[]): Promise<boolean>;
+  send(id: string, event: WorkflowEvent, accept: readonly string[]): Promise<InboxSendOutcome>;
   /**
    * Instances with sent signals waiting, each with its snapshot and every signal waiting for it
    * (oldest first): with `ids`, those instances at once (no claim); else signals sent over

@@ -1,4 +1,12 @@
-import type { ChildStepsOf, NameOf, SignalsOf, StepOutputsOf } from '../definition/typed-definition.js';
+import type {
+  ChildStepsOf,
+  InputOf,
+  NameOf,
+  SignalsOf,
+  StepIdOf,
+  TaskOutputsOf,
+  TaskStepIdOf,
+} from '../definition/typed-definition.js';
 import type { StepOptions } from '../reducer/reducer.js';
 import type { AnyDefinition } from '../runner/handler-types.js';
 import type { StepOutputAt } from '../runner/types.js';
@@ -6,8 +14,14 @@ import type { Snapshot, TaskState } from '../snapshot.js';
 
 // The harness's types: what its methods take, kept apart from the class that drives instances.
 
-/** Step ids a result may be reported for: a typed definition's steps with an output (any string when untyped). */
-export type TaskStepOf<D> = keyof StepOutputsOf<D> & string;
+/** Step ids `complete` and `fail` take: a typed definition's task steps and handler maps (any string when untyped). */
+export type TaskStepOf<D> = TaskStepIdOf<D>;
+/**
+ * Step ids whose tasks a snapshot dispatches: those of {@link TaskStepOf} and the steps that start
+ * workflows (whose tasks stand for their children; `compensate` completes their own compensation).
+ */
+export type DispatchingStepOf<D> = (keyof TaskOutputsOf<D> & string) | (ChildStepsOf<D>['step'] & string);
+
 /** What `output(stepId)` returns: the step's output as stored, undefined until it completes. */
 export type OutputRead<D, K> = StepOutputAt<D, K> | undefined;
 /**
@@ -43,16 +57,34 @@ export type ReportOptions = {
   /** A map step's item. */
   item?: number | undefined;
 };
-// Unions of argument lists rather than generic methods, so a harness of a typed definition still
-// passes where a `WorkflowHarness` is asked for (method parameters compare both ways).
-/** `complete`'s arguments: a step id and that step's output (typed for a typed definition). */
-export type CompleteArgs<D> = {
-  [K in TaskStepOf<D>]: [stepId: K, output?: StepOutputsOf<D>[K] | undefined, o?: ReportOptions];
-}[TaskStepOf<D>];
-/** `signal`'s arguments: a signal name and its payload (typed for a typed definition). */
-export type SignalArgs<D> = {
-  [K in keyof SignalsOf<D> & string]: [name: K, payload?: SignalsOf<D>[K], id?: string];
-}[keyof SignalsOf<D> & string];
+/** What `complete(stepId, output)` takes as the output: what a task of that step reports (a map's: one item's), as stored. */
+export type ReportedOutput<D, K> = K extends keyof TaskOutputsOf<D> ? TaskOutputsOf<D>[K] : unknown;
+/**
+ * What `signal(name, …)` takes after the name: its payload, required unless it may be undefined
+ * (as the typed client asks), and a deduplication id.
+ */
+export type SignalArgs<D, K extends keyof SignalsOf<D>> = undefined extends SignalsOf<D>[K]
+  ? [payload?: SignalsOf<D>[K], id?: string]
+  : [payload: SignalsOf<D>[K], id?: string];
+/** `start`'s arguments: the declared input (optional when it may be undefined, or when none is declared). */
+export type StartArgs<D> = undefined extends InputOf<D> ? [input?: InputOf<D>] : [input: InputOf<D>];
+/** What `requeue` takes: a step that dispatches tasks, and a shallow patch of the workflow input (typed by a declared object input). */
+export type HarnessRequeueOptions<D> = {
+  step?: DispatchingStepOf<D> | undefined;
+  inputPatch?: InputPatch<InputOf<D>> | undefined;
+};
+type InputPatch<I> = unknown extends I
+  ? Record<string, unknown>
+  : I extends readonly unknown[]
+    ? Record<string, unknown>
+    : I extends object
+      ? { [K in keyof I]?: I[K] }
+      : Record<string, unknown>;
+/** A step that waits for a signal, and the signal it listens for (typed for a typed definition). */
+export interface AwaitedSignal<D = unknown> {
+  step: StepIdOf<D>;
+  signal: keyof SignalsOf<D> & string;
+}
 
 /** A task the snapshot currently asks someone to run, with the input its handler would get. */
 export interface DispatchedTask<Step extends string = string> extends TaskState {

@@ -1,7 +1,7 @@
 import { compileWorkflow } from '../definition/compile.js';
 import { declaredCheckOf, declaredProblem } from '../definition/declared-schemas.js';
 import { kindOf } from '../definition/kinds/index.js';
-import type { StepIdOf } from '../definition/typed-definition.js';
+import type { SignalsOf, StepIdOf, TaskOutputsOf } from '../definition/typed-definition.js';
 import type { WorkflowEvent } from '../events.js';
 import { type Reduction, reduce, replay, step } from '../reducer/reducer.js';
 import { taskView } from '../reducer/task-view.js';
@@ -18,20 +18,29 @@ import {
 } from '../snapshot.js';
 import { runTree, runTreeSync } from './harness-run.js';
 import type {
+  AwaitedSignal,
   ChildDefinitionOf,
   ChildRef,
-  CompleteArgs,
   DispatchedTask,
+  DispatchingStepOf,
   HarnessOptions,
+  HarnessRequeueOptions,
   OutputRead,
+  ReportedOutput,
   ReportOptions,
   SignalArgs,
+  StartArgs,
   SyncHandlers,
-  TaskStepOf,
 } from './harness-types.js';
 import { type ChildEffect, type EventInput, HarnessTree, type TreeMember } from './tree.js';
 
-export type { DispatchedTask, HarnessOptions, SyncHandlers } from './harness-types.js';
+export type {
+  AwaitedSignal,
+  DispatchedTask,
+  HarnessOptions,
+  HarnessRequeueOptions,
+  SyncHandlers,
+} from './harness-types.js';
 export type { ChildEffect, EventInput } from './tree.js';
 
 /**
@@ -143,19 +152,19 @@ export class WorkflowHarness<
     return true;
   }
 
-  /** Starts the instance with `input`. */
-  start(input?: unknown): this {
+  /** Starts the instance with `input` (the declared input type of a typed definition). */
+  start(...[input]: StartArgs<D>): this {
     this.send({ type: 'start', id: this.id, input });
     return this;
   }
 
   /** In-flight tasks that are not detached, optionally only those of one step. */
-  dispatched(stepId?: TaskStepOf<D>): DispatchedTask<TaskStepOf<D>>[] {
+  dispatched(stepId?: DispatchingStepOf<D>): DispatchedTask<DispatchingStepOf<D>>[] {
     return Object.values(this.state.tasks)
       .filter((t) => !t.detached && (stepId === undefined || t.step === stepId))
       .map((t) => {
         const { input, iteration } = taskView(this.definition, this.state, t);
-        return { ...t, step: t.step as TaskStepOf<D>, input, iteration };
+        return { ...t, step: t.step as DispatchingStepOf<D>, input, iteration };
       });
   }
 
@@ -170,7 +179,11 @@ export class WorkflowHarness<
    * Reports success of the in-flight attempt of `stepId` (or of the given attempt; pass `key`,
    * an idempotency key, to report for a specific execution as a runner does; `item` for a map's).
    */
-  complete(...[stepId, output, o = {}]: CompleteArgs<D>): boolean {
+  complete<K extends keyof TaskOutputsOf<D> & string>(
+    stepId: K,
+    output?: ReportedOutput<D, K>,
+    o: ReportOptions = {},
+  ): boolean {
     const phase = o.phase ?? 'run';
     const { attempt, key, item } = this.target(stepId, phase, o);
     return this.send({ type: 'task.completed', step: stepId, attempt, phase, output, ...key, ...item });
@@ -178,7 +191,7 @@ export class WorkflowHarness<
 
   /** Reports failure of the in-flight attempt of `stepId` (or of the given attempt / `key` / `item`). */
   fail(
-    stepId: TaskStepOf<D>,
+    stepId: keyof TaskOutputsOf<D> & string,
     error: string | Omit<ErrorInfo, 'step'> = 'failed',
     o: ReportOptions = {},
   ): boolean {
@@ -202,21 +215,25 @@ export class WorkflowHarness<
   }
 
   /** Completes the in-flight compensation of `stepId`. */
-  compensate(stepId: TaskStepOf<D>): boolean {
+  compensate(stepId: DispatchingStepOf<D>): boolean {
     return this.untyped.complete(stepId, undefined, { phase: 'compensate' });
   }
 
-  /** Sends a signal (for a typed definition: a name it declares, with its payload type). */
-  signal(...[name, payload, id]: SignalArgs<D>): boolean {
+  /**
+   * Sends a signal (for a typed definition: a name it declares, with its payload type, required
+   * unless it may be undefined, as the typed client's `signal` takes them); `id` deduplicates.
+   */
+  signal<K extends keyof SignalsOf<D> & string>(name: K, ...[payload, id]: SignalArgs<D, K>): boolean {
     return this.send({ type: 'signal', name, payload, ...(id === undefined ? {} : { id }) });
   }
 
   /** Active steps waiting for a signal (human, wait, collect), with the signal each listens for. */
-  awaitingSignal(): Array<{ step: string; signal: string }> {
+  awaitingSignal(): Array<AwaitedSignal<D>> {
     return this.state.active.flatMap((id) => {
       const def = compileWorkflow(this.definition).definition.steps[id];
       const signal = def ? kindOf(def).listensFor?.(def) : undefined;
-      return signal === undefined ? [] : [{ step: id, signal }];
+      // The definition's own step and signal names, which its types spell.
+      return signal === undefined ? [] : [{ step: id, signal } as AwaitedSignal<D>];
     });
   }
 
@@ -250,9 +267,14 @@ export class WorkflowHarness<
     return this.send({ type: 'abort', ...(reason === undefined ? {} : { reason }) });
   }
 
-  /** Requeues what sits in dlq. */
-  requeue(o: { step?: string; inputPatch?: Record<string, unknown> } = {}): boolean {
-    return this.send({ type: 'requeue', ...o });
+  /** Requeues what sits in dlq (a task step's; `inputPatch` patches the workflow input, shallowly). */
+  requeue(o: HarnessRequeueOptions<D> = {}): boolean {
+    const { step, inputPatch } = o;
+    return this.send({
+      type: 'requeue',
+      ...(step === undefined ? {} : { step }),
+      ...(inputPatch === undefined ? {} : { inputPatch: inputPatch as Record<string, unknown> }),
+    });
   }
 
   /** Output of a completed step (typed by a typed definition's step); undefined until it completes. */
@@ -292,10 +314,13 @@ export class WorkflowHarness<
    *
    * For a typed definition it takes the steps that start workflows (or an instance id), and the
    * child's harness is typed by its definition when that is among `workflows`.
+   * Or typed by the definition given: `h.child<typeof line>('lines', 0)`. (One signature, not
+   * overloads, so a wrong step id's error names it on its first line.)
    */
-  child<K extends ChildRef<D>>(stepOrId: K, item?: number): WorkflowHarness<ChildDefinitionOf<D, W, K>>;
-  /** A child's harness typed by the definition given (`h.child<typeof line>('lines', 0)`). */
-  child<C extends AnyDefinition>(stepOrId: ChildRef<D>, item?: number): WorkflowHarness<C>;
+  child<C extends AnyDefinition = never, K extends ChildRef<D> = ChildRef<D>>(
+    stepOrId: K,
+    item?: number,
+  ): WorkflowHarness<[C] extends [never] ? ChildDefinitionOf<D, W, K> : C>;
   child(stepOrId: string, item?: number): WorkflowHarness {
     const s = this.state;
     const st = s.steps[stepOrId];

@@ -2,11 +2,13 @@
 // under vitest, Jest, node:test or Bun. The store conformance suite is `@stepfold/engine/conformance`.
 export { canonicalJson } from '../content-hash.js';
 export {
+  type AwaitedSignal,
   type ChildEffect,
   createHarness,
   type DispatchedTask,
   type EventInput,
   type HarnessOptions,
+  type HarnessRequeueOptions,
   type SyncHandlers,
   WorkflowHarness,
 } from './harness.js';

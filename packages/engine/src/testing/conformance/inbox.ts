@@ -57,11 +57,18 @@ function describeSending(h: InboxHarness): void {
     const { store, sender } = await setup(0);
     await sender.start('send-waits', 'd');
     await sender.cancel('d');
-    await sender.send('d', 'go', { said: 'late' }); // signal's path: a finished instance ignores it
+    // Nothing written, and the caller told (by the store's write where it can, else signal's path).
+    expect(await sender.send('d', 'go', { said: 'late' })).toEqual({
+      status: 'finished',
+      finished: 'cancelled',
+    });
+    const refused = await sender.send('d', 'go', { said: 'late' }, { rejectFinished: true }).catch((e) => e);
+    expect(refused).toMatchObject({ code: 'INSTANCE_FINISHED', status: 'cancelled' });
     expect(await waitingIn(store, 'd')).toBe(0);
+    expect((await store.load('d'))?.version).toBe(2);
 
     await sender.start('send-waits', 'e');
-    await sender.send('e', 'go', { said: 'x' });
+    expect(await sender.send('e', 'go', { said: 'x' })).toEqual({ status: 'queued' });
     await sender.cancel('e'); // before any worker applied the signal
     const runner = createRunner({
       store,
