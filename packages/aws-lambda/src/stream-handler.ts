@@ -17,7 +17,13 @@ import {
   type WakeNotice,
   type WakeSource,
 } from '@stepfold/engine';
-import { type ImageValue, NOTE_ATTRIBUTE, noticeOfImage, SETTINGS_ID } from '@stepfold/store-dynamo';
+import {
+  type ImageValue,
+  NOTE_ATTRIBUTE,
+  noticeOfImage,
+  SETTINGS_ID,
+  snapshotOfImage,
+} from '@stepfold/store-dynamo';
 import type { BatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from './lambda-types.js';
 import { type LambdaLog, messageOf } from './log.js';
 import type { PrimedStore } from './primed-store.js';
@@ -35,20 +41,6 @@ export interface StreamHandlerOptions {
   concurrency?: number | undefined;
   /** The runner's store, primed with a record's image so that the tick it drives reads nothing. */
   primed?: PrimedStore | undefined;
-}
-
-/** The snapshot a record's image carries, when it parses and names the instance `id`. */
-function imageSnapshot(image: Record<string, ImageValue> | undefined, id: string): Snapshot | undefined {
-  const json = image?.['snapshot']?.S;
-  if (json === undefined) return undefined;
-  try {
-    const s = JSON.parse(json) as unknown;
-    return typeof s === 'object' && s !== null && (s as { id?: unknown }).id === id
-      ? (s as Snapshot)
-      : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** The record's time in epoch ms (Lambda gives seconds), else `now`. */
@@ -172,7 +164,7 @@ export function createStreamHandler(
         // A tick takes what is due from the instance as the record's write left it (no read); one
         // another invocation took first, or a newer write, is a write conflict the runner
         // re-applies after a real load (then finds nothing due): no handler runs twice.
-        const snapshot = o.primed ? imageSnapshot(record.dynamodb?.NewImage, id) : undefined;
+        const snapshot = o.primed ? snapshotOfImage(record.dynamodb?.NewImage, id) : undefined;
         if (snapshot) o.primed?.prime(snapshot);
         await runner.handle({ type: 'tick', id, now: Math.max(o.clock(), at), wait: 'write' });
       });

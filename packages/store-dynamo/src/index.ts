@@ -40,6 +40,7 @@ export {
   type Note,
   noticeOfImage,
   type StreamImage,
+  snapshotOfImage,
 } from './stream-notice.js';
 export {
   openStreamReader,

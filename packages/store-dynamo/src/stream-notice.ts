@@ -39,6 +39,14 @@ export interface ImageValue {
 /** A record's new image: the item as the write left it. */
 export type StreamImage = Record<string, ImageValue>;
 
+/**
+ * The snapshot a record's image carries, when it parses and names the instance `id` (the runner
+ * checks the rest as it checks a load). Never throws: the image is untrusted input.
+ */
+export function snapshotOfImage(image: StreamImage | undefined, id: string): Snapshot | undefined {
+  return parsed(image?.['snapshot']?.S, id);
+}
+
 function parsed(json: string | undefined, id: string): Snapshot | undefined {
   if (json === undefined) return undefined;
   try {
