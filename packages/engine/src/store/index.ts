@@ -14,6 +14,7 @@ export {
   type DefinedStore,
   defineStore,
 } from './define-store.js';
+export type { FlowGrant, FlowKeyPage, FlowKeyState, FlowNeed, FlowStore } from './flow.js';
 export type {
   ClaimsDriver,
   ClaimWindow,

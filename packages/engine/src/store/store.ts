@@ -1,5 +1,6 @@
 import type { WorkflowEvent } from '../events.js';
 import type { FinishedStatus, Snapshot, Status } from '../snapshot.js';
+import type { FlowStore } from './flow.js';
 
 /** Filter and page for {@link Store.list}. Results are ordered by id; pass back `cursor` for the next page. */
 export interface ListQuery {
@@ -238,6 +239,8 @@ export interface Store {
   readonly inbox?: Inbox | undefined;
   /** Push notices that an instance fell due, where the database can send them; polling stays the source of truth. */
   readonly wakes?: WakeSource | undefined;
+  /** Concurrency slots and rate windows per key, counted for every runner sharing the store (see {@link FlowStore}). */
+  readonly flow?: FlowStore | undefined;
 }
 
 /** UTF-8 size of the snapshot's JSON, the measure every store's size limit uses. */

@@ -1,0 +1,89 @@
+// The `flow` capability of a store: concurrency slots and rate windows per key, counted by the
+// store so that every runner, process and runtime sharing it sees one count. The reducer says
+// what a task (or an instance) needs as data (`FlowNeed`); the runner asks the store for it.
+
+/**
+ * One limit a holder needs, resolved by the reducer: a concurrency slot (no `periodMs`) or a start
+ * in a rate window (`periodMs`). `scope` names the counter (by default the workflow and step, or
+ * the workflow for instance limits), `key` the value of the limit's key path (`''` without one).
+ */
+export interface FlowNeed {
+  scope: string;
+  key: string;
+  /** At most this many holders (concurrency) or starts per `periodMs` (rate); a positive integer. */
+  limit: number;
+  /** Rate limits: the window, in ms (a positive integer). Absent: a concurrency slot. */
+  periodMs?: number | undefined;
+}
+
+/** What a store said to {@link FlowStore.acquire}: granted, or the first need it could not meet. */
+export type FlowGrant =
+  | { granted: true }
+  | {
+      granted: false;
+      need: FlowNeed;
+      /**
+       * When the need can be met at the earliest: a rate window's next free start (epoch ms), or
+       * the earliest lease of a holder of a full slot to lapse; null when no time is known (holders
+       * that end with their instance). The waiter is woken by a release before that, where one frees.
+       */
+      until: number | null;
+      /** Holders (concurrency) or starts in the window (rate) the store counted. */
+      count: number;
+    };
+
+/** A key with holders or waiters, as {@link FlowStore.list} reports it. */
+export interface FlowKeyState {
+  scope: string;
+  key: string;
+  limit: number;
+  periodMs?: number | undefined;
+  /** Holders whose lease has not lapsed (concurrency), or starts in the current window (rate). */
+  holders: Array<{ holder: string; until: number }>;
+  /** Instances waiting for this key, oldest first. */
+  waiting: Array<{ holder: string; instance: string; since: number }>;
+}
+
+/** One page of {@link FlowStore.list}; `cursor` is null on the last page. */
+export interface FlowKeyPage {
+  items: FlowKeyState[];
+  cursor: string | null;
+}
+
+/**
+ * Per-key flow control counted by the store. A holder is a string the runner makes (an attempt of
+ * a task, or an instance); every call is idempotent per holder. Leases: a holder's slot counts
+ * until its `until`; after that the slot is free again whatever happened to the holder.
+ */
+export interface FlowStore {
+  /**
+   * Takes every need for `holder` at once or none (all-or-nothing): a slot while fewer than `limit`
+   * unlapsed holders hold its key, a start while fewer than `limit` starts fell in the last
+   * `periodMs`. Granted: the holder holds each slot until `until` (an existing hold is renewed;
+   * a rate start is recorded at `now`) and its waiter entries are removed. Not granted: nothing is
+   * taken, and `holder` is recorded as waiting on the unmet key for `instance` (kept once, with the
+   * time it first waited).
+   */
+  acquire(
+    holder: string,
+    instance: string,
+    needs: readonly FlowNeed[],
+    now: number,
+    until: number,
+  ): Promise<FlowGrant>;
+  /**
+   * Ends the holds (and waiter entries) of `holders`; unknown holders are ignored. Resolves with
+   * the instances that were waiting, oldest first, on the keys that gained a free slot (at most
+   * as many per key as slots became free): the caller wakes them.
+   */
+  release(holders: readonly string[], now: number): Promise<string[]>;
+  /** Moves the lease of each of `holders`' held slots to `until` (a renewal); unknown holders are ignored. */
+  renew(holders: readonly string[], until: number): Promise<void>;
+  /** Keys with holders or waiters, ordered by scope then key, paged by cursor. */
+  list(query: {
+    scope?: string | undefined;
+    limit: number;
+    cursor?: string | null | undefined;
+    now: number;
+  }): Promise<FlowKeyPage>;
+}
