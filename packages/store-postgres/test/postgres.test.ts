@@ -38,6 +38,17 @@ runStoreConformance({
     if (on) await dropTable(on, (store as PostgresStore).table);
   },
   capabilities: ['claims', 'inbox', 'wakes'],
+  // Torn text behind the store's back: the snapshot's text column, or each waiting signal's event.
+  async corrupt(store, id, what) {
+    const { table } = store as PostgresStore;
+    const on = pools.get(store) ?? pool;
+    if (what === 'snapshot')
+      await on.query(
+        `UPDATE "${TEST_SCHEMA}"."${table}" SET snapshot = NULL, snapshot_text = '{"id": "torn' WHERE id = $1`,
+        [id],
+      );
+    else await on.query(`UPDATE "${TEST_SCHEMA}"."${table}$sent" SET event = '{"type": "sig' WHERE id = $1`, [id]);
+  },
   outage: {
     async createStore() {
       await outageServer('up');

@@ -12,6 +12,7 @@ import { describeListing } from './listing.js';
 import { describeOutage } from './outage.js';
 import { describeRace } from './race.js';
 import { describeRunners } from './runners.js';
+import { describeUnreadable } from './unreadable.js';
 import { describeWakes } from './wakes.js';
 
 /**
@@ -61,7 +62,8 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
     if (has.has('inbox')) describe('inbox: runner.send', () => describeInbox(ctx));
     if (has.has('wakes')) describe('wakes', () => describeWakes(ctx));
     describe('composition: child workflows and maps', () => describeComposition(ctx));
-    const { outage } = options;
+    const { outage, corrupt } = options;
+    if (corrupt) describe('rows that cannot be read', () => describeUnreadable(ctx, corrupt));
     if (outage) describe('server outage', () => describeOutage(ctx, outage));
   });
 }
