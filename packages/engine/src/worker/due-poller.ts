@@ -278,7 +278,8 @@ export class DuePoller {
       this.lanes.stepped(id);
     } catch (e) {
       if (isStepfoldError(e, 'NOT_FOUND')) return;
-      if (isStepfoldError(e, 'NOTICE_MISMATCH')) {
+      const unsteppable = isStepfoldError(e, 'INVALID_SNAPSHOT');
+      if (isStepfoldError(e, 'NOTICE_MISMATCH') || (unsteppable && noticed)) {
         // A notice described an instance that is not stored (forged, or corrupted): report it and
         // find the instance as stored, its signals and its due time, the way a notice-less one is.
         stats.refusedNotices++;
@@ -286,6 +287,13 @@ export class DuePoller {
         if (sent?.length) this.claimSentTo(id);
         else this.hint(id, snapshot?.wakeAt ?? now);
         this.p.namedDueAt(this.p.clock());
+        return;
+      }
+      if (unsteppable) {
+        // Stored, read, but not steppable as it is (parts that contradict each other): kept out as
+        // a row the claim could not read is. Its claim is kept until the lease lapses, so it does
+        // not come back in every poll, and its sent signals stay for the row once it is mended.
+        this.inbox.unreadable(e, 'tick');
         return;
       }
       if (sent?.length && snapshot) {
