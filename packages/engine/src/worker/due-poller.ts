@@ -142,6 +142,15 @@ export class DuePoller {
     this.p.namedDueAt(due);
   }
 
+  /**
+   * This worker's runner saved instance `id`. A save ends every claim on it, so one held ahead is
+   * gone: another worker may claim it now and tick it at the same time as this one, and one of
+   * the two ticks would lose its race. Forgotten, so the write's own notice claims ahead again.
+   */
+  wrote(id: string): void {
+    this.named.drop('held', id);
+  }
+
   /** Forgets every named instance and gives back the claims of those held; claims ahead from now on are given straight back (on stop). */
   async releaseHeld(): Promise<void> {
     this.closed = true;
