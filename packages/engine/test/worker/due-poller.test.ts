@@ -106,6 +106,26 @@ describe('DuePoller', () => {
     expect(t.names()).not.toContain('load');
   });
 
+  it('a claim held ahead that a save of its own runner ended is claimed again when that write is heard', async () => {
+    const t = setup();
+    const s = await t.runner.start('nap', 'n-8', undefined, { wait: 'write' });
+    t.poller.hint('n-8', 11_000);
+    await new Promise((r) => setTimeout(r, 10)); // the claim ahead lands
+    // A write of this worker's runner (a parallel branch's result, say) keeps the timer; its save
+    // ends the claim. The worker tells the poller, then hears the write's wake time, as worker.ts does.
+    await t.store.save({ ...s, version: s.version + 1 }, s.version);
+    t.poller.wrote('n-8');
+    t.poller.hint('n-8', 11_000);
+    await new Promise((r) => setTimeout(r, 10));
+    // Held again: another worker's claim by id at the due time finds it taken, so only one ticks.
+    expect(await t.store.claims!.claimDue(11_000, 1, { ids: ['n-8'], token: 'another' })).toEqual([]);
+    t.at(11_000);
+    t.calls.length = 0;
+    expect((await t.poller.round(false)).ticked).toBe(1);
+    expect(t.names()).not.toContain('claimDue');
+    expect((await t.runner.get('n-8'))?.steps['rest']?.status).toBe('completed');
+  });
+
   it('a handed-over snapshot is ticked from as it is: no claim, no load', async () => {
     const t = setup();
     const s = await t.runner.start('nap', 'n-3', undefined, { wait: 'write' });
