@@ -198,6 +198,8 @@ export class DuePoller {
     // Another worker may have taken some, or they moved on: the lanes find whatever is left.
     const got = await this.claim(now, hinted.length, { ids: hinted.map((e) => e.id) });
     countLostTakes(hinted, got, this.p.stats);
+    const stood = hinted.filter((e) => e.standby);
+    if (stood.length) for (const d of got) if (stood.some((e) => e.id === d.id)) d.standby = true;
     return ticked + this.take(got, now, '*', ticks);
   }
 
@@ -257,18 +259,20 @@ export class DuePoller {
     return this.named.anyDue(now);
   }
 
-  private async tick({ id, snapshot, unclaimed, noticed, sent }: Due, now: number): Promise<void> {
+  private async tick({ id, snapshot, unclaimed, noticed, sent, standby }: Due, now: number): Promise<void> {
     const { runner, stats, emit } = this.p;
+    // A handed-over snapshot was heard by every worker: one that loses the take leaves it to the
+    // winner (a write that leaves the instance due announces it again), with no reload. So does a
+    // worker that stood by for another's take and claimed it: losing then means the take was made.
+    const taking = unclaimed || standby;
     try {
-      // A handed-over snapshot was heard by every worker: one that loses the take leaves it to the
-      // winner (a write that leaves the instance due announces it again), with no reload.
       const r = await runnerPort(runner).tick(
         snapshot
           ? {
               id,
               now,
               loaded: snapshot,
-              onConflict: unclaimed ? 'fail' : 'reapply',
+              onConflict: taking ? 'fail' : 'reapply',
               ...(noticed ? { noticed } : {}),
               ...(sent ? { sent } : {}),
             }
@@ -313,7 +317,8 @@ export class DuePoller {
         }
         if (settled !== 'not-handled') return;
       }
-      if (unclaimed && isStepfoldError(e, 'VERSION_CONFLICT')) {
+      // The winner's save ended any claim this worker held.
+      if (taking && isStepfoldError(e, 'VERSION_CONFLICT')) {
         stats.lostTakes++;
         return;
       }

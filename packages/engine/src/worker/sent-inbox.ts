@@ -16,6 +16,11 @@ export interface Due {
   noticed?: true | undefined;
   /** Signals sent to it and waiting in the store's inbox: applied and consumed by the tick's write. */
   sent?: SentSignal[] | undefined;
+  /**
+   * Claimed by id after standing by for a task a notice handed to another worker first: a lost
+   * race is that worker's take, so the tick gives up with no reload (a lost take).
+   */
+  standby?: true | undefined;
 }
 
 /**

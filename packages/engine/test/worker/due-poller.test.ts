@@ -28,11 +28,11 @@ function recorded() {
   return { store, calls, names: () => calls.map((c) => c.call) };
 }
 
-function setup(concurrency = 4) {
+function setup(concurrency = 4, wrap = (store: Store): Store => store) {
   let now = 10_000;
   const rec = recorded();
   const runner = createRunner({
-    store: rec.store,
+    store: wrap(rec.store),
     workflows: [nap],
     handlers: { after: () => 'done' },
     clock: () => now,
@@ -124,6 +124,32 @@ describe('DuePoller', () => {
     expect((await t.poller.round(false)).ticked).toBe(1);
     expect(t.names()).not.toContain('claimDue');
     expect((await t.runner.get('n-8'))?.steps['rest']?.status).toBe('completed');
+  });
+
+  it('a claim by id after standing by for another worker’s take gives up once that take is written: a lost take, no reload', async () => {
+    let taken: (() => Promise<void>) | undefined;
+    // The taker's write lands between this worker's claim and its tick.
+    const t = setup(4, (store) => ({
+      ...store,
+      claims: {
+        ...store.claims!,
+        async claimDue(now, n, query) {
+          const got = await store.claims!.claimDue(now, n, query);
+          await taken?.();
+          return got;
+        },
+      },
+    }));
+    const s = await t.runner.start('nap', 'n-9', undefined, { wait: 'write' });
+    t.at(11_000);
+    taken = () => t.store.save({ ...s, version: s.version + 1 }, s.version);
+    expect(t.poller.hint('n-9', 11_000, true)).toBe(true);
+    t.calls.length = 0;
+    await t.poller.round(false);
+    expect(t.stats.lostTakes).toBe(1);
+    expect(t.runner.stats.conflicts).toBe(0);
+    expect(t.names()).not.toContain('load');
+    expect((await t.runner.get('n-9'))?.version).toBe(s.version + 1);
   });
 
   it('a handed-over snapshot is ticked from as it is: no claim, no load', async () => {
