@@ -9,7 +9,11 @@ const rowsOf = new WeakMap<Store, MemoryRows>();
 function openedMemoryStore(): Store {
   const m = emptyRows();
   const store = defineStore(
-    { name: 'memory', isUnavailable: () => false, sizes: { asked: undefined, fallback: 1024 * 1024, most: 2 ** 53 - 1 } },
+    {
+      name: 'memory',
+      isUnavailable: () => false,
+      sizes: { asked: undefined, fallback: 1024 * 1024, most: 2 ** 53 - 1 },
+    },
     memoryDriver(m),
   );
   rowsOf.set(store, m);

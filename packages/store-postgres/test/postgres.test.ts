@@ -47,7 +47,10 @@ runStoreConformance({
         `UPDATE "${TEST_SCHEMA}"."${table}" SET snapshot = NULL, snapshot_text = '{"id": "torn' WHERE id = $1`,
         [id],
       );
-    else await on.query(`UPDATE "${TEST_SCHEMA}"."${table}$sent" SET event = '{"type": "sig' WHERE id = $1`, [id]);
+    else
+      await on.query(`UPDATE "${TEST_SCHEMA}"."${table}$sent" SET event = '{"type": "sig' WHERE id = $1`, [
+        id,
+      ]);
   },
   outage: {
     async createStore() {

@@ -158,7 +158,9 @@ describe('a stored row that cannot be read (postgres)', () => {
     await until('twenty more polls', () => worker.stats.polls >= polls + 20);
 
     expect(worker.stats.unreadable).toBe(1);
-    expect(errors.map((e) => [e.where, isStepfoldError(e.error, 'INVALID_SNAPSHOT')])).toEqual([['tick', true]]);
+    expect(errors.map((e) => [e.where, isStepfoldError(e.error, 'INVALID_SNAPSHOT')])).toEqual([
+      ['tick', true],
+    ]);
     expect(((await store.load('mangled')) as Snapshot).version).toBe(stored.version);
   });
 });

@@ -13,7 +13,8 @@ import { runScript } from './scripts.js';
 function sentRows([, rows]: [number, Array<[string, string, string[]]>]): SentRow[] {
   return rows.map(([, json, fields]) => {
     const sent: SentRow['sent'] = [];
-    for (let i = 0; i + 1 < fields.length; i += 2) sent.push({ seq: Number(fields[i]), event: fields[i + 1]! });
+    for (let i = 0; i + 1 < fields.length; i += 2)
+      sent.push({ seq: Number(fields[i]), event: fields[i + 1]! });
     return { json, sent: sent.sort((a, b) => a.seq - b.seq) };
   });
 }

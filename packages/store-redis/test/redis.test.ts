@@ -38,7 +38,9 @@ runStoreConformance({
   async corrupt(store, id, what) {
     const keys = keysFor(opened.get(store)!.prefix);
     if (what === 'snapshot') await client.hset(keys.instance(id), 'json', '{"id": "torn');
-    else for (const seq of await client.hkeys(keys.sent(id))) await client.hset(keys.sent(id), seq, '{"type": "sig');
+    else
+      for (const seq of await client.hkeys(keys.sent(id)))
+        await client.hset(keys.sent(id), seq, '{"type": "sig');
   },
   outage: {
     createStore: () => open(outageClient, 'outage'),

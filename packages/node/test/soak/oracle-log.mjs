@@ -72,7 +72,17 @@ export function openOracleLog(dir, name) {
      * @param {{ conflicts: number, lostTakes: number, released: number, polls: number, ticks: number, writes: number, lostRaces: Readonly<Record<string, number>> }} c
      */
     stats: (c) =>
-      write(['W', name, c.conflicts, c.lostTakes, c.released, c.polls, c.ticks, c.writes, JSON.stringify(c.lostRaces)]),
+      write([
+        'W',
+        name,
+        c.conflicts,
+        c.lostTakes,
+        c.released,
+        c.polls,
+        c.ticks,
+        c.writes,
+        JSON.stringify(c.lostRaces),
+      ]),
     /**
      * A crash window this process hit and dies in right after (see crash-windows.mjs).
      * @param {string} id @param {string} window @param {string} key
