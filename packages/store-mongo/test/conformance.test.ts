@@ -39,6 +39,17 @@ runStoreConformance({
   async destroyStore(store) {
     await db.dropCollection(collections.get(store) ?? '').catch(() => {});
   },
+  // Torn text behind the store's back: the document's snapshot, or each waiting signal's event.
+  async corrupt(store, id, what) {
+    const c = db.collection<{ _id: string; sent?: Record<string, unknown> }>(collections.get(store) ?? '');
+    if (what === 'snapshot') {
+      await c.updateOne({ _id: id }, { $set: { snapshot: '{"id": "torn' } });
+      return;
+    }
+    const doc = await c.findOne({ _id: id });
+    const torn = Object.keys(doc?.sent ?? {}).map((k) => [`sent.${k}.e`, '{"type": "sig']);
+    await c.updateOne({ _id: id }, { $set: Object.fromEntries(torn) });
+  },
   outage: {
     createStore: () =>
       createMongoStore({ db: outageClient.db('stepfold_outage'), collection: `o_${process.pid}` }),

@@ -38,10 +38,11 @@ export interface RedisStoreOptions {
    */
   claimMs?: number | undefined;
   /**
-   * @deprecated Claims no longer sit in the due order, so there is nothing to step over. It only
-   * bounds how many claims made by an older version of this adapter (still live when this one
-   * starts, at most `claimMs` after) one call steps over: it reads at most `limit +
-   * min(old claims, maxSkippedClaims)` entries (default 1000) while any are left.
+   * @deprecated Claims (the due order's and the inbox's) no longer sit in the order they claim
+   * from, so there is nothing to step over. It only bounds how many claims made by an older version
+   * of this adapter (still live when this one starts, at most `claimMs` after) one call steps over:
+   * it reads at most `limit + min(old claims, maxSkippedClaims)` entries (default 1000) while any
+   * are left.
    */
   maxSkippedClaims?: number | undefined;
 }
@@ -143,7 +144,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     },
     // The ioredis client belongs to the caller; the wake subscriptions' connections are the store's.
     close: () => wakes.closeAll(),
-    inbox: inboxDriver(client, keys, route),
+    inbox: inboxDriver(client, keys, route, maxSkipped),
     wakes: { subscribe: (listener) => wakes.subscribe(listener) },
   };
   const sizes = {

@@ -2,6 +2,7 @@ import type { Store } from '@stepfold/engine';
 import { runStoreConformance } from '@stepfold/engine/conformance';
 import type { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keysFor } from '../src/index.js';
 import { dropPrefix, OUTAGE_PORT, openStore, outageServer, requireServer, testClient } from './server.js';
 import { subscriptionSurvivesRestart } from './wake-probe.js';
 
@@ -32,6 +33,14 @@ runStoreConformance({
   async destroyStore(store) {
     const t = opened.get(store);
     if (t) await dropPrefix(t.client, t.prefix);
+  },
+  // Torn text behind the store's back: the instance hash's json, or each waiting signal's event.
+  async corrupt(store, id, what) {
+    const keys = keysFor(opened.get(store)!.prefix);
+    if (what === 'snapshot') await client.hset(keys.instance(id), 'json', '{"id": "torn');
+    else
+      for (const seq of await client.hkeys(keys.sent(id)))
+        await client.hset(keys.sent(id), seq, '{"type": "sig');
   },
   outage: {
     createStore: () => open(outageClient, 'outage'),

@@ -89,6 +89,12 @@ export interface RunnerStats {
   readonly writes: number;
   /** Writes that lost a race (VERSION_CONFLICT) and were reloaded and re-applied. */
   readonly conflicts: number;
+  /**
+   * Every race a write lost, re-applied or given up, by what was written: `take` (a task taken
+   * from a notice's snapshot), `sent` (sent signals applied), else the event's type (`tick`,
+   * `task.completed`, …), `@claim` added when the write started from a claimed snapshot.
+   */
+  readonly lostRaces: Readonly<Record<string, number>>;
 }
 
 /** When a call resolves. */

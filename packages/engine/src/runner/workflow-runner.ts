@@ -149,6 +149,9 @@ export class WorkflowRunner<W extends readonly AnyDefinition[]> implements Runne
           .apply({ id, event: (): WorkflowEvent => ({ type: 'tick', at }), onWrite: effects.report(call) })
           .catch((e) => {
             if (!isStepfoldError(e, 'NOT_FOUND')) failures.push(e);
+            // A row that cannot be read or stepped keeps its claim until the lease lapses, so it
+            // does not come back in every call.
+            if (isStepfoldError(e, 'INVALID_SNAPSHOT')) return;
             // Not ticked: give the claim back so a runner that can step it need not wait out the lease.
             return store.claims?.release([id], claimToken).catch(() => {});
           }),

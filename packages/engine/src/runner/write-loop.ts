@@ -22,6 +22,18 @@ import type {
   WriteRequest,
 } from './write-request.js';
 
+/**
+ * What a write that lost a race was, for `runner.stats.lostRaces`: `take` (a tick from a
+ * snapshot others may act on too, given up at once), `sent` (sent signals applied), else its
+ * event's type, with `@claim` when it started from a snapshot the store handed out.
+ */
+function raceKind(request: WriteRequest): string {
+  if (request.sent) return 'sent';
+  if (request.onConflict === 'fail') return 'take';
+  const type = request.event(0).type; // the event varies with the time only
+  return request.base?.origin === 'store' ? `${type}@claim` : type;
+}
+
 /** A result in a batch: its event, and how its own promise settles. */
 type Joined = MergedEvent & { settle(s: Snapshot | undefined, e?: unknown): void };
 
@@ -58,8 +70,8 @@ export class WriteLoop {
   /** This runner's writes per instance, one at a time, each from the newest snapshot it wrote. */
   private readonly queue = new InstanceWrites();
 
-  /** Successful writes and conflicts retried, for {@link Runner.stats}. */
-  readonly stats = { writes: 0, conflicts: 0 };
+  /** Successful writes, conflicts retried and every lost race by the write that lost, for {@link Runner.stats}. */
+  readonly stats = { writes: 0, conflicts: 0, lostRaces: {} as Record<string, number> };
 
   /**
    * Applies one event to the stored instance and saves it (see {@link WriteRequest}); resolves
@@ -198,7 +210,10 @@ export class WriteLoop {
         : request.merge
           ? this.maxConflicts * 10
           : this.maxConflicts;
-    if (!isStepfoldError(e, 'VERSION_CONFLICT') || tries >= allowed) throw e;
+    if (!isStepfoldError(e, 'VERSION_CONFLICT')) throw e;
+    const kind = raceKind(request);
+    this.stats.lostRaces[kind] = (this.stats.lostRaces[kind] ?? 0) + 1;
+    if (tries >= allowed) throw e;
     this.stats.conflicts++;
     const cap = request.merge ? 100 : 50;
     return new Promise((r) => setTimeout(r, Math.random() * Math.min(cap, 2 ** tries)));
