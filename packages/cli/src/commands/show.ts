@@ -73,9 +73,10 @@ export function register(program: Command): void {
         ? `actions: ${missing}`
         : 'actions: pass --definitions to see whether cancel is possible and the signals it takes now';
       const related = renderFamily(s, family);
+      const now = Date.now();
       out.result(
         {
-          ...summarize(shown),
+          ...summarize(shown, now),
           ...(family.parent ? { parent: family.parent } : {}),
           children: family.children,
           ...(actions ? { actions } : {}),
@@ -86,7 +87,7 @@ export function register(program: Command): void {
             ...(actions ? renderActions(actions) : [note]),
             ...(refs.length ? ['', ...renderRefs(refs, options.resolve === true)] : []),
             ...(related.length ? ['', ...related] : []),
-          ]),
+          ], now),
           ...(diagram ? ['', diagram] : []),
         ],
       );

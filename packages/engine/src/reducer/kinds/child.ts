@@ -17,6 +17,7 @@ import {
   failStep,
 } from '../compensation.js';
 import { dispatchTask, log, pushCompleted, stepState, taskKey } from '../transition-context.js';
+import { lostError } from '../task-lease.js';
 import type { StepRules } from './step-rules.js';
 import { attemptFailed } from './task.js';
 
@@ -92,7 +93,7 @@ export const child: StepRules<ChildDef> = {
       attemptFailed(
         cx,
         task,
-        { message: 'handler missed its deadline', code: 'TIMEOUT', retryable: true },
+        lostError(cx, task),
         true,
       );
   },

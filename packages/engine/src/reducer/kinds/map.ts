@@ -24,6 +24,7 @@ import {
   taskKey,
 } from '../transition-context.js';
 import { itemUndone, undoLateItem, undoNextItem } from './map-undo.js';
+import { lostError } from '../task-lease.js';
 import type { Flow, StepRules } from './step-rules.js';
 import { attemptFailed } from './task.js';
 
@@ -96,7 +97,7 @@ export const map: StepRules<MapDef> = {
       attemptFailed(
         cx,
         task,
-        { message: 'handler missed its deadline', code: 'TIMEOUT', retryable: true },
+        lostError(cx, task),
         true,
       );
     else
@@ -104,7 +105,7 @@ export const map: StepRules<MapDef> = {
         cx,
         def,
         task,
-        { message: 'handler missed its deadline', code: 'TIMEOUT', retryable: true },
+        lostError(cx, task),
         true,
         flow,
       );

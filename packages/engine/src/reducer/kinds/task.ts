@@ -13,6 +13,7 @@ import {
   taskDef,
   taskKey,
 } from '../transition-context.js';
+import { lostError } from '../task-lease.js';
 import type { StepRules } from './step-rules.js';
 
 type TaskDef = StepOf<'task'> & { id: string };
@@ -60,12 +61,12 @@ export const task: StepRules<TaskDef> = {
     },
   },
 
-  // A lost attempt already cost its deadline's wait: the retry goes out at once.
+  // A lost attempt (deadline missed, or lease lapsed) already cost that wait: the retry goes out at once.
   lost: (cx, _def, task) =>
     attemptFailed(
       cx,
       task,
-      { message: 'handler missed its deadline', code: 'TIMEOUT', retryable: true },
+      lostError(cx, task),
       true,
     ),
 
