@@ -130,7 +130,8 @@ export function renderSnapshot(s: Snapshot, extra: readonly string[] = [], now?:
     const lease = t.leaseUntil === undefined ? '' : `, lease until ${isoTime(t.leaseUntil)}`;
     const state = t.queued ? 'queued for a worker' : `deadline ${isoTime(t.deadline)}${lease}`;
     // Its runner stopped renewing it (or it ran past its deadline): the next due poll retries it.
-    const overdue = now !== undefined && attemptOverdue(t, now) ? ' OVERDUE (retried at the next due poll)' : '';
+    const overdue =
+      now !== undefined && attemptOverdue(t, now) ? ' OVERDUE (retried at the next due poll)' : '';
     out.push(
       `  ${t.step} (${t.phase}) ${t.handler} attempt ${t.attempt}, ${state}${overdue}, key ${t.idempotencyKey}`,
     );

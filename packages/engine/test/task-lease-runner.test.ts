@@ -52,7 +52,12 @@ describe('a runner renews the leases of its running handlers', () => {
       },
     });
     // Another runner polls all the while: it must never find the attempt due.
-    const other = createRunner({ store, workflows: [job], taskLeaseMs: LEASE, handlers: { work: () => 'other' } });
+    const other = createRunner({
+      store,
+      workflows: [job],
+      taskLeaseMs: LEASE,
+      handlers: { work: () => 'other' },
+    });
     const done = runner.start('job', 'long-1', {});
     let polling = true;
     const polls = (async () => {
@@ -150,7 +155,12 @@ describe('a runner renews the leases of its running handlers', () => {
     for (const taskLeaseMs of [0, 99, 1.5, Number.NaN]) {
       let error: unknown;
       try {
-        createRunner({ store: createMemoryStore(), workflows: [job], handlers: { work: () => 1 }, taskLeaseMs });
+        createRunner({
+          store: createMemoryStore(),
+          workflows: [job],
+          handlers: { work: () => 1 },
+          taskLeaseMs,
+        });
       } catch (e) {
         error = e;
       }

@@ -34,7 +34,11 @@ const started = (leaseMs?: number, handoff = false): Snapshot =>
 describe('the lease of a running attempt', () => {
   it('is set when the attempt is dispatched to run: the instance wakes at the lease, not the 300 s deadline', () => {
     const s = started();
-    expect(s.tasks.work).toMatchObject({ attempt: 1, deadline: T + 300_000, leaseUntil: T + DEFAULT_TASK_LEASE_MS });
+    expect(s.tasks.work).toMatchObject({
+      attempt: 1,
+      deadline: T + 300_000,
+      leaseUntil: T + DEFAULT_TASK_LEASE_MS,
+    });
     expect(s.wakeAt).toBe(T + 10_000);
     expect(started(2_500).tasks.work?.leaseUntil).toBe(T + 2_500);
   });
@@ -105,7 +109,9 @@ describe('the lease of a running attempt', () => {
     expect(lost.log.map((e) => e.type)).toContain('task.failed');
     expect(lost.log.find((e) => e.type === 'task.failed')?.detail).toMatch(/^LEASE_LOST: /);
     // The lost attempt's late result is stale: nothing changes; the retry's completes the step.
-    expect(step(job, lost, { type: 'task.completed', at: T + 11_000, step: 'work', attempt: 1, key })).toBe(lost);
+    expect(step(job, lost, { type: 'task.completed', at: T + 11_000, step: 'work', attempt: 1, key })).toBe(
+      lost,
+    );
     const done = step(job, lost, { type: 'task.completed', at: T + 11_000, step: 'work', attempt: 2, key });
     expect(done.steps.work?.status).toBe('completed');
     expect(done.tasks.after?.leaseUntil).toBe(T + 21_000);
@@ -215,7 +221,7 @@ describe('the harness as a live runner', () => {
     expect(h.snapshot.steps.work?.error?.code).toBe('TIMEOUT');
   });
 
-  it("plays a dead runner with renew: false, and takes the lease from `leaseMs`", () => {
+  it('plays a dead runner with renew: false, and takes the lease from `leaseMs`', () => {
     const h = createHarness(job, { leaseMs: 2_000 }).start({});
     h.advance(2_000, { renew: false });
     expect(h.snapshot.tasks.work).toMatchObject({ attempt: 2, leaseUntil: 4_000 });

@@ -83,11 +83,15 @@ export function register(program: Command): void {
           ...(diagram ? { diagram } : {}),
         },
         () => [
-          ...renderSnapshot(shown, [
-            ...(actions ? renderActions(actions) : [note]),
-            ...(refs.length ? ['', ...renderRefs(refs, options.resolve === true)] : []),
-            ...(related.length ? ['', ...related] : []),
-          ], now),
+          ...renderSnapshot(
+            shown,
+            [
+              ...(actions ? renderActions(actions) : [note]),
+              ...(refs.length ? ['', ...renderRefs(refs, options.resolve === true)] : []),
+              ...(related.length ? ['', ...related] : []),
+            ],
+            now,
+          ),
           ...(diagram ? ['', diagram] : []),
         ],
       );

@@ -39,7 +39,11 @@ export function leased(t: Pick<TaskState, 'queued' | 'child'>): boolean {
  */
 export function lostError(cx: Cx, task: TaskState): ErrorInfo {
   if (task.deadline > cx.at && task.leaseUntil !== undefined && task.leaseUntil <= cx.at)
-    return { message: 'handler lease lapsed (its runner stopped renewing it)', code: 'LEASE_LOST', retryable: true };
+    return {
+      message: 'handler lease lapsed (its runner stopped renewing it)',
+      code: 'LEASE_LOST',
+      retryable: true,
+    };
   return { message: 'handler missed its deadline', code: 'TIMEOUT', retryable: true };
 }
 

@@ -137,6 +137,9 @@ function checkedLease(ms: number | undefined): number {
   if (ms === undefined) return DEFAULT_TASK_LEASE_MS;
   if (Number.isSafeInteger(ms) && ms >= MIN_TASK_LEASE_MS) return ms;
   throw new ValidationError('INVALID_OPTIONS', 'invalid createRunner options', [
-    { path: 'taskLeaseMs', message: `must be an integer of at least ${MIN_TASK_LEASE_MS} (ms), got ${String(ms)}` },
+    {
+      path: 'taskLeaseMs',
+      message: `must be an integer of at least ${MIN_TASK_LEASE_MS} (ms), got ${String(ms)}`,
+    },
   ]);
 }

@@ -273,7 +273,14 @@ export class WorkflowHarness<
     for (const t of Object.values(s.tasks)) {
       if (t.leaseUntil === undefined || t.leaseUntil > this.now) continue;
       const { step: stepId, attempt, phase, idempotencyKey: key, item } = t;
-      beats.push({ type: 'task.heartbeat', step: stepId, attempt, phase, key, ...(item === undefined ? {} : { item }) });
+      beats.push({
+        type: 'task.heartbeat',
+        step: stepId,
+        attempt,
+        phase,
+        key,
+        ...(item === undefined ? {} : { item }),
+      });
     }
     if (beats.length) this.write(beats);
   }

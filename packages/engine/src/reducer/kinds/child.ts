@@ -16,8 +16,8 @@ import {
   dispatchCompensation,
   failStep,
 } from '../compensation.js';
-import { dispatchTask, log, pushCompleted, stepState, taskKey } from '../transition-context.js';
 import { lostError } from '../task-lease.js';
+import { dispatchTask, log, pushCompleted, stepState, taskKey } from '../transition-context.js';
 import type { StepRules } from './step-rules.js';
 import { attemptFailed } from './task.js';
 
@@ -89,13 +89,7 @@ export const child: StepRules<ChildDef> = {
 
   lost(cx, _def, task) {
     if (task.child !== undefined) checkChildAgain(cx, task);
-    else
-      attemptFailed(
-        cx,
-        task,
-        lostError(cx, task),
-        true,
-      );
+    else attemptFailed(cx, task, lostError(cx, task), true);
   },
 
   // Retry timers of its own compensation handler only.

@@ -3,6 +3,7 @@ import { rejectEvent } from '../../events.js';
 import type { ErrorInfo, TaskState } from '../../snapshot.js';
 import { compensationFailed, compensationSucceeded, detachedResult, failStep } from '../compensation.js';
 import { backoffMs, resolveRetry, shouldRetry } from '../retry-policy.js';
+import { lostError } from '../task-lease.js';
 import {
   addTimer,
   type Cx,
@@ -13,7 +14,6 @@ import {
   taskDef,
   taskKey,
 } from '../transition-context.js';
-import { lostError } from '../task-lease.js';
 import type { StepRules } from './step-rules.js';
 
 type TaskDef = StepOf<'task'> & { id: string };
@@ -62,13 +62,7 @@ export const task: StepRules<TaskDef> = {
   },
 
   // A lost attempt (deadline missed, or lease lapsed) already cost that wait: the retry goes out at once.
-  lost: (cx, _def, task) =>
-    attemptFailed(
-      cx,
-      task,
-      lostError(cx, task),
-      true,
-    ),
+  lost: (cx, _def, task) => attemptFailed(cx, task, lostError(cx, task), true),
 
   // Its only timers are retry backoffs, of either phase.
   timer(cx, def, timer) {
