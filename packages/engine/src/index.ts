@@ -63,6 +63,7 @@ export * from './payloads/index.js';
 export type { KindSet } from './reducer/kind-table.js';
 export { replay, type StepOptions, step } from './reducer/reducer.js';
 export { backoffMs, DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, type RetryPolicy } from './reducer/retry-policy.js';
+export { attemptOverdue, DEFAULT_TASK_LEASE_MS } from './reducer/task-lease.js';
 export { dispatchedBy, type TaskView, taskView } from './reducer/task-view.js';
 export type { AnyDefinition, Handler, HandlerContext, HandlersFor } from './runner/handler-types.js';
 export type { RunnerHooks } from './runner/hooks.js';

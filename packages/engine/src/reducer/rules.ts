@@ -6,6 +6,7 @@ import { isTerminal, type StepState } from '../snapshot.js';
 import { dispatchCompensation, passedPivot, pumpRollback, startRollback } from './compensation.js';
 import { rulesOf } from './kind-table.js';
 import type { ResultEvent } from './kinds/step-rules.js';
+import { leaseMs, renews } from './task-lease.js';
 import { fire, nextDue } from './timers.js';
 import {
   type Cx,
@@ -60,6 +61,17 @@ export const rules: { [T in WorkflowEvent['type']]: Rule<T> } = {
     )
       return NOOP;
     return run(cx, () => releaseTask(cx, key, task));
+  },
+
+  // The attempt's runner still runs it: its lease moves on. Not logged: a long handler renews every
+  // few seconds, and the log ring (the last few transitions) would hold nothing else.
+  'task.heartbeat': (cx, ev) => {
+    const key = taskKey(ev.step, ev.phase ?? 'run', ev.item);
+    const task = cx.s.tasks[key];
+    if (!task || !renews(cx, task, ev)) return NOOP;
+    return run(cx, () => {
+      cx.s.tasks[key] = { ...task, leaseUntil: cx.at + leaseMs(cx) };
+    });
   },
 
   'child.ended': (cx, ev) => {

@@ -2,6 +2,7 @@ import type { StepDefinition, StepOf } from '../definition/schema.js';
 import type { ErrorInfo, Snapshot, StepState, TaskState, TimerState } from '../snapshot.js';
 import type { Cx } from './kinds/step-rules.js';
 import { DEFAULT_TIMEOUT_MS } from './retry-policy.js';
+import { leased, leaseMs } from './task-lease.js';
 
 /** Default bound on internal transitions one event may cause. */
 export const DEFAULT_MAX_TRANSITIONS = 1000;
@@ -197,6 +198,8 @@ export function dispatchTask(
     deadline: cx.handoff ? cx.at : cx.at + taskTimeout(cx, def),
     dispatchVersion: cx.s.version,
   };
+  // Its writer runs it now: it holds a lease its runner renews (a queued task's taker sets one).
+  if (!cx.handoff && extra?.child === undefined) task.leaseUntil = cx.at + leaseMs(cx);
   if (item !== undefined) task.item = item;
   if (extra?.child !== undefined) task.child = extra.child;
   if (cx.handoff) task.queued = true;
@@ -220,11 +223,13 @@ function taskTimeout(cx: Cx, def: { timeoutMs?: number | undefined }): number {
  */
 export function takeTask(cx: Cx, key: string, task: TaskState): void {
   const { queued: _, ...rest } = task;
-  cx.s.tasks[key] = {
+  const taken: TaskState = {
     ...rest,
     deadline: cx.at + taskTimeout(cx, taskDef(cx, task.step)),
     dispatchVersion: cx.s.version,
   };
+  if (leased(taken)) taken.leaseUntil = cx.at + leaseMs(cx);
+  cx.s.tasks[key] = taken;
   log(cx, 'task.taken', task.step, { attempt: task.attempt });
 }
 
@@ -234,7 +239,9 @@ export function takeTask(cx: Cx, key: string, task: TaskState): void {
  */
 export function releaseTask(cx: Cx, key: string, task: TaskState): void {
   const releases = (task.releases ?? 0) + 1;
-  cx.s.tasks[key] = { ...task, queued: true, deadline: cx.at, dispatchVersion: cx.s.version, releases };
+  // Queued, it runs nowhere: no lease until a worker takes it.
+  const { leaseUntil: _, ...rest } = task;
+  cx.s.tasks[key] = { ...rest, queued: true, deadline: cx.at, dispatchVersion: cx.s.version, releases };
   log(cx, 'task.released', task.step, { attempt: task.attempt });
 }
 

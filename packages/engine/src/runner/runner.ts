@@ -1,4 +1,5 @@
 import { ValidationError } from '../errors.js';
+import { DEFAULT_TASK_LEASE_MS } from '../reducer/task-lease.js';
 import { childEffects, type RunnerKindSet } from './child-port.js';
 import { taskRunner } from './execute-task.js';
 import type {
@@ -68,6 +69,7 @@ export function createRunner<
     strict: options.strictHandlers === true,
   });
   const inFlight = new InFlight();
+  const leaseMs = checkedLease(options.taskLeaseMs);
   const { instrument } = options;
   // Offloading, bound to this store once; every value it touches checks this one variable.
   const payloads = boundPayloads(options.payloads)?.bind(store);
@@ -79,6 +81,7 @@ export function createRunner<
     handoff: !execute,
     instrument,
     payloads,
+    leaseMs,
   });
   const attempts = taskRunner(clock, inFlight);
   const untraced = payloads ? payloads.task(attempts) : attempts;
@@ -96,6 +99,8 @@ export function createRunner<
     hooks: options.hooks,
     onWritten: options.onWritten,
     children,
+    leaseMs,
+    clock,
   });
   const runner = new WorkflowRunner<W>({
     store,
@@ -121,5 +126,20 @@ function boundPayloads(payloads: RunnerPayloads | undefined): RunnerPayloads | u
   const message = 'payloads takes offloading({ store }), not a payload store: wrap it in offloading(...)';
   throw new ValidationError('INVALID_OPTIONS', 'invalid createRunner options', [
     { path: 'payloads', message },
+  ]);
+}
+
+/** Shortest `taskLeaseMs`: a lease has to outlast a renewal's store round trips with room to spare. */
+export const MIN_TASK_LEASE_MS = 100;
+
+/** The `taskLeaseMs` option, checked: an integer of at least {@link MIN_TASK_LEASE_MS} ms (default 10 000). */
+function checkedLease(ms: number | undefined): number {
+  if (ms === undefined) return DEFAULT_TASK_LEASE_MS;
+  if (Number.isSafeInteger(ms) && ms >= MIN_TASK_LEASE_MS) return ms;
+  throw new ValidationError('INVALID_OPTIONS', 'invalid createRunner options', [
+    {
+      path: 'taskLeaseMs',
+      message: `must be an integer of at least ${MIN_TASK_LEASE_MS} (ms), got ${String(ms)}`,
+    },
   ]);
 }

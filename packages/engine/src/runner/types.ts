@@ -51,6 +51,14 @@ export interface RunnerCoreOptions<W extends readonly AnyDefinition[] = readonly
   /** How often a conflicting write is reloaded and re-applied before giving up (default 20). */
   conflictRetries?: number | undefined;
   /**
+   * Lease of each attempt this runner starts, ms (default 10 000, at least 100). The runner renews
+   * it (a `task.heartbeat` write, one per instance) while the handler runs, once half of it is
+   * left; a handler that ends sooner costs no write. An attempt whose lease lapses (its runner's
+   * process died) is retried by any worker's due poll (`LEASE_LOST`) within about two leases,
+   * whatever its `timeoutMs`. Every runner sharing a store should use the same lease.
+   */
+  taskLeaseMs?: number | undefined;
+  /**
    * `true` (default): run the handlers of the tasks this runner's writes dispatch, in this
    * process. `false`: hand them off — every event is written with its tasks queued, the instance
    * due at once, for a worker (any process's) to take; an API process that only starts and signals.

@@ -51,6 +51,8 @@ export interface WriteLoopOptions {
   instrument?: Instrumentation | undefined;
   /** Offloads a start's input over the threshold (after its declared-schema check). */
   payloads?: PayloadPort | undefined;
+  /** The lease the reducer gives an attempt that starts running (the runner's `taskLeaseMs`; default the reducer's). */
+  leaseMs?: number | undefined;
 }
 
 /**
@@ -67,6 +69,8 @@ export class WriteLoop {
   private readonly maxConflicts: number;
   private readonly handoff: boolean;
   private readonly payloads: PayloadPort | undefined;
+  /** What every reduce runs with: the runner's kinds and its attempts' lease. */
+  private readonly reducing: { kinds: WorkflowRegistry['kinds']; leaseMs: number | undefined };
   /** This runner's writes per instance, one at a time, each from the newest snapshot it wrote. */
   private readonly queue = new InstanceWrites();
 
@@ -93,6 +97,7 @@ export class WriteLoop {
     this.maxConflicts = o.conflictRetries;
     this.handoff = o.handoff;
     this.payloads = o.payloads;
+    this.reducing = { kinds: o.registry.kinds, leaseMs: o.leaseMs };
     // Tracing is decided here, once: wrapped or raw, the calls below never ask again.
     const raw: BasedWrite = (r, base) => this.write(r, base);
     const insert: Create = (r) => this.insert(r);
@@ -250,7 +255,7 @@ export class WriteLoop {
       for (const { event } of sent.signals) {
         let r: ReturnType<typeof reduce>;
         try {
-          r = reduce(definition, from, this.mark(event), { kinds: this.registry.kinds, trusted });
+          r = reduce(definition, from, this.mark(event), { ...this.reducing, trusted });
         } catch (e) {
           // Refused for good (an overflowing inbox, a name no step knows): the others still apply.
           if (!isStepfoldError(e) || e.retryable) throw e;
@@ -266,10 +271,7 @@ export class WriteLoop {
     if (request.also) for (const m of request.also) m.refused(undefined);
     let r: ReturnType<typeof reduce>;
     try {
-      r = reduce(definition, from, this.mark(request.event(this.clock())), {
-        kinds: this.registry.kinds,
-        trusted,
-      });
+      r = reduce(definition, from, this.mark(request.event(this.clock())), { ...this.reducing, trusted });
     } catch (e) {
       // With merged results, a refused first one is reported alone; else the write fails.
       if (!request.refused || !request.also?.length || !isStepfoldError(e) || e.retryable) throw e;
@@ -282,7 +284,7 @@ export class WriteLoop {
       for (const m of request.also) {
         try {
           const more = reduce(definition, next, this.mark(m.event(this.clock())), {
-            kinds: this.registry.kinds,
+            ...this.reducing,
             trusted: true,
           });
           next = more.snapshot;
@@ -365,7 +367,7 @@ export class WriteLoop {
     // The start and `alsoApply` are written together: the transitions of both are reported.
     let transitions: LogEntry[] = [];
     const fold = (from: Snapshot | null, e: WorkflowEvent) => {
-      const r = reduce(definition, from, e, { kinds: this.registry.kinds });
+      const r = reduce(definition, from, e, this.reducing);
       transitions = [...transitions, ...r.transitions];
       return r.snapshot;
     };

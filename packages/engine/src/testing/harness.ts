@@ -69,8 +69,8 @@ export class WorkflowHarness<
     this.options = options;
     this.id = options.id ?? options.from?.id ?? 'test-1';
     this.current = options.from ?? null;
-    // What a child's harness shares with this one: the transition budget and the kinds.
-    const limits = { maxTransitions: options.maxTransitions, kinds: options.kinds };
+    // What a child's harness shares with this one: the transition budget, the kinds, the lease.
+    const limits = { maxTransitions: options.maxTransitions, kinds: options.kinds, leaseMs: options.leaseMs };
     this.shared =
       tree ??
       new HarnessTree(
@@ -237,18 +237,52 @@ export class WorkflowHarness<
     });
   }
 
-  /** Moves the fake clock forward and ticks every instance of the tree; returns whether anything fired. */
-  advance(ms: number): boolean {
+  /**
+   * Moves the fake clock forward and ticks every instance of the tree; returns whether anything
+   * fired. The harness stands for a live runner: an attempt still running has its lease renewed
+   * first (a `task.heartbeat`, as a runner writes it), so it is lost only at its deadline. With
+   * `renew: false` its runner died instead: an attempt whose lease lapses by then is lost
+   * (`LEASE_LOST`) and retried.
+   */
+  advance(ms: number, options: { renew?: boolean } = {}): boolean {
     this.now += ms;
+    if (options.renew !== false) for (const h of this.tree) h.renewLeases();
     return this.tickAll();
   }
 
-  /** Moves the fake clock to the earliest `wakeAt` of the tree (if any) and ticks. */
+  /**
+   * Moves the fake clock to the earliest wake time of the tree (if any) and ticks: a timer or a
+   * deadline, not the end of a running attempt's lease (renewed, as a live runner does).
+   */
   advanceToWake(): boolean {
-    const wakes = this.tree.flatMap((h) => (h.snapshot.wakeAt === null ? [] : [h.snapshot.wakeAt]));
+    const wakes = this.tree.flatMap((h) => {
+      const at = unleasedWake(h.snapshot);
+      return at === null ? [] : [at];
+    });
     if (wakes.length === 0) return false;
     this.now = Math.max(this.now, Math.min(...wakes));
+    for (const h of this.tree) h.renewLeases();
     return this.tickAll();
+  }
+
+  /** Renews, in one write, the lease of every attempt of this instance that lapses by now. */
+  private renewLeases(): void {
+    const s = this.current;
+    if (!s || isTerminal(s.status)) return;
+    const beats: EventInput[] = [];
+    for (const t of Object.values(s.tasks)) {
+      if (t.leaseUntil === undefined || t.leaseUntil > this.now) continue;
+      const { step: stepId, attempt, phase, idempotencyKey: key, item } = t;
+      beats.push({
+        type: 'task.heartbeat',
+        step: stepId,
+        attempt,
+        phase,
+        key,
+        ...(item === undefined ? {} : { item }),
+      });
+    }
+    if (beats.length) this.write(beats);
   }
 
   private tickAll(): boolean {
@@ -417,4 +451,13 @@ export function createHarness<
   const W extends readonly AnyDefinition[] = readonly [],
 >(definition: D, options?: HarnessOptions<W>): WorkflowHarness<D, W> {
   return new WorkflowHarness(definition, options);
+}
+
+/** When `s` is next due if every running attempt's lease is renewed: its earliest timer or task deadline. */
+function unleasedWake(s: Snapshot): number | null {
+  if (s.wakeAt === null) return null;
+  let at: number | null = null;
+  for (const t of s.timers) if (at === null || t.at < at) at = t.at;
+  for (const t of Object.values(s.tasks)) if (at === null || t.deadline < at) at = t.deadline;
+  return at;
 }

@@ -16,6 +16,8 @@ export interface Cx {
   logged?: LogEntry[] | undefined;
   /** The event's writer will not run the tasks it dispatches: they are queued for a worker to take. */
   handoff?: boolean | undefined;
+  /** Lease of an attempt that starts running, ms (`StepOptions.leaseMs`; see `task-lease.ts`). */
+  leaseMs?: number | undefined;
 }
 
 /** Step kinds by name, as the flow reads them: the definition layer's facts or the reducer's rules. */
