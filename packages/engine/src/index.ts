@@ -66,6 +66,13 @@ export { backoffMs, DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, type RetryPolicy } from '
 export { dispatchedBy, type TaskView, taskView } from './reducer/task-view.js';
 export type { AnyDefinition, Handler, HandlerContext, HandlersFor } from './runner/handler-types.js';
 export type { RunnerHooks } from './runner/hooks.js';
+export {
+  type HttpRoute,
+  type HttpRouteMiss,
+  type HttpRouteOptions,
+  isHttpRoute,
+  parseHttpRoute,
+} from './runner/http-routes.js';
 export type {
   EventInfo,
   EventOutcome,
