@@ -6,6 +6,8 @@
 import {
   type AnyDefinition,
   createRunner,
+  InstanceFinishedError,
+  isTerminal,
   NotFoundError,
   type Runner,
   type RunnerOptions,
@@ -83,14 +85,21 @@ export class WorkflowObject<Env = unknown> {
       switch (r.kind) {
         case 'start':
           return jsonResponse(201, await this.runner.start(r.workflow, r.id, await readJson(request)));
-        case 'signal':
-          s = await this.runner.signal(
-            r.id,
-            r.name,
-            await readJson(request),
-            r.signalId === undefined ? {} : { signalId: r.signalId },
-          );
+        case 'signal': {
+          const sent = await this.runner.handle({
+            type: 'signal',
+            id: r.id,
+            name: r.name,
+            payload: await readJson(request),
+            ...(r.signalId === undefined ? {} : { signalId: r.signalId }),
+          });
+          // A finished instance ignores the signal: say so (409), not "200, unchanged".
+          if (!sent.written && isTerminal(sent.snapshot.status)) {
+            throw new InstanceFinishedError(r.id, sent.snapshot.status);
+          }
+          s = sent.snapshot;
           break;
+        }
         case 'cancel':
           s = await this.runner.cancel(r.id, await readReason(request));
           break;

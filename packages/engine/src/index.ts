@@ -67,6 +67,13 @@ export { attemptOverdue, DEFAULT_TASK_LEASE_MS } from './reducer/task-lease.js';
 export { dispatchedBy, type TaskView, taskView } from './reducer/task-view.js';
 export type { AnyDefinition, Handler, HandlerContext, HandlersFor } from './runner/handler-types.js';
 export type { RunnerHooks } from './runner/hooks.js';
+export {
+  type HttpRoute,
+  type HttpRouteMiss,
+  type HttpRouteOptions,
+  isHttpRoute,
+  parseHttpRoute,
+} from './runner/http-routes.js';
 export type {
   EventInfo,
   EventOutcome,
