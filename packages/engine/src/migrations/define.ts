@@ -1,7 +1,7 @@
 import type { Draft } from 'immer';
 import { type CompiledWorkflow, compileWorkflow } from '../definition/compile.js';
 import type { DefinitionInput, WorkflowDefinition } from '../definition/schema.js';
-import type { InputOf, NameOf, StepIdOf } from '../definition/typed-definition.js';
+import type { InputOf, NameOf, StepIdOf, VersionOf } from '../definition/typed-definition.js';
 import { type Issue, ValidationError } from '../errors.js';
 import type { SignalRecord, Snapshot } from '../snapshot.js';
 
@@ -51,16 +51,12 @@ export interface MigrationSpec<F extends MigrationDefinition, T extends Migratio
     | undefined;
 }
 
-/** A definition's literal name or version, or `never` when the types do not see it. */
-type Literal<D, K extends 'name' | 'version'> = D extends { readonly [P in K]: infer V }
-  ? string extends V
-    ? never
-    : number extends V
-      ? never
-      : V
-  : never;
+/** A definition's literal name, or `never` when the types do not see it. */
+type LiteralName<D> = D extends { readonly name: infer V } ? (string extends V ? never : V) : never;
 /** The name the types see: the typed builder's, else a literal `name`. */
-type SeenName<D> = string extends NameOf<D> ? Literal<D, 'name'> : NameOf<D>;
+type SeenName<D> = string extends NameOf<D> ? LiteralName<D> : NameOf<D>;
+/** The version the types see (the typed builder's, or a literal `version`), or `never`. */
+type SeenVersion<D> = number extends VersionOf<D> ? never : VersionOf<D>;
 type Digits<S extends string> = S extends `${infer H}${infer R}` ? [H, ...Digits<R>] : [];
 /** Whether digit `A` is above digit `B`. */
 type DigitAbove<A, B> = '9876543210' extends `${string}${A & string}${string}${B & string}${string}`
@@ -89,7 +85,8 @@ type Above<T extends number, F extends number> =
 
 /**
  * The rules of {@link defineMigration} the types can see, as a message on `to`: the same workflow
- * (when both names are seen), a version above `from`'s (when both versions are literal types).
+ * (when both names are seen), a version above `from`'s (when both versions are seen: the typed
+ * builder's, or literal types).
  */
 export type MigrationCheck<F, T> = [SeenName<F>, SeenName<T>] extends [infer A, infer B]
   ? [A] extends [never]
@@ -100,7 +97,7 @@ export type MigrationCheck<F, T> = [SeenName<F>, SeenName<T>] extends [infer A, 
         ? VersionCheck<F, T>
         : { to: 'from and to are different workflows: a migration moves instances between versions of one' }
   : unknown;
-type VersionCheck<F, T> = [Literal<F, 'version'>, Literal<T, 'version'>] extends [
+type VersionCheck<F, T> = [SeenVersion<F>, SeenVersion<T>] extends [
   infer A extends number,
   infer B extends number,
 ]
