@@ -93,7 +93,11 @@ describe('first lines of compile errors', () => {
       'unknownSend',
       /^Argument of type '"shiped"' is not assignable to parameter of type '"shipped"'/,
     ],
-    ["a sent signal's data of the wrong type", 'sendData', /^Type 'number' is not assignable to type 'string'/],
+    [
+      "a sent signal's data of the wrong type",
+      'sendData',
+      /^Type 'number' is not assignable to type 'string'/,
+    ],
     ["a signal's data of the wrong type", 'signalData', /^Type 'number' is not assignable to type 'string'/],
     [
       "a migration whose to.version is not above from's",

@@ -1,8 +1,8 @@
 import {
   composition,
   createHarness,
-  defineWorkflow,
   type DispatchedTask,
+  defineWorkflow,
   type HandlerContext,
   type SyncHandlers,
   workflow,

@@ -46,7 +46,10 @@ describe('a requeue input patch that does not fit the declared input', () => {
     h.fail('charge', { message: 'declined', retryable: false });
     const before = h.snapshot;
     expect(() => h.requeue({ inputPatch: { qty: 'two' } as never })).toThrow(
-      expect.objectContaining({ code: 'INVALID_INPUT', issues: [expect.objectContaining({ path: 'inputPatch.qty' })] }),
+      expect.objectContaining({
+        code: 'INVALID_INPUT',
+        issues: [expect.objectContaining({ path: 'inputPatch.qty' })],
+      }),
     );
     expect(h.snapshot).toBe(before);
     expect(h.requeue({ inputPatch: { qty: 2 } })).toBe(true);

@@ -55,7 +55,9 @@ describe('runner.start', () => {
 
   it('takes a version the runner registers under that name', () => {
     const typeOnly = () => {
-      const order2 = workflow('order', 2).input(z.object({ sku: z.string() })).build();
+      const order2 = workflow('order', 2)
+        .input(z.object({ sku: z.string() }))
+        .build();
       const runner = createRunner({ store, workflows: [order, order2, report], handlers });
       void runner.start('order', 'o-1', { amount: 1, sku: 'B' }, { version: 1 });
       void runner.start('order', 'o-1', { sku: 'B' }, { version: 2 });
@@ -64,7 +66,12 @@ describe('runner.start', () => {
       // @ts-expect-error report is registered at v1 only
       void runner.start('report', 'r-1', undefined, { version: 2 });
       const input = { amount: 1, sku: 'B' };
-      void runner.signal('o-1', 'shipped', { tracking: 'T' }, { startIfMissing: { workflow: 'order', input } });
+      void runner.signal(
+        'o-1',
+        'shipped',
+        { tracking: 'T' },
+        { startIfMissing: { workflow: 'order', input } },
+      );
       void runner.signal(
         'o-1',
         'shipped',
@@ -132,10 +139,25 @@ describe('runner.signal', () => {
     const typeOnly = () => {
       const runner = createRunner({ store, workflows: [order, report], handlers });
       const input = { amount: 1, sku: 'B' };
-      void runner.signal('o-1', 'shipped', { tracking: 'T' }, { startIfMissing: { workflow: 'order', input } });
-      void runner.signal('o-1', 'shipped', { tracking: 'T' }, { startIfMissing: { workflow: 'report', input: 7 } });
-      // @ts-expect-error not a workflow of this runner
-      void runner.signal('o-1', 'shipped', { tracking: 'T' }, { startIfMissing: { workflow: 'ordr', input } });
+      void runner.signal(
+        'o-1',
+        'shipped',
+        { tracking: 'T' },
+        { startIfMissing: { workflow: 'order', input } },
+      );
+      void runner.signal(
+        'o-1',
+        'shipped',
+        { tracking: 'T' },
+        { startIfMissing: { workflow: 'report', input: 7 } },
+      );
+      void runner.signal(
+        'o-1',
+        'shipped',
+        { tracking: 'T' },
+        // @ts-expect-error not a workflow of this runner
+        { startIfMissing: { workflow: 'ordr', input } },
+      );
       void runner.signal(
         'o-1',
         'shipped',

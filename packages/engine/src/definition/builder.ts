@@ -420,8 +420,7 @@ export class WorkflowBuilder<
     const Ver extends number | undefined = undefined,
   >(
     id: NewId<Id, Ids>,
-    fields: MapFields<ItemsPath<StepData<WI, O>, P>, K, W, M, C, R> & { version?: Ver } &
-      NoInfer<
+    fields: MapFields<ItemsPath<StepData<WI, O>, P>, K, W, M, C, R> & { version?: Ver } & NoInfer<
         MapCheck<ItemInput<WI, O, ItemOf<StepData<WI, O>, P>, M>, H, K, W, M, IsArrayPath<StepData<WI, O>, P>>
       >,
   ): WorkflowBuilder<
@@ -536,6 +535,22 @@ export function workflow<const N extends string, const V extends number = number
   name: N,
   version: V,
   options?: WorkflowOptions,
-): WorkflowBuilder<N, unknown, Empty, Empty, Empty, Empty, unknown, false, never, never, never, never, Empty, false, V> {
+): WorkflowBuilder<
+  N,
+  unknown,
+  Empty,
+  Empty,
+  Empty,
+  Empty,
+  unknown,
+  false,
+  never,
+  never,
+  never,
+  never,
+  Empty,
+  false,
+  V
+> {
   return new WorkflowBuilder(name, version, options);
 }

@@ -21,7 +21,10 @@ export function patchInput(input: unknown, patch: Record<string, unknown>): unkn
  * stored field the schema would now read differently (a `Date` stored as a string) is not the
  * patch's doing, and must not keep an operator from requeuing.
  */
-function patchRefusal(result: SchemaResult<unknown>, patch: Record<string, unknown>): ValidationError | undefined {
+function patchRefusal(
+  result: SchemaResult<unknown>,
+  patch: Record<string, unknown>,
+): ValidationError | undefined {
   const issues = issuesOf(result, 'inputPatch').filter((i) => {
     const field = i.path.split('.')[1];
     return field === undefined || Object.hasOwn(patch, field);

@@ -41,7 +41,11 @@ export interface DefinitionTypes {
  * A step that starts child workflows (a child step, a workflow map), the workflow it starts and
  * the version it pins (`number` when it starts the newest registered).
  */
-export interface ChildStep<Id extends string = string, Name extends string = string, Version extends number = number> {
+export interface ChildStep<
+  Id extends string = string,
+  Name extends string = string,
+  Version extends number = number,
+> {
   step: Id;
   workflow: Name;
   version?: Version;

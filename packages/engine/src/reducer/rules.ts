@@ -229,4 +229,3 @@ function handlerResult(cx: Cx, ev: ResultEvent): Outcome {
   if (!task) return NOOP;
   return run(cx, () => rules.apply(cx, def, task, ev, cx.table.flow));
 }
-

@@ -252,11 +252,14 @@ export type SignalDataOf<W extends readonly AnyDefinition[], K> = [DeclaredDataE
  */
 export type SignalArgsOf<W extends readonly AnyDefinition[], K, O> =
   undefined extends SignalDataOf<W, K>
-    ? [data?: SignalDataOf<W, K>, options?: O]
-    : [data: SignalDataOf<W, K>, options?: O];
+    ? [data?: SignalDataOf<W, K>, options?: O | undefined]
+    : [data: SignalDataOf<W, K>, options?: O | undefined];
 
 /** Options of {@link Runner.signal} of a runner of `W`: `startIfMissing` names one of them, with its input. */
-export type RunnerSignalOptions<W extends readonly AnyDefinition[]> = Omit<SignalOptions, 'startIfMissing'> & {
+export type RunnerSignalOptions<W extends readonly AnyDefinition[]> = Omit<
+  SignalOptions,
+  'startIfMissing'
+> & {
   startIfMissing?: StartIfMissingOf<W> | undefined;
 };
 
