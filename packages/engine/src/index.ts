@@ -42,6 +42,7 @@ export type {
   TaskOutputsOf,
   TaskStepIdOf,
   TypedDefinition,
+  VersionOf,
 } from './definition/typed-definition.js';
 export type {
   DataPath,
@@ -87,6 +88,7 @@ export { createRunner } from './runner/runner.js';
 export type {
   CallOptions,
   HandleResult,
+  InputPatchOf,
   Runner,
   RunnerCoreOptions,
   RunnerMessage,
@@ -94,6 +96,8 @@ export type {
   RunnerStats,
   SendOptions,
   SendResult,
+  SignalDataOf,
+  SignalNameOf,
   SignalOptions,
   StartOptions,
   TypedSnapshot,

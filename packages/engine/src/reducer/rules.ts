@@ -1,4 +1,5 @@
 import type { CompiledWorkflow } from '../definition/compile.js';
+import { patchInput } from '../definition/input-patch.js';
 import { kindOf } from '../definition/kinds/index.js';
 import { InboxOverflowError, PastPivotError, UnknownSignalError } from '../errors.js';
 import { type EventOf, rejectEvent, type WorkflowEvent } from '../events.js';
@@ -239,13 +240,4 @@ function handlerResult(cx: Cx, ev: ResultEvent): Outcome {
   const task = rules.match(cx, def, ev);
   if (!task) return NOOP;
   return run(cx, () => rules.apply(cx, def, task, ev, cx.table.flow));
-}
-
-function patchInput(input: unknown, patch: Record<string, unknown>): unknown {
-  const out: Record<string, unknown> = {};
-  const base = typeof input === 'object' && input !== null && !Array.isArray(input) ? input : {};
-  for (const [k, v] of [...Object.entries(base), ...Object.entries(patch)]) {
-    Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
-  }
-  return out;
 }

@@ -1,5 +1,6 @@
 import { compileWorkflow } from '../definition/compile.js';
-import { declaredCheckOf, declaredProblem } from '../definition/declared-schemas.js';
+import { declaredCheckOf, declaredProblem, declaredSchemas } from '../definition/declared-schemas.js';
+import { inputPatchProblem } from '../definition/input-patch.js';
 import { kindOf } from '../definition/kinds/index.js';
 import type { SignalsOf, StepIdOf, TaskOutputsOf } from '../definition/typed-definition.js';
 import type { WorkflowEvent } from '../events.js';
@@ -115,8 +116,9 @@ export class WorkflowHarness<
 
   /**
    * Applies any event (its `at` defaults to the fake clock); returns whether the snapshot changed.
-   * A start's input and a signal's data (a human decision too) are checked against the declared
-   * schemas first, as a runner checks them: refused, it throws `INVALID_INPUT` and applies nothing.
+   * A start's input, a signal's data (a human decision too) and a requeue's patched input are
+   * checked against the declared schemas first, as a runner checks them: refused, it throws
+   * `INVALID_INPUT` and applies nothing.
    */
   send(event: EventInput): boolean {
     this.checkDeclared(event);
@@ -126,6 +128,15 @@ export class WorkflowHarness<
   /** Throws what a runner refuses the event's data with; a finished instance's signals are not checked, as there. */
   private checkDeclared(event: EventInput): void {
     if (event.type === 'signal' && this.current && isTerminal(this.current.status)) return;
+    if (event.type === 'requeue') {
+      const schema = declaredSchemas(this.definition)?.input;
+      const problem =
+        schema && event.inputPatch && this.current
+          ? inputPatchProblem(schema, this.current.input, event.inputPatch)
+          : undefined;
+      if (problem) throw problem;
+      return;
+    }
     const check = declaredCheckOf(this.definition, event);
     const problem = check && declaredProblem(check.schema, check.value, check.at);
     if (problem) throw problem;
@@ -400,10 +411,12 @@ export class WorkflowHarness<
 
   /**
    * Runs every dispatched task of the tree with the given synchronous handlers until none is left
-   * that they cover (timers are not advanced). A handler that throws fails the attempt.
+   * that they cover (timers are not advanced). A handler that throws fails the attempt. For typed
+   * definitions the handler names are theirs, and each handler's task input and return are typed
+   * as that handler's (see {@link SyncHandlers}).
    */
-  runHandlers(handlers: SyncHandlers, maxRounds = 1000): this {
-    runTreeSync(this.untyped, handlers, maxRounds);
+  runHandlers(handlers: SyncHandlers<readonly [D, ...W]>, maxRounds = 1000): this {
+    runTreeSync(this.untyped, handlers as SyncHandlers, maxRounds);
     return this;
   }
 
