@@ -21,7 +21,6 @@ import {
   type ImageValue,
   NOTE_ATTRIBUTE,
   noticeOfImage,
-  SETTINGS_ID,
   snapshotOfImage,
 } from '@stepfold/store-dynamo';
 import type { BatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from './lambda-types.js';
@@ -121,7 +120,8 @@ export function createStreamHandler(
     for (const record of event.Records) {
       const keys: Record<string, ImageValue> | undefined = record.dynamodb?.Keys ?? record.dynamodb?.NewImage;
       const id = keys?.['id']?.S;
-      if (id === undefined || id === SETTINGS_ID) continue;
+      // '#' starts the store's own items (the settings, flow keys and holders): no instance's id.
+      if (id === undefined || id.startsWith('#')) continue;
       latest.delete(id);
       latest.set(id, record);
     }

@@ -18,6 +18,7 @@ export {
   WAKE,
   WORKFLOW,
 } from './keys.js';
+export { flowPrefixOf } from './flow.js';
 export { isUnavailable } from './map-error.js';
 export {
   createRedisPayloadStore,

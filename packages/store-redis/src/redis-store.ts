@@ -3,6 +3,7 @@ import type { DueClaims, Inbox, WakeSource } from '@stepfold/engine';
 import { type DefinedStore, defineStore, type EncodedSnapshot, type StoreDriver } from '@stepfold/engine';
 import type { Cluster, Redis } from 'ioredis';
 import { dueDriver } from './claims.js';
+import { redisFlow } from './flow.js';
 import { type HintRoute, hintArgs, rowArgs } from './encode.js';
 import { inboxDriver } from './inbox.js';
 import { assertPrefix, DEFAULT_PREFIX, hasHashTag, keysFor } from './keys.js';
@@ -144,6 +145,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     // The ioredis client belongs to the caller; the wake subscriptions' connections are the store's.
     close: () => wakes.closeAll(),
     inbox: inboxDriver(client, keys, route),
+    flow: redisFlow(client, keys),
     wakes: { subscribe: (listener) => wakes.subscribe(listener) },
   };
   const sizes = {

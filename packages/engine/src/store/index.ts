@@ -15,6 +15,35 @@ export {
   defineStore,
 } from './define-store.js';
 export type { FlowGrant, FlowKeyPage, FlowKeyState, FlowNeed, FlowStore } from './flow.js';
+// The flow capability of stores that keep a counter in one versioned record.
+export {
+  compareFlowCounters,
+  type DocumentFlowOptions,
+  documentFlow,
+  type FlowDocumentCalls,
+  flowRefId,
+  type StoredFlowDocument,
+} from './document-flow.js';
+export {
+  emptyFlowDocument,
+  type FlowDenial,
+  type FlowDocument,
+  type FlowHold,
+  type FlowStart,
+  type FlowWaiter,
+  flowCounterOf,
+  flowDenial,
+  flowGiveBack,
+  flowHas,
+  flowKeyStateOf,
+  flowRelease,
+  flowRenew,
+  flowTake,
+  flowWait,
+  instancesToWake,
+  isEmptyFlowDocument,
+  pruneFlowDocument,
+} from './flow-document.js';
 export type {
   ClaimsDriver,
   ClaimWindow,
