@@ -4,10 +4,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  compareFlowCounters,
   documentFlow,
+  type FlowCounterRef,
+  type FlowDocument,
   type FlowDocumentCalls,
   type FlowNeed,
-  type FlowRef,
   flowDenial,
   flowRefId,
   type StoredFlowDocument,
@@ -16,7 +18,7 @@ import {
 /** Documents in a map, and a hook run before each write (where a test lets another caller in). */
 function database() {
   const rows = new Map<string, StoredFlowDocument>();
-  const hook: { beforeWrite?: ((ref: FlowRef) => Promise<void>) | undefined } = {};
+  const hook: { beforeWrite?: ((ref: FlowCounterRef) => Promise<void>) | undefined } = {};
   const calls: FlowDocumentCalls = {
     async read(refs) {
       return new Map(refs.flatMap((r) => (rows.has(flowRefId(r)) ? [[flowRefId(r), rows.get(flowRefId(r))!]] : [])));
@@ -38,13 +40,13 @@ function database() {
     },
     async page({ after, limit }) {
       const docs = [...rows.values()]
-        .filter((r) => !after || flowRefId(r.doc) > flowRefId(after))
-        .sort((a, b) => (flowRefId(a.doc) < flowRefId(b.doc) ? -1 : 1))
+        .filter((r) => !after || compareFlowCounters(r.doc, after) > 0)
+        .sort((a, b) => compareFlowCounters(a.doc, b.doc))
         .slice(0, limit);
       return { docs, last: docs.length === limit ? docs[docs.length - 1]!.doc : null };
     },
   };
-  const doc = (key: string) => rows.get(flowRefId({ scope: 's', key }))?.doc;
+  const doc = (key: string) => rows.get(flowRefId({ scope: 's', key, period: 0 }))?.doc;
   return { calls, hook, doc, flow: documentFlow(calls, { name: 'test' }) };
 }
 
@@ -76,11 +78,11 @@ describe('flow over versioned documents', () => {
   });
 
   it('tells when a full rate window frees its next start, also after its limit was lowered', () => {
-    const doc = {
+    const doc: FlowDocument = {
       scope: 's',
       key: 'k',
+      period: 100,
       limit: 3,
-      periodMs: 100,
       holds: [],
       starts: [10, 20, 30].map((at, i) => ({ holder: `h${i}`, at })),
       waiting: [],

@@ -56,7 +56,7 @@ export interface FlowDocumentCalls {
 export interface DocumentFlowOptions {
   /** Names the store in the error of a key contended past the retries. */
   name: string;
-  /** How many times one change is read and tried again after losing a race (default 20). */
+  /** How many times one change is read and tried again after losing a race (default 50). */
   retries?: number | undefined;
 }
 
@@ -81,7 +81,7 @@ type Step<T> = (doc: FlowDocument | null) => { next?: FlowDocument | null | unde
  * between the read and the write is seen, and the acquire tried again.
  */
 export function documentFlow(calls: FlowDocumentCalls, options: DocumentFlowOptions): FlowDriver {
-  const retries = options.retries ?? 20;
+  const retries = options.retries ?? 50;
 
   /** Runs `step` on the stored document of `ref` and writes its result, read again after a lost race. */
   async function change<T>(ref: FlowCounterRef, step: Step<T>, read?: StoredFlowDocument | null): Promise<T> {
