@@ -15,6 +15,8 @@ import {
   type FlowDocument,
   type FlowDocumentCalls,
   type FlowDriver,
+  type FlowListArgs,
+  type FlowNeed,
   type FlowStore,
   flowRefId,
   type StoreDriver,
@@ -127,6 +129,15 @@ export function sqliteFlow(storage: SqlDurableStorage): FlowDriver {
   return documentFlow(calls, { name: 'durable-object' });
 }
 
+/** What a call's request carries (the fields of the route's call). */
+type CallBody = FlowListArgs & {
+  holder: string;
+  instance: string;
+  needs: FlowNeed[];
+  until: number;
+  holders: string[];
+};
+
 const json = (status: number, body: unknown) =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
 
@@ -146,7 +157,7 @@ export class FlowObject {
   async fetch(request: Request): Promise<Response> {
     if (request.method !== 'POST') return json(405, { error: { message: 'use POST' } });
     try {
-      const b = (await request.json()) as Record<string, never>;
+      const b = (await request.json()) as CallBody;
       switch (new URL(request.url).pathname) {
         case '/acquire':
           return json(200, await this.flow.acquire(b.holder, b.instance, b.needs, b.now, b.until));
@@ -233,7 +244,7 @@ function checkedFlow(driver: FlowDriver): FlowStore {
   const definition = {
     name: 'durable-object-flow',
     isUnavailable: (e: unknown) => e instanceof FlowObjectUnreachable,
-    sizes: { fallback: 1 },
+    sizes: { asked: undefined, fallback: 1 },
   };
   return defineStore(definition, calls).flow!;
 }

@@ -1,5 +1,6 @@
 import type { FlowGrant, FlowKeyState, FlowNeed } from './flow.js';
 import {
+  type FlowDenial,
   type FlowDocument,
   type FlowWaiter,
   flowCounterOf,
@@ -92,6 +93,7 @@ export function documentFlow(calls: FlowDocumentCalls, options: DocumentFlowOpti
       if (next === undefined || (next === null && current === null)) return value;
       if (await calls.write(ref, next, current?.version ?? null)) return value;
       current = undefined;
+      await backoff(attempt);
     }
     throw new Error(`${options.name} flow: counter ${flowRefId(ref)} changed under ${retries + 1} tries`);
   }
@@ -113,7 +115,7 @@ export function documentFlow(calls: FlowDocumentCalls, options: DocumentFlowOpti
       if (!denial) continue;
       await calls.note?.(holder, [ref]);
       // Written on the version the denial was read from: a release in between makes it try again.
-      const recorded = await change(
+      const recorded = await change<FlowDenial | 'again'>(
         ref,
         (doc) => {
           const fresh = flowDenial(doc, holder, need, now);
@@ -134,7 +136,7 @@ export function documentFlow(calls: FlowDocumentCalls, options: DocumentFlowOpti
     const ordered = [...needs].sort((a, b) => compareFlowCounters(flowCounterOf(a), flowCounterOf(b)));
     for (const need of ordered) {
       const ref = flowCounterOf(need);
-      const took = await change(
+      const took = await change<false | { before: FlowDocument | null }>(
         ref,
         (doc) => {
           if (flowDenial(doc, holder, need, now)) return { value: false };
@@ -163,6 +165,7 @@ export function documentFlow(calls: FlowDocumentCalls, options: DocumentFlowOpti
       for (let attempt = 0; attempt <= retries; attempt++) {
         const grant = await tryAcquire(holder, instance, needs, now, until);
         if (grant !== 'again') return grant;
+        await backoff(attempt);
       }
       throw new Error(`${options.name} flow: acquire for ${holder} raced ${retries + 1} times`);
     },
@@ -223,6 +226,13 @@ export function documentFlow(calls: FlowDocumentCalls, options: DocumentFlowOpti
     },
   };
 }
+
+/**
+ * After a lost race: a wait of up to 2 ms doubling with each loss (at most 50 ms), at random, so
+ * racers on one counter spread out instead of all reading and losing again together.
+ */
+const backoff = (attempt: number) =>
+  new Promise<void>((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 * 2 ** attempt)));
 
 const pruneEmpty = (doc: FlowDocument, now: number): FlowDocument | null =>
   isEmptyFlowDocument(pruneFlowDocument(doc, now)) ? null : doc;
