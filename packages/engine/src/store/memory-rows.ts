@@ -1,5 +1,6 @@
 import { StoreUnavailableError } from '../errors.js';
 import type { WorkflowEvent } from '../events.js';
+import type { FlowCounter } from './memory-flow.js';
 import type { SentSignal, WakeListener, WakeNotice } from './store.js';
 import type { ClaimWindow } from './store-driver.js';
 import type { EncodedSnapshot } from './store-kit.js';
@@ -24,12 +25,14 @@ export interface Row {
   sent: Waiting[];
 }
 
-/** Everything the in-memory store holds: its "tables", its wake listeners, its availability switch. */
+/** Everything the in-memory store holds: its "tables", flow counters, wake listeners and availability switch. */
 export interface MemoryRows {
   readonly rows: Map<string, Row>;
   readonly listeners: Set<WakeListener>;
   /** Sorted by (wakeAt, id): the "index" a due query reads instead of scanning every row. */
   readonly due: Array<{ at: number; id: string }>;
+  /** The flow counters, by `[scope, key, period]` as JSON. */
+  readonly flow: Map<string, FlowCounter>;
   /** The seq the next sent signal takes. */
   nextSeq: number;
   /** While false, every call fails as a database that went away. */
@@ -38,7 +41,7 @@ export interface MemoryRows {
 
 /** An empty in-memory store's record. */
 export function emptyRows(): MemoryRows {
-  return { rows: new Map(), listeners: new Set(), due: [], nextSeq: 1, available: true };
+  return { rows: new Map(), listeners: new Set(), due: [], flow: new Map(), nextSeq: 1, available: true };
 }
 
 /**
