@@ -29,7 +29,18 @@ beforeAll(async () => {
     compatibilityDate: '2026-04-20',
     durableObjects: { FLOW: { className: 'FlowCounts', useSQLite: true } },
   });
-  namespace = (await mf.getDurableObjectNamespace('FLOW')) as unknown as DurableNamespace;
+  const real = await mf.getDurableObjectNamespace('FLOW');
+  // Miniflare's stubs take a URL and init (its own Request class, not Node's): pass the parts.
+  namespace = {
+    idFromName: (name) => real.idFromName(name),
+    get: (id) => ({
+      fetch: async (request) => {
+        const stub = real.get(id as ReturnType<typeof real.idFromName>);
+        const res = await stub.fetch(request.url, { method: request.method, body: await request.text() });
+        return new Response(await res.text(), { status: res.status, headers: { 'content-type': 'application/json' } });
+      },
+    }),
+  };
 });
 afterAll(async () => {
   await mf?.dispose();
