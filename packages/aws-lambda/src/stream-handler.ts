@@ -17,12 +17,7 @@ import {
   type WakeNotice,
   type WakeSource,
 } from '@stepfold/engine';
-import {
-  type ImageValue,
-  NOTE_ATTRIBUTE,
-  noticeOfImage,
-  snapshotOfImage,
-} from '@stepfold/store-dynamo';
+import { type ImageValue, NOTE_ATTRIBUTE, noticeOfImage, snapshotOfImage } from '@stepfold/store-dynamo';
 import type { BatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from './lambda-types.js';
 import { type LambdaLog, messageOf } from './log.js';
 import type { PrimedStore } from './primed-store.js';

@@ -7,8 +7,8 @@
 import {
   AlreadyExistsError,
   assertValidId,
-  isTerminal,
   type FlowStore,
+  isTerminal,
   type ListPage,
   type ListQuery,
   NotFoundError,

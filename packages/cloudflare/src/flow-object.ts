@@ -96,7 +96,8 @@ export function sqliteFlow(storage: SqlDurableStorage): FlowDriver {
             holder,
           )
           .toArray();
-        for (const row of rows) out.set(JSON.stringify([row['scope'], row['flow_key'], row['period']]), storedOf(row));
+        for (const row of rows)
+          out.set(JSON.stringify([row['scope'], row['flow_key'], row['period']]), storedOf(row));
       }
       return [...out.values()];
     },
@@ -122,7 +123,9 @@ export function sqliteFlow(storage: SqlDurableStorage): FlowDriver {
       const end = rows.length === limit ? rows[rows.length - 1] : undefined;
       return {
         docs: rows.map(storedOf),
-        last: end ? { scope: String(end['scope']), key: String(end['flow_key']), period: Number(end['period']) } : null,
+        last: end
+          ? { scope: String(end['scope']), key: String(end['flow_key']), period: Number(end['period']) }
+          : null,
       };
     },
   };
@@ -195,16 +198,20 @@ export function durableFlowDriver(stub: DurableStub): FlowDriver {
       headers: { 'content-type': 'application/json' },
     });
     const res = await stub.fetch(request).catch((e: unknown) => {
-      throw new FlowObjectUnreachable(`flow object unreachable: ${e instanceof Error ? e.message : String(e)}`, {
-        cause: e,
-      });
+      throw new FlowObjectUnreachable(
+        `flow object unreachable: ${e instanceof Error ? e.message : String(e)}`,
+        {
+          cause: e,
+        },
+      );
     });
     const out = (await res.json()) as T | { error: { message: string } };
     if (!res.ok) throw new Error(`flow object: ${(out as { error: { message: string } }).error.message}`);
     return out as T;
   };
   return {
-    acquire: (holder, instance, needs, now, until) => call('/acquire', { holder, instance, needs, now, until }),
+    acquire: (holder, instance, needs, now, until) =>
+      call('/acquire', { holder, instance, needs, now, until }),
     release: (holders, now) => call('/release', { holders, now }),
     renew: async (holders, until) => {
       await call('/renew', { holders, until });
@@ -217,7 +224,10 @@ export function durableFlowDriver(stub: DurableStub): FlowDriver {
  * The flow counts of a deployment, each call one request to its flow object (`namespace` is the
  * binding of the {@link FlowObject} class). Give it to the workflow objects as their `flow` option.
  */
-export function createDurableFlowStore(namespace: DurableNamespace, options: DurableFlowStoreOptions = {}): FlowStore {
+export function createDurableFlowStore(
+  namespace: DurableNamespace,
+  options: DurableFlowStoreOptions = {},
+): FlowStore {
   const stub = namespace.get(namespace.idFromName(options.name ?? DEFAULT_FLOW_OBJECT));
   return checkedFlow(durableFlowDriver(stub));
 }

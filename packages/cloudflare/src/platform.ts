@@ -42,7 +42,10 @@ export interface DurableNamespace<Id = unknown> {
 
 /** A Durable Object's SQLite (`ctx.storage.sql`): the calls the flow object makes. */
 export interface SqlStorage {
-  exec(query: string, ...bindings: Array<string | number | null>): { toArray(): Array<Record<string, unknown>> };
+  exec(
+    query: string,
+    ...bindings: Array<string | number | null>
+  ): { toArray(): Array<Record<string, unknown>> };
 }
 
 /** The storage of a SQLite-backed Durable Object, as the flow object uses it. */

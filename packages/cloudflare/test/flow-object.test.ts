@@ -20,9 +20,13 @@ let objects = 0;
 const names = new Map<Store, string>();
 
 beforeAll(async () => {
-  const bundle = await bundleWorker(`${root}test/fixtures/flow-worker.ts`, `${root}test/dist/flow-worker.js`, {
-    alias: { '@stepfold/cloudflare': `${root}src/index.ts` },
-  });
+  const bundle = await bundleWorker(
+    `${root}test/fixtures/flow-worker.ts`,
+    `${root}test/dist/flow-worker.js`,
+    {
+      alias: { '@stepfold/cloudflare': `${root}src/index.ts` },
+    },
+  );
   mf = await startWorker(bundle, {
     name: 'flow',
     main: 'flow-worker.ts',
@@ -37,7 +41,10 @@ beforeAll(async () => {
       fetch: async (request) => {
         const stub = real.get(id as ReturnType<typeof real.idFromName>);
         const res = await stub.fetch(request.url, { method: request.method, body: await request.text() });
-        return new Response(await res.text(), { status: res.status, headers: { 'content-type': 'application/json' } });
+        return new Response(await res.text(), {
+          status: res.status,
+          headers: { 'content-type': 'application/json' },
+        });
       },
     }),
   };

@@ -21,7 +21,9 @@ function database() {
   const hook: { beforeWrite?: ((ref: FlowCounterRef) => Promise<void>) | undefined } = {};
   const calls: FlowDocumentCalls = {
     async read(refs) {
-      return new Map(refs.flatMap((r) => (rows.has(flowRefId(r)) ? [[flowRefId(r), rows.get(flowRefId(r))!]] : [])));
+      return new Map(
+        refs.flatMap((r) => (rows.has(flowRefId(r)) ? [[flowRefId(r), rows.get(flowRefId(r))!]] : [])),
+      );
     },
     async write(ref, doc, version) {
       const before = hook.beforeWrite;
@@ -35,7 +37,9 @@ function database() {
     },
     async holding(holders) {
       return [...rows.values()].filter(
-        (r) => r.doc.holds.some((h) => holders.includes(h.holder)) || r.doc.waiting.some((w) => holders.includes(w.holder)),
+        (r) =>
+          r.doc.holds.some((h) => holders.includes(h.holder)) ||
+          r.doc.waiting.some((w) => holders.includes(w.holder)),
       );
     },
     async page({ after, limit }) {
@@ -88,9 +92,19 @@ describe('flow over versioned documents', () => {
       waiting: [],
     };
     const rate = (limit: number): FlowNeed => ({ scope: 's', key: 'k', limit, periodMs: 100 });
-    expect(flowDenial(doc, 'x', rate(3), 50)).toEqual({ granted: false, need: rate(3), until: 110, count: 3 });
+    expect(flowDenial(doc, 'x', rate(3), 50)).toEqual({
+      granted: false,
+      need: rate(3),
+      until: 110,
+      count: 3,
+    });
     // Two starts must leave the window before one more fits under a limit of 2.
-    expect(flowDenial(doc, 'x', rate(2), 50)).toEqual({ granted: false, need: rate(2), until: 120, count: 3 });
+    expect(flowDenial(doc, 'x', rate(2), 50)).toEqual({
+      granted: false,
+      need: rate(2),
+      until: 120,
+      count: 3,
+    });
     expect(flowDenial(doc, 'x', rate(3), 110)).toBeNull();
     expect(flowDenial(doc, 'h1', rate(3), 50)).toBeNull();
   });

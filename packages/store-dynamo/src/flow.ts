@@ -1,4 +1,9 @@
-import { BatchWriteItemCommand, DeleteItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import {
+  BatchWriteItemCommand,
+  DeleteItemCommand,
+  PutItemCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
 import {
   documentFlow,
   type FlowCounterRef,
@@ -100,7 +105,12 @@ export function dynamoFlow(table: Table): FlowDriver {
         version === null ? `attribute_not_exists(${x.n('id')})` : `${x.n('v')} = ${x.num(version)}`;
       if (doc === null) {
         if (version === null) return true;
-        const del = new DeleteItemCommand({ TableName: name, Key: { id: { S: id } }, ConditionExpression: condition, ...x.fields });
+        const del = new DeleteItemCommand({
+          TableName: name,
+          Key: { id: { S: id } },
+          ConditionExpression: condition,
+          ...x.fields,
+        });
         return (await conditional(client.send(del))) !== null;
       }
       const put = new PutItemCommand({
@@ -124,7 +134,10 @@ export function dynamoFlow(table: Table): FlowDriver {
     },
     async page({ scope, after, limit }) {
       // A scope's ids start with its own head; past them, the scope has no more counters.
-      const head = scope === undefined ? FLOW_KEY_PREFIX : `${FLOW_KEY_PREFIX}${utf8Head(`${scope}${SEPARATOR}`, ORDERED_BYTES)}`;
+      const head =
+        scope === undefined
+          ? FLOW_KEY_PREFIX
+          : `${FLOW_KEY_PREFIX}${utf8Head(`${scope}${SEPARATOR}`, ORDERED_BYTES)}`;
       if (scope !== undefined && after && after.scope > scope) return { docs: [], last: null };
       const x = new Expr();
       const from =
@@ -181,4 +194,3 @@ export function dynamoFlow(table: Table): FlowDriver {
   };
   return documentFlow(calls, { name: 'dynamodb' });
 }
-

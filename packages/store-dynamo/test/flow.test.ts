@@ -16,7 +16,10 @@ afterAll(async () => {
 /** The ids of the table's items that are not instances. */
 async function storeItems(): Promise<string[]> {
   const out = await client.send(new ScanCommand({ TableName: table, ProjectionExpression: 'id' }));
-  return (out.Items ?? []).flatMap((i) => i['id']?.S ?? []).filter((id) => id.startsWith('#flow')).sort();
+  return (out.Items ?? [])
+    .flatMap((i) => i['id']?.S ?? [])
+    .filter((id) => id.startsWith('#flow'))
+    .sort();
 }
 
 describe('dynamo adapter: flow', () => {
@@ -28,7 +31,9 @@ describe('dynamo adapter: flow', () => {
     await flow.acquire('h-1', 'i-1', [{ scope: 'orders', key: 'c-1', limit: 1 }], 0, 100);
     const items = await storeItems();
     expect(items).toHaveLength(2);
-    expect(items[0]).toMatch(new RegExp(`^${FLOW_KEY_PREFIX}orders\\0c-1\\0${'0'.repeat(16)}\\0[0-9a-f]{32}$`));
+    expect(items[0]).toMatch(
+      new RegExp(`^${FLOW_KEY_PREFIX}orders\\0c-1\\0${'0'.repeat(16)}\\0[0-9a-f]{32}$`),
+    );
     expect(items[1]).toBe(`${FLOW_HOLDER_PREFIX}h-1`);
     expect((await store.list({ limit: 10 })).items.map((s) => s.id)).toEqual(['i-1']);
     await flow.release(['h-1'], 50);

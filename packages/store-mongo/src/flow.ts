@@ -46,7 +46,8 @@ export function mongoFlow(docs: Collection<FlowKeyDocument>): FlowDriver & { set
     },
     async write(ref, doc, version) {
       const _id = flowRefId(ref);
-      if (doc === null) return version === null || (await docs.deleteOne({ _id, v: version })).deletedCount === 1;
+      if (doc === null)
+        return version === null || (await docs.deleteOne({ _id, v: version })).deletedCount === 1;
       const next: FlowKeyDocument = { ...doc, _id, v: (version ?? 0) + 1 };
       if (version !== null) return (await docs.replaceOne({ _id, v: version }, next)).matchedCount === 1;
       try {
@@ -71,7 +72,10 @@ export function mongoFlow(docs: Collection<FlowKeyDocument>): FlowDriver & { set
       const filter = parts.length === 0 ? {} : parts.length === 1 ? parts[0]! : { $and: parts };
       const found = await docs.find(filter).sort({ scope: 1, key: 1, period: 1 }).limit(limit).toArray();
       const end = found.length === limit ? found[found.length - 1] : undefined;
-      return { docs: found.map(stored), last: end ? { scope: end.scope, key: end.key, period: end.period } : null };
+      return {
+        docs: found.map(stored),
+        last: end ? { scope: end.scope, key: end.key, period: end.period } : null,
+      };
     },
   };
   return {

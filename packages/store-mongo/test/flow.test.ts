@@ -21,10 +21,12 @@ describe('mongo adapter: flow', () => {
     const docs = db.collection(`${name}_flow`);
     const slot = { scope: 'orders', key: 'c-1', limit: 1 };
     await flow.acquire('h-1', 'i-1', [slot, { ...slot, periodMs: 1000 }], 0, 100);
-    expect(await docs.find({}, { projection: { _id: 1 } }).sort({ _id: 1 }).toArray()).toEqual([
-      { _id: '["orders","c-1",0]' },
-      { _id: '["orders","c-1",1000]' },
-    ]);
+    expect(
+      await docs
+        .find({}, { projection: { _id: 1 } })
+        .sort({ _id: 1 })
+        .toArray(),
+    ).toEqual([{ _id: '["orders","c-1",0]' }, { _id: '["orders","c-1",1000]' }]);
     expect((await store.list({ limit: 10 })).items).toEqual([]);
     await flow.release(['h-1'], 50);
     // The rate's start stays in its window; a listing past it, and past the lease, deletes it.

@@ -50,7 +50,8 @@ const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 function stateOf(r: StateReply): FlowKeyState {
   const [scope, key, limit, period, holds, waits] = r;
   const holders: FlowKeyState['holders'] = [];
-  for (let i = 0; i + 1 < holds.length; i += 2) holders.push({ holder: holds[i]!, until: Number(holds[i + 1]) });
+  for (let i = 0; i + 1 < holds.length; i += 2)
+    holders.push({ holder: holds[i]!, until: Number(holds[i + 1]) });
   holders.sort((a, b) => a.until - b.until || byText(a.holder, b.holder));
   return {
     scope,
@@ -127,7 +128,12 @@ export function redisFlow(client: Redis | Cluster, keys: Keys): FlowDriver {
       return { granted: false, need: needs[r[1]! - 1]!, until: r[2]!, count: r[3]! };
     },
     async release(holders, now) {
-      const r = (await runScript(client, RELEASE, [index, ...holders.map(holderIndex)], [now, ...holders])) as string[];
+      const r = (await runScript(
+        client,
+        RELEASE,
+        [index, ...holders.map(holderIndex)],
+        [now, ...holders],
+      )) as string[];
       return instancesToWake(waitersOf(r));
     },
     async renew(holders, until) {
@@ -135,10 +141,12 @@ export function redisFlow(client: Redis | Cluster, keys: Keys): FlowDriver {
     },
     list: (args) =>
       listWith(args, async (min, max, count) => {
-        const reply = (await runScript(client, LIST_FLOW, [index], [args.now, min, max, count, flowPrefix])) as [
-          string,
-          ...StateReply[],
-        ];
+        const reply = (await runScript(
+          client,
+          LIST_FLOW,
+          [index],
+          [args.now, min, max, count, flowPrefix],
+        )) as [string, ...StateReply[]];
         const [last, ...states] = reply;
         return { states: states.map(stateOf), last };
       }),
@@ -157,12 +165,13 @@ export function redisFlow(client: Redis | Cluster, keys: Keys): FlowDriver {
       let grant: FlowGrant = { granted: true };
       for (const need of ordered) {
         const { F, member } = counter(need);
-        const r = (await runScript(client, ACQUIRE_ONE, partsOf(F), [holder, instance, now, until, ...needArgs(need)])) as [
-          number,
-          number | string,
-          number,
-          number?,
-        ];
+        const r = (await runScript(client, ACQUIRE_ONE, partsOf(F), [
+          holder,
+          instance,
+          now,
+          until,
+          ...needArgs(need),
+        ])) as [number, number | string, number, number?];
         if (r[r.length - 1] === 1) await client.zadd(index, 0, member);
         if (r[0] === 0) {
           grant = { granted: false, need, until: Number(r[1]), count: r[2] };
@@ -175,7 +184,8 @@ export function redisFlow(client: Redis | Cluster, keys: Keys): FlowDriver {
         for (const { need, prior } of taken.reverse()) {
           const { F, member } = counter(need);
           const set = need.periodMs === undefined ? 'h' : 's';
-          if ((await runScript(client, GIVE_BACK, partsOf(F), [holder, F, set, prior])) === 1) await unindex(member, F);
+          if ((await runScript(client, GIVE_BACK, partsOf(F), [holder, F, set, prior])) === 1)
+            await unindex(member, F);
         }
       }
       return grant;

@@ -1,3 +1,4 @@
+export { flowPrefixOf } from './flow.js';
 export {
   ALL,
   assertPrefix,
@@ -18,7 +19,6 @@ export {
   WAKE,
   WORKFLOW,
 } from './keys.js';
-export { flowPrefixOf } from './flow.js';
 export { isUnavailable } from './map-error.js';
 export {
   createRedisPayloadStore,

@@ -72,7 +72,8 @@ describe('redis adapter on a cluster', () => {
     const prefix = uniquePrefix('flow-slots');
     const flow = createRedisStore({ client: cluster, prefix }).flow!;
     try {
-      for (let i = 0; i < 8; i++) await flow.acquire(`h-${i}`, 'i', [{ scope: 's', key: `k${i}`, limit: 1 }], 0, 1000);
+      for (let i = 0; i < 8; i++)
+        await flow.acquire(`h-${i}`, 'i', [{ scope: 's', key: `k${i}`, limit: 1 }], 0, 1000);
       const keys = await keysUnder(cluster, flowPrefixOf(prefix).replace(/[[\]]/g, '\\$&'));
       expect(keys).toHaveLength(8 * 2); // F:h and F:m of each
       const slotOf = async (k: string) => Number(await cluster.cluster('KEYSLOT', k));

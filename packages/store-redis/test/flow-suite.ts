@@ -24,7 +24,9 @@ const slot = (scope: string, key: string, limit = 1): FlowNeed => ({ scope, key,
 
 /** The counter of the slot ('crash', 'k') under `prefix`, as the driver names it. */
 const counterKey = (prefix: string) =>
-  `${flowPrefixOf(prefix)}{${createHash('sha1').update(`crash\0k\0${'0'.repeat(16)}`).digest('hex')}}`;
+  `${flowPrefixOf(prefix)}{${createHash('sha1')
+    .update(`crash\0k\0${'0'.repeat(16)}`)
+    .digest('hex')}}`;
 
 /** What the Redis flow keeps, on one server or a cluster (the conformance part covers the contract). */
 export function describeFlow(name: string, client: Redis | Cluster): void {

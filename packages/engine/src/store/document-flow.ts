@@ -68,7 +68,15 @@ export function flowRefId(ref: FlowCounterRef): string {
 
 /** The order counters are listed in: scope, then key, then period. */
 export function compareFlowCounters(a: FlowCounterRef, b: FlowCounterRef): number {
-  return a.scope < b.scope ? -1 : a.scope > b.scope ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : a.period - b.period;
+  return a.scope < b.scope
+    ? -1
+    : a.scope > b.scope
+      ? 1
+      : a.key < b.key
+        ? -1
+        : a.key > b.key
+          ? 1
+          : a.period - b.period;
 }
 
 /** What a change step returns: the document to write (undefined: nothing to write) and a value. */

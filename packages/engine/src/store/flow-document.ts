@@ -59,7 +59,9 @@ function endsOf(doc: FlowDocument, now: number): Array<{ holder: string; until: 
   const ends = doc.period
     ? doc.starts.map((s) => ({ holder: s.holder, until: s.at + doc.period }))
     : doc.holds.map((h) => ({ holder: h.holder, until: h.until }));
-  return ends.filter((e) => e.until > now).sort((a, b) => a.until - b.until || compareText(a.holder, b.holder));
+  return ends
+    .filter((e) => e.until > now)
+    .sort((a, b) => a.until - b.until || compareText(a.holder, b.holder));
 }
 
 /**
@@ -157,7 +159,11 @@ export function flowRelease(
 }
 
 /** `doc` with the slots `holders` hold leased until `until`, or null when they hold none. */
-export function flowRenew(doc: FlowDocument, holders: ReadonlySet<string>, until: number): FlowDocument | null {
+export function flowRenew(
+  doc: FlowDocument,
+  holders: ReadonlySet<string>,
+  until: number,
+): FlowDocument | null {
   if (!doc.holds.some((h) => holders.has(h.holder))) return null;
   return { ...doc, holds: doc.holds.map((h) => (holders.has(h.holder) ? { holder: h.holder, until } : h)) };
 }
@@ -184,7 +190,11 @@ const oldestFirst = (waiting: readonly FlowWaiter[]) =>
 /** What `list` shows of `doc` at `now`, or null when it has no unlapsed holder, start or waiter. */
 export function flowKeyStateOf(doc: FlowDocument, now: number): FlowKeyState | null {
   const holders = endsOf(doc, now);
-  const waiting = oldestFirst(doc.waiting).map((w) => ({ holder: w.holder, instance: w.instance, since: w.since }));
+  const waiting = oldestFirst(doc.waiting).map((w) => ({
+    holder: w.holder,
+    instance: w.instance,
+    since: w.since,
+  }));
   if (holders.length === 0 && waiting.length === 0) return null;
   return {
     scope: doc.scope,
@@ -210,4 +220,3 @@ export function instancesToWake(waiters: readonly FlowWaiter[]): string[] {
   }
   return out;
 }
-

@@ -14,15 +14,6 @@ export {
   type DefinedStore,
   defineStore,
 } from './define-store.js';
-export type { FlowGrant, FlowKeyPage, FlowKeyState, FlowNeed, FlowStore } from './flow.js';
-export {
-  FLOW_HELD_UNTIL_RELEASED,
-  isFlowText,
-  MAX_FLOW_HOLDER_LENGTH,
-  MAX_FLOW_NEEDS,
-  MAX_FLOW_PAGE,
-  MAX_FLOW_TEXT_LENGTH,
-} from './flow-calls.js';
 // The flow capability of stores that keep a counter in one versioned record.
 export {
   compareFlowCounters,
@@ -32,6 +23,15 @@ export {
   flowRefId,
   type StoredFlowDocument,
 } from './document-flow.js';
+export type { FlowGrant, FlowKeyPage, FlowKeyState, FlowNeed, FlowStore } from './flow.js';
+export {
+  FLOW_HELD_UNTIL_RELEASED,
+  isFlowText,
+  MAX_FLOW_HOLDER_LENGTH,
+  MAX_FLOW_NEEDS,
+  MAX_FLOW_PAGE,
+  MAX_FLOW_TEXT_LENGTH,
+} from './flow-calls.js';
 export {
   emptyFlowDocument,
   type FlowDenial,
