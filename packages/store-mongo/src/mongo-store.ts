@@ -5,7 +5,7 @@ import { type InstanceDocument, toDocument } from './encode.js';
 import { type FlowKeyDocument, mongoFlow } from './flow.js';
 import { matchFilter, mongoInbox, unsetSent } from './inbox.js';
 import { isDuplicateKey, isUnavailable } from './map-error.js';
-import { assertCollectionName, ensureIndexes } from './setup.js';
+import { assertCollectionName, ensureIndexes, isCollectionName } from './setup.js';
 
 /**
  * Default size limit: 15 MiB of snapshot JSON. A BSON document may hold at most 16 MiB; the JSON is
@@ -27,7 +27,11 @@ export interface MongoStoreOptions {
   maxSnapshotBytes?: number | undefined;
   /** How long a claim lasts when the call sets no `leaseMs`, in ms against its `now` (default 30 000). */
   claimMs?: number | undefined;
-  /** Collection holding a document per flow key (default the instances' collection name + `_flow`). */
+  /**
+   * Collection holding a document per flow counter (default the instances' collection name +
+   * `_flow`). A collection name too long to take `_flow` gives a store without `flow` unless this
+   * names one.
+   */
   flowCollection?: string | undefined;
 }
 
@@ -43,8 +47,10 @@ export function createMongoStore(options: MongoStoreOptions): DefinedStore {
   const docs = options.db.collection<InstanceDocument>(name);
   const { due, claims } = dueClaims(docs);
   const flowName = options.flowCollection ?? `${name}_flow`;
-  assertCollectionName(flowName);
-  const { setup: setupFlow, ...flow } = mongoFlow(options.db.collection<FlowKeyDocument>(flowName));
+  if (options.flowCollection !== undefined) assertCollectionName(flowName);
+  const flow = isCollectionName(flowName)
+    ? mongoFlow(options.db.collection<FlowKeyDocument>(flowName))
+    : undefined;
   const sizes = { asked: options.maxSnapshotBytes, fallback: DEFAULT_MAX_SNAPSHOT_BYTES };
 
   return defineStore(
@@ -52,7 +58,7 @@ export function createMongoStore(options: MongoStoreOptions): DefinedStore {
     {
       async setup() {
         await ensureIndexes(docs);
-        await setupFlow();
+        await flow?.setup();
       },
       async insert(row) {
         try {
@@ -105,7 +111,7 @@ export function createMongoStore(options: MongoStoreOptions): DefinedStore {
       },
       claims,
       inbox: mongoInbox(docs),
-      flow,
+      ...(flow ? { flow } : {}),
     },
   );
 }

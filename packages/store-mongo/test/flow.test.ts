@@ -34,4 +34,11 @@ describe('mongo adapter: flow', () => {
     expect(await flow.list({ limit: 10, now: 1000 })).toEqual({ items: [], cursor: null });
     expect(await docs.countDocuments()).toBe(0);
   });
+
+  it('has no flow on a collection whose name cannot take `_flow`, unless flowCollection names one', () => {
+    const long = 'c'.repeat(118);
+    expect(createMongoStore({ db, collection: long }).flow).toBeUndefined();
+    expect(createMongoStore({ db, collection: long, flowCollection: 'counters' }).flow).toBeDefined();
+    expect(() => createMongoStore({ db, collection: 'c', flowCollection: 'system.x' })).toThrow(TypeError);
+  });
 });
