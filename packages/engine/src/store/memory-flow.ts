@@ -1,24 +1,9 @@
 import type { FlowGrant, FlowKeyState, FlowNeed } from './flow.js';
-import { driverCall, type MemoryRows } from './memory-rows.js';
+import { driverCall, type FlowCounter, type MemoryRows } from './memory-rows.js';
 import type { FlowDriver, FlowListArgs } from './store-driver.js';
 
 // The in-memory store's flow calls: the reference semantics every database's flow driver matches.
 // Each call runs in one turn of the event loop, so it is atomic over every counter it touches.
-
-/** One counter: a scope, a key and a period (0: concurrency slots), with what it holds. */
-export interface FlowCounter {
-  scope: string;
-  key: string;
-  period: number;
-  /** The limit of the last need that named it (what a listing shows). */
-  limit: number;
-  /** Concurrency: holder → lease end. */
-  holds: Map<string, number>;
-  /** Rate: the window's starts, oldest first. */
-  starts: Array<{ holder: string; at: number }>;
-  /** Holder → its instance and when it first waited. */
-  waiting: Map<string, { instance: string; since: number }>;
-}
 
 /** The in-memory store's flow calls over its counters. */
 export function memoryFlow(m: MemoryRows): FlowDriver {

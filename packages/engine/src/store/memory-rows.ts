@@ -1,6 +1,5 @@
 import { StoreUnavailableError } from '../errors.js';
 import type { WorkflowEvent } from '../events.js';
-import type { FlowCounter } from './memory-flow.js';
 import type { SentSignal, WakeListener, WakeNotice } from './store.js';
 import type { ClaimWindow } from './store-driver.js';
 import type { EncodedSnapshot } from './store-kit.js';
@@ -23,6 +22,21 @@ export interface Row {
   claim?: { until: number; token: string } | undefined;
   /** The inbox: signals sent and not yet applied, oldest first. */
   sent: Waiting[];
+}
+
+/** One counter: a scope, a key and a period (0: concurrency slots), with what it holds. */
+export interface FlowCounter {
+  scope: string;
+  key: string;
+  period: number;
+  /** The limit of the last need that named it (what a listing shows). */
+  limit: number;
+  /** Concurrency: holder → lease end. */
+  holds: Map<string, number>;
+  /** Rate: the window's starts, oldest first. */
+  starts: Array<{ holder: string; at: number }>;
+  /** Holder → its instance and when it first waited. */
+  waiting: Map<string, { instance: string; since: number }>;
 }
 
 /** Everything the in-memory store holds: its "tables", flow counters, wake listeners and availability switch. */
