@@ -17,13 +17,7 @@ import {
   type WakeNotice,
   type WakeSource,
 } from '@stepfold/engine';
-import {
-  type ImageValue,
-  NOTE_ATTRIBUTE,
-  noticeOfImage,
-  SETTINGS_ID,
-  snapshotOfImage,
-} from '@stepfold/store-dynamo';
+import { type ImageValue, NOTE_ATTRIBUTE, noticeOfImage, snapshotOfImage } from '@stepfold/store-dynamo';
 import type { BatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from './lambda-types.js';
 import { type LambdaLog, messageOf } from './log.js';
 import type { PrimedStore } from './primed-store.js';
@@ -124,7 +118,8 @@ export function createStreamHandler(
     for (const record of event.Records) {
       const keys: Record<string, ImageValue> | undefined = record.dynamodb?.Keys ?? record.dynamodb?.NewImage;
       const id = keys?.['id']?.S;
-      if (id === undefined || id === SETTINGS_ID) continue;
+      // '#' starts the store's own items (the settings, flow keys and holders): no instance's id.
+      if (id === undefined || id.startsWith('#')) continue;
       latest.delete(id);
       latest.set(id, record);
     }

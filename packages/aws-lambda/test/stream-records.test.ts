@@ -88,4 +88,18 @@ describe('stream records', () => {
     expect(await a.app.stream(await recordOf('#stepfold'))).toEqual({ batchItemFailures: [] });
     expect(a.cleared).toEqual([id]);
   });
+
+  it('passes over the removal of a flow key item: no schedule is cleared for it', async () => {
+    const a = appWith(() => Date.now());
+    const removed: DynamoDBStreamEvent = {
+      Records: [
+        {
+          eventName: 'REMOVE',
+          dynamodb: { Keys: { id: { S: `#flow#orders\u0001c-${pid}` } }, SequenceNumber: String(++sequence) },
+        },
+      ],
+    };
+    expect(await a.app.stream(removed)).toEqual({ batchItemFailures: [] });
+    expect(a.cleared).toEqual([]);
+  });
 });

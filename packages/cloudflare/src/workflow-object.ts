@@ -6,6 +6,7 @@
 import {
   type AnyDefinition,
   createRunner,
+  type FlowStore,
   InstanceFinishedError,
   isTerminal,
   NotFoundError,
@@ -38,6 +39,11 @@ export type WorkflowObjectOptions<W extends readonly AnyDefinition[] = readonly 
 > & {
   /** The largest snapshot a write accepts, in bytes (default 127 KiB: see `DO_MAX_SNAPSHOT_BYTES`). */
   maxSnapshotBytes?: number | undefined;
+  /**
+   * The deployment's flow counts, for workflows with concurrency or rate limits: usually
+   * `createDurableFlowStore(env.FLOW)` over the `FlowObject` binding.
+   */
+  flow?: FlowStore | undefined;
   /** Called when an alarm's tick throws; the alarm is set again with a backoff either way (default: `console.error`). */
   onAlarmError?: ((error: unknown, failure: AlarmFailure) => void) | undefined;
 };
@@ -60,8 +66,8 @@ export class WorkflowObject<Env = unknown> {
     protected readonly env: Env,
     options: WorkflowObjectOptions,
   ) {
-    const { maxSnapshotBytes, onAlarmError, ...runnerOptions } = options;
-    this.store = createDurableObjectStore(ctx.storage, { maxSnapshotBytes });
+    const { maxSnapshotBytes, flow, onAlarmError, ...runnerOptions } = options;
+    this.store = createDurableObjectStore(ctx.storage, { maxSnapshotBytes, flow });
     this.clock = runnerOptions.clock ?? (() => Date.now());
     this.onAlarmError =
       onAlarmError ??

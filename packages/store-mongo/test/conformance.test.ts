@@ -29,15 +29,19 @@ afterAll(async () => {
 runStoreConformance({
   name: 'mongo (FerretDB)',
   // No wakes: FerretDB has no change streams, so the inbox part runs with polling workers.
-  capabilities: ['claims', 'inbox'],
+  capabilities: ['claims', 'flow', 'inbox'],
   createStore() {
     const collection = `c_${process.pid}_${++counter}`;
     const store = createMongoStore({ db, collection });
     collections.set(store, collection);
     return store;
   },
+  // The flow races: a second store object on the same collections.
+  reopen: (store) => createMongoStore({ db, collection: collections.get(store)! }),
   async destroyStore(store) {
-    await db.dropCollection(collections.get(store) ?? '').catch(() => {});
+    const name = collections.get(store) ?? '';
+    await db.dropCollection(name).catch(() => {});
+    await db.dropCollection(`${name}_flow`).catch(() => {});
   },
   // Torn text behind the store's back: the document's snapshot, or each waiting signal's event.
   async corrupt(store, id, what) {

@@ -4,6 +4,7 @@ import { type DefinedStore, defineStore, type EncodedSnapshot, type StoreDriver 
 import type { Cluster, Redis } from 'ioredis';
 import { dueDriver } from './claims.js';
 import { type HintRoute, hintArgs, rowArgs } from './encode.js';
+import { redisFlow } from './flow.js';
 import { inboxDriver } from './inbox.js';
 import { assertPrefix, DEFAULT_PREFIX, hasHashTag, keysFor } from './keys.js';
 import { isUnavailable } from './map-error.js';
@@ -145,6 +146,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     // The ioredis client belongs to the caller; the wake subscriptions' connections are the store's.
     close: () => wakes.closeAll(),
     inbox: inboxDriver(client, keys, route, maxSkipped),
+    flow: redisFlow(client, keys),
     wakes: { subscribe: (listener) => wakes.subscribe(listener) },
   };
   const sizes = {
