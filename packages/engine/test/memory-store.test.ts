@@ -43,7 +43,7 @@ runStoreConformance({
 runStoreConformance({
   name: 'memory (rows spoiled behind its back)',
   createStore: openedMemoryStore,
-  capabilities: ['claims', 'inbox', 'wakes'],
+  capabilities: ['claims', 'inbox', 'wakes', 'flow'],
   writers: 2,
   rounds: 5,
   async corrupt(store, id, what) {
