@@ -5,6 +5,7 @@ import { clearSession } from './auth.js';
 import { errorPage } from './error-page.js';
 import { inspectorParts } from './inspector-parts.js';
 import { instanceRoutes } from './instance-routes.js';
+import { limitsRoutes } from './limits-routes.js';
 import { loginRoutes } from './login-routes.js';
 import type { MermaidBundle } from './mermaid-asset.js';
 import type { InspectorOptions } from './options.js';
@@ -36,6 +37,7 @@ export function createInspector(options: InspectorOptions): Hono<Vars> {
   app.get('/assets/mermaid.min.js', (c) => mermaidAsset(c, parts.mermaid));
   instanceRoutes(app, parts);
   scheduleRoutes(app, parts);
+  limitsRoutes(app, parts);
   payloadRoute(app, parts);
   app.notFound((c) => fail(c, 404, 'Not found', `Nothing at ${c.req.path}.`));
   app.onError(errorPage);

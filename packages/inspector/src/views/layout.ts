@@ -163,6 +163,7 @@ mermaid.run({ querySelector: 'pre.mermaid' }).then(() => { focusNode(); document
 <header class="top">
 <a href="${ctx.base || '/'}">stepfold inspector</a>
 <a href="${ctx.base}/schedules" id="nav-schedules">Schedules</a>
+<a href="${ctx.base}/limits" id="nav-limits">Limits</a>
 ${ctx.user ? html`<span class="who" id="who">signed in as ${ctx.user}</span>` : ''}
 ${
   ctx.canLogout
