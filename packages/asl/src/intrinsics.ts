@@ -181,6 +181,8 @@ function call(name: string, a: unknown[], env: IntrinsicEnv): unknown {
     case 'States.Format':
       return format(str(name, a[0]), a.slice(1));
     case 'States.StringToJson':
+      // A blank string is null, as AWS has it.
+      if (str(name, a[0]).trim() === '') return null;
       try {
         return JSON.parse(str(name, a[0]));
       } catch {
@@ -243,7 +245,8 @@ function call(name: string, a: unknown[], env: IntrinsicEnv): unknown {
       return { ...x, ...y };
     }
     case 'States.MathAdd':
-      return num(name, a[0]) + num(name, a[1]);
+      // AWS rounds each operand to an integer (half up) before adding.
+      return Math.round(num(name, a[0])) + Math.round(num(name, a[1])) || 0;
     case 'States.StringSplit': {
       const delims = new Set(str(name, a[1]));
       const out: string[] = [];

@@ -112,7 +112,7 @@ export class AslTrace {
             state: p.name,
             event: `${type}StateExited`,
             output: out.value,
-            ...assigned(p, out),
+            ...assigned(out),
           };
           stateIO.push(outer ? { ...x, block: outer } : x);
         }
@@ -136,15 +136,16 @@ export class AslTrace {
       }
       if (!out || type === 'Fail' || out.route === 'retry' || out.route === 'error') continue;
       push({ type: `${type}StateExited`, state: p.name });
-      io({ state: p.name, event: `${type}StateExited`, output: out.value, ...assigned(p, out) });
+      io({ state: p.name, event: `${type}StateExited`, output: out.value, ...assigned(out) });
     }
     if (end) events.push({ type: end === 'succeeded' ? 'ExecutionSucceeded' : 'ExecutionFailed' });
     return { events, stateIO };
   }
 }
 
-function assigned(p: StepPlan, out: StateOutput): Partial<AslStateIO> {
-  return p.state['Assign'] !== undefined || out.assigned !== undefined
-    ? { assignedVariables: out.assigned ?? {} }
+function assigned(out: StateOutput): Partial<AslStateIO> {
+  // AWS lists the assigned variables only when there are some.
+  return out.assigned !== undefined && Object.keys(out.assigned).length > 0
+    ? { assignedVariables: out.assigned }
     : {};
 }
