@@ -39,9 +39,12 @@ export interface AslImport {
 
 type Step = Record<string, unknown> & { kind: string };
 
+/** One workflow being generated: the machine's, or a Map's iterations'. */
 interface Unit {
   name: string;
   steps: Record<string, Step>;
+  /** Its first step, once its scope is compiled. */
+  start?: string;
 }
 
 /**
@@ -72,7 +75,7 @@ export function fromAsl(machine: unknown, options: FromAslOptions = {}): AslImpo
       plan,
       (mapId, iterator, statePath) => build(`${name}/${mapId}`, iterator, `${mapId}/`, statePath).name,
     );
-    (unit as Unit & { start: string }).start = start;
+    unit.start = start;
     return unit;
   };
   build(name, m, '', '');
@@ -81,7 +84,7 @@ export function fromAsl(machine: unknown, options: FromAslOptions = {}): AslImpo
       ({
         name: u.name,
         version,
-        start: (u as Unit & { start: string }).start,
+        start: u.start,
         onFailure: 'fail',
         defaults: { retry: { maxAttempts: 1 } },
         steps: u.steps,

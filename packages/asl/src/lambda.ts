@@ -60,10 +60,7 @@ export async function invokeTask(
 ): Promise<unknown> {
   const fn = find(options.resources, call);
   if (!fn)
-    throw new AslRuntimeError(
-      call.kind === 'lambda-invoke' ? 'Lambda.ResourceNotFoundException' : 'Lambda.ResourceNotFoundException',
-      `Function not found: ${call.functionName}`,
-    );
+    throw new AslRuntimeError('Lambda.ResourceNotFoundException', `Function not found: ${call.functionName}`);
   const envelope = call.kind === 'lambda-invoke' && options.invoke === 'envelope';
   const payload =
     call.kind === 'lambda-invoke' && !envelope ? (call.input as { Payload?: unknown }).Payload : call.input;

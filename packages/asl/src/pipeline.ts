@@ -19,17 +19,15 @@ function json(v: unknown): string {
   return JSON.stringify(v) ?? 'null';
 }
 
-/** Reads `InputPath` or `OutputPath` (absent: the whole value; `null`: `{}`). */
-export function selectPath(value: unknown, path: unknown, field: string, env: PipelineEnv): unknown {
+/** Reads a path field such as `InputPath` or `OutputPath` (absent: the whole value; `null`: `{}`). */
+export function selectPath(value: unknown, path: unknown, _field: string, env: PipelineEnv): unknown {
   if (path === undefined || path === '$') return value;
   if (path === null) return {};
   const r = readJsonPath(path as string, { data: value, context: env.context, variables: env.variables });
   if (!r.found) {
     throw new AslRuntimeError(
       'States.Runtime',
-      field === 'ItemsPath' || field === 'InputPath'
-        ? `Invalid path '${String(path)}' : No results for path: ${r.missing}`
-        : `Invalid path '${String(path)}' : Missing property in path ${r.missing}`,
+      `Invalid path '${String(path)}' : Missing property in path ${r.missing}`,
     );
   }
   return r.value;
