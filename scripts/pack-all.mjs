@@ -17,6 +17,7 @@ export const PACKAGES = [
   'node',
   'otel',
   'inspector',
+  'asl',
   'cli',
   'cloudflare',
   'aws-lambda',

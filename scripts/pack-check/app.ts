@@ -2,9 +2,11 @@
 // workflow run on the in-memory store, the harness, and each adapter constructed with its driver.
 import assert from 'node:assert/strict';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { aslHandlers, fromAsl } from '@stepfold/asl';
 import { createLambdaApp } from '@stepfold/aws-lambda';
 import { createWorkflowHandler, createWorkflowObject } from '@stepfold/cloudflare';
 import {
+  composition,
   createHarness,
   createMemoryPayloadStore,
   createMemoryStore,
@@ -174,4 +176,24 @@ await pool.end();
 redis.disconnect();
 await mongo.close();
 dynamo.destroy();
+// A Step Functions state machine, imported and run in the harness.
+const machine = fromAsl({
+  StartAt: 'Greet',
+  States: {
+    Greet: {
+      Type: 'Task',
+      Resource: 'arn:aws:lambda:eu-west-1:111111111111:function:greet',
+      ResultPath: '$.greeting',
+      End: true,
+    },
+  },
+});
+const asl = createHarness(machine.definition, { workflows: machine.workflows, kinds: [composition] }).start({
+  name: 'Ada',
+});
+await asl.run(
+  aslHandlers(machine, { resources: { greet: (input) => `hello ${(input as { name: string }).name}` } }),
+);
+assert.deepEqual(asl.snapshot.output, { name: 'Ada', greeting: 'hello Ada' });
+
 console.log('pack-check app: ok');

@@ -2,6 +2,7 @@
 // them in the order of this namespace's keys, which is alphabetical.
 export * as abort from './abort.js';
 export * as approve from './approve.js';
+export * as asl from './asl.js';
 export * as cancel from './cancel.js';
 export * as children from './children.js';
 export * as diagram from './diagram.js';

@@ -1,0 +1,228 @@
+import { ruleProblem } from './choice-rules.js';
+import { AslImportError } from './errors.js';
+import { IntrinsicSyntaxError, isIntrinsic, parseIntrinsic } from './intrinsics.js';
+import { JsonPathSyntaxError, parsePath } from './json-path.js';
+import type { AslState } from './plan.js';
+
+// What `fromAsl` accepts, state by state: the fields each state type may have, which of them are
+// refused because this importer does not run them (yet), and the shape of every path, template and
+// rule, so a machine that imports runs exactly as written or not at all.
+
+const COMMON = ['Type', 'Comment', 'QueryLanguage', 'Assign'];
+const IO = ['InputPath', 'OutputPath'];
+const FLOW = ['Next', 'End'];
+const ERRORS = ['Retry', 'Catch'];
+
+/** The fields each state type may carry (JSONPath). */
+const FIELDS: Record<string, string[]> = {
+  Pass: [...COMMON, ...IO, ...FLOW, 'Result', 'ResultPath', 'Parameters'],
+  Task: [...COMMON, ...IO, ...FLOW, ...ERRORS, 'Resource', 'Parameters', 'ResultPath', 'ResultSelector'],
+  Choice: [...COMMON, ...IO, 'Choices', 'Default'],
+  Wait: [...COMMON, ...IO, ...FLOW, 'Seconds', 'SecondsPath', 'Timestamp', 'TimestampPath'],
+  Succeed: [...COMMON, ...IO],
+  Fail: ['Type', 'Comment', 'QueryLanguage', 'Error', 'ErrorPath', 'Cause', 'CausePath'],
+  Parallel: [...COMMON, ...IO, ...FLOW, ...ERRORS, 'Branches', 'Parameters', 'ResultPath', 'ResultSelector'],
+  Map: [
+    ...COMMON,
+    ...IO,
+    ...FLOW,
+    ...ERRORS,
+    'ItemProcessor',
+    'Iterator',
+    'ItemsPath',
+    'ItemSelector',
+    'Parameters',
+    'MaxConcurrency',
+    'MaxConcurrencyPath',
+    'ResultPath',
+    'ResultSelector',
+  ],
+};
+
+/** Fields AWS has that this importer refuses, with why. */
+const UNSUPPORTED: Record<string, string> = {
+  Arguments: 'JSONata states are not supported yet',
+  Output: 'JSONata states are not supported yet',
+  TimeoutSeconds: 'task timeouts are not supported yet',
+  TimeoutSecondsPath: 'task timeouts are not supported yet',
+  HeartbeatSeconds: 'task heartbeats are not supported yet',
+  HeartbeatSecondsPath: 'task heartbeats are not supported yet',
+  Credentials: 'cross-account task credentials are not supported',
+  ItemReader: 'distributed Map (ItemReader) is not supported',
+  ItemBatcher: 'distributed Map (ItemBatcher) is not supported',
+  ResultWriter: 'distributed Map (ResultWriter) is not supported',
+  Label: 'distributed Map (Label) is not supported',
+  ToleratedFailurePercentage: 'tolerated failures are not supported yet',
+  ToleratedFailurePercentagePath: 'tolerated failures are not supported yet',
+  ToleratedFailureCount: 'tolerated failures are not supported yet',
+  ToleratedFailureCountPath: 'tolerated failures are not supported yet',
+};
+
+/** The Lambda invoke integration's resource; the only service integration supported. */
+export const LAMBDA_INVOKE = 'arn:aws:states:::lambda:invoke';
+
+/** Whether `resource` is a Lambda function ARN (`arn:<partition>:lambda:<region>:<account>:function:<name>`). */
+export function isFunctionArn(resource: string): boolean {
+  const parts = resource.split(':');
+  return parts[0] === 'arn' && parts[2] === 'lambda' && parts[5] === 'function' && parts.length >= 7;
+}
+
+/** Refuses what the state cannot run as written; `at` is its path from the top. */
+export function checkState(state: AslState, at: string): void {
+  const fail = (reason: 'unsupported' | 'invalid', field: string, detail: string): never => {
+    throw new AslImportError(reason, at, field, detail);
+  };
+  if (state === null || typeof state !== 'object') fail('invalid', '', 'a state must be an object');
+  const allowed = FIELDS[state.Type];
+  if (!allowed)
+    fail(
+      typeof state.Type === 'string' ? 'unsupported' : 'invalid',
+      'Type',
+      `state type ${JSON.stringify(state.Type)} is not supported`,
+    );
+  if (state['QueryLanguage'] !== undefined && state['QueryLanguage'] !== 'JSONPath')
+    fail('unsupported', 'QueryLanguage', 'JSONata states are not supported yet');
+  for (const field of Object.keys(state)) {
+    if (allowed!.includes(field)) continue;
+    if (Object.hasOwn(UNSUPPORTED, field)) fail('unsupported', field, UNSUPPORTED[field]!);
+    fail('invalid', field, `field ${field} is not allowed in a ${state.Type} state`);
+  }
+  const hasNext = typeof state['Next'] === 'string';
+  if (allowed!.includes('Next') && hasNext === (state['End'] === true))
+    fail('invalid', hasNext ? 'End' : 'Next', 'a state needs exactly one of Next and End: true');
+  for (const f of ['InputPath', 'OutputPath', 'ResultPath'])
+    if (state[f] !== undefined && state[f] !== null) checkPath(state[f], f, fail);
+  for (const f of ['ItemsPath', 'SecondsPath', 'TimestampPath', 'MaxConcurrencyPath'])
+    if (state[f] !== undefined) checkPath(state[f], f, fail);
+  for (const f of ['ErrorPath', 'CausePath']) if (state[f] !== undefined) checkExpression(state[f], f, fail);
+  for (const f of ['Parameters', 'ResultSelector', 'ItemSelector', 'Assign'])
+    if (state[f] !== undefined) checkTemplate(state[f], f, fail);
+  if (state.Type === 'Task') checkTask(state, fail);
+  if (state.Type === 'Choice') checkChoice(state, fail);
+  if (state.Type === 'Wait') {
+    const given = ['Seconds', 'SecondsPath', 'Timestamp', 'TimestampPath'].filter(
+      (f) => state[f] !== undefined,
+    );
+    if (given.length !== 1)
+      fail(
+        'invalid',
+        'Seconds',
+        'a Wait needs exactly one of Seconds, SecondsPath, Timestamp, TimestampPath',
+      );
+  }
+  if (state.Type === 'Map' && (state['ItemProcessor'] === undefined) === (state['Iterator'] === undefined))
+    fail('invalid', 'ItemProcessor', 'a Map needs exactly one of ItemProcessor and Iterator');
+  if (state.Type === 'Map' && state['ItemSelector'] !== undefined && state['Parameters'] !== undefined)
+    fail('invalid', 'ItemSelector', 'a Map takes ItemSelector or Parameters, not both');
+  const mode = (state['ItemProcessor'] as { ProcessorConfig?: { Mode?: string } } | undefined)
+    ?.ProcessorConfig?.Mode;
+  if (mode !== undefined && mode !== 'INLINE')
+    fail('unsupported', 'ItemProcessor.ProcessorConfig.Mode', `Map mode ${mode} is not supported`);
+  for (const f of ERRORS) if (state[f] !== undefined) checkErrorHandlers(state, f, fail);
+}
+
+type Fail = (reason: 'unsupported' | 'invalid', field: string, detail: string) => never;
+
+function checkPath(path: unknown, field: string, fail: Fail): void {
+  if (typeof path !== 'string') fail('invalid', field, 'must be a JSONPath string');
+  try {
+    parsePath(path as string);
+  } catch (e) {
+    if (e instanceof JsonPathSyntaxError) fail('invalid', field, e.message);
+    throw e;
+  }
+}
+
+function checkExpression(text: unknown, field: string, fail: Fail): void {
+  if (typeof text === 'string' && isIntrinsic(text)) {
+    try {
+      parseIntrinsic(text);
+    } catch (e) {
+      if (e instanceof IntrinsicSyntaxError)
+        fail(e.message.endsWith('not supported') ? 'unsupported' : 'invalid', field, e.message);
+      throw e;
+    }
+  } else checkPath(text, field, fail);
+}
+
+function checkTemplate(template: unknown, field: string, fail: Fail): void {
+  if (Array.isArray(template)) {
+    template.forEach((v, i) => checkTemplate(v, `${field}[${i}]`, fail));
+    return;
+  }
+  if (template === null || typeof template !== 'object') return;
+  for (const [k, v] of Object.entries(template)) {
+    if (k.endsWith('.$')) {
+      if (typeof v !== 'string')
+        fail('invalid', `${field}.${k}`, 'a .$ field needs a path or an intrinsic function');
+      checkExpression(v, `${field}.${k}`, fail);
+    } else checkTemplate(v, `${field}.${k}`, fail);
+  }
+}
+
+function checkTask(state: AslState, fail: Fail): void {
+  const resource = state['Resource'];
+  if (typeof resource !== 'string') fail('invalid', 'Resource', 'a Task needs a Resource');
+  const r = resource as string;
+  if (r.startsWith('arn:aws:states:::')) {
+    if (r !== LAMBDA_INVOKE)
+      fail(
+        'unsupported',
+        'Resource',
+        `${r}: only Lambda (arn:aws:states:::lambda:invoke) is supported among service integrations`,
+      );
+    const params = state['Parameters'] as Record<string, unknown> | undefined;
+    if (!params || (params['FunctionName'] === undefined && params['FunctionName.$'] === undefined))
+      fail('invalid', 'Parameters.FunctionName', 'lambda:invoke needs Parameters.FunctionName');
+  } else if (!isFunctionArn(r)) fail('unsupported', 'Resource', `${r}: only Lambda functions are supported`);
+}
+
+function checkChoice(state: AslState, fail: Fail): void {
+  const choices = state['Choices'];
+  if (!Array.isArray(choices) || choices.length === 0)
+    fail('invalid', 'Choices', 'a Choice needs a non-empty Choices list');
+  (choices as unknown[]).forEach((rule, i) => {
+    const p = ruleProblem(rule, true);
+    if (p)
+      fail(
+        p.message.includes('not supported') ? 'unsupported' : 'invalid',
+        `Choices[${i}]${p.field ? `.${p.field}` : ''}`,
+        p.message,
+      );
+    const assign = (rule as Record<string, unknown>)['Assign'];
+    if (assign !== undefined) checkTemplate(assign, `Choices[${i}].Assign`, fail);
+  });
+}
+
+function checkErrorHandlers(state: AslState, field: string, fail: Fail): void {
+  const list = state[field];
+  if (!Array.isArray(list)) fail('invalid', field, 'must be a list');
+  (list as unknown[]).forEach((h, i) => {
+    const at = `${field}[${i}]`;
+    if (h === null || typeof h !== 'object') fail('invalid', at, 'must be an object');
+    const o = h as Record<string, unknown>;
+    if (!Array.isArray(o['ErrorEquals']) || o['ErrorEquals'].length === 0)
+      fail('invalid', `${at}.ErrorEquals`, 'needs a non-empty list of error names');
+    const keys =
+      field === 'Retry'
+        ? [
+            'ErrorEquals',
+            'IntervalSeconds',
+            'MaxAttempts',
+            'BackoffRate',
+            'MaxDelaySeconds',
+            'JitterStrategy',
+            'Comment',
+          ]
+        : ['ErrorEquals', 'Next', 'ResultPath', 'Assign', 'Comment'];
+    for (const k of Object.keys(o))
+      if (!keys.includes(k)) fail('invalid', `${at}.${k}`, `field ${k} is not allowed in ${field}`);
+    if (field === 'Catch' && typeof o['Next'] !== 'string')
+      fail('invalid', `${at}.Next`, 'a catcher needs Next');
+    if (field === 'Catch' && o['ResultPath'] !== undefined && o['ResultPath'] !== null)
+      checkPath(o['ResultPath'], `${at}.ResultPath`, fail);
+    if (field === 'Catch' && o['Assign'] !== undefined) checkTemplate(o['Assign'], `${at}.Assign`, fail);
+    if (o['JitterStrategy'] !== undefined && o['JitterStrategy'] !== 'FULL' && o['JitterStrategy'] !== 'NONE')
+      fail('invalid', `${at}.JitterStrategy`, 'must be FULL or NONE');
+  });
+}

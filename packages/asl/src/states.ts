@@ -1,0 +1,398 @@
+import { evaluateRule } from './choice-rules.js';
+import { AslRuntimeError } from './errors.js';
+import type { AslHandlerOptions } from './handler.js';
+import { lambdaCall } from './lambda.js';
+import {
+  applyResultPath,
+  assign,
+  expression,
+  type PipelineEnv,
+  resolveTemplate,
+  selectPath,
+} from './pipeline.js';
+import type { AslScope, AslState, StepPlan } from './plan.js';
+import {
+  type CarriedError,
+  type Current,
+  currentOf,
+  type IterationInput,
+  isStateOutput,
+  type StateOutput,
+} from './state-output.js';
+import { parseTimestamp, timestampMs } from './timestamps.js';
+
+/** How a runtime error's cause starts: it names the state that raised it. */
+const RUNTIME_PREFIX = 'An error occurred while executing the state';
+
+// What the ASL handler does at one generated step: the state's work between its input (the
+// scope's current value) and the output it writes, with the route the choice step after it takes.
+
+/** Everything {@link evaluateState} needs for one step. */
+export interface StateCall {
+  plan: StepPlan;
+  current: Current;
+  outputs: Readonly<Record<string, unknown>>;
+  /** The context object without `State` and `Map`: the execution's fields. */
+  context: Record<string, unknown>;
+  options: AslHandlerOptions;
+  invoke: (call: ReturnType<typeof lambdaCall>) => Promise<unknown>;
+}
+
+/** Runs the step's part of its state and returns its output (`seq` is set by the caller). */
+export async function evaluateState(call: StateCall): Promise<StateOutput> {
+  const { plan } = call;
+  const state = plan.state;
+  const retrying =
+    plan.role === 'state' && call.current.from === plan.decider && call.current.out?.route === 'retry'
+      ? call.current.out.retry
+      : undefined;
+  const first = plan.role === 'after' ? (call.outputs[plan.first] as StateOutput) : undefined;
+  const raw = first ? first.input : retrying ? retrying.input : call.current.value;
+  const vars = first ? first.vars : call.current.vars;
+  const attempts = retrying?.attempts ?? 0;
+  const env: PipelineEnv = {
+    context: stateContext(call.context, plan.name, state.Type === 'Task' ? attempts : undefined),
+    variables: vars,
+    hash: call.options.hash,
+  };
+  const out = (o: Partial<StateOutput>): StateOutput => ({ seq: 0, state: plan.name, vars, ...o });
+  try {
+    if (plan.role === 'after') return afterStep(call, plan, raw, env, out);
+    if (plan.role === 'again') throw new Error("the again step copies its task's output");
+    switch (state.Type) {
+      case 'Pass': {
+        const eff = selectPath(raw, state['InputPath'], 'InputPath', env);
+        let result = state['Parameters'] !== undefined ? resolveTemplate(state['Parameters'], eff, env) : eff;
+        if (Object.hasOwn(state, 'Result')) result = state['Result'];
+        return finish(state, raw, result, env, out);
+      }
+      case 'Succeed': {
+        const eff = selectPath(raw, state['InputPath'], 'InputPath', env);
+        return out({ value: selectPath(eff, state['OutputPath'], 'OutputPath', env), route: 'next' });
+      }
+      case 'Fail': {
+        const error = text(state, 'Error', 'ErrorPath', raw, env);
+        const cause = text(state, 'Cause', 'CausePath', raw, env);
+        return raise(plan.scope, { error, cause }, out);
+      }
+      case 'Choice': {
+        const eff = selectPath(raw, state['InputPath'], 'InputPath', env);
+        const rules = state['Choices'] as Array<Record<string, unknown>>;
+        const scope = { data: eff, context: env.context, variables: vars };
+        const i = rules.findIndex((r) => evaluateRule(r, scope));
+        if (i < 0 && typeof state['Default'] !== 'string')
+          return raise(plan.scope, { error: 'States.NoChoiceMatched', cause: 'No Matches!' }, out);
+        const a = assign(state['Assign'], eff, env);
+        const r =
+          i >= 0 && rules[i]!['Assign'] !== undefined
+            ? assign(rules[i]!['Assign'], eff, env)
+            : { variables: {}, assigned: {} };
+        const value = selectPath(eff, state['OutputPath'], 'OutputPath', env);
+        const assigned = { ...a.assigned, ...r.assigned };
+        const any = state['Assign'] !== undefined || (i >= 0 && rules[i]!['Assign'] !== undefined);
+        return out({
+          value,
+          vars: { ...vars, ...assigned },
+          route: i >= 0 ? `rule:${i}` : 'default',
+          ...(any ? { assigned } : {}),
+        });
+      }
+      case 'Wait': {
+        const eff = selectPath(raw, state['InputPath'], 'InputPath', env);
+        const until = waitUntil(state, eff, env, call.options);
+        const a = assign(state['Assign'], eff, env);
+        const value = selectPath(eff, state['OutputPath'], 'OutputPath', env);
+        return out({
+          value,
+          vars: a.variables,
+          route: 'next',
+          ...(until === undefined ? {} : { until }),
+          ...assignedOf(state, a.assigned),
+        });
+      }
+      case 'Task': {
+        const eff = selectPath(raw, state['InputPath'], 'InputPath', env);
+        const payload =
+          state['Parameters'] !== undefined ? resolveTemplate(state['Parameters'], eff, env) : eff;
+        let result: unknown;
+        try {
+          result = await call.invoke(lambdaCall(plan.name, state['Resource'] as string, payload));
+        } catch (e) {
+          if (!(e instanceof AslRuntimeError)) throw e;
+          return handleError(call, { error: e.error, cause: e.causeText }, raw, env, out);
+        }
+        const selected =
+          state['ResultSelector'] !== undefined
+            ? resolveTemplate(state['ResultSelector'], result, env)
+            : result;
+        return finish(state, raw, selected, env, out);
+      }
+      case 'Map':
+        return mapFirst(plan.name, state, raw, env, (o) =>
+          out({ ...o, ...(retrying ? { retry: retrying } : {}) }),
+        );
+      case 'Parallel': {
+        const eff = selectPath(raw, state['InputPath'], 'InputPath', env);
+        const value =
+          state['Parameters'] !== undefined ? resolveTemplate(state['Parameters'], eff, env) : eff;
+        return out({ value, input: raw, route: 'next', ...(retrying ? { retry: retrying } : {}) });
+      }
+    }
+    throw new AslRuntimeError('States.Runtime', `state type ${state.Type} is not supported`);
+  } catch (e) {
+    if (!(e instanceof AslRuntimeError) || e.error !== 'States.Runtime') throw e;
+    if (e.causeText?.startsWith(RUNTIME_PREFIX)) throw e;
+    // Runtime errors name the state; no Retry or Catch applies to them.
+    throw new AslRuntimeError(
+      'States.Runtime',
+      `${RUNTIME_PREFIX} '${plan.name}' (entered at the event id #${enteredEventId(call)}). ${e.causeText ?? ''}`,
+    );
+  }
+}
+
+/** The context object a state's paths see (`RetryCount` only in Task states, as AWS gives it). */
+function stateContext(
+  base: Record<string, unknown>,
+  name: string,
+  retryCount: number | undefined,
+): Record<string, unknown> {
+  const entered = ((base['State'] ?? {}) as { EnteredTime?: unknown }).EnteredTime;
+  const state: Record<string, unknown> = { EnteredTime: entered ?? new Date().toISOString(), Name: name };
+  if (retryCount !== undefined) state['RetryCount'] = retryCount;
+  return { ...base, State: state };
+}
+
+/** ResultSelector's output onward: Assign, ResultPath onto the raw input, OutputPath. */
+function finish(
+  state: AslState,
+  raw: unknown,
+  result: unknown,
+  env: PipelineEnv,
+  out: (o: Partial<StateOutput>) => StateOutput,
+): StateOutput {
+  const a = assign(state['Assign'], result, env);
+  const merged = applyResultPath(raw, result, state['ResultPath']);
+  const value = selectPath(merged, state['OutputPath'], 'OutputPath', env);
+  return out({ value, vars: a.variables, route: 'next', ...assignedOf(state, a.assigned) });
+}
+
+function assignedOf(state: AslState, assigned: Record<string, unknown>): Partial<StateOutput> {
+  return state['Assign'] === undefined ? {} : { assigned };
+}
+
+function text(
+  state: AslState,
+  field: string,
+  pathField: string,
+  raw: unknown,
+  env: PipelineEnv,
+): string | null {
+  if (typeof state[field] === 'string') return state[field];
+  if (typeof state[pathField] !== 'string') return null;
+  const v = expression(state[pathField], raw, pathField, env);
+  return typeof v === 'string' ? v : JSON.stringify(v);
+}
+
+/** An error no handler of the state takes: raised at the top, carried to the end of a branch or iteration. */
+function raise(
+  scope: AslScope,
+  error: CarriedError,
+  out: (o: Partial<StateOutput>) => StateOutput,
+): StateOutput {
+  if (scope.kind === 'top') throw new AslRuntimeError(error.error, error.cause);
+  return out({ error, route: 'error' });
+}
+
+/** Whether an error name is matched by a Retry's or Catch's `ErrorEquals`. */
+function matches(names: unknown, error: string | null): boolean {
+  if (!Array.isArray(names)) return false;
+  return names.some(
+    (n) =>
+      n === error ||
+      (n === 'States.ALL' && error !== 'States.Runtime') ||
+      (n === 'States.TaskFailed' && error !== 'States.Runtime' && error !== 'States.Timeout'),
+  );
+}
+
+/** Retry, then Catch, then raise: what a state does with an error its work ended in. */
+function handleError(
+  call: StateCall,
+  error: CarriedError,
+  raw: unknown,
+  env: PipelineEnv,
+  out: (o: Partial<StateOutput>) => StateOutput,
+): StateOutput {
+  const { plan } = call;
+  const state = plan.state;
+  if (error.fatal || error.error === 'States.Runtime') {
+    if (plan.scope.kind === 'top') throw new AslRuntimeError(error.error, error.cause);
+    return out({ error: { ...error, fatal: true }, route: 'error' });
+  }
+  const prior =
+    plan.role === 'after'
+      ? undefined
+      : call.current.from === (plan.role === 'state' ? plan.decider : '') &&
+          call.current.out?.route === 'retry'
+        ? call.current.out.retry
+        : undefined;
+  const own = plan.role === 'after' ? findOwnRetry(call, plan) : prior;
+  const retriers = (Array.isArray(state['Retry']) ? state['Retry'] : []) as Array<Record<string, unknown>>;
+  const counts = own?.counts.slice() ?? retriers.map(() => 0);
+  const i = retriers.findIndex((r) => matches(r['ErrorEquals'], error.error));
+  if (i >= 0) {
+    const r = retriers[i]!;
+    const max = typeof r['MaxAttempts'] === 'number' ? r['MaxAttempts'] : 3;
+    if ((counts[i] ?? 0) < max) {
+      const interval = typeof r['IntervalSeconds'] === 'number' ? r['IntervalSeconds'] : 1;
+      const rate = typeof r['BackoffRate'] === 'number' ? r['BackoffRate'] : 2;
+      let delay = interval * rate ** (counts[i] ?? 0);
+      if (typeof r['MaxDelaySeconds'] === 'number') delay = Math.min(delay, r['MaxDelaySeconds']);
+      if (r['JitterStrategy'] === 'FULL') delay *= (call.options.random ?? Math.random)();
+      counts[i] = (counts[i] ?? 0) + 1;
+      const now = (call.options.now ?? Date.now)();
+      return out({
+        route: 'retry',
+        until: now + Math.round(delay * 1000),
+        retry: { input: raw, counts, attempts: (own?.attempts ?? 0) + 1 },
+        error,
+      });
+    }
+  }
+  const catchers = (Array.isArray(state['Catch']) ? state['Catch'] : []) as Array<Record<string, unknown>>;
+  const c = catchers.findIndex((h) => matches(h['ErrorEquals'], error.error));
+  if (c >= 0) {
+    const h = catchers[c]!;
+    const errorOutput: Record<string, unknown> = {};
+    if (error.error !== null) errorOutput['Error'] = error.error;
+    if (error.cause !== null) errorOutput['Cause'] = error.cause;
+    const a = assign(h['Assign'], errorOutput, env);
+    const value = applyResultPath(raw, errorOutput, h['ResultPath']);
+    return out({
+      value,
+      vars: a.variables,
+      route: `catch:${c}`,
+      ...(h['Assign'] === undefined ? {} : { assigned: a.assigned }),
+    });
+  }
+  return raise(plan.scope, error, out);
+}
+
+/** The retry counts a Map's or Parallel's second step left on its previous attempt, if this is a retry. */
+function findOwnRetry(call: StateCall, plan: Extract<StepPlan, { role: 'after' }>): StateOutput['retry'] {
+  const first = call.outputs[plan.first];
+  if (!isStateOutput(first)) return undefined;
+  // A retried Map or Parallel carries its counts on its first step, where the second finds them.
+  return first.retry;
+}
+
+function waitUntil(
+  state: AslState,
+  eff: unknown,
+  env: PipelineEnv,
+  options: AslHandlerOptions,
+): number | undefined {
+  const now = (options.now ?? Date.now)();
+  if (typeof state['Seconds'] === 'number') return undefined;
+  if (typeof state['SecondsPath'] === 'string') {
+    const v = selectPath(eff, state['SecondsPath'], 'SecondsPath', env);
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0)
+      throw new AslRuntimeError(
+        'States.Runtime',
+        `The SecondsPath parameter cannot be parsed as a long value: ${state['SecondsPath']} == ${typeof v === 'string' ? v : JSON.stringify(v)}`,
+      );
+    return now + v * 1000;
+  }
+  const path = state['TimestampPath'];
+  const v = typeof path === 'string' ? selectPath(eff, path, 'TimestampPath', env) : state['Timestamp'];
+  const t = typeof v === 'string' ? parseTimestamp(v) : null;
+  if (t === null)
+    throw new AslRuntimeError(
+      'States.Runtime',
+      typeof path === 'string'
+        ? `The TimestampPath parameter does not reference a valid ISO-8601 extended offset date-time format string: ${path} == ${typeof v === 'string' ? v : JSON.stringify(v)}`
+        : `The Timestamp parameter is not a valid ISO-8601 extended offset date-time: ${String(v)}`,
+    );
+  return Math.max(now, timestampMs(t));
+}
+
+/** A Map's first step: its effective input, the items and each iteration's input. */
+function mapFirst(
+  name: string,
+  state: AslState,
+  raw: unknown,
+  env: PipelineEnv,
+  out: (o: Partial<StateOutput>) => StateOutput,
+): StateOutput {
+  const eff = selectPath(raw, state['InputPath'], 'InputPath', env);
+  if (typeof state['MaxConcurrencyPath'] === 'string') {
+    const m = selectPath(eff, state['MaxConcurrencyPath'], 'MaxConcurrencyPath', env);
+    if (typeof m !== 'number' || !Number.isInteger(m) || m < 0)
+      throw new AslRuntimeError(
+        'States.Runtime',
+        `The MaxConcurrencyPath field refers to value ${JSON.stringify(m)} which is not a valid integer: ${state['MaxConcurrencyPath']}`,
+      );
+  }
+  const items = selectPath(eff, state['ItemsPath'], 'ItemsPath', env);
+  if (!Array.isArray(items))
+    throw new AslRuntimeError(
+      'States.Runtime',
+      `Invalid path '${String(state['ItemsPath'] ?? '$')}': the Map's items are not an array`,
+    );
+  const selector = state['ItemSelector'] ?? state['Parameters'];
+  const context = env.context as Record<string, unknown>;
+  const base = { ...context };
+  delete base['State'];
+  const wrapped: IterationInput[] = items.map((item, index) => {
+    const value =
+      selector === undefined
+        ? item
+        : resolveTemplate(selector, eff, {
+            ...env,
+            context: { ...context, Map: { Item: { Index: index, Value: item } } },
+          });
+    return {
+      $aslIteration: {
+        value,
+        vars: env.variables as Record<string, unknown>,
+        context: base,
+        index,
+        map: name,
+      },
+    };
+  });
+  return out({ value: eff, input: raw, items: wrapped, route: 'next' });
+}
+
+/** A Map's or Parallel's second step: gathers what the iterations or branches ended with. */
+function afterStep(
+  call: StateCall,
+  plan: Extract<StepPlan, { role: 'after' }>,
+  raw: unknown,
+  env: PipelineEnv,
+  out: (o: Partial<StateOutput>) => StateOutput,
+): StateOutput {
+  const results: Array<{ value?: unknown; error?: CarriedError | undefined }> = [];
+  if (plan.map !== undefined) {
+    const list = call.outputs[plan.map];
+    for (const r of Array.isArray(list) ? list : []) results.push(isStateOutput(r) ? r : { value: r });
+  } else {
+    for (const scope of plan.branches ?? []) {
+      const c = currentOf(scope, call.outputs, undefined);
+      results.push(c.out ?? { value: c.value });
+    }
+  }
+  const failed = results.find((r) => r.error !== undefined);
+  if (failed?.error) return handleError(call, failed.error, raw, env, out);
+  const state = plan.state;
+  const values = results.map((r) => r.value);
+  const selected =
+    state['ResultSelector'] !== undefined ? resolveTemplate(state['ResultSelector'], values, env) : values;
+  return finish(state, raw, selected, env, out);
+}
+
+/** The AWS event id the state's entry had, counted roughly (causes cite it; compare with N4). */
+function enteredEventId(call: StateCall): number {
+  let n = 0;
+  for (const v of Object.values(call.outputs)) if (isStateOutput(v)) n++;
+  return 2 * n + 2;
+}
