@@ -28,7 +28,7 @@ beforeAll(() => requireCluster(cluster));
 
 runStoreConformance({
   name: 'redis-cluster',
-  capabilities: ['claims', 'flow', 'inbox', 'wakes'],
+  capabilities: ['claims', 'flow', 'inbox', 'stream', 'wakes'],
   createStore() {
     const t = openStore(cluster, 'cluster');
     opened.set(t.store, t.prefix);

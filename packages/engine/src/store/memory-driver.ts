@@ -1,5 +1,6 @@
 import { memoryFlow } from './memory-flow.js';
 import { memoryInbox } from './memory-inbox.js';
+import { memoryStream } from './memory-stream.js';
 import { announceWrite, claimDue, driverCall, indexDue, type MemoryRows, unindexDue } from './memory-rows.js';
 import type { WakeListener, WakeSubscription } from './store.js';
 import type { ClaimWindow, DriverOutcome, StoreDriver, UpdateCondition } from './store-driver.js';
@@ -23,6 +24,7 @@ export function memoryDriver(m: MemoryRows): StoreDriver {
     inbox: memoryInbox(m),
     wakes: { subscribe: driverCall(m, subscribe) },
     flow: memoryFlow(m),
+    stream: memoryStream(m),
   };
 }
 
