@@ -1,4 +1,5 @@
 import type { StoredStreamEntry, StoredStreamPage, StreamDriver } from './store-driver.js';
+import { fenceOf } from './stream-chunks.js';
 
 // The stream calls of a store without transactions over several records (MongoDB, DynamoDB): the
 // stream is a log of batches, one record per append keyed by its first offset, each carrying the
@@ -44,10 +45,8 @@ export interface DocumentStreamOptions {
   retries?: number | undefined;
 }
 
-/** The fence of `step` in `fences` (own keys only: a step may be named `__proto__`), 0 when none. */
-export function fenceOf(fences: Record<string, number>, step: string): number {
-  return Object.hasOwn(fences, step) ? fences[step]! : 0;
-}
+/** Batches one read asks for at a time. */
+const READ_BATCHES = 32;
 
 /** The entries of `batch`, each with its offset. */
 function entriesOf(batch: StreamBatch): StoredStreamEntry[] {
@@ -105,27 +104,31 @@ export function documentStream(calls: StreamDocumentCalls, options: DocumentStre
       throw new Error(`${options.name} stream: ${instance} was appended to by others ${retries + 1} times in a row`);
     },
     async read(instance, from, limit): Promise<StoredStreamPage> {
-      const batches = await calls.after(instance, from, limit);
       const entries: StoredStreamEntry[] = [];
       let expected = from;
       let fences: Record<string, number> = {};
-      let seenAll = batches.length < limit;
-      for (const b of batches) {
-        if (b.next <= expected) continue;
-        // A hole (a batch not visible yet): stop before it.
-        if (b.first > expected) {
-          seenAll = false;
-          break;
+      let seenAll = false;
+      // Batches a few at a time: each holds up to 256 entries, and a page may need only some.
+      reading: while (entries.length < limit) {
+        const want = Math.min(READ_BATCHES, limit - entries.length);
+        const batches = await calls.after(instance, expected, want);
+        for (const b of batches) {
+          if (b.next <= expected) continue;
+          // A hole (a batch not visible yet): stop before it.
+          if (b.first > expected) break reading;
+          fences = b.fences;
+          for (const e of entriesOf(b)) {
+            if (e.offset < expected || entries.length === limit) continue;
+            entries.push(e);
+            expected = e.offset + 1;
+          }
+          if (entries.length === limit) {
+            seenAll = batches.length < want && b === batches[batches.length - 1] && expected === b.next;
+            break reading;
+          }
         }
-        fences = b.fences;
-        for (const e of entriesOf(b)) {
-          if (e.offset < expected) continue;
-          if (entries.length === limit) break;
-          entries.push(e);
-          expected = e.offset + 1;
-        }
-        if (entries.length === limit) {
-          seenAll = seenAll && b === batches[batches.length - 1] && expected === b.next;
+        if (batches.length < want) {
+          seenAll = true;
           break;
         }
       }

@@ -27,7 +27,6 @@ export {
 export {
   type DocumentStreamOptions,
   documentStream,
-  fenceOf,
   type StreamBatch,
   type StreamDocumentCalls,
 } from './document-stream.js';
@@ -103,6 +102,7 @@ export type {
   StreamWriterOptions,
 } from './stream.js';
 export {
+  fenceOf,
   MAX_STREAM_BATCH,
   MAX_STREAM_BATCH_BYTES,
   MAX_STREAM_CHUNK_BYTES,

@@ -1,5 +1,4 @@
 import { StreamFencedError, ValidationError } from '../errors.js';
-import { fenceOf } from './document-stream.js';
 import { isFlowText } from './flow-calls.js';
 import type {
   StreamAppended,
@@ -14,6 +13,7 @@ import type { StoreParts } from './store-parts.js';
 import {
   type EncodedChunk,
   encodeChunk,
+  fenceOf,
   MAX_STREAM_BATCH,
   MAX_STREAM_BATCH_BYTES,
   MAX_STREAM_PAGE,

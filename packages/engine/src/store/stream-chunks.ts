@@ -42,3 +42,8 @@ export function encodeChunk(data: unknown, path = 'chunk'): EncodedChunk {
     invalid(path, `is ${bytes} bytes of JSON, over the limit of ${MAX_STREAM_CHUNK_BYTES}`);
   return { json, bytes };
 }
+
+/** The fence of `step` in `fences` (own keys only: a step may be named `__proto__`), 0 when none. */
+export function fenceOf(fences: Record<string, number>, step: string): number {
+  return Object.hasOwn(fences, step) ? fences[step]! : 0;
+}
