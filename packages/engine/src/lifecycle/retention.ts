@@ -2,7 +2,7 @@ import { isStepfoldError } from '../errors.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
 import { isTerminal, type Snapshot, TERMINAL_STATUSES } from '../snapshot.js';
 import type { Store } from '../store/store.js';
-import type { StreamStore } from '../store/stream.js';
+import type { StreamStore, StreamWriter } from '../store/stream.js';
 
 // Retention: finished instances older than a period leave the store, deleted or archived to
 // another store. Every removal is a conditional delete at the version the sweep read, so an
@@ -73,7 +73,8 @@ async function archiveCopy(archive: Store, s: Snapshot): Promise<boolean> {
  */
 async function archiveStream(from: StreamStore, to: StreamStore, id: string): Promise<void> {
   await to.remove(id);
-  let writer: { key: string; w: ReturnType<StreamStore['writer']> } | null = null;
+  // Typed by assertion: the loop below assigns it, which narrowing from `null` would not see.
+  let writer = null as { key: string; w: StreamWriter } | null;
   for (let next = 0; ; ) {
     const page = await from.read(id, { from: next });
     for (const e of page.entries) {
