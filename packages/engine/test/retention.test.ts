@@ -62,7 +62,11 @@ describe('sweepRetention', () => {
   it('takes streams along: deleted with their instance, or copied to the archive without superseded chunks', async () => {
     const stream = (s: Store) => s.stream!;
     const entries = async (s: Store, id: string) =>
-      (await stream(s).read(id)).entries.map((e) => [e.step, e.attempt, e.type === 'chunk' ? e.data : 'reset']);
+      (await stream(s).read(id)).entries.map((e) => [
+        e.step,
+        e.attempt,
+        e.type === 'chunk' ? e.data : 'reset',
+      ]);
     const store = await seeded();
     await stream(store).append('old-done', 'model', 1, ['lost', 'to', 'a retry']);
     await stream(store).append('old-done', 'model', 2, ['kept']);

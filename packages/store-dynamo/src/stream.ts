@@ -99,7 +99,8 @@ export function dynamoStream(table: Table): StreamDriver {
       async after(instance, from, limit) {
         const found = await ids(instance, { from }, limit);
         // The batch holding `from` starts before it, unless `from` is where a batch starts.
-        if (from > 0 && found[0] !== idOf(instance, from)) found.unshift(...(await ids(instance, { before: from }, 1)));
+        if (from > 0 && found[0] !== idOf(instance, from))
+          found.unshift(...(await ids(instance, { before: from }, 1)));
         return read(found);
       },
       async remove(instance) {
@@ -112,7 +113,9 @@ export function dynamoStream(table: Table): StreamDriver {
               .map((id) => ({ DeleteRequest: { Key: { id: { S: id } } } }));
             for (let round = 0; requests.length; round++) {
               if (round > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** round)));
-              const out = await client.send(new BatchWriteItemCommand({ RequestItems: { [name]: requests } }));
+              const out = await client.send(
+                new BatchWriteItemCommand({ RequestItems: { [name]: requests } }),
+              );
               requests = (out.UnprocessedItems?.[name] ?? []) as typeof requests;
             }
           }

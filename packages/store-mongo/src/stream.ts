@@ -37,7 +37,9 @@ const batchOf = (d: StreamBatchDocument): StreamBatch => ({
 });
 
 /** The stream calls on `docs`, with their `setup`. */
-export function mongoStream(docs: Collection<StreamBatchDocument>): StreamDriver & { setup(): Promise<void> } {
+export function mongoStream(
+  docs: Collection<StreamBatchDocument>,
+): StreamDriver & { setup(): Promise<void> } {
   const driver = documentStream(
     {
       async get(instance, first) {
@@ -68,7 +70,11 @@ export function mongoStream(docs: Collection<StreamBatchDocument>): StreamDriver
         }
       },
       async after(instance, from, limit) {
-        const found = await docs.find({ i: instance, n: { $gt: from } }).sort({ n: 1 }).limit(limit).toArray();
+        const found = await docs
+          .find({ i: instance, n: { $gt: from } })
+          .sort({ n: 1 })
+          .limit(limit)
+          .toArray();
         return found.map(batchOf);
       },
       async remove(instance) {

@@ -8,13 +8,13 @@ import { isUnavailable } from './map-error.js';
 import { pgQuery } from './query.js';
 import { runMigrations, tableNames } from './setup.js';
 import { storeStatements } from './statements.js';
-import { pgStream } from './stream.js';
 import {
   DEFAULT_MAX_SNAPSHOT_BYTES,
   MAX_SNAPSHOT_BYTES_LIMIT,
   type PostgresStore,
   type PostgresStoreOptions,
 } from './store-options.js';
+import { pgStream } from './stream.js';
 import { pgWakeSource, wakeChannel } from './wakes.js';
 import { pgWrites } from './writes.js';
 
@@ -39,7 +39,12 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   const query = pgQuery(pool, options.preparedStatements ?? true);
   const sql = storeStatements(names, channel, column);
   const groupCommit = options.groupCommit === true;
-  const stream = pgStream(query, names, wakeChannel(names.schema, `${names.table}$stream`), options.wakePool ?? pool);
+  const stream = pgStream(
+    query,
+    names,
+    wakeChannel(names.schema, `${names.table}$stream`),
+    options.wakePool ?? pool,
+  );
 
   const driver: StoreDriver = {
     setup: () => runMigrations(pool, names),

@@ -81,16 +81,18 @@ export function pgStream(
       const values = [instance, step, attempt, chunks];
       for (let tries = 1; ; tries++) {
         const old = (
-          await query<{ before: string; fence: string; fenced: boolean; after: string | null }>(APPEND, values)
+          await query<{ before: string; fence: string; fenced: boolean; after: string | null }>(
+            APPEND,
+            values,
+          )
         ).rows[0];
         if (old) {
           if (old.fenced) return { fenced: Number(old.fence) };
           return Number(old.after ?? old.before);
         }
         try {
-          const made = (
-            await query<{ before: string; n: number; after: string | null }>(APPEND_NEW, values)
-          ).rows[0]!;
+          const made = (await query<{ before: string; n: number; after: string | null }>(APPEND_NEW, values))
+            .rows[0]!;
           if (made.n === 0) return Number(made.before);
           if (made.after !== null) return Number(made.after);
         } catch (e) {
@@ -103,10 +105,10 @@ export function pgStream(
     },
     async read(instance, from, limit) {
       const row = (
-        await query<{ fences: Record<string, number> | null; entries: Array<[number, string, number, string | null]> }>(
-          READ,
-          [instance, from, limit],
-        )
+        await query<{
+          fences: Record<string, number> | null;
+          entries: Array<[number, string, number, string | null]>;
+        }>(READ, [instance, from, limit])
       ).rows[0]!;
       const entries: StoredStreamEntry[] = row.entries.map(([offset, step, attempt, data]) => ({
         offset: Number(offset),

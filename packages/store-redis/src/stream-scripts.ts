@@ -1,4 +1,4 @@
-import { type Script, script } from './script.js';
+import { script } from './script.js';
 
 // The stream scripts, over an instance's two keys (see stream.ts): KEYS[1] the Redis stream of its
 // entries (ids `0-<offset + 1>`), KEYS[2] the hash of its fences (step -> attempt) and its next

@@ -53,7 +53,10 @@ export function redisStream(client: Redis | Cluster, prefix: string): StreamDriv
   return {
     async append(instance, step, attempt, chunks) {
       const keys = streamKeysOf(prefix, instance);
-      const [ok, n] = (await runScript(client, APPEND_STREAM, keys, [step, attempt, ...chunks])) as [number, number];
+      const [ok, n] = (await runScript(client, APPEND_STREAM, keys, [step, attempt, ...chunks])) as [
+        number,
+        number,
+      ];
       return ok === 1 ? Number(n) : { fenced: Number(n) };
     },
     async read(instance, from, limit) {
@@ -70,7 +73,8 @@ export function redisStream(client: Redis | Cluster, prefix: string): StreamDriv
         };
       });
       const fences = new Map<string, number>();
-      for (let i = 0; i + 1 < pairs.length; i += 2) if (pairs[i] !== '') fences.set(pairs[i]!, Number(pairs[i + 1]));
+      for (let i = 0; i + 1 < pairs.length; i += 2)
+        if (pairs[i] !== '') fences.set(pairs[i]!, Number(pairs[i + 1]));
       return { entries, fences: Object.fromEntries(fences) };
     },
     async remove(instance) {

@@ -6,9 +6,9 @@ import { definedFlow } from './flow-calls.js';
 import { definedInbox } from './inbox.js';
 import type { DeleteOptions, DueQuery, ListPage, ListQuery, Store } from './store.js';
 import type { StoreDefinition, StoreDriver } from './store-driver.js';
-import { definedStream } from './stream-calls.js';
 import { createStoreKit } from './store-kit.js';
 import { dueWindow, type StoreParts } from './store-parts.js';
+import { definedStream } from './stream-calls.js';
 
 /** The default lease of a claim, in ms: long enough for a slow tick, short enough that a crash delays little. */
 export const DEFAULT_CLAIM_MS = 30_000;

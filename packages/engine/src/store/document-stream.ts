@@ -101,7 +101,9 @@ export function documentStream(calls: StreamDocumentCalls, options: DocumentStre
         last = taken ? await readOn(instance, taken) : await calls.last(instance);
         if (tries > 2) await new Promise((r) => setTimeout(r, Math.min(50, tries * 2)));
       }
-      throw new Error(`${options.name} stream: ${instance} was appended to by others ${retries + 1} times in a row`);
+      throw new Error(
+        `${options.name} stream: ${instance} was appended to by others ${retries + 1} times in a row`,
+      );
     },
     async read(instance, from, limit): Promise<StoredStreamPage> {
       const entries: StoredStreamEntry[] = [];

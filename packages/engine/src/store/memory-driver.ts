@@ -1,7 +1,7 @@
 import { memoryFlow } from './memory-flow.js';
 import { memoryInbox } from './memory-inbox.js';
-import { memoryStream } from './memory-stream.js';
 import { announceWrite, claimDue, driverCall, indexDue, type MemoryRows, unindexDue } from './memory-rows.js';
+import { memoryStream } from './memory-stream.js';
 import type { WakeListener, WakeSubscription } from './store.js';
 import type { ClaimWindow, DriverOutcome, StoreDriver, UpdateCondition } from './store-driver.js';
 import type { EncodedSnapshot, ListArgs } from './store-kit.js';

@@ -61,7 +61,13 @@ function read(m: MemoryRows, instance: string, from: number, limit: number): Sto
   };
 }
 
-function wait(m: MemoryRows, instance: string, next: number, ms: number, signal?: AbortSignal): Promise<void> {
+function wait(
+  m: MemoryRows,
+  instance: string,
+  next: number,
+  ms: number,
+  signal?: AbortSignal,
+): Promise<void> {
   const s = streamOf(m, instance);
   if (s.entries.length > next || signal?.aborted) return Promise.resolve();
   return new Promise((resolve) => {

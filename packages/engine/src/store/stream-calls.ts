@@ -1,5 +1,7 @@
 import { StreamFencedError, ValidationError } from '../errors.js';
 import { isFlowText } from './flow-calls.js';
+import type { StreamDriver } from './store-driver.js';
+import type { StoreParts } from './store-parts.js';
 import type {
   StreamAppended,
   StreamEntry,
@@ -8,8 +10,6 @@ import type {
   StreamStore,
   StreamTailOptions,
 } from './stream.js';
-import type { StreamDriver } from './store-driver.js';
-import type { StoreParts } from './store-parts.js';
 import {
   type EncodedChunk,
   encodeChunk,
@@ -38,10 +38,7 @@ function invalid(path: string, message: string): never {
 /** The step of a stream address, checked: 1-512 characters a database stores (no NUL, no lone surrogate). */
 export function streamStep(step: unknown): string {
   if (!(isFlowText(step, 'scope') && step.length <= MAX_STREAM_STEP_LENGTH))
-    invalid(
-      'step',
-      `must be 1-${MAX_STREAM_STEP_LENGTH} characters, without NUL or lone surrogates`,
-    );
+    invalid('step', `must be 1-${MAX_STREAM_STEP_LENGTH} characters, without NUL or lone surrogates`);
   return step;
 }
 
@@ -77,9 +74,16 @@ export function definedStream(parts: StoreParts, calls: StreamDriver): StreamSto
       for (const e of page.entries) {
         if (e.offset !== next) break; // a hole: what follows is not visible yet
         next = e.offset + 1;
-        if (e.data === null) entries.push({ type: 'reset', offset: e.offset, step: e.step, attempt: e.attempt });
+        if (e.data === null)
+          entries.push({ type: 'reset', offset: e.offset, step: e.step, attempt: e.attempt });
         else if (fenceOf(page.fences, e.step) <= e.attempt)
-          entries.push({ type: 'chunk', offset: e.offset, step: e.step, attempt: e.attempt, data: JSON.parse(e.data) });
+          entries.push({
+            type: 'chunk',
+            offset: e.offset,
+            step: e.step,
+            attempt: e.attempt,
+            data: JSON.parse(e.data),
+          });
         if (entries.length === limit) return { entries, next, end: false };
       }
       if (page.entries.length < limit || next !== page.entries[page.entries.length - 1]!.offset + 1)
@@ -143,7 +147,10 @@ export function definedStream(parts: StoreParts, calls: StreamDriver): StreamSto
       const encoded = chunks.map((c, i) => encodeChunk(c, `chunks[${i}]`));
       const bytes = encoded.reduce((n, c) => n + c.bytes, 0);
       if (bytes > MAX_STREAM_BATCH_BYTES)
-        invalid('chunks', `are ${bytes} bytes of JSON, over the limit of ${MAX_STREAM_BATCH_BYTES} per append`);
+        invalid(
+          'chunks',
+          `are ${bytes} bytes of JSON, over the limit of ${MAX_STREAM_BATCH_BYTES} per append`,
+        );
       return appendEncoded(id, s, a, encoded);
     },
     async read(instance, query: StreamReadQuery = {}) {

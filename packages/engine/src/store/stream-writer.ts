@@ -1,11 +1,6 @@
 import { ValidationError } from '../errors.js';
 import type { StreamAppended, StreamWriter, StreamWriterOptions } from './stream.js';
-import {
-  type EncodedChunk,
-  encodeChunk,
-  MAX_STREAM_BATCH,
-  MAX_STREAM_BATCH_BYTES,
-} from './stream-chunks.js';
+import { type EncodedChunk, encodeChunk, MAX_STREAM_BATCH, MAX_STREAM_BATCH_BYTES } from './stream-chunks.js';
 
 // The batching writer of one attempt: chunks queue, and go in one append per batch (by time, by
 // count, or on flush), one append at a time so the stream holds them in the order written.
@@ -23,7 +18,8 @@ export function streamWriter(
 ): StreamWriter {
   const delayMs = options.delayMs ?? DEFAULT_DELAY_MS;
   const maxChunks = options.maxChunks ?? MAX_STREAM_BATCH;
-  if (!(Number.isSafeInteger(delayMs) && delayMs >= 0)) invalidOption('delayMs', 'must be a non-negative integer');
+  if (!(Number.isSafeInteger(delayMs) && delayMs >= 0))
+    invalidOption('delayMs', 'must be a non-negative integer');
   if (!(Number.isSafeInteger(maxChunks) && maxChunks >= 1 && maxChunks <= MAX_STREAM_BATCH))
     invalidOption('maxChunks', `must be an integer in 1..${MAX_STREAM_BATCH}`);
 
@@ -83,7 +79,8 @@ export function streamWriter(
       const chunk = encodeChunk(data);
       queue.push(chunk);
       queuedBytes += chunk.bytes;
-      if (queue.length >= maxChunks || queuedBytes >= MAX_STREAM_BATCH_BYTES || delayMs === 0) sendInBackground();
+      if (queue.length >= maxChunks || queuedBytes >= MAX_STREAM_BATCH_BYTES || delayMs === 0)
+        sendInBackground();
       else timer ??= setTimeout(sendInBackground, delayMs);
     },
     flush: () => send(),

@@ -110,7 +110,12 @@ export interface StreamStore {
    * each (UTF-8 of their JSON), `MAX_STREAM_BATCH_BYTES` in all (`INVALID_INPUT` otherwise; a
    * {@link writer} splits its batches by these itself). `STREAM_FENCED` when a newer attempt began.
    */
-  append(instance: string, step: string, attempt: number, chunks: readonly unknown[]): Promise<StreamAppended>;
+  append(
+    instance: string,
+    step: string,
+    attempt: number,
+    chunks: readonly unknown[],
+  ): Promise<StreamAppended>;
   /** Entries from `query.from` on, in offset order, without the chunks of superseded attempts. */
   read(instance: string, query?: StreamReadQuery): Promise<StreamPage>;
   /**

@@ -59,7 +59,9 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
     const has = new Set(options.capabilities);
     it('has exactly the capabilities it claims', async () => {
       const store = await ctx.fresh();
-      const found = (['claims', 'flow', 'inbox', 'stream', 'wakes'] as const).filter((c) => store[c] !== undefined);
+      const found = (['claims', 'flow', 'inbox', 'stream', 'wakes'] as const).filter(
+        (c) => store[c] !== undefined,
+      );
       expect(found).toEqual([...has].sort());
     });
     describe('core: create, load, save, delete', () => describeCrud(ctx));

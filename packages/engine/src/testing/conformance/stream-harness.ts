@@ -12,7 +12,12 @@ export async function freshStream(ctx: SuiteContext): Promise<{ store: Store; st
 }
 
 /** Every entry of the instance's stream from `from`, read in pages of `pageSize`. */
-export async function readAll(stream: StreamStore, instance: string, from = 0, pageSize = 1000): Promise<StreamEntry[]> {
+export async function readAll(
+  stream: StreamStore,
+  instance: string,
+  from = 0,
+  pageSize = 1000,
+): Promise<StreamEntry[]> {
   const out: StreamEntry[] = [];
   for (let next = from; ; ) {
     const page = await stream.read(instance, { from: next, limit: pageSize });

@@ -105,7 +105,9 @@ export function describeStreamLive(ctx: SuiteContext): void {
     for (let w = 0; w < writers; w++) {
       // Each append's chunks stay together, and each writer's appends stay in its order.
       const mine = data.filter((d) => d.startsWith(`${w}:`));
-      expect(mine).toEqual(Array.from({ length: rounds * 3 }, (_, i) => `${w}:${Math.floor(i / 3)}:${i % 3}`));
+      expect(mine).toEqual(
+        Array.from({ length: rounds * 3 }, (_, i) => `${w}:${Math.floor(i / 3)}:${i % 3}`),
+      );
       const at = entries.findIndex((e) => e.type === 'chunk' && e.data === `${w}:0:0`);
       expect(data.slice(at, at + 3)).toEqual([`${w}:0:0`, `${w}:0:1`, `${w}:0:2`]);
     }
@@ -135,7 +137,9 @@ export function describeStreamLive(ctx: SuiteContext): void {
     // A short delay writes without a flush.
     const timed = stream.writer('s-writer-timed', 'model', 1, { delayMs: 10 });
     timed.write('soon');
-    await expect.poll(async () => (await readAll(stream, 's-writer-timed')).length, { timeout: 3_000 }).toBe(1);
+    await expect
+      .poll(async () => (await readAll(stream, 's-writer-timed')).length, { timeout: 3_000 })
+      .toBe(1);
     await timed.close();
   });
 

@@ -1,5 +1,9 @@
 import { expect, it } from 'vitest';
-import { MAX_STREAM_BATCH, MAX_STREAM_CHUNK_BYTES, MAX_STREAM_STEP_LENGTH } from '../../store/stream-chunks.js';
+import {
+  MAX_STREAM_BATCH,
+  MAX_STREAM_CHUNK_BYTES,
+  MAX_STREAM_STEP_LENGTH,
+} from '../../store/stream-chunks.js';
 import type { SuiteContext } from './context.js';
 import { brief, codeOf, freshStream, readAll } from './stream-harness.js';
 import { describeStreamLive } from './stream-live.js';
@@ -18,7 +22,15 @@ export function describeStream(ctx: SuiteContext): void {
 
 // Values JSON keeps exactly, and step names that are operators, separators or prototypes somewhere.
 const DATA = [{ text: 'héllo 😀', n: 1.5, nested: [null, true, { a: '"\\\n' }] }, 'plain', 0, null, [], {}];
-const TRICKY_STEPS = ['__proto__', 'a.b', '$where', 'it\'s a "step"', 'ünï 😀', 'map[3]', 'x'.repeat(MAX_STREAM_STEP_LENGTH)];
+const TRICKY_STEPS = [
+  '__proto__',
+  'a.b',
+  '$where',
+  'it\'s a "step"',
+  'ünï 😀',
+  'map[3]',
+  'x'.repeat(MAX_STREAM_STEP_LENGTH),
+];
 
 function describeOrder(ctx: SuiteContext): void {
   it('appends take consecutive offsets from 0, and read gives them back in order with their data', async () => {
@@ -27,7 +39,9 @@ function describeOrder(ctx: SuiteContext): void {
     expect(await stream.append('s-order', 'model', 1, DATA.slice(3))).toEqual({ first: 3, next: 6 });
     expect(await stream.append('s-order', 'model', 1, [])).toEqual({ first: 6, next: 6 });
     const entries = await readAll(stream, 's-order');
-    expect(entries).toEqual(DATA.map((data, offset) => ({ type: 'chunk', offset, step: 'model', attempt: 1, data })));
+    expect(entries).toEqual(
+      DATA.map((data, offset) => ({ type: 'chunk', offset, step: 'model', attempt: 1, data })),
+    );
     // Each instance has a stream of its own.
     expect(await readAll(stream, 's-order-other')).toEqual([]);
     expect(await stream.read('s-order-other')).toEqual({ entries: [], next: 0, end: true });
@@ -39,12 +53,20 @@ function describeOrder(ctx: SuiteContext): void {
     await stream.append('s-pages', 'progress', 1, chunks.slice(0, 12));
     await stream.append('s-pages', 'progress', 1, chunks.slice(12));
     const first = await stream.read('s-pages', { limit: 10 });
-    expect([first.entries.map((e) => e.offset), first.next, first.end]).toEqual([[0, 1, 2, 3, 4, 5, 6, 7, 8, 9], 10, false]);
+    expect([first.entries.map((e) => e.offset), first.next, first.end]).toEqual([
+      [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+      10,
+      false,
+    ]);
     const middle = await stream.read('s-pages', { from: 7, limit: 8 });
     expect(middle.entries.map((e) => (e.type === 'chunk' ? e.data : null))).toEqual(chunks.slice(7, 15));
     expect(middle.next).toBe(15);
     const last = await stream.read('s-pages', { from: 20, limit: 10 });
-    expect([last.entries.map((e) => e.offset), last.next, last.end]).toEqual([[20, 21, 22, 23, 24], 25, true]);
+    expect([last.entries.map((e) => e.offset), last.next, last.end]).toEqual([
+      [20, 21, 22, 23, 24],
+      25,
+      true,
+    ]);
     expect(await stream.read('s-pages', { from: 25 })).toEqual({ entries: [], next: 25, end: true });
     expect(await stream.read('s-pages', { from: 90 })).toEqual({ entries: [], next: 90, end: true });
     expect((await readAll(stream, 's-pages', 0, 4)).length).toBe(25);
@@ -150,12 +172,22 @@ function describeRefusals(ctx: SuiteContext): void {
         'INVALID_INPUT',
       );
     const huge = 'x'.repeat(MAX_STREAM_CHUNK_BYTES);
-    for (const chunks of [[undefined], [() => 1], [10n], [huge], Array(MAX_STREAM_BATCH + 1).fill(1), [huge.slice(10), huge.slice(10), huge.slice(10), huge.slice(10), huge.slice(10)], 'x'])
+    for (const chunks of [
+      [undefined],
+      [() => 1],
+      [10n],
+      [huge],
+      Array(MAX_STREAM_BATCH + 1).fill(1),
+      [huge.slice(10), huge.slice(10), huge.slice(10), huge.slice(10), huge.slice(10)],
+      'x',
+    ])
       expect(await codeOf(stream.append('s-bad', 's', 1, chunks as unknown[]))).toBe('INVALID_INPUT');
     expect(await codeOf(stream.read('s-bad', { from: -1 }))).toBe('INVALID_INPUT');
     expect(await codeOf(stream.read('s-bad', { from: 1.5 }))).toBe('INVALID_INPUT');
     expect(await codeOf(stream.read('s-bad', { limit: 0 }))).toBe('INVALID_INPUT');
-    expect(() => stream.tail('s-bad', { pollMs: 0 })).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }));
+    expect(() => stream.tail('s-bad', { pollMs: 0 })).toThrow(
+      expect.objectContaining({ code: 'INVALID_INPUT' }),
+    );
     expect(() => stream.writer('s-bad', 's', 1, { maxChunks: 0 })).toThrow(
       expect.objectContaining({ code: 'INVALID_OPTIONS' }),
     );
