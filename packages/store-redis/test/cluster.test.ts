@@ -81,7 +81,9 @@ describe('redis adapter on a cluster', () => {
         expect(await slotOf(entries)).toBe(await slotOf(`{${id}}`));
         expect(await slotOf(fences)).toBe(await slotOf(entries));
         slots.add(await slotOf(entries));
-        expect((await t.store.stream.read(id)).entries.map((e) => e.type === 'chunk' && e.data)).toEqual([id]);
+        expect((await t.store.stream.read(id)).entries.map((e) => e.type === 'chunk' && e.data)).toEqual([
+          id,
+        ]);
       }
       expect(slots.size).toBeGreaterThan(1);
     } finally {
