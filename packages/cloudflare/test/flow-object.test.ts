@@ -55,7 +55,7 @@ afterAll(async () => {
 
 /** An in-memory store for the instances, without its own capabilities, and `flow` from a flow object. */
 function withFlow(base: Store, name: string): Store {
-  const { claims: _c, inbox: _i, wakes: _w, flow: _f, ...rest } = base;
+  const { claims: _c, inbox: _i, wakes: _w, flow: _f, stream: _s, ...rest } = base;
   const store = { ...rest, flow: createDurableFlowStore(namespace, { name }) };
   names.set(store, name);
   return store;

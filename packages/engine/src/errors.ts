@@ -26,7 +26,8 @@ export type ErrorCode =
   | 'PAYLOAD_TOO_LARGE'
   | 'PAYLOAD_NOT_FOUND'
   | 'NO_WAKE_STREAM'
-  | 'INSTANCE_FINISHED';
+  | 'INSTANCE_FINISHED'
+  | 'STREAM_FENCED';
 
 /**
  * What kind of failure an {@link ErrorCode} is: what the caller should do about it. Exit codes and
@@ -75,6 +76,8 @@ export const ERROR_KINDS: Readonly<Record<ErrorCode, ErrorKind>> = {
   INSTANCE_FINISHED: 'refused',
   // The instance's state (a step the new version has no place for) refuses the move; nothing written.
   MIGRATION_REFUSED: 'refused',
+  // A newer attempt of the step began streaming: this (older) attempt's chunks would be superseded.
+  STREAM_FENCED: 'refused',
   // Over the payload store's own limit, whatever the threshold.
   PAYLOAD_TOO_LARGE: 'refused',
   // The instance would outgrow the store's limit, whatever the size of the request itself.
@@ -357,6 +360,25 @@ export class UnknownSignalError extends StepfoldError<'UNKNOWN_SIGNAL'> {
     super(
       'UNKNOWN_SIGNAL',
       `instance ${JSON.stringify(id)}: no step listens for signal ${JSON.stringify(signal)} (${listens}; set acceptUnknownSignals on the definition to buffer such signals)`,
+    );
+  }
+}
+
+/**
+ * A stream append (or `begin`) by an attempt of a step after a newer attempt of that step began on
+ * the instance's stream: the older attempt is a zombie, and nothing was written.
+ */
+export class StreamFencedError extends StepfoldError<'STREAM_FENCED'> {
+  constructor(
+    readonly id: string,
+    readonly step: string,
+    readonly attempt: number,
+    readonly newer: number,
+  ) {
+    super(
+      'STREAM_FENCED',
+      `instance ${JSON.stringify(id)}: attempt ${attempt} of step ${JSON.stringify(step)} cannot stream, attempt ${newer} began; nothing written`,
+      { retryable: false },
     );
   }
 }

@@ -16,6 +16,7 @@ import {
   SnapshotTooLargeError,
   StepfoldError,
   StoreUnavailableError,
+  StreamFencedError,
   TaskError,
   UnknownSignalError,
   ValidationError,
@@ -57,6 +58,7 @@ const ONE_OF: Record<ErrorCode, () => StepfoldError<string>> = {
   PAYLOAD_NOT_FOUND: () => new PayloadNotFoundError('i-1', 'ab'.repeat(32)),
   // Raised by the DynamoDB store (its WakeStreamError), built here as the engine's base class.
   NO_WAKE_STREAM: () => new StepfoldError('NO_WAKE_STREAM', 'no stream'),
+  STREAM_FENCED: () => new StreamFencedError('i-1', 'model', 1, 2),
 };
 
 // Whether retrying may help is a property of the kind: the test holds each code's error to it.

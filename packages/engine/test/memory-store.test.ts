@@ -24,7 +24,7 @@ function openedMemoryStore(): Store {
 runStoreConformance({
   name: 'memory',
   createStore: () => createMemoryStore(),
-  capabilities: ['claims', 'inbox', 'wakes', 'flow'],
+  capabilities: ['claims', 'inbox', 'wakes', 'flow', 'stream'],
   outage: {
     createStore: () => createMemoryStore(),
     stop: async (store) => (store as MemoryStore).setAvailable(false),
@@ -35,7 +35,7 @@ runStoreConformance({
 runStoreConformance({
   name: 'memory (64 KiB limit)',
   createStore: () => createMemoryStore({ maxSnapshotBytes: 64 * 1024 }),
-  capabilities: ['claims', 'inbox', 'wakes', 'flow'],
+  capabilities: ['claims', 'inbox', 'wakes', 'flow', 'stream'],
   writers: 4,
   rounds: 20,
 });
@@ -43,7 +43,7 @@ runStoreConformance({
 runStoreConformance({
   name: 'memory (rows spoiled behind its back)',
   createStore: openedMemoryStore,
-  capabilities: ['claims', 'inbox', 'wakes', 'flow'],
+  capabilities: ['claims', 'inbox', 'wakes', 'flow', 'stream'],
   writers: 2,
   rounds: 5,
   async corrupt(store, id, what) {

@@ -59,6 +59,34 @@ describe('sweepRetention', () => {
     expect(await payloads.get('old-done', BIG)).toBe('"big"');
   });
 
+  it('takes streams along: deleted with their instance, or copied to the archive without superseded chunks', async () => {
+    const stream = (s: Store) => s.stream!;
+    const entries = async (s: Store, id: string) =>
+      (await stream(s).read(id)).entries.map((e) => [
+        e.step,
+        e.attempt,
+        e.type === 'chunk' ? e.data : 'reset',
+      ]);
+    const store = await seeded();
+    await stream(store).append('old-done', 'model', 1, ['lost', 'to', 'a retry']);
+    await stream(store).append('old-done', 'model', 2, ['kept']);
+    await stream(store).append('old-done', 'tool', 1, [{ result: 1 }]);
+    await stream(store).append('new-done', 'model', 1, ['stays']);
+    const archive = createMemoryStore();
+    // A partial copy an interrupted sweep left is replaced.
+    await stream(archive).append('old-done', 'model', 1, ['partial']);
+    await sweepRetention({ store, olderThanMs: 1_000, now: 6_000, action: { archive } });
+    expect(await entries(archive, 'old-done')).toEqual([
+      ['model', 2, 'reset'],
+      ['model', 2, 'kept'],
+      ['tool', 1, { result: 1 }],
+    ]);
+    expect(await entries(store, 'old-done')).toEqual([]);
+    expect(await entries(store, 'new-done')).toEqual([['model', 1, 'stays']]);
+    await sweepRetention({ store: archive, olderThanMs: 1_000, now: 6_000, action: 'delete' });
+    expect(await entries(archive, 'old-done')).toEqual([]);
+  });
+
   it('an instance restarted mid-sweep (its version raised after the read) is not deleted', async () => {
     const inner = await seeded();
     // Between the sweep's list and its delete, a reuseFinished start saves over old-done.

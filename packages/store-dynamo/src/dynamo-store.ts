@@ -9,6 +9,7 @@ import { page } from './list.js';
 import { isUnavailable } from './map-error.js';
 import { assertTableName, type EnsureTableOptions, prepareTable } from './setup.js';
 import { ensureShardCount, migrateLegacyDue, tableOf } from './shards.js';
+import { dynamoStream } from './stream.js';
 import { type DynamoStreamsOptions, dynamoWakeSource } from './streams.js';
 
 /** Default table name. */
@@ -52,9 +53,9 @@ export interface DynamoStoreOptions {
  * A stepfold store on DynamoDB. One item per instance keyed by `id`, its inbox in the same item;
  * creates are PutItems conditional on `attribute_not_exists(id)`, saves and sends UpdateItems
  * conditional on the stored version or status; due instances, the inbox and listings are Queries on
- * global secondary indexes, never Scans. Capabilities: `claims`, `inbox` and `flow` (an item per
- * flow key in the same table), and `wakes` with the `streams` option (read from the table's
- * DynamoDB stream).
+ * global secondary indexes, never Scans. Capabilities: `claims`, `inbox`, `flow` (an item per
+ * flow key in the same table), `stream` (an item per append, in the same table), and `wakes` with
+ * the `streams` option (read from the table's DynamoDB stream).
  *
  * @example
  * const store = createDynamoStore({ client, streams: { client: new DynamoDBStreamsClient({}) } });
@@ -87,6 +88,7 @@ export function createDynamoStore(options: DynamoStoreOptions): DefinedStore {
       claims,
       inbox: inbox(table),
       flow: dynamoFlow(table),
+      stream: dynamoStream(table),
       ...(wakes ? { wakes: { subscribe: (listener) => wakes.subscribe(listener) } } : {}),
     },
   );

@@ -39,7 +39,7 @@ afterAll(() => {
 
 runStoreConformance({
   name: 'dynamo (moto)',
-  capabilities: ['claims', 'flow', 'inbox', 'wakes'],
+  capabilities: ['claims', 'flow', 'inbox', 'stream', 'wakes'],
   createStore() {
     const table = `conformance_${process.pid}_${++counter}`;
     const store = createDynamoStore({ client, table, setup: { pollMs: 50 }, streams: { client: streams } });

@@ -6,6 +6,7 @@ import { type FlowKeyDocument, mongoFlow } from './flow.js';
 import { matchFilter, mongoInbox, unsetSent } from './inbox.js';
 import { isDuplicateKey, isUnavailable } from './map-error.js';
 import { assertCollectionName, ensureIndexes, isCollectionName } from './setup.js';
+import { mongoStream, type StreamBatchDocument } from './stream.js';
 
 /**
  * Default size limit: 15 MiB of snapshot JSON. A BSON document may hold at most 16 MiB; the JSON is
@@ -33,13 +34,19 @@ export interface MongoStoreOptions {
    * names one.
    */
   flowCollection?: string | undefined;
+  /**
+   * Collection holding the instances' streams, a document per append (default the instances'
+   * collection name + `_stream`). A collection name too long to take `_stream` gives a store
+   * without `stream` unless this names one.
+   */
+  streamCollection?: string | undefined;
 }
 
 /**
  * A stepfold store on MongoDB (or a wire-compatible server). Each instance is one document keyed by
  * its id, its inbox inside it; `save` is a single `updateOne` conditional on the stored version. It
- * has `claims`, an `inbox` and `flow` (a document per flow key in its own collection), no `wakes`:
- * workers poll (see the README).
+ * has `claims`, an `inbox`, `flow` (a document per flow key in its own collection) and `stream` (a
+ * document per append in its own collection), no `wakes`: workers and stream tails poll (see the README).
  */
 export function createMongoStore(options: MongoStoreOptions): DefinedStore {
   const name = options.collection ?? DEFAULT_COLLECTION;
@@ -51,6 +58,11 @@ export function createMongoStore(options: MongoStoreOptions): DefinedStore {
   const flow = isCollectionName(flowName)
     ? mongoFlow(options.db.collection<FlowKeyDocument>(flowName))
     : undefined;
+  const streamName = options.streamCollection ?? `${name}_stream`;
+  if (options.streamCollection !== undefined) assertCollectionName(streamName);
+  const stream = isCollectionName(streamName)
+    ? mongoStream(options.db.collection<StreamBatchDocument>(streamName))
+    : undefined;
   const sizes = { asked: options.maxSnapshotBytes, fallback: DEFAULT_MAX_SNAPSHOT_BYTES };
 
   return defineStore(
@@ -59,6 +71,7 @@ export function createMongoStore(options: MongoStoreOptions): DefinedStore {
       async setup() {
         await ensureIndexes(docs);
         await flow?.setup();
+        await stream?.setup();
       },
       async insert(row) {
         try {
@@ -112,6 +125,7 @@ export function createMongoStore(options: MongoStoreOptions): DefinedStore {
       claims,
       inbox: mongoInbox(docs),
       ...(flow ? { flow } : {}),
+      ...(stream ? { stream } : {}),
     },
   );
 }

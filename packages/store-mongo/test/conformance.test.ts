@@ -29,7 +29,7 @@ afterAll(async () => {
 runStoreConformance({
   name: 'mongo (FerretDB)',
   // No wakes: FerretDB has no change streams, so the inbox part runs with polling workers.
-  capabilities: ['claims', 'flow', 'inbox'],
+  capabilities: ['claims', 'flow', 'inbox', 'stream'],
   createStore() {
     const collection = `c_${process.pid}_${++counter}`;
     const store = createMongoStore({ db, collection });
@@ -42,6 +42,7 @@ runStoreConformance({
     const name = collections.get(store) ?? '';
     await db.dropCollection(name).catch(() => {});
     await db.dropCollection(`${name}_flow`).catch(() => {});
+    await db.dropCollection(`${name}_stream`).catch(() => {});
   },
   // Torn text behind the store's back: the document's snapshot, or each waiting signal's event.
   async corrupt(store, id, what) {

@@ -14,6 +14,7 @@ import {
   type PostgresStore,
   type PostgresStoreOptions,
 } from './store-options.js';
+import { pgStream } from './stream.js';
 import { pgWakeSource, wakeChannel } from './wakes.js';
 import { pgWrites } from './writes.js';
 
@@ -22,7 +23,8 @@ import { pgWrites } from './writes.js';
  * text column (`snapshot_text`; the JSONB `snapshot` with `snapshotColumn: 'jsonb'`), `save` a
  * single `UPDATE … WHERE id = $1 AND version = $2`, and every capability: claims with tokens
  * (`listDue` claims the ids it returns, so concurrent pollers get disjoint batches), the signal
- * inbox, wake notices sent by the writes themselves over NOTIFY, and flow counters (`<table>$flow`).
+ * inbox, wake notices sent by the writes themselves over NOTIFY, flow counters (`<table>$flow`)
+ * and streams (`<table>$stream`, `<table>$chunk`, appends announced over NOTIFY to tails).
  * Call `setup()` once before use.
  */
 export function createPostgresStore(options: PostgresStoreOptions): PostgresStore {
@@ -37,6 +39,12 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   const query = pgQuery(pool, options.preparedStatements ?? true);
   const sql = storeStatements(names, channel, column);
   const groupCommit = options.groupCommit === true;
+  const stream = pgStream(
+    query,
+    names,
+    wakeChannel(names.schema, `${names.table}$stream`),
+    options.wakePool ?? pool,
+  );
 
   const driver: StoreDriver = {
     setup: () => runMigrations(pool, names),
@@ -71,10 +79,11 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     },
     async close() {
       // The pool belongs to the caller; the connections wake subscriptions hold go back to it.
-      await Promise.all(Array.from(subscriptions, (s) => s.close()));
+      await Promise.all([...Array.from(subscriptions, (s) => s.close()), stream.notices.close()]);
     },
     inbox: pgInbox(query, names, channel),
     flow: pgFlow(query, names),
+    stream,
     wakes: pgWakeSource(options.wakePool ?? pool, channel, subscriptions),
   };
 

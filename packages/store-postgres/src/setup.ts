@@ -66,6 +66,10 @@ export interface TableNames {
   sent: string;
   /** `"schema"."table$flow"`: the flow capability's counters. */
   flow: string;
+  /** `"schema"."table$stream"`: one row per instance stream (its next offset and fences). */
+  stream: string;
+  /** `"schema"."table$chunk"`: the streams' entries. */
+  chunk: string;
 }
 
 /** Validates the schema and table names and quotes them. */
@@ -81,6 +85,8 @@ export function tableNames(schema: string, table: string): TableNames {
     migrations: `"${schema}"."${MIGRATIONS_TABLE}"`,
     sent: `"${schema}"."${table}$sent"`,
     flow: `"${schema}"."${table}$flow"`,
+    stream: `"${schema}"."${table}$stream"`,
+    chunk: `"${schema}"."${table}$chunk"`,
   };
 }
 
@@ -220,6 +226,28 @@ export const MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX IF NOT EXISTS "${table}$flow_waiting" ON ${flow} USING gin (waiting)`,
     ],
   },
+  {
+    version: 8,
+    description: 'streams (store.stream): a row per instance stream, a row per entry',
+    // The stream row is what an append locks and moves (see stream.ts); the entries are read by
+    // (instance, seq) ranges. New tables: no lock on the instance table.
+    statements: ({ table, stream, chunk }) => [
+      `CREATE TABLE IF NOT EXISTS ${stream} (
+        instance text COLLATE "C" NOT NULL,
+        next bigint NOT NULL,
+        fences jsonb NOT NULL DEFAULT '{}',
+        CONSTRAINT "${table}$stream_pkey" PRIMARY KEY (instance)
+      )`,
+      `CREATE TABLE IF NOT EXISTS ${chunk} (
+        instance text COLLATE "C" NOT NULL,
+        seq bigint NOT NULL,
+        step text NOT NULL,
+        attempt bigint NOT NULL,
+        data text,
+        CONSTRAINT "${table}$chunk_pkey" PRIMARY KEY (instance, seq)
+      )`,
+    ],
+  },
 ];
 
 // Two-key advisory locks live apart from single-bigint ones; this first key marks stepfold's.
@@ -256,9 +284,11 @@ async function migrate(client: PgQueryable, names: TableNames): Promise<void> {
   if (!row.exists) {
     // The table was dropped by hand: forget its history and build it again.
     await client.query(`DELETE FROM ${names.migrations} WHERE table_name = $1`, [names.table]);
-    // What was sent to the dropped table's instances goes with them, and so do its flow counters.
+    // What was sent to the dropped table's instances goes with them, and so do its flow counters and streams.
     await client.query(`DROP TABLE IF EXISTS ${names.sent}`);
     await client.query(`DROP TABLE IF EXISTS ${names.flow}`);
+    await client.query(`DROP TABLE IF EXISTS ${names.stream}`);
+    await client.query(`DROP TABLE IF EXISTS ${names.chunk}`);
     current = 0;
   } else if (current === 0) {
     throw new Error(

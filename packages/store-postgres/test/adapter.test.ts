@@ -33,6 +33,7 @@ describe('postgres setup', () => {
         { table_name: 'one', version: 5 },
         { table_name: 'one', version: 6 },
         { table_name: 'one', version: 7 },
+        { table_name: 'one', version: 8 },
         { table_name: 'two', version: 1 },
         { table_name: 'two', version: 2 },
         { table_name: 'two', version: 3 },
@@ -40,6 +41,7 @@ describe('postgres setup', () => {
         { table_name: 'two', version: 5 },
         { table_name: 'two', version: 6 },
         { table_name: 'two', version: 7 },
+        { table_name: 'two', version: 8 },
       ]);
     } finally {
       await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);

@@ -40,7 +40,7 @@ runStoreConformance({
     const on = pools.get(store);
     if (on) await dropTable(on, (store as PostgresStore).table);
   },
-  capabilities: ['claims', 'inbox', 'wakes', 'flow'],
+  capabilities: ['claims', 'inbox', 'wakes', 'flow', 'stream'],
   reopen: (store) =>
     createPostgresStore({ pool: twinPool, schema: TEST_SCHEMA, table: (store as PostgresStore).table }),
   // Torn text behind the store's back: the snapshot's text column, or each waiting signal's event.

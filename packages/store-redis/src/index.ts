@@ -38,4 +38,5 @@ export {
   type RedisStoreOptions,
 } from './redis-store.js';
 export { SCRIPTS, type Script } from './scripts.js';
+export { streamKeysOf } from './stream.js';
 export { parseHint, WAKE_RETRY_MAX_MS, WAKE_RETRY_MIN_MS, wakeConnectionName } from './wakes.js';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { DueClaims, Inbox, WakeSource } from '@stepfold/engine';
+import type { DueClaims, Inbox, StreamStore, WakeSource } from '@stepfold/engine';
 import { type DefinedStore, defineStore, type EncodedSnapshot, type StoreDriver } from '@stepfold/engine';
 import type { Cluster, Redis } from 'ioredis';
 import { dueDriver } from './claims.js';
@@ -9,6 +9,7 @@ import { inboxDriver } from './inbox.js';
 import { assertPrefix, DEFAULT_PREFIX, hasHashTag, keysFor } from './keys.js';
 import { isUnavailable } from './map-error.js';
 import { CREATE, DELETE, LIST, runScript, SAVE, SCRIPTS } from './scripts.js';
+import { redisStream } from './stream.js';
 import { createWakeSource } from './wakes.js';
 
 export { DEFAULT_CLAIM_MS } from '@stepfold/engine';
@@ -48,11 +49,12 @@ export interface RedisStoreOptions {
   maxSkippedClaims?: number | undefined;
 }
 
-/** The Redis store: a {@link DefinedStore} whose claims, inbox and wake notices are always there. */
+/** The Redis store: a {@link DefinedStore} whose claims, inbox, wake notices and streams are always there. */
 export interface RedisStore extends DefinedStore {
   readonly claims: DueClaims;
   readonly inbox: Inbox;
   readonly wakes: WakeSource;
+  readonly stream: StreamStore;
 }
 
 /**
@@ -61,7 +63,8 @@ export interface RedisStore extends DefinedStore {
  * and `save` is a compare-and-set on the stored version. `listDue` claims what it returns (a Lua
  * script moving the claimed entries of the due indexes to the claim's expiry), `inbox.send` appends a
  * signal in one script, and writes that announce a wake time publish a notice on the store's channel,
- * which `wakes.subscribe` delivers.
+ * which `wakes.subscribe` delivers. Each instance's stream (`store.stream`) is a Redis stream of
+ * its own, in a slot of its own (see the README).
  */
 export function createRedisStore(options: RedisStoreOptions): RedisStore {
   const { client } = options;
@@ -84,6 +87,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
   // on one server works on every Redis version.
   const route: HintRoute = { command: client.isCluster ? 'SPUBLISH' : 'PUBLISH', channel: keys.wake };
   const wakes = createWakeSource(client, route);
+  const stream = redisStream(client, prefix);
   /** The row's own index keys: status, workflow, both, lane. */
   const indexKeys = (e: EncodedSnapshot) => [
     keys.status(e.status),
@@ -144,9 +148,13 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       return (await runScript(client, DELETE, keyList, [id, prefix, version ?? ''])) === 1;
     },
     // The ioredis client belongs to the caller; the wake subscriptions' connections are the store's.
-    close: () => wakes.closeAll(),
+    close: async () => {
+      stream.closeAll();
+      await wakes.closeAll();
+    },
     inbox: inboxDriver(client, keys, route, maxSkipped),
     flow: redisFlow(client, keys),
+    stream,
     wakes: { subscribe: (listener) => wakes.subscribe(listener) },
   };
   const sizes = {

@@ -16,6 +16,7 @@ import {
 } from './keys.js';
 import { isNoScript } from './map-error.js';
 import { type Script, script } from './script.js';
+import { STREAM_SCRIPTS } from './stream-scripts.js';
 
 // The old index keys of an instance are known only inside the script (from its stored status and
 // workflow), so the scripts build them from the prefix with the same segments as keys.ts. They share
@@ -180,6 +181,7 @@ export const SCRIPTS: readonly Script[] = [
   CLAIM_SENT,
   DROP_SENT,
   ...FLOW_SCRIPTS,
+  ...STREAM_SCRIPTS,
 ];
 
 /** EVALSHA, falling back to EVAL (which also caches the script) when the server lost or never had it. */

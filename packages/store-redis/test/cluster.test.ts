@@ -2,7 +2,7 @@ import type { Store } from '@stepfold/engine';
 import { makeTestSnapshot } from '@stepfold/engine';
 import { runStoreConformance } from '@stepfold/engine/conformance';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRedisStore, flowPrefixOf, keysFor } from '../src/index.js';
+import { createRedisStore, flowPrefixOf, keysFor, streamKeysOf } from '../src/index.js';
 import { describeClaims } from './claims-suite.js';
 import { describeFlow, dropFlow } from './flow-suite.js';
 import { runRedisPayloadConformance } from './payload-suite.js';
@@ -28,7 +28,7 @@ beforeAll(() => requireCluster(cluster));
 
 runStoreConformance({
   name: 'redis-cluster',
-  capabilities: ['claims', 'flow', 'inbox', 'wakes'],
+  capabilities: ['claims', 'flow', 'inbox', 'stream', 'wakes'],
   createStore() {
     const t = openStore(cluster, 'cluster');
     opened.set(t.store, t.prefix);
@@ -65,6 +65,30 @@ describe('redis adapter on a cluster', () => {
       expect(slots.size).toBe(1);
     } finally {
       await dropPrefix(cluster, t.prefix);
+    }
+  });
+
+  it("keeps each instance's stream in the slot of its id, its two keys together", async () => {
+    const t = openStore(cluster, 'stream-slots');
+    const ids = ['order-1', 'order-2', 'order-3', 'order-4', 'order-5', 'order-6'];
+    try {
+      for (const id of ids) await t.store.stream.append(id, 'model', 1, [id]);
+      const slotOf = async (k: string) => Number(await cluster.cluster('KEYSLOT', k));
+      const slots = new Set<number>();
+      for (const id of ids) {
+        const [entries, fences] = streamKeysOf(t.prefix, id);
+        expect(await cluster.exists(entries, fences)).toBe(2);
+        expect(await slotOf(entries)).toBe(await slotOf(`{${id}}`));
+        expect(await slotOf(fences)).toBe(await slotOf(entries));
+        slots.add(await slotOf(entries));
+        expect((await t.store.stream.read(id)).entries.map((e) => e.type === 'chunk' && e.data)).toEqual([
+          id,
+        ]);
+      }
+      expect(slots.size).toBeGreaterThan(1);
+    } finally {
+      await dropFlow(cluster, t.prefix);
+      await t.store.close();
     }
   });
 

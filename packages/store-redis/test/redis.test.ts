@@ -29,7 +29,7 @@ afterAll(() => {
 
 runStoreConformance({
   name: 'redis',
-  capabilities: ['claims', 'flow', 'inbox', 'wakes'],
+  capabilities: ['claims', 'flow', 'inbox', 'stream', 'wakes'],
   createStore: () => open(client, 'conformance'),
   // The flow races: a second store object on the same prefix (and client).
   reopen: (store) => createRedisStore({ client, prefix: opened.get(store)!.prefix }),

@@ -2,6 +2,7 @@ import { isStepfoldError } from '../errors.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
 import { isTerminal, type Snapshot, TERMINAL_STATUSES } from '../snapshot.js';
 import type { Store } from '../store/store.js';
+import type { StreamStore, StreamWriter } from '../store/stream.js';
 
 // Retention: finished instances older than a period leave the store, deleted or archived to
 // another store. Every removal is a conditional delete at the version the sweep read, so an
@@ -21,9 +22,10 @@ export interface RetentionOptions {
   /** The sweep's clock (epoch ms). */
   now: number;
   /**
-   * `'delete'`: removed, with their payloads. `{ archive }`: created in the archive store (one a
-   * previous sweep archived at an older version is overwritten), then removed; their payloads stay,
-   * since the archived snapshots still refer to them (delete them when deleting from the archive).
+   * `'delete'`: removed, with their payloads and streams. `{ archive }`: created in the archive
+   * store (one a previous sweep archived at an older version is overwritten), their streams copied
+   * to its streams where both stores keep them, then removed; their payloads stay, since the
+   * archived snapshots still refer to them (delete them when deleting from the archive).
    */
   action: 'delete' | { archive: Store };
   /** Where the instances' large values live: an owner's payloads go with a deleted instance. */
@@ -63,6 +65,31 @@ async function archiveCopy(archive: Store, s: Snapshot): Promise<boolean> {
   if (held.version > s.version) return false;
   if (held.version < s.version) await archive.save(s, held.version);
   return true;
+}
+
+/**
+ * Copies the instance's stream (what reads show of it: every attempt's chunks but superseded ones)
+ * to the archive's, replacing any copy an interrupted sweep left.
+ */
+async function archiveStream(from: StreamStore, to: StreamStore, id: string): Promise<void> {
+  await to.remove(id);
+  // Typed by assertion: the loop below assigns it, which narrowing from `null` would not see.
+  let writer = null as { key: string; w: StreamWriter } | null;
+  for (let next = 0; ; ) {
+    const page = await from.read(id, { from: next });
+    for (const e of page.entries) {
+      const key = JSON.stringify([e.step, e.attempt]);
+      if (writer?.key !== key) {
+        await writer?.w.close();
+        writer = { key, w: to.writer(id, e.step, e.attempt, { delayMs: 60_000 }) };
+      }
+      if (e.type === 'reset') await to.begin(id, e.step, e.attempt);
+      else writer.w.write(e.data);
+    }
+    next = page.next;
+    if (page.end) break;
+  }
+  await writer?.w.close();
 }
 
 /**
@@ -121,6 +148,9 @@ export async function sweepRetention(o: RetentionOptions): Promise<RetentionResu
       result.conflicts++;
       return;
     }
+    // The stream goes with its instance: copied to the archive (when both keep streams) before the
+    // delete below removes it.
+    if (archive?.stream && store.stream) await archiveStream(store.stream, archive.stream, s.id);
     const gone = await store.delete(s.id, { version: s.version }).catch((e: unknown) => {
       if (isStepfoldError(e, 'VERSION_CONFLICT')) return false;
       throw e;

@@ -4,10 +4,11 @@ import { definedClaims } from './claims.js';
 import { remove, save } from './conditional-writes.js';
 import { definedFlow } from './flow-calls.js';
 import { definedInbox } from './inbox.js';
-import type { DueQuery, ListPage, ListQuery, Store } from './store.js';
+import type { DeleteOptions, DueQuery, ListPage, ListQuery, Store } from './store.js';
 import type { StoreDefinition, StoreDriver } from './store-driver.js';
 import { createStoreKit } from './store-kit.js';
 import { dueWindow, type StoreParts } from './store-parts.js';
+import { definedStream } from './stream-calls.js';
 
 /** The default lease of a claim, in ms: long enough for a slow tick, short enough that a crash delays little. */
 export const DEFAULT_CLAIM_MS = 30_000;
@@ -56,13 +57,27 @@ export function defineStore(definition: StoreDefinition, driver: StoreDriver): D
     save: (snapshot, expectedVersion, options) => save(parts, snapshot, expectedVersion, options),
     listDue: (now, limit, query) => listDue(parts, now, limit, query),
     list: (query) => list(parts, query),
-    delete: (id, options) => remove(parts, id, options),
+    delete: (id, options) => removeWithStream(parts, id, options),
     close: async () => driver.close?.(),
     ...(driver.claims ? { claims: definedClaims(parts, driver.claims) } : {}),
     ...(driver.inbox ? { inbox: definedInbox(parts, driver.inbox) } : {}),
     ...(driver.wakes ? { wakes: driver.wakes } : {}),
     ...(driver.flow ? { flow: definedFlow(parts, driver.flow) } : {}),
+    ...(driver.stream ? { stream: definedStream(parts, driver.stream) } : {}),
   };
+}
+
+/** `delete`, and the instance's stream with it once the instance is gone. */
+async function removeWithStream(
+  parts: StoreParts,
+  id: string,
+  options: DeleteOptions | undefined,
+): Promise<boolean> {
+  const gone = await remove(parts, id, options);
+  const stream = parts.driver.stream;
+  // After the instance, never before: a failed stream delete leaves chunks behind, it breaks no instance.
+  if (gone && stream) await parts.kit.guard('stream.remove', () => stream.remove(id));
+  return gone;
 }
 
 async function create(parts: StoreParts, snapshot: Snapshot): Promise<void> {

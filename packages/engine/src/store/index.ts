@@ -23,6 +23,13 @@ export {
   flowRefId,
   type StoredFlowDocument,
 } from './document-flow.js';
+// The stream capability of stores that keep a stream as a log of batch records.
+export {
+  type DocumentStreamOptions,
+  documentStream,
+  type StreamBatch,
+  type StreamDocumentCalls,
+} from './document-stream.js';
 export type { FlowGrant, FlowKeyPage, FlowKeyState, FlowNeed, FlowStore } from './flow.js';
 export {
   FLOW_HELD_UNTIL_RELEASED,
@@ -65,6 +72,9 @@ export type {
   SentRow,
   StoreDefinition,
   StoreDriver,
+  StoredStreamEntry,
+  StoredStreamPage,
+  StreamDriver,
   UpdateCondition,
 } from './store-driver.js';
 export {
@@ -79,5 +89,25 @@ export {
   storeGuard,
   type UpdateOutcome,
 } from './store-kit.js';
+export type {
+  StreamAppended,
+  StreamChunk,
+  StreamEntry,
+  StreamPage,
+  StreamReadQuery,
+  StreamReset,
+  StreamStore,
+  StreamTailOptions,
+  StreamWriter,
+  StreamWriterOptions,
+} from './stream.js';
+export {
+  fenceOf,
+  MAX_STREAM_BATCH,
+  MAX_STREAM_BATCH_BYTES,
+  MAX_STREAM_CHUNK_BYTES,
+  MAX_STREAM_PAGE,
+  MAX_STREAM_STEP_LENGTH,
+} from './stream-chunks.js';
 export { textDigest } from './text-digest.js';
 export { isBusyNotice, isHandoffNotice, parseWakePayload, wakeNotice } from './wake-notice.js';

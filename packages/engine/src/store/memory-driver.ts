@@ -1,6 +1,7 @@
 import { memoryFlow } from './memory-flow.js';
 import { memoryInbox } from './memory-inbox.js';
 import { announceWrite, claimDue, driverCall, indexDue, type MemoryRows, unindexDue } from './memory-rows.js';
+import { memoryStream } from './memory-stream.js';
 import type { WakeListener, WakeSubscription } from './store.js';
 import type { ClaimWindow, DriverOutcome, StoreDriver, UpdateCondition } from './store-driver.js';
 import type { EncodedSnapshot, ListArgs } from './store-kit.js';
@@ -23,6 +24,7 @@ export function memoryDriver(m: MemoryRows): StoreDriver {
     inbox: memoryInbox(m),
     wakes: { subscribe: driverCall(m, subscribe) },
     flow: memoryFlow(m),
+    stream: memoryStream(m),
   };
 }
 

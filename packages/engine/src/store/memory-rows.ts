@@ -1,7 +1,7 @@
 import { StoreUnavailableError } from '../errors.js';
 import type { WorkflowEvent } from '../events.js';
 import type { SentSignal, WakeListener, WakeNotice } from './store.js';
-import type { ClaimWindow } from './store-driver.js';
+import type { ClaimWindow, StoredStreamEntry } from './store-driver.js';
 import type { EncodedSnapshot } from './store-kit.js';
 
 // What the in-memory store keeps, and the steps more than one of its verbs takes. Its verbs are
@@ -39,6 +39,14 @@ export interface FlowCounter {
   waiting: Map<string, { instance: string; since: number }>;
 }
 
+/** One instance's stream: its entries (offset = index), fences per step, and the tails waiting for more. */
+export interface MemoryStream {
+  entries: StoredStreamEntry[];
+  fences: Map<string, number>;
+  /** Called (and dropped) at the next append. */
+  waiting: Set<() => void>;
+}
+
 /** Everything the in-memory store holds: its "tables", flow counters, wake listeners and availability switch. */
 export interface MemoryRows {
   readonly rows: Map<string, Row>;
@@ -47,6 +55,8 @@ export interface MemoryRows {
   readonly due: Array<{ at: number; id: string }>;
   /** The flow counters, by `[scope, key, period]` as JSON. */
   readonly flow: Map<string, FlowCounter>;
+  /** The streams, by instance id. */
+  readonly streams: Map<string, MemoryStream>;
   /** The seq the next sent signal takes. */
   nextSeq: number;
   /** While false, every call fails as a database that went away. */
@@ -55,7 +65,15 @@ export interface MemoryRows {
 
 /** An empty in-memory store's record. */
 export function emptyRows(): MemoryRows {
-  return { rows: new Map(), listeners: new Set(), due: [], flow: new Map(), nextSeq: 1, available: true };
+  return {
+    rows: new Map(),
+    listeners: new Set(),
+    due: [],
+    flow: new Map(),
+    streams: new Map(),
+    nextSeq: 1,
+    available: true,
+  };
 }
 
 /**

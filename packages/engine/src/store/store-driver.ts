@@ -158,6 +158,59 @@ export interface FlowDriver {
   list(args: FlowListArgs): Promise<FlowKeyState[]>;
 }
 
+/** A stream entry as a driver stores it: `data` is the chunk's JSON text, null for a reset entry. */
+export interface StoredStreamEntry {
+  offset: number;
+  step: string;
+  attempt: number;
+  data: string | null;
+}
+
+/** What a stream driver read: stored entries, and the newest attempt begun of each step. */
+export interface StoredStreamPage {
+  /** Entries at offsets `from`, `from + 1`, … in order (fewer than asked only at the end of what the read saw). */
+  entries: StoredStreamEntry[];
+  /**
+   * The newest attempt begun of each step of the instance (at least of the steps in `entries`), as
+   * of the read or later: chunks of an older attempt are superseded, and `defineStore` skips them.
+   */
+  fences: Record<string, number>;
+}
+
+/**
+ * The stream capability's database calls (see `StreamStore`), every argument checked by
+ * `defineStore`: valid instance ids, steps of 1-512 characters without NUL or lone surrogates,
+ * attempts positive safe integers, chunks JSON texts within the size limits. A stream is the
+ * instance's entries at offsets 0, 1, 2, … without holes, and a fence per step (the newest attempt
+ * that began).
+ */
+export interface StreamDriver {
+  /**
+   * In one atomic write: if the step's fence (0 when it has none) is above `attempt`, nothing is
+   * written and the answer is `{ fenced }` with the fence. Else, when `attempt` is above both the
+   * fence and 1 (an older attempt may have streamed), a reset entry (`data` null) of `attempt` is
+   * appended; the fence becomes `attempt`; then `chunks`, at the next offsets. Resolves with the
+   * offset after the stream's last entry. An attempt 1 of a step with no fence and no chunks needs
+   * no write (no attempt can be older).
+   */
+  append(
+    instance: string,
+    step: string,
+    attempt: number,
+    chunks: readonly string[],
+  ): Promise<number | { fenced: number }>;
+  /** Up to `limit` entries from offset `from` on (see {@link StoredStreamPage}). */
+  read(instance: string, from: number, limit: number): Promise<StoredStreamPage>;
+  /** Deletes the instance's entries and fences. */
+  remove(instance: string): Promise<void>;
+  /**
+   * Where the database can announce appends: resolves once the stream may hold an entry at offset
+   * `next` or later (at once if it does), or after `ms`, or when `signal` aborts. Absent: readers
+   * that caught up poll.
+   */
+  wait?(instance: string, next: number, ms: number, signal?: AbortSignal): Promise<void>;
+}
+
 /** An adapter's database calls, for {@link defineStore}. */
 export interface StoreDriver {
   setup(): Promise<void>;
@@ -184,6 +237,7 @@ export interface StoreDriver {
   inbox?: InboxDriver | undefined;
   wakes?: WakeSource | undefined;
   flow?: FlowDriver | undefined;
+  stream?: StreamDriver | undefined;
 }
 
 /** What {@link defineStore} needs besides the driver. */

@@ -1,6 +1,7 @@
 import type { WorkflowEvent } from '../events.js';
 import type { FinishedStatus, Snapshot, Status } from '../snapshot.js';
 import type { FlowStore } from './flow.js';
+import type { StreamStore } from './stream.js';
 
 /** Filter and page for {@link Store.list}. Results are ordered by id; pass back `cursor` for the next page. */
 export interface ListQuery {
@@ -241,6 +242,8 @@ export interface Store {
   readonly wakes?: WakeSource | undefined;
   /** Concurrency slots and rate windows per key, counted for every runner sharing the store (see {@link FlowStore}). */
   readonly flow?: FlowStore | undefined;
+  /** Chunks step attempts stream to readers, outside the snapshot (see {@link StreamStore}). */
+  readonly stream?: StreamStore | undefined;
 }
 
 /** UTF-8 size of the snapshot's JSON, the measure every store's size limit uses. */

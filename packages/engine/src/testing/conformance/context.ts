@@ -3,7 +3,7 @@ import type { Store } from '../../store/store.js';
 export { canonicalJson } from '../../content-hash.js';
 
 /** A store capability the suite has a part for. */
-export type Capability = 'claims' | 'inbox' | 'wakes' | 'flow';
+export type Capability = 'claims' | 'inbox' | 'wakes' | 'flow' | 'stream';
 
 /** Controls a server the suite may stop and start; the store passed is the one `createStore` made. */
 export interface OutageControl {
@@ -31,13 +31,14 @@ export interface StoreConformanceOptions {
   /** Drops what `createStore` made; called once per store after the suite. */
   destroyStore?(store: Store): Promise<void>;
   /**
-   * The capabilities the store has (`store.claims`, `store.inbox`, `store.wakes`, `store.flow`): the suite checks
+   * The capabilities the store has (`store.claims`, `store.inbox`, `store.wakes`, `store.flow`, `store.stream`): the suite checks
    * the store has exactly these, and runs each one's part.
    */
   capabilities: readonly Capability[];
   /**
    * Another store object over the same database as `store` (same table, prefix or collection),
-   * with connections of its own where it can: the flow part races acquirers across both. Omit for
+   * with connections of its own where it can: the flow part races acquirers across both, the
+   * stream part appenders and tails. Omit for
    * a store that cannot be opened twice (the in-memory one). Closed, not destroyed, after the suite.
    */
   reopen?(store: Store): Store | Promise<Store>;

@@ -30,6 +30,14 @@ export function describeOutage(ctx: SuiteContext, outage: OutageControl): void {
                 store.flow.list({ limit: 10, now: 10 }),
               ]
             : []),
+          ...(store.stream
+            ? [
+                store.stream.append('outage-before', 'model', 1, ['x']),
+                store.stream.begin('outage-before', 'model', 2),
+                store.stream.read('outage-before'),
+                store.stream.remove('outage-before'),
+              ]
+            : []),
         ]);
         for (const result of results) {
           expect(result.status).toBe('rejected');

@@ -13,6 +13,7 @@ import { describeListing } from './listing.js';
 import { describeOutage } from './outage.js';
 import { describeRace } from './race.js';
 import { describeRunners } from './runners.js';
+import { describeStream } from './stream.js';
 import { describeUnreadable } from './unreadable.js';
 import { describeWakes } from './wakes.js';
 
@@ -25,7 +26,7 @@ import { describeWakes } from './wakes.js';
  *   name: 'postgres',
  *   createStore: () => createPostgresStore({ pool, table: `t_${randomUUID().slice(0, 8)}` }),
  *   destroyStore: (store) => dropTable(store),
- *   capabilities: ['claims', 'inbox', 'wakes', 'flow'],
+ *   capabilities: ['claims', 'inbox', 'wakes', 'flow', 'stream'],
  * });
  */
 export function runStoreConformance(options: StoreConformanceOptions): void {
@@ -58,7 +59,9 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
     const has = new Set(options.capabilities);
     it('has exactly the capabilities it claims', async () => {
       const store = await ctx.fresh();
-      const found = (['claims', 'flow', 'inbox', 'wakes'] as const).filter((c) => store[c] !== undefined);
+      const found = (['claims', 'flow', 'inbox', 'stream', 'wakes'] as const).filter(
+        (c) => store[c] !== undefined,
+      );
       expect(found).toEqual([...has].sort());
     });
     describe('core: create, load, save, delete', () => describeCrud(ctx));
@@ -72,6 +75,7 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
     if (has.has('inbox')) describe('inbox: runner.send', () => describeInbox(ctx));
     if (has.has('wakes')) describe('wakes', () => describeWakes(ctx));
     if (has.has('flow')) describe('flow: slots and rate windows per key', () => describeFlow(ctx));
+    if (has.has('stream')) describe('stream: chunks per step attempt', () => describeStream(ctx));
     describe('composition: child workflows and maps', () => describeComposition(ctx));
     const { outage, corrupt } = options;
     if (corrupt) describe('rows that cannot be read', () => describeUnreadable(ctx, corrupt));
