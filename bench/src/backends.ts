@@ -178,6 +178,7 @@ const redis: Backend = {
           s.status,
           wf,
           wakeAt,
+          '', // no fairness key
           String(expected),
           p,
           '', // no wake notice

@@ -116,13 +116,14 @@ async function redisStore(env: StoreEnv): Promise<ChildStore> {
     `${p}status-workflow:${r.status}#${r.workflow}`,
     `${p}due-workflow:${r.workflow}`,
   ];
-  const row = (r: RawRow) => [r.id, r.json, String(r.version), r.status, r.workflow, r.wakeAt ?? ''];
+  // Then the fairness key: none.
+  const row = (r: RawRow) => [r.id, r.json, String(r.version), r.status, r.workflow, r.wakeAt ?? '', ''];
   return {
     store,
     async insert(r) {
       const keys = [`${p}instance:${r.id}`, `${p}due`, `${p}all`, ...indexKeys(r)];
       // No wake hint: these writes announce nothing (their wake time is a running task's deadline).
-      const ok = await client.evalsha(create.sha, keys.length, ...keys, ...row(r), '', '', '');
+      const ok = await client.evalsha(create.sha, keys.length, ...keys, ...row(r), p, '', '', '');
       if (ok !== 1) throw new Error(`raw create of ${r.id}: id taken`);
     },
     async update(r, expected) {

@@ -223,6 +223,14 @@ export interface SagaState {
   queue: string[];
 }
 
+/** The longest {@link Snapshot.fairKey} a store indexes, in UTF-16 units. */
+export const MAX_FAIR_KEY_LENGTH = 256;
+
+/** Whether `key` is a {@link Snapshot.fairKey} a store can index: a string of at most {@link MAX_FAIR_KEY_LENGTH} units. */
+export function isFairKey(key: unknown): key is string {
+  return typeof key === 'string' && key.length <= MAX_FAIR_KEY_LENGTH;
+}
+
 /** The complete, versioned JSON state of one workflow instance. */
 export interface Snapshot {
   schemaVersion: number;
@@ -250,6 +258,13 @@ export interface Snapshot {
   parent?: ParentRef | undefined;
   /** A run a schedule started: the schedule and the slot it is for (absent otherwise). */
   schedule?: ScheduledFor | undefined;
+  /**
+   * The instance's fairness key, set at start from its workflow's `fairness.key` path: stores hand
+   * out due work round-robin across these values (see `Store.listDue`), so one key's backlog does
+   * not hold back another key's first task. A non-empty string of at most {@link MAX_FAIR_KEY_LENGTH}
+   * characters; absent (or empty) puts the instance in the group of instances without one.
+   */
+  fairKey?: string | undefined;
   steps: Record<string, StepState>;
   /** Step ids currently holding a cursor (running, waiting or sleeping). */
   active: string[];

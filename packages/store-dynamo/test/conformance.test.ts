@@ -40,6 +40,8 @@ afterAll(() => {
 runStoreConformance({
   name: 'dynamo (moto)',
   capabilities: ['claims', 'flow', 'inbox', 'stream', 'wakes'],
+  // Due work comes back earliest first whatever the fairness keys (not round-robin yet).
+  fairness: false,
   createStore() {
     const table = `conformance_${process.pid}_${++counter}`;
     const store = createDynamoStore({ client, table, setup: { pollMs: 50 }, streams: { client: streams } });

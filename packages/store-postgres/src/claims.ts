@@ -3,15 +3,6 @@ import { toInt8 } from './encode.js';
 import type { Query } from './query.js';
 import type { storeStatements } from './statements.js';
 
-/** Claimed rows in (wake time, id) order: RETURNING gives them in no particular order. */
-function byWakeTime<R extends { id: string; wake_at: string }>(rows: R[]): R[] {
-  const keyed = rows.map((row) => ({ row, at: BigInt(row.wake_at) }));
-  keyed.sort((a, b) =>
-    a.at < b.at ? -1 : a.at > b.at ? 1 : a.row.id < b.row.id ? -1 : a.row.id > b.row.id ? 1 : 0,
-  );
-  return keyed.map((k) => k.row);
-}
-
 /**
  * A window's `$1`-`$4`: `now` and the claim's expiry as int8 (stored wake times are whole ms
  * rounded up, so `wake_at <= floor(now)` is `wakeAt <= now`), the limit, and the claim's token.
@@ -33,8 +24,9 @@ export function pgClaims(
       const values = windowValues(w);
       if (w.workflow !== undefined) values.push(w.workflow);
       const text = w.workflow === undefined ? sql.LIST_DUE : sql.LIST_DUE_LANE;
-      const r = await query<{ id: string; wake_at: string }>(text, values);
-      return byWakeTime(r.rows).map((x) => x.id);
+      // In the due order: the statement sorts what it claimed by each row's place in it.
+      const r = await query<{ id: string }>(text, values);
+      return r.rows.map((x) => x.id);
     },
     claims: {
       async claim(w) {
@@ -43,8 +35,8 @@ export function pgClaims(
         if (w.ids !== undefined) values.push(w.ids);
         const { all, lane, ids, laneIds } = sql.CLAIM_DUE;
         const text = w.workflow === undefined ? (w.ids ? ids : all) : w.ids ? laneIds : lane;
-        const r = await query<{ id: string; wake_at: string; json: string }>(text, values);
-        return byWakeTime(r.rows).map((x) => x.json);
+        const r = await query<{ id: string; json: string }>(text, values);
+        return r.rows.map((x) => x.json);
       },
       async release(ids, token) {
         await query(sql.RELEASE, [ids, token]);

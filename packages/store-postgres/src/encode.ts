@@ -33,6 +33,8 @@ export interface Row {
   wakeAt: string | null;
   /** `name@version@hash`: what the inbox's `accept` lists. */
   definition: string;
+  /** The fairness key the due order rotates over, `''` for none (see `Store.listDue`). */
+  fairKey: string;
   json: string;
   /** Whether `json` goes to `snapshot_text` instead of the JSONB column. */
   asText: boolean;
@@ -47,6 +49,7 @@ export function toRow(e: EncodedSnapshot, jsonb = true): Row {
     workflow: e.workflow,
     wakeAt: e.wakeAt === null ? null : toInt8(Math.ceil(e.wakeAt)),
     definition: e.definition,
+    fairKey: e.fairKey ?? '',
     json: e.json,
     asText: !jsonb || needsTextColumn(e.json),
   };

@@ -37,7 +37,7 @@ export interface PgPool extends PgQueryable {
 /** Table in the store's schema recording which migrations ran on which instance table. */
 export const MIGRATIONS_TABLE = 'stepfold_migrations';
 
-/** Longest accepted table name: leaves room for the `_lane_due_at`-style index suffixes within 63 bytes. */
+/** Longest accepted table name: leaves room for the `_lane_fair_due`-style index suffixes within 63 bytes. */
 export const MAX_TABLE_NAME = 48;
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
@@ -70,6 +70,8 @@ export interface TableNames {
   stream: string;
   /** `"schema"."table$chunk"`: the streams' entries. */
   chunk: string;
+  /** `"schema"."table$fair"`: when each fairness key was last served by a due read (the fair due order's turns). */
+  fair: string;
 }
 
 /** Validates the schema and table names and quotes them. */
@@ -87,6 +89,7 @@ export function tableNames(schema: string, table: string): TableNames {
     flow: `"${schema}"."${table}$flow"`,
     stream: `"${schema}"."${table}$stream"`,
     chunk: `"${schema}"."${table}$chunk"`,
+    fair: `"${schema}"."${table}$fair"`,
   };
 }
 
@@ -248,6 +251,37 @@ export const MIGRATIONS: readonly Migration[] = [
       )`,
     ],
   },
+  {
+    version: 9,
+    description:
+      'fair due order: fair_key column, due indexes by fairness key (replacing the migration 5 ones), $fair',
+    // `fair_key`: the snapshot's fairKey, '' for none (a default the catalog holds: no rewrite).
+    // The due indexes lead with it (after `workflow` for the lanes), so a poll finds each key's
+    // earliest due rows by a probe per key instead of walking one key's backlog; instances
+    // without a key are the key '' of the same indexes. They replace migration 5's, which no
+    // statement reads any more. IF NOT EXISTS: on a large table, build them beforehand with
+    // CREATE INDEX CONCURRENTLY (see the README). `$fair`: when each key was last served, a row
+    // per key (a new table: no lock on the instances).
+    statements: ({ schema, table, qualified, fair }) => [
+      `CREATE TABLE IF NOT EXISTS ${fair} (
+        key text COLLATE "C" NOT NULL,
+        served_at bigint NOT NULL,
+        CONSTRAINT "${table}$fair_pkey" PRIMARY KEY (key)
+      )`,
+      `DO $$ BEGIN
+        IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = '${qualified}'::regclass
+            AND attname = 'fair_key' AND NOT attisdropped) THEN
+          ALTER TABLE ${qualified} ADD COLUMN fair_key text COLLATE "C" NOT NULL DEFAULT '';
+        END IF;
+      END $$`,
+      `CREATE INDEX IF NOT EXISTS "${table}_fair_due" ON ${qualified}
+        (fair_key, (GREATEST(wake_at, claimed_until)), wake_at, id) WHERE wake_at IS NOT NULL`,
+      `CREATE INDEX IF NOT EXISTS "${table}_lane_fair_due" ON ${qualified}
+        (workflow, fair_key, (GREATEST(wake_at, claimed_until)), wake_at, id) WHERE wake_at IS NOT NULL`,
+      `DROP INDEX IF EXISTS "${schema}"."${table}_due_at"`,
+      `DROP INDEX IF EXISTS "${schema}"."${table}_lane_due_at"`,
+    ],
+  },
 ];
 
 // Two-key advisory locks live apart from single-bigint ones; this first key marks stepfold's.
@@ -289,6 +323,7 @@ async function migrate(client: PgQueryable, names: TableNames): Promise<void> {
     await client.query(`DROP TABLE IF EXISTS ${names.flow}`);
     await client.query(`DROP TABLE IF EXISTS ${names.stream}`);
     await client.query(`DROP TABLE IF EXISTS ${names.chunk}`);
+    await client.query(`DROP TABLE IF EXISTS ${names.fair}`);
     current = 0;
   } else if (current === 0) {
     throw new Error(

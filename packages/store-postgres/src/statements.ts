@@ -2,9 +2,9 @@ import type { TableNames } from './setup.js';
 
 /** Which form of the save statement a conditional update runs. */
 export interface SaveForm {
-  /** Also deletes the consumed inbox seqs (`$10`). */
+  /** Also deletes the consumed inbox seqs (`$11`). */
   consume: boolean;
-  /** Also requires the stored snapshot and consumed signals to match (`$11` digest, `$12` JSON). */
+  /** Also requires the stored snapshot and consumed signals to match (`$12` digest, `$13` JSON). */
   match: boolean;
   /** Also NOTIFYs (the payload is the last parameter). */
   notify: boolean;
@@ -16,7 +16,7 @@ export interface SaveForm {
  * still picks the right index for each form.
  */
 export function storeStatements(
-  { qualified: t, sent }: TableNames,
+  { qualified: t, sent, fair: served }: TableNames,
   channel: string,
   column: 'text' | 'jsonb' = 'text',
 ) {
@@ -24,64 +24,113 @@ export function storeStatements(
   // condition returns no row and sends nothing, and the notice is delivered at commit.
   const notifying = (sql: string, payload: number) =>
     `WITH w AS (${sql} RETURNING 1) SELECT pg_notify('${channel}', $${payload}) FROM w`;
-  const CREATE = `INSERT INTO ${t} (id, version, status, workflow, wake_at, definition, snapshot, snapshot_text)
-           VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8)`;
+  const CREATE = `INSERT INTO ${t} (id, version, status, workflow, wake_at, definition, fair_key, snapshot, snapshot_text)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9)`;
   const SAVE = `UPDATE ${t} SET version = $3, status = $4, workflow = $5, wake_at = $6, definition = $7,
-           claimed_until = NULL, claim_token = NULL, snapshot = $8::jsonb, snapshot_text = $9
+           fair_key = $8, claimed_until = NULL, claim_token = NULL, snapshot = $9::jsonb, snapshot_text = $10
          WHERE id = $1 AND version = $2`;
   // The consumed signals' stored texts, "\n" before each, in the order consumed: with the stored
-  // snapshot text, what the digest `$11` was computed over (defineStore's `match.digest`).
-  const events = `COALESCE((SELECT string_agg(E'\\n' || x.event, '' ORDER BY array_position($10::bigint[], x.seq))
-           FROM ${sent} x WHERE x.id = $1 AND x.seq = ANY($10::bigint[])), '')`;
+  // snapshot text, what the digest `$12` was computed over (defineStore's `match.digest`).
+  const events = `COALESCE((SELECT string_agg(E'\\n' || x.event, '' ORDER BY array_position($11::bigint[], x.seq))
+           FROM ${sent} x WHERE x.id = $1 AND x.seq = ANY($11::bigint[])), '')`;
   const digest = (json: string) =>
-    `sha256(convert_to(${json} || ${events}, 'UTF8')) = decode($11::text, 'hex')`;
-  // A row in the JSONB column has no text to hash: equal as JSONB to `$12` (given by jsonb stores
-  // only) and `$12` hashed with the signals stands for it.
-  // A text store's rows are all text: a bare comparison with the digest as bytea (`$11`), nothing a
+    `sha256(convert_to(${json} || ${events}, 'UTF8')) = decode($12::text, 'hex')`;
+  // A row in the JSONB column has no text to hash: equal as JSONB to `$13` (given by jsonb stores
+  // only) and `$13` hashed with the signals stands for it.
+  // A text store's rows are all text: a bare comparison with the digest as bytea (`$12`), nothing a
   // custom plan could fold, so PostgreSQL keeps the prepared generic plan instead of planning each
   // take again (the CASE form was re-planned on every execution: 0.11 ms a take).
   const MATCH =
     column === 'text'
-      ? ` AND sha256(convert_to(snapshot_text || ${events}, 'UTF8')) = $11::bytea`
+      ? ` AND sha256(convert_to(snapshot_text || ${events}, 'UTF8')) = $12::bytea`
       : ` AND CASE WHEN snapshot_text IS NOT NULL THEN ${digest('snapshot_text')}
-           ELSE snapshot = $12::text::jsonb AND ${digest('$12::text')} END`;
+           ELSE snapshot = $13::text::jsonb AND ${digest('$13::text')} END`;
   const save = ({ consume, match, notify }: SaveForm): string => {
     const update = match ? SAVE + MATCH : SAVE;
-    const payload = match ? (column === 'text' ? 12 : 13) : consume ? 11 : 10;
+    const payload = match ? (column === 'text' ? 13 : 14) : consume ? 12 : 11;
     // Nothing consumed: no inbox CTE (a matched take of a task alone is a plain conditional update).
     if (!consume) return notify ? notifying(update, payload) : update;
     // The signals applied go only if the update's condition held.
     return `WITH w AS (${update} RETURNING 1),
-    d AS (DELETE FROM ${sent} WHERE id = $1 AND seq = ANY($10::bigint[]) AND EXISTS (SELECT 1 FROM w))
+    d AS (DELETE FROM ${sent} WHERE id = $1 AND seq = ANY($11::bigint[]) AND EXISTS (SELECT 1 FROM w))
     SELECT ${notify ? `pg_notify('${channel}', $${payload})` : '1'} FROM w`;
   };
-  // Due rows by effective due time, all workflows or one lane, each served by its partial index
-  // (migration 5): GREATEST ignores NULL, so an unclaimed row is due at wake_at and a claimed one
-  // at its claim's expiry, and a poll reads about LIMIT index entries however many are claimed.
-  // `wake_at IS NOT NULL` is the indexes' predicate, stated so a generic plan can prove it.
-  // MATERIALIZED: the locking subquery runs once, so LIMIT bounds the batch. The UPDATE finds its
-  // rows by key from an array: joined to the CTE, a generic plan may hash a scan of the table.
+  // Due rows by effective due time: GREATEST ignores NULL, so an unclaimed row is due at wake_at
+  // and a claimed one at its claim's expiry, and a poll reads no claimed row. `wake_at IS NOT NULL`
+  // is the due indexes' predicate, stated so a generic plan can prove it.
   const dueAt = 'GREATEST(wake_at, claimed_until)';
-  const due = (narrow: string, returning = '') => `WITH due AS MATERIALIZED (
-           SELECT id FROM ${t}
-           WHERE ${narrow}wake_at IS NOT NULL AND ${dueAt} <= $1
-           ORDER BY ${dueAt}, wake_at, id
-           LIMIT $3
-           FOR UPDATE SKIP LOCKED)
-         UPDATE ${t} AS i SET claimed_until = $2, claim_token = $4 WHERE i.id = ANY(ARRAY(SELECT id FROM due))
-         RETURNING i.id, i.wake_at${returning}`;
+  // The fair due order (see `Store.listDue`), all workflows or one lane, over the due indexes by
+  // fairness key (migration 9), bounded by the keys, never by one key's backlog:
+  // - `keys`: every fair_key with a row that has a wake time, one index probe each (a skip scan);
+  // - `heads`: each key's earliest due row, one probe each; `chosen`: the `limit` keys whose turn
+  //   comes first, a key's turn the later of its head and when it was last served (`$fair`);
+  // - `picked`: each chosen key's earliest due rows, locked with SKIP LOCKED so racing pollers take
+  //   disjoint rows; with k keys chosen none gives more than limit - k + 1 (every other key gives
+  //   one before its round comes);
+  // - `due`: round by round (a row's place in its key), keys by their turn, cut at `limit`.
+  // MATERIALIZED: each part runs once. The UPDATE finds its rows by key from an array: joined to
+  // the CTE, a generic plan may hash a scan of the table.
+  const fair = (narrow: string) => `WITH RECURSIVE keys (k) AS (
+             (SELECT fair_key FROM ${t} WHERE ${narrow}wake_at IS NOT NULL ORDER BY fair_key LIMIT 1)
+             UNION ALL
+             SELECT (SELECT fair_key FROM ${t} WHERE ${narrow}wake_at IS NOT NULL AND fair_key > keys.k
+                     ORDER BY fair_key LIMIT 1)
+             FROM keys WHERE keys.k IS NOT NULL),
+           heads AS MATERIALIZED (
+             SELECT k, (SELECT ${dueAt} FROM ${t} WHERE ${narrow}wake_at IS NOT NULL AND fair_key = keys.k
+                          AND ${dueAt} <= $1 ORDER BY ${dueAt} LIMIT 1) AS at
+             FROM keys WHERE k IS NOT NULL),
+           chosen AS MATERIALIZED (
+             SELECT h.k, GREATEST(h.at, s.served_at) AS at FROM heads h LEFT JOIN ${served} s ON s.key = h.k
+             WHERE h.at IS NOT NULL ORDER BY 2, 1 LIMIT $3),
+           picked AS MATERIALIZED (
+             SELECT c.k, c.at, p.id, row_number() OVER (PARTITION BY c.k ORDER BY p.due, p.wake_at, p.id) AS turn
+             FROM chosen c CROSS JOIN LATERAL (
+               SELECT id, ${dueAt} AS due, wake_at FROM ${t}
+               WHERE ${narrow}wake_at IS NOT NULL AND fair_key = c.k AND ${dueAt} <= $1
+               ORDER BY ${dueAt}, wake_at, id
+               LIMIT $3 + 1 - (SELECT count(*) FROM chosen)
+               FOR UPDATE SKIP LOCKED) p),`;
+  // Named ids (a notice's): few rows, by key, locked, then put in the fair order.
+  const named = (narrow: string) => `WITH named AS MATERIALIZED (
+             SELECT id, fair_key AS k, ${dueAt} AS due, wake_at FROM ${t}
+             WHERE ${narrow}wake_at IS NOT NULL AND ${dueAt} <= $1
+             FOR UPDATE SKIP LOCKED),
+           picked AS MATERIALIZED (
+             SELECT n.id, n.k, GREATEST(min(n.due) OVER (PARTITION BY n.k), s.served_at) AS at,
+               row_number() OVER (PARTITION BY n.k ORDER BY n.due, n.wake_at, n.id) AS turn
+             FROM named n LEFT JOIN ${served} s ON s.key = n.k),`;
+  // The rows picked in the fair order, claimed; the keys handed out are served at `now` where keys
+  // compete (one group alone writes nothing: a store without keys never writes `$fair`), in key
+  // order so racing polls lock the `$fair` rows alike and never deadlock.
+  const claim = (pick: string, compete: string, returning = '') => `${pick}
+           due AS MATERIALIZED (
+             SELECT id, row_number() OVER (ORDER BY turn, at, k) AS place FROM picked ORDER BY turn, at, k LIMIT $3),
+           served AS (
+             INSERT INTO ${served} AS f (key, served_at)
+             SELECT DISTINCT p.k, $1 FROM picked p JOIN due USING (id)
+             WHERE ${compete}
+             ORDER BY p.k
+             ON CONFLICT (key) DO UPDATE SET served_at = GREATEST(f.served_at, excluded.served_at)),
+           claimed AS (
+             UPDATE ${t} AS i SET claimed_until = $2, claim_token = $4 WHERE i.id = ANY(ARRAY(SELECT id FROM due))
+             RETURNING i.id${returning})
+         SELECT claimed.* FROM claimed JOIN due USING (id) ORDER BY due.place`;
   const json = ', COALESCE(i.snapshot_text, i.snapshot::text) AS json';
+  // Whether keys compete: more than one has due work (of those named).
+  const KEYS_DUE = '(SELECT count(*) FROM heads WHERE at IS NOT NULL) > 1';
+  const KEYS_NAMED = '(SELECT count(DISTINCT k) FROM picked) > 1';
   return {
     CREATE,
-    CREATE_NOTIFY: notifying(CREATE, 9),
+    CREATE_NOTIFY: notifying(CREATE, 10),
     save,
-    LIST_DUE: due(''),
-    LIST_DUE_LANE: due('workflow = $5 AND '),
+    LIST_DUE: claim(fair(''), KEYS_DUE),
+    LIST_DUE_LANE: claim(fair('workflow = $5 AND '), KEYS_DUE),
     CLAIM_DUE: {
-      all: due('', json),
-      lane: due('workflow = $5 AND ', json),
-      ids: due('id = ANY($5::text[]) AND ', json),
-      laneIds: due('workflow = $5 AND id = ANY($6::text[]) AND ', json),
+      all: claim(fair(''), KEYS_DUE, json),
+      lane: claim(fair('workflow = $5 AND '), KEYS_DUE, json),
+      ids: claim(named('id = ANY($5::text[]) AND '), KEYS_NAMED, json),
+      laneIds: claim(named('workflow = $5 AND id = ANY($6::text[]) AND '), KEYS_NAMED, json),
     },
     RELEASE: `UPDATE ${t} SET claimed_until = NULL, claim_token = NULL
          WHERE id = ANY($1::text[]) AND claim_token = $2`,

@@ -56,7 +56,16 @@ export function pgWrites(
       );
     if (payload !== undefined) tail.push(payload);
     const text = sql.save({ consume: !!consumed, match: !!match, notify: payload !== undefined });
-    const values = [row.id, expected, row.version, row.status, row.workflow, row.wakeAt, row.definition];
+    const values = [
+      row.id,
+      expected,
+      row.version,
+      row.status,
+      row.workflow,
+      row.wakeAt,
+      row.definition,
+      row.fairKey,
+    ];
     return (await write(row, text, values, tail)).rowCount === 1;
   };
 
@@ -82,7 +91,7 @@ export function pgWrites(
         await write(
           row,
           payload === undefined ? sql.CREATE : sql.CREATE_NOTIFY,
-          [row.id, row.version, row.status, row.workflow, row.wakeAt, row.definition],
+          [row.id, row.version, row.status, row.workflow, row.wakeAt, row.definition, row.fairKey],
           payload === undefined ? [] : [payload],
         );
         return true;

@@ -1,7 +1,7 @@
 import { isStepfoldError, makeTestSnapshot, type Snapshot, StoreUnavailableError } from '@stepfold/engine';
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { createPostgresStore, MAX_SNAPSHOT_BYTES_LIMIT } from '../src/index.js';
+import { createPostgresStore, MAX_SNAPSHOT_BYTES_LIMIT, MIGRATIONS } from '../src/index.js';
 import { TEST_SCHEMA, testPool, uniqueTable } from './server.js';
 import { useTestTables } from './test-tables.js';
 
@@ -25,24 +25,9 @@ describe('postgres setup', () => {
       const rows = await pool.query(
         `SELECT table_name, version FROM "${schema}".stepfold_migrations ORDER BY table_name, version`,
       );
-      expect(rows.rows).toEqual([
-        { table_name: 'one', version: 1 },
-        { table_name: 'one', version: 2 },
-        { table_name: 'one', version: 3 },
-        { table_name: 'one', version: 4 },
-        { table_name: 'one', version: 5 },
-        { table_name: 'one', version: 6 },
-        { table_name: 'one', version: 7 },
-        { table_name: 'one', version: 8 },
-        { table_name: 'two', version: 1 },
-        { table_name: 'two', version: 2 },
-        { table_name: 'two', version: 3 },
-        { table_name: 'two', version: 4 },
-        { table_name: 'two', version: 5 },
-        { table_name: 'two', version: 6 },
-        { table_name: 'two', version: 7 },
-        { table_name: 'two', version: 8 },
-      ]);
+      expect(rows.rows).toEqual(
+        ['one', 'two'].flatMap((table_name) => MIGRATIONS.map((m) => ({ table_name, version: m.version }))),
+      );
     } finally {
       await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     }
@@ -57,8 +42,8 @@ describe('postgres setup', () => {
     const defs = Object.fromEntries(
       r.rows.map((x) => [x.indexname.slice(store.table.length + 1), x.indexdef]),
     );
-    expect(defs.due_at).toMatch(
-      /\(GREATEST\(wake_at, claimed_until\), wake_at, id\) WHERE \(wake_at IS NOT NULL\)$/,
+    expect(defs.fair_due).toMatch(
+      /\(fair_key, GREATEST\(wake_at, claimed_until\), wake_at, id\) WHERE \(wake_at IS NOT NULL\)$/,
     );
     expect(defs.status).toMatch(/\(status, id\)$/);
     expect(defs.workflow).toMatch(/\(workflow, id\)$/);
@@ -66,10 +51,10 @@ describe('postgres setup', () => {
     try {
       await client.query('BEGIN; SET LOCAL enable_seqscan = off');
       const plan = await client.query(
-        `EXPLAIN SELECT id FROM "${TEST_SCHEMA}"."${store.table}" WHERE wake_at IS NOT NULL
+        `EXPLAIN SELECT id FROM "${TEST_SCHEMA}"."${store.table}" WHERE wake_at IS NOT NULL AND fair_key = ''
          AND GREATEST(wake_at, claimed_until) <= 5 ORDER BY GREATEST(wake_at, claimed_until), wake_at, id LIMIT 10`,
       );
-      expect(JSON.stringify(plan.rows)).toContain(`${store.table}_due_at`);
+      expect(JSON.stringify(plan.rows)).toContain(`${store.table}_fair_due`);
     } finally {
       await client.query('ROLLBACK');
       client.release();

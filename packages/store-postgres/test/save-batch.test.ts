@@ -10,6 +10,7 @@ const row = (id: string, json = '{}'): Row => ({
   workflow: 'w',
   wakeAt: null,
   definition: 'w@1@h',
+  fairKey: '',
   json,
   asText: false,
 });

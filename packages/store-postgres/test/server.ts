@@ -78,7 +78,7 @@ export function uniqueTable(prefix = 't'): string {
 export async function dropTable(pool: pg.Pool, table: string, schema = TEST_SCHEMA): Promise<void> {
   await pool.query(
     `DROP TABLE IF EXISTS "${schema}"."${table}", "${schema}"."${table}$sent", "${schema}"."${table}$flow",
-      "${schema}"."${table}$stream", "${schema}"."${table}$chunk"`,
+      "${schema}"."${table}$stream", "${schema}"."${table}$chunk", "${schema}"."${table}$fair"`,
   );
   await pool.query(`DELETE FROM "${schema}".stepfold_migrations WHERE table_name = $1`, [table]);
 }

@@ -15,14 +15,24 @@ export function dueDriver(
   maxSkipped: number,
 ): { due(w: DueWindow): Promise<string[]>; claims: ClaimsDriver } {
   // The keys: the index read, `due` (the same key when it is the one read; else the other index its
-  // claims move), the old-scheme claims. A lane read from `due` is derived per instance inside the
-  // script, from its stored workflow: same prefix, same hash tag, same slot.
+  // claims move), the old-scheme claims. A lane read from `due`, and the sets of the fairness keys,
+  // are derived inside the script from the prefix, the lane's workflow and each instance's stored
+  // workflow and key: same prefix, same hash tag, same slot.
   const run = (s: typeof LIST_DUE, w: DueWindow, ids: readonly string[] = []) =>
     runScript(
       client,
       s,
       [w.workflow === undefined ? keys.due : keys.dueWorkflow(w.workflow), keys.due, keys.claims],
-      [scoreBound(w.now), w.limit, scoreBound(w.until), maxSkipped, keys.prefix, w.token, ...ids],
+      [
+        scoreBound(w.now),
+        w.limit,
+        scoreBound(w.until),
+        maxSkipped,
+        keys.prefix,
+        w.token,
+        w.workflow ?? '',
+        ...ids,
+      ],
     ) as Promise<string[]>;
   return {
     // Replies lead with the count of index entries read (for tests), then {id, …} or {id, json, …}.

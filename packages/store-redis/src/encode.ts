@@ -3,7 +3,7 @@ import type { EncodedSnapshot } from '@stepfold/engine';
 /** The hash fields and index values of one snapshot, as the create and save scripts take them first. */
 export function rowArgs(e: EncodedSnapshot): string[] {
   const wakeAt = e.wakeAt === null ? '' : String(e.wakeAt); // '' when the instance has no wake time
-  return [e.id, e.json, String(e.version), e.status, e.workflow, wakeAt];
+  return [e.id, e.json, String(e.version), e.status, e.workflow, wakeAt, e.fairKey ?? ''];
 }
 
 /** How a store sends wake hints: where they go and with which command. */

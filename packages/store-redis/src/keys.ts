@@ -52,6 +52,21 @@ export const WORKFLOW = 'workflow:';
 export const STATUS_WORKFLOW = 'status-workflow:';
 /** Sorted set per workflow name, scored as `due` (the lane `listDue(now, n, { workflow })` reads). */
 export const DUE_WORKFLOW = 'due-workflow:';
+/** Instance hash field of an instance with a fairness key: the key (see {@link FAIR_DUE}). */
+export const FAIR_KEY = 'fairKey';
+/**
+ * Sorted set per fairness key, scored as `due`: the instances with that `fairKey`, which are in
+ * neither `due` nor the lanes (those hold the instances without a key, the group `''`).
+ */
+export const FAIR_DUE = 'fair-due:';
+/** Sorted set per (workflow name, fairness key), `#` between them: {@link FAIR_DUE} for one lane. */
+export const FAIR_LANE = 'fair-lane:';
+/** Sorted set, member a fairness key, score the lowest score in its {@link FAIR_DUE} set (its head). */
+export const FAIR_KEYS = 'fair-keys';
+/** Sorted set per workflow name: {@link FAIR_KEYS} for that lane's {@link FAIR_LANE} sets. */
+export const FAIR_KEYS_LANE = 'fair-keys-lane:';
+/** Sorted set, member a fairness key, score the `now` of the last due read that handed out one of its instances. */
+export const FAIR_SERVED = 'fair-served';
 /**
  * Sorted set of the claims made by versions before claims moved due entries: score claim expiry,
  * member id. Read and emptied, no longer written (see due-scripts.ts).
@@ -81,6 +96,14 @@ export interface Keys {
   workflow(name: string): string;
   statusWorkflow(status: string, name: string): string;
   dueWorkflow(name: string): string;
+  /** {@link FAIR_DUE} of a fairness key. */
+  fairDue(key: string): string;
+  /** {@link FAIR_LANE} of a workflow and a fairness key. */
+  fairLane(name: string, key: string): string;
+  fairKeys: string;
+  /** {@link FAIR_KEYS_LANE} of a workflow. */
+  fairKeysLane(name: string): string;
+  fairServed: string;
   claims: string;
   /** The wake channel (a channel name, not a key). */
   wake: string;
@@ -101,6 +124,11 @@ export function keysFor(prefix: string): Keys {
     workflow: (name) => `${prefix}${WORKFLOW}${name}`,
     statusWorkflow: (status, name) => `${prefix}${STATUS_WORKFLOW}${status}#${name}`,
     dueWorkflow: (name) => `${prefix}${DUE_WORKFLOW}${name}`,
+    fairDue: (key) => `${prefix}${FAIR_DUE}${key}`,
+    fairLane: (name, key) => `${prefix}${FAIR_LANE}${name}#${key}`,
+    fairKeys: `${prefix}${FAIR_KEYS}`,
+    fairKeysLane: (name) => `${prefix}${FAIR_KEYS_LANE}${name}`,
+    fairServed: `${prefix}${FAIR_SERVED}`,
     claims: `${prefix}${CLAIMS}`,
     wake: `${prefix}${WAKE}`,
     sent: (id) => `${prefix}${SENT}${id}`,

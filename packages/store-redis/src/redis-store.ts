@@ -103,7 +103,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     },
     async insert(e) {
       const keyList = [keys.instance(e.id), keys.due, keys.all, ...indexKeys(e)];
-      return (await runScript(client, CREATE, keyList, [...rowArgs(e), ...hintArgs(e, route)])) === 1;
+      return (await runScript(client, CREATE, keyList, [...rowArgs(e), prefix, ...hintArgs(e, route)])) === 1;
     },
     select: (id) => client.hget(keys.instance(id), 'json'),
     async update(e, c) {

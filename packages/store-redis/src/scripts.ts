@@ -2,6 +2,7 @@ export type { Script } from './script.js';
 
 import type { Cluster, Redis } from 'ioredis';
 import { DUE_SCRIPTS } from './due-scripts.js';
+import { FAIR_LUA } from './fair-lua.js';
 import { FLOW_SCRIPTS } from './flow-scripts.js';
 import { CLAIM_SENT, DROP_SENT, SEND } from './inbox-scripts.js';
 import {
@@ -9,6 +10,7 @@ import {
   CLAIM_VERSION,
   CLAIM_WAKE,
   DUE_WORKFLOW,
+  FAIR_KEY,
   INSTANCE,
   STATUS,
   STATUS_WORKFLOW,
@@ -35,43 +37,47 @@ const hint = (n: number) =>
 
 /**
  * create. KEYS: instance, due, all, status, workflow, status-workflow, due-workflow (lane).
- * ARGV: id, json, version, status, workflow, wakeAt ('' for none), then the wake hint's payload,
- * publish command and channel. Returns 1, or 0 if the id exists.
+ * ARGV: id, json, version, status, workflow, wakeAt ('' for none), fairness key ('' for none),
+ * prefix, then the wake hint's payload, publish command and channel. Returns 1, or 0 if the id exists.
  */
 export const CREATE = script(
   'create',
-  `if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+  `${FAIR_LUA}
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'json', ARGV[2], 'version', ARGV[3], 'status', ARGV[4], 'workflow', ARGV[5])
 redis.call('ZADD', KEYS[3], 0, ARGV[1])
 redis.call('ZADD', KEYS[4], 0, ARGV[1])
 redis.call('ZADD', KEYS[5], 0, ARGV[1])
 redis.call('ZADD', KEYS[6], 0, ARGV[1])
-if ARGV[6] ~= '' then
+if ARGV[7] ~= '' then
+  redis.call('HSET', KEYS[1], '${FAIR_KEY}', ARGV[7])
+  if ARGV[6] ~= '' then fair_put(ARGV[8], ARGV[5], ARGV[7], ARGV[1], ARGV[6]) end
+elseif ARGV[6] ~= '' then
   redis.call('ZADD', KEYS[2], ARGV[6], ARGV[1])
   redis.call('ZADD', KEYS[7], ARGV[6], ARGV[1])
 end
-${hint(7)}
+${hint(9)}
 return 1`,
 );
 
-// A save matching a notice's snapshot (ARGV[12], the digest, not ''): the SHA-1 of the stored JSON
+// A save matching a notice's snapshot (ARGV[13], the digest, not ''): the SHA-1 of the stored JSON
 // and each consumed seq's stored event, "\n"-joined in the order given, must be the digest. A seq
 // not stored fails it too.
-const MATCH = `if ARGV[12] ~= '' then
+const MATCH = `if ARGV[13] ~= '' then
   local parts = {redis.call('HGET', KEYS[1], 'json')}
-  for i = 13, #ARGV do
+  for i = 14, #ARGV do
     local event = redis.call('HGET', KEYS[8], ARGV[i])
     if not event then return {3} end
     parts[#parts + 1] = event
   end
-  if redis.sha1hex(table.concat(parts, '\\n')) ~= ARGV[12] then return {3} end
+  if redis.sha1hex(table.concat(parts, '\\n')) ~= ARGV[13] then return {3} end
 end
 `;
 
-// Once written: the consumed seqs (ARGV[13..]) leave the instance's sent hash (KEYS[8]), and an
+// Once written: the consumed seqs (ARGV[14..]) leave the instance's sent hash (KEYS[8]), and an
 // emptied hash its sent-due and sent-claims entries (KEYS[9], KEYS[10]).
-const CONSUME = `if #ARGV > 12 then
-  for i = 13, #ARGV do redis.call('HDEL', KEYS[8], ARGV[i]) end
+const CONSUME = `if #ARGV > 13 then
+  for i = 14, #ARGV do redis.call('HDEL', KEYS[8], ARGV[i]) end
   if redis.call('EXISTS', KEYS[8]) == 0 then
     redis.call('ZREM', KEYS[9], id)
     redis.call('ZREM', KEYS[10], id)
@@ -84,20 +90,22 @@ end
  * notice's snapshot; a write ends the instance's claim (its due entries get the new wake time, its
  * claim record goes, and so does an old-scheme claim). KEYS: instance, due, status, workflow,
  * status-workflow, due-workflow (the new ones), claims, the instance's sent hash, sent-due,
- * sent-claims. ARGV: id, json, version, status, workflow, wakeAt ('' for none), expected version,
- * prefix, the wake hint as in create, the match digest ('' for none), then the seqs to consume.
+ * sent-claims. ARGV: id, json, version, status, workflow, wakeAt ('' for none), fairness key ('' for
+ * none), expected version, prefix, the wake hint as in create, the match digest ('' for none), then
+ * the seqs to consume. An instance with a fairness key is indexed in its key's sets (see fair-lua.ts)
+ * instead of `due` and the lane.
  * Returns {1} when written, {0} when the id does not exist, {2, stored version} on a conflict,
  * {3} when the stored snapshot or signals are not the ones matched (nothing written).
  */
 export const SAVE = script(
   'save',
-  `${INDEX_KEYS}
-local cur = redis.call('HMGET', KEYS[1], 'version', 'status', 'workflow', '${CLAIM_VERSION}')
+  `${INDEX_KEYS}${FAIR_LUA}
+local cur = redis.call('HMGET', KEYS[1], 'version', 'status', 'workflow', '${CLAIM_VERSION}', '${FAIR_KEY}')
 if not cur[1] then return {0} end
-if cur[1] ~= ARGV[7] then return {2, cur[1]} end
+if cur[1] ~= ARGV[8] then return {2, cur[1]} end
 ${MATCH}local id = ARGV[1]
 if cur[2] ~= ARGV[4] or cur[3] ~= ARGV[5] then
-  local old_status, old_workflow, old_both, old_lane = index_keys(ARGV[8], cur[2], cur[3])
+  local old_status, old_workflow, old_both, old_lane = index_keys(ARGV[9], cur[2], cur[3])
   if cur[2] ~= ARGV[4] then
     redis.call('ZREM', old_status, id)
     redis.call('ZADD', KEYS[3], 0, id)
@@ -112,15 +120,27 @@ if cur[2] ~= ARGV[4] or cur[3] ~= ARGV[5] then
 end
 redis.call('HSET', KEYS[1], 'json', ARGV[2], 'version', ARGV[3], 'status', ARGV[4], 'workflow', ARGV[5])
 if cur[4] then redis.call('HDEL', KEYS[1], '${CLAIM_VERSION}', '${CLAIM_WAKE}', '${CLAIM_TOKEN}') end
-if ARGV[6] == '' then
-  redis.call('ZREM', KEYS[2], id)
-  redis.call('ZREM', KEYS[6], id)
+local key = ARGV[7]
+if cur[5] and (cur[5] ~= key or cur[3] ~= ARGV[5]) then fair_put(ARGV[9], cur[3], cur[5], id, nil) end
+if key ~= '' then
+  if cur[5] ~= key then redis.call('HSET', KEYS[1], '${FAIR_KEY}', key) end
+  if not cur[5] then
+    redis.call('ZREM', KEYS[2], id)
+    redis.call('ZREM', KEYS[6], id)
+  end
+  fair_put(ARGV[9], ARGV[5], key, id, ARGV[6] ~= '' and ARGV[6] or nil)
 else
-  redis.call('ZADD', KEYS[2], ARGV[6], id)
-  redis.call('ZADD', KEYS[6], ARGV[6], id)
+  if cur[5] then redis.call('HDEL', KEYS[1], '${FAIR_KEY}') end
+  if ARGV[6] == '' then
+    redis.call('ZREM', KEYS[2], id)
+    redis.call('ZREM', KEYS[6], id)
+  else
+    redis.call('ZADD', KEYS[2], ARGV[6], id)
+    redis.call('ZADD', KEYS[6], ARGV[6], id)
+  end
 end
 redis.call('ZREM', KEYS[7], id)
-${CONSUME}${hint(9)}
+${CONSUME}${hint(10)}
 return {1}`,
 );
 
@@ -132,8 +152,8 @@ return {1}`,
  */
 export const DELETE = script(
   'delete',
-  `${INDEX_KEYS}
-local cur = redis.call('HMGET', KEYS[1], 'status', 'workflow', 'version')
+  `${INDEX_KEYS}${FAIR_LUA}
+local cur = redis.call('HMGET', KEYS[1], 'status', 'workflow', 'version', '${FAIR_KEY}')
 if cur[1] and ARGV[3] ~= '' and cur[3] ~= ARGV[3] then return 2 end
 redis.call('DEL', KEYS[5])
 redis.call('ZREM', KEYS[6], ARGV[1])
@@ -142,6 +162,7 @@ if not cur[1] then return 0 end
 local id = ARGV[1]
 local by_status, by_workflow, by_both, lane = index_keys(ARGV[2], cur[1], cur[2])
 redis.call('DEL', KEYS[1])
+if cur[4] then fair_put(ARGV[2], cur[2], cur[4], id, nil) end
 redis.call('ZREM', KEYS[2], id)
 redis.call('ZREM', KEYS[3], id)
 redis.call('ZREM', KEYS[4], id)

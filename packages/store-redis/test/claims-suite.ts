@@ -49,15 +49,21 @@ export function describeClaims(name: string, client: Redis | Cluster): void {
 
       // The scripts themselves report how many index entries they read: `limit`, not 2,000 more.
       const args = ['10000', 10, '40000', 1000, keys.prefix, 'poller'];
+      // The last argument: the lane's workflow ('' for every workflow).
       const global = (await runScript(
         client,
         LIST_DUE,
         [keys.due, keys.due, keys.claims],
-        args,
+        [...args, ''],
       )) as unknown[];
       expect(global).toEqual([10, ...free.slice(0, 10)]);
       const lane = keys.dueWorkflow('clog');
-      const byLane = (await runScript(client, CLAIM_DUE, [lane, keys.due, keys.claims], args)) as unknown[];
+      const byLane = (await runScript(
+        client,
+        CLAIM_DUE,
+        [lane, keys.due, keys.claims],
+        [...args, 'clog'],
+      )) as unknown[];
       expect(byLane[0]).toBe(10);
       expect(byLane.filter((_, i) => i % 2 === 1)).toEqual(free.slice(10, 20));
       // And through the store, one call, a full batch.
@@ -181,6 +187,76 @@ export function describeClaims(name: string, client: Redis | Cluster): void {
         'o-d',
       ]);
       expect(await store.listDue(9000, 20)).toEqual(['o-h']);
+    });
+
+    it("an instance with a fairness key lives in its key's sets, scored as due, the key by its head", async () => {
+      const { store, keys, scores, record } = open('fair', { claimMs: 1000 });
+      const keyed = (id: string, fairKey: string, wakeAt: number | null, version = 1, workflow = 'clog') =>
+        makeTestSnapshot(id, { workflow: wf(workflow), fairKey, wakeAt, version });
+      await store.create(keyed('k-1', 'acme', 10));
+      await store.create(keyed('k-2', 'acme', 20));
+      await store.create(keyed('k-3', 'zeta', 15, 1, 'other'));
+      await store.create(makeTestSnapshot('k-4', { workflow: wf('clog'), wakeAt: 30 }));
+      // Only the instance without a key is in due and its lane.
+      expect(await scores(keys.due)).toEqual(['k-4', '30']);
+      expect(await scores(keys.dueWorkflow('clog'))).toEqual(['k-4', '30']);
+      expect(await scores(keys.fairDue('acme'))).toEqual(['k-1', '10', 'k-2', '20']);
+      expect(await scores(keys.fairLane('clog', 'acme'))).toEqual(['k-1', '10', 'k-2', '20']);
+      expect(await scores(keys.fairKeys)).toEqual(['acme', '10', 'zeta', '15']);
+      expect(await scores(keys.fairKeysLane('clog'))).toEqual(['acme', '10']);
+      expect(await scores(keys.fairKeysLane('other'))).toEqual(['zeta', '15']);
+
+      // A claim moves the entry to its expiry and the key to its next head; release puts both back.
+      expect(await store.listDue(100, 1, { workflow: 'clog' })).toEqual(['k-1']);
+      expect(await scores(keys.fairDue('acme'))).toEqual(['k-2', '20', 'k-1', '1100']);
+      expect(await scores(keys.fairKeys)).toEqual(['zeta', '15', 'acme', '20']);
+      expect(await record('k-1')).toEqual(['1', '10']);
+      await store.claims.release(['k-1']);
+      expect(await scores(keys.fairLane('clog', 'acme'))).toEqual(['k-1', '10', 'k-2', '20']);
+      expect(await scores(keys.fairKeysLane('clog'))).toEqual(['acme', '10']);
+
+      // A save moves it; one without a wake time, another key, or none takes it out of the old sets.
+      await store.save(keyed('k-1', 'acme', 50, 2), 1);
+      expect(await scores(keys.fairKeys)).toEqual(['zeta', '15', 'acme', '20']);
+      await store.save(keyed('k-2', 'acme', null, 2), 1);
+      expect(await scores(keys.fairDue('acme'))).toEqual(['k-1', '50']);
+      await store.save(keyed('k-1', 'bolt', 40, 3), 2);
+      expect(await client.exists(keys.fairDue('acme'), keys.fairLane('clog', 'acme'))).toBe(0);
+      expect(await scores(keys.fairKeys)).toEqual(['zeta', '15', 'bolt', '40']);
+      await store.save(makeTestSnapshot('k-3', { workflow: wf('other'), wakeAt: 15, version: 2 }), 1);
+      expect(await scores(keys.fairKeys)).toEqual(['bolt', '40']);
+      expect(await scores(keys.due)).toEqual(['k-3', '15', 'k-4', '30']);
+      expect(await client.hget(keys.instance('k-3'), 'fairKey')).toBeNull();
+      // A delete takes it out of its key's sets; the key goes with its last instance.
+      expect(await store.delete('k-1')).toBe(true);
+      expect(await client.exists(keys.fairDue('bolt'), keys.fairKeys, keys.fairKeysLane('clog'))).toBe(0);
+    });
+
+    it("a poll reads about limit entries of one key's 2,000 due, and finds another key's one", async () => {
+      const { store, keys } = open('fair-flood');
+      const flood = Array.from({ length: 2000 }, (_, i) => `f-${pad(i)}`);
+      await Promise.all(
+        flood.map((id, i) =>
+          store.create(makeTestSnapshot(id, { workflow: wf('clog'), fairKey: 'big', wakeAt: i })),
+        ),
+      );
+      await store.create(makeTestSnapshot('light', { workflow: wf('clog'), fairKey: 'small', wakeAt: 5000 }));
+      const args = ['10000', 10, '40000', 1000, keys.prefix, 'poller'];
+      for (const [read, lane] of [
+        [keys.due, ''],
+        [keys.dueWorkflow('clog'), 'clog'],
+      ] as const) {
+        const reply = (await runScript(
+          client,
+          LIST_DUE,
+          [read, keys.due, keys.claims],
+          [...args, lane],
+        )) as unknown[];
+        // Nine of the flood (limit - 2 keys + 1) and the light one, taken from 2,001 due.
+        expect(reply[0]).toBe(10);
+        expect(reply.slice(1)).toEqual([flood[0], 'light', ...flood.slice(1, 9)]);
+        await store.claims.release(reply.slice(1) as string[], 'poller');
+      }
     });
   });
 }

@@ -1,7 +1,7 @@
 import type { CompiledWorkflow } from '../definition/compile.js';
 import { RegistryError, ValidationError } from '../errors.js';
 import type { EventOf } from '../events.js';
-import { SNAPSHOT_SCHEMA_VERSION, type Snapshot } from '../snapshot.js';
+import { isFairKey, MAX_FAIR_KEY_LENGTH, SNAPSHOT_SCHEMA_VERSION, type Snapshot } from '../snapshot.js';
 import { SAVEPOINT } from './compensation.js';
 
 /** The empty snapshot a start event builds on (a reuse continues the old version count). */
@@ -62,6 +62,8 @@ export function checkSnapshot(wf: CompiledWorkflow, s: Snapshot): void {
     if (!Number.isInteger(s.run) || s.run < 1) bad('run', 'must be a positive integer');
     if (!STATUSES.has(s.status)) bad('status', `unknown status ${String(s.status)}`);
     if (typeof s.updatedAt !== 'number' || s.updatedAt < 0) bad('updatedAt', 'must be a non-negative number');
+    if (s.fairKey !== undefined && !isFairKey(s.fairKey))
+      bad('fairKey', `must be a string of at most ${MAX_FAIR_KEY_LENGTH} characters`);
     for (const k of ['steps', 'tasks'] as const) {
       if (typeof s[k] !== 'object' || s[k] === null || Array.isArray(s[k])) bad(k, 'must be an object');
     }

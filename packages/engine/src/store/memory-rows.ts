@@ -51,8 +51,12 @@ export interface MemoryStream {
 export interface MemoryRows {
   readonly rows: Map<string, Row>;
   readonly listeners: Set<WakeListener>;
-  /** Sorted by (wakeAt, id): the "index" a due query reads instead of scanning every row. */
-  readonly due: Array<{ at: number; id: string }>;
+  /** Sorted by (wakeAt, id): the "index" a due query reads instead of scanning every row; `key` its fairness group. */
+  readonly due: Array<{ at: number; id: string; key: string }>;
+  /** How many entries of `due` have a fairness key: none, and a due query is the plain earliest-first walk. */
+  fairDue: number;
+  /** Fairness key → the `now` of the last due query that handed out one of its instances. */
+  readonly served: Map<string, number>;
   /** The flow counters, by `[scope, key, period]` as JSON. */
   readonly flow: Map<string, FlowCounter>;
   /** The streams, by instance id. */
@@ -69,6 +73,8 @@ export function emptyRows(): MemoryRows {
     rows: new Map(),
     listeners: new Set(),
     due: [],
+    fairDue: 0,
+    served: new Map(),
     flow: new Map(),
     streams: new Map(),
     nextSeq: 1,
@@ -118,16 +124,22 @@ function position(m: MemoryRows, at: number, id: string): number {
   return lo;
 }
 
-/** Adds an instance due at `at` (if any) to the due index. */
+/** Adds an instance due at `at` (if any) to the due index, in the fairness group its stored row names. */
 export function indexDue(m: MemoryRows, id: string, at: number | null): void {
-  if (at !== null) m.due.splice(position(m, at, id), 0, { at, id });
+  if (at === null) return;
+  const key = m.rows.get(id)?.encoded.fairKey ?? '';
+  m.due.splice(position(m, at, id), 0, { at, id, key });
+  if (key !== '') m.fairDue++;
 }
 
 /** Takes an instance due at `at` (if any) out of the due index. */
 export function unindexDue(m: MemoryRows, id: string, at: number | null): void {
   if (at === null) return;
   const i = position(m, at, id);
-  if (m.due[i]?.id === id) m.due.splice(i, 1);
+  const e = m.due[i];
+  if (e?.id !== id) return;
+  m.due.splice(i, 1);
+  if (e.key !== '') m.fairDue--;
 }
 
 /** A row's waiting signals, as the inbox hands them out. */
@@ -135,18 +147,67 @@ export function sentOf(row: Row): SentSignal[] {
   return row.sent.map((w) => ({ seq: w.seq, event: JSON.parse(w.json) as WorkflowEvent }));
 }
 
-/** Claims up to `limit` due ids unclaimed at `now` (of a lane, of `ids`), earliest first, for the window's owner. */
+/** Claims up to `limit` due ids unclaimed at `now` (of a lane, of `ids`) in the due order, for the window's owner. */
 export function claimDue(m: MemoryRows, w: ClaimWindow): string[] {
   const ids = w.ids === undefined ? undefined : new Set(w.ids);
+  const fits = (id: string): boolean => {
+    const row = m.rows.get(id)!;
+    if (ids !== undefined && !ids.has(id)) return false;
+    if (w.workflow !== undefined && row.encoded.workflow !== w.workflow) return false;
+    return row.claim === undefined || row.claim.until <= w.now;
+  };
+  const out = m.fairDue === 0 ? earliest(m, w, fits) : roundRobin(m, w, fits);
+  for (const id of out) m.rows.get(id)!.claim = { until: w.until, token: w.token };
+  return out;
+}
+
+/** The due order with one group: the first `limit` due entries that fit, earliest first. */
+function earliest(m: MemoryRows, w: ClaimWindow, fits: (id: string) => boolean): string[] {
   const out: string[] = [];
   for (const e of m.due) {
     if (e.at > w.now || out.length >= w.limit) break;
-    const row = m.rows.get(e.id)!;
-    if (ids !== undefined && !ids.has(e.id)) continue;
-    if (w.workflow !== undefined && row.encoded.workflow !== w.workflow) continue;
-    if (row.claim !== undefined && row.claim.until > w.now) continue;
-    out.push(e.id);
+    if (fits(e.id)) out.push(e.id);
   }
-  for (const id of out) m.rows.get(id)!.claim = { until: w.until, token: w.token };
+  return out;
+}
+
+/**
+ * The due order across fairness groups (see `Store.listDue`): each group's due entries that fit,
+ * earliest first (no group needs more than `limit`), then the first of every group, the second of
+ * every group, and so on, groups by their turn (the later of their head's time and when they were
+ * last served), then key; the groups handed out are served at `now`. The reference the database
+ * stores reach through their indexes; here a walk over the due entries.
+ */
+function roundRobin(m: MemoryRows, w: ClaimWindow, fits: (id: string) => boolean): string[] {
+  const groups = new Map<string, { turn: number; key: string; ids: string[] }>();
+  for (const e of m.due) {
+    if (e.at > w.now) break;
+    const g = groups.get(e.key);
+    if (g !== undefined && g.ids.length >= w.limit) continue;
+    if (!fits(e.id)) continue;
+    const turn = Math.max(e.at, m.served.get(e.key) ?? e.at);
+    if (g === undefined) groups.set(e.key, { turn, key: e.key, ids: [e.id] });
+    else g.ids.push(e.id);
+  }
+  const order = [...groups.values()].sort((a, b) =>
+    a.turn !== b.turn ? a.turn - b.turn : a.key < b.key ? -1 : a.key > b.key ? 1 : 0,
+  );
+  const out: string[] = [];
+  for (let round = 0; out.length < w.limit; round++) {
+    let any = false;
+    for (const g of order) {
+      if (round >= g.ids.length) continue;
+      any = true;
+      out.push(g.ids[round]!);
+      if (out.length >= w.limit) break;
+    }
+    if (!any) break;
+  }
+  // Only where groups compete: one group alone keeps no record (a store without keys none at all).
+  if (order.length > 1)
+    for (const id of out) {
+      const key = m.rows.get(id)!.encoded.fairKey ?? '';
+      m.served.set(key, Math.max(m.served.get(key) ?? w.now, w.now));
+    }
   return out;
 }

@@ -77,7 +77,7 @@ export interface InboxDriver {
 
 /** The claims' database calls (see `DueClaims`). */
 export interface ClaimsDriver {
-  /** `due`, returning the claimed rows' JSON, earliest wake time first. */
+  /** `due`, returning the claimed rows' JSON in the same order. */
   claim(window: ClaimWindow): Promise<string[]>;
   /** Ends the claims on `ids` written with `token`. */
   release(ids: readonly string[], token: string): Promise<void>;
@@ -222,7 +222,10 @@ export interface StoreDriver {
   update(row: EncodedSnapshot, condition: UpdateCondition): Promise<DriverOutcome>;
   /** The stored version, or null when the id does not exist (after a failed update). */
   version(id: string): Promise<number | null>;
-  /** Ids due by `window.now`, earliest first; a driver with `claims` claims them. */
+  /**
+   * Ids due by `window.now` in the due order of `Store.listDue` (round-robin across the rows'
+   * `fairKey`, earliest due first within each); a driver with `claims` claims them.
+   */
   due(window: DueWindow): Promise<string[]>;
   /** Up to `args.limit + 1` rows in id order after `args.cursor` (the extra row says another page exists). */
   page(args: ListArgs): Promise<ReadonlyArray<{ id: string; json: string }>>;

@@ -7,7 +7,7 @@ import {
   VersionConflictError,
 } from '../errors.js';
 import { assertValidId, isValidId } from '../ids.js';
-import type { Snapshot, Status } from '../snapshot.js';
+import { isFairKey, MAX_FAIR_KEY_LENGTH, type Snapshot, type Status } from '../snapshot.js';
 import { admitSnapshot } from '../snapshot-format.js';
 import { type DueQuery, type ListPage, type ListQuery, snapshotBytes } from './store.js';
 import { hasRunningTask, isHandoffNotice, wakeNotice } from './wake-notice.js';
@@ -29,6 +29,11 @@ export interface EncodedSnapshot {
    * else null.
    */
   wakeAt: number | null;
+  /**
+   * The fairness group the due order rotates over (see `Store.listDue`): the snapshot's non-empty
+   * `fairKey`, or null for the group of instances without one.
+   */
+  fairKey: string | null;
   /** The wake time to announce on the store's wake channel, or null (see {@link wakeNotice}). */
   notice: number | null;
   /** The notice hands a task to any worker (see {@link isHandoffNotice}): the store may send `json` with it. */
@@ -207,6 +212,14 @@ export function createStoreKit(
           [{ path: 'version', message: 'must be a safe integer' }],
         );
       }
+      const fair = snapshot.fairKey;
+      if (fair !== undefined && !isFairKey(fair)) {
+        throw new ValidationError(
+          'INVALID_SNAPSHOT',
+          `snapshot ${JSON.stringify(snapshot.id)}: bad fairKey`,
+          [{ path: 'fairKey', message: `must be a string of at most ${MAX_FAIR_KEY_LENGTH} characters` }],
+        );
+      }
       const json = jsonOf(snapshot);
       // A UTF-16 unit is at most 3 UTF-8 bytes: short JSON cannot reach the limit, so skip the count.
       if (json.length * 3 > max) {
@@ -222,6 +235,7 @@ export function createStoreKit(
         status: snapshot.status,
         workflow: snapshot.workflow.name,
         definition: `${snapshot.workflow.name}@${snapshot.workflow.version}@${snapshot.workflow.hash}`,
+        fairKey: fair ? fair : null,
         wakeAt:
           typeof wake === 'number' && Number.isFinite(wake) ? indexedWake(snapshot, wake, notice) : null,
         notice,

@@ -152,7 +152,7 @@ export interface ListPage {
 export interface DueClaims {
   /**
    * {@link Store.listDue} and {@link Store.load} in one round trip: claims due instances as listDue
-   * does and returns their stored snapshots, earliest `wakeAt` first (with `ids`, only those).
+   * does and returns their stored snapshots in its due order (with `ids`, only those).
    */
   claimDue(now: number, limit: number, query?: ClaimQuery): Promise<Snapshot[]>;
   /** Gives back the claims on `ids` taken with `token` (default the store's own); another caller's claims stay. */
@@ -217,7 +217,28 @@ export interface Store {
    */
   save(snapshot: Snapshot, expectedVersion: number, options?: SaveOptions): Promise<void>;
   /**
-   * Ids of instances with `wakeAt <= now`, earliest `wakeAt` first, at most `limit`; index-served.
+   * Ids of instances with `wakeAt <= now`, at most `limit`, in the due order; index-served. The due
+   * order is round-robin across fairness keys ({@link Snapshot.fairKey}), so that every group's
+   * first due instance is among the first (number of groups) of the order, however many of another
+   * key are due ahead of it:
+   *
+   * 1. The candidates are the instances due at `now` (with claims, not claimed), narrowed by the
+   *    query (`workflow`; `ids` for a claim).
+   * 2. They fall into groups by `fairKey`; instances without one (or with `''`) form one group of
+   *    their own, the key `''`. Each group is ordered by due time (`wakeAt`; a store that moves a
+   *    claimed instance to its claim's expiry uses that once the claim lapsed), then id; the first
+   *    is the group's head.
+   * 3. The order takes the first of every group, then the second of every group that has one, and
+   *    so on; within such a round, groups by their turn, then key (`''` first). A group's turn is
+   *    the later of its head's due time and when the store last handed out one of its instances
+   *    (the `now` of that call; a store keeps this only while more than one group is due), so the
+   *    rotation goes on across calls: a call of limit 1 takes each key's next in turn, not the
+   *    oldest backlog's again. `limit` cuts the order.
+   *
+   * With one group (no instance has a key) that is earliest `wakeAt` first, ties by id. With key A
+   * 1,000 due and key B 1 due after them, B's instance is second; and of two calls of limit 1
+   * made once B's is due, one takes it.
+   *
    * A wake time that is only a running task's deadline (or lease end) may be indexed up to a second
    * later (the store kit's `DEADLINE_INDEX_MS`), so a lost task is found at most that much late.
    * `query.workflow` keeps one workflow's instances only (a worker's per-workflow lane). A store

@@ -46,6 +46,12 @@ export interface StoreConformanceOptions {
   outage?: OutageControl;
   /** Spoils a stored row (see {@link Corrupt}); given, the suite checks that claims report such rows and return the rest. */
   corrupt?: Corrupt;
+  /**
+   * Whether the store hands out due work round-robin across fairness keys (`Snapshot.fairKey`,
+   * see `Store.listDue`); default true. False skips the fairness part, for a store that still
+   * returns due work earliest first whatever the keys.
+   */
+  fairness?: boolean;
   /** Writers racing on one instance (default 16). */
   writers?: number;
   /** Rounds of that race (default 200). */

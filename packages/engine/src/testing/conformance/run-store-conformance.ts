@@ -6,6 +6,7 @@ import { describeConditionalDelete } from './conditional-delete.js';
 import type { StoreConformanceOptions, SuiteContext } from './context.js';
 import { describeCrud } from './crud.js';
 import { describeDueLanes } from './due-lanes.js';
+import { describeFairness } from './fairness.js';
 import { describeFlow } from './flow.js';
 import { describeInbox } from './inbox.js';
 import { describeLimits } from './limits.js';
@@ -69,6 +70,7 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
     describe('core: concurrent writers', () => describeRace(ctx));
     describe('core: listDue and list', () => describeListing(ctx));
     describe('core: due lanes', () => describeDueLanes(ctx));
+    if (options.fairness !== false) describe('core: fair due order across keys', () => describeFairness(ctx));
     describe('core: limits and hostile input', () => describeLimits(ctx));
     describe('core: two runners on this store', () => describeRunners(ctx));
     if (has.has('claims')) describe('claims', () => describeClaims(ctx));
