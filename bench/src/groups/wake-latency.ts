@@ -179,7 +179,7 @@ export const idleQueries: Group = {
       const perSecond = Math.max(calls, 1) / MEASURE_S;
       return [
         costRow('idle-queries', perSecond, 1, 'queries/s', 1, {
-          note: `poll queries/s (listDue, claimDue, the inbox claim) of one idle worker (3 workflows, so 3 lanes and the inbox lane per poll; LISTEN live) over ${MEASURE_S} s after a ${RAMP_S} s ramp-up (${before} calls during it)${calls === 0 ? `; no call in the window: reported as at most one per ${MEASURE_S} s` : ''}; baseline = the goal of one query per second`,
+          note: `poll queries/s (listDue, claimDue, the inbox claim) of one idle worker (3 workflows, so 3 lanes and the inbox lane per lane round, one query per lease round between them; LISTEN live) over ${MEASURE_S} s after a ${RAMP_S} s ramp-up (${before} calls during it)${calls === 0 ? `; no call in the window: reported as at most one per ${MEASURE_S} s` : ''}; baseline = the goal of one query per second`,
           details: { rampCalls: before, measuredCalls: after! - before! },
         }),
       ];

@@ -179,9 +179,91 @@ describe('a worker and the leases', () => {
       await sleep(100); // the pause has grown past its cap by now: 10, 20, 40, 80, then 200 each
       const before = worker.stats.polls;
       await sleep(1_000);
-      // About five rounds in a second (a lane and the inbox's each), not one a minute.
+      // About five rounds in a second, not one a minute.
       expect(worker.stats.polls - before).toBeGreaterThanOrEqual(3);
       expect(worker.stats.polls - before).toBeLessThanOrEqual(25);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('an idle worker’s round every third of a lease is one claim over every workflow, not each lane and the inbox', async () => {
+    // Three workflows: a lane round is three lane claims and the inbox's. Between lane rounds (their
+    // pause grows to a minute here), the lease rounds cost one query each.
+    const a = workflow('a', 1).task('work', { handler: 'work' }).build();
+    const b = workflow('b', 1).task('work', { handler: 'work' }).build();
+    const inner = createMemoryStore();
+    const queries: string[] = [];
+    const claims = inner.claims!;
+    const inbox = inner.inbox!;
+    const store: Store = Object.assign(Object.create(inner) as Store, {
+      listDue: (...args: Parameters<Store['listDue']>) => {
+        queries.push('listDue');
+        return inner.listDue(...args);
+      },
+      claims: {
+        ...claims,
+        claimDue: (...args: Parameters<typeof claims.claimDue>) => {
+          queries.push(args[2]?.workflow ?? '*');
+          return claims.claimDue(...args);
+        },
+      },
+      inbox: {
+        ...inbox,
+        claim: (...args: Parameters<typeof inbox.claim>) => {
+          queries.push('inbox');
+          return inbox.claim(...args);
+        },
+      },
+    });
+    const runner = createRunner({
+      store,
+      workflows: [job, a, b],
+      taskLeaseMs: 600,
+      handlers: { work: () => 1 },
+    });
+    const worker = createWorker({ runner, poll: { minMs: 10, maxWithWakesMs: 60_000, jitter: 0 } });
+    await worker.start();
+    try {
+      await sleep(1_500); // lane rounds at 10, 20, 40, … ms pauses: the last before this is ~1.3 s
+      queries.length = 0;
+      await sleep(1_000);
+      // About five lease rounds of one query each, and at most one lane round (four queries).
+      expect(queries.filter((q) => q === '*').length).toBeGreaterThanOrEqual(3);
+      expect(queries.length).toBeLessThanOrEqual(10);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('an idle worker finds an attempt whose lease lapsed with another runner within a lease round, its lane pause long', async () => {
+    const store = createMemoryStore();
+    const cutOff = severable(store);
+    let runs = 0;
+    const dead = createRunner({
+      store: cutOff.store,
+      workflows: [job],
+      taskLeaseMs: 600,
+      handlers: { work: () => new Promise(() => {}) },
+    });
+    const runner = createRunner({
+      store,
+      workflows: [job],
+      taskLeaseMs: 600,
+      handlers: { work: () => ++runs },
+    });
+    const worker = createWorker({ runner, poll: { minMs: 10, maxWithWakesMs: 60_000, jitter: 0 } });
+    await worker.start();
+    try {
+      await sleep(1_500); // the lane pause is past a second and doubling; lease rounds every 200 ms
+      void dead.start('job', 'j-lapsed', undefined);
+      await sleep(50);
+      cutOff.cut.on = true; // its renewals fail from now on, as a dead process's
+      const t0 = Date.now();
+      while (runs === 0 && Date.now() - t0 < 5_000) await sleep(20);
+      // The lease (600 ms) lapses, indexed up to a second later; a lease round finds it within 200 ms.
+      expect(runs).toBe(1);
+      expect(Date.now() - t0).toBeLessThan(600 + 1_000 + 200 + 300);
     } finally {
       await worker.stop();
     }

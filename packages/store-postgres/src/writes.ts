@@ -1,4 +1,4 @@
-import type { EncodedSnapshot, StoreDriver, UpdateCondition } from '@stepfold/engine';
+import type { DriverOutcome, EncodedSnapshot, StoreDriver, UpdateCondition } from '@stepfold/engine';
 import { needsTextColumn, type Row, toRow } from './encode.js';
 import { errorCode, isUnavailable } from './map-error.js';
 import type { Query } from './query.js';
@@ -21,6 +21,12 @@ function noticeOf(e: EncodedSnapshot, row: Row): string | undefined {
   return wakePayload(e.notice, e.workflow, e.id, e.handoff && row.asText ? e.json : undefined, e.busy);
 }
 
+/** Whether one statement wrote its row. */
+const written = (r: { rowCount: number | null }): boolean => r.rowCount === 1;
+
+/** A conditional update's outcome from whether it wrote. */
+const outcomeOf = (ok: boolean): DriverOutcome => (ok ? 'written' : 'failed');
+
 /** The store's writes: `insert` and the conditional `update`, alone or in a group commit. */
 export function pgWrites(
   query: Query,
@@ -30,20 +36,18 @@ export function pgWrites(
   const jsonb = o.column === 'jsonb';
   // Runs a write with the JSON in snapshot_text, or, for a jsonb store, in the JSONB column unless
   // JSONB cannot hold it; `tail` (consumed seqs, match, notice payload) follows the two JSON parameters.
-  const write = async (row: Row, text: string, values: unknown[], tail: unknown[]) => {
-    if (!row.asText) {
-      try {
-        return await query(text, [...values, row.json, null, ...tail]);
-      } catch (e) {
-        const code = errorCode(e);
-        if (code === undefined || !JSONB_FALLBACK_CODES.has(code)) throw e;
-      }
-    }
-    return query(text, [...values, null, row.json, ...tail]);
+  // Not async: a text row (every row of a text store, the default) is one query and no frame more.
+  const write = (row: Row, text: string, values: unknown[], tail: unknown[]) => {
+    if (row.asText) return query(text, [...values, null, row.json, ...tail]);
+    return query(text, [...values, row.json, null, ...tail]).catch((e: unknown) => {
+      const code = errorCode(e);
+      if (code === undefined || !JSONB_FALLBACK_CODES.has(code)) throw e;
+      return query(text, [...values, null, row.json, ...tail]);
+    });
   };
 
   // One save in a statement of its own: true when written, false when its condition failed.
-  const saveOne = async ({ row, expected, payload }: QueuedSave, c?: UpdateCondition): Promise<boolean> => {
+  const saveOne = ({ row, expected, payload }: QueuedSave, c?: UpdateCondition): Promise<boolean> => {
     const { consumed, match } = c ?? {};
     const tail: unknown[] = consumed || match ? [consumed ?? []] : [];
     // A text store compares the stored text by digest only; a jsonb store also gives the JSON for
@@ -66,7 +70,7 @@ export function pgWrites(
       row.definition,
       row.fairKey,
     ];
-    return (await write(row, text, values, tail)).rowCount === 1;
+    return write(row, text, values, tail).then(written);
   };
 
   const SAVE_MANY = saveManyStatement(o.table, o.channel, o.column);
@@ -100,14 +104,14 @@ export function pgWrites(
         throw e;
       }
     },
-    async update(encoded, c) {
+    update(encoded, c) {
       const row = toRow(encoded, jsonb);
       const save: QueuedSave = { row, expected: c.expected, payload: noticeOf(encoded, row) };
       // Alone: a save that consumes or matches (the batch statement knows no inbox), and a jsonb
       // store's rare text-column rows (its batch statement binds JSONB).
       const alone =
         batcher === null || c.consumed !== undefined || c.match !== undefined || row.asText === jsonb;
-      return (await (alone ? saveOne(save, c) : batcher.write(save))) ? 'written' : 'failed';
+      return (alone ? saveOne(save, c) : batcher.write(save)).then(outcomeOf);
     },
   };
 }

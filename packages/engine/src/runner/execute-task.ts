@@ -78,17 +78,14 @@ export function resultEvent(
   more: { output: unknown } | { error: ErrorInfo } | Record<string, never>,
 ): ResultEvent {
   const { step, attempt, phase, idempotencyKey: key, item } = task;
-  return (at) =>
-    ({
-      type,
-      at,
-      step,
-      attempt,
-      phase,
-      key,
-      ...(item === undefined ? {} : { item }),
-      ...more,
-    }) as WorkflowEvent;
+  // Built by assignment, not spreads: this runs for every handler result.
+  return (at) => {
+    const e: Record<string, unknown> = { type, at, step, attempt, phase, key };
+    if (item !== undefined) e['item'] = item;
+    if ('output' in more) e['output'] = more.output;
+    else if ('error' in more) e['error'] = more.error;
+    return e as unknown as WorkflowEvent;
+  };
 }
 
 /**

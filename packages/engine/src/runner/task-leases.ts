@@ -66,9 +66,17 @@ export class TaskLeases {
     if (list.length === 0) this.forget(instance);
   }
 
-  /** Drops the instance's (empty) list; with nothing held, no sweep stays planned (a stopped worker leaves no timer). */
+  /**
+   * Drops the instance's (empty) list. The planned sweep stays: with a few instances in flight
+   * nothing is held between each result's write and the next dispatch, and a timer cleared and set
+   * again per task was a visible share of a write's CPU. A sweep that finds nothing held plans none.
+   */
   private forget(instance: string): void {
     this.held.delete(instance);
+  }
+
+  /** Cancels the planned sweep if nothing is held (a stopping worker leaves no timer). */
+  quiet(): void {
     if (this.held.size > 0 || this.timer === undefined) return;
     clearTimeout(this.timer);
     this.timer = undefined;

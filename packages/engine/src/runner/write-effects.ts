@@ -143,6 +143,7 @@ export class WriteEffects implements RunnerCore {
       if (this.executor !== hand) return;
       this.executor = undefined;
       this.observer = undefined;
+      this.leases.quiet();
     };
   }
 

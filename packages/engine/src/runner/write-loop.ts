@@ -3,7 +3,7 @@ import type { WorkflowDefinition } from '../definition/schema.js';
 import { AlreadyExistsError, isStepfoldError, NotFoundError, VersionConflictError } from '../errors.js';
 import type { WorkflowEvent } from '../events.js';
 import { assertValidId } from '../ids.js';
-import { reduce } from '../reducer/reducer.js';
+import { type ReduceOptions, reduce } from '../reducer/reducer.js';
 import { isTerminal, type LogEntry, type Snapshot } from '../snapshot.js';
 import type { Store } from '../store/store.js';
 import { InstanceWrites } from './instance-writes.js';
@@ -70,7 +70,9 @@ export class WriteLoop {
   private readonly handoff: boolean;
   private readonly payloads: PayloadPort | undefined;
   /** What every reduce runs with: the runner's kinds and its attempts' lease. */
-  private readonly reducing: { kinds: WorkflowRegistry['kinds']; leaseMs: number | undefined };
+  private readonly reducing: ReduceOptions;
+  /** The same, for a snapshot this runner's reducer made (made once: a spread per write showed). */
+  private readonly reducingTrusted: ReduceOptions;
   /** This runner's writes per instance, one at a time, each from the newest snapshot it wrote. */
   private readonly queue = new InstanceWrites();
 
@@ -97,7 +99,8 @@ export class WriteLoop {
     this.maxConflicts = o.conflictRetries;
     this.handoff = o.handoff;
     this.payloads = o.payloads;
-    this.reducing = { kinds: o.registry.kinds, leaseMs: o.leaseMs };
+    this.reducing = { kinds: o.registry.kinds, leaseMs: o.leaseMs, trusted: false };
+    this.reducingTrusted = { ...this.reducing, trusted: true };
     // Tracing is decided here, once: wrapped or raw, the calls below never ask again.
     const raw: BasedWrite = (r, base) => this.write(r, base);
     const insert: Create = (r) => this.insert(r);
@@ -255,7 +258,7 @@ export class WriteLoop {
       for (const { event } of sent.signals) {
         let r: ReturnType<typeof reduce>;
         try {
-          r = reduce(definition, from, this.mark(event), { ...this.reducing, trusted });
+          r = reduce(definition, from, this.mark(event), this.options(trusted));
         } catch (e) {
           // Refused for good (an overflowing inbox, a name no step knows): the others still apply.
           if (!isStepfoldError(e) || e.retryable) throw e;
@@ -271,7 +274,7 @@ export class WriteLoop {
     if (request.also) for (const m of request.also) m.refused(undefined);
     let r: ReturnType<typeof reduce>;
     try {
-      r = reduce(definition, from, this.mark(request.event(this.clock())), { ...this.reducing, trusted });
+      r = reduce(definition, from, this.mark(request.event(this.clock())), this.options(trusted));
     } catch (e) {
       // With merged results, a refused first one is reported alone; else the write fails.
       if (!request.refused || !request.also?.length || !isStepfoldError(e) || e.retryable) throw e;
@@ -283,10 +286,7 @@ export class WriteLoop {
     if (request.also?.length) {
       for (const m of request.also) {
         try {
-          const more = reduce(definition, next, this.mark(m.event(this.clock())), {
-            ...this.reducing,
-            trusted: true,
-          });
+          const more = reduce(definition, next, this.mark(m.event(this.clock())), this.reducingTrusted);
           next = more.snapshot;
           if (more.transitions.length) transitions = [...transitions, ...more.transitions];
         } catch (e) {
@@ -345,6 +345,11 @@ export class WriteLoop {
       }
       return this.saved(request, current, next, transitions);
     }
+  }
+
+  /** The reduce options for a snapshot `trusted` or not. */
+  private options(trusted: boolean): ReduceOptions {
+    return trusted ? this.reducingTrusted : this.reducing;
   }
 
   /** The event as this runner writes it: its tasks queued for a worker when it hands them off. */

@@ -1,27 +1,60 @@
 import { NoticeMismatchError, ValidationError, VersionConflictError } from '../errors.js';
 import type { Snapshot } from '../snapshot.js';
 import type { DeleteOptions, SaveOptions, SentSignal } from './store.js';
-import type { UpdateCondition } from './store-driver.js';
+import type { DriverOutcome, UpdateCondition } from './store-driver.js';
+import type { EncodedSnapshot } from './store-kit.js';
 import { type StoreParts, seqsOf } from './store-parts.js';
 
 // The writes of a store made by `defineStore` that hold only on a condition: when the driver says
 // the condition failed, these look up why and throw the error that says so.
 
-/** `Store.save`: a write on the expected version (and, when asked, the snapshot and signals it must find). */
-export async function save(
+/**
+ * `Store.save`: a write on the expected version (and, when asked, the snapshot and signals it must
+ * find). Not async: the common save (nothing to match) is the driver's promise and one `then`.
+ */
+export function save(
   parts: StoreParts,
   snapshot: Snapshot,
   expectedVersion: number,
   options: SaveOptions | undefined,
 ): Promise<void> {
+  let row: EncodedSnapshot;
+  let condition: UpdateCondition;
+  try {
+    row = parts.kit.encode(snapshot);
+    if (options?.matches !== undefined) return matchedSave(parts, row, expectedVersion, options);
+    condition = conditionOf(parts, expectedVersion, options?.consumed);
+  } catch (e) {
+    return Promise.reject(e);
+  }
+  return parts.kit
+    .guard('save', () => parts.driver.update(row, condition))
+    .then((outcome) =>
+      outcome === 'written' ? undefined : saveFailed(parts, row, expectedVersion, condition, outcome),
+    );
+}
+
+/** A save that must also find the snapshot and signals `options.matches` and `options.consumed` name. */
+async function matchedSave(
+  parts: StoreParts,
+  row: EncodedSnapshot,
+  expectedVersion: number,
+  options: SaveOptions,
+): Promise<void> {
+  const condition = await matchedConditionOf(parts, expectedVersion, options.consumed, options.matches!);
+  const outcome = await parts.kit.guard('save', () => parts.driver.update(row, condition));
+  if (outcome !== 'written') await saveFailed(parts, row, expectedVersion, condition, outcome);
+}
+
+/** A save the driver did not write: throws why (a lost race, a missing instance, a forged notice). */
+async function saveFailed(
+  parts: StoreParts,
+  row: EncodedSnapshot,
+  expectedVersion: number,
+  condition: UpdateCondition,
+  outcome: DriverOutcome,
+): Promise<void> {
   const { kit, driver } = parts;
-  const row = kit.encode(snapshot);
-  // Only a matched save waits for a digest: the common save goes straight to the driver.
-  const condition =
-    options?.matches === undefined
-      ? conditionOf(parts, expectedVersion, options?.consumed)
-      : await matchedConditionOf(parts, expectedVersion, options.consumed, options.matches);
-  let outcome = await kit.guard('save', () => driver.update(row, condition));
   if (outcome === 'failed') {
     // The condition failed: tell a lost race from a missing instance and from a forged notice.
     const stored = await kit.guard('save', () => driver.version(row.id));

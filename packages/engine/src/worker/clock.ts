@@ -35,6 +35,11 @@ export function jittered(ms: number, share: number): number {
   return ms * (1 + share * (2 * Math.random() - 1));
 }
 
+/** `ms` shortened by up to `share` of itself, at random: never later than `ms`. */
+export function jitteredDown(ms: number, share: number): number {
+  return ms * (1 - share * Math.random());
+}
+
 /** A random token telling this worker apart from others (its turn among them; no security use). */
 export function randomToken(): string {
   return Math.random().toString(36).slice(2);

@@ -19,6 +19,9 @@ export interface RoundResult {
   left: boolean;
 }
 
+/** What a round polls beyond the named instances: every lane and the inbox's, one claim over every workflow, or nothing. */
+export type RoundKind = 'lanes' | 'lease' | 'named';
+
 /** What a {@link DuePoller} works with. */
 export interface PollerParts {
   runner: Runner;
@@ -225,33 +228,43 @@ export class DuePoller {
   }
 
   /**
-   * Ticks the named instances that are due, then (with `everyLane`) polls every lane once and the
-   * inbox's lane; a failed poll rejects (the caller backs off).
+   * Ticks the named instances that are due, then polls: with `lanes`, every lane once and the
+   * inbox's lane; with `lease`, one claim over every workflow (the cheap round that finds a lease
+   * lapsed with its worker between lane rounds); with `named`, nothing more. A failed poll rejects
+   * (the caller backs off).
    */
-  async round(everyLane = true): Promise<RoundResult> {
+  async round(kind: RoundKind = 'lanes'): Promise<RoundResult> {
     const result: RoundResult = { ticked: 0, full: false, left: false };
     const ticks: Promise<void>[] = [];
     if (this.named.size) result.ticked += await this.namedRound(this.p.clock(), ticks);
-    if (everyLane) {
+    if (kind === 'lanes') {
       const { lanes, share } = this.lanes.next(this.p.pool.free());
       for (const lane of lanes) {
         const want = Math.min(share, lane ? this.p.pool.freeFor(lane) : this.p.pool.free());
         if (want <= 0) continue;
-        const now = this.p.clock();
-        const skipping = this.lanes.skippedIn(lane, now);
-        const got = await this.claim(now, want + skipping, lane ? { workflow: lane } : {});
-        if (got.length >= want + skipping) result.full = true;
-        result.ticked += this.take(got, now, lane || '*', ticks);
+        await this.poll(lane, want, result, ticks);
       }
       // Last, the inbox's own lane (a backstop): signals whose notice no worker acted on.
       if (this.inbox.polled && this.p.pool.free() > 0) {
         const now = this.p.clock();
         result.ticked += this.take(await this.inbox.claimLeft(now, this.p.pool.free()), now, '*', ticks);
       }
+    } else if (kind === 'lease' && this.p.pool.free() > 0) {
+      // Instances of workflows this worker cannot step come back too: skipped, given straight back.
+      await this.poll('', this.p.pool.free(), result, ticks);
     }
     await Promise.all(ticks);
     result.left = this.namedDue(this.p.clock());
     return result;
+  }
+
+  /** One lane's claim (`''`: every workflow) for `want` instances beyond those it skips, ticked. */
+  private async poll(lane: string, want: number, result: RoundResult, ticks: Promise<void>[]): Promise<void> {
+    const now = this.p.clock();
+    const skipping = this.lanes.skippedIn(lane, now);
+    const got = await this.claim(now, want + skipping, lane ? { workflow: lane } : {});
+    if (got.length >= want + skipping) result.full = true;
+    result.ticked += this.take(got, now, lane || '*', ticks);
   }
 
   /** Whether an instance it knows by name is due by `now` and not yet taken. */

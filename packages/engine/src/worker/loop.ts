@@ -1,6 +1,6 @@
 import { backoffDelay } from '../backoff.js';
 import type { Alarm } from './alarm.js';
-import { jittered, WallTimer } from './clock.js';
+import { jittered, jitteredDown, WallTimer } from './clock.js';
 import type { DuePoller, RoundResult } from './due-poller.js';
 import type { ResolvedWorkerOptions } from './options.js';
 import type { TaskPool } from './task-pool.js';
@@ -19,11 +19,14 @@ export type LoopMode = 'polling' | 'sleeping' | 'waitingForSlot' | 'backingOff' 
 /**
  * The pace of lane polls: after a round that found work the next comes at once; after an empty
  * one the pause grows by `factor` up to a cap (higher while wakes are live: polling is then only a
- * backstop). `planned` is when the next round that polls every lane is due.
+ * backstop). `planned` is when the next round that polls every lane is due. While wakes are live
+ * and that is further off than `leaseCapMs`, `leaseDue` is when a lease round is due: one claim over
+ * every workflow, which finds an attempt whose lease lapsed with its worker (a lease sends no notice).
  */
 export class PollPace {
   private pause: number;
   planned = 0;
+  leaseDue = Number.POSITIVE_INFINITY;
 
   constructor(private readonly pace: ResolvedWorkerOptions['pace']) {
     this.pause = pace.minMs;
@@ -33,14 +36,27 @@ export class PollPace {
   full(): void {
     this.pause = this.pace.minMs;
     this.planned = 0;
+    this.leaseDue = Number.POSITIVE_INFINITY;
   }
 
-  /** A lane round ended at `now` having ticked `ticked`: plans the next. */
+  /** A lane round ended at `now` having ticked `ticked`: plans the next, and the next lease round. */
   after(ticked: number, now: number, wakesLive: boolean): void {
-    // With wakes live, still often enough to find a lapsed lease in time (see `Pace.leaseCapMs`).
-    const cap = wakesLive ? Math.min(this.pace.maxWithWakesMs, this.pace.leaseCapMs) : this.pace.maxMs;
+    const cap = wakesLive ? this.pace.maxWithWakesMs : this.pace.maxMs;
     this.pause = ticked > 0 ? this.pace.minMs : Math.min(this.pause * this.pace.factor, cap);
     this.planned = now + jittered(this.pause, this.pace.jitter);
+    this.leased(now, wakesLive);
+  }
+
+  /**
+   * A round that would find a lapsed lease (a lane round, or a lease round) ended at `now`: the
+   * next lease round is at most `leaseCapMs` away (jittered down only, so never later), unless the
+   * planned lane round comes first or wakes are down (the pause is then `maxMs` at most, as before
+   * leases: a worker without notices polls every lane anyway).
+   */
+  leased(now: number, wakesLive: boolean): void {
+    const { leaseCapMs, jitter } = this.pace;
+    const next = now + jitteredDown(leaseCapMs, jitter);
+    this.leaseDue = wakesLive && next < this.planned ? next : Number.POSITIVE_INFINITY;
   }
 }
 
@@ -100,10 +116,12 @@ export class WorkerLoop {
         continue;
       }
       this.mode = 'polling';
-      const lanes = this.alarm.beginRound(this.o.clock(), this.pace.planned);
+      const now = this.o.clock();
+      const lanes = this.alarm.beginRound(now, this.pace.planned);
+      const lease = !lanes && now >= this.pace.leaseDue;
       let result: RoundResult;
       try {
-        result = await this.poller.round(lanes);
+        result = await this.poller.round(lanes ? 'lanes' : lease ? 'lease' : 'named');
         outages = 0;
       } catch (e) {
         this.stats.errors++;
@@ -122,8 +140,11 @@ export class WorkerLoop {
         this.pace.full();
         continue;
       }
-      // A round for named instances alone leaves the pace and the planned poll as they were.
-      if (lanes) this.pace.after(result.ticked, this.o.clock(), this.wakesLive);
+      // A round for named instances alone leaves the pace and the planned poll as they were; a
+      // lease round that found work brings the lanes back to the fast pace.
+      if (lanes || (lease && result.ticked > 0))
+        this.pace.after(result.ticked, this.o.clock(), this.wakesLive);
+      else if (lease) this.pace.leased(this.o.clock(), this.wakesLive);
       // Named instances left for want of a slot: the next round takes them (once a slot frees).
       if (result.left) continue;
       await this.sleep();
@@ -132,19 +153,19 @@ export class WorkerLoop {
   }
 
   /**
-   * Until the planned poll or the earliest known wake time, whichever is first; a wake time heard
-   * meanwhile moves that end earlier; a ring ends the sleep.
+   * Until the planned poll, the lease round or the earliest known wake time, whichever is first; a
+   * wake time heard meanwhile moves that end earlier; a ring ends the sleep.
    */
   private async sleep(): Promise<void> {
     this.mode = 'sleeping';
     const { known } = this.alarm;
-    for (
-      let end = Math.min(this.pace.planned, known.earliest ?? this.pace.planned);
-      this.running() && !this.alarm.urgent;
-    ) {
-      if (end - this.o.clock() <= 0) break;
-      await this.alarm.sleep(this.until(end));
-      end = Math.min(this.pace.planned, known.earliest ?? this.pace.planned);
+    const end = () => {
+      const next = Math.min(this.pace.planned, this.pace.leaseDue);
+      return Math.min(next, known.earliest ?? next);
+    };
+    for (let at = end(); this.running() && !this.alarm.urgent; at = end()) {
+      if (at - this.o.clock() <= 0) break;
+      await this.alarm.sleep(this.until(at));
     }
   }
 }

@@ -19,13 +19,13 @@ export interface Pace {
   factor: number;
   jitter: number;
   /**
-   * Longest pause while wakes are live and `maxWithWakesMs` is longer: a third of the runner's
-   * `taskLeaseMs`. A running attempt's lease sends no wake notice (a notice per dispatch or renewal
-   * would wake every worker, and have each claim the instance by id later, for handlers that
-   * nearly all end in time), so the due poll is what finds a lease that lapsed with a dead worker.
-   * Polling every third of a lease, it is found within about 1.4 leases of the last renewal (plus
-   * the second the stores round it to): under 15 s with the defaults, not up to 30 s more. Idle, a
-   * worker polls each lane every 3.3 s instead of 30 s: one indexed query each.
+   * Longest time between rounds that would find a lapsed attempt lease, while wakes are live: a
+   * third of the runner's `taskLeaseMs`. A running attempt's lease sends no wake notice (a notice
+   * per dispatch or renewal would wake every worker, and have each claim the instance by id later,
+   * for handlers that nearly all end in time), so a due poll is what finds a lease that lapsed with
+   * a dead worker. Between lane rounds (whose pause still grows to `maxWithWakesMs`), a lease round
+   * makes one claim over every workflow: found within about 1.4 leases of the last renewal (plus the
+   * second the stores round it to), under 15 s with the defaults, for one query every 3.3 s idle.
    */
   leaseCapMs: number;
 }

@@ -81,11 +81,11 @@ describe('DuePoller', () => {
     await t.runner.start('nap', 'n-1', undefined, { wait: 'write' });
     // Heard of as due 3 s from now: beyond the look-ahead, so it is not claimed before then.
     expect(t.poller.hint('n-1', 13_000)).toBe(true);
-    expect(await t.poller.round(false)).toEqual({ ticked: 0, full: false, left: false });
+    expect(await t.poller.round('named')).toEqual({ ticked: 0, full: false, left: false });
     expect(t.poller.namedDue(12_999)).toBe(false);
     t.at(13_000);
     t.calls.length = 0;
-    const r = await t.poller.round(false);
+    const r = await t.poller.round('named');
     expect(r.ticked).toBe(1);
     const claim = t.calls.find((c) => c.call === 'claimDue');
     expect(claim?.args[2]).toMatchObject({ ids: ['n-1'], leaseMs: 5_000 });
@@ -101,7 +101,7 @@ describe('DuePoller', () => {
     expect(t.dueAt).toEqual([11_000]);
     t.at(11_000);
     t.calls.length = 0;
-    expect((await t.poller.round(false)).ticked).toBe(1);
+    expect((await t.poller.round('named')).ticked).toBe(1);
     expect(t.names()).not.toContain('claimDue');
     expect(t.names()).not.toContain('load');
   });
@@ -121,7 +121,7 @@ describe('DuePoller', () => {
     expect(await t.store.claims!.claimDue(11_000, 1, { ids: ['n-8'], token: 'another' })).toEqual([]);
     t.at(11_000);
     t.calls.length = 0;
-    expect((await t.poller.round(false)).ticked).toBe(1);
+    expect((await t.poller.round('named')).ticked).toBe(1);
     expect(t.names()).not.toContain('claimDue');
     expect((await t.runner.get('n-8'))?.steps['rest']?.status).toBe('completed');
   });
@@ -145,7 +145,7 @@ describe('DuePoller', () => {
     taken = () => t.store.save({ ...s, version: s.version + 1 }, s.version);
     expect(t.poller.hint('n-9', 11_000, true)).toBe(true);
     t.calls.length = 0;
-    await t.poller.round(false);
+    await t.poller.round('named');
     expect(t.stats.lostTakes).toBe(1);
     expect(t.runner.stats.conflicts).toBe(0);
     expect(t.names()).not.toContain('load');
@@ -158,7 +158,7 @@ describe('DuePoller', () => {
     t.at(11_000);
     expect(t.poller.give(s, 11_000)).toBe(true);
     t.calls.length = 0;
-    expect((await t.poller.round(false)).ticked).toBe(1);
+    expect((await t.poller.round('named')).ticked).toBe(1);
     expect(t.names().filter((n) => n === 'claimDue' || n === 'load' || n === 'listDue')).toEqual([]);
     expect(t.names()).toContain('save');
   });
@@ -170,7 +170,7 @@ describe('DuePoller', () => {
     await t.runner.tick('n-4');
     t.poller.give(s, 11_000);
     const version = (await t.runner.get('n-4'))?.version;
-    await t.poller.round(false);
+    await t.poller.round('named');
     expect(t.stats.lostTakes).toBe(1);
     expect((await t.runner.get('n-4'))?.version).toBe(version);
   });
@@ -194,6 +194,19 @@ describe('DuePoller', () => {
     await single.round();
     const asked = t.calls.filter((c) => c.call === 'claimDue').map((c) => c.args[1]);
     expect(asked).toEqual([4 + 1]);
+  });
+
+  it('a lease round is one claim over every workflow (no lane by lane, no inbox), and ticks what it finds', async () => {
+    const t = setup();
+    await t.runner.start('nap', 'n-7', undefined, { wait: 'write' });
+    t.at(11_000);
+    t.calls.length = 0;
+    const r = await t.poller.round('lease');
+    expect(r.ticked).toBe(1);
+    const polls = t.calls.filter((c) => c.call === 'claimDue' || c.call === 'listDue' || c.call === 'claim');
+    expect(polls.map((c) => [c.call, (c.args[2] as { workflow?: string } | undefined)?.workflow])).toEqual([
+      ['claimDue', undefined],
+    ]);
   });
 
   it('reports a full lane (more may be due) and named instances left for want of a slot', async () => {

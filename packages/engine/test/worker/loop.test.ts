@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createRunner, workflow } from '../../src/index.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import { Alarm } from '../../src/worker/alarm.js';
-import type { DuePoller, RoundResult } from '../../src/worker/due-poller.js';
+import type { DuePoller, RoundKind, RoundResult } from '../../src/worker/due-poller.js';
 import { type LoopMode, PollPace, WorkerLoop } from '../../src/worker/loop.js';
 import { resolveWorkerOptions } from '../../src/worker/options.js';
 import type { TaskPool } from '../../src/worker/task-pool.js';
@@ -27,15 +27,29 @@ describe('PollPace', () => {
     expect(p.planned).toBe(0);
   });
 
-  it('with wakes live, never pauses longer than a third of the task lease (a lapsed lease sends no notice)', () => {
+  it('with wakes live, plans a lease round at most a third of the task lease after the last (a lapsed lease sends no notice)', () => {
     const p = new PollPace({ ...pace, leaseCapMs: 700 });
     const live = [0, 0, 0, 0, 0, 0].map(() => {
       p.after(0, 1_000, true);
-      return p.planned - 1_000;
+      return [p.planned - 1_000, p.leaseDue - 1_000];
     });
-    expect(live).toEqual([100, 200, 400, 700, 700, 700]);
+    // The lane pause grows to its cap as before leases; lease rounds fill the gaps past 700 ms.
+    expect(live).toEqual([
+      [100, Number.POSITIVE_INFINITY],
+      [200, Number.POSITIVE_INFINITY],
+      [400, Number.POSITIVE_INFINITY],
+      [800, 700],
+      [1_600, 700],
+      [1_600, 700],
+    ]);
+    p.leased(1_700, true);
+    expect(p.leaseDue).toBe(2_400); // a lease round plans the next one, the lane round stays
+    expect(p.planned).toBe(2_600);
+    p.leased(2_400, true);
+    expect(p.leaseDue).toBe(Number.POSITIVE_INFINITY); // the lane round comes first
     p.after(0, 1_000, false);
-    expect(p.planned - 1_000).toBe(400); // without wakes, maxMs is the cap as before
+    expect(p.planned - 1_000).toBe(400); // without wakes, maxMs is the cap as before, and no lease round
+    expect(p.leaseDue).toBe(Number.POSITIVE_INFINITY);
   });
 });
 
@@ -50,8 +64,8 @@ function scripted(results: Array<RoundResult | Error>, free = () => 1) {
   const modes: LoopMode[] = [];
   let running = true;
   const poller = {
-    async round(lanes: boolean) {
-      lanesAsked.push(lanes);
+    async round(kind: RoundKind) {
+      lanesAsked.push(kind === 'lanes');
       modes.push(loop.mode);
       const next = results.shift();
       if (!next) {
