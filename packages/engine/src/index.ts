@@ -4,9 +4,12 @@ export * from './composition/index.js';
 export {
   type TaskFields,
   WorkflowBuilder,
+  type WorkflowLimit,
   type WorkflowOptions,
   workflow,
 } from './definition/builder.js';
+export type { KeyPath, TypedFlowLimit, TypedRateLimit } from './definition/builder-types.js';
+export type { FlowLimit, RateLimit } from './definition/flow-limits.js';
 export type { ChildWorkflow, MapSummary, WorkflowMapSummary } from './definition/builder-compose.js';
 export { defineWorkflow, definitionHash } from './definition/compile.js';
 export { readPath } from './definition/data-path.js';
@@ -60,6 +63,7 @@ export { type EventOf, eventSchema, parseEvent, type WorkflowEvent } from './eve
 export { assertValidId, isValidId, MAX_ID_LENGTH } from './ids.js';
 export * from './lifecycle/index.js';
 export * from './payloads/index.js';
+export { instanceHolder, taskHolder } from './reducer/flow-needs.js';
 export type { KindSet } from './reducer/kind-table.js';
 export { replay, type StepOptions, step } from './reducer/reducer.js';
 export { backoffMs, DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, type RetryPolicy } from './reducer/retry-policy.js';
@@ -75,6 +79,7 @@ export type {
   WorkflowRef,
 } from './runner/instrumentation.js';
 export type { TaskJob } from './runner/port.js';
+export { type FlowChanges, flowChanges } from './runner/flow-changes.js';
 export { createRunner } from './runner/runner.js';
 export type {
   CallOptions,

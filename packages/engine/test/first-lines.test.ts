@@ -32,6 +32,10 @@ void migrate(createRunner({ store, workflows: [report], handlers }), defineMigra
   unknownSignal: `void createRunner({ store, workflows: [order], handlers }).signal('o-1', 'shiped', {});`,
   startInput: `void createRunner({ store, workflows: [order], handlers }).start('order', 'o-1', { sku: 1 });`,
   workerCaps: `createWorker({ runner: createRunner({ store, workflows: [order, report], handlers }), workflowConcurrency: { reprot: 2 } });`,
+  flowKey: `workflow('f', 1).input(z.object({ customer: z.string() })).task('t', { handler: 'go', concurrency: { key: 'input.custmer', limit: 1 } });`,
+  flowKeyObject: `workflow('f', 1).input(z.object({ customer: z.object({ id: z.string() }) })).task('t', { handler: 'go', concurrency: { key: 'input.customer', limit: 1 } });`,
+  flowLimit: `workflow('f', 1).task('t', { handler: 'go', concurrency: { limit: 0 } });`,
+  flowPeriod: `workflow('f', 1).task('t', { handler: 'go', rateLimit: { limit: 5, periodMs: 1.5 } });`,
 };
 
 describe('first lines of compile errors', () => {
@@ -75,6 +79,10 @@ describe('first lines of compile errors', () => {
     ],
     ['a start input of the wrong type', 'startInput', /^Type 'number' is not assignable to type 'string'/],
     ['a worker cap for a workflow the runner lacks', 'workerCaps', /'reprot' does not exist/],
+    ['a flow key path with a typo', 'flowKey', /^Type '"input\.custmer"' is not assignable to type '"input\.customer"/],
+    ['a flow key path to an object', 'flowKeyObject', /^Type '"input\.customer"' is not assignable to type '"input\.customer\.id"/],
+    ['a limit of 0', 'flowLimit', /^Type '0' is not assignable to type '"must be a positive integer"'/],
+    ['a fractional window', 'flowPeriod', /^Type '1\.5' is not assignable to type '"must be a positive integer"'/],
   ])('%s', (_, name, pattern) => {
     expect(lines[name]?.[0]).toMatch(pattern);
     expect(lines[name]).toHaveLength(1);

@@ -9,6 +9,7 @@ import type {
   CompensateSpec,
   IsArrayPath,
   ItemInput,
+  ItemKeyPath,
   ItemMapping,
   ItemOf,
   ItemsPath,
@@ -26,6 +27,7 @@ import type {
   Fields,
   HandlerName,
   Handlers,
+  KeyPath,
   Mapped,
   Mapping,
   NameIn,
@@ -40,6 +42,7 @@ import type {
   TaskOutput,
 } from './builder-types.js';
 import { defineWorkflow } from './compile.js';
+import { limitList } from './flow-limits.js';
 import { type DeclaredSchemas, declareSchemas } from './declared-schemas.js';
 import { kindOf } from './kinds/index.js';
 import type {
@@ -71,6 +74,27 @@ export interface WorkflowOptions {
   /** Buffer signals no step listens for instead of refusing them with `UNKNOWN_SIGNAL` (default false). */
   acceptUnknownSignals?: boolean | undefined;
   description?: string | undefined;
+  /**
+   * At most `limit` instances per value of `key` (an `input.` path: an instance is admitted before
+   * any step runs) past their start at once, across every runner sharing the store.
+   */
+  concurrency?: WorkflowLimit | readonly WorkflowLimit[] | undefined;
+  /** Reserved for priority (a number, or an `input.` path to one): validated, not yet acted on. */
+  priority?: number | InputPath | undefined;
+  /** Reserved for fairness across the values of `key` (an `input.` path): validated, not yet acted on. */
+  fairness?: { key: InputPath } | undefined;
+}
+
+/** A path into the workflow input (the options come before `.input()`, so it is not typed further). */
+type InputPath = 'input' | `input.${string}`;
+/** An instance limit of {@link WorkflowOptions}. */
+export interface WorkflowLimit {
+  /** An `input.` path whose value (a string, number or boolean) names the counter; none: one counter. */
+  key?: InputPath | undefined;
+  /** At most this many instances at once: a positive integer. */
+  limit: number;
+  /** The counter's name, shared by every workflow naming it (default: the workflow's name). */
+  scope?: string | undefined;
 }
 
 /**
@@ -197,9 +221,13 @@ export class WorkflowBuilder<
     const M extends Mapping<WI, O> | undefined = undefined,
     const C extends HandlerName<H> | undefined = undefined,
     Out = never,
+    const N extends number = number,
+    const RN extends number = number,
+    const Ms extends number = number,
   >(
     id: NewId<Id, Ids>,
-    fields: TaskFields<K, M, C, Out> & NoInfer<TaskCheck<Mapped<WI, O, M>, H, K, M>>,
+    fields: TaskFields<K, M, C, Out, KeyPath<WI, O>, N, RN, Ms> &
+      NoInfer<TaskCheck<Mapped<WI, O, M>, H, K, M>>,
   ): WorkflowBuilder<
     N,
     WI,
@@ -407,7 +435,15 @@ export class WorkflowBuilder<
     const R extends 'collect' | 'discard' | undefined = undefined,
   >(
     id: NewId<Id, Ids>,
-    fields: MapFields<ItemsPath<StepData<WI, O>, P>, K, W, M, C, R> &
+    fields: MapFields<
+      ItemsPath<StepData<WI, O>, P>,
+      K,
+      W,
+      M,
+      C,
+      R,
+      ItemKeyPath<WI, O, ItemOf<StepData<WI, O>, P>>
+    > &
       NoInfer<
         MapCheck<ItemInput<WI, O, ItemOf<StepData<WI, O>, P>, M>, H, K, W, M, IsArrayPath<StepData<WI, O>, P>>
       >,
@@ -439,7 +475,8 @@ export class WorkflowBuilder<
 
   /** The definition as plain JSON, not yet validated. */
   toJSON(): DefinitionInput {
-    const { onFailure, defaults, limits, description, acceptUnknownSignals } = this.options;
+    const { onFailure, defaults, limits, description, acceptUnknownSignals, concurrency, priority, fairness } =
+      this.options;
     return {
       name: this.name,
       version: this.version,
@@ -449,6 +486,9 @@ export class WorkflowBuilder<
       ...(defaults === undefined ? {} : { defaults }),
       ...(limits === undefined ? {} : { limits }),
       ...(acceptUnknownSignals === undefined ? {} : { acceptUnknownSignals }),
+      ...(concurrency === undefined ? {} : { concurrency: concurrency as DefinitionInput['concurrency'] }),
+      ...(priority === undefined ? {} : { priority }),
+      ...(fairness === undefined ? {} : { fairness }),
       steps: this.steps.map(({ end: _end, ...s }) => s as StepDefinition),
     };
   }
@@ -477,7 +517,7 @@ export class WorkflowBuilder<
     const { input, signals, outputs } = self.schemas;
     const issues = [
       ...signalIssues(self.steps, signals),
-      ...(input ? inputPathIssues(self.steps, input) : []),
+      ...(input ? inputPathIssues(self.steps, input, workflowPaths(self.options)) : []),
     ];
     let definition: WorkflowDefinition | undefined;
     try {
@@ -497,6 +537,18 @@ export class WorkflowBuilder<
     }
     return definition;
   }
+}
+
+/** The workflow's own `input.` paths (its limits' keys, priority, fairness), with where each is written. */
+function workflowPaths(o: WorkflowOptions): Array<{ path: string; at: string }> {
+  const out: Array<{ path: string; at: string }> = [];
+  limitList<WorkflowLimit>(o.concurrency).forEach((l, i) => {
+    if (l.key !== undefined)
+      out.push({ path: l.key, at: Array.isArray(o.concurrency) ? `concurrency.${i}.key` : 'concurrency.key' });
+  });
+  if (typeof o.priority === 'string') out.push({ path: o.priority, at: 'priority' });
+  if (o.fairness !== undefined) out.push({ path: o.fairness.key, at: 'fairness.key' });
+  return out;
 }
 
 /** Fields with their `workflow` definition replaced by its name, as the JSON form has it. */

@@ -10,6 +10,7 @@ import { NOOP, refuseUnknownSignal, rules, run } from './rules.js';
 import { checkSnapshot, initialSnapshot } from './snapshot-check.js';
 import { copySnapshot, derive, freezeChanged, freezeNew, plainDraft, ring } from './snapshot-copy.js';
 import { completeTask } from './straight-path.js';
+import { admit } from './throttle.js';
 import {
   type Cx,
   DEFAULT_LOG_LIMIT,
@@ -141,7 +142,13 @@ export function reduce(
     const s = initialSnapshot(wf, ev, snapshot);
     const cx: Cx = { wf, table, s, at: ev.at, budget, logged: [], handoff: ev.handoff === true };
     log(cx, 'workflow.started');
-    run(cx, () => table.flow.enter(cx, wf.definition.start), false);
+    run(
+      cx,
+      () => {
+        if (admit(cx)) table.flow.enter(cx, wf.definition.start);
+      },
+      false,
+    );
     const out = copySnapshot(s);
     derive(out);
     out.log = appendLog(wf, s.log, cx.logged!);

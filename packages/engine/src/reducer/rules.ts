@@ -6,6 +6,7 @@ import { isTerminal, type StepState } from '../snapshot.js';
 import { dispatchCompensation, passedPivot, pumpRollback, startRollback } from './compensation.js';
 import { rulesOf } from './kind-table.js';
 import type { ResultEvent } from './kinds/step-rules.js';
+import { admitted, type Change, failBadKeys, hasThrottled, retryAllThrottled, throttleAdmission, throttleTask } from './throttle.js';
 import { fire, nextDue } from './timers.js';
 import {
   type Cx,
@@ -89,9 +90,21 @@ export const rules: { [T in WorkflowEvent['type']]: Rule<T> } = {
   },
 
   tick: (cx) => {
-    if (nextDue(cx) === null) return NOOP;
-    return run(cx, () => fireDue(cx));
+    if (nextDue(cx) === null && !hasThrottled(cx)) return NOOP;
+    return run(cx, () => {
+      retryAllThrottled(cx);
+      fireDue(cx);
+    });
   },
+
+  'task.throttled': (cx, ev) => {
+    if (!Object.hasOwn(cx.wf.definition.steps, ev.step)) rejectEvent(`unknown step "${ev.step}"`, 'step');
+    return change(cx, throttleTask(cx, ev));
+  },
+
+  'instance.throttled': (cx, ev) => change(cx, throttleAdmission(cx, ev)),
+
+  'instance.admitted': (cx) => change(cx, admitted(cx)),
 
   signal: (cx, ev) => {
     refuseUnknownSignal(cx.wf, cx.s.id, ev.name);
@@ -177,6 +190,11 @@ export const rules: { [T in WorkflowEvent['type']]: Rule<T> } = {
   },
 };
 
+/** A flow rule's change run as a transition, or NOOP when it does not apply. */
+function change(cx: Cx, c: Change): Outcome {
+  return c === false ? NOOP : run(cx, c);
+}
+
 /** Runs a transition (the reducer derives status and wake time afterwards); a runaway fails the instance. */
 export function run(cx: Cx, body: () => void, bump = true): undefined {
   if (bump) {
@@ -185,6 +203,7 @@ export function run(cx: Cx, body: () => void, bump = true): undefined {
   }
   try {
     body();
+    failBadKeys(cx);
   } catch (e) {
     if (!(e instanceof TransitionLimitError)) throw e;
     cx.s.error = { message: 'too many transitions in one event (a runaway loop?)', code: 'TRANSITION_LIMIT' };

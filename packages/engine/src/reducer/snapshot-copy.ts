@@ -36,6 +36,8 @@ export function copySnapshot(s: Snapshot, output: unknown = s.output): Snapshot 
   out.inbox = s.inbox;
   out.seenSignals = s.seenSignals;
   if (s.saga !== undefined) out.saga = s.saga;
+  if (s.admission !== undefined) out.admission = s.admission;
+  if (s.holds !== undefined) out.holds = s.holds;
   out.wakeAt = s.wakeAt;
   out.createdAt = s.createdAt;
   out.updatedAt = s.updatedAt;
@@ -132,6 +134,8 @@ export function freezeChanged(s: Snapshot, base: Snapshot): void {
   if (s.error !== base.error) freezeNew(s.error);
   if (s.compensationError !== base.compensationError) freezeNew(s.compensationError);
   if (s.saga !== base.saga) freezeNew(s.saga);
+  if (s.admission !== base.admission) freezeNew(s.admission);
+  if (s.holds !== base.holds) freezeNew(s.holds);
   if (s.steps !== base.steps) {
     for (const id in s.steps) {
       const st = s.steps[id]!;
@@ -142,7 +146,11 @@ export function freezeChanged(s: Snapshot, base: Snapshot): void {
     Object.freeze(s.steps);
   }
   if (s.tasks !== base.tasks) {
-    for (const key in s.tasks) Object.freeze(s.tasks[key]);
+    for (const key in s.tasks) {
+      const t = s.tasks[key]!;
+      Object.freeze(t);
+      if (t.needs) freezeNew(t.needs);
+    }
     Object.freeze(s.tasks);
   }
   Object.freeze(s.active);
@@ -162,6 +170,7 @@ function freezeState(st: StepState, old: StepState | undefined): void {
   if (st.branches) Object.freeze(st.branches);
   if (st.map !== old?.map) freezeNew(st.map);
   if (st.child !== old?.child) freezeNew(st.child);
+  if (st.throttled !== old?.throttled) freezeNew(st.throttled);
   const batch = st.batch;
   if (batch && batch !== old?.batch) {
     Object.freeze(batch);
@@ -181,6 +190,9 @@ export function derive(s: Snapshot): void {
     if (wakeAt === null || t.deadline < wakeAt) wakeAt = t.deadline;
     if (!t.detached) running = true;
   }
+  // A throttled admission is retried at its `until` at the latest (a released slot ticks it sooner).
+  const admitAt = s.admission?.throttled?.until;
+  if (admitAt !== undefined && (wakeAt === null || admitAt < wakeAt)) wakeAt = admitAt;
   s.wakeAt = wakeAt;
   if (isTerminal(s.status)) return;
   let dlq = false;

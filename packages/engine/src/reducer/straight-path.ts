@@ -42,7 +42,9 @@ export function completeTask(
   const next = def.next;
   const nextDef = next === undefined ? undefined : (steps[next] as TaskDef);
   if (nextDef) {
-    if (nextDef.kind !== 'task') return undefined;
+    // A limited task resolves what it needs from the data: the general path dispatches it.
+    if (nextDef.kind !== 'task' || nextDef.concurrency !== undefined || nextDef.rateLimit !== undefined)
+      return undefined;
   } else {
     // Inside a parallel branch the branch ends, not the workflow; another task would be stopped.
     if ((wf.regions.get(id)?.length ?? 0) > 0) return undefined;

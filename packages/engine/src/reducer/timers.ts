@@ -1,4 +1,5 @@
 import { rulesOf } from './kind-table.js';
+import { retryThrottled } from './throttle.js';
 import { type Cx, log, stepDef, takeTask } from './transition-context.js';
 
 // Timers and deadlines: what a `tick` fires, earliest first.
@@ -43,6 +44,10 @@ export function fire(cx: Cx, due: Due): void {
   }
   const [timer] = cx.s.timers.splice(due.index, 1);
   log(cx, 'timer.fired', timer!.step, { detail: timer!.kind });
+  if (timer!.kind === 'throttle') {
+    retryThrottled(cx, timer!);
+    return;
+  }
   const def = stepDef(cx, timer!.step);
   rulesOf(cx, def).timer?.(cx, def, timer!, cx.table.flow);
 }

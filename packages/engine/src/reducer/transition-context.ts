@@ -1,6 +1,9 @@
+import { readPath } from '../definition/data-path.js';
+import type { StepLimits } from '../definition/flow-limits.js';
 import type { StepDefinition, StepOf } from '../definition/schema.js';
 import type { ErrorInfo, Snapshot, StepState, TaskState, TimerState } from '../snapshot.js';
 import type { Cx } from './kinds/step-rules.js';
+import { resolveNeeds } from './flow-needs.js';
 import { DEFAULT_TIMEOUT_MS } from './retry-policy.js';
 
 /** Default bound on internal transitions one event may cause. */
@@ -92,6 +95,7 @@ export function finish(cx: Cx, id: string, status: StepState['status'], output?:
   st.status = status;
   st.finishedAt = cx.at;
   if (output !== undefined) st.output = output;
+  if (st.throttled) delete st.throttled;
   const i = cx.s.active.indexOf(id);
   if (i >= 0) cx.s.active.splice(i, 1);
 }
@@ -130,11 +134,13 @@ export function deactivate(cx: Cx, id: string): void {
     const st = stepState(cx, id);
     st.status = 'skipped';
     st.finishedAt = cx.at;
+    if (st.throttled) delete st.throttled;
   } else if (task) detach(cx, task);
   else {
     const st = stepState(cx, id);
     st.status = 'skipped';
     st.finishedAt = cx.at;
+    if (st.throttled) delete st.throttled;
   }
 }
 
@@ -200,13 +206,36 @@ export function dispatchTask(
   if (item !== undefined) task.item = item;
   if (extra?.child !== undefined) task.child = extra.child;
   if (cx.handoff) task.queued = true;
-  cx.s.tasks[taskKey(id, phase, item)] = task;
+  const key = taskKey(id, phase, item);
+  // Only run attempts of a handler are limited: compensations undo, and must not wait behind runs.
+  if (phase === 'run' && extra?.child === undefined) {
+    const needs = attemptNeeds(cx, def, item);
+    if (Array.isArray(needs)) task.needs = needs;
+    else if (needs !== undefined) (cx.badKeys ??= []).push({ key, error: needs });
+  }
+  cx.s.tasks[key] = task;
   log(
     cx,
     phase === 'run' ? 'task.dispatched' : 'compensation.dispatched',
     id,
     item === undefined ? { attempt } : { attempt, detail: `item ${item}` },
   );
+}
+
+/** The flow limits an attempt of a step (or of one map item) needs, resolved from the data now. */
+function attemptNeeds(
+  cx: Cx,
+  def: StepLimits & { id: string; items?: string },
+  item: number | undefined,
+): ReturnType<typeof resolveNeeds> {
+  if (def.concurrency === undefined && def.rateLimit === undefined) return undefined;
+  const view: Record<string, unknown> = dataView(cx.s);
+  if (item !== undefined && def.items !== undefined) {
+    const items = readPath(view, def.items);
+    view['item'] = Array.isArray(items) ? items[item] : undefined;
+    view['index'] = item;
+  }
+  return resolveNeeds(def, `${cx.wf.definition.name}/${def.id}`, view);
 }
 
 /** How long an attempt of the step may run before it counts as lost. */
@@ -251,6 +280,15 @@ export function terminate(cx: Cx, status: 'completed' | 'failed' | 'cancelled' |
   cx.s.tasks = {};
   cx.s.timers = [];
   delete cx.s.saga;
+  // Nothing waits any more: what waited for a flow limit shows it no longer.
+  if (cx.s.admission) delete cx.s.admission;
+  for (const id in cx.s.steps) {
+    const st = cx.s.steps[id]!;
+    if (st.throttled) {
+      const { throttled: _, ...rest } = st;
+      cx.s.steps[id] = rest;
+    }
+  }
   log(cx, `workflow.${status}`);
 }
 

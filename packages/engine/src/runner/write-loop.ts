@@ -6,6 +6,8 @@ import { assertValidId } from '../ids.js';
 import { reduce } from '../reducer/reducer.js';
 import { isTerminal, type LogEntry, type Snapshot } from '../snapshot.js';
 import type { Store } from '../store/store.js';
+import { touchesFlow } from './flow-changes.js';
+import type { FlowGate } from './flow-gate.js';
 import { InstanceWrites } from './instance-writes.js';
 import type { Instrumentation } from './instrumentation.js';
 import { loadInstance } from './load.js';
@@ -39,6 +41,8 @@ export interface WriteLoopOptions {
   instrument?: Instrumentation | undefined;
   /** Offloads a start's input over the threshold (after its declared-schema check). */
   payloads?: PayloadPort | undefined;
+  /** The store's flow limits, asked around every write that touches them (when the store has `flow`). */
+  gate?: FlowGate | undefined;
 }
 
 /**
@@ -55,6 +59,7 @@ export class WriteLoop {
   private readonly maxConflicts: number;
   private readonly handoff: boolean;
   private readonly payloads: PayloadPort | undefined;
+  private readonly gate: FlowGate | undefined;
   /** This runner's writes per instance, one at a time, each from the newest snapshot it wrote. */
   private readonly queue = new InstanceWrites();
 
@@ -81,6 +86,7 @@ export class WriteLoop {
     this.maxConflicts = o.conflictRetries;
     this.handoff = o.handoff;
     this.payloads = o.payloads;
+    this.gate = o.gate;
     // Tracing is decided here, once: wrapped or raw, the calls below never ask again.
     const raw: BasedWrite = (r, base) => this.write(r, base);
     const insert: Create = (r) => this.insert(r);
@@ -176,6 +182,9 @@ export class WriteLoop {
       return Promise.reject(e);
     }
     if (next === current) return Promise.resolve(current);
+    // Flow limits are asked before the save: the loop below awaits the store.
+    if (this.gate && touchesFlow(current, next))
+      return this.loop(request, 0, base, current, base.origin === 'reducer');
     return this.store.save(next, current.version).then(
       () => this.saved(request, current, next, transitions),
       (e: unknown) => this.lost(request, e, 0).then(() => this.loop(request, 1, base, undefined, false)),
@@ -299,7 +308,7 @@ export class WriteLoop {
       }
       const definition = this.registry.forSnapshot(current);
       await request.check?.(current, definition);
-      const { next, transitions } = this.fold(request, current, definition, trusted);
+      let { next, transitions } = this.fold(request, current, definition, trusted);
       const consumed = sent?.signals;
       const matches = noticed === current ? noticed : undefined;
       if (next === current) {
@@ -313,6 +322,11 @@ export class WriteLoop {
           );
         return current;
       }
+      let taken: string[] = [];
+      if (this.gate && touchesFlow(current, next))
+        ({ next, transitions, taken } = await this.gate.acquire(current, next, transitions, (s, e) =>
+          reduce(definition, s, this.mark(e), { kinds: this.registry.kinds, trusted: true }),
+        ));
       try {
         await this.store.save(
           next,
@@ -322,10 +336,12 @@ export class WriteLoop {
             : undefined,
         );
       } catch (e) {
+        this.gate?.giveBack(taken);
         await this.lost(request, e, tries);
         current = undefined;
         continue;
       }
+      this.gate?.settled(current, next);
       return this.saved(request, current, next, transitions);
     }
   }
@@ -369,25 +385,39 @@ export class WriteLoop {
       });
       return alsoApply ? fold(s, { ...alsoApply, ...mark }) : s;
     };
-    let s = started(null, false);
+    // Instance limits (and limited first attempts) are asked of the store before the create.
+    const gated = async (from: Snapshot | null, s: Snapshot): Promise<{ s: Snapshot; taken: string[] }> => {
+      if (!this.gate || !touchesFlow(from, s)) return { s, taken: [] };
+      const g = await this.gate.acquire(from, s, transitions, (x, e) =>
+        reduce(definition, x, { ...e, ...mark }, { kinds: this.registry.kinds, trusted: true }),
+      );
+      transitions = [...g.transitions];
+      return { s: g.next, taken: g.taken };
+    };
+    let { s, taken } = await gated(null, started(null, false));
     let before = 0;
+    let prior: Snapshot | null = null;
     try {
       await this.store.create(s);
     } catch (e) {
+      this.gate?.giveBack(taken);
       if (!isStepfoldError(e, 'ALREADY_EXISTS') || !reuseFinished) throw e;
       const old = await loadInstance(this.store, id);
       if (!old || !isTerminal(old.status)) throw e;
       transitions = [];
       before = old.version;
-      s = started(old, true);
+      prior = old;
+      ({ s, taken } = await gated(old, started(old, true)));
       try {
         await this.store.save(s, old.version);
       } catch (conflict) {
+        this.gate?.giveBack(taken);
         // A finished instance takes no events: whoever changed it reused the id first.
         if (isStepfoldError(conflict, 'VERSION_CONFLICT')) throw new AlreadyExistsError(id);
         throw conflict;
       }
     }
+    this.gate?.settled(prior, s);
     this.stats.writes++;
     this.queue.wrote(s);
     onWrite(s, transitions, before, null);

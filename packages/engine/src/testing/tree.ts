@@ -13,6 +13,7 @@ import {
   sameParent,
 } from '../runner/child-effects.js';
 import type { AnyDefinition } from '../runner/handler-types.js';
+import { FlowCounter } from './flow-counter.js';
 import { createRegistry, type WorkflowRegistry } from '../runner/registry.js';
 import {
   CHILD_HANDLER,
@@ -70,6 +71,8 @@ export class HarnessTree {
   readonly members = new Map<string, TreeMember>();
   /** Effects asked for and not performed yet, oldest first. */
   readonly pending: ChildEffect[] = [];
+  /** The flow limits' counts every instance of the tree shares, as a store's `flow` would. */
+  readonly flow = new FlowCounter();
   private flushing = false;
 
   constructor(

@@ -1,6 +1,14 @@
 import type { CompiledWorkflow } from '../../definition/compile.js';
 import type { EventOf } from '../../events.js';
-import type { LogEntry, SignalRecord, Snapshot, StepState, TaskState, TimerState } from '../../snapshot.js';
+import type {
+  ErrorInfo,
+  LogEntry,
+  SignalRecord,
+  Snapshot,
+  StepState,
+  TaskState,
+  TimerState,
+} from '../../snapshot.js';
 
 /** Everything a transition needs: the workflow, the snapshot being written, the event time. */
 export interface Cx {
@@ -16,6 +24,11 @@ export interface Cx {
   logged?: LogEntry[] | undefined;
   /** The event's writer will not run the tasks it dispatches: they are queued for a worker to take. */
   handoff?: boolean | undefined;
+  /**
+   * Attempts dispatched with a flow key that holds no key value (by task key): each fails for good
+   * with `INVALID_FLOW_KEY` once the rule that dispatched it is done (see `run`).
+   */
+  badKeys?: Array<{ key: string; error: ErrorInfo }> | undefined;
 }
 
 /** Step kinds by name, as the flow reads them: the definition layer's facts or the reducer's rules. */

@@ -1,0 +1,174 @@
+import type { EventOf } from '../events.js';
+import type { TimerState } from '../snapshot.js';
+import { workflowNeeds } from './flow-needs.js';
+import { rulesOf } from './kind-table.js';
+import {
+  addTimer,
+  type Cx,
+  dispatchTask,
+  log,
+  stepDef,
+  taskKey,
+  terminate,
+} from './transition-context.js';
+
+// Flow limits in the reducer: an attempt the store would not let start waits (`task.throttled`),
+// an instance not admitted yet waits before its first step (`instance.throttled`), and any tick
+// tries them again. The reducer never counts: the runner asks the store and reports a refusal.
+
+/** What the rules below return for an event that does not apply (stale), else the change to run. */
+export type Change = false | (() => void);
+const STALE = false;
+
+/**
+ * `task.throttled`: the attempt in flight did not start. Its task goes (the attempt is not
+ * consumed), the step shows what it waits for, and a `throttle` timer retries it at `until` at the
+ * latest. False when the event names no attempt in flight (stale: nothing changes).
+ */
+export function throttleTask(cx: Cx, ev: EventOf<'task.throttled'>): Change {
+  const phase = ev.phase ?? 'run';
+  const key = taskKey(ev.step, phase, ev.item);
+  const task = cx.s.tasks[key];
+  if (!task || task.attempt !== ev.attempt || task.needs === undefined || task.queued) return STALE;
+  if (ev.key !== undefined && ev.key !== task.idempotencyKey) return STALE;
+  return () => {
+    delete cx.s.tasks[key];
+    const st = cx.s.steps[ev.step]!;
+    const waiting = {
+      need: ev.need,
+      until: ev.until,
+      since: task.waitingSince ?? cx.at,
+      attempt: task.attempt,
+      ...(task.item === undefined ? {} : { item: task.item }),
+    };
+    cx.s.steps[ev.step] = { ...st, throttled: waiting };
+    const timer: TimerState = { kind: 'throttle', step: ev.step, at: ev.until, phase, attempt: task.attempt };
+    if (task.item !== undefined) timer.item = task.item;
+    addTimer(cx, timer);
+    const item = task.item === undefined ? '' : `item ${task.item}: `;
+    log(cx, 'task.throttled', ev.step, { attempt: task.attempt, detail: `${item}${needText(ev.need)}` });
+  };
+}
+
+/** A need in the log: its scope, key and limit. */
+function needText(need: EventOf<'task.throttled'>['need']): string {
+  const per = need.periodMs === undefined ? '' : ` per ${need.periodMs} ms`;
+  return `${need.scope} ${JSON.stringify(need.key)} limit ${need.limit}${per}`;
+}
+
+/**
+ * A `throttle` timer fired (on time, or early: any tick fires them): the same attempt is
+ * dispatched again, needs and all, unless its step moved on meanwhile.
+ */
+export function retryThrottled(cx: Cx, timer: TimerState): void {
+  const st = cx.s.steps[timer.step];
+  const def = stepDef(cx, timer.step);
+  const item = timer.item;
+  if (!st || st.status !== 'active' || timer.attempt === undefined) return;
+  if (item !== undefined && !st.map?.running.includes(item)) return;
+  const since = st.throttled?.item === item ? st.throttled?.since : undefined;
+  if (st.throttled && st.throttled.item === item) {
+    const { throttled: _, ...rest } = st;
+    cx.s.steps[timer.step] = rest;
+  }
+  const phase = timer.phase ?? 'run';
+  const extra = item === undefined ? undefined : { item, handler: (def as { handler?: string }).handler };
+  dispatchTask(cx, timer.step, phase, timer.attempt, extra);
+  const key = taskKey(timer.step, phase, item);
+  const task = cx.s.tasks[key];
+  if (task && since !== undefined) cx.s.tasks[key] = { ...task, waitingSince: since };
+}
+
+/** Whether a tick has flow work: a throttled attempt or admission to try again. */
+export function hasThrottled(cx: Cx): boolean {
+  if (cx.s.admission?.throttled) return true;
+  for (const t of cx.s.timers) if (t.kind === 'throttle') return true;
+  return false;
+}
+
+/**
+ * What a tick does before the due timers: every throttled attempt is dispatched again and a
+ * throttled admission asked for again, whatever their `until` (a released slot ticks its waiters
+ * early; `until` is only the latest time).
+ */
+export function retryAllThrottled(cx: Cx): void {
+  const admission = cx.s.admission;
+  if (admission?.throttled) {
+    cx.s.admission = { needs: admission.needs, waitingSince: admission.throttled.since };
+    log(cx, 'instance.admission-retried');
+  }
+  if (!cx.s.timers.some((t) => t.kind === 'throttle')) return;
+  const fired = cx.s.timers.filter((t) => t.kind === 'throttle');
+  cx.s.timers = cx.s.timers.filter((t) => t.kind !== 'throttle');
+  for (const t of fired) {
+    log(cx, 'timer.fired', t.step, { detail: t.kind });
+    retryThrottled(cx, t);
+  }
+}
+
+/**
+ * A new run's start: with instance limits, the instance waits for admission (no step entered)
+ * and the runner asks the store; a key that holds no key value fails it. Returns whether the
+ * start step may be entered now.
+ */
+export function admit(cx: Cx): boolean {
+  const needs = workflowNeeds(cx.wf.definition, cx.s.input);
+  if (needs === undefined) return true;
+  if (!Array.isArray(needs)) {
+    cx.s.error = { message: needs.message, code: needs.code, retryable: false };
+    terminate(cx, 'failed');
+    return false;
+  }
+  cx.s.admission = { needs };
+  log(cx, 'instance.admission-pending');
+  return false;
+}
+
+/** `instance.throttled`: the admission waits (retried at `until` at the latest). False when none is pending. */
+export function throttleAdmission(cx: Cx, ev: EventOf<'instance.throttled'>): Change {
+  const admission = cx.s.admission;
+  if (!admission || admission.throttled) return STALE;
+  return () => {
+    const since = admission.waitingSince ?? cx.at;
+    cx.s.admission = { needs: admission.needs, throttled: { need: ev.need, until: ev.until, since } };
+    log(cx, 'instance.throttled', undefined, { detail: needText(ev.need) });
+  };
+}
+
+/** `instance.admitted`: the store granted the admission; its limits are held and the start step entered. */
+export function admitted(cx: Cx): Change {
+  const admission = cx.s.admission;
+  if (!admission) return STALE;
+  return () => {
+    delete cx.s.admission;
+    cx.s.holds = admission.needs;
+    log(cx, 'instance.admitted');
+    cx.table.flow.enter(cx, cx.wf.definition.start);
+  };
+}
+
+/**
+ * Attempts dispatched with a key that holds no key value fail for good (`INVALID_FLOW_KEY`), as
+ * their kind fails a result: after the rule that dispatched them, so no kind meets a failure in
+ * the middle of its own dispatching.
+ */
+export function failBadKeys(cx: Cx): void {
+  const bad = cx.badKeys;
+  while (bad?.length) {
+    const { key, error } = bad.shift()!;
+    const task = cx.s.tasks[key];
+    if (!task) continue;
+    const def = stepDef(cx, task.step);
+    const result = rulesOf(cx, def).result;
+    if (!result) continue;
+    const ev: EventOf<'task.failed'> = {
+      type: 'task.failed',
+      at: cx.at,
+      step: task.step,
+      attempt: task.attempt,
+      error,
+      ...(task.item === undefined ? {} : { item: task.item }),
+    };
+    result.apply(cx, def, task, ev, cx.table.flow);
+  }
+}
