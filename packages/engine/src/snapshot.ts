@@ -1,5 +1,5 @@
 import type { StepErrorCode } from './errors.js';
-import type { FlowNeed } from './store/flow.js';
+import type { FlowNeed } from './flow-need.js';
 
 /** Snapshot format version; bump with a migration when the shape below changes. */
 export const SNAPSHOT_SCHEMA_VERSION = 1;
