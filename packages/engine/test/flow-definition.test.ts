@@ -99,7 +99,7 @@ describe('flow limits in a definition', () => {
 
   it('the builder checks input key paths against the declared input schema, for callers past the types', () => {
     const build = () =>
-      workflow('w', 1, { concurrency: { key: 'input.tenat' as 'input', limit: 1 } })
+      workflow('w', 1, { concurrency: { key: 'input.tenat', limit: 1 } })
         .input(z.object({ tenant: z.string() }))
         .task('t', { handler: 'h', concurrency: { key: 'input.custmer' as never, limit: 1 } })
         .build();

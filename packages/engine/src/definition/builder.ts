@@ -221,12 +221,12 @@ export class WorkflowBuilder<
     const M extends Mapping<WI, O> | undefined = undefined,
     const C extends HandlerName<H> | undefined = undefined,
     Out = never,
-    const N extends number = number,
-    const RN extends number = number,
-    const Ms extends number = number,
+    const Lim extends number = number,
+    const RLim extends number = number,
+    const Per extends number = number,
   >(
     id: NewId<Id, Ids>,
-    fields: TaskFields<K, M, C, Out, KeyPath<WI, O>, N, RN, Ms> &
+    fields: TaskFields<K, M, C, Out, KeyPath<WI, O>, Lim, RLim, Per> &
       NoInfer<TaskCheck<Mapped<WI, O, M>, H, K, M>>,
   ): WorkflowBuilder<
     N,
