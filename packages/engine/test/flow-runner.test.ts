@@ -15,14 +15,15 @@ import { FlowCounter } from '../src/testing/flow-counter.js';
 // attempt in the same write, released after, and a freed slot ticks its waiter at once. The store
 // here is the memory store with the reference counts (the harness's) as its `flow`.
 
-/** The reference counts as an async FlowStore, recording every grant (holder, time). */
+/** The reference counts as an async FlowStore, recording each holder's first grant (holder, time). */
 function referenceFlow(): { flow: FlowStore; counter: FlowCounter; grants: Array<{ holder: string; at: number }> } {
   const counter = new FlowCounter();
   const grants: Array<{ holder: string; at: number }> = [];
   const flow: FlowStore = {
     acquire: async (holder, instance, needs, now, until) => {
       const g = counter.acquire(holder, instance, needs, now, until);
-      if (g.granted) grants.push({ holder, at: now });
+      // A holder acquiring again (a write re-applied after a lost race) holds what it held.
+      if (g.granted && !grants.some((x) => x.holder === holder)) grants.push({ holder, at: now });
       return g;
     },
     release: async (holders, now) => counter.release(holders, now),
