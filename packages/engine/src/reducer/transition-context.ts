@@ -206,14 +206,14 @@ export function dispatchTask(
   if (item !== undefined) task.item = item;
   if (extra?.child !== undefined) task.child = extra.child;
   if (cx.handoff) task.queued = true;
-  const key = taskKey(id, phase, item);
+  const at = taskKey(id, phase, item);
   // Only run attempts of a handler are limited: compensations undo, and must not wait behind runs.
   if (phase === 'run' && extra?.child === undefined) {
     const needs = attemptNeeds(cx, def, item);
     if (Array.isArray(needs)) task.needs = needs;
-    else if (needs !== undefined) (cx.badKeys ??= []).push({ key, error: needs });
+    else if (needs !== undefined) (cx.badKeys ??= []).push({ key: at, error: needs });
   }
-  cx.s.tasks[key] = task;
+  cx.s.tasks[at] = task;
   log(
     cx,
     phase === 'run' ? 'task.dispatched' : 'compensation.dispatched',
