@@ -127,11 +127,11 @@ export type KeyPaths<D, P> = P extends string
 /** A flow limit's key paths over the workflow input `WI` and earlier outputs `O`. */
 export type KeyPath<WI, O> = KeyPaths<StepData<WI, O>, DataPath<WI, O>>;
 
-/** `N` when it is a positive integer (or any `number`: not known here); else a message the compiler shows. */
-export type PositiveInt<N extends number> = number extends N
+/** `N` when it is a positive integer (or any `number`: not known here); else a message naming `Name`. */
+export type PositiveInt<N extends number, Name extends string = 'limit'> = number extends N
   ? N
   : `${N}` extends `-${string}` | '0' | `${string}.${string}` | `${string}e-${string}`
-    ? 'must be a positive integer'
+    ? `${Name} must be a positive integer`
     : N;
 /** A concurrency limit in the typed builder: `key` is a path to a key value; a literal `limit` is checked. */
 export interface TypedFlowLimit<P, N extends number = number> {
@@ -149,7 +149,7 @@ export interface TypedRateLimit<P, N extends number = number, Ms extends number 
   /** At most this many starts per window: a positive integer. */
   limit: PositiveInt<N>;
   /** The sliding window, in ms: a positive integer. */
-  periodMs: PositiveInt<Ms>;
+  periodMs: PositiveInt<Ms, 'periodMs'>;
   /** The window's name, shared by every step naming it (default: workflow/step). */
   scope?: string | undefined;
 }
@@ -159,9 +159,19 @@ export interface TypedRateLimit<P, N extends number = number, Ms extends number 
  */
 export type FlowFields<P, N extends number, RN extends number, Ms extends number> = {
   /** At most `limit` attempts at once per key value, across every runner sharing the store. */
-  concurrency?: TypedFlowLimit<P, N> | readonly TypedFlowLimit<P>[] | undefined;
+  concurrency?: TypedFlowLimit<P, N> | LimitList<TypedFlowLimit<P>> | undefined;
   /** At most `limit` attempt starts per key value in any window of `periodMs`. */
-  rateLimit?: TypedRateLimit<P, RN, Ms> | readonly TypedRateLimit<P>[] | undefined;
+  rateLimit?: TypedRateLimit<P, RN, Ms> | LimitList<TypedRateLimit<P>> | undefined;
+};
+/**
+ * A list of limits. The fields a single limit has are `never` here, so the compiler checks a
+ * single limit's fields one by one and its first line names the one that is wrong.
+ */
+export type LimitList<T> = readonly T[] & {
+  key?: never;
+  limit?: never;
+  periodMs?: never;
+  scope?: never;
 };
 
 /** The fields of a typed task step; `input` paths and `handler` names are checked by the compiler. */
