@@ -8,12 +8,12 @@ export {
   type WorkflowOptions,
   workflow,
 } from './definition/builder.js';
-export type { KeyPath, TypedFlowLimit, TypedRateLimit } from './definition/builder-types.js';
-export type { FlowLimit, RateLimit } from './definition/flow-limits.js';
 export type { ChildWorkflow, MapSummary, WorkflowMapSummary } from './definition/builder-compose.js';
+export type { KeyPath, TypedFlowLimit, TypedRateLimit } from './definition/builder-types.js';
 export { defineWorkflow, definitionHash } from './definition/compile.js';
 export { readPath } from './definition/data-path.js';
 export { type DeclaredSchemas, declaredSchemas, type } from './definition/declared-schemas.js';
+export type { FlowLimit, RateLimit } from './definition/flow-limits.js';
 export * from './definition/introspect.js';
 export type {
   Condition,
@@ -68,6 +68,7 @@ export type { KindSet } from './reducer/kind-table.js';
 export { replay, type StepOptions, step } from './reducer/reducer.js';
 export { backoffMs, DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, type RetryPolicy } from './reducer/retry-policy.js';
 export { dispatchedBy, type TaskView, taskView } from './reducer/task-view.js';
+export { type FlowChanges, flowChanges } from './runner/flow-changes.js';
 export type { AnyDefinition, Handler, HandlerContext, HandlersFor } from './runner/handler-types.js';
 export type { RunnerHooks } from './runner/hooks.js';
 export type {
@@ -79,7 +80,6 @@ export type {
   WorkflowRef,
 } from './runner/instrumentation.js';
 export type { TaskJob } from './runner/port.js';
-export { type FlowChanges, flowChanges } from './runner/flow-changes.js';
 export { createRunner } from './runner/runner.js';
 export type {
   CallOptions,

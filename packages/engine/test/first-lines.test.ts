@@ -79,10 +79,26 @@ describe('first lines of compile errors', () => {
     ],
     ['a start input of the wrong type', 'startInput', /^Type 'number' is not assignable to type 'string'/],
     ['a worker cap for a workflow the runner lacks', 'workerCaps', /'reprot' does not exist/],
-    ['a flow key path with a typo', 'flowKey', /^Type '"input\.custmer"' is not assignable to type '"input\.customer"/],
-    ['a flow key path to an object', 'flowKeyObject', /^Type '"input\.customer"' is not assignable to type '"input\.customer\.id"/],
-    ['a limit of 0', 'flowLimit', /^Type 'number' is not assignable to type '"limit must be a positive integer"'/],
-    ['a fractional window', 'flowPeriod', /^Type 'number' is not assignable to type '"periodMs must be a positive integer"'/],
+    [
+      'a flow key path with a typo',
+      'flowKey',
+      /^Type '"input\.custmer"' is not assignable to type '"input\.customer"/,
+    ],
+    [
+      'a flow key path to an object',
+      'flowKeyObject',
+      /^Type '"input\.customer"' is not assignable to type '"input\.customer\.id"/,
+    ],
+    [
+      'a limit of 0',
+      'flowLimit',
+      /^Type 'number' is not assignable to type '"limit must be a positive integer"'/,
+    ],
+    [
+      'a fractional window',
+      'flowPeriod',
+      /^Type 'number' is not assignable to type '"periodMs must be a positive integer"'/,
+    ],
   ])('%s', (_, name, pattern) => {
     expect(lines[name]?.[0]).toMatch(pattern);
     expect(lines[name]).toHaveLength(1);

@@ -32,7 +32,10 @@ describe('flow limits in a definition', () => {
       issues(
         withTask(
           {
-            concurrency: [{ key: 'input.customer', limit: 1 }, { limit: 50, scope: 'shared' }],
+            concurrency: [
+              { key: 'input.customer', limit: 1 },
+              { limit: 50, scope: 'shared' },
+            ],
             rateLimit: { key: 'outputs.a.tenant', limit: 100, periodMs: 60_000 },
           },
           {
@@ -93,7 +96,10 @@ describe('flow limits in a definition', () => {
     expect(issues(map({ handler: 'h', concurrency: { key: 'item.tenant', limit: 1 } }))).toEqual([]);
     expect(issues(map({ handler: 'h', rateLimit: { key: 'index', limit: 1, periodMs: 10 } }))).toEqual([]);
     expect(issues(map({ workflow: 'child', concurrency: { limit: 1 } }))).toEqual([
-      { path: 'steps.m', message: 'concurrency and rateLimit apply to a handler map: limit the child workflow' },
+      {
+        path: 'steps.m',
+        message: 'concurrency and rateLimit apply to a handler map: limit the child workflow',
+      },
     ]);
   });
 

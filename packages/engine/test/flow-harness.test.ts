@@ -37,7 +37,10 @@ describe('harness with flow limits', () => {
     const h = createHarness(fan, { kinds: [composition] }).start({
       jobs: [{ tenant: 'a' }, { tenant: 'a' }, { tenant: 'a' }],
     });
-    await h.run({ work: async ({ input }: { input: { tenant: string } }) => input.tenant }, { timers: 'advance' });
+    await h.run(
+      { work: async ({ input }: { input: { tenant: string } }) => input.tenant },
+      { timers: 'advance' },
+    );
     expect(h.status).toBe('completed');
     expect(h.output('each')).toEqual(['a', 'a', 'a']);
   });

@@ -18,9 +18,18 @@ describe('flow limits in the typed builder', () => {
   it('takes key paths to strings, numbers and booleans of the input and earlier outputs', () => {
     base.task('a', { handler: 'charge', concurrency: { key: 'input.customer', limit: 1 } });
     base.task('b', { handler: 'charge', concurrency: [{ key: 'input.vip', limit: 2 }, { limit: 10 }] });
-    base.task('c', { handler: 'charge', rateLimit: { key: 'outputs.lookup.tenant', limit: 5, periodMs: 1000 } });
-    base.task('d', { handler: 'charge', concurrency: { key: 'input.nested.region', limit: 1, scope: 'regions' } });
-    base.task('e', { handler: 'charge', rateLimit: [{ key: 'outputs.lookup.size', limit: 1, periodMs: 10 }] });
+    base.task('c', {
+      handler: 'charge',
+      rateLimit: { key: 'outputs.lookup.tenant', limit: 5, periodMs: 1000 },
+    });
+    base.task('d', {
+      handler: 'charge',
+      concurrency: { key: 'input.nested.region', limit: 1, scope: 'regions' },
+    });
+    base.task('e', {
+      handler: 'charge',
+      rateLimit: [{ key: 'outputs.lookup.size', limit: 1, periodMs: 10 }],
+    });
     const limit: number = 3;
     base.task('f', { handler: 'charge', concurrency: { limit } });
     expectTypeOf<KeyPath<{ a: string; b: { c: number }; d: string[] }, object>>().toEqualTypeOf<

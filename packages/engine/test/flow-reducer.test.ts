@@ -130,14 +130,24 @@ describe('flow limits in the reducer: throttled attempts', () => {
     const s = start({ customer: 'c1' });
     expect(throttle(s, 1010, 5000, { attempt: 2 } as Partial<WorkflowEvent>)).toBe(s);
     expect(throttle(s, 1010, 5000, { key: 'o-1/1/charge/9' } as Partial<WorkflowEvent>)).toBe(s);
-    const queued = step(orders, null, { type: 'start', at: 0, id: 'o-1', input: { customer: 'c1' }, handoff: true });
+    const queued = step(orders, null, {
+      type: 'start',
+      at: 0,
+      id: 'o-1',
+      input: { customer: 'c1' },
+      handoff: true,
+    });
     expect(throttle(queued, 10, 5000)).toBe(queued);
   });
 
   it('any tick dispatches the same attempt again, needs and all, whatever its until', () => {
     let s = throttle(start({ customer: 'c1' }), 1010, 90_000);
     s = step(orders, s, { type: 'tick', at: 1500 });
-    expect(s.tasks['charge']).toMatchObject({ attempt: 1, needs: [need, expect.anything()], waitingSince: 1010 });
+    expect(s.tasks['charge']).toMatchObject({
+      attempt: 1,
+      needs: [need, expect.anything()],
+      waitingSince: 1010,
+    });
     expect(s.steps['charge']!.throttled).toBeUndefined();
     expect(s.timers).toEqual([]);
     // Refused again, it keeps when it first waited.
@@ -164,7 +174,13 @@ describe('flow limits in the reducer: throttled attempts', () => {
 
   it('a result for a throttled attempt (it never ran) is stale', () => {
     const s = throttle(start({ customer: 'c1' }), 1010, 5000);
-    const t = { type: 'task.completed', at: 1100, step: 'charge', attempt: 1, key: 'o-1/1/charge/1' } as const;
+    const t = {
+      type: 'task.completed',
+      at: 1100,
+      step: 'charge',
+      attempt: 1,
+      key: 'o-1/1/charge/1',
+    } as const;
     expect(step(orders, s, t)).toBe(s);
   });
 });
@@ -187,24 +203,36 @@ describe('flow limits in the reducer: map items', () => {
   const o = { kinds: [composition] };
 
   it('each item attempt needs its own item key; a throttled item stays in flight for the map and comes back on a tick', () => {
-    let s = step(fan, null, { type: 'start', at: 0, id: 'f', input: { jobs: [{ tenant: 'a' }, { tenant: 'b' }, { tenant: 'a' }] } }, o);
+    let s = step(
+      fan,
+      null,
+      { type: 'start', at: 0, id: 'f', input: { jobs: [{ tenant: 'a' }, { tenant: 'b' }, { tenant: 'a' }] } },
+      o,
+    );
     expect(s.tasks['each[0]']!.needs).toEqual([{ scope: 'fan/each', key: 'a', limit: 1 }]);
     expect(s.tasks['each[1]']!.needs![0]!.key).toBe('b');
     const t = s.tasks['each[2]']!;
-    s = step(fan, s, {
-      type: 'task.throttled',
-      at: 5,
-      step: 'each',
-      item: 2,
-      attempt: t.attempt,
-      key: t.idempotencyKey,
-      need: t.needs![0]!,
-      until: 900,
-    }, o);
+    s = step(
+      fan,
+      s,
+      {
+        type: 'task.throttled',
+        at: 5,
+        step: 'each',
+        item: 2,
+        attempt: t.attempt,
+        key: t.idempotencyKey,
+        need: t.needs![0]!,
+        until: 900,
+      },
+      o,
+    );
     expect(s.tasks['each[2]']).toBeUndefined();
     expect(s.steps['each']!.map!.running).toContain(2);
     expect(s.steps['each']!.throttled).toMatchObject({ item: 2, attempt: 1, until: 900 });
-    expect(s.timers).toEqual([{ kind: 'throttle', step: 'each', at: 900, phase: 'run', attempt: 1, item: 2 }]);
+    expect(s.timers).toEqual([
+      { kind: 'throttle', step: 'each', at: 900, phase: 'run', attempt: 1, item: 2 },
+    ]);
     s = step(fan, s, { type: 'tick', at: 10 }, o);
     expect(s.tasks['each[2]']).toMatchObject({ attempt: 1, item: 2, waitingSince: 5 });
   });

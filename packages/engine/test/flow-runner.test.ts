@@ -16,7 +16,11 @@ import { FlowCounter } from '../src/testing/flow-counter.js';
 // here is the memory store with the reference counts (the harness's) as its `flow`.
 
 /** The reference counts as an async FlowStore, recording each holder's first grant (holder, time). */
-function referenceFlow(): { flow: FlowStore; counter: FlowCounter; grants: Array<{ holder: string; at: number }> } {
+function referenceFlow(): {
+  flow: FlowStore;
+  counter: FlowCounter;
+  grants: Array<{ holder: string; at: number }>;
+} {
   const counter = new FlowCounter();
   const grants: Array<{ holder: string; at: number }> = [];
   const flow: FlowStore = {
@@ -33,7 +37,11 @@ function referenceFlow(): { flow: FlowStore; counter: FlowCounter; grants: Array
   return { flow, counter, grants };
 }
 
-function limitedStore(): { store: Store; counter: FlowCounter; grants: Array<{ holder: string; at: number }> } {
+function limitedStore(): {
+  store: Store;
+  counter: FlowCounter;
+  grants: Array<{ holder: string; at: number }>;
+} {
   const { flow, counter, grants } = referenceFlow();
   return { store: { ...createMemoryStore(), flow }, counter, grants };
 }
@@ -108,7 +116,7 @@ describe('runner with flow limits', () => {
       timeout: 2000,
       interval: 10,
     });
-    expect((await runner.get('b'))?.steps['work']!.throttled).toBeUndefined();
+    expect((await runner.get('b'))?.steps['work']?.throttled).toBeUndefined();
   });
 
   it('a rate limit never lets more than `limit` attempts start in any window', async () => {
@@ -165,7 +173,11 @@ describe('runner with flow limits', () => {
         return store.create(s);
       },
     };
-    const runner = createRunner({ store: flaky, workflows: [perCustomer], handlers: { work: async () => 1 } });
+    const runner = createRunner({
+      store: flaky,
+      workflows: [perCustomer],
+      handlers: { work: async () => 1 },
+    });
     await expect(runner.start('per-customer', 'x', { customer: 'acme', n: 0 })).rejects.toThrow('down');
     await vi.waitFor(() => expect(counter.list({ limit: 10, now: Date.now() }).items).toEqual([]));
     // The slot is free: the next instance of the key runs.
@@ -190,6 +202,8 @@ describe('runner with flow limits', () => {
       start: 't',
       steps: { t: { kind: 'task', handler: 'h' } },
     });
-    expect(() => createRunner({ store: plain, workflows: [unlimited], handlers: { h: async () => 1 } })).not.toThrow();
+    expect(() =>
+      createRunner({ store: plain, workflows: [unlimited], handlers: { h: async () => 1 } }),
+    ).not.toThrow();
   });
 });

@@ -42,8 +42,8 @@ import type {
   TaskOutput,
 } from './builder-types.js';
 import { defineWorkflow } from './compile.js';
-import { limitList } from './flow-limits.js';
 import { type DeclaredSchemas, declareSchemas } from './declared-schemas.js';
+import { limitList } from './flow-limits.js';
 import { kindOf } from './kinds/index.js';
 import type {
   DefinitionInput,
@@ -475,8 +475,16 @@ export class WorkflowBuilder<
 
   /** The definition as plain JSON, not yet validated. */
   toJSON(): DefinitionInput {
-    const { onFailure, defaults, limits, description, acceptUnknownSignals, concurrency, priority, fairness } =
-      this.options;
+    const {
+      onFailure,
+      defaults,
+      limits,
+      description,
+      acceptUnknownSignals,
+      concurrency,
+      priority,
+      fairness,
+    } = this.options;
     return {
       name: this.name,
       version: this.version,
@@ -544,7 +552,10 @@ function workflowPaths(o: WorkflowOptions): Array<{ path: string; at: string }> 
   const out: Array<{ path: string; at: string }> = [];
   limitList<WorkflowLimit>(o.concurrency).forEach((l, i) => {
     if (l.key !== undefined)
-      out.push({ path: l.key, at: Array.isArray(o.concurrency) ? `concurrency.${i}.key` : 'concurrency.key' });
+      out.push({
+        path: l.key,
+        at: Array.isArray(o.concurrency) ? `concurrency.${i}.key` : 'concurrency.key',
+      });
   });
   if (typeof o.priority === 'string') out.push({ path: o.priority, at: 'priority' });
   if (o.fairness !== undefined) out.push({ path: o.fairness.key, at: 'fairness.key' });

@@ -34,17 +34,19 @@ export const rateLimitSchema = z.strictObject({
  */
 function oneOrMany<T extends z.ZodMiniType>(schema: T) {
   const many = z.array(schema).check(z.minLength(1), z.maxLength(MAX_FLOW_LIMITS));
-  return z.custom<z.infer<T> | z.infer<T>[]>(() => true).check(
-    z.check((payload) => {
-      const form = (Array.isArray(payload.value) ? many : schema) as z.ZodMiniType;
-      const r = parseWith(form, payload.value);
-      if (r.ok) return;
-      for (const i of r.issues) {
-        const path = i.path === '' ? [] : i.path.split('.').map((p) => (/^\d+$/.test(p) ? Number(p) : p));
-        payload.issues.push({ code: 'custom', message: i.message, path, input: payload.value } as never);
-      }
-    }),
-  );
+  return z
+    .custom<z.infer<T> | z.infer<T>[]>(() => true)
+    .check(
+      z.check((payload) => {
+        const form = (Array.isArray(payload.value) ? many : schema) as z.ZodMiniType;
+        const r = parseWith(form, payload.value);
+        if (r.ok) return;
+        for (const i of r.issues) {
+          const path = i.path === '' ? [] : i.path.split('.').map((p) => (/^\d+$/.test(p) ? Number(p) : p));
+          payload.issues.push({ code: 'custom', message: i.message, path, input: payload.value } as never);
+        }
+      }),
+    );
 }
 
 /** A step's or a workflow's `concurrency`. */

@@ -6,7 +6,15 @@ import { isTerminal, type StepState } from '../snapshot.js';
 import { dispatchCompensation, passedPivot, pumpRollback, startRollback } from './compensation.js';
 import { rulesOf } from './kind-table.js';
 import type { ResultEvent } from './kinds/step-rules.js';
-import { admitted, type Change, failBadKeys, hasThrottled, retryAllThrottled, throttleAdmission, throttleTask } from './throttle.js';
+import {
+  admitted,
+  type Change,
+  failBadKeys,
+  hasThrottled,
+  retryAllThrottled,
+  throttleAdmission,
+  throttleTask,
+} from './throttle.js';
 import { fire, nextDue } from './timers.js';
 import {
   type Cx,

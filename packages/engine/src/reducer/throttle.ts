@@ -2,15 +2,7 @@ import type { EventOf } from '../events.js';
 import type { TimerState } from '../snapshot.js';
 import { workflowNeeds } from './flow-needs.js';
 import { rulesOf } from './kind-table.js';
-import {
-  addTimer,
-  type Cx,
-  dispatchTask,
-  log,
-  stepDef,
-  taskKey,
-  terminate,
-} from './transition-context.js';
+import { addTimer, type Cx, dispatchTask, log, stepDef, taskKey, terminate } from './transition-context.js';
 
 // Flow limits in the reducer: an attempt the store would not let start waits (`task.throttled`),
 // an instance not admitted yet waits before its first step (`instance.throttled`), and any tick
@@ -66,8 +58,9 @@ export function retryThrottled(cx: Cx, timer: TimerState): void {
   const item = timer.item;
   if (!st || st.status !== 'active' || timer.attempt === undefined) return;
   if (item !== undefined && !st.map?.running.includes(item)) return;
-  const since = st.throttled?.item === item ? st.throttled?.since : undefined;
-  if (st.throttled && st.throttled.item === item) {
+  const waited = st.throttled?.item === item ? st.throttled : undefined;
+  const since = waited?.since;
+  if (waited) {
     const { throttled: _, ...rest } = st;
     cx.s.steps[timer.step] = rest;
   }

@@ -2,8 +2,8 @@ import { readPath } from '../definition/data-path.js';
 import type { StepLimits } from '../definition/flow-limits.js';
 import type { StepDefinition, StepOf } from '../definition/schema.js';
 import type { ErrorInfo, Snapshot, StepState, TaskState, TimerState } from '../snapshot.js';
-import type { Cx } from './kinds/step-rules.js';
 import { resolveNeeds } from './flow-needs.js';
+import type { Cx } from './kinds/step-rules.js';
 import { DEFAULT_TIMEOUT_MS } from './retry-policy.js';
 
 /** Default bound on internal transitions one event may cause. */
@@ -211,7 +211,10 @@ export function dispatchTask(
   if (phase === 'run' && extra?.child === undefined) {
     const needs = attemptNeeds(cx, def, item);
     if (Array.isArray(needs)) task.needs = needs;
-    else if (needs !== undefined) (cx.badKeys ??= []).push({ key: at, error: needs });
+    else if (needs !== undefined) {
+      cx.badKeys ??= [];
+      cx.badKeys.push({ key: at, error: needs });
+    }
   }
   cx.s.tasks[at] = task;
   log(

@@ -77,7 +77,8 @@ export function flowChanges(prev: Snapshot | null, next: Snapshot): FlowChanges 
     else if (leaseOf(was) !== leaseOf(task)) changes.renew.push({ holder, until: leaseOf(task) });
   }
   const stillWaiting = waiting(next);
-  for (const holder of before.keys()) if (!after.has(holder) && !stillWaiting.has(holder)) changes.release.push(holder);
+  for (const holder of before.keys())
+    if (!after.has(holder) && !stillWaiting.has(holder)) changes.release.push(holder);
   for (const holder of waiting(prev)) {
     if (!after.has(holder) && !stillWaiting.has(holder)) changes.release.push(holder);
   }

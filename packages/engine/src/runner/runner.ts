@@ -78,7 +78,8 @@ export function createRunner<
   const wake = (id: string, tries: number): void => {
     runner.tick(id).catch((e: unknown) => {
       // A waiter's first write (its create) may still be on its way: tried again shortly.
-      if (isStepfoldError(e, 'NOT_FOUND') && tries < 5) setTimeout(() => wake(id, tries + 1), 20 * 2 ** tries);
+      if (isStepfoldError(e, 'NOT_FOUND') && tries < 5)
+        setTimeout(() => wake(id, tries + 1), 20 * 2 ** tries);
     });
   };
   const gate =
@@ -137,7 +138,8 @@ export function createRunner<
 function checkFlow(store: Store, definitions: readonly WorkflowDefinition[]): void {
   if (store.flow) return;
   const issues: Array<{ path: string; message: string }> = [];
-  const name = store.constructor?.name && store.constructor.name !== 'Object' ? store.constructor.name : 'the store';
+  const name =
+    store.constructor?.name && store.constructor.name !== 'Object' ? store.constructor.name : 'the store';
   for (const def of definitions) {
     if (hasLimits(def))
       issues.push({

@@ -52,7 +52,13 @@ export class FlowCounter {
   }
 
   /** {@link FlowStore.acquire}, synchronously. */
-  acquire(holder: string, instance: string, needs: readonly FlowNeed[], now: number, until: number): FlowGrant {
+  acquire(
+    holder: string,
+    instance: string,
+    needs: readonly FlowNeed[],
+    now: number,
+    until: number,
+  ): FlowGrant {
     const no = this.refused(holder, needs, now);
     if (no && !no.granted) {
       const waiting = this.count(no.need).waiting;
@@ -93,11 +99,17 @@ export class FlowCounter {
 
   /** {@link FlowStore.renew}, synchronously. */
   renew(holders: readonly string[], until: number): void {
-    for (const c of this.keys.values()) for (const h of holders) if (c.holders.has(h)) c.holders.set(h, until);
+    for (const c of this.keys.values())
+      for (const h of holders) if (c.holders.has(h)) c.holders.set(h, until);
   }
 
   /** {@link FlowStore.list}, synchronously: keys with live holders, starts in the window or waiters. */
-  list(query: { scope?: string | undefined; limit: number; cursor?: string | null | undefined; now: number }): FlowKeyPage {
+  list(query: {
+    scope?: string | undefined;
+    limit: number;
+    cursor?: string | null | undefined;
+    now: number;
+  }): FlowKeyPage {
     const { now } = query;
     const all: Array<[string, FlowKeyState]> = [];
     for (const [id, c] of this.keys) {
@@ -113,7 +125,10 @@ export class FlowCounter {
         .sort((a, b) => a.since - b.since);
       if (holders.length === 0 && waiting.length === 0) continue;
       const { scope, key, limit, periodMs } = c.need;
-      all.push([id, { scope, key, limit, ...(periodMs === undefined ? {} : { periodMs }), holders, waiting }]);
+      all.push([
+        id,
+        { scope, key, limit, ...(periodMs === undefined ? {} : { periodMs }), holders, waiting },
+      ]);
     }
     all.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     const from = query.cursor ? all.findIndex(([id]) => id > query.cursor!) : 0;

@@ -36,7 +36,12 @@ export function acquireSync(
 }
 
 /** Releases what a write from `prev` to `next` ended and renews moved leases; returns the instances to tick. */
-export function settleSync(counter: FlowCounter, prev: Snapshot | null, next: Snapshot, now: number): string[] {
+export function settleSync(
+  counter: FlowCounter,
+  prev: Snapshot | null,
+  next: Snapshot,
+  now: number,
+): string[] {
   const { release, renew } = flowChanges(prev, next);
   for (const r of renew) counter.renew([r.holder], r.until);
   return release.length ? [...new Set(counter.release(release, now))] : [];

@@ -6,6 +6,7 @@ import type { WorkflowEvent } from '../events.js';
 import { type Reduction, reduce, replay, step } from '../reducer/reducer.js';
 import { taskView } from '../reducer/task-view.js';
 import { taskKey } from '../reducer/transition-context.js';
+import { touchesFlow } from '../runner/flow-changes.js';
 import type { AnyDefinition, Handler, HandlersFor } from '../runner/handler-types.js';
 import type { TypedSnapshot } from '../runner/types.js';
 import {
@@ -16,7 +17,6 @@ import {
   type Status,
   type TaskState,
 } from '../snapshot.js';
-import { touchesFlow } from '../runner/flow-changes.js';
 import { acquireSync, settleSync } from './harness-flow.js';
 import { runTree, runTreeSync } from './harness-run.js';
 import type {

@@ -13,7 +13,6 @@ import {
   sameParent,
 } from '../runner/child-effects.js';
 import type { AnyDefinition } from '../runner/handler-types.js';
-import { FlowCounter } from './flow-counter.js';
 import { createRegistry, type WorkflowRegistry } from '../runner/registry.js';
 import {
   CHILD_HANDLER,
@@ -23,6 +22,7 @@ import {
   type Snapshot,
   type TaskState,
 } from '../snapshot.js';
+import { FlowCounter } from './flow-counter.js';
 
 // The harness's side of child workflows: the same effects the runner performs (runner/child-effects.ts),
 // done synchronously on in-memory instances that share one fake clock. The decisions (which event,

@@ -66,7 +66,10 @@ export const map = defineKind(
       for (const { path, at: where } of mappingPaths(step.input, `${at}.input`))
         out.push(...itemPathIssues(path).map((message) => ({ path: where, message })));
       if (step.workflow !== undefined && (step.concurrency !== undefined || step.rateLimit !== undefined))
-        out.push({ path: at, message: 'concurrency and rateLimit apply to a handler map: limit the child workflow' });
+        out.push({
+          path: at,
+          message: 'concurrency and rateLimit apply to a handler map: limit the child workflow',
+        });
       out.push(...limitIssues(step, at, itemPathIssues));
       return out;
     },
