@@ -21,7 +21,8 @@ export const PROFILES = [
   },
   {
     name: 'bundle-edge-runner',
-    capKb: 34,
+    // 34 until flow limits (issue 44: the write path's gate, the throttle rules): 36.7 KB then.
+    capKb: 38,
     what: 'an edge runner: `workflow`, `defineWorkflow` and `createRunner`',
     source: "export { createRunner, defineWorkflow, workflow } from '@stepfold/engine';",
   },
