@@ -5,7 +5,7 @@ import { runStoreConformance } from '@stepfold/engine/conformance';
 runStoreConformance({
   name: 'memory',
   createStore: () => createMemoryStore(),
-  capabilities: ['claims', 'inbox', 'wakes'],
+  capabilities: ['claims', 'inbox', 'wakes', 'flow'],
   outage: {
     createStore: () => createMemoryStore(),
     stop: async (store) => (store as MemoryStore).setAvailable(false),
@@ -16,7 +16,7 @@ runStoreConformance({
 runStoreConformance({
   name: 'memory (64 KiB limit)',
   createStore: () => createMemoryStore({ maxSnapshotBytes: 64 * 1024 }),
-  capabilities: ['claims', 'inbox', 'wakes'],
+  capabilities: ['claims', 'inbox', 'wakes', 'flow'],
   writers: 4,
   rounds: 20,
 });

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { WakeSubscription } from '@stepfold/engine';
 import { defineStore, type StoreDriver } from '@stepfold/engine';
 import { pgClaims } from './claims.js';
+import { pgFlow } from './flow.js';
 import { pgInbox } from './inbox.js';
 import { isUnavailable } from './map-error.js';
 import { pgQuery } from './query.js';
@@ -21,7 +22,8 @@ import { pgWrites } from './writes.js';
  * text column (`snapshot_text`; the JSONB `snapshot` with `snapshotColumn: 'jsonb'`), `save` a
  * single `UPDATE … WHERE id = $1 AND version = $2`, and every capability: claims with tokens
  * (`listDue` claims the ids it returns, so concurrent pollers get disjoint batches), the signal
- * inbox, and wake notices sent by the writes themselves over NOTIFY. Call `setup()` once before use.
+ * inbox, wake notices sent by the writes themselves over NOTIFY, and flow counters (`<table>$flow`).
+ * Call `setup()` once before use.
  */
 export function createPostgresStore(options: PostgresStoreOptions): PostgresStore {
   const { pool } = options;
@@ -72,6 +74,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       await Promise.all(Array.from(subscriptions, (s) => s.close()));
     },
     inbox: pgInbox(query, names, channel),
+    flow: pgFlow(query, names),
     wakes: pgWakeSource(options.wakePool ?? pool, channel, subscriptions),
   };
 

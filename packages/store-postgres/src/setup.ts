@@ -64,6 +64,8 @@ export interface TableNames {
   migrations: string;
   /** `"schema"."table$sent"`: signals sent to the table's instances and not yet applied (`$` keeps it apart from any table name accepted). */
   sent: string;
+  /** `"schema"."table$flow"`: the flow capability's counters. */
+  flow: string;
 }
 
 /** Validates the schema and table names and quotes them. */
@@ -78,6 +80,7 @@ export function tableNames(schema: string, table: string): TableNames {
     qualified: `"${schema}"."${table}"`,
     migrations: `"${schema}"."${MIGRATIONS_TABLE}"`,
     sent: `"${schema}"."${table}$sent"`,
+    flow: `"${schema}"."${table}$flow"`,
   };
 }
 
@@ -197,6 +200,26 @@ export const MIGRATIONS: readonly Migration[] = [
       END $$`,
     ],
   },
+  {
+    version: 7,
+    description: 'flow counters (store.flow): concurrency slots and rate windows per key',
+    // One row per counter; its holders and waiters in JSONB objects (see flow.ts), so that the
+    // row lock an acquire takes covers everything it counts. The GIN indexes find a holder's
+    // counters for release and renew. A new table: no lock on the instance table.
+    statements: ({ table, flow }) => [
+      `CREATE TABLE IF NOT EXISTS ${flow} (
+        scope text COLLATE "C" NOT NULL,
+        key text COLLATE "C" NOT NULL,
+        period bigint NOT NULL,
+        lim integer NOT NULL,
+        holds jsonb NOT NULL DEFAULT '{}',
+        waiting jsonb NOT NULL DEFAULT '{}',
+        CONSTRAINT "${table}$flow_pkey" PRIMARY KEY (scope, key, period)
+      )`,
+      `CREATE INDEX IF NOT EXISTS "${table}$flow_holds" ON ${flow} USING gin (holds)`,
+      `CREATE INDEX IF NOT EXISTS "${table}$flow_waiting" ON ${flow} USING gin (waiting)`,
+    ],
+  },
 ];
 
 // Two-key advisory locks live apart from single-bigint ones; this first key marks stepfold's.
@@ -233,8 +256,9 @@ async function migrate(client: PgQueryable, names: TableNames): Promise<void> {
   if (!row.exists) {
     // The table was dropped by hand: forget its history and build it again.
     await client.query(`DELETE FROM ${names.migrations} WHERE table_name = $1`, [names.table]);
-    // What was sent to the dropped table's instances goes with them.
+    // What was sent to the dropped table's instances goes with them, and so do its flow counters.
     await client.query(`DROP TABLE IF EXISTS ${names.sent}`);
+    await client.query(`DROP TABLE IF EXISTS ${names.flow}`);
     current = 0;
   } else if (current === 0) {
     throw new Error(

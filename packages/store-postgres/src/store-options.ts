@@ -1,4 +1,4 @@
-import type { DefinedStore, DueClaims, Inbox, WakeSource } from '@stepfold/engine';
+import type { DefinedStore, DueClaims, FlowStore, Inbox, WakeSource } from '@stepfold/engine';
 import type { SnapshotColumn } from './save-many.js';
 import type { PgPool } from './setup.js';
 
@@ -54,7 +54,7 @@ export interface PostgresStoreOptions {
   snapshotColumn?: SnapshotColumn | undefined;
 }
 
-/** A PostgreSQL-backed `Store` with every capability (claims, inbox, wakes), and the names it was created with. */
+/** A PostgreSQL-backed `Store` with every capability (claims, inbox, wakes, flow), and the names it was created with. */
 export interface PostgresStore extends DefinedStore {
   /** Schema of the instance table. */
   readonly schema: string;
@@ -71,4 +71,6 @@ export interface PostgresStore extends DefinedStore {
    * reconnects with backoff when it breaks. Notices are hints; `listDue` stays the source of truth.
    */
   readonly wakes: WakeSource;
+  /** Concurrency slots and rate windows per key, the `<table>$flow` table (see the README). */
+  readonly flow: FlowStore;
 }

@@ -32,12 +32,14 @@ describe('postgres setup', () => {
         { table_name: 'one', version: 4 },
         { table_name: 'one', version: 5 },
         { table_name: 'one', version: 6 },
+        { table_name: 'one', version: 7 },
         { table_name: 'two', version: 1 },
         { table_name: 'two', version: 2 },
         { table_name: 'two', version: 3 },
         { table_name: 'two', version: 4 },
         { table_name: 'two', version: 5 },
         { table_name: 'two', version: 6 },
+        { table_name: 'two', version: 7 },
       ]);
     } finally {
       await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);

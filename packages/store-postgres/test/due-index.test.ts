@@ -234,7 +234,7 @@ describe('postgres due index (migration 5)', () => {
       `SELECT version FROM ${names.migrations} WHERE table_name = $1 ORDER BY version`,
       [table],
     );
-    expect(versions.rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(versions.rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6, 7]);
     const defs = await indexes(table);
     expect(Object.keys(defs).sort()).toEqual(['due_at', 'lane_due_at', 'pkey', 'status', 'workflow']);
     const kept = await pool.query(`SELECT '"${TEST_SCHEMA}"."${table}_lane_due_at"'::regclass::oid AS oid`);

@@ -21,7 +21,7 @@ runStoreConformance({
       groupCommit: true,
       snapshotColumn: 'jsonb',
     }),
-  capabilities: ['claims', 'inbox', 'wakes'],
+  capabilities: ['claims', 'inbox', 'wakes', 'flow'],
 });
 
 const wf = { name: 'g', version: 1, hash: 'h' };

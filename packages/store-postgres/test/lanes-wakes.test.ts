@@ -250,6 +250,7 @@ describe('postgres due lanes', () => {
       { version: 4 },
       { version: 5 },
       { version: 6 },
+      { version: 7 },
     ]);
     expect(await compression(table)).toEqual({ snapshot: 'l', snapshot_text: 'l' });
     // Migration 2's lane index came and went: migration 5's replaces it.

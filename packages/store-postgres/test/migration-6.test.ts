@@ -74,7 +74,7 @@ describe('postgres claim_token and definition (migration 6)', () => {
       `SELECT version FROM ${names.migrations} WHERE table_name = $1 ORDER BY version`,
       [table],
     );
-    expect(versions.rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(versions.rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6, 7]);
     expect(await columns(table, 'old-held')).toEqual({
       claimed_until: '5000',
       claim_token: null,

@@ -14,6 +14,8 @@ import {
 } from './server.js';
 
 const pool = testPool();
+// A second pool for a second store object on the same table: the flow part races acquirers across both.
+const twinPool = testPool(undefined, 8);
 // The outage store lives on a second server (its own port), so stopping it disturbs no other test.
 let outagePool: pg.Pool | undefined;
 const pools = new Map<Store, pg.Pool>();
@@ -21,6 +23,7 @@ const pools = new Map<Store, pg.Pool>();
 beforeAll(() => requireServer(pool));
 afterAll(async () => {
   await pool.end();
+  await twinPool.end();
   await outagePool?.end();
 });
 
@@ -37,7 +40,9 @@ runStoreConformance({
     const on = pools.get(store);
     if (on) await dropTable(on, (store as PostgresStore).table);
   },
-  capabilities: ['claims', 'inbox', 'wakes'],
+  capabilities: ['claims', 'inbox', 'wakes', 'flow'],
+  reopen: (store) =>
+    createPostgresStore({ pool: twinPool, schema: TEST_SCHEMA, table: (store as PostgresStore).table }),
   outage: {
     async createStore() {
       await outageServer('up');

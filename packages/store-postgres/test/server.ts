@@ -76,6 +76,8 @@ export function uniqueTable(prefix = 't'): string {
 
 /** Drops a test table and its migration record. */
 export async function dropTable(pool: pg.Pool, table: string, schema = TEST_SCHEMA): Promise<void> {
-  await pool.query(`DROP TABLE IF EXISTS "${schema}"."${table}", "${schema}"."${table}$sent"`);
+  await pool.query(
+    `DROP TABLE IF EXISTS "${schema}"."${table}", "${schema}"."${table}$sent", "${schema}"."${table}$flow"`,
+  );
   await pool.query(`DELETE FROM "${schema}".stepfold_migrations WHERE table_name = $1`, [table]);
 }

@@ -6,6 +6,7 @@ export * as cancel from './cancel.js';
 export * as children from './children.js';
 export * as diagram from './diagram.js';
 export * as inspect from './inspect.js';
+export * as limits from './limits.js';
 export * as list from './list.js';
 export * as migrate from './migrate.js';
 export * as reject from './reject.js';

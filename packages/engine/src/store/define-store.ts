@@ -2,6 +2,7 @@ import { ValidationError } from '../errors.js';
 import type { Snapshot } from '../snapshot.js';
 import { definedClaims } from './claims.js';
 import { remove, save } from './conditional-writes.js';
+import { definedFlow } from './flow-calls.js';
 import { definedInbox } from './inbox.js';
 import type { DueQuery, ListPage, ListQuery, Store } from './store.js';
 import type { StoreDefinition, StoreDriver } from './store-driver.js';
@@ -60,6 +61,7 @@ export function defineStore(definition: StoreDefinition, driver: StoreDriver): D
     ...(driver.claims ? { claims: definedClaims(parts, driver.claims) } : {}),
     ...(driver.inbox ? { inbox: definedInbox(parts, driver.inbox) } : {}),
     ...(driver.wakes ? { wakes: driver.wakes } : {}),
+    ...(driver.flow ? { flow: definedFlow(parts, driver.flow) } : {}),
   };
 }
 

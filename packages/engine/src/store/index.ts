@@ -15,11 +15,22 @@ export {
   defineStore,
 } from './define-store.js';
 export type { FlowGrant, FlowKeyPage, FlowKeyState, FlowNeed, FlowStore } from './flow.js';
+export {
+  FLOW_HELD_UNTIL_RELEASED,
+  isFlowText,
+  MAX_FLOW_HOLDER_LENGTH,
+  MAX_FLOW_NEEDS,
+  MAX_FLOW_PAGE,
+  MAX_FLOW_TEXT_LENGTH,
+} from './flow-calls.js';
 export type {
   ClaimsDriver,
   ClaimWindow,
   DriverOutcome,
   DueWindow,
+  FlowCounterRef,
+  FlowDriver,
+  FlowListArgs,
   InboxDriver,
   SentEntry,
   SentRow,

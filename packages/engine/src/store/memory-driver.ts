@@ -1,3 +1,4 @@
+import { memoryFlow } from './memory-flow.js';
 import { memoryInbox } from './memory-inbox.js';
 import { announceWrite, claimDue, driverCall, indexDue, type MemoryRows, unindexDue } from './memory-rows.js';
 import type { WakeListener, WakeSubscription } from './store.js';
@@ -21,6 +22,7 @@ export function memoryDriver(m: MemoryRows): StoreDriver {
     },
     inbox: memoryInbox(m),
     wakes: { subscribe: driverCall(m, subscribe) },
+    flow: memoryFlow(m),
   };
 }
 

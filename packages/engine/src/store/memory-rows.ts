@@ -24,12 +24,29 @@ export interface Row {
   sent: Waiting[];
 }
 
-/** Everything the in-memory store holds: its "tables", its wake listeners, its availability switch. */
+/** One counter: a scope, a key and a period (0: concurrency slots), with what it holds. */
+export interface FlowCounter {
+  scope: string;
+  key: string;
+  period: number;
+  /** The limit of the last need that named it (what a listing shows). */
+  limit: number;
+  /** Concurrency: holder → lease end. */
+  holds: Map<string, number>;
+  /** Rate: the window's starts, oldest first. */
+  starts: Array<{ holder: string; at: number }>;
+  /** Holder → its instance and when it first waited. */
+  waiting: Map<string, { instance: string; since: number }>;
+}
+
+/** Everything the in-memory store holds: its "tables", flow counters, wake listeners and availability switch. */
 export interface MemoryRows {
   readonly rows: Map<string, Row>;
   readonly listeners: Set<WakeListener>;
   /** Sorted by (wakeAt, id): the "index" a due query reads instead of scanning every row. */
   readonly due: Array<{ at: number; id: string }>;
+  /** The flow counters, by `[scope, key, period]` as JSON. */
+  readonly flow: Map<string, FlowCounter>;
   /** The seq the next sent signal takes. */
   nextSeq: number;
   /** While false, every call fails as a database that went away. */
@@ -38,7 +55,7 @@ export interface MemoryRows {
 
 /** An empty in-memory store's record. */
 export function emptyRows(): MemoryRows {
-  return { rows: new Map(), listeners: new Set(), due: [], nextSeq: 1, available: true };
+  return { rows: new Map(), listeners: new Set(), due: [], flow: new Map(), nextSeq: 1, available: true };
 }
 
 /**

@@ -18,7 +18,7 @@ export interface MemoryStore extends DefinedStore {
 
 /**
  * An embedded store with the exact conditional-write semantics of the database adapters, and every
- * capability (claims with tokens, the inbox, wakes): the TypeScript reference of the store protocol.
+ * capability (claims with tokens, the inbox, wakes, flow): the TypeScript reference of the store protocol.
  * Rows are kept as JSON strings, so callers never share objects with the store.
  */
 export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore {

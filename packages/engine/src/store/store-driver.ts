@@ -1,3 +1,4 @@
+import type { FlowGrant, FlowKeyState, FlowNeed } from './flow.js';
 import type { InboxSendOutcome, SentSignal, WakeSource } from './store.js';
 import type { EncodedSnapshot, ListArgs, SizeLimits } from './store-kit.js';
 
@@ -78,6 +79,81 @@ export interface ClaimsDriver {
   release(ids: readonly string[], token: string): Promise<void>;
 }
 
+/**
+ * Where a flow listing resumes: after this counter. A counter is its scope, its key and its
+ * `period` (a rate need's `periodMs`, 0 for a concurrency slot), so a step's concurrency limit and
+ * rate limits, which share a scope and key, never count against each other.
+ */
+export interface FlowCounterRef {
+  scope: string;
+  key: string;
+  /** A rate counter's `periodMs`; 0 for a concurrency counter. */
+  period: number;
+}
+
+/** A flow listing as a driver gets it: checked, the cursor decoded. */
+export interface FlowListArgs {
+  /** Only counters of this scope. */
+  scope?: string | undefined;
+  /** At most this many counters (a positive integer); the driver returns up to `limit + 1` (the extra one says another page exists). */
+  limit: number;
+  /** Only counters after this one in (scope, key, period) order; null from the first. */
+  after: FlowCounterRef | null;
+  /** Leases and windows are judged at this time (a safe integer). */
+  now: number;
+}
+
+/**
+ * The flow capability's database calls (see `FlowStore`), every argument checked by `defineStore`:
+ * holders are non-empty printable ASCII, instances valid ids, needs well formed and at least one,
+ * with no counter twice, and every time a safe integer. A counter is (scope, key, period): see
+ * {@link FlowCounterRef}. Each call is atomic over every counter it touches.
+ *
+ * - Concurrency counters keep holders with a lease (`until`); a hold counts while `until > now`.
+ * - Rate counters keep the starts `{ holder, at }` of the window: a start counts while
+ *   `at + periodMs > now`; the driver may drop starts that fell out of the window and keep at most
+ *   the `limit` latest.
+ * - Either keeps its waiters `{ holder, instance, since }`, each holder once, and the `limit` and
+ *   `periodMs` of the last need that named it (what `list` reports).
+ */
+export interface FlowDriver {
+  /**
+   * All of `needs` for `holder`, or nothing. A need is met when the holder already holds the
+   * counter (an unlapsed hold, or a start in the window: granted again without another start), or
+   * when the counter has room: fewer than `need.limit` other unlapsed holders, or fewer than
+   * `need.limit` starts in the window. Every need met: the holds are set (or moved) to `until`,
+   * missing starts recorded at `now`, lapsed holds of those counters dropped, and `holder`'s waiter
+   * entries on them removed. Else nothing is written but `holder`'s waiter entry on the first unmet
+   * need's counter (added with `since: now`, or kept as it is), and the answer names that need:
+   * `until` is the earliest lease of its holders to lapse, or for a rate, the start that must leave
+   * the window for one more (the oldest when the window is full) plus `periodMs`; `count` is what
+   * the counter held at `now` besides `holder`.
+   */
+  acquire(
+    holder: string,
+    instance: string,
+    needs: readonly FlowNeed[],
+    now: number,
+    until: number,
+  ): Promise<FlowGrant>;
+  /**
+   * Ends `holders`' holds (not their starts: a start stays in its window) and removes their waiter
+   * entries. For each concurrency counter that lost holds, its oldest waiters (by `since`, then
+   * holder) up to the number of holds it lost, and no more than its free slots at `now`: their
+   * instances, oldest first, each once. A counter left with nothing (no hold, no start in its window,
+   * no waiter) may be deleted.
+   */
+  release(holders: readonly string[], now: number): Promise<string[]>;
+  /** Sets the lease of every hold of `holders` to `until`; starts and waiters are left as they are. */
+  renew(holders: readonly string[], until: number): Promise<void>;
+  /**
+   * Counters of `args.scope` (or all) after `args.after` in (scope, key, period) order with an
+   * unlapsed hold, a start in the window or a waiter at `args.now`: up to `args.limit + 1`, each
+   * with those holds (a start as `{ holder, until: at + periodMs }`) and its waiters, oldest first.
+   */
+  list(args: FlowListArgs): Promise<FlowKeyState[]>;
+}
+
 /** An adapter's database calls, for {@link defineStore}. */
 export interface StoreDriver {
   setup(): Promise<void>;
@@ -103,6 +179,7 @@ export interface StoreDriver {
   claims?: ClaimsDriver | undefined;
   inbox?: InboxDriver | undefined;
   wakes?: WakeSource | undefined;
+  flow?: FlowDriver | undefined;
 }
 
 /** What {@link defineStore} needs besides the driver. */

@@ -3,7 +3,7 @@ import type { Store } from '../../store/store.js';
 export { canonicalJson } from '../../content-hash.js';
 
 /** A store capability the suite has a part for. */
-export type Capability = 'claims' | 'inbox' | 'wakes';
+export type Capability = 'claims' | 'inbox' | 'wakes' | 'flow';
 
 /** Controls a server the suite may stop and start; the store passed is the one `createStore` made. */
 export interface OutageControl {
@@ -24,10 +24,16 @@ export interface StoreConformanceOptions {
   /** Drops what `createStore` made; called once per store after the suite. */
   destroyStore?(store: Store): Promise<void>;
   /**
-   * The capabilities the store has (`store.claims`, `store.inbox`, `store.wakes`): the suite checks
+   * The capabilities the store has (`store.claims`, `store.inbox`, `store.wakes`, `store.flow`): the suite checks
    * the store has exactly these, and runs each one's part.
    */
   capabilities: readonly Capability[];
+  /**
+   * Another store object over the same database as `store` (same table, prefix or collection),
+   * with connections of its own where it can: the flow part races acquirers across both. Omit for
+   * a store that cannot be opened twice (the in-memory one). Closed, not destroyed, after the suite.
+   */
+  reopen?(store: Store): Store | Promise<Store>;
   /** Stop and restart the server mid-test; omit only for stores without a server. */
   outage?: OutageControl;
   /** Writers racing on one instance (default 16). */
@@ -41,6 +47,8 @@ export interface SuiteContext {
   options: StoreConformanceOptions;
   /** A new empty store with `setup()` done; closed and destroyed after the suite. */
   fresh(): Promise<Store>;
+  /** `options.reopen(store)` with `setup()` done (closed after the suite), or `store` itself without it. */
+  twin(store: Store): Promise<Store>;
 }
 
 /** Retries `fn` every 250 ms until it resolves, for about `ms`; rethrows the last error. */

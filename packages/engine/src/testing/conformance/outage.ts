@@ -22,6 +22,14 @@ export function describeOutage(ctx: SuiteContext, outage: OutageControl): void {
           store.listDue(10, 10),
           store.list({ limit: 10 }),
           store.delete('outage-before'),
+          ...(store.flow
+            ? [
+                store.flow.acquire('outage-h', 'outage-before', [{ scope: 'o', key: '', limit: 1 }], 10, 20),
+                store.flow.release(['outage-h'], 10),
+                store.flow.renew(['outage-h'], 20),
+                store.flow.list({ limit: 10, now: 10 }),
+              ]
+            : []),
         ]);
         for (const result of results) {
           expect(result.status).toBe('rejected');

@@ -6,6 +6,7 @@ import { describeConditionalDelete } from './conditional-delete.js';
 import type { StoreConformanceOptions, SuiteContext } from './context.js';
 import { describeCrud } from './crud.js';
 import { describeDueLanes } from './due-lanes.js';
+import { describeFlow } from './flow.js';
 import { describeInbox } from './inbox.js';
 import { describeLimits } from './limits.js';
 import { describeListing } from './listing.js';
@@ -23,12 +24,13 @@ import { describeWakes } from './wakes.js';
  *   name: 'postgres',
  *   createStore: () => createPostgresStore({ pool, table: `t_${randomUUID().slice(0, 8)}` }),
  *   destroyStore: (store) => dropTable(store),
- *   capabilities: ['claims', 'inbox', 'wakes'],
+ *   capabilities: ['claims', 'inbox', 'wakes', 'flow'],
  * });
  */
 export function runStoreConformance(options: StoreConformanceOptions): void {
   describe(`store conformance: ${options.name}`, () => {
     const opened: Store[] = [];
+    const twins: Store[] = [];
     const ctx: SuiteContext = {
       options,
       async fresh() {
@@ -37,8 +39,16 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
         await store.setup();
         return store;
       },
+      async twin(store) {
+        if (!options.reopen) return store;
+        const twin = await options.reopen(store);
+        twins.push(twin);
+        await twin.setup();
+        return twin;
+      },
     };
     afterAll(async () => {
+      for (const twin of twins) await twin.close();
       for (const store of opened) {
         await options.destroyStore?.(store);
         await store.close();
@@ -47,7 +57,7 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
     const has = new Set(options.capabilities);
     it('has exactly the capabilities it claims', async () => {
       const store = await ctx.fresh();
-      const found = (['claims', 'inbox', 'wakes'] as const).filter((c) => store[c] !== undefined);
+      const found = (['claims', 'flow', 'inbox', 'wakes'] as const).filter((c) => store[c] !== undefined);
       expect(found).toEqual([...has].sort());
     });
     describe('core: create, load, save, delete', () => describeCrud(ctx));
@@ -60,6 +70,7 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
     if (has.has('claims')) describe('claims', () => describeClaims(ctx));
     if (has.has('inbox')) describe('inbox: runner.send', () => describeInbox(ctx));
     if (has.has('wakes')) describe('wakes', () => describeWakes(ctx));
+    if (has.has('flow')) describe('flow: slots and rate windows per key', () => describeFlow(ctx));
     describe('composition: child workflows and maps', () => describeComposition(ctx));
     const { outage } = options;
     if (outage) describe('server outage', () => describeOutage(ctx, outage));

@@ -1,0 +1,190 @@
+import { ValidationError } from '../errors.js';
+import type { FlowGrant, FlowKeyPage, FlowNeed, FlowStore } from './flow.js';
+import type { FlowCounterRef, FlowDriver } from './store-driver.js';
+import type { StoreParts } from './store-parts.js';
+
+// The `flow` capability of a store made by `defineStore`, over the driver's flow calls: every
+// argument checked here, so a driver sees only well-formed holders, needs and times.
+
+/** Longest holder id: an attempt's holder is its idempotency key (ids and step names) plus `#phase#attempt`. */
+export const MAX_FLOW_HOLDER_LENGTH = 1000;
+
+/** Longest scope or key of a {@link FlowNeed}, in UTF-16 units. */
+export const MAX_FLOW_TEXT_LENGTH = 512;
+
+/** Most needs one acquire may name. */
+export const MAX_FLOW_NEEDS = 64;
+
+/** Largest page of `flow.list`; a larger `limit` gets pages of this size. */
+export const MAX_FLOW_PAGE = 1000;
+
+/** A lease that never lapses: the holder holds until it is released (as an instance's hold does). */
+export const FLOW_HELD_UNTIL_RELEASED = Number.MAX_SAFE_INTEGER;
+
+// Printable ASCII, no space: safe in every database's keys (Redis keys, DynamoDB sort keys) as is.
+const HOLDER = /^[\x21-\x7e]+$/;
+// Lone surrogates have no UTF-8 form, so no database stores them (nor NUL, which PostgreSQL's text refuses).
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * Whether `value` can be a flow scope or key: a string of at most {@link MAX_FLOW_TEXT_LENGTH}
+ * units every database can store (no NUL, no lone surrogate); a scope must not be empty.
+ */
+export function isFlowText(value: unknown, what: 'scope' | 'key' = 'key'): value is string {
+  return (
+    typeof value === 'string' &&
+    value.length <= MAX_FLOW_TEXT_LENGTH &&
+    (what === 'key' || value.length > 0) &&
+    !value.includes('\0') &&
+    !LONE_SURROGATE.test(value)
+  );
+}
+
+/** The {@link FlowStore} of a defined store whose driver has flow calls. */
+export function definedFlow(parts: StoreParts, calls: FlowDriver): FlowStore {
+  const { guard } = parts.kit;
+  // Async, so a refused argument rejects the call's promise as a failed driver call does.
+  return {
+    async acquire(holder, instance, needs, now, until) {
+      const h = holderOf(holder, 'holder');
+      const id = parts.kit.id(instance);
+      const checked = needsOf(needs);
+      time(now, 'now');
+      time(until, 'until');
+      // Nothing needed: granted, with nothing to write.
+      if (!checked.length) return { granted: true };
+      return grantOf(await guard('flow.acquire', () => calls.acquire(h, id, checked, now, until)));
+    },
+    async release(holders, now) {
+      const list = holdersOf(holders);
+      time(now, 'now');
+      return list.length ? guard('flow.release', () => calls.release(list, now)) : [];
+    },
+    async renew(holders, until) {
+      const list = holdersOf(holders);
+      time(until, 'until');
+      if (list.length) await guard('flow.renew', () => calls.renew(list, until));
+    },
+    async list(query) {
+      if (typeof query !== 'object' || query === null) invalid('query', 'must be an object');
+      const { scope, cursor, limit, now } = query;
+      if (scope !== undefined && !isFlowText(scope, 'scope')) invalid('scope', 'must be a flow scope');
+      if (!(Number.isSafeInteger(limit) && limit >= 1)) invalid('limit', 'must be a positive integer');
+      time(now, 'now');
+      const after = cursor === undefined || cursor === null || cursor === '' ? null : cursorOf(cursor);
+      const n = Math.min(limit, MAX_FLOW_PAGE);
+      const rows = await guard('flow.list', () =>
+        calls.list({ ...(scope === undefined ? {} : { scope }), limit: n, after, now }),
+      );
+      const items = rows.slice(0, n);
+      const last = items[items.length - 1];
+      return {
+        items,
+        cursor: rows.length > n && last ? cursorText(last) : null,
+      } satisfies FlowKeyPage;
+    },
+  };
+}
+
+/** A denial's `until` as the contract says it: a lease that never lapses gives no time. */
+function grantOf(grant: FlowGrant): FlowGrant {
+  if (grant.granted || grant.until === null || grant.until < FLOW_HELD_UNTIL_RELEASED) return grant;
+  return { ...grant, until: null };
+}
+
+function invalid(
+  path: string,
+  message: string,
+  code: 'INVALID_INPUT' | 'INVALID_ID' = 'INVALID_INPUT',
+): never {
+  throw new ValidationError(code, `flow: invalid ${path}`, [{ path, message }]);
+}
+
+function time(value: unknown, path: string): void {
+  if (!Number.isSafeInteger(value)) invalid(path, `must be an integer (epoch ms), got ${String(value)}`);
+}
+
+function holderOf(value: unknown, path: string): string {
+  if (typeof value !== 'string' || value.length > MAX_FLOW_HOLDER_LENGTH || !HOLDER.test(value))
+    invalid(
+      path,
+      `must be 1-${MAX_FLOW_HOLDER_LENGTH} printable ASCII characters without spaces`,
+      'INVALID_ID',
+    );
+  return value;
+}
+
+function holdersOf(holders: readonly string[]): string[] {
+  if (!Array.isArray(holders)) invalid('holders', 'must be an array of holder ids');
+  return [...new Set(holders.map((h, i) => holderOf(h, `holders[${i}]`)))];
+}
+
+/** A need's counter: its scope, key and period (0 for a concurrency slot). */
+const counterOf = (n: FlowNeed): FlowCounterRef => ({ scope: n.scope, key: n.key, period: n.periodMs ?? 0 });
+
+/**
+ * The needs checked and copied (only their own fields), with no counter twice: two limits that name
+ * one counter (two key paths that resolved to one value) keep the lower limit, where it stands first.
+ */
+function needsOf(needs: readonly FlowNeed[]): FlowNeed[] {
+  if (!Array.isArray(needs)) invalid('needs', 'must be an array of needs');
+  if (needs.length > MAX_FLOW_NEEDS) invalid('needs', `must list at most ${MAX_FLOW_NEEDS} needs`);
+  const out: FlowNeed[] = [];
+  const seen = new Map<string, number>();
+  needs.forEach((n, i) => {
+    const at = `needs[${i}]`;
+    if (typeof n !== 'object' || n === null) invalid(at, 'must be an object');
+    if (!isFlowText(n.scope, 'scope'))
+      invalid(
+        `${at}.scope`,
+        `must be a non-empty string of at most ${MAX_FLOW_TEXT_LENGTH} characters, without NUL or lone surrogates`,
+      );
+    if (!isFlowText(n.key))
+      invalid(
+        `${at}.key`,
+        `must be a string of at most ${MAX_FLOW_TEXT_LENGTH} characters, without NUL or lone surrogates`,
+      );
+    if (!(Number.isSafeInteger(n.limit) && n.limit >= 1))
+      invalid(`${at}.limit`, 'must be a positive integer');
+    const periodMs = n.periodMs;
+    if (periodMs !== undefined && !(Number.isSafeInteger(periodMs) && periodMs >= 1))
+      invalid(`${at}.periodMs`, 'must be a positive integer (ms) or absent');
+    const need: FlowNeed = {
+      scope: n.scope,
+      key: n.key,
+      limit: n.limit,
+      ...(periodMs === undefined ? {} : { periodMs }),
+    };
+    const id = JSON.stringify(counterOf(need));
+    const first = seen.get(id);
+    if (first === undefined) {
+      seen.set(id, out.length);
+      out.push(need);
+    } else if (need.limit < out[first]!.limit) out[first] = need;
+  });
+  return out;
+}
+
+/** The cursor of a page that ends at `last`: its counter as JSON `[scope, key, period]`. */
+function cursorText(last: { scope: string; key: string; periodMs?: number | undefined }): string {
+  return JSON.stringify([last.scope, last.key, last.periodMs ?? 0]);
+}
+
+function cursorOf(cursor: unknown): FlowCounterRef {
+  let parsed: unknown;
+  try {
+    parsed = typeof cursor === 'string' ? JSON.parse(cursor) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  if (
+    Array.isArray(parsed) &&
+    parsed.length === 3 &&
+    isFlowText(parsed[0], 'scope') &&
+    isFlowText(parsed[1]) &&
+    Number.isSafeInteger(parsed[2]) &&
+    parsed[2] >= 0
+  )
+    return { scope: parsed[0], key: parsed[1], period: parsed[2] };
+  return invalid('cursor', 'must be a cursor a previous page returned');
+}

@@ -1,0 +1,160 @@
+import type { FlowGrant, FlowKeyState, FlowNeed } from './flow.js';
+import { driverCall, type FlowCounter, type MemoryRows } from './memory-rows.js';
+import type { FlowDriver, FlowListArgs } from './store-driver.js';
+
+// The in-memory store's flow calls: the reference semantics every database's flow driver matches.
+// Each call runs in one turn of the event loop, so it is atomic over every counter it touches.
+
+/** The in-memory store's flow calls over its counters. */
+export function memoryFlow(m: MemoryRows): FlowDriver {
+  return {
+    acquire: driverCall(m, acquire),
+    release: driverCall(m, release),
+    renew: driverCall(m, renew),
+    list: driverCall(m, list),
+  };
+}
+
+const idOf = (scope: string, key: string, period: number) => JSON.stringify([scope, key, period]);
+
+function counterFor(m: MemoryRows, need: FlowNeed): FlowCounter {
+  const period = need.periodMs ?? 0;
+  const id = idOf(need.scope, need.key, period);
+  let c = m.flow.get(id);
+  if (!c) {
+    c = {
+      scope: need.scope,
+      key: need.key,
+      period,
+      limit: need.limit,
+      holds: new Map(),
+      starts: [],
+      waiting: new Map(),
+    };
+    m.flow.set(id, c);
+  }
+  return c;
+}
+
+/** Drops lapsed holds and starts out of the window at `now`. */
+function prune(c: FlowCounter, now: number): void {
+  for (const [h, until] of c.holds) if (until <= now) c.holds.delete(h);
+  if (c.period) c.starts = c.starts.filter((s) => s.at + c.period > now);
+}
+
+/**
+ * Whether `need` is met for `holder` (its counter pruned), or the denial that says why not: until the entry
+ * that must lapse for one more to fit has (the earliest when exactly full).
+ */
+function check(c: FlowCounter, holder: string, need: FlowNeed): FlowGrant {
+  const mine = c.period ? c.starts.some((s) => s.holder === holder) : c.holds.has(holder);
+  if (mine) return { granted: true };
+  const ends = c.period ? c.starts.map((s) => s.at + c.period) : [...c.holds.values()];
+  if (ends.length < need.limit) return { granted: true };
+  ends.sort((a, b) => a - b);
+  return { granted: false, need, until: ends[ends.length - need.limit]!, count: ends.length };
+}
+
+function acquire(
+  m: MemoryRows,
+  holder: string,
+  instance: string,
+  needs: readonly FlowNeed[],
+  now: number,
+  until: number,
+): FlowGrant {
+  const counters = needs.map((need) => {
+    const c = counterFor(m, need);
+    prune(c, now);
+    return c;
+  });
+  for (const [i, c] of counters.entries()) {
+    const verdict = check(c, holder, needs[i]!);
+    if (verdict.granted) continue;
+    c.limit = needs[i]!.limit;
+    if (!c.waiting.has(holder)) c.waiting.set(holder, { instance, since: now });
+    // Counters this call made or emptied and left empty are not kept.
+    for (const other of counters) forgetIfEmpty(m, other);
+    return verdict;
+  }
+  for (const [i, c] of counters.entries()) {
+    c.limit = needs[i]!.limit;
+    if (!c.period) c.holds.set(holder, until);
+    else if (!c.starts.some((s) => s.holder === holder)) {
+      c.starts.push({ holder, at: now });
+      c.starts.sort((a, b) => a.at - b.at);
+      // The window never needs more than the last `limit` starts.
+      if (c.starts.length > c.limit) c.starts = c.starts.slice(-c.limit);
+    }
+    c.waiting.delete(holder);
+  }
+  return { granted: true };
+}
+
+function forgetIfEmpty(m: MemoryRows, c: FlowCounter, id = idOf(c.scope, c.key, c.period)): void {
+  if (!c.holds.size && !c.starts.length && !c.waiting.size) m.flow.delete(id);
+}
+
+function release(m: MemoryRows, holders: readonly string[], now: number): string[] {
+  const woken: Array<{ instance: string; since: number; holder: string }> = [];
+  for (const [id, c] of m.flow) {
+    let freed = 0;
+    for (const h of holders) {
+      if (c.holds.delete(h)) freed++;
+      c.waiting.delete(h);
+    }
+    prune(c, now);
+    if (freed && !c.period) {
+      const free = c.limit - c.holds.size;
+      const oldest = [...c.waiting]
+        .map(([holder, w]) => ({ holder, ...w }))
+        .sort((a, b) => a.since - b.since || (a.holder < b.holder ? -1 : 1));
+      woken.push(...oldest.slice(0, Math.max(0, Math.min(freed, free))));
+    }
+    forgetIfEmpty(m, c, id);
+  }
+  woken.sort((a, b) => a.since - b.since || (a.holder < b.holder ? -1 : 1));
+  return [...new Set(woken.map((w) => w.instance))];
+}
+
+function renew(m: MemoryRows, holders: readonly string[], until: number): void {
+  for (const c of m.flow.values()) for (const h of holders) if (c.holds.has(h)) c.holds.set(h, until);
+}
+
+function list(m: MemoryRows, args: FlowListArgs): FlowKeyState[] {
+  const { after, now } = args;
+  const order = (a: FlowCounter, b: { scope: string; key: string; period: number }) =>
+    a.scope < b.scope
+      ? -1
+      : a.scope > b.scope
+        ? 1
+        : a.key < b.key
+          ? -1
+          : a.key > b.key
+            ? 1
+            : a.period - b.period;
+  const out: FlowKeyState[] = [];
+  for (const c of [...m.flow.values()].sort(order)) {
+    if (args.scope !== undefined && c.scope !== args.scope) continue;
+    if (after && order(c, after) <= 0) continue;
+    const holders = c.period
+      ? c.starts
+          .filter((s) => s.at + c.period > now)
+          .map((s) => ({ holder: s.holder, until: s.at + c.period }))
+      : [...c.holds].filter(([, until]) => until > now).map(([holder, until]) => ({ holder, until }));
+    const waiting = [...c.waiting]
+      .map(([holder, w]) => ({ holder, instance: w.instance, since: w.since }))
+      .sort((a, b) => a.since - b.since || (a.holder < b.holder ? -1 : 1));
+    if (!holders.length && !waiting.length) continue;
+    out.push({
+      scope: c.scope,
+      key: c.key,
+      limit: c.limit,
+      ...(c.period ? { periodMs: c.period } : {}),
+      holders,
+      waiting,
+    });
+    if (out.length > args.limit) break;
+  }
+  return out;
+}

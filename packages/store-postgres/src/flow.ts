@@ -1,0 +1,195 @@
+import type { FlowDriver, FlowGrant, FlowKeyState } from '@stepfold/engine';
+import { errorCode } from './map-error.js';
+import type { Query } from './query.js';
+import type { TableNames } from './setup.js';
+
+// The flow capability on `<table>$flow`: one row per counter (scope, key, period; period 0 is a
+// concurrency counter), its entries in two JSONB objects: `holds` maps a holder to its lease end
+// (concurrency) or its start (rate), `waiting` maps a holder to [instance, since]. An entry of
+// either kind counts while `value + period > now`, so one expression serves both.
+//
+// Each call is one statement. The rows it reads are locked first (FOR UPDATE, in key order, so
+// two calls never wait on each other in a circle) and READ COMMITTED re-reads a row that changed
+// while the lock was awaited, so the decision is taken on the latest entries. A counter that does
+// not exist yet is inserted by the acquire that grants it; two acquires creating one counter at
+// once: the second fails on the primary key, writing nothing, and is run again.
+
+/** Live entries of `holds` at `$now` besides `$holder`, as `e(key, value)` rows. */
+const live = (holds: string, period: string, holder: string, now: string) =>
+  `jsonb_each_text(${holds}) e WHERE e.key <> ${holder} AND e.value::bigint + ${period} > ${now}`;
+
+/** The flow statements on `names.flow`. */
+export function flowStatements(names: TableNames) {
+  const F = names.flow;
+  const same = (a: string, b: string) =>
+    `(${a}.scope, ${a}.key, ${a}.period) = (${b}.scope, ${b}.key, ${b}.period)`;
+  // $1 holder, $2 instance, $3-$6 the needs (scopes, keys, periods, limits), $7 now, $8 until.
+  // Answers one row: the first unmet need's place (null when granted), what it counted, and until when.
+  const ACQUIRE = `WITH need AS (
+      SELECT * FROM unnest($3::text[], $4::text[], $5::bigint[], $6::int[])
+        WITH ORDINALITY AS n(scope, key, period, lim, ord)),
+    locked AS (
+      SELECT f.scope, f.key, f.period, f.holds FROM ${F} f
+      WHERE (f.scope, f.key, f.period) IN (SELECT scope, key, period FROM need)
+      ORDER BY f.scope, f.key, f.period FOR UPDATE),
+    state AS (
+      SELECT n.scope, n.key, n.period, n.lim, n.ord, l.scope IS NOT NULL AS found,
+        COALESCE(l.holds, '{}') AS holds,
+        COALESCE((l.holds->>$1::text)::bigint + n.period > $7::bigint, false) AS mine,
+        c.live, c.vals
+      FROM need n LEFT JOIN locked l USING (scope, key, period)
+      CROSS JOIN LATERAL (SELECT count(*)::int AS live, array_agg(e.value::bigint ORDER BY e.value::bigint) AS vals
+        FROM ${live('l.holds', 'n.period', '$1::text', '$7::bigint')}) c),
+    unmet AS (SELECT * FROM state WHERE NOT mine AND live >= lim ORDER BY ord LIMIT 1),
+    granted AS (
+      SELECT s.scope, s.key, s.period, s.lim, s.found,
+        COALESCE((SELECT jsonb_object_agg(x.k, x.v) FROM (
+            SELECT e.key AS k, e.value::bigint AS v,
+              row_number() OVER (ORDER BY e.value::bigint DESC, e.key COLLATE "C" DESC) AS rn
+            FROM ${live('s.holds', 's.period', '$1::text', '$7::bigint')}) x
+          -- A rate keeps only its latest starts: the holder's and limit - 1 others.
+          WHERE s.period = 0 OR x.rn < s.lim), '{}')
+        || jsonb_build_object($1::text, CASE WHEN s.period = 0 THEN $8::bigint
+             WHEN s.mine THEN (s.holds->>$1::text)::bigint ELSE $7::bigint END) AS holds
+      FROM state s WHERE NOT EXISTS (SELECT 1 FROM unmet)),
+    upd AS (
+      UPDATE ${F} f SET holds = g.holds, waiting = f.waiting - $1::text, lim = g.lim
+      FROM granted g WHERE g.found AND ${same('f', 'g')}),
+    ins AS (
+      INSERT INTO ${F} (scope, key, period, lim, holds, waiting)
+      SELECT scope, key, period, lim, holds, '{}' FROM granted WHERE NOT found
+      ORDER BY scope, key, period),
+    wait AS (
+      UPDATE ${F} f SET lim = u.lim, waiting = CASE WHEN f.waiting ? $1::text THEN f.waiting
+          ELSE f.waiting || jsonb_build_object($1::text, jsonb_build_array($2::text, $7::bigint)) END
+      FROM unmet u WHERE ${same('f', 'u')})
+    SELECT u.ord, u.live, u.vals[u.live - u.lim + 1] + u.period AS until
+    FROM (SELECT 1) AS one LEFT JOIN unmet u ON true`;
+
+  // $1 holders, $2 now. Answers the instances to wake, oldest first.
+  const endsAnything = `NOT EXISTS (SELECT 1 FROM jsonb_each_text(n.holds) e WHERE e.value::bigint + n.period > $2::bigint)
+      AND n.waiting = '{}'`;
+  const RELEASE = `WITH locked AS (
+      SELECT f.scope, f.key, f.period, f.lim, f.holds, f.waiting FROM ${F} f
+      WHERE (f.period = 0 AND f.holds ?| $1::text[]) OR f.waiting ?| $1::text[]
+      ORDER BY f.scope, f.key, f.period FOR UPDATE),
+    next AS (
+      SELECT l.scope, l.key, l.period, l.lim, l.waiting - $1::text[] AS waiting,
+        CASE WHEN l.period = 0 THEN l.holds - $1::text[] ELSE l.holds END AS holds,
+        CASE WHEN l.period = 0 THEN (SELECT count(*)::int FROM jsonb_object_keys(l.holds) k WHERE k = ANY($1::text[]))
+          ELSE 0 END AS freed
+      FROM locked l),
+    woken AS (
+      SELECT w.* FROM next n CROSS JOIN LATERAL (
+        SELECT e.key COLLATE "C" AS holder, e.value->>0 AS instance, (e.value->>1)::bigint AS since
+        FROM jsonb_each(n.waiting) e ORDER BY since, holder
+        LIMIT GREATEST(0, LEAST(n.freed, n.lim -
+          (SELECT count(*) FROM jsonb_each_text(n.holds) h WHERE h.value::bigint > $2::bigint)))) w
+      WHERE n.freed > 0),
+    gone AS (DELETE FROM ${F} f USING next n WHERE ${same('f', 'n')} AND ${endsAnything}),
+    upd AS (
+      UPDATE ${F} f SET holds = n.holds, waiting = n.waiting FROM next n
+      WHERE ${same('f', 'n')} AND NOT (${endsAnything}))
+    SELECT instance FROM woken GROUP BY instance ORDER BY min(since), min(holder)`;
+
+  // $1 holders, $2 until.
+  const RENEW = `WITH locked AS (
+      SELECT f.scope, f.key, f.period FROM ${F} f WHERE f.period = 0 AND f.holds ?| $1::text[]
+      ORDER BY f.scope, f.key, f.period FOR UPDATE)
+    UPDATE ${F} f SET holds = f.holds || (SELECT jsonb_object_agg(k, $2::bigint)
+      FROM jsonb_object_keys(f.holds) k WHERE k = ANY($1::text[]))
+    FROM locked l WHERE ${same('f', 'l')}`;
+
+  // $1 scope or null, $2-$4 the counter to start after (null: from the first), $5 rows, $6 now.
+  const LIST = `SELECT f.scope, f.key, f.period::text AS period, f.lim,
+      (SELECT COALESCE(json_agg(json_build_object('holder', e.key, 'until', e.value::bigint + f.period)
+          ORDER BY e.value::bigint, e.key COLLATE "C"), '[]')
+        FROM jsonb_each_text(f.holds) e WHERE e.value::bigint + f.period > $6::bigint) AS holders,
+      (SELECT COALESCE(json_agg(json_build_object('holder', e.key, 'instance', e.value->>0,
+          'since', (e.value->>1)::bigint) ORDER BY (e.value->>1)::bigint, e.key COLLATE "C"), '[]')
+        FROM jsonb_each(f.waiting) e) AS waiting
+    FROM ${F} f
+    WHERE ($1::text IS NULL OR f.scope = $1::text)
+      AND ($2::text IS NULL OR (f.scope, f.key, f.period) > ($2::text, $3::text, $4::bigint))
+      AND (f.waiting <> '{}' OR EXISTS (SELECT 1 FROM jsonb_each_text(f.holds) e
+        WHERE e.value::bigint + f.period > $6::bigint))
+    ORDER BY f.scope, f.key, f.period LIMIT $5::int`;
+  return { ACQUIRE, RELEASE, RENEW, LIST };
+}
+
+// unique_violation (a counter another acquire created meanwhile), deadlock_detected (which the
+// ordered locks avoid, but a server may still report one where inserts meet): run the call again.
+const RETRY_CODES = new Set(['23505', '40P01']);
+const MAX_TRIES = 20;
+
+/** The flow calls on `<table>$flow`: one statement each. */
+export function pgFlow(query: Query, names: TableNames): FlowDriver {
+  const { ACQUIRE, RELEASE, RENEW, LIST } = flowStatements(names);
+  return {
+    async acquire(holder, instance, needs, now, until): Promise<FlowGrant> {
+      const values = [
+        holder,
+        instance,
+        needs.map((n) => n.scope),
+        needs.map((n) => n.key),
+        needs.map((n) => n.periodMs ?? 0),
+        needs.map((n) => n.limit),
+        now,
+        until,
+      ];
+      for (let tries = 1; ; tries++) {
+        try {
+          const row = (
+            await query<{ ord: string | null; live: number | null; until: string | null }>(ACQUIRE, values)
+          ).rows[0];
+          if (!row || row.ord === null) return { granted: true };
+          return {
+            granted: false,
+            need: needs[Number(row.ord) - 1]!,
+            until: row.until === null ? null : Number(row.until),
+            count: row.live ?? 0,
+          };
+        } catch (e) {
+          if (tries < MAX_TRIES && RETRY_CODES.has(errorCode(e) ?? '')) continue;
+          throw e;
+        }
+      }
+    },
+    async release(holders, now) {
+      const r = await query<{ instance: string }>(RELEASE, [holders, now]);
+      return r.rows.map((x) => x.instance);
+    },
+    async renew(holders, until) {
+      await query(RENEW, [holders, until]);
+    },
+    async list(args) {
+      const { after } = args;
+      const r = await query<{
+        scope: string;
+        key: string;
+        period: string;
+        lim: number;
+        holders: FlowKeyState['holders'];
+        waiting: FlowKeyState['waiting'];
+      }>(LIST, [
+        args.scope ?? null,
+        after?.scope ?? null,
+        after?.key ?? null,
+        after?.period ?? null,
+        args.limit + 1,
+        args.now,
+      ]);
+      return r.rows.map((x) => {
+        const period = Number(x.period);
+        return {
+          scope: x.scope,
+          key: x.key,
+          limit: x.lim,
+          ...(period ? { periodMs: period } : {}),
+          holders: x.holders,
+          waiting: x.waiting,
+        };
+      });
+    },
+  };
+}
