@@ -84,6 +84,37 @@ describe('runner with flow limits', () => {
     await vi.waitFor(() => expect(counter.list({ limit: 100, now: Date.now() }).items).toEqual([]));
   });
 
+  it("on the memory store's own flow: one handler at a time per key, every instance finished, nothing left", async () => {
+    const store = createMemoryStore();
+    let running = 0;
+    let most = 0;
+    const runner = createRunner({
+      store,
+      workflows: [perCustomer],
+      handlers: {
+        work: async ({ input }: { input: { n: number } }) => {
+          running++;
+          most = Math.max(most, running);
+          await sleep(5);
+          running--;
+          return input.n;
+        },
+      },
+    });
+    const ids = [0, 1, 2, 3, 4].map((n) => `m-${n}`);
+    await Promise.all(ids.map((id, n) => runner.start('per-customer', id, { customer: 'acme', n })));
+    await vi.waitFor(
+      async () => {
+        for (const id of ids) expect((await runner.get(id))?.status).toBe('completed');
+      },
+      { timeout: 5000, interval: 20 },
+    );
+    expect(most).toBe(1);
+    await vi.waitFor(async () =>
+      expect((await store.flow!.list({ limit: 100, now: Date.now() })).items).toEqual([]),
+    );
+  });
+
   it('a refused attempt is visible as throttled (key, limit, until), and a released slot wakes it at once', async () => {
     const { store } = limitedStore();
     let open!: () => void;
