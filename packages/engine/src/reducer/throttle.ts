@@ -56,7 +56,7 @@ export function retryThrottled(cx: Cx, timer: TimerState): void {
   const st = cx.s.steps[timer.step];
   const def = stepDef(cx, timer.step);
   const item = timer.item;
-  if (!st || st.status !== 'active' || timer.attempt === undefined) return;
+  if (st?.status !== 'active' || timer.attempt === undefined) return;
   if (item !== undefined && !st.map?.running.includes(item)) return;
   const waited = st.throttled?.item === item ? st.throttled : undefined;
   const since = waited?.since;
