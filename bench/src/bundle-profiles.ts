@@ -46,9 +46,16 @@ export const EDGE_BUILD = {
   logLevel: 'silent',
 } as const satisfies BuildOptions;
 
-/** ESM source bundled for browsers and Workers with its dependencies, minified + gzip. */
-export async function measureSource(contents: string) {
-  const result = await build({ ...EDGE_BUILD, stdin: { contents, resolveDir: HERE, loader: 'js' } });
+/**
+ * ESM source bundled for browsers and Workers with its dependencies, minified + gzip; `external`
+ * leaves packages out (to measure what one of them adds).
+ */
+export async function measureSource(contents: string, external: readonly string[] = []) {
+  const result = await build({
+    ...EDGE_BUILD,
+    external: [...external],
+    stdin: { contents, resolveDir: HERE, loader: 'js' },
+  });
   const code = result.outputFiles[0]!.contents;
   const inputs = Object.entries(result.metafile.outputs)[0]![1].inputs;
   const byPackage: Record<string, number> = {};

@@ -3,8 +3,14 @@ import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { DeleteScheduleGroupCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
 import { DeleteQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { createLambdaApp, type LambdaLogEntry } from '@stepfold/aws-lambda';
-import { countRequests, pollStream, provisionLocally } from '@stepfold/aws-lambda/local';
-import { workflow } from '@stepfold/engine';
+import {
+  apiRequest,
+  countRequests,
+  pollStream,
+  provisionLocally,
+  sampleOrder,
+  sampleOrderHandlers,
+} from '@stepfold/aws-lambda/local';
 import { createDynamoStore } from '@stepfold/store-dynamo';
 import { backends, serverNote } from '../backends.js';
 import { percentile } from '../peers/common.js';
@@ -16,7 +22,8 @@ import { costRow, type Group, type Row } from '../row.js';
 // (fed the table's stream records by the package's local poller, as Lambda's event source mapping
 // would), approved through `api`, and run to completion. Only the app's own DynamoDB client is
 // counted (`countRequests`): the poller reads the stream on a client of its own, as Lambda's
-// stream reads are not the function's requests. One order at a time.
+// stream reads are not the function's requests. One order at a time. The order is the package's
+// sample (`sampleOrder` of @stepfold/aws-lambda/local), the one its tests count too.
 
 const ORDERS = 5;
 /**
@@ -26,34 +33,7 @@ const ORDERS = 5;
  */
 const MINIMUM = 7;
 
-/** Order: reserve stock → a person approves (48 h deadline) → charge → email. */
-const order = workflow('order', 1)
-  .task('reserve-stock', { handler: 'reserveStock' })
-  .human('approve', { timeoutMs: 48 * 3600_000 })
-  .task('charge-payment', { handler: 'chargePayment' })
-  .task('send-email', { handler: 'sendEmail' })
-  .build();
-
-const handlers = {
-  reserveStock: () => ({ reservation: 'R-1' }),
-  chargePayment: () => ({ paymentId: 'P-1' }),
-  sendEmail: () => ({ sent: true }),
-};
-
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** An HTTP API (payload 2.0) request. */
-function http(method: string, path: string, body?: unknown) {
-  return {
-    version: '2.0',
-    rawPath: path,
-    rawQueryString: '',
-    headers: {},
-    requestContext: { stage: '$default', http: { method, path } },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    isBase64Encoded: false,
-  };
-}
 
 async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
   const deadline = Date.now() + 30_000;
@@ -103,8 +83,8 @@ export const requestsDynamo: Group = {
     const log: LambdaLogEntry[] = [];
     const count = countRequests(appDynamo);
     const app = createLambdaApp({
-      workflows: [order],
-      handlers,
+      workflows: [sampleOrder],
+      handlers: sampleOrderHandlers(),
       dynamodb: appDynamo,
       table: res.table,
       sqs,
@@ -135,13 +115,15 @@ export const requestsDynamo: Group = {
       for (let i = 0; i < ORDERS; i++) {
         const id = `order-${run}-${i}`;
         count.reset();
-        const started = await app.api(http('POST', `/workflows/order/instances/${id}`, { sku: 'BOOK' }));
+        const started = await app.api(
+          apiRequest('POST', `/workflows/order/instances/${id}`, { sku: 'BOOK', amount: 1 }),
+        );
         if (started.statusCode !== 201)
           throw new Error(`start answered ${started.statusCode}: ${started.body}`);
         // Reserve ran from the start's stream record; the approval's deadline was armed.
         await until('the approval deadline armed', logged(id, 'armed'));
         const approved = await app.api(
-          http('POST', `/instances/${id}/signals/approve`, { decision: 'approve' }),
+          apiRequest('POST', `/instances/${id}/signals/approve`, { decision: 'approve' }),
         );
         if (approved.statusCode !== 200)
           throw new Error(`approval answered ${approved.statusCode}: ${approved.body}`);

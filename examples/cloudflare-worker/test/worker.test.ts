@@ -223,6 +223,29 @@ describe('bad input over HTTP: 4xx with a stable code, nothing written', () => {
     expect((await fails('/instances/bad-1', undefined, 'GET')).body.error.code).toBe('NOT_FOUND');
   });
 
+  it('an input the workflow’s zod/mini schema refuses: INVALID_INPUT with the issue, nothing written', async () => {
+    const r = await call<ErrorBody & { error: { issues: Array<{ path: string }> } }>(
+      'POST',
+      '/workflows/order/instances/bad-input',
+      { sku: 'BOOK-1', amount: 'ten' },
+    );
+    expect(r.status).toBe(400);
+    expect(r.body.error.code).toBe('INVALID_INPUT');
+    expect(r.body.error.issues.map((i) => i.path)).toEqual([expect.stringContaining('amount')]);
+    expect((await fails('/instances/bad-input', undefined, 'GET')).body.error.code).toBe('NOT_FOUND');
+  });
+
+  it('a decision after the instance finished: 409 INSTANCE_FINISHED, nothing written', async () => {
+    await call('POST', '/workflows/publish/instances/doc-late', { title: 'late' });
+    const approved = await call('POST', '/instances/doc-late/signals/review', { decision: 'approve' });
+    expect(approved.status).toBe(200);
+    const done = (await get('doc-late')).body;
+    expect(done.status).toBe('completed');
+    const late = await fails('/instances/doc-late/signals/review', { decision: 'reject' });
+    expect([late.status, late.body.error.code]).toEqual([409, 'INSTANCE_FINISHED']);
+    expect((await get('doc-late')).body).toEqual(done);
+  });
+
   it('unknown workflow: a path to nothing (the engine’s UNKNOWN_WORKFLOW would be a 500, a deployment fault)', async () => {
     const r = await fails('/workflows/no-such-flow/instances/bad-2', { x: 1 });
     expect(r.status).toBe(404);

@@ -44,6 +44,7 @@ export function validEvents(def: WorkflowDefinition, s: Snapshot, at: number): W
       ...item,
       error: { message: 'x', retryable: at % 2 === 0 },
     } as WorkflowEvent);
+    if (t.leaseUntil !== undefined) out.push({ type: 'task.heartbeat', ...base, ...item } as WorkflowEvent);
     if (t.child !== undefined) {
       out.push({
         type: 'child.ended',
@@ -113,6 +114,7 @@ const looseEvent = fc
         'task.completed',
         'task.failed',
         'task.released',
+        'task.heartbeat',
         'child.ended',
         'tick',
         'signal',

@@ -6,18 +6,25 @@
  *
  *   POST /workflows/:name/instances/:id            body = input            → 201 snapshot
  *   POST /instances/:id/signals/:name[?signalId=…]  body = payload (a human step's decision too) → 200 snapshot
+ *                                                   (409 INSTANCE_FINISHED once the instance has finished)
  *   POST /instances/:id/cancel | /abort            body = { reason? }      → 200 snapshot
  *   GET  /instances/:id                                                     → 200 snapshot
  *
- * Errors: `{ error: { code, message, issues? } }`, status from the engine's `HTTP_STATUS` by kind.
+ * The routes are the engine's (`parseHttpRoute`), shared with the Workers package. Errors:
+ * `{ error: { code, message, issues? } }`, status from the engine's `HTTP_STATUS` by kind.
  */
 import {
-  assertValidId,
   errorKind,
   HTTP_STATUS,
+  type HttpRoute,
+  type HttpRouteMiss,
+  InstanceFinishedError,
   type Issue,
+  isHttpRoute,
   isStepfoldError,
+  isTerminal,
   NotFoundError,
+  parseHttpRoute,
   type Runner,
   type Snapshot,
   ValidationError,
@@ -27,20 +34,10 @@ import { type LambdaLog, messageOf } from './log.js';
 
 /** An error of the HTTP layer itself (no such route, wrong method). */
 class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
+  constructor(readonly miss: HttpRouteMiss) {
+    super(miss.message);
   }
 }
-
-type Route =
-  | { kind: 'start'; id: string; workflow: string }
-  | { kind: 'signal'; id: string; name: string }
-  | { kind: 'cancel' | 'abort'; id: string }
-  | { kind: 'get'; id: string };
 
 /** The request's method and path (without a named stage's prefix), for either payload version. */
 function methodAndPath(event: ApiGatewayEvent): { method: string; path: string } {
@@ -54,46 +51,11 @@ function methodAndPath(event: ApiGatewayEvent): { method: string; path: string }
   return { method, path };
 }
 
-/** Parses and validates the path (ids are percent-encoded path segments). */
-function route(method: string, path: string, served: ReadonlySet<string>): Route {
-  let parts: string[];
-  try {
-    parts = path
-      .split('/')
-      .filter((p, i) => i > 0 || p !== '')
-      .map(decodeURIComponent);
-  } catch {
-    throw new ValidationError('INVALID_ID', 'malformed percent-encoding in the path', [
-      { path: 'path', message: path },
-    ]);
-  }
-  if (parts[parts.length - 1] === '') parts.pop();
-  const expect = (m: string) => {
-    if (method !== m) throw new HttpError(405, 'METHOD_NOT_ALLOWED', `use ${m} for ${path}`);
-  };
-  const [a, b, c, d, ...rest] = parts;
-  if (rest.length === 0 && a === 'workflows' && c === 'instances' && b !== undefined && d !== undefined) {
-    expect('POST');
-    assertValidId(b, 'workflow name');
-    // A workflow this app does not run is a path to nothing (404), not the engine's
-    // UNKNOWN_WORKFLOW, which is a deployment fault (500).
-    if (served.has(b)) return { kind: 'start', workflow: b, id: d };
-  } else if (rest.length === 0 && a === 'instances' && b !== undefined) {
-    if (c === undefined) {
-      expect('GET');
-      return { kind: 'get', id: b };
-    }
-    if (c === 'signals' && d !== undefined) {
-      expect('POST');
-      assertValidId(d, 'signal name');
-      return { kind: 'signal', id: b, name: d };
-    }
-    if ((c === 'cancel' || c === 'abort') && d === undefined) {
-      expect('POST');
-      return { kind: c, id: b };
-    }
-  }
-  throw new HttpError(404, 'NO_ROUTE', `no route for ${method} ${path}`);
+/** The engine's route for the request; a miss is thrown, to be answered as it says. */
+function route(method: string, path: string, served: ReadonlySet<string>): HttpRoute {
+  const r = parseHttpRoute(method, path, { serves: (w) => served.has(w) });
+  if (!isHttpRoute(r)) throw new HttpError(r);
+  return r;
 }
 
 /** The request body as JSON (undefined when empty). */
@@ -126,7 +88,12 @@ const json = (statusCode: number, value: unknown): ApiGatewayResult => ({
 
 /** The error answer: the engine's code and status by kind, the HTTP layer's own, or 500. */
 function errorResult(e: unknown): ApiGatewayResult {
-  if (e instanceof HttpError) return json(e.status, { error: { code: e.code, message: e.message } });
+  if (e instanceof HttpError) {
+    const { status, code, message } = e.miss;
+    const result = json(status, { error: { code, message } });
+    if (e.miss.kind === 'method-not-allowed') result.headers['allow'] = e.miss.allow;
+    return result;
+  }
   const kind = errorKind(e);
   if (kind && isStepfoldError(e)) {
     const issues: Issue[] = e.issues;
@@ -155,7 +122,6 @@ export function createApiHandler(
     let result: ApiGatewayResult;
     try {
       const r = route(method, path, served);
-      assertValidId(r.id, 'instance id');
       let s: Snapshot;
       switch (r.kind) {
         case 'start':
@@ -164,8 +130,19 @@ export function createApiHandler(
           break;
         case 'signal': {
           const signalId = query(event, 'signalId');
-          s = await runner.signal(r.id, r.name, body(event), signalId === undefined ? {} : { signalId });
-          result = json(200, s);
+          const sent = await runner.handle({
+            type: 'signal',
+            id: r.id,
+            name: r.name,
+            payload: body(event),
+            ...(signalId === undefined ? {} : { signalId }),
+          });
+          // A finished instance ignores the signal: say so (409), not "200, unchanged", so a
+          // late approval of a completed order is not taken for an accepted one.
+          if (!sent.written && isTerminal(sent.snapshot.status)) {
+            throw new InstanceFinishedError(r.id, sent.snapshot.status);
+          }
+          result = json(200, sent.snapshot);
           break;
         }
         case 'cancel':

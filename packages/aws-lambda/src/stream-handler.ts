@@ -17,13 +17,7 @@ import {
   type WakeNotice,
   type WakeSource,
 } from '@stepfold/engine';
-import {
-  type ImageValue,
-  NOTE_ATTRIBUTE,
-  noticeOfImage,
-  SETTINGS_ID,
-  snapshotOfImage,
-} from '@stepfold/store-dynamo';
+import { type ImageValue, NOTE_ATTRIBUTE, noticeOfImage, snapshotOfImage } from '@stepfold/store-dynamo';
 import type { BatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from './lambda-types.js';
 import { type LambdaLog, messageOf } from './log.js';
 import type { PrimedStore } from './primed-store.js';
@@ -39,6 +33,8 @@ export interface StreamHandlerOptions {
   log: LambdaLog;
   /** Instances ticked at once (default 10). */
   concurrency?: number | undefined;
+  /** Timers armed or cleared at once (Scheduler and SQS requests in flight; default 8). */
+  timerConcurrency?: number | undefined;
   /** The runner's store, primed with a record's image so that the tick it drives reads nothing. */
   primed?: PrimedStore | undefined;
 }
@@ -113,6 +109,7 @@ export function createStreamHandler(
 ): (event: DynamoDBStreamEvent) => Promise<BatchResponse> {
   const { runner, timers, log } = o;
   const concurrency = o.concurrency ?? 10;
+  const timerConcurrency = o.timerConcurrency ?? 8;
 
   return async (event) => {
     const now = o.clock();
@@ -121,7 +118,8 @@ export function createStreamHandler(
     for (const record of event.Records) {
       const keys: Record<string, ImageValue> | undefined = record.dynamodb?.Keys ?? record.dynamodb?.NewImage;
       const id = keys?.['id']?.S;
-      if (id === undefined || id === SETTINGS_ID) continue;
+      // '#' starts the store's own items (the settings, flow keys and holders): no instance's id.
+      if (id === undefined || id.startsWith('#')) continue;
       latest.delete(id);
       latest.set(id, record);
     }
@@ -133,12 +131,21 @@ export function createStreamHandler(
     };
     const due: Array<{ id: string; record: DynamoDBRecord; at: number }> = [];
     const sends: Array<{ notice: WakeNotice; record: DynamoDBRecord }> = [];
+    // Each instance has one record here (its latest), so one timer request at most: they go out
+    // side by side, and an instance's own requests keep their order across batches.
+    const timerWork: Array<{ id: string; record: DynamoDBRecord; run: () => Promise<void> }> = [];
     for (const [id, record] of latest) {
       const image = record.dynamodb?.NewImage;
       const status = image?.['status']?.S as Status | undefined;
       try {
         if (record.eventName === 'REMOVE' || (status !== undefined && isTerminal(status))) {
-          if (timers) log({ fn: 'stream', action: 'cleared', id, existed: await timers.clear(id) });
+          if (timers) {
+            timerWork.push({
+              id,
+              record,
+              run: async () => log({ fn: 'stream', action: 'cleared', id, existed: await timers.clear(id) }),
+            });
+          }
           continue;
         }
         const notice = noticeOfImage(image, recordTime(record, now));
@@ -151,12 +158,22 @@ export function createStreamHandler(
         else if (timers) {
           const version = Number(image?.['version']?.N ?? 0);
           const blocking = !notice.busy && isBlockingWake(image?.['snapshot']?.S, notice.at);
-          const armed = await timers.arm({ id, at: notice.at, version, blocking }, now);
-          log({ fn: 'stream', action: 'armed', id, at: notice.at, version, how: armed.how });
+          const at = notice.at;
+          timerWork.push({
+            id,
+            record,
+            run: async () => {
+              const armed = await timers.arm({ id, at, version, blocking }, now);
+              log({ fn: 'stream', action: 'armed', id, at, version, how: armed.how });
+            },
+          });
         }
       } catch (e) {
         fail(record, id, e);
       }
+    }
+    for (const { item, error } of await eachLimited(timerWork, timerConcurrency, (t) => t.run())) {
+      fail(item.record, item.id, error);
     }
     if (due.length) {
       log({ fn: 'stream', action: 'drive', ids: due.map((d) => d.id) });

@@ -125,6 +125,33 @@ describe('API Gateway handler', () => {
     expect(parsed(aborted).status).toBe('aborted');
   });
 
+  it('a decision that arrives after the instance ended is 409 INSTANCE_FINISHED and writes nothing', async () => {
+    const id = `api-late-${pid}`;
+    await app.api(http('POST', `/workflows/order/instances/${id}`, { sku: 'L', amount: 1 }));
+    const aborted = await app.api(http('POST', `/instances/${id}/abort`));
+    expect(parsed(aborted).status).toBe('aborted');
+    const count = countRequests(c.dynamodb);
+    const late = await app.api(http('POST', `/instances/${id}/signals/approve`, { decision: 'approve' }));
+    expect(late.statusCode).toBe(409);
+    expect(parsed(late)).toEqual({
+      error: { code: 'INSTANCE_FINISHED', message: expect.stringMatching(/has finished \(aborted\)/) },
+    });
+    // One read to learn the instance's state; no write.
+    expect(count.byCommand).toEqual({ GetItemCommand: 1 });
+    // The same signal under a signalId: the same answer.
+    const again = await app.api({
+      ...http('POST', `/instances/${id}/signals/approve`, { decision: 'approve' }),
+      rawQueryString: 'signalId=late-1',
+    });
+    expect([again.statusCode, parsed(again).error.code]).toEqual([409, 'INSTANCE_FINISHED']);
+  });
+
+  it('a wrong method is 405 with the method the path takes in `Allow`', async () => {
+    const r = await app.api(http('PUT', `/instances/x-${pid}/cancel`));
+    expect(r.statusCode).toBe(405);
+    expect(r.headers['allow']).toBe('POST');
+  });
+
   it('errors: unknown instance 404, bad id 400, unknown workflow or route 404, wrong method 405, body not JSON 400', async () => {
     const cases: Array<[ReturnType<typeof http>, number, string]> = [
       [http('GET', `/instances/missing-${pid}`), 404, 'NOT_FOUND'],

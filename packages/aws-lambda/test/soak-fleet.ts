@@ -26,9 +26,8 @@ import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { AnyDefinition, HandlersFor, RunnerHooks } from '@stepfold/engine';
-import { openStreamReader, type StreamRecord } from '@stepfold/store-dynamo';
 import { createLambdaApp, type DynamoDBRecord, type LambdaApp } from '../src/index.js';
-import { createScheduleDriver, type LocalResources } from '../src/local/index.js';
+import { createScheduleDriver, type LocalResources, pollStream } from '../src/local/index.js';
 
 /** What a container's handlers and hooks see of it. */
 export interface ContainerProbe {
@@ -143,32 +142,11 @@ class Container {
 }
 
 /** The lane of a record: by its instance id, so one instance's records stay in order. */
-function laneOf(record: StreamRecord, lanes: number): number {
+function laneOf(record: DynamoDBRecord, lanes: number): number {
   const id = record.dynamodb?.Keys?.['id']?.S ?? '';
   let h = 0;
   for (let i = 0; i < id.length; i++) h = (Math.imul(h, 31) + id.charCodeAt(i)) >>> 0;
   return h % lanes;
-}
-
-/** A stream record as Lambda delivers it (creation time in epoch seconds). */
-function asLambda(r: StreamRecord, arn: string): DynamoDBRecord {
-  const d = r.dynamodb;
-  return {
-    eventID: r.eventID,
-    eventName: r.eventName as DynamoDBRecord['eventName'],
-    eventSource: r.eventSource,
-    awsRegion: r.awsRegion,
-    eventSourceARN: arn,
-    dynamodb: d && {
-      ApproximateCreationDateTime:
-        d.ApproximateCreationDateTime && d.ApproximateCreationDateTime.getTime() / 1000,
-      Keys: d.Keys,
-      NewImage: d.NewImage,
-      SequenceNumber: d.SequenceNumber,
-      SizeBytes: d.SizeBytes,
-      StreamViewType: d.StreamViewType,
-    },
-  };
 }
 
 /** Starts the fleet on `o.resources`; the stream is read from its start (a fresh table). */
@@ -282,52 +260,46 @@ export function startFleet<const W extends readonly AnyDefinition[]>(o: FleetOpt
     }
   }
 
-  async function pollStream() {
-    const reader = await openStreamReader({
+  /**
+   * The stream as Lambda's mapping delivers it, read by the package's local poller from the first
+   * write: some records dropped, the rest in lanes by instance (Lambda's parallelization factor:
+   * batches of different instances side by side, those of one instance in order).
+   */
+  function readStream() {
+    return pollStream({
       client: dynamodb,
       streams,
       table: r.table,
       from: 'TRIM_HORIZON',
+      signal: stop.signal,
+      idleMs: 100,
+      handler: async ({ Records: records }) => {
+        // How far behind the writes the function reads (the record's time is in whole seconds).
+        const now = Date.now();
+        for (const x of records) {
+          const at = x.dynamodb?.ApproximateCreationDateTime;
+          const lag = at === undefined ? 0 : now - at * 1000;
+          stats.records.maxLagMs = Math.max(stats.records.maxLagMs, lag);
+          stats.records.meanLagMs += (lag - stats.records.meanLagMs) / (stats.records.read + 1);
+          stats.records.read++;
+        }
+        const delivered = records.filter(() => o.random() >= o.dropRate);
+        stats.records.dropped += records.length - delivered.length;
+        const lanes = Array.from({ length: o.streamLanes }, () => [] as DynamoDBRecord[]);
+        for (const x of delivered) lanes[laneOf(x, o.streamLanes)]!.push(x);
+        await Promise.all(lanes.map(deliverInOrder));
+        return { batchItemFailures: [] };
+      },
     });
-    while (!stop.signal.aborted) {
-      let records: StreamRecord[];
-      try {
-        records = await reader.read();
-      } catch {
-        await pause(300);
-        continue;
-      }
-      if (!records.length) {
-        await pause(100);
-        continue;
-      }
-      // How far behind the writes the function reads (the record's time is in whole seconds on moto).
-      const now = Date.now();
-      for (const x of records) {
-        const lag = now - (x.dynamodb?.ApproximateCreationDateTime?.getTime() ?? now);
-        stats.records.maxLagMs = Math.max(stats.records.maxLagMs, lag);
-        stats.records.meanLagMs += (lag - stats.records.meanLagMs) / (stats.records.read + 1);
-        stats.records.read++;
-      }
-      const delivered = records.filter(() => o.random() >= o.dropRate);
-      stats.records.dropped += records.length - delivered.length;
-      // Lambda's parallelization factor: batches of different instances side by side, those of
-      // one instance in order.
-      const lanes = Array.from({ length: o.streamLanes }, () => [] as StreamRecord[]);
-      for (const x of delivered) lanes[laneOf(x, o.streamLanes)]!.push(x);
-      await Promise.all(lanes.map((lane) => deliverInOrder(lane, reader.arn)));
-    }
   }
 
   /** Each batch of `records` until it succeeds: a failed or killed invocation is retried whole,
    * reported failures from the first failed record on. */
-  async function deliverInOrder(records: StreamRecord[], arn: string) {
+  async function deliverInOrder(records: DynamoDBRecord[]) {
     for (let i = 0; i < records.length; i += 10) {
       let batch = records.slice(i, i + 10);
       while (batch.length && !stop.signal.aborted) {
-        const result = await invoke('stream', (app) =>
-          app.stream({ Records: batch.map((x) => asLambda(x, arn)) }),
-        );
+        const result = await invoke('stream', (app) => app.stream({ Records: batch }));
         if (result && !result.batchItemFailures.length) break;
         stats.records.retriedBatches++;
         if (result) {
@@ -360,7 +332,7 @@ export function startFleet<const W extends readonly AnyDefinition[]>(o: FleetOpt
 
   const running = Promise.all([
     ...Array.from({ length: o.queuePollers }, pollQueue),
-    pollStream(),
+    readStream(),
     sweepOnPeriod(),
     fireSchedules(),
   ]);

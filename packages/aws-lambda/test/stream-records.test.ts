@@ -2,7 +2,6 @@
  * The stream handler called with records made from the table's items (what a stream of new images
  * carries), no stream reader: what it does with each kind of record, and what it costs.
  */
-import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { createRunner } from '@stepfold/engine';
 import { createDynamoStore } from '@stepfold/store-dynamo';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +12,7 @@ import {
   type WakeToArm,
 } from '../src/index.js';
 import { countRequests } from '../src/local/index.js';
-import { type Call, clients, createHandlers, provision, workflows } from './support.js';
+import { type Call, clients, createHandlers, provision, recordsOf, workflows } from './support.js';
 
 const c = clients();
 let res: Awaited<ReturnType<typeof provision>>;
@@ -26,26 +25,8 @@ afterAll(async () => {
   await res?.drop();
 });
 
-/** The record a write of `id` put on the stream: its item as the new image. */
-let sequence = 100;
-async function recordOf(id: string): Promise<DynamoDBStreamEvent> {
-  const { Item } = await c.dynamodb.send(
-    new GetItemCommand({ TableName: res.table, Key: { id: { S: id } }, ConsistentRead: true }),
-  );
-  return {
-    Records: [
-      {
-        eventName: 'MODIFY',
-        dynamodb: {
-          Keys: { id: { S: id } },
-          NewImage: Item as never,
-          SequenceNumber: String(++sequence),
-          ApproximateCreationDateTime: Math.floor(Date.now() / 1000),
-        },
-      },
-    ],
-  };
-}
+/** The record the last write of `id` put on the stream. */
+const recordOf = (id: string) => recordsOf(c, res.table, [id]);
 
 function appWith(clock: () => number) {
   const calls: Call[] = [];
@@ -111,5 +92,19 @@ describe('stream records', () => {
     expect(a.cleared).toEqual([id]);
     expect(await a.app.stream(await recordOf('#stepfold'))).toEqual({ batchItemFailures: [] });
     expect(a.cleared).toEqual([id]);
+  });
+
+  it('passes over the removal of a flow key item: no schedule is cleared for it', async () => {
+    const a = appWith(() => Date.now());
+    const removed: DynamoDBStreamEvent = {
+      Records: [
+        {
+          eventName: 'REMOVE',
+          dynamodb: { Keys: { id: { S: `#flow#orders\u0001c-${pid}` } }, SequenceNumber: '900000' },
+        },
+      ],
+    };
+    expect(await a.app.stream(removed)).toEqual({ batchItemFailures: [] });
+    expect(a.cleared).toEqual([]);
   });
 });

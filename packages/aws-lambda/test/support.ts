@@ -3,12 +3,26 @@
  * through the SDK's standard endpoint variables, a fresh table, queue and schedule group per test
  * file, the workflows, and `until`. No server: the tests fail at once, saying how to start one.
  */
-import { DeleteTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import {
+  DeleteTableCommand,
+  DynamoDBClient,
+  GetItemCommand,
+  ListTablesCommand,
+} from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { DeleteScheduleGroupCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
 import { DeleteQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { type HandlerContext, TaskError, workflow } from '@stepfold/engine';
-import { type LocalResources, provisionLocally } from '../src/local/index.js';
+import type { HandlerContext } from '@stepfold/engine';
+import { workflow } from '@stepfold/engine';
+import type { DynamoDBRecord, DynamoDBStreamEvent } from '../src/index.js';
+import {
+  apiRequest,
+  type LocalResources,
+  provisionLocally,
+  type SampleOrderInput,
+  sampleOrder,
+  sampleOrderHandlers,
+} from '../src/local/index.js';
 
 const moto =
   process.env.AWS_ENDPOINT_URL_DYNAMODB ?? process.env.STEPFOLD_DYNAMO_ENDPOINT ?? 'http://127.0.0.1:8000';
@@ -87,23 +101,10 @@ export interface Call {
 }
 
 /** Input of the order workflow. */
-export interface OrderInput {
-  sku: string;
-  amount: number;
-  /** The gateway times out on this many attempts (retryable), then succeeds. */
-  chargeFailures?: number;
-  declineCharge?: boolean;
-}
+export type OrderInput = SampleOrderInput;
 
-/** Order: reserve stock → a person approves (48 h deadline) → charge (backoff 1 s) → email. */
-export const orderWorkflow = workflow('order', 1, {
-  defaults: { retry: { maxAttempts: 3, initialMs: 1_000, factor: 2, maxMs: 10_000, jitter: 0 } },
-})
-  .task('reserve-stock', { handler: 'reserveStock', compensate: 'releaseStock' })
-  .human('approve', { timeoutMs: 48 * 3600_000 })
-  .task('charge-payment', { handler: 'chargePayment', compensate: 'refundPayment' })
-  .task('send-email', { handler: 'sendEmail' })
-  .build();
+/** Order: the local entry's sample (reserve stock → approve, 48 h deadline → charge → email). */
+export const orderWorkflow = sampleOrder;
 
 /** A reminder 45 minutes after the start: longer than one SQS delay can carry. */
 export const reminderWorkflow = workflow('reminder', 1)
@@ -115,38 +116,41 @@ export const workflows = [orderWorkflow, reminderWorkflow] as const;
 
 /** The handlers, reporting each call to `calls`. */
 export function createHandlers(calls: Call[]) {
-  const logged =
-    <O>(fn: (ctx: HandlerContext) => O) =>
-    (c: HandlerContext): O => {
-      calls.push({ instance: c.instanceId, step: c.step, phase: c.phase, attempt: c.attempt });
-      return fn(c);
-    };
-  const order = (ctx: HandlerContext) => ctx.workflowInput as OrderInput;
+  const report = (c: HandlerContext) =>
+    void calls.push({ instance: c.instanceId, step: c.step, phase: c.phase, attempt: c.attempt });
   return {
-    reserveStock: logged((ctx) => ({ reservation: `R-${order(ctx).sku}` })),
-    releaseStock: logged(() => ({ released: true })),
-    chargePayment: logged((ctx) => {
-      const o = order(ctx);
-      if (o.declineCharge) throw new TaskError('card declined', { code: 'CARD_DECLINED', retryable: false });
-      if (ctx.attempt <= (o.chargeFailures ?? 0))
-        throw new TaskError('gateway timeout', { code: 'GATEWAY_TIMEOUT' });
-      return { paymentId: `P-${o.sku}-${o.amount}` };
-    }),
-    refundPayment: logged(() => ({ refunded: true })),
-    sendEmail: logged(() => ({ sent: true })),
-    sendReminder: logged(() => ({ reminded: true })),
+    ...sampleOrderHandlers(report),
+    sendReminder: (c: HandlerContext) => {
+      report(c);
+      return { reminded: true };
+    },
   };
 }
 
 /** An HTTP API (payload 2.0) request. */
-export function http(method: string, path: string, body?: unknown) {
-  return {
-    version: '2.0',
-    rawPath: path,
-    rawQueryString: '',
-    headers: {},
-    requestContext: { stage: '$default', http: { method, path } },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    isBase64Encoded: false,
-  };
+export const http = apiRequest;
+
+let sequence = 100;
+/** The stream event the last writes of `ids` put on the stream: each item as its new image. */
+export async function recordsOf(
+  c: Clients,
+  table: string,
+  ids: readonly string[],
+): Promise<DynamoDBStreamEvent> {
+  const Records: DynamoDBRecord[] = [];
+  for (const id of ids) {
+    const { Item } = await c.dynamodb.send(
+      new GetItemCommand({ TableName: table, Key: { id: { S: id } }, ConsistentRead: true }),
+    );
+    Records.push({
+      eventName: 'MODIFY',
+      dynamodb: {
+        Keys: { id: { S: id } },
+        NewImage: Item as never,
+        SequenceNumber: String(++sequence),
+        ApproximateCreationDateTime: Math.floor(Date.now() / 1000),
+      },
+    });
+  }
+  return { Records };
 }

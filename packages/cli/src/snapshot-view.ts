@@ -1,4 +1,4 @@
-import type { Snapshot } from '@stepfold/engine';
+import { attemptOverdue, type Snapshot } from '@stepfold/engine';
 import { brief, isoTime, table } from './output.js';
 
 /** One line of `list`: who the instance is and where it stands. */
@@ -11,10 +11,20 @@ export interface InstanceRow {
   active: string[];
   wakeAt: number | null;
   updatedAt: number;
+  /** Attempts running past their lease or deadline (their runner died, most likely); absent when none. */
+  overdue?: number | undefined;
 }
 
-/** The `list` row of a snapshot. */
-export function instanceRow(s: Snapshot): InstanceRow {
+/** Attempts of `s` overdue at `now` (see `attemptOverdue`). */
+function overdueCount(s: Snapshot, now: number): number {
+  let n = 0;
+  for (const key in s.tasks) if (attemptOverdue(s.tasks[key]!, now)) n++;
+  return n;
+}
+
+/** The `list` row of a snapshot; `now` marks its overdue attempts. */
+export function instanceRow(s: Snapshot, now: number = Date.now()): InstanceRow {
+  const overdue = overdueCount(s, now);
   return {
     id: s.id,
     workflow: s.workflow.name,
@@ -24,6 +34,7 @@ export function instanceRow(s: Snapshot): InstanceRow {
     active: [...s.active],
     wakeAt: s.wakeAt,
     updatedAt: s.updatedAt,
+    ...(overdue ? { overdue } : {}),
   };
 }
 
@@ -34,7 +45,7 @@ export function renderRows(rows: readonly InstanceRow[]): string[] {
     ...rows.map((r) => [
       r.id,
       `${r.workflow}@${r.workflowVersion}`,
-      r.status,
+      r.overdue ? `${r.status} (${r.overdue} overdue)` : r.status,
       String(r.version),
       r.active.join(',') || '-',
       isoTime(r.wakeAt),
@@ -43,8 +54,11 @@ export function renderRows(rows: readonly InstanceRow[]): string[] {
   ]);
 }
 
-/** What `show` reports of a snapshot, as JSON: the state without the bookkeeping. */
-export function summarize(s: Snapshot) {
+/**
+ * What `show` reports of a snapshot, as JSON: the state without the bookkeeping. Given `now`, a
+ * task running past its lease or deadline says `overdue: true`.
+ */
+export function summarize(s: Snapshot, now?: number) {
   return {
     id: s.id,
     workflow: s.workflow,
@@ -58,7 +72,9 @@ export function summarize(s: Snapshot) {
     ...(s.reason !== undefined ? { reason: s.reason } : {}),
     steps: s.steps,
     active: s.active,
-    tasks: Object.values(s.tasks),
+    tasks: Object.values(s.tasks).map((t) =>
+      now !== undefined && attemptOverdue(t, now) ? { ...t, overdue: true } : t,
+    ),
     timers: s.timers,
     inbox: s.inbox,
     ...(s.saga ? { saga: s.saga } : {}),
@@ -76,9 +92,10 @@ export function headline(s: Snapshot): string {
 
 /**
  * A snapshot for people: status, steps, in-flight tasks, timers, inbox, error, transition log;
- * `extra` lines (what it can take now) go after the headline block, before the steps.
+ * `extra` lines (what it can take now) go after the headline block, before the steps. Given `now`,
+ * a task running past its lease or deadline is marked OVERDUE.
  */
-export function renderSnapshot(s: Snapshot, extra: readonly string[] = []): string[] {
+export function renderSnapshot(s: Snapshot, extra: readonly string[] = [], now?: number): string[] {
   const out = [
     headline(s),
     `  run ${s.run}, created ${isoTime(s.createdAt)}, updated ${isoTime(s.updatedAt)}, wake at ${isoTime(s.wakeAt)}`,
@@ -110,8 +127,14 @@ export function renderSnapshot(s: Snapshot, extra: readonly string[] = []): stri
   const tasks = Object.values(s.tasks);
   out.push('', `tasks in flight:${tasks.length ? '' : ' none'}`);
   for (const t of tasks) {
-    const state = t.queued ? 'queued for a worker' : `deadline ${isoTime(t.deadline)}`;
-    out.push(`  ${t.step} (${t.phase}) ${t.handler} attempt ${t.attempt}, ${state}, key ${t.idempotencyKey}`);
+    const lease = t.leaseUntil === undefined ? '' : `, lease until ${isoTime(t.leaseUntil)}`;
+    const state = t.queued ? 'queued for a worker' : `deadline ${isoTime(t.deadline)}${lease}`;
+    // Its runner stopped renewing it (or it ran past its deadline): the next due poll retries it.
+    const overdue =
+      now !== undefined && attemptOverdue(t, now) ? ' OVERDUE (retried at the next due poll)' : '';
+    out.push(
+      `  ${t.step} (${t.phase}) ${t.handler} attempt ${t.attempt}, ${state}${overdue}, key ${t.idempotencyKey}`,
+    );
   }
   out.push(`timers:${s.timers.length ? '' : ' none'}`);
   for (const t of s.timers) out.push(`  ${t.kind} for ${t.step} at ${isoTime(t.at)}`);

@@ -7,6 +7,7 @@
 import {
   AlreadyExistsError,
   assertValidId,
+  type FlowStore,
   isTerminal,
   type ListPage,
   type ListQuery,
@@ -33,6 +34,8 @@ export const DO_MAX_SNAPSHOT_BYTES = 128 * 1024 - 1024;
 export interface DurableObjectStoreOptions {
   /** The largest snapshot JSON, in UTF-8 bytes, a write accepts (default {@link DO_MAX_SNAPSHOT_BYTES}). */
   maxSnapshotBytes?: number | undefined;
+  /** The deployment's flow counts (`createDurableFlowStore`): the store's `flow`, for limited workflows. */
+  flow?: FlowStore | undefined;
 }
 
 /** The stored value: the snapshot as JSON, so callers never share objects with storage. */
@@ -80,6 +83,7 @@ export function createDurableObjectStore(
 
   return {
     maxSnapshotBytes: max,
+    ...(options.flow ? { flow: options.flow } : {}),
     async setup() {},
     async create(snapshot) {
       const row = encode(snapshot);

@@ -1,14 +1,24 @@
 /**
  * The HTTP API both halves share: the Worker parses a request's path to find the instance's Durable
  * Object, and the object parses it again to know what to do. Errors become
- * `{ error: { code, message, issues? } }` with the status of the engine error's kind.
+ * `{ error: { code, message, issues? } }` with the status of the engine error's kind. The routes are
+ * the engine's (`parseHttpRoute`), the same as the Lambda package's.
  *
  *   POST /workflows/:name/instances/:id             body = input     → 201 snapshot
- *   POST /instances/:id/signals/:name[?signalId=…]  body = data      → 200 snapshot
+ *   POST /instances/:id/signals/:name[?signalId=…]  body = data      → 200 snapshot (409 once finished)
  *   POST /instances/:id/cancel | /abort             body = { reason? } → 200 snapshot
  *   GET  /instances/:id                                              → 200 snapshot
  */
-import { assertValidId, errorKind, HTTP_STATUS, isStepfoldError, ValidationError } from '@stepfold/engine';
+import {
+  assertValidId,
+  errorKind,
+  HTTP_STATUS,
+  type HttpRoute,
+  isHttpRoute,
+  isStepfoldError,
+  parseHttpRoute,
+  ValidationError,
+} from '@stepfold/engine';
 
 /** An error of the HTTP layer itself: no such route (`NO_ROUTE`, 404) or a wrong method (405). */
 export class HttpError extends Error {
@@ -16,23 +26,25 @@ export class HttpError extends Error {
     readonly status: number,
     readonly code: 'NO_ROUTE' | 'METHOD_NOT_ALLOWED',
     message: string,
+    /** The method the path takes, for a 405's `Allow` header. */
+    readonly allow?: string | undefined,
   ) {
     super(message);
     this.name = 'HttpError';
   }
 }
 
-/** What a request asks for, its ids checked. */
+/** What a request asks for, its ids checked: the engine's route, with a signal's `signalId`. */
 export type Route =
-  | { kind: 'start'; id: string; workflow: string }
-  | { kind: 'signal'; id: string; name: string; signalId?: string }
-  | { kind: 'cancel' | 'abort'; id: string }
-  | { kind: 'get'; id: string };
+  | Exclude<HttpRoute, { kind: 'signal' }>
+  | (Extract<HttpRoute, { kind: 'signal' }> & { signalId?: string });
 
 /**
- * Parses `path` (after any prefix; ids are percent-encoded segments) for `method`. `serves` says
- * whether this deployment runs a workflow: one it does not is a path to nothing (`NO_ROUTE`, 404),
- * not the engine's `UNKNOWN_WORKFLOW`, which is a deployment fault (500).
+ * Parses `path` (after any prefix; ids are percent-encoded segments) for `method` with the
+ * engine's `parseHttpRoute`, and a signal's `signalId` from `search`. `serves` says whether this
+ * deployment runs a workflow: one it does not is a path to nothing (`NO_ROUTE`, 404), not the
+ * engine's `UNKNOWN_WORKFLOW`, which is a deployment fault (500). A miss is thrown as an
+ * {@link HttpError}; an invalid id as the engine's `INVALID_ID`.
  */
 export function parseRoute(
   method: string,
@@ -40,41 +52,15 @@ export function parseRoute(
   search: URLSearchParams,
   serves: (workflow: string) => boolean,
 ): Route {
-  let parts: string[];
-  try {
-    parts = path.split('/').slice(1).map(decodeURIComponent);
-  } catch {
-    throw new ValidationError('INVALID_ID', 'malformed percent-encoding in the path', [
-      { path: 'path', message: path },
-    ]);
+  const r = parseHttpRoute(method, path, { serves });
+  if (!isHttpRoute(r)) {
+    throw new HttpError(r.status, r.code, r.message, r.kind === 'method-not-allowed' ? r.allow : undefined);
   }
-  const expect = (m: string) => {
-    if (method !== m) throw new HttpError(405, 'METHOD_NOT_ALLOWED', `use ${m} for ${path}`);
-  };
-  const [a, b, c, d, ...rest] = parts;
-  let r: Route | undefined;
-  if (rest.length === 0 && a === 'workflows' && c === 'instances' && b !== undefined && d !== undefined) {
-    expect('POST');
-    assertValidId(b, 'workflow name');
-    if (serves(b)) r = { kind: 'start', workflow: b, id: d };
-  } else if (rest.length === 0 && a === 'instances' && b !== undefined) {
-    if (c === undefined) {
-      expect('GET');
-      r = { kind: 'get', id: b };
-    } else if (c === 'signals' && d !== undefined) {
-      expect('POST');
-      assertValidId(d, 'signal name');
-      const signalId = search.get('signalId');
-      if (signalId !== null) assertValidId(signalId, 'signalId');
-      r = { kind: 'signal', id: b, name: d, ...(signalId === null ? {} : { signalId }) };
-    } else if ((c === 'cancel' || c === 'abort') && d === undefined) {
-      expect('POST');
-      r = { kind: c, id: b };
-    }
-  }
-  if (!r) throw new HttpError(404, 'NO_ROUTE', `no route for ${method} ${path}`);
-  assertValidId(r.id, 'instance id');
-  return r;
+  if (r.kind !== 'signal') return r;
+  const signalId = search.get('signalId');
+  if (signalId === null) return r;
+  assertValidId(signalId, 'signalId');
+  return { ...r, signalId };
 }
 
 /** The request body as JSON; an empty body is `undefined`. */
@@ -117,7 +103,11 @@ export const jsonResponse = (status: number, body: unknown): Response =>
  * (`HTTP_STATUS`), the HTTP layer's own codes, or 500 `INTERNAL` (logged) for anything else.
  */
 export function errorResponse(e: unknown): Response {
-  if (e instanceof HttpError) return jsonResponse(e.status, { error: { code: e.code, message: e.message } });
+  if (e instanceof HttpError) {
+    const res = jsonResponse(e.status, { error: { code: e.code, message: e.message } });
+    if (e.allow) res.headers.set('allow', e.allow);
+    return res;
+  }
   if (isStepfoldError(e)) {
     const kind = errorKind(e);
     return jsonResponse(kind === undefined ? 500 : HTTP_STATUS[kind], {

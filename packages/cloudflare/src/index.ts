@@ -10,12 +10,23 @@ export {
   type DurableObjectStoreOptions,
   SNAPSHOT_KEY,
 } from './do-store.js';
+export {
+  createDurableFlowStore,
+  DEFAULT_FLOW_OBJECT,
+  type DurableFlowStoreOptions,
+  durableFlowDriver,
+  FlowObject,
+  sqliteFlow,
+} from './flow-object.js';
 export { errorResponse, HttpError, jsonResponse, parseRoute, type Route } from './http-api.js';
 export type {
   DurableNamespace,
   DurableState,
   DurableStorage,
   DurableStub,
+  SqlDurableState,
+  SqlDurableStorage,
+  SqlStorage,
   StorageTransaction,
 } from './platform.js';
 export {

@@ -39,3 +39,23 @@ export interface DurableNamespace<Id = unknown> {
   idFromName(name: string): Id;
   get(id: Id): DurableStub;
 }
+
+/** A Durable Object's SQLite (`ctx.storage.sql`): the calls the flow object makes. */
+export interface SqlStorage {
+  exec(
+    query: string,
+    ...bindings: Array<string | number | null>
+  ): { toArray(): Array<Record<string, unknown>> };
+}
+
+/** The storage of a SQLite-backed Durable Object, as the flow object uses it. */
+export interface SqlDurableStorage {
+  readonly sql: SqlStorage;
+  /** Runs `closure` as one transaction: all of its statements or none. */
+  transactionSync<T>(closure: () => T): T;
+}
+
+/** A SQLite-backed Durable Object's state (`ctx`). */
+export interface SqlDurableState {
+  readonly storage: SqlDurableStorage;
+}

@@ -6,6 +6,9 @@
 import {
   type AnyDefinition,
   createRunner,
+  type FlowStore,
+  InstanceFinishedError,
+  isTerminal,
   NotFoundError,
   type Runner,
   type RunnerOptions,
@@ -36,6 +39,11 @@ export type WorkflowObjectOptions<W extends readonly AnyDefinition[] = readonly 
 > & {
   /** The largest snapshot a write accepts, in bytes (default 127 KiB: see `DO_MAX_SNAPSHOT_BYTES`). */
   maxSnapshotBytes?: number | undefined;
+  /**
+   * The deployment's flow counts, for workflows with concurrency or rate limits: usually
+   * `createDurableFlowStore(env.FLOW)` over the `FlowObject` binding.
+   */
+  flow?: FlowStore | undefined;
   /** Called when an alarm's tick throws; the alarm is set again with a backoff either way (default: `console.error`). */
   onAlarmError?: ((error: unknown, failure: AlarmFailure) => void) | undefined;
 };
@@ -58,8 +66,8 @@ export class WorkflowObject<Env = unknown> {
     protected readonly env: Env,
     options: WorkflowObjectOptions,
   ) {
-    const { maxSnapshotBytes, onAlarmError, ...runnerOptions } = options;
-    this.store = createDurableObjectStore(ctx.storage, { maxSnapshotBytes });
+    const { maxSnapshotBytes, flow, onAlarmError, ...runnerOptions } = options;
+    this.store = createDurableObjectStore(ctx.storage, { maxSnapshotBytes, flow });
     this.clock = runnerOptions.clock ?? (() => Date.now());
     this.onAlarmError =
       onAlarmError ??
@@ -83,14 +91,21 @@ export class WorkflowObject<Env = unknown> {
       switch (r.kind) {
         case 'start':
           return jsonResponse(201, await this.runner.start(r.workflow, r.id, await readJson(request)));
-        case 'signal':
-          s = await this.runner.signal(
-            r.id,
-            r.name,
-            await readJson(request),
-            r.signalId === undefined ? {} : { signalId: r.signalId },
-          );
+        case 'signal': {
+          const sent = await this.runner.handle({
+            type: 'signal',
+            id: r.id,
+            name: r.name,
+            payload: await readJson(request),
+            ...(r.signalId === undefined ? {} : { signalId: r.signalId }),
+          });
+          // A finished instance ignores the signal: say so (409), not "200, unchanged".
+          if (!sent.written && isTerminal(sent.snapshot.status)) {
+            throw new InstanceFinishedError(r.id, sent.snapshot.status);
+          }
+          s = sent.snapshot;
           break;
+        }
         case 'cancel':
           s = await this.runner.cancel(r.id, await readReason(request));
           break;

@@ -135,4 +135,25 @@ describe('the Worker’s routing', () => {
     expect(ghost).toMatchObject({ status: 404, body: { error: { code: 'NOT_FOUND' } } });
     expect((await http.get('o-7')).body).toEqual(before);
   });
+
+  it('a decision for an instance that has finished is 409 INSTANCE_FINISHED, and writes nothing', async () => {
+    await http.call('POST', '/workflows/order/instances/o-8', { sku: 'Z' });
+    const aborted = await http.call('POST', '/instances/o-8/abort');
+    expect(aborted.body.status).toBe('aborted');
+    const late = await http.call<{ error: { code: string; message: string } }>(
+      'POST',
+      '/instances/o-8/signals/approval',
+      { decision: 'approve' },
+    );
+    expect(late).toMatchObject({ status: 409, body: { error: { code: 'INSTANCE_FINISHED' } } });
+    expect(late.body.error.message).toMatch(/has finished \(aborted\)/);
+    expect((await http.get('o-8')).body).toEqual(aborted.body);
+  });
+
+  it('a wrong method is 405 with the method the path takes in `Allow`', async () => {
+    const res = await mf.dispatchFetch('http://stepfold.test/api/instances/o-1', { method: 'DELETE' });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('GET');
+    expect(await res.json()).toMatchObject({ error: { code: 'METHOD_NOT_ALLOWED' } });
+  });
 });

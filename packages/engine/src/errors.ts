@@ -111,6 +111,8 @@ export type StepErrorCode =
   | 'TASK_FAILED'
   /** A handler missed its deadline, or a wait or human step its `timeoutMs`. */
   | 'TIMEOUT'
+  /** A running attempt's lease lapsed before its deadline: its runner stopped renewing it (it died). */
+  | 'LEASE_LOST'
   /** No branch of a choice step matched and it has no `otherwise`. */
   | 'NO_BRANCH_MATCHED'
   /** A sleep's `until` path did not hold a number. */

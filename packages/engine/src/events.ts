@@ -104,6 +104,8 @@ const EVENT_SCHEMAS = [
   }),
   /** A runner gives back a task dispatched to it that it never started: queued for any worker, same attempt. */
   z.object({ type: z.literal('task.released'), at, handoff, step: id, attempt, phase, key, item }),
+  /** A runner still runs the attempt: its lease (`leaseUntil`) moves to `at` plus the lease. */
+  z.object({ type: z.literal('task.heartbeat'), at, handoff, step: id, attempt, phase, key, item }),
   /**
    * A child instance ended (for `phase: 'compensate'`, the end its revert reached): matched to the
    * parent's task by `key`, so a late or repeated report changes nothing.

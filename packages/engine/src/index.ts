@@ -45,6 +45,7 @@ export type {
   TaskOutputsOf,
   TaskStepIdOf,
   TypedDefinition,
+  VersionOf,
 } from './definition/typed-definition.js';
 export type {
   DataPath,
@@ -67,10 +68,18 @@ export { instanceHolder, taskHolder } from './reducer/flow-needs.js';
 export type { KindSet } from './reducer/kind-table.js';
 export { replay, type StepOptions, step } from './reducer/reducer.js';
 export { backoffMs, DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, type RetryPolicy } from './reducer/retry-policy.js';
+export { attemptOverdue, DEFAULT_TASK_LEASE_MS } from './reducer/task-lease.js';
 export { dispatchedBy, type TaskView, taskView } from './reducer/task-view.js';
 export { type FlowChanges, flowChanges } from './runner/flow-changes.js';
 export type { AnyDefinition, Handler, HandlerContext, HandlersFor } from './runner/handler-types.js';
 export type { RunnerHooks } from './runner/hooks.js';
+export {
+  type HttpRoute,
+  type HttpRouteMiss,
+  type HttpRouteOptions,
+  isHttpRoute,
+  parseHttpRoute,
+} from './runner/http-routes.js';
 export type {
   EventInfo,
   EventOutcome,
@@ -84,6 +93,7 @@ export { createRunner } from './runner/runner.js';
 export type {
   CallOptions,
   HandleResult,
+  InputPatchOf,
   Runner,
   RunnerCoreOptions,
   RunnerMessage,
@@ -91,6 +101,8 @@ export type {
   RunnerStats,
   SendOptions,
   SendResult,
+  SignalDataOf,
+  SignalNameOf,
   SignalOptions,
   StartOptions,
   TypedSnapshot,

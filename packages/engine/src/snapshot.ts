@@ -161,6 +161,13 @@ export interface TaskState {
   dispatchedAt: number;
   /** Epoch ms after which the attempt counts as lost and is re-dispatched. */
   deadline: number;
+  /**
+   * Epoch ms until which the attempt's runner is known to run it: set when it starts running (the
+   * dispatch that runs it, the tick that takes a queued one) to that time plus the lease, and moved
+   * on by the runner's `task.heartbeat`s while its handler runs. Once it lapses before `deadline`
+   * the attempt is lost (`LEASE_LOST`) and retried. Absent on a queued task and a child's task.
+   */
+  leaseUntil?: number | undefined;
   /** Snapshot version whose write dispatched this attempt. */
   dispatchVersion: number;
   /** Set when the path that dispatched the task was abandoned; its result is kept for rollback only. */

@@ -133,6 +133,7 @@ describe('bad input gets typed errors and never a changed snapshot', () => {
     });
     // @ts-expect-error not a registered workflow's name (refused at run time too, for untyped callers)
     await expect(runner.start('nope', 'a')).rejects.toMatchObject({ code: 'UNKNOWN_WORKFLOW' });
+    // @ts-expect-error not a registered version (refused at run time too, for untyped callers)
     await expect(runner.start('order', 'a', {}, { version: 7 })).rejects.toMatchObject({
       code: 'UNKNOWN_VERSION',
     });

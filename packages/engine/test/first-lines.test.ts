@@ -29,9 +29,17 @@ createRunner({ store, workflows: [parent], kinds: [composition], handlers });`,
   noTiming: `void schedules.create({ id: 'n', workflow: report, input: { team: 'a' } });`,
   migrateTarget: `const report2 = workflow('report', 2).input(z.object({ team: z.string() })).task('t', { handler: 'go' }).task('u', { handler: 'go' }).build();
 void migrate(createRunner({ store, workflows: [report], handlers }), defineMigration({ from: report, to: report2 }), 'r-1');`,
-  unknownSignal: `void createRunner({ store, workflows: [order], handlers }).signal('o-1', 'shiped', {});`,
+  unknownSignal: `void createRunner({ store, workflows: [order], handlers }).signal('o-1', 'shiped', { tracking: 'T' });`,
   startInput: `void createRunner({ store, workflows: [order], handlers }).start('order', 'o-1', { sku: 1 });`,
   workerCaps: `createWorker({ runner: createRunner({ store, workflows: [order, report], handlers }), workflowConcurrency: { reprot: 2 } });`,
+  pinnedVersion: `const parent = workflow('parent', 1).child('sub', { workflow: pay, version: 2 }).build();
+createRunner({ store, workflows: [parent, pay], kinds: [composition], handlers });`,
+  unknownSend: `void createRunner({ store, workflows: [order], handlers }).send('o-1', 'shiped', { tracking: 'T' });`,
+  sendData: `void createRunner({ store, workflows: [order], handlers }).send('o-1', 'shipped', { tracking: 1 });`,
+  signalData: `void createRunner({ store, workflows: [order], handlers }).signal('o-1', 'shipped', { tracking: 1 });`,
+  migrationDown: `const report2 = workflow('report', 2).input(z.object({ team: z.string() })).task('t', { handler: 'go' }).task('u', { handler: 'go' }).build();
+defineMigration({ from: report2, to: report });`,
+  migrationOther: `defineMigration({ from: pay, to: workflow('order', 2).task('go', { handler: 'go' }).build() });`,
   flowKey: `workflow('f', 1).input(z.object({ customer: z.string() })).task('t', { handler: 'go', concurrency: { key: 'input.custmer', limit: 1 } });`,
   flowKeyObject: `workflow('f', 1).input(z.object({ customer: z.object({ id: z.string() }) })).task('t', { handler: 'go', concurrency: { key: 'input.customer', limit: 1 } });`,
   flowLimit: `workflow('f', 1).task('t', { handler: 'go', concurrency: { limit: 0 } });`,
@@ -79,6 +87,32 @@ describe('first lines of compile errors', () => {
     ],
     ['a start input of the wrong type', 'startInput', /^Type 'number' is not assignable to type 'string'/],
     ['a worker cap for a workflow the runner lacks', 'workerCaps', /'reprot' does not exist/],
+    [
+      'a child pinned to a version the runner lacks',
+      'pinnedVersion',
+      /^Type 'MemoryStore' is not assignable to type 'Store & "payment v2: a child or map step pins this version, so register it in workflows too"'/,
+    ],
+    [
+      'a sent signal no workflow declares',
+      'unknownSend',
+      /^Argument of type '"shiped"' is not assignable to parameter of type '"shipped"'/,
+    ],
+    [
+      "a sent signal's data of the wrong type",
+      'sendData',
+      /^Type 'number' is not assignable to type 'string'/,
+    ],
+    ["a signal's data of the wrong type", 'signalData', /^Type 'number' is not assignable to type 'string'/],
+    [
+      "a migration whose to.version is not above from's",
+      'migrationDown',
+      /to's version is not above from's: a migration moves instances to a newer version/,
+    ],
+    [
+      'a migration between two workflows',
+      'migrationOther',
+      /from and to are different workflows: a migration moves instances between versions of one/,
+    ],
     [
       'a flow key path with a typo',
       'flowKey',

@@ -113,7 +113,7 @@ describe('complete and fail', () => {
     // @ts-expect-error "approve" runs no task
     h.requeue({ step: 'approve' });
     // @ts-expect-error the patch is of the declared input: amount is a number
-    h.requeue({ inputPatch: { amount: 'ten' } });
+    expect(() => h.requeue({ inputPatch: { amount: 'ten' } })).toThrow('inputPatch does not match');
   });
 });
 

@@ -1,6 +1,13 @@
-import { createMemoryStore, createRunner, defineWorkflow, type, workflow } from '@stepfold/engine';
+import {
+  createMemoryStore,
+  createRunner,
+  defineWorkflow,
+  type,
+  type VersionOf,
+  workflow,
+} from '@stepfold/engine';
 import { defineMigration, migrate, migrateAll } from '@stepfold/engine/migrations';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 
 // Migrations, checked by the compiler where the types see the definitions: the recipe's outputs
 // by the new step ids, one workflow's versions, in order, and a runner that registers the target.
@@ -36,6 +43,23 @@ describe('defineMigration', () => {
       defineMigration({ from: v1, to: other });
     };
     expect(typeof typeOnly).toBe('function');
+  });
+
+  it("refuses a to.version not above from's for the builder's definitions (their versions are literal types)", () => {
+    const typeOnly = () => {
+      defineMigration({ from: v1, to: v2 });
+      // @ts-expect-error v1 is not above v2
+      defineMigration({ from: v2, to: v1 });
+      // @ts-expect-error nor is v2 above itself
+      defineMigration({ from: v2, to: v2 });
+      // A version the types do not see (a number variable): refused at run time only.
+      const version: number = 1;
+      const loose = workflow('pay', version).task('charge', { handler: 'charge' }).build();
+      defineMigration({ from: v2, to: loose });
+    };
+    expect(typeof typeOnly).toBe('function');
+    expectTypeOf<VersionOf<typeof v2>>().toEqualTypeOf<2>();
+    expectTypeOf<VersionOf<ReturnType<typeof defineWorkflow>>>().toEqualTypeOf<number>();
   });
 
   it("refuses a to.version not above from's where the versions are literal types", () => {

@@ -7,7 +7,7 @@ import {
 } from '@stepfold/engine';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { referenceStep, step } from '../src/reducer/reducer.js';
+import { referenceStep, type StepOptions, step } from '../src/reducer/reducer.js';
 import { documentEntity } from './entity-fixtures.js';
 import { approvalWorkflow, orderWorkflow } from './fixtures.js';
 import { blockArb, compile, intentArb, type Task, toEvent } from './saga-gen.js';
@@ -43,18 +43,19 @@ function lockstep(
   start: WorkflowEvent,
   next: (s: Snapshot, k: number) => WorkflowEvent | null,
   count: number,
+  options: StepOptions = {},
 ): void {
-  let s = step(def, null, start);
-  let r = referenceStep(def, null, start);
+  let s = step(def, null, start, options);
+  let r = referenceStep(def, null, start, options);
   expect(JSON.stringify(s)).toBe(JSON.stringify(r));
   for (let k = 0; k < count; k++) {
     const e = next(s, k);
     if (!e) continue;
     const copy = JSON.parse(JSON.stringify(s)) as Snapshot;
     const copyJson = JSON.stringify(copy);
-    const a = attempt(() => step(def, s, e), s);
-    const b = attempt(() => referenceStep(def, r, e), r);
-    const c = attempt(() => step(def, copy, e), copy);
+    const a = attempt(() => step(def, s, e, options), s);
+    const b = attempt(() => referenceStep(def, r, e, options), r);
+    const c = attempt(() => step(def, copy, e, options), copy);
     expect(view(a)).toEqual(view(b));
     expect(view(c)).toEqual(view(b));
     expect(JSON.stringify(copy)).toBe(copyJson);
@@ -115,9 +116,11 @@ describe('plain path = deep-copy reference (task chains)', () => {
       log: fc.option(fc.integer({ min: 1, max: 20 }), { nil: undefined }),
       // Limited steps never take the straight path: both paths must still agree around them.
       limited: fc.array(fc.boolean(), { minLength: 5, maxLength: 5 }),
+      // The attempts' lease: the straight path sets and counts it as the general path does.
+      leaseMs: fc.option(fc.integer({ min: 1, max: 8_000 }), { nil: undefined }),
     });
     const chainIntent = fc.record({
-      kind: fc.constantFrom('complete', 'complete', 'complete', 'fail', 'tick', 'release', 'throttle'),
+      kind: fc.constantFrom('complete', 'complete', 'complete', 'fail', 'tick', 'release', 'heartbeat', 'throttle'),
       pick: fc.nat(),
       attemptOffset: fc.constantFrom(0, 0, 0, -1, 1),
       key: fc.constantFrom('none', 'none', 'right', 'wrong'),
@@ -162,6 +165,7 @@ describe('plain path = deep-copy reference (task chains)', () => {
           const key = i.key === 'none' ? {} : { key: i.key === 'right' && t ? t.idempotencyKey : 'p/1/t0/9' };
           const base = { at: now, step: stepId, attempt, ...key, ...handoff };
           if (i.kind === 'release') return { type: 'task.released', ...base };
+          if (i.kind === 'heartbeat') return { type: 'task.heartbeat', ...base };
           if (i.kind === 'throttle') {
             const need = { scope: `chain/${stepId}`, key: '1', limit: 1 };
             return { type: 'task.throttled', ...base, need, until: now + i.advance };
@@ -170,7 +174,13 @@ describe('plain path = deep-copy reference (task chains)', () => {
             return { type: 'task.failed', ...base, error: { message: 'x', retryable: true } };
           return { type: 'task.completed', ...base, ...(i.output ? { output: i.output } : {}) };
         };
-        lockstep(def, { type: 'start', at: now, id: 'p', input: { n: 1 } }, next, intents.length);
+        lockstep(
+          def,
+          { type: 'start', at: now, id: 'p', input: { n: 1 } },
+          next,
+          intents.length,
+          c.leaseMs === undefined ? {} : { leaseMs: c.leaseMs },
+        );
       }),
       { numRuns: 300 },
     );

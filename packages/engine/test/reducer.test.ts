@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { approvalWorkflow, orderWorkflow } from './fixtures.js';
 
 describe('reducer: tasks', () => {
-  it('start dispatches the first task with attempt, idempotency key and deadline', () => {
+  it('start dispatches the first task with attempt, idempotency key, deadline and lease', () => {
     const h = createHarness(orderWorkflow, { id: 'o-1', now: 1000 }).start({ amount: 5 });
     expect(h.status).toBe('running');
     expect(h.snapshot.version).toBe(1);
@@ -14,8 +14,10 @@ describe('reducer: tasks', () => {
       idempotencyKey: 'o-1/1/reserve/1',
       deadline: 31_000,
       dispatchVersion: 1,
+      leaseUntil: 11_000,
     });
-    expect(h.snapshot.wakeAt).toBe(31_000);
+    // Due when the lease would lapse (its runner renews it while it runs), before the deadline.
+    expect(h.snapshot.wakeAt).toBe(11_000);
   });
 
   it('a completion records the output and dispatches the next step in the same write', () => {

@@ -4,6 +4,7 @@ import {
   createWorker,
   defineWorkflow,
   type HandlerContext,
+  type SignalDataOf,
   workflow,
 } from '@stepfold/engine';
 import { describe, expectTypeOf, it } from 'vitest';
@@ -52,6 +53,38 @@ describe('runner.start', () => {
     void typeOnly;
   });
 
+  it('takes a version the runner registers under that name', () => {
+    const typeOnly = () => {
+      const order2 = workflow('order', 2)
+        .input(z.object({ sku: z.string() }))
+        .build();
+      const runner = createRunner({ store, workflows: [order, order2, report], handlers });
+      void runner.start('order', 'o-1', { amount: 1, sku: 'B' }, { version: 1 });
+      void runner.start('order', 'o-1', { sku: 'B' }, { version: 2 });
+      // @ts-expect-error the runner registers order v1 and v2, not v3
+      void runner.start('order', 'o-1', { sku: 'B' }, { version: 3 });
+      // @ts-expect-error report is registered at v1 only
+      void runner.start('report', 'r-1', undefined, { version: 2 });
+      const input = { amount: 1, sku: 'B' };
+      void runner.signal(
+        'o-1',
+        'shipped',
+        { tracking: 'T' },
+        { startIfMissing: { workflow: 'order', input } },
+      );
+      void runner.signal(
+        'o-1',
+        'shipped',
+        { tracking: 'T' },
+        // @ts-expect-error no order v3 here
+        { startIfMissing: { workflow: 'order', input, version: 3 } },
+      );
+      // JSON definitions: any version (UNKNOWN_VERSION at run time).
+      void createRunner({ store, workflows: [json], handlers }).start('json', 'x-1', 1, { version: 9 });
+    };
+    void typeOnly;
+  });
+
   it('takes any name and input once a JSON definition is registered', () => {
     const typeOnly = () => {
       const runner = createRunner({ store, workflows: [order, json], handlers });
@@ -80,6 +113,20 @@ describe('runner.signal', () => {
     void typeOnly;
   });
 
+  it("checks the data against the signal's declared type", () => {
+    const typeOnly = () => {
+      const runner = createRunner({ store, workflows: [order, refund], handlers });
+      // @ts-expect-error tracking is a string
+      void runner.signal('o-1', 'shipped', { tracking: 1 });
+      // @ts-expect-error shipped declares its data: it is required
+      void runner.signal('o-1', 'shipped');
+      // @ts-expect-error a human step's decision is approve or reject
+      void runner.signal('o-1', 'approve', { decision: 'maybe' });
+      void runner.signal('o-1', 'approve', { approved: true, by: 'ana' }, { signalId: 'd-1' });
+    };
+    void typeOnly;
+  });
+
   it('takes any name once a workflow does not declare its signals (a wait names any)', () => {
     const typeOnly = () => {
       const runner = createRunner({ store, workflows: [order, report], handlers });
@@ -92,14 +139,29 @@ describe('runner.signal', () => {
     const typeOnly = () => {
       const runner = createRunner({ store, workflows: [order, report], handlers });
       const input = { amount: 1, sku: 'B' };
-      void runner.signal('o-1', 'shipped', {}, { startIfMissing: { workflow: 'order', input } });
-      void runner.signal('o-1', 'shipped', {}, { startIfMissing: { workflow: 'report', input: 7 } });
-      // @ts-expect-error not a workflow of this runner
-      void runner.signal('o-1', 'shipped', {}, { startIfMissing: { workflow: 'ordr', input } });
       void runner.signal(
         'o-1',
         'shipped',
-        {},
+        { tracking: 'T' },
+        { startIfMissing: { workflow: 'order', input } },
+      );
+      void runner.signal(
+        'o-1',
+        'shipped',
+        { tracking: 'T' },
+        { startIfMissing: { workflow: 'report', input: 7 } },
+      );
+      void runner.signal(
+        'o-1',
+        'shipped',
+        { tracking: 'T' },
+        // @ts-expect-error not a workflow of this runner
+        { startIfMissing: { workflow: 'ordr', input } },
+      );
+      void runner.signal(
+        'o-1',
+        'shipped',
+        { tracking: 'T' },
         // @ts-expect-error order's input needs a sku
         { startIfMissing: { workflow: 'order', input: { amount: 1 } } },
       );
@@ -116,6 +178,67 @@ describe('runner.signal', () => {
   });
 });
 
+const recall = workflow('recall', 1)
+  .signal('refunded', z.object({ amount: z.number() }))
+  .wait('w', { signal: 'refunded' })
+  .build();
+
+describe('runner.send', () => {
+  it('takes a signal name a workflow declares or listens for, as signal does', () => {
+    const typeOnly = () => {
+      const runner = createRunner({ store, workflows: [order, refund], handlers });
+      void runner.send('o-1', 'shipped', { tracking: 'T' });
+      void runner.send('o-1', 'refunded', { id: 'R' }, { signalId: 's-1', rejectFinished: true });
+      void runner.send('o-1', 'approve', { decision: 'approve' });
+      // @ts-expect-error no registered workflow declares or listens for "shiped"
+      void runner.send('o-1', 'shiped', { tracking: 'T' });
+    };
+    void typeOnly;
+  });
+
+  it("checks the data against the signal's declared type", () => {
+    const typeOnly = () => {
+      const runner = createRunner({ store, workflows: [order, refund], handlers });
+      // @ts-expect-error tracking is a string
+      void runner.send('o-1', 'shipped', { tracking: 1 });
+      // @ts-expect-error shipped declares its data: it is required
+      void runner.send('o-1', 'shipped');
+      // @ts-expect-error refunded's data has an id
+      void runner.send('o-1', 'refunded', { tracking: 'T' });
+      // @ts-expect-error the options are send's: no startIfMissing
+      void runner.send('o-1', 'shipped', { tracking: 'T' }, { startIfMissing: { workflow: 'order' } });
+    };
+    void typeOnly;
+    expectTypeOf<SignalDataOf<readonly [typeof order, typeof refund], 'shipped'>>().toEqualTypeOf<{
+      tracking: string;
+    }>();
+  });
+
+  it('takes the data of either workflow where two declare one name with different types', () => {
+    const typeOnly = () => {
+      const runner = createRunner({ store, workflows: [refund, recall], handlers });
+      void runner.send('x-1', 'refunded', { id: 'R' });
+      void runner.send('x-1', 'refunded', { amount: 3 });
+      // @ts-expect-error neither declares a string amount
+      void runner.send('x-1', 'refunded', { amount: '3' });
+    };
+    void typeOnly;
+  });
+
+  it('takes any name and data once a workflow does not declare its signals, or is JSON', () => {
+    const typeOnly = () => {
+      void createRunner({ store, workflows: [order, report], handlers }).send('o-1', 'anything');
+      void createRunner({ store, workflows: [order, json], handlers }).send('x-1', 'whatever', 1);
+      // A declared name keeps its declared data beside a workflow that takes any.
+      const open = createRunner({ store, workflows: [order, json], handlers });
+      void open.send('o-1', 'shipped', { tracking: 'T' });
+      // @ts-expect-error order declares shipped's data
+      void open.send('o-1', 'shipped', { tracking: 1 });
+    };
+    void typeOnly;
+  });
+});
+
 describe('requeue', () => {
   it("types inputPatch as some fields of the workflow's input", () => {
     const typeOnly = () => {
@@ -125,6 +248,9 @@ describe('requeue', () => {
       void runner.requeue('o-1', { inputPatch: { sku: 3 } });
       // @ts-expect-error no field "skuu" in the input
       void runner.requeue('o-1', { inputPatch: { skuu: 'C' } });
+      void runner.requeue('o-1', { step: 'charge' });
+      // @ts-expect-error no registered workflow has a step "chrage"
+      void runner.requeue('o-1', { step: 'chrage' });
       const client = runner.client(order);
       void client.requeue('o-1', { inputPatch: { amount: 2 } });
       // @ts-expect-error amount is a number

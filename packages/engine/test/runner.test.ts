@@ -145,7 +145,7 @@ describe('runner', () => {
     expect(s.version).toBe(4);
   });
 
-  it('a killed runner: after the deadline another runner re-dispatches with the same key and the next attempt', async () => {
+  it('a killed runner: once its lease lapses (long before the deadline) another runner re-dispatches with the same key and the next attempt', async () => {
     let now = 0;
     const store = createMemoryStore();
     const calls: HandlerContext[] = [];
@@ -165,11 +165,14 @@ describe('runner', () => {
       handlers: handlersRecording(calls),
       clock: () => now,
     });
-    expect(await b.processDue(lost.deadline - 1)).toEqual([]);
-    now = lost.deadline;
+    // The store indexes a lease's end rounded up to the second.
+    expect(await b.processDue(lost.leaseUntil! - 1)).toEqual([]);
+    expect(lost.leaseUntil! + 1_000).toBeLessThan(lost.deadline);
+    now = lost.leaseUntil! + 1_000;
     await b.processDue(now);
     const s = (await b.get('o-4'))!;
     expect(s.status).toBe('completed');
+    expect(s.log.find((e) => e.type === 'task.failed')?.detail).toMatch(/^LEASE_LOST: /);
     expect(calls[0]).toMatchObject({ step: 'reserve', attempt: 2, idempotencyKey: lost.idempotencyKey });
   });
 

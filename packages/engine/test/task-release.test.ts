@@ -17,6 +17,7 @@ describe('task.released', () => {
     expect(r.version).toBe(s.version + 1);
     expect(r.tasks.reserve).toEqual({
       ...before,
+      leaseUntil: undefined, // queued, it runs nowhere: no lease until taken
       queued: true,
       deadline: 2_000,
       dispatchVersion: r.version,

@@ -202,6 +202,29 @@ describe('the runner', () => {
     void typeOnly;
   });
 
+  it('refuses a child or map step pinned to a version the runner does not register', () => {
+    // Only compiled: at run time createRunner throws UNKNOWN_VERSION.
+    const label = workflow('label', 1).task('print', { handler: 'print' }).build();
+    const label2 = workflow('label', 2).task('print', { handler: 'print' }).build();
+    const pinned = workflow('pinned', 1).child('label', { workflow: label, version: 2 }).build();
+    const fan = workflow('fan', 1)
+      .input<{ xs: number[] }>()
+      .map('each', { items: 'input.xs', workflow: label, version: 3 })
+      .build();
+    const print = { print: () => 1 };
+    const typeOnly = () => {
+      createRunner({ store, workflows: [pinned, label, label2], handlers: print, kinds: [composition] });
+      // @ts-expect-error label v2: a child or map step pins this version, so register it in workflows too
+      createRunner({ store, workflows: [pinned, label], handlers: print, kinds: [composition] });
+      // @ts-expect-error label v3: a child or map step pins this version, so register it in workflows too
+      createRunner({ store, workflows: [fan, label, label2], handlers: print, kinds: [composition] });
+      // Unpinned, a child starts the newest registered version: any will do.
+      const newest = workflow('newest', 1).child('label', { workflow: label }).build();
+      createRunner({ store, workflows: [newest, label2], handlers: print, kinds: [composition] });
+    };
+    void typeOnly;
+  });
+
   it('cannot tell with a JSON definition among the workflows (the runtime check remains)', () => {
     const json = defineWorkflow({ name: 'j', version: 1, start: 'a', steps: { a: { kind: 'succeed' } } });
     const typeOnly = () => createRunner({ store, workflows: [order, json], handlers, kinds: [composition] });

@@ -258,7 +258,7 @@ describe('soak metrics', () => {
         ['W', 'w0-11', '7', '2', '1', '20', '9'],
         ['W', 'w1-12', '4', '0', '0', '15', '8'],
       ]),
-    ).toEqual({ conflicts: 11, lostTakes: 2, released: 1, incarnations: 2 });
+    ).toEqual({ conflicts: 11, lostTakes: 2, released: 1, incarnations: 2, writes: 0, lostRaces: {} });
   });
 });
 

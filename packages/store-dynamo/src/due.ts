@@ -7,7 +7,7 @@ import {
   dueEntries,
   type ShardedIndex,
 } from './claim-rounds.js';
-import { dueBound, dueKey, dueShard, jsonOf, laneShard } from './encode.js';
+import { dueBound, dueKey, dueShard, laneShard } from './encode.js';
 import { Expr } from './expression.js';
 import { isItemTooLarge } from './map-error.js';
 import { batchGet, pooled, type Table, updateItem } from './requests.js';
@@ -66,7 +66,8 @@ async function claimOne(
   const returns = w.load ? 'ALL_OLD' : 'UPDATED_OLD';
   const out = await updateItem(table, id, x, { set, condition, returns }, isItemTooLarge);
   const old = out?.Attributes ?? {};
-  return out && { id, key: old['dueKey']?.S ?? '', value: w.load ? jsonOf(old) : id };
+  // A missing snapshot is the store kit's to report (INVALID_SNAPSHOT), for this item only.
+  return out && { id, key: old['dueKey']?.S ?? '', value: w.load ? (old['snapshot']?.S ?? '') : id };
 }
 
 /** Claims up to `w.limit` due instances (of a lane, of `w.ids`), earliest first; see the README ("Claims"). */

@@ -2,6 +2,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { type DefinedStore, defineStore } from '@stepfold/engine';
 import { dueClaims } from './due.js';
 import { DEFAULT_MAX_SNAPSHOT_BYTES } from './encode.js';
+import { dynamoFlow } from './flow.js';
 import { inbox } from './inbox.js';
 import { items } from './items.js';
 import { page } from './list.js';
@@ -51,8 +52,9 @@ export interface DynamoStoreOptions {
  * A stepfold store on DynamoDB. One item per instance keyed by `id`, its inbox in the same item;
  * creates are PutItems conditional on `attribute_not_exists(id)`, saves and sends UpdateItems
  * conditional on the stored version or status; due instances, the inbox and listings are Queries on
- * global secondary indexes, never Scans. Capabilities: `claims` and `inbox`, and `wakes` with the
- * `streams` option (read from the table's DynamoDB stream).
+ * global secondary indexes, never Scans. Capabilities: `claims`, `inbox` and `flow` (an item per
+ * flow key in the same table), and `wakes` with the `streams` option (read from the table's
+ * DynamoDB stream).
  *
  * @example
  * const store = createDynamoStore({ client, streams: { client: new DynamoDBStreamsClient({}) } });
@@ -84,6 +86,7 @@ export function createDynamoStore(options: DynamoStoreOptions): DefinedStore {
       close: async () => wakes?.closeAll(),
       claims,
       inbox: inbox(table),
+      flow: dynamoFlow(table),
       ...(wakes ? { wakes: { subscribe: (listener) => wakes.subscribe(listener) } } : {}),
     },
   );

@@ -1,7 +1,7 @@
 import type { InboxDriver, SentRow } from '@stepfold/engine';
-import { finishedStatus, TERMINAL_STATUSES, type WorkflowEvent } from '@stepfold/engine';
+import { finishedStatus, TERMINAL_STATUSES } from '@stepfold/engine';
 import { claimRounds, dueEntries, type ShardedIndex } from './claim-rounds.js';
-import { dueBound, jsonOf, sentShard, shardOf, sortableNumber } from './encode.js';
+import { dueBound, sentShard, shardOf, sortableNumber } from './encode.js';
 import { Expr } from './expression.js';
 import { isItemTooLarge } from './map-error.js';
 import { batchGet, getItem, type Item, type Table, updateItem } from './requests.js';
@@ -40,9 +40,11 @@ function rowOf(item: Item): SentRow {
   const base = Number(item['sentBase']?.N ?? 0);
   const sent = (item['sent']?.L ?? []).map((el, i) => ({
     seq: base + i,
-    event: JSON.parse(el.M?.['e']?.S ?? 'null') as WorkflowEvent,
+    // Left as text for the store kit to parse: a corrupt one fails its own row, not the claim.
+    event: el.M?.['e']?.S ?? '',
   }));
-  return { json: jsonOf(item), sent };
+  // A missing snapshot is the kit's to report (INVALID_SNAPSHOT), for this row only.
+  return { json: item['snapshot']?.S ?? '', sent };
 }
 
 /** The inbox on the instance's own item: see the README ("Inbox"). */

@@ -7,6 +7,7 @@ export {
   MAX_DUE_SHARDS,
   shardOf,
 } from './encode.js';
+export { FLOW_HOLDER_PREFIX, FLOW_KEY_PREFIX, FLOW_SHARD, flowKeyId } from './flow.js';
 export { MAX_WAITING } from './inbox.js';
 export {
   createDynamoPayloadStore,

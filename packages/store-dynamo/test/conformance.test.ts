@@ -1,4 +1,9 @@
-import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  DeleteTableCommand,
+  DynamoDBClient,
+  GetItemCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
 import type { Store } from '@stepfold/engine';
 import { runStoreConformance } from '@stepfold/engine/conformance';
 import { afterAll, beforeAll } from 'vitest';
@@ -34,15 +39,47 @@ afterAll(() => {
 
 runStoreConformance({
   name: 'dynamo (moto)',
-  capabilities: ['claims', 'inbox', 'wakes'],
+  capabilities: ['claims', 'flow', 'inbox', 'wakes'],
   createStore() {
     const table = `conformance_${process.pid}_${++counter}`;
     const store = createDynamoStore({ client, table, setup: { pollMs: 50 }, streams: { client: streams } });
     tables.set(store, table);
     return store;
   },
+  // The flow races: a second store object on the same table.
+  reopen: (store) => createDynamoStore({ client, table: tables.get(store)!, setup: { pollMs: 50 } }),
   async destroyStore(store) {
     await client.send(new DeleteTableCommand({ TableName: tables.get(store) })).catch(() => {});
+  },
+  // Torn text behind the store's back: the item's snapshot, or each waiting signal's event.
+  async corrupt(store, id, what) {
+    const TableName = tables.get(store);
+    const Key = { id: { S: id } };
+    const torn = { ':t': { S: what === 'snapshot' ? '{"id": "torn' : '{"type": "sig' } };
+    if (what === 'snapshot') {
+      await client.send(
+        new UpdateItemCommand({
+          TableName,
+          Key,
+          UpdateExpression: 'SET #s = :t',
+          ExpressionAttributeNames: { '#s': 'snapshot' },
+          ExpressionAttributeValues: torn,
+        }),
+      );
+      return;
+    }
+    const item = await client.send(new GetItemCommand({ TableName, Key }));
+    const n = item.Item?.['sent']?.L?.length ?? 0;
+    const sets = Array.from({ length: n }, (_, i) => `#q[${i}].#e = :t`);
+    await client.send(
+      new UpdateItemCommand({
+        TableName,
+        Key,
+        UpdateExpression: `SET ${sets.join(', ')}`,
+        ExpressionAttributeNames: { '#q': 'sent', '#e': 'e' },
+        ExpressionAttributeValues: torn,
+      }),
+    );
   },
   outage: {
     createStore: () =>

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import type { InboxDriver, SentRow, UpdateCondition } from '@stepfold/engine';
-import { TERMINAL_STATUSES, type WorkflowEvent } from '@stepfold/engine';
+import { TERMINAL_STATUSES } from '@stepfold/engine';
 import type { Collection, Filter } from 'mongodb';
 import { claimRounds } from './claim-rounds.js';
 import type { InstanceDocument } from './encode.js';
@@ -35,7 +35,8 @@ const rowOf = (d: InstanceDocument): SentRow => ({
   // Field order is append order: the signals oldest first.
   sent: Object.entries(d.sent ?? {}).map(([key, w]) => ({
     seq: Number(key.slice(1)),
-    event: JSON.parse(w.e) as WorkflowEvent,
+    // Left as text for the store kit to parse: a corrupt one fails its own row, not the claim.
+    event: typeof w?.e === 'string' ? w.e : '',
   })),
 });
 

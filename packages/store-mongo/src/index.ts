@@ -1,5 +1,6 @@
 export { DEFAULT_CLAIM_MS } from '@stepfold/engine';
 export type { InstanceDocument, WaitingSignal } from './encode.js';
+export { FLOW_INDEXES, type FlowKeyDocument } from './flow.js';
 export {
   createMongoStore,
   DEFAULT_COLLECTION,

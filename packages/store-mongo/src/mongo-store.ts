@@ -2,9 +2,10 @@ import { type DefinedStore, defineStore } from '@stepfold/engine';
 import type { Db, Filter } from 'mongodb';
 import { dueClaims } from './due-claims.js';
 import { type InstanceDocument, toDocument } from './encode.js';
+import { type FlowKeyDocument, mongoFlow } from './flow.js';
 import { matchFilter, mongoInbox, unsetSent } from './inbox.js';
 import { isDuplicateKey, isUnavailable } from './map-error.js';
-import { assertCollectionName, ensureIndexes } from './setup.js';
+import { assertCollectionName, ensureIndexes, isCollectionName } from './setup.js';
 
 /**
  * Default size limit: 15 MiB of snapshot JSON. A BSON document may hold at most 16 MiB; the JSON is
@@ -26,24 +27,39 @@ export interface MongoStoreOptions {
   maxSnapshotBytes?: number | undefined;
   /** How long a claim lasts when the call sets no `leaseMs`, in ms against its `now` (default 30 000). */
   claimMs?: number | undefined;
+  /**
+   * Collection holding a document per flow counter (default the instances' collection name +
+   * `_flow`). A collection name too long to take `_flow` gives a store without `flow` unless this
+   * names one.
+   */
+  flowCollection?: string | undefined;
 }
 
 /**
  * A stepfold store on MongoDB (or a wire-compatible server). Each instance is one document keyed by
  * its id, its inbox inside it; `save` is a single `updateOne` conditional on the stored version. It
- * has `claims` and an `inbox`, no `wakes`: workers poll (see the README).
+ * has `claims`, an `inbox` and `flow` (a document per flow key in its own collection), no `wakes`:
+ * workers poll (see the README).
  */
 export function createMongoStore(options: MongoStoreOptions): DefinedStore {
   const name = options.collection ?? DEFAULT_COLLECTION;
   assertCollectionName(name);
   const docs = options.db.collection<InstanceDocument>(name);
   const { due, claims } = dueClaims(docs);
+  const flowName = options.flowCollection ?? `${name}_flow`;
+  if (options.flowCollection !== undefined) assertCollectionName(flowName);
+  const flow = isCollectionName(flowName)
+    ? mongoFlow(options.db.collection<FlowKeyDocument>(flowName))
+    : undefined;
   const sizes = { asked: options.maxSnapshotBytes, fallback: DEFAULT_MAX_SNAPSHOT_BYTES };
 
   return defineStore(
     { name: 'mongodb', isUnavailable, sizes, claimMs: options.claimMs },
     {
-      setup: () => ensureIndexes(docs),
+      async setup() {
+        await ensureIndexes(docs);
+        await flow?.setup();
+      },
       async insert(row) {
         try {
           await docs.insertOne(toDocument(row));
@@ -95,6 +111,7 @@ export function createMongoStore(options: MongoStoreOptions): DefinedStore {
       },
       claims,
       inbox: mongoInbox(docs),
+      ...(flow ? { flow } : {}),
     },
   );
 }

@@ -66,9 +66,14 @@ async function indexNames(collection: Collection<InstanceDocument>): Promise<str
 
 const COLLECTION_NAME = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,119}$/;
 
-/** Throws unless `name` is a plain collection name (no `$`, no `system.` prefix, at most 120 chars). */
+/** Whether `name` is a plain collection name (no `$`, no `system.` prefix, at most 120 chars). */
+export function isCollectionName(name: string): boolean {
+  return COLLECTION_NAME.test(name) && !name.startsWith('system.');
+}
+
+/** Throws unless `name` is a plain collection name (see {@link isCollectionName}). */
 export function assertCollectionName(name: string): void {
-  if (!COLLECTION_NAME.test(name) || name.startsWith('system.')) {
+  if (!isCollectionName(name)) {
     throw new TypeError(`invalid MongoDB collection name ${JSON.stringify(name)}`);
   }
 }

@@ -29,15 +29,30 @@ afterAll(async () => {
 runStoreConformance({
   name: 'mongo (FerretDB)',
   // No wakes: FerretDB has no change streams, so the inbox part runs with polling workers.
-  capabilities: ['claims', 'inbox'],
+  capabilities: ['claims', 'flow', 'inbox'],
   createStore() {
     const collection = `c_${process.pid}_${++counter}`;
     const store = createMongoStore({ db, collection });
     collections.set(store, collection);
     return store;
   },
+  // The flow races: a second store object on the same collections.
+  reopen: (store) => createMongoStore({ db, collection: collections.get(store)! }),
   async destroyStore(store) {
-    await db.dropCollection(collections.get(store) ?? '').catch(() => {});
+    const name = collections.get(store) ?? '';
+    await db.dropCollection(name).catch(() => {});
+    await db.dropCollection(`${name}_flow`).catch(() => {});
+  },
+  // Torn text behind the store's back: the document's snapshot, or each waiting signal's event.
+  async corrupt(store, id, what) {
+    const c = db.collection<{ _id: string; sent?: Record<string, unknown> }>(collections.get(store) ?? '');
+    if (what === 'snapshot') {
+      await c.updateOne({ _id: id }, { $set: { snapshot: '{"id": "torn' } });
+      return;
+    }
+    const doc = await c.findOne({ _id: id });
+    const torn = Object.keys(doc?.sent ?? {}).map((k) => [`sent.${k}.e`, '{"type": "sig']);
+    await c.updateOne({ _id: id }, { $set: Object.fromEntries(torn) });
   },
   outage: {
     createStore: () =>

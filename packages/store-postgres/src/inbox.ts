@@ -1,4 +1,4 @@
-import { finishedStatus, type InboxDriver, type SentRow, type WorkflowEvent } from '@stepfold/engine';
+import { finishedStatus, type InboxDriver, type SentRow } from '@stepfold/engine';
 import { toInt8 } from './encode.js';
 import type { Query } from './query.js';
 import type { TableNames } from './setup.js';
@@ -15,8 +15,10 @@ const MAX_PAYLOAD_BYTES = 7999;
 export function inboxStatements(names: TableNames, channel: string) {
   const { qualified: t, sent } = names;
   const json = 'COALESCE(i.snapshot_text, i.snapshot::text)';
+  // Each event as a JSON string of its stored text, not cast to json: a corrupt one would fail the
+  // whole statement, where the store kit's parse fails only its own row.
   const waiting = (id: string) =>
-    `(SELECT json_agg(json_build_object('n', x.seq, 'e', x.event::json) ORDER BY x.seq)::text FROM ${sent} x WHERE x.id = ${id})`;
+    `(SELECT json_agg(json_build_object('n', x.seq, 'e', x.event) ORDER BY x.seq)::text FROM ${sent} x WHERE x.id = ${id})`;
   const head = `'{"at":' || $5::text || ',"w":' || to_json(ok.workflow)::text || ',"i":' || to_json(ok.id)::text`;
   // The snapshot goes with the notice only from the text column: a save matching it compares that
   // text by digest, and a row in the JSONB column has no text a store in 'text' mode could compare.
@@ -62,10 +64,7 @@ export function pgInbox(query: Query, names: TableNames, channel: string): Inbox
     const r = await query<{ json: string; sent: string | null }>(text, values);
     return r.rows.map(({ json, sent }) => ({
       json,
-      sent: (JSON.parse(sent ?? '[]') as { n: number; e: WorkflowEvent }[]).map((x) => ({
-        seq: x.n,
-        event: x.e,
-      })),
+      sent: (JSON.parse(sent ?? '[]') as { n: number; e: string }[]).map((x) => ({ seq: x.n, event: x.e })),
     }));
   };
   return {

@@ -43,6 +43,20 @@ runStoreConformance({
   capabilities: ['claims', 'inbox', 'wakes', 'flow'],
   reopen: (store) =>
     createPostgresStore({ pool: twinPool, schema: TEST_SCHEMA, table: (store as PostgresStore).table }),
+  // Torn text behind the store's back: the snapshot's text column, or each waiting signal's event.
+  async corrupt(store, id, what) {
+    const { table } = store as PostgresStore;
+    const on = pools.get(store) ?? pool;
+    if (what === 'snapshot')
+      await on.query(
+        `UPDATE "${TEST_SCHEMA}"."${table}" SET snapshot = NULL, snapshot_text = '{"id": "torn' WHERE id = $1`,
+        [id],
+      );
+    else
+      await on.query(`UPDATE "${TEST_SCHEMA}"."${table}$sent" SET event = '{"type": "sig' WHERE id = $1`, [
+        id,
+      ]);
+  },
   outage: {
     async createStore() {
       await outageServer('up');

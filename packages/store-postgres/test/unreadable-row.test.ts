@@ -120,4 +120,47 @@ describe('a stored row that cannot be read (postgres)', () => {
     // Nothing was written over the torn rows.
     expect([await rowOf('torn-task'), await rowOf('torn-inbox')]).toEqual(tornBefore);
   });
+
+  it('an instance that reads but cannot be stepped is reported once per claim lease, not every poll; the rest run', async () => {
+    const name = table();
+    const store = createPostgresStore({ pool, schema: TEST_SCHEMA, table: name });
+    await store.setup();
+    const writer = createRunner({ store, workflows: [pays], handlers: { pay: () => null }, execute: false });
+    await writer.start('unreadable-pays', 'mangled', {});
+    const good = ['fine-0', 'fine-1', 'fine-2', 'fine-3'];
+    for (const id of good) await writer.start('unreadable-pays', id, {});
+    // Valid JSON with its envelope intact (so every claim reads it), but a status no snapshot has:
+    // the tick's check refuses it. Before, the worker gave its claim back and took it again in
+    // every round, reporting it each time.
+    const stored = (await store.load('mangled')) as Snapshot;
+    await pool.query(
+      `UPDATE "${TEST_SCHEMA}"."${name}" SET snapshot = NULL, snapshot_text = $2 WHERE id = $1`,
+      ['mangled', JSON.stringify({ ...stored, status: 'bogus' })],
+    );
+
+    const errors: Array<{ error: unknown; where: string }> = [];
+    const runner = createRunner({ store, workflows: [pays], handlers: { pay: () => null } });
+    const worker = createWorker({
+      runner,
+      concurrency: 2,
+      claimLeaseMs: 60_000,
+      poll: { minMs: 10, maxMs: 50, maxWithWakesMs: 50 },
+      on: { error: (error, where) => errors.push({ error, where }) },
+    });
+    workers.push(worker);
+    await worker.start();
+    const done = async (id: string) => ((await store.load(id)) as Snapshot).status === 'completed';
+    await until('every other instance to complete', async () => {
+      for (const id of good) if (!(await done(id))) return false;
+      return true;
+    });
+    const polls = worker.stats.polls;
+    await until('twenty more polls', () => worker.stats.polls >= polls + 20);
+
+    expect(worker.stats.unreadable).toBe(1);
+    expect(errors.map((e) => [e.where, isStepfoldError(e.error, 'INVALID_SNAPSHOT')])).toEqual([
+      ['tick', true],
+    ]);
+    expect(((await store.load('mangled')) as Snapshot).version).toBe(stored.version);
+  });
 });

@@ -3,7 +3,8 @@ import { script } from './script.js';
 
 // The inbox of signals runner.send writes: a hash per instance (field seq, value the event JSON),
 // a counter for the seqs, `sent-due` (when the polls may claim an instance's signals: the first's
-// send time plus a second) and `sent-claims` (the inbox lane's leases). Every key shares the
+// send time plus a second, or while leased the lease's expiry) and `sent-claims` (the leases of an
+// older version, read and emptied, no longer written). Every key shares the
 // prefix's hash tag, so a cluster node holds them with the instances.
 
 /**
@@ -47,17 +48,24 @@ return 1`,
 );
 
 /**
- * The inbox's claim (`inbox.claim`). KEYS: sent-due, sent-claims. ARGV: now (a score bound), limit, lease expiry, prefix,
- * then ids to read at once (no lease); without ids, instances whose signals are due and not
- * leased, leasing them. Instances gone have their signals deleted. Returns
- * {{id, snapshot JSON, {seq, event, seq, event, …}}, …}.
+ * The inbox's claim (`inbox.claim`). KEYS: sent-due, sent-claims. ARGV: now (a score bound), limit,
+ * lease expiry (a score), most old-scheme claims to step over, prefix, then ids to read at once (no
+ * lease); without ids, instances whose signals are due, leasing them. Instances gone have their
+ * signals deleted. Returns {entries read, {id, snapshot JSON, {seq, event, seq, event, …}}, …}.
+ *
+ * A lease moves the instance's entry in sent-due to the lease's expiry, as a due claim does: it is
+ * out of the range the polls read until the lease lapses, so a poll reads `limit` entries however
+ * many are leased. `sent-claims` is the older scheme's set (id, lease expiry, the entry left at its
+ * due time): a poll that meets one of its live leases moves the entry to that expiry and takes it
+ * out of the set, and reads at most ARGV[4] more entries while any are left.
  */
 export const CLAIM_SENT = script(
   'claim-sent',
   `local out = {}
+local read = 0
 local function add(id)
-  local sent_key = ARGV[4] .. '${SENT}' .. id
-  local json = redis.call('HGET', ARGV[4] .. '${INSTANCE}' .. id, 'json')
+  local sent_key = ARGV[5] .. '${SENT}' .. id
+  local json = redis.call('HGET', ARGV[5] .. '${INSTANCE}' .. id, 'json')
   local waiting = redis.call('HGETALL', sent_key)
   if not json or #waiting == 0 then
     redis.call('DEL', sent_key)
@@ -68,18 +76,29 @@ local function add(id)
   out[#out + 1] = {id, json, waiting}
   return true
 end
-if #ARGV > 4 then
-  for i = 5, #ARGV do add(ARGV[i]) end
-  return out
+if #ARGV > 5 then
+  for i = 6, #ARGV do
+    read = read + 1
+    add(ARGV[i])
+  end
+  return {read, out}
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[1])
+local held_n = redis.call('ZCARD', KEYS[2])
 local limit = tonumber(ARGV[2])
-local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, limit + redis.call('ZCARD', KEYS[2]))
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, limit + math.min(held_n, tonumber(ARGV[4])))
 for _, id in ipairs(ids) do
   if #out >= limit then break end
-  if not redis.call('ZSCORE', KEYS[2], id) and add(id) then redis.call('ZADD', KEYS[2], ARGV[3], id) end
+  read = read + 1
+  local expiry = held_n > 0 and redis.call('ZSCORE', KEYS[2], id)
+  if expiry then
+    redis.call('ZADD', KEYS[1], expiry, id)
+    redis.call('ZREM', KEYS[2], id)
+  elseif add(id) then
+    redis.call('ZADD', KEYS[1], ARGV[3], id)
+  end
 end
-return out`,
+return {read, out}`,
 );
 
 /**

@@ -1,33 +1,37 @@
-import {
-  finishedStatus,
-  type InboxDriver,
-  type SentRow,
-  type SentSignal,
-  type WorkflowEvent,
-} from '@stepfold/engine';
+import { finishedStatus, type InboxDriver, type SentRow } from '@stepfold/engine';
 import type { Cluster, Redis } from 'ioredis';
 import { HANDOFF_MAX_CHARS, type HintRoute, scoreBound } from './encode.js';
 import { CLAIM_SENT, DROP_SENT, SEND } from './inbox-scripts.js';
 import type { Keys } from './keys.js';
 import { runScript } from './scripts.js';
 
-/** A claim script's rows, `{id, json, {seq, event, …}}`, as the instance's JSON and its signals, oldest first. */
-function sentRows(reply: Array<[string, string, string[]]>): SentRow[] {
-  return reply.map(([, json, fields]) => {
-    const sent: SentSignal[] = [];
+/**
+ * A claim script's reply, `{entries read, {{id, json, {seq, event, …}}, …}}`, as the instances' JSON
+ * and their signals, oldest first; each event stays text for the store kit to parse, so a corrupt
+ * one is reported as its own row's, not the whole claim's.
+ */
+function sentRows([, rows]: [number, Array<[string, string, string[]]>]): SentRow[] {
+  return rows.map(([, json, fields]) => {
+    const sent: SentRow['sent'] = [];
     for (let i = 0; i + 1 < fields.length; i += 2)
-      sent.push({ seq: Number(fields[i]), event: JSON.parse(fields[i + 1]!) as WorkflowEvent });
+      sent.push({ seq: Number(fields[i]), event: fields[i + 1]! });
     return { json, sent: sent.sort((a, b) => a.seq - b.seq) };
   });
 }
 
 /** The inbox's database calls on Redis: one script each (see inbox-scripts.ts). */
-export function inboxDriver(client: Redis | Cluster, keys: Keys, route: HintRoute): InboxDriver {
+export function inboxDriver(
+  client: Redis | Cluster,
+  keys: Keys,
+  route: HintRoute,
+  maxSkipped: number,
+): InboxDriver {
   const claim = async (args: Array<string | number>) =>
     sentRows(
-      (await runScript(client, CLAIM_SENT, [keys.sentDue, keys.sentClaims], args)) as Array<
-        [string, string, string[]]
-      >,
+      (await runScript(client, CLAIM_SENT, [keys.sentDue, keys.sentClaims], args)) as [
+        number,
+        Array<[string, string, string[]]>,
+      ],
     );
   return {
     async append(id, entry, accept) {
@@ -39,9 +43,9 @@ export function inboxDriver(client: Redis | Cluster, keys: Keys, route: HintRout
       );
       return appended === 1 || (finishedStatus(appended) ?? false);
     },
-    claim: (w) => claim([scoreBound(w.now), w.limit, scoreBound(w.until), keys.prefix]),
+    claim: (w) => claim([scoreBound(w.now), w.limit, scoreBound(w.until), maxSkipped, keys.prefix]),
     // With ids the script reads them at once and takes no lease: now, limit and expiry are unused.
-    claimIds: (ids) => claim([0, ids.length, 0, keys.prefix, ...ids]),
+    claimIds: (ids) => claim([0, ids.length, 0, 0, keys.prefix, ...ids]),
     async drop(id, seqs, version) {
       await runScript(
         client,

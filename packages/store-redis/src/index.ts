@@ -1,3 +1,4 @@
+export { flowPrefixOf } from './flow.js';
 export {
   ALL,
   assertPrefix,

@@ -63,9 +63,12 @@ export const WAKE = 'wake';
 export const SENT = 'sent:';
 /** Counter of the seqs sent signals get. */
 export const SENT_SEQ = 'sent-seq';
-/** Sorted set: score when the polls may claim an instance's sent signals (the first's send time plus a second), member id. */
+/** Sorted set: score when the polls may claim an instance's sent signals (the first's send time plus a second; while leased, the lease's expiry), member id. */
 export const SENT_DUE = 'sent-due';
-/** Sorted set: score claim expiry of an instance's sent signals (the inbox lane's lease), member id. */
+/**
+ * Sorted set of the inbox leases made by versions before leases moved sent-due entries: score
+ * lease expiry, member id. Read and emptied, no longer written (see inbox-scripts.ts).
+ */
 export const SENT_CLAIMS = 'sent-claims';
 
 /** The names of every key a store with this prefix uses. */

@@ -4,6 +4,7 @@ import { type DefinedStore, defineStore, type EncodedSnapshot, type StoreDriver 
 import type { Cluster, Redis } from 'ioredis';
 import { dueDriver } from './claims.js';
 import { type HintRoute, hintArgs, rowArgs } from './encode.js';
+import { redisFlow } from './flow.js';
 import { inboxDriver } from './inbox.js';
 import { assertPrefix, DEFAULT_PREFIX, hasHashTag, keysFor } from './keys.js';
 import { isUnavailable } from './map-error.js';
@@ -38,10 +39,11 @@ export interface RedisStoreOptions {
    */
   claimMs?: number | undefined;
   /**
-   * @deprecated Claims no longer sit in the due order, so there is nothing to step over. It only
-   * bounds how many claims made by an older version of this adapter (still live when this one
-   * starts, at most `claimMs` after) one call steps over: it reads at most `limit +
-   * min(old claims, maxSkippedClaims)` entries (default 1000) while any are left.
+   * @deprecated Claims (the due order's and the inbox's) no longer sit in the order they claim
+   * from, so there is nothing to step over. It only bounds how many claims made by an older version
+   * of this adapter (still live when this one starts, at most `claimMs` after) one call steps over:
+   * it reads at most `limit + min(old claims, maxSkippedClaims)` entries (default 1000) while any
+   * are left.
    */
   maxSkippedClaims?: number | undefined;
 }
@@ -143,7 +145,8 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     },
     // The ioredis client belongs to the caller; the wake subscriptions' connections are the store's.
     close: () => wakes.closeAll(),
-    inbox: inboxDriver(client, keys, route),
+    inbox: inboxDriver(client, keys, route, maxSkipped),
+    flow: redisFlow(client, keys),
     wakes: { subscribe: (listener) => wakes.subscribe(listener) },
   };
   const sizes = {

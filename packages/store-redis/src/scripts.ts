@@ -2,6 +2,7 @@ export type { Script } from './script.js';
 
 import type { Cluster, Redis } from 'ioredis';
 import { DUE_SCRIPTS } from './due-scripts.js';
+import { FLOW_SCRIPTS } from './flow-scripts.js';
 import { CLAIM_SENT, DROP_SENT, SEND } from './inbox-scripts.js';
 import {
   CLAIM_TOKEN,
@@ -178,6 +179,7 @@ export const SCRIPTS: readonly Script[] = [
   SEND,
   CLAIM_SENT,
   DROP_SENT,
+  ...FLOW_SCRIPTS,
 ];
 
 /** EVALSHA, falling back to EVAL (which also caches the script) when the server lost or never had it. */

@@ -2,8 +2,9 @@ import type { Store } from '@stepfold/engine';
 import { makeTestSnapshot } from '@stepfold/engine';
 import { runStoreConformance } from '@stepfold/engine/conformance';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRedisStore, keysFor } from '../src/index.js';
+import { createRedisStore, flowPrefixOf, keysFor } from '../src/index.js';
 import { describeClaims } from './claims-suite.js';
+import { describeFlow, dropFlow } from './flow-suite.js';
 import { runRedisPayloadConformance } from './payload-suite.js';
 import {
   clusterNodeOf,
@@ -27,21 +28,23 @@ beforeAll(() => requireCluster(cluster));
 
 runStoreConformance({
   name: 'redis-cluster',
-  capabilities: ['claims', 'inbox', 'wakes'],
+  capabilities: ['claims', 'flow', 'inbox', 'wakes'],
   createStore() {
     const t = openStore(cluster, 'cluster');
     opened.set(t.store, t.prefix);
     return t.store;
   },
+  reopen: (store) => createRedisStore({ client: cluster, prefix: opened.get(store)! }),
   async destroyStore(store) {
     const prefix = opened.get(store);
-    if (prefix) await dropPrefix(cluster, prefix);
+    if (prefix) await dropFlow(cluster, prefix);
   },
   // No outage here: the restart test below is the one that stops this cluster.
 });
 
 describeWakes({ name: 'cluster', client: cluster, nodeOf: (key) => clusterNodeOf(cluster, key) });
 describeClaims('cluster', cluster);
+describeFlow('cluster', cluster);
 runRedisPayloadConformance('redis-cluster', cluster);
 
 describe('redis adapter on a cluster', () => {
@@ -62,6 +65,27 @@ describe('redis adapter on a cluster', () => {
       expect(slots.size).toBe(1);
     } finally {
       await dropPrefix(cluster, t.prefix);
+    }
+  });
+
+  it('puts each flow key in a slot of its own, its four keys together', async () => {
+    const prefix = uniquePrefix('flow-slots');
+    const flow = createRedisStore({ client: cluster, prefix }).flow!;
+    try {
+      for (let i = 0; i < 8; i++)
+        await flow.acquire(`h-${i}`, 'i', [{ scope: 's', key: `k${i}`, limit: 1 }], 0, 1000);
+      const keys = await keysUnder(cluster, flowPrefixOf(prefix).replace(/[[\]]/g, '\\$&'));
+      expect(keys).toHaveLength(8 * 2); // F:h and F:m of each
+      const slotOf = async (k: string) => Number(await cluster.cluster('KEYSLOT', k));
+      const byKey = new Map<string, Set<number>>();
+      for (const k of keys) {
+        const base = k.slice(0, k.lastIndexOf(':'));
+        byKey.set(base, (byKey.get(base) ?? new Set()).add(await slotOf(k)));
+      }
+      expect([...byKey.values()].every((slots) => slots.size === 1)).toBe(true);
+      expect(new Set([...byKey.values()].map((s) => [...s][0])).size).toBeGreaterThan(1);
+    } finally {
+      await dropFlow(cluster, prefix);
     }
   });
 

@@ -1,6 +1,9 @@
 import { makeTestSnapshot } from '@stepfold/engine';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLAIM_SENT } from '../src/inbox-scripts.js';
+import { keysFor } from '../src/index.js';
+import { runScript } from '../src/scripts.js';
 import { dropPrefix, openStore, requireServer, type TestStore, testClient } from './server.js';
 import { until } from './wake-probe.js';
 
@@ -107,5 +110,46 @@ describe('redis adapter: the inbox', () => {
     expect(await t.store.inbox.claim(2009, 10)).toEqual([]);
     expect((await t.store.inbox.claim(2010, 10)).map((d) => d.snapshot.id)).toEqual(['l-1']);
     expect((await t.store.inbox.claim(0, 10, ['l-2', 'l-3'])).map((d) => d.snapshot.id)).toEqual(['l-2']);
+  });
+
+  it('300 instances leased at the head: a poll of 2 reads 2 entries and gets the unleased ones behind them', async () => {
+    const t = openStore(client, 'inbox-clog', { claimMs: 60_000 });
+    opened.push(t);
+    const keys = keysFor(t.prefix);
+    const head = Array.from({ length: 300 }, (_, i) => `h-${String(i).padStart(3, '0')}`);
+    const free = ['u-1', 'u-2', 'u-3'];
+    for (const id of [...head, ...free]) await t.store.create(makeTestSnapshot(id, { status: 'waiting' }));
+    for (const [i, id] of head.entries()) await t.store.inbox.send(id, signal(i), accept);
+    for (const [i, id] of free.entries()) await t.store.inbox.send(id, signal(500 + i), accept);
+    const leased = await t.store.inbox.claim(2000, 300);
+    expect(leased.map((d) => d.snapshot.id).sort()).toEqual(head);
+    // The script reports the entries it read: the two asked for, not 300 leased ones first.
+    const args = ['3000', 2, '63000', 1000, keys.prefix];
+    const reply = (await runScript(client, CLAIM_SENT, [keys.sentDue, keys.sentClaims], args)) as [
+      number,
+      Array<[string]>,
+    ];
+    expect(reply[0]).toBe(2);
+    expect(reply[1].map(([id]) => id)).toEqual(['u-1', 'u-2']);
+    expect((await t.store.inbox.claim(3000, 10)).map((d) => d.snapshot.id)).toEqual(['u-3']);
+    expect(await t.store.inbox.claim(3000, 10)).toEqual([]);
+    // Leased until 62,000: then due again, in the order the leases lapse.
+    expect(await t.store.inbox.claim(61_999, 10)).toEqual([]);
+    expect((await t.store.inbox.claim(62_000, 400)).map((d) => d.snapshot.id).sort()).toEqual(head);
+  });
+
+  it('an older version’s live inbox lease is honoured once, then its entry sits at the lease’s expiry', async () => {
+    const t = openStore(client, 'inbox-old-lease', { claimMs: 10_000 });
+    opened.push(t);
+    const keys = keysFor(t.prefix);
+    for (const id of ['o-1', 'o-2', 'o-3']) await t.store.create(makeTestSnapshot(id, { status: 'waiting' }));
+    for (const [i, id] of ['o-1', 'o-2', 'o-3'].entries()) await t.store.inbox.send(id, signal(i), accept);
+    // As an older adapter leased them: the entries left at their due time, the leases in sent-claims.
+    await client.zadd(keys.sentClaims, 5000, 'o-1', 10, 'o-2');
+    expect((await t.store.inbox.claim(2000, 10)).map((d) => d.snapshot.id)).toEqual(['o-2', 'o-3']);
+    expect(await client.zscore(keys.sentDue, 'o-1')).toBe('5000');
+    expect(await client.exists(keys.sentClaims)).toBe(0);
+    expect(await t.store.inbox.claim(4999, 10)).toEqual([]);
+    expect((await t.store.inbox.claim(5000, 10)).map((d) => d.snapshot.id)).toEqual(['o-1']);
   });
 });

@@ -2,6 +2,8 @@ import type { Store } from '@stepfold/engine';
 import { runStoreConformance } from '@stepfold/engine/conformance';
 import type { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRedisStore, keysFor } from '../src/index.js';
+import { dropFlow } from './flow-suite.js';
 import { dropPrefix, OUTAGE_PORT, openStore, outageServer, requireServer, testClient } from './server.js';
 import { subscriptionSurvivesRestart } from './wake-probe.js';
 
@@ -27,11 +29,21 @@ afterAll(() => {
 
 runStoreConformance({
   name: 'redis',
-  capabilities: ['claims', 'inbox', 'wakes'],
+  capabilities: ['claims', 'flow', 'inbox', 'wakes'],
   createStore: () => open(client, 'conformance'),
+  // The flow races: a second store object on the same prefix (and client).
+  reopen: (store) => createRedisStore({ client, prefix: opened.get(store)!.prefix }),
   async destroyStore(store) {
     const t = opened.get(store);
-    if (t) await dropPrefix(t.client, t.prefix);
+    if (t) await dropFlow(t.client, t.prefix);
+  },
+  // Torn text behind the store's back: the instance hash's json, or each waiting signal's event.
+  async corrupt(store, id, what) {
+    const keys = keysFor(opened.get(store)!.prefix);
+    if (what === 'snapshot') await client.hset(keys.instance(id), 'json', '{"id": "torn');
+    else
+      for (const seq of await client.hkeys(keys.sent(id)))
+        await client.hset(keys.sent(id), seq, '{"type": "sig');
   },
   outage: {
     createStore: () => open(outageClient, 'outage'),

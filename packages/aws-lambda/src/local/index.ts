@@ -1,8 +1,15 @@
 // `@stepfold/aws-lambda/local`: what runs the app off AWS (tests, local runs): Lambda's event
-// sources in miniature, a driver for a Scheduler that does not fire (moto), and request counters.
+// sources in miniature, a driver for a Scheduler that does not fire (moto), request counters, and
+// a sample order with the API request that drives it.
 export { type LocalResources, type ProvisionOptions, provisionLocally } from './provision.js';
 export { type QueueDepth, queueDepth } from './queue-depth.js';
 export { countRequests, type RequestCount } from './request-counter.js';
+export {
+  apiRequest,
+  type SampleOrderInput,
+  sampleOrder,
+  sampleOrderHandlers,
+} from './sample-order.js';
 export {
   createScheduleDriver,
   type DrivenSchedule,

@@ -11,6 +11,11 @@ export interface StreamPollOptions {
   handler: (event: DynamoDBStreamEvent) => Promise<BatchResponse>;
   /** Stops the loop (after the batch in hand is done). */
   signal: AbortSignal;
+  /**
+   * Where the first open starts in each shard: `LATEST` (default; as a mapping created now) or
+   * `TRIM_HORIZON` (every record of the last 24 h: a fresh table read from its first write).
+   */
+  from?: 'LATEST' | 'TRIM_HORIZON' | undefined;
   /** Pause after a pass with no records, ms (default 250; Lambda polls a shard about 4 times a second). */
   idleMs?: number;
   /** Called with an error of the loop itself or a batch the handler failed; the loop goes on. */
@@ -43,12 +48,13 @@ function asLambda(r: Awaited<ReturnType<StreamReader['read']>>[number], arn: str
  * read every shard of the table's stream from now on, hand each pass's records to the handler as
  * a `DynamoDBStreamEvent`. Unlike Lambda it does not retry a failed batch (it reports it and goes
  * on: the records are hints, polling or the wake queue finds what they named); a read that fails
- * opens the stream again from now.
+ * opens the stream again from now (`from` applies to the first open only).
  */
 export async function pollStream(o: StreamPollOptions): Promise<void> {
   const idleMs = o.idleMs ?? 250;
   const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
   let reader: StreamReader | undefined;
+  let from = o.from ?? 'LATEST';
   while (!o.signal.aborted) {
     try {
       reader ??= await openStreamReader({
@@ -56,7 +62,9 @@ export async function pollStream(o: StreamPollOptions): Promise<void> {
         streams: o.streams,
         table: o.table,
         signal: o.signal,
+        from,
       });
+      from = 'LATEST';
       const records = await reader.read();
       if (!records.length) {
         await pause(idleMs);

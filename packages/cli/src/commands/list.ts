@@ -90,7 +90,8 @@ export function register(program: Command): void {
     const out = createOutput(options.json === true);
     await withStore(storeUrlOf(options.store), async ({ store }) => {
       const page = await listInstances(store, options);
-      const rows = page.items.map(instanceRow);
+      const now = Date.now();
+      const rows = page.items.map((s) => instanceRow(s, now));
       out.result({ items: rows, cursor: page.cursor }, () => [
         ...(rows.length ? renderRows(rows) : ['no instances']),
         ...(page.cursor ? [`next page: --cursor ${page.cursor}`] : []),

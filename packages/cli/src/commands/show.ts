@@ -73,20 +73,25 @@ export function register(program: Command): void {
         ? `actions: ${missing}`
         : 'actions: pass --definitions to see whether cancel is possible and the signals it takes now';
       const related = renderFamily(s, family);
+      const now = Date.now();
       out.result(
         {
-          ...summarize(shown),
+          ...summarize(shown, now),
           ...(family.parent ? { parent: family.parent } : {}),
           children: family.children,
           ...(actions ? { actions } : {}),
           ...(diagram ? { diagram } : {}),
         },
         () => [
-          ...renderSnapshot(shown, [
-            ...(actions ? renderActions(actions) : [note]),
-            ...(refs.length ? ['', ...renderRefs(refs, options.resolve === true)] : []),
-            ...(related.length ? ['', ...related] : []),
-          ]),
+          ...renderSnapshot(
+            shown,
+            [
+              ...(actions ? renderActions(actions) : [note]),
+              ...(refs.length ? ['', ...renderRefs(refs, options.resolve === true)] : []),
+              ...(related.length ? ['', ...related] : []),
+            ],
+            now,
+          ),
           ...(diagram ? ['', diagram] : []),
         ],
       );

@@ -35,10 +35,13 @@ export interface WorkflowMapSummary extends MapSummary {
 
 /** The name a child workflow is registered under (`string` when not known). */
 export type ChildName<W> = W extends string ? W : NameOf<W>;
-/** What a `child` or `map` step `Id` records of the workflow it starts: nothing for a map of handlers. */
-export type ChildStepOf<Id extends string, W> = [W] extends [undefined]
+/**
+ * What a `child` or `map` step `Id` records of the workflow it starts (and the version `Ver` it
+ * pins, if any): nothing for a map of handlers.
+ */
+export type ChildStepOf<Id extends string, W, Ver = undefined> = [W] extends [undefined]
   ? never
-  : ChildStep<Id, ChildName<Exclude<W, undefined>>>;
+  : ChildStep<Id, ChildName<Exclude<W, undefined>>, Ver extends number ? Ver : number>;
 /** A child workflow's declared output, as stored (JSON); `unknown` for an untyped one. */
 export type ChildOutput<W> = W extends string ? unknown : Jsonify<OutputOf<W>>;
 /** A child workflow's declared input; `unknown` for an untyped one. */

@@ -126,13 +126,14 @@ export class WorkflowBuilder<
   Kd extends string = never,
   Tk = Empty,
   Fk extends boolean = false,
+  V extends number = number,
 > {
   private readonly steps: Array<StepDefinition & { id: string; end?: boolean }> = [];
   private readonly schemas: DeclaredSchemas = { signals: {}, outputs: {} };
 
   constructor(
     private readonly name: N,
-    private readonly version: number,
+    private readonly version: V,
     private readonly options: WorkflowOptions = {},
   ) {}
 
@@ -149,20 +150,20 @@ export class WorkflowBuilder<
   }
 
   /** Declares the workflow input with a schema (checked by `start`), or only its type: `input<Order>()`. */
-  input<T>(): WorkflowBuilder<N, T, H, O, S, U, WO, Strict, Ids, Last, Ch, Kd, Tk, Fk>;
+  input<T>(): WorkflowBuilder<N, T, H, O, S, U, WO, Strict, Ids, Last, Ch, Kd, Tk, Fk, V>;
   input<Sch extends StandardSchema>(
     schema: Sch,
-  ): WorkflowBuilder<N, InferSchema<Sch>, H, O, S, U, WO, Strict, Ids, Last, Ch, Kd, Tk, Fk>;
+  ): WorkflowBuilder<N, InferSchema<Sch>, H, O, S, U, WO, Strict, Ids, Last, Ch, Kd, Tk, Fk, V>;
   input(schema?: StandardSchema): unknown {
     if (schema) this.schemas.input = schema;
     return this;
   }
 
   /** Declares the workflow output's type (the output of the last step, or of a `succeed` mapping). */
-  output<T>(): WorkflowBuilder<N, WI, H, O, S, U, T, Strict, Ids, Last, Ch, Kd, Tk, Fk>;
+  output<T>(): WorkflowBuilder<N, WI, H, O, S, U, T, Strict, Ids, Last, Ch, Kd, Tk, Fk, V>;
   output<Sch extends StandardSchema>(
     schema: Sch,
-  ): WorkflowBuilder<N, WI, H, O, S, U, InferSchema<Sch>, Strict, Ids, Last, Ch, Kd, Tk, Fk>;
+  ): WorkflowBuilder<N, WI, H, O, S, U, InferSchema<Sch>, Strict, Ids, Last, Ch, Kd, Tk, Fk, V>;
   output(): unknown {
     return this;
   }
@@ -182,7 +183,8 @@ export class WorkflowBuilder<
     Ch,
     Kd,
     Tk,
-    Fk
+    Fk,
+    V
   > {
     return this as never;
   }
@@ -208,7 +210,8 @@ export class WorkflowBuilder<
     Ch,
     Kd,
     Tk,
-    Fk
+    Fk,
+    V
   > {
     this.schemas.signals[name] = schema;
     return this as never;
@@ -244,7 +247,8 @@ export class WorkflowBuilder<
     Ch,
     Kd,
     Tk & { [P in Id]: TaskOutput<H, K, Out> },
-    Fk
+    Fk,
+    V
   > {
     const { output, ...rest } = fields as { output?: StandardSchema };
     if (output) this.schemas.outputs[id] = output;
@@ -256,7 +260,7 @@ export class WorkflowBuilder<
     fields: Omit<Fields<'choice'>, 'branches'> & {
       branches: ReadonlyArray<{ when: TypedCondition<DataPath<WI, O>>; next: string }>;
     },
-  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, never, Ch, Kd, Tk, Fk> {
+  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, never, Ch, Kd, Tk, Fk, V> {
     return this.add('choice', id, fields);
   }
   /** Forks branches (entry step ids) and joins them; its output is the branches' outputs in order. */
@@ -277,7 +281,8 @@ export class WorkflowBuilder<
     Ch,
     Kd,
     Tk,
-    true
+    true,
+    V
   > {
     return this.add('parallel', id, fields);
   }
@@ -299,7 +304,8 @@ export class WorkflowBuilder<
     Ch,
     Kd,
     Tk,
-    Fk
+    Fk,
+    V
   > {
     return this.add('wait', id, fields);
   }
@@ -328,7 +334,8 @@ export class WorkflowBuilder<
     Ch,
     Kd,
     Tk,
-    Fk
+    Fk,
+    V
   > {
     return this.add('human', id, fields);
   }
@@ -336,7 +343,7 @@ export class WorkflowBuilder<
   sleep<const Id extends string>(
     id: NewId<Id, Ids>,
     fields: Omit<Fields<'sleep'>, 'until' | 'ms'> & SleepTiming<DataPath<WI, O>>,
-  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, undefined, Ch, Kd, Tk, Fk> {
+  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, undefined, Ch, Kd, Tk, Fk, V> {
     return this.add('sleep', id, fields);
   }
   /** Batches a signal's payloads until `maxItems`, `idleMs` of quiet, or `maxWaitMs`; its output is the batch. */
@@ -357,7 +364,8 @@ export class WorkflowBuilder<
     Ch,
     Kd,
     Tk,
-    Fk
+    Fk,
+    V
   > {
     return this.add('collect', id, fields);
   }
@@ -365,14 +373,14 @@ export class WorkflowBuilder<
   savepoint<const Id extends string>(
     id: NewId<Id, Ids>,
     fields: Fields<'savepoint'> = {},
-  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, undefined, Ch, Kd, Tk, Fk> {
+  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, undefined, Ch, Kd, Tk, Fk, V> {
     return this.add('savepoint', id, fields);
   }
   /** Ends the run and starts a fresh one of the same instance, with `carry` (default: the same input). */
   continueAsNew<const Id extends string, const M extends Mapping<WI, O> | undefined = undefined>(
     id: NewId<Id, Ids>,
     fields: Omit<Fields<'continueAsNew'>, 'carry'> & { carry?: M } = {},
-  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, never, Ch, Kd, Tk, Fk> {
+  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, never, Ch, Kd, Tk, Fk, V> {
     return this.add('continueAsNew', id, fields);
   }
   /**
@@ -385,7 +393,7 @@ export class WorkflowBuilder<
     fields: Omit<Fields<'succeed'>, 'output'> & { output?: M } & NoInfer<
         SucceedCheck<[M] extends [undefined] ? undefined : Resolve<StepData<WI, O>, M>, WO, Fk>
       > = {} as never,
-  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, never, Ch, Kd, Tk, Fk> {
+  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, never, Ch, Kd, Tk, Fk, V> {
     return this.add('succeed', id, fields);
   }
   /**
@@ -398,9 +406,12 @@ export class WorkflowBuilder<
     W extends ChildWorkflow,
     const M extends Mapping<WI, O> | undefined = undefined,
     const C extends HandlerName<H> | undefined = undefined,
+    const Ver extends number | undefined = undefined,
   >(
     id: NewId<Id, Ids> & ChildCheck<Mapped<WI, O, M>, W, M>['id'],
-    fields: ChildFields<W, M, C, WI, O> & NoInfer<ChildCheck<Mapped<WI, O, M>, W, M>['fields']>,
+    fields: ChildFields<W, M, C, WI, O> & { version?: Ver } & NoInfer<
+        ChildCheck<Mapped<WI, O, M>, W, M>['fields']
+      >,
   ): WorkflowBuilder<
     N,
     WI,
@@ -412,10 +423,11 @@ export class WorkflowBuilder<
     Strict,
     Ids | Id,
     ChildOutput<W>,
-    Ch | ChildStepOf<Id, W>,
+    Ch | ChildStepOf<Id, W, Ver>,
     Kd | 'child',
     Tk,
-    Fk
+    Fk,
+    V
   > {
     return this.add('child', id, named(fields));
   }
@@ -433,6 +445,7 @@ export class WorkflowBuilder<
     const M extends ItemMapping<WI, O, ItemOf<StepData<WI, O>, P>> | undefined = undefined,
     const C extends HandlerName<H> | undefined = undefined,
     const R extends 'collect' | 'discard' | undefined = undefined,
+    const Ver extends number | undefined = undefined,
   >(
     id: NewId<Id, Ids>,
     fields: MapFields<
@@ -443,8 +456,7 @@ export class WorkflowBuilder<
       C,
       R,
       ItemKeyPath<WI, O, ItemOf<StepData<WI, O>, P>>
-    > &
-      NoInfer<
+    > & { version?: Ver } & NoInfer<
         MapCheck<ItemInput<WI, O, ItemOf<StepData<WI, O>, P>, M>, H, K, W, M, IsArrayPath<StepData<WI, O>, P>>
       >,
   ): WorkflowBuilder<
@@ -458,10 +470,11 @@ export class WorkflowBuilder<
     Strict,
     Ids | Id,
     MapOutput<H, K, W, R>,
-    Ch | ChildStepOf<Id, W>,
+    Ch | ChildStepOf<Id, W, Ver>,
     Kd | 'map',
     Tk & MapTasks<Id, H, K, W>,
-    Fk
+    Fk,
+    V
   > {
     return this.add('map', id, named(fields));
   }
@@ -469,7 +482,7 @@ export class WorkflowBuilder<
   fail<const Id extends string>(
     id: NewId<Id, Ids>,
     fields: Fields<'fail'> = {},
-  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, never, Ch, Kd, Tk, Fk> {
+  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids | Id, never, Ch, Kd, Tk, Fk, V> {
     return this.add('fail', id, fields);
   }
 
@@ -507,6 +520,7 @@ export class WorkflowBuilder<
    */
   build(this: BuildCheck<Last, WO>): TypedDefinition<{
     name: N;
+    version: V;
     input: WI;
     output: WO;
     outputs: O;
@@ -580,10 +594,26 @@ function named(fields: { workflow?: ChildWorkflow | undefined }): object {
  *   .fail('expire', { error: { message: 'not approved in time' } })
  *   .build();
  */
-export function workflow<const N extends string>(
+export function workflow<const N extends string, const V extends number = number>(
   name: N,
-  version: number,
+  version: V,
   options?: WorkflowOptions,
-): WorkflowBuilder<N> {
+): WorkflowBuilder<
+  N,
+  unknown,
+  Empty,
+  Empty,
+  Empty,
+  Empty,
+  unknown,
+  false,
+  never,
+  never,
+  never,
+  never,
+  Empty,
+  false,
+  V
+> {
   return new WorkflowBuilder(name, version, options);
 }

@@ -15,6 +15,8 @@ declare const typesKey: unique symbol;
 /** The types a typed builder gathered, carried by a built definition as a phantom (never present at runtime). */
 export interface DefinitionTypes {
   name: string;
+  /** The version as a literal type (`workflow('order', 2)` gives `2`; `number` when not known). */
+  version?: number;
   input: unknown;
   output: unknown;
   outputs: unknown;
@@ -35,10 +37,18 @@ export interface DefinitionTypes {
   tasks?: unknown;
 }
 
-/** A step that starts child workflows (a child step, a workflow map) and the workflow it starts. */
-export interface ChildStep<Id extends string = string, Name extends string = string> {
+/**
+ * A step that starts child workflows (a child step, a workflow map), the workflow it starts and
+ * the version it pins (`number` when it starts the newest registered).
+ */
+export interface ChildStep<
+  Id extends string = string,
+  Name extends string = string,
+  Version extends number = number,
+> {
   step: Id;
   workflow: Name;
+  version?: Version;
 }
 
 /**
@@ -58,6 +68,17 @@ type Or<T, Fallback> = [T] extends [never] ? Fallback : T;
 
 /** The workflow name of a typed definition (`string` for an untyped one). */
 export type NameOf<D> = Or<TypesOf<D>['name'], string>;
+/**
+ * The version of a definition as the types see it: the typed builder's literal (`2`), else a
+ * literal `version` property (an `as const` definition), else `number`.
+ */
+export type VersionOf<D> = [TypesOf<D>] extends [never]
+  ? D extends { readonly version: infer V extends number }
+    ? V
+    : number
+  : TypesOf<D> extends { version: infer V extends number }
+    ? V
+    : number;
 /** The declared workflow input of a definition (`unknown` when untyped). */
 export type InputOf<D> = Or<TypesOf<D>['input'], unknown>;
 /** The declared workflow output of a definition (`unknown` when untyped). */

@@ -1,7 +1,7 @@
 import type { Draft } from 'immer';
 import { type CompiledWorkflow, compileWorkflow } from '../definition/compile.js';
 import type { DefinitionInput, WorkflowDefinition } from '../definition/schema.js';
-import type { InputOf, NameOf, StepIdOf } from '../definition/typed-definition.js';
+import type { InputOf, NameOf, StepIdOf, VersionOf } from '../definition/typed-definition.js';
 import { type Issue, ValidationError } from '../errors.js';
 import type { SignalRecord, Snapshot } from '../snapshot.js';
 
@@ -41,9 +41,14 @@ export interface MigrationContext {
 }
 
 /** What {@link defineMigration} takes: the two versions, the step map, the optional data recipe. */
-export interface MigrationSpec<F extends MigrationDefinition, T extends MigrationDefinition> {
-  from: F;
+export interface MigrationSpec<F extends MigrationDefinition, T extends MigrationDefinition>
+  extends MigrationSpecBase<F, T> {
   to: T;
+}
+
+/** {@link MigrationSpec} but its `to`, which `defineMigration` types with its check. */
+interface MigrationSpecBase<F extends MigrationDefinition, T extends MigrationDefinition> {
+  from: F;
   steps?: StepMap<F, T> | undefined;
   /** An immer recipe: assign to the draft; the engine produces the new data from it. */
   data?:
@@ -51,16 +56,12 @@ export interface MigrationSpec<F extends MigrationDefinition, T extends Migratio
     | undefined;
 }
 
-/** A definition's literal name or version, or `never` when the types do not see it. */
-type Literal<D, K extends 'name' | 'version'> = D extends { readonly [P in K]: infer V }
-  ? string extends V
-    ? never
-    : number extends V
-      ? never
-      : V
-  : never;
+/** A definition's literal name, or `never` when the types do not see it. */
+type LiteralName<D> = D extends { readonly name: infer V } ? (string extends V ? never : V) : never;
 /** The name the types see: the typed builder's, else a literal `name`. */
-type SeenName<D> = string extends NameOf<D> ? Literal<D, 'name'> : NameOf<D>;
+type SeenName<D> = string extends NameOf<D> ? LiteralName<D> : NameOf<D>;
+/** The version the types see (the typed builder's, or a literal `version`), or `never`. */
+type SeenVersion<D> = number extends VersionOf<D> ? never : VersionOf<D>;
 type Digits<S extends string> = S extends `${infer H}${infer R}` ? [H, ...Digits<R>] : [];
 /** Whether digit `A` is above digit `B`. */
 type DigitAbove<A, B> = '9876543210' extends `${string}${A & string}${string}${B & string}${string}`
@@ -88,30 +89,37 @@ type Above<T extends number, F extends number> =
       : SameLengthAbove<Digits<`${T}`>, Digits<`${F}`>>;
 
 /**
- * The rules of {@link defineMigration} the types can see, as a message on `to`: the same workflow
- * (when both names are seen), a version above `from`'s (when both versions are literal types).
+ * The rule of {@link defineMigration} the types can see broken, as a message, or `never`: the same
+ * workflow (when both names are seen), a version above `from`'s (when both versions are seen: the
+ * typed builder's, or literal types).
  */
-export type MigrationCheck<F, T> = [SeenName<F>, SeenName<T>] extends [infer A, infer B]
+export type MigrationProblem<F, T> = [SeenName<F>, SeenName<T>] extends [infer A, infer B]
   ? [A] extends [never]
-    ? VersionCheck<F, T>
+    ? VersionProblem<F, T>
     : [B] extends [never]
-      ? VersionCheck<F, T>
+      ? VersionProblem<F, T>
       : [A] extends [B]
-        ? VersionCheck<F, T>
-        : { to: 'from and to are different workflows: a migration moves instances between versions of one' }
-  : unknown;
-type VersionCheck<F, T> = [Literal<F, 'version'>, Literal<T, 'version'>] extends [
+        ? VersionProblem<F, T>
+        : 'from and to are different workflows: a migration moves instances between versions of one'
+  : never;
+type VersionProblem<F, T> = [SeenVersion<F>, SeenVersion<T>] extends [
   infer A extends number,
   infer B extends number,
 ]
   ? [A] extends [never]
-    ? unknown
+    ? never
     : [B] extends [never]
-      ? unknown
+      ? never
       : Above<B, A> extends true
-        ? unknown
-        : { to: "to's version is not above from's: a migration moves instances to a newer version" }
-  : unknown;
+        ? never
+        : "to's version is not above from's: a migration moves instances to a newer version"
+  : never;
+
+/**
+ * What `to` must be: the definition given, or (a rule broken) the message, so the compiler's first
+ * line is `… is not assignable to type '"<the message>"'` and not a dump of the definition's type.
+ */
+export type CheckedTo<F, T> = [MigrationProblem<F, T>] extends [never] ? T : MigrationProblem<F, T>;
 
 /** A validated migration between two versions of one workflow (build it with {@link defineMigration}). */
 export interface Migration<F = unknown, T = unknown> {
@@ -143,10 +151,10 @@ export interface Migration<F = unknown, T = unknown> {
  * });
  */
 export function defineMigration<const F extends MigrationDefinition, const T extends MigrationDefinition>(
-  spec: MigrationSpec<F, T> & NoInfer<MigrationCheck<F, T>>,
+  spec: MigrationSpecBase<F, T> & { to: CheckedTo<F, T> },
 ): Migration<F, T> {
   const from = compileWorkflow(spec.from);
-  const to = compileWorkflow(spec.to);
+  const to = compileWorkflow(spec.to as T);
   const a = from.definition;
   const b = to.definition;
   const issues: Issue[] = [];

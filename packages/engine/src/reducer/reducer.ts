@@ -10,6 +10,7 @@ import { NOOP, refuseUnknownSignal, rules, run } from './rules.js';
 import { checkSnapshot, initialSnapshot } from './snapshot-check.js';
 import { copySnapshot, derive, freezeChanged, freezeNew, plainDraft, ring } from './snapshot-copy.js';
 import { completeTask } from './straight-path.js';
+import { DEFAULT_TASK_LEASE_MS } from './task-lease.js';
 import { admit } from './throttle.js';
 import {
   type Cx,
@@ -28,6 +29,13 @@ export interface StepOptions {
    * using a kind no set here brings is refused with `KIND_NOT_LOADED`.
    */
   kinds?: readonly KindSet[] | undefined;
+  /**
+   * Lease of an attempt that starts running, ms (default 10 000): its `leaseUntil` is the event
+   * time plus this, and a `task.heartbeat` moves it to the heartbeat's time plus this. An attempt
+   * whose lease lapses is lost (`LEASE_LOST`) and retried, whatever its deadline. A runner passes
+   * its `taskLeaseMs`.
+   */
+  leaseMs?: number | undefined;
 }
 
 /** {@link reduce}'s options: {@link StepOptions} and how the caller vouches for its snapshot. */
@@ -136,11 +144,12 @@ export function reduce(
   const ev = parseEvent(event);
   const budget = options.maxTransitions ?? DEFAULT_MAX_TRANSITIONS;
   const plain = options.reference !== true;
+  const leaseMs = checkLease(options.leaseMs);
   if (snapshot === null || (ev.type === 'start' && ev.reuse && isTerminal(snapshot.status))) {
     if (ev.type !== 'start')
       rejectEvent(`no instance yet: the first event must be start, got ${ev.type}`, 'type');
     const s = initialSnapshot(wf, ev, snapshot);
-    const cx: Cx = { wf, table, s, at: ev.at, budget, logged: [], handoff: ev.handoff === true };
+    const cx: Cx = { wf, table, s, at: ev.at, budget, logged: [], handoff: ev.handoff === true, leaseMs };
     log(cx, 'workflow.started');
     run(
       cx,
@@ -157,7 +166,7 @@ export function reduce(
     return { snapshot: out, transitions: cx.logged! };
   }
   const known = options.trusted === true || steppedWith(snapshot) === wf;
-  const using: Run = { wf, table, budget, plain };
+  const using: Run = { wf, table, budget, plain, leaseMs };
   if (known) return advance(using, snapshot, ev, true);
   checkSnapshot(wf, snapshot);
   try {
@@ -177,11 +186,12 @@ interface Run {
   table: RuleTable;
   budget: number;
   plain: boolean;
+  leaseMs: number;
 }
 
 /** {@link reduce} past the checks: the event applied to a well-formed snapshot (`known`: one this module made). */
 function advance(
-  { wf, table, budget, plain }: Run,
+  { wf, table, budget, plain, leaseMs }: Run,
   snapshot: Snapshot,
   ev: WorkflowEvent,
   known: boolean,
@@ -197,7 +207,7 @@ function advance(
   const at = Math.max(ev.at, snapshot.updatedAt);
   const logged: LogEntry[] = [];
   if (plain && known && ev.type === 'task.completed') {
-    const next = completeTask(wf, snapshot, ev, at, budget, logged);
+    const next = completeTask(wf, snapshot, ev, at, budget, logged, leaseMs);
     if (next) {
       next.log = appendLog(wf, next.log, logged);
       Object.freeze(next);
@@ -210,7 +220,16 @@ function advance(
     // The common events run on a plain copy of the parts they usually write (see `plainDraft`).
     // Every other object is shared with the input and frozen, so an event that reaches further
     // throws a TypeError at its first such write, before anything shared changed; a deep copy redoes it.
-    cx = { wf, table, s: plainDraft(snapshot, known), at, budget, logged, handoff: ev.handoff === true };
+    cx = {
+      wf,
+      table,
+      s: plainDraft(snapshot, known),
+      at,
+      budget,
+      logged,
+      handoff: ev.handoff === true,
+      leaseMs,
+    };
     try {
       if (rules[ev.type](cx, ev as never) === NOOP) return { snapshot, transitions: UNCHANGED };
     } catch (e) {
@@ -227,7 +246,16 @@ function advance(
     // The rare events (rollbacks, cancel, requeue) run on a deep copy: every object is writable,
     // and a rule that throws leaves the input untouched. Nothing is shared with the input any
     // more, so the result is frozen in full below.
-    cx = { wf, table, s: structuredClone(snapshot), at, budget, logged, handoff: ev.handoff === true };
+    cx = {
+      wf,
+      table,
+      s: structuredClone(snapshot),
+      at,
+      budget,
+      logged,
+      handoff: ev.handoff === true,
+      leaseMs,
+    };
     if (rules[ev.type](cx, ev as never) === NOOP) return { snapshot, transitions: UNCHANGED };
     next = copySnapshot(cx.s);
     known = false;
@@ -256,4 +284,13 @@ function advance(
 function appendLog(wf: CompiledWorkflow, log: readonly LogEntry[], fresh: LogEntry[]): LogEntry[] {
   for (const e of fresh) Object.freeze(e);
   return Object.freeze(ring(log, fresh, wf.definition.limits?.log ?? DEFAULT_LOG_LIMIT)) as LogEntry[];
+}
+
+/** The `leaseMs` option checked: a positive safe integer, else `INVALID_OPTIONS` (nothing reduced). */
+function checkLease(ms: number | undefined): number {
+  if (ms === undefined) return DEFAULT_TASK_LEASE_MS;
+  if (Number.isSafeInteger(ms) && ms > 0) return ms;
+  throw new ValidationError('INVALID_OPTIONS', 'invalid step options', [
+    { path: 'leaseMs', message: `must be a positive integer (ms), got ${String(ms)}` },
+  ]);
 }

@@ -1,4 +1,5 @@
 import type { CompiledWorkflow } from '../definition/compile.js';
+import { patchInput } from '../definition/input-patch.js';
 import { kindOf } from '../definition/kinds/index.js';
 import { InboxOverflowError, PastPivotError, UnknownSignalError } from '../errors.js';
 import { type EventOf, rejectEvent, type WorkflowEvent } from '../events.js';
@@ -6,6 +7,7 @@ import { isTerminal, type StepState } from '../snapshot.js';
 import { dispatchCompensation, passedPivot, pumpRollback, startRollback } from './compensation.js';
 import { rulesOf } from './kind-table.js';
 import type { ResultEvent } from './kinds/step-rules.js';
+import { leaseMs, renews } from './task-lease.js';
 import {
   admitted,
   type Change,
@@ -69,6 +71,17 @@ export const rules: { [T in WorkflowEvent['type']]: Rule<T> } = {
     )
       return NOOP;
     return run(cx, () => releaseTask(cx, key, task));
+  },
+
+  // The attempt's runner still runs it: its lease moves on. Not logged: a long handler renews every
+  // few seconds, and the log ring (the last few transitions) would hold nothing else.
+  'task.heartbeat': (cx, ev) => {
+    const key = taskKey(ev.step, ev.phase ?? 'run', ev.item);
+    const task = cx.s.tasks[key];
+    if (!task || !renews(cx, task, ev)) return NOOP;
+    return run(cx, () => {
+      cx.s.tasks[key] = { ...task, leaseUntil: cx.at + leaseMs(cx) };
+    });
   },
 
   'child.ended': (cx, ev) => {
@@ -254,13 +267,4 @@ function handlerResult(cx: Cx, ev: ResultEvent): Outcome {
   const task = rules.match(cx, def, ev);
   if (!task) return NOOP;
   return run(cx, () => rules.apply(cx, def, task, ev, cx.table.flow));
-}
-
-function patchInput(input: unknown, patch: Record<string, unknown>): unknown {
-  const out: Record<string, unknown> = {};
-  const base = typeof input === 'object' && input !== null && !Array.isArray(input) ? input : {};
-  for (const [k, v] of [...Object.entries(base), ...Object.entries(patch)]) {
-    Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
-  }
-  return out;
 }

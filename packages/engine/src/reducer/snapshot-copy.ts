@@ -1,4 +1,5 @@
 import { isTerminal, type Snapshot, type StepState } from '../snapshot.js';
+import { taskDue } from './task-lease.js';
 
 // Plain copies and freezing of snapshots, for the reducer. V8 copies a frozen object with spread
 // or Object.assign about ten times slower than an unfrozen one, and Object.isFrozen of a frozen
@@ -187,7 +188,8 @@ export function derive(s: Snapshot): void {
   let running = false;
   for (const key in s.tasks) {
     const t = s.tasks[key]!;
-    if (wakeAt === null || t.deadline < wakeAt) wakeAt = t.deadline;
+    const due = taskDue(t);
+    if (wakeAt === null || due < wakeAt) wakeAt = due;
     if (!t.detached) running = true;
   }
   // A throttled admission is retried at its `until` at the latest (a released slot ticks it sooner).

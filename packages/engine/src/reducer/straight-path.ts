@@ -4,6 +4,7 @@ import type { EventOf } from '../events.js';
 import type { LogEntry, Snapshot, StepState, TaskState } from '../snapshot.js';
 import { DEFAULT_TIMEOUT_MS } from './retry-policy.js';
 import { copySnapshot, freezeNew } from './snapshot-copy.js';
+import { DEFAULT_TASK_LEASE_MS, taskDue } from './task-lease.js';
 
 // The commonest event of all, a task's handler done with the next step another task, built
 // straight into the next snapshot. The general path (a draft of the snapshot, the kind's rules,
@@ -27,6 +28,7 @@ export function completeTask(
   at: number,
   budget: number,
   log: LogEntry[],
+  leaseMs = DEFAULT_TASK_LEASE_MS,
 ): Snapshot | undefined {
   const steps = wf.definition.steps;
   const id = ev.step;
@@ -96,7 +98,9 @@ export function completeTask(
     deadline: handoff ? at : at + timeout,
     dispatchVersion: version,
   };
+  // As `dispatchTask` leaves it: run now, it holds a lease; queued, its taker gives it one.
   if (handoff) dispatched.queued = true;
+  else dispatched.leaseUntil = at + leaseMs;
   Object.freeze(dispatched);
   // The other tasks in their order, then the new one (as a delete and an add would leave them;
   // a delete is slow, and most often there is no other task).
@@ -115,7 +119,7 @@ export function completeTask(
   let wakeAt: number | null = null;
   for (const t of s.timers) if (wakeAt === null || t.at < wakeAt) wakeAt = t.at;
   for (const key in tasks) {
-    const d = tasks[key]!.deadline;
+    const d = taskDue(tasks[key]!);
     if (wakeAt === null || d < wakeAt) wakeAt = d;
   }
   out.wakeAt = wakeAt;

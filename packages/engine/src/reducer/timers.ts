@@ -1,13 +1,14 @@
 import { rulesOf } from './kind-table.js';
+import { taskDue } from './task-lease.js';
 import { retryThrottled } from './throttle.js';
 import { type Cx, log, stepDef, takeTask } from './transition-context.js';
 
 // Timers and deadlines: what a `tick` fires, earliest first.
 
-/** Something due: a timer (by index) or an in-flight task whose deadline passed. */
+/** Something due: a timer (by index) or an in-flight task whose deadline passed or lease lapsed. */
 export type Due = { kind: 'timer'; index: number } | { kind: 'deadline'; key: string };
 
-/** The earliest timer or task deadline (or only timers) due at the event time, or null. */
+/** The earliest timer or task deadline or lapsed lease (or only timers) due at the event time, or null. */
 export function nextDue(cx: Cx, only?: 'timers'): Due | null {
   let best: Due | null = null;
   let bestAt = Number.POSITIVE_INFINITY;
@@ -21,9 +22,10 @@ export function nextDue(cx: Cx, only?: 'timers'): Due | null {
   for (const [key, t] of Object.entries(cx.s.tasks)) {
     // A writer that hands its tasks off cannot take a queued one either: it stays for a worker.
     if (t.queued && cx.handoff) continue;
-    if (t.deadline <= cx.at && t.deadline < bestAt) {
+    const due = taskDue(t);
+    if (due <= cx.at && due < bestAt) {
       best = { kind: 'deadline', key };
-      bestAt = t.deadline;
+      bestAt = due;
     }
   }
   return best;

@@ -5,6 +5,7 @@ import type { ErrorInfo, Snapshot, StepState, TaskState, TimerState } from '../s
 import { resolveNeeds } from './flow-needs.js';
 import type { Cx } from './kinds/step-rules.js';
 import { DEFAULT_TIMEOUT_MS } from './retry-policy.js';
+import { leased, leaseMs } from './task-lease.js';
 
 /** Default bound on internal transitions one event may cause. */
 export const DEFAULT_MAX_TRANSITIONS = 1000;
@@ -203,6 +204,8 @@ export function dispatchTask(
     deadline: cx.handoff ? cx.at : cx.at + taskTimeout(cx, def),
     dispatchVersion: cx.s.version,
   };
+  // Its writer runs it now: it holds a lease its runner renews (a queued task's taker sets one).
+  if (!cx.handoff && extra?.child === undefined) task.leaseUntil = cx.at + leaseMs(cx);
   if (item !== undefined) task.item = item;
   if (extra?.child !== undefined) task.child = extra.child;
   if (cx.handoff) task.queued = true;
@@ -252,11 +255,13 @@ function taskTimeout(cx: Cx, def: { timeoutMs?: number | undefined }): number {
  */
 export function takeTask(cx: Cx, key: string, task: TaskState): void {
   const { queued: _, ...rest } = task;
-  cx.s.tasks[key] = {
+  const taken: TaskState = {
     ...rest,
     deadline: cx.at + taskTimeout(cx, taskDef(cx, task.step)),
     dispatchVersion: cx.s.version,
   };
+  if (leased(taken)) taken.leaseUntil = cx.at + leaseMs(cx);
+  cx.s.tasks[key] = taken;
   log(cx, 'task.taken', task.step, { attempt: task.attempt });
 }
 
@@ -266,7 +271,9 @@ export function takeTask(cx: Cx, key: string, task: TaskState): void {
  */
 export function releaseTask(cx: Cx, key: string, task: TaskState): void {
   const releases = (task.releases ?? 0) + 1;
-  cx.s.tasks[key] = { ...task, queued: true, deadline: cx.at, dispatchVersion: cx.s.version, releases };
+  // Queued, it runs nowhere: no lease until a worker takes it.
+  const { leaseUntil: _, ...rest } = task;
+  cx.s.tasks[key] = { ...rest, queued: true, deadline: cx.at, dispatchVersion: cx.s.version, releases };
   log(cx, 'task.released', task.step, { attempt: task.attempt });
 }
 

@@ -67,7 +67,7 @@ export function workflowClient<D>(definition: D, host: ClientHost): WorkflowClie
         startIfMissing: o.startIfMissing && { workflow: name, version, ...o.startIfMissing },
       }),
     // Written without reading the instance: the instance's own version checks the signal.
-    send: (id, signal, payload, o) => runner.send(id, signal, payload, o),
+    send: (id, signal, data, o) => runner.send(id, signal as string, data, o),
     async get(id, o) {
       const s = await runner.get(id, o);
       if (s) assertRuns(s, expect);

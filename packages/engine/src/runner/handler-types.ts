@@ -2,7 +2,14 @@
 // the handler map a set of definitions asks for (checked by the compiler for typed definitions).
 
 import type { DefinitionInput, WorkflowDefinition } from '../definition/schema.js';
-import type { ChildrenOf, HandlerSpecsOf, KindsOf, NameOf } from '../definition/typed-definition.js';
+import type {
+  ChildrenOf,
+  ChildStepsOf,
+  HandlerSpecsOf,
+  KindsOf,
+  NameOf,
+  VersionOf,
+} from '../definition/typed-definition.js';
 import type { UnionToIntersection } from '../definition/typing.js';
 import type { ScheduledFor } from '../snapshot.js';
 
@@ -43,8 +50,12 @@ export type AnyDefinition = DefinitionInput | WorkflowDefinition;
 type UntypedHandler = Handler<any, unknown>;
 // Per definition (distributed), so a JSON definition among typed ones adds its open record instead of vanishing.
 type SpecsEach<D> = D extends unknown ? HandlerSpecsOf<D> : never;
-/** Every handler spec the workflows `W` name, merged into one record by handler name. */
-type NeededSpecs<W extends readonly AnyDefinition[]> = UnionToIntersection<SpecsEach<W[number]>>;
+/**
+ * Every handler spec the workflows `W` name, merged into one record by handler name: what each
+ * handler takes and returns (any name, input and output once one of them is untyped).
+ */
+export type HandlerSpecsFor<W extends readonly AnyDefinition[]> = UnionToIntersection<SpecsEach<W[number]>>;
+type NeededSpecs<W extends readonly AnyDefinition[]> = HandlerSpecsFor<W>;
 
 /**
  * The handler map a runner of these workflows needs: one handler per name the definitions use,
@@ -90,16 +101,48 @@ type MissingChildren<W extends readonly AnyDefinition[]> = Exclude<
   NamesEach<W[number]>
 >;
 
+type ChildStepsEach<D> = D extends unknown ? ChildStepsOf<D> : never;
+// Per definition (distributed): whether one of `W` is `Name` at version `Ver` (or at a version the types do not see).
+type RegistersVersion<W extends readonly AnyDefinition[], Name, Ver> = W[number] extends infer D
+  ? D extends unknown
+    ? Name extends NameOf<D>
+      ? number extends VersionOf<D>
+        ? true
+        : Ver extends VersionOf<D>
+          ? true
+          : never
+      : never
+    : never
+  : never;
+/** `name vN` of each version a child or map step of `W` pins that `W` does not register (its name being registered). */
+type MissingVersions<W extends readonly AnyDefinition[]> =
+  ChildStepsEach<W[number]> extends infer C
+    ? C extends { workflow: infer Name extends string; version?: infer Ver extends number }
+      ? number extends Ver
+        ? never
+        : Name extends NamesEach<W[number]>
+          ? [RegistersVersion<W, Name, Ver>] extends [never]
+            ? `${Name} v${Ver}`
+            : never
+          : never
+      : never
+    : never;
+
 /**
- * Nothing when every workflow a child or map step of `W` starts is among `W` (or a name is not
- * known: a JSON definition, a name given as a plain string); else a message naming them.
+ * Nothing when every workflow a child or map step of `W` starts is among `W`, at the version it
+ * pins (or a name or version is not known: a JSON definition, a name given as a plain string, a
+ * version held in a `number`); else a message naming them.
  */
 export type ChildWorkflowsCheck<W extends readonly AnyDefinition[]> = string extends
   | NamesEach<W[number]>
   | ChildrenEach<W[number]>
   ? unknown
   : [MissingChildren<W>] extends [never]
-    ? unknown
+    ? [MissingVersions<W>] extends [never]
+      ? unknown
+      : {
+          store: `${MissingVersions<W>}: a child or map step pins this version, so register it in workflows too`;
+        }
     : // On `store` (always given, and short to print): on `workflows`, the tuple's dump hid the message.
       { store: `${MissingChildren<W>}: a child or map step starts it, so register it in workflows too` };
 

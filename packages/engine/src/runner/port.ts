@@ -9,6 +9,7 @@ import type { SentSignal } from '../store/store.js';
 import { resultEvent } from './execute-task.js';
 import type { InFlight } from './in-flight.js';
 import type { WorkflowRegistry } from './registry.js';
+import type { TaskLeases } from './task-leases.js';
 import type { HandleResult, Runner } from './types.js';
 import { Work } from './work.js';
 import type { WriteLoop } from './write-loop.js';
@@ -81,6 +82,8 @@ export interface RunnerPort {
    * function that detaches them again.
    */
   executeWith(executor: TaskExecutor, written?: (snapshot: Snapshot) => void): () => void;
+  /** The lease this runner gives the attempts it starts (its `taskLeaseMs`): a worker polls often enough to find a lapsed one. */
+  readonly taskLeaseMs: number;
 }
 
 /**
@@ -94,12 +97,14 @@ export type TaskHand = (snapshot: Snapshot, task: TaskState, call: Work) => void
 export interface RunnerCore {
   readonly writes: WriteLoop;
   readonly inFlight: InFlight;
+  /** The leases of the attempts this runner holds (renewed while they run). */
+  readonly leases: TaskLeases;
   /** The report of `call`'s writes: each is counted in it and starts what it dispatched. */
   report(call: Work): OnWrite;
   /** Runs the handler of a task `s` dispatched in `call`, writes its result, and ends the task; resolves with how the handler ended. */
   runTask(call: Work, s: Snapshot, task: TaskState): Promise<'completed' | 'failed'>;
-  /** Ends a task `call` counted without running it (dropped, or given back once written). */
-  finish(call: Work): void;
+  /** Ends a task `s` dispatched that `call` counted without running it (dropped, or given back once written). */
+  finish(call: Work, s: Snapshot, task: TaskState): void;
   /** Hands every dispatched task to `hand` and every snapshot written to `observe`; returns the detach. One at a time. */
   attach(hand: TaskHand, observe?: (snapshot: Snapshot) => void): () => void;
 }
@@ -141,6 +146,7 @@ export function runnerInternals(runner: Runner): { registry: WorkflowRegistry; c
 /** The port over one runner's core (made once per runner, on the first `runnerPort`). */
 function portOf(core: RunnerCore): RunnerPort {
   return {
+    taskLeaseMs: core.leases.leaseMs,
     async tick(t) {
       const call = new Work();
       // A `loaded` of another instance is not used: the tick loads its own.
@@ -205,7 +211,7 @@ class DispatchedJob implements TaskJob {
   drop(): void {
     if (this.#started) return;
     this.#started = true;
-    this.#core.finish(this.#call);
+    this.#core.finish(this.#call, this.#snapshot, this.task as TaskState);
   }
 
   release(): Promise<void> {
@@ -217,7 +223,7 @@ class DispatchedJob implements TaskJob {
     const event = resultEvent('task.released', this.task, {});
     const core = this.#core;
     const call = this.#call;
-    const end = () => core.finish(call);
+    const end = () => core.finish(call, s, this.task as TaskState);
     const p = core.writes.apply({ id: s.id, event, onWrite: core.report(call), base }).then(end, (e) => {
       end();
       throw e;

@@ -1,6 +1,7 @@
 import { hasLimits } from '../definition/flow-limits.js';
 import type { WorkflowDefinition } from '../definition/schema.js';
 import { isStepfoldError, ValidationError } from '../errors.js';
+import { DEFAULT_TASK_LEASE_MS } from '../reducer/task-lease.js';
 import type { Store } from '../store/store.js';
 import { childEffects, type RunnerKindSet } from './child-port.js';
 import { taskRunner } from './execute-task.js';
@@ -73,6 +74,7 @@ export function createRunner<
   });
   checkFlow(store, registry.all());
   const inFlight = new InFlight();
+  const leaseMs = checkedLease(options.taskLeaseMs);
   const { instrument } = options;
   // Flow limits: counted by the store; a released slot ticks its waiters through this runner.
   const wake = (id: string, tries: number): void => {
@@ -98,6 +100,7 @@ export function createRunner<
     instrument,
     payloads,
     gate,
+    leaseMs,
   });
   const attempts = taskRunner(clock, inFlight);
   const untraced = payloads ? payloads.task(attempts) : attempts;
@@ -115,6 +118,8 @@ export function createRunner<
     hooks: options.hooks,
     onWritten: options.onWritten,
     children,
+    leaseMs,
+    clock,
   });
   const runner = new WorkflowRunner<W>({
     store,
@@ -167,5 +172,20 @@ function boundPayloads(payloads: RunnerPayloads | undefined): RunnerPayloads | u
   const message = 'payloads takes offloading({ store }), not a payload store: wrap it in offloading(...)';
   throw new ValidationError('INVALID_OPTIONS', 'invalid createRunner options', [
     { path: 'payloads', message },
+  ]);
+}
+
+/** Shortest `taskLeaseMs`: a lease has to outlast a renewal's store round trips with room to spare. */
+export const MIN_TASK_LEASE_MS = 100;
+
+/** The `taskLeaseMs` option, checked: an integer of at least {@link MIN_TASK_LEASE_MS} ms (default 10 000). */
+function checkedLease(ms: number | undefined): number {
+  if (ms === undefined) return DEFAULT_TASK_LEASE_MS;
+  if (Number.isSafeInteger(ms) && ms >= MIN_TASK_LEASE_MS) return ms;
+  throw new ValidationError('INVALID_OPTIONS', 'invalid createRunner options', [
+    {
+      path: 'taskLeaseMs',
+      message: `must be an integer of at least ${MIN_TASK_LEASE_MS} (ms), got ${String(ms)}`,
+    },
   ]);
 }

@@ -10,6 +10,7 @@ import type {
   SignalsOf,
   StepIdOf,
   StepOutputsOf,
+  VersionOf,
 } from '../definition/typed-definition.js';
 import type { FinishedStatus, LogEntry, ScheduledFor, Snapshot, StepState } from '../snapshot.js';
 import type { Store } from '../store/store.js';
@@ -51,6 +52,14 @@ export interface RunnerCoreOptions<W extends readonly AnyDefinition[] = readonly
   /** How often a conflicting write is reloaded and re-applied before giving up (default 20). */
   conflictRetries?: number | undefined;
   /**
+   * Lease of each attempt this runner starts, ms (default 10 000, at least 100). The runner renews
+   * it (a `task.heartbeat` write, one per instance) while the handler runs, once half of it is
+   * left; a handler that ends sooner costs no write. An attempt whose lease lapses (its runner's
+   * process died) is retried by any worker's due poll (`LEASE_LOST`) within about two leases,
+   * whatever its `timeoutMs`. Every runner sharing a store should use the same lease.
+   */
+  taskLeaseMs?: number | undefined;
+  /**
    * `true` (default): run the handlers of the tasks this runner's writes dispatch, in this
    * process. `false`: hand them off — every event is written with its tasks queued, the instance
    * due at once, for a worker (any process's) to take; an API process that only starts and signals.
@@ -89,6 +98,12 @@ export interface RunnerStats {
   readonly writes: number;
   /** Writes that lost a race (VERSION_CONFLICT) and were reloaded and re-applied. */
   readonly conflicts: number;
+  /**
+   * Every race a write lost, re-applied or given up, by what was written: `take` (a task taken
+   * from a notice's snapshot), `sent` (sent signals applied), else the event's type (`tick`,
+   * `task.completed`, …), `@claim` added when the write started from a claimed snapshot.
+   */
+  readonly lostRaces: Readonly<Record<string, number>>;
 }
 
 /** When a call resolves. */
@@ -185,14 +200,29 @@ export type InputForName<W extends readonly AnyDefinition[], N> = W[number] exte
     : never
   : never;
 
+/** The versions of the workflows among `W` named `N` (`number` when one of them is not seen as a literal). */
+export type VersionForName<W extends readonly AnyDefinition[], N> = W[number] extends infer D
+  ? D extends unknown
+    ? N extends NameOf<D>
+      ? VersionOf<D>
+      : never
+    : never
+  : never;
+
+/** {@link StartOptions} of a runner of `W` for the workflow named `N`: `version` one it registers. */
+export type StartOptionsFor<W extends readonly AnyDefinition[], N> = Omit<StartOptions, 'version'> & {
+  /** Start this version instead of the newest: one this runner registers for the name. */
+  version?: VersionForName<W, N> | undefined;
+};
+
 /**
  * The arguments of {@link Runner.start} after the id: the input the workflow named `N` declares
  * (required when it cannot be `undefined`), then the options.
  */
 export type StartArgs<W extends readonly AnyDefinition[], N> =
   undefined extends InputForName<W, N>
-    ? [input?: InputForName<W, N>, options?: StartOptions]
-    : [input: InputForName<W, N>, options?: StartOptions];
+    ? [input?: InputForName<W, N>, options?: StartOptionsFor<W, N>]
+    : [input: InputForName<W, N>, options?: StartOptionsFor<W, N>];
 
 /** The signal names these definitions declare or listen for (any string once one is untyped). */
 export type SignalNameOf<W extends readonly AnyDefinition[]> = W[number] extends infer D
@@ -204,20 +234,69 @@ export type SignalNameOf<W extends readonly AnyDefinition[]> = W[number] extends
 /** `startIfMissing` of {@link Runner.signal}: one of the registered workflows, with its input. */
 export type StartIfMissingOf<W extends readonly AnyDefinition[]> = W[number] extends infer D
   ? D extends unknown
-    ? { workflow: NameOf<D>; input?: InputOf<D>; version?: number; reuseFinished?: boolean }
+    ? { workflow: NameOf<D>; input?: InputOf<D>; version?: VersionOf<D>; reuseFinished?: boolean }
+    : never
+  : never;
+
+// Per definition (distributed): the type `D` declares for signal `K`, never when it takes any data for it.
+type DeclaredData<D, K> = K extends keyof SignalsOf<D>
+  ? unknown extends SignalsOf<D>[K]
+    ? never
+    : SignalsOf<D>[K]
+  : never;
+type DeclaredDataEach<W extends readonly AnyDefinition[], K> = W[number] extends infer D
+  ? D extends unknown
+    ? DeclaredData<D, K>
     : never
   : never;
 
 /**
- * A `requeue`'s `inputPatch`: some fields of the declared input (any record when the input is
- * untyped or not an object).
+ * The data signal `K` takes across these definitions: the type `.signal(name, schema)` (or a human
+ * step) declares for it; a union when two workflows declare `K` with different types, as either
+ * may be the instance's. A workflow that takes any data for `K` (undeclared signals, a JSON
+ * definition) does not widen a declared type; `unknown` when none declares one.
+ */
+export type SignalDataOf<W extends readonly AnyDefinition[], K> = [DeclaredDataEach<W, K>] extends [never]
+  ? unknown
+  : DeclaredDataEach<W, K>;
+
+/**
+ * What {@link Runner.signal} and {@link Runner.send} take after the name: the signal's data (required
+ * unless it may be undefined, as the typed client asks), then the options `O`.
+ */
+export type SignalArgsOf<W extends readonly AnyDefinition[], K, O> =
+  undefined extends SignalDataOf<W, K>
+    ? [data?: SignalDataOf<W, K>, options?: O | undefined]
+    : [data: SignalDataOf<W, K>, options?: O | undefined];
+
+/** Options of {@link Runner.signal} of a runner of `W`: `startIfMissing` names one of them, with its input. */
+export type RunnerSignalOptions<W extends readonly AnyDefinition[]> = Omit<
+  SignalOptions,
+  'startIfMissing'
+> & {
+  startIfMissing?: StartIfMissingOf<W> | undefined;
+};
+
+/**
+ * A `requeue`'s `inputPatch`, for the runner, its typed client and the test harness alike: some
+ * fields of the declared input when it is an object; any record when the input is untyped or not
+ * an object (the patched input is then held against the declared schema at run time).
  */
 export type InputPatchOf<D> = D extends unknown
   ? unknown extends InputOf<D>
     ? Record<string, unknown>
-    : InputOf<D> extends object
-      ? Partial<InputOf<D>>
-      : Record<string, unknown>
+    : InputOf<D> extends readonly unknown[]
+      ? Record<string, unknown>
+      : InputOf<D> extends object
+        ? { [K in keyof InputOf<D>]?: InputOf<D>[K] }
+        : Record<string, unknown>
+  : never;
+
+/** The step ids of these definitions (any string once one is untyped). */
+export type StepIdIn<W extends readonly AnyDefinition[]> = W[number] extends infer D
+  ? D extends unknown
+    ? StepIdOf<D>
+    : never
   : never;
 
 /** The output of step `K` of a definition, as stored (`unknown` for a step without a declared output). */
@@ -250,17 +329,17 @@ export interface WorkflowClient<D> {
   signal<K extends keyof SignalsOf<D> & string>(
     id: string,
     name: K,
-    payload: SignalsOf<D>[K],
+    data: SignalsOf<D>[K],
     options?: { signalId?: string; startIfMissing?: { input: InputOf<D>; reuseFinished?: boolean } },
   ): Promise<TypedSnapshot<D>>;
   /**
-   * {@link Runner.send}, the name and payload checked against this workflow's signals by the
+   * {@link Runner.send}, the name and data checked against this workflow's signals by the
    * compiler. It writes without reading the instance, so the instance's own version decides.
    */
   send<K extends keyof SignalsOf<D> & string>(
     id: string,
     name: K,
-    payload: SignalsOf<D>[K],
+    data: SignalsOf<D>[K],
     options?: SendOptions,
   ): Promise<SendResult>;
   /** The stored instance, or null; `WORKFLOW_MISMATCH` if it runs another workflow or version. */
@@ -285,23 +364,25 @@ export interface Runner<W extends readonly AnyDefinition[] = readonly AnyDefinit
   start<N extends WorkflowNameOf<W>>(workflow: N, id: string, ...args: StartArgs<W, N>): Promise<Snapshot>;
   /**
    * Applies a signal: the name one the workflows declare or listen for (any string once a JSON
-   * definition is registered); `startIfMissing` names one of them, with its input.
+   * definition is registered), with the data its schema declares (required unless it may be
+   * undefined; any data for an undeclared signal); `startIfMissing` names one of the workflows,
+   * with its input.
    */
-  signal(
+  signal<K extends SignalNameOf<W>>(
     id: string,
-    name: SignalNameOf<W>,
-    payload?: unknown,
-    options?: Omit<SignalOptions, 'startIfMissing'> & { startIfMissing?: StartIfMissingOf<W> | undefined },
+    name: K,
+    ...args: SignalArgsOf<W, K, RunnerSignalOptions<W>>
   ): Promise<Snapshot>;
   /**
    * Writes a signal for a worker to apply and resolves once it is written, without applying it:
    * on a store with an inbox (`Store.inbox`) that is one write, and the worker that hears its notice
-   * applies it and starts what it dispatches in one more. The name and payload are checked first
-   * (`UNKNOWN_SIGNAL`, `INVALID_INPUT`, as `signal` does); a missing or finished instance, or one on a
-   * definition this runner does not register, takes `signal`'s path and its errors. Signals sent to
-   * one instance apply in the order sent, after events already written; a later `signal` or
-   * `cancel` from elsewhere may apply before them. On a store without an inbox it is `signal` with
-   * `wait: 'write'`. Resolves with what happened ({@link SendResult}): `queued`, `applied`,
+   * applies it and starts what it dispatches in one more. The name and data are checked first, by
+   * the compiler as `signal`'s are (a name the workflows declare or listen for, the data its
+   * schema declares) and at run time (`UNKNOWN_SIGNAL`, `INVALID_INPUT`, as `signal` does); a
+   * missing or finished instance, or one on a definition this runner does not register, takes
+   * `signal`'s path and its errors. Signals sent to one instance apply in the order sent, after
+   * events already written; a later `signal` or `cancel` from elsewhere may apply before them. On
+   * a store without an inbox it is `signal` with `wait: 'write'`. Resolves with what happened ({@link SendResult}): `queued`, `applied`,
    * `finished` (nothing written; with `rejectFinished`, `INSTANCE_FINISHED` is thrown instead) or
    * `unchanged`.
    *
@@ -309,13 +390,21 @@ export interface Runner<W extends readonly AnyDefinition[] = readonly AnyDefinit
    * const sent = await runner.send('order-42', 'approved', { by: 'ana' }); // a worker applies it
    * if (sent.status === 'finished') return { status: 409, body: `order ${sent.finished}` };
    */
-  send(id: string, name: string, payload?: unknown, options?: SendOptions): Promise<SendResult>;
+  send<K extends SignalNameOf<W>>(
+    id: string,
+    name: K,
+    ...args: SignalArgsOf<W, K, SendOptions>
+  ): Promise<SendResult>;
   cancel(id: string, reason?: string): Promise<Snapshot>;
   abort(id: string, reason?: string): Promise<Snapshot>;
-  /** Runs a parked (dlq) instance again from its failed step, or `step`; `inputPatch` sets some fields of its input. */
+  /**
+   * Runs a parked (dlq) instance again from its failed step, or `step` (a step id of the
+   * workflows); `inputPatch` sets some fields of its input, which must then fit its declared input
+   * (`INVALID_INPUT`, nothing written).
+   */
   requeue(
     id: string,
-    options?: { step?: string; inputPatch?: InputPatchOf<W[number]> } & CallOptions,
+    options?: { step?: StepIdIn<W>; inputPatch?: InputPatchOf<W[number]> } & CallOptions,
   ): Promise<Snapshot>;
   /** The stored instance, or null; with payloads, its references resolved (unless `resolve: false`). */
   get(id: string, options?: GetOptions): Promise<Snapshot | null>;

@@ -1,4 +1,5 @@
 import { checkDeclared, declaredSchemas } from '../definition/declared-schemas.js';
+import { checkInputPatch } from '../definition/input-patch.js';
 import type { WorkflowDefinition } from '../definition/schema.js';
 import { InstanceFinishedError, isStepfoldError, NotFoundError } from '../errors.js';
 import { parseEvent, type WorkflowEvent } from '../events.js';
@@ -50,6 +51,19 @@ const plain = <T extends object>(o: T) =>
 function finishedResult(id: string, finished: FinishedStatus, reject: boolean | undefined): SendResult {
   if (reject) throw new InstanceFinishedError(id, finished);
   return { status: 'finished', finished };
+}
+
+/**
+ * What a requeue with an input patch checks, on the snapshot it would apply to: an offloaded input
+ * cannot be patched, and the patched input must fit the declared input (as given, before any
+ * offloading), else `INVALID_INPUT` and nothing is written.
+ */
+function patchCheck(patch: Record<string, unknown>, payloads: PayloadPort | undefined) {
+  return async (current: Snapshot, definition: WorkflowDefinition): Promise<void> => {
+    await payloads?.checkPatch(current);
+    const schema = declaredSchemas(definition)?.input;
+    if (schema) await checkInputPatch(schema, current.input, patch);
+  };
 }
 
 /**
@@ -149,6 +163,9 @@ export class WorkflowRunner<W extends readonly AnyDefinition[]> implements Runne
           .apply({ id, event: (): WorkflowEvent => ({ type: 'tick', at }), onWrite: effects.report(call) })
           .catch((e) => {
             if (!isStepfoldError(e, 'NOT_FOUND')) failures.push(e);
+            // A row that cannot be read or stepped keeps its claim until the lease lapses, so it
+            // does not come back in every call.
+            if (isStepfoldError(e, 'INVALID_SNAPSHOT')) return;
             // Not ticked: give the claim back so a runner that can step it need not wait out the lease.
             return store.claims?.release([id], claimToken).catch(() => {});
           }),
@@ -231,7 +248,7 @@ export class WorkflowRunner<W extends readonly AnyDefinition[]> implements Runne
               inputPatch: stored.inputPatch as Record<string, unknown> | undefined,
             }),
           onWrite,
-          check: expectedCheck(m, m.inputPatch && payloads?.checkPatch),
+          check: expectedCheck(m, m.inputPatch && patchCheck(m.inputPatch, payloads)),
         });
     }
   }

@@ -1,13 +1,14 @@
 import { dispatchedBy } from '../reducer/task-view.js';
 import { CHILD_HANDLER, type LogEntry, type Snapshot, type TaskState } from '../snapshot.js';
 import type { ChildEffectsPort } from './child-port.js';
-import type { RunTask } from './execute-task.js';
+import type { RunTask, TaskResult } from './execute-task.js';
 import type { Handler } from './handler-types.js';
 import { notifyHooks, type RunnerHooks } from './hooks.js';
 import type { InFlight } from './in-flight.js';
 import type { RunnerCore, TaskHand } from './port.js';
 import type { WorkflowRegistry } from './registry.js';
-import type { Work } from './work.js';
+import { TaskLeases } from './task-leases.js';
+import { Work } from './work.js';
 import type { WriteLoop } from './write-loop.js';
 import type { OnWrite } from './write-request.js';
 
@@ -25,6 +26,9 @@ export interface WriteEffectsParts {
   onWritten?: ((snapshot: Snapshot, transitions: readonly LogEntry[]) => void) | undefined;
   /** The runner's side of child workflows, when a kind set brings them. */
   children?: ChildEffectsPort | undefined;
+  /** The lease of an attempt that starts running (the runner's `taskLeaseMs`), and the clock it runs on. */
+  leaseMs: number;
+  clock: () => number;
 }
 
 /**
@@ -35,12 +39,15 @@ export interface WriteEffectsParts {
 export class WriteEffects implements RunnerCore {
   readonly writes: WriteLoop;
   readonly inFlight: InFlight;
+  /** The leases of the attempts this runner holds, renewed while they run. */
+  readonly leases: TaskLeases;
   private executor: TaskHand | undefined;
   private observer: ((s: Snapshot) => void) | undefined;
 
   constructor(private readonly parts: WriteEffectsParts) {
     this.writes = parts.writes;
     this.inFlight = parts.inFlight;
+    this.leases = new TaskLeases(parts.leaseMs, parts.clock, (base, tasks) => this.heartbeat(base, tasks));
   }
 
   /** Whether a worker drives this runner (a child's end then goes through the parent's inbox). */
@@ -54,10 +61,43 @@ export class WriteEffects implements RunnerCore {
     return call.report;
   }
 
-  /** Ends one task counted in `call` and the runner (run, dropped, or given back). */
-  finish(call: Work): void {
+  /** Ends one task `s` dispatched, counted in `call` and the runner (run, dropped, or given back): its lease is no longer renewed. */
+  finish(call: Work, s: Snapshot, task: TaskState): void {
+    this.leases.end(s.id, task);
     call.leave();
     this.inFlight.leave();
+  }
+
+  /**
+   * One write that renews the leases of `tasks` (of one instance), from `base` (the newest snapshot
+   * of it this runner knows); resolves with the stored snapshot. A read back without the attempt
+   * (another worker retried it) aborts its handler here.
+   */
+  private heartbeat(base: Snapshot, tasks: readonly TaskState[]): Promise<Snapshot> {
+    const beat = (t: TaskState) => (at: number) =>
+      ({
+        type: 'task.heartbeat',
+        at,
+        step: t.step,
+        attempt: t.attempt,
+        phase: t.phase,
+        key: t.idempotencyKey,
+        ...(t.item === undefined ? {} : { item: t.item }),
+      }) as const;
+    const [first, ...rest] = tasks;
+    return this.writes
+      .apply({
+        id: base.id,
+        event: beat(first!),
+        // The others ride on the same write: applied after the first, in order.
+        also: rest.map((t) => ({ event: beat(t), refused: ignore })),
+        onWrite: this.report(new Work()),
+        base: { snapshot: base, origin: 'reducer' },
+      })
+      .then((s) => {
+        this.inFlight.written(s);
+        return s;
+      });
   }
 
   /**
@@ -73,7 +113,13 @@ export class WriteEffects implements RunnerCore {
       }
       const definition = this.parts.registry.forSnapshot(s);
       const handler = this.parts.handlers[task.handler]!;
-      const r = await this.parts.runTask({ handler, definition, snapshot: s, task });
+      let r: TaskResult;
+      try {
+        r = await this.parts.runTask({ handler, definition, snapshot: s, task });
+      } finally {
+        // The handler settled: its result's write follows, no renewal.
+        this.leases.end(s.id, task);
+      }
       // Written back onto `s`, the snapshot that dispatched it: this runner's reducer made it.
       await this.writes.apply({
         id: s.id,
@@ -84,7 +130,7 @@ export class WriteEffects implements RunnerCore {
       });
       return r.outcome;
     } finally {
-      this.finish(call);
+      this.finish(call, s, task);
     }
   }
 
@@ -114,6 +160,7 @@ export class WriteEffects implements RunnerCore {
     this.parts.onWritten?.(s, transitions);
     this.observer?.(s);
     this.inFlight.written(s);
+    this.leases.written(s);
     const { children } = this.parts;
     if (children?.concerns(s, transitions)) {
       const effects = children.written(s, transitions, this.report(call)).catch(ignore);
@@ -123,9 +170,11 @@ export class WriteEffects implements RunnerCore {
     for (const task of dispatchedBy(s, before)) {
       // Queued: written for a worker to take (this runner hands its tasks off).
       if (task.queued) continue;
-      // Counted in the call and the runner until it ends: `runTask`'s end, or the job's.
+      // Counted in the call and the runner until it ends: `runTask`'s end, or the job's. Its lease
+      // is renewed until then, whether it runs at once or waits in a worker's pool.
       call.enter();
       this.inFlight.enter();
+      this.leases.hold(s, task);
       // A worker's pool runs it when it has room; else it runs now (a result that cannot be
       // written is left to the task's deadline, which dispatches it again).
       if (this.executor) this.executor(s, task, call);

@@ -24,6 +24,18 @@ import type {
   WriteRequest,
 } from './write-request.js';
 
+/**
+ * What a write that lost a race was, for `runner.stats.lostRaces`: `take` (a tick from a
+ * snapshot others may act on too, given up at once), `sent` (sent signals applied), else its
+ * event's type, with `@claim` when it started from a snapshot the store handed out.
+ */
+function raceKind(request: WriteRequest): string {
+  if (request.sent) return 'sent';
+  if (request.onConflict === 'fail') return 'take';
+  const type = request.event(0).type; // the event varies with the time only
+  return request.base?.origin === 'store' ? `${type}@claim` : type;
+}
+
 /** A result in a batch: its event, and how its own promise settles. */
 type Joined = MergedEvent & { settle(s: Snapshot | undefined, e?: unknown): void };
 
@@ -43,6 +55,8 @@ export interface WriteLoopOptions {
   payloads?: PayloadPort | undefined;
   /** The store's flow limits, asked around every write that touches them (when the store has `flow`). */
   gate?: FlowGate | undefined;
+  /** The lease the reducer gives an attempt that starts running (the runner's `taskLeaseMs`; default the reducer's). */
+  leaseMs?: number | undefined;
 }
 
 /**
@@ -60,11 +74,13 @@ export class WriteLoop {
   private readonly handoff: boolean;
   private readonly payloads: PayloadPort | undefined;
   private readonly gate: FlowGate | undefined;
+  /** What every reduce runs with: the runner's kinds and its attempts' lease. */
+  private readonly reducing: { kinds: WorkflowRegistry['kinds']; leaseMs: number | undefined };
   /** This runner's writes per instance, one at a time, each from the newest snapshot it wrote. */
   private readonly queue = new InstanceWrites();
 
-  /** Successful writes and conflicts retried, for {@link Runner.stats}. */
-  readonly stats = { writes: 0, conflicts: 0 };
+  /** Successful writes, conflicts retried and every lost race by the write that lost, for {@link Runner.stats}. */
+  readonly stats = { writes: 0, conflicts: 0, lostRaces: {} as Record<string, number> };
 
   /**
    * Applies one event to the stored instance and saves it (see {@link WriteRequest}); resolves
@@ -87,6 +103,7 @@ export class WriteLoop {
     this.handoff = o.handoff;
     this.payloads = o.payloads;
     this.gate = o.gate;
+    this.reducing = { kinds: o.registry.kinds, leaseMs: o.leaseMs };
     // Tracing is decided here, once: wrapped or raw, the calls below never ask again.
     const raw: BasedWrite = (r, base) => this.write(r, base);
     const insert: Create = (r) => this.insert(r);
@@ -207,7 +224,10 @@ export class WriteLoop {
         : request.merge
           ? this.maxConflicts * 10
           : this.maxConflicts;
-    if (!isStepfoldError(e, 'VERSION_CONFLICT') || tries >= allowed) throw e;
+    if (!isStepfoldError(e, 'VERSION_CONFLICT')) throw e;
+    const kind = raceKind(request);
+    this.stats.lostRaces[kind] = (this.stats.lostRaces[kind] ?? 0) + 1;
+    if (tries >= allowed) throw e;
     this.stats.conflicts++;
     const cap = request.merge ? 100 : 50;
     return new Promise((r) => setTimeout(r, Math.random() * Math.min(cap, 2 ** tries)));
@@ -244,7 +264,7 @@ export class WriteLoop {
       for (const { event } of sent.signals) {
         let r: ReturnType<typeof reduce>;
         try {
-          r = reduce(definition, from, this.mark(event), { kinds: this.registry.kinds, trusted });
+          r = reduce(definition, from, this.mark(event), { ...this.reducing, trusted });
         } catch (e) {
           // Refused for good (an overflowing inbox, a name no step knows): the others still apply.
           if (!isStepfoldError(e) || e.retryable) throw e;
@@ -260,10 +280,7 @@ export class WriteLoop {
     if (request.also) for (const m of request.also) m.refused(undefined);
     let r: ReturnType<typeof reduce>;
     try {
-      r = reduce(definition, from, this.mark(request.event(this.clock())), {
-        kinds: this.registry.kinds,
-        trusted,
-      });
+      r = reduce(definition, from, this.mark(request.event(this.clock())), { ...this.reducing, trusted });
     } catch (e) {
       // With merged results, a refused first one is reported alone; else the write fails.
       if (!request.refused || !request.also?.length || !isStepfoldError(e) || e.retryable) throw e;
@@ -276,7 +293,7 @@ export class WriteLoop {
       for (const m of request.also) {
         try {
           const more = reduce(definition, next, this.mark(m.event(this.clock())), {
-            kinds: this.registry.kinds,
+            ...this.reducing,
             trusted: true,
           });
           next = more.snapshot;
@@ -366,7 +383,7 @@ export class WriteLoop {
     // The start and `alsoApply` are written together: the transitions of both are reported.
     let transitions: LogEntry[] = [];
     const fold = (from: Snapshot | null, e: WorkflowEvent) => {
-      const r = reduce(definition, from, e, { kinds: this.registry.kinds });
+      const r = reduce(definition, from, e, this.reducing);
       transitions = [...transitions, ...r.transitions];
       return r.snapshot;
     };

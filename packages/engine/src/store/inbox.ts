@@ -1,3 +1,4 @@
+import { ValidationError } from '../errors.js';
 import { isTime } from '../event-time.js';
 import type { WorkflowEvent } from '../events.js';
 import {
@@ -5,6 +6,7 @@ import {
   type InboxSendOutcome,
   SENT_CLAIM_AFTER_MS,
   type SentDue,
+  type SentSignal,
   type Unreadable,
 } from './store.js';
 import type { InboxDriver, SentRow } from './store-driver.js';
@@ -68,10 +70,29 @@ async function drop(
   if (list.length) await parts.kit.guard('dropSent', () => calls.drop(parts.kit.id(id), list, version));
 }
 
-/** Claimed inbox rows decoded: those with signals waiting, each with its snapshot. */
+/** Claimed inbox rows decoded: those with signals waiting, each with its snapshot and its signals. */
 const sentDue = (parts: StoreParts, rows: SentRow[], onUnreadable: Unreadable | undefined): SentDue[] =>
   decodeEach(
     rows,
-    (r) => (r.sent.length ? { snapshot: parts.kit.decode(r.json), sent: r.sent } : null),
+    (r) => {
+      if (!r.sent.length) return null;
+      const snapshot = parts.kit.decode(r.json);
+      return { snapshot, sent: r.sent.map((p) => sentSignal(snapshot.id, p)) };
+    },
     onUnreadable,
   );
+
+/** A signal as the inbox hands it out: its stored text parsed, or INVALID_SNAPSHOT for the row. */
+function sentSignal(id: string, p: SentRow['sent'][number]): SentSignal {
+  if (typeof p.event !== 'string') return p as SentSignal;
+  try {
+    return { seq: p.seq, event: JSON.parse(p.event) as WorkflowEvent };
+  } catch (e) {
+    const message = (e as Error).message;
+    throw new ValidationError(
+      'INVALID_SNAPSHOT',
+      `stored signal ${p.seq} sent to instance ${JSON.stringify(id)} is not JSON`,
+      [{ path: `sent.${p.seq}`, message }],
+    );
+  }
+}

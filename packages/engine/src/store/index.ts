@@ -14,6 +14,15 @@ export {
   type DefinedStore,
   defineStore,
 } from './define-store.js';
+// The flow capability of stores that keep a counter in one versioned record.
+export {
+  compareFlowCounters,
+  type DocumentFlowOptions,
+  documentFlow,
+  type FlowDocumentCalls,
+  flowRefId,
+  type StoredFlowDocument,
+} from './document-flow.js';
 export type { FlowGrant, FlowKeyPage, FlowKeyState, FlowNeed, FlowStore } from './flow.js';
 export {
   FLOW_HELD_UNTIL_RELEASED,
@@ -23,6 +32,26 @@ export {
   MAX_FLOW_PAGE,
   MAX_FLOW_TEXT_LENGTH,
 } from './flow-calls.js';
+export {
+  emptyFlowDocument,
+  type FlowDenial,
+  type FlowDocument,
+  type FlowHold,
+  type FlowStart,
+  type FlowWaiter,
+  flowCounterOf,
+  flowDenial,
+  flowGiveBack,
+  flowHas,
+  flowKeyStateOf,
+  flowRelease,
+  flowRenew,
+  flowTake,
+  flowWait,
+  instancesToWake,
+  isEmptyFlowDocument,
+  pruneFlowDocument,
+} from './flow-document.js';
 export type {
   ClaimsDriver,
   ClaimWindow,

@@ -1,3 +1,4 @@
+import { compareFlowCounters } from './document-flow.js';
 import type { FlowGrant, FlowKeyState, FlowNeed } from './flow.js';
 import { driverCall, type FlowCounter, type MemoryRows } from './memory-rows.js';
 import type { FlowDriver, FlowListArgs } from './store-driver.js';
@@ -123,16 +124,7 @@ function renew(m: MemoryRows, holders: readonly string[], until: number): void {
 
 function list(m: MemoryRows, args: FlowListArgs): FlowKeyState[] {
   const { after, now } = args;
-  const order = (a: FlowCounter, b: { scope: string; key: string; period: number }) =>
-    a.scope < b.scope
-      ? -1
-      : a.scope > b.scope
-        ? 1
-        : a.key < b.key
-          ? -1
-          : a.key > b.key
-            ? 1
-            : a.period - b.period;
+  const order = compareFlowCounters;
   const out: FlowKeyState[] = [];
   for (const c of [...m.flow.values()].sort(order)) {
     if (args.scope !== undefined && c.scope !== args.scope) continue;

@@ -44,13 +44,13 @@ function claim(m: MemoryRows, w: Omit<DueWindow, 'workflow'>): SentRow[] {
     s.claimedUntil = w.until;
     claimed.add(r);
   }
-  return [...claimed].map((r) => ({ json: r.encoded.json, sent: sentOf(r) }));
+  return [...claimed].map((r) => ({ json: r.encoded.json, sent: storedSent(r) }));
 }
 
 function claimIds(m: MemoryRows, ids: readonly string[]): SentRow[] {
   return ids.flatMap((id) => {
     const r = m.rows.get(id);
-    return r?.sent.length ? [{ json: r.encoded.json, sent: sentOf(r) }] : [];
+    return r?.sent.length ? [{ json: r.encoded.json, sent: storedSent(r) }] : [];
   });
 }
 
@@ -60,3 +60,6 @@ function drop(m: MemoryRows, id: string, seqs: readonly number[], version: numbe
   const gone = new Set(seqs);
   row.sent = row.sent.filter((w) => !gone.has(w.seq));
 }
+
+/** A row's waiting signals as stored, their events as text: the store kit parses them, as a database's. */
+const storedSent = (row: Row): SentRow['sent'] => row.sent.map((w) => ({ seq: w.seq, event: w.json }));

@@ -45,7 +45,11 @@ export type DriverOutcome = 'written' | 'failed' | 'missing' | { stored: number 
 /** A row of the inbox's claim: the instance's JSON and every signal waiting for it, oldest first. */
 export interface SentRow {
   json: string;
-  sent: SentSignal[];
+  /**
+   * Each signal's seq and event: the event's stored JSON text, which `defineStore` parses (so a
+   * corrupt one fails its own row, not the claim), or the event itself.
+   */
+  sent: Array<SentSignal | { seq: number; event: string }>;
 }
 
 /** A signal to append, encoded: its JSON, its time, and when the inbox's own polls may claim it. */

@@ -92,13 +92,18 @@ export function isNetworkError(e: unknown): boolean {
  */
 export const DEADLINE_INDEX_MS = 1000;
 
-/** The wake time a store indexes: exact, unless it is only a running task's deadline (see {@link DEADLINE_INDEX_MS}). */
+/**
+ * The wake time a store indexes: exact, unless it is only a running task's deadline or lease end
+ * (see {@link DEADLINE_INDEX_MS}; a lease moves on every heartbeat, so it is rounded alike).
+ */
 function indexedWake(snapshot: Snapshot, wake: number, notice: number | null): number {
   if (notice !== null) return wake;
   // A loop, not Object.values(...).some: this runs on every save.
-  for (const key in snapshot.tasks)
-    if (snapshot.tasks[key]!.deadline === wake)
+  for (const key in snapshot.tasks) {
+    const t = snapshot.tasks[key]!;
+    if (t.deadline === wake || t.leaseUntil === wake)
       return Math.ceil(wake / DEADLINE_INDEX_MS) * DEADLINE_INDEX_MS;
+  }
   return wake;
 }
 

@@ -217,8 +217,8 @@ export interface Store {
   save(snapshot: Snapshot, expectedVersion: number, options?: SaveOptions): Promise<void>;
   /**
    * Ids of instances with `wakeAt <= now`, earliest `wakeAt` first, at most `limit`; index-served.
-   * A wake time that is only a running task's deadline may be indexed up to a second later (the
-   * store kit's `DEADLINE_INDEX_MS`), so a lost task is found at most that much after its deadline.
+   * A wake time that is only a running task's deadline (or lease end) may be indexed up to a second
+   * later (the store kit's `DEADLINE_INDEX_MS`), so a lost task is found at most that much late.
    * `query.workflow` keeps one workflow's instances only (a worker's per-workflow lane). A store
    * with {@link Store.claims} claims the ids it returns.
    */

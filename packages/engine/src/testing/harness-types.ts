@@ -8,8 +8,8 @@ import type {
   TaskStepIdOf,
 } from '../definition/typed-definition.js';
 import type { StepOptions } from '../reducer/reducer.js';
-import type { AnyDefinition } from '../runner/handler-types.js';
-import type { StepOutputAt } from '../runner/types.js';
+import type { AnyDefinition, HandlerSpecsFor } from '../runner/handler-types.js';
+import type { InputPatchOf, StepOutputAt } from '../runner/types.js';
 import type { Snapshot, TaskState } from '../snapshot.js';
 
 // The harness's types: what its methods take, kept apart from the class that drives instances.
@@ -60,26 +60,22 @@ export type ReportOptions = {
 /** What `complete(stepId, output)` takes as the output: what a task of that step reports (a map's: one item's), as stored. */
 export type ReportedOutput<D, K> = K extends keyof TaskOutputsOf<D> ? TaskOutputsOf<D>[K] : unknown;
 /**
- * What `signal(name, …)` takes after the name: its payload, required unless it may be undefined
+ * What `signal(name, …)` takes after the name: its data, required unless it may be undefined
  * (as the typed client asks), and a deduplication id.
  */
 export type SignalArgs<D, K extends keyof SignalsOf<D>> = undefined extends SignalsOf<D>[K]
-  ? [payload?: SignalsOf<D>[K], id?: string]
-  : [payload: SignalsOf<D>[K], id?: string];
+  ? [data?: SignalsOf<D>[K], id?: string]
+  : [data: SignalsOf<D>[K], id?: string];
 /** `start`'s arguments: the declared input (optional when it may be undefined, or when none is declared). */
 export type StartArgs<D> = undefined extends InputOf<D> ? [input?: InputOf<D>] : [input: InputOf<D>];
-/** What `requeue` takes: a step that dispatches tasks, and a shallow patch of the workflow input (typed by a declared object input). */
+/**
+ * What `requeue` takes: a step that dispatches tasks, and a shallow patch of the workflow input
+ * (typed by a declared object input: the runner's `inputPatch` type, {@link InputPatchOf}).
+ */
 export type HarnessRequeueOptions<D> = {
   step?: DispatchingStepOf<D> | undefined;
-  inputPatch?: InputPatch<InputOf<D>> | undefined;
+  inputPatch?: InputPatchOf<D> | undefined;
 };
-type InputPatch<I> = unknown extends I
-  ? Record<string, unknown>
-  : I extends readonly unknown[]
-    ? Record<string, unknown>
-    : I extends object
-      ? { [K in keyof I]?: I[K] }
-      : Record<string, unknown>;
 /** A step that waits for a signal, and the signal it listens for (typed for a typed definition). */
 export interface AwaitedSignal<D = unknown> {
   step: StepIdOf<D>;
@@ -87,16 +83,31 @@ export interface AwaitedSignal<D = unknown> {
 }
 
 /** A task the snapshot currently asks someone to run, with the input its handler would get. */
-export interface DispatchedTask<Step extends string = string> extends TaskState {
+export interface DispatchedTask<Step extends string = string, Input = unknown> extends TaskState {
   /** The step the task runs for (a typed definition's step id). */
   step: Step;
-  input: unknown;
+  /** What its handler gets: in `runHandlers`, typed by that handler's declared input. */
+  input: Input;
   /** How many times the step has been entered in this run. */
   iteration: number;
 }
 
-/** Synchronous handlers for `WorkflowHarness.runHandlers`: return an output or throw to fail. */
-export type SyncHandlers = Record<string, (task: DispatchedTask) => unknown>;
+/** One synchronous handler: the task with the input its handler takes, and what it returns. */
+type SyncHandlerOf<Spec> = Spec extends { input: infer I; output: infer O }
+  ? unknown extends I
+    ? (task: DispatchedTask) => unknown
+    : (task: DispatchedTask<string, I>) => O
+  : (task: DispatchedTask) => unknown;
+
+/**
+ * Synchronous handlers for `WorkflowHarness.runHandlers`, by handler name: return an output or
+ * throw to fail. For typed definitions (the harness's and its `workflows`) the names are the
+ * handlers they use (another name does not compile), each task's `input` is what that handler
+ * takes and the return what it returns; untyped, any name, input and output.
+ */
+export type SyncHandlers<W extends readonly AnyDefinition[] = readonly AnyDefinition[]> = {
+  [K in keyof HandlerSpecsFor<W>]?: SyncHandlerOf<HandlerSpecsFor<W>[K]>;
+};
 
 /** Options of `createHarness`. */
 export interface HarnessOptions<W extends readonly AnyDefinition[] = readonly AnyDefinition[]>

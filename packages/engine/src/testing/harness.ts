@@ -1,5 +1,6 @@
 import { compileWorkflow } from '../definition/compile.js';
-import { declaredCheckOf, declaredProblem } from '../definition/declared-schemas.js';
+import { declaredCheckOf, declaredProblem, declaredSchemas } from '../definition/declared-schemas.js';
+import { inputPatchProblem } from '../definition/input-patch.js';
 import { kindOf } from '../definition/kinds/index.js';
 import type { SignalsOf, StepIdOf, TaskOutputsOf } from '../definition/typed-definition.js';
 import type { WorkflowEvent } from '../events.js';
@@ -71,8 +72,8 @@ export class WorkflowHarness<
     this.options = options;
     this.id = options.id ?? options.from?.id ?? 'test-1';
     this.current = options.from ?? null;
-    // What a child's harness shares with this one: the transition budget and the kinds.
-    const limits = { maxTransitions: options.maxTransitions, kinds: options.kinds };
+    // What a child's harness shares with this one: the transition budget, the kinds, the lease.
+    const limits = { maxTransitions: options.maxTransitions, kinds: options.kinds, leaseMs: options.leaseMs };
     this.shared =
       tree ??
       new HarnessTree(
@@ -117,8 +118,9 @@ export class WorkflowHarness<
 
   /**
    * Applies any event (its `at` defaults to the fake clock); returns whether the snapshot changed.
-   * A start's input and a signal's data (a human decision too) are checked against the declared
-   * schemas first, as a runner checks them: refused, it throws `INVALID_INPUT` and applies nothing.
+   * A start's input, a signal's data (a human decision too) and a requeue's patched input are
+   * checked against the declared schemas first, as a runner checks them: refused, it throws
+   * `INVALID_INPUT` and applies nothing.
    */
   send(event: EventInput): boolean {
     this.checkDeclared(event);
@@ -128,6 +130,15 @@ export class WorkflowHarness<
   /** Throws what a runner refuses the event's data with; a finished instance's signals are not checked, as there. */
   private checkDeclared(event: EventInput): void {
     if (event.type === 'signal' && this.current && isTerminal(this.current.status)) return;
+    if (event.type === 'requeue') {
+      const schema = declaredSchemas(this.definition)?.input;
+      const problem =
+        schema && event.inputPatch && this.current
+          ? inputPatchProblem(schema, this.current.input, event.inputPatch)
+          : undefined;
+      if (problem) throw problem;
+      return;
+    }
     const check = declaredCheckOf(this.definition, event);
     const problem = check && declaredProblem(check.schema, check.value, check.at);
     if (problem) throw problem;
@@ -250,18 +261,52 @@ export class WorkflowHarness<
     });
   }
 
-  /** Moves the fake clock forward and ticks every instance of the tree; returns whether anything fired. */
-  advance(ms: number): boolean {
+  /**
+   * Moves the fake clock forward and ticks every instance of the tree; returns whether anything
+   * fired. The harness stands for a live runner: an attempt still running has its lease renewed
+   * first (a `task.heartbeat`, as a runner writes it), so it is lost only at its deadline. With
+   * `renew: false` its runner died instead: an attempt whose lease lapses by then is lost
+   * (`LEASE_LOST`) and retried.
+   */
+  advance(ms: number, options: { renew?: boolean } = {}): boolean {
     this.now += ms;
+    if (options.renew !== false) for (const h of this.tree) h.renewLeases();
     return this.tickAll();
   }
 
-  /** Moves the fake clock to the earliest `wakeAt` of the tree (if any) and ticks. */
+  /**
+   * Moves the fake clock to the earliest wake time of the tree (if any) and ticks: a timer or a
+   * deadline, not the end of a running attempt's lease (renewed, as a live runner does).
+   */
   advanceToWake(): boolean {
-    const wakes = this.tree.flatMap((h) => (h.snapshot.wakeAt === null ? [] : [h.snapshot.wakeAt]));
+    const wakes = this.tree.flatMap((h) => {
+      const at = unleasedWake(h.snapshot);
+      return at === null ? [] : [at];
+    });
     if (wakes.length === 0) return false;
     this.now = Math.max(this.now, Math.min(...wakes));
+    for (const h of this.tree) h.renewLeases();
     return this.tickAll();
+  }
+
+  /** Renews, in one write, the lease of every attempt of this instance that lapses by now. */
+  private renewLeases(): void {
+    const s = this.current;
+    if (!s || isTerminal(s.status)) return;
+    const beats: EventInput[] = [];
+    for (const t of Object.values(s.tasks)) {
+      if (t.leaseUntil === undefined || t.leaseUntil > this.now) continue;
+      const { step: stepId, attempt, phase, idempotencyKey: key, item } = t;
+      beats.push({
+        type: 'task.heartbeat',
+        step: stepId,
+        attempt,
+        phase,
+        key,
+        ...(item === undefined ? {} : { item }),
+      });
+    }
+    if (beats.length) this.write(beats);
   }
 
   private tickAll(): boolean {
@@ -379,10 +424,12 @@ export class WorkflowHarness<
 
   /**
    * Runs every dispatched task of the tree with the given synchronous handlers until none is left
-   * that they cover (timers are not advanced). A handler that throws fails the attempt.
+   * that they cover (timers are not advanced). A handler that throws fails the attempt. For typed
+   * definitions the handler names are theirs, and each handler's task input and return are typed
+   * as that handler's (see {@link SyncHandlers}).
    */
-  runHandlers(handlers: SyncHandlers, maxRounds = 1000): this {
-    runTreeSync(this.untyped, handlers, maxRounds);
+  runHandlers(handlers: SyncHandlers<readonly [D, ...W]>, maxRounds = 1000): this {
+    runTreeSync(this.untyped, handlers as SyncHandlers, maxRounds);
     return this;
   }
 
@@ -430,4 +477,13 @@ export function createHarness<
   const W extends readonly AnyDefinition[] = readonly [],
 >(definition: D, options?: HarnessOptions<W>): WorkflowHarness<D, W> {
   return new WorkflowHarness(definition, options);
+}
+
+/** When `s` is next due if every running attempt's lease is renewed: its earliest timer or task deadline. */
+function unleasedWake(s: Snapshot): number | null {
+  if (s.wakeAt === null) return null;
+  let at: number | null = null;
+  for (const t of s.timers) if (at === null || t.at < at) at = t.at;
+  for (const t of Object.values(s.tasks)) if (at === null || t.deadline < at) at = t.deadline;
+  return at;
 }

@@ -142,6 +142,15 @@ export class DuePoller {
     this.p.namedDueAt(due);
   }
 
+  /**
+   * This worker's runner saved instance `id`. A save ends every claim on it, so one held ahead is
+   * gone: another worker may claim it now and tick it at the same time as this one, and one of
+   * the two ticks would lose its race. Forgotten, so the write's own notice claims ahead again.
+   */
+  wrote(id: string): void {
+    this.named.drop('held', id);
+  }
+
   /** Forgets every named instance and gives back the claims of those held; claims ahead from now on are given straight back (on stop). */
   async releaseHeld(): Promise<void> {
     this.closed = true;
@@ -189,6 +198,8 @@ export class DuePoller {
     // Another worker may have taken some, or they moved on: the lanes find whatever is left.
     const got = await this.claim(now, hinted.length, { ids: hinted.map((e) => e.id) });
     countLostTakes(hinted, got, this.p.stats);
+    const stood = hinted.filter((e) => e.standby);
+    if (stood.length) for (const d of got) if (stood.some((e) => e.id === d.id)) d.standby = true;
     return ticked + this.take(got, now, '*', ticks);
   }
 
@@ -248,18 +259,20 @@ export class DuePoller {
     return this.named.anyDue(now);
   }
 
-  private async tick({ id, snapshot, unclaimed, noticed, sent }: Due, now: number): Promise<void> {
+  private async tick({ id, snapshot, unclaimed, noticed, sent, standby }: Due, now: number): Promise<void> {
     const { runner, stats, emit } = this.p;
+    // A handed-over snapshot was heard by every worker: one that loses the take leaves it to the
+    // winner (a write that leaves the instance due announces it again), with no reload. So does a
+    // worker that stood by for another's take and claimed it: losing then means the take was made.
+    const taking = unclaimed || standby;
     try {
-      // A handed-over snapshot was heard by every worker: one that loses the take leaves it to the
-      // winner (a write that leaves the instance due announces it again), with no reload.
       const r = await runnerPort(runner).tick(
         snapshot
           ? {
               id,
               now,
               loaded: snapshot,
-              onConflict: unclaimed ? 'fail' : 'reapply',
+              onConflict: taking ? 'fail' : 'reapply',
               ...(noticed ? { noticed } : {}),
               ...(sent ? { sent } : {}),
             }
@@ -278,7 +291,8 @@ export class DuePoller {
       this.lanes.stepped(id);
     } catch (e) {
       if (isStepfoldError(e, 'NOT_FOUND')) return;
-      if (isStepfoldError(e, 'NOTICE_MISMATCH')) {
+      const unsteppable = isStepfoldError(e, 'INVALID_SNAPSHOT');
+      if (isStepfoldError(e, 'NOTICE_MISMATCH') || (unsteppable && noticed)) {
         // A notice described an instance that is not stored (forged, or corrupted): report it and
         // find the instance as stored, its signals and its due time, the way a notice-less one is.
         stats.refusedNotices++;
@@ -286,6 +300,13 @@ export class DuePoller {
         if (sent?.length) this.claimSentTo(id);
         else this.hint(id, snapshot?.wakeAt ?? now);
         this.p.namedDueAt(this.p.clock());
+        return;
+      }
+      if (unsteppable) {
+        // Stored, read, but not steppable as it is (parts that contradict each other): kept out as
+        // a row the claim could not read is. Its claim is kept until the lease lapses, so it does
+        // not come back in every poll, and its sent signals stay for the row once it is mended.
+        this.inbox.unreadable(e, 'tick');
         return;
       }
       if (sent?.length && snapshot) {
@@ -296,7 +317,8 @@ export class DuePoller {
         }
         if (settled !== 'not-handled') return;
       }
-      if (unclaimed && isStepfoldError(e, 'VERSION_CONFLICT')) {
+      // The winner's save ended any claim this worker held.
+      if (taking && isStepfoldError(e, 'VERSION_CONFLICT')) {
         stats.lostTakes++;
         return;
       }

@@ -37,7 +37,8 @@ export class PollPace {
 
   /** A lane round ended at `now` having ticked `ticked`: plans the next. */
   after(ticked: number, now: number, wakesLive: boolean): void {
-    const cap = wakesLive ? this.pace.maxWithWakesMs : this.pace.maxMs;
+    // With wakes live, still often enough to find a lapsed lease in time (see `Pace.leaseCapMs`).
+    const cap = wakesLive ? Math.min(this.pace.maxWithWakesMs, this.pace.leaseCapMs) : this.pace.maxMs;
     this.pause = ticked > 0 ? this.pace.minMs : Math.min(this.pause * this.pace.factor, cap);
     this.planned = now + jittered(this.pause, this.pace.jitter);
   }

@@ -1,4 +1,5 @@
 import { type Backoff, checkBackoff, OUTAGE_BACKOFF } from '../backoff.js';
+import { runnerPort } from '../runner/port.js';
 import type { Runner } from '../runner/types.js';
 import type { WakeSource } from '../store/store.js';
 import { systemClock } from './clock.js';
@@ -17,6 +18,16 @@ export interface Pace {
   maxWithWakesMs: number;
   factor: number;
   jitter: number;
+  /**
+   * Longest pause while wakes are live and `maxWithWakesMs` is longer: a third of the runner's
+   * `taskLeaseMs`. A running attempt's lease sends no wake notice (a notice per dispatch or renewal
+   * would wake every worker, and have each claim the instance by id later, for handlers that
+   * nearly all end in time), so the due poll is what finds a lease that lapsed with a dead worker.
+   * Polling every third of a lease, it is found within about 1.4 leases of the last renewal (plus
+   * the second the stores round it to): under 15 s with the defaults, not up to 30 s more. Idle, a
+   * worker polls each lane every 3.3 s instead of 30 s: one indexed query each.
+   */
+  leaseCapMs: number;
 }
 
 /** Every option of a worker with its default applied and checked, once, when the worker is made. */
@@ -82,7 +93,9 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
     maxWithWakesMs: positive('poll.maxWithWakesMs', o.poll?.maxWithWakesMs, 30_000),
     factor: positive('poll.factor', o.poll?.factor, 2),
     jitter: o.poll?.jitter ?? 0.1,
+    leaseCapMs: 0,
   };
+  pace.leaseCapMs = Math.max(pace.minMs, Math.floor(runnerPort(o.runner).taskLeaseMs / 3));
   if (!(pace.jitter >= 0 && pace.jitter < 1))
     throw new RangeError(`createWorker: poll.jitter must be in [0, 1), got ${String(pace.jitter)}`);
   return {

@@ -16,6 +16,11 @@ export interface Due {
   noticed?: true | undefined;
   /** Signals sent to it and waiting in the store's inbox: applied and consumed by the tick's write. */
   sent?: SentSignal[] | undefined;
+  /**
+   * Claimed by id after standing by for a task a notice handed to another worker first: a lost
+   * race is that worker's take, so the tick gives up with no reload (a lost take).
+   */
+  standby?: true | undefined;
 }
 
 /**
@@ -54,11 +59,11 @@ export class SentInbox {
     return this.polled && n > 0 ? this.claim(now, n) : Promise.resolve([]);
   }
 
-  /** A claimed row that cannot be read: counted and reported, and the rest of the claim goes on. */
-  readonly unreadable = (e: unknown): void => {
+  /** A claimed row that cannot be read (or stepped, at a tick): counted and reported, and the rest goes on. */
+  readonly unreadable = (e: unknown, where: 'poll' | 'tick' = 'poll'): void => {
     this.stats.unreadable++;
     this.stats.errors++;
-    this.emit('error', e, 'poll');
+    this.emit('error', e, where);
   };
 
   private async claim(now: number, n: number, ids?: string[]): Promise<Due[]> {

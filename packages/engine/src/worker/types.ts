@@ -153,7 +153,11 @@ export interface WorkerStats {
   lostTakes: number;
   /** Wake notices whose snapshot was not the stored instance (forged or corrupted): refused, nothing written, each also an `error` event. */
   refusedNotices: number;
-  /** Claimed rows whose stored snapshot could not be read (INVALID_SNAPSHOT): left out of the poll, each also an `error` event. */
+  /**
+   * Claimed rows whose stored snapshot (or a sent signal) could not be read, or whose snapshot the
+   * tick found not steppable (INVALID_SNAPSHOT): left out, still claimed until the lease lapses,
+   * each also an `error` event.
+   */
   unreadable: number;
   /** Handler runs now running / waiting for a slot. */
   running: number;

@@ -135,6 +135,7 @@ export function createWorker<const W extends readonly AnyDefinition[] = readonly
       detach = runnerPort(runner).executeWith(
         (job: TaskJob) => pool.submit(job),
         (s: Snapshot) => {
+          poller.wrote(s.id);
           const at = wakeNotice(s);
           if (at !== null) alarm.hear(at, poller.hint(s.id, at));
         },

@@ -28,11 +28,11 @@ function recorded() {
   return { store, calls, names: () => calls.map((c) => c.call) };
 }
 
-function setup(concurrency = 4) {
+function setup(concurrency = 4, wrap = (store: Store): Store => store) {
   let now = 10_000;
   const rec = recorded();
   const runner = createRunner({
-    store: rec.store,
+    store: wrap(rec.store),
     workflows: [nap],
     handlers: { after: () => 'done' },
     clock: () => now,
@@ -104,6 +104,52 @@ describe('DuePoller', () => {
     expect((await t.poller.round(false)).ticked).toBe(1);
     expect(t.names()).not.toContain('claimDue');
     expect(t.names()).not.toContain('load');
+  });
+
+  it('a claim held ahead that a save of its own runner ended is claimed again when that write is heard', async () => {
+    const t = setup();
+    const s = await t.runner.start('nap', 'n-8', undefined, { wait: 'write' });
+    t.poller.hint('n-8', 11_000);
+    await new Promise((r) => setTimeout(r, 10)); // the claim ahead lands
+    // A write of this worker's runner (a parallel branch's result, say) keeps the timer; its save
+    // ends the claim. The worker tells the poller, then hears the write's wake time, as worker.ts does.
+    await t.store.save({ ...s, version: s.version + 1 }, s.version);
+    t.poller.wrote('n-8');
+    t.poller.hint('n-8', 11_000);
+    await new Promise((r) => setTimeout(r, 10));
+    // Held again: another worker's claim by id at the due time finds it taken, so only one ticks.
+    expect(await t.store.claims!.claimDue(11_000, 1, { ids: ['n-8'], token: 'another' })).toEqual([]);
+    t.at(11_000);
+    t.calls.length = 0;
+    expect((await t.poller.round(false)).ticked).toBe(1);
+    expect(t.names()).not.toContain('claimDue');
+    expect((await t.runner.get('n-8'))?.steps['rest']?.status).toBe('completed');
+  });
+
+  it('a claim by id after standing by for another worker’s take gives up once that take is written: a lost take, no reload', async () => {
+    let taken: (() => Promise<void>) | undefined;
+    // The taker's write lands between this worker's claim and its tick.
+    const t = setup(4, (store) => ({
+      ...store,
+      claims: {
+        ...store.claims!,
+        async claimDue(now, n, query) {
+          const got = await store.claims!.claimDue(now, n, query);
+          await taken?.();
+          return got;
+        },
+      },
+    }));
+    const s = await t.runner.start('nap', 'n-9', undefined, { wait: 'write' });
+    t.at(11_000);
+    taken = () => t.store.save({ ...s, version: s.version + 1 }, s.version);
+    expect(t.poller.hint('n-9', 11_000, true)).toBe(true);
+    t.calls.length = 0;
+    await t.poller.round(false);
+    expect(t.stats.lostTakes).toBe(1);
+    expect(t.runner.stats.conflicts).toBe(0);
+    expect(t.names()).not.toContain('load');
+    expect((await t.runner.get('n-9'))?.version).toBe(s.version + 1);
   });
 
   it('a handed-over snapshot is ticked from as it is: no claim, no load', async () => {

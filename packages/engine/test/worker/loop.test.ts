@@ -13,7 +13,7 @@ const pace = { minMs: 50, maxMs: 400, maxWithWakesMs: 1_600, factor: 2, jitter: 
 
 describe('PollPace', () => {
   it('doubles the pause after each empty round up to its cap, and back to the minimum after work', () => {
-    const p = new PollPace(pace);
+    const p = new PollPace({ ...pace, leaseCapMs: 100_000 });
     const plans = [0, 0, 0, 0, 0].map(() => {
       p.after(0, 1_000, false);
       return p.planned - 1_000;
@@ -25,6 +25,17 @@ describe('PollPace', () => {
     expect(p.planned - 1_000).toBe(50);
     p.full();
     expect(p.planned).toBe(0);
+  });
+
+  it('with wakes live, never pauses longer than a third of the task lease (a lapsed lease sends no notice)', () => {
+    const p = new PollPace({ ...pace, leaseCapMs: 700 });
+    const live = [0, 0, 0, 0, 0, 0].map(() => {
+      p.after(0, 1_000, true);
+      return p.planned - 1_000;
+    });
+    expect(live).toEqual([100, 200, 400, 700, 700, 700]);
+    p.after(0, 1_000, false);
+    expect(p.planned - 1_000).toBe(400); // without wakes, maxMs is the cap as before
   });
 });
 

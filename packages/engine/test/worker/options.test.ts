@@ -16,7 +16,7 @@ describe('resolveWorkerOptions', () => {
     expect(o).toMatchObject({
       concurrency: 10,
       workflowConcurrency: {},
-      pace: { minMs: 50, maxMs: 5_000, maxWithWakesMs: 30_000, factor: 2, jitter: 0.1 },
+      pace: { minMs: 50, maxMs: 5_000, maxWithWakesMs: 30_000, factor: 2, jitter: 0.1, leaseCapMs: 3_333 },
       lanes: 'workflow',
       handoffSnapshots: true,
       startMarginMs: 1_000,

@@ -77,6 +77,8 @@ export interface InstanceView {
   family: Family;
   /** Whether the inspector has a payload store to show offloaded values from. */
   payloads: boolean;
+  /** When the page is drawn: a task running past its lease or deadline then is marked overdue (default now). */
+  now?: number | undefined;
 }
 
 /**
@@ -111,7 +113,7 @@ ${errorsSection(s)}
 <h2>Instance</h2>
 ${facts(ctx, s)}
 <h2>Tasks in flight</h2>
-${tasksTable(s)}
+${tasksTable(s, v.now)}
 <h2>Timers</h2>
 ${timersTable(s)}
 <h2>Inbox</h2>

@@ -1,4 +1,4 @@
-import type { ErrorInfo, Snapshot, WorkflowDefinition } from '@stepfold/engine';
+import { attemptOverdue, type ErrorInfo, type Snapshot, type WorkflowDefinition } from '@stepfold/engine';
 import { html } from 'hono/html';
 import type { StepLabel } from '../step-states.js';
 import { badge, collapsedJson, json, timeCell, type View } from './format.js';
@@ -62,18 +62,22 @@ ${stepErrors.map(
 </dl>`;
 }
 
-/** Handler runs in flight or queued for workers. */
-export function tasksTable(s: Snapshot): View {
+/**
+ * Handler runs in flight or queued for workers. One running past its lease or deadline at `now`
+ * is marked overdue: its runner stopped renewing it (it died, most likely), and the next due poll
+ * retries it.
+ */
+export function tasksTable(s: Snapshot, now: number = Date.now()): View {
   const tasks = Object.entries(s.tasks);
   if (!tasks.length) return none('tasks in flight');
   return html`<table id="tasks">
-<thead><tr><th>key</th><th>step</th><th>phase</th><th>handler</th><th>attempt</th><th>state</th><th>dispatched</th><th>deadline</th><th>by version</th></tr></thead>
+<thead><tr><th>key</th><th>step</th><th>phase</th><th>handler</th><th>attempt</th><th>state</th><th>dispatched</th><th>deadline</th><th>lease until</th><th>by version</th></tr></thead>
 <tbody>${tasks.map(
-    ([key, t]) => html`<tr>
+    ([key, t]) => html`<tr${attemptOverdue(t, now) ? html` class="overdue"` : ''}>
 <td class="id">${key}</td><td class="id">${t.step}</td><td>${t.phase}</td><td class="id">${t.handler}</td>
 <td>${String(t.attempt)}</td>
-<td>${t.queued ? badge('queued') : badge('running')}${t.detached ? html` <span class="muted">detached</span>` : ''}</td>
-<td>${timeCell(t.dispatchedAt)}</td><td>${timeCell(t.deadline)}</td><td>${String(t.dispatchVersion)}</td>
+<td>${t.queued ? badge('queued') : attemptOverdue(t, now) ? badge('overdue') : badge('running')}${t.detached ? html` <span class="muted">detached</span>` : ''}</td>
+<td>${timeCell(t.dispatchedAt)}</td><td>${timeCell(t.deadline)}</td><td>${t.leaseUntil === undefined ? html`<span class="muted">—</span>` : timeCell(t.leaseUntil)}</td><td>${String(t.dispatchVersion)}</td>
 </tr>`,
   )}</tbody>
 </table>`;

@@ -50,7 +50,7 @@ details.json summary{cursor:pointer;font:12px ui-monospace,Menlo,Consolas,monosp
 .s-completed,.s-done{background:#d3f9d8;border-color:#2b8a3e;color:#1b4332}
 .s-running,.s-active{background:#d0ebff;border-color:#1971c2;color:#0b2e4f}
 .s-waiting{background:#fff3bf;border-color:#e67700;color:#5c3c00}
-.s-failed,.s-dlq,.s-compensation-dlq,.s-aborted{background:#ffe3e3;border-color:#c92a2a;color:#5c0a0a}
+.s-failed,.s-dlq,.s-compensation-dlq,.s-aborted,.s-overdue{background:#ffe3e3;border-color:#c92a2a;color:#5c0a0a}
 .s-compensating,.s-compensated,.s-cancelled{background:#f3d9fa;border-color:#862e9c;color:#3f0f4a}
 .s-skipped{background:#f1f3f5;color:#868e96;border-style:dashed}
 .s-none{background:#fff;color:#868e96;border-color:#dee2e6}

@@ -1,4 +1,4 @@
-import type { Snapshot } from '@stepfold/engine';
+import { attemptOverdue, type Snapshot } from '@stepfold/engine';
 import { html } from 'hono/html';
 import { cellText, columnValue, type InspectorColumn, lastError } from '../columns.js';
 import { badge, instancePath, STATUSES, time, timeCell, type View } from './format.js';
@@ -28,6 +28,8 @@ export interface ListView {
   columns: readonly InspectorColumn[];
   /** Set when the time filter's scan bound cut the page short: rows read without filling it. */
   scanned?: number | undefined;
+  /** When the page is drawn: an instance with attempts running past their lease or deadline then says so (default now). */
+  now?: number | undefined;
 }
 
 /** A time filter as the `datetime-local` input shows it (UTC, to the second). */
@@ -76,11 +78,19 @@ function errorCell(s: Snapshot): View {
   return html`<span class="error-text" title="${e.step ? `step ${e.step}: ` : ''}${full}">${text}</span>`;
 }
 
-function row(ctx: PageContext, s: Snapshot, columns: readonly InspectorColumn[]): View {
+/** How many attempts of `s` run past their lease or deadline at `now` (their runner died, most likely). */
+function overdue(s: Snapshot, now: number): number {
+  let n = 0;
+  for (const key in s.tasks) if (attemptOverdue(s.tasks[key]!, now)) n++;
+  return n;
+}
+
+function row(ctx: PageContext, s: Snapshot, columns: readonly InspectorColumn[], now: number): View {
+  const late = overdue(s, now);
   return html`<tr data-id="${s.id}">
 <td class="id"><a href="${instancePath(ctx.base, s.id)}">${s.id}</a></td>
 <td>${s.workflow.name}@${String(s.workflow.version)}</td>
-<td>${badge(s.status)}</td>
+<td>${badge(s.status)}${late ? html` ${badge('overdue')}<span class="muted" title="attempts running past their lease or deadline: the next due poll retries them"> ${String(late)}</span>` : ''}</td>
 <td class="id active-steps">${s.active.map((id, i) => html`${i ? ', ' : ''}<span>${id}</span>`)}</td>
 <td class="last-error">${errorCell(s)}</td>
 ${columns.map((col) => {
@@ -100,6 +110,7 @@ export function listPage(ctx: PageContext, v: ListView, flash: Flash | null): Vi
     f.status || f.workflow || f.prefix || f.since !== undefined || f.before !== undefined || f.topLevel,
   );
   const span = 8 + v.columns.length;
+  const now = v.now ?? Date.now();
   const body = html`<h1>Instances</h1>
 ${filterForm(ctx, v)}
 ${
@@ -116,7 +127,7 @@ ${
 <tbody>
 ${
   v.items.length
-    ? v.items.map((s) => row(ctx, s, v.columns))
+    ? v.items.map((s) => row(ctx, s, v.columns, now))
     : html`<tr><td colspan="${String(span)}" class="muted">${filtered ? 'No instance matches these filters.' : 'No instances.'}</td></tr>`
 }
 </tbody>

@@ -18,7 +18,7 @@ import { createRunner, isStepfoldError } from '@stepfold/engine';
 import { runWorkers } from '../../dist/index.js';
 import { startFaultProxy } from './fault-proxy.mjs';
 import { playFaults } from './fault-schedule.mjs';
-import { drain, fleetStats, giveBacks, latency, secs as s1 } from './metrics.mjs';
+import { drain, fleetStats, giveBacks, latency, races, rate, secs as s1 } from './metrics.mjs';
 import { LogTail, openOracleLog } from './oracle-log.mjs';
 import { checkChildren, checkLog, checkSnapshots, describeTask, listIds } from './oracles.mjs';
 import { openStore, server, storeUrl } from './stores.mjs';
@@ -381,7 +381,8 @@ export async function runSoak(o) {
       : '') +
     `proxy-connections=${proxy.stats.connections} ` +
     `give-backs=${gb.total} max-per-attempt=${gb.maxPerAttempt} ` +
-    `conflicts=${fleetCounters.conflicts} lost-takes=${fleetCounters.lostTakes} driver-conflicts=${runner.stats.conflicts} ` +
+    `conflicts=${fleetCounters.conflicts} writes=${fleetCounters.writes} conflict-rate=${rate(fleetCounters.conflicts, fleetCounters.writes)} ` +
+    `lost-races=${races(fleetCounters.lostRaces)} lost-takes=${fleetCounters.lostTakes} driver-conflicts=${runner.stats.conflicts} ` +
     `handler-calls=${calls} reruns=${reruns}${trees ? ` late-child-reports=${lateReports}` : ''} crashes=${crashes.length}${ok ? '' : ` kept=${ns} log=${logDir}`}`;
   log.close();
   if (ok) {

@@ -6,7 +6,7 @@
  * @typedef {import('@stepfold/engine').Snapshot} Snapshot
  * @typedef {{ n: number, p50: number, p99: number, max: number, notFinal: number }} Latency
  * @typedef {{ total: number, maxPerAttempt: number }} GiveBacks
- * @typedef {{ conflicts: number, lostTakes: number, released: number, incarnations: number }} FleetStats
+ * @typedef {{ conflicts: number, lostTakes: number, released: number, incarnations: number, writes: number, lostRaces: Record<string, number> }} FleetStats
  * @typedef {{ ms: number, tailMs: number, notFinal: number }} Drain
  */
 
@@ -114,9 +114,13 @@ export function fleetStats(records) {
   /** @type {Map<string, string[]>} */
   const last = new Map();
   for (const r of records) if (r[0] === 'W' && r[1]) last.set(r[1], r);
-  const out = { conflicts: 0, lostTakes: 0, released: 0, incarnations: last.size };
-  for (const [, , conflicts, lostTakes, released] of last.values()) {
+  /** @type {FleetStats} */
+  const out = { conflicts: 0, lostTakes: 0, released: 0, incarnations: last.size, writes: 0, lostRaces: {} };
+  for (const [, , conflicts, lostTakes, released, , , writes, races] of last.values()) {
     out.conflicts += Number(conflicts);
+    out.writes += Number(writes ?? 0);
+    for (const [kind, n] of Object.entries(JSON.parse(races || '{}')))
+      out.lostRaces[kind] = (out.lostRaces[kind] ?? 0) + Number(n);
     out.lostTakes += Number(lostTakes);
     out.released += Number(released);
   }
@@ -125,3 +129,13 @@ export function fleetStats(records) {
 
 /** Milliseconds as seconds with one decimal (`-` for none). @param {number} ms */
 export const secs = (ms) => (Number.isFinite(ms) ? (ms / 1000).toFixed(1) : '-');
+
+/** `part` as a percentage of `whole`, two decimals (`-` for no writes). @param {number} part @param {number} whole */
+export const rate = (part, whole) => (whole > 0 ? `${((100 * part) / whole).toFixed(2)}%` : '-');
+
+/** Lost races by kind, most first: `kind:n,kind:n` (`-` for none). @param {Record<string, number>} by */
+export const races = (by) =>
+  Object.entries(by)
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, n]) => `${k}:${n}`)
+    .join(',') || '-';

@@ -69,9 +69,20 @@ export function openOracleLog(dir, name) {
     hooks,
     /**
      * The process's counters so far (a later line replaces an earlier one of the same process).
-     * @param {{ conflicts: number, lostTakes: number, released: number, polls: number, ticks: number }} c
+     * @param {{ conflicts: number, lostTakes: number, released: number, polls: number, ticks: number, writes: number, lostRaces: Readonly<Record<string, number>> }} c
      */
-    stats: (c) => write(['W', name, c.conflicts, c.lostTakes, c.released, c.polls, c.ticks]),
+    stats: (c) =>
+      write([
+        'W',
+        name,
+        c.conflicts,
+        c.lostTakes,
+        c.released,
+        c.polls,
+        c.ticks,
+        c.writes,
+        JSON.stringify(c.lostRaces),
+      ]),
     /**
      * A crash window this process hit and dies in right after (see crash-windows.mjs).
      * @param {string} id @param {string} window @param {string} key

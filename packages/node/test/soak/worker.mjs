@@ -66,6 +66,8 @@ const counters = () =>
     released: worker.stats.released,
     polls: worker.stats.polls,
     ticks: worker.stats.ticks,
+    writes: runner.stats.writes,
+    lostRaces: runner.stats.lostRaces,
   });
 const every = setInterval(counters, 1000);
 every.unref();

@@ -16,6 +16,7 @@ import {
   dispatchCompensation,
   failStep,
 } from '../compensation.js';
+import { lostError } from '../task-lease.js';
 import { dispatchTask, log, pushCompleted, stepState, taskKey } from '../transition-context.js';
 import type { StepRules } from './step-rules.js';
 import { attemptFailed } from './task.js';
@@ -88,13 +89,7 @@ export const child: StepRules<ChildDef> = {
 
   lost(cx, _def, task) {
     if (task.child !== undefined) checkChildAgain(cx, task);
-    else
-      attemptFailed(
-        cx,
-        task,
-        { message: 'handler missed its deadline', code: 'TIMEOUT', retryable: true },
-        true,
-      );
+    else attemptFailed(cx, task, lostError(cx, task), true);
   },
 
   // Retry timers of its own compensation handler only.

@@ -12,6 +12,7 @@ import {
   pumpRollback,
 } from '../compensation.js';
 import { backoffMs, resolveRetry, shouldRetry } from '../retry-policy.js';
+import { lostError } from '../task-lease.js';
 import {
   addTimer,
   type Cx,
@@ -92,22 +93,8 @@ export const map: StepRules<MapDef> = {
 
   lost(cx, def, task, flow) {
     if (task.child !== undefined) checkChildAgain(cx, task);
-    else if (task.phase === 'compensate')
-      attemptFailed(
-        cx,
-        task,
-        { message: 'handler missed its deadline', code: 'TIMEOUT', retryable: true },
-        true,
-      );
-    else
-      itemAttemptFailed(
-        cx,
-        def,
-        task,
-        { message: 'handler missed its deadline', code: 'TIMEOUT', retryable: true },
-        true,
-        flow,
-      );
+    else if (task.phase === 'compensate') attemptFailed(cx, task, lostError(cx, task), true);
+    else itemAttemptFailed(cx, def, task, lostError(cx, task), true, flow);
   },
 
   // One completed item at a time, latest index first (its child reverted for a workflow map).

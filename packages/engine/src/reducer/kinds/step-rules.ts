@@ -29,6 +29,8 @@ export interface Cx {
    * with `INVALID_FLOW_KEY` once the rule that dispatched it is done (see `run`).
    */
   badKeys?: Array<{ key: string; error: ErrorInfo }> | undefined;
+  /** Lease of an attempt that starts running, ms (`StepOptions.leaseMs`; see `task-lease.ts`). */
+  leaseMs?: number | undefined;
 }
 
 /** Step kinds by name, as the flow reads them: the definition layer's facts or the reducer's rules. */

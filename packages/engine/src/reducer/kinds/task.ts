@@ -3,6 +3,7 @@ import { rejectEvent } from '../../events.js';
 import type { ErrorInfo, TaskState } from '../../snapshot.js';
 import { compensationFailed, compensationSucceeded, detachedResult, failStep } from '../compensation.js';
 import { backoffMs, resolveRetry, shouldRetry } from '../retry-policy.js';
+import { lostError } from '../task-lease.js';
 import {
   addTimer,
   type Cx,
@@ -60,14 +61,8 @@ export const task: StepRules<TaskDef> = {
     },
   },
 
-  // A lost attempt already cost its deadline's wait: the retry goes out at once.
-  lost: (cx, _def, task) =>
-    attemptFailed(
-      cx,
-      task,
-      { message: 'handler missed its deadline', code: 'TIMEOUT', retryable: true },
-      true,
-    ),
+  // A lost attempt (deadline missed, or lease lapsed) already cost that wait: the retry goes out at once.
+  lost: (cx, _def, task) => attemptFailed(cx, task, lostError(cx, task), true),
 
   // Its only timers are retry backoffs, of either phase.
   timer(cx, def, timer) {

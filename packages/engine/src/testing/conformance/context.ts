@@ -15,6 +15,13 @@ export interface OutageControl {
   start(store: Store): Promise<void>;
 }
 
+/**
+ * Spoils what `store` holds for instance `id` as a torn write or a bad hand edit would, behind the
+ * store's back: its stored snapshot (`snapshot`: text that is not JSON) or the stored events of the
+ * signals waiting for it (`sent`).
+ */
+export type Corrupt = (store: Store, id: string, what: 'snapshot' | 'sent') => Promise<void>;
+
 /** Options of {@link runStoreConformance}. */
 export interface StoreConformanceOptions {
   /** Shown in the test names, e.g. `postgres`. */
@@ -36,6 +43,8 @@ export interface StoreConformanceOptions {
   reopen?(store: Store): Store | Promise<Store>;
   /** Stop and restart the server mid-test; omit only for stores without a server. */
   outage?: OutageControl;
+  /** Spoils a stored row (see {@link Corrupt}); given, the suite checks that claims report such rows and return the rest. */
+  corrupt?: Corrupt;
   /** Writers racing on one instance (default 16). */
   writers?: number;
   /** Rounds of that race (default 200). */

@@ -1,6 +1,6 @@
 // `@stepfold/engine/conformance`: the store and payload store conformance suites. They register
 // vitest tests, so they are their own entry: `@stepfold/engine` stays free of any test framework.
-export type { Capability, OutageControl, StoreConformanceOptions } from './context.js';
+export type { Capability, Corrupt, OutageControl, StoreConformanceOptions } from './context.js';
 export { fidelityPayload } from './crud.js';
 export {
   jsonOfBytes,

@@ -13,6 +13,7 @@ import { describeListing } from './listing.js';
 import { describeOutage } from './outage.js';
 import { describeRace } from './race.js';
 import { describeRunners } from './runners.js';
+import { describeUnreadable } from './unreadable.js';
 import { describeWakes } from './wakes.js';
 
 /**
@@ -72,7 +73,8 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
     if (has.has('wakes')) describe('wakes', () => describeWakes(ctx));
     if (has.has('flow')) describe('flow: slots and rate windows per key', () => describeFlow(ctx));
     describe('composition: child workflows and maps', () => describeComposition(ctx));
-    const { outage } = options;
+    const { outage, corrupt } = options;
+    if (corrupt) describe('rows that cannot be read', () => describeUnreadable(ctx, corrupt));
     if (outage) describe('server outage', () => describeOutage(ctx, outage));
   });
 }

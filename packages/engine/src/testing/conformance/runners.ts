@@ -98,13 +98,14 @@ export function describeRunners({ fresh }: SuiteContext): void {
     const [a, b] = [make(), make()];
     const startIfMissing = { workflow: 'conformance-entity' as const, input: {} };
     await Promise.all([
-      a.signal('entity-2', 'event', 'from-a', { signalId: 'a-1', startIfMissing }),
-      b.signal('entity-2', 'event', 'from-b', { signalId: 'b-1', startIfMissing }),
+      a.signal('entity-2', 'event', { n: 1 }, { signalId: 'a-1', startIfMissing }),
+      b.signal('entity-2', 'event', { n: 2 }, { signalId: 'b-1', startIfMissing }),
     ]);
     const page = await store.list({ limit: 10 });
     expect(page.items.map((s) => s.id)).toEqual(['entity-2']);
     const s = page.items[0] as Snapshot;
-    expect(s.steps['gather']?.batch?.items.sort()).toEqual(['from-a', 'from-b']);
+    const items = (s.steps['gather']?.batch?.items ?? []) as Array<{ n: number }>;
+    expect(items.map((i) => i.n).sort()).toEqual([1, 2]);
     expect(s.version).toBe(3);
   });
 }
