@@ -21,8 +21,7 @@ export const PROFILES = [
   },
   {
     name: 'bundle-edge-runner',
-    // 34 until flow limits (issue 44: the write path's gate, the throttle rules): 36.7 KB then.
-    capKb: 38,
+    capKb: 34,
     what: 'an edge runner: `workflow`, `defineWorkflow` and `createRunner`',
     source: "export { createRunner, defineWorkflow, workflow } from '@stepfold/engine';",
   },
@@ -31,6 +30,12 @@ export const PROFILES = [
     capKb: 40,
     what: 'an edge runner with `composition` (child and map steps)',
     source: "export { composition, createRunner, defineWorkflow, workflow } from '@stepfold/engine';",
+  },
+  {
+    name: 'bundle-edge-flow',
+    capKb: 99,
+    what: 'an edge runner with `flowControl` (flow limits)',
+    source: "export { createRunner, defineWorkflow, flowControl, workflow } from '@stepfold/engine';",
   },
 ] as const;
 

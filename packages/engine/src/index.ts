@@ -14,6 +14,7 @@ export { defineWorkflow, definitionHash } from './definition/compile.js';
 export { readPath } from './definition/data-path.js';
 export { type DeclaredSchemas, declaredSchemas, type } from './definition/declared-schemas.js';
 export type { FlowLimit, RateLimit } from './definition/flow-limits.js';
+export * from './flow-control/index.js';
 export * from './definition/introspect.js';
 export type {
   Condition,

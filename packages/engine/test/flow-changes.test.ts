@@ -1,7 +1,9 @@
-import { defineWorkflow, flowChanges, type Snapshot, step } from '@stepfold/engine';
+import { defineWorkflow, flowChanges, flowControl, type Snapshot, step as stepWith } from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 
 // What a write asks of the store's flow, from the snapshots before and after it.
+
+const step: typeof stepWith = (d, s, e, o) => stepWith(d, s, e, { ...o, kinds: [flowControl] });
 
 const def = defineWorkflow({
   name: 'w',

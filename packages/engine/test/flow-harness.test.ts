@@ -1,4 +1,4 @@
-import { composition, createHarness, workflow } from '@stepfold/engine';
+import { composition, createHarness, flowControl, workflow } from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 
 // The harness counts flow limits in memory, as a store's `flow` would: a limited definition runs
@@ -11,7 +11,7 @@ const fan = workflow('fan', 1)
 
 describe('harness with flow limits', () => {
   it('items over their key limit wait, visibly, and run as slots free', () => {
-    const h = createHarness(fan, { kinds: [composition] }).start({
+    const h = createHarness(fan, { kinds: [composition, flowControl] }).start({
       jobs: [{ tenant: 'a' }, { tenant: 'a' }, { tenant: 'b' }],
     });
     expect(h.dispatched().map((t) => t.item)).toEqual([0, 2]);
@@ -34,7 +34,7 @@ describe('harness with flow limits', () => {
   });
 
   it('runs a limited definition to its end with real handlers', async () => {
-    const h = createHarness(fan, { kinds: [composition] }).start({
+    const h = createHarness(fan, { kinds: [composition, flowControl] }).start({
       jobs: [{ tenant: 'a' }, { tenant: 'a' }, { tenant: 'a' }],
     });
     await h.run(
@@ -50,7 +50,7 @@ describe('harness with flow limits', () => {
       .input<{ tenant: string }>()
       .task('t', { handler: 't' })
       .build();
-    const h = createHarness(one).start({ tenant: 'x' });
+    const h = createHarness(one, { kinds: [flowControl] }).start({ tenant: 'x' });
     expect(h.snapshot.holds).toEqual([{ scope: 'one', key: 'x', limit: 1 }]);
     expect(h.dispatched().map((t) => t.step)).toEqual(['t']);
     h.complete('t', undefined as never);

@@ -1,4 +1,12 @@
-import { type HandlerContext, type KeyPath, workflow } from '@stepfold/engine';
+import {
+  composition,
+  createMemoryStore,
+  createRunner,
+  flowControl,
+  type HandlerContext,
+  type KeyPath,
+  workflow,
+} from '@stepfold/engine';
 import { describe, expectTypeOf, it } from 'vitest';
 
 // Type-level promises of flow limits in the builder, checked by tsc (`pnpm typecheck`): a key path
@@ -72,5 +80,51 @@ describe('flow limits in the typed builder', () => {
       .input<{ jobs: Array<{ tenant: string; body: object }> }>()
       // @ts-expect-error an item field that is an object
       .map('each', { items: 'input.jobs', handler: 'work', concurrency: { key: 'item.body', limit: 1 } });
+  });
+});
+
+describe('flow limits need kinds: [flowControl]', () => {
+  const store = createMemoryStore();
+  const limited = workflow('limited', 1)
+    .input<{ customer: string }>()
+    .task('t', { handler: 'h', concurrency: { key: 'input.customer', limit: 1 } })
+    .build();
+  const rated = workflow('rated', 1)
+    .task('t', { handler: 'h', rateLimit: [{ limit: 5, periodMs: 1000 }] })
+    .build();
+  const admitted = workflow('admitted', 1, { concurrency: { limit: 2 } })
+    .task('t', { handler: 'h' })
+    .build();
+  const fan = workflow('fan', 1)
+    .input<{ jobs: Array<{ tenant: string }> }>()
+    .map('each', { items: 'input.jobs', handler: 'h', concurrency: { key: 'item.tenant', limit: 1 } })
+    .build();
+  const plain = workflow('plain', 1).task('t', { handler: 'h' }).build();
+  const handlers = { h: () => 1 };
+
+  it('refuses a typed definition with limits on a runner without flowControl, saying so in one line', () => {
+    const typeOnly = () => {
+      // @ts-expect-error Property 'kinds' is missing ... "flow limits (concurrency, rateLimit) run only with kinds: [flowControl] from '@stepfold/engine'"
+      createRunner({ store, workflows: [limited], handlers });
+      // @ts-expect-error a rate limit in the list form
+      createRunner({ store, workflows: [rated], handlers });
+      // @ts-expect-error a workflow's instance limit
+      createRunner({ store, workflows: [admitted], handlers });
+      // @ts-expect-error a map's limit, with composition but not flowControl
+      createRunner({ store, workflows: [fan], handlers, kinds: [composition] });
+      // @ts-expect-error a map's limit with neither: both values are named
+      createRunner({ store, workflows: [fan], handlers });
+    };
+    void typeOnly;
+  });
+
+  it('takes them with flowControl (beside composition for a map), and plain definitions without it', () => {
+    const typeOnly = () => {
+      createRunner({ store, workflows: [limited, rated, admitted], handlers, kinds: [flowControl] });
+      createRunner({ store, workflows: [fan], handlers, kinds: [composition, flowControl] });
+      createRunner({ store, workflows: [plain], handlers });
+      createRunner({ store, workflows: [plain], handlers, kinds: [flowControl] });
+    };
+    void typeOnly;
   });
 });

@@ -1,17 +1,24 @@
 import {
   composition,
   defineWorkflow,
+  flowControl,
   instanceHolder,
   type Snapshot,
-  step,
+  type StepOptions,
+  step as stepWith,
   taskHolder,
   type WorkflowEvent,
 } from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
-import { referenceStep } from '../src/reducer/reducer.js';
+import { referenceStep as referenceWith } from '../src/reducer/reducer.js';
 
 // The reducer's side of flow limits: what a limited attempt needs, resolved at dispatch; a refused
 // attempt or admission waits, visibly, and any tick tries it again. Pure: no store counts here.
+
+/** Every reduction here runs with `flowControl`, beside the kinds a test passes. */
+const withFlow = (o: StepOptions = {}): StepOptions => ({ ...o, kinds: [...(o.kinds ?? []), flowControl] });
+const step: typeof stepWith = (d, s, e, o) => stepWith(d, s, e, withFlow(o));
+const referenceStep: typeof referenceWith = (d, s, e, o) => referenceWith(d, s, e, withFlow(o));
 
 const orders = defineWorkflow({
   name: 'orders',

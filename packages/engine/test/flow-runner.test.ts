@@ -3,6 +3,7 @@ import {
   createRunner,
   defineWorkflow,
   type FlowStore,
+  flowControl,
   isStepfoldError,
   type Snapshot,
   type Store,
@@ -59,6 +60,7 @@ describe('runner with flow limits', () => {
     let running = 0;
     let most = 0;
     const runner = createRunner({
+      kinds: [flowControl],
       store,
       workflows: [perCustomer],
       handlers: {
@@ -89,6 +91,7 @@ describe('runner with flow limits', () => {
     let running = 0;
     let most = 0;
     const runner = createRunner({
+      kinds: [flowControl],
       store,
       workflows: [perCustomer],
       handlers: {
@@ -120,6 +123,7 @@ describe('runner with flow limits', () => {
     let open!: () => void;
     const gate = new Promise<void>((r) => (open = r));
     const runner = createRunner({
+      kinds: [flowControl],
       store,
       workflows: [perCustomer],
       handlers: {
@@ -137,8 +141,11 @@ describe('runner with flow limits', () => {
     expect(second.tasks).toEqual({});
     const throttled = second.steps['work']!.throttled!;
     expect(throttled.need).toEqual({ scope: 'per-customer/work', key: 'acme', limit: 1 });
-    // The poll fallback (30 s; the holder's lease lapses later still): only a release wakes it soon.
-    expect(throttled.until).toBeGreaterThanOrEqual(before + 30_000);
+    // When the holder's attempt lease (10 s, renewed while it runs) would lapse, before the 30 s poll
+    // fallback: only a release wakes it sooner.
+    const held = (await runner.get('a'))!.tasks['work']!.leaseUntil!;
+    expect(throttled.until).toBe(held);
+    expect(throttled.until).toBeGreaterThanOrEqual(before + 10_000 - 1_000);
     expect(throttled.until).toBeLessThanOrEqual(Date.now() + 30_000);
     expect(second.wakeAt).toBe(throttled.until);
     open();
@@ -155,7 +162,7 @@ describe('runner with flow limits', () => {
     const rated = workflow('rated', 1)
       .task('call', { handler: 'call', rateLimit: { limit: 2, periodMs: 150 } })
       .build();
-    const runner = createRunner({ store, workflows: [rated], handlers: { call: async () => 1 } });
+    const runner = createRunner({ kinds: [flowControl], store, workflows: [rated], handlers: { call: async () => 1 } });
     const ids = [0, 1, 2, 3, 4, 5].map((n) => `r-${n}`);
     await Promise.all(ids.map((id) => runner.start('rated', id)));
     // Nothing frees a rate window: the throttled ones are found by polling, as a worker does.
@@ -177,7 +184,7 @@ describe('runner with flow limits', () => {
       .input<{ tenant: string }>()
       .wait('hold', { signal: 'go' })
       .build();
-    const runner = createRunner({ store, workflows: [one], handlers: {} });
+    const runner = createRunner({ kinds: [flowControl], store, workflows: [one], handlers: {} });
     const a = await runner.start('one-at-a-time', 'a', { tenant: 't' });
     expect(a.holds).toEqual([{ scope: 'one-at-a-time', key: 't', limit: 1 }]);
     expect(a.active).toEqual(['hold']);
@@ -205,6 +212,7 @@ describe('runner with flow limits', () => {
       },
     };
     const runner = createRunner({
+      kinds: [flowControl],
       store: flaky,
       workflows: [perCustomer],
       handlers: { work: async () => 1 },
@@ -221,7 +229,7 @@ describe('runner with flow limits', () => {
     const { flow: _, ...plain } = createMemoryStore() as Store;
     let error: unknown;
     try {
-      createRunner({ store: plain, workflows: [perCustomer], handlers: { work: async () => 1 } });
+      createRunner({ kinds: [flowControl], store: plain, workflows: [perCustomer], handlers: { work: async () => 1 } });
     } catch (e) {
       error = e;
     }
@@ -234,7 +242,7 @@ describe('runner with flow limits', () => {
       steps: { t: { kind: 'task', handler: 'h' } },
     });
     expect(() =>
-      createRunner({ store: plain, workflows: [unlimited], handlers: { h: async () => 1 } }),
+      createRunner({ kinds: [flowControl], store: plain, workflows: [unlimited], handlers: { h: async () => 1 } }),
     ).not.toThrow();
   });
 });

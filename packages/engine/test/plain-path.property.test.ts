@@ -1,5 +1,6 @@
 import {
   defineWorkflow,
+  flowControl,
   type Snapshot,
   type WorkflowDefinition,
   type WorkflowEvent,
@@ -179,7 +180,7 @@ describe('plain path = deep-copy reference (task chains)', () => {
           { type: 'start', at: now, id: 'p', input: { n: 1 } },
           next,
           intents.length,
-          c.leaseMs === undefined ? {} : { leaseMs: c.leaseMs },
+          { kinds: [flowControl], ...(c.leaseMs === undefined ? {} : { leaseMs: c.leaseMs }) },
         );
       }),
       { numRuns: 300 },

@@ -130,7 +130,19 @@ export type ItemInput<WI, O, E, M> = [M] extends [undefined] ? E : Resolve<ItemD
 export type ItemKeyPath<WI, O, E> = KeyPaths<ItemData<WI, O, E>, ItemPath<WI, O, E>>;
 
 /** The fields of a typed map step; `items` must lead to an array, each item's input fits its handler or workflow. */
-export type MapFields<P, K, W, M, C, R, KP = string> = Linked & {
+export type MapFields<
+  P,
+  K,
+  W,
+  M,
+  C,
+  R,
+  KP = string,
+  N extends number = number,
+  RN extends number = number,
+  LN extends number = number,
+  LRN extends number = number,
+> = Linked & {
   /** The array to map over: a data path. */
   items: P;
   /** The handler each item runs (or `workflow`). */
@@ -143,7 +155,7 @@ export type MapFields<P, K, W, M, C, R, KP = string> = Linked & {
   compensate?: C | undefined;
   /** `collect`: the output is the results in item order; `discard`: a summary (default: collect for handlers). */
   results?: R | undefined;
-} & FlowFields<KP, number, number, number> &
+} & FlowFields<KP, N, RN, number, LN, LRN> &
   Omit<
     Fields<'map'>,
     | 'items'

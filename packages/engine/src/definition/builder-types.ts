@@ -127,12 +127,14 @@ export type KeyPaths<D, P> = P extends string
 /** A flow limit's key paths over the workflow input `WI` and earlier outputs `O`. */
 export type KeyPath<WI, O> = KeyPaths<StepData<WI, O>, DataPath<WI, O>>;
 
-/** `N` when it is a positive integer (or any `number`: not known here); else a message naming `Name`. */
-export type PositiveInt<N extends number, Name extends string = 'limit'> = number extends N
-  ? N
-  : `${N}` extends `-${string}` | '0' | `${string}.${string}` | `${string}e-${string}`
-    ? `${Name} must be a positive integer`
-    : N;
+/** `N` when it is a positive integer (`number` when not known here or not inferred); else a message naming `Name`. */
+export type PositiveInt<N extends number, Name extends string = 'limit'> = [N] extends [never]
+  ? number
+  : number extends N
+    ? N
+    : `${N}` extends `-${string}` | '0' | `${string}.${string}` | `${string}e-${string}`
+      ? `${Name} must be a positive integer`
+      : N;
 /** A concurrency limit in the typed builder: `key` is a path to a key value; a literal `limit` is checked. */
 export interface TypedFlowLimit<P, N extends number = number> {
   /** A data path whose value (a string, number or boolean) names the counter; none: one counter. */
@@ -157,12 +159,24 @@ export interface TypedRateLimit<P, N extends number = number, Ms extends number 
  * A step's flow limits in the typed builder: one limit (a literal `limit` and `periodMs` checked
  * by the compiler) or a list of them (their keys checked).
  */
-export type FlowFields<P, N extends number, RN extends number, Ms extends number> = {
+export type FlowFields<
+  P,
+  N extends number,
+  RN extends number,
+  Ms extends number,
+  LN extends number = number,
+  LRN extends number = number,
+> = {
   /** At most `limit` attempts at once per key value, across every runner sharing the store. */
-  concurrency?: TypedFlowLimit<P, N> | LimitList<TypedFlowLimit<P>> | undefined;
+  concurrency?: TypedFlowLimit<P, N> | LimitList<TypedFlowLimit<P, LN>> | undefined;
   /** At most `limit` attempt starts per key value in any window of `periodMs`. */
-  rateLimit?: TypedRateLimit<P, RN, Ms> | LimitList<TypedRateLimit<P>> | undefined;
+  rateLimit?: TypedRateLimit<P, RN, Ms> | LimitList<TypedRateLimit<P, LRN>> | undefined;
 };
+/**
+ * `'limits'` when a step writes a flow limit, told by the limits' inferred types (each `never`
+ * when its field is absent): what `createRunner` then asks for in `kinds` (`flowControl`).
+ */
+export type LimitsOf<N> = [N] extends [never] ? never : 'limits';
 /**
  * A list of limits. The fields a single limit has are `never` here, so the compiler checks a
  * single limit's fields one by one and its first line names the one that is wrong.
@@ -184,6 +198,8 @@ export type TaskFields<
   N extends number = number,
   RN extends number = number,
   Ms extends number = number,
+  LN extends number = number,
+  LRN extends number = number,
 > = Linked & {
   /** Handler to call (a key of `handlers<...>()` when declared). */
   handler: K;
@@ -193,7 +209,7 @@ export type TaskFields<
   compensate?: C | undefined;
   /** Schema of the handler's output: checked when the handler returns, and the type later steps read. */
   output?: StandardSchema<unknown, Out> | undefined;
-} & FlowFields<P, N, RN, Ms> &
+} & FlowFields<P, N, RN, Ms, LN, LRN> &
   Omit<
     Fields<'task'>,
     'handler' | 'input' | 'compensate' | 'next' | 'end' | 'description' | 'concurrency' | 'rateLimit'

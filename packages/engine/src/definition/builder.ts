@@ -28,6 +28,7 @@ import type {
   HandlerName,
   Handlers,
   KeyPath,
+  LimitsOf,
   Mapped,
   Mapping,
   NameIn,
@@ -224,12 +225,15 @@ export class WorkflowBuilder<
     const M extends Mapping<WI, O> | undefined = undefined,
     const C extends HandlerName<H> | undefined = undefined,
     Out = never,
-    const Lim extends number = number,
-    const RLim extends number = number,
+    // Each `never` unless its field is written (then the limit's literal, checked, or `number`).
+    const Lim extends number = never,
+    const RLim extends number = never,
     const Per extends number = number,
+    const LLim extends number = never,
+    const LRLim extends number = never,
   >(
     id: NewId<Id, Ids>,
-    fields: TaskFields<K, M, C, Out, KeyPath<WI, O>, Lim, RLim, Per> &
+    fields: TaskFields<K, M, C, Out, KeyPath<WI, O>, Lim, RLim, Per, LLim, LRLim> &
       NoInfer<TaskCheck<Mapped<WI, O, M>, H, K, M>>,
   ): WorkflowBuilder<
     N,
@@ -245,7 +249,7 @@ export class WorkflowBuilder<
     Ids | Id,
     TaskOutput<H, K, Out>,
     Ch,
-    Kd,
+    Kd | LimitsOf<Lim | RLim | LLim | LRLim>,
     Tk & { [P in Id]: TaskOutput<H, K, Out> },
     Fk,
     V
@@ -446,6 +450,10 @@ export class WorkflowBuilder<
     const C extends HandlerName<H> | undefined = undefined,
     const R extends 'collect' | 'discard' | undefined = undefined,
     const Ver extends number | undefined = undefined,
+    const Lim extends number = never,
+    const RLim extends number = never,
+    const LLim extends number = never,
+    const LRLim extends number = never,
   >(
     id: NewId<Id, Ids>,
     fields: MapFields<
@@ -455,7 +463,11 @@ export class WorkflowBuilder<
       M,
       C,
       R,
-      ItemKeyPath<WI, O, ItemOf<StepData<WI, O>, P>>
+      ItemKeyPath<WI, O, ItemOf<StepData<WI, O>, P>>,
+      Lim,
+      RLim,
+      LLim,
+      LRLim
     > & { version?: Ver } & NoInfer<
         MapCheck<ItemInput<WI, O, ItemOf<StepData<WI, O>, P>, M>, H, K, W, M, IsArrayPath<StepData<WI, O>, P>>
       >,
@@ -471,7 +483,7 @@ export class WorkflowBuilder<
     Ids | Id,
     MapOutput<H, K, W, R>,
     Ch | ChildStepOf<Id, W, Ver>,
-    Kd | 'map',
+    Kd | 'map' | LimitsOf<Lim | RLim | LLim | LRLim>,
     Tk & MapTasks<Id, H, K, W>,
     Fk,
     V
@@ -594,10 +606,14 @@ function named(fields: { workflow?: ChildWorkflow | undefined }): object {
  *   .fail('expire', { error: { message: 'not approved in time' } })
  *   .build();
  */
-export function workflow<const N extends string, const V extends number = number>(
+export function workflow<
+  const N extends string,
+  const V extends number = number,
+  Opt extends WorkflowOptions = WorkflowOptions,
+>(
   name: N,
   version: V,
-  options?: WorkflowOptions,
+  options?: Opt,
 ): WorkflowBuilder<
   N,
   unknown,
@@ -610,7 +626,7 @@ export function workflow<const N extends string, const V extends number = number
   never,
   never,
   never,
-  never,
+  Opt extends { concurrency: object } ? 'limits' : never,
   Empty,
   false,
   V

@@ -1,7 +1,7 @@
 import type { CompiledWorkflow } from '../definition/compile.js';
 import type { StepDefinition, StepKind, StepOf } from '../definition/schema.js';
 import { RegistryError } from '../errors.js';
-import type { Cx, RuleTable, StepRules } from './kinds/step-rules.js';
+import type { Cx, LimitRules, RuleTable, StepRules } from './kinds/step-rules.js';
 
 /** Kinds whose rules come in the `composition` value of `@stepfold/engine`, not with the core. */
 export type CompositionKind = 'child' | 'map';
@@ -23,17 +23,21 @@ export interface KindSet<K extends StepKind = never> {
   readonly name: string;
   /** The reducer's rules of each kind the set brings. */
   readonly rules: KindRules<K>;
+  /** The reducer's rules of flow limits (`concurrency`, `rateLimit`), when the set brings them (`flowControl`). */
+  readonly limits?: LimitRules | undefined;
 }
 
-/** Where each kind outside the core comes from, for the error a definition gets without it. */
+/** Where each kind outside the core (and flow limits) comes from, for the error a definition gets without it. */
 const PROVIDED_BY: Readonly<Record<string, { name: string; from: string }>> = {
   child: { name: 'composition', from: '@stepfold/engine' },
   map: { name: 'composition', from: '@stepfold/engine' },
+  limits: { name: 'flowControl', from: '@stepfold/engine' },
 };
 
-/** The error for a step whose kind's rules were not passed in `kinds`. */
+/** The error for a step whose kind's rules (or a workflow whose flow limits' rules, `limits`) were not passed in `kinds`. */
 export function kindNotLoaded(kind: string, workflow?: string): RegistryError {
-  const what = workflow === undefined ? `a ${kind} step` : `workflow ${workflow} has ${kind} steps`;
+  const steps = kind === 'limits' ? 'flow limits (concurrency, rateLimit)' : `${kind} steps`;
+  const what = workflow === undefined ? `a ${kind} step` : `workflow ${workflow} has ${steps}`;
   const by = PROVIDED_BY[kind];
   const how = by
     ? `pass kinds: [${by.name}] (import { ${by.name} } from '${by.from}') to createRunner, step or createHarness`
@@ -54,12 +58,22 @@ export function rulesOf(
 // The last table each workflow was checked against: a memo, so a check runs once per pair.
 const checked = new WeakMap<CompiledWorkflow, RuleTable>();
 
-/** Throws `KIND_NOT_LOADED` unless `table` has the rules of every kind the workflow uses. */
+/** A step's (or the workflow's) flow limits, as the core reads them: only whether there are any. */
+type Limited = { concurrency?: unknown; rateLimit?: unknown };
+
+/**
+ * Throws `KIND_NOT_LOADED` unless `table` has the rules of every kind the workflow uses, and the
+ * rules of flow limits when it declares any.
+ */
 export function assertKinds(wf: CompiledWorkflow, table: RuleTable): void {
   if (checked.get(wf) === table) return;
-  for (const id in wf.definition.steps) {
-    const kind = wf.definition.steps[id]!.kind;
-    if (!table.rules[kind]) throw kindNotLoaded(kind, wf.definition.name);
+  const def = wf.definition;
+  let limited = (def as Limited).concurrency !== undefined;
+  for (const id in def.steps) {
+    const step = def.steps[id]! as StepDefinition & Limited;
+    if (!table.rules[step.kind]) throw kindNotLoaded(step.kind, def.name);
+    limited ||= step.concurrency !== undefined || step.rateLimit !== undefined;
   }
+  if (limited && !table.limits) throw kindNotLoaded('limits', def.name);
   checked.set(wf, table);
 }

@@ -11,7 +11,6 @@ import { checkSnapshot, initialSnapshot } from './snapshot-check.js';
 import { copySnapshot, derive, freezeChanged, freezeNew, plainDraft, ring } from './snapshot-copy.js';
 import { completeTask } from './straight-path.js';
 import { DEFAULT_TASK_LEASE_MS } from './task-lease.js';
-import { admit } from './throttle.js';
 import {
   type Cx,
   DEFAULT_LOG_LIMIT,
@@ -154,7 +153,7 @@ export function reduce(
     run(
       cx,
       () => {
-        if (admit(cx)) table.flow.enter(cx, wf.definition.start);
+        if (!table.limits || table.limits.admit(cx)) table.flow.enter(cx, wf.definition.start);
       },
       false,
     );

@@ -6,17 +6,8 @@ import { type EventOf, rejectEvent, type WorkflowEvent } from '../events.js';
 import { isTerminal, type StepState } from '../snapshot.js';
 import { dispatchCompensation, passedPivot, pumpRollback, startRollback } from './compensation.js';
 import { rulesOf } from './kind-table.js';
-import type { ResultEvent } from './kinds/step-rules.js';
+import type { LimitEvent, ResultEvent } from './kinds/step-rules.js';
 import { leaseMs, renews } from './task-lease.js';
-import {
-  admitted,
-  type Change,
-  failBadKeys,
-  hasThrottled,
-  retryAllThrottled,
-  throttleAdmission,
-  throttleTask,
-} from './throttle.js';
 import { fire, nextDue } from './timers.js';
 import {
   type Cx,
@@ -111,21 +102,19 @@ export const rules: { [T in WorkflowEvent['type']]: Rule<T> } = {
   },
 
   tick: (cx) => {
-    if (nextDue(cx) === null && !hasThrottled(cx)) return NOOP;
+    const limits = cx.table.limits;
+    if (nextDue(cx) === null && !limits?.waiting(cx)) return NOOP;
     return run(cx, () => {
-      retryAllThrottled(cx);
+      limits?.retryAll(cx);
       fireDue(cx);
     });
   },
 
-  'task.throttled': (cx, ev) => {
-    if (!Object.hasOwn(cx.wf.definition.steps, ev.step)) rejectEvent(`unknown step "${ev.step}"`, 'step');
-    return change(cx, throttleTask(cx, ev));
-  },
+  'task.throttled': (cx, ev) => limitEvent(cx, ev),
 
-  'instance.throttled': (cx, ev) => change(cx, throttleAdmission(cx, ev)),
+  'instance.throttled': (cx, ev) => limitEvent(cx, ev),
 
-  'instance.admitted': (cx) => change(cx, admitted(cx)),
+  'instance.admitted': (cx, ev) => limitEvent(cx, ev),
 
   signal: (cx, ev) => {
     refuseUnknownSignal(cx.wf, cx.s.id, ev.name);
@@ -211,8 +200,15 @@ export const rules: { [T in WorkflowEvent['type']]: Rule<T> } = {
   },
 };
 
-/** A flow rule's change run as a transition, or NOOP when it does not apply. */
-function change(cx: Cx, c: Change): Outcome {
+/**
+ * A flow limit's event, by the rules of the set that brings them; without one no attempt or
+ * instance can wait for a limit, so the event does not apply.
+ */
+function limitEvent(cx: Cx, ev: EventOf<LimitEvent>): Outcome {
+  const rule = cx.table.limits?.events[ev.type] as
+    | ((cx: Cx, ev: EventOf<LimitEvent>) => false | (() => void))
+    | undefined;
+  const c = rule ? rule(cx, ev) : false;
   return c === false ? NOOP : run(cx, c);
 }
 
@@ -224,7 +220,7 @@ export function run(cx: Cx, body: () => void, bump = true): undefined {
   }
   try {
     body();
-    failBadKeys(cx);
+    cx.table.limits?.settle(cx);
   } catch (e) {
     if (!(e instanceof TransitionLimitError)) throw e;
     cx.s.error = { message: 'too many transitions in one event (a runaway loop?)', code: 'TRANSITION_LIMIT' };

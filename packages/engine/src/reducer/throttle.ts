@@ -1,8 +1,20 @@
-import type { EventOf } from '../events.js';
-import type { TimerState } from '../snapshot.js';
-import { workflowNeeds } from './flow-needs.js';
+import { readPath } from '../definition/data-path.js';
+import type { StepLimits } from '../definition/flow-limits.js';
+import { type EventOf, rejectEvent } from '../events.js';
+import type { TaskState, TimerState } from '../snapshot.js';
+import { resolveNeeds, workflowNeeds } from './flow-needs.js';
 import { rulesOf } from './kind-table.js';
-import { addTimer, type Cx, dispatchTask, log, stepDef, taskKey, terminate } from './transition-context.js';
+import type { LimitRules } from './kinds/step-rules.js';
+import {
+  addTimer,
+  type Cx,
+  dataView,
+  dispatchTask,
+  log,
+  stepDef,
+  taskKey,
+  terminate,
+} from './transition-context.js';
 
 // Flow limits in the reducer: an attempt the store would not let start waits (`task.throttled`),
 // an instance not admitted yet waits before its first step (`instance.throttled`), and any tick
@@ -18,6 +30,7 @@ const STALE = false;
  * latest. False when the event names no attempt in flight (stale: nothing changes).
  */
 export function throttleTask(cx: Cx, ev: EventOf<'task.throttled'>): Change {
+  if (!Object.hasOwn(cx.wf.definition.steps, ev.step)) rejectEvent(`unknown step "${ev.step}"`, 'step');
   const phase = ev.phase ?? 'run';
   const key = taskKey(ev.step, phase, ev.item);
   const task = cx.s.tasks[key];
@@ -165,3 +178,47 @@ export function failBadKeys(cx: Cx): void {
     result.apply(cx, def, task, ev, cx.table.flow);
   }
 }
+
+/** The flow limits an attempt of a step (or of one map item) needs, resolved from the data now. */
+function attemptNeeds(
+  cx: Cx,
+  def: StepLimits & { id: string; items?: string | undefined },
+  item: number | undefined,
+): ReturnType<typeof resolveNeeds> {
+  if (def.concurrency === undefined && def.rateLimit === undefined) return undefined;
+  const view: Record<string, unknown> = dataView(cx.s);
+  if (item !== undefined && def.items !== undefined) {
+    const items = readPath(view, def.items);
+    view['item'] = Array.isArray(items) ? items[item] : undefined;
+    view['index'] = item;
+  }
+  return resolveNeeds(def, `${cx.wf.definition.name}/${def.id}`, view);
+}
+
+/**
+ * A handler's run attempt was dispatched: what its step's limits need goes on it, resolved from the
+ * data now; a key that holds no key value fails it once the rule that dispatched it is done.
+ */
+function dispatched(cx: Cx, def: { id: string }, task: TaskState, key: string): void {
+  const needs = attemptNeeds(cx, def, task.item);
+  if (Array.isArray(needs)) task.needs = needs;
+  else if (needs !== undefined) {
+    cx.badKeys ??= [];
+    cx.badKeys.push({ key, error: needs });
+  }
+}
+
+/** The reducer's rules of flow limits: what `flowControl` brings to a reduction's table. */
+export const LIMIT_RULES: LimitRules = {
+  dispatched,
+  settle: failBadKeys,
+  admit,
+  waiting: hasThrottled,
+  retryAll: retryAllThrottled,
+  retry: retryThrottled,
+  events: {
+    'task.throttled': throttleTask,
+    'instance.throttled': throttleAdmission,
+    'instance.admitted': admitted,
+  },
+};

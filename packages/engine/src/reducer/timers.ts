@@ -1,6 +1,5 @@
 import { rulesOf } from './kind-table.js';
 import { taskDue } from './task-lease.js';
-import { retryThrottled } from './throttle.js';
 import { type Cx, log, stepDef, takeTask } from './transition-context.js';
 
 // Timers and deadlines: what a `tick` fires, earliest first.
@@ -47,7 +46,7 @@ export function fire(cx: Cx, due: Due): void {
   const [timer] = cx.s.timers.splice(due.index, 1);
   log(cx, 'timer.fired', timer!.step, { detail: timer!.kind });
   if (timer!.kind === 'throttle') {
-    retryThrottled(cx, timer!);
+    cx.table.limits?.retry(cx, timer!);
     return;
   }
   const def = stepDef(cx, timer!.step);

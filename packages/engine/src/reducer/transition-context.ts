@@ -1,8 +1,5 @@
-import { readPath } from '../definition/data-path.js';
-import type { StepLimits } from '../definition/flow-limits.js';
 import type { StepDefinition, StepOf } from '../definition/schema.js';
 import type { ErrorInfo, Snapshot, StepState, TaskState, TimerState } from '../snapshot.js';
-import { resolveNeeds } from './flow-needs.js';
 import type { Cx } from './kinds/step-rules.js';
 import { DEFAULT_TIMEOUT_MS } from './retry-policy.js';
 import { leased, leaseMs } from './task-lease.js';
@@ -211,14 +208,7 @@ export function dispatchTask(
   if (cx.handoff) task.queued = true;
   const at = taskKey(id, phase, item);
   // Only run attempts of a handler are limited: compensations undo, and must not wait behind runs.
-  if (phase === 'run' && extra?.child === undefined) {
-    const needs = attemptNeeds(cx, def, item);
-    if (Array.isArray(needs)) task.needs = needs;
-    else if (needs !== undefined) {
-      cx.badKeys ??= [];
-      cx.badKeys.push({ key: at, error: needs });
-    }
-  }
+  if (phase === 'run' && extra?.child === undefined) cx.table.limits?.dispatched(cx, def, task, at);
   cx.s.tasks[at] = task;
   log(
     cx,
@@ -226,22 +216,6 @@ export function dispatchTask(
     id,
     item === undefined ? { attempt } : { attempt, detail: `item ${item}` },
   );
-}
-
-/** The flow limits an attempt of a step (or of one map item) needs, resolved from the data now. */
-function attemptNeeds(
-  cx: Cx,
-  def: StepLimits & { id: string; items?: string },
-  item: number | undefined,
-): ReturnType<typeof resolveNeeds> {
-  if (def.concurrency === undefined && def.rateLimit === undefined) return undefined;
-  const view: Record<string, unknown> = dataView(cx.s);
-  if (item !== undefined && def.items !== undefined) {
-    const items = readPath(view, def.items);
-    view['item'] = Array.isArray(items) ? items[item] : undefined;
-    view['index'] = item;
-  }
-  return resolveNeeds(def, `${cx.wf.definition.name}/${def.id}`, view);
 }
 
 /** How long an attempt of the step may run before it counts as lost. */

@@ -1,6 +1,7 @@
 import { MAX_EVENT_TIME } from '../event-time.js';
 import type { WorkflowEvent } from '../events.js';
 import { instanceHolder, taskHolder } from '../reducer/flow-needs.js';
+import { taskDue } from '../reducer/task-lease.js';
 import { isTerminal, type Snapshot, type TaskState } from '../snapshot.js';
 import type { FlowNeed } from '../store/flow.js';
 
@@ -30,10 +31,8 @@ export interface FlowChanges {
   renew: Array<{ holder: string; until: number }>;
 }
 
-/** The lease of an attempt's slots: its lease where it has one, else its deadline. */
-function leaseOf(task: TaskState): number {
-  return (task as TaskState & { leaseUntil?: number }).leaseUntil ?? task.deadline;
-}
+/** The lease of an attempt's slots: when the attempt is due (its lease, or its deadline when sooner). */
+const leaseOf = taskDue;
 
 /** Attempts that hold (or must acquire) slots: those with needs that run, by holder. Queued ones wait for a taker. */
 function running(s: Snapshot | null): Map<string, TaskState> {

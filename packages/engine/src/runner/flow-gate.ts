@@ -1,8 +1,13 @@
+import { hasLimits } from '../definition/flow-limits.js';
+import type { WorkflowDefinition } from '../definition/schema.js';
+import { isStepfoldError, ValidationError } from '../errors.js';
 import type { WorkflowEvent } from '../events.js';
 import type { Reduction } from '../reducer/reducer.js';
 import type { LogEntry, Snapshot } from '../snapshot.js';
 import type { FlowStore } from '../store/flow.js';
-import { flowChanges, refusalEvent } from './flow-changes.js';
+import type { Store } from '../store/store.js';
+import { flowChanges, refusalEvent, touchesFlow } from './flow-changes.js';
+import type { FlowGateOptions, FlowGatePort, Gated } from './flow-port.js';
 
 /**
  * The latest a refused holder is tried again: the store's time when sooner (a rate window that
@@ -17,14 +22,6 @@ export function retryAt(until: number | null, now: number): number {
   return Math.min(until ?? Number.POSITIVE_INFINITY, now + FLOW_RETRY_MS);
 }
 
-/** A write's snapshot after the store was asked: refusals folded in, and the holders it took. */
-export interface Gated {
-  next: Snapshot;
-  transitions: readonly LogEntry[];
-  /** Holders this write acquired: given back if its save fails. */
-  taken: string[];
-}
-
 const ignore = () => {};
 
 /**
@@ -33,13 +30,18 @@ const ignore = () => {};
  * admission granted as `instance.admitted`); after the save it releases what the write ended and
  * ticks the instances that waited for it; after a failed save it gives back what it took.
  */
-export class FlowGate {
+export class FlowGate implements FlowGatePort {
   constructor(
     private readonly flow: FlowStore,
     private readonly clock: () => number,
     /** Ticks instances that waited for a slot that just freed (not awaited by the write). */
     private readonly wake: (ids: readonly string[]) => void,
   ) {}
+
+  /** Whether a write may touch the store's counts at all. */
+  touches(prev: Snapshot | null, next: Snapshot): boolean {
+    return touchesFlow(prev, next);
+  }
 
   /**
    * Acquires every holder `next` needs beyond `prev`, folding each answer into the snapshot with
@@ -105,4 +107,50 @@ export class FlowGate {
       if (ids.length) this.wake([...new Set(ids)]);
     }, ignore);
   }
+}
+
+/**
+ * The runner's flow gate (what `flowControl` brings): refuses a limited definition on a store
+ * without `flow`; none when the store counts nothing. A released slot ticks its waiters through
+ * the runner.
+ */
+export function flowGate({ store, clock, workflows, tick }: FlowGateOptions): FlowGatePort | undefined {
+  checkFlow(store, workflows);
+  if (!store.flow) return undefined;
+  const wake = (id: string, tries: number): void => {
+    tick(id).catch((e: unknown) => {
+      // A waiter's first write (its create) may still be on its way: tried again shortly.
+      if (isStepfoldError(e, 'NOT_FOUND') && tries < 5) setTimeout(() => wake(id, tries + 1), 20 * 2 ** tries);
+    });
+  };
+  return new FlowGate(store.flow, clock, (ids) => {
+    for (const id of ids) wake(id, 0);
+  });
+}
+
+/**
+ * Flow limits are counted by the store: a definition with any (`concurrency`, `rateLimit`) needs a
+ * store with `flow`, refused here (`INVALID_OPTIONS`, naming the workflow, step and store) rather
+ * than run unlimited.
+ */
+function checkFlow(store: Store, definitions: readonly WorkflowDefinition[]): void {
+  if (store.flow) return;
+  const issues: Array<{ path: string; message: string }> = [];
+  const name =
+    store.constructor?.name && store.constructor.name !== 'Object' ? store.constructor.name : 'the store';
+  for (const def of definitions) {
+    if (hasLimits(def))
+      issues.push({
+        path: `workflows.${def.name}`,
+        message: `workflow ${def.name} v${def.version} has concurrency limits, but ${name} has no flow capability to count them`,
+      });
+    for (const step of Object.values(def.steps)) {
+      if (hasLimits(step as Parameters<typeof hasLimits>[0]))
+        issues.push({
+          path: `workflows.${def.name}.steps.${step.id}`,
+          message: `step ${step.id} of workflow ${def.name} v${def.version} has flow limits, but ${name} has no flow capability to count them`,
+        });
+    }
+  }
+  if (issues.length) throw new ValidationError('INVALID_OPTIONS', 'invalid createRunner options', issues);
 }

@@ -1,11 +1,7 @@
-import { hasLimits } from '../definition/flow-limits.js';
-import type { WorkflowDefinition } from '../definition/schema.js';
-import { isStepfoldError, ValidationError } from '../errors.js';
+import { ValidationError } from '../errors.js';
 import { DEFAULT_TASK_LEASE_MS } from '../reducer/task-lease.js';
-import type { Store } from '../store/store.js';
-import { childEffects, type RunnerKindSet } from './child-port.js';
+import { childEffects, flowGate, type RunnerKindSet } from './child-port.js';
 import { taskRunner } from './execute-task.js';
-import { FlowGate } from './flow-gate.js';
 import type {
   AnyDefinition,
   ChildWorkflowsCheck,
@@ -72,23 +68,12 @@ export function createRunner<
     kinds: options.kinds,
     strict: options.strictHandlers === true,
   });
-  checkFlow(store, registry.all());
   const inFlight = new InFlight();
   const leaseMs = checkedLease(options.taskLeaseMs);
   const { instrument } = options;
-  // Flow limits: counted by the store; a released slot ticks its waiters through this runner.
-  const wake = (id: string, tries: number): void => {
-    runner.tick(id).catch((e: unknown) => {
-      // A waiter's first write (its create) may still be on its way: tried again shortly.
-      if (isStepfoldError(e, 'NOT_FOUND') && tries < 5)
-        setTimeout(() => wake(id, tries + 1), 20 * 2 ** tries);
-    });
-  };
-  const gate =
-    store.flow &&
-    new FlowGate(store.flow, clock, (ids) => {
-      for (const id of ids) wake(id, 0);
-    });
+  // Flow limits, when a kind set brings them (the registry refuses limits otherwise): counted by
+  // the store; a released slot ticks its waiters through this runner.
+  const gate = flowGate(options.kinds, { store, clock, workflows: registry.all(), tick: (id) => runner.tick(id) });
   // Offloading, bound to this store once; every value it touches checks this one variable.
   const payloads = boundPayloads(options.payloads)?.bind(store);
   const writes = new WriteLoop({
@@ -133,33 +118,6 @@ export function createRunner<
   });
   // What a worker drives, lent to the port (port.ts).
   return attachCore(runner, effects);
-}
-
-/**
- * Flow limits are counted by the store: a definition with any (`concurrency`, `rateLimit`) needs a
- * store with `flow`, refused here (`INVALID_OPTIONS`, naming the workflow, step and store) rather
- * than run unlimited.
- */
-function checkFlow(store: Store, definitions: readonly WorkflowDefinition[]): void {
-  if (store.flow) return;
-  const issues: Array<{ path: string; message: string }> = [];
-  const name =
-    store.constructor?.name && store.constructor.name !== 'Object' ? store.constructor.name : 'the store';
-  for (const def of definitions) {
-    if (hasLimits(def))
-      issues.push({
-        path: `workflows.${def.name}`,
-        message: `workflow ${def.name} v${def.version} has concurrency limits, but ${name} has no flow capability to count them`,
-      });
-    for (const step of Object.values(def.steps)) {
-      if (hasLimits(step as Parameters<typeof hasLimits>[0]))
-        issues.push({
-          path: `workflows.${def.name}.steps.${step.id}`,
-          message: `step ${step.id} of workflow ${def.name} v${def.version} has flow limits, but ${name} has no flow capability to count them`,
-        });
-    }
-  }
-  if (issues.length) throw new ValidationError('INVALID_OPTIONS', 'invalid createRunner options', issues);
 }
 
 /**

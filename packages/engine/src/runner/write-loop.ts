@@ -6,8 +6,7 @@ import { assertValidId } from '../ids.js';
 import { reduce } from '../reducer/reducer.js';
 import { isTerminal, type LogEntry, type Snapshot } from '../snapshot.js';
 import type { Store } from '../store/store.js';
-import { touchesFlow } from './flow-changes.js';
-import type { FlowGate } from './flow-gate.js';
+import type { FlowGatePort } from './flow-port.js';
 import { InstanceWrites } from './instance-writes.js';
 import type { Instrumentation } from './instrumentation.js';
 import { loadInstance } from './load.js';
@@ -54,7 +53,7 @@ export interface WriteLoopOptions {
   /** Offloads a start's input over the threshold (after its declared-schema check). */
   payloads?: PayloadPort | undefined;
   /** The store's flow limits, asked around every write that touches them (when the store has `flow`). */
-  gate?: FlowGate | undefined;
+  gate?: FlowGatePort | undefined;
   /** The lease the reducer gives an attempt that starts running (the runner's `taskLeaseMs`; default the reducer's). */
   leaseMs?: number | undefined;
 }
@@ -73,7 +72,7 @@ export class WriteLoop {
   private readonly maxConflicts: number;
   private readonly handoff: boolean;
   private readonly payloads: PayloadPort | undefined;
-  private readonly gate: FlowGate | undefined;
+  private readonly gate: FlowGatePort | undefined;
   /** What every reduce runs with: the runner's kinds and its attempts' lease. */
   private readonly reducing: { kinds: WorkflowRegistry['kinds']; leaseMs: number | undefined };
   /** This runner's writes per instance, one at a time, each from the newest snapshot it wrote. */
@@ -200,7 +199,7 @@ export class WriteLoop {
     }
     if (next === current) return Promise.resolve(current);
     // Flow limits are asked before the save: the loop below awaits the store.
-    if (this.gate && touchesFlow(current, next))
+    if (this.gate?.touches(current, next))
       return this.loop(request, 0, base, current, base.origin === 'reducer');
     return this.store.save(next, current.version).then(
       () => this.saved(request, current, next, transitions),
@@ -340,9 +339,9 @@ export class WriteLoop {
         return current;
       }
       let taken: string[] = [];
-      if (this.gate && touchesFlow(current, next))
+      if (this.gate?.touches(current, next))
         ({ next, transitions, taken } = await this.gate.acquire(current, next, transitions, (s, e) =>
-          reduce(definition, s, this.mark(e), { kinds: this.registry.kinds, trusted: true }),
+          reduce(definition, s, this.mark(e), { ...this.reducing, trusted: true }),
         ));
       try {
         await this.store.save(
@@ -404,9 +403,9 @@ export class WriteLoop {
     };
     // Instance limits (and limited first attempts) are asked of the store before the create.
     const gated = async (from: Snapshot | null, s: Snapshot): Promise<{ s: Snapshot; taken: string[] }> => {
-      if (!this.gate || !touchesFlow(from, s)) return { s, taken: [] };
+      if (!this.gate?.touches(from, s)) return { s, taken: [] };
       const g = await this.gate.acquire(from, s, transitions, (x, e) =>
-        reduce(definition, x, { ...e, ...mark }, { kinds: this.registry.kinds, trusted: true }),
+        reduce(definition, x, { ...e, ...mark }, { ...this.reducing, trusted: true }),
       );
       transitions = [...g.transitions];
       return { s: g.next, taken: g.taken };

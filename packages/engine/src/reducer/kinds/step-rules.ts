@@ -40,6 +40,32 @@ export type ByKind<T> = { readonly [kind: string]: T };
 export interface RuleTable {
   readonly rules: ByKind<StepRules<never>>;
   readonly flow: Flow;
+  /** The rules of flow limits, when a set brings them (`flowControl`); none: no limit is ever resolved. */
+  readonly limits?: LimitRules | undefined;
+}
+
+/** The events only flow limits produce (a runner's refusal or grant), each answered by {@link LimitRules}. */
+export type LimitEvent = 'task.throttled' | 'instance.throttled' | 'instance.admitted';
+
+/**
+ * The reducer's side of flow limits, as a kind set brings it (`flowControl`): the core calls each
+ * hook where limits matter, and a table without them runs none of this.
+ */
+export interface LimitRules {
+  /** A handler's run attempt was just dispatched as `task` (under `key`): what it needs goes on it. */
+  dispatched(cx: Cx, def: { id: string }, task: TaskState, key: string): void;
+  /** After a transition's body: attempts whose limit key held no key value fail for good. */
+  settle(cx: Cx): void;
+  /** A new run's start: whether the start step may be entered now (else it waits for admission). */
+  admit(cx: Cx): boolean;
+  /** Whether a tick has flow work: a throttled attempt or admission. */
+  waiting(cx: Cx): boolean;
+  /** A tick, before the due timers: every throttled attempt and admission is tried again. */
+  retryAll(cx: Cx): void;
+  /** A `throttle` timer fired: its attempt is dispatched again. */
+  retry(cx: Cx, timer: TimerState): void;
+  /** The flow events' rules: the change to run, or false when the event does not apply. */
+  readonly events: { readonly [T in LimitEvent]: (cx: Cx, ev: EventOf<T>) => false | (() => void) };
 }
 
 /** A handler's result event. */
