@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { ValidationError } from './errors.js';
+import type { FlowEvent } from './flow-events.js';
 import { isTime, MAX_EVENT_TIME } from './event-time.js';
 import { isValidId } from './ids.js';
 import { idString as id, integer, parseWith, text } from './schema-kit.js';
@@ -51,16 +52,6 @@ export function isTraceCarrier(v: unknown): v is Record<string, string> {
 const trace = opt(
   z.custom<Record<string, string>>(isTraceCarrier, 'must be up to 8 strings of up to 512 characters'),
 );
-
-/** A flow limit a holder needs, as the reducer resolved it (see `FlowNeed`). */
-const need = z.strictObject({
-  scope: text(1, 500),
-  key: text(0, 1000),
-  limit: integer(1, 1_000_000_000),
-  periodMs: opt(integer(1, MAX_EVENT_TIME)),
-});
-/** The latest time a throttled holder is retried (a release wakes it earlier). */
-const until = integer(0, MAX_EVENT_TIME);
 
 // One object schema per event type, each with its literal `type`. Listed once, then offered as a
 // union (`eventSchema`) and by type (what `parseEvent` uses, for the type's own precise issues).
@@ -131,26 +122,6 @@ const EVENT_SCHEMAS = [
    */
   z.object({ type: z.literal('revert'), at, handoff, reason: opt(text(0, 2000)) }),
   z.object({ type: z.literal('tick'), at, handoff }),
-  /**
-   * The runner could not acquire `need` for the attempt in flight (matched like a result): the
-   * attempt did not start and is not consumed; it waits, and a tick dispatches it again.
-   */
-  z.object({
-    type: z.literal('task.throttled'),
-    at,
-    handoff,
-    step: id,
-    attempt,
-    phase,
-    key,
-    item,
-    need,
-    until,
-  }),
-  /** The runner could not acquire the instance's admission (`need` is the one refused): it waits. */
-  z.object({ type: z.literal('instance.throttled'), at, handoff, need, until }),
-  /** The store granted the instance's admission: its limits are held and the start step is entered. */
-  z.object({ type: z.literal('instance.admitted'), at, handoff }),
   z.object({
     type: z.literal('signal'),
     at,
@@ -184,8 +155,11 @@ const SCHEMA_OF: Record<string, z.ZodMiniType> = Object.fromEntries(
   EVENT_SCHEMAS.map((schema) => [schema.shape.type.def.values[0], schema]),
 );
 
-/** Any event the reducer accepts. */
-export type WorkflowEvent = z.infer<typeof eventSchema>;
+/**
+ * Any event the reducer accepts: the core's (`eventSchema`), and flow limits' (parsed where
+ * `flowControl` is passed; see `flow-events.ts`).
+ */
+export type WorkflowEvent = z.infer<typeof eventSchema> | FlowEvent;
 /** The event of the given `type`. */
 export type EventOf<T extends WorkflowEvent['type']> = Extract<WorkflowEvent, { type: T }>;
 
@@ -213,7 +187,10 @@ const DATA_FIELD: Partial<Record<WorkflowEvent['type'], string>> = {
   requeue: 'inputPatch',
 };
 
-/** Validates an event, throwing `INVALID_EVENT` with every problem listed. */
+/**
+ * Validates an event, throwing `INVALID_EVENT` with every problem listed (flow limits' events are
+ * parsed by their rules, where `flowControl` is passed).
+ */
 export function parseEvent(event: unknown): WorkflowEvent {
   let ev = commonEvent(event as Record<string, unknown>);
   if (!ev) {

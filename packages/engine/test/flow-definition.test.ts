@@ -1,13 +1,23 @@
-import { type DefinitionInput, defineWorkflow, isStepfoldError, workflow } from '@stepfold/engine';
+import {
+  composition,
+  type DefinitionInput,
+  defineWorkflow,
+  flowControl,
+  isStepfoldError,
+  step,
+  workflow,
+} from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod/mini';
 
-// Flow limits as a definition writes them, and what build time refuses (INVALID_DEFINITION, with
-// every problem listed at its path).
+// Flow limits as a definition writes them, and what is refused (INVALID_DEFINITION, with every
+// problem listed at its path): at build time what any definition is checked for, the rest where
+// flowControl is passed (the core parses only the shape of a limit).
 
 function issues(def: unknown): Array<{ path: string; message: string }> {
   try {
-    defineWorkflow(def as DefinitionInput);
+    const d = defineWorkflow(def as DefinitionInput);
+    step(d, null, { type: 'start', at: 0, id: 'i', input: {} }, { kinds: [composition, flowControl] });
   } catch (e) {
     if (isStepfoldError(e, 'INVALID_DEFINITION')) return (e as unknown as { issues: [] }).issues;
     throw e;
@@ -27,6 +37,13 @@ const withTask = (fields: object, header: object = {}) => ({
 });
 
 describe('flow limits in a definition', () => {
+  it('parses anywhere: limits are checked where flowControl is passed', () => {
+    const odd = defineWorkflow(withTask({ concurrency: { limit: 0 } }) as DefinitionInput);
+    expect(odd.steps['t']).toMatchObject({ concurrency: { limit: 0 } });
+    expect(defineWorkflow(withTask({ rateLimit: 3 }) as DefinitionInput).steps['t']).toMatchObject({ rateLimit: 3 });
+    expect(issues(withTask({ rateLimit: 3 }))[0]!.path).toBe('steps.t.rateLimit');
+  });
+
   it('accepts concurrency and rateLimit on a task, one or several, and concurrency, priority, fairness on the workflow', () => {
     expect(
       issues(
@@ -83,7 +100,10 @@ describe('flow limits in a definition', () => {
           { concurrency: { key: 'outputs.a.x', limit: 1 }, priority: 'outputs.a.p', fairness: { key: 'x' } },
         ),
       ).map((i) => i.path),
-    ).toEqual(['concurrency.key', 'priority', 'fairness.key']);
+    ).toEqual(['priority', 'fairness.key']);
+    expect(issues(withTask({}, { concurrency: { key: 'outputs.a.x', limit: 1 } })).map((i) => i.path)).toEqual([
+      'concurrency.key',
+    ]);
   });
 
   it('a map limit may read its item; a workflow map takes none', () => {

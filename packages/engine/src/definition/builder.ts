@@ -44,7 +44,6 @@ import type {
 } from './builder-types.js';
 import { defineWorkflow } from './compile.js';
 import { type DeclaredSchemas, declareSchemas } from './declared-schemas.js';
-import { limitList } from './flow-limits.js';
 import { kindOf } from './kinds/index.js';
 import type {
   DefinitionInput,
@@ -500,30 +499,16 @@ export class WorkflowBuilder<
 
   /** The definition as plain JSON, not yet validated. */
   toJSON(): DefinitionInput {
-    const {
-      onFailure,
-      defaults,
-      limits,
-      description,
-      acceptUnknownSignals,
-      concurrency,
-      priority,
-      fairness,
-    } = this.options;
+    // Every workflow option is a header field of the JSON form; one left undefined is left out.
+    const header: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(this.options)) if (v !== undefined) header[k] = v;
     return {
       name: this.name,
       version: this.version,
       start: this.steps[0]?.id ?? '',
-      ...(description === undefined ? {} : { description }),
-      ...(onFailure === undefined ? {} : { onFailure }),
-      ...(defaults === undefined ? {} : { defaults }),
-      ...(limits === undefined ? {} : { limits }),
-      ...(acceptUnknownSignals === undefined ? {} : { acceptUnknownSignals }),
-      ...(concurrency === undefined ? {} : { concurrency: concurrency as DefinitionInput['concurrency'] }),
-      ...(priority === undefined ? {} : { priority }),
-      ...(fairness === undefined ? {} : { fairness }),
+      ...header,
       steps: this.steps.map(({ end: _end, ...s }) => s as StepDefinition),
-    };
+    } as DefinitionInput;
   }
 
   /**
@@ -551,7 +536,7 @@ export class WorkflowBuilder<
     const { input, signals, outputs } = self.schemas;
     const issues = [
       ...signalIssues(self.steps, signals),
-      ...(input ? inputPathIssues(self.steps, input, workflowPaths(self.options)) : []),
+      ...(input ? inputPathIssues(self.steps, input) : []),
     ];
     let definition: WorkflowDefinition | undefined;
     try {
@@ -571,21 +556,6 @@ export class WorkflowBuilder<
     }
     return definition;
   }
-}
-
-/** The workflow's own `input.` paths (its limits' keys, priority, fairness), with where each is written. */
-function workflowPaths(o: WorkflowOptions): Array<{ path: string; at: string }> {
-  const out: Array<{ path: string; at: string }> = [];
-  limitList<WorkflowLimit>(o.concurrency).forEach((l, i) => {
-    if (l.key !== undefined)
-      out.push({
-        path: l.key,
-        at: Array.isArray(o.concurrency) ? `concurrency.${i}.key` : 'concurrency.key',
-      });
-  });
-  if (typeof o.priority === 'string') out.push({ path: o.priority, at: 'priority' });
-  if (o.fairness !== undefined) out.push({ path: o.fairness.key, at: 'fairness.key' });
-  return out;
 }
 
 /** Fields with their `workflow` definition replaced by its name, as the JSON form has it. */

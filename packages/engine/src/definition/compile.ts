@@ -2,7 +2,6 @@ import type * as z from 'zod/mini';
 import { canonicalJson, sha256Hex } from '../content-hash.js';
 import { type Issue, ValidationError } from '../errors.js';
 import { parseWith } from '../schema-kit.js';
-import { limitIssues, workflowKeyIssues } from './flow-limits.js';
 import { analyzeGraph, type BranchRef } from './graph.js';
 import { DEFINITION_KINDS, kindOf } from './kinds/index.js';
 import { referenceIssues } from './references.js';
@@ -37,23 +36,6 @@ function stepIssues(id: string, step: StepDefinition): Issue[] {
   return out;
 }
 
-/** The workflow's own data paths (its limits, priority and fairness keys) may read only `input`. */
-function headerIssues(def: z.infer<typeof definitionSchema>): Issue[] {
-  const out = limitIssues({ concurrency: def.concurrency }, '', workflowKeyIssues).map((i) => ({
-    ...i,
-    path: i.path.slice(1),
-  }));
-  const paths: Array<[string, string | number | undefined]> = [
-    ['priority', def.priority],
-    ['fairness.key', def.fairness?.key],
-  ];
-  for (const [at, path] of paths) {
-    if (typeof path === 'string')
-      out.push(...workflowKeyIssues(path).map((message) => ({ path: at, message })));
-  }
-  return out;
-}
-
 /**
  * Validates a definition and returns it in normal form (steps keyed by id, each with its id).
  * Throws `INVALID_DEFINITION` listing every problem found, not just the first.
@@ -85,7 +67,6 @@ export function compileWorkflow(input: DefinitionInput | WorkflowDefinition): Co
   } else {
     for (const [id, s] of Object.entries(parsed.data.steps)) steps[id] = { ...s, id };
   }
-  issues.push(...headerIssues(parsed.data));
   for (const [id, s] of Object.entries(steps)) issues.push(...stepIssues(id, s));
   // With two steps under one id the graph is not the one written: a cycle through the id (the
   // builder linked the step before the second copy to the first) would only echo the duplicate.

@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { integer, millis, idString as stepId, text } from '../schema-kit.js';
-import { concurrencyField } from './flow-limits.js';
+import { limitField } from './flow-limits.js';
 import { type StepDefinition, stepSchema } from './kinds/index.js';
 import { failurePolicySchema, retryPolicySchema } from './step-fields.js';
 
@@ -35,7 +35,7 @@ const header = {
     }),
   ),
   /** At most `limit` instances per key value (an `input.` path) admitted at once, across runners. */
-  concurrency: opt(concurrencyField),
+  concurrency: opt(limitField),
   /** Reserved: the instance's priority (a number, or an `input.` path to one). Validated, not yet acted on. */
   priority: opt(z.union([integer(-1_000_000, 1_000_000), text(1, 500)])),
   /** Reserved: round-robin across the values of `key` (an `input.` path). Validated, not yet acted on. */

@@ -36,7 +36,7 @@ const PROVIDED_BY: Readonly<Record<string, { name: string; from: string }>> = {
 
 /** The error for a step whose kind's rules (or a workflow whose flow limits' rules, `limits`) were not passed in `kinds`. */
 export function kindNotLoaded(kind: string, workflow?: string): RegistryError {
-  const steps = kind === 'limits' ? 'flow limits (concurrency, rateLimit)' : `${kind} steps`;
+  const steps = kind === 'limits' ? 'flow control' : `${kind} steps`;
   const what = workflow === undefined ? `a ${kind} step` : `workflow ${workflow} has ${steps}`;
   const by = PROVIDED_BY[kind];
   const how = by
@@ -58,22 +58,26 @@ export function rulesOf(
 // The last table each workflow was checked against: a memo, so a check runs once per pair.
 const checked = new WeakMap<CompiledWorkflow, RuleTable>();
 
-/** A step's (or the workflow's) flow limits, as the core reads them: only whether there are any. */
-type Limited = { concurrency?: unknown; rateLimit?: unknown };
+/** A step's (or the workflow's) flow control, as the core reads it: only whether there is any. */
+type Limited = { concurrency?: unknown; rateLimit?: unknown; priority?: unknown; fairness?: unknown };
 
 /**
  * Throws `KIND_NOT_LOADED` unless `table` has the rules of every kind the workflow uses, and the
- * rules of flow limits when it declares any.
+ * rules of flow control when it declares any (limits, priority, fairness; then
+ * `INVALID_DEFINITION` when those rules find it wrong: the core parses only its shape).
  */
 export function assertKinds(wf: CompiledWorkflow, table: RuleTable): void {
   if (checked.get(wf) === table) return;
-  const def = wf.definition;
-  let limited = (def as Limited).concurrency !== undefined;
+  const def = wf.definition as CompiledWorkflow['definition'] & Limited;
+  let limited = def.concurrency !== undefined || def.priority !== undefined || def.fairness !== undefined;
   for (const id in def.steps) {
     const step = def.steps[id]! as StepDefinition & Limited;
     if (!table.rules[step.kind]) throw kindNotLoaded(step.kind, def.name);
     limited ||= step.concurrency !== undefined || step.rateLimit !== undefined;
   }
-  if (limited && !table.limits) throw kindNotLoaded('limits', def.name);
+  if (limited) {
+    if (!table.limits) throw kindNotLoaded('limits', def.name);
+    table.limits.check(wf);
+  }
   checked.set(wf, table);
 }

@@ -5,7 +5,7 @@ import { parseEvent, rejectEvent, type WorkflowEvent } from '../events.js';
 import { isTerminal, type LogEntry, type Snapshot } from '../snapshot.js';
 import { kindTable } from './kind-sets.js';
 import { assertKinds, type KindSet } from './kind-table.js';
-import type { RuleTable } from './kinds/step-rules.js';
+import type { LimitEvent, RuleTable } from './kinds/step-rules.js';
 import { NOOP, refuseUnknownSignal, rules, run } from './rules.js';
 import { checkSnapshot, initialSnapshot } from './snapshot-check.js';
 import { copySnapshot, derive, freezeChanged, freezeNew, plainDraft, ring } from './snapshot-copy.js';
@@ -140,7 +140,7 @@ export function reduce(
   const wf = compileWorkflow(definition);
   const table = kindTable(options.kinds);
   assertKinds(wf, table);
-  const ev = parseEvent(event);
+  const ev = table.limits?.parse(event) ?? parseEvent(event);
   const budget = options.maxTransitions ?? DEFAULT_MAX_TRANSITIONS;
   const plain = options.reference !== true;
   const leaseMs = checkLease(options.leaseMs);
@@ -188,6 +188,9 @@ interface Run {
   leaseMs: number;
 }
 
+/** A rule of some event type, as `advance` calls it. */
+type AnyRule = (cx: Cx, ev: never) => unknown;
+
 /** {@link reduce} past the checks: the event applied to a well-formed snapshot (`known`: one this module made). */
 function advance(
   { wf, table, budget, plain, leaseMs }: Run,
@@ -195,6 +198,9 @@ function advance(
   ev: WorkflowEvent,
   known: boolean,
 ): Reduction {
+  // A flow limits' event parsed only where their rules were passed (see `reduce`).
+  const rule = ((rules as unknown as Record<string, AnyRule>)[ev.type] ??
+    table.limits!.rules[ev.type as LimitEvent]) as AnyRule;
   // A signal id already seen: checked on the plain snapshot, not through a draft of the ring.
   if (ev.type === 'signal' && ev.id !== undefined && snapshot.seenSignals.includes(ev.id))
     return { snapshot, transitions: UNCHANGED };
@@ -230,7 +236,7 @@ function advance(
       leaseMs,
     };
     try {
-      if (rules[ev.type](cx, ev as never) === NOOP) return { snapshot, transitions: UNCHANGED };
+      if (rule(cx, ev as never) === NOOP) return { snapshot, transitions: UNCHANGED };
     } catch (e) {
       if (!(e instanceof TypeError)) throw e;
       cx = undefined;
@@ -255,13 +261,14 @@ function advance(
       handoff: ev.handoff === true,
       leaseMs,
     };
-    if (rules[ev.type](cx, ev as never) === NOOP) return { snapshot, transitions: UNCHANGED };
+    if (rule(cx, ev as never) === NOOP) return { snapshot, transitions: UNCHANGED };
     next = copySnapshot(cx.s);
     known = false;
   }
   // Status and wake time are derived from the finished snapshot, not while the event runs; the two
   // rings (log, seen ids) are appended here too, as new frozen arrays nothing above ever walks.
   derive(next);
+  table.limits?.derived(next, snapshot);
   if (logged.length) next.log = appendLog(wf, next.log, logged);
   const id = (cx as Cx | undefined)?.seenId;
   if (id !== undefined) {

@@ -37,13 +37,15 @@ export const NOOP = Symbol('noop');
 /** A rule's result: {@link NOOP}, or undefined once it has changed the draft. */
 export type Outcome = typeof NOOP | undefined;
 
-type Rule<T extends WorkflowEvent['type']> = (cx: Cx, ev: EventOf<T>) => Outcome;
+/** A rule of one event type. */
+export type Rule<T extends WorkflowEvent['type']> = (cx: Cx, ev: EventOf<T>) => Outcome;
 
 /**
- * The rule for every event type, in one place. A rule returns NOOP before touching the snapshot it
- * is given (the reducer's plain copy, or a deep copy).
+ * The rule for every event type of the core, in one place (flow limits' events have theirs in
+ * `LimitRules.rules`). A rule returns NOOP before touching the snapshot it is given (the
+ * reducer's plain copy, or a deep copy).
  */
-export const rules: { [T in WorkflowEvent['type']]: Rule<T> } = {
+export const rules: { [T in Exclude<WorkflowEvent['type'], LimitEvent>]: Rule<T> } = {
   start: () => NOOP,
 
   'task.completed': (cx, ev) => handlerResult(cx, ev),
@@ -110,11 +112,6 @@ export const rules: { [T in WorkflowEvent['type']]: Rule<T> } = {
     });
   },
 
-  'task.throttled': (cx, ev) => limitEvent(cx, ev),
-
-  'instance.throttled': (cx, ev) => limitEvent(cx, ev),
-
-  'instance.admitted': (cx, ev) => limitEvent(cx, ev),
 
   signal: (cx, ev) => {
     refuseUnknownSignal(cx.wf, cx.s.id, ev.name);
@@ -199,18 +196,6 @@ export const rules: { [T in WorkflowEvent['type']]: Rule<T> } = {
     });
   },
 };
-
-/**
- * A flow limit's event, by the rules of the set that brings them; without one no attempt or
- * instance can wait for a limit, so the event does not apply.
- */
-function limitEvent(cx: Cx, ev: EventOf<LimitEvent>): Outcome {
-  const rule = cx.table.limits?.events[ev.type] as
-    | ((cx: Cx, ev: EventOf<LimitEvent>) => false | (() => void))
-    | undefined;
-  const c = rule ? rule(cx, ev) : false;
-  return c === false ? NOOP : run(cx, c);
-}
 
 /** Runs a transition (the reducer derives status and wake time afterwards); a runaway fails the instance. */
 export function run(cx: Cx, body: () => void, bump = true): undefined {

@@ -37,8 +37,6 @@ export function copySnapshot(s: Snapshot, output: unknown = s.output): Snapshot 
   out.inbox = s.inbox;
   out.seenSignals = s.seenSignals;
   if (s.saga !== undefined) out.saga = s.saga;
-  if (s.admission !== undefined) out.admission = s.admission;
-  if (s.holds !== undefined) out.holds = s.holds;
   out.wakeAt = s.wakeAt;
   out.createdAt = s.createdAt;
   out.updatedAt = s.updatedAt;
@@ -127,7 +125,8 @@ export function freezeNew(v: unknown): void {
 /**
  * {@link freezeNew} for a new version of a deeply frozen snapshot, walking the snapshot's own
  * structure: a part identical to the one at the same place in `base` is frozen already, so only
- * what differs is looked at. The log and seen-id rings must be frozen by the caller.
+ * what differs is looked at. The log and seen-id rings must be frozen by the caller, and flow
+ * control's parts by its rules (`LimitRules.freeze`).
  */
 export function freezeChanged(s: Snapshot, base: Snapshot): void {
   if (s.input !== base.input) freezeNew(s.input);
@@ -135,8 +134,6 @@ export function freezeChanged(s: Snapshot, base: Snapshot): void {
   if (s.error !== base.error) freezeNew(s.error);
   if (s.compensationError !== base.compensationError) freezeNew(s.compensationError);
   if (s.saga !== base.saga) freezeNew(s.saga);
-  if (s.admission !== base.admission) freezeNew(s.admission);
-  if (s.holds !== base.holds) freezeNew(s.holds);
   if (s.steps !== base.steps) {
     for (const id in s.steps) {
       const st = s.steps[id]!;
@@ -147,11 +144,7 @@ export function freezeChanged(s: Snapshot, base: Snapshot): void {
     Object.freeze(s.steps);
   }
   if (s.tasks !== base.tasks) {
-    for (const key in s.tasks) {
-      const t = s.tasks[key]!;
-      Object.freeze(t);
-      if (t.needs) freezeNew(t.needs);
-    }
+    for (const key in s.tasks) Object.freeze(s.tasks[key]);
     Object.freeze(s.tasks);
   }
   Object.freeze(s.active);
@@ -171,7 +164,6 @@ function freezeState(st: StepState, old: StepState | undefined): void {
   if (st.branches) Object.freeze(st.branches);
   if (st.map !== old?.map) freezeNew(st.map);
   if (st.child !== old?.child) freezeNew(st.child);
-  if (st.throttled !== old?.throttled) freezeNew(st.throttled);
   const batch = st.batch;
   if (batch && batch !== old?.batch) {
     Object.freeze(batch);
@@ -192,9 +184,6 @@ export function derive(s: Snapshot): void {
     if (wakeAt === null || due < wakeAt) wakeAt = due;
     if (!t.detached) running = true;
   }
-  // A throttled admission is retried at its `until` at the latest (a released slot ticks it sooner).
-  const admitAt = s.admission?.throttled?.until;
-  if (admitAt !== undefined && (wakeAt === null || admitAt < wakeAt)) wakeAt = admitAt;
   s.wakeAt = wakeAt;
   if (isTerminal(s.status)) return;
   let dlq = false;

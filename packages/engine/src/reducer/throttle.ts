@@ -1,9 +1,14 @@
 import { readPath } from '../definition/data-path.js';
+import { limitIssues } from '../definition/flow-limit-checks.js';
+import { ValidationError } from '../errors.js';
+import { parseFlowEvent } from '../flow-events.js';
 import type { StepLimits } from '../definition/flow-limits.js';
 import { type EventOf, rejectEvent } from '../events.js';
-import type { TaskState, TimerState } from '../snapshot.js';
+import { isTerminal, type Snapshot, type TaskState, type TimerState } from '../snapshot.js';
 import { resolveNeeds, workflowNeeds } from './flow-needs.js';
 import { rulesOf } from './kind-table.js';
+import { NOOP, type Outcome, run } from './rules.js';
+import { freezeNew } from './snapshot-copy.js';
 import type { LimitRules } from './kinds/step-rules.js';
 import {
   addTimer,
@@ -195,11 +200,51 @@ function attemptNeeds(
   return resolveNeeds(def, `${cx.wf.definition.name}/${def.id}`, view);
 }
 
+/** A flow event's change run as a transition, or NOOP when it does not apply. */
+function change(cx: Cx, c: Change): Outcome {
+  return c === false ? NOOP : run(cx, c);
+}
+
+/**
+ * After `derive`: a throttled admission is retried at its `until` at the latest (a released slot
+ * ticks it sooner), so it counts in `wakeAt`; what flow control changed in `s`, a new version of
+ * the frozen `base`, is frozen.
+ */
+function derived(s: Snapshot, base: Snapshot): void {
+  const admitAt = s.admission?.throttled?.until;
+  if (admitAt !== undefined && (s.wakeAt === null || admitAt < s.wakeAt)) s.wakeAt = admitAt;
+  if (s.admission !== base.admission) freezeNew(s.admission);
+  if (s.holds !== base.holds) freezeNew(s.holds);
+  for (const id in s.steps) {
+    const t = s.steps[id]!.throttled;
+    if (t !== base.steps[id]?.throttled) freezeNew(t);
+  }
+  for (const key in s.tasks) freezeNew(s.tasks[key]!.needs);
+}
+
+/**
+ * What no longer waits stops showing it: a step whose throttled attempt has no retry timer left
+ * (it finished, was skipped or stopped), the admission of an instance that ended.
+ */
+function clearWaits(cx: Cx): void {
+  const s = cx.s;
+  if (s.admission && isTerminal(s.status)) delete s.admission;
+  for (const id in s.steps) {
+    const st = s.steps[id]!;
+    if (st.throttled && !s.timers.some((t) => t.kind === 'throttle' && t.step === id)) {
+      const { throttled: _, ...rest } = st;
+      s.steps[id] = rest;
+    }
+  }
+}
+
 /**
  * A handler's run attempt was dispatched: what its step's limits need goes on it, resolved from the
  * data now; a key that holds no key value fails it once the rule that dispatched it is done.
  */
 function dispatched(cx: Cx, def: { id: string }, task: TaskState, key: string): void {
+  // Only run attempts of a handler are limited: compensations undo, and must not wait behind runs.
+  if (task.phase !== 'run' || task.child !== undefined) return;
   const needs = attemptNeeds(cx, def, task.item);
   if (Array.isArray(needs)) task.needs = needs;
   else if (needs !== undefined) {
@@ -210,15 +255,24 @@ function dispatched(cx: Cx, def: { id: string }, task: TaskState, key: string): 
 
 /** The reducer's rules of flow limits: what `flowControl` brings to a reduction's table. */
 export const LIMIT_RULES: LimitRules = {
+  check: (wf) => {
+    const issues = limitIssues(wf);
+    if (issues.length) throw new ValidationError('INVALID_DEFINITION', 'invalid workflow definition', issues);
+  },
   dispatched,
-  settle: failBadKeys,
+  derived,
+  settle: (cx) => {
+    failBadKeys(cx);
+    clearWaits(cx);
+  },
   admit,
   waiting: hasThrottled,
   retryAll: retryAllThrottled,
   retry: retryThrottled,
-  events: {
-    'task.throttled': throttleTask,
-    'instance.throttled': throttleAdmission,
-    'instance.admitted': admitted,
+  parse: parseFlowEvent,
+  rules: {
+    'task.throttled': (cx, ev) => change(cx, throttleTask(cx, ev)),
+    'instance.throttled': (cx, ev) => change(cx, throttleAdmission(cx, ev)),
+    'instance.admitted': (cx) => change(cx, admitted(cx)),
   },
 };

@@ -93,7 +93,6 @@ export function finish(cx: Cx, id: string, status: StepState['status'], output?:
   st.status = status;
   st.finishedAt = cx.at;
   if (output !== undefined) st.output = output;
-  if (st.throttled) delete st.throttled;
   const i = cx.s.active.indexOf(id);
   if (i >= 0) cx.s.active.splice(i, 1);
 }
@@ -132,13 +131,11 @@ export function deactivate(cx: Cx, id: string): void {
     const st = stepState(cx, id);
     st.status = 'skipped';
     st.finishedAt = cx.at;
-    if (st.throttled) delete st.throttled;
   } else if (task) detach(cx, task);
   else {
     const st = stepState(cx, id);
     st.status = 'skipped';
     st.finishedAt = cx.at;
-    if (st.throttled) delete st.throttled;
   }
 }
 
@@ -207,8 +204,7 @@ export function dispatchTask(
   if (extra?.child !== undefined) task.child = extra.child;
   if (cx.handoff) task.queued = true;
   const at = taskKey(id, phase, item);
-  // Only run attempts of a handler are limited: compensations undo, and must not wait behind runs.
-  if (phase === 'run' && extra?.child === undefined) cx.table.limits?.dispatched(cx, def, task, at);
+  cx.table.limits?.dispatched(cx, def, task, at);
   cx.s.tasks[at] = task;
   log(
     cx,
@@ -264,15 +260,6 @@ export function terminate(cx: Cx, status: 'completed' | 'failed' | 'cancelled' |
   cx.s.tasks = {};
   cx.s.timers = [];
   delete cx.s.saga;
-  // Nothing waits any more: what waited for a flow limit shows it no longer.
-  if (cx.s.admission) delete cx.s.admission;
-  for (const id in cx.s.steps) {
-    const st = cx.s.steps[id]!;
-    if (st.throttled) {
-      const { throttled: _, ...rest } = st;
-      cx.s.steps[id] = rest;
-    }
-  }
   log(cx, `workflow.${status}`);
 }
 

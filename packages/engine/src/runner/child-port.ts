@@ -2,7 +2,7 @@ import type { StepKind } from '../definition/schema.js';
 import type { KindSet } from '../reducer/kind-table.js';
 import type { LogEntry, Snapshot, TaskState } from '../snapshot.js';
 import type { Store } from '../store/store.js';
-import type { FlowGateOptions, FlowGatePort, MakeFlowGate } from './flow-port.js';
+import type { MakeFlowGate } from './flow-port.js';
 import type { PayloadPort } from './payload-port.js';
 import type { WorkflowRegistry } from './registry.js';
 import type { WriteLoop } from './write-loop.js';
@@ -50,10 +50,3 @@ export function childEffects(
   return make?.(o);
 }
 
-/** A runner's flow gate, from the first of its kind sets that brings one (none: no write touches flow). */
-export function flowGate(
-  kinds: readonly RunnerKindSet[] | undefined,
-  o: FlowGateOptions,
-): FlowGatePort | undefined {
-  return kinds?.find((k) => k.flowGate)?.flowGate?.(o);
-}

@@ -38,11 +38,6 @@ export class FlowGate implements FlowGatePort {
     private readonly wake: (ids: readonly string[]) => void,
   ) {}
 
-  /** Whether a write may touch the store's counts at all. */
-  touches(prev: Snapshot | null, next: Snapshot): boolean {
-    return touchesFlow(prev, next);
-  }
-
   /**
    * Acquires every holder `next` needs beyond `prev`, folding each answer into the snapshot with
    * `fold`, until the snapshot asks for nothing new (an admission granted enters the first step,
@@ -81,6 +76,29 @@ export class FlowGate implements FlowGatePort {
       throw e;
     }
     return { next, transitions, taken };
+  }
+
+  /** Saves `next` with `save` between the acquire and the release (see {@link FlowGatePort.save}). */
+  async save(
+    prev: Snapshot | null,
+    next: Snapshot,
+    transitions: readonly LogEntry[],
+    save: (next: Snapshot) => Promise<unknown>,
+    fold: (s: Snapshot, e: WorkflowEvent) => Reduction,
+  ): Promise<Gated> {
+    if (!touchesFlow(prev, next)) {
+      await save(next);
+      return { next, transitions, taken: [] };
+    }
+    const g = await this.acquire(prev, next, transitions, fold);
+    try {
+      await save(g.next);
+    } catch (e) {
+      this.giveBack(g.taken);
+      throw e;
+    }
+    this.settled(prev, g.next);
+    return g;
   }
 
   /** After a failed save: the holders the write took are released (waiters they held off are ticked). */

@@ -27,19 +27,20 @@ export interface Gated {
 
 /** A runner's side of flow limits (the `flowControl` kind set brings it). */
 export interface FlowGatePort {
-  /** Whether a write from `prev` to `next` may touch the store's counts (cheap: asked on every write). */
-  touches(prev: Snapshot | null, next: Snapshot): boolean;
-  /** Before the save: acquires what `next` needs beyond `prev`, folding each refusal or grant in with `fold`. */
-  acquire(
+  /**
+   * Saves `next` (written over `prev`; null: a create) with `save`; when the write touches flow
+   * limits (a cheap test, asked on every write), before the save it acquires what `next`
+   * needs beyond `prev`, folding each refusal or grant in with `fold` (what is saved and returned);
+   * after a failed save gives back what it took; after a successful one releases what the write
+   * ended (ticking waiters) and renews moved leases.
+   */
+  save(
     prev: Snapshot | null,
     next: Snapshot,
     transitions: readonly LogEntry[],
+    save: (next: Snapshot) => Promise<unknown>,
     fold: (s: Snapshot, e: WorkflowEvent) => Reduction,
   ): Promise<Gated>;
-  /** After a failed save: gives back what the write took. */
-  giveBack(taken: readonly string[]): void;
-  /** After a successful save: releases what the write ended (ticking waiters), renews moved leases. */
-  settled(prev: Snapshot | null, next: Snapshot): void;
 }
 
 /** A kind set's maker of the runner's flow gate: undefined when the store counts nothing (no `flow`, no limits). */

@@ -1,6 +1,6 @@
 import { ValidationError } from '../errors.js';
 import { DEFAULT_TASK_LEASE_MS } from '../reducer/task-lease.js';
-import { childEffects, flowGate, type RunnerKindSet } from './child-port.js';
+import { childEffects, type RunnerKindSet } from './child-port.js';
 import { taskRunner } from './execute-task.js';
 import type {
   AnyDefinition,
@@ -73,7 +73,9 @@ export function createRunner<
   const { instrument } = options;
   // Flow limits, when a kind set brings them (the registry refuses limits otherwise): counted by
   // the store; a released slot ticks its waiters through this runner.
-  const gate = flowGate(options.kinds, { store, clock, workflows: registry.all(), tick: (id) => runner.tick(id) });
+  const gate = options.kinds
+    ?.find((k) => k.flowGate)
+    ?.flowGate!({ store, clock, workflows: registry.all(), tick: (id): Promise<unknown> => runner.tick(id) });
   // Offloading, bound to this store once; every value it touches checks this one variable.
   const payloads = boundPayloads(options.payloads)?.bind(store);
   const writes = new WriteLoop({

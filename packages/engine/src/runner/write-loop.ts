@@ -182,7 +182,8 @@ export class WriteLoop {
    * lost race takes the loop.
    */
   private write(request: WriteRequest, base: WriteBase | undefined): Promise<Snapshot> {
-    if (!base || base.origin === 'notice' || request.sent || request.check)
+    // Flow limits are asked around the save (when a kind set brings the gate): the loop awaits them.
+    if (!base || base.origin === 'notice' || request.sent || request.check || this.gate)
       return this.loop(request, 0, base, base?.snapshot, base?.origin === 'reducer');
     const current = base.snapshot;
     let next: Snapshot;
@@ -198,9 +199,6 @@ export class WriteLoop {
       return Promise.reject(e);
     }
     if (next === current) return Promise.resolve(current);
-    // Flow limits are asked before the save: the loop below awaits the store.
-    if (this.gate?.touches(current, next))
-      return this.loop(request, 0, base, current, base.origin === 'reducer');
     return this.store.save(next, current.version).then(
       () => this.saved(request, current, next, transitions),
       (e: unknown) => this.lost(request, e, 0).then(() => this.loop(request, 1, base, undefined, false)),
@@ -338,28 +336,41 @@ export class WriteLoop {
           );
         return current;
       }
-      let taken: string[] = [];
-      if (this.gate?.touches(current, next))
-        ({ next, transitions, taken } = await this.gate.acquire(current, next, transitions, (s, e) =>
-          reduce(definition, s, this.mark(e), { ...this.reducing, trusted: true }),
-        ));
+      const from = current;
       try {
-        await this.store.save(
-          next,
-          current.version,
-          consumed?.length || matches
-            ? { ...(consumed?.length ? { consumed } : {}), ...(matches ? { matches } : {}) }
-            : undefined,
-        );
+        ({ next, transitions } = await this.gated(from, next, transitions, definition, (n) =>
+          this.store.save(
+            n,
+            from.version,
+            consumed?.length || matches
+              ? { ...(consumed?.length ? { consumed } : {}), ...(matches ? { matches } : {}) }
+              : undefined,
+          ),
+        ));
       } catch (e) {
-        this.gate?.giveBack(taken);
         await this.lost(request, e, tries);
         current = undefined;
         continue;
       }
-      this.gate?.settled(current, next);
       return this.saved(request, current, next, transitions);
     }
+  }
+
+  /**
+   * Writes `next` (over `prev`) with `save`; through the flow gate when the write touches flow
+   * limits (acquired before, a refusal folded into `next`, released after), else as it is.
+   */
+  private gated(
+    prev: Snapshot | null,
+    next: Snapshot,
+    transitions: readonly LogEntry[],
+    definition: WorkflowDefinition,
+    save: (next: Snapshot) => Promise<unknown>,
+  ): Promise<{ next: Snapshot; transitions: readonly LogEntry[] }> {
+    if (!this.gate) return save(next).then(() => ({ next, transitions }));
+    return this.gate.save(prev, next, transitions, save, (s, e) =>
+      reduce(definition, s, this.mark(e), { ...this.reducing, trusted: true }),
+    );
   }
 
   /** The event as this runner writes it: its tasks queued for a worker when it hands them off. */
@@ -380,7 +391,7 @@ export class WriteLoop {
       ? await this.payloads.offload(id, request.instance.input)
       : request.instance.input;
     // The start and `alsoApply` are written together: the transitions of both are reported.
-    let transitions: LogEntry[] = [];
+    let transitions: readonly LogEntry[] = [];
     const fold = (from: Snapshot | null, e: WorkflowEvent) => {
       const r = reduce(definition, from, e, this.reducing);
       transitions = [...transitions, ...r.transitions];
@@ -402,38 +413,26 @@ export class WriteLoop {
       return alsoApply ? fold(s, { ...alsoApply, ...mark }) : s;
     };
     // Instance limits (and limited first attempts) are asked of the store before the create.
-    const gated = async (from: Snapshot | null, s: Snapshot): Promise<{ s: Snapshot; taken: string[] }> => {
-      if (!this.gate?.touches(from, s)) return { s, taken: [] };
-      const g = await this.gate.acquire(from, s, transitions, (x, e) =>
-        reduce(definition, x, { ...e, ...mark }, { ...this.reducing, trusted: true }),
-      );
-      transitions = [...g.transitions];
-      return { s: g.next, taken: g.taken };
-    };
-    let { s, taken } = await gated(null, started(null, false));
+    let s = started(null, false);
     let before = 0;
-    let prior: Snapshot | null = null;
     try {
-      await this.store.create(s);
+      ({ next: s, transitions } = await this.gated(null, s, transitions, definition, (n) => this.store.create(n)));
     } catch (e) {
-      this.gate?.giveBack(taken);
       if (!isStepfoldError(e, 'ALREADY_EXISTS') || !reuseFinished) throw e;
       const old = await loadInstance(this.store, id);
       if (!old || !isTerminal(old.status)) throw e;
       transitions = [];
       before = old.version;
-      prior = old;
-      ({ s, taken } = await gated(old, started(old, true)));
       try {
-        await this.store.save(s, old.version);
+        ({ next: s, transitions } = await this.gated(old, started(old, true), transitions, definition, (n) =>
+          this.store.save(n, old.version),
+        ));
       } catch (conflict) {
-        this.gate?.giveBack(taken);
         // A finished instance takes no events: whoever changed it reused the id first.
         if (isStepfoldError(conflict, 'VERSION_CONFLICT')) throw new AlreadyExistsError(id);
         throw conflict;
       }
     }
-    this.gate?.settled(prior, s);
     this.stats.writes++;
     this.queue.wrote(s);
     onWrite(s, transitions, before, null);

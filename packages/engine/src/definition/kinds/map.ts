@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import type { Issue } from '../../errors.js';
 import { CHILD_HANDLER } from '../../snapshot.js';
 import { pathIssues } from '../data-path.js';
-import { concurrencyField, limitIssues, limitPaths, rateLimitField } from '../flow-limits.js';
+import { limitField, rateLimitField } from '../flow-limits.js';
 import { defineKind } from '../kind.js';
 import {
   failurePolicySchema,
@@ -49,7 +49,7 @@ export const map = defineKind(
     onFailure: opt(failurePolicySchema),
     offload: opt(offloadSchema),
     /** Handler maps: at most `limit` item attempts at once per key value (which may read `item`, `index`). */
-    concurrency: opt(concurrencyField),
+    concurrency: opt(limitField),
     /** Handler maps: at most `limit` item attempt starts per key value in any window of `periodMs`. */
     rateLimit: opt(rateLimitField),
   },
@@ -65,19 +65,12 @@ export const map = defineKind(
       out.push(...pathIssues(step.items).map((message) => ({ path: `${at}.items`, message })));
       for (const { path, at: where } of mappingPaths(step.input, `${at}.input`))
         out.push(...itemPathIssues(path).map((message) => ({ path: where, message })));
-      if (step.workflow !== undefined && (step.concurrency !== undefined || step.rateLimit !== undefined))
-        out.push({
-          path: at,
-          message: 'concurrency and rateLimit apply to a handler map: limit the child workflow',
-        });
-      out.push(...limitIssues(step, at, itemPathIssues));
       return out;
     },
     // Only the paths into the workflow's data: `item` and `index` are the map's own.
     paths: (step, at) => [
       { path: step.items, at: `${at}.items` },
       ...mappingPaths(step.input, `${at}.input`).filter((p) => !isItemPath(p.path)),
-      ...limitPaths(step, at).filter((p) => !isItemPath(p.path)),
     ],
     handlers: (step) => [
       ...(step.handler === undefined ? [] : [step.handler]),
@@ -98,7 +91,8 @@ export function isItemPath(path: string): boolean {
   return root === 'item' || root === 'index';
 }
 
-function itemPathIssues(path: string): string[] {
+/** Problems with a map's path, which may also read its `item` and `index`. */
+export function itemPathIssues(path: string): string[] {
   if (!isItemPath(path)) return pathIssues(path);
   const parts = path.split('.');
   if (parts[0] === 'index' && parts.length > 1) return [`path "${path}": index is a number`];

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { concurrencyField, limitIssues, limitPaths, rateLimitField } from '../flow-limits.js';
+import { limitField, rateLimitField } from '../flow-limits.js';
 import { defineKind } from '../kind.js';
 import {
   failurePolicySchema,
@@ -29,13 +29,13 @@ export const task = defineKind(
     onFailure: opt(failurePolicySchema),
     offload: opt(offloadSchema),
     /** At most `limit` attempts at once per key value, across every runner sharing the store. */
-    concurrency: opt(concurrencyField),
+    concurrency: opt(limitField),
     /** At most `limit` attempt starts per key value in any window of `periodMs`. */
     rateLimit: opt(rateLimitField),
   },
   {
-    issues: (step, at) => [...mappingIssues(step.input, `${at}.input`), ...limitIssues(step, at)],
-    paths: (step, at) => [...mappingPaths(step.input, `${at}.input`), ...limitPaths(step, at)],
+    issues: (step, at) => mappingIssues(step.input, `${at}.input`),
+    paths: (step, at) => mappingPaths(step.input, `${at}.input`),
     handlers: (step) => (step.compensate === undefined ? [step.handler] : [step.handler, step.compensate]),
     pivot: (step) => step.pivot === true,
     compensator: (step) => step.compensate,

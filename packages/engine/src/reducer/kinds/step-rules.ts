@@ -52,10 +52,20 @@ export type LimitEvent = 'task.throttled' | 'instance.throttled' | 'instance.adm
  * hook where limits matter, and a table without them runs none of this.
  */
 export interface LimitRules {
-  /** A handler's run attempt was just dispatched as `task` (under `key`): what it needs goes on it. */
+  /** Throws `INVALID_DEFINITION` for a definition's flow control that is wrong past the shape the core parses. */
+  check(wf: CompiledWorkflow): void;
+  /** An attempt was just dispatched as `task` (under `key`): what a handler's run attempt needs goes on it. */
   dispatched(cx: Cx, def: { id: string }, task: TaskState, key: string): void;
-  /** After a transition's body: attempts whose limit key held no key value fail for good. */
+  /**
+   * After a transition's body: attempts whose limit key held no key value fail for good, and what
+   * no longer waits (a step moved on, an instance ended) stops showing it waited.
+   */
   settle(cx: Cx): void;
+  /**
+   * After `derive` of `s`, a new version of the frozen `base`: a throttled admission counts in its
+   * `wakeAt`, and what flow control changed is frozen (see `freezeChanged`).
+   */
+  derived(s: Snapshot, base: Snapshot): void;
   /** A new run's start: whether the start step may be entered now (else it waits for admission). */
   admit(cx: Cx): boolean;
   /** Whether a tick has flow work: a throttled attempt or admission. */
@@ -64,8 +74,10 @@ export interface LimitRules {
   retryAll(cx: Cx): void;
   /** A `throttle` timer fired: its attempt is dispatched again. */
   retry(cx: Cx, timer: TimerState): void;
-  /** The flow events' rules: the change to run, or false when the event does not apply. */
-  readonly events: { readonly [T in LimitEvent]: (cx: Cx, ev: EventOf<T>) => false | (() => void) };
+  /** A flow event parsed (`INVALID_EVENT` when malformed); undefined for any other type (`parseEvent`'s). */
+  parse(event: unknown): EventOf<LimitEvent> | undefined;
+  /** The flow events' rules, as the core's `rules` (NOOP when the event does not apply). */
+  readonly rules: { readonly [T in LimitEvent]: (cx: Cx, ev: EventOf<T>) => symbol | undefined };
 }
 
 /** A handler's result event. */
