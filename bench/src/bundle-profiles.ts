@@ -33,7 +33,7 @@ export const PROFILES = [
   },
   {
     name: 'bundle-edge-flow',
-    capKb: 99,
+    capKb: 39,
     what: 'an edge runner with `flowControl` (flow limits)',
     source: "export { createRunner, defineWorkflow, flowControl, workflow } from '@stepfold/engine';",
   },

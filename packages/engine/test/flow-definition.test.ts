@@ -42,6 +42,10 @@ describe('flow limits in a definition', () => {
     expect(odd.steps['t']).toMatchObject({ concurrency: { limit: 0 } });
     expect(defineWorkflow(withTask({ rateLimit: 3 }) as DefinitionInput).steps['t']).toMatchObject({ rateLimit: 3 });
     expect(issues(withTask({ rateLimit: 3 }))[0]!.path).toBe('steps.t.rateLimit');
+    expect(issues(withTask({}, { priority: 1.5, fairness: [{ key: 'input.t' }] })).map((i) => i.path)).toEqual([
+      'priority',
+      'fairness',
+    ]);
   });
 
   it('accepts concurrency and rateLimit on a task, one or several, and concurrency, priority, fairness on the workflow', () => {
@@ -100,7 +104,7 @@ describe('flow limits in a definition', () => {
           { concurrency: { key: 'outputs.a.x', limit: 1 }, priority: 'outputs.a.p', fairness: { key: 'x' } },
         ),
       ).map((i) => i.path),
-    ).toEqual(['priority', 'fairness.key']);
+    ).toEqual(['concurrency.key', 'priority', 'fairness.key']);
     expect(issues(withTask({}, { concurrency: { key: 'outputs.a.x', limit: 1 } })).map((i) => i.path)).toEqual([
       'concurrency.key',
     ]);

@@ -99,17 +99,22 @@ describe('flow limits need kinds: [flowControl]', () => {
     .input<{ jobs: Array<{ tenant: string }> }>()
     .map('each', { items: 'input.jobs', handler: 'h', concurrency: { key: 'item.tenant', limit: 1 } })
     .build();
+  const prioritized = workflow('prioritized', 1, { priority: 'input.urgency' })
+    .task('t', { handler: 'h' })
+    .build();
   const plain = workflow('plain', 1).task('t', { handler: 'h' }).build();
   const handlers = { h: () => 1 };
 
   it('refuses a typed definition with limits on a runner without flowControl, saying so in one line', () => {
     const typeOnly = () => {
-      // @ts-expect-error Property 'kinds' is missing ... "flow limits (concurrency, rateLimit) run only with kinds: [flowControl] from '@stepfold/engine'"
+      // @ts-expect-error Property 'kinds' is missing ... "flow control (concurrency, rateLimit, priority, fairness) runs only with kinds: [flowControl] from '@stepfold/engine'"
       createRunner({ store, workflows: [limited], handlers });
       // @ts-expect-error a rate limit in the list form
       createRunner({ store, workflows: [rated], handlers });
       // @ts-expect-error a workflow's instance limit
       createRunner({ store, workflows: [admitted], handlers });
+      // @ts-expect-error a workflow's (reserved) priority
+      createRunner({ store, workflows: [prioritized], handlers });
       // @ts-expect-error a map's limit, with composition but not flowControl
       createRunner({ store, workflows: [fan], handlers, kinds: [composition] });
       // @ts-expect-error a map's limit with neither: both values are named
@@ -120,7 +125,7 @@ describe('flow limits need kinds: [flowControl]', () => {
 
   it('takes them with flowControl (beside composition for a map), and plain definitions without it', () => {
     const typeOnly = () => {
-      createRunner({ store, workflows: [limited, rated, admitted], handlers, kinds: [flowControl] });
+      createRunner({ store, workflows: [limited, rated, admitted, prioritized], handlers, kinds: [flowControl] });
       createRunner({ store, workflows: [fan], handlers, kinds: [composition, flowControl] });
       createRunner({ store, workflows: [plain], handlers });
       createRunner({ store, workflows: [plain], handlers, kinds: [flowControl] });

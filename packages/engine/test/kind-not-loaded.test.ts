@@ -110,7 +110,7 @@ describe('flow limits without kinds: [flowControl]', () => {
       );
       expect(error).toMatchObject({ code: 'KIND_NOT_LOADED' });
       expect(String((error as Error).message)).toContain(
-        `workflow ${def.name} has flow limits (concurrency, rateLimit): pass kinds: [flowControl]`,
+        `workflow ${def.name} has flow control: pass kinds: [flowControl]`,
       );
     }
   });

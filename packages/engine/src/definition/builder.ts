@@ -596,7 +596,7 @@ export function workflow<
   never,
   never,
   never,
-  Opt extends { concurrency: object } ? 'limits' : never,
+  Opt extends { concurrency: object } | { priority: number | string } | { fairness: object } ? 'limits' : never,
   Empty,
   false,
   V

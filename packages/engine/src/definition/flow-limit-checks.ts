@@ -28,12 +28,17 @@ const rateLimitSchema = z.strictObject({
   scope: opt(text(1, 500)),
 });
 
+/** A workflow's priority: a number, or a data path to one. */
+const prioritySchema = z.union([integer(-1_000_000, 1_000_000), text(1, 500)]);
+/** A workflow's fairness: the key whose values take turns. */
+const fairnessSchema = z.strictObject({ key: text(1, 500) });
+
 /**
  * Problems with one limit or a list of them at `at`: checked as the one form its value has (not
  * as a union, whose failure would only say that neither form matched), each issue at its own path.
  */
-function formIssues(schema: z.ZodMiniType, value: unknown, at: string): Issue[] {
-  const form = Array.isArray(value)
+function formIssues(schema: z.ZodMiniType, value: unknown, at: string, list = true): Issue[] {
+  const form = list && Array.isArray(value)
     ? z.array(schema).check(z.minLength(1), z.maxLength(MAX_FLOW_LIMITS))
     : schema;
   const r = parseWith(form as z.ZodMiniType, value);
@@ -96,12 +101,19 @@ export function limitIssues({ definition: def, regions }: CompiledWorkflow): Iss
     out.push(...(forms.length ? forms : keyIssues(limits, at, paths)));
   };
   check({ concurrency: def.concurrency }, '', workflowKeyIssues);
-  for (const [at, path] of [
-    ['priority', def.priority],
-    ['fairness.key', def.fairness?.key],
-  ] as const) {
-    if (typeof path === 'string') for (const message of workflowKeyIssues(path)) out.push({ path: at, message });
-  }
+  const header = [
+    ...(def.priority === undefined ? [] : formIssues(prioritySchema, def.priority, 'priority', false)),
+    ...(def.fairness === undefined ? [] : formIssues(fairnessSchema, def.fairness, 'fairness', false)),
+  ];
+  out.push(...header);
+  if (header.length) formsOk = false;
+  else
+    for (const [at, path] of [
+      ['priority', def.priority],
+      ['fairness.key', def.fairness?.key],
+    ] as const) {
+      if (typeof path === 'string') for (const message of workflowKeyIssues(path)) out.push({ path: at, message });
+    }
   for (const id in def.steps) {
     const step = def.steps[id]! as StepLimits & { kind: string; workflow?: string };
     if (!hasLimits(step)) continue;

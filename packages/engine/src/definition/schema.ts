@@ -36,10 +36,10 @@ const header = {
   ),
   /** At most `limit` instances per key value (an `input.` path) admitted at once, across runners. */
   concurrency: opt(limitField),
-  /** Reserved: the instance's priority (a number, or an `input.` path to one). Validated, not yet acted on. */
-  priority: opt(z.union([integer(-1_000_000, 1_000_000), text(1, 500)])),
-  /** Reserved: round-robin across the values of `key` (an `input.` path). Validated, not yet acted on. */
-  fairness: opt(z.strictObject({ key: text(1, 500) })),
+  /** Reserved: the instance's priority (a number, or an `input.` path to one). Checked by `flowControl`, not yet acted on. */
+  priority: opt(limitField as unknown as z.ZodMiniType<number | string>),
+  /** Reserved: round-robin across the values of `key` (an `input.` path). Checked by `flowControl`, not yet acted on. */
+  fairness: opt(limitField as unknown as z.ZodMiniType<{ key: string }>),
 };
 
 /** The JSON form of a workflow definition. `steps` may be a record keyed by id or a list of steps with ids. */

@@ -36,8 +36,10 @@ const PROVIDED_BY: Readonly<Record<string, { name: string; from: string }>> = {
 
 /** The error for a step whose kind's rules (or a workflow whose flow limits' rules, `limits`) were not passed in `kinds`. */
 export function kindNotLoaded(kind: string, workflow?: string): RegistryError {
-  const steps = kind === 'limits' ? 'flow control' : `${kind} steps`;
-  const what = workflow === undefined ? `a ${kind} step` : `workflow ${workflow} has ${steps}`;
+  const what =
+    workflow === undefined
+      ? `a ${kind} step`
+      : `workflow ${workflow} has ${kind === 'limits' ? 'flow control' : `${kind} steps`}`;
   const by = PROVIDED_BY[kind];
   const how = by
     ? `pass kinds: [${by.name}] (import { ${by.name} } from '${by.from}') to createRunner, step or createHarness`
@@ -69,11 +71,11 @@ type Limited = { concurrency?: unknown; rateLimit?: unknown; priority?: unknown;
 export function assertKinds(wf: CompiledWorkflow, table: RuleTable): void {
   if (checked.get(wf) === table) return;
   const def = wf.definition as CompiledWorkflow['definition'] & Limited;
-  let limited = def.concurrency !== undefined || def.priority !== undefined || def.fairness !== undefined;
+  let limited = 'concurrency' in def || 'priority' in def || 'fairness' in def;
   for (const id in def.steps) {
     const step = def.steps[id]! as StepDefinition & Limited;
     if (!table.rules[step.kind]) throw kindNotLoaded(step.kind, def.name);
-    limited ||= step.concurrency !== undefined || step.rateLimit !== undefined;
+    limited ||= 'concurrency' in step || 'rateLimit' in step;
   }
   if (limited) {
     if (!table.limits) throw kindNotLoaded('limits', def.name);

@@ -140,7 +140,7 @@ export function reduce(
   const wf = compileWorkflow(definition);
   const table = kindTable(options.kinds);
   assertKinds(wf, table);
-  const ev = table.limits?.parse(event) ?? parseEvent(event);
+  const ev = (table.limits?.parse ?? parseEvent)(event);
   const budget = options.maxTransitions ?? DEFAULT_MAX_TRANSITIONS;
   const plain = options.reference !== true;
   const leaseMs = checkLease(options.leaseMs);
@@ -211,7 +211,8 @@ function advance(
   }
   const at = Math.max(ev.at, snapshot.updatedAt);
   const logged: LogEntry[] = [];
-  if (plain && known && ev.type === 'task.completed') {
+  // With flow limits, a next step may need what the general path resolves at dispatch.
+  if (plain && known && !table.limits && ev.type === 'task.completed') {
     const next = completeTask(wf, snapshot, ev, at, budget, logged, leaseMs);
     if (next) {
       next.log = appendLog(wf, next.log, logged);

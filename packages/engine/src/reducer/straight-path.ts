@@ -44,9 +44,7 @@ export function completeTask(
   const next = def.next;
   const nextDef = next === undefined ? undefined : (steps[next] as TaskDef);
   if (nextDef) {
-    // A limited task resolves what it needs from the data: the general path dispatches it.
-    if (nextDef.kind !== 'task' || nextDef.concurrency || nextDef.rateLimit)
-      return undefined;
+    if (nextDef.kind !== 'task') return undefined;
   } else {
     // Inside a parallel branch the branch ends, not the workflow; another task would be stopped.
     if ((wf.regions.get(id)?.length ?? 0) > 0) return undefined;

@@ -3,7 +3,7 @@ import { limitIssues } from '../definition/flow-limit-checks.js';
 import { ValidationError } from '../errors.js';
 import { parseFlowEvent } from '../flow-events.js';
 import type { StepLimits } from '../definition/flow-limits.js';
-import { type EventOf, rejectEvent } from '../events.js';
+import { type EventOf, parseEvent, rejectEvent } from '../events.js';
 import { isTerminal, type Snapshot, type TaskState, type TimerState } from '../snapshot.js';
 import { resolveNeeds, workflowNeeds } from './flow-needs.js';
 import { rulesOf } from './kind-table.js';
@@ -242,14 +242,14 @@ function clearWaits(cx: Cx): void {
  * A handler's run attempt was dispatched: what its step's limits need goes on it, resolved from the
  * data now; a key that holds no key value fails it once the rule that dispatched it is done.
  */
-function dispatched(cx: Cx, def: { id: string }, task: TaskState, key: string): void {
+function dispatched(cx: Cx, def: { id: string }, task: TaskState): void {
   // Only run attempts of a handler are limited: compensations undo, and must not wait behind runs.
   if (task.phase !== 'run' || task.child !== undefined) return;
   const needs = attemptNeeds(cx, def, task.item);
   if (Array.isArray(needs)) task.needs = needs;
   else if (needs !== undefined) {
     cx.badKeys ??= [];
-    cx.badKeys.push({ key, error: needs });
+    cx.badKeys.push({ key: taskKey(task.step, task.phase, task.item), error: needs });
   }
 }
 
@@ -268,8 +268,8 @@ export const LIMIT_RULES: LimitRules = {
   admit,
   waiting: hasThrottled,
   retryAll: retryAllThrottled,
-  retry: retryThrottled,
-  parse: parseFlowEvent,
+  retry: (cx, _, timer) => retryThrottled(cx, timer),
+  parse: (event) => parseFlowEvent(event) ?? parseEvent(event),
   rules: {
     'task.throttled': (cx, ev) => change(cx, throttleTask(cx, ev)),
     'instance.throttled': (cx, ev) => change(cx, throttleAdmission(cx, ev)),

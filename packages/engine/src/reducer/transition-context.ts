@@ -203,9 +203,8 @@ export function dispatchTask(
   if (item !== undefined) task.item = item;
   if (extra?.child !== undefined) task.child = extra.child;
   if (cx.handoff) task.queued = true;
-  const at = taskKey(id, phase, item);
-  cx.table.limits?.dispatched(cx, def, task, at);
-  cx.s.tasks[at] = task;
+  cx.table.limits?.dispatched(cx, def, task);
+  cx.s.tasks[taskKey(id, phase, item)] = task;
   log(
     cx,
     phase === 'run' ? 'task.dispatched' : 'compensation.dispatched',

@@ -132,8 +132,8 @@ export class FlowGate implements FlowGatePort {
  * without `flow`; none when the store counts nothing. A released slot ticks its waiters through
  * the runner.
  */
-export function flowGate({ store, clock, workflows, tick }: FlowGateOptions): FlowGatePort | undefined {
-  checkFlow(store, workflows);
+export function flowGate({ store, clock, registry, tick }: FlowGateOptions): FlowGatePort | undefined {
+  checkFlow(store, registry.all());
   if (!store.flow) return undefined;
   const wake = (id: string, tries: number): void => {
     tick(id).catch((e: unknown) => {

@@ -1,18 +1,18 @@
-import type { WorkflowDefinition } from '../definition/schema.js';
 import type { WorkflowEvent } from '../events.js';
 import type { Reduction } from '../reducer/reducer.js';
 import type { LogEntry, Snapshot } from '../snapshot.js';
 import type { Store } from '../store/store.js';
+import type { WorkflowRegistry } from './registry.js';
 
 // The runner's side of flow limits as a port: the write loop asks it around every write, and a
 // kind set (`flowControl`) brings what answers. Types only, so the core imports none of it.
 
-/** What a runner's flow gate counts with: its store, clock and definitions, and how it ticks an instance. */
+/** What a runner's flow gate counts with: its store, clock and registry, and how it ticks an instance. */
 export interface FlowGateOptions {
   store: Store;
   clock: () => number;
-  /** Every definition the runner registered: a limited one needs a store with `flow`. */
-  workflows: readonly WorkflowDefinition[];
+  /** The runner's definitions: a limited one needs a store with `flow`. */
+  registry: WorkflowRegistry;
   /** Ticks an instance (a waiter whose slot freed); rejects as `runner.tick` does. */
   tick: (id: string) => Promise<unknown>;
 }

@@ -153,12 +153,12 @@ type KindsIn<KS> = KS extends readonly (infer S)[]
     ? keyof R | (S extends { readonly limits: object } ? 'limits' : never)
     : never
   : never;
-/** The one-line message for what is missing from `kinds`: composition's kinds, flow limits, or both. */
+/** The one-line message for what is missing from `kinds`: composition's kinds, flow control, or both. */
 type KindsMessage<Missing> = [Exclude<Missing, 'limits'>] extends [never]
-  ? "flow limits (concurrency, rateLimit) run only with kinds: [flowControl] from '@stepfold/engine'"
+  ? "flow control (concurrency, rateLimit, priority, fairness) runs only with kinds: [flowControl] from '@stepfold/engine'"
   : [Extract<Missing, 'limits'>] extends [never]
     ? "child and map steps run only with kinds: [composition] from '@stepfold/engine'"
-    : "child and map steps and flow limits run only with kinds: [composition, flowControl] from '@stepfold/engine'";
+    : "child and map steps and flow control run only with kinds: [composition, flowControl] from '@stepfold/engine'";
 
 /**
  * Nothing when `kinds` brings every step kind the typed definitions `W` use (and flow limits when

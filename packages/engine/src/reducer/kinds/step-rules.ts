@@ -1,5 +1,5 @@
 import type { CompiledWorkflow } from '../../definition/compile.js';
-import type { EventOf } from '../../events.js';
+import type { EventOf, WorkflowEvent } from '../../events.js';
 import type {
   ErrorInfo,
   LogEntry,
@@ -54,8 +54,8 @@ export type LimitEvent = 'task.throttled' | 'instance.throttled' | 'instance.adm
 export interface LimitRules {
   /** Throws `INVALID_DEFINITION` for a definition's flow control that is wrong past the shape the core parses. */
   check(wf: CompiledWorkflow): void;
-  /** An attempt was just dispatched as `task` (under `key`): what a handler's run attempt needs goes on it. */
-  dispatched(cx: Cx, def: { id: string }, task: TaskState, key: string): void;
+  /** An attempt was just dispatched as `task`: what a handler's run attempt needs goes on it. */
+  dispatched(cx: Cx, def: { id: string }, task: TaskState): void;
   /**
    * After a transition's body: attempts whose limit key held no key value fail for good, and what
    * no longer waits (a step moved on, an instance ended) stops showing it waited.
@@ -72,10 +72,10 @@ export interface LimitRules {
   waiting(cx: Cx): boolean;
   /** A tick, before the due timers: every throttled attempt and admission is tried again. */
   retryAll(cx: Cx): void;
-  /** A `throttle` timer fired: its attempt is dispatched again. */
-  retry(cx: Cx, timer: TimerState): void;
-  /** A flow event parsed (`INVALID_EVENT` when malformed); undefined for any other type (`parseEvent`'s). */
-  parse(event: unknown): EventOf<LimitEvent> | undefined;
+  /** A `throttle` timer fired (for the step `def`): its attempt is dispatched again. */
+  retry(cx: Cx, def: unknown, timer: TimerState): void;
+  /** `parseEvent`, flow events included (`INVALID_EVENT` when malformed). */
+  parse(event: unknown): WorkflowEvent;
   /** The flow events' rules, as the core's `rules` (NOOP when the event does not apply). */
   readonly rules: { readonly [T in LimitEvent]: (cx: Cx, ev: EventOf<T>) => symbol | undefined };
 }
