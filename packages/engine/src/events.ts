@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { ValidationError } from './errors.js';
-import type { FlowEvent } from './flow-events.js';
 import { isTime, MAX_EVENT_TIME } from './event-time.js';
+import type { FlowEvent } from './flow-events.js';
 import { isValidId } from './ids.js';
 import { idString as id, integer, parseWith, text } from './schema-kit.js';
 

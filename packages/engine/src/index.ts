@@ -14,7 +14,6 @@ export { defineWorkflow, definitionHash } from './definition/compile.js';
 export { readPath } from './definition/data-path.js';
 export { type DeclaredSchemas, declaredSchemas, type } from './definition/declared-schemas.js';
 export type { FlowLimit, RateLimit } from './definition/flow-limits.js';
-export * from './flow-control/index.js';
 export * from './definition/introspect.js';
 export type {
   Condition,
@@ -62,6 +61,7 @@ export type {
 export * from './diagram/index.js';
 export * from './errors.js';
 export { type EventOf, eventSchema, parseEvent, type WorkflowEvent } from './events.js';
+export * from './flow-control/index.js';
 export { assertValidId, isValidId, MAX_ID_LENGTH } from './ids.js';
 export * from './lifecycle/index.js';
 export * from './payloads/index.js';

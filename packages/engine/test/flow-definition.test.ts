@@ -40,12 +40,13 @@ describe('flow limits in a definition', () => {
   it('parses anywhere: limits are checked where flowControl is passed', () => {
     const odd = defineWorkflow(withTask({ concurrency: { limit: 0 } }) as DefinitionInput);
     expect(odd.steps['t']).toMatchObject({ concurrency: { limit: 0 } });
-    expect(defineWorkflow(withTask({ rateLimit: 3 }) as DefinitionInput).steps['t']).toMatchObject({ rateLimit: 3 });
+    expect(defineWorkflow(withTask({ rateLimit: 3 }) as DefinitionInput).steps['t']).toMatchObject({
+      rateLimit: 3,
+    });
     expect(issues(withTask({ rateLimit: 3 }))[0]!.path).toBe('steps.t.rateLimit');
-    expect(issues(withTask({}, { priority: 1.5, fairness: [{ key: 'input.t' }] })).map((i) => i.path)).toEqual([
-      'priority',
-      'fairness',
-    ]);
+    expect(
+      issues(withTask({}, { priority: 1.5, fairness: [{ key: 'input.t' }] })).map((i) => i.path),
+    ).toEqual(['priority', 'fairness']);
   });
 
   it('accepts concurrency and rateLimit on a task, one or several, and concurrency, priority, fairness on the workflow', () => {
@@ -105,9 +106,9 @@ describe('flow limits in a definition', () => {
         ),
       ).map((i) => i.path),
     ).toEqual(['concurrency.key', 'priority', 'fairness.key']);
-    expect(issues(withTask({}, { concurrency: { key: 'outputs.a.x', limit: 1 } })).map((i) => i.path)).toEqual([
-      'concurrency.key',
-    ]);
+    expect(
+      issues(withTask({}, { concurrency: { key: 'outputs.a.x', limit: 1 } })).map((i) => i.path),
+    ).toEqual(['concurrency.key']);
   });
 
   it('a map limit may read its item; a workflow map takes none', () => {
@@ -127,18 +128,18 @@ describe('flow limits in a definition', () => {
     ]);
   });
 
-  it('the builder checks input key paths against the declared input schema, for callers past the types', () => {
-    const build = () =>
-      workflow('w', 1, { concurrency: { key: 'input.tenat', limit: 1 } })
-        .input(z.object({ tenant: z.string() }))
-        .task('t', { handler: 'h', concurrency: { key: 'input.custmer' as never, limit: 1 } })
-        .build();
+  it('input key paths are checked against the declared input schema where flowControl is passed, for callers past the types', () => {
+    const built = workflow('w', 1, { concurrency: { key: 'input.tenat', limit: 1 } })
+      .input(z.object({ tenant: z.string() }))
+      .task('t', { handler: 'h', concurrency: { key: 'input.custmer' as never, limit: 1 } })
+      .build();
     let error: unknown;
     try {
-      build();
+      step(built, null, { type: 'start', at: 0, id: 'i', input: { tenant: 'a' } }, { kinds: [flowControl] });
     } catch (e) {
       error = e;
     }
+    expect(error).toMatchObject({ code: 'INVALID_DEFINITION' });
     expect((error as { issues: Array<{ path: string }> }).issues.map((i) => i.path)).toEqual([
       'concurrency.key',
       'steps.t.concurrency.key',

@@ -125,7 +125,12 @@ describe('flow limits need kinds: [flowControl]', () => {
 
   it('takes them with flowControl (beside composition for a map), and plain definitions without it', () => {
     const typeOnly = () => {
-      createRunner({ store, workflows: [limited, rated, admitted, prioritized], handlers, kinds: [flowControl] });
+      createRunner({
+        store,
+        workflows: [limited, rated, admitted, prioritized],
+        handlers,
+        kinds: [flowControl],
+      });
       createRunner({ store, workflows: [fan], handlers, kinds: [composition, flowControl] });
       createRunner({ store, workflows: [plain], handlers });
       createRunner({ store, workflows: [plain], handlers, kinds: [flowControl] });

@@ -162,7 +162,12 @@ describe('runner with flow limits', () => {
     const rated = workflow('rated', 1)
       .task('call', { handler: 'call', rateLimit: { limit: 2, periodMs: 150 } })
       .build();
-    const runner = createRunner({ kinds: [flowControl], store, workflows: [rated], handlers: { call: async () => 1 } });
+    const runner = createRunner({
+      kinds: [flowControl],
+      store,
+      workflows: [rated],
+      handlers: { call: async () => 1 },
+    });
     const ids = [0, 1, 2, 3, 4, 5].map((n) => `r-${n}`);
     await Promise.all(ids.map((id) => runner.start('rated', id)));
     // Nothing frees a rate window: the throttled ones are found by polling, as a worker does.
@@ -229,7 +234,12 @@ describe('runner with flow limits', () => {
     const { flow: _, ...plain } = createMemoryStore() as Store;
     let error: unknown;
     try {
-      createRunner({ kinds: [flowControl], store: plain, workflows: [perCustomer], handlers: { work: async () => 1 } });
+      createRunner({
+        kinds: [flowControl],
+        store: plain,
+        workflows: [perCustomer],
+        handlers: { work: async () => 1 },
+      });
     } catch (e) {
       error = e;
     }
@@ -242,7 +252,12 @@ describe('runner with flow limits', () => {
       steps: { t: { kind: 'task', handler: 'h' } },
     });
     expect(() =>
-      createRunner({ kinds: [flowControl], store: plain, workflows: [unlimited], handlers: { h: async () => 1 } }),
+      createRunner({
+        kinds: [flowControl],
+        store: plain,
+        workflows: [unlimited],
+        handlers: { h: async () => 1 },
+      }),
     ).not.toThrow();
   });
 });

@@ -22,7 +22,9 @@ describe('importing an entry', () => {
     // Flow limits likewise: refused without flowControl, run with it; a program without limits
     // reduces to the very same snapshots whether flowControl is passed or not.
     expect(none['limitedWithout']).toEqual({ error: 'KIND_NOT_LOADED' });
-    expect(none['limitedWith']).toHaveProperty('ok.tasks.a.needs', [{ scope: 'limited/a', key: '1', limit: 1 }]);
+    expect(none['limitedWith']).toHaveProperty('ok.tasks.a.needs', [
+      { scope: 'limited/a', key: '1', limit: 1 },
+    ]);
     expect(none['plainWithFlow']).toEqual(none['plain']);
   });
 });

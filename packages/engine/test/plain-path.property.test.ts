@@ -121,7 +121,16 @@ describe('plain path = deep-copy reference (task chains)', () => {
       leaseMs: fc.option(fc.integer({ min: 1, max: 8_000 }), { nil: undefined }),
     });
     const chainIntent = fc.record({
-      kind: fc.constantFrom('complete', 'complete', 'complete', 'fail', 'tick', 'release', 'heartbeat', 'throttle'),
+      kind: fc.constantFrom(
+        'complete',
+        'complete',
+        'complete',
+        'fail',
+        'tick',
+        'release',
+        'heartbeat',
+        'throttle',
+      ),
       pick: fc.nat(),
       attemptOffset: fc.constantFrom(0, 0, 0, -1, 1),
       key: fc.constantFrom('none', 'none', 'right', 'wrong'),
@@ -175,13 +184,10 @@ describe('plain path = deep-copy reference (task chains)', () => {
             return { type: 'task.failed', ...base, error: { message: 'x', retryable: true } };
           return { type: 'task.completed', ...base, ...(i.output ? { output: i.output } : {}) };
         };
-        lockstep(
-          def,
-          { type: 'start', at: now, id: 'p', input: { n: 1 } },
-          next,
-          intents.length,
-          { kinds: [flowControl], ...(c.leaseMs === undefined ? {} : { leaseMs: c.leaseMs }) },
-        );
+        lockstep(def, { type: 'start', at: now, id: 'p', input: { n: 1 } }, next, intents.length, {
+          kinds: [flowControl],
+          ...(c.leaseMs === undefined ? {} : { leaseMs: c.leaseMs }),
+        });
       }),
       { numRuns: 300 },
     );

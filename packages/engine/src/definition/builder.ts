@@ -596,7 +596,9 @@ export function workflow<
   never,
   never,
   never,
-  Opt extends { concurrency: object } | { priority: number | string } | { fairness: object } ? 'limits' : never,
+  Opt extends { concurrency: object } | { priority: number | string } | { fairness: object }
+    ? 'limits'
+    : never,
   Empty,
   false,
   V

@@ -1,9 +1,9 @@
 import * as z from 'zod/mini';
 import type { Issue } from '../errors.js';
 import { integer, millis, parseWith, text } from '../schema-kit.js';
-import { pathIssues } from './data-path.js';
 import { inputPathIssues } from './builder-checks.js';
 import type { CompiledWorkflow } from './compile.js';
+import { pathIssues } from './data-path.js';
 import { declaredSchemas } from './declared-schemas.js';
 import { type FlowLimit, hasLimits, limitList, type StepLimits } from './flow-limits.js';
 import { isItemPath, itemPathIssues } from './kinds/map.js';
@@ -38,9 +38,10 @@ const fairnessSchema = z.strictObject({ key: text(1, 500) });
  * as a union, whose failure would only say that neither form matched), each issue at its own path.
  */
 function formIssues(schema: z.ZodMiniType, value: unknown, at: string, list = true): Issue[] {
-  const form = list && Array.isArray(value)
-    ? z.array(schema).check(z.minLength(1), z.maxLength(MAX_FLOW_LIMITS))
-    : schema;
+  const form =
+    list && Array.isArray(value)
+      ? z.array(schema).check(z.minLength(1), z.maxLength(MAX_FLOW_LIMITS))
+      : schema;
   const r = parseWith(form as z.ZodMiniType, value);
   return r.ok ? [] : r.issues.map((i) => ({ path: i.path ? `${at}.${i.path}` : at, message: i.message }));
 }
@@ -68,7 +69,8 @@ export function limitPaths(step: StepLimits, at: string): Array<{ path: string; 
   for (const field of ['concurrency', 'rateLimit'] as const) {
     const many = Array.isArray(step[field]);
     limitList<FlowLimit>(step[field]).forEach((l, i) => {
-      if (typeof l?.key === 'string') out.push({ path: l.key, at: `${at}.${field}${many ? `.${i}` : ''}.key` });
+      if (typeof l?.key === 'string')
+        out.push({ path: l.key, at: `${at}.${field}${many ? `.${i}` : ''}.key` });
     });
   }
   return out;
@@ -94,8 +96,12 @@ export function limitIssues({ definition: def, regions }: CompiledWorkflow): Iss
   let formsOk = true;
   const check = (limits: StepLimits, at: string, paths: (path: string) => string[]) => {
     const forms = [
-      ...(limits.concurrency === undefined ? [] : formIssues(flowLimitSchema, limits.concurrency, `${at}concurrency`)),
-      ...(limits.rateLimit === undefined ? [] : formIssues(rateLimitSchema, limits.rateLimit, `${at}rateLimit`)),
+      ...(limits.concurrency === undefined
+        ? []
+        : formIssues(flowLimitSchema, limits.concurrency, `${at}concurrency`)),
+      ...(limits.rateLimit === undefined
+        ? []
+        : formIssues(rateLimitSchema, limits.rateLimit, `${at}rateLimit`)),
     ];
     if (forms.length) formsOk = false;
     out.push(...(forms.length ? forms : keyIssues(limits, at, paths)));
@@ -112,7 +118,8 @@ export function limitIssues({ definition: def, regions }: CompiledWorkflow): Iss
       ['priority', def.priority],
       ['fairness.key', def.fairness?.key],
     ] as const) {
-      if (typeof path === 'string') for (const message of workflowKeyIssues(path)) out.push({ path: at, message });
+      if (typeof path === 'string')
+        for (const message of workflowKeyIssues(path)) out.push({ path: at, message });
     }
   for (const id in def.steps) {
     const step = def.steps[id]! as StepLimits & { kind: string; workflow?: string };

@@ -112,7 +112,6 @@ export const rules: { [T in Exclude<WorkflowEvent['type'], LimitEvent>]: Rule<T>
     });
   },
 
-
   signal: (cx, ev) => {
     refuseUnknownSignal(cx.wf, cx.s.id, ev.name);
     return run(cx, () => {

@@ -1,15 +1,15 @@
 import { readPath } from '../definition/data-path.js';
 import { limitIssues } from '../definition/flow-limit-checks.js';
-import { ValidationError } from '../errors.js';
-import { parseFlowEvent } from '../flow-events.js';
 import type { StepLimits } from '../definition/flow-limits.js';
+import { ValidationError } from '../errors.js';
 import { type EventOf, parseEvent, rejectEvent } from '../events.js';
+import { parseFlowEvent } from '../flow-events.js';
 import { isTerminal, type Snapshot, type TaskState, type TimerState } from '../snapshot.js';
 import { resolveNeeds, workflowNeeds } from './flow-needs.js';
 import { rulesOf } from './kind-table.js';
+import type { LimitRules } from './kinds/step-rules.js';
 import { NOOP, type Outcome, run } from './rules.js';
 import { freezeNew } from './snapshot-copy.js';
-import type { LimitRules } from './kinds/step-rules.js';
 import {
   addTimer,
   type Cx,

@@ -47,5 +47,10 @@ export function fire(cx: Cx, due: Due): void {
   log(cx, 'timer.fired', timer!.step, { detail: timer!.kind });
   const def = stepDef(cx, timer!.step);
   // A throttle timer retries an attempt of flow limits (only their rules set one).
-  (timer!.kind === 'throttle' ? cx.table.limits!.retry : rulesOf(cx, def).timer)?.(cx, def, timer!, cx.table.flow);
+  (timer!.kind === 'throttle' ? cx.table.limits!.retry : rulesOf(cx, def).timer)?.(
+    cx,
+    def,
+    timer!,
+    cx.table.flow,
+  );
 }

@@ -49,4 +49,3 @@ export function childEffects(
   const make = kinds?.find((k) => k.childEffects)?.childEffects;
   return make?.(o);
 }
-

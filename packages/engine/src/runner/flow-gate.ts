@@ -138,7 +138,8 @@ export function flowGate({ store, clock, registry, tick }: FlowGateOptions): Flo
   const wake = (id: string, tries: number): void => {
     tick(id).catch((e: unknown) => {
       // A waiter's first write (its create) may still be on its way: tried again shortly.
-      if (isStepfoldError(e, 'NOT_FOUND') && tries < 5) setTimeout(() => wake(id, tries + 1), 20 * 2 ** tries);
+      if (isStepfoldError(e, 'NOT_FOUND') && tries < 5)
+        setTimeout(() => wake(id, tries + 1), 20 * 2 ** tries);
     });
   };
   return new FlowGate(store.flow, clock, (ids) => {

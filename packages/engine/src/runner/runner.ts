@@ -75,7 +75,12 @@ export function createRunner<
   // the store; a released slot ticks its waiters through this runner.
   const gate = options.kinds
     ?.find((k) => k.flowGate)
-    ?.flowGate!({ store, clock, registry, tick: (id): Promise<unknown> => runner.tick(id) });
+    ?.flowGate?.({
+      store,
+      clock,
+      registry,
+      tick: (id): Promise<unknown> => runner.tick(id),
+    });
   // Offloading, bound to this store once; every value it touches checks this one variable.
   const payloads = boundPayloads(options.payloads)?.bind(store);
   const writes = new WriteLoop({

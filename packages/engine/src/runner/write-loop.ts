@@ -416,7 +416,9 @@ export class WriteLoop {
     let s = started(null, false);
     let before = 0;
     try {
-      ({ next: s, transitions } = await this.gated(null, s, transitions, definition, (n) => this.store.create(n)));
+      ({ next: s, transitions } = await this.gated(null, s, transitions, definition, (n) =>
+        this.store.create(n),
+      ));
     } catch (e) {
       if (!isStepfoldError(e, 'ALREADY_EXISTS') || !reuseFinished) throw e;
       const old = await loadInstance(this.store, id);

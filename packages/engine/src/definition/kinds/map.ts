@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import type { Issue } from '../../errors.js';
 import { CHILD_HANDLER } from '../../snapshot.js';
 import { pathIssues } from '../data-path.js';
-import { limitField, rateLimitField } from '../flow-limits.js';
+import { limitField, type RateLimitField } from '../flow-limits.js';
 import { defineKind } from '../kind.js';
 import {
   failurePolicySchema,
@@ -51,7 +51,7 @@ export const map = defineKind(
     /** Handler maps: at most `limit` item attempts at once per key value (which may read `item`, `index`). */
     concurrency: opt(limitField),
     /** Handler maps: at most `limit` item attempt starts per key value in any window of `periodMs`. */
-    rateLimit: opt(rateLimitField),
+    rateLimit: opt(limitField as unknown as RateLimitField),
   },
   {
     issues: (step, at) => {

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { limitField, rateLimitField } from '../flow-limits.js';
+import { limitField, type RateLimitField } from '../flow-limits.js';
 import { defineKind } from '../kind.js';
 import {
   failurePolicySchema,
@@ -31,7 +31,7 @@ export const task = defineKind(
     /** At most `limit` attempts at once per key value, across every runner sharing the store. */
     concurrency: opt(limitField),
     /** At most `limit` attempt starts per key value in any window of `periodMs`. */
-    rateLimit: opt(rateLimitField),
+    rateLimit: opt(limitField as unknown as RateLimitField),
   },
   {
     issues: (step, at) => mappingIssues(step.input, `${at}.input`),
