@@ -31,6 +31,12 @@ export const PROFILES = [
     what: 'an edge runner with `composition` (child and map steps)',
     source: "export { composition, createRunner, defineWorkflow, workflow } from '@stepfold/engine';",
   },
+  {
+    name: 'bundle-edge-flow',
+    capKb: 39,
+    what: 'an edge runner with `flowControl` (flow limits)',
+    source: "export { createRunner, defineWorkflow, flowControl, workflow } from '@stepfold/engine';",
+  },
 ] as const;
 
 /** How a Worker's bundler builds: ESM for browsers and workerd, minified, in memory. */

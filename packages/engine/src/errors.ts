@@ -133,7 +133,9 @@ export type StepErrorCode =
   /** A child step's instance id belongs to an instance that is not its child. */
   | 'CHILD_ID_TAKEN'
   /** A map step's `items` path does not hold an array. */
-  | 'INVALID_ITEMS';
+  | 'INVALID_ITEMS'
+  /** A flow limit's key path held no string, finite number or boolean (the attempt fails for good). */
+  | 'INVALID_FLOW_KEY';
 
 /**
  * Brand every stepfold error carries under a registry symbol, so two copies of the engine in one

@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { ValidationError } from './errors.js';
 import { isTime, MAX_EVENT_TIME } from './event-time.js';
+import type { FlowEvent } from './flow-events.js';
 import { isValidId } from './ids.js';
 import { idString as id, integer, parseWith, text } from './schema-kit.js';
 
@@ -154,8 +155,11 @@ const SCHEMA_OF: Record<string, z.ZodMiniType> = Object.fromEntries(
   EVENT_SCHEMAS.map((schema) => [schema.shape.type.def.values[0], schema]),
 );
 
-/** Any event the reducer accepts. */
-export type WorkflowEvent = z.infer<typeof eventSchema>;
+/**
+ * Any event the reducer accepts: the core's (`eventSchema`), and flow limits' (parsed where
+ * `flowControl` is passed; see `flow-events.ts`).
+ */
+export type WorkflowEvent = z.infer<typeof eventSchema> | FlowEvent;
 /** The event of the given `type`. */
 export type EventOf<T extends WorkflowEvent['type']> = Extract<WorkflowEvent, { type: T }>;
 
@@ -183,7 +187,10 @@ const DATA_FIELD: Partial<Record<WorkflowEvent['type'], string>> = {
   requeue: 'inputPatch',
 };
 
-/** Validates an event, throwing `INVALID_EVENT` with every problem listed. */
+/**
+ * Validates an event, throwing `INVALID_EVENT` with every problem listed (flow limits' events are
+ * parsed by their rules, where `flowControl` is passed).
+ */
 export function parseEvent(event: unknown): WorkflowEvent {
   let ev = commonEvent(event as Record<string, unknown>);
   if (!ev) {

@@ -4,13 +4,16 @@ export * from './composition/index.js';
 export {
   type TaskFields,
   WorkflowBuilder,
+  type WorkflowLimit,
   type WorkflowOptions,
   workflow,
 } from './definition/builder.js';
 export type { ChildWorkflow, MapSummary, WorkflowMapSummary } from './definition/builder-compose.js';
+export type { KeyPath, TypedFlowLimit, TypedRateLimit } from './definition/builder-types.js';
 export { defineWorkflow, definitionHash } from './definition/compile.js';
 export { readPath } from './definition/data-path.js';
 export { type DeclaredSchemas, declaredSchemas, type } from './definition/declared-schemas.js';
+export type { FlowLimit, RateLimit } from './definition/flow-limits.js';
 export * from './definition/introspect.js';
 export type {
   Condition,
@@ -58,14 +61,17 @@ export type {
 export * from './diagram/index.js';
 export * from './errors.js';
 export { type EventOf, eventSchema, parseEvent, type WorkflowEvent } from './events.js';
+export * from './flow-control/index.js';
 export { assertValidId, isValidId, MAX_ID_LENGTH } from './ids.js';
 export * from './lifecycle/index.js';
 export * from './payloads/index.js';
+export { instanceHolder, taskHolder } from './reducer/flow-needs.js';
 export type { KindSet } from './reducer/kind-table.js';
 export { replay, type StepOptions, step } from './reducer/reducer.js';
 export { backoffMs, DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, type RetryPolicy } from './reducer/retry-policy.js';
 export { attemptOverdue, DEFAULT_TASK_LEASE_MS } from './reducer/task-lease.js';
 export { dispatchedBy, type TaskView, taskView } from './reducer/task-view.js';
+export { type FlowChanges, flowChanges } from './runner/flow-changes.js';
 export type { AnyDefinition, Handler, HandlerContext, HandlersFor } from './runner/handler-types.js';
 export type { RunnerHooks } from './runner/hooks.js';
 export {

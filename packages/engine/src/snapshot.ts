@@ -1,4 +1,5 @@
 import type { StepErrorCode } from './errors.js';
+import type { FlowNeed } from './flow-need.js';
 
 /** Snapshot format version; bump with a migration when the shape below changes. */
 export const SNAPSHOT_SCHEMA_VERSION = 1;
@@ -73,6 +74,34 @@ export interface StepState {
   child?: ChildState | undefined;
   /** Map steps: progress over the items (O(`maxConcurrency`), whatever the item count). */
   map?: MapState | undefined;
+  /**
+   * The step's latest attempt (a map's latest item) is waiting for a limit the store could not
+   * grant: which one, until when at the latest (a freed slot wakes it earlier), since when.
+   */
+  throttled?: ThrottledState | undefined;
+}
+
+/**
+ * An attempt (or an instance's admission) waiting for a flow limit: the need the store could not
+ * meet, the latest time it is retried (`until`; a release wakes it earlier), and when it first waited.
+ */
+export interface ThrottledState {
+  need: FlowNeed;
+  until: number;
+  since: number;
+  /** The attempt that waits (tasks only; it is not consumed: the same attempt runs once granted). */
+  attempt?: number | undefined;
+  /** Map steps: the item that waits. */
+  item?: number | undefined;
+}
+
+/** Instance limits of the workflow not granted yet: no step was entered. */
+export interface AdmissionState {
+  needs: FlowNeed[];
+  /** The store could not grant them: retried by a tick (a released slot ticks the instance). */
+  throttled?: ThrottledState | undefined;
+  /** When the admission first waited, kept while it is retried. */
+  waitingSince?: number | undefined;
 }
 
 /** The child instance of a child step: its id, and whether it completed past one of its pivots. */
@@ -154,11 +183,19 @@ export interface TaskState {
    * then it runs it however near its deadline is.
    */
   releases?: number | undefined;
+  /**
+   * Flow limits this attempt needs before it may run (its step's `concurrency` and `rateLimit`,
+   * resolved): the runner acquires them from the store before it saves the dispatch.
+   */
+  needs?: FlowNeed[] | undefined;
+  /** A throttled attempt dispatched again: when it first waited (kept if it waits again). */
+  waitingSince?: number | undefined;
 }
 
 /** A durable timer: a retry backoff, a sleep, or a wait's timeout. */
 export interface TimerState {
-  kind: 'retry' | 'sleep' | 'timeout' | 'idle' | 'max-wait';
+  /** `throttle`: a throttled attempt is retried (any tick retries it earlier: `at` is the poll fallback). */
+  kind: 'retry' | 'sleep' | 'timeout' | 'idle' | 'max-wait' | 'throttle';
   step: string;
   at: number;
   phase?: 'run' | 'compensate' | undefined;
@@ -276,6 +313,10 @@ export interface Snapshot {
   /** Recently seen signal ids (bounded) for deduplication. */
   seenSignals: string[];
   saga?: SagaState | undefined;
+  /** The workflow's instance limits, while not granted (no step entered yet). */
+  admission?: AdmissionState | undefined;
+  /** The workflow's instance limits granted to this instance: the runner releases them when it ends. */
+  holds?: FlowNeed[] | undefined;
   wakeAt: number | null;
   createdAt: number;
   updatedAt: number;

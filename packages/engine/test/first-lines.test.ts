@@ -40,6 +40,10 @@ createRunner({ store, workflows: [parent, pay], kinds: [composition], handlers }
   migrationDown: `const report2 = workflow('report', 2).input(z.object({ team: z.string() })).task('t', { handler: 'go' }).task('u', { handler: 'go' }).build();
 defineMigration({ from: report2, to: report });`,
   migrationOther: `defineMigration({ from: pay, to: workflow('order', 2).task('go', { handler: 'go' }).build() });`,
+  flowKey: `workflow('f', 1).input(z.object({ customer: z.string() })).task('t', { handler: 'go', concurrency: { key: 'input.custmer', limit: 1 } });`,
+  flowKeyObject: `workflow('f', 1).input(z.object({ customer: z.object({ id: z.string() }) })).task('t', { handler: 'go', concurrency: { key: 'input.customer', limit: 1 } });`,
+  flowLimit: `workflow('f', 1).task('t', { handler: 'go', concurrency: { limit: 0 } });`,
+  flowPeriod: `workflow('f', 1).task('t', { handler: 'go', rateLimit: { limit: 5, periodMs: 1.5 } });`,
 };
 
 describe('first lines of compile errors', () => {
@@ -108,6 +112,26 @@ describe('first lines of compile errors', () => {
       'a migration between two workflows',
       'migrationOther',
       /from and to are different workflows: a migration moves instances between versions of one/,
+    ],
+    [
+      'a flow key path with a typo',
+      'flowKey',
+      /^Type '"input\.custmer"' is not assignable to type '"input\.customer"/,
+    ],
+    [
+      'a flow key path to an object',
+      'flowKeyObject',
+      /^Type '"input\.customer"' is not assignable to type '"input\.customer\.id"/,
+    ],
+    [
+      'a limit of 0',
+      'flowLimit',
+      /^Type 'number' is not assignable to type '"limit must be a positive integer"'/,
+    ],
+    [
+      'a fractional window',
+      'flowPeriod',
+      /^Type 'number' is not assignable to type '"periodMs must be a positive integer"'/,
     ],
   ])('%s', (_, name, pattern) => {
     expect(lines[name]?.[0]).toMatch(pattern);

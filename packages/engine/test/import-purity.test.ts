@@ -19,5 +19,12 @@ describe('importing an entry', () => {
     expect(none['childWithout']).toEqual({ error: 'KIND_NOT_LOADED' });
     expect(none['fanWith']).toHaveProperty('ok.status', 'running');
     expect(none['plain']).toHaveProperty('ok.version', 2);
+    // Flow limits likewise: refused without flowControl, run with it; a program without limits
+    // reduces to the very same snapshots whether flowControl is passed or not.
+    expect(none['limitedWithout']).toEqual({ error: 'KIND_NOT_LOADED' });
+    expect(none['limitedWith']).toHaveProperty('ok.tasks.a.needs', [
+      { scope: 'limited/a', key: '1', limit: 1 },
+    ]);
+    expect(none['plainWithFlow']).toEqual(none['plain']);
   });
 });

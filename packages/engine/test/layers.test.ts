@@ -14,6 +14,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   worker: ['shared', 'definition', 'reducer', 'store', 'runner', 'worker'],
   /** Child and map steps: their reducer rules and runner effects, as the `composition` value. */
   composition: ['shared', 'definition', 'reducer', 'store', 'runner', 'composition'],
+  /** Flow limits: their reducer rules and the runner's gate, as the `flowControl` value. */
+  'flow-control': ['shared', 'definition', 'reducer', 'store', 'runner', 'flow-control'],
   testing: [
     'shared',
     'definition',
@@ -48,6 +50,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     'runner',
     'worker',
     'composition',
+    'flow-control',
     'diagram',
     'payloads',
     'lifecycle',

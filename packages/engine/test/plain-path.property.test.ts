@@ -1,5 +1,6 @@
 import {
   defineWorkflow,
+  flowControl,
   type Snapshot,
   type WorkflowDefinition,
   type WorkflowEvent,
@@ -114,11 +115,22 @@ describe('plain path = deep-copy reference (task chains)', () => {
       }),
       defaultTimeout: fc.option(fc.integer({ min: 1, max: 5_000 }), { nil: undefined }),
       log: fc.option(fc.integer({ min: 1, max: 20 }), { nil: undefined }),
+      // Limited steps never take the straight path: both paths must still agree around them.
+      limited: fc.array(fc.boolean(), { minLength: 5, maxLength: 5 }),
       // The attempts' lease: the straight path sets and counts it as the general path does.
       leaseMs: fc.option(fc.integer({ min: 1, max: 8_000 }), { nil: undefined }),
     });
     const chainIntent = fc.record({
-      kind: fc.constantFrom('complete', 'complete', 'complete', 'fail', 'tick', 'release', 'heartbeat'),
+      kind: fc.constantFrom(
+        'complete',
+        'complete',
+        'complete',
+        'fail',
+        'tick',
+        'release',
+        'heartbeat',
+        'throttle',
+      ),
       pick: fc.nat(),
       attemptOffset: fc.constantFrom(0, 0, 0, -1, 1),
       key: fc.constantFrom('none', 'none', 'right', 'wrong'),
@@ -143,6 +155,7 @@ describe('plain path = deep-copy reference (task chains)', () => {
                 handler: `h${i}`,
                 retry: { maxAttempts: 2, initialMs: 10, jitter: 0 },
                 ...(c.timeouts[i] === undefined ? {} : { timeoutMs: c.timeouts[i] }),
+                ...(c.limited[i] ? { concurrency: { key: 'input.n', limit: 1 } } : {}),
                 ...(i + 1 < ids.length ? { next: ids[i + 1] } : {}),
               },
             ]),
@@ -163,17 +176,18 @@ describe('plain path = deep-copy reference (task chains)', () => {
           const base = { at: now, step: stepId, attempt, ...key, ...handoff };
           if (i.kind === 'release') return { type: 'task.released', ...base };
           if (i.kind === 'heartbeat') return { type: 'task.heartbeat', ...base };
+          if (i.kind === 'throttle') {
+            const need = { scope: `chain/${stepId}`, key: '1', limit: 1 };
+            return { type: 'task.throttled', ...base, need, until: now + i.advance };
+          }
           if (i.kind === 'fail')
             return { type: 'task.failed', ...base, error: { message: 'x', retryable: true } };
           return { type: 'task.completed', ...base, ...(i.output ? { output: i.output } : {}) };
         };
-        lockstep(
-          def,
-          { type: 'start', at: now, id: 'p', input: { n: 1 } },
-          next,
-          intents.length,
-          c.leaseMs === undefined ? {} : { leaseMs: c.leaseMs },
-        );
+        lockstep(def, { type: 'start', at: now, id: 'p', input: { n: 1 } }, next, intents.length, {
+          kinds: [flowControl],
+          ...(c.leaseMs === undefined ? {} : { leaseMs: c.leaseMs }),
+        });
       }),
       { numRuns: 300 },
     );

@@ -40,21 +40,27 @@ export function signalIssues(steps: readonly BuiltStep[], declared: Record<strin
   return issues;
 }
 
-/** Every `input.*` path some step reads that the declared input schema cannot have. */
-export function inputPathIssues(steps: readonly BuiltStep[], schema: StandardSchema): Issue[] {
+/**
+ * Every `input.*` path some step reads (or the workflow reads: `also`, its limits' keys) that the
+ * declared input schema cannot have.
+ */
+export function inputPathIssues(
+  steps: readonly BuiltStep[],
+  schema: StandardSchema,
+  also: ReadonlyArray<{ path: string; at: string }> = [],
+): Issue[] {
   const issues: Issue[] = [];
-  for (const s of steps) {
-    for (const { path, at } of kindOf(s).paths?.(s, `steps.${s.id}`) ?? []) {
-      const [root, ...segments] = path.split('.');
-      if (root !== 'input') continue;
-      const problem = missingKey(schema, segments);
-      if (problem) {
-        const hint = suggest(problem.key, problem.keys);
-        issues.push({
-          path: at,
-          message: `"${path}": the declared input has no "${problem.key}" there${hint ? ` (did you mean "${hint}"?)` : ''}`,
-        });
-      }
+  const read = [...also, ...steps.flatMap((s) => kindOf(s).paths?.(s, `steps.${s.id}`) ?? [])];
+  for (const { path, at } of read) {
+    const [root, ...segments] = path.split('.');
+    if (root !== 'input') continue;
+    const problem = missingKey(schema, segments);
+    if (problem) {
+      const hint = suggest(problem.key, problem.keys);
+      issues.push({
+        path: at,
+        message: `"${path}": the declared input has no "${problem.key}" there${hint ? ` (did you mean "${hint}"?)` : ''}`,
+      });
     }
   }
   return issues;

@@ -1,6 +1,15 @@
 // Type-level helpers of the typed builder's `child` and `map` steps: their fields, what their
 // outputs and item inputs are, and the checks that turn a mistake into a compile error. Types only.
-import type { Fields, Handlers, Linked, RawOutput, TaskOutput, Unmatched } from './builder-types.js';
+import type {
+  Fields,
+  FlowFields,
+  Handlers,
+  KeyPaths,
+  Linked,
+  RawOutput,
+  TaskOutput,
+  Unmatched,
+} from './builder-types.js';
 import type { DefinitionInput, WorkflowDefinition } from './schema.js';
 import type { ChildStep, HandlerSpec, InputOf, NameOf, OutputOf } from './typed-definition.js';
 import type { DataPath, Jsonify, PathsUnder, PathValue, Resolve, StepData } from './typing.js';
@@ -117,8 +126,23 @@ export type ItemMapping<WI, O, E> = ItemPath<WI, O, E> | { readonly [key: string
 /** What each item's task (or child) gets: the item, or what the mapping produces from it. */
 export type ItemInput<WI, O, E, M> = [M] extends [undefined] ? E : Resolve<ItemData<WI, O, E>, M>;
 
+/** A map's flow limit key paths: paths of the data, the item and its index that lead to a key value. */
+export type ItemKeyPath<WI, O, E> = KeyPaths<ItemData<WI, O, E>, ItemPath<WI, O, E>>;
+
 /** The fields of a typed map step; `items` must lead to an array, each item's input fits its handler or workflow. */
-export type MapFields<P, K, W, M, C, R> = Linked & {
+export type MapFields<
+  P,
+  K,
+  W,
+  M,
+  C,
+  R,
+  KP = string,
+  N extends number = number,
+  RN extends number = number,
+  LN extends number = number,
+  LRN extends number = number,
+> = Linked & {
   /** The array to map over: a data path. */
   items: P;
   /** The handler each item runs (or `workflow`). */
@@ -131,9 +155,20 @@ export type MapFields<P, K, W, M, C, R> = Linked & {
   compensate?: C | undefined;
   /** `collect`: the output is the results in item order; `discard`: a summary (default: collect for handlers). */
   results?: R | undefined;
-} & Omit<
+} & FlowFields<KP, N, RN, number, LN, LRN> &
+  Omit<
     Fields<'map'>,
-    'items' | 'handler' | 'workflow' | 'input' | 'compensate' | 'results' | 'next' | 'end' | 'description'
+    | 'items'
+    | 'handler'
+    | 'workflow'
+    | 'input'
+    | 'compensate'
+    | 'results'
+    | 'next'
+    | 'end'
+    | 'description'
+    | 'concurrency'
+    | 'rateLimit'
   >;
 
 /**

@@ -2,7 +2,7 @@
 // a mistake into a compile error with a message. Types only.
 import type { StepDefinition, StepOf } from './schema.js';
 import type { HandlerSpec, HumanDecision } from './typed-definition.js';
-import type { DataPath, Jsonify, Resolve, StandardSchema, StepData } from './typing.js';
+import type { DataPath, Jsonify, PathValue, Resolve, StandardSchema, StepData } from './typing.js';
 
 /** A step kind's fields as the builder takes them (no `kind`, `id`; `end` to stop linking). */
 export type Fields<K extends StepDefinition['kind']> = Omit<StepOf<K>, 'kind' | 'id'> & {
@@ -111,8 +111,96 @@ export type BuildCheck<Last, WO> = unknown extends WO
     ? unknown
     : "the last step's output does not match the declared .output()" & { got: Last; want: WO };
 
+/** What a flow limit's key path may lead to: a string, a number or a boolean. */
+export type KeyValue = string | number | boolean;
+/**
+ * The paths among `P` whose value in the data `D` is a {@link KeyValue} (or is not known: an
+ * undeclared input or output): what a flow limit's `key` may be.
+ */
+export type KeyPaths<D, P> = P extends string
+  ? unknown extends PathValue<D, P>
+    ? P
+    : [PathValue<D, P>] extends [KeyValue]
+      ? P
+      : never
+  : never;
+/** A flow limit's key paths over the workflow input `WI` and earlier outputs `O`. */
+export type KeyPath<WI, O> = KeyPaths<StepData<WI, O>, DataPath<WI, O>>;
+
+/** `N` when it is a positive integer (`number` when not known here or not inferred); else a message naming `Name`. */
+export type PositiveInt<N extends number, Name extends string = 'limit'> = [N] extends [never]
+  ? number
+  : number extends N
+    ? N
+    : `${N}` extends `-${string}` | '0' | `${string}.${string}` | `${string}e-${string}`
+      ? `${Name} must be a positive integer`
+      : N;
+/** A concurrency limit in the typed builder: `key` is a path to a key value; a literal `limit` is checked. */
+export interface TypedFlowLimit<P, N extends number = number> {
+  /** A data path whose value (a string, number or boolean) names the counter; none: one counter. */
+  key?: P | undefined;
+  /** At most this many at once: a positive integer. */
+  limit: PositiveInt<N>;
+  /** The counter's name, shared by every step (or workflow) naming it (default: workflow/step). */
+  scope?: string | undefined;
+}
+/** A rate limit in the typed builder: at most `limit` starts per key in any window of `periodMs`. */
+export interface TypedRateLimit<P, N extends number = number, Ms extends number = number> {
+  /** A data path whose value (a string, number or boolean) names the window; none: one window. */
+  key?: P | undefined;
+  /** At most this many starts per window: a positive integer. */
+  limit: PositiveInt<N>;
+  /** The sliding window, in ms: a positive integer. */
+  periodMs: PositiveInt<Ms, 'periodMs'>;
+  /** The window's name, shared by every step naming it (default: workflow/step). */
+  scope?: string | undefined;
+}
+/**
+ * A step's flow limits in the typed builder: one limit (a literal `limit` and `periodMs` checked
+ * by the compiler) or a list of them (their keys checked).
+ */
+export type FlowFields<
+  P,
+  N extends number,
+  RN extends number,
+  Ms extends number,
+  LN extends number = number,
+  LRN extends number = number,
+> = {
+  /** At most `limit` attempts at once per key value, across every runner sharing the store. */
+  concurrency?: TypedFlowLimit<P, N> | LimitList<TypedFlowLimit<P, LN>> | undefined;
+  /** At most `limit` attempt starts per key value in any window of `periodMs`. */
+  rateLimit?: TypedRateLimit<P, RN, Ms> | LimitList<TypedRateLimit<P, LRN>> | undefined;
+};
+/**
+ * `'limits'` when a step writes a flow limit, told by the limits' inferred types (each `never`
+ * when its field is absent): what `createRunner` then asks for in `kinds` (`flowControl`).
+ */
+export type LimitsOf<N> = [N] extends [never] ? never : 'limits';
+/**
+ * A list of limits. The fields a single limit has are `never` here, so the compiler checks a
+ * single limit's fields one by one and its first line names the one that is wrong.
+ */
+export type LimitList<T> = readonly T[] & {
+  key?: never;
+  limit?: never;
+  periodMs?: never;
+  scope?: never;
+};
+
 /** The fields of a typed task step; `input` paths and `handler` names are checked by the compiler. */
-export type TaskFields<K extends string, M, C extends string | undefined, Out> = Linked & {
+export type TaskFields<
+  K extends string,
+  M,
+  C extends string | undefined,
+  Out,
+  P = string,
+  N extends number = number,
+  RN extends number = number,
+  Ms extends number = number,
+  LN extends number = number,
+  LRN extends number = number,
+> = Linked & {
   /** Handler to call (a key of `handlers<...>()` when declared). */
   handler: K;
   /** Where the handler's input comes from (default: the workflow input). */
@@ -121,7 +209,11 @@ export type TaskFields<K extends string, M, C extends string | undefined, Out> =
   compensate?: C | undefined;
   /** Schema of the handler's output: checked when the handler returns, and the type later steps read. */
   output?: StandardSchema<unknown, Out> | undefined;
-} & Omit<Fields<'task'>, 'handler' | 'input' | 'compensate' | 'next' | 'end' | 'description'>;
+} & FlowFields<P, N, RN, Ms, LN, LRN> &
+  Omit<
+    Fields<'task'>,
+    'handler' | 'input' | 'compensate' | 'next' | 'end' | 'description' | 'concurrency' | 'rateLimit'
+  >;
 
 /** What `ms` and `until` are typed as beside each other: a sleep takes exactly one. */
 type SleepConflict = 'a sleep takes ms or until, not both';

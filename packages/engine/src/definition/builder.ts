@@ -9,6 +9,7 @@ import type {
   CompensateSpec,
   IsArrayPath,
   ItemInput,
+  ItemKeyPath,
   ItemMapping,
   ItemOf,
   ItemsPath,
@@ -26,6 +27,8 @@ import type {
   Fields,
   HandlerName,
   Handlers,
+  KeyPath,
+  LimitsOf,
   Mapped,
   Mapping,
   NameIn,
@@ -71,6 +74,27 @@ export interface WorkflowOptions {
   /** Buffer signals no step listens for instead of refusing them with `UNKNOWN_SIGNAL` (default false). */
   acceptUnknownSignals?: boolean | undefined;
   description?: string | undefined;
+  /**
+   * At most `limit` instances per value of `key` (an `input.` path: an instance is admitted before
+   * any step runs) past their start at once, across every runner sharing the store.
+   */
+  concurrency?: WorkflowLimit | readonly WorkflowLimit[] | undefined;
+  /** Reserved for priority (a number, or an `input.` path to one): validated, not yet acted on. */
+  priority?: number | InputPath | undefined;
+  /** Reserved for fairness across the values of `key` (an `input.` path): validated, not yet acted on. */
+  fairness?: { key: InputPath } | undefined;
+}
+
+/** A path into the workflow input (the options come before `.input()`, so it is not typed further). */
+type InputPath = 'input' | `input.${string}`;
+/** An instance limit of {@link WorkflowOptions}. */
+export interface WorkflowLimit {
+  /** An `input.` path whose value (a string, number or boolean) names the counter; none: one counter. */
+  key?: InputPath | undefined;
+  /** At most this many instances at once: a positive integer. */
+  limit: number;
+  /** The counter's name, shared by every workflow naming it (default: the workflow's name). */
+  scope?: string | undefined;
 }
 
 /**
@@ -200,9 +224,16 @@ export class WorkflowBuilder<
     const M extends Mapping<WI, O> | undefined = undefined,
     const C extends HandlerName<H> | undefined = undefined,
     Out = never,
+    // Each `never` unless its field is written (then the limit's literal, checked, or `number`).
+    const Lim extends number = never,
+    const RLim extends number = never,
+    const Per extends number = number,
+    const LLim extends number = never,
+    const LRLim extends number = never,
   >(
     id: NewId<Id, Ids>,
-    fields: TaskFields<K, M, C, Out> & NoInfer<TaskCheck<Mapped<WI, O, M>, H, K, M>>,
+    fields: TaskFields<K, M, C, Out, KeyPath<WI, O>, Lim, RLim, Per, LLim, LRLim> &
+      NoInfer<TaskCheck<Mapped<WI, O, M>, H, K, M>>,
   ): WorkflowBuilder<
     N,
     WI,
@@ -217,7 +248,7 @@ export class WorkflowBuilder<
     Ids | Id,
     TaskOutput<H, K, Out>,
     Ch,
-    Kd,
+    Kd | LimitsOf<Lim | RLim | LLim | LRLim>,
     Tk & { [P in Id]: TaskOutput<H, K, Out> },
     Fk,
     V
@@ -418,9 +449,25 @@ export class WorkflowBuilder<
     const C extends HandlerName<H> | undefined = undefined,
     const R extends 'collect' | 'discard' | undefined = undefined,
     const Ver extends number | undefined = undefined,
+    const Lim extends number = never,
+    const RLim extends number = never,
+    const LLim extends number = never,
+    const LRLim extends number = never,
   >(
     id: NewId<Id, Ids>,
-    fields: MapFields<ItemsPath<StepData<WI, O>, P>, K, W, M, C, R> & { version?: Ver } & NoInfer<
+    fields: MapFields<
+      ItemsPath<StepData<WI, O>, P>,
+      K,
+      W,
+      M,
+      C,
+      R,
+      ItemKeyPath<WI, O, ItemOf<StepData<WI, O>, P>>,
+      Lim,
+      RLim,
+      LLim,
+      LRLim
+    > & { version?: Ver } & NoInfer<
         MapCheck<ItemInput<WI, O, ItemOf<StepData<WI, O>, P>, M>, H, K, W, M, IsArrayPath<StepData<WI, O>, P>>
       >,
   ): WorkflowBuilder<
@@ -435,7 +482,7 @@ export class WorkflowBuilder<
     Ids | Id,
     MapOutput<H, K, W, R>,
     Ch | ChildStepOf<Id, W, Ver>,
-    Kd | 'map',
+    Kd | 'map' | LimitsOf<Lim | RLim | LLim | LRLim>,
     Tk & MapTasks<Id, H, K, W>,
     Fk,
     V
@@ -452,18 +499,16 @@ export class WorkflowBuilder<
 
   /** The definition as plain JSON, not yet validated. */
   toJSON(): DefinitionInput {
-    const { onFailure, defaults, limits, description, acceptUnknownSignals } = this.options;
+    // Every workflow option is a header field of the JSON form; one left undefined is left out.
+    const header: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(this.options)) if (v !== undefined) header[k] = v;
     return {
       name: this.name,
       version: this.version,
       start: this.steps[0]?.id ?? '',
-      ...(description === undefined ? {} : { description }),
-      ...(onFailure === undefined ? {} : { onFailure }),
-      ...(defaults === undefined ? {} : { defaults }),
-      ...(limits === undefined ? {} : { limits }),
-      ...(acceptUnknownSignals === undefined ? {} : { acceptUnknownSignals }),
+      ...header,
       steps: this.steps.map(({ end: _end, ...s }) => s as StepDefinition),
-    };
+    } as DefinitionInput;
   }
 
   /**
@@ -531,10 +576,14 @@ function named(fields: { workflow?: ChildWorkflow | undefined }): object {
  *   .fail('expire', { error: { message: 'not approved in time' } })
  *   .build();
  */
-export function workflow<const N extends string, const V extends number = number>(
+export function workflow<
+  const N extends string,
+  const V extends number = number,
+  Opt extends WorkflowOptions = WorkflowOptions,
+>(
   name: N,
   version: V,
-  options?: WorkflowOptions,
+  options?: Opt,
 ): WorkflowBuilder<
   N,
   unknown,
@@ -547,7 +596,9 @@ export function workflow<const N extends string, const V extends number = number
   never,
   never,
   never,
-  never,
+  Opt extends { concurrency: object } | { priority: number | string } | { fairness: object }
+    ? 'limits'
+    : never,
   Empty,
   false,
   V

@@ -73,17 +73,19 @@ function siblings(a: BranchRef[], b: BranchRef[]): boolean {
 }
 
 /**
- * Every `outputs.<step>` path that names no step (with a suggestion), or a step that cannot have
+ * Every `outputs.<step>` path (of the kinds' `paths`, or of `pathsOf`) that names no step (with a suggestion), or a step that cannot have
  * completed when the reader runs (it never comes before the reader on any path).
  */
 export function referenceIssues(
   steps: Record<string, StepDefinition>,
   regions: Map<string, BranchRef[]>,
+  pathsOf: (step: StepDefinition, at: string) => Array<{ path: string; at: string }> = (step, at) =>
+    kindOf(step).paths?.(step, at) ?? [],
 ): Issue[] {
   const issues: Issue[] = [];
   let reach: Map<string, Set<string>> | undefined;
   for (const [reader, step] of Object.entries(steps)) {
-    for (const { path, at } of kindOf(step).paths?.(step, `steps.${reader}`) ?? []) {
+    for (const { path, at } of pathsOf(step, `steps.${reader}`)) {
       const [root, target] = path.split('.');
       if (root !== 'outputs' || target === undefined || target === '') continue;
       if (!Object.hasOwn(steps, target)) {

@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { integer, millis, idString as stepId, text } from '../schema-kit.js';
+import { limitField } from './flow-limits.js';
 import { type StepDefinition, stepSchema } from './kinds/index.js';
 import { failurePolicySchema, retryPolicySchema } from './step-fields.js';
 
@@ -33,6 +34,12 @@ const header = {
       signalIds: opt(integer(0, 10_000)),
     }),
   ),
+  /** At most `limit` instances per key value (an `input.` path) admitted at once, across runners. */
+  concurrency: opt(limitField),
+  /** Reserved: the instance's priority (a number, or an `input.` path to one). Checked by `flowControl`, not yet acted on. */
+  priority: opt(limitField as unknown as z.ZodMiniType<number | string>),
+  /** Reserved: round-robin across the values of `key` (an `input.` path). Checked by `flowControl`, not yet acted on. */
+  fairness: opt(limitField as unknown as z.ZodMiniType<{ key: string }>),
 };
 
 /** The JSON form of a workflow definition. `steps` may be a record keyed by id or a list of steps with ids. */

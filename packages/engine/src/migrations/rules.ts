@@ -100,8 +100,11 @@ export function timerReasons(m: Migration, id: string, timer: Pick<TimerState, '
   if (!to || toId === null) return [`${timer.kind} timer in step "${id}", which ${v} removed`];
   if (timer.kind === 'timeout' && !('timeoutMs' in to && to.timeoutMs !== undefined))
     return [`timeout timer in step "${id}", ${v}'s "${toId}" has no timeout`];
-  if (timer.kind === 'retry' && handlerOf(to, timer.phase ?? 'run') === undefined)
-    return [`retry timer in step "${id}", ${v}'s "${toId}" has nothing to retry`];
+  if (
+    (timer.kind === 'retry' || timer.kind === 'throttle') &&
+    handlerOf(to, timer.phase ?? 'run') === undefined
+  )
+    return [`${timer.kind} timer in step "${id}", ${v}'s "${toId}" has nothing to retry`];
   if ((timer.kind === 'idle' || timer.kind === 'max-wait') && to.kind !== 'collect')
     return [`${timer.kind} timer in step "${id}", ${v}'s "${toId}" is no collect step`];
   if (timer.kind === 'sleep' && to.kind !== 'sleep')

@@ -15,8 +15,12 @@ const bySet = new WeakMap<KindSet, RuleTable>();
 
 function tableOf(sets: readonly KindSet[]): RuleTable {
   const rules: Record<string, StepRules<never>> = { ...(REDUCER_KINDS as Record<string, StepRules<never>>) };
-  for (const set of sets) Object.assign(rules, set.rules);
-  return { rules, flow: createFlow(DEFINITION_KINDS, rules) };
+  let limits: RuleTable['limits'];
+  for (const set of sets) {
+    Object.assign(rules, set.rules);
+    limits = set.limits ?? limits;
+  }
+  return { rules, flow: createFlow(DEFINITION_KINDS, rules), limits };
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { CompiledWorkflow } from '../definition/compile.js';
 import type { StepDefinition, StepKind, StepOf } from '../definition/schema.js';
 import { RegistryError } from '../errors.js';
-import type { Cx, RuleTable, StepRules } from './kinds/step-rules.js';
+import type { Cx, LimitRules, RuleTable, StepRules } from './kinds/step-rules.js';
 
 /** Kinds whose rules come in the `composition` value of `@stepfold/engine`, not with the core. */
 export type CompositionKind = 'child' | 'map';
@@ -23,17 +23,23 @@ export interface KindSet<K extends StepKind = never> {
   readonly name: string;
   /** The reducer's rules of each kind the set brings. */
   readonly rules: KindRules<K>;
+  /** The reducer's rules of flow limits (`concurrency`, `rateLimit`), when the set brings them (`flowControl`). */
+  readonly limits?: LimitRules | undefined;
 }
 
-/** Where each kind outside the core comes from, for the error a definition gets without it. */
+/** Where each kind outside the core (and flow limits) comes from, for the error a definition gets without it. */
 const PROVIDED_BY: Readonly<Record<string, { name: string; from: string }>> = {
   child: { name: 'composition', from: '@stepfold/engine' },
   map: { name: 'composition', from: '@stepfold/engine' },
+  limits: { name: 'flowControl', from: '@stepfold/engine' },
 };
 
-/** The error for a step whose kind's rules were not passed in `kinds`. */
+/** The error for a step whose kind's rules (or a workflow whose flow limits' rules, `limits`) were not passed in `kinds`. */
 export function kindNotLoaded(kind: string, workflow?: string): RegistryError {
-  const what = workflow === undefined ? `a ${kind} step` : `workflow ${workflow} has ${kind} steps`;
+  const what =
+    workflow === undefined
+      ? `a ${kind} step`
+      : `workflow ${workflow} has ${kind === 'limits' ? 'flow control' : `${kind} steps`}`;
   const by = PROVIDED_BY[kind];
   const how = by
     ? `pass kinds: [${by.name}] (import { ${by.name} } from '${by.from}') to createRunner, step or createHarness`
@@ -54,12 +60,26 @@ export function rulesOf(
 // The last table each workflow was checked against: a memo, so a check runs once per pair.
 const checked = new WeakMap<CompiledWorkflow, RuleTable>();
 
-/** Throws `KIND_NOT_LOADED` unless `table` has the rules of every kind the workflow uses. */
+/** A step's (or the workflow's) flow control, as the core reads it: only whether there is any. */
+type Limited = { concurrency?: unknown; rateLimit?: unknown; priority?: unknown; fairness?: unknown };
+
+/**
+ * Throws `KIND_NOT_LOADED` unless `table` has the rules of every kind the workflow uses, and the
+ * rules of flow control when it declares any (limits, priority, fairness; then
+ * `INVALID_DEFINITION` when those rules find it wrong: the core parses only its shape).
+ */
 export function assertKinds(wf: CompiledWorkflow, table: RuleTable): void {
   if (checked.get(wf) === table) return;
-  for (const id in wf.definition.steps) {
-    const kind = wf.definition.steps[id]!.kind;
-    if (!table.rules[kind]) throw kindNotLoaded(kind, wf.definition.name);
+  const def = wf.definition as CompiledWorkflow['definition'] & Limited;
+  let limited = 'concurrency' in def || 'priority' in def || 'fairness' in def;
+  for (const id in def.steps) {
+    const step = def.steps[id]! as StepDefinition & Limited;
+    if (!table.rules[step.kind]) throw kindNotLoaded(step.kind, def.name);
+    limited ||= 'concurrency' in step || 'rateLimit' in step;
+  }
+  if (limited) {
+    if (!table.limits) throw kindNotLoaded('limits', def.name);
+    table.limits.check(wf);
   }
   checked.set(wf, table);
 }

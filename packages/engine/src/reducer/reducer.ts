@@ -5,7 +5,7 @@ import { parseEvent, rejectEvent, type WorkflowEvent } from '../events.js';
 import { isTerminal, type LogEntry, type Snapshot } from '../snapshot.js';
 import { kindTable } from './kind-sets.js';
 import { assertKinds, type KindSet } from './kind-table.js';
-import type { RuleTable } from './kinds/step-rules.js';
+import type { LimitEvent, RuleTable } from './kinds/step-rules.js';
 import { NOOP, refuseUnknownSignal, rules, run } from './rules.js';
 import { checkSnapshot, initialSnapshot } from './snapshot-check.js';
 import { copySnapshot, derive, freezeChanged, freezeNew, plainDraft, ring } from './snapshot-copy.js';
@@ -140,7 +140,7 @@ export function reduce(
   const wf = compileWorkflow(definition);
   const table = kindTable(options.kinds);
   assertKinds(wf, table);
-  const ev = parseEvent(event);
+  const ev = (table.limits?.parse ?? parseEvent)(event);
   const budget = options.maxTransitions ?? DEFAULT_MAX_TRANSITIONS;
   const plain = options.reference !== true;
   const leaseMs = checkLease(options.leaseMs);
@@ -150,7 +150,13 @@ export function reduce(
     const s = initialSnapshot(wf, ev, snapshot);
     const cx: Cx = { wf, table, s, at: ev.at, budget, logged: [], handoff: ev.handoff === true, leaseMs };
     log(cx, 'workflow.started');
-    run(cx, () => table.flow.enter(cx, wf.definition.start), false);
+    run(
+      cx,
+      () => {
+        if (!table.limits || table.limits.admit(cx)) table.flow.enter(cx, wf.definition.start);
+      },
+      false,
+    );
     const out = copySnapshot(s);
     derive(out);
     out.log = appendLog(wf, s.log, cx.logged!);
@@ -182,6 +188,9 @@ interface Run {
   leaseMs: number;
 }
 
+/** A rule of some event type, as `advance` calls it. */
+type AnyRule = (cx: Cx, ev: never) => unknown;
+
 /** {@link reduce} past the checks: the event applied to a well-formed snapshot (`known`: one this module made). */
 function advance(
   { wf, table, budget, plain, leaseMs }: Run,
@@ -189,6 +198,9 @@ function advance(
   ev: WorkflowEvent,
   known: boolean,
 ): Reduction {
+  // A flow limits' event parsed only where their rules were passed (see `reduce`).
+  const rule = ((rules as unknown as Record<string, AnyRule>)[ev.type] ??
+    table.limits!.rules[ev.type as LimitEvent]) as AnyRule;
   // A signal id already seen: checked on the plain snapshot, not through a draft of the ring.
   if (ev.type === 'signal' && ev.id !== undefined && snapshot.seenSignals.includes(ev.id))
     return { snapshot, transitions: UNCHANGED };
@@ -199,7 +211,8 @@ function advance(
   }
   const at = Math.max(ev.at, snapshot.updatedAt);
   const logged: LogEntry[] = [];
-  if (plain && known && ev.type === 'task.completed') {
+  // With flow limits, a next step may need what the general path resolves at dispatch.
+  if (plain && known && !table.limits && ev.type === 'task.completed') {
     const next = completeTask(wf, snapshot, ev, at, budget, logged, leaseMs);
     if (next) {
       next.log = appendLog(wf, next.log, logged);
@@ -224,7 +237,7 @@ function advance(
       leaseMs,
     };
     try {
-      if (rules[ev.type](cx, ev as never) === NOOP) return { snapshot, transitions: UNCHANGED };
+      if (rule(cx, ev as never) === NOOP) return { snapshot, transitions: UNCHANGED };
     } catch (e) {
       if (!(e instanceof TypeError)) throw e;
       cx = undefined;
@@ -249,13 +262,14 @@ function advance(
       handoff: ev.handoff === true,
       leaseMs,
     };
-    if (rules[ev.type](cx, ev as never) === NOOP) return { snapshot, transitions: UNCHANGED };
+    if (rule(cx, ev as never) === NOOP) return { snapshot, transitions: UNCHANGED };
     next = copySnapshot(cx.s);
     known = false;
   }
   // Status and wake time are derived from the finished snapshot, not while the event runs; the two
   // rings (log, seen ids) are appended here too, as new frozen arrays nothing above ever walks.
   derive(next);
+  table.limits?.derived(next, snapshot);
   if (logged.length) next.log = appendLog(wf, next.log, logged);
   const id = (cx as Cx | undefined)?.seenId;
   if (id !== undefined) {

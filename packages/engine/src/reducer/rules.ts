@@ -6,7 +6,7 @@ import { type EventOf, rejectEvent, type WorkflowEvent } from '../events.js';
 import { isTerminal, type StepState } from '../snapshot.js';
 import { dispatchCompensation, passedPivot, pumpRollback, startRollback } from './compensation.js';
 import { rulesOf } from './kind-table.js';
-import type { ResultEvent } from './kinds/step-rules.js';
+import type { LimitEvent, ResultEvent } from './kinds/step-rules.js';
 import { leaseMs, renews } from './task-lease.js';
 import { fire, nextDue } from './timers.js';
 import {
@@ -37,13 +37,15 @@ export const NOOP = Symbol('noop');
 /** A rule's result: {@link NOOP}, or undefined once it has changed the draft. */
 export type Outcome = typeof NOOP | undefined;
 
-type Rule<T extends WorkflowEvent['type']> = (cx: Cx, ev: EventOf<T>) => Outcome;
+/** A rule of one event type. */
+export type Rule<T extends WorkflowEvent['type']> = (cx: Cx, ev: EventOf<T>) => Outcome;
 
 /**
- * The rule for every event type, in one place. A rule returns NOOP before touching the snapshot it
- * is given (the reducer's plain copy, or a deep copy).
+ * The rule for every event type of the core, in one place (flow limits' events have theirs in
+ * `LimitRules.rules`). A rule returns NOOP before touching the snapshot it is given (the
+ * reducer's plain copy, or a deep copy).
  */
-export const rules: { [T in WorkflowEvent['type']]: Rule<T> } = {
+export const rules: { [T in Exclude<WorkflowEvent['type'], LimitEvent>]: Rule<T> } = {
   start: () => NOOP,
 
   'task.completed': (cx, ev) => handlerResult(cx, ev),
@@ -102,8 +104,12 @@ export const rules: { [T in WorkflowEvent['type']]: Rule<T> } = {
   },
 
   tick: (cx) => {
-    if (nextDue(cx) === null) return NOOP;
-    return run(cx, () => fireDue(cx));
+    const limits = cx.table.limits;
+    if (nextDue(cx) === null && !limits?.waiting(cx)) return NOOP;
+    return run(cx, () => {
+      limits?.retryAll(cx);
+      fireDue(cx);
+    });
   },
 
   signal: (cx, ev) => {
@@ -198,6 +204,7 @@ export function run(cx: Cx, body: () => void, bump = true): undefined {
   }
   try {
     body();
+    cx.table.limits?.settle(cx);
   } catch (e) {
     if (!(e instanceof TransitionLimitError)) throw e;
     cx.s.error = { message: 'too many transitions in one event (a runaway loop?)', code: 'TRANSITION_LIMIT' };

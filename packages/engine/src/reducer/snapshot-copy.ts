@@ -126,7 +126,8 @@ export function freezeNew(v: unknown): void {
 /**
  * {@link freezeNew} for a new version of a deeply frozen snapshot, walking the snapshot's own
  * structure: a part identical to the one at the same place in `base` is frozen already, so only
- * what differs is looked at. The log and seen-id rings must be frozen by the caller.
+ * what differs is looked at. The log and seen-id rings must be frozen by the caller, and flow
+ * control's parts by its rules (`LimitRules.freeze`).
  */
 export function freezeChanged(s: Snapshot, base: Snapshot): void {
   if (s.input !== base.input) freezeNew(s.input);

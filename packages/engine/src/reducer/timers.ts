@@ -46,5 +46,11 @@ export function fire(cx: Cx, due: Due): void {
   const [timer] = cx.s.timers.splice(due.index, 1);
   log(cx, 'timer.fired', timer!.step, { detail: timer!.kind });
   const def = stepDef(cx, timer!.step);
-  rulesOf(cx, def).timer?.(cx, def, timer!, cx.table.flow);
+  // A throttle timer retries an attempt of flow limits (only their rules set one).
+  (timer!.kind === 'throttle' ? cx.table.limits!.retry : rulesOf(cx, def).timer)?.(
+    cx,
+    def,
+    timer!,
+    cx.table.flow,
+  );
 }

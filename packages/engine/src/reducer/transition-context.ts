@@ -203,6 +203,7 @@ export function dispatchTask(
   if (item !== undefined) task.item = item;
   if (extra?.child !== undefined) task.child = extra.child;
   if (cx.handoff) task.queued = true;
+  cx.table.limits?.dispatched(cx, def, task);
   cx.s.tasks[taskKey(id, phase, item)] = task;
   log(
     cx,

@@ -2,6 +2,7 @@ import type { StepKind } from '../definition/schema.js';
 import type { KindSet } from '../reducer/kind-table.js';
 import type { LogEntry, Snapshot, TaskState } from '../snapshot.js';
 import type { Store } from '../store/store.js';
+import type { MakeFlowGate } from './flow-port.js';
 import type { PayloadPort } from './payload-port.js';
 import type { WorkflowRegistry } from './registry.js';
 import type { WriteLoop } from './write-loop.js';
@@ -29,10 +30,15 @@ export interface ChildEffectsPort {
   written(s: Snapshot, transitions: readonly LogEntry[], onWrite: OnWrite): Promise<void>;
 }
 
-/** A kind set as a runner takes it: its reducer rules, and the runner's child effects when it brings child steps. */
+/**
+ * A kind set as a runner takes it: its reducer rules, the runner's child effects when it brings
+ * child steps, its flow gate when it brings flow limits.
+ */
 export interface RunnerKindSet<K extends StepKind = never> extends KindSet<K> {
   /** Makes the runner's side of child workflows (the composition set brings it). */
   readonly childEffects?: ((o: ChildEffectsOptions) => ChildEffectsPort) | undefined;
+  /** Makes the runner's side of flow limits (the flowControl set brings it). */
+  readonly flowGate?: MakeFlowGate | undefined;
 }
 
 /** A runner's child effects, from the first of its kind sets that brings them (none: no child steps run). */

@@ -147,19 +147,25 @@ export type ChildWorkflowsCheck<W extends readonly AnyDefinition[]> = string ext
       { store: `${MissingChildren<W>}: a child or map step starts it, so register it in workflows too` };
 
 type KindsEach<D> = D extends unknown ? KindsOf<D> : never;
-/** The step kinds a list of kind sets brings (the keys of their rules). */
+/** What a list of kind sets brings: the step kinds (the keys of their rules), and `'limits'` for flow limits. */
 type KindsIn<KS> = KS extends readonly (infer S)[]
   ? S extends { readonly rules: infer R }
-    ? keyof R
+    ? keyof R | (S extends { readonly limits: object } ? 'limits' : never)
     : never
   : never;
+/** The one-line message for what is missing from `kinds`: composition's kinds, flow control, or both. */
+type KindsMessage<Missing> = [Exclude<Missing, 'limits'>] extends [never]
+  ? "flow control (concurrency, rateLimit, priority, fairness) runs only with kinds: [flowControl] from '@stepfold/engine'"
+  : [Extract<Missing, 'limits'>] extends [never]
+    ? "child and map steps run only with kinds: [composition] from '@stepfold/engine'"
+    : "child and map steps and flow control run only with kinds: [composition, flowControl] from '@stepfold/engine'";
 
 /**
- * Nothing when `kinds` brings every step kind the typed definitions `W` use; else a one-line
- * message on `kinds` saying what to pass.
+ * Nothing when `kinds` brings every step kind the typed definitions `W` use (and flow limits when
+ * they declare any); else a one-line message on `kinds` saying what to pass.
  */
 export type KindsCheck<W extends readonly AnyDefinition[], KS> = [
   Exclude<KindsEach<W[number]>, KindsIn<KS>>,
 ] extends [never]
   ? unknown
-  : { kinds: "child and map steps run only with kinds: [composition] from '@stepfold/engine'" };
+  : { kinds: KindsMessage<Exclude<KindsEach<W[number]>, KindsIn<KS>>> };

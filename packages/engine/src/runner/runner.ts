@@ -71,6 +71,16 @@ export function createRunner<
   const inFlight = new InFlight();
   const leaseMs = checkedLease(options.taskLeaseMs);
   const { instrument } = options;
+  // Flow limits, when a kind set brings them (the registry refuses limits otherwise): counted by
+  // the store; a released slot ticks its waiters through this runner.
+  const gate = options.kinds
+    ?.find((k) => k.flowGate)
+    ?.flowGate?.({
+      store,
+      clock,
+      registry,
+      tick: (id): Promise<unknown> => runner.tick(id),
+    });
   // Offloading, bound to this store once; every value it touches checks this one variable.
   const payloads = boundPayloads(options.payloads)?.bind(store);
   const writes = new WriteLoop({
@@ -81,6 +91,7 @@ export function createRunner<
     handoff: !execute,
     instrument,
     payloads,
+    gate,
     leaseMs,
   });
   const attempts = taskRunner(clock, inFlight);

@@ -6,6 +6,7 @@ import { assertValidId } from '../ids.js';
 import { type ReduceOptions, reduce } from '../reducer/reducer.js';
 import { isTerminal, type LogEntry, type Snapshot } from '../snapshot.js';
 import type { Store } from '../store/store.js';
+import type { FlowGatePort } from './flow-port.js';
 import { InstanceWrites } from './instance-writes.js';
 import type { Instrumentation } from './instrumentation.js';
 import { loadInstance } from './load.js';
@@ -51,6 +52,8 @@ export interface WriteLoopOptions {
   instrument?: Instrumentation | undefined;
   /** Offloads a start's input over the threshold (after its declared-schema check). */
   payloads?: PayloadPort | undefined;
+  /** The store's flow limits, asked around every write that touches them (when the store has `flow`). */
+  gate?: FlowGatePort | undefined;
   /** The lease the reducer gives an attempt that starts running (the runner's `taskLeaseMs`; default the reducer's). */
   leaseMs?: number | undefined;
 }
@@ -69,6 +72,7 @@ export class WriteLoop {
   private readonly maxConflicts: number;
   private readonly handoff: boolean;
   private readonly payloads: PayloadPort | undefined;
+  private readonly gate: FlowGatePort | undefined;
   /** What every reduce runs with: the runner's kinds and its attempts' lease. */
   private readonly reducing: ReduceOptions;
   /** The same, for a snapshot this runner's reducer made (made once: a spread per write showed). */
@@ -99,6 +103,7 @@ export class WriteLoop {
     this.maxConflicts = o.conflictRetries;
     this.handoff = o.handoff;
     this.payloads = o.payloads;
+    this.gate = o.gate;
     this.reducing = { kinds: o.registry.kinds, leaseMs: o.leaseMs, trusted: false };
     this.reducingTrusted = { ...this.reducing, trusted: true };
     // Tracing is decided here, once: wrapped or raw, the calls below never ask again.
@@ -180,7 +185,8 @@ export class WriteLoop {
    * lost race takes the loop.
    */
   private write(request: WriteRequest, base: WriteBase | undefined): Promise<Snapshot> {
-    if (!base || base.origin === 'notice' || request.sent || request.check)
+    // Flow limits are asked around the save (when a kind set brings the gate): the loop awaits them.
+    if (!base || base.origin === 'notice' || request.sent || request.check || this.gate)
       return this.loop(request, 0, base, base?.snapshot, base?.origin === 'reducer');
     const current = base.snapshot;
     let next: Snapshot;
@@ -316,7 +322,7 @@ export class WriteLoop {
       }
       const definition = this.registry.forSnapshot(current);
       await request.check?.(current, definition);
-      const { next, transitions } = this.fold(request, current, definition, trusted);
+      let { next, transitions } = this.fold(request, current, definition, trusted);
       const consumed = sent?.signals;
       const matches = noticed === current ? noticed : undefined;
       if (next === current) {
@@ -330,14 +336,17 @@ export class WriteLoop {
           );
         return current;
       }
+      const from = current;
       try {
-        await this.store.save(
-          next,
-          current.version,
-          consumed?.length || matches
-            ? { ...(consumed?.length ? { consumed } : {}), ...(matches ? { matches } : {}) }
-            : undefined,
-        );
+        ({ next, transitions } = await this.gated(from, next, transitions, definition, (n) =>
+          this.store.save(
+            n,
+            from.version,
+            consumed?.length || matches
+              ? { ...(consumed?.length ? { consumed } : {}), ...(matches ? { matches } : {}) }
+              : undefined,
+          ),
+        ));
       } catch (e) {
         await this.lost(request, e, tries);
         current = undefined;
@@ -350,6 +359,23 @@ export class WriteLoop {
   /** The reduce options for a snapshot `trusted` or not. */
   private options(trusted: boolean): ReduceOptions {
     return trusted ? this.reducingTrusted : this.reducing;
+  }
+
+  /**
+   * Writes `next` (over `prev`) with `save`; through the flow gate when the write touches flow
+   * limits (acquired before, a refusal folded into `next`, released after), else as it is.
+   */
+  private gated(
+    prev: Snapshot | null,
+    next: Snapshot,
+    transitions: readonly LogEntry[],
+    definition: WorkflowDefinition,
+    save: (next: Snapshot) => Promise<unknown>,
+  ): Promise<{ next: Snapshot; transitions: readonly LogEntry[] }> {
+    if (!this.gate) return save(next).then(() => ({ next, transitions }));
+    return this.gate.save(prev, next, transitions, save, (s, e) =>
+      reduce(definition, s, this.mark(e), this.reducingTrusted),
+    );
   }
 
   /** The event as this runner writes it: its tasks queued for a worker when it hands them off. */
@@ -370,7 +396,7 @@ export class WriteLoop {
       ? await this.payloads.offload(id, request.instance.input)
       : request.instance.input;
     // The start and `alsoApply` are written together: the transitions of both are reported.
-    let transitions: LogEntry[] = [];
+    let transitions: readonly LogEntry[] = [];
     const fold = (from: Snapshot | null, e: WorkflowEvent) => {
       const r = reduce(definition, from, e, this.reducing);
       transitions = [...transitions, ...r.transitions];
@@ -391,19 +417,23 @@ export class WriteLoop {
       });
       return alsoApply ? fold(s, { ...alsoApply, ...mark }) : s;
     };
+    // Instance limits (and limited first attempts) are asked of the store before the create.
     let s = started(null, false);
     let before = 0;
     try {
-      await this.store.create(s);
+      ({ next: s, transitions } = await this.gated(null, s, transitions, definition, (n) =>
+        this.store.create(n),
+      ));
     } catch (e) {
       if (!isStepfoldError(e, 'ALREADY_EXISTS') || !reuseFinished) throw e;
       const old = await loadInstance(this.store, id);
       if (!old || !isTerminal(old.status)) throw e;
       transitions = [];
       before = old.version;
-      s = started(old, true);
       try {
-        await this.store.save(s, old.version);
+        ({ next: s, transitions } = await this.gated(old, started(old, true), transitions, definition, (n) =>
+          this.store.save(n, old.version),
+        ));
       } catch (conflict) {
         // A finished instance takes no events: whoever changed it reused the id first.
         if (isStepfoldError(conflict, 'VERSION_CONFLICT')) throw new AlreadyExistsError(id);

@@ -2,19 +2,9 @@
 // store so that every runner, process and runtime sharing it sees one count. The reducer says
 // what a task (or an instance) needs as data (`FlowNeed`); the runner asks the store for it.
 
-/**
- * One limit a holder needs, resolved by the reducer: a concurrency slot (no `periodMs`) or a start
- * in a rate window (`periodMs`). `scope` names the counter (by default the workflow and step, or
- * the workflow for instance limits), `key` the value of the limit's key path (`''` without one).
- */
-export interface FlowNeed {
-  scope: string;
-  key: string;
-  /** At most this many holders (concurrency) or starts per `periodMs` (rate); a positive integer. */
-  limit: number;
-  /** Rate limits: the window, in ms (a positive integer). Absent: a concurrency slot. */
-  periodMs?: number | undefined;
-}
+import type { FlowNeed } from '../flow-need.js';
+
+export type { FlowNeed };
 
 /** What a store said to {@link FlowStore.acquire}: granted, or the first need it could not meet. */
 export type FlowGrant =

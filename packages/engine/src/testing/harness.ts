@@ -7,6 +7,7 @@ import type { WorkflowEvent } from '../events.js';
 import { type Reduction, reduce, replay, step } from '../reducer/reducer.js';
 import { taskView } from '../reducer/task-view.js';
 import { taskKey } from '../reducer/transition-context.js';
+import { touchesFlow } from '../runner/flow-changes.js';
 import type { AnyDefinition, Handler, HandlersFor } from '../runner/handler-types.js';
 import type { TypedSnapshot } from '../runner/types.js';
 import {
@@ -17,6 +18,7 @@ import {
   type Status,
   type TaskState,
 } from '../snapshot.js';
+import { acquireSync, settleSync } from './harness-flow.js';
 import { runTree, runTreeSync } from './harness-run.js';
 import type {
   AwaitedSignal,
@@ -149,17 +151,28 @@ export class WorkflowHarness<
    */
   write(events: readonly EventInput[]): boolean {
     const before = this.current?.version ?? 0;
+    const prev = this.current;
     const transitions: LogEntry[] = [];
-    for (const event of events) {
-      const full = { ...event, at: event.at ?? this.now } as WorkflowEvent;
+    const apply = (full: WorkflowEvent) => {
       const r: Reduction = reduce(this.definition, this.current, full, this.options);
-      if (r.snapshot === this.current) continue;
+      if (r.snapshot === this.current) return;
       this.current = r.snapshot;
       this.events.push(full);
       transitions.push(...r.transitions);
-    }
+    };
+    for (const event of events) apply({ ...event, at: event.at ?? this.now } as WorkflowEvent);
     if (this.current === null || this.current.version === before) return false;
+    // Flow limits, as a runner asks its store: acquired before the write stands, released after.
+    const flow = this.shared.flow;
+    if (touchesFlow(prev, this.current)) {
+      acquireSync(flow, prev, this.current, this.now, (_, e) => {
+        apply(e);
+        return this.current!;
+      });
+    }
+    const wake = touchesFlow(prev, this.current) ? settleSync(flow, prev, this.current, this.now) : [];
     this.shared.written(this.current, transitions, before);
+    for (const id of wake) this.shared.members.get(id)?.write([{ type: 'tick' }]);
     return true;
   }
 

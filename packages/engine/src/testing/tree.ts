@@ -22,6 +22,7 @@ import {
   type Snapshot,
   type TaskState,
 } from '../snapshot.js';
+import { FlowCounter } from './flow-counter.js';
 
 // The harness's side of child workflows: the same effects the runner performs (runner/child-effects.ts),
 // done synchronously on in-memory instances that share one fake clock. The decisions (which event,
@@ -70,6 +71,8 @@ export class HarnessTree {
   readonly members = new Map<string, TreeMember>();
   /** Effects asked for and not performed yet, oldest first. */
   readonly pending: ChildEffect[] = [];
+  /** The flow limits' counts every instance of the tree shares, as a store's `flow` would. */
+  readonly flow = new FlowCounter();
   private flushing = false;
 
   constructor(

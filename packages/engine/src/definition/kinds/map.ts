@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import type { Issue } from '../../errors.js';
 import { CHILD_HANDLER } from '../../snapshot.js';
 import { pathIssues } from '../data-path.js';
+import { limitField, type RateLimitField } from '../flow-limits.js';
 import { defineKind } from '../kind.js';
 import {
   failurePolicySchema,
@@ -47,6 +48,10 @@ export const map = defineKind(
     pivot: opt(z.boolean()),
     onFailure: opt(failurePolicySchema),
     offload: opt(offloadSchema),
+    /** Handler maps: at most `limit` item attempts at once per key value (which may read `item`, `index`). */
+    concurrency: opt(limitField),
+    /** Handler maps: at most `limit` item attempt starts per key value in any window of `periodMs`. */
+    rateLimit: opt(limitField as unknown as RateLimitField),
   },
   {
     issues: (step, at) => {
@@ -86,7 +91,8 @@ export function isItemPath(path: string): boolean {
   return root === 'item' || root === 'index';
 }
 
-function itemPathIssues(path: string): string[] {
+/** Problems with a map's path, which may also read its `item` and `index`. */
+export function itemPathIssues(path: string): string[] {
   if (!isItemPath(path)) return pathIssues(path);
   const parts = path.split('.');
   if (parts[0] === 'index' && parts.length > 1) return [`path "${path}": index is a number`];

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { limitField, type RateLimitField } from '../flow-limits.js';
 import { defineKind } from '../kind.js';
 import {
   failurePolicySchema,
@@ -27,6 +28,10 @@ export const task = defineKind(
     pivot: opt(z.boolean()),
     onFailure: opt(failurePolicySchema),
     offload: opt(offloadSchema),
+    /** At most `limit` attempts at once per key value, across every runner sharing the store. */
+    concurrency: opt(limitField),
+    /** At most `limit` attempt starts per key value in any window of `periodMs`. */
+    rateLimit: opt(limitField as unknown as RateLimitField),
   },
   {
     issues: (step, at) => mappingIssues(step.input, `${at}.input`),

@@ -1,6 +1,14 @@
 import type { CompiledWorkflow } from '../../definition/compile.js';
-import type { EventOf } from '../../events.js';
-import type { LogEntry, SignalRecord, Snapshot, StepState, TaskState, TimerState } from '../../snapshot.js';
+import type { EventOf, WorkflowEvent } from '../../events.js';
+import type {
+  ErrorInfo,
+  LogEntry,
+  SignalRecord,
+  Snapshot,
+  StepState,
+  TaskState,
+  TimerState,
+} from '../../snapshot.js';
 
 /** Everything a transition needs: the workflow, the snapshot being written, the event time. */
 export interface Cx {
@@ -16,6 +24,11 @@ export interface Cx {
   logged?: LogEntry[] | undefined;
   /** The event's writer will not run the tasks it dispatches: they are queued for a worker to take. */
   handoff?: boolean | undefined;
+  /**
+   * Attempts dispatched with a flow key that holds no key value (by task key): each fails for good
+   * with `INVALID_FLOW_KEY` once the rule that dispatched it is done (see `run`).
+   */
+  badKeys?: Array<{ key: string; error: ErrorInfo }> | undefined;
   /** Lease of an attempt that starts running, ms (`StepOptions.leaseMs`; see `task-lease.ts`). */
   leaseMs?: number | undefined;
 }
@@ -27,6 +40,44 @@ export type ByKind<T> = { readonly [kind: string]: T };
 export interface RuleTable {
   readonly rules: ByKind<StepRules<never>>;
   readonly flow: Flow;
+  /** The rules of flow limits, when a set brings them (`flowControl`); none: no limit is ever resolved. */
+  readonly limits?: LimitRules | undefined;
+}
+
+/** The events only flow limits produce (a runner's refusal or grant), each answered by {@link LimitRules}. */
+export type LimitEvent = 'task.throttled' | 'instance.throttled' | 'instance.admitted';
+
+/**
+ * The reducer's side of flow limits, as a kind set brings it (`flowControl`): the core calls each
+ * hook where limits matter, and a table without them runs none of this.
+ */
+export interface LimitRules {
+  /** Throws `INVALID_DEFINITION` for a definition's flow control that is wrong past the shape the core parses. */
+  check(wf: CompiledWorkflow): void;
+  /** An attempt was just dispatched as `task`: what a handler's run attempt needs goes on it. */
+  dispatched(cx: Cx, def: { id: string }, task: TaskState): void;
+  /**
+   * After a transition's body: attempts whose limit key held no key value fail for good, and what
+   * no longer waits (a step moved on, an instance ended) stops showing it waited.
+   */
+  settle(cx: Cx): void;
+  /**
+   * After `derive` of `s`, a new version of the frozen `base`: a throttled admission counts in its
+   * `wakeAt`, and what flow control changed is frozen (see `freezeChanged`).
+   */
+  derived(s: Snapshot, base: Snapshot): void;
+  /** A new run's start: whether the start step may be entered now (else it waits for admission). */
+  admit(cx: Cx): boolean;
+  /** Whether a tick has flow work: a throttled attempt or admission. */
+  waiting(cx: Cx): boolean;
+  /** A tick, before the due timers: every throttled attempt and admission is tried again. */
+  retryAll(cx: Cx): void;
+  /** A `throttle` timer fired (for the step `def`): its attempt is dispatched again. */
+  retry(cx: Cx, def: unknown, timer: TimerState): void;
+  /** `parseEvent`, flow events included (`INVALID_EVENT` when malformed). */
+  parse(event: unknown): WorkflowEvent;
+  /** The flow events' rules, as the core's `rules` (NOOP when the event does not apply). */
+  readonly rules: { readonly [T in LimitEvent]: (cx: Cx, ev: EventOf<T>) => symbol | undefined };
 }
 
 /** A handler's result event. */

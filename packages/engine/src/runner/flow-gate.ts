@@ -1,0 +1,175 @@
+import { hasLimits } from '../definition/flow-limits.js';
+import type { WorkflowDefinition } from '../definition/schema.js';
+import { isStepfoldError, ValidationError } from '../errors.js';
+import type { WorkflowEvent } from '../events.js';
+import type { Reduction } from '../reducer/reducer.js';
+import type { LogEntry, Snapshot } from '../snapshot.js';
+import type { FlowStore } from '../store/flow.js';
+import type { Store } from '../store/store.js';
+import { flowChanges, refusalEvent, touchesFlow } from './flow-changes.js';
+import type { FlowGateOptions, FlowGatePort, Gated } from './flow-port.js';
+
+/**
+ * The latest a refused holder is tried again: the store's time when sooner (a rate window that
+ * slides, a lease that lapses). A released slot ticks it sooner; this is only the poll fallback,
+ * which also bounds what a lost wake costs (a release that ticked the waiter just before its
+ * refusal was saved, in another process).
+ */
+export const FLOW_RETRY_MS = 30_000;
+
+/** When a refused holder is tried again at the latest: the store's time, or {@link FLOW_RETRY_MS} from now if sooner. */
+export function retryAt(until: number | null, now: number): number {
+  return Math.min(until ?? Number.POSITIVE_INFINITY, now + FLOW_RETRY_MS);
+}
+
+const ignore = () => {};
+
+/**
+ * The runner's side of the store's `flow`: before a save it acquires what the write dispatched
+ * (a refusal is folded into the same write as `task.throttled` or `instance.throttled`; an
+ * admission granted as `instance.admitted`); after the save it releases what the write ended and
+ * ticks the instances that waited for it; after a failed save it gives back what it took.
+ */
+export class FlowGate implements FlowGatePort {
+  constructor(
+    private readonly flow: FlowStore,
+    private readonly clock: () => number,
+    /** Ticks instances that waited for a slot that just freed (not awaited by the write). */
+    private readonly wake: (ids: readonly string[]) => void,
+  ) {}
+
+  /**
+   * Acquires every holder `next` needs beyond `prev`, folding each answer into the snapshot with
+   * `fold`, until the snapshot asks for nothing new (an admission granted enters the first step,
+   * which may dispatch limited attempts). A store failure gives back what was taken, then throws.
+   */
+  async acquire(
+    prev: Snapshot | null,
+    next: Snapshot,
+    transitions: readonly LogEntry[],
+    fold: (s: Snapshot, e: WorkflowEvent) => Reduction,
+  ): Promise<Gated> {
+    const taken: string[] = [];
+    const decided = new Set<string>();
+    try {
+      for (;;) {
+        const todo = flowChanges(prev, next).acquire.filter((a) => !decided.has(a.holder));
+        if (todo.length === 0) break;
+        for (const a of todo) {
+          decided.add(a.holder);
+          const now = this.clock();
+          const grant = await this.flow.acquire(a.holder, next.id, a.needs, now, a.until);
+          if (grant.granted) taken.push(a.holder);
+          const ev = grant.granted
+            ? a.task
+              ? undefined
+              : ({ type: 'instance.admitted', at: now } as const)
+            : refusalEvent(a, grant.need, retryAt(grant.until, now), now);
+          if (!ev) continue;
+          const r = fold(next, ev);
+          next = r.snapshot;
+          if (r.transitions.length) transitions = [...transitions, ...r.transitions];
+        }
+      }
+    } catch (e) {
+      this.giveBack(taken);
+      throw e;
+    }
+    return { next, transitions, taken };
+  }
+
+  /** Saves `next` with `save` between the acquire and the release (see {@link FlowGatePort.save}). */
+  async save(
+    prev: Snapshot | null,
+    next: Snapshot,
+    transitions: readonly LogEntry[],
+    save: (next: Snapshot) => Promise<unknown>,
+    fold: (s: Snapshot, e: WorkflowEvent) => Reduction,
+  ): Promise<Gated> {
+    if (!touchesFlow(prev, next)) {
+      await save(next);
+      return { next, transitions, taken: [] };
+    }
+    const g = await this.acquire(prev, next, transitions, fold);
+    try {
+      await save(g.next);
+    } catch (e) {
+      this.giveBack(g.taken);
+      throw e;
+    }
+    this.settled(prev, g.next);
+    return g;
+  }
+
+  /** After a failed save: the holders the write took are released (waiters they held off are ticked). */
+  giveBack(taken: readonly string[]): void {
+    if (taken.length) this.release(taken);
+  }
+
+  /** After a successful save: what the write ended is released, moved leases renewed. */
+  settled(prev: Snapshot | null, next: Snapshot): void {
+    const { release, renew } = flowChanges(prev, next);
+    if (release.length) this.release(release);
+    const byUntil = new Map<number, string[]>();
+    for (const r of renew) {
+      const list = byUntil.get(r.until);
+      if (list) list.push(r.holder);
+      else byUntil.set(r.until, [r.holder]);
+    }
+    for (const [until, holders] of byUntil) this.flow.renew(holders, until).catch(ignore);
+  }
+
+  /** Releases holders and ticks the waiters the store names; a failure leaves it to the leases. */
+  private release(holders: readonly string[]): void {
+    this.flow.release(holders, this.clock()).then((ids) => {
+      if (ids.length) this.wake([...new Set(ids)]);
+    }, ignore);
+  }
+}
+
+/**
+ * The runner's flow gate (what `flowControl` brings): refuses a limited definition on a store
+ * without `flow`; none when the store counts nothing. A released slot ticks its waiters through
+ * the runner.
+ */
+export function flowGate({ store, clock, registry, tick }: FlowGateOptions): FlowGatePort | undefined {
+  checkFlow(store, registry.all());
+  if (!store.flow) return undefined;
+  const wake = (id: string, tries: number): void => {
+    tick(id).catch((e: unknown) => {
+      // A waiter's first write (its create) may still be on its way: tried again shortly.
+      if (isStepfoldError(e, 'NOT_FOUND') && tries < 5)
+        setTimeout(() => wake(id, tries + 1), 20 * 2 ** tries);
+    });
+  };
+  return new FlowGate(store.flow, clock, (ids) => {
+    for (const id of ids) wake(id, 0);
+  });
+}
+
+/**
+ * Flow limits are counted by the store: a definition with any (`concurrency`, `rateLimit`) needs a
+ * store with `flow`, refused here (`INVALID_OPTIONS`, naming the workflow, step and store) rather
+ * than run unlimited.
+ */
+function checkFlow(store: Store, definitions: readonly WorkflowDefinition[]): void {
+  if (store.flow) return;
+  const issues: Array<{ path: string; message: string }> = [];
+  const name =
+    store.constructor?.name && store.constructor.name !== 'Object' ? store.constructor.name : 'the store';
+  for (const def of definitions) {
+    if (hasLimits(def))
+      issues.push({
+        path: `workflows.${def.name}`,
+        message: `workflow ${def.name} v${def.version} has concurrency limits, but ${name} has no flow capability to count them`,
+      });
+    for (const step of Object.values(def.steps)) {
+      if (hasLimits(step as Parameters<typeof hasLimits>[0]))
+        issues.push({
+          path: `workflows.${def.name}.steps.${step.id}`,
+          message: `step ${step.id} of workflow ${def.name} v${def.version} has flow limits, but ${name} has no flow capability to count them`,
+        });
+    }
+  }
+  if (issues.length) throw new ValidationError('INVALID_OPTIONS', 'invalid createRunner options', issues);
+}

@@ -1,0 +1,107 @@
+import { defineWorkflow, flowChanges, flowControl, type Snapshot, step as stepWith } from '@stepfold/engine';
+import { describe, expect, it } from 'vitest';
+
+// What a write asks of the store's flow, from the snapshots before and after it.
+
+const step: typeof stepWith = (d, s, e, o) => stepWith(d, s, e, { ...o, kinds: [flowControl] });
+
+const def = defineWorkflow({
+  name: 'w',
+  version: 1,
+  start: 'a',
+  steps: {
+    a: { kind: 'task', handler: 'a', concurrency: { key: 'input.k', limit: 1 }, timeoutMs: 1000, next: 'b' },
+    b: { kind: 'task', handler: 'b' },
+  },
+});
+const need = { scope: 'w/a', key: 'x', limit: 1 };
+const started = step(def, null, { type: 'start', at: 0, id: 'i', input: { k: 'x' } });
+
+describe('flowChanges', () => {
+  it('a new instance dispatching a limited attempt acquires it, leased until its deadline', () => {
+    const c = flowChanges(null, started);
+    expect(c.acquire).toEqual([
+      { holder: 'i/1/a/1#run#1', needs: [need], until: 1000, task: started.tasks['a'] },
+    ]);
+    expect(c.release).toEqual([]);
+    expect(c.renew).toEqual([]);
+  });
+
+  it('a write that leaves the attempt running asks nothing; its end releases it', () => {
+    const signalled = { ...started, version: 2 };
+    expect(flowChanges(started, signalled)).toEqual({ acquire: [], release: [], renew: [] });
+    const done = step(def, started, { type: 'task.completed', at: 5, step: 'a', attempt: 1 });
+    expect(flowChanges(started, done)).toEqual({ acquire: [], release: ['i/1/a/1#run#1'], renew: [] });
+  });
+
+  it('a retry is a new holder: the failed attempt is released, the next acquired when dispatched', () => {
+    const failed = step(def, started, {
+      type: 'task.failed',
+      at: 5,
+      step: 'a',
+      attempt: 1,
+      error: { message: 'x' },
+    });
+    expect(flowChanges(started, failed).release).toEqual(['i/1/a/1#run#1']);
+    const retried = step(def, failed, { type: 'tick', at: 10_000 });
+    expect(flowChanges(failed, retried).acquire.map((a) => a.holder)).toEqual(['i/1/a/1#run#2']);
+  });
+
+  it('a throttled attempt is kept as a waiter: released only when it is gone, not when it runs again', () => {
+    const throttled = step(def, started, {
+      type: 'task.throttled',
+      at: 1,
+      step: 'a',
+      attempt: 1,
+      need,
+      until: 500,
+    });
+    expect(flowChanges(started, throttled)).toEqual({ acquire: [], release: [], renew: [] });
+    const again = step(def, throttled, { type: 'tick', at: 2 });
+    expect(flowChanges(throttled, again).acquire.map((a) => a.holder)).toEqual(['i/1/a/1#run#1']);
+    expect(flowChanges(throttled, again).release).toEqual([]);
+    const cancelled = step(def, throttled, { type: 'abort', at: 3 });
+    expect(flowChanges(throttled, cancelled).release).toEqual(['i/1/a/1#run#1']);
+  });
+
+  it('a queued attempt acquires when a worker takes it, and releases when given back', () => {
+    const queued = step(def, null, { type: 'start', at: 0, id: 'i', input: { k: 'x' }, handoff: true });
+    expect(flowChanges(null, queued).acquire).toEqual([]);
+    const taken = step(def, queued, { type: 'tick', at: 1 });
+    expect(flowChanges(queued, taken).acquire).toMatchObject([{ holder: 'i/1/a/1#run#1', until: 1001 }]);
+    const back = step(def, taken, { type: 'task.released', at: 2, step: 'a', attempt: 1 });
+    expect(flowChanges(taken, back).release).toEqual(['i/1/a/1#run#1']);
+  });
+
+  it('a moved lease is renewed', () => {
+    const t = started.tasks['a']!;
+    const moved: Snapshot = { ...started, tasks: { a: { ...t, deadline: 4000 } } };
+    expect(flowChanges(started, moved).renew).toEqual([{ holder: 'i/1/a/1#run#1', until: 4000 }]);
+  });
+
+  it('an admission asked for is acquired for the instance; its hold is released once the instance ends', () => {
+    const adm = defineWorkflow({
+      name: 'adm',
+      version: 1,
+      start: 't',
+      concurrency: { limit: 3 },
+      steps: { t: { kind: 'task', handler: 't' } },
+    });
+    const s = step(adm, null, { type: 'start', at: 0, id: 'j' });
+    expect(flowChanges(null, s).acquire).toEqual([
+      { holder: 'j', needs: [{ scope: 'adm', key: '', limit: 3 }], until: 8.64e15 },
+    ]);
+    const throttled = step(adm, s, {
+      type: 'instance.throttled',
+      at: 1,
+      need: { scope: 'adm', key: '', limit: 3 },
+      until: 90,
+    });
+    expect(flowChanges(s, throttled).acquire).toEqual([]);
+    const ran = step(adm, s, { type: 'instance.admitted', at: 1 });
+    const done = step(adm, ran, { type: 'task.completed', at: 2, step: 't', attempt: 1 });
+    expect(flowChanges(ran, done).release).toEqual(['j']);
+    // Cancelled while waiting: its waiter entry goes too.
+    expect(flowChanges(throttled, step(adm, throttled, { type: 'cancel', at: 3 })).release).toEqual(['j']);
+  });
+});
