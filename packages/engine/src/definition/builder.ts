@@ -81,7 +81,7 @@ export interface WorkflowOptions {
   concurrency?: WorkflowLimit | readonly WorkflowLimit[] | undefined;
   /** Reserved for priority (a number, or an `input.` path to one): validated, not yet acted on. */
   priority?: number | InputPath | undefined;
-  /** Reserved for fairness across the values of `key` (an `input.` path): validated, not yet acted on. */
+  /** Fairness across the values of `key` (an `input.` path): due work is taken by the stores in turns across them (`Snapshot.fairKey`). */
   fairness?: { key: InputPath } | undefined;
 }
 

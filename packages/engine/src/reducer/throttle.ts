@@ -4,8 +4,16 @@ import type { StepLimits } from '../definition/flow-limits.js';
 import { ValidationError } from '../errors.js';
 import { type EventOf, parseEvent, rejectEvent } from '../events.js';
 import { parseFlowEvent } from '../flow-events.js';
-import { isTerminal, type Snapshot, type TaskState, type TimerState } from '../snapshot.js';
-import { resolveNeeds, workflowNeeds } from './flow-needs.js';
+import {
+  type ErrorInfo,
+  isFairKey,
+  isTerminal,
+  MAX_FAIR_KEY_LENGTH,
+  type Snapshot,
+  type TaskState,
+  type TimerState,
+} from '../snapshot.js';
+import { keyText, resolveNeeds, workflowNeeds } from './flow-needs.js';
 import { rulesOf } from './kind-table.js';
 import type { LimitRules } from './kinds/step-rules.js';
 import { NOOP, type Outcome, run } from './rules.js';
@@ -123,6 +131,14 @@ export function retryAllThrottled(cx: Cx): void {
  * start step may be entered now.
  */
 export function admit(cx: Cx): boolean {
+  const fair = fairKeyOf(cx.wf.definition.fairness, cx.s.input);
+  if (typeof fair === 'object') {
+    cx.s.error = fair;
+    terminate(cx, 'failed');
+    return false;
+  }
+  if (fair === undefined) delete cx.s.fairKey;
+  else cx.s.fairKey = fair;
   const needs = workflowNeeds(cx.wf.definition, cx.s.input);
   if (needs === undefined) return true;
   if (!Array.isArray(needs)) {
@@ -133,6 +149,26 @@ export function admit(cx: Cx): boolean {
   cx.s.admission = { needs };
   log(cx, 'instance.admission-pending');
   return false;
+}
+
+/**
+ * The run's fairness key (the value at `fairness.key` in its input, as text) that the store's due
+ * order takes turns by; undefined without fairness or for an empty value; `INVALID_FLOW_KEY` when
+ * the path holds no string, finite number or boolean, or a text too long to index.
+ */
+function fairKeyOf(fairness: { key: string } | undefined, input: unknown): string | undefined | ErrorInfo {
+  if (fairness === undefined) return undefined;
+  const v = readPath({ input }, fairness.key);
+  const key = keyText(v);
+  const length = key?.length;
+  if (key !== undefined && isFairKey(key)) return key === '' ? undefined : key;
+  return {
+    message: `fairness key ${fairness.key} must hold a string (at most ${MAX_FAIR_KEY_LENGTH} characters), a finite number or a boolean; found ${
+      length === undefined ? (v === undefined ? 'nothing' : typeof v) : `${length} characters`
+    }`,
+    code: 'INVALID_FLOW_KEY',
+    retryable: false,
+  };
 }
 
 /** `instance.throttled`: the admission waits (retried at `until` at the latest). False when none is pending. */
