@@ -64,6 +64,9 @@ function withFlow(base: Store, name: string): Store {
 runStoreConformance({
   name: 'cloudflare flow object',
   capabilities: ['flow'],
+  // The due order is the memory store's (its own suite covers it); with `claims` hidden here, a
+  // listDue's claims cannot be given back between the fairness part's looks.
+  fairness: false,
   // A flow object of its own per store: nothing shared between tests.
   createStore: () => withFlow(createMemoryStore(), `flow-${++objects}`),
   // The flow races: a second client of the same flow object (another stub, as another worker's).
