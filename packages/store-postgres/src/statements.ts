@@ -64,9 +64,11 @@ export function storeStatements(
   // - `keys`: every fair_key with a row that has a wake time, one index probe each (a skip scan);
   // - `heads`: each key's earliest due row, one probe each; `chosen`: the `limit` keys whose turn
   //   comes first, a key's turn the later of its head and when it was last served (`$fair`);
-  // - `picked`: each chosen key's earliest due rows, locked with SKIP LOCKED so racing pollers take
-  //   disjoint rows; with k keys chosen none gives more than limit - k + 1 (every other key gives
-  //   one before its round comes);
+  // - `picked`: each chosen key's earliest due rows, at most `limit`, locked with SKIP LOCKED so
+  //   racing pollers take disjoint rows. The bound is the parameter itself, not the tighter
+  //   limit - k + 1: a LIMIT the planner cannot fold is guessed at a tenth of the table's due rows,
+  //   and on a large table that guess priced the claim past `jit_above_cost`, so every poll paid
+  //   about a second of JIT compilation for a plan that runs in a millisecond;
   // - `due`: round by round (a row's place in its key), keys by their turn, cut at `limit`.
   // MATERIALIZED: each part runs once. The UPDATE finds its rows by key from an array: joined to
   // the CTE, a generic plan may hash a scan of the table.
@@ -89,7 +91,7 @@ export function storeStatements(
                SELECT id, ${dueAt} AS due, wake_at FROM ${t}
                WHERE ${narrow}wake_at IS NOT NULL AND fair_key = c.k AND ${dueAt} <= $1
                ORDER BY ${dueAt}, wake_at, id
-               LIMIT $3 + 1 - (SELECT count(*) FROM chosen)
+               LIMIT $3
                FOR UPDATE SKIP LOCKED) p),`;
   // Named ids (a notice's): few rows, by key, locked, then put in the fair order.
   const named = (narrow: string) => `WITH named AS MATERIALIZED (
