@@ -158,7 +158,9 @@ describe('postgres fair claims (migration 9)', () => {
         );
         await client.query('DEALLOCATE cost_claim');
         const cost = plan.rows[0]!['QUERY PLAN'][0].Plan['Total Cost'];
-        console.log(`fair claim of ${limit} over 100,010 due rows (${text === lane ? 'lane' : 'all'}): planned cost ${cost}`);
+        console.log(
+          `fair claim of ${limit} over 100,010 due rows (${text === lane ? 'lane' : 'all'}): planned cost ${cost}`,
+        );
         // 100,000 is PostgreSQL's default jit_above_cost.
         expect(cost, text === lane ? 'lane' : 'all').toBeLessThan(100_000);
       }
