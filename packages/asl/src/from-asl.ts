@@ -103,7 +103,11 @@ function checkMachine(machine: unknown, at: string): AslMachine {
   if (machine === null || typeof machine !== 'object' || Array.isArray(machine))
     bad('', 'a state machine must be an object');
   const m = machine as Record<string, unknown>;
-  if (m['QueryLanguage'] !== undefined && m['QueryLanguage'] !== 'JSONPath' && m['QueryLanguage'] !== 'JSONata')
+  if (
+    m['QueryLanguage'] !== undefined &&
+    m['QueryLanguage'] !== 'JSONPath' &&
+    m['QueryLanguage'] !== 'JSONata'
+  )
     bad('QueryLanguage', 'must be JSONPath or JSONata');
   if (m['TimeoutSeconds'] !== undefined)
     throw new AslImportError('unsupported', at, 'TimeoutSeconds', 'execution timeouts are not supported yet');

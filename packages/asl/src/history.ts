@@ -58,7 +58,10 @@ interface Entry {
 }
 
 const json = (v: unknown): string => JSON.stringify(v ?? null);
-const payload = (field: string, v: unknown) => ({ [field]: json(v), [`${field}Details`]: { truncated: false } });
+const payload = (field: string, v: unknown) => ({
+  [field]: json(v),
+  [`${field}Details`]: { truncated: false },
+});
 
 /**
  * The execution's history in Step Functions' event shape (GetExecutionHistory), from its snapshot:
@@ -78,7 +81,13 @@ export function toAslHistory(
   const events: AslHistoryEvent[] = [];
   const emit: Emit = (type, at, details = {}) => {
     const id = events.length + 1;
-    events.push({ id, previousEventId: id - 1, timestamp: new Date(at), type, ...details } as AslHistoryEvent);
+    events.push({
+      id,
+      previousEventId: id - 1,
+      timestamp: new Date(at),
+      type,
+      ...details,
+    } as AslHistoryEvent);
   };
   const children = options.children;
   const child: (id: string) => Snapshot | undefined =
@@ -154,7 +163,8 @@ function walk(
     const out = isStateOutput(step.output) ? step.output : undefined;
     // The step that failed the execution left no output: it is the last thing that happened.
     const failing = !out && step.status === 'failed' && s.error?.step === id;
-    if (out || failing) entries.push({ id, step, out, seq: out?.seq ?? Number.MAX_SAFE_INTEGER, role: roleOf(id, imported) });
+    if (out || failing)
+      entries.push({ id, step, out, seq: out?.seq ?? Number.MAX_SAFE_INTEGER, role: roleOf(id, imported) });
   }
   entries.sort((a, b) => a.seq - b.seq);
   for (const e of entries) {
@@ -163,13 +173,17 @@ function walk(
     const type = e.out?.type ?? p?.state.Type ?? 'Task';
     const resource = e.out?.resource ?? (p?.state['Resource'] as string | undefined);
     const failure: CarriedError | undefined =
-      e.out?.error ?? e.out?.caught ?? (e.out ? undefined : { error: s.error?.code ?? null, cause: s.error?.message ?? null });
+      e.out?.error ??
+      e.out?.caught ??
+      (e.out ? undefined : { error: s.error?.code ?? null, cause: s.error?.message ?? null });
     const started = e.step.startedAt;
     const finished = e.step.finishedAt ?? s.updatedAt;
     const enter = (at: number, input: unknown) =>
       emit(`${type}StateEntered`, at, { stateEnteredEventDetails: { name, ...payload('input', input) } });
     const exit = (at: number) =>
-      emit(`${type}StateExited`, at, { stateExitedEventDetails: { name, ...payload('output', e.out?.value) } });
+      emit(`${type}StateExited`, at, {
+        stateExitedEventDetails: { name, ...payload('output', e.out?.value) },
+      });
     if (e.role === 'again') {
       // A retried Task: its entry and the failed attempts, whose outputs the last attempt replaced.
       const task = e.id.slice(0, -':again'.length);
@@ -182,7 +196,8 @@ function walk(
     if (e.role === 'after') {
       if (type === 'Map') mapIterations(s, e.id.slice(0, -':after'.length), emit, child, imported);
       if (e.out?.route === 'retry') continue;
-      const failed = e.out === undefined || e.out.route === 'error' || e.out.route?.startsWith('catch:') === true;
+      const failed =
+        e.out === undefined || e.out.route === 'error' || e.out.route?.startsWith('catch:') === true;
       emit(`${type}State${failed ? 'Failed' : 'Succeeded'}`, finished);
       if (e.out && e.out.route !== 'error') exit(finished);
       continue;
@@ -192,7 +207,9 @@ function walk(
     if (type === 'Task') lambdaEvents(emit, started, resource, failure, finished);
     if (type === 'Map' || type === 'Parallel') {
       if (!e.out) continue;
-      const length = Array.isArray(e.out.items) ? { mapStateStartedEventDetails: { length: e.out.items.length } } : undefined;
+      const length = Array.isArray(e.out.items)
+        ? { mapStateStartedEventDetails: { length: e.out.items.length } }
+        : undefined;
       emit(`${type}StateStarted`, finished, length);
       continue;
     }
@@ -247,7 +264,9 @@ function mapIterations(
     emit('MapIterationStarted', at, { mapIterationStartedEventDetails: { name, index } });
     if (c) walk(c, imported, emit, child);
     const r = c ? c.output : results[index];
-    const failed = c ? c.status === 'failed' || (isStateOutput(r) && r.error !== undefined) : isStateOutput(r) && r.error !== undefined;
+    const failed = c
+      ? c.status === 'failed' || (isStateOutput(r) && r.error !== undefined)
+      : isStateOutput(r) && r.error !== undefined;
     const end = c?.updatedAt ?? st?.finishedAt ?? s.updatedAt;
     if (failed) emit('MapIterationFailed', end, { mapIterationFailedEventDetails: { name, index } });
     else emit('MapIterationSucceeded', end, { mapIterationSucceededEventDetails: { name, index } });

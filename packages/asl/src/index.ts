@@ -6,9 +6,8 @@ export { LAMBDA_INVOKE } from './checks.js';
 export { CHOICE_OPERATORS } from './choice-rules.js';
 export { AslImportError, type AslImportReason, AslRuntimeError } from './errors.js';
 export { type AslImport, type FromAslOptions, fromAsl } from './from-asl.js';
-export { aslProblems } from './problems.js';
 export { type AslContext, type AslHandlerOptions, aslHandlers } from './handler.js';
-export { aslChildren, type AslHistoryEvent, type AslHistoryOptions, toAslHistory } from './history.js';
+export { type AslHistoryEvent, type AslHistoryOptions, aslChildren, toAslHistory } from './history.js';
 export { type HashFunction, INTRINSICS } from './intrinsics.js';
 export { functionNameOf, type LambdaCall, type LambdaFunction, type ResourceMap } from './lambda.js';
 export {
@@ -20,5 +19,6 @@ export {
   type QueryLanguage,
   type StepPlan,
 } from './plan.js';
+export { aslProblems } from './problems.js';
 export type { StateOutput } from './state-output.js';
 export { type AslEvent, type AslHistory, type AslStateIO, AslTrace, type AslTraceEntry } from './trace.js';

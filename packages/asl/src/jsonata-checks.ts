@@ -18,7 +18,16 @@ const FIELDS: Record<string, string[]> = {
   Succeed: ['Type', 'Comment', 'QueryLanguage', 'Output'],
   Fail: ['Type', 'Comment', 'QueryLanguage', 'Error', 'Cause'],
   Parallel: [...COMMON, ...FLOW, ...ERRORS, 'Branches', 'Arguments'],
-  Map: [...COMMON, ...FLOW, ...ERRORS, 'ItemProcessor', 'Iterator', 'Items', 'ItemSelector', 'MaxConcurrency'],
+  Map: [
+    ...COMMON,
+    ...FLOW,
+    ...ERRORS,
+    'ItemProcessor',
+    'Iterator',
+    'Items',
+    'ItemSelector',
+    'MaxConcurrency',
+  ],
 };
 
 /** The JSONPath fields a JSONata state cannot have. */
@@ -49,7 +58,8 @@ export function checkJsonataState(state: AslState, fail: Fail): void {
   for (const field of Object.keys(state)) {
     if (allowed!.includes(field)) continue;
     if (Object.hasOwn(UNSUPPORTED, field)) fail('unsupported', field, UNSUPPORTED[field]!);
-    if (JSONPATH_ONLY.has(field)) fail('invalid', field, `${field} is a JSONPath field: a JSONata state cannot use it`);
+    if (JSONPATH_ONLY.has(field))
+      fail('invalid', field, `${field} is a JSONPath field: a JSONata state cannot use it`);
     fail('invalid', field, `field ${field} is not allowed in a ${state.Type} state`);
   }
   const hasNext = typeof state['Next'] === 'string';
@@ -59,13 +69,28 @@ export function checkJsonataState(state: AslState, fail: Fail): void {
     const p = jsonataProblem(value, field);
     if (p) fail('invalid', p[0], p[1]);
   };
-  for (const f of ['Arguments', 'Output', 'Assign', 'Items', 'ItemSelector', 'MaxConcurrency', 'Seconds', 'Timestamp', 'Error', 'Cause'])
+  for (const f of [
+    'Arguments',
+    'Output',
+    'Assign',
+    'Items',
+    'ItemSelector',
+    'MaxConcurrency',
+    'Seconds',
+    'Timestamp',
+    'Error',
+    'Cause',
+  ])
     if (state[f] !== undefined) expressions(state[f], f);
-  if (state['Assign'] !== undefined && (state['Assign'] === null || typeof state['Assign'] !== 'object' || Array.isArray(state['Assign'])))
+  if (
+    state['Assign'] !== undefined &&
+    (state['Assign'] === null || typeof state['Assign'] !== 'object' || Array.isArray(state['Assign']))
+  )
     fail('invalid', 'Assign', 'Assign must be an object of variable names');
   if (state.Type === 'Task') {
     // An expression for the whole of Arguments is checked when it runs.
-    if (isJsonataExpression(state['Arguments'])) checkTask({ ...state, Arguments: { FunctionName: '' } }, fail, 'Arguments');
+    if (isJsonataExpression(state['Arguments']))
+      checkTask({ ...state, Arguments: { FunctionName: '' } }, fail, 'Arguments');
     else checkTask(state, fail, 'Arguments');
   }
   if (state.Type === 'Choice') checkRules(state, fail, expressions);
@@ -79,8 +104,8 @@ export function checkJsonataState(state: AslState, fail: Fail): void {
   if (state.Type === 'Map') {
     if ((state['ItemProcessor'] === undefined) === (state['Iterator'] === undefined))
       fail('invalid', 'ItemProcessor', 'a Map needs exactly one of ItemProcessor and Iterator');
-    const mode = (state['ItemProcessor'] as { ProcessorConfig?: { Mode?: string } } | undefined)?.ProcessorConfig
-      ?.Mode;
+    const mode = (state['ItemProcessor'] as { ProcessorConfig?: { Mode?: string } } | undefined)
+      ?.ProcessorConfig?.Mode;
     if (mode !== undefined && mode !== 'INLINE')
       fail('unsupported', 'ItemProcessor.ProcessorConfig.Mode', `Map mode ${mode} is not supported`);
     const items = state['Items'];
@@ -104,15 +129,21 @@ function checkRules(state: AslState, fail: Fail, expressions: (value: unknown, f
     fail('invalid', 'Choices', 'a Choice needs a non-empty Choices list');
   (choices as unknown[]).forEach((rule, i) => {
     const at = `Choices[${i}]`;
-    if (rule === null || typeof rule !== 'object' || Array.isArray(rule)) fail('invalid', at, 'a choice rule must be an object');
+    if (rule === null || typeof rule !== 'object' || Array.isArray(rule))
+      fail('invalid', at, 'a choice rule must be an object');
     const r = rule as Record<string, unknown>;
     for (const k of Object.keys(r))
       if (!['Condition', 'Next', 'Assign', 'Output', 'Comment'].includes(k))
         fail('invalid', `${at}.${k}`, `field ${k} is not allowed in a JSONata choice rule (use Condition)`);
     const c = r['Condition'];
     if (typeof c !== 'boolean' && !isJsonataExpression(c))
-      fail('invalid', `${at}.Condition`, 'a JSONata choice rule needs a Condition: a JSONata expression or a boolean');
+      fail(
+        'invalid',
+        `${at}.Condition`,
+        'a JSONata choice rule needs a Condition: a JSONata expression or a boolean',
+      );
     if (typeof r['Next'] !== 'string') fail('invalid', `${at}.Next`, 'a choice rule needs Next');
-    for (const f of ['Condition', 'Assign', 'Output']) if (r[f] !== undefined) expressions(r[f], `${at}.${f}`);
+    for (const f of ['Condition', 'Assign', 'Output'])
+      if (r[f] !== undefined) expressions(r[f], `${at}.${f}`);
   });
 }

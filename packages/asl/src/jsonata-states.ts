@@ -4,14 +4,7 @@ import { lambdaCall } from './lambda.js';
 import type { PipelineEnv } from './pipeline.js';
 import type { StepPlan } from './plan.js';
 import type { CarriedError, IterationInput, StateOutput } from './state-output.js';
-import {
-  type CatchOutput,
-  gatherResults,
-  handleError,
-  raise,
-  type StateCall,
-  stateCause,
-} from './states.js';
+import { type CatchOutput, gatherResults, handleError, raise, type StateCall, stateCause } from './states.js';
 import { parseTimestamp, timestampMs } from './timestamps.js';
 
 // A state with `QueryLanguage: "JSONata"`: `Arguments` is what its work takes (default the state
@@ -44,7 +37,8 @@ export async function jsonataState(call: StateCall, j: JsonataCall): Promise<Sta
   });
   // Output and Assign both see the variables from before the state.
   const finish = async (env: JsonataEnv, fallback: unknown, extra: Partial<StateOutput> = {}) => {
-    const value = state['Output'] === undefined ? fallback : await resolveJsonata(state['Output'], 'Output', env);
+    const value =
+      state['Output'] === undefined ? fallback : await resolveJsonata(state['Output'], 'Output', env);
     const a = await assignJsonata(state['Assign'], env);
     return j.out({
       value,
@@ -81,7 +75,10 @@ export async function jsonataState(call: StateCall, j: JsonataCall): Promise<Sta
           if (state[field] === undefined) return null;
           const v = await resolveJsonata(state[field], field, env);
           if (typeof v !== 'string')
-            throw new AslRuntimeError('States.QueryEvaluationError', `The ${field} field must be a string: ${JSON.stringify(v)}`);
+            throw new AslRuntimeError(
+              'States.QueryEvaluationError',
+              `The ${field} field must be a string: ${JSON.stringify(v)}`,
+            );
           return v;
         };
         return raise(plan.scope, { error: await text('Error'), cause: await text('Cause') }, j.out);
@@ -96,20 +93,36 @@ export async function jsonataState(call: StateCall, j: JsonataCall): Promise<Sta
       case 'Task': {
         const env = base();
         const args =
-          state['Arguments'] === undefined ? j.raw : await resolveJsonata(state['Arguments'], 'Arguments', env);
+          state['Arguments'] === undefined
+            ? j.raw
+            : await resolveJsonata(state['Arguments'], 'Arguments', env);
         let result: unknown;
         try {
           result = await call.invoke(lambdaCall(plan.name, state['Resource'] as string, args));
         } catch (e) {
           if (!(e instanceof AslRuntimeError)) throw e;
-          return await handleError(call, { error: e.error, cause: e.causeText }, j.raw, j.env, j.out, catchOutput);
+          return await handleError(
+            call,
+            { error: e.error, cause: e.causeText },
+            j.raw,
+            j.env,
+            j.out,
+            catchOutput,
+          );
         }
         return await finish(base({ result }), result);
       }
       case 'Parallel': {
         const args =
-          state['Arguments'] === undefined ? j.raw : await resolveJsonata(state['Arguments'], 'Arguments', base());
-        return j.out({ value: args, input: j.raw, route: 'next', ...(j.retrying ? { retry: j.retrying } : {}) });
+          state['Arguments'] === undefined
+            ? j.raw
+            : await resolveJsonata(state['Arguments'], 'Arguments', base());
+        return j.out({
+          value: args,
+          input: j.raw,
+          route: 'next',
+          ...(j.retrying ? { retry: j.retrying } : {}),
+        });
       }
       case 'Map':
         return await mapItems(call, j, base());

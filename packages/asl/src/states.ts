@@ -1,6 +1,7 @@
 import { evaluateRule } from './choice-rules.js';
 import { AslRuntimeError } from './errors.js';
 import type { AslHandlerOptions } from './handler.js';
+import { jsonataState } from './jsonata-states.js';
 import { lambdaCall } from './lambda.js';
 import {
   applyResultPath,
@@ -19,7 +20,6 @@ import {
   isStateOutput,
   type StateOutput,
 } from './state-output.js';
-import { jsonataState } from './jsonata-states.js';
 import { parseTimestamp, timestampMs } from './timestamps.js';
 
 /** How a runtime error's cause starts: it names the state that raised it. */
@@ -288,7 +288,8 @@ export async function handleError(
     const errorOutput: Record<string, unknown> = {};
     if (error.error !== null) errorOutput['Error'] = error.error;
     if (error.cause !== null) errorOutput['Cause'] = error.cause;
-    if (catchOutput) return out({ ...(await catchOutput(h, errorOutput)), route: `catch:${c}`, caught: error });
+    if (catchOutput)
+      return out({ ...(await catchOutput(h, errorOutput)), route: `catch:${c}`, caught: error });
     const a = assign(h['Assign'], errorOutput, env);
     const value = applyResultPath(raw, errorOutput, h['ResultPath']);
     return out({
@@ -303,7 +304,10 @@ export async function handleError(
 }
 
 /** The retry counts a Map's or Parallel's second step left on its previous attempt, if this is a retry. */
-export function findOwnRetry(call: StateCall, plan: Extract<StepPlan, { role: 'after' }>): StateOutput['retry'] {
+export function findOwnRetry(
+  call: StateCall,
+  plan: Extract<StepPlan, { role: 'after' }>,
+): StateOutput['retry'] {
   const first = call.outputs[plan.first];
   if (!isStateOutput(first)) return undefined;
   // A retried Map or Parallel carries its counts on its first step, where the second finds them.

@@ -29,7 +29,8 @@ async function runInHarness(
     invoke: options.envelope ? 'envelope' : 'payload',
     now: () => h.now,
     random: () => 1,
-    hash: (algorithm, data) => createHash(algorithm.replace('-', '').toLowerCase()).update(data).digest('hex'),
+    hash: (algorithm, data) =>
+      createHash(algorithm.replace('-', '').toLowerCase()).update(data).digest('hex'),
     ...(options.context ? { context: () => options.context! } : {}),
   });
   h.start(input as never);
@@ -76,7 +77,9 @@ describe('toAslHistory', () => {
   it("gives an execution's events in Step Functions' shape, with ids, previous ids and the snapshot's times", async () => {
     const run = ORDER_RUNS[0];
     const start = Date.UTC(2026, 0, 1);
-    const { imported, snapshot, child } = await runInHarness(ORDER_MACHINE, run.input, orderFunctions(), { start });
+    const { imported, snapshot, child } = await runInHarness(ORDER_MACHINE, run.input, orderFunctions(), {
+      start,
+    });
     const events = toAslHistory(snapshot, imported, { children: child });
     expect(events.map((e) => e.id)).toEqual(events.map((_, i) => i + 1));
     expect(events.map((e) => e.previousEventId)).toEqual(events.map((_, i) => i));
@@ -144,9 +147,14 @@ describe('toAslHistory', () => {
       'ExecutionSucceeded',
     ]);
     const failed = events.find((e) => e.type === 'TaskFailed')!;
-    expect(failed.taskFailedEventDetails).toMatchObject({ error: 'Gateway.Timeout', cause: 'the gateway did not answer' });
+    expect(failed.taskFailedEventDetails).toMatchObject({
+      error: 'Gateway.Timeout',
+      cause: 'the gateway did not answer',
+    });
     const entered = events.find((e) => e.stateEnteredEventDetails?.['name'] === 'Charge')!;
-    expect(JSON.parse(entered.stateEnteredEventDetails!['input'] as string)).toMatchObject({ prices: [10, 20, 30] });
+    expect(JSON.parse(entered.stateEnteredEventDetails!['input'] as string)).toMatchObject({
+      prices: [10, 20, 30],
+    });
   });
 
   it('ends with ExecutionFailed and the error, after the caught and uncaught failures', async () => {
@@ -162,11 +170,15 @@ describe('toAslHistory', () => {
         'Give up': { Type: 'Fail', Error: 'Order.Failed', Cause: 'declined' },
       },
     };
-    const { imported, snapshot } = await runInHarness(machine, {}, {
-      charge: () => {
-        throw Object.assign(new Error('no funds'), { name: 'Card.Declined' });
+    const { imported, snapshot } = await runInHarness(
+      machine,
+      {},
+      {
+        charge: () => {
+          throw Object.assign(new Error('no funds'), { name: 'Card.Declined' });
+        },
       },
-    });
+    );
     const events = toAslHistory(snapshot, imported);
     expect(events.map((e) => e.type)).toEqual([
       'ExecutionStarted',
@@ -198,7 +210,9 @@ describe.skipIf(!existsSync(corpus))('toAslHistory against the recorded historie
       if (c.kind !== 'execution' || c.levels.L2 !== true) continue;
       for (const run of c.runs) {
         const events = run.expected.events ?? [];
-        const entered = events.filter((e) => e.type.endsWith('StateEntered')).map((e) => `${e.block ?? ''}/${e.iteration ?? ''}/${e.state}`);
+        const entered = events
+          .filter((e) => e.type.endsWith('StateEntered'))
+          .map((e) => `${e.block ?? ''}/${e.iteration ?? ''}/${e.state}`);
         if (new Set(entered).size !== entered.length || run.expected.status === 'RUNNING') continue;
         const stand = standIns(run.lambdas, run.masks);
         let got: ReturnType<typeof simplify>;
@@ -215,7 +229,9 @@ describe.skipIf(!existsSync(corpus))('toAslHistory against the recorded historie
           continue;
         }
         compared++;
-        const dropParallelSucceeded = JSON.stringify(c.levels.notes ?? '').includes('Drop ParallelStateSucceeded');
+        const dropParallelSucceeded = JSON.stringify(c.levels.notes ?? '').includes(
+          'Drop ParallelStateSucceeded',
+        );
         const why = compareEvents(got as never, events, { dropParallelSucceeded, prefix: false });
         if (why) mismatched.push(`${id} ${run.dir}: ${why}`);
       }

@@ -37,7 +37,11 @@ describe('JSONata states', () => {
           Quote: {
             Type: 'Task',
             Resource: `${FN}quote`,
-            Arguments: { sku: '{% $states.input.sku %}', qty: '{% $count($states.input.lines) %}', fixed: 'as is' },
+            Arguments: {
+              sku: '{% $states.input.sku %}',
+              qty: '{% $count($states.input.lines) %}',
+              fixed: 'as is',
+            },
             Assign: { price: '{% $states.result.price %}', seen: '{% $states.input.sku %}' },
             Output: { quote: '{% $states.result.price * 2 %}' },
             Next: 'Summary',
@@ -92,7 +96,11 @@ describe('JSONata states', () => {
           Type: 'Choice',
           Choices: [
             { Condition: '{% $states.input.n > 10 %}', Next: 'Big', Assign: { size: 'big' } },
-            { Condition: '{% $states.input.n > 0 %}', Next: 'Small', Output: { n: '{% $states.input.n %}', small: true } },
+            {
+              Condition: '{% $states.input.n > 0 %}',
+              Next: 'Small',
+              Output: { n: '{% $states.input.n %}', small: true },
+            },
           ],
           Default: 'Nothing',
         },
@@ -118,10 +126,19 @@ describe('JSONata states', () => {
           Each: {
             Type: 'Map',
             Items: '{% $states.input.xs %}',
-            ItemSelector: { i: '{% $states.context.Map.Item.Index %}', v: '{% $states.context.Map.Item.Value %}' },
+            ItemSelector: {
+              i: '{% $states.context.Map.Item.Index %}',
+              v: '{% $states.context.Map.Item.Value %}',
+            },
             ItemProcessor: {
               StartAt: 'Square',
-              States: { Square: { Type: 'Pass', Output: '{% $states.input.v * $states.input.v + $states.input.i %}', End: true } },
+              States: {
+                Square: {
+                  Type: 'Pass',
+                  Output: '{% $states.input.v * $states.input.v + $states.input.i %}',
+                  End: true,
+                },
+              },
             },
             Output: { squares: '{% $states.result %}', sum: '{% $sum($states.result) %}' },
             End: true,
@@ -160,7 +177,10 @@ describe('JSONata states', () => {
       throw new AslRuntimeError('Card.Declined', 'no funds');
     };
     const plain = await run(machine(), { order: 1 }, { charge });
-    expect(plain.snapshot.output).toEqual({ got: { Error: 'Card.Declined', Cause: 'no funds' }, why: 'no funds' });
+    expect(plain.snapshot.output).toEqual({
+      got: { Error: 'Card.Declined', Cause: 'no funds' },
+      why: 'no funds',
+    });
     const shaped = await run(
       machine({ order: '{% $states.input.order %}', error: '{% $states.errorOutput.Error %}' }),
       { order: 1 },
@@ -202,7 +222,12 @@ describe('JSONata states', () => {
         StartAt: 'Path',
         States: {
           Path: { Type: 'Pass', Parameters: { 'n.$': '$.n' }, Assign: { 'base.$': '$.n' }, Next: 'Nata' },
-          Nata: { QueryLanguage: 'JSONata', Type: 'Pass', Output: { sum: '{% $states.input.n + $base %}' }, End: true },
+          Nata: {
+            QueryLanguage: 'JSONata',
+            Type: 'Pass',
+            Output: { sum: '{% $states.input.n + $base %}' },
+            End: true,
+          },
         },
       },
       { n: 4 },
@@ -210,7 +235,7 @@ describe('JSONata states', () => {
     expect(h.snapshot.output).toEqual({ sum: 8 });
   });
 
-  it('has Step Functions\' extra functions: $partition, $range, $parse', async () => {
+  it("has Step Functions' extra functions: $partition, $range, $parse", async () => {
     const h = await run(
       {
         QueryLanguage: 'JSONata',
@@ -229,7 +254,11 @@ describe('JSONata states', () => {
       },
       {},
     );
-    expect(h.snapshot.output).toEqual({ parts: [[1, 2], [3, 4], [5]], range: [0, 2, 4, 6], parsed: { a: 1 } });
+    expect(h.snapshot.output).toEqual({
+      parts: [[1, 2], [3, 4], [5]],
+      range: [0, 2, 4, 6],
+      parsed: { a: 1 },
+    });
   });
 
   it('refuses at import what a JSONata state cannot have, naming the state and the field', () => {
@@ -238,7 +267,11 @@ describe('JSONata states', () => {
       StartAt: 'T',
       States: { T: { Type: 'Task', Resource: `${FN}f`, Parameters: { a: 1 }, End: true } },
     });
-    expect([jsonPathField.reason, jsonPathField.state, jsonPathField.field]).toEqual(['invalid', 'T', 'Parameters']);
+    expect([jsonPathField.reason, jsonPathField.state, jsonPathField.field]).toEqual([
+      'invalid',
+      'T',
+      'Parameters',
+    ]);
     const bad = refused({
       QueryLanguage: 'JSONata',
       StartAt: 'P',
@@ -274,7 +307,10 @@ describe('aslProblems', () => {
         B: { Type: 'Task', Resource: `${FN}f`, HeartbeatSeconds: 5, Next: 'M' },
         M: {
           Type: 'Map',
-          ItemProcessor: { StartAt: 'X', States: { X: { Type: 'Pass', Parameters: { 'v.$': 'States.UUID()' }, End: true } } },
+          ItemProcessor: {
+            StartAt: 'X',
+            States: { X: { Type: 'Pass', Parameters: { 'v.$': 'States.UUID()' }, End: true } },
+          },
           End: true,
         },
       },

@@ -26,7 +26,11 @@ export const ORDER_MACHINE = {
       Type: 'Map',
       ItemsPath: '$.lines',
       MaxConcurrency: 2,
-      ItemSelector: { 'index.$': '$$.Map.Item.Index', 'qty.$': '$$.Map.Item.Value.qty', 'order.$': '$.order' },
+      ItemSelector: {
+        'index.$': '$$.Map.Item.Index',
+        'qty.$': '$$.Map.Item.Value.qty',
+        'order.$': '$.order',
+      },
       ItemProcessor: {
         StartAt: 'Price',
         States: { Price: { Type: 'Task', Resource: `${FN}price`, End: true } },
@@ -64,7 +68,11 @@ export const ORDER_MACHINE = {
         {
           StartAt: 'Note',
           States: {
-            Note: { Type: 'Pass', Parameters: { 'note.$': "States.Format('{} lines', $.lineCount)" }, End: true },
+            Note: {
+              Type: 'Pass',
+              Parameters: { 'note.$': "States.Format('{} lines', $.lineCount)" },
+              End: true,
+            },
           },
         },
       ],

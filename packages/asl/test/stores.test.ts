@@ -90,7 +90,12 @@ const MACHINES: Array<{
   functions: () => Record<string, LambdaFunction>;
   runs: ReadonlyArray<{ id: string; input: unknown; output: unknown }>;
 }> = [
-  { name: 'order', imported: fromAsl(ORDER_MACHINE, { name: 'order' }), functions: orderFunctions, runs: ORDER_RUNS },
+  {
+    name: 'order',
+    imported: fromAsl(ORDER_MACHINE, { name: 'order' }),
+    functions: orderFunctions,
+    runs: ORDER_RUNS,
+  },
   {
     name: 'score',
     imported: fromAsl(SCORE_MACHINE, { name: 'score' }),
@@ -105,7 +110,10 @@ async function inHarness(): Promise<Record<string, unknown>> {
   for (const m of MACHINES) {
     const functions = m.functions();
     for (const run of m.runs) {
-      const h = createHarness(m.imported.definition, { workflows: m.imported.workflows, kinds: [composition] });
+      const h = createHarness(m.imported.definition, {
+        workflows: m.imported.workflows,
+        kinds: [composition],
+      });
       const handlers = aslHandlers(m.imported, { resources: functions, now: () => h.now });
       h.start(run.input as never);
       await h.run(handlers as never, { timers: 'advance' });
@@ -148,7 +156,9 @@ async function onStore(store: Store): Promise<Record<string, unknown>> {
   return outputs;
 }
 
-const expected = Object.fromEntries(MACHINES.flatMap((m) => m.runs.map((r) => [`${m.name}/${r.id}`, r.output])));
+const expected = Object.fromEntries(
+  MACHINES.flatMap((m) => m.runs.map((r) => [`${m.name}/${r.id}`, r.output])),
+);
 
 describe('imported state machines run on the stores', () => {
   it('in the harness: the outputs Step Functions gives', async () => {

@@ -126,9 +126,14 @@ describe('stepfold asl import', () => {
     const { dir, machine } = machineFiles();
     const r = await cli(['asl', 'import', machine, '--json']);
     expect(r.code).toBe(EXIT.ok);
-    const out = JSON.parse(r.stdout) as { definition: { name: string; steps: Record<string, unknown> }; unsupported: unknown[] };
+    const out = JSON.parse(r.stdout) as {
+      definition: { name: string; steps: Record<string, unknown> };
+      unsupported: unknown[];
+    };
     expect(out.definition.name).toBe('greeting');
-    expect(Object.keys(out.definition.steps)).toEqual(expect.arrayContaining(['Greet', 'Greet:route', 'Pause:wait', 'Done']));
+    expect(Object.keys(out.definition.steps)).toEqual(
+      expect.arrayContaining(['Greet', 'Greet:route', 'Pause:wait', 'Done']),
+    );
     expect(out.unsupported).toEqual([]);
     const file = join(dir, 'greeting.stepfold.json');
     const w = await cli(['asl', 'import', machine, '--out', file, '--name', 'hello']);
@@ -161,7 +166,17 @@ describe('stepfold asl import', () => {
 describe('stepfold asl run', () => {
   it('runs it with the module’s functions on a simulated clock and prints the output and the history', async () => {
     const { machine, functions } = machineFiles();
-    const r = await cli(['asl', 'run', machine, '--handlers', functions, '--input', '{"name":"Ada"}', '--history', '--json']);
+    const r = await cli([
+      'asl',
+      'run',
+      machine,
+      '--handlers',
+      functions,
+      '--input',
+      '{"name":"Ada"}',
+      '--history',
+      '--json',
+    ]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(EXIT.ok);
     const out = JSON.parse(r.stdout) as { status: string; output: unknown; history: Array<{ type: string }> };

@@ -95,7 +95,8 @@ export async function runAsl(
   const nextWake = async (): Promise<number | null> => {
     let next: number | null = null;
     for (const x of [s, ...(await aslChildren(s, (c) => runner.get(c)))])
-      if (!isTerminal(x.status) && x.wakeAt !== null) next = next === null ? x.wakeAt : Math.min(next, x.wakeAt);
+      if (!isTerminal(x.status) && x.wakeAt !== null)
+        next = next === null ? x.wakeAt : Math.min(next, x.wakeAt);
     return next;
   };
   let jumps = 0;
