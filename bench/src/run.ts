@@ -4,6 +4,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { aslReducer } from './groups/asl-reducer.js';
 import { bundle } from './groups/bundle.js';
 import { coldStartLambda } from './groups/cold-start-lambda.js';
 import { childPostgres, mapPostgres } from './groups/composition.js';
@@ -24,6 +25,7 @@ import type { Group, Row } from './row.js';
 
 const GROUPS: Group[] = [
   reducer,
+  aslReducer,
   runnerMemory,
   flatCost,
   bundle,

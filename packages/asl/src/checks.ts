@@ -2,7 +2,8 @@ import { ruleProblem } from './choice-rules.js';
 import { AslImportError } from './errors.js';
 import { IntrinsicSyntaxError, isIntrinsic, parseIntrinsic } from './intrinsics.js';
 import { JsonPathSyntaxError, parsePath } from './json-path.js';
-import type { AslState } from './plan.js';
+import { checkJsonataState } from './jsonata-checks.js';
+import type { AslState, QueryLanguage } from './plan.js';
 
 // What `fromAsl` accepts, state by state: the fields each state type may have, which of them are
 // refused because this importer does not run them (yet), and the shape of every path, template and
@@ -40,9 +41,7 @@ const FIELDS: Record<string, string[]> = {
 };
 
 /** Fields AWS has that this importer refuses, with why. */
-const UNSUPPORTED: Record<string, string> = {
-  Arguments: 'JSONata states are not supported yet',
-  Output: 'JSONata states are not supported yet',
+export const UNSUPPORTED: Record<string, string> = {
   TimeoutSeconds: 'task timeouts are not supported yet',
   TimeoutSecondsPath: 'task timeouts are not supported yet',
   HeartbeatSeconds: 'task heartbeats are not supported yet',
@@ -67,12 +66,35 @@ export function isFunctionArn(resource: string): boolean {
   return parts[0] === 'arn' && parts[2] === 'lambda' && parts[5] === 'function' && parts.length >= 7;
 }
 
+/**
+ * The query language a state uses: its own `QueryLanguage`, else the machine's. A JSONata machine's
+ * states cannot go back to JSONPath (AWS refuses that too).
+ */
+export function languageOf(state: AslState, machine: QueryLanguage, at: string): QueryLanguage {
+  const own = state !== null && typeof state === 'object' ? state['QueryLanguage'] : undefined;
+  if (own === undefined) return machine;
+  if (own !== 'JSONPath' && own !== 'JSONata')
+    throw new AslImportError('invalid', at, 'QueryLanguage', 'must be JSONPath or JSONata');
+  if (own === 'JSONPath' && machine === 'JSONata')
+    throw new AslImportError(
+      'invalid',
+      at,
+      'QueryLanguage',
+      'a state of a JSONata state machine cannot use JSONPath',
+    );
+  return own;
+}
+
 /** Refuses what the state cannot run as written; `at` is its path from the top. */
-export function checkState(state: AslState, at: string): void {
+export function checkState(state: AslState, at: string, language: QueryLanguage = 'JSONPath'): void {
   const fail = (reason: 'unsupported' | 'invalid', field: string, detail: string): never => {
     throw new AslImportError(reason, at, field, detail);
   };
   if (state === null || typeof state !== 'object') fail('invalid', '', 'a state must be an object');
+  if (language === 'JSONata') {
+    checkJsonataState(state, fail);
+    return;
+  }
   const allowed = FIELDS[state.Type];
   if (!allowed)
     fail(
@@ -80,11 +102,11 @@ export function checkState(state: AslState, at: string): void {
       'Type',
       `state type ${JSON.stringify(state.Type)} is not supported`,
     );
-  if (state['QueryLanguage'] !== undefined && state['QueryLanguage'] !== 'JSONPath')
-    fail('unsupported', 'QueryLanguage', 'JSONata states are not supported yet');
   for (const field of Object.keys(state)) {
     if (allowed!.includes(field)) continue;
     if (Object.hasOwn(UNSUPPORTED, field)) fail('unsupported', field, UNSUPPORTED[field]!);
+    if (['Arguments', 'Output', 'Items', 'Condition'].includes(field))
+      fail('invalid', field, `${field} is a JSONata field: set QueryLanguage to JSONata to use it`);
     fail('invalid', field, `field ${field} is not allowed in a ${state.Type} state`);
   }
   const hasNext = typeof state['Next'] === 'string';
@@ -121,7 +143,8 @@ export function checkState(state: AslState, at: string): void {
   for (const f of ERRORS) if (state[f] !== undefined) checkErrorHandlers(state, f, fail);
 }
 
-type Fail = (reason: 'unsupported' | 'invalid', field: string, detail: string) => never;
+/** Throws an {@link AslImportError} for the state being checked. */
+export type Fail = (reason: 'unsupported' | 'invalid', field: string, detail: string) => never;
 
 function checkPath(path: unknown, field: string, fail: Fail): void {
   if (typeof path !== 'string') fail('invalid', field, 'must be a JSONPath string');
@@ -160,7 +183,8 @@ function checkTemplate(template: unknown, field: string, fail: Fail): void {
   }
 }
 
-function checkTask(state: AslState, fail: Fail): void {
+/** Checks a Task's resource (only Lambda); `args` is where lambda:invoke's FunctionName is. */
+export function checkTask(state: AslState, fail: Fail, args = 'Parameters'): void {
   const resource = state['Resource'];
   if (typeof resource !== 'string') fail('invalid', 'Resource', 'a Task needs a Resource');
   const r = resource as string;
@@ -171,9 +195,13 @@ function checkTask(state: AslState, fail: Fail): void {
         'Resource',
         `${r}: only Lambda (arn:aws:states:::lambda:invoke) is supported among service integrations`,
       );
-    const params = state['Parameters'] as Record<string, unknown> | undefined;
-    if (!params || (params['FunctionName'] === undefined && params['FunctionName.$'] === undefined))
-      fail('invalid', 'Parameters.FunctionName', 'lambda:invoke needs Parameters.FunctionName');
+    const params = state[args] as Record<string, unknown> | undefined;
+    if (
+      params === null ||
+      typeof params !== 'object' ||
+      (params['FunctionName'] === undefined && params['FunctionName.$'] === undefined)
+    )
+      fail('invalid', `${args}.FunctionName`, `lambda:invoke needs ${args}.FunctionName`);
   } else if (!isFunctionArn(r)) fail('unsupported', 'Resource', `${r}: only Lambda functions are supported`);
 }
 
@@ -194,7 +222,8 @@ function checkChoice(state: AslState, fail: Fail): void {
   });
 }
 
-function checkErrorHandlers(state: AslState, field: string, fail: Fail): void {
+/** Checks a Retry or Catch list (`jsonata`: a catcher has Output and Assign instead of ResultPath). */
+export function checkErrorHandlers(state: AslState, field: string, fail: Fail, jsonata = false): void {
   const list = state[field];
   if (!Array.isArray(list)) fail('invalid', field, 'must be a list');
   (list as unknown[]).forEach((h, i) => {
@@ -214,14 +243,17 @@ function checkErrorHandlers(state: AslState, field: string, fail: Fail): void {
             'JitterStrategy',
             'Comment',
           ]
-        : ['ErrorEquals', 'Next', 'ResultPath', 'Assign', 'Comment'];
+        : jsonata
+          ? ['ErrorEquals', 'Next', 'Output', 'Assign', 'Comment']
+          : ['ErrorEquals', 'Next', 'ResultPath', 'Assign', 'Comment'];
     for (const k of Object.keys(o))
       if (!keys.includes(k)) fail('invalid', `${at}.${k}`, `field ${k} is not allowed in ${field}`);
     if (field === 'Catch' && typeof o['Next'] !== 'string')
       fail('invalid', `${at}.Next`, 'a catcher needs Next');
     if (field === 'Catch' && o['ResultPath'] !== undefined && o['ResultPath'] !== null)
       checkPath(o['ResultPath'], `${at}.ResultPath`, fail);
-    if (field === 'Catch' && o['Assign'] !== undefined) checkTemplate(o['Assign'], `${at}.Assign`, fail);
+    if (field === 'Catch' && o['Assign'] !== undefined && !jsonata)
+      checkTemplate(o['Assign'], `${at}.Assign`, fail);
     if (o['JitterStrategy'] !== undefined && o['JitterStrategy'] !== 'FULL' && o['JitterStrategy'] !== 'NONE')
       fail('invalid', `${at}.JitterStrategy`, 'must be FULL or NONE');
   });

@@ -1,5 +1,5 @@
 import type { DefinitionInput } from '@stepfold/engine';
-import { checkState } from './checks.js';
+import { checkState, languageOf } from './checks.js';
 import { AslImportError } from './errors.js';
 import {
   ASL_HANDLER,
@@ -7,6 +7,7 @@ import {
   type AslPlan,
   type AslScope,
   type AslState,
+  type QueryLanguage,
   type StepPlan,
 } from './plan.js';
 
@@ -62,6 +63,7 @@ export function fromAsl(machine: unknown, options: FromAslOptions = {}): AslImpo
   const version = options.version ?? 1;
   const plan: Record<string, StepPlan> = {};
   const units: Unit[] = [];
+  const top = (m.QueryLanguage ?? 'JSONPath') as QueryLanguage;
   const build = (unitName: string, sub: AslMachine, prefix: string, path: string): Unit => {
     const unit: Unit = { name: unitName, steps: {} };
     units.push(unit);
@@ -74,6 +76,7 @@ export function fromAsl(machine: unknown, options: FromAslOptions = {}): AslImpo
       unit,
       plan,
       (mapId, iterator, statePath) => build(`${name}/${mapId}`, iterator, `${mapId}/`, statePath).name,
+      top,
     );
     unit.start = start;
     return unit;
@@ -100,13 +103,12 @@ function checkMachine(machine: unknown, at: string): AslMachine {
   if (machine === null || typeof machine !== 'object' || Array.isArray(machine))
     bad('', 'a state machine must be an object');
   const m = machine as Record<string, unknown>;
-  if (m['QueryLanguage'] !== undefined && m['QueryLanguage'] !== 'JSONPath')
-    throw new AslImportError(
-      'unsupported',
-      at,
-      'QueryLanguage',
-      'JSONata state machines are not supported yet',
-    );
+  if (
+    m['QueryLanguage'] !== undefined &&
+    m['QueryLanguage'] !== 'JSONPath' &&
+    m['QueryLanguage'] !== 'JSONata'
+  )
+    bad('QueryLanguage', 'must be JSONPath or JSONata');
   if (m['TimeoutSeconds'] !== undefined)
     throw new AslImportError('unsupported', at, 'TimeoutSeconds', 'execution timeouts are not supported yet');
   for (const k of Object.keys(m))
@@ -135,6 +137,7 @@ function compileScope(
   unit: Unit,
   plan: Record<string, StepPlan>,
   iteration: (mapId: string, iterator: AslMachine, statePath: string) => string,
+  language: QueryLanguage,
 ): string {
   const names = Object.keys(sub.States);
   const ids = new Map<string, string>();
@@ -168,11 +171,12 @@ function compileScope(
   };
   for (const n of names) {
     const state = sub.States[n]!;
-    checkState(state, at(n));
+    const lang = languageOf(state, language, at(n));
+    checkState(state, at(n), lang);
     const id = ids.get(n)!;
     const task = (stepId: string, p: StepPlan, next: string | undefined, description = n): void => {
       unit.steps[stepId] = { kind: 'task', handler: ASL_HANDLER, description, ...(next ? { next } : {}) };
-      plan[stepId] = p;
+      plan[stepId] = lang === 'JSONata' ? { ...p, jsonata: true } : p;
     };
     // Where the state goes on to; `source` is the step whose output is the state's output.
     const onward = (source = id): string =>
@@ -303,7 +307,7 @@ function compileScope(
           const branch = checkMachine(b, `${at(n)}.Branches[${i}]`);
           const inner: AslScope = { kind: 'branch', producers: [], entry: id };
           scopes.push(inner);
-          return compileScope(branch, inner, `${id}/${i}/`, `${at(n)}/${i}`, unit, plan, iteration);
+          return compileScope(branch, inner, `${id}/${i}/`, `${at(n)}/${i}`, unit, plan, iteration, language);
         });
         unit.steps[`${id}:par`] = {
           kind: 'parallel',

@@ -1,4 +1,4 @@
-// `@stepfold/asl`: AWS Step Functions state machines (Amazon States Language, JSONPath) as
+// `@stepfold/asl`: AWS Step Functions state machines (Amazon States Language, JSONPath and JSONata) as
 // stepfold workflows. `fromAsl` makes the definitions, `aslHandlers` the handler that evaluates
 // each state. The conformance runner is the `@stepfold/asl/conformance` entry (it reads files).
 
@@ -7,6 +7,7 @@ export { CHOICE_OPERATORS } from './choice-rules.js';
 export { AslImportError, type AslImportReason, AslRuntimeError } from './errors.js';
 export { type AslImport, type FromAslOptions, fromAsl } from './from-asl.js';
 export { type AslContext, type AslHandlerOptions, aslHandlers } from './handler.js';
+export { type AslHistoryEvent, type AslHistoryOptions, aslChildren, toAslHistory } from './history.js';
 export { type HashFunction, INTRINSICS } from './intrinsics.js';
 export { functionNameOf, type LambdaCall, type LambdaFunction, type ResourceMap } from './lambda.js';
 export {
@@ -15,7 +16,9 @@ export {
   type AslPlan,
   type AslScope,
   type AslState,
+  type QueryLanguage,
   type StepPlan,
 } from './plan.js';
+export { aslProblems } from './problems.js';
 export type { StateOutput } from './state-output.js';
 export { type AslEvent, type AslHistory, type AslStateIO, AslTrace, type AslTraceEntry } from './trace.js';

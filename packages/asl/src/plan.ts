@@ -2,7 +2,10 @@
 // handler runs, which ASL state it evaluates and where that state's input comes from. The handlers
 // (`aslHandlers`) read it; the definitions themselves stay plain stepfold JSON.
 
-/** An ASL state as written (JSONPath query language). */
+/** The query languages of ASL: JSONPath (`.$` fields and paths) and JSONata (`{% … %}`). */
+export type QueryLanguage = 'JSONPath' | 'JSONata';
+
+/** An ASL state as written. */
 export type AslState = Readonly<Record<string, unknown>> & { readonly Type: string };
 
 /** An ASL state machine, or a Parallel branch or Map iterator: `StartAt` and `States`. */
@@ -29,8 +32,8 @@ export interface AslScope {
   entry?: string | undefined;
 }
 
-/** A generated step the ASL handler runs. */
-export type StepPlan =
+/** A generated step the ASL handler runs (`jsonata`: its state uses JSONata). */
+export type StepPlan = { jsonata?: boolean | undefined } & (
   | {
       /** Evaluates the state (a Map's or Parallel's first half: the input and the items). */
       role: 'state';
@@ -65,7 +68,8 @@ export type StepPlan =
       map?: string | undefined;
       /** Parallel: each branch's scope, in order. */
       branches?: AslScope[] | undefined;
-    };
+    }
+);
 
 /** The plan of an import: one entry per generated step the handler runs, by step id. */
 export type AslPlan = Readonly<Record<string, StepPlan>>;

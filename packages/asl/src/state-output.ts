@@ -18,6 +18,10 @@ export interface StateOutput {
   seq: number;
   /** The state's name. */
   state: string;
+  /** The state's type (`Task`, `Map`, ...), for histories read from the snapshot. */
+  type?: string | undefined;
+  /** A Task state's resource as written (which Lambda events its history shows). */
+  resource?: string | undefined;
   /** The state's output (for a Map's or Parallel's first step: the input its items or branches get). */
   value?: unknown;
   /** The variables after the state. */
@@ -27,6 +31,8 @@ export interface StateOutput {
   /** Epoch ms a Wait or a retry waits until. */
   until?: number | undefined;
   error?: CarriedError | undefined;
+  /** The error a Catch took (route `catch:<i>`), for the history. */
+  caught?: CarriedError | undefined;
   /** Set with `route: 'retry'`: the raw input the next attempt takes, and each retrier's count. */
   retry?: { input: unknown; counts: number[]; attempts: number } | undefined;
   /** A Map's or Parallel's first step: the raw input its second step applies ResultPath to. */

@@ -1,6 +1,7 @@
 import { evaluateRule } from './choice-rules.js';
 import { AslRuntimeError } from './errors.js';
 import type { AslHandlerOptions } from './handler.js';
+import { jsonataState } from './jsonata-states.js';
 import { lambdaCall } from './lambda.js';
 import {
   applyResultPath,
@@ -23,6 +24,9 @@ import { parseTimestamp, timestampMs } from './timestamps.js';
 
 /** How a runtime error's cause starts: it names the state that raised it. */
 const RUNTIME_PREFIX = 'An error occurred while executing the state';
+
+/** The errors whose cause names the state and its entry event. */
+const WRAPPED = new Set(['States.Runtime', 'States.QueryEvaluationError']);
 
 // What the ASL handler does at one generated step: the state's work between its input (the
 // scope's current value) and the output it writes, with the route the choice step after it takes.
@@ -55,9 +59,18 @@ export async function evaluateState(call: StateCall): Promise<StateOutput> {
     variables: vars,
     hash: call.options.hash,
   };
-  const out = (o: Partial<StateOutput>): StateOutput => ({ seq: 0, state: plan.name, vars, ...o });
+  const resource = state.Type === 'Task' ? { resource: state['Resource'] as string } : {};
+  const out = (o: Partial<StateOutput>): StateOutput => ({
+    seq: 0,
+    state: plan.name,
+    type: state.Type,
+    ...resource,
+    vars,
+    ...o,
+  });
   try {
-    if (plan.role === 'after') return afterStep(call, plan, raw, env, out);
+    if (plan.jsonata) return await jsonataState(call, { raw, vars, retrying, env, out });
+    if (plan.role === 'after') return await afterStep(call, plan, raw, env, out);
     if (plan.role === 'again') throw new Error("the again step copies its task's output");
     switch (state.Type) {
       case 'Pass': {
@@ -140,18 +153,21 @@ export async function evaluateState(call: StateCall): Promise<StateOutput> {
     }
     throw new AslRuntimeError('States.Runtime', `state type ${state.Type} is not supported`);
   } catch (e) {
-    if (!(e instanceof AslRuntimeError) || e.error !== 'States.Runtime') throw e;
+    if (!(e instanceof AslRuntimeError) || !WRAPPED.has(e.error ?? '')) throw e;
     if (e.causeText?.startsWith(RUNTIME_PREFIX)) throw e;
     // Runtime errors name the state; no Retry or Catch applies to them.
-    throw new AslRuntimeError(
-      'States.Runtime',
-      `${RUNTIME_PREFIX} '${plan.name}' (entered at the event id #${enteredEventId(call)}). ${e.causeText ?? ''}`,
-    );
+    throw new AslRuntimeError(e.error, stateCause(call, e.causeText));
   }
 }
 
+/** A runtime error's cause as AWS words it: the state, the event it was entered at, then the detail. */
+export function stateCause(call: StateCall, detail: string | null): string {
+  if (detail?.startsWith(RUNTIME_PREFIX)) return detail;
+  return `${RUNTIME_PREFIX} '${call.plan.name}' (entered at the event id #${enteredEventId(call)}). ${detail ?? ''}`;
+}
+
 /** The context object a state's paths see (`RetryCount` only in Task states, as AWS gives it). */
-function stateContext(
+export function stateContext(
   base: Record<string, unknown>,
   name: string,
   retryCount: number | undefined,
@@ -194,7 +210,7 @@ function text(
 }
 
 /** An error no handler of the state takes: raised at the top, carried to the end of a branch or iteration. */
-function raise(
+export function raise(
   scope: AslScope,
   error: CarriedError,
   out: (o: Partial<StateOutput>) => StateOutput,
@@ -214,14 +230,21 @@ function matches(names: unknown, error: string | null): boolean {
   );
 }
 
+/** What a catcher makes of an error: the state's output and variables (JSONata states bring their own). */
+export type CatchOutput = (
+  catcher: Record<string, unknown>,
+  errorOutput: Record<string, unknown>,
+) => Promise<Pick<StateOutput, 'value' | 'vars' | 'assigned'>>;
+
 /** Retry, then Catch, then raise: what a state does with an error its work ended in. */
-function handleError(
+export async function handleError(
   call: StateCall,
   error: CarriedError,
   raw: unknown,
   env: PipelineEnv,
   out: (o: Partial<StateOutput>) => StateOutput,
-): StateOutput {
+  catchOutput?: CatchOutput,
+): Promise<StateOutput> {
   const { plan } = call;
   const state = plan.state;
   if (error.fatal || error.error === 'States.Runtime') {
@@ -265,12 +288,15 @@ function handleError(
     const errorOutput: Record<string, unknown> = {};
     if (error.error !== null) errorOutput['Error'] = error.error;
     if (error.cause !== null) errorOutput['Cause'] = error.cause;
+    if (catchOutput)
+      return out({ ...(await catchOutput(h, errorOutput)), route: `catch:${c}`, caught: error });
     const a = assign(h['Assign'], errorOutput, env);
     const value = applyResultPath(raw, errorOutput, h['ResultPath']);
     return out({
       value,
       vars: a.variables,
       route: `catch:${c}`,
+      caught: error,
       ...(h['Assign'] === undefined ? {} : { assigned: a.assigned }),
     });
   }
@@ -278,14 +304,17 @@ function handleError(
 }
 
 /** The retry counts a Map's or Parallel's second step left on its previous attempt, if this is a retry. */
-function findOwnRetry(call: StateCall, plan: Extract<StepPlan, { role: 'after' }>): StateOutput['retry'] {
+export function findOwnRetry(
+  call: StateCall,
+  plan: Extract<StepPlan, { role: 'after' }>,
+): StateOutput['retry'] {
   const first = call.outputs[plan.first];
   if (!isStateOutput(first)) return undefined;
   // A retried Map or Parallel carries its counts on its first step, where the second finds them.
   return first.retry;
 }
 
-function waitUntil(
+export function waitUntil(
   state: AslState,
   eff: unknown,
   env: PipelineEnv,
@@ -363,14 +392,11 @@ function mapFirst(
   return out({ value: eff, input: raw, items: wrapped, route: 'next' });
 }
 
-/** A Map's or Parallel's second step: gathers what the iterations or branches ended with. */
-function afterStep(
+/** What a Map's iterations or a Parallel's branches ended with, in order. */
+export function gatherResults(
   call: StateCall,
   plan: Extract<StepPlan, { role: 'after' }>,
-  raw: unknown,
-  env: PipelineEnv,
-  out: (o: Partial<StateOutput>) => StateOutput,
-): StateOutput {
+): Array<{ value?: unknown; error?: CarriedError | undefined }> {
   const results: Array<{ value?: unknown; error?: CarriedError | undefined }> = [];
   if (plan.map !== undefined) {
     const list = call.outputs[plan.map];
@@ -381,6 +407,18 @@ function afterStep(
       results.push(c.out ?? { value: c.value });
     }
   }
+  return results;
+}
+
+/** A Map's or Parallel's second step: gathers what the iterations or branches ended with. */
+async function afterStep(
+  call: StateCall,
+  plan: Extract<StepPlan, { role: 'after' }>,
+  raw: unknown,
+  env: PipelineEnv,
+  out: (o: Partial<StateOutput>) => StateOutput,
+): Promise<StateOutput> {
+  const results = gatherResults(call, plan);
   const failed = results.find((r) => r.error !== undefined);
   if (failed?.error) return handleError(call, failed.error, raw, env, out);
   const state = plan.state;

@@ -68,12 +68,13 @@ describe('fromAsl', () => {
       States: { T: { Type: 'Task', Resource: `${FN}f`, TimeoutSeconds: 3, End: true } },
     });
     expect([timeout.state, timeout.field]).toEqual(['T', 'TimeoutSeconds']);
+    // A JSONata state takes Arguments and Output, not the JSONPath fields.
     const jsonata = refused({
       QueryLanguage: 'JSONata',
       StartAt: 'P',
-      States: { P: { Type: 'Pass', End: true } },
+      States: { P: { Type: 'Pass', ResultPath: '$.x', End: true } },
     });
-    expect(jsonata.field).toBe('QueryLanguage');
+    expect([jsonata.reason, jsonata.state, jsonata.field]).toEqual(['invalid', 'P', 'ResultPath']);
     const deep = refused({
       StartAt: 'M',
       States: {

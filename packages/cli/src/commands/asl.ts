@@ -4,6 +4,7 @@ import { type CaseResult, runConformance } from '@stepfold/asl/conformance';
 import type { Command } from 'commander';
 import { UsageError } from '../exit-codes.js';
 import { jsonOption } from '../options.js';
+import { importAsl, runAsl } from './asl-run.js';
 
 interface ConformanceOptions {
   json?: boolean | undefined;
@@ -21,6 +22,40 @@ export function register(program: Command): void {
   const asl = program
     .command('asl')
     .description('AWS Step Functions state machines (Amazon States Language)');
+  jsonOption(
+    asl
+      .command('import')
+      .description(
+        'import a state machine: print (or write) the stepfold definition and list what is not supported',
+      )
+      .argument('<file>', 'the state machine definition (.asl.json, .json)')
+      .option('--name <name>', 'the workflow name (default: the file name)')
+      .option('--out <file>', 'write the definition JSON here ({ definition, workflows })'),
+  ).action(async (file: string, options: { json?: boolean; name?: string; out?: string }) => {
+    process.exitCode = importAsl(file, options);
+  });
+  jsonOption(
+    asl
+      .command('run')
+      .description(
+        'run a state machine on the in-memory store with Lambda functions from a module, jumping a simulated clock to each timer',
+      )
+      .argument('<file>', 'the state machine definition (.asl.json, .json)')
+      .requiredOption(
+        '--handlers <module>',
+        'ESM module (.js, .mjs) exporting the Lambda functions, named after the functions (or a default object by ARN or name)',
+      )
+      .option('--input <json>', 'execution input: JSON, or @file')
+      .option('--name <name>', 'the workflow name (default: the file name)')
+      .option('--history', "also print the execution's history as Step Functions records it"),
+  ).action(
+    async (
+      file: string,
+      options: { json?: boolean; name?: string; handlers: string; input?: string; history?: boolean },
+    ) => {
+      process.exitCode = await runAsl(file, options);
+    },
+  );
   jsonOption(
     asl
       .command('conformance')
