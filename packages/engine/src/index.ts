@@ -70,6 +70,7 @@ export type { KindSet } from './reducer/kind-table.js';
 export { replay, type StepOptions, step } from './reducer/reducer.js';
 export { backoffMs, DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, type RetryPolicy } from './reducer/retry-policy.js';
 export { attemptOverdue, DEFAULT_TASK_LEASE_MS } from './reducer/task-lease.js';
+export { HEARTBEAT_DETAILS_MAX_BYTES } from './reducer/task-heartbeat.js';
 export { dispatchedBy, type TaskView, taskView } from './reducer/task-view.js';
 export { type FlowChanges, flowChanges } from './runner/flow-changes.js';
 export type { AnyDefinition, Handler, HandlerContext, HandlersFor } from './runner/handler-types.js';
