@@ -138,9 +138,9 @@ async function redis(): Promise<Contender> {
       let last = '$';
       const loop = (async () => {
         while (open) {
-          const r = (await reader.xread('BLOCK', 1000, 'STREAMS', rawKey(stream), last)) as
-            | Array<[string, Array<[string, string[]]>]>
-            | null;
+          const r = (await reader.xread('BLOCK', 1000, 'STREAMS', rawKey(stream), last)) as unknown as Array<
+            [string, Array<[string, string[]]>]
+          > | null;
           for (const [, entries] of r ?? [])
             for (const [id, fields] of entries) {
               last = id;

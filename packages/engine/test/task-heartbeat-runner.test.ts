@@ -91,7 +91,7 @@ describe('a runner and a handler that heartbeats', () => {
     await worker.start();
     try {
       const t0 = Date.now();
-      await runner.start('hb', 'hb-hung', {});
+      await runner.start('hb', 'hb-hung', {}, { wait: 'write' });
       await expect
         .poll(async () => (await store.load('hb-hung'))?.status, { timeout: 5_000, interval: 25 })
         .toBe('completed');

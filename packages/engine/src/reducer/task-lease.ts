@@ -44,15 +44,15 @@ export function leased(t: Pick<TaskState, 'queued' | 'child'>): boolean {
  * `heartbeatMs` `HEARTBEAT_TIMEOUT` (its handler went silent: hung, or its process died).
  */
 export function lostError(cx: Cx, task: TaskState): ErrorInfo {
-  if (task.deadline > cx.at && task.leaseUntil !== undefined && task.leaseUntil <= cx.at)
-    if (task.heartbeatMs !== undefined)
-      return {
-        message: `handler sent no heartbeat for ${task.heartbeatMs} ms (it hung, or its runner died)`,
-        code: 'HEARTBEAT_TIMEOUT',
-        retryable: true,
-      };
-    else
-      return {
+  const lapsed = task.deadline > cx.at && task.leaseUntil !== undefined && task.leaseUntil <= cx.at;
+  if (lapsed && task.heartbeatMs !== undefined)
+    return {
+      message: `handler sent no heartbeat for ${task.heartbeatMs} ms (it hung, or its runner died)`,
+      code: 'HEARTBEAT_TIMEOUT',
+      retryable: true,
+    };
+  if (lapsed)
+    return {
       message: 'handler lease lapsed (its runner stopped renewing it)',
       code: 'LEASE_LOST',
       retryable: true,

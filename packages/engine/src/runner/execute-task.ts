@@ -80,7 +80,6 @@ class TaskContext implements HandlerContext {
     this.#beat = beat;
   }
 
-
   get outputs(): Record<string, unknown> {
     this.#outputs ??= dataView(this.#snapshot).outputs;
     return this.#outputs;
