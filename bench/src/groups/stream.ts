@@ -30,7 +30,9 @@ interface Contender {
   /** Appends `chunks` raw, in batches of {@link BATCH}, one after another. */
   rawAppend(stream: string, from: number, chunks: readonly unknown[]): Promise<void>;
   /** A raw reader of `stream`: `send` appends one chunk, `received` resolves once the reader holds it. */
-  rawReader(stream: string): Promise<{ send(i: number): Promise<void>; received(i: number): Promise<void>; close(): Promise<void> }>;
+  rawReader(
+    stream: string,
+  ): Promise<{ send(i: number): Promise<void>; received(i: number): Promise<void>; close(): Promise<void> }>;
   close(): Promise<void>;
   note: string;
 }
@@ -97,7 +99,11 @@ async function postgres(): Promise<Contender> {
       await listener.query('LISTEN raw_stream_bench');
       return {
         async send(i) {
-          await pool.query({ name: 'bench_raw_notify', text: INSERT_NOTIFY, values: [stream, i, JSON.stringify(CHUNK(i))] });
+          await pool.query({
+            name: 'bench_raw_notify',
+            text: INSERT_NOTIFY,
+            values: [stream, i, JSON.stringify(CHUNK(i))],
+          });
         },
         received: (i) => arrivals.wait(i),
         async close() {
@@ -196,10 +202,14 @@ async function throughput(name: string, c: Contender): Promise<Row> {
   });
 }
 
-const p99 = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.99))]!;
+const p99 = (xs: readonly number[]) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.99))]!;
 
 /** One round of `LATENCY_SAMPLES` appends, each awaited at its reader before the next: ms each. */
-async function round(send: (i: number) => Promise<void>, received: (i: number) => Promise<void>): Promise<number[]> {
+async function round(
+  send: (i: number) => Promise<void>,
+  received: (i: number) => Promise<void>,
+): Promise<number[]> {
   const ms: number[] = [];
   for (let i = 0; i < LATENCY_SAMPLES; i++) {
     const got = received(i);

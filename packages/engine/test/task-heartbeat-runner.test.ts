@@ -14,9 +14,7 @@ import { describe, expect, it } from 'vitest';
 // retried with its last details; heartbeat writes are throttled to one per third of heartbeatMs.
 
 const HB = 600;
-const job = workflow('hb', 1)
-  .task('pull', { handler: 'pull', heartbeatMs: HB, timeoutMs: 60_000 })
-  .build();
+const job = workflow('hb', 1).task('pull', { handler: 'pull', heartbeatMs: HB, timeoutMs: 60_000 }).build();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('a runner and a handler that heartbeats', () => {
@@ -60,7 +58,7 @@ describe('a runner and a handler that heartbeats', () => {
     // Hundreds of calls; about 2400 / 200 = 12 writes, each with the newest details then.
     expect(beats.length).toBeGreaterThanOrEqual(6);
     expect(beats.length).toBeLessThanOrEqual(14);
-    const pages = beats.map((b) => (b.steps.pull?.heartbeatDetails as { page: number }).page);
+    const pages = beats.map((b) => (b.steps.pull!.heartbeatDetails as { page: number }).page);
     for (let i = 1; i < pages.length; i++) expect(pages[i]!).toBeGreaterThan(pages[i - 1]!);
     // Gone with the completion.
     expect(s.steps.pull?.heartbeatDetails).toBeUndefined();

@@ -34,7 +34,13 @@ function thrown(fn: () => unknown): { code: string; paths: string[] } | undefine
 }
 const started = (): Snapshot => step(sync, null, { type: 'start', at: T, id: 's-1', input: {} });
 const beat = (at: number, attempt = 1, details?: unknown) =>
-  ({ type: 'task.heartbeat', at, step: 'pull', attempt, ...(details === undefined ? {} : { details }) }) as const;
+  ({
+    type: 'task.heartbeat',
+    at,
+    step: 'pull',
+    attempt,
+    ...(details === undefined ? {} : { details }),
+  }) as const;
 
 describe('heartbeatMs in a definition', () => {
   const def = (pull: Record<string, unknown>, defaults?: Record<string, unknown>) => ({
@@ -66,15 +72,27 @@ describe('heartbeatMs in a definition', () => {
   });
 
   it('is refused by the builder at build time too (past its types)', () => {
-    const b = workflow('b', 1).task('pull', { handler: 'pull', heartbeatMs: 9_000 as number, timeoutMs: 8_000 });
-    expect(thrown(() => b.build())).toEqual({ code: 'INVALID_DEFINITION', paths: ['steps.pull.heartbeatMs'] });
+    const b = workflow('b', 1).task('pull', {
+      handler: 'pull',
+      heartbeatMs: 9_000 as number,
+      timeoutMs: 8_000,
+    });
+    expect(thrown(() => b.build())).toEqual({
+      code: 'INVALID_DEFINITION',
+      paths: ['steps.pull.heartbeatMs'],
+    });
   });
 });
 
 describe('the lease of an attempt that heartbeats', () => {
   it('is heartbeatMs long, kept on the attempt, and the instance wakes at it', () => {
     const s = started();
-    expect(s.tasks.pull).toMatchObject({ attempt: 1, heartbeatMs: HB, leaseUntil: T + HB, deadline: T + 60_000 });
+    expect(s.tasks.pull).toMatchObject({
+      attempt: 1,
+      heartbeatMs: HB,
+      leaseUntil: T + HB,
+      deadline: T + 60_000,
+    });
     expect(s.wakeAt).toBe(T + HB);
   });
 
@@ -145,7 +163,12 @@ describe('the lease of an attempt that heartbeats', () => {
   it('keeps the details of a task without heartbeatMs too, its lease the runner’s', () => {
     const plain = workflow('p', 1).task('w', { handler: 'w' }).build();
     const s = step(plain, null, { type: 'start', at: T, id: 'p-1', input: {} }, { leaseMs: 5_000 });
-    const b = step(plain, s, { type: 'task.heartbeat', at: T + 10, step: 'w', attempt: 1, details: [1] }, { leaseMs: 5_000 });
+    const b = step(
+      plain,
+      s,
+      { type: 'task.heartbeat', at: T + 10, step: 'w', attempt: 1, details: [1] },
+      { leaseMs: 5_000 },
+    );
     expect(b.tasks.w?.leaseUntil).toBe(T + 5_010);
     expect(b.steps.w?.heartbeatDetails).toEqual([1]);
     expect(b.tasks.w?.heartbeatMs).toBeUndefined();

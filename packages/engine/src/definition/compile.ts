@@ -3,8 +3,8 @@ import { canonicalJson, sha256Hex } from '../content-hash.js';
 import { type Issue, ValidationError } from '../errors.js';
 import { parseWith } from '../schema-kit.js';
 import { analyzeGraph, type BranchRef } from './graph.js';
-import { DEFINITION_KINDS, kindOf } from './kinds/index.js';
 import { heartbeatIssues } from './heartbeat-check.js';
+import { DEFINITION_KINDS, kindOf } from './kinds/index.js';
 import { referenceIssues } from './references.js';
 import {
   type DefinitionInput,

@@ -47,7 +47,9 @@ export class WriteEffects implements RunnerCore {
   constructor(private readonly parts: WriteEffectsParts) {
     this.writes = parts.writes;
     this.inFlight = parts.inFlight;
-    this.leases = new TaskLeases(parts.leaseMs, parts.clock, (base, renewals) => this.heartbeat(base, renewals));
+    this.leases = new TaskLeases(parts.leaseMs, parts.clock, (base, renewals) =>
+      this.heartbeat(base, renewals),
+    );
   }
 
   /** Whether a worker drives this runner (a child's end then goes through the parent's inbox). */
