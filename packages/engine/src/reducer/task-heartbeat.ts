@@ -12,45 +12,34 @@ import type { Cx } from './kinds/step-rules.js';
 /** Largest heartbeat details, in bytes of UTF-8 JSON: they ride in every write of the snapshot. */
 export const HEARTBEAT_DETAILS_MAX_BYTES = 2048;
 
-const encoder = new TextEncoder();
-
-/** The size of `details` as stored (UTF-8 JSON), or undefined when JSON cannot hold them. */
-function jsonBytes(details: unknown): number | undefined {
+/** What is wrong with `details` as heartbeat details (not JSON, or too large), else undefined. */
+function detailsProblem(details: unknown): string | undefined {
   let text: string | undefined;
   try {
     text = JSON.stringify(details);
-  } catch {
-    return undefined;
-  }
-  // A short text is under the cap in any encoding (at most 3 bytes per UTF-16 unit).
-  if (text === undefined) return undefined;
-  return text.length * 3 <= HEARTBEAT_DETAILS_MAX_BYTES ? text.length : encoder.encode(text).length;
+  } catch {}
+  if (text === undefined) return 'heartbeat details must be JSON';
+  const bytes = new TextEncoder().encode(text).length;
+  return bytes > HEARTBEAT_DETAILS_MAX_BYTES
+    ? `heartbeat details over ${HEARTBEAT_DETAILS_MAX_BYTES} bytes of JSON (${bytes})`
+    : undefined;
 }
 
 /**
  * `details` as a heartbeat stores them: a JSON copy. Throws `HEARTBEAT_TOO_LARGE` over
- * {@link HEARTBEAT_DETAILS_MAX_BYTES}, and `INVALID_INPUT` for what JSON cannot hold (a BigInt, a
- * cycle, a function), where the handler called `ctx.heartbeat`.
+ * {@link HEARTBEAT_DETAILS_MAX_BYTES} (keep a cursor there, not the data), and `INVALID_INPUT`
+ * for what JSON cannot hold (a BigInt, a cycle), where the handler called `ctx.heartbeat`.
  */
 export function heartbeatDetails(details: unknown): unknown {
-  const bytes = jsonBytes(details);
-  if (bytes === undefined)
-    throw new StepfoldError('INVALID_INPUT', 'heartbeat details must be JSON (no BigInt, cycle or function)');
-  if (bytes > HEARTBEAT_DETAILS_MAX_BYTES)
-    throw new StepfoldError(
-      'HEARTBEAT_TOO_LARGE',
-      `heartbeat details are ${bytes} bytes of JSON, over the ${HEARTBEAT_DETAILS_MAX_BYTES} a snapshot keeps: keep a cursor, offload the rest`,
-    );
+  const problem = detailsProblem(details);
+  if (problem) throw new StepfoldError(problem.includes('over') ? 'HEARTBEAT_TOO_LARGE' : 'INVALID_INPUT', problem);
   return JSON.parse(JSON.stringify(details));
 }
 
 /** Refuses (`INVALID_EVENT`, nothing written) a heartbeat whose details are not small JSON. */
 export function checkDetails(ev: EventOf<'task.heartbeat'>): void {
-  if (ev.details === undefined) return;
-  const bytes = jsonBytes(ev.details);
-  if (bytes === undefined) rejectEvent('heartbeat details must be JSON', 'details');
-  if (bytes > HEARTBEAT_DETAILS_MAX_BYTES)
-    rejectEvent(`heartbeat details over ${HEARTBEAT_DETAILS_MAX_BYTES} bytes (${bytes})`, 'details');
+  const problem = ev.details === undefined ? undefined : detailsProblem(ev.details);
+  if (problem) rejectEvent(problem, 'details');
 }
 
 /**
