@@ -32,7 +32,8 @@ function detailsProblem(details: unknown): string | undefined {
  */
 export function heartbeatDetails(details: unknown): unknown {
   const problem = detailsProblem(details);
-  if (problem) throw new StepfoldError(problem.includes('over') ? 'HEARTBEAT_TOO_LARGE' : 'INVALID_INPUT', problem);
+  if (problem)
+    throw new StepfoldError(problem.includes('over') ? 'HEARTBEAT_TOO_LARGE' : 'INVALID_INPUT', problem);
   return JSON.parse(JSON.stringify(details));
 }
 
