@@ -49,7 +49,8 @@ export function serverNote(b: Backend): string {
 }
 
 const urls = serviceUrls();
-const BENCH_DB = 'stepfold_bench';
+/** The database the bench's PostgreSQL rows use, so the tests' data is never touched. */
+export const BENCH_DB = 'stepfold_bench';
 const BENCH_TABLE = 'stepfold_bench';
 
 async function reason(what: string, url: string, probe: () => Promise<unknown>): Promise<string | null> {

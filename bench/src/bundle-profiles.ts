@@ -22,8 +22,9 @@ export const PROFILES = [
   {
     name: 'bundle-edge-runner',
     // 34 → 35 when flow control's hooks (the rest is behind `flowControl`), the fairness key's
-    // snapshot check and the write path's allocation cuts took it to 34.1.
-    capKb: 35,
+    // snapshot check and the write path's allocation cuts took it to 34.1; 35 → 36 when handler
+    // heartbeats (`heartbeatMs`, `ctx.heartbeat`: the leases' throttle, the details' checks) took it to 35.05.
+    capKb: 36,
     what: 'an edge runner: `workflow`, `defineWorkflow` and `createRunner`',
     source: "export { createRunner, defineWorkflow, workflow } from '@stepfold/engine';",
   },
@@ -35,7 +36,8 @@ export const PROFILES = [
   },
   {
     name: 'bundle-edge-flow',
-    capKb: 39,
+    // 39 → 40 with handler heartbeats (38.9 measured), as the edge runner's.
+    capKb: 40,
     what: 'an edge runner with `flowControl` (flow limits)',
     source: "export { createRunner, defineWorkflow, flowControl, workflow } from '@stepfold/engine';",
   },

@@ -18,6 +18,7 @@ import { runnerMemory } from './groups/runner-memory.js';
 import { scalePostgres } from './groups/scale.js';
 import { scaleRedis } from './groups/scale-redis.js';
 import { storeGroups } from './groups/stores.js';
+import { streamGroups } from './groups/stream.js';
 import { types } from './groups/types.js';
 import { idleQueries, wakeLatency } from './groups/wake-latency.js';
 import { wakeLatencyDynamo } from './groups/wake-latency-dynamo.js';
@@ -41,6 +42,7 @@ const GROUPS: Group[] = [
   wakeLatency,
   wakeLatencyDynamo,
   idleQueries,
+  ...streamGroups,
   ...e2eGroups,
   requestsDynamo,
   coldStartLambda,

@@ -27,7 +27,8 @@ export type ErrorCode =
   | 'PAYLOAD_NOT_FOUND'
   | 'NO_WAKE_STREAM'
   | 'INSTANCE_FINISHED'
-  | 'STREAM_FENCED';
+  | 'STREAM_FENCED'
+  | 'HEARTBEAT_TOO_LARGE';
 
 /**
  * What kind of failure an {@link ErrorCode} is: what the caller should do about it. Exit codes and
@@ -78,6 +79,8 @@ export const ERROR_KINDS: Readonly<Record<ErrorCode, ErrorKind>> = {
   MIGRATION_REFUSED: 'refused',
   // A newer attempt of the step began streaming: this (older) attempt's chunks would be superseded.
   STREAM_FENCED: 'refused',
+  // A handler's heartbeat details over `HEARTBEAT_DETAILS_MAX_BYTES`: kept in the snapshot, they must stay small.
+  HEARTBEAT_TOO_LARGE: 'refused',
   // Over the payload store's own limit, whatever the threshold.
   PAYLOAD_TOO_LARGE: 'refused',
   // The instance would outgrow the store's limit, whatever the size of the request itself.
@@ -116,6 +119,8 @@ export type StepErrorCode =
   | 'TIMEOUT'
   /** A running attempt's lease lapsed before its deadline: its runner stopped renewing it (it died). */
   | 'LEASE_LOST'
+  /** A task with `heartbeatMs` sent no heartbeat that long: its handler hung, or its process died. */
+  | 'HEARTBEAT_TIMEOUT'
   /** No branch of a choice step matched and it has no `otherwise`. */
   | 'NO_BRANCH_MATCHED'
   /** A sleep's `until` path did not hold a number. */

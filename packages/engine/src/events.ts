@@ -95,8 +95,22 @@ const EVENT_SCHEMAS = [
   }),
   /** A runner gives back a task dispatched to it that it never started: queued for any worker, same attempt. */
   z.object({ type: z.literal('task.released'), at, handoff, step: id, attempt, phase, key, item }),
-  /** A runner still runs the attempt: its lease (`leaseUntil`) moves to `at` plus the lease. */
-  z.object({ type: z.literal('task.heartbeat'), at, handoff, step: id, attempt, phase, key, item }),
+  /**
+   * A runner still runs the attempt (or, for a step with `heartbeatMs`, its handler said so): its
+   * lease (`leaseUntil`) moves to `at` plus the lease. `details`, from the handler, are kept for the
+   * next attempt (a task step's; at most `HEARTBEAT_DETAILS_MAX_BYTES` of JSON).
+   */
+  z.object({
+    type: z.literal('task.heartbeat'),
+    at,
+    handoff,
+    step: id,
+    attempt,
+    phase,
+    key,
+    item,
+    details: opt(z.unknown()),
+  }),
   /**
    * A child instance ended (for `phase: 'compensate'`, the end its revert reached): matched to the
    * parent's task by `key`, so a late or repeated report changes nothing.

@@ -69,6 +69,7 @@ export { instanceHolder, taskHolder } from './reducer/flow-needs.js';
 export type { KindSet } from './reducer/kind-table.js';
 export { replay, type StepOptions, step } from './reducer/reducer.js';
 export { backoffMs, DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, type RetryPolicy } from './reducer/retry-policy.js';
+export { HEARTBEAT_DETAILS_MAX_BYTES } from './reducer/task-heartbeat.js';
 export { attemptOverdue, DEFAULT_TASK_LEASE_MS } from './reducer/task-lease.js';
 export { dispatchedBy, type TaskView, taskView } from './reducer/task-view.js';
 export { type FlowChanges, flowChanges } from './runner/flow-changes.js';

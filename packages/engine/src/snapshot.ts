@@ -62,10 +62,17 @@ export interface StepState {
   finishedAt?: number | undefined;
   output?: unknown | undefined;
   error?: ErrorInfo | undefined;
-  /** Attempts and last error of this step's compensation handler. */
-  compensation?: { attempt: number; attemptBase?: number; error?: ErrorInfo } | undefined;
+  /** Attempts and last error of this step's compensation handler (and its handler's last heartbeat details). */
+  compensation?:
+    | { attempt: number; attemptBase?: number; error?: ErrorInfo; heartbeatDetails?: unknown }
+    | undefined;
   /** Attempts made before the latest requeue; retry limits count from here. */
   attemptBase?: number | undefined;
+  /**
+   * Task steps: the details of the latest `ctx.heartbeat(details)` of this execution's attempts,
+   * which the next attempt reads as `ctx.heartbeatDetails`. Dropped when the step completes.
+   */
+  heartbeatDetails?: unknown;
   /** Parallel steps: the state of each branch, by index. */
   branches?: BranchStatus[] | undefined;
   /** Collect steps: the items gathered so far and when gathering began. */
@@ -168,6 +175,12 @@ export interface TaskState {
    * the attempt is lost (`LEASE_LOST`) and retried. Absent on a queued task and a child's task.
    */
   leaseUntil?: number | undefined;
+  /**
+   * The step's `heartbeatMs`: the lease follows the handler's heartbeats (`ctx.heartbeat`), each
+   * moving `leaseUntil` to its time plus this, not the runner's renewals; a handler silent that
+   * long is lost (`HEARTBEAT_TIMEOUT`). Kept on the attempt, so a new definition does not change it.
+   */
+  heartbeatMs?: number | undefined;
   /** Snapshot version whose write dispatched this attempt. */
   dispatchVersion: number;
   /** Set when the path that dispatched the task was abandoned; its result is kept for rollback only. */

@@ -59,6 +59,8 @@ const ONE_OF: Record<ErrorCode, () => StepfoldError<string>> = {
   // Raised by the DynamoDB store (its WakeStreamError), built here as the engine's base class.
   NO_WAKE_STREAM: () => new StepfoldError('NO_WAKE_STREAM', 'no stream'),
   STREAM_FENCED: () => new StreamFencedError('i-1', 'model', 1, 2),
+  // Thrown by ctx.heartbeat as the engine's base class.
+  HEARTBEAT_TOO_LARGE: () => new StepfoldError('HEARTBEAT_TOO_LARGE', 'too large'),
 };
 
 // Whether retrying may help is a property of the kind: the test holds each code's error to it.

@@ -135,6 +135,43 @@ export type PositiveInt<N extends number, Name extends string = 'limit'> = [N] e
     : `${N}` extends `-${string}` | '0' | `${string}.${string}` | `${string}e-${string}`
       ? `${Name} must be a positive integer`
       : N;
+type Chars<S extends string> = S extends `${infer H}${infer R}` ? [H, ...Chars<R>] : [];
+type Blank<T extends unknown[]> = { [K in keyof T]: unknown };
+/** Whether the digit strings `A` and `B`, of one length, have `A` first in order. */
+type DigitsBelow<A extends string, B extends string> = A extends `${infer a}${infer ra}`
+  ? B extends `${infer b}${infer rb}`
+    ? a extends b
+      ? DigitsBelow<ra, rb>
+      : '0123456789' extends `${string}${a}${string}${b}${string}`
+        ? true
+        : false
+    : false
+  : false;
+/** Whether the positive integer literal `A` is below `B` (by their digits, as the compiler sees them). */
+export type IntBelow<A extends number, B extends number> =
+  Blank<Chars<`${B}`>> extends [...Blank<Chars<`${A}`>>, unknown, ...unknown[]]
+    ? true
+    : Blank<Chars<`${A}`>> extends Blank<Chars<`${B}`>>
+      ? DigitsBelow<`${A}`, `${B}`>
+      : false;
+/**
+ * A task's `heartbeatMs`: a positive integer, and below a literal `timeoutMs` (`T`, `never` when
+ * the step sets none: the workflow's default is checked when the definition is built).
+ */
+export type HeartbeatMs<N extends number, T extends number> = [N] extends [never]
+  ? number
+  : number extends N
+    ? N
+    : `${N}` extends `-${string}` | '0' | `${string}.${string}` | `${string}e-${string}`
+      ? 'heartbeatMs must be a positive integer'
+      : [T] extends [never]
+        ? N
+        : number extends T
+          ? N
+          : IntBelow<N, T> extends true
+            ? N
+            : 'heartbeatMs must be below timeoutMs';
+
 /** A concurrency limit in the typed builder: `key` is a path to a key value; a literal `limit` is checked. */
 export interface TypedFlowLimit<P, N extends number = number> {
   /** A data path whose value (a string, number or boolean) names the counter; none: one counter. */
@@ -200,6 +237,8 @@ export type TaskFields<
   Ms extends number = number,
   LN extends number = number,
   LRN extends number = number,
+  HB extends number = number,
+  TO extends number = number,
 > = Linked & {
   /** Handler to call (a key of `handlers<...>()` when declared). */
   handler: K;
@@ -209,10 +248,26 @@ export type TaskFields<
   compensate?: C | undefined;
   /** Schema of the handler's output: checked when the handler returns, and the type later steps read. */
   output?: StandardSchema<unknown, Out> | undefined;
+  /** How long an attempt may run before it is lost (ms; default the workflow's, else 5 minutes). */
+  timeoutMs?: TO | undefined;
+  /**
+   * The handler calls `ctx.heartbeat()` at least this often (ms): silent this long, its attempt
+   * is lost (`HEARTBEAT_TIMEOUT`) and retried. A positive integer below `timeoutMs`.
+   */
+  heartbeatMs?: HeartbeatMs<HB, TO> | undefined;
 } & FlowFields<P, N, RN, Ms, LN, LRN> &
   Omit<
     Fields<'task'>,
-    'handler' | 'input' | 'compensate' | 'next' | 'end' | 'description' | 'concurrency' | 'rateLimit'
+    | 'handler'
+    | 'input'
+    | 'compensate'
+    | 'next'
+    | 'end'
+    | 'description'
+    | 'concurrency'
+    | 'rateLimit'
+    | 'timeoutMs'
+    | 'heartbeatMs'
   >;
 
 /** What `ms` and `until` are typed as beside each other: a sleep takes exactly one. */

@@ -230,9 +230,12 @@ export class WorkflowBuilder<
     const Per extends number = number,
     const LLim extends number = never,
     const LRLim extends number = never,
+    // `never` unless written: a literal heartbeat is checked, and against a literal timeout.
+    const HB extends number = never,
+    const TO extends number = never,
   >(
     id: NewId<Id, Ids>,
-    fields: TaskFields<K, M, C, Out, KeyPath<WI, O>, Lim, RLim, Per, LLim, LRLim> &
+    fields: TaskFields<K, M, C, Out, KeyPath<WI, O>, Lim, RLim, Per, LLim, LRLim, HB, TO> &
       NoInfer<TaskCheck<Mapped<WI, O, M>, H, K, M>>,
   ): WorkflowBuilder<
     N,

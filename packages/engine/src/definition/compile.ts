@@ -3,6 +3,7 @@ import { canonicalJson, sha256Hex } from '../content-hash.js';
 import { type Issue, ValidationError } from '../errors.js';
 import { parseWith } from '../schema-kit.js';
 import { analyzeGraph, type BranchRef } from './graph.js';
+import { heartbeatIssues } from './heartbeat-check.js';
 import { DEFINITION_KINDS, kindOf } from './kinds/index.js';
 import { referenceIssues } from './references.js';
 import {
@@ -27,12 +28,13 @@ export interface CompiledWorkflow {
 
 const compiled = new WeakMap<object, CompiledWorkflow>();
 
-function stepIssues(id: string, step: StepDefinition): Issue[] {
+function stepIssues(id: string, step: StepDefinition, defaultTimeoutMs: number | undefined): Issue[] {
   const at = `steps.${id}`;
   const out: Issue[] = [];
   if (step.id !== undefined && step.id !== id)
     out.push({ path: `${at}.id`, message: `id "${step.id}" differs from its key` });
   out.push(...(kindOf(step).issues?.(step, at) ?? []));
+  out.push(...heartbeatIssues(step, at, defaultTimeoutMs));
   return out;
 }
 
@@ -67,7 +69,8 @@ export function compileWorkflow(input: DefinitionInput | WorkflowDefinition): Co
   } else {
     for (const [id, s] of Object.entries(parsed.data.steps)) steps[id] = { ...s, id };
   }
-  for (const [id, s] of Object.entries(steps)) issues.push(...stepIssues(id, s));
+  const defaultTimeoutMs = parsed.data.defaults?.timeoutMs;
+  for (const [id, s] of Object.entries(steps)) issues.push(...stepIssues(id, s, defaultTimeoutMs));
   // With two steps under one id the graph is not the one written: a cycle through the id (the
   // builder linked the step before the second copy to the first) would only echo the duplicate.
   const graph = analyzeGraph(parsed.data.start, steps, duplicates);

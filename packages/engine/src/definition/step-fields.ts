@@ -5,6 +5,9 @@ import { pathIssues } from './data-path.js';
 
 // Fields several step kinds share, so each kind's module can build its schema from them.
 
+/** Default handler deadline when neither the step nor the workflow sets `timeoutMs`: 5 minutes. */
+export const DEFAULT_TIMEOUT_MS = 300_000;
+
 /** Shorthand for `z.optional`. */
 export const opt = z.optional;
 

@@ -21,8 +21,7 @@ export const DEFAULT_RETRY: RetryPolicy = {
   nonRetryable: [],
 };
 
-/** Default handler deadline when neither the step nor the workflow sets `timeoutMs`: 5 minutes. */
-export const DEFAULT_TIMEOUT_MS = 300_000;
+export { DEFAULT_TIMEOUT_MS } from '../definition/step-fields.js';
 
 /** Step policy over workflow defaults over built-in defaults. */
 export function resolveRetry(step?: RetryPolicyInput, workflow?: RetryPolicyInput): RetryPolicy {

@@ -7,7 +7,8 @@ import { isTerminal, type StepState } from '../snapshot.js';
 import { dispatchCompensation, passedPivot, pumpRollback, startRollback } from './compensation.js';
 import { rulesOf } from './kind-table.js';
 import type { LimitEvent, ResultEvent } from './kinds/step-rules.js';
-import { leaseMs, renews } from './task-lease.js';
+import { checkDetails, keepDetails } from './task-heartbeat.js';
+import { attemptLeaseMs, renews } from './task-lease.js';
 import { fire, nextDue } from './timers.js';
 import {
   type Cx,
@@ -66,14 +67,18 @@ export const rules: { [T in Exclude<WorkflowEvent['type'], LimitEvent>]: Rule<T>
     return run(cx, () => releaseTask(cx, key, task));
   },
 
-  // The attempt's runner still runs it: its lease moves on. Not logged: a long handler renews every
-  // few seconds, and the log ring (the last few transitions) would hold nothing else.
+  // The attempt's runner (or its handler, for a step with `heartbeatMs`) still runs it: its lease
+  // moves on, and its details are kept. Not logged: a long handler renews every few seconds, and
+  // the log ring (the last few transitions) would hold nothing else.
   'task.heartbeat': (cx, ev) => {
+    checkDetails(ev);
     const key = taskKey(ev.step, ev.phase ?? 'run', ev.item);
     const task = cx.s.tasks[key];
     if (!task || !renews(cx, task, ev)) return NOOP;
     return run(cx, () => {
-      cx.s.tasks[key] = { ...task, leaseUntil: cx.at + leaseMs(cx) };
+      const until = Math.max(task.leaseUntil!, cx.at + attemptLeaseMs(cx, task));
+      cx.s.tasks[key] = { ...task, leaseUntil: until };
+      if (ev.details !== undefined) keepDetails(cx, task, ev.details);
     });
   },
 

@@ -162,6 +162,7 @@ function freezeState(st: StepState, old: StepState | undefined): void {
   if (st.output !== old?.output) freezeNew(st.output);
   if (st.error !== old?.error) freezeNew(st.error);
   if (st.compensation !== old?.compensation) freezeNew(st.compensation);
+  if (st.heartbeatDetails !== old?.heartbeatDetails) freezeNew(st.heartbeatDetails);
   if (st.branches) Object.freeze(st.branches);
   if (st.map !== old?.map) freezeNew(st.map);
   if (st.child !== old?.child) freezeNew(st.child);

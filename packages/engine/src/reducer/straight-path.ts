@@ -97,8 +97,10 @@ export function completeTask(
     dispatchVersion: version,
   };
   // As `dispatchTask` leaves it: run now, it holds a lease; queued, its taker gives it one.
+  const beat = nextDef.heartbeatMs;
+  if (!handoff) dispatched.leaseUntil = at + (beat ?? leaseMs);
+  if (beat !== undefined) dispatched.heartbeatMs = beat;
   if (handoff) dispatched.queued = true;
-  else dispatched.leaseUntil = at + leaseMs;
   Object.freeze(dispatched);
   // The other tasks in their order, then the new one (as a delete and an add would leave them;
   // a delete is slow, and most often there is no other task).
@@ -156,6 +158,8 @@ function completedState(st: StepState, at: number, output: unknown): StepState {
     };
   }
   const done = { ...st };
+  // The details were for a retry of this execution; none follows a completion.
+  delete done.heartbeatDetails;
   done.status = 'completed';
   done.finishedAt = at;
   done.output = output;

@@ -15,6 +15,11 @@ export function leaseMs(cx: Cx): number {
   return cx.leaseMs ?? DEFAULT_TASK_LEASE_MS;
 }
 
+/** The lease of the attempt `task` from now: its step's `heartbeatMs` when it has one, else the runner's. */
+export function attemptLeaseMs(cx: Cx, task: Pick<TaskState, 'heartbeatMs'>): number {
+  return task.heartbeatMs ?? leaseMs(cx);
+}
+
 /**
  * When a task in flight is due: its deadline, or its lease's end when that comes first. The
  * instance's `wakeAt` counts this, and a tick fires the task once it has passed.
@@ -34,11 +39,19 @@ export function leased(t: Pick<TaskState, 'queued' | 'child'>): boolean {
 }
 
 /**
- * Why a task that fell due is lost: its deadline passed (`TIMEOUT`), or only its lease lapsed
- * (`LEASE_LOST`: its runner stopped renewing it, most likely it died).
+ * Why a task that fell due is lost: its deadline passed (`TIMEOUT`), or only its lease lapsed:
+ * `LEASE_LOST` (its runner stopped renewing it, most likely it died), or for a step with
+ * `heartbeatMs` `HEARTBEAT_TIMEOUT` (its handler went silent: hung, or its process died).
  */
 export function lostError(cx: Cx, task: TaskState): ErrorInfo {
-  if (task.deadline > cx.at && task.leaseUntil !== undefined && task.leaseUntil <= cx.at)
+  const lapsed = task.deadline > cx.at && task.leaseUntil !== undefined && task.leaseUntil <= cx.at;
+  if (lapsed && task.heartbeatMs !== undefined)
+    return {
+      message: `handler sent no heartbeat for ${task.heartbeatMs} ms (it hung, or its runner died)`,
+      code: 'HEARTBEAT_TIMEOUT',
+      retryable: true,
+    };
+  if (lapsed)
     return {
       message: 'handler lease lapsed (its runner stopped renewing it)',
       code: 'LEASE_LOST',
@@ -49,12 +62,13 @@ export function lostError(cx: Cx, task: TaskState): ErrorInfo {
 
 /**
  * Whether a heartbeat from the runner of an attempt renews `task`: only the attempt running (not
- * queued, not a child's, not replaced, same key), and only when its lease would end later than it does.
+ * queued, not a child's, not replaced, same key), and only when its lease would end later than it
+ * does or it brings details.
  */
 export function renews(cx: Cx, task: TaskState, ev: EventOf<'task.heartbeat'>): boolean {
   if (task.leaseUntil === undefined || task.attempt !== ev.attempt) return false;
   if (ev.key !== undefined && ev.key !== task.idempotencyKey) return false;
-  return cx.at + leaseMs(cx) > task.leaseUntil;
+  return cx.at + attemptLeaseMs(cx, task) > task.leaseUntil || ev.details !== undefined;
 }
 
 /**

@@ -2,7 +2,7 @@ import type { StepDefinition, StepOf } from '../definition/schema.js';
 import type { ErrorInfo, Snapshot, StepState, TaskState, TimerState } from '../snapshot.js';
 import type { Cx } from './kinds/step-rules.js';
 import { DEFAULT_TIMEOUT_MS } from './retry-policy.js';
-import { leased, leaseMs } from './task-lease.js';
+import { attemptLeaseMs, leased, leaseMs } from './task-lease.js';
 
 /** Default bound on internal transitions one event may cause. */
 export const DEFAULT_MAX_TRANSITIONS = 1000;
@@ -198,8 +198,11 @@ export function dispatchTask(
     deadline: cx.handoff ? cx.at : cx.at + taskTimeout(cx, def),
     dispatchVersion: cx.s.version,
   };
-  // Its writer runs it now: it holds a lease its runner renews (a queued task's taker sets one).
-  if (!cx.handoff && extra?.child === undefined) task.leaseUntil = cx.at + leaseMs(cx);
+  // Its writer runs it now: it holds a lease its runner renews (a queued task's taker sets one), or
+  // with `heartbeatMs` its handler, whose heartbeats alone then keep it.
+  const beat = extra?.child === undefined ? def.heartbeatMs : undefined;
+  if (!cx.handoff && extra?.child === undefined) task.leaseUntil = cx.at + (beat ?? leaseMs(cx));
+  if (beat !== undefined) task.heartbeatMs = beat;
   if (item !== undefined) task.item = item;
   if (extra?.child !== undefined) task.child = extra.child;
   if (cx.handoff) task.queued = true;
@@ -229,7 +232,7 @@ export function takeTask(cx: Cx, key: string, task: TaskState): void {
     deadline: cx.at + taskTimeout(cx, taskDef(cx, task.step)),
     dispatchVersion: cx.s.version,
   };
-  if (leased(taken)) taken.leaseUntil = cx.at + leaseMs(cx);
+  if (leased(taken)) taken.leaseUntil = cx.at + attemptLeaseMs(cx, taken);
   cx.s.tasks[key] = taken;
   log(cx, 'task.taken', task.step, { attempt: task.attempt });
 }

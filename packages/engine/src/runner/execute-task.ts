@@ -2,6 +2,7 @@ import { declaredSchemas, schemaIssues } from '../definition/declared-schemas.js
 import type { WorkflowDefinition } from '../definition/schema.js';
 import { failureOf } from '../errors.js';
 import type { WorkflowEvent } from '../events.js';
+import { detailsFor, heartbeatDetails } from '../reducer/task-heartbeat.js';
 import { taskInput } from '../reducer/task-view.js';
 import { dataView } from '../reducer/transition-context.js';
 import type { ErrorInfo, ScheduledFor, Snapshot, TaskState } from '../snapshot.js';
@@ -22,6 +23,13 @@ export interface TaskRun {
   definition: WorkflowDefinition;
   snapshot: Snapshot;
   task: TaskState;
+  /** Where the handler's heartbeats go (the runner's leases); none: `ctx.heartbeat` only checks its details. */
+  heartbeat?: ((beat: HandlerBeat) => void) | undefined;
+}
+
+/** One `ctx.heartbeat()` call: its details, JSON-copied and checked, when it passed any. */
+export interface HandlerBeat {
+  details?: unknown;
 }
 
 /** Runs one handler attempt; resolves with how it ended and its result event (it does not reject for the handler's error). */
@@ -29,8 +37,8 @@ export type RunTask = (run: TaskRun) => Promise<TaskResult>;
 
 /**
  * The context a handler is called with, from the snapshot that dispatched its task. A class with
- * `outputs` and `signal` as getters on its prototype, computed when read (most handlers read
- * neither): an object literal with getters took a map of its own per task, about 1 KB each.
+ * `outputs`, `signal` and `heartbeat` as getters on its prototype, computed when read (most handlers read
+ * none): an object literal with getters took a map of its own per task, about 1 KB each.
  */
 class TaskContext implements HandlerContext {
   // Declared, not defined: the constructor sets each once (no field initialisers to run first).
@@ -43,11 +51,20 @@ class TaskContext implements HandlerContext {
   declare idempotencyKey: string;
   declare iteration: number;
   declare schedule: ScheduledFor | undefined;
+  declare heartbeatDetails: unknown;
   readonly #snapshot: Snapshot;
   readonly #abort: TaskAbort;
+  readonly #beat: ((beat: HandlerBeat) => void) | undefined;
+  #heartbeat: ((details?: unknown) => void) | undefined;
   #outputs: Record<string, unknown> | undefined;
 
-  constructor(definition: WorkflowDefinition, s: Snapshot, task: TaskState, abort: TaskAbort) {
+  constructor(
+    definition: WorkflowDefinition,
+    s: Snapshot,
+    task: TaskState,
+    abort: TaskAbort,
+    beat: ((beat: HandlerBeat) => void) | undefined,
+  ) {
     this.input = taskInput(definition, s, task);
     this.workflowInput = s.input;
     this.instanceId = s.id;
@@ -57,8 +74,10 @@ class TaskContext implements HandlerContext {
     this.idempotencyKey = task.idempotencyKey;
     this.iteration = s.steps[task.step]?.iteration ?? 1;
     this.schedule = s.schedule;
+    this.heartbeatDetails = detailsFor(s.steps, task);
     this.#snapshot = s;
     this.#abort = abort;
+    this.#beat = beat;
   }
 
   get outputs(): Record<string, unknown> {
@@ -68,6 +87,15 @@ class TaskContext implements HandlerContext {
 
   get signal(): AbortSignal {
     return this.#abort.signal;
+  }
+
+  // A function of its own, made when first read: a handler may take it out of the context.
+  get heartbeat(): (details?: unknown) => void {
+    this.#heartbeat ??= (details?: unknown) => {
+      const beat = details === undefined ? {} : { details: heartbeatDetails(details) };
+      this.#beat?.(beat);
+    };
+    return this.#heartbeat;
   }
 }
 
@@ -95,12 +123,12 @@ export function resultEvent(
  * step's declared schema), or the failure as {@link failureOf} records it.
  */
 export function taskRunner(clock: () => number, inFlight: InFlight): RunTask {
-  return async ({ handler, definition, snapshot: s, task }) => {
+  return async ({ handler, definition, snapshot: s, task, heartbeat }) => {
     const abort = new TaskAbort(task, clock);
     inFlight.start(s.id, abort);
     let output: unknown;
     try {
-      output = handler(new TaskContext(definition, s, task, abort));
+      output = handler(new TaskContext(definition, s, task, abort, heartbeat));
       // A handler that answers at once is not awaited: a promise and a turn fewer per task.
       if (typeof (output as PromiseLike<unknown> | null)?.then === 'function') output = await output;
     } catch (e) {

@@ -34,6 +34,21 @@ export interface HandlerContext<I = unknown> {
   /** Fires on cancel, abort or when the attempt's deadline passes. */
   signal: AbortSignal;
   /**
+   * Says the handler is alive, with optional `details` (JSON of at most 2 KiB: progress, a
+   * cursor), which the next attempt of this execution reads as `heartbeatDetails` if this one is
+   * lost or fails. For a task with `heartbeatMs` the attempt's lease follows these calls: call it
+   * at least that often, or the attempt is lost (`HEARTBEAT_TIMEOUT`) and retried. Writes are
+   * batched (at most one per third of the lease, the latest details winning), so call it freely.
+   * Throws `HEARTBEAT_TOO_LARGE` for details over the size, `INVALID_INPUT` for what JSON cannot hold.
+   */
+  heartbeat(details?: unknown): void;
+  /**
+   * The details of the latest heartbeat an earlier attempt of this step execution sent (as
+   * Temporal's `heartbeatDetails`): where a retry resumes. Undefined on a first attempt, when none
+   * sent details, and for a map's items (only a task step keeps them).
+   */
+  heartbeatDetails?: unknown;
+  /**
    * For a run a schedule started: the schedule's `id`, the `slot` it is for (epoch ms; a
    * trigger-now's is the time it was triggered) and `how` it was started. Undefined otherwise.
    */

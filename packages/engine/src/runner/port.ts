@@ -82,7 +82,10 @@ export interface RunnerPort {
    * function that detaches them again.
    */
   executeWith(executor: TaskExecutor, written?: (snapshot: Snapshot) => void): () => void;
-  /** The lease this runner gives the attempts it starts (its `taskLeaseMs`): a worker polls often enough to find a lapsed one. */
+  /**
+   * The shortest lease this runner gives the attempts it starts (its `taskLeaseMs`, or the
+   * `heartbeatMs` of a task step it registers): a worker polls often enough to find a lapsed one.
+   */
   readonly taskLeaseMs: number;
 }
 
@@ -146,7 +149,7 @@ export function runnerInternals(runner: Runner): { registry: WorkflowRegistry; c
 /** The port over one runner's core (made once per runner, on the first `runnerPort`). */
 function portOf(core: RunnerCore): RunnerPort {
   return {
-    taskLeaseMs: core.leases.leaseMs,
+    taskLeaseMs: shortestLease(core),
     async tick(t) {
       const call = new Work();
       // A `loaded` of another instance is not used: the tick loads its own.
@@ -235,4 +238,15 @@ class DispatchedJob implements TaskJob {
     const { step, phase, item, attempt } = this.task;
     this.#core.inFlight.abort(this.instanceId, taskKey(step, phase, item), attempt, reason);
   }
+}
+
+/** The runner's `taskLeaseMs`, or the shortest `heartbeatMs` of the task steps it registers when shorter. */
+function shortestLease(core: RunnerCore): number {
+  let ms = core.leases.leaseMs;
+  for (const def of core.writes.registry.all())
+    for (const id in def.steps) {
+      const beat = (def.steps[id] as { heartbeatMs?: number }).heartbeatMs;
+      if (beat !== undefined && beat < ms) ms = beat;
+    }
+  return ms;
 }

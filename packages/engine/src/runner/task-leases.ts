@@ -1,5 +1,6 @@
 import { taskKey } from '../reducer/transition-context.js';
 import type { Snapshot, TaskState } from '../snapshot.js';
+import type { HandlerBeat } from './execute-task.js';
 
 /** One attempt this runner holds: dispatched to it and not ended (waiting for a slot, or running). */
 interface Held {
@@ -10,10 +11,22 @@ interface Held {
   leaseUntil: number;
   /** A renewal of it is being written. */
   renewing: boolean;
+  /** Its handler runs and its step has `heartbeatMs`: only the handler's heartbeats renew it now. */
+  beating: boolean;
+  /** A heartbeat of its handler not written yet, with the newest details it was given. */
+  beat: HandlerBeat | undefined;
+  /** When its latest renewal was asked for (or it was dispatched): the throttle of heartbeats. */
+  sentAt: number;
 }
 
-/** Writes one heartbeat per attempt in `tasks`, all of instance `base.id`, in one write; resolves with the stored snapshot. */
-export type RenewLeases = (base: Snapshot, tasks: readonly TaskState[]) => Promise<Snapshot>;
+/** One attempt a renewal writes a `task.heartbeat` for, with its handler's details if any. */
+export interface Renewal {
+  readonly task: TaskState;
+  readonly beat?: HandlerBeat | undefined;
+}
+
+/** Writes one heartbeat per renewal in `renewals`, all of instance `base.id`, in one write; resolves with the stored snapshot. */
+export type RenewLeases = (base: Snapshot, renewals: readonly Renewal[]) => Promise<Snapshot>;
 
 /**
  * The leases of the attempts a runner holds. Each attempt that starts running here gets a lease
@@ -22,17 +35,26 @@ export type RenewLeases = (base: Snapshot, tasks: readonly TaskState[]) => Promi
  * before a third is: a sweep every sixth of a lease finds those, one write per instance. A handler
  * that ends sooner (most do) costs no write at all, and nothing per task beyond an entry here. An
  * attempt this runner stops renewing (its process died) lapses, and any worker's due poll retries it.
+ *
+ * A step with `heartbeatMs` leases its attempts for that long, and once its handler runs only the
+ * handler's `ctx.heartbeat()` renews them: a hung handler is lost though its process lives. A
+ * handler's heartbeats (of any step) are written at most once per third of the lease, the latest
+ * details winning; one the throttle lets through goes out at once, with the instance's other due renewals.
  */
 export class TaskLeases {
   private readonly held = new Map<string, Held[]>();
   private timer: ReturnType<typeof setTimeout> | undefined;
+  /** The shortest lease held since the last sweep: the sweep's pace. */
+  private shortest: number;
 
   constructor(
     /** The lease the runner's reducer gives (`taskLeaseMs`). */
     readonly leaseMs: number,
     private readonly clock: () => number,
     private readonly renew: RenewLeases,
-  ) {}
+  ) {
+    this.shortest = leaseMs;
+  }
 
   /** Attempts held, for tests and stats. */
   get size(): number {
@@ -50,11 +72,46 @@ export class TaskLeases {
       base: s,
       leaseUntil: task.leaseUntil,
       renewing: false,
+      beating: false,
+      beat: undefined,
+      sentAt: this.clock(),
     };
     const list = this.held.get(s.id);
     if (list) list.push(entry);
     else this.held.set(s.id, [entry]);
+    const lease = this.leaseOf(entry);
+    if (lease < this.shortest && this.timer !== undefined) {
+      // A shorter lease than the planned sweep's pace can wait for: plan it again.
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    this.shortest = Math.min(this.shortest, lease);
     this.timer ??= this.schedule();
+  }
+
+  /**
+   * The handler of `task` starts: for a step with `heartbeatMs`, its heartbeats alone renew it from
+   * now. A lease with less than half left (its job waited in a pool) is renewed once first.
+   */
+  started(instance: string, task: TaskState): void {
+    if (task.heartbeatMs === undefined) return;
+    const h = this.find(instance, task);
+    if (!h) return;
+    h.beating = true;
+    if (h.leaseUntil - this.clock() < task.heartbeatMs / 2) this.beatOf(instance, h, {});
+  }
+
+  /** A heartbeat of the handler of `task`: written now, or once its throttle allows, with the newest details. */
+  beat(instance: string, task: TaskState, beat: HandlerBeat): void {
+    const h = this.find(instance, task);
+    if (h) this.beatOf(instance, h, beat);
+  }
+
+  private beatOf(instance: string, h: Held, beat: HandlerBeat): void {
+    // Details given stay until written: a later beat without any does not drop them.
+    h.beat = 'details' in beat || !h.beat ? beat : h.beat;
+    if (!h.renewing && this.clock() - h.sentAt >= this.leaseOf(h) / 3)
+      this.sweepList(this.held.get(instance)!);
   }
 
   /** Stops renewing `task` (its handler settled, or its job was dropped or given back). */
@@ -64,6 +121,15 @@ export class TaskLeases {
     const i = list.findIndex((h) => h.task === task);
     if (i >= 0) list.splice(i, 1);
     if (list.length === 0) this.forget(instance);
+  }
+
+  private find(instance: string, task: TaskState): Held | undefined {
+    return this.held.get(instance)?.find((h) => h.task === task);
+  }
+
+  /** How long a renewal of `h` leases it: its step's `heartbeatMs`, else the runner's lease. */
+  private leaseOf(h: Held): number {
+    return h.task.heartbeatMs ?? this.leaseMs;
   }
 
   /**
@@ -103,43 +169,64 @@ export class TaskLeases {
     if (list.length === 0) this.forget(s.id);
   }
 
-  /** The next sweep, a sixth of a lease away; none while nothing is held. Unref'd: it never keeps a process up. */
+  /** The next sweep, a sixth of the shortest lease away; none while nothing is held. Unref'd: it never keeps a process up. */
   private schedule(): ReturnType<typeof setTimeout> | undefined {
     if (this.held.size === 0) return undefined;
-    const timer = setTimeout(() => this.sweep(), Math.max(10, Math.floor(this.leaseMs / 6)));
+    const timer = setTimeout(() => this.sweep(), Math.max(10, Math.floor(this.shortest / 6)));
     (timer as { unref?: () => void }).unref?.();
     return timer;
   }
 
-  /** Renews every held attempt with half its lease or less left: one write per instance. */
+  /** Renews every held attempt that is due (see {@link sweepList}): one write per instance. */
   private sweep(): void {
     this.timer = undefined;
-    const now = this.clock();
-    const half = this.leaseMs / 2;
+    this.shortest = this.leaseMs;
     for (const list of this.held.values()) {
-      const due = list.filter((h) => !h.renewing && h.leaseUntil - now <= half);
-      if (due.length === 0) continue;
-      let base = due[0]!.base;
-      for (const h of due) {
-        h.renewing = true;
-        if (h.base.version > base.version) base = h.base;
-      }
-      const done = () => {
-        for (const h of due) h.renewing = false;
-      };
-      this.renew(
-        base,
-        due.map((h) => h.task),
-      ).then(
-        (s) => {
-          done();
-          // Read back unchanged when the attempt is gone: forgotten here, its handler aborted there.
-          this.written(s);
-        },
-        // Not written (the store is down, a lost race past the retries): the next sweep tries again.
-        done,
-      );
+      for (const h of list) this.shortest = Math.min(this.shortest, this.leaseOf(h));
+      this.sweepList(list);
     }
     this.timer = this.schedule();
+  }
+
+  /**
+   * Renews, in one write, the attempts of one instance that are due: a heartbeat its throttle lets
+   * through, and (but for a handler that heartbeats itself) a lease with half of it or less left.
+   */
+  private sweepList(list: Held[]): void {
+    const now = this.clock();
+    const due = list.filter((h) => {
+      if (h.renewing) return false;
+      const lease = this.leaseOf(h);
+      if (h.beat && now - h.sentAt >= lease / 3) return true;
+      return !h.beating && h.leaseUntil - now <= lease / 2;
+    });
+    if (due.length === 0) return;
+    let base = due[0]!.base;
+    const renewals: Renewal[] = [];
+    for (const h of due) {
+      h.renewing = true;
+      h.sentAt = now;
+      renewals.push({ task: h.task, beat: h.beat });
+      h.beat = undefined;
+      if (h.base.version > base.version) base = h.base;
+    }
+    const done = () => {
+      for (const h of due) h.renewing = false;
+    };
+    this.renew(base, renewals).then(
+      (s) => {
+        done();
+        // Read back unchanged when the attempt is gone: forgotten here, its handler aborted there.
+        this.written(s);
+      },
+      // Not written (the store is down, a lost race past the retries): the next sweep tries again,
+      // with the beat not written unless a newer one came.
+      () => {
+        done();
+        due.forEach((h, i) => {
+          h.beat ??= renewals[i]!.beat;
+        });
+      },
+    );
   }
 }

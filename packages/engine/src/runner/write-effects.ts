@@ -1,13 +1,13 @@
 import { dispatchedBy } from '../reducer/task-view.js';
 import { CHILD_HANDLER, type LogEntry, type Snapshot, type TaskState } from '../snapshot.js';
 import type { ChildEffectsPort } from './child-port.js';
-import type { RunTask, TaskResult } from './execute-task.js';
+import type { HandlerBeat, RunTask, TaskResult } from './execute-task.js';
 import type { Handler } from './handler-types.js';
 import { notifyHooks, type RunnerHooks } from './hooks.js';
 import type { InFlight } from './in-flight.js';
 import type { RunnerCore, TaskHand } from './port.js';
 import type { WorkflowRegistry } from './registry.js';
-import { TaskLeases } from './task-leases.js';
+import { type Renewal, TaskLeases } from './task-leases.js';
 import { Work } from './work.js';
 import type { WriteLoop } from './write-loop.js';
 import type { OnWrite } from './write-request.js';
@@ -47,7 +47,9 @@ export class WriteEffects implements RunnerCore {
   constructor(private readonly parts: WriteEffectsParts) {
     this.writes = parts.writes;
     this.inFlight = parts.inFlight;
-    this.leases = new TaskLeases(parts.leaseMs, parts.clock, (base, tasks) => this.heartbeat(base, tasks));
+    this.leases = new TaskLeases(parts.leaseMs, parts.clock, (base, renewals) =>
+      this.heartbeat(base, renewals),
+    );
   }
 
   /** Whether a worker drives this runner (a child's end then goes through the parent's inbox). */
@@ -69,22 +71,25 @@ export class WriteEffects implements RunnerCore {
   }
 
   /**
-   * One write that renews the leases of `tasks` (of one instance), from `base` (the newest snapshot
-   * of it this runner knows); resolves with the stored snapshot. A read back without the attempt
-   * (another worker retried it) aborts its handler here.
+   * One write that renews the leases of the `renewals`' attempts (of one instance), with their
+   * handlers' details, from `base` (the newest snapshot of it this runner knows); resolves with
+   * the stored snapshot. A read back without the attempt (another worker retried it) aborts its handler here.
    */
-  private heartbeat(base: Snapshot, tasks: readonly TaskState[]): Promise<Snapshot> {
-    const beat = (t: TaskState) => (at: number) =>
-      ({
-        type: 'task.heartbeat',
-        at,
-        step: t.step,
-        attempt: t.attempt,
-        phase: t.phase,
-        key: t.idempotencyKey,
-        ...(t.item === undefined ? {} : { item: t.item }),
-      }) as const;
-    const [first, ...rest] = tasks;
+  private heartbeat(base: Snapshot, renewals: readonly Renewal[]): Promise<Snapshot> {
+    const beat =
+      ({ task: t, beat: b }: Renewal) =>
+      (at: number) =>
+        ({
+          type: 'task.heartbeat',
+          at,
+          step: t.step,
+          attempt: t.attempt,
+          phase: t.phase,
+          key: t.idempotencyKey,
+          ...(t.item === undefined ? {} : { item: t.item }),
+          ...(b && 'details' in b ? { details: b.details } : {}),
+        }) as const;
+    const [first, ...rest] = renewals;
     return this.writes
       .apply({
         id: base.id,
@@ -114,8 +119,10 @@ export class WriteEffects implements RunnerCore {
       const definition = this.parts.registry.forSnapshot(s);
       const handler = this.parts.handlers[task.handler]!;
       let r: TaskResult;
+      this.leases.started(s.id, task);
       try {
-        r = await this.parts.runTask({ handler, definition, snapshot: s, task });
+        const heartbeat = (beat: HandlerBeat) => this.leases.beat(s.id, task, beat);
+        r = await this.parts.runTask({ handler, definition, snapshot: s, task, heartbeat });
       } finally {
         // The handler settled: its result's write follows, no renewal.
         this.leases.end(s.id, task);

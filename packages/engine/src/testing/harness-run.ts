@@ -1,4 +1,5 @@
 import { failureOf } from '../errors.js';
+import { detailsFor } from '../reducer/task-heartbeat.js';
 import { taskView } from '../reducer/task-view.js';
 import type { AnyDefinition, Handler } from '../runner/handler-types.js';
 import { CHILD_HANDLER, isTerminal, type Snapshot, type TaskState } from '../snapshot.js';
@@ -16,6 +17,7 @@ export interface Driven {
   readonly tree: Driven[];
   complete(stepId: string, output?: unknown, o?: ReportOptions): boolean;
   fail(stepId: string, error: { message: string }, o?: ReportOptions): boolean;
+  heartbeat(stepId: string, details?: unknown, o?: ReportOptions): boolean;
   awaitingSignal(): unknown[];
   advanceToWake(): boolean;
   settle(): unknown;
@@ -94,6 +96,12 @@ export async function runTree(
         iteration: view.iteration,
         signal: new AbortController().signal,
         schedule: h.snapshot.schedule,
+        // Written at once, at the fake clock's time (a runner batches them).
+        heartbeat: (details?: unknown) => {
+          const { phase, attempt, idempotencyKey: key, item } = task;
+          h.heartbeat(task.step, details, { phase, attempt, key, item });
+        },
+        heartbeatDetails: detailsFor(h.snapshot.steps, task),
       });
     } catch (e) {
       report(h, task, { error: e });

@@ -5,6 +5,8 @@ import { kindOf } from '../definition/kinds/index.js';
 import type { SignalsOf, StepIdOf, TaskOutputsOf } from '../definition/typed-definition.js';
 import type { WorkflowEvent } from '../events.js';
 import { type Reduction, reduce, replay, step } from '../reducer/reducer.js';
+import { heartbeatDetails } from '../reducer/task-heartbeat.js';
+import { taskDue } from '../reducer/task-lease.js';
 import { taskView } from '../reducer/task-view.js';
 import { taskKey } from '../reducer/transition-context.js';
 import { touchesFlow } from '../runner/flow-changes.js';
@@ -238,6 +240,24 @@ export class WorkflowHarness<
     return { attempt: t.attempt, key: { key: o.key ?? t.idempotencyKey }, item };
   }
 
+  /**
+   * A heartbeat of the handler running `stepId`'s attempt (or the given attempt / `key` / `item`),
+   * as `ctx.heartbeat(details)` writes it, at the fake clock's time: a task with `heartbeatMs` stays
+   * alive only by these (`advance` does not renew it), and `details` reach the next attempt.
+   * Details are checked as the handler's context checks them (`HEARTBEAT_TOO_LARGE`).
+   *
+   * @example
+   * h.heartbeat('sync', { page: 3 });
+   * h.advance(2_000); // no heartbeat for heartbeatMs: lost, retried at once
+   * expect(h.dispatched('sync')[0]?.attempt).toBe(2);
+   */
+  heartbeat(stepId: keyof TaskOutputsOf<D> & string, details?: unknown, o: ReportOptions = {}): boolean {
+    const phase = o.phase ?? 'run';
+    const { attempt, key, item } = this.target(stepId, phase, o);
+    const d = details === undefined ? {} : { details: heartbeatDetails(details) };
+    return this.send({ type: 'task.heartbeat', step: stepId, attempt, phase, ...key, ...item, ...d });
+  }
+
   /** Completes the in-flight compensation of `stepId`. */
   compensate(stepId: DispatchingStepOf<D>): boolean {
     return this.untyped.complete(stepId, undefined, { phase: 'compensate' });
@@ -266,7 +286,8 @@ export class WorkflowHarness<
    * fired. The harness stands for a live runner: an attempt still running has its lease renewed
    * first (a `task.heartbeat`, as a runner writes it), so it is lost only at its deadline. With
    * `renew: false` its runner died instead: an attempt whose lease lapses by then is lost
-   * (`LEASE_LOST`) and retried.
+   * (`LEASE_LOST`) and retried. A task with `heartbeatMs` is renewed only by its handler's
+   * heartbeats (`heartbeat`): silent past its lease, it is lost (`HEARTBEAT_TIMEOUT`).
    */
   advance(ms: number, options: { renew?: boolean } = {}): boolean {
     this.now += ms;
@@ -295,7 +316,8 @@ export class WorkflowHarness<
     if (!s || isTerminal(s.status)) return;
     const beats: EventInput[] = [];
     for (const t of Object.values(s.tasks)) {
-      if (t.leaseUntil === undefined || t.leaseUntil > this.now) continue;
+      // A handler that heartbeats itself is kept alive by its heartbeats alone, as with a runner.
+      if (t.leaseUntil === undefined || t.leaseUntil > this.now || t.heartbeatMs !== undefined) continue;
       const { step: stepId, attempt, phase, idempotencyKey: key, item } = t;
       beats.push({
         type: 'task.heartbeat',
@@ -484,6 +506,10 @@ function unleasedWake(s: Snapshot): number | null {
   if (s.wakeAt === null) return null;
   let at: number | null = null;
   for (const t of s.timers) if (at === null || t.at < at) at = t.at;
-  for (const t of Object.values(s.tasks)) if (at === null || t.deadline < at) at = t.deadline;
+  for (const t of Object.values(s.tasks)) {
+    // A lease only its handler renews ends where that handler went silent.
+    const due = t.heartbeatMs !== undefined && t.leaseUntil !== undefined ? taskDue(t) : t.deadline;
+    if (at === null || due < at) at = due;
+  }
   return at;
 }

@@ -23,6 +23,11 @@ export const task = defineKind(
     input: opt(inputMappingSchema),
     retry: opt(retryPolicySchema),
     timeoutMs: opt(millis(1)),
+    /**
+     * The handler heartbeats (`ctx.heartbeat`) at least this often: silent this long, its attempt
+     * is lost (`HEARTBEAT_TIMEOUT`) and retried. Below the step's timeout.
+     */
+    heartbeatMs: opt(millis(1)),
     compensate: opt(stepId),
     compensateOnFailure: opt(z.boolean()),
     pivot: opt(z.boolean()),

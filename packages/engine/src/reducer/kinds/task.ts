@@ -54,6 +54,8 @@ export const task: StepRules<TaskDef> = {
       else if (task.phase === 'compensate') compensationSucceeded(cx, task.step);
       else if (task.detached) detachedResult(cx, task.step, true, ev.output);
       else {
+        // The details were for a retry of this execution; none follows a completion.
+        delete stepState(cx, task.step).heartbeatDetails;
         pushCompleted(cx, task.step);
         log(cx, 'step.completed', task.step, { attempt: task.attempt });
         flow.complete(cx, task.step, ev.output ?? null);
