@@ -1,5 +1,6 @@
 import {
   AlreadyExistsError,
+  CallbackError,
   ERROR_KINDS,
   type ErrorCode,
   type ErrorKind,
@@ -15,6 +16,7 @@ import {
   RegistryError,
   SnapshotTooLargeError,
   StepfoldError,
+  StepNotWaitingError,
   StoreUnavailableError,
   StreamFencedError,
   TaskError,
@@ -59,6 +61,9 @@ const ONE_OF: Record<ErrorCode, () => StepfoldError<string>> = {
   // Raised by the DynamoDB store (its WakeStreamError), built here as the engine's base class.
   NO_WAKE_STREAM: () => new StepfoldError('NO_WAKE_STREAM', 'no stream'),
   STREAM_FENCED: () => new StreamFencedError('i-1', 'model', 1, 2),
+  CALLBACK_INVALID: () => new CallbackError('CALLBACK_INVALID', 'forged'),
+  CALLBACK_EXPIRED: () => new CallbackError('CALLBACK_EXPIRED', 'expired'),
+  STEP_NOT_WAITING: () => new StepNotWaitingError('i-1', 'manager', 'it ended'),
 };
 
 // Whether retrying may help is a property of the kind: the test holds each code's error to it.
