@@ -68,6 +68,8 @@ export interface LambdaAppOptions<W extends readonly AnyDefinition[]> {
   instrument?: Instrumentation | undefined;
   hooks?: RunnerHooks | undefined;
   payloads?: Parameters<typeof createRunner>[0]['payloads'];
+  /** Callback tokens (`callbackTokens({ keys })`): `ctx.callback` in handlers, `POST /callbacks/:token` in the API. */
+  callbacks?: Parameters<typeof createRunner>[0]['callbacks'];
   /** Epoch-ms clock (default `Date.now`). */
   clock?: (() => number) | undefined;
   log?: LambdaLog | undefined;
@@ -117,6 +119,7 @@ export function createLambdaApp<const W extends readonly AnyDefinition[]>(o: Lam
     ...(o.instrument ? { instrument: o.instrument } : {}),
     ...(o.hooks ? { hooks: o.hooks } : {}),
     ...(o.payloads ? { payloads: o.payloads } : {}),
+    ...(o.callbacks ? { callbacks: o.callbacks } : {}),
   };
   // The stream function's ticks load from the record's image (see primed-store.ts).
   const primed = primedStore(store);

@@ -145,6 +145,10 @@ export function createApiHandler(
           result = json(200, sent.snapshot);
           break;
         }
+        case 'callback':
+          s = await runner.callback(r.token, body(event));
+          result = json(200, s);
+          break;
         case 'cancel':
         case 'abort': {
           const b = body(event) as { reason?: unknown } | undefined;

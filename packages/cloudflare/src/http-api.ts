@@ -11,6 +11,7 @@
  */
 import {
   assertValidId,
+  callbackInstance,
   errorKind,
   HTTP_STATUS,
   type HttpRoute,
@@ -36,8 +37,10 @@ export class HttpError extends Error {
 
 /** What a request asks for, its ids checked: the engine's route, with a signal's `signalId`. */
 export type Route =
-  | Exclude<HttpRoute, { kind: 'signal' }>
-  | (Extract<HttpRoute, { kind: 'signal' }> & { signalId?: string });
+  | Exclude<HttpRoute, { kind: 'signal' | 'callback' }>
+  | (Extract<HttpRoute, { kind: 'signal' }> & { signalId?: string })
+  // The instance a callback token names, unchecked: the object it routes to checks the token.
+  | (Extract<HttpRoute, { kind: 'callback' }> & { id: string });
 
 /**
  * Parses `path` (after any prefix; ids are percent-encoded segments) for `method` with the
@@ -56,6 +59,7 @@ export function parseRoute(
   if (!isHttpRoute(r)) {
     throw new HttpError(r.status, r.code, r.message, r.kind === 'method-not-allowed' ? r.allow : undefined);
   }
+  if (r.kind === 'callback') return { ...r, id: callbackInstance(r.token) };
   if (r.kind !== 'signal') return r;
   const signalId = search.get('signalId');
   if (signalId === null) return r;

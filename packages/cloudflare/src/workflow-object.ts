@@ -106,6 +106,9 @@ export class WorkflowObject<Env = unknown> {
           s = sent.snapshot;
           break;
         }
+        case 'callback':
+          s = await this.runner.callback(r.token, await readJson(request));
+          break;
         case 'cancel':
           s = await this.runner.cancel(r.id, await readReason(request));
           break;

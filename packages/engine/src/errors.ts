@@ -28,7 +28,10 @@ export type ErrorCode =
   | 'NO_WAKE_STREAM'
   | 'INSTANCE_FINISHED'
   | 'STREAM_FENCED'
-  | 'HEARTBEAT_TOO_LARGE';
+  | 'HEARTBEAT_TOO_LARGE'
+  | 'CALLBACK_INVALID'
+  | 'CALLBACK_EXPIRED'
+  | 'STEP_NOT_WAITING';
 
 /**
  * What kind of failure an {@link ErrorCode} is: what the caller should do about it. Exit codes and
@@ -81,6 +84,13 @@ export const ERROR_KINDS: Readonly<Record<ErrorCode, ErrorKind>> = {
   STREAM_FENCED: 'refused',
   // A handler's heartbeat details over `HEARTBEAT_DETAILS_MAX_BYTES`: kept in the snapshot, they must stay small.
   HEARTBEAT_TOO_LARGE: 'refused',
+  // A callback token that is malformed, signed by a key the runner does not hold, or forged.
+  CALLBACK_INVALID: 'invalid',
+  // A good callback token past its expiry: nothing is written.
+  CALLBACK_EXPIRED: 'refused',
+  // A signal (a callback's) sent on condition that a step waits, to an instance where it does not
+  // (any more, or not yet): nothing is written.
+  STEP_NOT_WAITING: 'refused',
   // Over the payload store's own limit, whatever the threshold.
   PAYLOAD_TOO_LARGE: 'refused',
   // The instance would outgrow the store's limit, whatever the size of the request itself.
@@ -453,4 +463,21 @@ export class PastPivotError extends StepfoldError<'PAST_PIVOT'> {
  */
 export function errorKind(e: unknown): ErrorKind | undefined {
   return isStepfoldError(e) && Object.hasOwn(ERROR_KINDS, e.code) ? ERROR_KINDS[e.code] : undefined;
+}
+
+/**
+ * A signal sent on condition that a step waits (`ifWaiting`, as a callback token's is) met an
+ * instance where that step does not wait at that iteration: it ended, or is not entered yet.
+ */
+export class StepNotWaitingError extends StepfoldError<'STEP_NOT_WAITING'> {
+  constructor(
+    readonly instanceId: string,
+    readonly step: string,
+    why: string,
+  ) {
+    super(
+      'STEP_NOT_WAITING',
+      `${instanceId}: step ${step} is not waiting for this signal (${why}); nothing written`,
+    );
+  }
 }

@@ -1,5 +1,6 @@
 // What used to be separate entries: a bundler keeps only what a program imports
 // ("sideEffects": false), so one entry costs an edge bundle nothing it does not use.
+export * from './callbacks/index.js';
 export * from './composition/index.js';
 export {
   type TaskFields,
@@ -72,6 +73,7 @@ export { backoffMs, DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, type RetryPolicy } from '
 export { HEARTBEAT_DETAILS_MAX_BYTES } from './reducer/task-heartbeat.js';
 export { attemptOverdue, DEFAULT_TASK_LEASE_MS } from './reducer/task-lease.js';
 export { dispatchedBy, type TaskView, taskView } from './reducer/task-view.js';
+export type { CallbackOptions, CallbackPort, CheckedCallback } from './runner/callback-port.js';
 export { type FlowChanges, flowChanges } from './runner/flow-changes.js';
 export type { AnyDefinition, Handler, HandlerContext, HandlersFor } from './runner/handler-types.js';
 export type { RunnerHooks } from './runner/hooks.js';

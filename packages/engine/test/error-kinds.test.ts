@@ -1,5 +1,6 @@
 import {
   AlreadyExistsError,
+  CallbackError,
   ERROR_KINDS,
   type ErrorCode,
   type ErrorKind,
@@ -15,6 +16,7 @@ import {
   RegistryError,
   SnapshotTooLargeError,
   StepfoldError,
+  StepNotWaitingError,
   StoreUnavailableError,
   StreamFencedError,
   TaskError,
@@ -61,6 +63,9 @@ const ONE_OF: Record<ErrorCode, () => StepfoldError<string>> = {
   STREAM_FENCED: () => new StreamFencedError('i-1', 'model', 1, 2),
   // Thrown by ctx.heartbeat as the engine's base class.
   HEARTBEAT_TOO_LARGE: () => new StepfoldError('HEARTBEAT_TOO_LARGE', 'too large'),
+  CALLBACK_INVALID: () => new CallbackError('CALLBACK_INVALID', 'forged'),
+  CALLBACK_EXPIRED: () => new CallbackError('CALLBACK_EXPIRED', 'expired'),
+  STEP_NOT_WAITING: () => new StepNotWaitingError('i-1', 'manager', 'it ended'),
 };
 
 // Whether retrying may help is a property of the kind: the test holds each code's error to it.

@@ -14,6 +14,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   worker: ['shared', 'definition', 'reducer', 'store', 'runner', 'worker'],
   /** Child and map steps: their reducer rules and runner effects, as the `composition` value. */
   composition: ['shared', 'definition', 'reducer', 'store', 'runner', 'composition'],
+  /** Callback tokens: signed links that resume a waiting step, as the `callbackTokens` value. */
+  callbacks: ['shared', 'definition', 'reducer', 'store', 'runner', 'callbacks'],
   /** Flow limits: their reducer rules and the runner's gate, as the `flowControl` value. */
   'flow-control': ['shared', 'definition', 'reducer', 'store', 'runner', 'flow-control'],
   testing: [
@@ -49,6 +51,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     'store',
     'runner',
     'worker',
+    'callbacks',
     'composition',
     'flow-control',
     'diagram',

@@ -56,6 +56,7 @@ describe('schedules: exactly once per slot', () => {
         iteration: 1,
         signal: new AbortController().signal,
         heartbeat: () => {},
+        callback: () => Promise.reject(new Error('no callbacks here')),
       };
     };
     const fire = sim.schedules.handlers[FIRE_HANDLER];

@@ -1,15 +1,22 @@
 import { declaredSchemas, schemaIssues } from '../definition/declared-schemas.js';
 import type { WorkflowDefinition } from '../definition/schema.js';
-import { failureOf } from '../errors.js';
+import { failureOf, ValidationError } from '../errors.js';
 import type { WorkflowEvent } from '../events.js';
 import { detailsFor, heartbeatDetails } from '../reducer/task-heartbeat.js';
 import { taskInput } from '../reducer/task-view.js';
 import { dataView } from '../reducer/transition-context.js';
 import type { ErrorInfo, ScheduledFor, Snapshot, TaskState } from '../snapshot.js';
+import type { CallbackOptions, CallbackPort } from './callback-port.js';
 import type { Handler, HandlerContext } from './handler-types.js';
 import type { InFlight } from './in-flight.js';
 import type { TaskOutcome } from './instrumentation.js';
 import { TaskAbort } from './task-abort.js';
+
+/** What a handler's context reaches beyond its task: the runner's clock and callback tokens. */
+interface TaskTools {
+  clock: () => number;
+  callbacks: CallbackPort | undefined;
+}
 
 /** The event of one handler run's result, its time filled in when it is written. */
 export type ResultEvent = (at: number) => WorkflowEvent;
@@ -56,6 +63,8 @@ class TaskContext implements HandlerContext {
   readonly #abort: TaskAbort;
   readonly #beat: ((beat: HandlerBeat) => void) | undefined;
   #heartbeat: ((details?: unknown) => void) | undefined;
+  readonly #definition: WorkflowDefinition;
+  readonly #tools: TaskTools;
   #outputs: Record<string, unknown> | undefined;
 
   constructor(
@@ -64,6 +73,7 @@ class TaskContext implements HandlerContext {
     task: TaskState,
     abort: TaskAbort,
     beat: ((beat: HandlerBeat) => void) | undefined,
+    tools: TaskTools,
   ) {
     this.input = taskInput(definition, s, task);
     this.workflowInput = s.input;
@@ -78,6 +88,19 @@ class TaskContext implements HandlerContext {
     this.#snapshot = s;
     this.#abort = abort;
     this.#beat = beat;
+    this.#definition = definition;
+    this.#tools = tools;
+  }
+
+  callback(signal: string, options: CallbackOptions = {}): Promise<string> {
+    const { callbacks, clock } = this.#tools;
+    if (!callbacks)
+      return Promise.reject(
+        new ValidationError('INVALID_OPTIONS', 'ctx.callback needs callback tokens', [
+          { path: 'callbacks', message: 'pass createRunner({ callbacks: callbackTokens({ keys }) })' },
+        ]),
+      );
+    return callbacks.issue(this.#definition, this.#snapshot, signal, options, clock());
   }
 
   get outputs(): Record<string, unknown> {
@@ -122,13 +145,14 @@ export function resultEvent(
  * returns or throws into the result event: the output JSON round-tripped (and checked against the
  * step's declared schema), or the failure as {@link failureOf} records it.
  */
-export function taskRunner(clock: () => number, inFlight: InFlight): RunTask {
+export function taskRunner(clock: () => number, inFlight: InFlight, callbacks?: CallbackPort): RunTask {
+  const tools: TaskTools = { clock, callbacks };
   return async ({ handler, definition, snapshot: s, task, heartbeat }) => {
     const abort = new TaskAbort(task, clock);
     inFlight.start(s.id, abort);
     let output: unknown;
     try {
-      output = handler(new TaskContext(definition, s, task, abort, heartbeat));
+      output = handler(new TaskContext(definition, s, task, abort, heartbeat, tools));
       // A handler that answers at once is not awaited: a promise and a turn fewer per task.
       if (typeof (output as PromiseLike<unknown> | null)?.then === 'function') output = await output;
     } catch (e) {

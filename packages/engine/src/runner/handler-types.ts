@@ -12,6 +12,7 @@ import type {
 } from '../definition/typed-definition.js';
 import type { UnionToIntersection } from '../definition/typing.js';
 import type { ScheduledFor } from '../snapshot.js';
+import type { CallbackOptions } from './callback-port.js';
 
 /** What a handler receives. */
 export interface HandlerContext<I = unknown> {
@@ -53,6 +54,12 @@ export interface HandlerContext<I = unknown> {
    * trigger-now's is the time it was triggered) and `how` it was started. Undefined otherwise.
    */
   schedule?: ScheduledFor | undefined;
+  /**
+   * A callback token for the step listening for `signal` (this instance, that step's waiting
+   * visit, expiring): put it in a link or give it to a third party; `runner.callback(token, data)`
+   * applies the signal once. Needs the runner's `callbacks` option (`INVALID_OPTIONS` otherwise).
+   */
+  callback(signal: string, options?: CallbackOptions): Promise<string>;
 }
 
 /** A task handler: returns the step's output (stored as JSON) or throws to fail the attempt. */

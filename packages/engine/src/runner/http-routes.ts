@@ -8,6 +8,7 @@ import { assertValidId } from '../ids.js';
  *   POST /instances/:id/signals/:name              signal (or a human step's decision)
  *   POST /instances/:id/cancel | /abort            cancel or abort
  *   GET  /instances/:id                            read
+ *   POST /callbacks/:token                         a callback token's signal (`runner.callback`)
  *
  * Parsing a request's method and path is pure: the same function serves every platform.
  */
@@ -17,7 +18,8 @@ export type HttpRoute =
   | { kind: 'start'; workflow: string; id: string }
   | { kind: 'signal'; id: string; name: string }
   | { kind: 'cancel' | 'abort'; id: string }
-  | { kind: 'get'; id: string };
+  | { kind: 'get'; id: string }
+  | { kind: 'callback'; token: string };
 
 /** A request the HTTP API has no answer for: no such path (404) or another method wanted (405). */
 export type HttpRouteMiss =
@@ -95,8 +97,9 @@ export function parseHttpRoute(
   if (parts === null || parts.length < 2 || parts.length > 4) return noRoute;
   const [a, b, c, d] = parts as [string, string, string | undefined, string | undefined];
   // The shape first, then the method, then the names: the order a reader checks a request in.
-  let shape: 'start' | 'get' | 'signal' | 'cancel' | 'abort' | undefined;
-  if (a === 'workflows' && c === 'instances' && d !== undefined) shape = 'start';
+  let shape: 'start' | 'get' | 'signal' | 'cancel' | 'abort' | 'callback' | undefined;
+  if (a === 'callbacks' && c === undefined) shape = 'callback';
+  else if (a === 'workflows' && c === 'instances' && d !== undefined) shape = 'start';
   else if (a === 'instances' && c === undefined) shape = 'get';
   else if (a === 'instances' && c === 'signals' && d !== undefined) shape = 'signal';
   else if (a === 'instances' && (c === 'cancel' || c === 'abort') && d === undefined) shape = c;
@@ -111,7 +114,9 @@ export function parseHttpRoute(
       message: `use ${allow} for ${path}`,
     };
   }
-  let route: HttpRoute;
+  // A token is checked by its signature (runner.callback), not as an id: it is longer and has dots.
+  if (shape === 'callback') return { kind: 'callback', token: b };
+  let route: Exclude<HttpRoute, { kind: 'callback' }>;
   switch (shape) {
     case 'start':
       assertValidId(b, 'workflow name');

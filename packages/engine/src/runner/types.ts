@@ -1,3 +1,4 @@
+import type { CallbackPort } from './callback-port.js';
 import type { RunnerKindSet } from './child-port.js';
 // What a runner's user works with: its options, the messages it handles and what they answer,
 // the typed clients and snapshots, and the Runner itself. What handler authors write against is in
@@ -84,6 +85,11 @@ export interface RunnerCoreOptions<W extends readonly AnyDefinition[] = readonly
    * the runner is created (`KIND_NOT_LOADED`), and by the compiler for a typed definition.
    */
   kinds?: readonly RunnerKindSet[] | undefined;
+  /**
+   * Callback tokens (`callbackTokens({ keys })` from `@stepfold/engine`): handlers issue them with
+   * `ctx.callback(signal)` and `runner.callback(token, data)` applies them. None by default.
+   */
+  callbacks?: CallbackPort | undefined;
 }
 
 /** Options of {@link Runner.get}. */
@@ -133,6 +139,11 @@ export interface StartOptions extends CallOptions {
 export interface SignalOptions extends CallOptions {
   /** Deduplication id: a second signal with the same id is ignored. */
   signalId?: string | undefined;
+  /**
+   * Apply only while `step` waits (at `iteration` of `run`, when given): else `STEP_NOT_WAITING`
+   * and nothing is written. What a callback token's signal is sent with.
+   */
+  ifWaiting?: { step: string; iteration?: number | undefined; run?: number | undefined } | undefined;
   /** Create and start the instance first if it does not exist (or, with `reuseFinished`, if it has finished). */
   startIfMissing?:
     | { workflow: string; input?: unknown; version?: number; reuseFinished?: boolean }
@@ -395,6 +406,16 @@ export interface Runner<W extends readonly AnyDefinition[] = readonly AnyDefinit
     name: K,
     ...args: SignalArgsOf<W, K, SendOptions>
   ): Promise<SendResult>;
+  /**
+   * Applies the signal a callback token names (see `callbackTokens`), with `data` as its payload,
+   * if the token is good (`CALLBACK_INVALID`, `CALLBACK_EXPIRED`) and its step still waits at the
+   * iteration it names (`STEP_NOT_WAITING`); once, whoever presents it again. Nothing is written
+   * when it is refused. Needs the runner's `callbacks` option (`INVALID_OPTIONS` otherwise).
+   *
+   * @example
+   * const s = await runner.callback(tokenFromTheLink, { decision: 'approve' });
+   */
+  callback(token: string, data?: unknown, options?: CallOptions): Promise<Snapshot>;
   cancel(id: string, reason?: string): Promise<Snapshot>;
   abort(id: string, reason?: string): Promise<Snapshot>;
   /**

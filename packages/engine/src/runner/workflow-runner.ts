@@ -1,11 +1,18 @@
 import { checkDeclared, declaredSchemas } from '../definition/declared-schemas.js';
 import { checkInputPatch } from '../definition/input-patch.js';
 import type { WorkflowDefinition } from '../definition/schema.js';
-import { InstanceFinishedError, isStepfoldError, NotFoundError } from '../errors.js';
+import {
+  InstanceFinishedError,
+  isStepfoldError,
+  NotFoundError,
+  StepNotWaitingError,
+  ValidationError,
+} from '../errors.js';
 import { parseEvent, type WorkflowEvent } from '../events.js';
 import { assertValidId } from '../ids.js';
 import { type FinishedStatus, isTerminal, type Snapshot } from '../snapshot.js';
 import type { Store } from '../store/store.js';
+import type { CallbackPort } from './callback-port.js';
 import { expectedCheck, workflowClient } from './client.js';
 import type { AnyDefinition } from './handler-types.js';
 import { loadInstance } from './load.js';
@@ -13,6 +20,7 @@ import type { PayloadPort } from './payload-port.js';
 import type { WorkflowRegistry } from './registry.js';
 import { acceptingDefinitions } from './send.js';
 import type {
+  CallOptions,
   GetOptions,
   HandleResult,
   Runner,
@@ -41,6 +49,8 @@ export interface RunnerParts {
   payloads?: PayloadPort | undefined;
   /** Whose claims `processDue` takes: it gives back only its own. */
   claimToken: string;
+  /** Callback tokens, when the runner was given them. */
+  callbacks?: CallbackPort | undefined;
 }
 
 /** Drops the keys whose value is undefined, so an event carries only what was given. */
@@ -117,6 +127,26 @@ export class WorkflowRunner<W extends readonly AnyDefinition[]> implements Runne
     if (call.latest.has(id)) return { status: 'applied', snapshot };
     if (isTerminal(snapshot.status)) return finishedResult(id, snapshot.status, rejectFinished);
     return { status: 'unchanged', snapshot };
+  }
+
+  async callback(token: string, data?: unknown, o: CallOptions = {}): Promise<Snapshot> {
+    const { callbacks, clock } = this.parts;
+    if (!callbacks)
+      throw new ValidationError('INVALID_OPTIONS', 'runner.callback needs callback tokens', [
+        { path: 'callbacks', message: 'pass createRunner({ callbacks: callbackTokens({ keys }) })' },
+      ]);
+    const c = await callbacks.verify(token, clock());
+    // The nonce makes the signal's id: should the step wait again at the same iteration (it
+    // cannot, but a hand-written store might replay), the reducer drops a second delivery.
+    return this.answer({
+      ...o,
+      type: 'signal',
+      id: c.instance,
+      name: c.signal,
+      payload: data,
+      signalId: `callback:${c.nonce}`,
+      ifWaiting: { step: c.step, iteration: c.iteration, run: c.run },
+    } as RunnerMessage);
   }
 
   cancel(id: string, reason?: string): Promise<Snapshot> {
@@ -279,9 +309,22 @@ export class WorkflowRunner<W extends readonly AnyDefinition[]> implements Runne
       }
     }
     const check = async (current: Snapshot, definition: WorkflowDefinition) => {
+      if (m.ifWaiting) assertWaiting(current, m.ifWaiting);
       const schema = declaredSchemas(definition)?.signals[m.name];
       if (schema && !isTerminal(current.status)) await checkDeclared(schema, m.payload, `signals.${m.name}`);
     };
     return writes.apply({ id: m.id, event, onWrite, check: expectedCheck(m, check) });
   }
+}
+
+/** Refuses (`STEP_NOT_WAITING`) unless `step` holds a cursor of `s` at the iteration and run given. */
+function assertWaiting(s: Snapshot, w: NonNullable<SignalOptions['ifWaiting']>): void {
+  const state = s.steps[w.step];
+  let why: string | undefined;
+  if (isTerminal(s.status)) why = `the instance is ${s.status}`;
+  else if (w.run !== undefined && s.run !== w.run) why = `the instance is in run ${s.run}, not ${w.run}`;
+  else if (!s.active.includes(w.step) || state === undefined) why = 'the step is not active';
+  else if (w.iteration !== undefined && state.iteration !== w.iteration)
+    why = `the step is at iteration ${state.iteration}, not ${w.iteration}`;
+  if (why) throw new StepNotWaitingError(s.id, w.step, why);
 }

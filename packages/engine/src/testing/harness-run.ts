@@ -1,4 +1,4 @@
-import { failureOf } from '../errors.js';
+import { failureOf, ValidationError } from '../errors.js';
 import { detailsFor } from '../reducer/task-heartbeat.js';
 import { taskView } from '../reducer/task-view.js';
 import type { AnyDefinition, Handler } from '../runner/handler-types.js';
@@ -102,6 +102,7 @@ export async function runTree(
           h.heartbeat(task.step, details, { phase, attempt, key, item });
         },
         heartbeatDetails: detailsFor(h.snapshot.steps, task),
+        callback: () => Promise.reject(noCallbacks()),
       });
     } catch (e) {
       report(h, task, { error: e });
@@ -111,4 +112,14 @@ export async function runTree(
     report(h, task, { output: output === undefined ? undefined : JSON.parse(JSON.stringify(output)) });
   }
   throw new Error('harness: handlers did not settle');
+}
+
+/** The harness issues no callback tokens: a handler that asks is told so, as a runner without them tells it. */
+function noCallbacks(): ValidationError {
+  return new ValidationError('INVALID_OPTIONS', 'ctx.callback needs callback tokens', [
+    {
+      path: 'callbacks',
+      message: 'the harness issues none: test callbacks with createRunner({ callbacks })',
+    },
+  ]);
 }
