@@ -17,6 +17,7 @@ import {
   StepfoldError,
   StoreUnavailableError,
   StreamFencedError,
+  StreamUnsupportedError,
   TaskError,
   UnknownSignalError,
   ValidationError,
@@ -59,6 +60,7 @@ const ONE_OF: Record<ErrorCode, () => StepfoldError<string>> = {
   // Raised by the DynamoDB store (its WakeStreamError), built here as the engine's base class.
   NO_WAKE_STREAM: () => new StepfoldError('NO_WAKE_STREAM', 'no stream'),
   STREAM_FENCED: () => new StreamFencedError('i-1', 'model', 1, 2),
+  STREAM_UNSUPPORTED: () => new StreamUnsupportedError('i-1', 'model'),
 };
 
 // Whether retrying may help is a property of the kind: the test holds each code's error to it.

@@ -55,6 +55,7 @@ describe('schedules: exactly once per slot', () => {
         idempotencyKey: 'k',
         iteration: 1,
         signal: new AbortController().signal,
+        stream: { write: () => {}, flush: async () => {} },
       };
     };
     const fire = sim.schedules.handlers[FIRE_HANDLER];

@@ -5,10 +5,12 @@ import type { WorkflowEvent } from '../events.js';
 import { taskInput } from '../reducer/task-view.js';
 import { dataView } from '../reducer/transition-context.js';
 import type { ErrorInfo, ScheduledFor, Snapshot, TaskState } from '../snapshot.js';
+import type { Store } from '../store/store.js';
 import type { Handler, HandlerContext } from './handler-types.js';
 import type { InFlight } from './in-flight.js';
 import type { TaskOutcome } from './instrumentation.js';
 import { TaskAbort } from './task-abort.js';
+import { AttemptStream, type HandlerStream } from './task-stream.js';
 
 /** The event of one handler run's result, its time filled in when it is written. */
 export type ResultEvent = (at: number) => WorkflowEvent;
@@ -43,6 +45,7 @@ class TaskContext implements HandlerContext {
   declare idempotencyKey: string;
   declare iteration: number;
   declare schedule: ScheduledFor | undefined;
+  declare stream: HandlerStream;
   readonly #snapshot: Snapshot;
   readonly #abort: TaskAbort;
   #outputs: Record<string, unknown> | undefined;
@@ -92,24 +95,31 @@ export function resultEvent(
  * The runner's {@link RunTask}: calls the handler with the context the dispatching snapshot
  * implies (its AbortSignal kept in `inFlight`, its deadline read from `clock`) and turns what it
  * returns or throws into the result event: the output JSON round-tripped (and checked against the
- * step's declared schema), or the failure as {@link failureOf} records it.
+ * step's declared schema), or the failure as {@link failureOf} records it. What the handler wrote
+ * to `ctx.stream` is stored before this resolves.
  */
-export function taskRunner(clock: () => number, inFlight: InFlight): RunTask {
+export function taskRunner(clock: () => number, inFlight: InFlight, store: Store): RunTask {
   return async ({ handler, definition, snapshot: s, task }) => {
     const abort = new TaskAbort(task, clock);
     inFlight.start(s.id, abort);
+    const stream = new AttemptStream(store, s.id, task);
     let output: unknown;
     try {
-      output = handler(new TaskContext(definition, s, task, abort));
+      const ctx = new TaskContext(definition, s, task, abort);
+      ctx.stream = stream;
+      output = handler(ctx);
       // A handler that answers at once is not awaited: a promise and a turn fewer per task.
       if (typeof (output as PromiseLike<unknown> | null)?.then === 'function') output = await output;
     } catch (e) {
+      if (stream.used) await stream.close();
       const error = failureOf(e);
       return { outcome: 'failed', error, cause: e, event: resultEvent('task.failed', task, { error }) };
     } finally {
       abort.dispose();
       inFlight.end(s.id, abort);
     }
+    // Its chunks are stored before its result is written: a reader that sees the result has them.
+    if (stream.used) await stream.close();
     const json = output === undefined || output === null ? null : JSON.parse(JSON.stringify(output));
     const schema = task.phase === 'run' ? declaredSchemas(definition)?.outputs[task.step] : undefined;
     const issues = schema ? await schemaIssues(schema, json, `outputs.${task.step}`) : [];

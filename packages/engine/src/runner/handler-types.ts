@@ -12,6 +12,7 @@ import type {
 } from '../definition/typed-definition.js';
 import type { UnionToIntersection } from '../definition/typing.js';
 import type { ScheduledFor } from '../snapshot.js';
+import type { HandlerStream } from './task-stream.js';
 
 /** What a handler receives. */
 export interface HandlerContext<I = unknown> {
@@ -38,6 +39,11 @@ export interface HandlerContext<I = unknown> {
    * trigger-now's is the time it was triggered) and `how` it was started. Undefined otherwise.
    */
   schedule?: ScheduledFor | undefined;
+  /**
+   * The instance's stream, for this attempt's chunks (model tokens, progress): readers resume it by
+   * offset (`store.stream`). Flushed before the attempt's result is written.
+   */
+  stream: HandlerStream;
 }
 
 /** A task handler: returns the step's output (stored as JSON) or throws to fail the attempt. */

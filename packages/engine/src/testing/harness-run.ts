@@ -1,8 +1,9 @@
 import { failureOf } from '../errors.js';
 import { taskView } from '../reducer/task-view.js';
 import type { AnyDefinition, Handler } from '../runner/handler-types.js';
+import { type HandlerStream, streamStepOf } from '../runner/task-stream.js';
 import { CHILD_HANDLER, isTerminal, type Snapshot, type TaskState } from '../snapshot.js';
-import type { ReportOptions, SyncHandlers } from './harness-types.js';
+import type { ReportOptions, StreamedChunk, SyncHandlers } from './harness-types.js';
 
 // The harness's drivers: run handlers on the tasks of every instance of a tree, as a runner would,
 // reporting each outcome with the attempt and key of the task it ran. They use only what a harness
@@ -14,6 +15,7 @@ export interface Driven {
   readonly definition: AnyDefinition;
   readonly snapshot: Snapshot;
   readonly tree: Driven[];
+  readonly streamed: StreamedChunk[];
   complete(stepId: string, output?: unknown, o?: ReportOptions): boolean;
   fail(stepId: string, error: { message: string }, o?: ReportOptions): boolean;
   awaitingSignal(): unknown[];
@@ -94,6 +96,7 @@ export async function runTree(
         iteration: view.iteration,
         signal: new AbortController().signal,
         schedule: h.snapshot.schedule,
+        stream: harnessStream(h, task),
       });
     } catch (e) {
       report(h, task, { error: e });
@@ -103,4 +106,16 @@ export async function runTree(
     report(h, task, { output: output === undefined ? undefined : JSON.parse(JSON.stringify(output)) });
   }
   throw new Error('harness: handlers did not settle');
+}
+
+/** `ctx.stream` in the harness: each chunk, as JSON, goes straight to the harness's `streamed`. */
+function harnessStream(h: Driven, task: TaskState): HandlerStream {
+  const step = streamStepOf(task);
+  return {
+    write(chunk) {
+      const data = chunk === undefined ? null : JSON.parse(JSON.stringify(chunk));
+      h.streamed.push({ step, attempt: task.attempt, data });
+    },
+    flush: () => Promise.resolve(),
+  };
 }

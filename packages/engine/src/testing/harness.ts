@@ -33,6 +33,7 @@ import type {
   ReportOptions,
   SignalArgs,
   StartArgs,
+  StreamedChunk,
   SyncHandlers,
 } from './harness-types.js';
 import { type ChildEffect, type EventInput, HarnessTree, type TreeMember } from './tree.js';
@@ -42,6 +43,7 @@ export type {
   DispatchedTask,
   HarnessOptions,
   HarnessRequeueOptions,
+  StreamedChunk,
   SyncHandlers,
 } from './harness-types.js';
 export type { ChildEffect, EventInput } from './tree.js';
@@ -60,6 +62,8 @@ export class WorkflowHarness<
   private current: Snapshot | null = null;
   /** Events that changed the snapshot, in order. */
   readonly events: WorkflowEvent[] = [];
+  /** What handlers that `run` ran wrote to `ctx.stream`, in order (as JSON), with the task's stream key and attempt. */
+  readonly streamed: StreamedChunk[] = [];
   private readonly shared: HarnessTree;
   private readonly options: HarnessOptions;
 
