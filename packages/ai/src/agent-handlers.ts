@@ -1,0 +1,27 @@
+import type { Handler } from '@stepfold/engine';
+import type { LanguageModel, ToolSet } from 'ai';
+import { modelStep } from './model-step.js';
+import { toolStep } from './tool-step.js';
+
+/** Options of {@link agentHandlers}. */
+export interface AgentHandlersOptions {
+  /** The agent workflow's name (as given to `agentWorkflows`). */
+  name: string;
+  /** Any AI SDK language model (a provider's, or a mock with scripted outputs in tests). */
+  model: LanguageModel;
+  /** The agent's tools (`tool({ description, inputSchema, execute, needsApproval })`). */
+  tools: ToolSet;
+  /** The system prompt. */
+  system?: string | undefined;
+}
+
+/**
+ * The two handlers of an agent, by the names `agentWorkflows` gives them: `<name>.model` (one model
+ * call, streamed) and `<name>.tool` (one tool call). Spread them into a runner's `handlers`.
+ */
+export function agentHandlers(options: AgentHandlersOptions): Record<string, Handler> {
+  return {
+    [`${options.name}.model`]: modelStep(options) as Handler,
+    [`${options.name}.tool`]: toolStep(options.tools) as Handler,
+  };
+}
