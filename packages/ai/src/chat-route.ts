@@ -37,7 +37,7 @@ export function agentChatRoute(options: AgentChatRouteOptions): (request: Reques
     if (!id || !what) return undefined;
     try {
       if (what === 'messages' && parts.length === 2 && request.method === 'POST') {
-        const message = (await request.json()) as AgentMessage;
+        const message = (await request.json().catch(() => null)) as AgentMessage | null;
         if (typeof message?.id !== 'string' || typeof message.text !== 'string')
           return json(400, { code: 'INVALID_INPUT', message: 'a message is { id: string, text: string }' });
         // Where the answer will begin: read before the message is stored, so nothing of it is before.
@@ -55,7 +55,9 @@ export function agentChatRoute(options: AgentChatRouteOptions): (request: Reques
       if (what === 'tool-calls' && parts.length === 2 && request.method === 'GET')
         return json(200, await pendingToolCalls(options.runner, id));
       if (what === 'tool-calls' && toolCallId && parts.length === 3 && request.method === 'POST') {
-        const decision = (await request.json()) as ToolApproval;
+        const decision = (await request.json().catch(() => null)) as ToolApproval | null;
+        if (typeof decision?.decision !== 'string')
+          return json(400, { code: 'INVALID_INPUT', message: 'a decision is { decision: "approve" | "edit" | "reject" }' });
         await decideToolCall(options.runner, id, toolCallId, decision, { wait: 'write' });
         return json(200, { ok: true });
       }
@@ -93,8 +95,12 @@ function turnBody(
   const stop = new AbortController();
   const onAbort = () => stop.abort();
   signal.addEventListener('abort', onAbort, { once: true });
+  let cancelled = false;
   return new ReadableStream<Uint8Array>({
     async start(controller) {
+      const send = (line: unknown) => {
+        if (!cancelled) controller.enqueue(encoder.encode(`${JSON.stringify(line)}\n`));
+      };
       let failed: string | undefined;
       const check = setInterval(async () => {
         const s = await options.store.load(id).catch(() => undefined);
@@ -105,19 +111,20 @@ function turnBody(
       }, options.checkMs ?? 1000);
       try {
         for await (const entry of stream.tail(id, { from, signal: stop.signal })) {
-          controller.enqueue(encoder.encode(`${JSON.stringify(entry)}\n`));
+          send(entry);
           if (entry.type === 'chunk' && isTurnEnd(entry.data)) break;
         }
-        if (failed) controller.enqueue(encoder.encode(`${JSON.stringify({ type: 'error', message: failed })}\n`));
+        if (failed) send({ type: 'error', message: failed });
       } catch (e) {
-        controller.enqueue(encoder.encode(`${JSON.stringify({ type: 'error', message: String(e) })}\n`));
+        send({ type: 'error', message: String(e) });
       } finally {
         clearInterval(check);
         signal.removeEventListener('abort', onAbort);
-        controller.close();
+        if (!cancelled) controller.close();
       }
     },
     cancel() {
+      cancelled = true;
       stop.abort();
     },
   });

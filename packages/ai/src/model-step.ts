@@ -81,6 +81,7 @@ export function modelStep(options: ModelStepOptions) {
         outputTokens: usage.outputTokens,
         totalTokens: usage.totalTokens,
       },
+      modelId: response.modelId,
       transcript: [...call.transcript, ...response.messages],
       seen: call.seen,
     };

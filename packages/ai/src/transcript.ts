@@ -48,6 +48,8 @@ export interface ModelTurn {
   text: string;
   toolCalls: ToolCallItem[];
   usage: TurnUsage;
+  /** The model that answered (its provider's model id; absent for an idle turn). */
+  modelId?: string | undefined;
   /** Every message so far, this response's included: what the next call sends. */
   transcript: ModelMessage[];
   /** Ids of the latest user messages taken in, so one read twice is not taken again. */
