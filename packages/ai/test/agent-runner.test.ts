@@ -88,6 +88,7 @@ describe('an agent on a runner', () => {
     expect(pending).toMatchObject([{ toolCallId: 'x1', toolName: 'cancelOrder', approval: true }]);
     expect(t.runs).toEqual([]);
     await decideToolCall(t.runner, 'chat-2', 'x1', { decision: 'approve' });
+    await t.runner.idle();
     expect(t.runs).toEqual(['cancelOrder 9']);
     expect(await pendingToolCalls(t.runner, 'chat-2')).toEqual([]);
     const s = await t.runner.get('chat-2');
