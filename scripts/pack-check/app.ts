@@ -35,7 +35,7 @@ import { createPostgresPayloadStore, createPostgresStore } from '@stepfold/store
 import { createRedisPayloadStore, createRedisStore } from '@stepfold/store-redis';
 import { Redis } from 'ioredis';
 import { simulateReadableStream } from 'ai';
-import { MockLanguageModelV3 } from 'ai/test';
+import { MockLanguageModelV4 } from 'ai/test';
 import { MongoClient } from 'mongodb';
 import pg from 'pg';
 
@@ -207,7 +207,7 @@ assert.deepEqual(asl.snapshot.output, { name: 'Ada', greeting: 'hello Ada' });
 
 // An agent: the loop's definitions and handlers over the AI SDK's mock model, one answered turn.
 const { agent, tool: agentTool } = agentWorkflows({ name: 'helper' });
-const agentModel = new MockLanguageModelV3({
+const agentModel = new MockLanguageModelV4({
   doStream: async () => ({
     stream: simulateReadableStream({
       chunks: [

@@ -1,5 +1,5 @@
 import { simulateReadableStream } from 'ai';
-import { MockLanguageModelV3 } from 'ai/test';
+import { MockLanguageModelV4 } from 'ai/test';
 
 // A model that answers from a script, through the AI SDK's own mock: each call takes the next
 // response, streamed as a provider would (text in deltas, then the tool calls, then the finish).
@@ -17,7 +17,7 @@ export interface ScriptedResponse {
 /** The mock model and the prompts it was called with, in order. */
 export function scriptedModel(script: ScriptedResponse[]) {
   let call = 0;
-  const model = new MockLanguageModelV3({
+  const model = new MockLanguageModelV4({
     doStream: async () => {
       const r = script[call++];
       if (!r) throw new Error(`scripted model: no response ${call} in the script`);

@@ -1,4 +1,5 @@
 import {
+  composition,
   createHarness,
   createMemoryStore,
   createRunner,
@@ -25,7 +26,7 @@ async function entries(store: Store, id: string): Promise<string[]> {
 describe('ctx.stream: handlers write to the instance stream', () => {
   it('stores the chunks a handler wrote before its result is written, in order', async () => {
     const store = createMemoryStore();
-    let atResult: string[] = [];
+    let atResult: Promise<string[]> | undefined;
     const runner = createRunner({
       store,
       workflows: [reply],
@@ -35,13 +36,14 @@ describe('ctx.stream: handlers write to the instance stream', () => {
           return { text: 'Hello world' };
         },
       },
-      onWritten: async (s) => {
-        if (s.status === 'completed') atResult = await entries(store, s.id);
+      // Read as the result is written: a chunk still waiting in a batch would be missing.
+      onWritten: (s) => {
+        if (s.status === 'completed') atResult = entries(store, s.id);
       },
     });
     const done = await runner.start('reply', 'r-1');
     expect(done.status).toBe('completed');
-    expect(atResult).toEqual(['answer@1:Hel', 'answer@1:lo', 'answer@1: world']);
+    expect(await atResult).toEqual(['answer@1:Hel', 'answer@1:lo', 'answer@1: world']);
     // The snapshot holds the result only: chunks never enter it.
     expect(JSON.stringify(done)).not.toContain('Hel"');
   });
@@ -138,6 +140,7 @@ describe('ctx.stream: handlers write to the instance stream', () => {
     const runner = createRunner({
       store,
       workflows: [fanOut],
+      kinds: [composition],
       handlers: {
         say: ({ input, attempt, stream }: HandlerContext<string>) => {
           stream.write(`${input}#${attempt}`);
