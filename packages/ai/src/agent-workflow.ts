@@ -2,19 +2,20 @@ import type { DefinitionInput } from '@stepfold/engine';
 
 // The agent loop as workflow data, from the kinds the engine already has:
 //
-//   begin ─(resumed)─► listen ─► inbox ─► model ─► route ─(tools)─► tools ─► inbox ─► …
-//     └──────────────────────────┘                   ├─(answered or idle)─► listen
-//                                                    └─(answered, N turns)─► rotate (continue-as-new)
+//   begin ─(resumed)─► listen ─► inbox ─► prepare ─► ready ─(fresh)─► model ─► route ─(tools)─► tools ─► inbox …
+//     └──────────────────────────┘                     └─(nothing new)─► listen     ├─(answered)─► listen
+//                                                                                   └─(answered, N turns)─► rotate
 //
 // `listen` waits for the user's next message; `inbox` (a draining collect) picks up the messages
-// that arrived mid-turn, so they reach the next model call; `model` is one model call, its output
-// the transcript so far plus what the model proposed; `tools` is a map of one child workflow per
-// tool call (approval gate, then the tool). A settled tool call is a completed child: nothing runs
-// it again, and a model call that is retried reads the same settled results.
+// that arrived mid-turn, so they reach the next model call; `prepare` (pure) builds the next
+// transcript; `model` is one model call, its output the transcript plus what the model proposed;
+// `tools` is a map of one child workflow per tool call (approval gate, then the tool). A settled
+// tool call is a completed child: nothing runs it again, and a model call that is retried reads
+// the same settled results.
 
 /** Options of {@link agentWorkflows}. */
 export interface AgentWorkflowOptions {
-  /** The agent workflow's name; its tool-call child is `<name>-tool`, its handlers `<name>.model` and `<name>.tool`. */
+  /** The agent workflow's name; its tool-call child is `<name>-tool`, its handlers `<name>.prepare`, `<name>.model` and `<name>.tool`. */
   name: string;
   /** The version of both definitions (default 1). */
   version?: number | undefined;
@@ -39,7 +40,7 @@ export interface AgentWorkflows {
   /** One tool call: the approval gate (when its tool asks for one), then the tool. */
   tool: DefinitionInput;
   /** The handler names the definitions use (see `agentHandlers`). */
-  handlers: { model: string; tool: string };
+  handlers: { prepare: string; model: string; tool: string };
 }
 
 /** The signal a user message is sent as (data: an `AgentMessage`). */
@@ -67,7 +68,7 @@ export function agentWorkflows(options: AgentWorkflowOptions): AgentWorkflows {
   const { name } = options;
   const version = options.version ?? 1;
   const retry = { maxAttempts: options.maxAttempts ?? 3 };
-  const handlers = { model: `${name}.model`, tool: `${name}.tool` };
+  const handlers = { prepare: `${name}.prepare`, model: `${name}.model`, tool: `${name}.tool` };
   const toolWorkflow = `${name}-tool`;
   const agent: DefinitionInput = {
     name,
@@ -81,10 +82,10 @@ export function agentWorkflows(options: AgentWorkflowOptions): AgentWorkflows {
         otherwise: 'inbox',
       },
       listen: { kind: 'collect', signal: MESSAGE_SIGNAL, maxItems: 1, next: 'inbox' },
-      inbox: { kind: 'collect', signal: MESSAGE_SIGNAL, drain: true, next: MODEL_STEP },
-      [MODEL_STEP]: {
+      inbox: { kind: 'collect', signal: MESSAGE_SIGNAL, drain: true, next: 'prepare' },
+      prepare: {
         kind: 'task',
-        handler: handlers.model,
+        handler: handlers.prepare,
         input: {
           start: 'input',
           last: `outputs.${MODEL_STEP}`,
@@ -92,6 +93,19 @@ export function agentWorkflows(options: AgentWorkflowOptions): AgentWorkflows {
           listened: 'outputs.listen',
           messages: 'outputs.inbox',
         },
+        retry,
+        offload: { keep: ['fresh'] },
+        next: 'ready',
+      },
+      ready: {
+        kind: 'choice',
+        branches: [{ when: { '==': [{ var: 'outputs.prepare.fresh' }, true] }, next: MODEL_STEP }],
+        otherwise: 'listen',
+      },
+      [MODEL_STEP]: {
+        kind: 'task',
+        handler: handlers.model,
+        input: 'outputs.prepare',
         retry,
         timeoutMs: options.modelTimeoutMs ?? 600_000,
         offload: { keep: [...MODEL_KEEP] },

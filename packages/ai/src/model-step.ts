@@ -1,6 +1,6 @@
 import type { HandlerContext } from '@stepfold/engine';
 import { type LanguageModel, streamText, type ToolSet } from 'ai';
-import { idleTurn, type ModelStepInput, type ModelTurn, nextCall, type ToolCallItem } from './transcript.js';
+import type { ModelTurn, PreparedCall, ToolCallItem } from './transcript.js';
 
 // The model step: one model call, its text streamed to `ctx.stream` as UI message chunks, its
 // result (the response's messages, the tool calls it proposed, its usage) the step's output. The
@@ -37,9 +37,8 @@ function proposedOnly(tools: ToolSet): ToolSet {
 /** The model step's handler (registered as `<name>.model` by `agentHandlers`). */
 export function modelStep(options: ModelStepOptions) {
   const offered = proposedOnly(options.tools);
-  return async (ctx: HandlerContext<ModelStepInput>): Promise<ModelTurn> => {
-    const call = nextCall(ctx.input);
-    if (!call.fresh) return idleTurn(call, ctx.iteration);
+  return async (ctx: HandlerContext<PreparedCall>): Promise<ModelTurn> => {
+    const call = ctx.input;
     if (call.opensTurn) ctx.stream.write({ type: 'start' });
     let failure: unknown;
     const result = streamText({
@@ -65,7 +64,7 @@ export function modelStep(options: ModelStepOptions) {
     ]);
     const toolCalls: ToolCallItem[] = [];
     for (const c of proposed) {
-      const item = { toolCallId: c.toolCallId, toolName: c.toolName, input: c.input ?? null };
+      const item = { agent: ctx.instanceId, toolCallId: c.toolCallId, toolName: c.toolName, input: c.input ?? null };
       const approval = await approvalOf(options.tools, item);
       toolCalls.push({ ...item, approval });
       if (approval) ctx.stream.write({ type: 'tool-approval-request', approvalId: c.toolCallId, toolCallId: c.toolCallId });

@@ -1,10 +1,11 @@
-import { type HandlerContext, TaskError } from '@stepfold/engine';
+import { type HandlerContext, type StreamStore, TaskError } from '@stepfold/engine';
 import type { ToolSet } from 'ai';
 import type { ToolApproval, ToolCallItem, ToolOutcome } from './transcript.js';
 
 // The tool step: one proposed tool call, run once its approval (if its tool asks for one) says so.
-// Its result is written to the stream and flushed at once, so a reader sees a settled call before
-// the next model call begins; the step's output is what the next model call reads.
+// Its result goes to the agent's stream at once (the call runs in a child instance; a chat reads
+// the agent's), so a reader sees a settled call before the next model call begins; the step's
+// output is what the next model call reads.
 
 /** The tool step's input (see `agentWorkflows`): the call, and the decision when it waited for one. */
 export interface ToolStepInput {
@@ -22,15 +23,30 @@ function decisionOf(raw: unknown): ToolApproval {
   return { decision: 'reject', message: 'the decision was not approve, edit or reject' };
 }
 
-/** The tool step's handler (registered as `<name>.tool` by `agentHandlers`). */
-export function toolStep(tools: ToolSet) {
+/**
+ * Appends a settled call's chunk to the agent's stream (one append, fenced by this attempt), or,
+ * without the store's stream, to the step's own (`ctx.stream`: the harness records it there).
+ */
+async function settled(ctx: HandlerContext<ToolStepInput>, stream: StreamStore | undefined, chunk: unknown) {
+  if (!stream) {
+    ctx.stream.write(chunk);
+    await ctx.stream.flush();
+    return;
+  }
+  await stream.append(ctx.input.call.agent, `tool:${ctx.input.call.toolCallId}`, ctx.attempt, [chunk]);
+}
+
+/**
+ * The tool step's handler (registered as `<name>.tool` by `agentHandlers`). Given the store's
+ * `stream`, a settled call's chunk goes to the agent's stream; otherwise to the step's own.
+ */
+export function toolStep(tools: ToolSet, stream?: StreamStore | undefined) {
   return async (ctx: HandlerContext<ToolStepInput>): Promise<ToolOutcome> => {
     const { call } = ctx.input;
     const base = { toolCallId: call.toolCallId, toolName: call.toolName };
     const decision = call.approval ? decisionOf(ctx.input.decision) : undefined;
     if (decision?.decision === 'reject') {
-      ctx.stream.write({ type: 'tool-output-denied', toolCallId: call.toolCallId });
-      await ctx.stream.flush();
+      await settled(ctx, stream, { type: 'tool-output-denied', toolCallId: call.toolCallId });
       return { ...base, status: 'rejected', message: decision.message };
     }
     const tool = tools[call.toolName] as
@@ -56,8 +72,7 @@ export function toolStep(tools: ToolSet) {
       output = last;
     }
     const json = output === undefined ? null : JSON.parse(JSON.stringify(output));
-    ctx.stream.write({ type: 'tool-output-available', toolCallId: call.toolCallId, output: json });
-    await ctx.stream.flush();
+    await settled(ctx, stream, { type: 'tool-output-available', toolCallId: call.toolCallId, output: json });
     return { ...base, status: 'ok', output: json, ...(decision?.decision === 'edit' ? { editedInput: input } : {}) };
   };
 }

@@ -1,8 +1,9 @@
 import type { ModelMessage } from 'ai';
 
-// What the model step reads and returns, and the pure step from one to the next: the transcript
-// so far, the tool results of the previous response, the user messages that arrived since. No
-// model call here: this is what a retried model call recomputes identically from the snapshot.
+// What the model step reads and returns, and the pure step before it (prepare): the transcript so
+// far, the tool results of the previous response, the user messages that arrived since. A step of
+// its own because a step's output is cleared when the loop enters it again: the model step cannot
+// read its own last output, the prepare step (entered after it completed) can.
 
 /** A user message, sent as the agent's `message` signal. `id` makes a resend (or a retried request) count once. */
 export interface AgentMessage {
@@ -12,6 +13,8 @@ export interface AgentMessage {
 
 /** A tool call the model proposed, one item of the `tools` map (the input of its child workflow). */
 export interface ToolCallItem {
+  /** The agent instance that proposed it: the tool step streams its result to the agent's stream. */
+  agent: string;
   toolCallId: string;
   toolName: string;
   input: unknown;
@@ -38,17 +41,17 @@ export interface TurnUsage {
 }
 
 /**
- * The model step's output. `status`: `tools` (its tool calls run next), `answered` (a reply with no
- * tool calls: the turn is over) or `idle` (nothing new had arrived, so no model call was made).
+ * The model step's output. `status`: `tools` (its tool calls run next) or `answered` (a reply with
+ * no tool calls: the turn is over).
  */
 export interface ModelTurn {
-  status: 'tools' | 'answered' | 'idle';
+  status: 'tools' | 'answered';
   /** Model steps in this run so far (the step's iteration): the loop continues as new after `turnsPerRun`. */
   turn: number;
   text: string;
   toolCalls: ToolCallItem[];
   usage: TurnUsage;
-  /** The model that answered (its provider's model id; absent for an idle turn). */
+  /** The model that answered (its provider's model id). */
   modelId?: string | undefined;
   /** Every message so far, this response's included: what the next call sends. */
   transcript: ModelMessage[];
@@ -63,8 +66,8 @@ export interface AgentInput {
   resumed?: number | undefined;
 }
 
-/** What the model step's input mapping gives it (see `agentWorkflows`). */
-export interface ModelStepInput {
+/** What the prepare step's input mapping gives it (see `agentWorkflows`). */
+export interface PrepareStepInput {
   start?: AgentInput | null | undefined;
   last?: ModelTurn | null | undefined;
   results?: Array<ToolOutcome | null> | null | undefined;
@@ -72,22 +75,24 @@ export interface ModelStepInput {
   messages?: AgentMessage[] | null | undefined;
 }
 
-/** What the next model call sends, and whether anything new arrived since the last one. */
-export interface NextCall {
+/** The prepare step's output, the model step's input: what the next model call sends, and whether one is due. */
+export interface PreparedCall {
   transcript: ModelMessage[];
   seen: string[];
-  /** Tool results or user messages were added: a model call is due. */
+  /** Tool results or user messages were added: a model call is due (otherwise the agent listens again). */
   fresh: boolean;
   /** The call begins a turn (user messages, not tool results, brought it about). */
   opensTurn: boolean;
-  prior: ModelTurn | undefined;
 }
 
 /** How many user message ids a turn remembers: more than one batch of messages can hold. */
 const SEEN_KEPT = 200;
 
-/** The transcript for the next model call: the prior one, the results of its tool calls, the new user messages. */
-export function nextCall(input: ModelStepInput): NextCall {
+/**
+ * The prepare step: the transcript for the next model call, from the prior one, the results of its
+ * tool calls and the new user messages. Pure: a retry computes the same from the same snapshot.
+ */
+export function prepareCall(input: PrepareStepInput): PreparedCall {
   const prior = input.last ?? input.start?.last ?? undefined;
   const transcript: ModelMessage[] = [...(prior?.transcript ?? [])];
   const seen = [...(prior?.seen ?? [])];
@@ -106,7 +111,7 @@ export function nextCall(input: ModelStepInput): NextCall {
     fresh = true;
     opensTurn ||= input.last?.status !== 'tools';
   }
-  return { transcript, seen: seen.slice(-SEEN_KEPT), fresh, opensTurn, prior };
+  return { transcript, seen: seen.slice(-SEEN_KEPT), fresh, opensTurn };
 }
 
 /** The tool message answering `calls`, from the map's results in the same order (`null`: the call failed). */
@@ -125,18 +130,5 @@ export function toolMessage(calls: readonly ToolCallItem[], results: ReadonlyArr
       const value = (r.editedInput === undefined ? r.output : { editedInput: r.editedInput, output: r.output }) ?? null;
       return { ...base, output: { type: 'json' as const, value: value as never } };
     }),
-  };
-}
-
-/** The output of a model step that had nothing new to answer: the prior turn, marked idle. */
-export function idleTurn(call: NextCall, turn: number): ModelTurn {
-  return {
-    status: 'idle',
-    turn,
-    text: '',
-    toolCalls: [],
-    usage: {},
-    transcript: call.transcript,
-    seen: call.seen,
   };
 }

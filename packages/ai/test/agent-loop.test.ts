@@ -140,11 +140,13 @@ describe('the agent loop as workflow data (harness, scripted model)', () => {
       { toolCalls: [{ id: 'c1', name: 'lookupOrder', input: { id: '7' } }] },
       { text: 'It shipped.' },
     ]);
+    const prepare = t.handlers['support.prepare'] as Handler;
     const model = t.handlers['support.model'] as Handler;
     const callTool = t.handlers['support.tool'] as Handler;
     t.h.start({ messages: [{ id: 'm1', text: 'Where is order 7?' }] });
-    await t.h.run({ 'support.model': model }); // the first model call
-    await t.h.run({ 'support.tool': callTool }); // the tool settles; the second model call is dispatched
+    await t.h.run({ 'support.prepare': prepare, 'support.model': model }); // the first model call
+    // The tool settles; the next transcript is prepared and the second model call dispatched.
+    await t.h.run({ 'support.tool': callTool, 'support.prepare': prepare });
     expect(t.executed).toEqual(['lookupOrder 7']);
     expect(t.h.dispatched('model')).toHaveLength(1);
 

@@ -52,7 +52,7 @@ function agentOnRunner(script: ScriptedResponse[], turnsPerRun = 20) {
     workflows: [agent, toolCall],
     kinds: [composition],
     payloads: offloading({ store: payloadStore, threshold: 512 }),
-    handlers: agentHandlers({ name: 'support', model: scripted.model, tools }),
+    handlers: agentHandlers({ name: 'support', model: scripted.model, tools, store }),
   });
   return { store, runner, runs, scripted };
 }

@@ -22,7 +22,7 @@ function chatServer(script: ScriptedResponse[]) {
     store,
     workflows: [agent, tool],
     kinds: [composition],
-    handlers: agentHandlers({ name: 'support', model: scripted.model, tools: {} }),
+    handlers: agentHandlers({ name: 'support', model: scripted.model, tools: {}, store }),
   });
   const route = agentChatRoute({ runner, store, agent: 'support', checkMs: 50 });
   const fetchRoute: typeof fetch = async (input, init) => {
