@@ -3,6 +3,7 @@ import {
   createMemoryPayloadStore,
   createMemoryStore,
   createRunner,
+  isPayloadRef,
   offloading,
   type StreamEntry,
 } from '@stepfold/engine';
@@ -10,6 +11,7 @@ import { tool } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
+  type AgentInput,
   agentHandlers,
   agentWorkflows,
   decideToolCall,
@@ -78,6 +80,26 @@ describe('an agent on a runner', () => {
     expect(t.runs).toEqual(['lookupOrder 7']);
   });
 
+  it('retries a model call that failed after the tools settled without running a tool again', async () => {
+    const t = agentOnRunner([
+      { toolCalls: [{ id: 'c1', name: 'lookupOrder', input: { id: '7' } }] },
+      { fail: 'connection reset by the provider' },
+      { text: 'It shipped.' },
+    ]);
+    await sendMessage(t.runner, 'support', 'chat-4', { id: 'm1', text: 'Where is order 7?' });
+    let s = await t.runner.get('chat-4');
+    for (let i = 0; i < 100 && (s?.steps['model']?.output as ModelTurn | undefined)?.status !== 'answered'; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      await t.runner.processDue(Date.now() + 60_000);
+      await t.runner.idle();
+      s = await t.runner.get('chat-4');
+    }
+    expect((s?.steps['model']?.output as ModelTurn).text).toBe('It shipped.');
+    expect(s?.steps['model']?.attempt).toBe(2);
+    expect(t.runs).toEqual(['lookupOrder 7']);
+    expect(t.scripted.count()).toBe(3);
+  });
+
   it('sends an approval to the tool call that waits for it, by tool-call id', async () => {
     const t = agentOnRunner([
       { toolCalls: [{ id: 'x1', name: 'cancelOrder', input: { id: '9' } }] },
@@ -109,10 +131,14 @@ describe('an agent on a runner', () => {
       sizes.push(JSON.stringify(await t.store.load('chat-3')).length);
     }
     const s = await t.runner.get('chat-3');
-    const last = s?.steps['model']?.output as ModelTurn;
+    // Right after a rotation the new run has made no model call yet: its input carries the last turn.
+    const last = (s?.steps['model']?.output ?? (s?.input as AgentInput).last) as ModelTurn;
     // The whole conversation is still there for the model: 6 questions, 6 tool rounds, 6 answers.
     expect(last.transcript.filter((m) => m.role === 'user')).toHaveLength(6);
     expect(s?.run).toBeGreaterThan(1);
+    // Stored, the last turn is a reference to a payload, not the transcript itself.
+    const stored = await t.store.load('chat-3');
+    expect(isPayloadRef((stored?.input as { last?: unknown }).last)).toBe(true);
     // The stored snapshot does not grow with the conversation.
     expect(Math.max(...sizes)).toBeLessThan(12_000);
     expect(sizes.at(-1)!).toBeLessThan(sizes[1]! * 1.5);
