@@ -33,9 +33,9 @@ import { createDynamoPayloadStore, createDynamoStore } from '@stepfold/store-dyn
 import { createMongoPayloadStore, createMongoStore } from '@stepfold/store-mongo';
 import { createPostgresPayloadStore, createPostgresStore } from '@stepfold/store-postgres';
 import { createRedisPayloadStore, createRedisStore } from '@stepfold/store-redis';
-import { Redis } from 'ioredis';
 import { simulateReadableStream } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
+import { Redis } from 'ioredis';
 import { MongoClient } from 'mongodb';
 import pg from 'pg';
 
@@ -233,7 +233,8 @@ const agentRunner = createRunner({
   handlers: agentHandlers({ name: 'helper', model: agentModel, tools: {} }),
 });
 await sendMessage(agentRunner, 'helper', 'chat-1', { id: 'm1', text: 'hello' });
-assert.equal(((await agentRunner.get('chat-1'))?.steps['model']?.output as ModelTurn).text, 'hi');
+const agentTurn = (await agentRunner.get('chat-1'))?.steps['model']?.output as ModelTurn | undefined;
+assert.equal(agentTurn?.text, 'hi');
 assert.equal(typeof new StepfoldChatTransport().sendMessages, 'function');
 
 console.log('pack-check app: ok');

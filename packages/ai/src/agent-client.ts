@@ -41,11 +41,18 @@ export async function pendingToolCalls(runner: AgentRunner, id: string): Promise
 
 /** The unsettled tool calls of an agent snapshot (read from the store, resolved or not: the calls are kept inline). */
 export function pendingIn(s: Snapshot): PendingToolCall[] {
-  const turn = s.steps[MODEL_STEP]?.output as (Partial<ModelTurn> & { keep?: Partial<ModelTurn> }) | undefined;
+  const turn = s.steps[MODEL_STEP]?.output as
+    | (Partial<ModelTurn> & { keep?: Partial<ModelTurn> })
+    | undefined;
   const calls = turn?.toolCalls ?? turn?.keep?.toolCalls ?? [];
   const out: PendingToolCall[] = [];
   for (const task of Object.values(s.tasks)) {
-    if (task.step !== TOOLS_STEP || task.phase !== 'run' || task.child === undefined || task.item === undefined)
+    if (
+      task.step !== TOOLS_STEP ||
+      task.phase !== 'run' ||
+      task.child === undefined ||
+      task.item === undefined
+    )
       continue;
     const call = calls[task.item];
     if (call) out.push({ ...call, child: task.child });
@@ -65,7 +72,11 @@ export async function decideToolCall(
   options: CallOptions = {},
 ): Promise<Snapshot> {
   const call = (await pendingToolCalls(runner, id)).find((c) => c.toolCallId === toolCallId);
-  if (!call) throw new StepfoldError('NOT_FOUND', `instance ${JSON.stringify(id)} has no running tool call ${JSON.stringify(toolCallId)}`);
+  if (!call)
+    throw new StepfoldError(
+      'NOT_FOUND',
+      `instance ${JSON.stringify(id)} has no running tool call ${JSON.stringify(toolCallId)}`,
+    );
   return (runner as Runner).signal(call.child, APPROVAL_SIGNAL, decision, {
     signalId: `approval:${toolCallId}`,
     ...options,

@@ -1,4 +1,11 @@
-import { errorKind, HTTP_STATUS, isStepfoldError, isTerminal, type Store, type StreamStore } from '@stepfold/engine';
+import {
+  errorKind,
+  HTTP_STATUS,
+  isStepfoldError,
+  isTerminal,
+  type Store,
+  type StreamStore,
+} from '@stepfold/engine';
 import { type AgentRunner, decideToolCall, pendingToolCalls, sendMessage } from './agent-client.js';
 import type { AgentMessage, ToolApproval } from './transcript.js';
 import { isTurnEnd } from './ui-chunks.js';
@@ -26,13 +33,18 @@ export interface AgentChatRouteOptions {
 }
 
 /** Answers the chat routes; resolves to `undefined` for a path outside them (so a caller can fall through). */
-export function agentChatRoute(options: AgentChatRouteOptions): (request: Request) => Promise<Response | undefined> {
+export function agentChatRoute(
+  options: AgentChatRouteOptions,
+): (request: Request) => Promise<Response | undefined> {
   const base = (options.basePath ?? '/agents').replace(/\/$/, '');
   const stream = options.store.stream;
   return async (request) => {
     const url = new URL(request.url);
     if (!url.pathname.startsWith(`${base}/`)) return undefined;
-    const parts = url.pathname.slice(base.length + 1).split('/').map(decodeURIComponent);
+    const parts = url.pathname
+      .slice(base.length + 1)
+      .split('/')
+      .map(decodeURIComponent);
     const [id, what, toolCallId] = parts;
     if (!id || !what) return undefined;
     try {
@@ -41,7 +53,9 @@ export function agentChatRoute(options: AgentChatRouteOptions): (request: Reques
         if (typeof message?.id !== 'string' || typeof message.text !== 'string')
           return json(400, { code: 'INVALID_INPUT', message: 'a message is { id: string, text: string }' });
         // Where the answer will begin: read before the message is stored, so nothing of it is before.
-        const from = stream ? await streamHead(stream, id, Number(url.searchParams.get('from') ?? 0) || 0) : 0;
+        const from = stream
+          ? await streamHead(stream, id, Number(url.searchParams.get('from') ?? 0) || 0)
+          : 0;
         await sendMessage(options.runner, options.agent, id, message, { wait: 'write' });
         return json(202, { from });
       }
@@ -57,7 +71,10 @@ export function agentChatRoute(options: AgentChatRouteOptions): (request: Reques
       if (what === 'tool-calls' && toolCallId && parts.length === 3 && request.method === 'POST') {
         const decision = (await request.json().catch(() => null)) as ToolApproval | null;
         if (typeof decision?.decision !== 'string')
-          return json(400, { code: 'INVALID_INPUT', message: 'a decision is { decision: "approve" | "edit" | "reject" }' });
+          return json(400, {
+            code: 'INVALID_INPUT',
+            message: 'a decision is { decision: "approve" | "edit" | "reject" }',
+          });
         await decideToolCall(options.runner, id, toolCallId, decision, { wait: 'write' });
         return json(200, { ok: true });
       }

@@ -69,7 +69,9 @@ export class StepfoldChatTransport<M extends UIMessage = UIMessage> implements C
   }
 
   /** Sends the last message (a user message's text) and streams the answer from where it begins. */
-  async sendMessages(options: Parameters<ChatTransport<M>['sendMessages']>[0]): Promise<ReadableStream<UIMessageChunk>> {
+  async sendMessages(
+    options: Parameters<ChatTransport<M>['sendMessages']>[0],
+  ): Promise<ReadableStream<UIMessageChunk>> {
     const { chatId, messages, abortSignal } = options;
     const last = messages[messages.length - 1];
     if (!last) throw new Error('StepfoldChatTransport: no message to send');

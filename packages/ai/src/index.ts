@@ -11,9 +11,9 @@ export {
 } from './agent-client.js';
 export { type AgentHandlersOptions, agentHandlers } from './agent-handlers.js';
 export {
-  APPROVAL_SIGNAL,
   type AgentWorkflowOptions,
   type AgentWorkflows,
+  APPROVAL_SIGNAL,
   agentWorkflows,
   MESSAGE_SIGNAL,
   MODEL_KEEP,

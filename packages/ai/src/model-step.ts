@@ -64,10 +64,20 @@ export function modelStep(options: ModelStepOptions) {
     ]);
     const toolCalls: ToolCallItem[] = [];
     for (const c of proposed) {
-      const item = { agent: ctx.instanceId, toolCallId: c.toolCallId, toolName: c.toolName, input: c.input ?? null };
+      const item = {
+        agent: ctx.instanceId,
+        toolCallId: c.toolCallId,
+        toolName: c.toolName,
+        input: c.input ?? null,
+      };
       const approval = await approvalOf(options.tools, item);
       toolCalls.push({ ...item, approval });
-      if (approval) ctx.stream.write({ type: 'tool-approval-request', approvalId: c.toolCallId, toolCallId: c.toolCallId });
+      if (approval)
+        ctx.stream.write({
+          type: 'tool-approval-request',
+          approvalId: c.toolCallId,
+          toolCallId: c.toolCallId,
+        });
     }
     if (toolCalls.length === 0) ctx.stream.write({ type: 'finish' });
     return {

@@ -73,6 +73,11 @@ export function toolStep(tools: ToolSet, stream?: StreamStore | undefined) {
     }
     const json = output === undefined ? null : JSON.parse(JSON.stringify(output));
     await settled(ctx, stream, { type: 'tool-output-available', toolCallId: call.toolCallId, output: json });
-    return { ...base, status: 'ok', output: json, ...(decision?.decision === 'edit' ? { editedInput: input } : {}) };
+    return {
+      ...base,
+      status: 'ok',
+      output: json,
+      ...(decision?.decision === 'edit' ? { editedInput: input } : {}),
+    };
   };
 }

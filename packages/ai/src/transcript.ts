@@ -115,19 +115,27 @@ export function prepareCall(input: PrepareStepInput): PreparedCall {
 }
 
 /** The tool message answering `calls`, from the map's results in the same order (`null`: the call failed). */
-export function toolMessage(calls: readonly ToolCallItem[], results: ReadonlyArray<ToolOutcome | null>): ModelMessage {
+export function toolMessage(
+  calls: readonly ToolCallItem[],
+  results: ReadonlyArray<ToolOutcome | null>,
+): ModelMessage {
   return {
     role: 'tool',
     content: calls.map((call, i) => {
       const r = results[i] ?? null;
       const base = { type: 'tool-result' as const, toolCallId: call.toolCallId, toolName: call.toolName };
-      if (r === null) return { ...base, output: { type: 'error-text' as const, value: 'the tool call failed' } };
+      if (r === null)
+        return { ...base, output: { type: 'error-text' as const, value: 'the tool call failed' } };
       if (r.status === 'rejected')
         return {
           ...base,
-          output: { type: 'error-text' as const, value: `the user rejected this tool call${r.message ? `: ${r.message}` : ''}` },
+          output: {
+            type: 'error-text' as const,
+            value: `the user rejected this tool call${r.message ? `: ${r.message}` : ''}`,
+          },
         };
-      const value = (r.editedInput === undefined ? r.output : { editedInput: r.editedInput, output: r.output }) ?? null;
+      const value =
+        (r.editedInput === undefined ? r.output : { editedInput: r.editedInput, output: r.output }) ?? null;
       return { ...base, output: { type: 'json' as const, value: value as never } };
     }),
   };

@@ -161,9 +161,12 @@ describe('the agent loop as workflow data (harness, scripted model)', () => {
   });
 
   it('continues as new every N turns, carrying the transcript', async () => {
-    const t = agentUnderTest([{ text: 'Hello!' }, { text: 'Order 7 shipped.' }, { text: 'You are welcome.' }], {
-      turnsPerRun: 2,
-    });
+    const t = agentUnderTest(
+      [{ text: 'Hello!' }, { text: 'Order 7 shipped.' }, { text: 'You are welcome.' }],
+      {
+        turnsPerRun: 2,
+      },
+    );
     t.h.start({ messages: [{ id: 'm1', text: 'Hi' }] });
     await t.h.run(t.handlers, { timers: 'until-signal' });
     t.h.signal('message', { id: 'm2', text: 'Where is order 7?' });

@@ -37,7 +37,11 @@ function sharedOffsets(): ChatOffsets & { map: Map<string, ChatOffset> } {
   return { map, get: (id) => map.get(id), set: (id, o) => void map.set(id, o) };
 }
 
-const userMessage = (id: string, text: string): UIMessage => ({ id, role: 'user', parts: [{ type: 'text', text }] });
+const userMessage = (id: string, text: string): UIMessage => ({
+  id,
+  role: 'user',
+  parts: [{ type: 'text', text }],
+});
 
 async function readAll(stream: ReadableStream<UIMessageChunk>, stopAfter = Number.POSITIVE_INFINITY) {
   const out: UIMessageChunk[] = [];

@@ -40,14 +40,19 @@ export function scriptedModel(script: ScriptedResponse[]) {
         })),
         {
           type: 'finish' as const,
-          finishReason: { unified: r.toolCalls?.length ? ('tool-calls' as const) : ('stop' as const), raw: undefined },
+          finishReason: {
+            unified: r.toolCalls?.length ? ('tool-calls' as const) : ('stop' as const),
+            raw: undefined,
+          },
           usage: {
             inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
             outputTokens: { total: words.length, text: words.length, reasoning: undefined },
           },
         },
       ];
-      return { stream: simulateReadableStream({ chunks, chunkDelayInMs: r.delayMs ?? 0, initialDelayInMs: 0 }) };
+      return {
+        stream: simulateReadableStream({ chunks, chunkDelayInMs: r.delayMs ?? 0, initialDelayInMs: 0 }),
+      };
     },
   });
   return { model, calls: () => model.doStreamCalls, count: () => call };
@@ -60,7 +65,8 @@ export function promptLines(prompt: ReadonlyArray<{ role: string; content: unkno
     const parts = (m.content as Array<Record<string, unknown>>).map((p) => {
       if (p['type'] === 'text') return String(p['text']);
       if (p['type'] === 'tool-call') return `call ${String(p['toolName'])}(${JSON.stringify(p['input'])})`;
-      if (p['type'] === 'tool-result') return `result ${String(p['toolName'])} ${JSON.stringify(p['output'])}`;
+      if (p['type'] === 'tool-result')
+        return `result ${String(p['toolName'])} ${JSON.stringify(p['output'])}`;
       return String(p['type']);
     });
     return `${m.role}: ${parts.join(' | ')}`;

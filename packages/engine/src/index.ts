@@ -73,7 +73,6 @@ export { attemptOverdue, DEFAULT_TASK_LEASE_MS } from './reducer/task-lease.js';
 export { dispatchedBy, type TaskView, taskView } from './reducer/task-view.js';
 export { type FlowChanges, flowChanges } from './runner/flow-changes.js';
 export type { AnyDefinition, Handler, HandlerContext, HandlersFor } from './runner/handler-types.js';
-export type { HandlerStream } from './runner/task-stream.js';
 export type { RunnerHooks } from './runner/hooks.js';
 export {
   type HttpRoute,
@@ -92,6 +91,7 @@ export type {
 } from './runner/instrumentation.js';
 export type { TaskJob } from './runner/port.js';
 export { createRunner } from './runner/runner.js';
+export type { HandlerStream } from './runner/task-stream.js';
 export type {
   CallOptions,
   HandleResult,

@@ -135,7 +135,11 @@ describe('ctx.stream: handlers write to the instance stream', () => {
   it('gives each map item a stream key of its own, so one item retrying does not fence another', async () => {
     const store = createMemoryStore();
     const fanOut = workflow('fan', 1)
-      .map('each', { items: 'input.words', handler: 'say', retry: { maxAttempts: 2, initialMs: 1, jitter: 0 } })
+      .map('each', {
+        items: 'input.words',
+        handler: 'say',
+        retry: { maxAttempts: 2, initialMs: 1, jitter: 0 },
+      })
       .build();
     const runner = createRunner({
       store,

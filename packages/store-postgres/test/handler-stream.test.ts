@@ -37,7 +37,10 @@ async function entries(store: PostgresStore, id: string): Promise<string[]> {
   );
 }
 
-async function settle(runner: { get(id: string): Promise<{ status: string } | null>; processDue(now: number): Promise<unknown> }, id: string) {
+async function settle(
+  runner: { get(id: string): Promise<{ status: string } | null>; processDue(now: number): Promise<unknown> },
+  id: string,
+) {
   let s = await runner.get(id);
   for (let i = 0; i < 100 && s?.status === 'running'; i++) {
     await new Promise((r) => setTimeout(r, 10));
@@ -92,7 +95,8 @@ describe('ctx.stream on PostgreSQL', () => {
       },
     });
     const started = runner.start('reply', 'pg-hs-2');
-    while ((await store.stream!.read('pg-hs-2')).entries.length === 0) await new Promise((r) => setTimeout(r, 5));
+    while ((await store.stream!.read('pg-hs-2')).entries.length === 0)
+      await new Promise((r) => setTimeout(r, 5));
     await store.stream!.begin('pg-hs-2', 'answer', 2);
     release();
     await started;

@@ -26,10 +26,16 @@ export const collect = defineKind(
       const out: Issue[] = [];
       if (step.drain === true) {
         if (step.idleMs !== undefined || step.maxWaitMs !== undefined) {
-          out.push({ path: `${at}.drain`, message: 'a draining collect does not wait: no idleMs or maxWaitMs' });
+          out.push({
+            path: `${at}.drain`,
+            message: 'a draining collect does not wait: no idleMs or maxWaitMs',
+          });
         }
       } else if (step.maxItems === undefined && step.idleMs === undefined && step.maxWaitMs === undefined) {
-        out.push({ path: at, message: 'collect needs at least one of maxItems, idleMs or maxWaitMs (or drain)' });
+        out.push({
+          path: at,
+          message: 'collect needs at least one of maxItems, idleMs or maxWaitMs (or drain)',
+        });
       }
       if (step.dedupeBy !== undefined && !/^payload(\.|$)/.test(step.dedupeBy)) {
         out.push({ path: `${at}.dedupeBy`, message: 'dedupeBy must be a path starting with payload' });
