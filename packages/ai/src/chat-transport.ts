@@ -28,8 +28,14 @@ export interface StepfoldChatTransportOptions {
   offsets?: ChatOffsets | undefined;
 }
 
+/** What {@link storageOffsets} needs of a `Storage` (`sessionStorage`, `localStorage`). */
+export interface OffsetStorage {
+  getItem(key: string): string | null;
+  setItem(key: string, value: string): void;
+}
+
 /** Offsets kept in a `Storage` (`sessionStorage`, `localStorage`) under `stepfold-chat:<chatId>`. */
-export function storageOffsets(storage: Pick<Storage, 'getItem' | 'setItem'>): ChatOffsets {
+export function storageOffsets(storage: OffsetStorage): ChatOffsets {
   return {
     get(chatId) {
       const text = storage.getItem(`stepfold-chat:${chatId}`);

@@ -24,6 +24,7 @@ export { type AgentChatRouteOptions, agentChatRoute, streamHead } from './chat-r
 export {
   type ChatOffset,
   type ChatOffsets,
+  type OffsetStorage,
   StepfoldChatTransport,
   type StepfoldChatTransportOptions,
   storageOffsets,

@@ -317,7 +317,7 @@ describe('collect with drain: true', () => {
       name: 'bad-drain',
       version: 1,
       start: 'notes',
-      steps: { notes: { kind: 'collect', signal: 'note', drain: true, idleMs: 10 } },
+      steps: { notes: { kind: 'collect' as const, signal: 'note', drain: true, idleMs: 10 } },
     };
     let issues: string[] = [];
     try {
