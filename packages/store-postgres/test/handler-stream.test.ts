@@ -6,25 +6,13 @@ import {
   TaskError,
   workflow,
 } from '@stepfold/engine';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPostgresStore, type PostgresStore } from '../src/index.js';
-import { dropTable, requireServer, TEST_SCHEMA, testPool, uniqueTable } from './server.js';
+import { describe, expect, it } from 'vitest';
+import type { PostgresStore } from '../src/index.js';
+import { useTestTables } from './test-tables.js';
 
 // `ctx.stream` over the PostgreSQL stream tables: what the memory store's tests show, on a real server.
 
-const pool = testPool(undefined, 6);
-const stores: PostgresStore[] = [];
-beforeAll(() => requireServer(pool));
-afterAll(async () => {
-  for (const s of stores) await dropTable(pool, s.table);
-  await pool.end();
-});
-
-function open(): PostgresStore {
-  const store = createPostgresStore({ pool, schema: TEST_SCHEMA, table: uniqueTable('hs') });
-  stores.push(store);
-  return store;
-}
+const { store: open } = useTestTables('hs');
 
 const reply = workflow('reply', 1)
   .task('answer', { handler: 'answer', retry: { maxAttempts: 3, initialMs: 1, jitter: 0 } })
@@ -42,7 +30,7 @@ async function settle(
   id: string,
 ) {
   let s = await runner.get(id);
-  for (let i = 0; i < 100 && s?.status === 'running'; i++) {
+  for (let i = 0; i < 100 && s?.status !== 'completed' && s?.status !== 'failed'; i++) {
     await new Promise((r) => setTimeout(r, 10));
     await runner.processDue(Date.now());
     s = await runner.get(id);
@@ -52,7 +40,7 @@ async function settle(
 
 describe('ctx.stream on PostgreSQL', () => {
   it('stores the chunks before the result, and a retry drops the failed attempt’s chunks for readers', async () => {
-    const store = open();
+    const store = await open();
     const runner = createRunner({
       store,
       workflows: [reply],
@@ -72,7 +60,7 @@ describe('ctx.stream on PostgreSQL', () => {
   });
 
   it('fences a zombie attempt with STREAM_FENCED and still writes its (stale) result without crashing', async () => {
-    const store = open();
+    const store = await open();
     let release!: () => void;
     const gate = new Promise<void>((r) => {
       release = r;
