@@ -16,6 +16,7 @@ export const PACKAGES = [
   'store-dynamo',
   'node',
   'otel',
+  'ai',
   'inspector',
   'asl',
   'cli',

@@ -31,7 +31,8 @@ export type ErrorCode =
   | 'HEARTBEAT_TOO_LARGE'
   | 'CALLBACK_INVALID'
   | 'CALLBACK_EXPIRED'
-  | 'STEP_NOT_WAITING';
+  | 'STEP_NOT_WAITING'
+  | 'STREAM_UNSUPPORTED';
 
 /**
  * What kind of failure an {@link ErrorCode} is: what the caller should do about it. Exit codes and
@@ -103,6 +104,8 @@ export const ERROR_KINDS: Readonly<Record<ErrorCode, ErrorKind>> = {
   DEFINITION_HASH_MISMATCH: 'definition',
   // A store's table has no change stream its wake notices can read: the deployment must change.
   NO_WAKE_STREAM: 'definition',
+  // A handler streamed through a runner whose store has no stream: the deployment must change.
+  STREAM_UNSUPPORTED: 'definition',
   STORE_UNAVAILABLE: 'unavailable',
 };
 
@@ -395,6 +398,23 @@ export class StreamFencedError extends StepfoldError<'STREAM_FENCED'> {
     super(
       'STREAM_FENCED',
       `instance ${JSON.stringify(id)}: attempt ${attempt} of step ${JSON.stringify(step)} cannot stream, attempt ${newer} began; nothing written`,
+      { retryable: false },
+    );
+  }
+}
+
+/**
+ * A handler wrote to `ctx.stream` through a runner whose store has no `stream` capability: give the
+ * runner a store that has one (all five of stepfold's stores do).
+ */
+export class StreamUnsupportedError extends StepfoldError<'STREAM_UNSUPPORTED'> {
+  constructor(
+    readonly id: string,
+    readonly step: string,
+  ) {
+    super(
+      'STREAM_UNSUPPORTED',
+      `instance ${JSON.stringify(id)}: step ${JSON.stringify(step)} wrote to ctx.stream, and the runner's store has no stream`,
       { retryable: false },
     );
   }

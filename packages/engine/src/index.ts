@@ -94,6 +94,7 @@ export type {
 } from './runner/instrumentation.js';
 export type { TaskJob } from './runner/port.js';
 export { createRunner } from './runner/runner.js';
+export type { HandlerStream } from './runner/task-stream.js';
 export type {
   CallOptions,
   HandleResult,

@@ -1,4 +1,4 @@
-import { createHarness, step, workflow } from '@stepfold/engine';
+import { createHarness, defineWorkflow, step, type ValidationError, workflow } from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 import { approvalWorkflow } from './fixtures.js';
 
@@ -274,5 +274,57 @@ describe('sleep until', () => {
     const h = createHarness(wf).start({ remindAt: 'tomorrow' });
     expect(h.status).toBe('failed');
     expect(h.snapshot.error).toMatchObject({ code: 'INVALID_SLEEP_TARGET', step: 'until' });
+  });
+});
+
+describe('collect with drain: true', () => {
+  const drainer = (fields: { maxItems?: number } = {}) =>
+    workflow('drainer', 1)
+      .task('work', { handler: 'work' })
+      .collect('notes', { signal: 'note', drain: true, ...fields })
+      .task('use', { handler: 'use', input: 'outputs.notes', next: 'work' })
+      .build();
+
+  it('completes on entry with the signals buffered while the instance was elsewhere', () => {
+    const h = createHarness(drainer()).start();
+    h.signal('note', 'a');
+    h.signal('note', 'b');
+    h.complete('work');
+    expect(h.dispatched('use')[0]?.input).toEqual(['a', 'b']);
+    expect(h.snapshot.inbox).toEqual([]);
+  });
+
+  it('completes with an empty batch when nothing is buffered: it never waits', () => {
+    const h = createHarness(drainer()).start();
+    h.complete('work');
+    expect(h.dispatched('use')[0]?.input).toEqual([]);
+    expect(h.snapshot.timers).toEqual([]);
+  });
+
+  it('takes at most maxItems and leaves the rest buffered for its next entry', () => {
+    const h = createHarness(drainer({ maxItems: 1 })).start();
+    h.signal('note', 'a');
+    h.signal('note', 'b');
+    h.complete('work');
+    expect(h.dispatched('use')[0]?.input).toEqual(['a']);
+    h.complete('use');
+    h.complete('work');
+    expect(h.dispatched('use')[0]?.input).toEqual(['b']);
+  });
+
+  it('refuses a draining collect that also waits (idleMs or maxWaitMs)', () => {
+    const json = {
+      name: 'bad-drain',
+      version: 1,
+      start: 'notes',
+      steps: { notes: { kind: 'collect' as const, signal: 'note', drain: true, idleMs: 10 } },
+    };
+    let issues: string[] = [];
+    try {
+      defineWorkflow(json);
+    } catch (e) {
+      issues = (e as ValidationError).issues.map((i) => i.message);
+    }
+    expect(issues).toContain('a draining collect does not wait: no idleMs or maxWaitMs');
   });
 });

@@ -19,6 +19,7 @@ import {
   StepNotWaitingError,
   StoreUnavailableError,
   StreamFencedError,
+  StreamUnsupportedError,
   TaskError,
   UnknownSignalError,
   ValidationError,
@@ -66,6 +67,7 @@ const ONE_OF: Record<ErrorCode, () => StepfoldError<string>> = {
   CALLBACK_INVALID: () => new CallbackError('CALLBACK_INVALID', 'forged'),
   CALLBACK_EXPIRED: () => new CallbackError('CALLBACK_EXPIRED', 'expired'),
   STEP_NOT_WAITING: () => new StepNotWaitingError('i-1', 'manager', 'it ended'),
+  STREAM_UNSUPPORTED: () => new StreamUnsupportedError('i-1', 'model'),
 };
 
 // Whether retrying may help is a property of the kind: the test holds each code's error to it.

@@ -278,10 +278,16 @@ export type SleepTiming<P> =
   | { until: P; ms?: SleepConflict | undefined };
 
 /** The bounds of a collect step. */
-export type CollectBound = 'maxItems' | 'idleMs' | 'maxWaitMs';
-type Bounds = { maxItems?: number | undefined; idleMs?: number | undefined; maxWaitMs?: number | undefined };
-/** A collect step's bounds: at least one of `maxItems`, `idleMs` and `maxWaitMs`. */
+export type CollectBound = 'maxItems' | 'idleMs' | 'maxWaitMs' | 'drain';
+type Bounds = {
+  maxItems?: number | undefined;
+  idleMs?: number | undefined;
+  maxWaitMs?: number | undefined;
+  drain?: undefined;
+};
+/** A collect step's bounds: at least one of `maxItems`, `idleMs` and `maxWaitMs`, or `drain` (with `maxItems` at most). */
 export type CollectBounds =
   | (Bounds & { maxItems: number })
   | (Bounds & { idleMs: number })
-  | (Bounds & { maxWaitMs: number });
+  | (Bounds & { maxWaitMs: number })
+  | { drain: true; maxItems?: number | undefined; idleMs?: undefined; maxWaitMs?: undefined };

@@ -81,6 +81,7 @@ export const DIAGRAM_KINDS: DiagramKinds = {
         ...(step.maxItems === undefined ? [] : [`max ${step.maxItems}`]),
         ...(step.idleMs === undefined ? [] : [`idle ${duration(step.idleMs)}`]),
         ...(step.maxWaitMs === undefined ? [] : [`max wait ${duration(step.maxWaitMs)}`]),
+        ...(step.drain === true ? ['drain'] : []),
       ];
       return `collect ${e(step.signal)}${parts.map((p) => ` · ${p}`).join('')}`;
     },

@@ -47,6 +47,7 @@ export function createFlow(
         cx.s.inbox.splice(i, 1);
         self.deliverSignal(cx, id, sig);
       }
+      if (cx.s.steps[id]?.status === 'active') kind.entered?.(cx, def, self);
     },
 
     complete(cx, id, output) {

@@ -7,10 +7,12 @@ import { taskInput } from '../reducer/task-view.js';
 import { dataView } from '../reducer/transition-context.js';
 import type { ErrorInfo, ScheduledFor, Snapshot, TaskState } from '../snapshot.js';
 import type { CallbackOptions, CallbackPort } from './callback-port.js';
+import type { Store } from '../store/store.js';
 import type { Handler, HandlerContext } from './handler-types.js';
 import type { InFlight } from './in-flight.js';
 import type { TaskOutcome } from './instrumentation.js';
 import { TaskAbort } from './task-abort.js';
+import { AttemptStream, type HandlerStream } from './task-stream.js';
 
 /** What a handler's context reaches beyond its task: the runner's clock and callback tokens. */
 interface TaskTools {
@@ -59,6 +61,7 @@ class TaskContext implements HandlerContext {
   declare iteration: number;
   declare schedule: ScheduledFor | undefined;
   declare heartbeatDetails: unknown;
+  declare stream: HandlerStream;
   readonly #snapshot: Snapshot;
   readonly #abort: TaskAbort;
   readonly #beat: ((beat: HandlerBeat) => void) | undefined;
@@ -143,25 +146,37 @@ export function resultEvent(
  * The runner's {@link RunTask}: calls the handler with the context the dispatching snapshot
  * implies (its AbortSignal kept in `inFlight`, its deadline read from `clock`) and turns what it
  * returns or throws into the result event: the output JSON round-tripped (and checked against the
- * step's declared schema), or the failure as {@link failureOf} records it.
+ * step's declared schema), or the failure as {@link failureOf} records it. What the handler wrote
+ * to `ctx.stream` is stored before this resolves.
  */
-export function taskRunner(clock: () => number, inFlight: InFlight, callbacks?: CallbackPort): RunTask {
+export function taskRunner(
+  clock: () => number,
+  inFlight: InFlight,
+  store: Store,
+  callbacks?: CallbackPort,
+): RunTask {
   const tools: TaskTools = { clock, callbacks };
   return async ({ handler, definition, snapshot: s, task, heartbeat }) => {
     const abort = new TaskAbort(task, clock);
     inFlight.start(s.id, abort);
+    const stream = new AttemptStream(store, s.id, task);
     let output: unknown;
     try {
-      output = handler(new TaskContext(definition, s, task, abort, heartbeat, tools));
+      const ctx = new TaskContext(definition, s, task, abort, heartbeat, tools);
+      ctx.stream = stream;
+      output = handler(ctx);
       // A handler that answers at once is not awaited: a promise and a turn fewer per task.
       if (typeof (output as PromiseLike<unknown> | null)?.then === 'function') output = await output;
     } catch (e) {
+      if (stream.used) await stream.close();
       const error = failureOf(e);
       return { outcome: 'failed', error, cause: e, event: resultEvent('task.failed', task, { error }) };
     } finally {
       abort.dispose();
       inFlight.end(s.id, abort);
     }
+    // Its chunks are stored before its result is written: a reader that sees the result has them.
+    if (stream.used) await stream.close();
     const json = output === undefined || output === null ? null : JSON.parse(JSON.stringify(output));
     const schema = task.phase === 'run' ? declaredSchemas(definition)?.outputs[task.step] : undefined;
     const issues = schema ? await schemaIssues(schema, json, `outputs.${task.step}`) : [];

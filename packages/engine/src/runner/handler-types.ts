@@ -13,6 +13,7 @@ import type {
 import type { UnionToIntersection } from '../definition/typing.js';
 import type { ScheduledFor } from '../snapshot.js';
 import type { CallbackOptions } from './callback-port.js';
+import type { HandlerStream } from './task-stream.js';
 
 /** What a handler receives. */
 export interface HandlerContext<I = unknown> {
@@ -60,6 +61,11 @@ export interface HandlerContext<I = unknown> {
    * applies the signal once. Needs the runner's `callbacks` option (`INVALID_OPTIONS` otherwise).
    */
   callback(signal: string, options?: CallbackOptions): Promise<string>;
+  /**
+   * The instance's stream, for this attempt's chunks (model tokens, progress): readers resume it by
+   * offset (`store.stream`). Flushed before the attempt's result is written.
+   */
+  stream: HandlerStream;
 }
 
 /** A task handler: returns the step's output (stored as JSON) or throws to fail the attempt. */

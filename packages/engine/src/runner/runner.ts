@@ -94,7 +94,7 @@ export function createRunner<
     gate,
     leaseMs,
   });
-  const attempts = taskRunner(clock, inFlight, options.callbacks);
+  const attempts = taskRunner(clock, inFlight, store, options.callbacks);
   const untraced = payloads ? payloads.task(attempts) : attempts;
   // Child workflows, when a kind set brings them (the registry refuses child steps otherwise). A
   // worker applies a child's end from the parent's inbox; a runner on its own writes it.

@@ -2,8 +2,9 @@ import { failureOf, ValidationError } from '../errors.js';
 import { detailsFor } from '../reducer/task-heartbeat.js';
 import { taskView } from '../reducer/task-view.js';
 import type { AnyDefinition, Handler } from '../runner/handler-types.js';
+import { type HandlerStream, streamStepOf } from '../runner/task-stream.js';
 import { CHILD_HANDLER, isTerminal, type Snapshot, type TaskState } from '../snapshot.js';
-import type { ReportOptions, SyncHandlers } from './harness-types.js';
+import type { ReportOptions, StreamedChunk, SyncHandlers } from './harness-types.js';
 
 // The harness's drivers: run handlers on the tasks of every instance of a tree, as a runner would,
 // reporting each outcome with the attempt and key of the task it ran. They use only what a harness
@@ -15,6 +16,7 @@ export interface Driven {
   readonly definition: AnyDefinition;
   readonly snapshot: Snapshot;
   readonly tree: Driven[];
+  readonly streamed: StreamedChunk[];
   complete(stepId: string, output?: unknown, o?: ReportOptions): boolean;
   fail(stepId: string, error: { message: string }, o?: ReportOptions): boolean;
   heartbeat(stepId: string, details?: unknown, o?: ReportOptions): boolean;
@@ -103,6 +105,7 @@ export async function runTree(
         },
         heartbeatDetails: detailsFor(h.snapshot.steps, task),
         callback: () => Promise.reject(noCallbacks()),
+        stream: harnessStream(h, task),
       });
     } catch (e) {
       report(h, task, { error: e });
@@ -122,4 +125,16 @@ function noCallbacks(): ValidationError {
       message: 'the harness issues none: test callbacks with createRunner({ callbacks })',
     },
   ]);
+}
+
+/** `ctx.stream` in the harness: each chunk, as JSON, goes straight to the harness's `streamed`. */
+function harnessStream(h: Driven, task: TaskState): HandlerStream {
+  const step = streamStepOf(task);
+  return {
+    write(chunk) {
+      const data = chunk === undefined ? null : JSON.parse(JSON.stringify(chunk));
+      h.streamed.push({ step, attempt: task.attempt, data });
+    },
+    flush: () => Promise.resolve(),
+  };
 }

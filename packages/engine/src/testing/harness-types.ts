@@ -133,3 +133,10 @@ export interface HarnessOptions<W extends readonly AnyDefinition[] = readonly An
    */
   from?: Snapshot | undefined;
 }
+
+/** A chunk a handler the harness ran wrote to `ctx.stream`: its task's stream key, attempt and data (as JSON). */
+export interface StreamedChunk {
+  step: string;
+  attempt: number;
+  data: unknown;
+}

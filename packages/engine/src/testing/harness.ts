@@ -35,6 +35,7 @@ import type {
   ReportOptions,
   SignalArgs,
   StartArgs,
+  StreamedChunk,
   SyncHandlers,
 } from './harness-types.js';
 import { type ChildEffect, type EventInput, HarnessTree, type TreeMember } from './tree.js';
@@ -44,6 +45,7 @@ export type {
   DispatchedTask,
   HarnessOptions,
   HarnessRequeueOptions,
+  StreamedChunk,
   SyncHandlers,
 } from './harness-types.js';
 export type { ChildEffect, EventInput } from './tree.js';
@@ -62,6 +64,8 @@ export class WorkflowHarness<
   private current: Snapshot | null = null;
   /** Events that changed the snapshot, in order. */
   readonly events: WorkflowEvent[] = [];
+  /** What handlers that `run` ran wrote to `ctx.stream`, in order (as JSON), with the task's stream key and attempt. */
+  readonly streamed: StreamedChunk[] = [];
   private readonly shared: HarnessTree;
   private readonly options: HarnessOptions;
 

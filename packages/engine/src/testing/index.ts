@@ -9,6 +9,7 @@ export {
   type EventInput,
   type HarnessOptions,
   type HarnessRequeueOptions,
+  type StreamedChunk,
   type SyncHandlers,
   WorkflowHarness,
 } from './harness.js';

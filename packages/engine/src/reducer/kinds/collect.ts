@@ -5,7 +5,8 @@ import type { Flow, StepRules } from './step-rules.js';
 
 /**
  * collect: gathers its signal's payloads into a batch (deduplicated by `dedupeBy`) and completes
- * with them at `maxItems`, after `idleMs` of quiet, or `maxWaitMs` after the first item.
+ * with them at `maxItems`, after `idleMs` of quiet, or `maxWaitMs` after the first item; a draining
+ * one completes on entry with the buffered ones.
  */
 export const collect: StepRules<StepOf<'collect'> & { id: string }> = {
   enter(cx, def) {
@@ -36,6 +37,11 @@ export const collect: StepRules<StepOf<'collect'> & { id: string }> = {
       cx.s.timers = cx.s.timers.filter((t) => !(t.step === def.id && t.kind === 'idle'));
       addTimer(cx, { kind: 'idle', step: def.id, at: cx.at + def.idleMs });
     }
+  },
+
+  // A draining collect closes with what the inbox held for it (maybe nothing) instead of waiting.
+  entered(cx, def, flow) {
+    if (def.drain === true) closeBatch(cx, def.id, flow);
   },
 
   // Its only timers are idle and max-wait: either closes the batch.

@@ -112,6 +112,8 @@ export interface StepRules<D> {
   enter(cx: Cx, def: D, flow: Flow): void;
   /** Rejects a live signal the step cannot use, before anything is written. */
   checkSignal?(cx: Cx, def: D, ev: EventOf<'signal'>): void;
+  /** On entry, after the buffered signals it listens for were handed to it, the step is still active. */
+  entered?(cx: Cx, def: D, flow: Flow): void;
   /** A signal the step listens for reached it while active (live, or from the inbox). */
   signal?(cx: Cx, def: D, sig: SignalRecord, flow: Flow): void;
   /** One of the step's timers fired (it is already removed and logged). */
