@@ -127,6 +127,12 @@ export interface StartOptions extends CallOptions {
    * `ctx.schedule`. A schedule's fire sets it; set it yourself to run a slot again under another id.
    */
   schedule?: ScheduledFor | undefined;
+  /**
+   * The run's priority, an integer from 0 to 1000 (higher first), over its workflow's `priority`:
+   * work due at once is taken as if it had waited this many seconds longer. Needs `flowControl`;
+   * anything else is refused with `INVALID_OPTIONS`, nothing written.
+   */
+  priority?: number | undefined;
 }
 
 /** Options of {@link Runner.signal}. */
@@ -135,7 +141,7 @@ export interface SignalOptions extends CallOptions {
   signalId?: string | undefined;
   /** Create and start the instance first if it does not exist (or, with `reuseFinished`, if it has finished). */
   startIfMissing?:
-    | { workflow: string; input?: unknown; version?: number; reuseFinished?: boolean }
+    | { workflow: string; input?: unknown; version?: number; reuseFinished?: boolean; priority?: number }
     | undefined;
 }
 

@@ -10,10 +10,13 @@ import { taskKey } from '../reducer/transition-context.js';
 import { touchesFlow } from '../runner/flow-changes.js';
 import type { AnyDefinition, Handler, HandlersFor } from '../runner/handler-types.js';
 import type { TypedSnapshot } from '../runner/types.js';
+import { ValidationError } from '../errors.js';
 import {
   type ErrorInfo,
+  isPriority,
   isTerminal,
   type LogEntry,
+  MAX_PRIORITY,
   type Snapshot,
   type Status,
   type TaskState,
@@ -42,6 +45,7 @@ export type {
   DispatchedTask,
   HarnessOptions,
   HarnessRequeueOptions,
+  HarnessStartOptions,
   SyncHandlers,
 } from './harness-types.js';
 export type { ChildEffect, EventInput } from './tree.js';
@@ -176,9 +180,14 @@ export class WorkflowHarness<
     return true;
   }
 
-  /** Starts the instance with `input` (the declared input type of a typed definition). */
-  start(...[input]: StartArgs<D>): this {
-    this.send({ type: 'start', id: this.id, input });
+  /** Starts the instance with `input` (the declared input type of a typed definition) and `options.priority`. */
+  start(...[input, options]: StartArgs<D>): this {
+    const priority = options?.priority;
+    if (priority !== undefined && !isPriority(priority))
+      throw new ValidationError('INVALID_OPTIONS', 'invalid start options', [
+        { path: 'priority', message: `must be an integer from 0 to ${MAX_PRIORITY}` },
+      ]);
+    this.send({ type: 'start', id: this.id, input, ...(priority === undefined ? {} : { priority }) });
     return this;
   }
 

@@ -3,6 +3,7 @@ import { isStepfoldError } from '../../errors.js';
 import { MAX_FLOW_TEXT_LENGTH } from '../../store/flow-calls.js';
 import type { SuiteContext } from './context.js';
 import { counter, freshFlow, heldBy, listAll, rate, slot, T0, waitingOn } from './flow-harness.js';
+import { describeFlowDelete } from './flow-delete.js';
 import { describeFlowRaces } from './flow-races.js';
 
 // The `flow` capability (`store.flow`): concurrency slots with leases, rate windows, waiters woken
@@ -15,6 +16,7 @@ export function describeFlow(ctx: SuiteContext): void {
   describeRates(ctx);
   describeListing(ctx);
   describeFlowRaces(ctx);
+  if (ctx.options.deleteReleasesFlow !== false) describeFlowDelete(ctx);
 }
 
 function describeSlots(ctx: SuiteContext): void {

@@ -7,6 +7,7 @@ import type { StoreConformanceOptions, SuiteContext } from './context.js';
 import { describeCrud } from './crud.js';
 import { describeDueLanes } from './due-lanes.js';
 import { describeFairness } from './fairness.js';
+import { describePriority } from './priority.js';
 import { describeFlow } from './flow.js';
 import { describeInbox } from './inbox.js';
 import { describeLimits } from './limits.js';
@@ -71,6 +72,7 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
     describe('core: listDue and list', () => describeListing(ctx));
     describe('core: due lanes', () => describeDueLanes(ctx));
     if (options.fairness !== false) describe('core: fair due order across keys', () => describeFairness(ctx));
+    if (options.priority !== false) describe('core: due order by priority', () => describePriority(ctx));
     describe('core: limits and hostile input', () => describeLimits(ctx));
     describe('core: two runners on this store', () => describeRunners(ctx));
     if (has.has('claims')) describe('claims', () => describeClaims(ctx));
