@@ -1,8 +1,5 @@
 // What a holder needs of the store's flow counts, as the reducer resolves it from a definition's
-// limits: shared by the snapshot (which records it) and the store contract (which counts it), with
-// the holder ids the runner (and a store's delete) gives the store.
-
-import type { Snapshot, TaskState } from './snapshot.js';
+// limits: shared by the snapshot (which records it) and the store contract (which counts it).
 
 /**
  * One limit a holder needs, resolved by the reducer: a concurrency slot (no `periodMs`) or a start
@@ -16,43 +13,4 @@ export interface FlowNeed {
   limit: number;
   /** Rate limits: the window, in ms (a positive integer). Absent: a concurrency slot. */
   periodMs?: number | undefined;
-}
-
-/** The holder id of a task attempt: one per attempt, so a retry never counts twice. */
-export function taskHolder(task: Pick<TaskState, 'idempotencyKey' | 'phase' | 'attempt'>): string {
-  return `${task.idempotencyKey}#${task.phase}#${task.attempt}`;
-}
-
-/** The holder id of an instance's admission: the instance id (kept through continue-as-new). */
-export function instanceHolder(s: Pick<Snapshot, 'id'>): string {
-  return s.id;
-}
-
-/** Holders of the throttled attempts of `s`: recorded as waiters in the store until they run or go. */
-export function waitingHolders(s: Snapshot): Set<string> {
-  const out = new Set<string>();
-  for (const t of s.timers) {
-    if (t.kind !== 'throttle' || t.attempt === undefined) continue;
-    const st = s.steps[t.step];
-    if (!st) continue;
-    const base = `${s.id}/${s.run}/${t.step}/${st.iteration}`;
-    const key = t.item === undefined ? base : `${base}/${t.item}`;
-    out.add(taskHolder({ idempotencyKey: key, phase: t.phase ?? 'run', attempt: t.attempt }));
-  }
-  return out;
-}
-
-/**
- * Every holder the store may count for `s`: its attempts with needs that run (not queued), its
- * throttled attempts (waiters), and the instance while it holds or asks for admission. What a
- * delete of the instance releases, so nothing it held outlives it.
- */
-export function flowHolders(s: Snapshot): string[] {
-  const out = new Set<string>(waitingHolders(s));
-  for (const key in s.tasks) {
-    const t = s.tasks[key]!;
-    if (t.needs !== undefined && !t.queued) out.add(taskHolder(t));
-  }
-  if (s.holds || s.admission) out.add(instanceHolder(s));
-  return [...out];
 }

@@ -65,7 +65,7 @@ export * from './flow-control/index.js';
 export { assertValidId, isValidId, MAX_ID_LENGTH } from './ids.js';
 export * from './lifecycle/index.js';
 export * from './payloads/index.js';
-export { flowHolders, instanceHolder, taskHolder } from './flow-need.js';
+export { flowHolders, instanceHolder, taskHolder } from './flow-holders.js';
 export type { KindSet } from './reducer/kind-table.js';
 export { replay, type StepOptions, step } from './reducer/reducer.js';
 export { backoffMs, DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, type RetryPolicy } from './reducer/retry-policy.js';

@@ -148,7 +148,6 @@ describe('flow limits need kinds: [flowControl]', () => {
       const runner = createRunner({ store, workflows: [prioritized], handlers, kinds: [flowControl] });
       void runner.start('prioritized', 'p-1', undefined, { priority: 10 });
       void runner.client(prioritized).start('p-2', undefined, { priority: 3 });
-      void runner.signal('p-3', 'go', undefined, { startIfMissing: { workflow: 'prioritized', priority: 2 } });
       // @ts-expect-error a priority is a number
       void runner.start('prioritized', 'p-1', undefined, { priority: 'high' });
       createHarness(prioritized, { kinds: [flowControl] }).start(undefined, { priority: 1 });

@@ -7,7 +7,7 @@ import type { ErrorInfo, Snapshot, TaskState } from '../snapshot.js';
 // What a limited attempt (or instance) needs, resolved from the data when it is dispatched, and
 // the holder ids the runner gives the store for it.
 
-export { instanceHolder, taskHolder } from '../flow-need.js';
+export { instanceHolder, taskHolder } from '../flow-holders.js';
 
 /** What a key path held, in a message. */
 function described(v: unknown): string {

@@ -1,6 +1,6 @@
 import { MAX_EVENT_TIME } from '../event-time.js';
 import type { WorkflowEvent } from '../events.js';
-import { instanceHolder, taskHolder, waitingHolders } from '../flow-need.js';
+import { instanceHolder, taskHolder, waitingHolders } from '../flow-holders.js';
 import { taskDue } from '../reducer/task-lease.js';
 import { isTerminal, type Snapshot, type TaskState } from '../snapshot.js';
 import type { FlowNeed } from '../store/flow.js';

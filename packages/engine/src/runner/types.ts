@@ -240,7 +240,13 @@ export type SignalNameOf<W extends readonly AnyDefinition[]> = W[number] extends
 /** `startIfMissing` of {@link Runner.signal}: one of the registered workflows, with its input. */
 export type StartIfMissingOf<W extends readonly AnyDefinition[]> = W[number] extends infer D
   ? D extends unknown
-    ? { workflow: NameOf<D>; input?: InputOf<D>; version?: VersionOf<D>; reuseFinished?: boolean }
+    ? {
+        workflow: NameOf<D>;
+        input?: InputOf<D>;
+        version?: VersionOf<D>;
+        reuseFinished?: boolean;
+        priority?: number;
+      }
     : never
   : never;
 
@@ -336,7 +342,7 @@ export interface WorkflowClient<D> {
     id: string,
     name: K,
     data: SignalsOf<D>[K],
-    options?: { signalId?: string; startIfMissing?: { input: InputOf<D>; reuseFinished?: boolean } },
+    options?: { signalId?: string; startIfMissing?: { input: InputOf<D>; reuseFinished?: boolean; priority?: number } },
   ): Promise<TypedSnapshot<D>>;
   /**
    * {@link Runner.send}, the name and data checked against this workflow's signals by the

@@ -1,5 +1,5 @@
 import { isStepfoldError, ValidationError } from '../errors.js';
-import { flowHolders } from '../flow-need.js';
+import { flowHolders } from '../flow-holders.js';
 import type { Snapshot } from '../snapshot.js';
 import { definedClaims } from './claims.js';
 import { remove, save } from './conditional-writes.js';

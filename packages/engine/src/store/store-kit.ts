@@ -113,7 +113,7 @@ export const DEADLINE_INDEX_MS = 1000;
  * it ahead of work that waits less than its head start. Timers later than the write keep their
  * times: they are not work that waits.
  */
-export function indexedWake(snapshot: Snapshot, wake: number, notice: number | null): number {
+function indexedWake(snapshot: Snapshot, wake: number, notice: number | null): number {
   const priority = snapshot.priority;
   if (priority && wake <= snapshot.updatedAt) return wake - priority * PRIORITY_AGING_MS;
   if (notice !== null) return wake;

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { instanceHolder, taskHolder } from '../../flow-need.js';
+import { instanceHolder, taskHolder } from '../../flow-holders.js';
 import type { TaskState } from '../../snapshot.js';
 import { FLOW_HELD_UNTIL_RELEASED } from '../../store/flow-calls.js';
 import { makeTestSnapshot } from '../test-snapshot.js';

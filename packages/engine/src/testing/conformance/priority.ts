@@ -24,9 +24,13 @@ function due(id: string, writtenAt: number, o: { priority?: number; fairKey?: st
   });
 }
 
-/** The whole due order in one look (one look per store: a claim taken is not given back here). */
+/**
+ * The whole due order in one look, as a worker's poll takes it: by `claimDue` where the store has
+ * claims, else `listDue` (one look per store: a claim taken is not given back here).
+ */
 async function order(store: Store, snapshots: readonly Snapshot[]): Promise<string[]> {
   for (const s of snapshots) await store.create(s);
+  if (store.claims) return (await store.claims.claimDue(NOW, 50)).map((s) => s.id);
   return store.listDue(NOW, 50);
 }
 
