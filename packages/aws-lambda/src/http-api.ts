@@ -127,7 +127,10 @@ export function createApiHandler(
         case 'start': {
           // `?priority=`: a value that is no number reaches the runner as NaN (INVALID_OPTIONS, 400).
           const priority = query(event, 'priority');
-          const options = priority === undefined ? {} : { priority: priority.trim() === '' ? Number.NaN : Number(priority) };
+          const options =
+            priority === undefined
+              ? {}
+              : { priority: priority.trim() === '' ? Number.NaN : Number(priority) };
           s = await runner.start(r.workflow, r.id, body(event), options);
           result = json(201, s);
           break;

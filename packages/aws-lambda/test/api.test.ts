@@ -66,7 +66,9 @@ describe('API Gateway handler', () => {
   it('a start reads its priority from the query: one that is no priority is 400, INVALID_OPTIONS, nothing written', async () => {
     const id = `api-prio-${pid}`;
     for (const priority of ['urgent', '', '-1', '1001']) {
-      const r = await app.api(rest('POST', `/workflows/order/instances/${id}`, { sku: 'B', amount: 2 }, { priority }));
+      const r = await app.api(
+        rest('POST', `/workflows/order/instances/${id}`, { sku: 'B', amount: 2 }, { priority }),
+      );
       expect(r.statusCode).toBe(400);
       expect(parsed(r).error.code).toBe('INVALID_OPTIONS');
     }

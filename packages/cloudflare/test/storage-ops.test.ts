@@ -95,7 +95,9 @@ describe('the store over Durable Object storage', () => {
   });
 
   it('a start takes its priority from the query; one that is no priority is refused, nothing written', async () => {
-    expect(parseRoute('POST', '/workflows/order/instances/o-5', new URLSearchParams('priority=7'), () => true)).toEqual({
+    expect(
+      parseRoute('POST', '/workflows/order/instances/o-5', new URLSearchParams('priority=7'), () => true),
+    ).toEqual({
       kind: 'start',
       workflow: 'order',
       id: 'o-5',

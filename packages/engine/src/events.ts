@@ -3,8 +3,8 @@ import { ValidationError } from './errors.js';
 import { isTime, MAX_EVENT_TIME } from './event-time.js';
 import type { FlowEvent } from './flow-events.js';
 import { isValidId } from './ids.js';
-import { MAX_PRIORITY } from './snapshot.js';
 import { idString as id, integer, parseWith, text } from './schema-kit.js';
+import { MAX_PRIORITY } from './snapshot.js';
 
 const opt = z.optional;
 const at = integer(0, MAX_EVENT_TIME);

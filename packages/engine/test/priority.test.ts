@@ -62,7 +62,8 @@ function codeOf(fn: () => unknown): unknown {
 }
 
 /** What a store made by `defineStore` indexes as the snapshot's due time. */
-const indexed = (s: Snapshot) => createStoreKit('test', () => false, { asked: undefined, fallback: 1 << 20 }).encode(s).wakeAt;
+const indexed = (s: Snapshot) =>
+  createStoreKit('test', () => false, { asked: undefined, fallback: 1 << 20 }).encode(s).wakeAt;
 
 describe('priority at start', () => {
   it("keeps the workflow's number, or the number at its input path, as the run's priority", () => {
@@ -86,7 +87,8 @@ describe('priority at start', () => {
   });
 
   it('refuses a start priority out of range (INVALID_EVENT), and any without flowControl (KIND_NOT_LOADED)', () => {
-    for (const priority of [-1, 1001, 0.5]) expect(codeOf(() => start(plain, null, priority))).toBe('INVALID_EVENT');
+    for (const priority of [-1, 1001, 0.5])
+      expect(codeOf(() => start(plain, null, priority))).toBe('INVALID_EVENT');
     const bare = () => step(plain, null, { type: 'start', at: 1, id: 'x', priority: 2 });
     expect(codeOf(bare)).toBe('KIND_NOT_LOADED');
     expect(codeOf(() => step(fixed, null, { type: 'start', at: 1, id: 'x' }))).toBe('KIND_NOT_LOADED');
@@ -103,9 +105,14 @@ describe('priority at start', () => {
 
   it('keeps the priority through the run', () => {
     const s = start(fixed, null);
-    const done = step(fixed, s, { type: 'task.completed', at: 11_000, step: 'work', attempt: 1, output: 1 }, {
-      kinds: [flowControl],
-    });
+    const done = step(
+      fixed,
+      s,
+      { type: 'task.completed', at: 11_000, step: 'work', attempt: 1, output: 1 },
+      {
+        kinds: [flowControl],
+      },
+    );
     expect(done.status).toBe('completed');
     expect(done.priority).toBe(5);
   });
@@ -151,7 +158,13 @@ describe('priority on a runner', () => {
     const store = createMemoryStore();
     let now = 1_000_000;
     // Written for workers (`execute: false`): the runs wait in the store's due order.
-    const enqueue = createRunner({ store, workflows: [urgent], kinds: [flowControl], execute: false, clock: () => now });
+    const enqueue = createRunner({
+      store,
+      workflows: [urgent],
+      kinds: [flowControl],
+      execute: false,
+      clock: () => now,
+    });
     for (let n = 0; n < 20; n++) {
       await enqueue.start('refund', `low-${n}`, {});
       now += 100;
@@ -171,9 +184,13 @@ describe('priority on a runner', () => {
     const store = createMemoryStore();
     const runner = createRunner({ store, workflows: [urgent], kinds: [flowControl], execute: false });
     for (const priority of [-1, 1001, 1.5, Number.NaN]) {
-      await expect(runner.start('refund', 'r', {}, { priority })).rejects.toMatchObject({ code: 'INVALID_OPTIONS' });
+      await expect(runner.start('refund', 'r', {}, { priority })).rejects.toMatchObject({
+        code: 'INVALID_OPTIONS',
+      });
     }
-    await expect(runner.start('refund', 'r', { urgency: 5000 })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    await expect(runner.start('refund', 'r', { urgency: 5000 })).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+    });
     expect(await store.load('r')).toBeNull();
   });
 

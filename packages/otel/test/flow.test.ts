@@ -1,4 +1,8 @@
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
 import { createMemoryStore, createRunner, flowControl, workflow } from '@stepfold/engine';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ATTR, createOtelInstrumentation, THROTTLED_EVENT } from '../src/index.js';
@@ -70,7 +74,9 @@ describe('flow control in spans', () => {
       [ATTR.flowUntil]: waiting!.steps['charge']!.throttled!.until,
     });
     // The first start took its slot: no wait recorded on its span.
-    const own = spans.find((s) => s.name === 'stepfold.event start' && s.attributes[ATTR.instanceId] === 'o-1');
+    const own = spans.find(
+      (s) => s.name === 'stepfold.event start' && s.attributes[ATTR.instanceId] === 'o-1',
+    );
     expect(own?.events.some((e) => e.name === THROTTLED_EVENT)).toBe(false);
   });
 

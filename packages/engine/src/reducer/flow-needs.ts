@@ -2,7 +2,7 @@ import { readPath } from '../definition/data-path.js';
 import { type FlowLimit, limitList, type RateLimit, type StepLimits } from '../definition/flow-limits.js';
 import type { WorkflowDefinition } from '../definition/schema.js';
 import type { FlowNeed } from '../flow-need.js';
-import type { ErrorInfo, Snapshot, TaskState } from '../snapshot.js';
+import type { ErrorInfo } from '../snapshot.js';
 
 // What a limited attempt (or instance) needs, resolved from the data when it is dispatched, and
 // the holder ids the runner gives the store for it.

@@ -342,7 +342,10 @@ export interface WorkflowClient<D> {
     id: string,
     name: K,
     data: SignalsOf<D>[K],
-    options?: { signalId?: string; startIfMissing?: { input: InputOf<D>; reuseFinished?: boolean; priority?: number } },
+    options?: {
+      signalId?: string;
+      startIfMissing?: { input: InputOf<D>; reuseFinished?: boolean; priority?: number };
+    },
   ): Promise<TypedSnapshot<D>>;
   /**
    * {@link Runner.send}, the name and data checked against this workflow's signals by the

@@ -71,9 +71,10 @@ export interface HarnessStartOptions {
   priority?: number | undefined;
 }
 /** `start`'s arguments: the declared input (optional when it may be undefined, or when none is declared), then options. */
-export type StartArgs<D> = undefined extends InputOf<D>
-  ? [input?: InputOf<D>, options?: HarnessStartOptions]
-  : [input: InputOf<D>, options?: HarnessStartOptions];
+export type StartArgs<D> =
+  undefined extends InputOf<D>
+    ? [input?: InputOf<D>, options?: HarnessStartOptions]
+    : [input: InputOf<D>, options?: HarnessStartOptions];
 /**
  * What `requeue` takes: a step that dispatches tasks, and a shallow patch of the workflow input
  * (typed by a declared object input: the runner's `inputPatch` type, {@link InputPatchOf}).

@@ -3,6 +3,7 @@ import { declaredCheckOf, declaredProblem, declaredSchemas } from '../definition
 import { inputPatchProblem } from '../definition/input-patch.js';
 import { kindOf } from '../definition/kinds/index.js';
 import type { SignalsOf, StepIdOf, TaskOutputsOf } from '../definition/typed-definition.js';
+import { ValidationError } from '../errors.js';
 import type { WorkflowEvent } from '../events.js';
 import { type Reduction, reduce, replay, step } from '../reducer/reducer.js';
 import { taskView } from '../reducer/task-view.js';
@@ -10,7 +11,6 @@ import { taskKey } from '../reducer/transition-context.js';
 import { touchesFlow } from '../runner/flow-changes.js';
 import type { AnyDefinition, Handler, HandlersFor } from '../runner/handler-types.js';
 import type { TypedSnapshot } from '../runner/types.js';
-import { ValidationError } from '../errors.js';
 import {
   type ErrorInfo,
   isPriority,

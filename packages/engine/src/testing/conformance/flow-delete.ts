@@ -31,7 +31,7 @@ function attempt(id: string, now: number): TaskState {
 
 /** The part's tests, run within the flow part. */
 export function describeFlowDelete(ctx: SuiteContext): void {
-  it("a deleted instance releases its slots: the next holder is granted at once, not after the lease", async () => {
+  it('a deleted instance releases its slots: the next holder is granted at once, not after the lease', async () => {
     const { store, flow } = await freshFlow(ctx);
     const now = Date.now();
     const task = attempt('gone-1', now);
@@ -45,16 +45,24 @@ export function describeFlowDelete(ctx: SuiteContext): void {
     expect(await flow.acquire(instanceHolder(s), s.id, [admitted], now, FLOW_HELD_UNTIL_RELEASED)).toEqual({
       granted: true,
     });
-    expect((await flow.acquire(taskHolder(task), s.id, [charging], now, task.leaseUntil!)).granted).toBe(true);
+    expect((await flow.acquire(taskHolder(task), s.id, [charging], now, task.leaseUntil!)).granted).toBe(
+      true,
+    );
     await store.create(s);
-    expect((await flow.acquire('other#run#1', 'other', [charging], now + 1, now + 60_000)).granted).toBe(false);
+    expect((await flow.acquire('other#run#1', 'other', [charging], now + 1, now + 60_000)).granted).toBe(
+      false,
+    );
 
     expect(await store.delete(s.id)).toBe(true);
     const later = now + 2;
     expect(heldBy(await counter(flow, later, admitted.scope, admitted.key))).toEqual([]);
     expect(heldBy(await counter(flow, later, charging.scope, charging.key))).toEqual([]);
-    expect((await flow.acquire('other#run#1', 'other', [charging], later, later + 60_000)).granted).toBe(true);
-    expect((await flow.acquire('next', 'next', [admitted], later, FLOW_HELD_UNTIL_RELEASED)).granted).toBe(true);
+    expect((await flow.acquire('other#run#1', 'other', [charging], later, later + 60_000)).granted).toBe(
+      true,
+    );
+    expect((await flow.acquire('next', 'next', [admitted], later, FLOW_HELD_UNTIL_RELEASED)).granted).toBe(
+      true,
+    );
   });
 
   it('a conditional delete releases only when it deletes; a lost race keeps the slots', async () => {

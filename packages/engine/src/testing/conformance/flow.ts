@@ -2,8 +2,8 @@ import { expect, it } from 'vitest';
 import { isStepfoldError } from '../../errors.js';
 import { MAX_FLOW_TEXT_LENGTH } from '../../store/flow-calls.js';
 import type { SuiteContext } from './context.js';
-import { counter, freshFlow, heldBy, listAll, rate, slot, T0, waitingOn } from './flow-harness.js';
 import { describeFlowDelete } from './flow-delete.js';
+import { counter, freshFlow, heldBy, listAll, rate, slot, T0, waitingOn } from './flow-harness.js';
 import { describeFlowRaces } from './flow-races.js';
 
 // The `flow` capability (`store.flow`): concurrency slots with leases, rate windows, waiters woken
