@@ -4,7 +4,7 @@
  * once the event is written (a start is one PutItem), so an accepted start is never lost; the
  * tasks it queued are run by the stream handler, or by the sweep if the stream record is lost.
  *
- *   POST /workflows/:name/instances/:id            body = input            → 201 snapshot
+ *   POST /workflows/:name/instances/:id[?priority=n]  body = input         → 201 snapshot
  *   POST /instances/:id/signals/:name[?signalId=…]  body = payload (a human step's decision too) → 200 snapshot
  *                                                   (409 INSTANCE_FINISHED once the instance has finished)
  *   POST /instances/:id/cancel | /abort            body = { reason? }      → 200 snapshot
@@ -124,10 +124,17 @@ export function createApiHandler(
       const r = route(method, path, served);
       let s: Snapshot;
       switch (r.kind) {
-        case 'start':
-          s = await runner.start(r.workflow, r.id, body(event));
+        case 'start': {
+          // `?priority=`: a value that is no number reaches the runner as NaN (INVALID_OPTIONS, 400).
+          const priority = query(event, 'priority');
+          const options =
+            priority === undefined
+              ? {}
+              : { priority: priority.trim() === '' ? Number.NaN : Number(priority) };
+          s = await runner.start(r.workflow, r.id, body(event), options);
           result = json(201, s);
           break;
+        }
         case 'signal': {
           const signalId = query(event, 'signalId');
           const sent = await runner.handle({

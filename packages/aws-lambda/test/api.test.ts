@@ -63,6 +63,18 @@ describe('API Gateway handler', () => {
     expect(parsed(again)).toEqual({ error: { code: 'ALREADY_EXISTS', message: expect.any(String) } });
   });
 
+  it('a start reads its priority from the query: one that is no priority is 400, INVALID_OPTIONS, nothing written', async () => {
+    const id = `api-prio-${pid}`;
+    for (const priority of ['urgent', '', '-1', '1001']) {
+      const r = await app.api(
+        rest('POST', `/workflows/order/instances/${id}`, { sku: 'B', amount: 2 }, { priority }),
+      );
+      expect(r.statusCode).toBe(400);
+      expect(parsed(r).error.code).toBe('INVALID_OPTIONS');
+    }
+    expect((await app.api(rest('GET', `/instances/${id}`))).statusCode).toBe(404);
+  });
+
   it('REST API (1.0) events: base64 body, stage outside the path, signalId from the query', async () => {
     const id = `api-rest-${pid}`;
     expect(

@@ -8,6 +8,7 @@ import {
   AlreadyExistsError,
   assertValidId,
   type FlowStore,
+  flowHolders,
   isTerminal,
   type ListPage,
   type ListQuery,
@@ -61,6 +62,7 @@ export function createDurableObjectStore(
   options: DurableObjectStoreOptions = {},
 ): DurableObjectStore {
   const max = options.maxSnapshotBytes ?? DO_MAX_SNAPSHOT_BYTES;
+  const flow = options.flow;
   const encode = (snapshot: Snapshot): Row => {
     assertValidId(snapshot.id);
     const json = JSON.stringify(snapshot);
@@ -83,7 +85,7 @@ export function createDurableObjectStore(
 
   return {
     maxSnapshotBytes: max,
-    ...(options.flow ? { flow: options.flow } : {}),
+    ...(flow ? { flow } : {}),
     async setup() {},
     async create(snapshot) {
       const row = encode(snapshot);
@@ -126,17 +128,23 @@ export function createDurableObjectStore(
     },
     async delete(id, options) {
       assertValidId(id);
-      return storage.transaction(async (txn) => {
+      const gone = await storage.transaction(async (txn) => {
         const current = decode(await txn.get<Row>(SNAPSHOT_KEY), id);
-        if (!current) return false;
+        if (!current) return null;
         const expected = options?.version;
         if (expected !== undefined && current.version !== expected) {
           throw new VersionConflictError(id, expected, current.version);
         }
         await txn.delete(SNAPSHOT_KEY);
         await txn.deleteAlarm();
-        return true;
+        return current;
       });
+      // The slots it held go with it (an instance limit never lapses by itself).
+      if (gone && flow) {
+        const holders = flowHolders(gone);
+        if (holders.length) await flow.release(holders, Date.now());
+      }
+      return gone !== null;
     },
     async close() {},
     async current() {

@@ -35,16 +35,18 @@ export class HttpError extends Error {
   }
 }
 
-/** What a request asks for, its ids checked: the engine's route, with a signal's `signalId`. */
+/** What a request asks for, its ids checked: the engine's route, with a signal's `signalId` and a start's `priority`. */
 export type Route =
-  | Exclude<HttpRoute, { kind: 'signal' | 'callback' }>
+  | Exclude<HttpRoute, { kind: 'signal' | 'start' | 'callback' }>
   | (Extract<HttpRoute, { kind: 'signal' }> & { signalId?: string })
+  | (Extract<HttpRoute, { kind: 'start' }> & { priority?: number })
   // The instance a callback token names, unchecked: the object it routes to checks the token.
   | (Extract<HttpRoute, { kind: 'callback' }> & { id: string });
 
 /**
  * Parses `path` (after any prefix; ids are percent-encoded segments) for `method` with the
- * engine's `parseHttpRoute`, and a signal's `signalId` from `search`. `serves` says whether this
+ * engine's `parseHttpRoute`, a signal's `signalId` and a start's `priority` from `search` (a
+ * priority that is no number reaches the runner as NaN, which refuses it with `INVALID_OPTIONS`). `serves` says whether this
  * deployment runs a workflow: one it does not is a path to nothing (`NO_ROUTE`, 404), not the
  * engine's `UNKNOWN_WORKFLOW`, which is a deployment fault (500). A miss is thrown as an
  * {@link HttpError}; an invalid id as the engine's `INVALID_ID`.
@@ -60,6 +62,10 @@ export function parseRoute(
     throw new HttpError(r.status, r.code, r.message, r.kind === 'method-not-allowed' ? r.allow : undefined);
   }
   if (r.kind === 'callback') return { ...r, id: callbackInstance(r.token) };
+  if (r.kind === 'start') {
+    const priority = search.get('priority');
+    return priority === null ? r : { ...r, priority: priority.trim() === '' ? Number.NaN : Number(priority) };
+  }
   if (r.kind !== 'signal') return r;
   const signalId = search.get('signalId');
   if (signalId === null) return r;

@@ -90,7 +90,15 @@ export class WorkflowObject<Env = unknown> {
       let s: Snapshot | null;
       switch (r.kind) {
         case 'start':
-          return jsonResponse(201, await this.runner.start(r.workflow, r.id, await readJson(request)));
+          return jsonResponse(
+            201,
+            await this.runner.start(
+              r.workflow,
+              r.id,
+              await readJson(request),
+              r.priority === undefined ? {} : { priority: r.priority },
+            ),
+          );
         case 'signal': {
           const sent = await this.runner.handle({
             type: 'signal',

@@ -3,9 +3,10 @@
  * what a refused write leaves behind, when the alarm is set and deleted, and how many storage
  * operations each request and alarm of a workflow costs (the README's cost table).
  */
-import { type Handler, isStepfoldError, type Snapshot, workflow } from '@stepfold/engine';
+import { createMemoryStore, type Handler, isStepfoldError, type Snapshot, workflow } from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 import { alarmFor, createDurableObjectStore, SNAPSHOT_KEY } from '../src/do-store.js';
+import { parseRoute } from '../src/http-api.js';
 import { createWorkflowObject } from '../src/workflow-object.js';
 import { fakeStorage } from './fake-storage.js';
 
@@ -91,6 +92,34 @@ describe('the store over Durable Object storage', () => {
     expect(codes).toEqual(['VERSION_CONFLICT', 'SNAPSHOT_TOO_LARGE', 'ALREADY_EXISTS']);
     expect(storage.data.get(SNAPSHOT_KEY)).toEqual(stored);
     expect(storage.alarm).toBe(alarm);
+  });
+
+  it('a start takes its priority from the query; one that is no priority is refused, nothing written', async () => {
+    expect(
+      parseRoute('POST', '/workflows/order/instances/o-5', new URLSearchParams('priority=7'), () => true),
+    ).toEqual({
+      kind: 'start',
+      workflow: 'order',
+      id: 'o-5',
+      priority: 7,
+    });
+    const { request } = object();
+    const refused = await request('POST', '/workflows/order/instances/o-5?priority=soon', {});
+    expect(refused.status).toBe(400);
+    expect((refused.body as unknown as { error: { code: string } }).error.code).toBe('INVALID_OPTIONS');
+    expect((await request('GET', '/instances/o-5')).status).toBe(404);
+  });
+
+  it('a deleted instance releases the flow slots it held at once', async () => {
+    const flow = createMemoryStore().flow!;
+    const store = createDurableObjectStore(fakeStorage(), { flow });
+    const need = { scope: 'tenants', key: 't-1', limit: 1 };
+    const s = { ...(await object().o.runner.start('order', 'o-4', {})), holds: [need] } as Snapshot;
+    await flow.acquire(s.id, s.id, [need], 1_000, Number.MAX_SAFE_INTEGER);
+    await store.create(s);
+    expect((await flow.acquire('next', 'next', [need], 2_000, 9_000)).granted).toBe(false);
+    expect(await store.delete('o-4')).toBe(true);
+    expect((await flow.acquire('next', 'next', [need], 3_000, 9_000)).granted).toBe(true);
   });
 });
 

@@ -4,6 +4,7 @@ import { isTime, MAX_EVENT_TIME } from './event-time.js';
 import type { FlowEvent } from './flow-events.js';
 import { isValidId } from './ids.js';
 import { idString as id, integer, parseWith, text } from './schema-kit.js';
+import { MAX_PRIORITY } from './snapshot.js';
 
 const opt = z.optional;
 const at = integer(0, MAX_EVENT_TIME);
@@ -70,6 +71,8 @@ const EVENT_SCHEMAS = [
     parent,
     /** The schedule slot the run is for: kept as `snapshot.schedule`. */
     schedule,
+    /** The run's priority (0 to 1000, higher first), over its workflow's: kept as `snapshot.priority`; needs `flowControl`. */
+    priority: opt(integer(0, MAX_PRIORITY)),
   }),
   z.object({
     type: z.literal('task.completed'),
@@ -304,7 +307,8 @@ function commonEvent(e: LooseEvent): WorkflowEvent | undefined {
     (e.reuse === undefined || typeof e.reuse === 'boolean') &&
     (e.trace === undefined || isTraceCarrier(e.trace)) &&
     e['parent'] === undefined &&
-    e['schedule'] === undefined
+    e['schedule'] === undefined &&
+    e['priority'] === undefined
   ) {
     const { reuse, trace: carrier } = e as EventOf<'start'>;
     return { type, at, id: e.id, input: e.input, reuse, trace: carrier };

@@ -281,6 +281,17 @@ export function isFairKey(key: unknown): key is string {
   return typeof key === 'string' && key.length <= MAX_FAIR_KEY_LENGTH;
 }
 
+/** The highest {@link Snapshot.priority}: a head start of at most this many seconds of waiting. */
+export const MAX_PRIORITY = 1000;
+
+/** How much earlier one point of {@link Snapshot.priority} indexes ready work, in ms: a priority of p counts as p seconds of waiting. */
+export const PRIORITY_AGING_MS = 1000;
+
+/** Whether `p` is a {@link Snapshot.priority}: an integer from 0 to {@link MAX_PRIORITY}. */
+export function isPriority(p: unknown): p is number {
+  return Number.isSafeInteger(p) && (p as number) >= 0 && (p as number) <= MAX_PRIORITY;
+}
+
 /** The complete, versioned JSON state of one workflow instance. */
 export interface Snapshot {
   schemaVersion: number;
@@ -315,6 +326,13 @@ export interface Snapshot {
    * characters; absent (or empty) puts the instance in the group of instances without one.
    */
   fairKey?: string | undefined;
+  /**
+   * The instance's priority, set at start (the start option, else its workflow's `priority`): an
+   * integer from 0 to {@link MAX_PRIORITY}, higher first. Stores index work that is due at once
+   * `priority` × {@link PRIORITY_AGING_MS} earlier than it is (see `Store.listDue`); timers keep
+   * their times. Absent: 0.
+   */
+  priority?: number | undefined;
   steps: Record<string, StepState>;
   /** Step ids currently holding a cursor (running, waiting or sleeping). */
   active: string[];

@@ -1,5 +1,6 @@
 import {
   composition,
+  createHarness,
   createMemoryStore,
   createRunner,
   flowControl,
@@ -113,7 +114,7 @@ describe('flow limits need kinds: [flowControl]', () => {
       createRunner({ store, workflows: [rated], handlers });
       // @ts-expect-error a workflow's instance limit
       createRunner({ store, workflows: [admitted], handlers });
-      // @ts-expect-error a workflow's (reserved) priority
+      // @ts-expect-error a workflow's priority
       createRunner({ store, workflows: [prioritized], handlers });
       // @ts-expect-error a map's limit, with composition but not flowControl
       createRunner({ store, workflows: [fan], handlers, kinds: [composition] });
@@ -134,6 +135,24 @@ describe('flow limits need kinds: [flowControl]', () => {
       createRunner({ store, workflows: [fan], handlers, kinds: [composition, flowControl] });
       createRunner({ store, workflows: [plain], handlers });
       createRunner({ store, workflows: [plain], handlers, kinds: [flowControl] });
+    };
+    void typeOnly;
+  });
+
+  it('a priority: a number or an input path on the workflow, a number on a start (runner, client, harness)', () => {
+    const typeOnly = () => {
+      workflow('p', 1, { priority: 5 });
+      workflow('p', 1, { priority: 'input.urgency' });
+      // @ts-expect-error a workflow's priority path reads only the input
+      workflow('p', 1, { priority: 'outputs.a.urgency' });
+      const runner = createRunner({ store, workflows: [prioritized], handlers, kinds: [flowControl] });
+      void runner.start('prioritized', 'p-1', undefined, { priority: 10 });
+      void runner.client(prioritized).start('p-2', undefined, { priority: 3 });
+      // @ts-expect-error a priority is a number
+      void runner.start('prioritized', 'p-1', undefined, { priority: 'high' });
+      createHarness(prioritized, { kinds: [flowControl] }).start(undefined, { priority: 1 });
+      // @ts-expect-error the harness's start options name only the priority
+      createHarness(prioritized, { kinds: [flowControl] }).start(undefined, { urgency: 1 });
     };
     void typeOnly;
   });

@@ -48,7 +48,7 @@ const MISTAKES: Array<[code: string, firstLine: string]> = [
   [`h.signal('approve', { decision: 'aprove', by: 'ana' });`, `Type '"aprove"' is not assignable`],
   [`h.signal('aprove', { decision: 'approve', by: 'ana' });`, `Argument of type '"aprove"'`],
   [`h.signal('note');`, 'Expected 2-3 arguments, but got 1'],
-  [`h.start();`, 'Expected 1 arguments, but got 0'],
+  [`h.start();`, 'Expected 1-2 arguments, but got 0'],
   [`h.start({ amount: 'ten' });`, `Type 'string' is not assignable to type 'number'`],
   [`h.requeue({ step: 'approve' });`, `Type '"approve"' is not assignable`],
   [`h.output('paymnt');`, `Argument of type '"paymnt"'`],

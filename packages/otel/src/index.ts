@@ -2,6 +2,7 @@ export {
   ATTR,
   createOtelInstrumentation,
   type OtelInstrumentationOptions,
+  THROTTLED_EVENT,
   TRACER_NAME,
 } from './otel-instrumentation.js';
 export { traceContextPropagator } from './trace-context.js';

@@ -15,7 +15,14 @@ import {
   type TracerProvider,
   trace,
 } from '@opentelemetry/api';
-import type { EventInfo, Instrumentation, TaskInfo, TaskOutcome } from '@stepfold/engine';
+import type {
+  EventInfo,
+  EventOutcome,
+  FlowNeed,
+  Instrumentation,
+  TaskInfo,
+  TaskOutcome,
+} from '@stepfold/engine';
 import { traceContextPropagator } from './trace-context.js';
 
 /** Options of {@link createOtelInstrumentation}; nothing is registered globally either way. */
@@ -55,7 +62,20 @@ export const ATTR = {
   parentId: 'stepfold.parent.id',
   parentStep: 'stepfold.parent.step',
   parentItem: 'stepfold.parent.item',
+  /** A limited attempt's flow scopes, one per limit it needs (as `flowKey` and `flowLimit`, in order). */
+  flowScope: 'stepfold.flow.scope',
+  /** A limited attempt's flow key values, one per limit. */
+  flowKey: 'stepfold.flow.key',
+  /** A limited attempt's limits, one per limit. */
+  flowLimit: 'stepfold.flow.limit',
+  /** A rate limit's window (ms), on a `stepfold.throttled` span event. */
+  flowPeriod: 'stepfold.flow.period_ms',
+  /** Until when a throttled attempt (or admission) waits at the latest (epoch ms), on a `stepfold.throttled` span event. */
+  flowUntil: 'stepfold.flow.until',
 } as const;
+
+/** The span event an event span records for each attempt (or admission) its write left waiting for a limit. */
+export const THROTTLED_EVENT = 'stepfold.throttled';
 
 // A carrier the engine stores must be small (≤ 8 entries, each ≤ 512 characters): entries past
 // that (a long baggage header, say) are left out rather than failing the start.
@@ -186,6 +206,7 @@ export function createOtelInstrumentation(options: OtelInstrumentationOptions = 
           [ATTR.versionAfter]: out.snapshot.version,
           [ATTR.status]: out.snapshot.status,
         });
+        if (out.applied) throttles(span, out);
         return out;
       });
     },
@@ -199,6 +220,7 @@ export function createOtelInstrumentation(options: OtelInstrumentationOptions = 
         [ATTR.handler]: info.handler,
         [ATTR.attempt]: info.attempt,
         [ATTR.idempotencyKey]: info.idempotencyKey,
+        ...flowAttributes(info.needs),
       };
       // CONSUMER: the attempt picks up work a durable snapshot handed out, often in another process.
       const span = tracer.startSpan(
@@ -221,6 +243,45 @@ function instance(info: EventInfo | TaskInfo): Attributes {
     [ATTR.workflowName]: info.workflow.name,
     [ATTR.workflowVersion]: info.workflow.version,
   };
+}
+
+/** A limited attempt's flow limits: the scope, key and limit of each, in the order it needs them. */
+function flowAttributes(needs: readonly FlowNeed[] | undefined): Attributes {
+  if (!needs?.length) return {};
+  return {
+    [ATTR.flowScope]: needs.map((n) => n.scope),
+    [ATTR.flowKey]: needs.map((n) => n.key),
+    [ATTR.flowLimit]: needs.map((n) => n.limit),
+  };
+}
+
+/**
+ * A {@link THROTTLED_EVENT} for each attempt (or admission) the write left waiting: what it waits
+ * for (scope, key, limit, a rate's window) and until when at the latest, read from the transitions
+ * the write recorded and the waits the snapshot shows.
+ */
+function throttles(span: Span, out: EventOutcome): void {
+  const s = out.snapshot;
+  for (const e of s.log) {
+    if (e.v <= out.versionBefore) continue;
+    const wait =
+      e.type === 'task.throttled' && e.step !== undefined
+        ? s.steps[e.step]?.throttled
+        : e.type === 'instance.throttled'
+          ? s.admission?.throttled
+          : undefined;
+    if (!wait) continue;
+    const { need, until } = wait;
+    span.addEvent(THROTTLED_EVENT, {
+      ...(e.step === undefined ? {} : { [ATTR.step]: e.step }),
+      ...(e.attempt === undefined ? {} : { [ATTR.attempt]: e.attempt }),
+      [ATTR.flowScope]: need.scope,
+      [ATTR.flowKey]: need.key,
+      [ATTR.flowLimit]: need.limit,
+      ...(need.periodMs === undefined ? {} : { [ATTR.flowPeriod]: need.periodMs }),
+      [ATTR.flowUntil]: until,
+    });
+  }
 }
 
 /** A child's start names its parent, and the step (and map item) that started it. */

@@ -79,7 +79,7 @@ export interface WorkflowOptions {
    * any step runs) past their start at once, across every runner sharing the store.
    */
   concurrency?: WorkflowLimit | readonly WorkflowLimit[] | undefined;
-  /** Reserved for priority (a number, or an `input.` path to one): validated, not yet acted on. */
+  /** The runs' priority: an integer from 0 to 1000 (higher first) or an `input.` path to one; a start's `priority` option wins. */
   priority?: number | InputPath | undefined;
   /** Fairness across the values of `key` (an `input.` path): due work is taken by the stores in turns across them (`Snapshot.fairKey`). */
   fairness?: { key: InputPath } | undefined;

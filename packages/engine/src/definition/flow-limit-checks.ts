@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import type { Issue } from '../errors.js';
 import { integer, millis, parseWith, text } from '../schema-kit.js';
+import { MAX_PRIORITY } from '../snapshot.js';
 import { inputPathIssues } from './builder-checks.js';
 import type { CompiledWorkflow } from './compile.js';
 import { pathIssues } from './data-path.js';
@@ -28,8 +29,8 @@ const rateLimitSchema = z.strictObject({
   scope: opt(text(1, 500)),
 });
 
-/** A workflow's priority: a number, or a data path to one. */
-const prioritySchema = z.union([integer(-1_000_000, 1_000_000), text(1, 500)]);
+/** A workflow's priority: an integer from 0 to 1000 (higher first), or a data path to one. */
+const prioritySchema = z.union([integer(0, MAX_PRIORITY), text(1, 500)]);
 /** A workflow's fairness: the key whose values take turns. */
 const fairnessSchema = z.strictObject({ key: text(1, 500) });
 

@@ -36,7 +36,7 @@ const header = {
   ),
   /** At most `limit` instances per key value (an `input.` path) admitted at once, across runners. */
   concurrency: opt(limitField),
-  /** Reserved: the instance's priority (a number, or an `input.` path to one). Checked by `flowControl`, not yet acted on. */
+  /** The instance's priority (an integer from 0 to 1000, higher first, or an `input.` path to one): checked and acted on by `flowControl`. */
   priority: opt(limitField as unknown as z.ZodMiniType<number | string>),
   /** Reserved: round-robin across the values of `key` (an `input.` path). Checked by `flowControl`, not yet acted on. */
   fairness: opt(limitField as unknown as z.ZodMiniType<{ key: string }>),

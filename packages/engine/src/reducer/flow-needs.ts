@@ -2,20 +2,12 @@ import { readPath } from '../definition/data-path.js';
 import { type FlowLimit, limitList, type RateLimit, type StepLimits } from '../definition/flow-limits.js';
 import type { WorkflowDefinition } from '../definition/schema.js';
 import type { FlowNeed } from '../flow-need.js';
-import type { ErrorInfo, Snapshot, TaskState } from '../snapshot.js';
+import type { ErrorInfo } from '../snapshot.js';
 
 // What a limited attempt (or instance) needs, resolved from the data when it is dispatched, and
 // the holder ids the runner gives the store for it.
 
-/** The holder id of a task attempt: one per attempt, so a retry never counts twice. */
-export function taskHolder(task: Pick<TaskState, 'idempotencyKey' | 'phase' | 'attempt'>): string {
-  return `${task.idempotencyKey}#${task.phase}#${task.attempt}`;
-}
-
-/** The holder id of an instance's admission: the instance id (kept through continue-as-new). */
-export function instanceHolder(s: Pick<Snapshot, 'id'>): string {
-  return s.id;
-}
+export { instanceHolder, taskHolder } from '../flow-holders.js';
 
 /** What a key path held, in a message. */
 function described(v: unknown): string {

@@ -4,7 +4,7 @@ import { ValidationError } from '../errors.js';
 import { parseEvent, rejectEvent, type WorkflowEvent } from '../events.js';
 import { isTerminal, type LogEntry, type Snapshot } from '../snapshot.js';
 import { kindTable } from './kind-sets.js';
-import { assertKinds, type KindSet } from './kind-table.js';
+import { assertKinds, type KindSet, kindNotLoaded } from './kind-table.js';
 import type { LimitEvent, RuleTable } from './kinds/step-rules.js';
 import { NOOP, refuseUnknownSignal, rules, run } from './rules.js';
 import { checkSnapshot, initialSnapshot } from './snapshot-check.js';
@@ -147,6 +147,8 @@ export function reduce(
   if (snapshot === null || (ev.type === 'start' && ev.reuse && isTerminal(snapshot.status))) {
     if (ev.type !== 'start')
       rejectEvent(`no instance yet: the first event must be start, got ${ev.type}`, 'type');
+    // A priority is flow control's to act on: without it, the run would not be taken first.
+    if (ev.priority !== undefined && !table.limits) throw kindNotLoaded('limits', wf.definition.name);
     const s = initialSnapshot(wf, ev, snapshot);
     const cx: Cx = { wf, table, s, at: ev.at, budget, logged: [], handoff: ev.handoff === true, leaseMs };
     log(cx, 'workflow.started');

@@ -1,7 +1,14 @@
 import type { CompiledWorkflow } from '../definition/compile.js';
 import { RegistryError, ValidationError } from '../errors.js';
 import type { EventOf } from '../events.js';
-import { isFairKey, MAX_FAIR_KEY_LENGTH, SNAPSHOT_SCHEMA_VERSION, type Snapshot } from '../snapshot.js';
+import {
+  isFairKey,
+  isPriority,
+  MAX_FAIR_KEY_LENGTH,
+  MAX_PRIORITY,
+  SNAPSHOT_SCHEMA_VERSION,
+  type Snapshot,
+} from '../snapshot.js';
 import { SAVEPOINT } from './compensation.js';
 
 /** The empty snapshot a start event builds on (a reuse continues the old version count). */
@@ -35,6 +42,7 @@ export function initialSnapshot(
   if (ev.trace !== undefined) s.trace = { ...ev.trace };
   if (ev.parent !== undefined) s.parent = { ...ev.parent };
   if (ev.schedule !== undefined) s.schedule = { ...ev.schedule };
+  if (ev.priority !== undefined) s.priority = ev.priority;
   return s;
 }
 
@@ -64,6 +72,8 @@ export function checkSnapshot(wf: CompiledWorkflow, s: Snapshot): void {
     if (typeof s.updatedAt !== 'number' || s.updatedAt < 0) bad('updatedAt', 'must be a non-negative number');
     if (s.fairKey !== undefined && !isFairKey(s.fairKey))
       bad('fairKey', `must be a string of at most ${MAX_FAIR_KEY_LENGTH} characters`);
+    if (s.priority !== undefined && !isPriority(s.priority))
+      bad('priority', `must be an integer from 0 to ${MAX_PRIORITY}`);
     for (const k of ['steps', 'tasks'] as const) {
       if (typeof s[k] !== 'object' || s[k] === null || Array.isArray(s[k])) bad(k, 'must be an object');
     }

@@ -7,8 +7,10 @@ import { parseFlowEvent } from '../flow-events.js';
 import {
   type ErrorInfo,
   isFairKey,
+  isPriority,
   isTerminal,
   MAX_FAIR_KEY_LENGTH,
+  MAX_PRIORITY,
   type Snapshot,
   type TaskState,
   type TimerState,
@@ -131,6 +133,9 @@ export function retryAllThrottled(cx: Cx): void {
  * start step may be entered now.
  */
 export function admit(cx: Cx): boolean {
+  const priority = cx.s.priority ?? priorityOf(cx.wf.definition.priority, cx.s.input);
+  if (priority) cx.s.priority = priority;
+  else delete cx.s.priority;
   const fair = fairKeyOf(cx.wf.definition.fairness, cx.s.input);
   if (typeof fair === 'object') {
     cx.s.error = fair;
@@ -170,6 +175,24 @@ function fairKeyOf(fairness: { key: string } | undefined, input: unknown): strin
     retryable: false,
   };
 }
+
+/**
+ * The run's priority from its workflow's `priority` (a number, or an `input.` path to one), when
+ * the start gave none; `INVALID_INPUT` thrown (the start is refused, nothing written) when the path
+ * holds anything but an integer from 0 to {@link MAX_PRIORITY}.
+ */
+function priorityOf(priority: number | string | undefined, input: unknown): number | undefined {
+  if (typeof priority !== 'string') return priority;
+  const v = readPath({ input }, priority);
+  if (v === undefined || isPriority(v)) return v;
+  throw new ValidationError('INVALID_INPUT', `invalid priority at ${priority}`, [
+    { path: priority, message: `must be an integer from 0 to ${MAX_PRIORITY}; found ${found(v)}` },
+  ]);
+}
+
+/** A value in a message: a scalar as JSON (cut short), else what it is. */
+const found = (v: unknown) =>
+  typeof v === 'object' ? (v === null ? 'null' : 'an object') : JSON.stringify(v).slice(0, 60);
 
 /** `instance.throttled`: the admission waits (retried at `until` at the latest). False when none is pending. */
 export function throttleAdmission(cx: Cx, ev: EventOf<'instance.throttled'>): Change {

@@ -1,6 +1,6 @@
 import { MAX_EVENT_TIME } from '../event-time.js';
 import type { WorkflowEvent } from '../events.js';
-import { instanceHolder, taskHolder } from '../reducer/flow-needs.js';
+import { instanceHolder, taskHolder, waitingHolders } from '../flow-holders.js';
 import { taskDue } from '../reducer/task-lease.js';
 import { isTerminal, type Snapshot, type TaskState } from '../snapshot.js';
 import type { FlowNeed } from '../store/flow.js';
@@ -47,17 +47,7 @@ function running(s: Snapshot | null): Map<string, TaskState> {
 
 /** Holders of throttled attempts (recorded as waiters in the store until they run or go). */
 function waiting(s: Snapshot | null): Set<string> {
-  const out = new Set<string>();
-  if (!s) return out;
-  for (const t of s.timers) {
-    if (t.kind !== 'throttle' || t.attempt === undefined) continue;
-    const st = s.steps[t.step];
-    if (!st) continue;
-    const base = `${s.id}/${s.run}/${t.step}/${st.iteration}`;
-    const key = t.item === undefined ? base : `${base}/${t.item}`;
-    out.add(taskHolder({ idempotencyKey: key, phase: t.phase ?? 'run', attempt: t.attempt }));
-  }
-  return out;
+  return s ? waitingHolders(s) : new Set();
 }
 
 /**

@@ -133,6 +133,12 @@ export interface StartOptions extends CallOptions {
    * `ctx.schedule`. A schedule's fire sets it; set it yourself to run a slot again under another id.
    */
   schedule?: ScheduledFor | undefined;
+  /**
+   * The run's priority, an integer from 0 to 1000 (higher first), over its workflow's `priority`:
+   * work due at once is taken as if it had waited this many seconds longer. Needs `flowControl`;
+   * anything else is refused with `INVALID_OPTIONS`, nothing written.
+   */
+  priority?: number | undefined;
 }
 
 /** Options of {@link Runner.signal}. */
@@ -146,7 +152,7 @@ export interface SignalOptions extends CallOptions {
   ifWaiting?: { step: string; iteration?: number | undefined; run?: number | undefined } | undefined;
   /** Create and start the instance first if it does not exist (or, with `reuseFinished`, if it has finished). */
   startIfMissing?:
-    | { workflow: string; input?: unknown; version?: number; reuseFinished?: boolean }
+    | { workflow: string; input?: unknown; version?: number; reuseFinished?: boolean; priority?: number }
     | undefined;
 }
 
@@ -245,7 +251,13 @@ export type SignalNameOf<W extends readonly AnyDefinition[]> = W[number] extends
 /** `startIfMissing` of {@link Runner.signal}: one of the registered workflows, with its input. */
 export type StartIfMissingOf<W extends readonly AnyDefinition[]> = W[number] extends infer D
   ? D extends unknown
-    ? { workflow: NameOf<D>; input?: InputOf<D>; version?: VersionOf<D>; reuseFinished?: boolean }
+    ? {
+        workflow: NameOf<D>;
+        input?: InputOf<D>;
+        version?: VersionOf<D>;
+        reuseFinished?: boolean;
+        priority?: number;
+      }
     : never
   : never;
 
@@ -341,7 +353,10 @@ export interface WorkflowClient<D> {
     id: string,
     name: K,
     data: SignalsOf<D>[K],
-    options?: { signalId?: string; startIfMissing?: { input: InputOf<D>; reuseFinished?: boolean } },
+    options?: {
+      signalId?: string;
+      startIfMissing?: { input: InputOf<D>; reuseFinished?: boolean; priority?: number };
+    },
   ): Promise<TypedSnapshot<D>>;
   /**
    * {@link Runner.send}, the name and data checked against this workflow's signals by the

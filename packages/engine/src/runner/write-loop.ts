@@ -1,10 +1,16 @@
 import { checkDeclared, declaredSchemas } from '../definition/declared-schemas.js';
 import type { WorkflowDefinition } from '../definition/schema.js';
-import { AlreadyExistsError, isStepfoldError, NotFoundError, VersionConflictError } from '../errors.js';
+import {
+  AlreadyExistsError,
+  isStepfoldError,
+  NotFoundError,
+  ValidationError,
+  VersionConflictError,
+} from '../errors.js';
 import type { WorkflowEvent } from '../events.js';
 import { assertValidId } from '../ids.js';
 import { type ReduceOptions, reduce } from '../reducer/reducer.js';
-import { isTerminal, type LogEntry, type Snapshot } from '../snapshot.js';
+import { isPriority, isTerminal, type LogEntry, MAX_PRIORITY, type Snapshot } from '../snapshot.js';
 import type { Store } from '../store/store.js';
 import type { FlowGatePort } from './flow-port.js';
 import { InstanceWrites } from './instance-writes.js';
@@ -386,8 +392,12 @@ export class WriteLoop {
   /** One create: the start (and `alsoApply`) reduced, then created, or saved over a finished instance of the id. */
   private async insert(request: CreateRequest): Promise<Snapshot> {
     const { alsoApply, trace, parent, onWrite } = request;
-    const { id, reuseFinished, schedule } = request.instance;
+    const { id, reuseFinished, schedule, priority } = request.instance;
     assertValidId(id);
+    if (priority !== undefined && !isPriority(priority))
+      throw new ValidationError('INVALID_OPTIONS', 'invalid start options', [
+        { path: 'priority', message: `must be an integer from 0 to ${MAX_PRIORITY}` },
+      ]);
     const definition = this.registry.resolve(request.instance.workflow, request.instance.version);
     const schema = request.unchecked ? undefined : declaredSchemas(definition)?.input;
     if (schema) await checkDeclared(schema, request.instance.input, 'input');
@@ -413,6 +423,7 @@ export class WriteLoop {
         ...(trace ? { trace } : {}),
         ...(parent ? { parent } : {}),
         ...(schedule ? { schedule } : {}),
+        ...(priority === undefined ? {} : { priority }),
         ...mark,
       });
       return alsoApply ? fold(s, { ...alsoApply, ...mark }) : s;

@@ -88,6 +88,8 @@ export interface NewInstance {
   reuseFinished?: boolean | undefined;
   /** The schedule slot the run is for (kept as `snapshot.schedule`). */
   schedule?: ScheduledFor | undefined;
+  /** The run's priority, over its workflow's (kept as `snapshot.priority`). */
+  priority?: number | undefined;
 }
 
 /**

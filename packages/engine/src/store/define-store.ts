@@ -1,7 +1,9 @@
-import { ValidationError } from '../errors.js';
+import { isStepfoldError, ValidationError } from '../errors.js';
+import { flowHolders } from '../flow-holders.js';
 import type { Snapshot } from '../snapshot.js';
 import { definedClaims } from './claims.js';
 import { remove, save } from './conditional-writes.js';
+import type { FlowStore } from './flow.js';
 import { definedFlow } from './flow-calls.js';
 import { definedInbox } from './inbox.js';
 import type { DeleteOptions, DueQuery, ListPage, ListQuery, Store } from './store.js';
@@ -47,6 +49,7 @@ export function defineStore(definition: StoreDefinition, driver: StoreDriver): D
     // Claims taken without a token of the caller's own are this store object's.
     ownToken: crypto.randomUUID(),
   };
+  const flow = driver.flow ? definedFlow(parts, driver.flow) : undefined;
   // A plain object of own methods, not a class: callers wrap a store by spreading it.
   return {
     maxSnapshotBytes: parts.kit.maxSnapshotBytes,
@@ -57,27 +60,60 @@ export function defineStore(definition: StoreDefinition, driver: StoreDriver): D
     save: (snapshot, expectedVersion, options) => save(parts, snapshot, expectedVersion, options),
     listDue: (now, limit, query) => listDue(parts, now, limit, query),
     list: (query) => list(parts, query),
-    delete: (id, options) => removeWithStream(parts, id, options),
+    delete: (id, options) => removeWithStream(parts, id, options, flow),
     close: async () => driver.close?.(),
     ...(driver.claims ? { claims: definedClaims(parts, driver.claims) } : {}),
     ...(driver.inbox ? { inbox: definedInbox(parts, driver.inbox) } : {}),
     ...(driver.wakes ? { wakes: driver.wakes } : {}),
-    ...(driver.flow ? { flow: definedFlow(parts, driver.flow) } : {}),
+    ...(flow ? { flow } : {}),
     ...(driver.stream ? { stream: definedStream(parts, driver.stream) } : {}),
   };
 }
 
-/** `delete`, and the instance's stream with it once the instance is gone. */
+/** `delete`, releasing the flow slots the instance held, and the instance's stream once it is gone. */
 async function removeWithStream(
   parts: StoreParts,
   id: string,
   options: DeleteOptions | undefined,
+  flow: FlowStore | undefined,
 ): Promise<boolean> {
-  const gone = await remove(parts, id, options);
+  const gone = await (flow ? removeReleasing(parts, id, options, flow) : remove(parts, id, options));
   const stream = parts.driver.stream;
   // After the instance, never before: a failed stream delete leaves chunks behind, it breaks no instance.
   if (gone && stream) await parts.kit.guard('stream.remove', () => stream.remove(id));
   return gone;
+}
+
+/**
+ * `delete` on a store that counts flow slots: what the stored instance holds (an instance limit, its
+ * running attempts' slots, its waits) is released once it is gone, so the slots are free at once,
+ * not when a lease lapses (an instance's hold never does). Deleted at the version read, so a write
+ * in between cannot take a slot the release would miss: a lost race reads again (an unconditional
+ * delete) or is the caller's conflict.
+ */
+async function removeReleasing(
+  parts: StoreParts,
+  id: string,
+  options: DeleteOptions | undefined,
+  flow: FlowStore,
+): Promise<boolean> {
+  for (;;) {
+    // An unreadable row holds nothing anyone can name: deleted as asked.
+    const s = await load(parts, id).catch((e: unknown) => {
+      if (isStepfoldError(e, 'INVALID_SNAPSHOT')) return null;
+      throw e;
+    });
+    if (s === null) return remove(parts, id, options);
+    const version = options?.version ?? s.version;
+    try {
+      const gone = await remove(parts, id, { version });
+      const holders = gone && version === s.version ? flowHolders(s) : [];
+      if (holders.length) await flow.release(holders, Date.now());
+      return gone;
+    } catch (e) {
+      if (options?.version !== undefined || !isStepfoldError(e, 'VERSION_CONFLICT')) throw e;
+    }
+  }
 }
 
 async function create(parts: StoreParts, snapshot: Snapshot): Promise<void> {

@@ -7,7 +7,15 @@ import {
   VersionConflictError,
 } from '../errors.js';
 import { assertValidId, isValidId } from '../ids.js';
-import { isFairKey, MAX_FAIR_KEY_LENGTH, type Snapshot, type Status } from '../snapshot.js';
+import {
+  isFairKey,
+  isPriority,
+  MAX_FAIR_KEY_LENGTH,
+  MAX_PRIORITY,
+  PRIORITY_AGING_MS,
+  type Snapshot,
+  type Status,
+} from '../snapshot.js';
 import { admitSnapshot } from '../snapshot-format.js';
 import { type DueQuery, type ListPage, type ListQuery, snapshotBytes } from './store.js';
 import { hasRunningTask, isHandoffNotice, wakeNotice } from './wake-notice.js';
@@ -25,8 +33,8 @@ export interface EncodedSnapshot {
   definition: string;
   /**
    * The wake time to index: `wakeAt` when finite (JSON has no Infinity or NaN: index what a load
-   * gives back), rounded up to {@link DEADLINE_INDEX_MS} when it is only a running task's deadline;
-   * else null.
+   * gives back), rounded up to {@link DEADLINE_INDEX_MS} when it is only a running task's deadline,
+   * moved earlier by the priority of work due at once (see `indexedWake`); else null.
    */
   wakeAt: number | null;
   /**
@@ -99,9 +107,15 @@ export const DEADLINE_INDEX_MS = 1000;
 
 /**
  * The wake time a store indexes: exact, unless it is only a running task's deadline or lease end
- * (see {@link DEADLINE_INDEX_MS}; a lease moves on every heartbeat, so it is rounded alike).
+ * (see {@link DEADLINE_INDEX_MS}; a lease moves on every heartbeat, so it is rounded alike), or
+ * the instance is due at once (by the time of the write) with a priority: then that many times
+ * {@link PRIORITY_AGING_MS} earlier, so the due order every store returns, earliest first, takes
+ * it ahead of work that waits less than its head start. Timers later than the write keep their
+ * times: they are not work that waits.
  */
 function indexedWake(snapshot: Snapshot, wake: number, notice: number | null): number {
+  const priority = snapshot.priority;
+  if (priority && wake <= snapshot.updatedAt) return wake - priority * PRIORITY_AGING_MS;
   if (notice !== null) return wake;
   // A loop, not Object.values(...).some: this runs on every save.
   for (const key in snapshot.tasks) {
@@ -218,6 +232,13 @@ export function createStoreKit(
           'INVALID_SNAPSHOT',
           `snapshot ${JSON.stringify(snapshot.id)}: bad fairKey`,
           [{ path: 'fairKey', message: `must be a string of at most ${MAX_FAIR_KEY_LENGTH} characters` }],
+        );
+      }
+      if (snapshot.priority !== undefined && !isPriority(snapshot.priority)) {
+        throw new ValidationError(
+          'INVALID_SNAPSHOT',
+          `snapshot ${JSON.stringify(snapshot.id)}: bad priority`,
+          [{ path: 'priority', message: `must be an integer from 0 to ${MAX_PRIORITY}` }],
         );
       }
       const json = jsonOf(snapshot);

@@ -226,8 +226,9 @@ export interface Store {
    *    query (`workflow`; `ids` for a claim).
    * 2. They fall into groups by `fairKey`; instances without one (or with `''`) form one group of
    *    their own, the key `''`. Each group is ordered by due time (`wakeAt`; a store that moves a
-   *    claimed instance to its claim's expiry uses that once the claim lapsed), then id; the first
-   *    is the group's head.
+   *    claimed instance to its claim's expiry uses that once the claim lapsed; an instance due at
+   *    once when written counts {@link Snapshot.priority} seconds earlier, as the store kit indexes
+   *    it), then id; the first is the group's head.
    * 3. The order takes the first of every group, then the second of every group that has one, and
    *    so on; within such a round, groups by their turn, then key (`''` first). A group's turn is
    *    the later of its head's due time and when the store last handed out one of its instances
@@ -250,7 +251,10 @@ export interface Store {
   /**
    * Removes the instance (and its inbox); true if it existed, false if the id does not exist. With
    * `options.version`, in one conditional operation: only if the stored version is that one, else
-   * `VersionConflictError` and nothing removed (a missing id is still false, not an error).
+   * `VersionConflictError` and nothing removed (a missing id is still false, not an error). A store
+   * with {@link Store.flow} releases the slots the instance held (`Snapshot.holds`, its running
+   * attempts' slots, its waits) once it is gone; the instances that waited for them are due by
+   * their own wake times.
    */
   delete(id: string, options?: DeleteOptions): Promise<boolean>;
   /** Releases what the adapter opened itself (never the caller's client). */

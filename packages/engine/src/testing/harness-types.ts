@@ -66,8 +66,15 @@ export type ReportedOutput<D, K> = K extends keyof TaskOutputsOf<D> ? TaskOutput
 export type SignalArgs<D, K extends keyof SignalsOf<D>> = undefined extends SignalsOf<D>[K]
   ? [data?: SignalsOf<D>[K], id?: string]
   : [data: SignalsOf<D>[K], id?: string];
-/** `start`'s arguments: the declared input (optional when it may be undefined, or when none is declared). */
-export type StartArgs<D> = undefined extends InputOf<D> ? [input?: InputOf<D>] : [input: InputOf<D>];
+/** `start`'s options: the run's priority (0 to 1000, higher first; needs `flowControl`), over its workflow's. */
+export interface HarnessStartOptions {
+  priority?: number | undefined;
+}
+/** `start`'s arguments: the declared input (optional when it may be undefined, or when none is declared), then options. */
+export type StartArgs<D> =
+  undefined extends InputOf<D>
+    ? [input?: InputOf<D>, options?: HarnessStartOptions]
+    : [input: InputOf<D>, options?: HarnessStartOptions];
 /**
  * What `requeue` takes: a step that dispatches tasks, and a shallow patch of the workflow input
  * (typed by a declared object input: the runner's `inputPatch` type, {@link InputPatchOf}).

@@ -3,6 +3,7 @@ import { declaredCheckOf, declaredProblem, declaredSchemas } from '../definition
 import { inputPatchProblem } from '../definition/input-patch.js';
 import { kindOf } from '../definition/kinds/index.js';
 import type { SignalsOf, StepIdOf, TaskOutputsOf } from '../definition/typed-definition.js';
+import { ValidationError } from '../errors.js';
 import type { WorkflowEvent } from '../events.js';
 import { type Reduction, reduce, replay, step } from '../reducer/reducer.js';
 import { heartbeatDetails } from '../reducer/task-heartbeat.js';
@@ -14,8 +15,10 @@ import type { AnyDefinition, Handler, HandlersFor } from '../runner/handler-type
 import type { TypedSnapshot } from '../runner/types.js';
 import {
   type ErrorInfo,
+  isPriority,
   isTerminal,
   type LogEntry,
+  MAX_PRIORITY,
   type Snapshot,
   type Status,
   type TaskState,
@@ -45,6 +48,7 @@ export type {
   DispatchedTask,
   HarnessOptions,
   HarnessRequeueOptions,
+  HarnessStartOptions,
   StreamedChunk,
   SyncHandlers,
 } from './harness-types.js';
@@ -182,9 +186,14 @@ export class WorkflowHarness<
     return true;
   }
 
-  /** Starts the instance with `input` (the declared input type of a typed definition). */
-  start(...[input]: StartArgs<D>): this {
-    this.send({ type: 'start', id: this.id, input });
+  /** Starts the instance with `input` (the declared input type of a typed definition) and `options.priority`. */
+  start(...[input, options]: StartArgs<D>): this {
+    const priority = options?.priority;
+    if (priority !== undefined && !isPriority(priority))
+      throw new ValidationError('INVALID_OPTIONS', 'invalid start options', [
+        { path: 'priority', message: `must be an integer from 0 to ${MAX_PRIORITY}` },
+      ]);
+    this.send({ type: 'start', id: this.id, input, ...(priority === undefined ? {} : { priority }) });
     return this;
   }
 

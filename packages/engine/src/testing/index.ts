@@ -9,6 +9,7 @@ export {
   type EventInput,
   type HarnessOptions,
   type HarnessRequeueOptions,
+  type HarnessStartOptions,
   type StreamedChunk,
   type SyncHandlers,
   WorkflowHarness,

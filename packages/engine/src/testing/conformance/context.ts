@@ -52,6 +52,18 @@ export interface StoreConformanceOptions {
    * returns due work earliest first whatever the keys.
    */
   fairness?: boolean;
+  /**
+   * Whether the store's due order counts priorities (`Snapshot.priority`: work due at once indexed
+   * that many seconds earlier, as the store kit's encoding gives every store made by `defineStore`);
+   * default true. False skips the priority part, for a store that indexes `wakeAt` as it is.
+   */
+  priority?: boolean;
+  /**
+   * Whether `delete` releases the flow slots the instance held (every store made by `defineStore`
+   * with flow calls does); default true. False skips that test of the flow part, for a suite whose
+   * instances live in another store than its counters.
+   */
+  deleteReleasesFlow?: boolean;
   /** Writers racing on one instance (default 16). */
   writers?: number;
   /** Rounds of that race (default 200). */

@@ -2,6 +2,7 @@ import { expect, it } from 'vitest';
 import { isStepfoldError } from '../../errors.js';
 import { MAX_FLOW_TEXT_LENGTH } from '../../store/flow-calls.js';
 import type { SuiteContext } from './context.js';
+import { describeFlowDelete } from './flow-delete.js';
 import { counter, freshFlow, heldBy, listAll, rate, slot, T0, waitingOn } from './flow-harness.js';
 import { describeFlowRaces } from './flow-races.js';
 
@@ -15,6 +16,7 @@ export function describeFlow(ctx: SuiteContext): void {
   describeRates(ctx);
   describeListing(ctx);
   describeFlowRaces(ctx);
+  if (ctx.options.deleteReleasesFlow !== false) describeFlowDelete(ctx);
 }
 
 function describeSlots(ctx: SuiteContext): void {

@@ -12,6 +12,7 @@ import { describeInbox } from './inbox.js';
 import { describeLimits } from './limits.js';
 import { describeListing } from './listing.js';
 import { describeOutage } from './outage.js';
+import { describePriority } from './priority.js';
 import { describeRace } from './race.js';
 import { describeRunners } from './runners.js';
 import { describeStream } from './stream.js';
@@ -71,6 +72,7 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
     describe('core: listDue and list', () => describeListing(ctx));
     describe('core: due lanes', () => describeDueLanes(ctx));
     if (options.fairness !== false) describe('core: fair due order across keys', () => describeFairness(ctx));
+    if (options.priority !== false) describe('core: due order by priority', () => describePriority(ctx));
     describe('core: limits and hostile input', () => describeLimits(ctx));
     describe('core: two runners on this store', () => describeRunners(ctx));
     if (has.has('claims')) describe('claims', () => describeClaims(ctx));
