@@ -1,7 +1,7 @@
 import { createRunner, flowControl } from '@stepfold/engine';
 import { afterAll, describe, expect, it } from 'vitest';
 import { flowWorkflows } from './fixtures/flow-worker.mjs';
-import { type FlowStoreCase, inBatches, openFlowStore, startFlowFleet } from './flow-fleet.js';
+import { type FlowStoreCase, inBatches, openFlowStore, startFlowFleet, startsOf } from './flow-fleet.js';
 
 // A tenant's flood does not hold back another tenant, across worker processes: the store's due
 // order takes turns by fairness key, whichever process asks. Tenant A enqueues 1,000 jobs
@@ -31,14 +31,16 @@ describe('fairness across worker processes', () => {
         asked = Date.now();
         await producer.start('flow-fair-job', 'b-0', { tenant: 'b' });
         const deadline = Date.now() + 20_000;
-        while (!fleet.ledger.some((e) => e.id === 'b-0') && Date.now() < deadline)
+        while (!startsOf(fleet.ledger).some((e) => e.id === 'b-0') && Date.now() < deadline)
           await new Promise((r) => setTimeout(r, 50));
       } finally {
         await fleet.stop();
       }
-      const after = fleet.ledger.filter((e) => e.ledger === 'start' && e.at >= asked).sort((x, y) => x.at - y.at);
+      const after = startsOf(fleet.ledger)
+        .filter((e) => e.at >= asked)
+        .sort((x, y) => x.at - y.at);
       const position = after.findIndex((e) => e.id === 'b-0') + 1;
-      const backlog = FLOOD - fleet.ledger.filter((e) => e.ledger === 'start' && e.key === 'a' && e.at < asked).length;
+      const backlog = FLOOD - startsOf(fleet.ledger).filter((e) => e.key === 'a' && e.at < asked).length;
       console.log(`${name}: b's job was start ${position} after it was enqueued (a's backlog then: ${backlog})`);
       // A's flood was still mostly waiting, so B had all of it to wait behind.
       expect(backlog).toBeGreaterThan(WORKERS * SLOTS * 10);

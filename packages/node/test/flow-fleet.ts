@@ -59,15 +59,27 @@ export function openFlowStore(name: 'postgres' | 'redis', tag: string): FlowStor
 }
 
 /** One handler report: an attempt of instance `id` began or ended, at `at` (epoch ms) in process `pid`. */
-export interface LedgerEntry {
+export interface RunEntry {
   ledger: 'start' | 'end';
   id: string;
   /** The customer or tenant of the instance's input. */
   key: string;
+  /** The attempt's holder id in the store's flow. */
+  holder: string;
   attempt: number;
   at: number;
   pid: number;
 }
+
+/** The store granted `holder` its needs at `at` (the time it counts a rate start at). */
+export interface GrantEntry {
+  ledger: 'grant';
+  holder: string;
+  at: number;
+}
+
+/** What the ledger holds: handler runs' starts and ends, and the store's grants. */
+export type LedgerEntry = RunEntry | GrantEntry;
 
 /** How the worker processes are set up. */
 export interface FleetOptions {
@@ -166,6 +178,7 @@ export function runsOf(ledger: readonly LedgerEntry[], kills: ReadonlyArray<{ pi
   const runs = new Map<string, Run>();
   const killedAt = new Map(kills.map((k) => [k.pid, k.at]));
   for (const e of ledger) {
+    if (e.ledger === 'grant') continue;
     const name = `${e.id}#${e.attempt}#${e.pid}`;
     if (e.ledger === 'start') {
       const end = killedAt.get(e.pid);
@@ -176,6 +189,18 @@ export function runsOf(ledger: readonly LedgerEntry[], kills: ReadonlyArray<{ pi
     }
   }
   return [...runs.values()];
+}
+
+/** The first grant of each holder in `ledger`. */
+export function grantTimes(ledger: readonly LedgerEntry[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const e of ledger) if (e.ledger === 'grant' && !out.has(e.holder)) out.set(e.holder, e.at);
+  return out;
+}
+
+/** The handler starts in `ledger`. */
+export function startsOf(ledger: readonly LedgerEntry[]): RunEntry[] {
+  return ledger.filter((e): e is RunEntry => e.ledger === 'start');
 }
 
 /** Pairs of runs of one key that overlapped in time (a run starting before an earlier one of its key ended). */
