@@ -69,8 +69,10 @@ export type ChildReply =
   | { type: 'raw'; updates: number; seconds: number; cpuMs: number }
   | { type: 'queries'; listDue: number }
   | { type: 'hit'; ms: number; id: string }
-  /** The `stamp` handler began (epoch ms), for the instance of `id` whose input's tenant is `key`. */
-  | { type: 'began'; at: number; id: string; key: string };
+  /** The `stamp` handler began (epoch ms), for the instance of `id` whose input's tenant is `key`, as flow holder `holder`. */
+  | { type: 'began'; at: number; id: string; key: string; holder: string }
+  /** The store's flow granted `holder` at `at` (the time a rate limit counts its start at). */
+  | { type: 'granted'; holder: string; at: number };
 
 const send = (m: ChildReply) => process.send!(m);
 const concurrency = Number(process.env['BENCH_CONCURRENCY'] ?? 2);
@@ -87,6 +89,7 @@ const inner = db.store;
 let listDue = 0;
 const claims = inner.claims;
 const inbox = inner.inbox;
+const innerFlow = inner.flow;
 const store: Store = Object.assign(Object.create(inner) as Store, {
   listDue(...a: Parameters<Store['listDue']>) {
     listDue++;
@@ -101,6 +104,20 @@ const store: Store = Object.assign(Object.create(inner) as Store, {
       },
     },
   }),
+  // Grants reported to the parent: flow-rate-accuracy counts a start at its grant, as the store does.
+  ...(innerFlow &&
+    process.env['BENCH_FLOW'] === '1' && {
+      flow: {
+        async acquire(...a: Parameters<typeof innerFlow.acquire>) {
+          const g = await innerFlow.acquire(...a);
+          if (g.granted) send({ type: 'granted', holder: a[0], at: a[3] });
+          return g;
+        },
+        release: (...a: Parameters<typeof innerFlow.release>) => innerFlow.release(...a),
+        renew: (...a: Parameters<typeof innerFlow.renew>) => innerFlow.renew(...a),
+        list: (...a: Parameters<typeof innerFlow.list>) => innerFlow.list(...a),
+      },
+    }),
   ...(inbox && {
     inbox: {
       ...inbox,
@@ -161,9 +178,10 @@ const runner = createRunner({
       send({ type: 'hit', ms: wallMs() - (input as { sentAt: number }).sentAt, id: instanceId });
       return null;
     },
-    stamp: async ({ input, instanceId }) => {
+    stamp: async ({ input, instanceId, idempotencyKey, phase, attempt }) => {
       const { tenant, workMs } = input as { tenant: string; workMs?: number };
-      send({ type: 'began', at: Date.now(), id: instanceId, key: tenant });
+      const holder = `${idempotencyKey}#${phase}#${attempt}`;
+      send({ type: 'began', at: Date.now(), id: instanceId, key: tenant, holder });
       if (workMs) await new Promise((r) => setTimeout(r, workMs));
       return null;
     },

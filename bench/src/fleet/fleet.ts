@@ -52,8 +52,10 @@ export interface Fleet {
   queries(): Promise<number[]>;
   /** Latencies the `hit` handler reports, in arrival order (any process). */
   onHit(listener: (ms: number, id: string) => void): void;
-  /** Starts the `stamp` handler reports (epoch ms, instance, its tenant), in arrival order (any process). */
-  onBegan(listener: (at: number, id: string, key: string) => void): void;
+  /** Starts the `stamp` handler reports (epoch ms, instance, its tenant, its flow holder), in arrival order (any process). */
+  onBegan(listener: (at: number, id: string, key: string, holder: string) => void): void;
+  /** Grants of the store's flow (holder, the time counted), with `flow`, in arrival order (any process). */
+  onGranted(listener: (holder: string, at: number) => void): void;
   stop(): Promise<void>;
 }
 
@@ -79,7 +81,8 @@ export async function startFleet(o: {
   slots?: number;
 }): Promise<Fleet> {
   const hits = new Set<(ms: number, id: string) => void>();
-  const began = new Set<(at: number, id: string, key: string) => void>();
+  const began = new Set<(at: number, id: string, key: string, holder: string) => void>();
+  const granted = new Set<(holder: string, at: number) => void>();
   const children: ChildProcess[] = [];
   type Waiter = { resolve(r: ChildReply): void; reject(e: Error): void };
   const pending = new Map<ChildProcess, Waiter[]>();
@@ -103,7 +106,8 @@ export async function startFleet(o: {
     pending.set(child, []);
     child.on('message', (r: ChildReply) => {
       if (r.type === 'hit') for (const h of hits) h(r.ms, r.id);
-      else if (r.type === 'began') for (const b of began) b(r.at, r.id, r.key);
+      else if (r.type === 'began') for (const b of began) b(r.at, r.id, r.key, r.holder);
+      else if (r.type === 'granted') for (const g of granted) g(r.holder, r.at);
       else if (r.type === 'ended') {
         // A parent's end written here may be awaited by the process that started it.
         for (const c of children) if (c !== child) c.send({ cmd: 'ended', id: r.id, status: r.status });
@@ -189,6 +193,9 @@ export async function startFleet(o: {
     },
     onBegan(listener) {
       began.add(listener);
+    },
+    onGranted(listener) {
+      granted.add(listener);
     },
     async stop() {
       await Promise.all(
