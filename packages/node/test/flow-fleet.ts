@@ -97,8 +97,11 @@ export interface FleetOptions {
 export interface FlowFleet {
   readonly ledger: LedgerEntry[];
   readonly kills: Array<{ pid: number; at: number }>;
-  /** SIGKILLs worker `i` (recorded with the time) and starts another in its place. */
-  killAndRestart(i: number, downMs: number): Promise<void>;
+  /**
+   * SIGKILLs a worker that is up, chosen at random (recorded with the time), and starts another in
+   * its place `downMs` later, in the background; false when none is up but one (never the last).
+   */
+  killOne(downMs: number): boolean;
   /** Drains every worker still up. */
   stop(): Promise<void>;
 }
@@ -132,22 +135,33 @@ export async function startFlowFleet(o: FleetOptions): Promise<FlowFleet> {
     await ready;
     return child;
   };
-  const children = await Promise.all(Array.from({ length: o.workers }, spawn));
+  const children: Array<ChildProcess | undefined> = await Promise.all(Array.from({ length: o.workers }, spawn));
+  const restarts = new Set<Promise<void>>();
   return {
     ledger,
     kills,
-    async killAndRestart(i, downMs) {
+    killOne(downMs) {
+      const up = children.flatMap((c, i) => (c ? [i] : []));
+      if (up.length < 2) return false;
+      const i = up[Math.floor(Math.random() * up.length)]!;
       const child = children[i]!;
+      children[i] = undefined;
       child.kill('SIGKILL');
       kills.push({ pid: child.pid!, at: Date.now() });
-      await once(child, 'exit');
-      await new Promise((r) => setTimeout(r, downMs));
-      children[i] = await spawn();
+      const restart = (async () => {
+        await once(child, 'exit');
+        await new Promise((r) => setTimeout(r, downMs));
+        children[i] = await spawn();
+      })();
+      restarts.add(restart);
+      void restart.finally(() => restarts.delete(restart));
+      return true;
     },
     async stop() {
+      await Promise.allSettled([...restarts]);
       await Promise.all(
         children.map(async (c) => {
-          if (c.exitCode !== null || c.signalCode !== null) return;
+          if (!c || c.exitCode !== null || c.signalCode !== null) return;
           c.send('stop');
           const t = setTimeout(() => c.kill('SIGKILL'), 10_000);
           await once(c, 'exit');
