@@ -242,7 +242,11 @@ async function run(m: Extract<ChildCommand, { cmd: 'run' }>): Promise<ChildReply
         left--;
         const id = `${tag}-${seq++}`;
         if (kind !== 'postgres') started.push(id);
-        const input = items ? { items } : m.keys ? { orderId: seq, key: `k-${seq % m.keys}` } : { orderId: seq };
+        const input = items
+          ? { items }
+          : m.keys
+            ? { orderId: seq, key: `k-${seq % m.keys}` }
+            : { orderId: seq };
         const s = await runner.start(workflow, id, input);
         // A parent whose last child's end went through its inbox is ended by a worker, maybe not this call.
         let status: string = s.status;

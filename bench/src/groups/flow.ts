@@ -156,7 +156,14 @@ export const flowRateAccuracy: Group = {
     const feedMs = scaled(15_000, 3000);
     const table = 'flow_rate';
     const processes = Math.max(2, E2E_PROCESSES);
-    const fleet = await startFleet({ pgUrl: db.url, processes, concurrency: 4, slots: 16, table, flow: true });
+    const fleet = await startFleet({
+      pgUrl: db.url,
+      processes,
+      concurrency: 4,
+      slots: 16,
+      table,
+      flow: true,
+    });
     // A rate limit counts a start at its grant; a handler begins a write later. Grants come from
     // the fleet's writes and this process's (a call that may start at once is granted at its start).
     const grants = new Map<string, number>();
@@ -285,4 +292,3 @@ export const flowFairness: Group = {
 
 /** Every flow row's group. */
 export const flowGroups: Group[] = [flowConcurrencyPostgres, flowRateAccuracy, flowFairness];
-

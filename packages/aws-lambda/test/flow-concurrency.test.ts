@@ -6,8 +6,8 @@
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { once } from 'node:events';
-import { createDynamoStore } from '@stepfold/store-dynamo';
 import { flowControl, type HandlerContext, workflow } from '@stepfold/engine';
+import { createDynamoStore } from '@stepfold/store-dynamo';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLambdaApp, type SQSRecord } from '../src/index.js';
 import { clients, provision, until } from './support.js';
@@ -52,7 +52,10 @@ function mostAtOnce(ledger: readonly Entry[], key: string): number {
     .sort((a, b) => a.at - b.at || a.d - b.d);
   let now = 0;
   let most = 0;
-  for (const e of edges) most = Math.max(most, (now += e.d));
+  for (const e of edges) {
+    now += e.d;
+    most = Math.max(most, now);
+  }
   return most;
 }
 
@@ -85,7 +88,9 @@ describe('a Lambda-shaped driver (one SQS invocation at a time, no shared proces
 
     const holding = a.queue({ Records: [start('one-1', { customerId: 'c-1', hold: true })] });
     await until('the holder to run', () => gates.has('one-1'));
-    expect((await b.queue({ Records: [start('one-2', { customerId: 'c-1' })] })).batchItemFailures).toEqual([]);
+    expect((await b.queue({ Records: [start('one-2', { customerId: 'c-1' })] })).batchItemFailures).toEqual(
+      [],
+    );
     const waiting = await store.load('one-2');
     expect(waiting?.steps['charge']?.throttled?.need).toEqual({
       scope: 'flow-lambda-charge/charge',
@@ -98,11 +103,19 @@ describe('a Lambda-shaped driver (one SQS invocation at a time, no shared proces
     await holding;
     // The next event for the waiter (the stream's or the sweep's) is another invocation.
     await b.queue({ Records: [wake('one-2')] });
-    await until('the waiter to complete', async () => (await store.load('one-2'))?.status === 'completed', 15_000);
+    await until(
+      'the waiter to complete',
+      async () => (await store.load('one-2'))?.status === 'completed',
+      15_000,
+    );
     expect(at(ledger, 'one-2', 'start')).toBeGreaterThanOrEqual(at(ledger, 'one-1', 'end')!);
     expect(mostAtOnce(ledger, 'c-1')).toBe(1);
     // Nothing held or waiting once both ended (the release follows the write that ended the run).
-    await until('every hold released', async () => (await store.flow!.list({ limit: 10, now: Date.now() })).items.length === 0, 5000);
+    await until(
+      'every hold released',
+      async () => (await store.flow!.list({ limit: 10, now: Date.now() })).items.length === 0,
+      5000,
+    );
   });
 
   it('two processes: the second waits throttled, then runs after the holder ended', async () => {
@@ -144,11 +157,19 @@ describe('a Lambda-shaped driver (one SQS invocation at a time, no shared proces
       p.send({ release: 'two-1' });
       expect(await holding).toBe(0);
       await invoke(q, wake('two-2'));
-      await until('the waiter to complete', async () => (await store.load('two-2'))?.status === 'completed', 15_000);
+      await until(
+        'the waiter to complete',
+        async () => (await store.load('two-2'))?.status === 'completed',
+        15_000,
+      );
       expect(at(ledger, 'two-2', 'start')).toBeGreaterThanOrEqual(at(ledger, 'two-1', 'end')!);
       expect(mostAtOnce(ledger, 'c-2')).toBe(1);
       expect(ledger.filter((e) => e.id === 'two-2' && e.ledger === 'start')).toHaveLength(1);
-      await until('every hold released', async () => (await store.flow!.list({ limit: 10, now: Date.now() })).items.length === 0, 5000);
+      await until(
+        'every hold released',
+        async () => (await store.flow!.list({ limit: 10, now: Date.now() })).items.length === 0,
+        5000,
+      );
     } finally {
       for (const child of [p, q]) {
         child.send('stop');

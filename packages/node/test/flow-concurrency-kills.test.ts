@@ -40,7 +40,13 @@ describe('per-key concurrency across SIGKILLed worker processes', () => {
       opened.push(db);
       await db.store.setup();
       const began = Date.now();
-      const fleet = await startFlowFleet({ store: db, workers: WORKERS, slots: SLOTS, leaseMs: LEASE_MS, workMs: WORK_MS });
+      const fleet = await startFlowFleet({
+        store: db,
+        workers: WORKERS,
+        slots: SLOTS,
+        leaseMs: LEASE_MS,
+        workMs: WORK_MS,
+      });
       let killing = true;
       try {
         const producer = createRunner({

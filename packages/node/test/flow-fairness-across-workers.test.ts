@@ -23,10 +23,21 @@ describe('fairness across worker processes', () => {
       const db = openFlowStore(name, `flowfair_${name}_${process.pid}`);
       opened.push(db);
       await db.store.setup();
-      const fleet = await startFlowFleet({ store: db, workers: WORKERS, slots: SLOTS, leaseMs: 10_000, workMs: 300 });
+      const fleet = await startFlowFleet({
+        store: db,
+        workers: WORKERS,
+        slots: SLOTS,
+        leaseMs: 10_000,
+        workMs: 300,
+      });
       let asked = 0;
       try {
-        const producer = createRunner({ store: db.store, workflows: flowWorkflows, kinds: [flowControl], execute: false });
+        const producer = createRunner({
+          store: db.store,
+          workflows: flowWorkflows,
+          kinds: [flowControl],
+          execute: false,
+        });
         await inBatches(FLOOD, 25, (n) => producer.start('flow-fair-job', `a-${n}`, { tenant: 'a' }));
         asked = Date.now();
         await producer.start('flow-fair-job', 'b-0', { tenant: 'b' });
@@ -41,7 +52,9 @@ describe('fairness across worker processes', () => {
         .sort((x, y) => x.at - y.at);
       const position = after.findIndex((e) => e.id === 'b-0') + 1;
       const backlog = FLOOD - startsOf(fleet.ledger).filter((e) => e.key === 'a' && e.at < asked).length;
-      console.log(`${name}: b's job was start ${position} after it was enqueued (a's backlog then: ${backlog})`);
+      console.log(
+        `${name}: b's job was start ${position} after it was enqueued (a's backlog then: ${backlog})`,
+      );
       // A's flood was still mostly waiting, so B had all of it to wait behind.
       expect(backlog).toBeGreaterThan(WORKERS * SLOTS * 10);
       expect(position).toBeGreaterThan(0);

@@ -126,7 +126,9 @@ export async function startFlowFleet(o: FleetOptions): Promise<FlowFleet> {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     const ready = new Promise<void>((resolve, reject) => {
-      child.once('exit', (code, signal) => reject(new Error(`flow worker exited (${code ?? signal}) before it was ready`)));
+      child.once('exit', (code, signal) =>
+        reject(new Error(`flow worker exited (${code ?? signal}) before it was ready`)),
+      );
       child.on('message', (m: Record<string, unknown>) => {
         if ('ledger' in m) ledger.push(m as unknown as LedgerEntry);
         else if ('ready' in m) resolve();
@@ -135,7 +137,9 @@ export async function startFlowFleet(o: FleetOptions): Promise<FlowFleet> {
     await ready;
     return child;
   };
-  const children: Array<ChildProcess | undefined> = await Promise.all(Array.from({ length: o.workers }, spawn));
+  const children: Array<ChildProcess | undefined> = await Promise.all(
+    Array.from({ length: o.workers }, spawn),
+  );
   const restarts = new Set<Promise<void>>();
   return {
     ledger,
@@ -188,7 +192,10 @@ export interface Run {
  * The handler runs of `ledger`, each closed at its end report or else at the kill of its process
  * (a run neither ended nor killed is still going: open until now).
  */
-export function runsOf(ledger: readonly LedgerEntry[], kills: ReadonlyArray<{ pid: number; at: number }>): Run[] {
+export function runsOf(
+  ledger: readonly LedgerEntry[],
+  kills: ReadonlyArray<{ pid: number; at: number }>,
+): Run[] {
   const runs = new Map<string, Run>();
   const killedAt = new Map(kills.map((k) => [k.pid, k.at]));
   for (const e of ledger) {
@@ -245,7 +252,12 @@ export function busiestWindow(times: readonly number[], periodMs: number): numbe
 }
 
 /** Resolves once `count` instances of `workflow` are completed in `store`, else rejects after `timeoutMs`. */
-export async function allCompleted(store: Store, workflow: string, count: number, timeoutMs: number): Promise<void> {
+export async function allCompleted(
+  store: Store,
+  workflow: string,
+  count: number,
+  timeoutMs: number,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let done = 0;
   while (Date.now() < deadline) {
@@ -263,7 +275,11 @@ export async function allCompleted(store: Store, workflow: string, count: number
 }
 
 /** Runs `start(i)` for i in 0..count-1, `width` at a time. */
-export async function inBatches(count: number, width: number, start: (i: number) => Promise<unknown>): Promise<void> {
+export async function inBatches(
+  count: number,
+  width: number,
+  start: (i: number) => Promise<unknown>,
+): Promise<void> {
   for (let i = 0; i < count; i += width)
     await Promise.all(Array.from({ length: Math.min(width, count - i) }, (_, k) => start(i + k)));
 }

@@ -41,14 +41,25 @@ describe('a rate limit per tenant across worker processes', () => {
       const db = openFlowStore(name, `flowrate_${name}_${process.pid}`);
       opened.push(db);
       await db.store.setup();
-      const fleet = await startFlowFleet({ store: db, workers: WORKERS, slots: 8, leaseMs: 10_000, workMs: 10 });
+      const fleet = await startFlowFleet({
+        store: db,
+        workers: WORKERS,
+        slots: 8,
+        leaseMs: 10_000,
+        workMs: 10,
+      });
       let sent = 0;
       try {
         // The producer's writes take the first grants (a call that may start at once).
         const store = withGrantLog(db.store, (holder: string, at: number) =>
           fleet.ledger.push({ ledger: 'grant', holder, at }),
         );
-        const producer = createRunner({ store, workflows: flowWorkflows, kinds: [flowControl], execute: false });
+        const producer = createRunner({
+          store,
+          workflows: flowWorkflows,
+          kinds: [flowControl],
+          execute: false,
+        });
         // Each tenant's calls arrive at FEED_PER_SEC, a backlog that grows by 2 a second.
         const t0 = Date.now();
         for (let elapsed = 0; elapsed < FEED_MS; elapsed = Date.now() - t0) {

@@ -40,7 +40,12 @@ export function flowWorkflows(timeoutMs) {
 export function flowDesign(i) {
   const customer = i % FLOW_CUSTOMERS;
   const input = { fate: 'ok', customer: `c-${customer}`, tenant: `t-${customer % FLOW_TENANTS}` };
-  return { workflow: 'soak-flow', input: /** @type {import('./workflows.mjs').SoakInput} */ (input), status: 'completed', compensated: [] };
+  return {
+    workflow: 'soak-flow',
+    input: /** @type {import('./workflows.mjs').SoakInput} */ (input),
+    status: 'completed',
+    compensated: [],
+  };
 }
 
 /**
@@ -146,7 +151,9 @@ export function checkFlow(records, deaths) {
     for (const e of edges) {
       now += e.d;
       if (now > FLOW_LIMITS.perCustomer) {
-        violations.push(`${customer}: ${now} runs at once at ${e.at} (limit ${FLOW_LIMITS.perCustomer}), one of ${e.holder}`);
+        violations.push(
+          `${customer}: ${now} runs at once at ${e.at} (limit ${FLOW_LIMITS.perCustomer}), one of ${e.holder}`,
+        );
         break;
       }
     }
@@ -157,7 +164,9 @@ export function checkFlow(records, deaths) {
     for (let i = 0, j = 0; i < times.length; i++) {
       while (/** @type {number} */ (times[i]) - /** @type {number} */ (times[j]) >= FLOW_LIMITS.periodMs) j++;
       if (i - j + 1 > FLOW_LIMITS.perTenant) {
-        violations.push(`${tenant}: ${i - j + 1} starts within ${FLOW_LIMITS.periodMs} ms from ${times[j]} (limit ${FLOW_LIMITS.perTenant})`);
+        violations.push(
+          `${tenant}: ${i - j + 1} starts within ${FLOW_LIMITS.periodMs} ms from ${times[j]} (limit ${FLOW_LIMITS.perTenant})`,
+        );
         break;
       }
     }

@@ -164,7 +164,8 @@ if (workload === 'flow') {
   if (values.kills !== 'on') plans.push({ mode, kills: false, trees: false });
   if (values['compare-loop'] && mode !== 'loop') plans.push({ mode: 'loop', kills: true, trees: false });
 }
-if (workload !== 'mixed' && workload !== 'flow') plans.push({ mode, kills: values.kills !== 'off', trees: true });
+if (workload !== 'mixed' && workload !== 'flow')
+  plans.push({ mode, kills: values.kills !== 'off', trees: true });
 
 /** @type {string[]} */
 const summaries = [];

@@ -110,7 +110,9 @@ export function openStore(kind, url, ns, claimMs) {
           await pool.end();
         },
         drop: async () => {
-          const tables = ['', '$sent', '$flow', '$stream', '$chunk', '$fair'].map((t) => `"${PG_SCHEMA}"."${ns}${t}"`);
+          const tables = ['', '$sent', '$flow', '$stream', '$chunk', '$fair'].map(
+            (t) => `"${PG_SCHEMA}"."${ns}${t}"`,
+          );
           await pool.query(`DROP TABLE IF EXISTS ${tables.join(', ')}`);
           await pool.query(`DELETE FROM "${PG_SCHEMA}".stepfold_migrations WHERE table_name = $1`, [ns]);
         },
