@@ -12,6 +12,7 @@ import { dryRunPostgres } from './groups/dry-run.js';
 import { e2ePostgres, e2ePostgresBusy } from './groups/e2e.js';
 import { e2eGroups } from './groups/e2e-stores.js';
 import { flatCost } from './groups/flat-cost.js';
+import { flowGroups } from './groups/flow.js';
 import { reducer } from './groups/reducer.js';
 import { requestsDynamo } from './groups/requests-dynamo.js';
 import { runnerMemory } from './groups/runner-memory.js';
@@ -44,6 +45,7 @@ const GROUPS: Group[] = [
   idleQueries,
   ...streamGroups,
   ...e2eGroups,
+  ...flowGroups,
   requestsDynamo,
   coldStartLambda,
 ];

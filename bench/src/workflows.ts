@@ -46,3 +46,50 @@ export const processBatch: Handler<{ doc: string; events: unknown[] }> = ({ inpu
   iteration: Number(idempotencyKey.slice(idempotencyKey.lastIndexOf('/') + 1)),
   count: input.events.length,
 });
+
+/** Keys of the flow-limited linear workflow's instances, and each key's limit of running tasks. */
+export const FLOW_KEYS = 100;
+export const FLOW_KEY_LIMIT = 4;
+
+/** The linear workflow with every task limited to FLOW_KEY_LIMIT at once per `input.key`. */
+export const linear10Flow: WorkflowDefinition = defineWorkflow({
+  name: 'bench-linear-flow',
+  version: 1,
+  start: LINEAR_STEPS[0]!,
+  steps: Object.fromEntries(
+    LINEAR_STEPS.map((id, i) => {
+      const next = LINEAR_STEPS[i + 1];
+      const concurrency = { key: 'input.key', limit: FLOW_KEY_LIMIT };
+      return [id, { kind: 'task', handler: 'noop', concurrency, ...(next === undefined ? {} : { next }) }];
+    }),
+  ),
+});
+
+/** Starts per second per tenant that flow-rate-accuracy's workflow lets through (a sliding window of 1 s). */
+export const FLOW_RATE_LIMIT = 50;
+
+/** One task, at most FLOW_RATE_LIMIT starts per tenant in any second; its handler reports its start. */
+export const rateLimited: WorkflowDefinition = defineWorkflow({
+  name: 'bench-flow-rate',
+  version: 1,
+  start: 'call',
+  steps: {
+    call: {
+      kind: 'task',
+      handler: 'stamp',
+      rateLimit: { key: 'input.tenant', limit: FLOW_RATE_LIMIT, periodMs: 1000 },
+    },
+  },
+});
+
+/** One task whose handler reports its start and works `input.workMs`; due work taken in turns by tenant. */
+export const fairJob: WorkflowDefinition = defineWorkflow({
+  name: 'bench-flow-fair',
+  version: 1,
+  fairness: { key: 'input.tenant' },
+  start: 'work',
+  steps: { work: { kind: 'task', handler: 'stamp' } },
+});
+
+/** The flow rows' workflows (a fleet started with `flow` registers them, with `flowControl`). */
+export const FLOW_WORKFLOWS = [linear10Flow, rateLimited, fairJob];

@@ -17,7 +17,7 @@ import {
   step,
 } from '@stepfold/engine';
 import { wallMs } from '../peers/common.js';
-import { LINEAR_STEPS, linear10, noop } from '../workflows.js';
+import { FLOW_WORKFLOWS, LINEAR_STEPS, linear10, noop } from '../workflows.js';
 import { openChildStore, type RawRow, type StoreKind } from './child-stores.js';
 import { signalProbe, timerProbe } from './probes.js';
 import { PARENTS, TREE_WORKFLOWS } from './trees.js';
@@ -34,6 +34,8 @@ export type ChildCommand =
       items?: number;
       /** Record the largest snapshot JSON each instance of `workflow` wrote (costs a stringify per write). */
       bytes?: boolean;
+      /** Each instance's input also has `key: 'k-<n mod keys>'` (the flow-limited workflow's key). */
+      keys?: number;
     }
   | { cmd: 'ended'; id: string; status: string }
   | { cmd: 'raw'; ms: number; snapshot: Snapshot }
@@ -66,7 +68,11 @@ export type ChildReply =
   | { type: 'ended'; id: string; status: string }
   | { type: 'raw'; updates: number; seconds: number; cpuMs: number }
   | { type: 'queries'; listDue: number }
-  | { type: 'hit'; ms: number; id: string };
+  | { type: 'hit'; ms: number; id: string }
+  /** The `stamp` handler began (epoch ms), for the instance of `id` whose input's tenant is `key`, as flow holder `holder`. */
+  | { type: 'began'; at: number; id: string; key: string; holder: string }
+  /** The store's flow granted `holder` at `at` (the time a rate limit counts its start at). */
+  | { type: 'granted'; holder: string; at: number };
 
 const send = (m: ChildReply) => process.send!(m);
 const concurrency = Number(process.env['BENCH_CONCURRENCY'] ?? 2);
@@ -83,6 +89,7 @@ const inner = db.store;
 let listDue = 0;
 const claims = inner.claims;
 const inbox = inner.inbox;
+const innerFlow = inner.flow;
 const store: Store = Object.assign(Object.create(inner) as Store, {
   listDue(...a: Parameters<Store['listDue']>) {
     listDue++;
@@ -97,6 +104,20 @@ const store: Store = Object.assign(Object.create(inner) as Store, {
       },
     },
   }),
+  // Grants reported to the parent: flow-rate-accuracy counts a start at its grant, as the store does.
+  ...(innerFlow &&
+    process.env['BENCH_FLOW'] === '1' && {
+      flow: {
+        async acquire(...a: Parameters<typeof innerFlow.acquire>) {
+          const g = await innerFlow.acquire(...a);
+          if (g.granted) send({ type: 'granted', holder: a[0], at: a[3] });
+          return g;
+        },
+        release: (...a: Parameters<typeof innerFlow.release>) => innerFlow.release(...a),
+        renew: (...a: Parameters<typeof innerFlow.renew>) => innerFlow.renew(...a),
+        list: (...a: Parameters<typeof innerFlow.list>) => innerFlow.list(...a),
+      },
+    }),
   ...(inbox && {
     inbox: {
       ...inbox,
@@ -112,7 +133,10 @@ await inner.setup();
 const started: string[] = [];
 
 const composition = process.env['BENCH_COMPOSITION'] === '1';
-const kinds = composition ? [(await import('@stepfold/engine')).composition] : [];
+// With BENCH_FLOW=1 the flow rows' workflows (flow limits, fairness) run too.
+const flow = process.env['BENCH_FLOW'] === '1';
+const engine = await import('@stepfold/engine');
+const kinds = [...(composition ? [engine.composition] : []), ...(flow ? [engine.flowControl] : [])];
 
 // Ends of parent workflows (trees.ts), written here or reported by another process, until a
 // `run` waiting for them takes them; and those waiting.
@@ -131,7 +155,13 @@ let maxBytes = 0;
 
 const runner = createRunner({
   store,
-  workflows: [linear10, signalProbe, timerProbe, ...(composition ? TREE_WORKFLOWS : [])],
+  workflows: [
+    linear10,
+    signalProbe,
+    timerProbe,
+    ...(composition ? TREE_WORKFLOWS : []),
+    ...(flow ? FLOW_WORKFLOWS : []),
+  ],
   kinds,
   ...(composition && {
     onWritten(s: Snapshot) {
@@ -146,6 +176,13 @@ const runner = createRunner({
     noop,
     hit: ({ input, instanceId }) => {
       send({ type: 'hit', ms: wallMs() - (input as { sentAt: number }).sentAt, id: instanceId });
+      return null;
+    },
+    stamp: async ({ input, instanceId, idempotencyKey, phase, attempt }) => {
+      const { tenant, workMs } = input as { tenant: string; workMs?: number };
+      const holder = `${idempotencyKey}#${phase}#${attempt}`;
+      send({ type: 'began', at: Date.now(), id: instanceId, key: tenant, holder });
+      if (workMs) await new Promise((r) => setTimeout(r, workMs));
       return null;
     },
   },
@@ -205,7 +242,12 @@ async function run(m: Extract<ChildCommand, { cmd: 'run' }>): Promise<ChildReply
         left--;
         const id = `${tag}-${seq++}`;
         if (kind !== 'postgres') started.push(id);
-        const s = await runner.start(workflow, id, items ? { items } : { orderId: seq });
+        const input = items
+          ? { items }
+          : m.keys
+            ? { orderId: seq, key: `k-${seq % m.keys}` }
+            : { orderId: seq };
+        const s = await runner.start(workflow, id, input);
         // A parent whose last child's end went through its inbox is ended by a worker, maybe not this call.
         let status: string = s.status;
         if (!isTerminal(s.status) && PARENTS.has(workflow)) status = await ending(id);

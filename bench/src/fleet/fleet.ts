@@ -31,6 +31,8 @@ export interface RunOptions {
   items?: number;
   /** Record the largest snapshot written (a JSON.stringify per write: not for timed rounds). */
   bytes?: boolean;
+  /** Each instance's input also has `key: 'k-<n mod keys>'` (the flow-limited workflow's key). */
+  keys?: number;
 }
 
 /** Worker processes ready for commands. */
@@ -50,6 +52,10 @@ export interface Fleet {
   queries(): Promise<number[]>;
   /** Latencies the `hit` handler reports, in arrival order (any process). */
   onHit(listener: (ms: number, id: string) => void): void;
+  /** Starts the `stamp` handler reports (epoch ms, instance, its tenant, its flow holder), in arrival order (any process). */
+  onBegan(listener: (at: number, id: string, key: string, holder: string) => void): void;
+  /** Grants of the store's flow (holder, the time counted), with `flow`, in arrival order (any process). */
+  onGranted(listener: (holder: string, at: number) => void): void;
   stop(): Promise<void>;
 }
 
@@ -66,6 +72,8 @@ export async function startFleet(o: {
   groupCommit?: boolean;
   /** Pass `kinds: [composition]` and register the map and child workflows (trees.ts). */
   composition?: boolean;
+  /** Pass `flowControl` and register the flow rows' workflows (workflows.ts). */
+  flow?: boolean;
   /**
    * Handler slots of each process's worker (default `concurrency`, at least 4). The drivers keep
    * `concurrency` workflows in flight whatever this is; a map uses the slots up to its `maxConcurrency`.
@@ -73,6 +81,8 @@ export async function startFleet(o: {
   slots?: number;
 }): Promise<Fleet> {
   const hits = new Set<(ms: number, id: string) => void>();
+  const began = new Set<(at: number, id: string, key: string, holder: string) => void>();
+  const granted = new Set<(holder: string, at: number) => void>();
   const children: ChildProcess[] = [];
   type Waiter = { resolve(r: ChildReply): void; reject(e: Error): void };
   const pending = new Map<ChildProcess, Waiter[]>();
@@ -86,6 +96,7 @@ export async function startFleet(o: {
         BENCH_TABLE: o.table ?? 'instances',
         BENCH_GROUP_COMMIT: o.groupCommit ? '1' : '0',
         BENCH_COMPOSITION: o.composition ? '1' : '0',
+        BENCH_FLOW: o.flow ? '1' : '0',
         BENCH_SLOTS: String(o.slots ?? 0),
       },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -95,6 +106,8 @@ export async function startFleet(o: {
     pending.set(child, []);
     child.on('message', (r: ChildReply) => {
       if (r.type === 'hit') for (const h of hits) h(r.ms, r.id);
+      else if (r.type === 'began') for (const b of began) b(r.at, r.id, r.key, r.holder);
+      else if (r.type === 'granted') for (const g of granted) g(r.holder, r.at);
       else if (r.type === 'ended') {
         // A parent's end written here may be awaited by the process that started it.
         for (const c of children) if (c !== child) c.send({ cmd: 'ended', id: r.id, status: r.status });
@@ -177,6 +190,12 @@ export async function startFleet(o: {
     },
     onHit(listener) {
       hits.add(listener);
+    },
+    onBegan(listener) {
+      began.add(listener);
+    },
+    onGranted(listener) {
+      granted.add(listener);
     },
     async stop() {
       await Promise.all(

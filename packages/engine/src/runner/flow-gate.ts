@@ -36,6 +36,8 @@ export class FlowGate implements FlowGatePort {
     private readonly clock: () => number,
     /** Ticks instances that waited for a slot that just freed (not awaited by the write). */
     private readonly wake: (ids: readonly string[]) => void,
+    /** The instance as stored now: what a failed write gives back depends on it. */
+    private readonly stored: (id: string) => Promise<Snapshot | null>,
   ) {}
 
   /**
@@ -72,7 +74,7 @@ export class FlowGate implements FlowGatePort {
         }
       }
     } catch (e) {
-      this.giveBack(taken);
+      this.giveBack(next.id, taken);
       throw e;
     }
     return { next, transitions, taken };
@@ -94,16 +96,30 @@ export class FlowGate implements FlowGatePort {
     try {
       await save(g.next);
     } catch (e) {
-      this.giveBack(g.taken);
+      this.giveBack(next.id, g.taken);
       throw e;
     }
     this.settled(prev, g.next);
     return g;
   }
 
-  /** After a failed save: the holders the write took are released (waiters they held off are ticked). */
-  giveBack(taken: readonly string[]): void {
-    if (taken.length) this.release(taken);
+  /**
+   * After a failed write: the holders it took are released (waiters they held off are ticked),
+   * except those the instance as stored holds. A holder is one per attempt, and the store grants
+   * a holder that holds already again: two writers of one instance that reduced the same version
+   * both take its attempt's holder, and the one whose save lost must not free the slot of the
+   * attempt the other saved and runs. When the instance cannot be read, all are released.
+   */
+  giveBack(id: string, taken: readonly string[]): void {
+    if (!taken.length) return;
+    this.stored(id).then(
+      (s) => {
+        const held = new Set(s ? flowChanges(null, s).acquire.map((a) => a.holder) : []);
+        const free = taken.filter((h) => !held.has(h));
+        if (free.length) this.release(free);
+      },
+      () => this.release(taken),
+    );
   }
 
   /** After a successful save: what the write ended is released, moved leases renewed. */
@@ -142,9 +158,14 @@ export function flowGate({ store, clock, registry, tick }: FlowGateOptions): Flo
         setTimeout(() => wake(id, tries + 1), 20 * 2 ** tries);
     });
   };
-  return new FlowGate(store.flow, clock, (ids) => {
-    for (const id of ids) wake(id, 0);
-  });
+  return new FlowGate(
+    store.flow,
+    clock,
+    (ids) => {
+      for (const id of ids) wake(id, 0);
+    },
+    (id) => store.load(id),
+  );
 }
 
 /**

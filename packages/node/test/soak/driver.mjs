@@ -18,6 +18,7 @@ import { createRunner, isStepfoldError } from '@stepfold/engine';
 import { runWorkers } from '../../dist/index.js';
 import { startFaultProxy } from './fault-proxy.mjs';
 import { playFaults } from './fault-schedule.mjs';
+import { checkFlow, flowDesign, flowHandlers, flowWorkflows, withGrantLog } from './flow-workload.mjs';
 import { drain, fleetStats, giveBacks, latency, races, rate, secs as s1 } from './metrics.mjs';
 import { LogTail, openOracleLog } from './oracle-log.mjs';
 import { checkChildren, checkLog, checkSnapshots, describeTask, listIds } from './oracles.mjs';
@@ -28,7 +29,9 @@ import { design, KINDS, soakHandlers, soakWorkflows, TIMEOUT_MS, treeDesign } fr
  * @typedef {import('@stepfold/engine').Snapshot} Snapshot
  * @typedef {object} SoakOptions
  * @property {import('./stores.mjs').StoreKind} kind
- * @property {number} instances mixed workflows (retries, compensation, parallel branches)
+ * @property {number} instances mixed workflows (retries, compensation, parallel branches), or with
+ *   `flow` the flow workload's orders (flow-workload.mjs: limits per customer and per tenant)
+ * @property {boolean} [flow] the instances are the flow workload's (default false)
  * @property {number} [trees] tree workflows besides them (default 0)
  * @property {number} [crashEvery] with kills on, worker processes also SIGKILL themselves in a child
  *   workflow's crash window, one in this many (default 0: never)
@@ -103,9 +106,10 @@ export async function runSoak(o) {
   // The driver only writes events: execute: false hands every task they dispatch to the workers.
   const timeoutMs = o.timeoutMs ?? TIMEOUT_MS;
   const runner = createRunner({
-    store,
-    workflows: soakWorkflows(timeoutMs),
-    handlers: soakHandlers(log.call),
+    // The driver's starts take the first grants of the flow workload's limits: recorded too (G).
+    store: withGrantLog(store, log.grant),
+    workflows: [...soakWorkflows(timeoutMs), ...flowWorkflows(timeoutMs)],
+    handlers: { ...soakHandlers(log.call), ...flowHandlers(log.call, log.flow) },
     hooks: log.hooks,
     execute: false,
     kinds: KINDS,
@@ -113,7 +117,9 @@ export async function runSoak(o) {
   // Trees are spread evenly among the mixed workflows.
   const trees = o.trees ?? 0;
   /** @type {Array<[string, import('./workflows.mjs').Design]>} */
-  const plan = Array.from({ length: o.instances }, (_, i) => [`${o.kind}-${i}`, design(i)]);
+  const plan = Array.from({ length: o.instances }, (_, i) =>
+    o.flow ? [`${o.kind}-flow-${i}`, flowDesign(i)] : [`${o.kind}-${i}`, design(i)],
+  );
   for (let j = trees - 1; j >= 0; j--) {
     const id = `${o.kind}-tree-${j}`;
     plan.splice(Math.floor(((j + 1) * o.instances) / (trees + 1)), 0, [id, treeDesign(j, id)]);
@@ -130,6 +136,8 @@ export async function runSoak(o) {
   const serving = new Set();
   /** @type {Array<{ index: number, pid: number, how: string }>} exits the driver did not cause */
   const exits = [];
+  /** @type {Map<number, number>} when each worker process died, by pid: its kill, else its exit */
+  const deaths = new Map();
   const fleet = runWorkers({
     module: new URL('./worker.mjs', import.meta.url),
     processes: o.processes ?? 3,
@@ -150,6 +158,7 @@ export async function runSoak(o) {
     killAfterMs: 10_000,
     on: {
       exit(index, pid, code, signal, expected) {
+        if (!deaths.has(pid)) deaths.set(pid, Date.now());
         // A worker that killed itself in a crash window says so in its log: sorted out at the end.
         if (!expected && !killed.has(pid)) exits.push({ index, pid, how: String(signal ?? code) });
       },
@@ -224,6 +233,7 @@ export async function runSoak(o) {
       if (!running || live.length < 2) continue;
       const pid = /** @type {number} */ (live[Math.floor(Math.random() * live.length)]);
       killed.add(pid);
+      deaths.set(pid, Date.now());
       try {
         process.kill(pid, 'SIGKILL');
         kills++;
@@ -338,6 +348,8 @@ export async function runSoak(o) {
     ...checkChildren(done, snapshots, children, leaves),
     ...checkLog(records).violations,
   ];
+  const flow = o.flow ? checkFlow(records, deaths) : undefined;
+  if (flow) violations.push(...flow.violations);
   const { calls, reruns } = checkLog(records);
   // Latency leaves out the hold instances designed to be cancelled: they wait for the driver's
   // cancel, which it sends when it next reads their reserve's record (every 0.5 s, or its 10 s
@@ -383,7 +395,7 @@ export async function runSoak(o) {
     `give-backs=${gb.total} max-per-attempt=${gb.maxPerAttempt} ` +
     `conflicts=${fleetCounters.conflicts} writes=${fleetCounters.writes} conflict-rate=${rate(fleetCounters.conflicts, fleetCounters.writes)} ` +
     `lost-races=${races(fleetCounters.lostRaces)} lost-takes=${fleetCounters.lostTakes} driver-conflicts=${runner.stats.conflicts} ` +
-    `handler-calls=${calls} reruns=${reruns}${trees ? ` late-child-reports=${lateReports}` : ''} crashes=${crashes.length}${ok ? '' : ` kept=${ns} log=${logDir}`}`;
+    `handler-calls=${calls} reruns=${reruns}${trees ? ` late-child-reports=${lateReports}` : ''}${flow ? ` flow-runs=${flow.runs} killed-runs=${flow.killed}` : ''} crashes=${crashes.length}${ok ? '' : ` kept=${ns} log=${logDir}`}`;
   log.close();
   if (ok) {
     await drop().catch(() => {});

@@ -17,7 +17,8 @@ import { join } from 'node:path';
  * Opens `<dir>/<name>.log` for appending; returns the handler call recorder, the runner hooks
  * that record every step completion (S), completed compensation (K), map item completed (I) and
  * undone (U), task given back (R) and end of an instance (T), the recorder of a process's counters
- * (W) and that of a crash window it is about to die in (X).
+ * (W), that of a crash window it is about to die in (X), and the flow workload's runs (F) and
+ * grants (G).
  * @param {string} dir
  * @param {string} name
  */
@@ -66,6 +67,10 @@ export function openOracleLog(dir, name) {
   return {
     /** @param {Call} c */
     call: (c) => write(['H', c.instance, c.step, c.phase, c.attempt, c.key, c.outcome, name]),
+    /** A flow workload run's start or end (flow-workload.mjs). @param {Array<string | number>} fields */
+    flow: (fields) => write(['F', ...fields]),
+    /** The store's flow granted `holder` at `at`. @param {string} holder @param {number} at */
+    grant: (holder, at) => write(['G', holder, at]),
     hooks,
     /**
      * The process's counters so far (a later line replaces an earlier one of the same process).

@@ -31,10 +31,13 @@
 // applied once). A run of its own, so the self-kills do not weigh on the mixed workflows' latency figures.
 //
 //   node packages/node/test/soak/run.mjs [--stores postgres,redis,mongo,dynamo] [--instances <n>]
-//     [--trees <n>] [--crash-every 5] [--workload both|mixed|trees] [--mode worker|loop] [--kills both|on|off] [--compare-loop]
+//     [--trees <n>] [--crash-every 5] [--workload both|mixed|trees|flow] [--mode worker|loop] [--kills both|on|off] [--compare-loop]
 //     [--budget-s <per run>] [--no-restart] [--processes 3] [--claim-ms <ms>] [--timeout-ms 2000]
 //     [--rate <starts/s>] [--in-flight <n>] [--loop-limit 10] [--faults on|off] [--drain-ratio 2]
 //
+// --workload flow runs the flow-controlled workload instead (flow-workload.mjs): orders under a
+// concurrency limit per customer and a rate limit per tenant, with the kills (no restart, no network
+// faults, on the shared servers), checked never to exceed either limit.
 // --instances defaults to 10,000; --trees to 100, each with five children; --crash-every 0 turns
 // the crash windows off (the tree run then has only the outside kills); --kills off runs the trees
 // without kills or windows; --faults off runs the faulted run without network faults (kills and restart
@@ -144,21 +147,25 @@ if (!['on', 'off'].includes(values.faults)) throw new Error('--faults must be on
 const faultsOn = values.faults === 'on';
 const maxDrainRatio = Number(values['drain-ratio']);
 const workload = values.workload;
-if (!['both', 'mixed', 'trees'].includes(workload))
-  throw new Error('--workload must be both, mixed or trees');
+if (!['both', 'mixed', 'trees', 'flow'].includes(workload))
+  throw new Error('--workload must be both, mixed, trees or flow');
 
 /**
- * @typedef {{ mode: 'worker' | 'loop', kills: boolean, trees: boolean }} Plan
+ * @typedef {{ mode: 'worker' | 'loop', kills: boolean, trees: boolean, flow?: boolean }} Plan
  * @typedef {Plan & { result?: Awaited<ReturnType<typeof runSoak>> }} Done
  */
 /** @type {Plan[]} */
 const plans = [];
-if (workload !== 'trees') {
+if (workload === 'flow') {
+  if (values.kills !== 'off') plans.push({ mode, kills: true, trees: false, flow: true });
+  if (values.kills !== 'on') plans.push({ mode, kills: false, trees: false, flow: true });
+} else if (workload !== 'trees') {
   if (values.kills !== 'off') plans.push({ mode, kills: true, trees: false });
   if (values.kills !== 'on') plans.push({ mode, kills: false, trees: false });
   if (values['compare-loop'] && mode !== 'loop') plans.push({ mode: 'loop', kills: true, trees: false });
 }
-if (workload !== 'mixed') plans.push({ mode, kills: values.kills !== 'off', trees: true });
+if (workload !== 'mixed' && workload !== 'flow')
+  plans.push({ mode, kills: values.kills !== 'off', trees: true });
 
 /** @type {string[]} */
 const summaries = [];
@@ -174,13 +181,15 @@ for (const kind of kinds) {
     const instances = plan.trees ? 0 : Number(values.instances ?? INSTANCES[kind]);
     const trees = plan.trees ? Number(values.trees ?? TREES[kind]) : 0;
     // The baseline runs clean: no kill and no server restart.
-    const restart = plan.kills && !values['no-restart'] && RESTARTABLE[kind] !== undefined;
+    const restart = plan.kills && !plan.flow && !values['no-restart'] && RESTARTABLE[kind] !== undefined;
     // The network faults go with the kills and the restart, in the run the baseline is compared with.
-    const faults = faultsOn && plan.kills && !plan.trees && plan.mode === mode;
+    const faults = faultsOn && plan.kills && !plan.trees && !plan.flow && plan.mode === mode;
     const [kMin, kMax] = KILL_EVERY_MS[kind];
     const what = plan.kills ? `kills every ${kMin / 1000}-${kMax / 1000} s` : 'no kills';
     const windows = plan.kills && crashEvery > 0 && trees > 0 ? `, crash windows 1 in ${crashEvery}` : '';
-    const work = plan.trees ? `${trees} trees (${trees * 6} instances)` : `${instances} workflows`;
+    const work = plan.trees
+      ? `${trees} trees (${trees * 6} instances)`
+      : `${instances} ${plan.flow ? 'flow-limited orders' : 'workflows'}`;
     console.log(
       `[${kind}] ${plan.mode} mode, ${work}, ${what}${windows}${restart ? ', one server restart' : ''}${faults ? ', network faults' : ''}`,
     );
@@ -199,10 +208,11 @@ for (const kind of kinds) {
         maxInFlight: Number(values['in-flight'] ?? PACE[kind].inFlight),
         restart,
         // Every run of a store with a server of the soak's own runs on it: the same server for the
-        // faulted run and its baseline.
-        ownServer: RESTARTABLE[kind] !== undefined,
+        // faulted run and its baseline. The flow workload restarts nothing: the shared servers.
+        ownServer: RESTARTABLE[kind] !== undefined && !plan.flow,
         // Both through the fault proxy: the baseline pays the same hop as the faulted run.
-        proxy: true,
+        proxy: !plan.flow,
+        flow: plan.flow ?? false,
         ...(faults ? { faults: SOAK_FAULTS, repeatFaults: true, maxBlackholes: 2 } : {}),
         ...(values['claim-ms'] ? { claimMs: Number(values['claim-ms']) } : {}),
         timeoutMs: Number(values['timeout-ms']),
@@ -240,7 +250,7 @@ for (const kind of kinds) {
  */
 function drainRatio(done) {
   const get = (/** @type {boolean} */ kills) =>
-    done.find((d) => d.mode === mode && d.kills === kills && !d.trees)?.result?.drain;
+    done.find((d) => d.mode === mode && d.kills === kills && !d.trees && !d.flow)?.result?.drain;
   const f = get(true);
   const c = get(false);
   if (!f || !c) return null;

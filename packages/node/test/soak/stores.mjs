@@ -110,7 +110,10 @@ export function openStore(kind, url, ns, claimMs) {
           await pool.end();
         },
         drop: async () => {
-          await pool.query(`DROP TABLE IF EXISTS "${PG_SCHEMA}"."${ns}", "${PG_SCHEMA}"."${ns}$sent"`);
+          const tables = ['', '$sent', '$flow', '$stream', '$chunk', '$fair'].map(
+            (t) => `"${PG_SCHEMA}"."${ns}${t}"`,
+          );
+          await pool.query(`DROP TABLE IF EXISTS ${tables.join(', ')}`);
           await pool.query(`DELETE FROM "${PG_SCHEMA}".stepfold_migrations WHERE table_name = $1`, [ns]);
         },
       };

@@ -8,6 +8,7 @@
 import { createRunner, createWorker } from '@stepfold/engine';
 import { fleetFromEnv, serveWorker } from '../../dist/index.js';
 import { crashingStore } from './crash-windows.mjs';
+import { flowHandlers, flowWorkflows, withGrantLog } from './flow-workload.mjs';
 import { createLoopWorker } from './loop-worker.mjs';
 import { openOracleLog } from './oracle-log.mjs';
 import { openStore } from './stores.mjs';
@@ -28,10 +29,13 @@ const { store, close } = openStore(kind, env('SOAK_URL'), env('SOAK_NS'), claimM
 const log = openOracleLog(env('SOAK_LOG_DIR'), `w${env('STEPFOLD_WORKER_INDEX')}-${process.pid}`);
 // SOAK_CRASH_EVERY=n: this process SIGKILLs itself in a child workflow's crash window, one in n.
 const crashEvery = Number(process.env.SOAK_CRASH_EVERY || 0);
+// Grants of the store's flow are recorded (G) for the flow workload's oracle.
+const logged = withGrantLog(store, log.grant);
+const timeoutMs = Number(env('SOAK_TIMEOUT_MS'));
 const runner = createRunner({
-  store: crashEvery > 0 ? crashingStore(store, crashEvery, log.crash) : store,
-  workflows: soakWorkflows(Number(env('SOAK_TIMEOUT_MS'))),
-  handlers: soakHandlers(log.call),
+  store: crashEvery > 0 ? crashingStore(logged, crashEvery, log.crash) : logged,
+  workflows: [...soakWorkflows(timeoutMs), ...flowWorkflows(timeoutMs)],
+  handlers: { ...soakHandlers(log.call), ...flowHandlers(log.call, log.flow) },
   hooks: log.hooks,
   kinds: KINDS,
 });

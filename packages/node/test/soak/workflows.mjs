@@ -3,10 +3,10 @@
 // JSDoc types, checked by tsc through checkJs): the forked worker processes run plain node, which
 // cannot load TypeScript on Node 20, and the driver imports the same definitions.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { composition, defineWorkflow, TaskError, workflow } from '@stepfold/engine';
+import { composition, defineWorkflow, flowControl, TaskError, workflow } from '@stepfold/engine';
 
-/** The tree workload's child and map steps: every runner of the soak (driver and workers) passes these kinds. */
-export const KINDS = [composition];
+/** The tree workload's child and map steps and the flow workload's limits: every runner of the soak (driver and workers) passes these kinds. */
+export const KINDS = [composition, flowControl];
 
 /**
  * Handler deadline: short, so the tasks of a SIGKILLed worker come back within seconds. The same

@@ -1,0 +1,285 @@
+import { type ChildProcess, fork } from 'node:child_process';
+import { once } from 'node:events';
+import type { Store } from '@stepfold/engine';
+import { createPostgresStore } from '@stepfold/store-postgres';
+import { createRedisStore } from '@stepfold/store-redis';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+
+// What the flow-control tests across worker processes share: the two stores (each test under a
+// namespace of its own: a schema, a key prefix), worker processes of fixtures/flow-worker.mjs that
+// can be SIGKILLed and started again, and the ledger their handlers report to.
+
+const PG_URL = process.env.STEPFOLD_PG_URL ?? 'postgres://stepfold:stepfold@127.0.0.1:5432/stepfold';
+const REDIS_URL = process.env.STEPFOLD_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** A store the flow tests run on, under a namespace of one test's own. */
+export interface FlowStoreCase {
+  name: 'postgres' | 'redis';
+  url: string;
+  /** The schema (PostgreSQL) or key prefix (Redis) the workers are given. */
+  namespace: string;
+  store: Store;
+  /** Removes everything the test wrote, then lets go of the client. */
+  drop(): Promise<void>;
+}
+
+/** The PostgreSQL or Redis store under namespace `tag` (a schema; a hash-tagged key prefix). */
+export function openFlowStore(name: 'postgres' | 'redis', tag: string): FlowStoreCase {
+  if (name === 'postgres') {
+    const pool = new pg.Pool({ connectionString: PG_URL, max: 6 });
+    return {
+      name,
+      url: PG_URL,
+      namespace: tag,
+      store: createPostgresStore({ pool, schema: tag }),
+      async drop() {
+        await pool.query(`DROP SCHEMA IF EXISTS "${tag}" CASCADE`);
+        await pool.end();
+      },
+    };
+  }
+  const client = new Redis(REDIS_URL);
+  const prefix = `stepfold:{${tag}}:`;
+  return {
+    name,
+    url: REDIS_URL,
+    namespace: prefix,
+    store: createRedisStore({ client, prefix }),
+    async drop() {
+      let cursor = '0';
+      do {
+        const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+        if (keys.length) await client.del(...keys);
+        cursor = next;
+      } while (cursor !== '0');
+      client.disconnect();
+    },
+  };
+}
+
+/** One handler report: an attempt of instance `id` began or ended, at `at` (epoch ms) in process `pid`. */
+export interface RunEntry {
+  ledger: 'start' | 'end';
+  id: string;
+  /** The customer or tenant of the instance's input. */
+  key: string;
+  /** The attempt's holder id in the store's flow. */
+  holder: string;
+  attempt: number;
+  at: number;
+  pid: number;
+}
+
+/** The store granted `holder` its needs at `at` (the time it counts a rate start at). */
+export interface GrantEntry {
+  ledger: 'grant';
+  holder: string;
+  at: number;
+}
+
+/** What the ledger holds: handler runs' starts and ends, and the store's grants. */
+export type LedgerEntry = RunEntry | GrantEntry;
+
+/** How the worker processes are set up. */
+export interface FleetOptions {
+  store: FlowStoreCase;
+  workers: number;
+  /** Each worker's concurrency. */
+  slots: number;
+  /** The runners' taskLeaseMs. */
+  leaseMs: number;
+  /** How long each handler works. */
+  workMs: number;
+}
+
+/** Worker processes over one store, their handlers' ledger and the kills made to them. */
+export interface FlowFleet {
+  readonly ledger: LedgerEntry[];
+  readonly kills: Array<{ pid: number; at: number }>;
+  /**
+   * SIGKILLs a worker that is up, chosen at random (recorded with the time), and starts another in
+   * its place `downMs` later, in the background; false when none is up but one (never the last).
+   */
+  killOne(downMs: number): boolean;
+  /** Drains every worker still up. */
+  stop(): Promise<void>;
+}
+
+const WORKER = new URL('./fixtures/flow-worker.mjs', import.meta.url);
+
+/** Starts `o.workers` worker processes and resolves once each has polled its store. */
+export async function startFlowFleet(o: FleetOptions): Promise<FlowFleet> {
+  const ledger: LedgerEntry[] = [];
+  const kills: Array<{ pid: number; at: number }> = [];
+  const spawn = async (): Promise<ChildProcess> => {
+    const child = fork(WORKER, [], {
+      env: {
+        ...process.env,
+        FLOW_STORE: o.store.name,
+        FLOW_URL: o.store.url,
+        FLOW_NS: o.store.namespace,
+        FLOW_LEASE_MS: String(o.leaseMs),
+        FLOW_SLOTS: String(o.slots),
+        FLOW_WORK_MS: String(o.workMs),
+      },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    const ready = new Promise<void>((resolve, reject) => {
+      child.once('exit', (code, signal) =>
+        reject(new Error(`flow worker exited (${code ?? signal}) before it was ready`)),
+      );
+      child.on('message', (m: Record<string, unknown>) => {
+        if ('ledger' in m) ledger.push(m as unknown as LedgerEntry);
+        else if ('ready' in m) resolve();
+      });
+    });
+    await ready;
+    return child;
+  };
+  const children: Array<ChildProcess | undefined> = await Promise.all(
+    Array.from({ length: o.workers }, spawn),
+  );
+  const restarts = new Set<Promise<void>>();
+  return {
+    ledger,
+    kills,
+    killOne(downMs) {
+      const up = children.flatMap((c, i) => (c ? [i] : []));
+      if (up.length < 2) return false;
+      const i = up[Math.floor(Math.random() * up.length)]!;
+      const child = children[i]!;
+      children[i] = undefined;
+      child.kill('SIGKILL');
+      kills.push({ pid: child.pid!, at: Date.now() });
+      const restart = (async () => {
+        await once(child, 'exit');
+        await new Promise((r) => setTimeout(r, downMs));
+        children[i] = await spawn();
+      })();
+      restarts.add(restart);
+      void restart.finally(() => restarts.delete(restart));
+      return true;
+    },
+    async stop() {
+      await Promise.allSettled([...restarts]);
+      await Promise.all(
+        children.map(async (c) => {
+          if (!c || c.exitCode !== null || c.signalCode !== null) return;
+          c.send('stop');
+          const t = setTimeout(() => c.kill('SIGKILL'), 10_000);
+          await once(c, 'exit');
+          clearTimeout(t);
+        }),
+      );
+    },
+  };
+}
+
+/** One handler run: from its start to its end, or to the kill of its process when it never ended. */
+export interface Run {
+  id: string;
+  key: string;
+  attempt: number;
+  pid: number;
+  start: number;
+  end: number;
+  /** Ended by the kill of its process (its end is the kill's time). */
+  killed: boolean;
+}
+
+/**
+ * The handler runs of `ledger`, each closed at its end report or else at the kill of its process
+ * (a run neither ended nor killed is still going: open until now).
+ */
+export function runsOf(
+  ledger: readonly LedgerEntry[],
+  kills: ReadonlyArray<{ pid: number; at: number }>,
+): Run[] {
+  const runs = new Map<string, Run>();
+  const killedAt = new Map(kills.map((k) => [k.pid, k.at]));
+  for (const e of ledger) {
+    if (e.ledger === 'grant') continue;
+    const name = `${e.id}#${e.attempt}#${e.pid}`;
+    if (e.ledger === 'start') {
+      const end = killedAt.get(e.pid);
+      runs.set(name, { ...e, start: e.at, end: end ?? Date.now(), killed: end !== undefined });
+    } else {
+      const run = runs.get(name);
+      if (run) Object.assign(run, { end: e.at, killed: false });
+    }
+  }
+  return [...runs.values()];
+}
+
+/** The first grant of each holder in `ledger`. */
+export function grantTimes(ledger: readonly LedgerEntry[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const e of ledger) if (e.ledger === 'grant' && !out.has(e.holder)) out.set(e.holder, e.at);
+  return out;
+}
+
+/** The handler starts in `ledger`. */
+export function startsOf(ledger: readonly LedgerEntry[]): RunEntry[] {
+  return ledger.filter((e): e is RunEntry => e.ledger === 'start');
+}
+
+/** Pairs of runs of one key that overlapped in time (a run starting before an earlier one of its key ended). */
+export function overlaps(runs: readonly Run[]): Array<[Run, Run]> {
+  const byKey = new Map<string, Run[]>();
+  for (const r of runs) byKey.set(r.key, [...(byKey.get(r.key) ?? []), r]);
+  const out: Array<[Run, Run]> = [];
+  for (const list of byKey.values()) {
+    list.sort((a, b) => a.start - b.start);
+    let latest: Run | undefined;
+    for (const r of list) {
+      if (latest && r.start < latest.end) out.push([latest, r]);
+      if (!latest || r.end > latest.end) latest = r;
+    }
+  }
+  return out;
+}
+
+/** The most of `times` (epoch ms) that fall in any window [t, t + periodMs). */
+export function busiestWindow(times: readonly number[], periodMs: number): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let most = 0;
+  for (let i = 0, j = 0; i < sorted.length; i++) {
+    while (sorted[i]! - sorted[j]! >= periodMs) j++;
+    most = Math.max(most, i - j + 1);
+  }
+  return most;
+}
+
+/** Resolves once `count` instances of `workflow` are completed in `store`, else rejects after `timeoutMs`. */
+export async function allCompleted(
+  store: Store,
+  workflow: string,
+  count: number,
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let done = 0;
+  while (Date.now() < deadline) {
+    done = 0;
+    let cursor: string | null = null;
+    do {
+      const page = await store.list({ status: 'completed', workflow, limit: 500, cursor });
+      done += page.items.length;
+      cursor = page.cursor;
+    } while (cursor !== null);
+    if (done >= count) return;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  throw new Error(`${done} of ${count} ${workflow} instances completed within ${timeoutMs} ms`);
+}
+
+/** Runs `start(i)` for i in 0..count-1, `width` at a time. */
+export async function inBatches(
+  count: number,
+  width: number,
+  start: (i: number) => Promise<unknown>,
+): Promise<void> {
+  for (let i = 0; i < count; i += width)
+    await Promise.all(Array.from({ length: Math.min(width, count - i) }, (_, k) => start(i + k)));
+}
