@@ -104,7 +104,7 @@ describe('docs examples', () => {
     );
     expect(failures).toEqual([]);
     expect(all.length).toBeGreaterThan(20);
-  }, 120_000);
+  }, 300_000);
 });
 
 /** The cells of each row of the markdown table whose header row opens with `| first `. */
