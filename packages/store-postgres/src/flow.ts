@@ -46,9 +46,12 @@ export function flowStatements(names: TableNames) {
         COALESCE((SELECT jsonb_object_agg(x.k, x.v) FROM (
             SELECT e.key AS k, e.value::bigint AS v,
               row_number() OVER (ORDER BY e.value::bigint DESC, e.key COLLATE "C" DESC) AS rn
-            FROM ${live('s.holds', 's.period', '$1::text', '$7::bigint')}) x
-          -- A rate keeps only its latest starts: the holder's and limit - 1 others.
-          WHERE s.period = 0 OR x.rn < s.lim), '{}')
+            FROM jsonb_each_text(s.holds) e WHERE e.key <> $1::text
+              AND e.value::bigint + CASE WHEN s.period = 0 THEN 0 ELSE 2 * s.period END > $7::bigint) x
+          -- A rate keeps its starts of the last two periods, not only those of this caller's
+          -- window: a caller whose \`now\` lags another's (a process that read its clock a moment
+          -- before a later caller wrote) must still count every start of its own window.
+          WHERE s.period = 0 OR x.rn < 2 * s.lim), '{}')
         || jsonb_build_object($1::text, CASE WHEN s.period = 0 THEN $8::bigint
              WHEN s.mine THEN (s.holds->>$1::text)::bigint ELSE $7::bigint END) AS holds
       FROM state s WHERE NOT EXISTS (SELECT 1 FROM unmet)),
@@ -67,7 +70,8 @@ export function flowStatements(names: TableNames) {
     FROM (SELECT 1) AS one LEFT JOIN unmet u ON true`;
 
   // $1 holders, $2 now. Answers the instances to wake, oldest first.
-  const endsAnything = `NOT EXISTS (SELECT 1 FROM jsonb_each_text(n.holds) e WHERE e.value::bigint + n.period > $2::bigint)
+  // A rate's row outlives its last start by two periods, for callers whose `now` lags (see ACQUIRE).
+  const endsAnything = `NOT EXISTS (SELECT 1 FROM jsonb_each_text(n.holds) e WHERE e.value::bigint + 2 * n.period > $2::bigint)
       AND n.waiting = '{}'`;
   const RELEASE = `WITH locked AS (
       SELECT f.scope, f.key, f.period, f.lim, f.holds, f.waiting FROM ${F} f
