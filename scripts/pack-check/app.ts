@@ -2,13 +2,6 @@
 // workflow run on the in-memory store, the harness, and each adapter constructed with its driver.
 import assert from 'node:assert/strict';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import {
-  agentHandlers,
-  agentWorkflows,
-  type ModelTurn,
-  StepfoldChatTransport,
-  sendMessage,
-} from '@stepfold/ai';
 import { aslHandlers, fromAsl } from '@stepfold/asl';
 import { createLambdaApp } from '@stepfold/aws-lambda';
 import { createWorkflowHandler, createWorkflowObject } from '@stepfold/cloudflare';
@@ -33,8 +26,6 @@ import { createDynamoPayloadStore, createDynamoStore } from '@stepfold/store-dyn
 import { createMongoPayloadStore, createMongoStore } from '@stepfold/store-mongo';
 import { createPostgresPayloadStore, createPostgresStore } from '@stepfold/store-postgres';
 import { createRedisPayloadStore, createRedisStore } from '@stepfold/store-redis';
-import { simulateReadableStream } from 'ai';
-import { MockLanguageModelV4 } from 'ai/test';
 import { Redis } from 'ioredis';
 import { MongoClient } from 'mongodb';
 import pg from 'pg';
@@ -204,37 +195,5 @@ await asl.run(
   aslHandlers(machine, { resources: { greet: (input) => `hello ${(input as { name: string }).name}` } }),
 );
 assert.deepEqual(asl.snapshot.output, { name: 'Ada', greeting: 'hello Ada' });
-
-// An agent: the loop's definitions and handlers over the AI SDK's mock model, one answered turn.
-const { agent, tool: agentTool } = agentWorkflows({ name: 'helper' });
-const agentModel = new MockLanguageModelV4({
-  doStream: async () => ({
-    stream: simulateReadableStream({
-      chunks: [
-        { type: 'text-start' as const, id: 't' },
-        { type: 'text-delta' as const, id: 't', delta: 'hi' },
-        { type: 'text-end' as const, id: 't' },
-        {
-          type: 'finish' as const,
-          finishReason: { unified: 'stop' as const, raw: undefined },
-          usage: {
-            inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
-            outputTokens: { total: 1, text: 1, reasoning: undefined },
-          },
-        },
-      ],
-    }),
-  }),
-});
-const agentRunner = createRunner({
-  store: createMemoryStore(),
-  workflows: [agent, agentTool],
-  kinds: [composition],
-  handlers: agentHandlers({ name: 'helper', model: agentModel, tools: {} }),
-});
-await sendMessage(agentRunner, 'helper', 'chat-1', { id: 'm1', text: 'hello' });
-const agentTurn = (await agentRunner.get('chat-1'))?.steps['model']?.output as ModelTurn | undefined;
-assert.equal(agentTurn?.text, 'hi');
-assert.equal(typeof new StepfoldChatTransport().sendMessages, 'function');
 
 console.log('pack-check app: ok');

@@ -32,8 +32,6 @@ const DRIVERS = [
   '@aws-sdk/client-sqs',
   '@aws-sdk/client-scheduler',
   '@opentelemetry/api',
-  'ai',
-  'zod',
 ].map(pinned);
 // @types/node 24: pg's own typings need its generic Buffer, and the consumer check reads every .d.ts (skipLibCheck off).
 const TOOLS = [pinned('typescript'), '@types/node@24.19.2'];
