@@ -1,4 +1,5 @@
 import type { WorkflowDefinition } from '../definition/schema.js';
+import { ValidationError } from '../errors.js';
 import type { Snapshot } from '../snapshot.js';
 
 /** Options of `ctx.callback`. */
@@ -34,4 +35,14 @@ export interface CallbackPort {
   ): Promise<string>;
   /** The claims of a token whose signature and expiry are good at `now`; throws otherwise. */
   verify(token: string, now: number): Promise<CheckedCallback>;
+}
+
+/** `INVALID_OPTIONS` for `what` (`ctx.callback`, `runner.callback`) asked of a runner without callback tokens; `hint` says where to get them. */
+export function noCallbacks(
+  what: string,
+  hint = 'pass createRunner({ callbacks: callbackTokens({ keys }) })',
+): ValidationError {
+  return new ValidationError('INVALID_OPTIONS', `${what} needs callback tokens`, [
+    { path: 'callbacks', message: hint },
+  ]);
 }

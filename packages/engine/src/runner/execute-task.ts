@@ -1,13 +1,13 @@
 import { declaredSchemas, schemaIssues } from '../definition/declared-schemas.js';
 import type { WorkflowDefinition } from '../definition/schema.js';
-import { failureOf, ValidationError } from '../errors.js';
+import { failureOf } from '../errors.js';
 import type { WorkflowEvent } from '../events.js';
 import { detailsFor, heartbeatDetails } from '../reducer/task-heartbeat.js';
 import { taskInput } from '../reducer/task-view.js';
 import { dataView } from '../reducer/transition-context.js';
 import type { ErrorInfo, ScheduledFor, Snapshot, TaskState } from '../snapshot.js';
 import type { Store } from '../store/store.js';
-import type { CallbackOptions, CallbackPort } from './callback-port.js';
+import { type CallbackOptions, type CallbackPort, noCallbacks } from './callback-port.js';
 import type { Handler, HandlerContext } from './handler-types.js';
 import type { InFlight } from './in-flight.js';
 import type { TaskOutcome } from './instrumentation.js';
@@ -97,12 +97,7 @@ class TaskContext implements HandlerContext {
 
   callback(signal: string, options: CallbackOptions = {}): Promise<string> {
     const { callbacks, clock } = this.#tools;
-    if (!callbacks)
-      return Promise.reject(
-        new ValidationError('INVALID_OPTIONS', 'ctx.callback needs callback tokens', [
-          { path: 'callbacks', message: 'pass createRunner({ callbacks: callbackTokens({ keys }) })' },
-        ]),
-      );
+    if (!callbacks) return Promise.reject(noCallbacks('ctx.callback'));
     return callbacks.issue(this.#definition, this.#snapshot, signal, options, clock());
   }
 

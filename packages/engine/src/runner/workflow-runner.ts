@@ -1,18 +1,12 @@
 import { checkDeclared, declaredSchemas } from '../definition/declared-schemas.js';
 import { checkInputPatch } from '../definition/input-patch.js';
 import type { WorkflowDefinition } from '../definition/schema.js';
-import {
-  InstanceFinishedError,
-  isStepfoldError,
-  NotFoundError,
-  StepNotWaitingError,
-  ValidationError,
-} from '../errors.js';
+import { InstanceFinishedError, isStepfoldError, NotFoundError, StepNotWaitingError } from '../errors.js';
 import { parseEvent, type WorkflowEvent } from '../events.js';
 import { assertValidId } from '../ids.js';
 import { type FinishedStatus, isTerminal, type Snapshot } from '../snapshot.js';
 import type { Store } from '../store/store.js';
-import type { CallbackPort } from './callback-port.js';
+import { type CallbackPort, noCallbacks } from './callback-port.js';
 import { expectedCheck, workflowClient } from './client.js';
 import type { AnyDefinition } from './handler-types.js';
 import { loadInstance } from './load.js';
@@ -131,10 +125,7 @@ export class WorkflowRunner<W extends readonly AnyDefinition[]> implements Runne
 
   async callback(token: string, data?: unknown, o: CallOptions = {}): Promise<Snapshot> {
     const { callbacks, clock } = this.parts;
-    if (!callbacks)
-      throw new ValidationError('INVALID_OPTIONS', 'runner.callback needs callback tokens', [
-        { path: 'callbacks', message: 'pass createRunner({ callbacks: callbackTokens({ keys }) })' },
-      ]);
+    if (!callbacks) throw noCallbacks('runner.callback');
     const c = await callbacks.verify(token, clock());
     // The nonce makes the signal's id: should the step wait again at the same iteration (it
     // cannot, but a hand-written store might replay), the reducer drops a second delivery.

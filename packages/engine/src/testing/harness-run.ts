@@ -1,6 +1,7 @@
-import { failureOf, ValidationError } from '../errors.js';
+import { failureOf } from '../errors.js';
 import { detailsFor } from '../reducer/task-heartbeat.js';
 import { taskView } from '../reducer/task-view.js';
+import { noCallbacks } from '../runner/callback-port.js';
 import type { AnyDefinition, Handler } from '../runner/handler-types.js';
 import { type HandlerStream, streamStepOf } from '../runner/task-stream.js';
 import { CHILD_HANDLER, isTerminal, type Snapshot, type TaskState } from '../snapshot.js';
@@ -104,7 +105,13 @@ export async function runTree(
           h.heartbeat(task.step, details, { phase, attempt, key, item });
         },
         heartbeatDetails: detailsFor(h.snapshot.steps, task),
-        callback: () => Promise.reject(noCallbacks()),
+        callback: () =>
+          Promise.reject(
+            noCallbacks(
+              'ctx.callback',
+              'the harness issues none: test callbacks with createRunner({ callbacks })',
+            ),
+          ),
         stream: harnessStream(h, task),
       });
     } catch (e) {
@@ -115,16 +122,6 @@ export async function runTree(
     report(h, task, { output: output === undefined ? undefined : JSON.parse(JSON.stringify(output)) });
   }
   throw new Error('harness: handlers did not settle');
-}
-
-/** The harness issues no callback tokens: a handler that asks is told so, as a runner without them tells it. */
-function noCallbacks(): ValidationError {
-  return new ValidationError('INVALID_OPTIONS', 'ctx.callback needs callback tokens', [
-    {
-      path: 'callbacks',
-      message: 'the harness issues none: test callbacks with createRunner({ callbacks })',
-    },
-  ]);
 }
 
 /** `ctx.stream` in the harness: each chunk, as JSON, goes straight to the harness's `streamed`. */
