@@ -64,7 +64,7 @@ export interface RunEntry {
   id: string;
   /** The customer or tenant of the instance's input. */
   key: string;
-  /** The attempt's holder id in the store's flow. */
+  /** The attempt's holder id in the store's flow, without the version that dispatched it (`key#phase#attempt`). */
   holder: string;
   attempt: number;
   at: number;
@@ -212,12 +212,19 @@ export function runsOf(
   return [...runs.values()];
 }
 
-/** The first grant of each holder in `ledger`. */
+/** The first grant of each holder in `ledger`: the start a rate counted for it. */
 export function grantTimes(ledger: readonly LedgerEntry[]): Map<string, number> {
   const out = new Map<string, number>();
   for (const e of ledger) if (e.ledger === 'grant' && !out.has(e.holder)) out.set(e.holder, e.at);
   return out;
 }
+
+/**
+ * A holder's attempt (`key#phase#attempt`, what a handler knows): writers of different versions
+ * that raced to run one attempt were each granted under their own holder, the attempt and its
+ * dispatching version.
+ */
+export const attemptOf = (holder: string) => holder.replace(/@\d+$/, '');
 
 /** The handler starts in `ledger`. */
 export function startsOf(ledger: readonly LedgerEntry[]): RunEntry[] {
