@@ -28,6 +28,7 @@ export type {
   WorkflowDefinition,
 } from './definition/schema.js';
 export { definitionSchema } from './definition/schema.js';
+export type { Trigger } from './definition/triggers.js';
 export type {
   ChildrenOf,
   ChildStep,
@@ -93,12 +94,15 @@ export type {
   WorkflowRef,
 } from './runner/instrumentation.js';
 export type { TaskJob } from './runner/port.js';
+export { triggeredRunId } from './runner/publish.js';
 export { createRunner } from './runner/runner.js';
 export type { HandlerStream } from './runner/task-stream.js';
 export type {
   CallOptions,
   HandleResult,
   InputPatchOf,
+  PublishedEvent,
+  PublishResult,
   Runner,
   RunnerCoreOptions,
   RunnerMessage,
@@ -110,6 +114,7 @@ export type {
   SignalNameOf,
   SignalOptions,
   StartOptions,
+  TriggeredRun,
   TypedSnapshot,
   WorkflowClient,
   WorkflowNameOf,

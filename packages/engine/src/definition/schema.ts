@@ -3,6 +3,7 @@ import { integer, millis, idString as stepId, text } from '../schema-kit.js';
 import { limitField } from './flow-limits.js';
 import { type StepDefinition, stepSchema } from './kinds/index.js';
 import { failurePolicySchema, retryPolicySchema } from './step-fields.js';
+import { triggersField } from './triggers.js';
 
 export { type StepDefinition, type StepKind, type StepOf, stepSchema } from './kinds/index.js';
 export {
@@ -40,6 +41,8 @@ const header = {
   priority: opt(limitField as unknown as z.ZodMiniType<number | string>),
   /** Reserved: round-robin across the values of `key` (an `input.` path). Checked by `flowControl`, not yet acted on. */
   fairness: opt(limitField as unknown as z.ZodMiniType<{ key: string }>),
+  /** The events that start a run (`runner.publish`): a name, and a filter over the event's data as `input`. */
+  on: opt(triggersField),
 };
 
 /** The JSON form of a workflow definition. `steps` may be a record keyed by id or a list of steps with ids. */

@@ -141,6 +141,33 @@ export interface StartOptions extends CallOptions {
   priority?: number | undefined;
 }
 
+/** An event for {@link Runner.publish}. */
+export interface PublishedEvent {
+  /** Its name, matched against the workflows' `on` (1-200 characters of A-Z a-z 0-9 _ . : @ / + = -). */
+  name: string;
+  /** Its id, unique per event: each matching workflow starts one run per id, however often it is published. */
+  id: string;
+  /** Its data: the input of each run it starts, and what their filters read as `input`. */
+  data?: unknown;
+}
+
+/** A run an event started (or had started), by workflow: its id is `<workflow>:<event id>`. */
+export interface TriggeredRun {
+  workflow: string;
+  version: number;
+  id: string;
+}
+
+/** What {@link Runner.publish} did, per matching workflow. */
+export interface PublishResult {
+  /** Runs this call started. */
+  started: TriggeredRun[];
+  /** Runs an earlier publish of the same event id started: nothing written. */
+  existed: TriggeredRun[];
+  /** Workflows whose start refused the event's data (`INVALID_INPUT`, say), with the error: nothing written for them. */
+  refused: Array<TriggeredRun & { error: Error }>;
+}
+
 /** Options of {@link Runner.signal}. */
 export interface SignalOptions extends CallOptions {
   /** Deduplication id: a second signal with the same id is ignored. */
@@ -431,6 +458,18 @@ export interface Runner<W extends readonly AnyDefinition[] = readonly AnyDefinit
    * const s = await runner.callback(tokenFromTheLink, { decision: 'approve' });
    */
   callback(token: string, data?: unknown, options?: CallOptions): Promise<Snapshot>;
+  /**
+   * Starts a run of each registered workflow whose newest version names the event in `on` and whose
+   * filter its data passes, with the data as input, under the id `<workflow>:<event id>`: once per
+   * event id, however often it is published (a run that exists is reported in `existed`). A
+   * workflow refusing the data does not stop the others (`refused`); a store failure throws, and
+   * publishing again is safe.
+   *
+   * @example
+   * const r = await runner.publish({ name: 'order.placed', id: 'evt-81', data: { orderId: 'o-7', total: 120 } });
+   * // r.started: [{ workflow: 'fulfil', version: 1, id: 'fulfil:evt-81' }]
+   */
+  publish(event: PublishedEvent, options?: CallOptions): Promise<PublishResult>;
   cancel(id: string, reason?: string): Promise<Snapshot>;
   abort(id: string, reason?: string): Promise<Snapshot>;
   /**

@@ -11,12 +11,15 @@ import { expectedCheck, workflowClient } from './client.js';
 import type { AnyDefinition } from './handler-types.js';
 import { loadInstance } from './load.js';
 import type { PayloadPort } from './payload-port.js';
+import { publishEvent } from './publish.js';
 import type { WorkflowRegistry } from './registry.js';
 import { acceptingDefinitions } from './send.js';
 import type {
   CallOptions,
   GetOptions,
   HandleResult,
+  PublishedEvent,
+  PublishResult,
   Runner,
   RunnerMessage,
   RunnerStats,
@@ -138,6 +141,15 @@ export class WorkflowRunner<W extends readonly AnyDefinition[]> implements Runne
       signalId: `callback:${c.nonce}`,
       ifWaiting: { step: c.step, iteration: c.iteration, run: c.run },
     } as RunnerMessage);
+  }
+
+  publish(event: PublishedEvent, o: CallOptions = {}): Promise<PublishResult> {
+    return publishEvent(
+      this.parts.registry,
+      (w, id, input, so) => this.start(w as never, id, input, so),
+      event,
+      o,
+    );
   }
 
   cancel(id: string, reason?: string): Promise<Snapshot> {
