@@ -2,7 +2,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { once } from 'node:events';
 import type { Store } from '@stepfold/engine';
 import { createPostgresStore } from '@stepfold/store-postgres';
-import { createRedisStore } from '@stepfold/store-redis';
+import { createRedisStore, flowPrefixOf } from '@stepfold/store-redis';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 
@@ -47,12 +47,15 @@ export function openFlowStore(name: 'postgres' | 'redis', tag: string): FlowStor
     namespace: prefix,
     store: createRedisStore({ client, prefix }),
     async drop() {
-      let cursor = '0';
-      do {
-        const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-        if (keys.length) await client.del(...keys);
-        cursor = next;
-      } while (cursor !== '0');
+      // The flow counters are under the flow prefix (the hash tag's braces made brackets).
+      for (const pattern of [`${prefix}*`, `${flowPrefixOf(prefix).replace(/[[\]]/g, '\\$&')}*`]) {
+        let cursor = '0';
+        do {
+          const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+          if (keys.length) await client.del(...keys);
+          cursor = next;
+        } while (cursor !== '0');
+      }
       client.disconnect();
     },
   };
