@@ -1,8 +1,9 @@
 import { dispatchedBy } from '../reducer/task-view.js';
 import { CHILD_HANDLER, type LogEntry, type Snapshot, type TaskState } from '../snapshot.js';
 import type { ChildEffectsPort } from './child-port.js';
-import type { HandlerBeat, RunTask, TaskResult } from './execute-task.js';
+import type { RunTask, TaskResult } from './execute-task.js';
 import type { Handler } from './handler-types.js';
+import type { RunnerHeartbeats } from './handler-heartbeats.js';
 import { notifyHooks, type RunnerHooks } from './hooks.js';
 import type { InFlight } from './in-flight.js';
 import type { RunnerCore, TaskHand } from './port.js';
@@ -28,6 +29,8 @@ export interface WriteEffectsParts {
   children?: ChildEffectsPort | undefined;
   /** The lease of an attempt that starts running (the runner's `taskLeaseMs`), and the clock it runs on. */
   leaseMs: number;
+  /** Handler heartbeats (`ctx.heartbeat`), when the runner was given them. */
+  heartbeats?: RunnerHeartbeats | undefined;
   clock: () => number;
 }
 
@@ -47,9 +50,10 @@ export class WriteEffects implements RunnerCore {
   constructor(private readonly parts: WriteEffectsParts) {
     this.writes = parts.writes;
     this.inFlight = parts.inFlight;
-    this.leases = new TaskLeases(parts.leaseMs, parts.clock, (base, renewals) =>
-      this.heartbeat(base, renewals),
-    );
+    const renew = (base: Snapshot, renewals: readonly Renewal[]) => this.heartbeat(base, renewals);
+    this.leases = parts.heartbeats
+      ? parts.heartbeats.leases(parts.leaseMs, parts.clock, renew)
+      : new TaskLeases(parts.leaseMs, parts.clock, renew);
   }
 
   /** Whether a worker drives this runner (a child's end then goes through the parent's inbox). */
@@ -119,9 +123,12 @@ export class WriteEffects implements RunnerCore {
       const definition = this.parts.registry.forSnapshot(s);
       const handler = this.parts.handlers[task.handler]!;
       let r: TaskResult;
-      this.leases.started(s.id, task);
+      // `ctx.heartbeat` when the runner has handler heartbeats; else the lease only learns the handler started.
+      const beats = this.parts.heartbeats;
+      let heartbeat: ((details?: unknown) => void) | undefined;
+      if (beats) heartbeat = beats.start(this.leases, s.id, task);
+      else this.leases.started(s.id, task);
       try {
-        const heartbeat = (beat: HandlerBeat) => this.leases.beat(s.id, task, beat);
         r = await this.parts.runTask({ handler, definition, snapshot: s, task, heartbeat });
       } finally {
         // The handler settled: its result's write follows, no renewal.

@@ -89,8 +89,10 @@ export {
   storeGuard,
   type UpdateOutcome,
 } from './store-kit.js';
+export { attemptStream } from './stream-attempt.js';
 export type {
   StreamAppended,
+  StreamAttempt,
   StreamChunk,
   StreamEntry,
   StreamPage,
