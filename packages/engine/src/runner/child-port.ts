@@ -1,4 +1,4 @@
-import type { StepKind } from '../definition/schema.js';
+import type { StepKind, WorkflowDefinition } from '../definition/schema.js';
 import type { KindSet } from '../reducer/kind-table.js';
 import type { LogEntry, Snapshot, TaskState } from '../snapshot.js';
 import type { Store } from '../store/store.js';
@@ -39,6 +39,13 @@ export interface RunnerKindSet<K extends StepKind = never> extends KindSet<K> {
   readonly childEffects?: ((o: ChildEffectsOptions) => ChildEffectsPort) | undefined;
   /** Makes the runner's side of flow limits (the flowControl set brings it). */
   readonly flowGate?: MakeFlowGate | undefined;
+  /**
+   * Checks the definitions a runner registers, together (by name, then version); throws what
+   * `createRunner` throws. The composition set checks that every child workflow is registered.
+   */
+  readonly checkRegistered?:
+    | ((byName: ReadonlyMap<string, ReadonlyMap<number, WorkflowDefinition>>) => void)
+    | undefined;
 }
 
 /** A runner's child effects, from the first of its kind sets that brings them (none: no child steps run). */

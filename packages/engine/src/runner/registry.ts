@@ -5,6 +5,7 @@ import { RegistryError } from '../errors.js';
 import { kindTable } from '../reducer/kind-sets.js';
 import { assertKinds, type KindSet } from '../reducer/kind-table.js';
 import type { Snapshot } from '../snapshot.js';
+import type { RunnerKindSet } from './child-port.js';
 
 /** Registered definitions by name and version, with their handlers checked. */
 export interface WorkflowRegistry {
@@ -70,37 +71,8 @@ export function createRegistry({
     versions.set(def.version, def);
     byName.set(def.name, versions);
   }
-  // A child workflow must be registered too: the runner starts it.
-  const unknown = [...byName.values()].flatMap((versions) =>
-    [...versions.values()].flatMap((def) =>
-      Object.values(def.steps).flatMap((s) =>
-        (kindOf(s).workflows?.(s) ?? [])
-          .filter((w) => !byName.has(w))
-          .map((w) => `${def.name} v${def.version} step ${s.id}: ${w}`),
-      ),
-    ),
-  );
-  if (unknown.length)
-    throw new RegistryError(
-      'UNKNOWN_WORKFLOW',
-      `child workflows not registered:\n  - ${unknown.join('\n  - ')}`,
-    );
-  // A pinned version must be registered as well, or every start of that child would be refused.
-  const unpinned = [...byName.values()].flatMap((versions) =>
-    [...versions.values()].flatMap((def) =>
-      Object.values(def.steps).flatMap((s) => {
-        const pinned = (s as { version?: number | undefined }).version;
-        return (kindOf(s).workflows?.(s) ?? [])
-          .filter((w) => pinned !== undefined && !byName.get(w)?.has(pinned))
-          .map((w) => `${def.name} v${def.version} step ${s.id}: ${w} v${pinned}`);
-      }),
-    ),
-  );
-  if (unpinned.length)
-    throw new RegistryError(
-      'UNKNOWN_VERSION',
-      `child workflow versions not registered:\n  - ${unpinned.join('\n  - ')}`,
-    );
+  // Checks of the definitions together, by the kind sets that need them (child workflows registered).
+  if (kinds) for (const k of kinds as readonly RunnerKindSet[]) k.checkRegistered?.(byName);
   if (missing.length)
     throw new RegistryError('UNKNOWN_HANDLER', `handlers not registered:\n  - ${missing.join('\n  - ')}`);
   const extra = strict && handlerNames ? [...handlerNames].filter((h) => !named.has(h)) : [];
