@@ -1,10 +1,10 @@
-import type { StepKind, WorkflowDefinition } from '../definition/schema.js';
+import type { StepKind } from '../definition/schema.js';
 import type { KindSet } from '../reducer/kind-table.js';
 import type { LogEntry, Snapshot, TaskState } from '../snapshot.js';
 import type { Store } from '../store/store.js';
 import type { MakeFlowGate } from './flow-port.js';
 import type { PayloadPort } from './payload-port.js';
-import type { WorkflowRegistry } from './registry.js';
+import type { RegisteredCheck, WorkflowRegistry } from './registry.js';
 import type { WriteLoop } from './write-loop.js';
 import type { OnWrite } from './write-request.js';
 
@@ -43,9 +43,7 @@ export interface RunnerKindSet<K extends StepKind = never> extends KindSet<K> {
    * Checks the definitions a runner registers, together (by name, then version); throws what
    * `createRunner` throws. The composition set checks that every child workflow is registered.
    */
-  readonly checkRegistered?:
-    | ((byName: ReadonlyMap<string, ReadonlyMap<number, WorkflowDefinition>>) => void)
-    | undefined;
+  readonly checkRegistered?: RegisteredCheck | undefined;
 }
 
 /** A runner's child effects, from the first of its kind sets that brings them (none: no child steps run). */

@@ -39,7 +39,8 @@ class BeatingLeases extends TaskLeases {
   private beatOf(instance: string, h: Held, beat: HandlerBeat): void {
     // Details given stay until written: a later beat without any does not drop them.
     h.beat = 'details' in beat || !h.beat ? beat : h.beat;
-    if (!h.renewing && this.clock() - h.sentAt >= this.leaseOf(h) / 3) this.sweepList(this.held.get(instance)!);
+    if (!h.renewing && this.clock() - h.sentAt >= this.leaseOf(h) / 3)
+      this.sweepList(this.held.get(instance)!);
   }
 
   /** Also due: a heartbeat its throttle lets through. */

@@ -5,7 +5,6 @@ import { RegistryError } from '../errors.js';
 import { kindTable } from '../reducer/kind-sets.js';
 import { assertKinds, type KindSet } from '../reducer/kind-table.js';
 import type { Snapshot } from '../snapshot.js';
-import type { RunnerKindSet } from './child-port.js';
 
 /** Registered definitions by name and version, with their handlers checked. */
 export interface WorkflowRegistry {
@@ -20,6 +19,12 @@ export interface WorkflowRegistry {
   /** The kind sets the definitions were checked against: every reduction of this runner passes them. */
   readonly kinds: readonly KindSet[] | undefined;
 }
+
+/**
+ * A kind set's check of the definitions a runner registers, together (by name, then version);
+ * throws what `createRunner` throws (see `RunnerKindSet.checkRegistered`).
+ */
+export type RegisteredCheck = (byName: ReadonlyMap<string, ReadonlyMap<number, WorkflowDefinition>>) => void;
 
 /** What a registry is made of. */
 export interface RegistryOptions {
@@ -72,7 +77,9 @@ export function createRegistry({
     byName.set(def.name, versions);
   }
   // Checks of the definitions together, by the kind sets that need them (child workflows registered).
-  if (kinds) for (const k of kinds as readonly RunnerKindSet[]) k.checkRegistered?.(byName);
+  if (kinds)
+    for (const k of kinds as readonly { checkRegistered?: RegisteredCheck | undefined }[])
+      k.checkRegistered?.(byName);
   if (missing.length)
     throw new RegistryError('UNKNOWN_HANDLER', `handlers not registered:\n  - ${missing.join('\n  - ')}`);
   const extra = strict && handlerNames ? [...handlerNames].filter((h) => !named.has(h)) : [];

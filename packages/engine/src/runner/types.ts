@@ -15,8 +15,8 @@ import type {
 } from '../definition/typed-definition.js';
 import type { FinishedStatus, LogEntry, ScheduledFor, Snapshot, StepState } from '../snapshot.js';
 import type { Store } from '../store/store.js';
-import type { AnyDefinition, HandlersFor } from './handler-types.js';
 import type { RunnerHeartbeats } from './handler-heartbeats.js';
+import type { AnyDefinition, HandlersFor } from './handler-types.js';
 import type { RunnerHooks } from './hooks.js';
 import type { Instrumentation } from './instrumentation.js';
 import type { RunnerPayloads } from './payload-port.js';

@@ -2,8 +2,8 @@ import { dispatchedBy } from '../reducer/task-view.js';
 import { CHILD_HANDLER, type LogEntry, type Snapshot, type TaskState } from '../snapshot.js';
 import type { ChildEffectsPort } from './child-port.js';
 import type { RunTask, TaskResult } from './execute-task.js';
-import type { Handler } from './handler-types.js';
 import type { RunnerHeartbeats } from './handler-heartbeats.js';
+import type { Handler } from './handler-types.js';
 import { notifyHooks, type RunnerHooks } from './hooks.js';
 import type { InFlight } from './in-flight.js';
 import type { RunnerCore, TaskHand } from './port.js';
@@ -44,8 +44,10 @@ export class WriteEffects implements RunnerCore {
   readonly inFlight: InFlight;
   /** The leases of the attempts this runner holds, renewed while they run. */
   readonly leases: TaskLeases;
-  private executor: TaskHand | undefined;
-  private observer: ((s: Snapshot) => void) | undefined;
+  /** The attached worker's hand, which takes every dispatched task (none: each runs at once); port.ts sets it. */
+  executor: TaskHand | undefined;
+  /** The attached worker's observer of every snapshot written; port.ts sets it. */
+  observer: ((s: Snapshot) => void) | undefined;
 
   constructor(private readonly parts: WriteEffectsParts) {
     this.writes = parts.writes;
@@ -146,19 +148,6 @@ export class WriteEffects implements RunnerCore {
     } finally {
       this.finish(call, s, task);
     }
-  }
-
-  /** Hands every dispatched task to `hand` and every snapshot written to `observe`; returns the detach. */
-  attach(hand: TaskHand, observe?: (snapshot: Snapshot) => void): () => void {
-    if (this.executor) throw new Error('this runner already has an executor (one worker per runner)');
-    this.executor = hand;
-    this.observer = observe;
-    return () => {
-      if (this.executor !== hand) return;
-      this.executor = undefined;
-      this.observer = undefined;
-      this.leases.quiet();
-    };
   }
 
   /** After a successful write: observers, aborts of handlers the write took away, the tasks it dispatched. */

@@ -89,7 +89,6 @@ export {
   storeGuard,
   type UpdateOutcome,
 } from './store-kit.js';
-export { attemptStream } from './stream-attempt.js';
 export type {
   StreamAppended,
   StreamAttempt,
@@ -103,6 +102,7 @@ export type {
   StreamWriter,
   StreamWriterOptions,
 } from './stream.js';
+export { attemptStream } from './stream-attempt.js';
 export {
   fenceOf,
   MAX_STREAM_BATCH,

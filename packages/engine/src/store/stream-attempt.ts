@@ -10,7 +10,12 @@ import type { StreamAttempt, StreamStore, StreamWriter } from './stream.js';
  * streamed (a reset entry), and a zombie of that attempt is fenced even if this one never streams.
  * A first attempt begins with its first append.
  */
-export function attemptStream(stream: StreamStore, instance: string, step: string, attempt: number): StreamAttempt {
+export function attemptStream(
+  stream: StreamStore,
+  instance: string,
+  step: string,
+  attempt: number,
+): StreamAttempt {
   let failure: unknown;
   let writer: StreamWriter | undefined;
   // Kept, never thrown here: a fenced begin ends this attempt's writes, not the process.

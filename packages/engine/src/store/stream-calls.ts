@@ -10,6 +10,7 @@ import type {
   StreamStore,
   StreamTailOptions,
 } from './stream.js';
+import { attemptStream } from './stream-attempt.js';
 import {
   type EncodedChunk,
   encodeChunk,
@@ -19,7 +20,6 @@ import {
   MAX_STREAM_PAGE,
   MAX_STREAM_STEP_LENGTH,
 } from './stream-chunks.js';
-import { attemptStream } from './stream-attempt.js';
 import { streamWriter } from './stream-writer.js';
 
 // The `stream` capability of a store made by `defineStore`, over the driver's stream calls: every
