@@ -23,7 +23,10 @@ export const PROFILES = [
     name: 'bundle-edge-runner',
     // 34 → 35 when flow control's hooks (the rest is behind `flowControl`), the fairness key's
     // snapshot check and the write path's allocation cuts took it to 34.1; 35 → 36 when handler
-    // heartbeats (`heartbeatMs`, `ctx.heartbeat`: the leases' throttle, the details' checks) took it to 35.05.
+    // heartbeats (`heartbeatMs`, `ctx.heartbeat`: the leases' throttle, the details' checks) took it to 35.05;
+    // 35.99 → 35.38 measured, cap kept, when handler streams (made by the store's stream), handler
+    // heartbeats (`heartbeats: handlerHeartbeats`), a worker tick's sent signals and notice match, the
+    // executor's attach and the child workflows' registration checks (composition's) left it.
     capKb: 36,
     what: 'an edge runner: `workflow`, `defineWorkflow` and `createRunner`',
     source: "export { createRunner, defineWorkflow, workflow } from '@stepfold/engine';",

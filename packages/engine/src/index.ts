@@ -76,6 +76,7 @@ export { attemptOverdue, DEFAULT_TASK_LEASE_MS } from './reducer/task-lease.js';
 export { dispatchedBy, type TaskView, taskView } from './reducer/task-view.js';
 export type { CallbackOptions, CallbackPort, CheckedCallback } from './runner/callback-port.js';
 export { type FlowChanges, flowChanges } from './runner/flow-changes.js';
+export { handlerHeartbeats, type RunnerHeartbeats } from './runner/handler-heartbeats.js';
 export type { AnyDefinition, Handler, HandlerContext, HandlersFor } from './runner/handler-types.js';
 export type { RunnerHooks } from './runner/hooks.js';
 export {

@@ -112,6 +112,7 @@ export function createRunner<
     children,
     leaseMs,
     clock,
+    heartbeats: options.heartbeats,
   });
   const runner = new WorkflowRunner<W>({
     store,

@@ -15,6 +15,7 @@ import type {
 } from '../definition/typed-definition.js';
 import type { FinishedStatus, LogEntry, ScheduledFor, Snapshot, StepState } from '../snapshot.js';
 import type { Store } from '../store/store.js';
+import type { RunnerHeartbeats } from './handler-heartbeats.js';
 import type { AnyDefinition, HandlersFor } from './handler-types.js';
 import type { RunnerHooks } from './hooks.js';
 import type { Instrumentation } from './instrumentation.js';
@@ -90,6 +91,13 @@ export interface RunnerCoreOptions<W extends readonly AnyDefinition[] = readonly
    * `ctx.callback(signal)` and `runner.callback(token, data)` applies them. None by default.
    */
   callbacks?: CallbackPort | undefined;
+  /**
+   * Handler heartbeats (`handlerHeartbeats` from `@stepfold/engine`): `ctx.heartbeat(details?)`
+   * renews the attempt's lease and keeps its details for the next attempt. Without them
+   * `ctx.heartbeat` throws `INVALID_OPTIONS`, and the attempt of a step with `heartbeatMs` lapses
+   * that long after its handler starts. None by default.
+   */
+  heartbeats?: RunnerHeartbeats | undefined;
 }
 
 /** Options of {@link Runner.get}. */

@@ -91,6 +91,7 @@ export {
 } from './store-kit.js';
 export type {
   StreamAppended,
+  StreamAttempt,
   StreamChunk,
   StreamEntry,
   StreamPage,
@@ -101,6 +102,7 @@ export type {
   StreamWriter,
   StreamWriterOptions,
 } from './stream.js';
+export { attemptStream } from './stream-attempt.js';
 export {
   fenceOf,
   MAX_STREAM_BATCH,
