@@ -44,7 +44,12 @@ describe('a runner and a handler that heartbeats', () => {
       },
     });
     // Another runner polls all the while: it must never find the attempt lost.
-    const other = createRunner({ store, workflows: [job], handlers: { pull: () => 'other' } });
+    const other = createRunner({
+      store,
+      workflows: [job],
+      heartbeats: handlerHeartbeats,
+      handlers: { pull: () => 'other' },
+    });
     const done = runner.start('hb', 'hb-alive', {});
     let polling = true;
     const polls = (async () => {
@@ -166,5 +171,26 @@ describe('a runner and a handler that heartbeats', () => {
     expect(isStepfoldError(thrown, 'INVALID_OPTIONS')).toBe(true);
     expect((thrown as { issues: { path: string }[] }).issues[0]?.path).toBe('heartbeats');
     expect(s.steps.work?.heartbeatDetails).toBeUndefined();
+  });
+
+  it('refuses a runner that runs the handlers of a step with heartbeatMs without handlerHeartbeats, at creation', () => {
+    const make = () =>
+      createRunner({ store: createMemoryStore(), workflows: [job], handlers: { pull: () => 'x' } });
+    const e = (() => {
+      try {
+        make();
+      } catch (x) {
+        return x;
+      }
+    })();
+    expect(isStepfoldError(e, 'INVALID_OPTIONS')).toBe(true);
+    expect((e as { issues: { path: string; message: string }[] }).issues[0]).toMatchObject({
+      path: 'heartbeats',
+      message: expect.stringContaining('step pull of workflow hb v1 has heartbeatMs'),
+    });
+    // A producer that runs no handlers needs none.
+    expect(() =>
+      createRunner({ store: createMemoryStore(), workflows: [job], execute: false }),
+    ).not.toThrow();
   });
 });

@@ -1,3 +1,4 @@
+import type { WorkflowDefinition } from '../definition/schema.js';
 import { ValidationError } from '../errors.js';
 import { DEFAULT_TASK_LEASE_MS } from '../reducer/task-lease.js';
 import { childEffects, type RunnerKindSet } from './child-port.js';
@@ -68,6 +69,7 @@ export function createRunner<
     kinds: options.kinds,
     strict: options.strictHandlers === true,
   });
+  if (execute && !options.heartbeats) checkHeartbeats(registry.all());
   const inFlight = new InFlight();
   const leaseMs = checkedLease(options.taskLeaseMs);
   const { instrument } = options;
@@ -140,6 +142,22 @@ function boundPayloads(payloads: RunnerPayloads | undefined): RunnerPayloads | u
   throw new ValidationError('INVALID_OPTIONS', 'invalid createRunner options', [
     { path: 'payloads', message },
   ]);
+}
+
+/**
+ * A step with `heartbeatMs` lives on its handler's heartbeats: a runner that runs handlers without
+ * `heartbeats` would let each attempt lapse, so it is refused up front (`INVALID_OPTIONS`).
+ */
+function checkHeartbeats(definitions: readonly WorkflowDefinition[]): void {
+  for (const def of definitions)
+    for (const step of Object.values(def.steps))
+      if ((step as { heartbeatMs?: number }).heartbeatMs !== undefined)
+        throw new ValidationError('INVALID_OPTIONS', 'invalid createRunner options', [
+          {
+            path: 'heartbeats',
+            message: `step ${step.id} of workflow ${def.name} v${def.version} has heartbeatMs: pass createRunner({ heartbeats: handlerHeartbeats })`,
+          },
+        ]);
 }
 
 /** Shortest `taskLeaseMs`: a lease has to outlast a renewal's store round trips with room to spare. */
