@@ -95,7 +95,6 @@ export type {
   WorkflowRef,
 } from './runner/instrumentation.js';
 export type { TaskJob } from './runner/port.js';
-export { triggeredRunId } from './runner/publish.js';
 export { createRunner } from './runner/runner.js';
 export type { HandlerStream } from './runner/task-stream.js';
 export type {
@@ -145,4 +144,6 @@ export {
   type WakeSubscription,
 } from './store/store.js';
 export * from './testing/index.js';
+export { type EventTriggers, eventTriggers } from './triggers/index.js';
+export { triggeredRunId } from './triggers/publish.js';
 export * from './worker/index.js';

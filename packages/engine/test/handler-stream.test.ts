@@ -143,7 +143,8 @@ describe('ctx.stream: handlers write to the instance stream', () => {
       },
     };
     // A hand-written stream without `attempt`: the runner cannot stream through it.
-    const bare: Store = { ...memory, stream: { ...stream, attempt: undefined } };
+    const { attempt: _, ...withoutAttempt } = stream;
+    const bare: Store = { ...memory, stream: withoutAttempt };
     await createRunner({ store: bare, workflows: [reply], handlers }).start('reply', 'r-5');
     expect((await bare.load('r-5'))?.steps.answer?.error?.code).toBe('STREAM_UNSUPPORTED');
     // The same stream given attempts by the store kit's helper streams as defineStore's does.

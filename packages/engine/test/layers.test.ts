@@ -18,6 +18,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   callbacks: ['shared', 'definition', 'reducer', 'store', 'runner', 'callbacks'],
   /** Flow limits: their reducer rules and the runner's gate, as the `flowControl` value. */
   'flow-control': ['shared', 'definition', 'reducer', 'store', 'runner', 'flow-control'],
+  /** Event triggers: filters checked, `runner.publish`, as the `eventTriggers` value. */
+  triggers: ['shared', 'definition', 'reducer', 'store', 'runner', 'triggers'],
   testing: [
     'shared',
     'definition',
@@ -54,6 +56,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     'callbacks',
     'composition',
     'flow-control',
+    'triggers',
     'diagram',
     'payloads',
     'lifecycle',

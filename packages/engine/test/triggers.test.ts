@@ -2,6 +2,7 @@ import {
   createMemoryStore,
   createRunner,
   defineWorkflow,
+  eventTriggers,
   isStepfoldError,
   triggeredRunId,
   workflow,
@@ -36,7 +37,7 @@ const audit = defineWorkflow({
 
 function setup(workflows: readonly unknown[] = [fulfil, review, audit]) {
   const store = createMemoryStore();
-  const runner = createRunner({ store, workflows: workflows as never, handlers });
+  const runner = createRunner({ store, workflows: workflows as never, handlers, kinds: [eventTriggers] });
   return { store, runner };
 }
 
@@ -128,8 +129,36 @@ describe('runner.publish', () => {
 });
 
 describe('trigger definitions', () => {
-  it('a filter reading anything but input, or malformed, is INVALID_DEFINITION naming where', () => {
+  it('a filter reading anything but input, or malformed, is INVALID_DEFINITION at createRunner, naming where', () => {
     const bad = (on: unknown) => {
+      const def = {
+        name: 'w',
+        version: 1,
+        start: 'a',
+        on: on as never,
+        steps: { a: { kind: 'succeed' as const } },
+      };
+      try {
+        createRunner({
+          store: createMemoryStore(),
+          workflows: [defineWorkflow(def)],
+          handlers: {},
+          kinds: [eventTriggers],
+        });
+      } catch (e) {
+        return (e as { issues: Array<{ path: string }> }).issues.map((i) => i.path);
+      }
+      return [];
+    };
+    expect(bad({ event: 'e', filter: { '==': [{ var: 'outputs.a' }, 1] } })).toEqual([
+      'workflows.w@1.on.filter.==.0',
+    ]);
+    expect(bad([{ event: 'e' }, { event: 'f', filter: { nope: 1 } }])).toEqual(['workflows.w@1.on.1.filter']);
+    expect(bad({ event: 'e', filter: { '>': [{ var: 'input.total' }, 3] } })).toEqual([]);
+  });
+
+  it('`on` itself is checked by defineWorkflow: an event name that is not an id, an unknown field', () => {
+    const paths = (on: unknown) => {
       try {
         defineWorkflow({
           name: 'w',
@@ -143,9 +172,18 @@ describe('trigger definitions', () => {
       }
       return [];
     };
-    expect(bad({ event: 'e', filter: { '==': [{ var: 'outputs.a' }, 1] } })).toEqual(['on.filter.==.0']);
-    expect(bad([{ event: 'e' }, { event: 'f', filter: { nope: 1 } }])).toEqual(['on.1.filter']);
-    expect(bad({ event: 'has space' })).toEqual(['on.event']);
-    expect(bad({ event: 'e', extra: 1 })).not.toEqual([]);
+    expect(paths({ event: 'has space' })).toEqual(['on.event']);
+    expect(paths({ event: 'e', extra: 1 })).not.toEqual([]);
+  });
+
+  it('a runner without eventTriggers refuses publish with INVALID_OPTIONS, starting nothing', async () => {
+    const store = createMemoryStore();
+    const runner = createRunner({ store, workflows: [fulfil], handlers });
+    const e = await runner
+      .publish({ name: 'order.placed', id: 'evt-9', data: { orderId: 'o', total: 1 } })
+      .catch((x: unknown) => x);
+    expect(isStepfoldError(e, 'INVALID_OPTIONS')).toBe(true);
+    expect((e as { issues: Array<{ path: string }> }).issues[0]!.path).toBe('kinds');
+    expect((await store.list({ limit: 10 })).items).toEqual([]);
   });
 });

@@ -1,4 +1,10 @@
-import { createMemoryStore, createRunner, type PublishResult, workflow } from '@stepfold/engine';
+import {
+  createMemoryStore,
+  createRunner,
+  eventTriggers,
+  type PublishResult,
+  workflow,
+} from '@stepfold/engine';
 import { describe, expectTypeOf, it } from 'vitest';
 
 // Type-level promises of triggers, checked by tsc (`pnpm typecheck`): a filter reads the event's
@@ -21,7 +27,12 @@ describe('triggers in the typed builder', () => {
   });
 
   it('publish resolves with what it started, found and refused', () => {
-    const runner = createRunner({ store: createMemoryStore(), workflows: [], handlers: {} });
+    const runner = createRunner({
+      store: createMemoryStore(),
+      workflows: [],
+      handlers: {},
+      kinds: [eventTriggers],
+    });
     expectTypeOf(runner.publish({ name: 'e', id: '1', data: {} })).resolves.toEqualTypeOf<PublishResult>();
     // @ts-expect-error an event needs an id
     runner.publish({ name: 'e' });

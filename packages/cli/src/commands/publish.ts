@@ -1,4 +1,4 @@
-import { createRunner } from '@stepfold/engine';
+import { createRunner, eventTriggers } from '@stepfold/engine';
 import type { Command } from 'commander';
 import { loadDefinitions } from '../definitions.js';
 import { changeExitCode, EXIT } from '../exit-codes.js';
@@ -44,7 +44,12 @@ export function register(program: Command): void {
     const data = options.data === undefined ? undefined : jsonArgument(options.data, '--data');
     const defs = await loadDefinitions(requireDefinitions(options, 'publish'));
     await withStore(storeUrlOf(options.store), async (opened) => {
-      const runner = createRunner({ store: opened.store, workflows: defs, execute: false, kinds: CLI_KINDS });
+      const runner = createRunner({
+        store: opened.store,
+        workflows: defs,
+        execute: false,
+        kinds: [...CLI_KINDS, eventTriggers],
+      });
       const r = await runner.publish({ name, id: options.id, data });
       const refused = r.refused.map(({ error, ...run }) => ({
         ...run,

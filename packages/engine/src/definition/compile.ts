@@ -14,7 +14,6 @@ import {
   type WorkflowDefinition,
 } from './schema.js';
 import { RESERVED_KEYS } from './step-fields.js';
-import { triggerIssues } from './triggers.js';
 
 /** A validated definition with what the reducer derives from it once. */
 export interface CompiledWorkflow {
@@ -70,7 +69,6 @@ export function compileWorkflow(input: DefinitionInput | WorkflowDefinition): Co
   } else {
     for (const [id, s] of Object.entries(parsed.data.steps)) steps[id] = { ...s, id };
   }
-  issues.push(...triggerIssues(parsed.data.on));
   const defaultTimeoutMs = parsed.data.defaults?.timeoutMs;
   for (const [id, s] of Object.entries(steps)) issues.push(...stepIssues(id, s, defaultTimeoutMs));
   // With two steps under one id the graph is not the one written: a cycle through the id (the

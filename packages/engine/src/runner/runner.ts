@@ -126,6 +126,7 @@ export function createRunner<
     payloads,
     claimToken: crypto.randomUUID(),
     callbacks: options.callbacks,
+    publish: options.kinds?.find((k) => k.publish)?.publish,
   });
   // What a worker drives, lent to the port (port.ts).
   return attachCore(runner, effects);

@@ -20,6 +20,7 @@ import type { AnyDefinition, HandlersFor } from './handler-types.js';
 import type { RunnerHooks } from './hooks.js';
 import type { Instrumentation } from './instrumentation.js';
 import type { RunnerPayloads } from './payload-port.js';
+import type { PublishedEvent, PublishResult } from './publish-port.js';
 
 /**
  * Options of {@link createRunner}. A runner that executes (the default) takes one handler per
@@ -147,33 +148,6 @@ export interface StartOptions extends CallOptions {
    * anything else is refused with `INVALID_OPTIONS`, nothing written.
    */
   priority?: number | undefined;
-}
-
-/** An event for {@link Runner.publish}. */
-export interface PublishedEvent {
-  /** Its name, matched against the workflows' `on` (1-200 characters of A-Z a-z 0-9 _ . : @ / + = -). */
-  name: string;
-  /** Its id, unique per event: each matching workflow starts one run per id, however often it is published. */
-  id: string;
-  /** Its data: the input of each run it starts, and what their filters read as `input`. */
-  data?: unknown;
-}
-
-/** A run an event started (or had started), by workflow: its id is `<workflow>:<event id>`. */
-export interface TriggeredRun {
-  workflow: string;
-  version: number;
-  id: string;
-}
-
-/** What {@link Runner.publish} did, per matching workflow. */
-export interface PublishResult {
-  /** Runs this call started. */
-  started: TriggeredRun[];
-  /** Runs an earlier publish of the same event id started: nothing written. */
-  existed: TriggeredRun[];
-  /** Workflows whose start refused the event's data (`INVALID_INPUT`, say), with the error: nothing written for them. */
-  refused: Array<TriggeredRun & { error: Error }>;
 }
 
 /** Options of {@link Runner.signal}. */
@@ -512,3 +486,5 @@ export interface Runner<W extends readonly AnyDefinition[] = readonly AnyDefinit
   /** Write counters (a worker reports conflicts from here). */
   readonly stats: RunnerStats;
 }
+
+export type { PublishedEvent, PublishResult, TriggeredRun } from './publish-port.js';

@@ -11,7 +11,7 @@ import { expectedCheck, workflowClient } from './client.js';
 import type { AnyDefinition } from './handler-types.js';
 import { loadInstance } from './load.js';
 import type { PayloadPort } from './payload-port.js';
-import { publishEvent } from './publish.js';
+import { noTriggers, type PublishPort } from './publish-port.js';
 import type { WorkflowRegistry } from './registry.js';
 import { acceptingDefinitions } from './send.js';
 import type {
@@ -48,6 +48,8 @@ export interface RunnerParts {
   claimToken: string;
   /** Callback tokens, when the runner was given them. */
   callbacks?: CallbackPort | undefined;
+  /** `runner.publish`, from the `eventTriggers` kind set; none: it refuses with INVALID_OPTIONS. */
+  publish?: PublishPort | undefined;
 }
 
 /** Drops the keys whose value is undefined, so an event carries only what was given. */
@@ -144,11 +146,12 @@ export class WorkflowRunner<W extends readonly AnyDefinition[]> implements Runne
   }
 
   publish(event: PublishedEvent, o: CallOptions = {}): Promise<PublishResult> {
-    return publishEvent(
-      this.parts.registry,
-      (w, id, input, so) => this.start(w as never, id, input, so),
+    const { publish, registry } = this.parts;
+    if (!publish) return Promise.reject(noTriggers());
+    return publish(
+      registry,
+      (w, id, input, version) => this.start(w as never, id, input, { ...o, version }),
       event,
-      o,
     );
   }
 

@@ -1,15 +1,15 @@
-import { triggered } from '../definition/triggers.js';
 import { errorKind, isStepfoldError, ValidationError } from '../errors.js';
 import { assertValidId } from '../ids.js';
-import type { WorkflowRegistry } from './registry.js';
-import type { CallOptions, PublishedEvent, PublishResult, StartOptions } from './types.js';
+import type { PublishedEvent, PublishResult } from '../runner/publish-port.js';
+import type { WorkflowRegistry } from '../runner/registry.js';
+import { triggered } from './match.js';
 
 // `runner.publish`: an event starts a run of each workflow whose newest version names it in `on`
 // and whose filter its data passes. The run's id is the workflow's name and the event's id, so the
 // create is the dedupe: an event published again (a retry, a redelivery) starts nothing twice.
 
-/** Starts a run of a workflow (the runner's `start`). */
-type Start = (workflow: string, id: string, input: unknown, o: StartOptions) => Promise<unknown>;
+/** Starts a run of a workflow at a version (the runner's `start`, with the call's options). */
+export type Start = (workflow: string, id: string, input: unknown, version: number) => Promise<unknown>;
 
 /** The id of the run an event starts of `workflow`: `<workflow>:<event id>`. */
 export function triggeredRunId(workflow: string, eventId: string): string {
@@ -21,7 +21,6 @@ export async function publishEvent(
   registry: WorkflowRegistry,
   start: Start,
   event: PublishedEvent,
-  o: CallOptions = {},
 ): Promise<PublishResult> {
   checkEvent(event);
   const result: PublishResult = { started: [], existed: [], refused: [] };
@@ -35,7 +34,7 @@ export async function publishEvent(
       const run = { workflow: def.name, version: def.version, id };
       try {
         assertValidId(id, 'instance id');
-        await start(def.name, id, event.data, { ...o, version: def.version });
+        await start(def.name, id, event.data, def.version);
         result.started.push(run);
       } catch (e) {
         if (isStepfoldError(e, 'ALREADY_EXISTS')) result.existed.push(run);
