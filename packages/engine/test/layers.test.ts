@@ -29,6 +29,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     'worker',
     'composition',
     'payloads',
+    'codec',
     'testing',
   ],
   /** Renders definitions and snapshots, runs nothing. */

@@ -26,6 +26,8 @@ export class Sealer {
   private readonly byValue = new WeakMap<object, Encoded>();
   /** The envelope of each string, number or boolean, by the object and field that held it. */
   private readonly byField = new WeakMap<object, Map<string | number, { value: unknown; sealed: Encoded }>>();
+  /** Object values being encoded now. */
+  private readonly pending = new WeakMap<object, Promise<Encoded>>();
   /** The stored snapshot or event each decoded one came from (a notice's `matches` must be compared as stored). */
   private readonly stored = new WeakMap<object, object>();
 
@@ -125,8 +127,21 @@ export class Sealer {
       target[key] = known;
       return;
     }
+    // One object in two places (a step's output that is also the workflow's) is encoded once.
+    const isObject = typeof value === 'object' && value !== null;
+    let sealing = isObject ? this.pending.get(value) : undefined;
+    if (!sealing) {
+      sealing = this.codec.encode(value);
+      if (isObject) {
+        this.pending.set(value, sealing);
+        sealing.then(
+          () => this.pending.delete(value),
+          () => this.pending.delete(value),
+        );
+      }
+    }
     jobs.push(
-      this.codec.encode(value).then((sealed) => {
+      sealing.then((sealed) => {
         this.remember(holder, key, value, sealed);
         target[key] = sealed;
       }),
