@@ -52,7 +52,10 @@ export async function collectPayloads(
   // References inside encoded data are out of sight: collecting would remove live payloads.
   if (JSON.stringify(s).includes('"$enc"'))
     throw new ValidationError('INVALID_OPTIONS', 'collectPayloads cannot read an encrypted snapshot', [
-      { path: 'store', message: 'pass the store of the runner with the codec (runner.store), which decodes it' },
+      {
+        path: 'store',
+        message: 'pass the store of the runner with the codec (runner.store), which decodes it',
+      },
     ]);
   const live = new Set(payloadRefs(s).flatMap((r) => (r.owner === id ? [r.sha256] : [])));
   const limit = options.pageSize ?? 500;
