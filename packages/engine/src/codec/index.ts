@@ -12,4 +12,4 @@ export {
   isEncoded,
 } from './codec.js';
 export { defineCodec, type SealingCodec } from './define-codec.js';
-export { readableSnapshot } from './readable.js';
+export { maskEncoded, readableSnapshot } from './readable.js';

@@ -35,3 +35,32 @@ async function reveal(e: Encoded, codec: Codec | undefined): Promise<unknown> {
     return encryptedMarker(e);
   }
 }
+
+/**
+ * `value` with every envelope in it replaced by its marker (`[encrypted k2]`), at once: what a tool
+ * without the key shows. Objects without an envelope are returned as they are.
+ *
+ * @example
+ * console.log(JSON.stringify(maskEncoded(await store.load('order-42'))));
+ */
+export function maskEncoded<T>(value: T): T {
+  return mask(value) as T;
+}
+
+function mask(v: unknown): unknown {
+  if (typeof v !== 'object' || v === null) return v;
+  if (isEncoded(v)) return encryptedMarker(v);
+  if (Array.isArray(v)) {
+    const items = v.map(mask);
+    return items.some((m, i) => m !== v[i]) ? items : v;
+  }
+  let out: Record<string, unknown> | undefined;
+  for (const [k, x] of Object.entries(v)) {
+    const m = mask(x);
+    if (m === x) continue;
+    out ??= { ...v };
+    // defineProperty: a `__proto__` key stays data.
+    Object.defineProperty(out, k, { value: m, enumerable: true, writable: true, configurable: true });
+  }
+  return out ?? v;
+}
