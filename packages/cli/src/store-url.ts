@@ -19,6 +19,8 @@ export interface OpenedStore {
   close(): Promise<void>;
   /** The codec of `--key-file`: `store` decodes (and encodes) through it. */
   codec?: SealingCodec | undefined;
+  /** With a codec: the store as the database holds it (what the codec wraps), for a tool that wraps it itself. */
+  encoded?: Store | undefined;
 }
 
 /** The store URL schemes, for messages and docs. */
@@ -205,7 +207,7 @@ async function openDynamo(url: URL): Promise<OpenedStore> {
 export async function openStore(text: string): Promise<OpenedStore> {
   const codec = await keyFileCodec();
   const opened = await openByScheme(text);
-  return codec ? { ...opened, store: codec.wrap(opened.store), codec } : opened;
+  return codec ? { ...opened, store: codec.wrap(opened.store), codec, encoded: opened.store } : opened;
 }
 
 async function openByScheme(text: string): Promise<OpenedStore> {
