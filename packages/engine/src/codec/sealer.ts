@@ -81,7 +81,11 @@ export class Sealer {
       }
     });
     if (Array.isArray(s.inbox)) out.inbox = this.mapInbox(s.inbox, (_, c) => this.open(jobs, c, 'payload'));
-    if (!jobs.length) return s;
+    // Nothing encoded (written before the codec was set): as stored, it is itself.
+    if (!jobs.length) {
+      this.stored.set(s, s);
+      return s;
+    }
     await Promise.all(jobs);
     this.stored.set(out, s);
     return out;
@@ -103,7 +107,10 @@ export class Sealer {
   /** The stored `e` with its data field decoded (`e` itself if it is not encoded). */
   async openEvent<E extends WorkflowEvent>(e: E): Promise<E> {
     const field = typeof e === 'object' && e !== null ? EVENT_DATA[e.type] : undefined;
-    if (field === undefined || !isEncoded((e as unknown as Box)[field])) return e;
+    if (field === undefined || !isEncoded((e as unknown as Box)[field])) {
+      if (typeof e === 'object' && e !== null) this.stored.set(e, e);
+      return e;
+    }
     const out = { ...e } as unknown as Box;
     const jobs: Jobs = [];
     this.open(jobs, out, field);

@@ -1,7 +1,6 @@
 import { ValidationError } from '../errors.js';
 import { DEFAULT_TASK_LEASE_MS } from '../reducer/task-lease.js';
 import { childEffects, type RunnerKindSet } from './child-port.js';
-import type { RunnerCodec } from './codec-port.js';
 import { taskRunner } from './execute-task.js';
 import type {
   AnyDefinition,
@@ -58,9 +57,10 @@ export function createRunner<
           handlers: HandlerTableCheck<H, HandlersFor<W>, S>;
         }>),
 ): Runner<W> {
-  // With a codec, everything the runner (and its worker) reads and writes goes through it.
-  const codec = checkedCodec(options.codec);
-  const store = codec ? codec.wrap(options.store) : options.store;
+  // With a codec, everything the runner (and its worker) reads and writes goes through it. A bare
+  // codec is refused by the types (`defineCodec` makes the option): a run-time check would cost
+  // the edge bundle, which a runner without a codec should not pay.
+  const store = options.codec?.wrap(options.store) ?? options.store;
   const handlers = (options.handlers ?? {}) as unknown as Record<string, Handler>;
   const clock = options.clock ?? (() => Date.now());
   const execute = options.execute ?? true;
@@ -85,7 +85,7 @@ export function createRunner<
       tick: (id): Promise<unknown> => runner.tick(id),
     });
   // Offloading, bound to this store once; every value it touches checks this one variable.
-  const payloads = boundPayloads(options.payloads)?.bind(store, codec);
+  const payloads = boundPayloads(options.payloads)?.bind(store, options.codec);
   const writes = new WriteLoop({
     store,
     registry,
@@ -142,13 +142,6 @@ function boundPayloads(payloads: RunnerPayloads | undefined): RunnerPayloads | u
   throw new ValidationError('INVALID_OPTIONS', 'invalid createRunner options', [
     { path: 'payloads', message },
   ]);
-}
-
-/** The `codec` option, checked: a bare codec (not wrapped in `defineCodec`) has no `wrap`. */
-function checkedCodec(codec: RunnerCodec | undefined): RunnerCodec | undefined {
-  if (codec === undefined || typeof (codec as Partial<RunnerCodec>).wrap === 'function') return codec;
-  const message = 'codec takes aesGcmCodec(...) or defineCodec(yourCodec), not a bare codec';
-  throw new ValidationError('INVALID_OPTIONS', 'invalid createRunner options', [{ path: 'codec', message }]);
 }
 
 /** Shortest `taskLeaseMs`: a lease has to outlast a renewal's store round trips with room to spare. */
