@@ -65,7 +65,8 @@ describe('aesGcmCodec', () => {
     await expect(aesGcmCodec({ keys: { k1: key() } }).decode(sealed)).rejects.toMatchObject({
       code: 'CODEC_DECRYPT_FAILED',
     });
-    const flipped = { ...sealed, ct: `${sealed.ct[0] === 'A' ? 'B' : 'A'}${sealed.ct.slice(1)}` };
+    const ct = sealed['ct']!;
+    const flipped = { ...sealed, ct: `${ct[0] === 'A' ? 'B' : 'A'}${ct.slice(1)}` };
     await expect(aesGcmCodec({ keys: { k1 } }).decode(flipped)).rejects.toMatchObject({
       code: 'CODEC_DECRYPT_FAILED',
     });
@@ -179,10 +180,9 @@ describe('a runner with a codec', () => {
 
   it('takes a codec made by defineCodec: a bare one does not compile, and fails at createRunner', () => {
     const bare: Codec = { encode: async () => ({ $enc: 'x', kid: 'k' }), decode: async () => null };
+    const options = { store: createMemoryStore(), workflows: [flow], handlers, codec: bare };
     // @ts-expect-error a bare Codec has no `wrap`: wrap it in defineCodec(...)
-    expect(() =>
-      createRunner({ store: createMemoryStore(), workflows: [flow], handlers, codec: bare }),
-    ).toThrow(TypeError);
+    expect(() => createRunner(options)).toThrow(TypeError);
   });
 
   it('stores offloaded bodies encrypted, and collecting needs the decoding store', async () => {
