@@ -177,7 +177,8 @@ const runner = createRunner({
     },
   }),
   handlers: {
-    noop,
+    // The codec row's handlers return a small object (null, the e2e rows' output, is never encrypted).
+    noop: process.env['BENCH_OUTPUTS'] === '1' ? ({ attempt }) => ({ ok: true, attempt }) : noop,
     hit: ({ input, instanceId }) => {
       send({ type: 'hit', ms: wallMs() - (input as { sentAt: number }).sentAt, id: instanceId });
       return null;

@@ -128,7 +128,8 @@ export class Sealer {
   /** Queues `target[key]` encoded in place; `holder` held the plaintext (for a primitive's remembered envelope). */
   private seal(jobs: Jobs, target: Box, key: string | number, holder: object): void {
     const value = target[key];
-    if (value === undefined || isEncoded(value)) return;
+    // `null` says nothing a step's status does not: not worth a cipher call (tens of µs on Node).
+    if (value === undefined || value === null || isEncoded(value)) return;
     const known = this.known(holder, key, value);
     if (known) {
       target[key] = known;
