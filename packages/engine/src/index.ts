@@ -1,6 +1,7 @@
 // What used to be separate entries: a bundler keeps only what a program imports
 // ("sideEffects": false), so one entry costs an edge bundle nothing it does not use.
 export * from './callbacks/index.js';
+export * from './codec/index.js';
 export * from './composition/index.js';
 export {
   type TaskFields,

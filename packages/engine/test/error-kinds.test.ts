@@ -1,6 +1,7 @@
 import {
   AlreadyExistsError,
   CallbackError,
+  CodecError,
   ERROR_KINDS,
   type ErrorCode,
   type ErrorKind,
@@ -68,6 +69,8 @@ const ONE_OF: Record<ErrorCode, () => StepfoldError<string>> = {
   CALLBACK_EXPIRED: () => new CallbackError('CALLBACK_EXPIRED', 'expired'),
   STEP_NOT_WAITING: () => new StepNotWaitingError('i-1', 'manager', 'it ended'),
   STREAM_UNSUPPORTED: () => new StreamUnsupportedError('i-1', 'model'),
+  CODEC_KEY_MISSING: () => new CodecError('CODEC_KEY_MISSING', 'k1', 'no key k1'),
+  CODEC_DECRYPT_FAILED: () => new CodecError('CODEC_DECRYPT_FAILED', 'k1', 'does not decrypt'),
 };
 
 // Whether retrying may help is a property of the kind: the test holds each code's error to it.

@@ -58,7 +58,10 @@ export function createRunner<
           handlers: HandlerTableCheck<H, HandlersFor<W>, S>;
         }>),
 ): Runner<W> {
-  const { store } = options;
+  // With a codec, everything the runner (and its worker) reads and writes goes through it. A bare
+  // codec is refused by the types (`defineCodec` makes the option): a run-time check would cost
+  // the edge bundle, which a runner without a codec should not pay.
+  const store = options.codec?.wrap(options.store) ?? options.store;
   const handlers = (options.handlers ?? {}) as unknown as Record<string, Handler>;
   const clock = options.clock ?? (() => Date.now());
   const execute = options.execute ?? true;
@@ -84,7 +87,7 @@ export function createRunner<
       tick: (id): Promise<unknown> => runner.tick(id),
     });
   // Offloading, bound to this store once; every value it touches checks this one variable.
-  const payloads = boundPayloads(options.payloads)?.bind(store);
+  const payloads = boundPayloads(options.payloads)?.bind(store, options.codec);
   const writes = new WriteLoop({
     store,
     registry,

@@ -15,6 +15,7 @@ import type {
 } from '../definition/typed-definition.js';
 import type { FinishedStatus, LogEntry, ScheduledFor, Snapshot, StepState } from '../snapshot.js';
 import type { Store } from '../store/store.js';
+import type { RunnerCodec } from './codec-port.js';
 import type { RunnerHeartbeats } from './handler-heartbeats.js';
 import type { AnyDefinition, HandlersFor } from './handler-types.js';
 import type { RunnerHooks } from './hooks.js';
@@ -81,6 +82,12 @@ export interface RunnerCoreOptions<W extends readonly AnyDefinition[] = readonly
    * handlers and `get` see the values. None by default.
    */
   payloads?: RunnerPayloads | undefined;
+  /**
+   * Encryption at rest (`aesGcmCodec({ keys })` or `defineCodec(...)` from `@stepfold/engine`):
+   * input, step outputs, signal data and offloaded payloads are encoded before the store sees them
+   * and decoded on every read; handlers, conditions and `get` see plaintext. None by default.
+   */
+  codec?: RunnerCodec | undefined;
   /**
    * Step kinds beyond the core, as values: `[composition]` (from `@stepfold/engine`)
    * runs child workflow and map steps. A workflow using a kind no set here brings is refused when
