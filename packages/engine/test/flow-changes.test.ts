@@ -29,9 +29,19 @@ describe('flowChanges', () => {
 
   it('a write that leaves the attempt running asks nothing; its end releases it', () => {
     const signalled = { ...started, version: 2 };
-    expect(flowChanges(started, signalled)).toEqual({ acquire: [], release: [], renew: [] });
+    expect(flowChanges(started, signalled)).toEqual({
+      acquire: [],
+      release: [],
+      renew: [],
+      redispatched: [],
+    });
     const done = step(def, started, { type: 'task.completed', at: 5, step: 'a', attempt: 1 });
-    expect(flowChanges(started, done)).toEqual({ acquire: [], release: ['i/1/a/1#run#1@1'], renew: [] });
+    expect(flowChanges(started, done)).toEqual({
+      acquire: [],
+      release: ['i/1/a/1#run#1@1'],
+      renew: [],
+      redispatched: [],
+    });
   });
 
   it('a retry is a new holder: the failed attempt is released, the next acquired when dispatched', () => {
@@ -56,10 +66,18 @@ describe('flowChanges', () => {
       need,
       until: 500,
     });
-    expect(flowChanges(started, throttled)).toEqual({ acquire: [], release: [], renew: [] });
+    expect(flowChanges(started, throttled)).toEqual({
+      acquire: [],
+      release: [],
+      renew: [],
+      redispatched: [],
+    });
     const again = step(def, throttled, { type: 'tick', at: 2 });
     expect(flowChanges(throttled, again).acquire.map((a) => a.holder)).toEqual(['i/1/a/1#run#1@3']);
-    expect(flowChanges(throttled, again).release).toEqual(['i/1/a/1#run#1@1']);
+    // Its waiter entry goes before the new holder is acquired (not after the save: a lost release
+    // would leave a waiter that takes wakes from live ones).
+    expect(flowChanges(throttled, again).release).toEqual([]);
+    expect(flowChanges(throttled, again).redispatched).toEqual(['i/1/a/1#run#1@1']);
     const cancelled = step(def, throttled, { type: 'abort', at: 3 });
     expect(flowChanges(throttled, cancelled).release).toEqual(['i/1/a/1#run#1@1']);
   });

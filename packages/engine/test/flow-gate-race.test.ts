@@ -89,4 +89,31 @@ describe('flow gate: a writer that lost its race gives back only its own take', 
     const other = await flow.acquire('o-2/1/charge/1#run#1', 'o-2', [need], 1400, 60_000);
     expect(other.granted).toBe(false);
   });
+
+  it('a throttled attempt dispatched again leaves no waiter behind, though nothing runs after its save', async () => {
+    const store = createMemoryStore();
+    const flow = store.flow!;
+    let now = 1000;
+    const gate = new FlowGate(
+      flow,
+      () => now,
+      () => {},
+      async () => null,
+    );
+    // Another instance holds the key: o-1's charge is refused and recorded as a waiter.
+    await flow.acquire('other#run#1', 'other', [need], now, 60_000);
+    const v1 = step(null, { type: 'start', at: now, id: 'o-1', input: { customer: 'c1' } });
+    const refused = await gate.acquire(null, v1, [], fold);
+    expect(refused.next.tasks['charge']).toBeUndefined();
+    expect((await flow.list({ limit: 10, now })).items[0]!.waiting).toHaveLength(1);
+    // The holder ends; o-1's tick dispatches the attempt again and is granted. Its write's
+    // releases after the save never happen (a Lambda that froze): no waiter is left anyway.
+    await flow.release(['other#run#1'], now);
+    now = 1100;
+    const retried = await gate.acquire(refused.next, step(refused.next, { type: 'tick', at: now }), [], fold);
+    expect(retried.taken).toHaveLength(1);
+    const [counter] = (await flow.list({ limit: 10, now })).items;
+    expect(counter!.waiting).toEqual([]);
+    expect(counter!.holders.map((h) => h.holder)).toEqual(retried.taken);
+  });
 });
