@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { createMemoryStore, type Store } from '@stepfold/engine';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { EXIT } from '../src/exit-codes.js';
+import { runInProcess } from './in-process.js';
 
 // `stepfold publish` in-process over the memory store: the store module is replaced so `--store`
 // opens the test's store, and stdout/stderr are captured around `main`.
@@ -16,25 +17,7 @@ vi.mock('../src/store-url.js', () => ({
 }));
 const { main } = await import('../src/cli.js');
 
-async function run(...args: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
-    stdout += String(chunk);
-    return true;
-  });
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
-    stderr += String(chunk);
-    return true;
-  });
-  try {
-    const code = await main(['node', 'stepfold', ...args]);
-    return { code, stdout, stderr };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-  }
-}
+const run = (...args: string[]) => runInProcess(main, args);
 
 const dir = mkdtempSync(join(tmpdir(), 'stepfold-publish-'));
 const definition = join(dir, 'fulfil.json');

@@ -17,6 +17,11 @@ export function taskHolder(
   return `${task.idempotencyKey}#${task.phase}#${task.attempt}${by}`;
 }
 
+/** A task holder's attempt (`key#phase#attempt`), without the version that dispatched it. */
+export function attemptOf(holder: string): string {
+  return holder.replace(/@\d+$/, '');
+}
+
 /** The holder id of an instance's admission: the instance id (kept through continue-as-new). */
 export function instanceHolder(s: Pick<Snapshot, 'id'>): string {
   return s.id;

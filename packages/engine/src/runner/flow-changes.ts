@@ -1,6 +1,6 @@
 import { MAX_EVENT_TIME } from '../event-time.js';
 import type { WorkflowEvent } from '../events.js';
-import { instanceHolder, taskHolder, waitingHolders } from '../flow-holders.js';
+import { attemptOf, instanceHolder, taskHolder, waitingHolders } from '../flow-holders.js';
 import { taskDue } from '../reducer/task-lease.js';
 import { isTerminal, type Snapshot, type TaskState } from '../snapshot.js';
 import type { FlowNeed } from '../store/flow.js';
@@ -36,9 +36,6 @@ export interface FlowChanges {
    */
   redispatched: string[];
 }
-
-/** A holder's attempt, without the version that dispatched it. */
-const attemptOf = (holder: string) => holder.replace(/@\d+$/, '');
 
 /** The lease of an attempt's slots: when the attempt is due (its lease, or its deadline when sooner). */
 const leaseOf = taskDue;
