@@ -166,8 +166,13 @@ export const flowRateAccuracy: Group = {
     });
     // A rate limit counts a start at its grant; a handler begins a write later. Grants come from
     // the fleet's writes and this process's (a call that may start at once is granted at its start).
+    // A holder is the attempt as one write dispatched it (`…#attempt@version`); the handler reports
+    // the attempt (`…#attempt`): its first grant is when the store counted its start.
     const grants = new Map<string, number>();
-    const grant = (holder: string, at: number) => void (grants.has(holder) || grants.set(holder, at));
+    const grant = (holder: string, at: number) => {
+      const attempt = holder.replace(/@\d+$/, '');
+      if (!grants.has(attempt)) grants.set(attempt, at);
+    };
     fleet.onGranted(grant);
     const p = producer(db.url, table, grant);
     const tag = `rate-${Date.now().toString(36)}`;
