@@ -6,6 +6,7 @@ import {
   maskEncoded,
   NotFoundError,
   pendingDecisions,
+  readStreamTail,
 } from '@stepfold/engine';
 import type { Context, Hono } from 'hono';
 import { ACTIONS, type ActionName, formVersion, messageFor, sendPinned } from './actions.js';
@@ -68,6 +69,8 @@ async function instanceRoute(c: Context<Vars, '/instances/:id'>, parts: Parts): 
     known: definition !== undefined,
   };
   const family = await loadFamily(store, s, definition);
+  // A stream that cannot be read leaves the page without its section, not without the page.
+  const stream = store.stream ? await readStreamTail(store.stream, s.id).catch(() => null) : null;
   // Without the codec, encrypted values show as their markers.
   const view = {
     snapshot: maskEncoded(s),
@@ -75,6 +78,7 @@ async function instanceRoute(c: Context<Vars, '/instances/:id'>, parts: Parts): 
     actions,
     family,
     payloads: parts.payloads !== undefined,
+    stream,
   };
   return render(c, instancePage(c.get('page'), view, takeFlash(c)));
 }

@@ -1,4 +1,11 @@
-import { maskEncoded, NotFoundError, toMermaid } from '@stepfold/engine';
+import {
+  maskEncoded,
+  NotFoundError,
+  readStreamTail,
+  type StreamTail,
+  TAIL_ENTRIES,
+  toMermaid,
+} from '@stepfold/engine';
 import type { Command } from 'commander';
 import { type InstanceActions, instanceActions, renderActions } from '../actions-view.js';
 import { definitionFor, loadDefinitions } from '../definitions.js';
@@ -20,12 +27,29 @@ interface ShowOptions extends StoreOptions {
   diagram?: boolean | undefined;
   resolve?: boolean | undefined;
   definitions?: string[] | undefined;
+  stream?: boolean | undefined;
+}
+
+/** The stream's last entries as lines: offset, step and attempt, the chunk's data as JSON (cut at 120 characters). */
+function streamLines(tail: StreamTail | null): string[] {
+  if (!tail) return ['', 'stream: empty'];
+  const first = tail.entries[0]?.offset ?? 0;
+  return [
+    '',
+    `stream: offsets ${first}–${tail.last}${tail.entries.length >= TAIL_ENTRIES ? ` (the last ${tail.entries.length})` : ''}`,
+    ...tail.entries.map((e) => {
+      const who = `${e.offset}  ${e.step}#${e.attempt}`;
+      if (e.type === 'reset') return `${who}  reset: earlier attempts' chunks dropped`;
+      const text = JSON.stringify(e.data) ?? 'undefined';
+      return `${who}  ${text.length > 120 ? `${text.slice(0, 119)}…` : text}`;
+    }),
+  ];
 }
 
 /**
  * `stepfold show <id>`: one instance's state, its parent and children (with their statuses), what
  * it can take now, its log, optionally a diagram; offloaded values as references, or with
- * `--resolve` fetched from the payload store.
+ * `--resolve` fetched from the payload store; with `--stream`, the last entries of its stream.
  */
 export function register(program: Command): void {
   jsonOption(
@@ -41,6 +65,10 @@ export function register(program: Command): void {
           .option(
             '--resolve',
             'fetch offloaded values from the payload store and print them in place of their references',
+          )
+          .option(
+            '--stream',
+            `also print the last ${TAIL_ENTRIES} entries of its stream (a model's tokens, a step's progress)`,
           ),
       ),
       false,
@@ -71,6 +99,8 @@ export function register(program: Command): void {
         ),
       );
       const diagram = options.diagram && def ? toMermaid(def, s, { children }) : undefined;
+      if (options.stream && !store.stream) throw new UsageError('show --stream: this store keeps no streams');
+      const tail = options.stream && store.stream ? await readStreamTail(store.stream, id) : undefined;
       const actions: InstanceActions | undefined = def ? instanceActions(def, s) : undefined;
       const note = paths.length
         ? `actions: ${missing}`
@@ -84,6 +114,7 @@ export function register(program: Command): void {
           children: family.children,
           ...(actions ? { actions } : {}),
           ...(diagram ? { diagram } : {}),
+          ...(tail !== undefined ? { stream: tail } : {}),
         },
         () => [
           ...renderSnapshot(
@@ -96,6 +127,7 @@ export function register(program: Command): void {
             now,
           ),
           ...(diagram ? ['', diagram] : []),
+          ...(tail !== undefined ? streamLines(tail) : []),
         ],
       );
     });

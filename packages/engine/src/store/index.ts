@@ -103,6 +103,7 @@ export type {
   StreamWriterOptions,
 } from './stream.js';
 export { attemptStream } from './stream-attempt.js';
+export { readStreamTail, type StreamTail, TAIL_ENTRIES } from './stream-tail.js';
 export {
   fenceOf,
   MAX_STREAM_BATCH,

@@ -1,4 +1,4 @@
-import type { Snapshot, WorkflowDefinition } from '@stepfold/engine';
+import type { Snapshot, StreamTail, WorkflowDefinition } from '@stepfold/engine';
 import { nodeIds, toMermaid } from '@stepfold/engine';
 import { html } from 'hono/html';
 import { childStatuses, type Family } from '../family.js';
@@ -11,6 +11,7 @@ import {
   inboxTable,
   logTimeline,
   stepsTable,
+  streamSection,
   tasksTable,
   timersTable,
 } from './instance-sections.js';
@@ -77,6 +78,8 @@ export interface InstanceView {
   family: Family;
   /** Whether the inspector has a payload store to show offloaded values from. */
   payloads: boolean;
+  /** The end of the instance's stream, when the store has streams and it wrote any. */
+  stream?: StreamTail | null | undefined;
   /** When the page is drawn: a task running past its lease or deadline then is marked overdue (default now). */
   now?: number | undefined;
 }
@@ -85,7 +88,7 @@ export interface InstanceView {
  * The instance page, most urgent first: its parent (for a child), what needs a look (failed and
  * active steps, linked) and the steps as a strip, the actions, then the diagram and steps table
  * (both centred on the focus step), its children (child steps, maps' progress), errors, tasks,
- * timers, inbox, input/output, log, raw snapshot.
+ * timers, inbox, the stream's last entries, input/output, log, raw snapshot.
  */
 export function instancePage(ctx: PageContext, v: InstanceView, flash: Flash | null): View {
   const s = v.snapshot;
@@ -118,6 +121,7 @@ ${tasksTable(s, v.now)}
 ${timersTable(s)}
 <h2>Inbox</h2>
 ${inboxTable(s, value())}
+${v.stream ? html`<h2>Stream</h2>${streamSection(v.stream)}` : ''}
 <h2>Input</h2>
 ${value()(s.input)}
 ${s.output !== undefined ? html`<h2>Output</h2>${value()(s.output)}` : ''}

@@ -1,5 +1,13 @@
-import { attemptOverdue, type ErrorInfo, type Snapshot, type WorkflowDefinition } from '@stepfold/engine';
+import {
+  attemptOverdue,
+  type ErrorInfo,
+  type Snapshot,
+  type StreamTail,
+  TAIL_ENTRIES,
+  type WorkflowDefinition,
+} from '@stepfold/engine';
 import { html } from 'hono/html';
+import { cellText } from '../columns.js';
 import type { StepLabel } from '../step-states.js';
 import { badge, collapsedJson, json, timeCell, type View } from './format.js';
 import { stepAnchor } from './overview.js';
@@ -119,4 +127,27 @@ export function logTimeline(s: Snapshot): View {
         e.detail ? html` — <span class="detail">${e.detail}</span>` : ''
       }</li>`,
   )}</ol>`;
+}
+
+/**
+ * The end of the instance's stream (what a model or a long step wrote last), oldest first: each
+ * chunk's offset, step and attempt and its data; a reset where a newer attempt superseded a step's
+ * chunks. Absent when the store has no stream or the instance wrote none.
+ */
+export function streamSection(tail: StreamTail): View {
+  const first = tail.entries[0]?.offset ?? 0;
+  return html`<p class="muted" id="stream-range">Offsets ${String(first)}–${String(tail.last)}${
+    tail.entries.length >= TAIL_ENTRIES
+      ? ` (the last ${String(tail.entries.length)} entries; the earlier ones stay in the store)`
+      : ''
+  }.</p>
+<table id="stream">
+<thead><tr><th>offset</th><th>step</th><th>attempt</th><th>data</th></tr></thead>
+<tbody>${tail.entries.map((e) => {
+    if (e.type === 'reset')
+      return html`<tr class="reset" data-offset="${String(e.offset)}"><td>${String(e.offset)}</td><td class="id">${e.step}</td><td>${String(e.attempt)}</td><td class="muted">attempt ${String(e.attempt)} began: earlier attempts' chunks dropped</td></tr>`;
+    const { text, full } = cellText(e.data);
+    return html`<tr data-offset="${String(e.offset)}"><td>${String(e.offset)}</td><td class="id">${e.step}</td><td>${String(e.attempt)}</td><td title="${full}"><code>${text}</code></td></tr>`;
+  })}</tbody>
+</table>`;
 }
