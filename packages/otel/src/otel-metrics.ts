@@ -74,11 +74,7 @@ export function createOtelMetrics(options: OtelMetricsOptions = {}): OtelMetrics
   const started = count(METRIC.workflowsStarted, 'Workflow instances started', '{instance}');
   const completed = count(METRIC.workflowsCompleted, 'Workflow instances that completed', '{instance}');
   const failed = count(METRIC.workflowsFailed, 'Workflow instances that failed', '{instance}');
-  const cancelled = count(
-    METRIC.workflowsCancelled,
-    'Workflow instances cancelled or aborted',
-    '{instance}',
-  );
+  const cancelled = count(METRIC.workflowsCancelled, 'Workflow instances cancelled or aborted', '{instance}');
   const attempts = count(METRIC.taskAttempts, 'Handler attempts, by outcome', '{attempt}');
   const durationSeconds = seconds(METRIC.taskDuration, 'Duration of each handler attempt');
   const claims = count(METRIC.workerClaims, 'Instances a worker took to tick', '{instance}');

@@ -6,7 +6,11 @@ import {
   MeterProvider,
   PeriodicExportingMetricReader,
 } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
 import {
   createMemoryStore,
   createRunner,
@@ -52,9 +56,7 @@ async function collect(): Promise<(name: string) => DataPoint<unknown>[]> {
   await reader.forceFlush();
   const metrics = exporter.getMetrics().flatMap((r) => r.scopeMetrics.flatMap((s) => s.metrics));
   return (name) =>
-    metrics
-      .filter((m) => m.descriptor.name === name)
-      .flatMap((m) => m.dataPoints as DataPoint<unknown>[]);
+    metrics.filter((m) => m.descriptor.name === name).flatMap((m) => m.dataPoints as DataPoint<unknown>[]);
 }
 
 /** The value of the point whose attributes include `attrs` (0 when there is none). */
@@ -161,7 +163,11 @@ describe('createOtelMetrics', () => {
     const worker = { stats: { running: 2, queued: 5 } as never };
     const observation = metrics.observe({
       // The runner's counters as a long-lived runner would have them.
-      runner: { stats: { writes: 7, conflicts: 1, lostRaces: { tick: 1, take: 2 } }, store, workflows: runner.workflows },
+      runner: {
+        stats: { writes: 7, conflicts: 1, lostRaces: { tick: 1, take: 2 } },
+        store,
+        workflows: runner.workflows,
+      },
       worker,
       backlog: async ({ workflows }) => {
         asked.push(workflows);
