@@ -86,11 +86,17 @@ describe('createWorker', () => {
       },
     });
     const lags: number[] = [];
+    const lagged = new Set<string>();
     const worker = createWorker({
       runner,
       concurrency: 5,
       poll: { minMs: 5 },
-      on: { lag: (ms) => lags.push(ms) },
+      on: {
+        lag: (ms, _id, workflow) => {
+          lags.push(ms);
+          lagged.add(workflow);
+        },
+      },
     });
     await worker.start();
     await worker.idle();
@@ -104,6 +110,8 @@ describe('createWorker', () => {
     expect(worker.stats).toMatchObject({ claimed: 30, ticks: 30, completed: 30, failed: 0, conflicts: 0 });
     expect(worker.stats.maxLagMs).toBeGreaterThanOrEqual(worker.stats.lastLagMs);
     expect(lags).toHaveLength(30);
+    // Each lag names the workflow of the instance ticked (what a metric groups lag by).
+    expect([...lagged]).toEqual(['flood']);
   });
 
   it('a flooded workflow at its cap does not hold back another workflow', async () => {

@@ -1,3 +1,5 @@
+export { DURATION_BUCKETS, METER_NAME, METRIC } from './metric-names.js';
+export type { DueBacklog, MetricsObservation, ObserveTarget } from './metric-observers.js';
 export {
   ATTR,
   createOtelInstrumentation,
@@ -5,4 +7,5 @@ export {
   THROTTLED_EVENT,
   TRACER_NAME,
 } from './otel-instrumentation.js';
+export { createOtelMetrics, type OtelMetrics, type OtelMetricsOptions } from './otel-metrics.js';
 export { traceContextPropagator } from './trace-context.js';

@@ -23,6 +23,7 @@ import type {
   TaskInfo,
   TaskOutcome,
 } from '@stepfold/engine';
+import type { OtelMetrics } from './otel-metrics.js';
 import { traceContextPropagator } from './trace-context.js';
 
 /** Options of {@link createOtelInstrumentation}; nothing is registered globally either way. */
@@ -36,13 +37,15 @@ export interface OtelInstrumentationOptions {
    * traceparent/tracestate when none is registered, since the API's default carries nothing).
    */
   propagator?: TextMapPropagator | undefined;
+  /** Metrics to record as well (`createOtelMetrics()`): one instrumentation gives the runner spans and metrics. */
+  metrics?: Pick<OtelMetrics, 'instrument'> | undefined;
 }
 
 /** The instrumentation scope name spans are recorded under. */
 export const TRACER_NAME = '@stepfold/otel';
 const TRACER_VERSION = '0.1.0';
 
-/** Attribute names of stepfold spans. */
+/** Attribute names of stepfold spans (and, a few of them, of its metrics). */
 export const ATTR = {
   instanceId: 'stepfold.instance.id',
   workflowName: 'stepfold.workflow.name',
@@ -72,6 +75,12 @@ export const ATTR = {
   flowPeriod: 'stepfold.flow.period_ms',
   /** Until when a throttled attempt (or admission) waits at the latest (epoch ms), on a `stepfold.throttled` span event. */
   flowUntil: 'stepfold.flow.until',
+  /** Metrics: a worker's lane (a workflow name, `*` for instances taken by name or a single lane). */
+  lane: 'stepfold.lane',
+  /** Metrics: what a write that lost a race wrote (`take`, `sent`, an event type, `@claim` added from a claim). */
+  race: 'stepfold.race',
+  /** Metrics: a worker's handler runs, `running` or `queued`. */
+  taskState: 'stepfold.task.state',
 } as const;
 
 /** The span event an event span records for each attempt (or admission) its write left waiting for a limit. */
@@ -178,7 +187,7 @@ export function createOtelInstrumentation(options: OtelInstrumentationOptions = 
     );
   }
 
-  return {
+  const tracing: Instrumentation = {
     carrier() {
       const out: Record<string, string> = {};
       propagator().inject(calling ?? context.active(), out, defaultTextMapSetter);
@@ -234,6 +243,16 @@ export function createOtelInstrumentation(options: OtelInstrumentationOptions = 
         return out;
       });
     },
+  };
+  return options.metrics ? inside(tracing, options.metrics.instrument) : tracing;
+}
+
+/** `outer`'s hooks around `inner`'s: the spans hold the metrics' work, the carrier is `outer`'s. */
+function inside(outer: Instrumentation, inner: Instrumentation): Instrumentation {
+  return {
+    carrier: () => outer.carrier(),
+    event: (info, write) => outer.event(info, () => inner.event(info, write)),
+    task: (info, run) => outer.task(info, () => inner.task(info, run)),
   };
 }
 

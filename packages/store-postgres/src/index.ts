@@ -1,5 +1,6 @@
 // The claim lease every store defaults to (one rule, the engine's), re-exported under its old name.
 export { DEFAULT_CLAIM_MS } from '@stepfold/engine';
+export { type PostgresDueBacklogOptions, postgresDueBacklog } from './due-backlog.js';
 export { needsTextColumn } from './encode.js';
 export { isUnavailable } from './map-error.js';
 export {

@@ -300,7 +300,7 @@ export class DuePoller {
       const lag = r.dueAt === null ? 0 : Math.max(0, now - r.dueAt);
       stats.lastLagMs = lag;
       if (lag > stats.maxLagMs) stats.maxLagMs = lag;
-      emit('lag', lag, id);
+      emit('lag', lag, id, r.snapshot.workflow.name);
       this.lanes.stepped(id);
     } catch (e) {
       if (isStepfoldError(e, 'NOT_FOUND')) return;

@@ -99,8 +99,8 @@ export type JobOutcome = 'completed' | 'failed' | 'error' | 'dropped' | 'release
 export interface WorkerEvents {
   /** A poll of one lane (a workflow name, `*` for a single lane) returned these ids, claimed on stores that claim. */
   claimed(ids: readonly string[], lane: string): void;
-  /** Milliseconds between an instance falling due and this worker's tick of it. */
-  lag(ms: number, id: string): void;
+  /** Milliseconds between an instance falling due and this worker's tick of it; `workflow` is the instance's workflow name. */
+  lag(ms: number, id: string, workflow: string): void;
   taskStart(job: TaskJob): void;
   taskEnd(job: TaskJob, outcome: JobOutcome, ms: number): void;
   /** An instance this worker cannot step (its workflow or version is not registered here) is skipped until `until`. */
