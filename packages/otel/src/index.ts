@@ -1,3 +1,4 @@
+export { GEN_AI_ATTR, type GenAiOptions, genAiHandlers } from './gen-ai.js';
 export {
   ATTR,
   createOtelInstrumentation,
