@@ -4,6 +4,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { agentTurnPostgres } from './groups/agent-turn.js';
 import { aslReducer } from './groups/asl-reducer.js';
 import { bundle } from './groups/bundle.js';
 import { codecOverhead } from './groups/codec.js';
@@ -46,6 +47,7 @@ const GROUPS: Group[] = [
   wakeLatencyDynamo,
   idleQueries,
   ...streamGroups,
+  agentTurnPostgres,
   ...e2eGroups,
   ...flowGroups,
   requestsDynamo,

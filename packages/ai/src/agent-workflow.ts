@@ -27,6 +27,12 @@ export interface AgentWorkflowOptions {
   toolTimeoutMs?: number | undefined;
   /** How long a tool call waits for its approval before it fails (ms; default: it waits as long as it takes). */
   approvalTimeoutMs?: number | undefined;
+  /**
+   * How often the loop looks at a tool call whose end it has not heard of (ms, default 30 s): a
+   * tool call reports its end after the write that settles it, so a worker that dies in between
+   * delays the loop by at most this long. Each look is one write while a call waits for approval.
+   */
+  toolCheckMs?: number | undefined;
   /** At most this many tool calls of one model response run at once (default 10). */
   toolConcurrency?: number | undefined;
   /** Attempts of a model call and of a tool call before they fail (default 3). */
@@ -136,6 +142,8 @@ export function agentWorkflows(options: AgentWorkflowOptions): AgentWorkflows {
         // A tool call that failed for good (or timed out waiting for approval) is reported to the model.
         tolerated: { percent: 100 },
         maxConcurrency: options.toolConcurrency ?? 10,
+        // A child's deadline in a map is when its end is looked up again, not when it fails.
+        timeoutMs: options.toolCheckMs ?? 30_000,
         next: 'inbox',
       },
       rotate: {

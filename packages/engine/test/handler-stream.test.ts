@@ -4,6 +4,7 @@ import {
   createHarness,
   createMemoryStore,
   createRunner,
+  type DefinitionInput,
   type HandlerContext,
   isStepfoldError,
   type Store,
@@ -187,6 +188,64 @@ describe('ctx.stream: handlers write to the instance stream', () => {
     }
     expect(s?.status).toBe('completed');
     expect(await entries(store, 'f-1')).toEqual(['each[0]@1:a#1', 'reset each[1]@2', 'each[1]@2:b#2']);
+  });
+
+  it("streams a step entered again (a loop, a later run) after an earlier pass's retry: that retry does not fence it", async () => {
+    const store = createMemoryStore();
+    // A step entered twice per run, and two runs: attempts count from 1 again at each entry.
+    const rounds: DefinitionInput = {
+      name: 'rounds',
+      version: 1,
+      start: 'answer',
+      steps: {
+        answer: {
+          kind: 'task',
+          handler: 'answer',
+          retry: { maxAttempts: 2, initialMs: 1, jitter: 0 },
+          next: 'again',
+        },
+        again: {
+          kind: 'choice',
+          branches: [
+            { when: { '<': [{ var: 'outputs.answer.iteration' }, 2] }, next: 'pause' },
+            { when: { '==': [{ var: 'input.rotated' }, 0] }, next: 'rotate' },
+          ],
+          otherwise: 'done',
+        },
+        pause: { kind: 'sleep', ms: 1, next: 'answer' },
+        rotate: { kind: 'continueAsNew', carry: { rotated: 'outputs.answer.iteration' } },
+        done: { kind: 'succeed' },
+      },
+    };
+    const runner = createRunner({
+      store,
+      workflows: [rounds],
+      handlers: {
+        answer: ({ stream, attempt, iteration, workflowInput }: HandlerContext) => {
+          const run = (workflowInput as { rotated: number }).rotated ? 2 : 1;
+          stream.write(`r${run}i${iteration}a${attempt}`);
+          if (run === 1 && iteration === 1 && attempt === 1)
+            throw new TaskError('model dropped the connection');
+          return { iteration };
+        },
+      },
+    });
+    await runner.start('rounds', 'l-1', { rotated: 0 });
+    let s = await runner.get('l-1');
+    for (let i = 0; i < 50 && s?.status !== 'completed'; i++) {
+      await new Promise((r) => setTimeout(r, 5));
+      await runner.processDue(Date.now());
+      s = await runner.get('l-1');
+    }
+    expect(s?.status).toBe('completed');
+    expect(s?.run).toBe(2);
+    expect(await entries(store, 'l-1')).toEqual([
+      'reset answer@2',
+      'answer@2:r1i1a2',
+      'answer#1.2@1:r1i2a1',
+      'answer#2.1@1:r2i1a1',
+      'answer#2.2@1:r2i2a1',
+    ]);
   });
 
   it('records what handlers stream in the harness', async () => {

@@ -1,3 +1,4 @@
+export { GEN_AI_ATTR, type GenAiOptions, genAiHandlers } from './gen-ai.js';
 export { DURATION_BUCKETS, METER_NAME, METRIC } from './metric-names.js';
 export type { DueBacklog, MetricsObservation, ObserveTarget } from './metric-observers.js';
 export {

@@ -160,7 +160,7 @@ export function taskRunner(
   return async ({ handler, definition, snapshot: s, task, heartbeat }) => {
     const abort = new TaskAbort(task, clock);
     inFlight.start(s.id, abort);
-    const stream = attemptStreamOf(store, s.id, task);
+    const stream = attemptStreamOf(store, s, task);
     let output: unknown;
     try {
       output = handler(new TaskContext(definition, s, task, abort, heartbeat, stream, tools));

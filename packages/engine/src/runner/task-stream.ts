@@ -1,5 +1,5 @@
 import { StreamUnsupportedError } from '../errors.js';
-import type { TaskState } from '../snapshot.js';
+import type { Snapshot, TaskState } from '../snapshot.js';
 import type { Store } from '../store/store.js';
 import type { StreamAttempt } from '../store/stream.js';
 
@@ -21,23 +21,38 @@ export interface HandlerStream {
   flush(): Promise<void>;
 }
 
+/** Which pass over a step an attempt belongs to: the run (continue-as-new counter) and the step's entry in it. */
+export interface StreamPass {
+  run: number;
+  iteration: number;
+}
+
 /**
  * The stream key of a task: its step, a map item's index and the compensation phase, as the
  * snapshot keys its tasks (`step`, `step[2]`, `step:compensate`), so each has attempts of its own
- * and one item's retry does not fence another item.
+ * and one item's retry does not fence another item. A step entered again (a loop, or a later run
+ * after continue-as-new) counts its attempts from 1 again, so that pass gets a key of its own
+ * (`step#<run>.<iteration>`): otherwise an earlier pass's retry would fence it.
  */
-export function streamStepOf(task: Pick<TaskState, 'step' | 'phase' | 'item'>): string {
+export function streamStepOf(task: Pick<TaskState, 'step' | 'phase' | 'item'>, pass?: StreamPass): string {
   const base = task.item === undefined ? task.step : `${task.step}[${task.item}]`;
-  return task.phase === 'run' ? base : `${base}:compensate`;
+  const keyed = task.phase === 'run' ? base : `${base}:compensate`;
+  if (!pass || (pass.run <= 1 && pass.iteration <= 1)) return keyed;
+  return `${keyed}#${pass.run}.${pass.iteration}`;
+}
+
+/** The pass of `task` in snapshot `s`. */
+export function streamPassOf(s: Pick<Snapshot, 'run' | 'steps'>, task: Pick<TaskState, 'step'>): StreamPass {
+  return { run: s.run, iteration: s.steps[task.step]?.iteration ?? 1 };
 }
 
 /** The attempt's side of its instance's stream, when the store's stream makes one. */
 export function attemptStreamOf(
   store: Store,
-  instance: string,
+  s: Pick<Snapshot, 'id' | 'run' | 'steps'>,
   task: Pick<TaskState, 'step' | 'phase' | 'item' | 'attempt'>,
 ): StreamAttempt | undefined {
-  return store.stream?.attempt?.(instance, streamStepOf(task), task.attempt);
+  return store.stream?.attempt?.(s.id, streamStepOf(task, streamPassOf(s, task)), task.attempt);
 }
 
 /** `ctx.stream` of a runner whose store has no stream: each write throws `STREAM_UNSUPPORTED`. */
