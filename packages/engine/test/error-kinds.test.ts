@@ -68,6 +68,8 @@ const ONE_OF: Record<ErrorCode, () => StepfoldError<string>> = {
   CALLBACK_EXPIRED: () => new CallbackError('CALLBACK_EXPIRED', 'expired'),
   STEP_NOT_WAITING: () => new StepNotWaitingError('i-1', 'manager', 'it ended'),
   STREAM_UNSUPPORTED: () => new StreamUnsupportedError('i-1', 'model'),
+  INVALID_SEARCH_ATTRIBUTE: () => new ValidationError('INVALID_SEARCH_ATTRIBUTE', 'bad', []),
+  INVALID_QUERY: () => new ValidationError('INVALID_QUERY', 'bad', []),
 };
 
 // Whether retrying may help is a property of the kind: the test holds each code's error to it.

@@ -35,6 +35,7 @@ import type {
   NewId,
   Payload,
   RawOutput,
+  SearchPath,
   SleepTiming,
   SpecOf,
   SucceedCheck,
@@ -42,6 +43,7 @@ import type {
   TaskFields,
   TaskOutput,
 } from './builder-types.js';
+import type { SearchAttribute, SearchType } from '../search.js';
 import { defineWorkflow } from './compile.js';
 import { type DeclaredSchemas, declareSchemas } from './declared-schemas.js';
 import { kindOf } from './kinds/index.js';
@@ -130,6 +132,7 @@ export class WorkflowBuilder<
 > {
   private readonly steps: Array<StepDefinition & { id: string; end?: boolean }> = [];
   private readonly schemas: DeclaredSchemas = { signals: {}, outputs: {} };
+  private readonly attributes: Record<string, SearchAttribute> = {};
 
   constructor(
     private readonly name: N,
@@ -147,6 +150,17 @@ export class WorkflowBuilder<
     }
     this.steps.push({ ...fields, kind, id } as unknown as StepDefinition & { id: string; end?: boolean });
     return this as never;
+  }
+
+  /**
+   * Declares a search attribute: a typed value every store indexes, for `store.list({ where,
+   * orderBy })`. With `from` (an `input.…` path, or `outputs.<step>.…` of a step added before, whose
+   * value fits `type`), it is read from the data after every event; without, handlers set it with
+   * `ctx.setAttributes`. Place it after the steps its path reads.
+   */
+  search<T extends SearchType>(name: string, attribute: { type: T; from?: SearchPath<WI, O, T> }): this {
+    this.attributes[name] = { ...attribute };
+    return this;
   }
 
   /** Declares the workflow input with a schema (checked by `start`), or only its type: `input<Order>()`. */
@@ -510,6 +524,7 @@ export class WorkflowBuilder<
       version: this.version,
       start: this.steps[0]?.id ?? '',
       ...header,
+      ...(Object.keys(this.attributes).length ? { search: { ...this.attributes } } : {}),
       steps: this.steps.map(({ end: _end, ...s }) => s as StepDefinition),
     } as DefinitionInput;
   }

@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { integer, millis, idString as stepId, text } from '../schema-kit.js';
+import type { SearchAttribute } from '../search.js';
 import { limitField } from './flow-limits.js';
 import { type StepDefinition, stepSchema } from './kinds/index.js';
 import { failurePolicySchema, retryPolicySchema } from './step-fields.js';
@@ -40,6 +41,8 @@ const header = {
   priority: opt(limitField as unknown as z.ZodMiniType<number | string>),
   /** Reserved: round-robin across the values of `key` (an `input.` path). Checked by `flowControl`, not yet acted on. */
   fairness: opt(limitField as unknown as z.ZodMiniType<{ key: string }>),
+  /** Search attributes by name: `{ type, from? }`, checked by `searchDeclarationIssues` (precise paths). */
+  search: opt(z.custom<Record<string, SearchAttribute>>((v) => typeof v === 'object' && v !== null)),
 };
 
 /** The JSON form of a workflow definition. `steps` may be a record keyed by id or a list of steps with ids. */

@@ -9,6 +9,7 @@ import type { LimitEvent, RuleTable } from './kinds/step-rules.js';
 import { NOOP, refuseUnknownSignal, rules, run } from './rules.js';
 import { checkSnapshot, initialSnapshot } from './snapshot-check.js';
 import { copySnapshot, derive, freezeChanged, freezeNew, plainDraft, ring } from './snapshot-copy.js';
+import { updateSearch } from './search-values.js';
 import { completeTask } from './straight-path.js';
 import { DEFAULT_TASK_LEASE_MS } from './task-lease.js';
 import {
@@ -161,6 +162,7 @@ export function reduce(
     );
     const out = copySnapshot(s);
     derive(out);
+    updateSearch(wf, out);
     out.log = appendLog(wf, s.log, cx.logged!);
     freezeNew(out);
     remember(out, wf);
@@ -217,6 +219,7 @@ function advance(
   if (plain && known && !table.limits && ev.type === 'task.completed') {
     const next = completeTask(wf, snapshot, ev, at, budget, logged, leaseMs);
     if (next) {
+      updateSearch(wf, next, ev.search);
       next.log = appendLog(wf, next.log, logged);
       Object.freeze(next);
       remember(next, wf);
@@ -272,6 +275,7 @@ function advance(
   // rings (log, seen ids) are appended here too, as new frozen arrays nothing above ever walks.
   derive(next);
   table.limits?.derived(next, snapshot);
+  updateSearch(wf, next, ev.type === 'task.completed' ? ev.search : undefined);
   if (logged.length) next.log = appendLog(wf, next.log, logged);
   const id = (cx as Cx | undefined)?.seenId;
   if (id !== undefined) {

@@ -6,12 +6,14 @@ import { detailsFor, heartbeatDetails } from '../reducer/task-heartbeat.js';
 import { taskInput } from '../reducer/task-view.js';
 import { dataView } from '../reducer/transition-context.js';
 import type { ErrorInfo, ScheduledFor, Snapshot, TaskState } from '../snapshot.js';
+import type { SearchValue } from '../search.js';
 import type { Store } from '../store/store.js';
 import { type CallbackOptions, type CallbackPort, noCallbacks } from './callback-port.js';
 import type { Handler, HandlerContext } from './handler-types.js';
 import type { InFlight } from './in-flight.js';
 import type { TaskOutcome } from './instrumentation.js';
 import { TaskAbort } from './task-abort.js';
+import { checkedAttributes, outputSearchIssues } from './task-search.js';
 import { AttemptStream, type HandlerStream } from './task-stream.js';
 
 /** What a handler's context reaches beyond its task: the runner's clock and callback tokens. */
@@ -69,6 +71,8 @@ class TaskContext implements HandlerContext {
   readonly #definition: WorkflowDefinition;
   readonly #tools: TaskTools;
   #outputs: Record<string, unknown> | undefined;
+  /** What `setAttributes` collected, for the result event. */
+  attributes: Record<string, SearchValue | null> | undefined;
 
   constructor(
     definition: WorkflowDefinition,
@@ -101,6 +105,11 @@ class TaskContext implements HandlerContext {
     return callbacks.issue(this.#definition, this.#snapshot, signal, options, clock());
   }
 
+  setAttributes(values: Readonly<Record<string, SearchValue | null>>): void {
+    const checked = checkedAttributes(this.#definition, values);
+    this.attributes = { ...this.attributes, ...checked };
+  }
+
   get outputs(): Record<string, unknown> {
     this.#outputs ??= dataView(this.#snapshot).outputs;
     return this.#outputs;
@@ -124,14 +133,20 @@ class TaskContext implements HandlerContext {
 export function resultEvent(
   type: 'task.completed' | 'task.failed' | 'task.released',
   task: Readonly<TaskState>,
-  more: { output: unknown } | { error: ErrorInfo } | Record<string, never>,
+  more:
+    | { output: unknown; search?: Record<string, SearchValue | null> }
+    | { error: ErrorInfo }
+    | Record<string, never>,
 ): ResultEvent {
   const { step, attempt, phase, idempotencyKey: key, item } = task;
   // Built by assignment, not spreads: this runs for every handler result.
   return (at) => {
     const e: Record<string, unknown> = { type, at, step, attempt, phase, key };
     if (item !== undefined) e['item'] = item;
-    if ('output' in more) e['output'] = more.output;
+    if ('output' in more) {
+      e['output'] = more.output;
+      if (more.search) e['search'] = more.search;
+    }
     else if ('error' in more) e['error'] = more.error;
     return e as unknown as WorkflowEvent;
   };
@@ -156,8 +171,9 @@ export function taskRunner(
     inFlight.start(s.id, abort);
     const stream = new AttemptStream(store, s.id, task);
     let output: unknown;
+    let ctx: TaskContext | undefined;
     try {
-      const ctx = new TaskContext(definition, s, task, abort, heartbeat, tools);
+      ctx = new TaskContext(definition, s, task, abort, heartbeat, tools);
       ctx.stream = stream;
       output = handler(ctx);
       // A handler that answers at once is not awaited: a promise and a turn fewer per task.
@@ -181,6 +197,17 @@ export function taskRunner(
       const error: ErrorInfo = { message, code: 'INVALID_OUTPUT', retryable: false };
       return { outcome: 'failed', error, event: resultEvent('task.failed', task, { error }) };
     }
-    return { outcome: 'completed', event: resultEvent('task.completed', task, { output: json }) };
+    const wrong = task.phase === 'run' ? outputSearchIssues(definition, task.step, json) : [];
+    if (wrong.length) {
+      // The same handler would return the same shape again: not retried.
+      const message = `output of ${task.step} feeds search attributes of another type: ${wrong.join('; ')}`;
+      const error: ErrorInfo = { message, code: 'INVALID_SEARCH_ATTRIBUTE', retryable: false };
+      return { outcome: 'failed', error, event: resultEvent('task.failed', task, { error }) };
+    }
+    const search = ctx?.attributes;
+    return {
+      outcome: 'completed',
+      event: resultEvent('task.completed', task, search ? { output: json, search } : { output: json }),
+    };
   };
 }

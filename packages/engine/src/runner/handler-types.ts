@@ -12,6 +12,7 @@ import type {
 } from '../definition/typed-definition.js';
 import type { UnionToIntersection } from '../definition/typing.js';
 import type { ScheduledFor } from '../snapshot.js';
+import type { SearchValue } from '../search.js';
 import type { CallbackOptions } from './callback-port.js';
 import type { HandlerStream } from './task-stream.js';
 
@@ -61,6 +62,12 @@ export interface HandlerContext<I = unknown> {
    * applies the signal once. Needs the runner's `callbacks` option (`INVALID_OPTIONS` otherwise).
    */
   callback(signal: string, options?: CallbackOptions): Promise<string>;
+  /**
+   * Sets search attributes the workflow declares without `from` (`null` clears one): written with
+   * the attempt's result when it completes (a failed attempt's are dropped), then indexed by the
+   * store. Throws `INVALID_SEARCH_ATTRIBUTE` for a name not declared so, or a value of another type.
+   */
+  setAttributes(values: Readonly<Record<string, SearchValue | null>>): void;
   /**
    * The instance's stream, for this attempt's chunks (model tokens, progress): readers resume it by
    * offset (`store.stream`). Flushed before the attempt's result is written.

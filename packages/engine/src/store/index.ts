@@ -83,6 +83,7 @@ export {
   type EncodedSnapshot,
   isNetworkError,
   type ListArgs,
+  type ListSearch,
   NETWORK_ERROR_CODES,
   type SizeLimits,
   type StoreKit,
@@ -109,5 +110,21 @@ export {
   MAX_STREAM_PAGE,
   MAX_STREAM_STEP_LENGTH,
 } from './stream-chunks.js';
+export {
+  type CheckedSearch,
+  compareSearch,
+  kindRank,
+  type ListOrder,
+  MAX_IN_VALUES,
+  matchesSearch,
+  passes,
+  type SearchCursor,
+  type SearchFilter,
+  searchOrder,
+  type SearchRow,
+  searchRows,
+  type WhereCondition,
+  type WhereOps,
+} from './list-query.js';
 export { textDigest } from './text-digest.js';
 export { isBusyNotice, isHandoffNotice, parseWakePayload, wakeNotice } from './wake-notice.js';

@@ -1,3 +1,4 @@
+import type { SearchValue } from '../search.js';
 import type {
   ChildStepsOf,
   InputOf,
@@ -56,6 +57,8 @@ export type ReportOptions = {
   key?: string;
   /** A map step's item. */
   item?: number | undefined;
+  /** `complete`: search attributes the handler set, as `ctx.setAttributes` sends them (`null` clears one). */
+  search?: Record<string, SearchValue | null> | undefined;
 };
 /** What `complete(stepId, output)` takes as the output: what a task of that step reports (a map's: one item's), as stored. */
 export type ReportedOutput<D, K> = K extends keyof TaskOutputsOf<D> ? TaskOutputsOf<D>[K] : unknown;

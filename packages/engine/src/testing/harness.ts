@@ -225,7 +225,8 @@ export class WorkflowHarness<
   ): boolean {
     const phase = o.phase ?? 'run';
     const { attempt, key, item } = this.target(stepId, phase, o);
-    return this.send({ type: 'task.completed', step: stepId, attempt, phase, output, ...key, ...item });
+    const search = o.search === undefined ? {} : { search: o.search };
+    return this.send({ type: 'task.completed', step: stepId, attempt, phase, output, ...key, ...item, ...search });
   }
 
   /** Reports failure of the in-flight attempt of `stepId` (or of the given attempt / `key` / `item`). */
