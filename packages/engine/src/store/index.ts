@@ -112,6 +112,7 @@ export {
 } from './stream-chunks.js';
 export {
   type CheckedSearch,
+  checkSearch,
   compareSearch,
   kindRank,
   type ListOrder,
