@@ -47,7 +47,11 @@ export function renderRows(rows: readonly InstanceRow[]): string[] {
   const searched = rows.some((r) => r.search);
   const attrs = (r: InstanceRow) =>
     searched
-      ? [Object.entries(r.search ?? {}).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(' ') || '-']
+      ? [
+          Object.entries(r.search ?? {})
+            .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+            .join(' ') || '-',
+        ]
       : [];
   return table([
     ['ID', 'WORKFLOW', 'STATUS', 'VERSION', 'ACTIVE', 'WAKE AT', 'UPDATED', ...(searched ? ['SEARCH'] : [])],

@@ -32,7 +32,10 @@ export function valuesOf(text: string): SearchValue[] {
 }
 
 /** Parses one `--where` and adds it to the conditions gathered so far (repeated names combine). */
-export function whereOf(value: string, previous: Record<string, WhereCondition> = {}): Record<string, WhereCondition> {
+export function whereOf(
+  value: string,
+  previous: Record<string, WhereCondition> = {},
+): Record<string, WhereCondition> {
   const m = CONDITION.exec(value.trim());
   if (!m || m[2] === '!=')
     throw new InvalidArgumentError('expected name=value, name>value, name>=value, name<value or name<=value');
@@ -52,6 +55,7 @@ export function whereOf(value: string, previous: Record<string, WhereCondition> 
 export function orderOf(value: string): ListOrder {
   const desc = value.startsWith('-');
   const field = desc ? value.slice(1) : value;
-  if (!/^[A-Za-z][A-Za-z0-9_]*$/.test(field)) throw new InvalidArgumentError('expected a field name, -name for descending');
+  if (!/^[A-Za-z][A-Za-z0-9_]*$/.test(field))
+    throw new InvalidArgumentError('expected a field name, -name for descending');
   return { field, desc };
 }

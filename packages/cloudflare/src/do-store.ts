@@ -124,7 +124,9 @@ export function createDurableObjectStore(
       if (!s || query.limit < 1) return { items: [], cursor: null };
       // One instance: its search attributes are checked here, no index needed.
       const search =
-        query.where !== undefined || query.orderBy !== undefined ? checkSearch(query.where, query.orderBy) : undefined;
+        query.where !== undefined || query.orderBy !== undefined
+          ? checkSearch(query.where, query.orderBy)
+          : undefined;
       const row = { status: s.status, workflow: s.workflow.name, search: s.search ?? null };
       const skip =
         (query.cursor && search?.orderBy === undefined && s.id <= query.cursor) ||

@@ -31,7 +31,13 @@ export const MAX_SEARCH_ATTRIBUTES = 16;
 export const MAX_SEARCH_TEXT = 256;
 
 /** Names the stores already filter and order by: not attribute names. */
-export const BUILT_IN_FIELDS: ReadonlySet<string> = new Set(['id', 'workflow', 'status', 'createdAt', 'updatedAt']);
+export const BUILT_IN_FIELDS: ReadonlySet<string> = new Set([
+  'id',
+  'workflow',
+  'status',
+  'createdAt',
+  'updatedAt',
+]);
 
 const NAME = /^[A-Za-z][A-Za-z0-9_]{0,62}$/;
 const TYPES: ReadonlySet<string> = new Set(['string', 'number', 'boolean', 'time']);
@@ -61,7 +67,8 @@ export function searchValueProblem(type: SearchType, v: unknown): string | undef
           ? Number.isSafeInteger(v)
           : typeof v === 'boolean';
   if (ok) return undefined;
-  const found = typeof v === 'string' ? `a string of ${v.length} characters` : JSON.stringify(v) ?? typeof v;
+  const found =
+    typeof v === 'string' ? `a string of ${v.length} characters` : (JSON.stringify(v) ?? typeof v);
   const want =
     type === 'string'
       ? `a string of at most ${MAX_SEARCH_TEXT} characters`

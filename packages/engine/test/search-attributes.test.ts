@@ -55,7 +55,13 @@ describe('search attributes in the reducer', () => {
     const h = createHarness(order).start({ customerId: 'c-1', vip: true });
     h.complete('price', { total: 5, currency: 'EUR' });
     h.complete('review', null, { search: { reviewer: 'bob', approvedAt: 10 } });
-    expect(h.snapshot.search).toEqual({ customerId: 'c-1', vip: true, total: 5, reviewer: 'bob', approvedAt: 10 });
+    expect(h.snapshot.search).toEqual({
+      customerId: 'c-1',
+      vip: true,
+      total: 5,
+      reviewer: 'bob',
+      approvedAt: 10,
+    });
     const s = step(order, h.snapshot, { type: 'tick', at: h.snapshot.updatedAt + 1 });
     expect(s.search).toBe(h.snapshot.search);
   });
@@ -86,7 +92,10 @@ describe('search attributes in the reducer', () => {
   });
 
   it('refuses a snapshot whose search field is not attribute values', () => {
-    const s = { ...createHarness(order).start({ customerId: 'c' }).snapshot, search: { a: [1] } } as unknown as Snapshot;
+    const s = {
+      ...createHarness(order).start({ customerId: 'c' }).snapshot,
+      search: { a: [1] },
+    } as unknown as Snapshot;
     expect(codeOf(() => step(order, s, { type: 'tick', at: s.updatedAt + 1 }))).toBe('INVALID_SNAPSHOT');
   });
 
@@ -117,7 +126,12 @@ describe('search attributes through a runner', () => {
     await runner.start('order', 'o-1', { customerId: 'c-42' });
     await runner.start('order', 'o-2', { customerId: 'c-7' });
     const s = await store.load('o-1');
-    expect(s?.search).toEqual({ customerId: 'c-42', total: 120, reviewer: 'ann', approvedAt: 1_700_000_000_000 });
+    expect(s?.search).toEqual({
+      customerId: 'c-42',
+      total: 120,
+      reviewer: 'ann',
+      approvedAt: 1_700_000_000_000,
+    });
     const page = await store.list({ limit: 10, where: { customerId: 'c-42' } });
     expect(page.items.map((x) => x.id)).toEqual(['o-1']);
   });

@@ -2,10 +2,10 @@ import { type DefinedStore, defineStore } from '@stepfold/engine';
 import type { Db, Filter } from 'mongodb';
 import { dueClaims } from './due-claims.js';
 import { type InstanceDocument, toDocument } from './encode.js';
-import { searchPage } from './search-filter.js';
 import { type FlowKeyDocument, mongoFlow } from './flow.js';
 import { matchFilter, mongoInbox, unsetSent } from './inbox.js';
 import { isDuplicateKey, isUnavailable } from './map-error.js';
+import { searchPage } from './search-filter.js';
 import { assertCollectionName, ensureIndexes, isCollectionName } from './setup.js';
 import { mongoStream, type StreamBatchDocument } from './stream.js';
 

@@ -86,7 +86,9 @@ export async function searchPage(
   const filter = searchFilter(search);
   if (search.orderBy === undefined && search.filters.every(exact)) {
     const paged: Filter<InstanceDocument> =
-      args.cursor === null ? filter : { $and: [filter, { _id: { [search.desc ? '$lt' : '$gt']: args.cursor } }] };
+      args.cursor === null
+        ? filter
+        : { $and: [filter, { _id: { [search.desc ? '$lt' : '$gt']: args.cursor } }] };
     const found = await docs
       .find(paged, { projection: { snapshot: 1 } })
       .sort({ _id: search.desc ? -1 : 1 })
@@ -105,7 +107,9 @@ export async function searchPage(
   }));
   const page = searchRows(rows, search, args.cursor, args.limit);
   if (page.length === 0) return [];
-  const found = await docs.find({ _id: { $in: page.map((r) => r.id) } }, { projection: { snapshot: 1 } }).toArray();
+  const found = await docs
+    .find({ _id: { $in: page.map((r) => r.id) } }, { projection: { snapshot: 1 } })
+    .toArray();
   const json = new Map(found.map((d) => [d._id, d.snapshot]));
   return page.filter((r) => json.has(r.id)).map((r) => ({ id: r.id, json: json.get(r.id)! }));
 }

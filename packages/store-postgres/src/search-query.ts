@@ -35,7 +35,9 @@ export function searchStatement(names: TableNames, args: ListArgs, search: ListS
   [...byName].forEach(([name, filters], i) => {
     const a = `a${i}`;
     const conditions = filters.map((f) => condition(a, f)).join(' AND ');
-    joins.push(`JOIN ${names.search} ${a} ON ${a}.instance = i.id AND ${a}.name = ${param(name)} AND ${conditions}`);
+    joins.push(
+      `JOIN ${names.search} ${a} ON ${a}.instance = i.id AND ${a}.name = ${param(name)} AND ${conditions}`,
+    );
   });
   function condition(a: string, f: SearchFilter): string {
     if (f.op !== 'in') {
@@ -46,7 +48,9 @@ export function searchStatement(names: TableNames, args: ListArgs, search: ListS
     for (const k of [0, 1, 2]) {
       const of = f.values.filter((v) => kindOf(v) === k).map(columnValue);
       if (of.length)
-        parts.push(`(${a}.k = ${k} AND ${valueIn(a, k)} = ANY(${param(of, k === 2 ? '::text[]' : '::float8[]')}))`);
+        parts.push(
+          `(${a}.k = ${k} AND ${valueIn(a, k)} = ANY(${param(of, k === 2 ? '::text[]' : '::float8[]')}))`,
+        );
     }
     return parts.length ? `(${parts.join(' OR ')})` : 'false';
   }

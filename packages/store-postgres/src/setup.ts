@@ -287,7 +287,8 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 10,
-    description: 'search attributes: search column, $search table kept by triggers, (name, kind, value, instance) index',
+    description:
+      'search attributes: search column, $search table kept by triggers, (name, kind, value, instance) index',
     // `search`: the snapshot's search attributes as JSONB (nullable, no default: a catalog change).
     // `$search`: a row per instance and attribute, its value in the column of its kind (`k` 0
     // boolean as `n` 0/1, 1 number in `n`, 2 string in `s`), so one btree serves equality, ranges,

@@ -96,7 +96,16 @@ export function pgWrites(
         await write(
           row,
           payload === undefined ? sql.CREATE : sql.CREATE_NOTIFY,
-          [row.id, row.version, row.status, row.workflow, row.wakeAt, row.definition, row.fairKey, row.search],
+          [
+            row.id,
+            row.version,
+            row.status,
+            row.workflow,
+            row.wakeAt,
+            row.definition,
+            row.fairKey,
+            row.search,
+          ],
           payload === undefined ? [] : [payload],
         );
         return true;

@@ -28,7 +28,10 @@ function nodes(plan: PlanNode): PlanNode[] {
 /** Fills the table with N instances in one statement: customer `c-(g mod 10000)`, total g. */
 async function fill(table: string): Promise<void> {
   const template = JSON.stringify(
-    makeTestSnapshot('__ID__', { workflow: { name: 'order', version: 1, hash: 'h' }, search: { customerId: '__C__', total: 7 } }),
+    makeTestSnapshot('__ID__', {
+      workflow: { name: 'order', version: 1, hash: 'h' },
+      search: { customerId: '__C__', total: 7 },
+    }),
   );
   await pool.query(
     `INSERT INTO "${TEST_SCHEMA}"."${table}" (id, version, status, workflow, definition, fair_key, search, snapshot_text)
@@ -72,7 +75,7 @@ describe('postgres search index', () => {
       expect(all.map((n) => n['Node Type']).filter((t) => t === 'Seq Scan')).toEqual([]);
       expect(all.some((n) => n['Index Name'] === `${s.table}$search_value`)).toBe(true);
       // Rows the scans returned, over every loop: about the matches, far from the table's 100,000.
-      const read = scans.reduce((sum, n) => sum + n["Actual Rows"] * n["Actual Loops"], 0);
+      const read = scans.reduce((sum, n) => sum + n['Actual Rows'] * n['Actual Loops'], 0);
       return read;
     };
     const ofCustomer = Array.from({ length: 10 }, (_, i) => `i-${String(42 + i * 10_000).padStart(6, '0')}`);
@@ -80,13 +83,10 @@ describe('postgres search index', () => {
     const range = Array.from({ length: 21 }, (_, i) => `i-${String(500 + i).padStart(6, '0')}`);
     expect(await explain({ limit: 50, where: { total: { gte: 500, lte: 520 } } }, range)).toBeLessThan(100);
     expect(
-      await explain({ limit: 5, where: { total: { gte: 500, lte: 520 } }, orderBy: { field: 'total', desc: true } }, [
-        'i-000520',
-        'i-000519',
-        'i-000518',
-        'i-000517',
-        'i-000516',
-      ]),
+      await explain(
+        { limit: 5, where: { total: { gte: 500, lte: 520 } }, orderBy: { field: 'total', desc: true } },
+        ['i-000520', 'i-000519', 'i-000518', 'i-000517', 'i-000516'],
+      ),
     ).toBeLessThan(100);
     expect(
       await explain({ limit: 3, where: { customerId: { in: ['c-1', 'c-2'] }, status: 'running' } }, [

@@ -64,7 +64,9 @@ export async function listInstances(
       ...(query.orderBy ? { orderBy: query.orderBy } : {}),
     });
     cursor = page.cursor;
-    const byId = query.orderBy === undefined || (typeof query.orderBy === 'object' && query.orderBy.field === 'id' && !query.orderBy.desc);
+    const byId =
+      query.orderBy === undefined ||
+      (typeof query.orderBy === 'object' && query.orderBy.field === 'id' && !query.orderBy.desc);
     for (const s of page.items) {
       if (!prefix || s.id.startsWith(prefix)) items.push(s);
       else if (byId && s.id > prefix) return { items, cursor: null }; // past every id with the prefix

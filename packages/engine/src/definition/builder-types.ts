@@ -129,7 +129,11 @@ export type KeyPaths<D, P> = P extends string
 export type KeyPath<WI, O> = KeyPaths<StepData<WI, O>, DataPath<WI, O>>;
 
 /** The values a search attribute of type `T` holds: `time` is epoch ms. */
-type SearchTypeValue<T extends SearchType> = T extends 'string' ? string : T extends 'boolean' ? boolean : number;
+type SearchTypeValue<T extends SearchType> = T extends 'string'
+  ? string
+  : T extends 'boolean'
+    ? boolean
+    : number;
 /**
  * The paths among `P` whose value in `D` fits a search attribute of type `T` (or is not known: an
  * undeclared input or output); `null` or absent there leaves the attribute without a value.

@@ -1,4 +1,5 @@
 import { ValidationError } from '../errors.js';
+import type { SearchAttribute, SearchType } from '../search.js';
 import { inputPathIssues, signalIssues } from './builder-checks.js';
 import type {
   ChildCheck,
@@ -43,7 +44,6 @@ import type {
   TaskFields,
   TaskOutput,
 } from './builder-types.js';
-import type { SearchAttribute, SearchType } from '../search.js';
 import { defineWorkflow } from './compile.js';
 import { type DeclaredSchemas, declareSchemas } from './declared-schemas.js';
 import { kindOf } from './kinds/index.js';

@@ -73,7 +73,12 @@ export async function tieredList(hot: Store, cold: Store, query: ListQuery): Pro
   const order = searchOrder(checked);
   const by = checked.orderBy;
   const [h, c] = await Promise.all([hot.list(query), cold.list(query)]);
-  const rowOf = (s: Snapshot): SearchRow => ({ id: s.id, status: s.status, workflow: '', search: s.search ?? null });
+  const rowOf = (s: Snapshot): SearchRow => ({
+    id: s.id,
+    status: s.status,
+    workflow: '',
+    search: s.search ?? null,
+  });
   const cursorRow = (cursor: string): SearchRow => {
     if (by === undefined) return { id: cursor, status: '', workflow: '', search: null };
     const at = parseSearchCursor(cursor);

@@ -7,9 +7,9 @@ import { kindTable } from './kind-sets.js';
 import { assertKinds, type KindSet, kindNotLoaded } from './kind-table.js';
 import type { LimitEvent, RuleTable } from './kinds/step-rules.js';
 import { NOOP, refuseUnknownSignal, rules, run } from './rules.js';
+import { updateSearch } from './search-values.js';
 import { checkSnapshot, initialSnapshot } from './snapshot-check.js';
 import { copySnapshot, derive, freezeChanged, freezeNew, plainDraft, ring } from './snapshot-copy.js';
-import { updateSearch } from './search-values.js';
 import { completeTask } from './straight-path.js';
 import { DEFAULT_TASK_LEASE_MS } from './task-lease.js';
 import {

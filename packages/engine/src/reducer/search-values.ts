@@ -50,7 +50,11 @@ export function updateSearch(
     else out[name] = v as SearchValue;
   }
   if (issues.length)
-    throw new ValidationError('INVALID_SEARCH_ATTRIBUTE', `instance ${next.id}: bad search attribute`, issues);
+    throw new ValidationError(
+      'INVALID_SEARCH_ATTRIBUTE',
+      `instance ${next.id}: bad search attribute`,
+      issues,
+    );
   const names = Object.keys(out);
   if (names.length === 0) delete next.search;
   else if (!prev || names.length !== Object.keys(prev).length || names.some((n) => prev[n] !== out[n]))

@@ -5,8 +5,8 @@ import type { WorkflowEvent } from '../events.js';
 import { detailsFor, heartbeatDetails } from '../reducer/task-heartbeat.js';
 import { taskInput } from '../reducer/task-view.js';
 import { dataView } from '../reducer/transition-context.js';
-import type { ErrorInfo, ScheduledFor, Snapshot, TaskState } from '../snapshot.js';
 import type { SearchValue } from '../search.js';
+import type { ErrorInfo, ScheduledFor, Snapshot, TaskState } from '../snapshot.js';
 import type { Store } from '../store/store.js';
 import { type CallbackOptions, type CallbackPort, noCallbacks } from './callback-port.js';
 import type { Handler, HandlerContext } from './handler-types.js';
@@ -146,8 +146,7 @@ export function resultEvent(
     if ('output' in more) {
       e['output'] = more.output;
       if (more.search) e['search'] = more.search;
-    }
-    else if ('error' in more) e['error'] = more.error;
+    } else if ('error' in more) e['error'] = more.error;
     return e as unknown as WorkflowEvent;
   };
 }

@@ -11,8 +11,8 @@ import type {
   VersionOf,
 } from '../definition/typed-definition.js';
 import type { UnionToIntersection } from '../definition/typing.js';
-import type { ScheduledFor } from '../snapshot.js';
 import type { SearchValue } from '../search.js';
+import type { ScheduledFor } from '../snapshot.js';
 import type { CallbackOptions } from './callback-port.js';
 import type { HandlerStream } from './task-stream.js';
 

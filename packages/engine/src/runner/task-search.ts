@@ -31,7 +31,8 @@ export function checkedAttributes(
       if (problem) issues.push({ path: name, message: problem });
       else out[name] = v ?? null;
     }
-  if (issues.length) throw new ValidationError('INVALID_SEARCH_ATTRIBUTE', 'ctx.setAttributes refused', issues);
+  if (issues.length)
+    throw new ValidationError('INVALID_SEARCH_ATTRIBUTE', 'ctx.setAttributes refused', issues);
   return out;
 }
 

@@ -172,7 +172,13 @@ async function scanSearch(parts: StoreParts, args: ListArgs, search: ListSearch)
     );
     for (const r of page.slice(0, SCAN_PAGE)) {
       const s = parts.kit.decode(r.json);
-      rows.push({ id: r.id, json: r.json, status: s.status, workflow: s.workflow.name, search: s.search ?? null });
+      rows.push({
+        id: r.id,
+        json: r.json,
+        status: s.status,
+        workflow: s.workflow.name,
+        search: s.search ?? null,
+      });
     }
     if (page.length <= SCAN_PAGE) break;
     cursor = page[SCAN_PAGE - 1]!.id;

@@ -59,6 +59,23 @@ export {
   isEmptyFlowDocument,
   pruneFlowDocument,
 } from './flow-document.js';
+export {
+  type CheckedSearch,
+  checkSearch,
+  compareSearch,
+  kindRank,
+  type ListOrder,
+  MAX_IN_VALUES,
+  matchesSearch,
+  passes,
+  type SearchCursor,
+  type SearchFilter,
+  type SearchRow,
+  searchOrder,
+  searchRows,
+  type WhereCondition,
+  type WhereOps,
+} from './list-query.js';
 export type {
   ClaimsDriver,
   ClaimWindow,
@@ -110,22 +127,5 @@ export {
   MAX_STREAM_PAGE,
   MAX_STREAM_STEP_LENGTH,
 } from './stream-chunks.js';
-export {
-  type CheckedSearch,
-  checkSearch,
-  compareSearch,
-  kindRank,
-  type ListOrder,
-  MAX_IN_VALUES,
-  matchesSearch,
-  passes,
-  type SearchCursor,
-  type SearchFilter,
-  searchOrder,
-  type SearchRow,
-  searchRows,
-  type WhereCondition,
-  type WhereOps,
-} from './list-query.js';
 export { textDigest } from './text-digest.js';
 export { isBusyNotice, isHandoffNotice, parseWakePayload, wakeNotice } from './wake-notice.js';

@@ -50,7 +50,15 @@ export function passes(v: SearchValue | undefined, f: SearchFilter): boolean {
   if (f.op === 'in') return f.values.some((x) => x === v);
   if (kindRank(v) !== kindRank(f.value)) return false;
   const c = compareSearch(v, f.value);
-  return f.op === 'eq' ? c === 0 : f.op === 'gt' ? c > 0 : f.op === 'gte' ? c >= 0 : f.op === 'lt' ? c < 0 : c <= 0;
+  return f.op === 'eq'
+    ? c === 0
+    : f.op === 'gt'
+      ? c > 0
+      : f.op === 'gte'
+        ? c >= 0
+        : f.op === 'lt'
+          ? c < 0
+          : c <= 0;
 }
 
 /**
@@ -119,7 +127,8 @@ export function checkSearch(where: unknown, orderBy: unknown): CheckedSearch {
       }
       for (const op of Object.keys(ops)) {
         const v = ops[op];
-        if (!OPS.has(op)) issues.push({ path: `${at}.${op}`, message: 'unknown operator (eq, gt, gte, lt, lte, in)' });
+        if (!OPS.has(op))
+          issues.push({ path: `${at}.${op}`, message: 'unknown operator (eq, gt, gte, lt, lte, in)' });
         else if (v === undefined) continue;
         else if (op === 'in') {
           if (!Array.isArray(v) || v.length > MAX_IN_VALUES || !v.every(isSearchValue))
@@ -131,7 +140,8 @@ export function checkSearch(where: unknown, orderBy: unknown): CheckedSearch {
       }
     }
   if (orderBy !== undefined) {
-    const o = typeof orderBy === 'string' ? { field: orderBy } : (orderBy as { field?: unknown; desc?: unknown });
+    const o =
+      typeof orderBy === 'string' ? { field: orderBy } : (orderBy as { field?: unknown; desc?: unknown });
     if (typeof o !== 'object' || o === null || typeof o.field !== 'string')
       issues.push({ path: 'orderBy', message: 'must be a field name or { field, desc }' });
     else if (o.field !== 'id' && !isSearchName(o.field))

@@ -7,6 +7,7 @@ import {
   VersionConflictError,
 } from '../errors.js';
 import { assertValidId, isValidId } from '../ids.js';
+import { isSearchRecord, type SearchValue } from '../search.js';
 import {
   isFairKey,
   isPriority,
@@ -16,9 +17,14 @@ import {
   type Snapshot,
   type Status,
 } from '../snapshot.js';
-import { isSearchRecord, type SearchValue } from '../search.js';
 import { admitSnapshot } from '../snapshot-format.js';
-import { type CheckedSearch, checkSearch, parseSearchCursor, type SearchCursor, searchCursorText } from './list-query.js';
+import {
+  type CheckedSearch,
+  checkSearch,
+  parseSearchCursor,
+  type SearchCursor,
+  searchCursorText,
+} from './list-query.js';
 import { type DueQuery, type ListPage, type ListQuery, snapshotBytes } from './store.js';
 import { hasRunningTask, isHandoffNotice, wakeNotice } from './wake-notice.js';
 

@@ -4,10 +4,10 @@ import { failureOf } from '../errors.js';
 import { detailsFor } from '../reducer/task-heartbeat.js';
 import { taskView } from '../reducer/task-view.js';
 import { noCallbacks } from '../runner/callback-port.js';
-import { checkedAttributes } from '../runner/task-search.js';
-import type { SearchValue } from '../search.js';
 import type { AnyDefinition, Handler } from '../runner/handler-types.js';
+import { checkedAttributes } from '../runner/task-search.js';
 import { type HandlerStream, streamStepOf } from '../runner/task-stream.js';
+import type { SearchValue } from '../search.js';
 import { CHILD_HANDLER, isTerminal, type Snapshot, type TaskState } from '../snapshot.js';
 import type { ReportOptions, StreamedChunk, SyncHandlers } from './harness-types.js';
 
@@ -123,7 +123,10 @@ export async function runTree(
           ),
         stream: harnessStream(h, task),
         setAttributes: (values) => {
-          search = { ...search, ...checkedAttributes(compileWorkflow(h.definition as DefinitionInput).definition, values) };
+          search = {
+            ...search,
+            ...checkedAttributes(compileWorkflow(h.definition as DefinitionInput).definition, values),
+          };
         },
       });
     } catch (e) {
@@ -131,7 +134,10 @@ export async function runTree(
       continue;
     }
     // Stored as JSON, as a runner stores it.
-    report(h, task, { output: output === undefined ? undefined : JSON.parse(JSON.stringify(output)), search });
+    report(h, task, {
+      output: output === undefined ? undefined : JSON.parse(JSON.stringify(output)),
+      search,
+    });
   }
   throw new Error('harness: handlers did not settle');
 }

@@ -1,4 +1,3 @@
-import type { SearchValue } from '../search.js';
 import type {
   ChildStepsOf,
   InputOf,
@@ -11,6 +10,7 @@ import type {
 import type { StepOptions } from '../reducer/reducer.js';
 import type { AnyDefinition, HandlerSpecsFor } from '../runner/handler-types.js';
 import type { InputPatchOf, StepOutputAt } from '../runner/types.js';
+import type { SearchValue } from '../search.js';
 import type { Snapshot, TaskState } from '../snapshot.js';
 
 // The harness's types: what its methods take, kept apart from the class that drives instances.

@@ -226,7 +226,16 @@ export class WorkflowHarness<
     const phase = o.phase ?? 'run';
     const { attempt, key, item } = this.target(stepId, phase, o);
     const search = o.search === undefined ? {} : { search: o.search };
-    return this.send({ type: 'task.completed', step: stepId, attempt, phase, output, ...key, ...item, ...search });
+    return this.send({
+      type: 'task.completed',
+      step: stepId,
+      attempt,
+      phase,
+      output,
+      ...key,
+      ...item,
+      ...search,
+    });
   }
 
   /** Reports failure of the in-flight attempt of `stepId` (or of the given attempt / `key` / `item`). */

@@ -11,7 +11,11 @@ async function ids(store: Store, query: Omit<ListQuery, 'cursor' | 'limit'>, lim
   const out: string[] = [];
   let cursor: string | null = null;
   for (let page = 0; page < 200; page++) {
-    const result: { items: Snapshot[]; cursor: string | null } = await store.list({ ...query, limit, cursor });
+    const result: { items: Snapshot[]; cursor: string | null } = await store.list({
+      ...query,
+      limit,
+      cursor,
+    });
     expect(result.items.length).toBeLessThanOrEqual(limit);
     out.push(...result.items.map((s) => s.id));
     if (result.cursor === null) {
@@ -37,7 +41,9 @@ function withSearch(
 }
 
 // Values of every kind, with look-alikes across kinds ('1' and 1, true and 1, '' and 0).
-const ROWS: Array<[string, Record<string, SearchValue> | undefined, { status?: Status; workflow?: string }?]> = [
+const ROWS: Array<
+  [string, Record<string, SearchValue> | undefined, { status?: Status; workflow?: string }?]
+> = [
   ['i-01', { customerId: '42', total: 100, vip: true }, { status: 'waiting' }],
   ['i-02', { customerId: '42', total: 5.5 }, { status: 'completed' }],
   ['i-03', { customerId: '7', total: -20, vip: false }],
@@ -108,7 +114,10 @@ export function describeSearch({ fresh }: SuiteContext): void {
   it('several conditions and the built-ins all hold', async () => {
     const store = await seeded();
     expect(await ids(store, { where: { customerId: '42', status: 'waiting' } })).toEqual(['i-01', 'i-04']);
-    expect(await ids(store, { where: { customerId: '42', workflow: 'conformance' } })).toEqual(['i-01', 'i-02']);
+    expect(await ids(store, { where: { customerId: '42', workflow: 'conformance' } })).toEqual([
+      'i-01',
+      'i-02',
+    ]);
     expect(await ids(store, { status: 'waiting', where: { total: { gte: 100 } } })).toEqual([
       'i-01',
       'i-04',
@@ -116,7 +125,9 @@ export function describeSearch({ fresh }: SuiteContext): void {
       'i-10',
     ]);
     expect(
-      await ids(store, { where: { status: { in: ['completed', 'running'] }, customerId: { in: ['42', '7'] } } }),
+      await ids(store, {
+        where: { status: { in: ['completed', 'running'] }, customerId: { in: ['42', '7'] } },
+      }),
     ).toEqual(['i-02', 'i-03']);
     expect(await ids(store, { status: 'running', where: { status: 'waiting' } })).toEqual([]);
     expect(await ids(store, { where: { total: { gt: 0 }, vip: true } })).toEqual(['i-01', 'i-08']);
@@ -130,11 +141,9 @@ export function describeSearch({ fresh }: SuiteContext): void {
     expect(await ids(store, { orderBy: { field: 'total', desc: true } }, 3)).toEqual([...asc].reverse());
     // Booleans first (false, true), then numbers, then strings.
     expect(await ids(store, { orderBy: 'vip' })).toEqual(['i-03', 'i-01', 'i-08']);
-    expect(await ids(store, { where: { customerId: '42' }, orderBy: { field: 'total', desc: true } }, 1)).toEqual([
-      'i-04',
-      'i-01',
-      'i-02',
-    ]);
+    expect(
+      await ids(store, { where: { customerId: '42' }, orderBy: { field: 'total', desc: true } }, 1),
+    ).toEqual(['i-04', 'i-01', 'i-02']);
     expect(await ids(store, { where: { total: { gte: 100 } }, orderBy: 'customerId' })).toEqual([
       'i-07',
       'i-01',
@@ -145,12 +154,9 @@ export function describeSearch({ fresh }: SuiteContext): void {
 
   it('orderBy id descending, with a filter, across pages', async () => {
     const store = await seeded();
-    expect(await ids(store, { where: { total: { gte: 100 } }, orderBy: { field: 'id', desc: true } })).toEqual([
-      'i-10',
-      'i-07',
-      'i-04',
-      'i-01',
-    ]);
+    expect(
+      await ids(store, { where: { total: { gte: 100 } }, orderBy: { field: 'id', desc: true } }),
+    ).toEqual(['i-10', 'i-07', 'i-04', 'i-01']);
   });
 
   it('a save moves an instance between results; a cleared attribute takes it out', async () => {
@@ -186,8 +192,14 @@ export function describeSearch({ fresh }: SuiteContext): void {
     const store = await fresh();
     const long = 'é'.repeat(256);
     await store.create(withSearch('e-1', { name: long, n: -0.000001, big: Number.MAX_SAFE_INTEGER }));
-    await store.create(withSearch('e-2', { name: 'a\'b"c\\d', n: 2 ** 52 + 0.5, big: -Number.MAX_SAFE_INTEGER }));
-    expect((await store.load('e-1'))?.search).toEqual({ name: long, n: -0.000001, big: Number.MAX_SAFE_INTEGER });
+    await store.create(
+      withSearch('e-2', { name: 'a\'b"c\\d', n: 2 ** 52 + 0.5, big: -Number.MAX_SAFE_INTEGER }),
+    );
+    expect((await store.load('e-1'))?.search).toEqual({
+      name: long,
+      n: -0.000001,
+      big: Number.MAX_SAFE_INTEGER,
+    });
     expect(await ids(store, { where: { name: long } })).toEqual(['e-1']);
     expect(await ids(store, { where: { name: 'a\'b"c\\d' } })).toEqual(['e-2']);
     expect(await ids(store, { where: { n: { lt: 0 } } })).toEqual(['e-1']);
@@ -202,8 +214,12 @@ export function describeSearch({ fresh }: SuiteContext): void {
         () => 'resolved',
         (e: unknown) => (isStepfoldError(e) ? e.code : String(e)),
       );
-    expect(await code(store.list({ limit: 5, where: { total: { near: 3 } as never } }))).toBe('INVALID_QUERY');
-    expect(await code(store.list({ limit: 5, where: { total: { in: 'x' as never } } }))).toBe('INVALID_QUERY');
+    expect(await code(store.list({ limit: 5, where: { total: { near: 3 } as never } }))).toBe(
+      'INVALID_QUERY',
+    );
+    expect(await code(store.list({ limit: 5, where: { total: { in: 'x' as never } } }))).toBe(
+      'INVALID_QUERY',
+    );
     expect(await code(store.list({ limit: 5, where: { total: Number.NaN } }))).toBe('INVALID_QUERY');
     expect(await code(store.list({ limit: 5, where: { 'bad name': 1 } }))).toBe('INVALID_QUERY');
     expect(await code(store.list({ limit: 5, orderBy: 'no such' }))).toBe('INVALID_QUERY');
