@@ -15,7 +15,8 @@ const HERE = fileURLToPath(new URL('.', import.meta.url));
 export const PROFILES = [
   {
     name: 'bundle-step',
-    capKb: 26,
+    // 26 → 27 with search attributes (their declaration checks and the reducer's update): 26.24 measured.
+    capKb: 27,
     what: '`step` alone',
     source: "export { step } from '@stepfold/engine';",
   },
@@ -23,21 +24,25 @@ export const PROFILES = [
     name: 'bundle-edge-runner',
     // 34 → 35 when flow control's hooks (the rest is behind `flowControl`), the fairness key's
     // snapshot check and the write path's allocation cuts took it to 34.1; 35 → 36 when handler
-    // heartbeats (`heartbeatMs`, `ctx.heartbeat`: the leases' throttle, the details' checks) took it to 35.05.
-    capKb: 36,
+    // heartbeats (`heartbeatMs`, `ctx.heartbeat`: the leases' throttle, the details' checks) took it to 35.05;
+    // 36 → 38 when search attributes (declarations, the reducer's update, `ctx.setAttributes`) took it
+    // from 35.99 to 37.31.
+    capKb: 38,
     what: 'an edge runner: `workflow`, `defineWorkflow` and `createRunner`',
     source: "export { createRunner, defineWorkflow, workflow } from '@stepfold/engine';",
   },
   {
     name: 'bundle-edge-composition',
-    capKb: 40,
+    // 40 → 42 with search attributes, as the edge runner's (40.89 measured).
+    capKb: 42,
     what: 'an edge runner with `composition` (child and map steps)',
     source: "export { composition, createRunner, defineWorkflow, workflow } from '@stepfold/engine';",
   },
   {
     name: 'bundle-edge-flow',
-    // 39 → 40 with handler heartbeats (38.9 measured), as the edge runner's.
-    capKb: 40,
+    // 39 → 40 with handler heartbeats (38.9 measured), as the edge runner's; 40 → 42 with search
+    // attributes (41.31 measured).
+    capKb: 42,
     what: 'an edge runner with `flowControl` (flow limits)',
     source: "export { createRunner, defineWorkflow, flowControl, workflow } from '@stepfold/engine';",
   },

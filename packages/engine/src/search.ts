@@ -56,28 +56,43 @@ export function isSearchValue(v: unknown): v is SearchValue {
   );
 }
 
+/** What a value of each type must be, as a test and as words. */
+const WANTS: Record<SearchType, [(v: unknown) => boolean, string]> = {
+  string: [
+    (v) => typeof v === 'string' && v.length <= MAX_SEARCH_TEXT,
+    `a string of at most ${MAX_SEARCH_TEXT} characters`,
+  ],
+  number: [(v) => typeof v === 'number' && Number.isFinite(v), 'a finite number'],
+  time: [Number.isSafeInteger, 'an integer (epoch ms)'],
+  boolean: [(v) => typeof v === 'boolean', 'a boolean'],
+};
+
 /** Why `v` does not fit an attribute of `type`, or undefined when it does. */
 export function searchValueProblem(type: SearchType, v: unknown): string | undefined {
-  const ok =
-    type === 'string'
-      ? typeof v === 'string' && v.length <= MAX_SEARCH_TEXT
-      : type === 'number'
-        ? typeof v === 'number' && Number.isFinite(v)
-        : type === 'time'
-          ? Number.isSafeInteger(v)
-          : typeof v === 'boolean';
-  if (ok) return undefined;
-  const found =
-    typeof v === 'string' ? `a string of ${v.length} characters` : (JSON.stringify(v) ?? typeof v);
-  const want =
-    type === 'string'
-      ? `a string of at most ${MAX_SEARCH_TEXT} characters`
-      : type === 'time'
-        ? 'an integer (epoch ms)'
-        : type === 'number'
-          ? 'a finite number'
-          : 'a boolean';
-  return `must be ${want}; found ${typeof v === 'object' && v !== null ? 'an object' : found.slice(0, 60)}`;
+  const [ok, want] = WANTS[type];
+  return ok(v) ? undefined : `must be ${want}; found ${typeof v}`;
+}
+
+/**
+ * Problems with values set for `declared` attributes (`null` clears one): each must be declared,
+ * without `from`, and fit its type. Shared by `ctx.setAttributes` and the reducer.
+ */
+export function setIssues(declared: SearchDeclarations, values: Readonly<Record<string, unknown>>): Issue[] {
+  const out: Issue[] = [];
+  for (const name of Object.keys(values)) {
+    const a = Object.hasOwn(declared, name) ? declared[name] : undefined;
+    const v = values[name];
+    const problem =
+      a === undefined
+        ? 'is not declared'
+        : a.from !== undefined
+          ? `is read from ${a.from}`
+          : v === null
+            ? undefined
+            : searchValueProblem(a.type, v);
+    if (problem) out.push({ path: `search.${name}`, message: problem });
+  }
+  return out;
 }
 
 /** Whether `v` is a snapshot's `search` field: a plain object of named values, at most {@link MAX_SEARCH_ATTRIBUTES}. */
@@ -111,36 +126,25 @@ export function isSearchUpdate(v: unknown): v is Record<string, SearchValue | nu
  */
 export function searchDeclarationIssues(search: unknown, steps: Readonly<Record<string, unknown>>): Issue[] {
   if (search === undefined) return [];
-  if (typeof search !== 'object' || search === null || Array.isArray(search))
-    return [{ path: 'search', message: 'must be an object of attributes by name' }];
   const out: Issue[] = [];
-  const names = Object.keys(search);
-  if (names.length > MAX_SEARCH_ATTRIBUTES)
-    out.push({ path: 'search', message: `at most ${MAX_SEARCH_ATTRIBUTES} attributes` });
-  for (const name of names) {
+  const bad = (path: string, message: string) => out.push({ path, message });
+  const entries = typeof search === 'object' && search !== null ? Object.entries(search) : [];
+  if (typeof search !== 'object' || search === null || entries.length > MAX_SEARCH_ATTRIBUTES)
+    bad('search', `must declare at most ${MAX_SEARCH_ATTRIBUTES} attributes by name`);
+  for (const [name, a] of entries) {
     const at = `search.${name}`;
     if (!isSearchName(name))
-      out.push({
-        path: at,
-        message: `name must be a letter then letters, digits or _ (at most 63), not ${[...BUILT_IN_FIELDS].join(', ')}`,
-      });
-    const a = (search as Record<string, unknown>)[name] as Partial<SearchAttribute> | null;
-    if (typeof a !== 'object' || a === null) {
-      out.push({ path: at, message: 'must be { type, from? }' });
-      continue;
-    }
-    for (const k of Object.keys(a))
-      if (k !== 'type' && k !== 'from') out.push({ path: `${at}.${k}`, message: 'unknown field' });
-    if (!TYPES.has(a.type as string))
-      out.push({ path: `${at}.type`, message: 'must be string, number, boolean or time' });
-    if (a.from === undefined) continue;
-    const parts = typeof a.from === 'string' ? a.from.split('.') : [];
+      bad(at, 'must be a letter then letters, digits or _ (63 at most), not a built-in');
+    const { type, from, ...rest } = (a ?? {}) as Partial<SearchAttribute>;
+    if (Object.keys(rest).length || !TYPES.has(type as string))
+      bad(at, 'must be { type: string | number | boolean | time, from? }');
+    if (from === undefined) continue;
+    const parts = String(from).split('.');
     const ok =
-      parts.every((p) => p !== '' && p !== '__proto__' && p !== 'constructor' && p !== 'prototype') &&
-      ((parts[0] === 'input' && parts.length >= 1) || (parts[0] === 'outputs' && parts.length >= 2));
-    if (!ok) out.push({ path: `${at}.from`, message: 'must be an input.… or outputs.<step>.… path' });
-    else if (parts[0] === 'outputs' && !Object.hasOwn(steps, parts[1]!))
-      out.push({ path: `${at}.from`, message: `no step "${parts[1]}"` });
+      typeof from === 'string' &&
+      !parts.some((p) => p === '' || p === '__proto__' || p === 'constructor' || p === 'prototype') &&
+      (parts[0] === 'input' || (parts[0] === 'outputs' && Object.hasOwn(steps, parts[1] ?? '')));
+    if (!ok) bad(`${at}.from`, 'must be an input.… path or outputs.<step>.… of a step');
   }
   return out;
 }

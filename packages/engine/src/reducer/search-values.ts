@@ -1,7 +1,7 @@
 import type { CompiledWorkflow } from '../definition/compile.js';
 import { readPath } from '../definition/data-path.js';
 import { type Issue, ValidationError } from '../errors.js';
-import { type SearchValue, searchValueProblem } from '../search.js';
+import { type SearchValue, searchValueProblem, setIssues } from '../search.js';
 import type { Snapshot } from '../snapshot.js';
 import { dataView } from './transition-context.js';
 
@@ -21,18 +21,11 @@ export function updateSearch(
   if (declared === undefined) return;
   const prev = next.search;
   const out: Record<string, SearchValue> = { ...prev };
-  const issues: Issue[] = [];
-  if (set)
+  const issues: Issue[] = set ? setIssues(declared, set) : [];
+  if (set && !issues.length)
     for (const name of Object.keys(set)) {
-      const a = Object.hasOwn(declared, name) ? declared[name]! : undefined;
       const v = set[name];
-      if (a === undefined || a.from !== undefined) {
-        issues.push({ path: `search.${name}`, message: a ? `is read from ${a.from}` : 'is not declared' });
-        continue;
-      }
-      const problem = v === null ? undefined : searchValueProblem(a.type, v);
-      if (problem) issues.push({ path: `search.${name}`, message: problem });
-      else if (v === null || v === undefined) delete out[name];
+      if (v === null || v === undefined) delete out[name];
       else out[name] = v;
     }
   let view: ReturnType<typeof dataView> | undefined;

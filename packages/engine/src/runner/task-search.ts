@@ -1,7 +1,7 @@
 import { readPath } from '../definition/data-path.js';
 import type { WorkflowDefinition } from '../definition/schema.js';
-import { type Issue, ValidationError } from '../errors.js';
-import { type SearchValue, searchValueProblem } from '../search.js';
+import { ValidationError } from '../errors.js';
+import { type SearchValue, searchValueProblem, setIssues } from '../search.js';
 
 // The runner's side of search attributes: what a handler sets is checked when it sets it (so the
 // handler gets the error), and what a step's output feeds is checked before its result is written.
@@ -11,29 +11,13 @@ export function checkedAttributes(
   definition: WorkflowDefinition,
   values: Readonly<Record<string, SearchValue | null>>,
 ): Record<string, SearchValue | null> {
-  const declared = definition.search ?? {};
-  const issues: Issue[] = [];
-  const out: Record<string, SearchValue | null> = {};
-  if (typeof values !== 'object' || values === null)
-    issues.push({ path: '', message: 'must be an object of attribute values by name' });
-  else
-    for (const name of Object.keys(values)) {
-      const a = Object.hasOwn(declared, name) ? declared[name] : undefined;
-      const v = values[name];
-      const problem =
-        a === undefined
-          ? `is not declared by workflow ${definition.name}`
-          : a.from !== undefined
-            ? `is read from ${a.from}, not set by handlers`
-            : v === null
-              ? undefined
-              : searchValueProblem(a.type, v);
-      if (problem) issues.push({ path: name, message: problem });
-      else out[name] = v ?? null;
-    }
+  const issues =
+    typeof values === 'object' && values !== null
+      ? setIssues(definition.search ?? {}, values)
+      : [{ path: '', message: 'must be an object of attribute values by name' }];
   if (issues.length)
     throw new ValidationError('INVALID_SEARCH_ATTRIBUTE', 'ctx.setAttributes refused', issues);
-  return out;
+  return { ...values };
 }
 
 /** Problems with the attributes read from `step`'s output, were it `output` (empty when fine). */
