@@ -15,8 +15,7 @@ const HERE = fileURLToPath(new URL('.', import.meta.url));
 export const PROFILES = [
   {
     name: 'bundle-step',
-    // 26 → 27 with search attributes (their declaration checks and the reducer's update): 26.24 measured.
-    capKb: 27,
+    capKb: 26,
     what: '`step` alone',
     source: "export { step } from '@stepfold/engine';",
   },
@@ -25,24 +24,23 @@ export const PROFILES = [
     // 34 → 35 when flow control's hooks (the rest is behind `flowControl`), the fairness key's
     // snapshot check and the write path's allocation cuts took it to 34.1; 35 → 36 when handler
     // heartbeats (`heartbeatMs`, `ctx.heartbeat`: the leases' throttle, the details' checks) took it to 35.05;
-    // 36 → 38 when search attributes (declarations, the reducer's update, `ctx.setAttributes`) took it
-    // from 35.99 to 37.31.
-    capKb: 38,
+    // 35.99 → 35.38 measured, cap kept, when handler streams (made by the store's stream), handler
+    // heartbeats (`heartbeats: handlerHeartbeats`), a worker tick's sent signals and notice match, the
+    // executor's attach and the child workflows' registration checks (composition's) left it.
+    capKb: 36,
     what: 'an edge runner: `workflow`, `defineWorkflow` and `createRunner`',
     source: "export { createRunner, defineWorkflow, workflow } from '@stepfold/engine';",
   },
   {
     name: 'bundle-edge-composition',
-    // 40 → 42 with search attributes, as the edge runner's (40.89 measured).
-    capKb: 42,
+    capKb: 40,
     what: 'an edge runner with `composition` (child and map steps)',
     source: "export { composition, createRunner, defineWorkflow, workflow } from '@stepfold/engine';",
   },
   {
     name: 'bundle-edge-flow',
-    // 39 → 40 with handler heartbeats (38.9 measured), as the edge runner's; 40 → 42 with search
-    // attributes (41.31 measured).
-    capKb: 42,
+    // 39 → 40 with handler heartbeats (38.9 measured), as the edge runner's.
+    capKb: 40,
     what: 'an edge runner with `flowControl` (flow limits)',
     source: "export { createRunner, defineWorkflow, flowControl, workflow } from '@stepfold/engine';",
   },

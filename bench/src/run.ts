@@ -6,6 +6,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { aslReducer } from './groups/asl-reducer.js';
 import { bundle } from './groups/bundle.js';
+import { codecOverhead } from './groups/codec.js';
 import { coldStartLambda } from './groups/cold-start-lambda.js';
 import { childPostgres, mapPostgres } from './groups/composition.js';
 import { dryRunPostgres } from './groups/dry-run.js';
@@ -37,6 +38,7 @@ const GROUPS: Group[] = [
   scaleRedis,
   e2ePostgres,
   e2ePostgresBusy,
+  codecOverhead,
   mapPostgres,
   childPostgres,
   dryRunPostgres,

@@ -72,6 +72,10 @@ export async function startFleet(o: {
   groupCommit?: boolean;
   /** Pass `kinds: [composition]` and register the map and child workflows (trees.ts). */
   composition?: boolean;
+  /** Runners with an AES-GCM codec (the codec-overhead row). */
+  codec?: boolean;
+  /** Handlers return a small object instead of null, so each step's output is a value to store (and encrypt). */
+  outputs?: boolean;
   /** Pass `flowControl` and register the flow rows' workflows (workflows.ts). */
   flow?: boolean;
   /**
@@ -97,6 +101,8 @@ export async function startFleet(o: {
         BENCH_GROUP_COMMIT: o.groupCommit ? '1' : '0',
         BENCH_COMPOSITION: o.composition ? '1' : '0',
         BENCH_FLOW: o.flow ? '1' : '0',
+        BENCH_CODEC: o.codec ? '1' : '0',
+        BENCH_OUTPUTS: o.outputs ? '1' : '0',
         BENCH_SLOTS: String(o.slots ?? 0),
       },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

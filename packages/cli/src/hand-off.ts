@@ -1,13 +1,14 @@
 import {
   createRunner,
   isTerminal,
+  maskEncoded,
   NotFoundError,
   type Runner,
   type Snapshot,
   type WorkflowDefinition,
 } from '@stepfold/engine';
 import { definitionFor, loadDefinitions } from './definitions.js';
-import { changeExitCode } from './exit-codes.js';
+import { changeExitCode, UsageError } from './exit-codes.js';
 import { CLI_KINDS } from './kinds.js';
 import { type ActingOptions, requireDefinitions } from './options.js';
 import type { Output } from './output.js';
@@ -43,6 +44,11 @@ export async function withHandOffRunner<T>(
     const runner = createRunner({ store: opened.store, workflows: defs, execute: false, kinds: CLI_KINDS });
     const before = await opened.store.load(id);
     if (!before) throw new NotFoundError(id);
+    // Without the keys the reducer would read envelopes where the data is: refused, nothing written.
+    if (!opened.codec && maskEncoded(before) !== before)
+      throw new UsageError(
+        `${id} holds encrypted data: pass --key-file (or set STEPFOLD_KEY_FILE) to ${command} it`,
+      );
     return body({ runner, before, definition: definitionFor(defs, before.workflow), opened });
   });
 }

@@ -1,4 +1,5 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { useKeyFile } from './codec-keys.js';
 import { readUserFile } from './definitions.js';
 import { UsageError } from './exit-codes.js';
 
@@ -10,6 +11,8 @@ export interface CommonOptions {
 /** Options of a command that reads a store. */
 export interface StoreOptions extends CommonOptions {
   store?: string | undefined;
+  /** `--key-file`: the codec's keys (read by `openStore` through `codec-keys.ts`). */
+  keyFile?: string | undefined;
 }
 
 /** Options of a command that writes events: it needs the definitions to build a runner. */
@@ -24,10 +27,16 @@ export function jsonOption(cmd: Command): Command {
 
 /** Adds `--store <url>` (default: `STEPFOLD_STORE`). */
 export function storeOption(cmd: Command): Command {
-  return cmd.option(
-    '--store <url>',
-    'postgres://…, redis://…, mongodb://…/db or dynamodb://host:port/table (default: $STEPFOLD_STORE)',
-  );
+  return cmd
+    .option(
+      '--store <url>',
+      'postgres://…, redis://…, mongodb://…/db or dynamodb://host:port/table (default: $STEPFOLD_STORE)',
+    )
+    .option(
+      '--key-file <path>',
+      'JSON keys of the runners\' codec, {"current": "k2", "keys": {"k2": "<base64>"}}, to decrypt data (default: $STEPFOLD_KEY_FILE)',
+    )
+    .hook('preAction', (_, action) => useKeyFile(action.opts()['keyFile']));
 }
 
 /** Adds `--definitions <paths>` (repeatable, comma-separated; default: `STEPFOLD_DEFINITIONS`). */

@@ -4,6 +4,7 @@ import {
   type PayloadRef,
   type PayloadStore,
   resolvePayloads,
+  type SealingCodec,
 } from '@stepfold/engine';
 
 // How the CLI prints offloaded values: a reference stays a reference (one short line saying what it
@@ -85,9 +86,14 @@ export function renderRefs(refs: readonly RefAt[], resolved: boolean): string[] 
  * `value` with every reference replaced by its value, fetched from `payloads` (one fetch per
  * payload); a missing or corrupt body is `PAYLOAD_NOT_FOUND` naming where the reference sits.
  */
-export async function resolveAll<T>(value: T, payloads: PayloadStore, what: string): Promise<T> {
+export async function resolveAll<T>(
+  value: T,
+  payloads: PayloadStore,
+  what: string,
+  codec?: SealingCodec | undefined,
+): Promise<T> {
   try {
-    return await resolvePayloads(value, payloads);
+    return await resolvePayloads(value, payloads, codec);
   } catch (e) {
     if (isStepfoldError(e, 'PAYLOAD_NOT_FOUND')) {
       const owner = (e as { owner?: string }).owner;

@@ -1,4 +1,5 @@
-import type { PayloadStore, Store } from '@stepfold/engine';
+import type { PayloadStore, SealingCodec, Store } from '@stepfold/engine';
+import { keyFileCodec } from './codec-keys.js';
 import { UsageError } from './exit-codes.js';
 
 // Each adapter and its driver is imported when its scheme is used: loading all four (the AWS SDK and
@@ -16,6 +17,10 @@ export interface OpenedStore {
    */
   payloads(): Promise<PayloadStore>;
   close(): Promise<void>;
+  /** The codec of `--key-file`: `store` decodes (and encodes) through it. */
+  codec?: SealingCodec | undefined;
+  /** With a codec: the store as the database holds it (what the codec wraps), for a tool that wraps it itself. */
+  encoded?: Store | undefined;
 }
 
 /** The store URL schemes, for messages and docs. */
@@ -200,6 +205,12 @@ async function openDynamo(url: URL): Promise<OpenedStore> {
  * `payloadTable=` (DynamoDB). An unknown scheme or a bad option is a usage error.
  */
 export async function openStore(text: string): Promise<OpenedStore> {
+  const codec = await keyFileCodec();
+  const opened = await openByScheme(text);
+  return codec ? { ...opened, store: codec.wrap(opened.store), codec, encoded: opened.store } : opened;
+}
+
+async function openByScheme(text: string): Promise<OpenedStore> {
   const url = parse(text);
   switch (url.protocol) {
     case 'postgres:':

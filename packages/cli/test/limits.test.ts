@@ -2,6 +2,7 @@ import { createMemoryStore, type MemoryStore, type Store } from '@stepfold/engin
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { LimitRow } from '../src/commands/limits.js';
 import { EXIT } from '../src/exit-codes.js';
+import { runInProcess } from './in-process.js';
 
 // `stepfold limits` in-process over the memory store: the store module is replaced so `--store`
 // opens the test's store, and stdout/stderr are captured around `main`.
@@ -14,26 +15,7 @@ vi.mock('../src/store-url.js', () => ({
 }));
 const { main } = await import('../src/cli.js');
 
-/** Runs the CLI in this process and returns what it printed. */
-async function run(...args: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
-    stdout += String(chunk);
-    return true;
-  });
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
-    stderr += String(chunk);
-    return true;
-  });
-  try {
-    const code = await main(['node', 'stepfold', ...args]);
-    return { code, stdout, stderr };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-  }
-}
+const run = (...args: string[]) => runInProcess(main, args);
 
 const HOUR = 3_600_000;
 

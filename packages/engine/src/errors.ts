@@ -34,7 +34,9 @@ export type ErrorCode =
   | 'STEP_NOT_WAITING'
   | 'STREAM_UNSUPPORTED'
   | 'INVALID_SEARCH_ATTRIBUTE'
-  | 'INVALID_QUERY';
+  | 'INVALID_QUERY'
+  | 'CODEC_KEY_MISSING'
+  | 'CODEC_DECRYPT_FAILED';
 
 /**
  * What kind of failure an {@link ErrorCode} is: what the caller should do about it. Exit codes and
@@ -102,6 +104,10 @@ export const ERROR_KINDS: Readonly<Record<ErrorCode, ErrorKind>> = {
   PAYLOAD_TOO_LARGE: 'refused',
   // The instance would outgrow the store's limit, whatever the size of the request itself.
   SNAPSHOT_TOO_LARGE: 'refused',
+  // A stored value is encrypted with a key the codec does not hold: the deployment must give it.
+  CODEC_KEY_MISSING: 'definition',
+  // A stored value does not decrypt with the key its id names (a wrong key, or altered text).
+  CODEC_DECRYPT_FAILED: 'invalid',
   UNKNOWN_WORKFLOW: 'definition',
   UNKNOWN_VERSION: 'definition',
   UNKNOWN_HANDLER: 'definition',

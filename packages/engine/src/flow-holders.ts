@@ -3,9 +3,23 @@
 
 import type { Snapshot, TaskState } from './snapshot.js';
 
-/** The holder id of a task attempt: one per attempt, so a retry never counts twice. */
-export function taskHolder(task: Pick<TaskState, 'idempotencyKey' | 'phase' | 'attempt'>): string {
-  return `${task.idempotencyKey}#${task.phase}#${task.attempt}`;
+/**
+ * The holder id of a task attempt as one version dispatched it: its attempt, and the version it was
+ * dispatched (or taken) by. Writers that reduced the same version name the same holder, so only one
+ * of them runs it and a loser's give-back keeps what the winner saved; writers of different
+ * versions never share one, so a loser's give-back, read before a later writer's save, cannot free
+ * the slot that writer runs on. Without a version (a snapshot of an older release) it is the attempt's.
+ */
+export function taskHolder(
+  task: Pick<TaskState, 'idempotencyKey' | 'phase' | 'attempt'> & { dispatchVersion?: number | undefined },
+): string {
+  const by = task.dispatchVersion === undefined ? '' : `@${task.dispatchVersion}`;
+  return `${task.idempotencyKey}#${task.phase}#${task.attempt}${by}`;
+}
+
+/** A task holder's attempt (`key#phase#attempt`), without the version that dispatched it. */
+export function attemptOf(holder: string): string {
+  return holder.replace(/@\d+$/, '');
 }
 
 /** The holder id of an instance's admission: the instance id (kept through continue-as-new). */
@@ -22,7 +36,14 @@ export function waitingHolders(s: Snapshot): Set<string> {
     if (!st) continue;
     const base = `${s.id}/${s.run}/${t.step}/${st.iteration}`;
     const key = t.item === undefined ? base : `${base}/${t.item}`;
-    out.add(taskHolder({ idempotencyKey: key, phase: t.phase ?? 'run', attempt: t.attempt }));
+    out.add(
+      taskHolder({
+        idempotencyKey: key,
+        phase: t.phase ?? 'run',
+        attempt: t.attempt,
+        dispatchVersion: t.dispatchVersion,
+      }),
+    );
   }
   return out;
 }

@@ -1,6 +1,7 @@
 // What used to be separate entries: a bundler keeps only what a program imports
 // ("sideEffects": false), so one entry costs an edge bundle nothing it does not use.
 export * from './callbacks/index.js';
+export * from './codec/index.js';
 export * from './composition/index.js';
 export {
   type TaskFields,
@@ -28,6 +29,7 @@ export type {
   WorkflowDefinition,
 } from './definition/schema.js';
 export { definitionSchema } from './definition/schema.js';
+export type { Trigger } from './definition/triggers.js';
 export type {
   ChildrenOf,
   ChildStep,
@@ -75,6 +77,7 @@ export { attemptOverdue, DEFAULT_TASK_LEASE_MS } from './reducer/task-lease.js';
 export { dispatchedBy, type TaskView, taskView } from './reducer/task-view.js';
 export type { CallbackOptions, CallbackPort, CheckedCallback } from './runner/callback-port.js';
 export { type FlowChanges, flowChanges } from './runner/flow-changes.js';
+export { handlerHeartbeats, type RunnerHeartbeats } from './runner/handler-heartbeats.js';
 export type { AnyDefinition, Handler, HandlerContext, HandlersFor } from './runner/handler-types.js';
 export type { RunnerHooks } from './runner/hooks.js';
 export {
@@ -99,6 +102,8 @@ export type {
   CallOptions,
   HandleResult,
   InputPatchOf,
+  PublishedEvent,
+  PublishResult,
   Runner,
   RunnerCoreOptions,
   RunnerMessage,
@@ -110,6 +115,7 @@ export type {
   SignalNameOf,
   SignalOptions,
   StartOptions,
+  TriggeredRun,
   TypedSnapshot,
   WorkflowClient,
   WorkflowNameOf,
@@ -140,4 +146,6 @@ export {
   type WakeSubscription,
 } from './store/store.js';
 export * from './testing/index.js';
+export { type EventTriggers, eventTriggers } from './triggers/index.js';
+export { triggeredRunId } from './triggers/publish.js';
 export * from './worker/index.js';

@@ -216,6 +216,8 @@ export interface TimerState {
   /** Map steps: the item a retry timer is for, and the attempt that failed. */
   item?: number | undefined;
   attempt?: number | undefined;
+  /** `throttle`: the version that dispatched the waiting attempt (with the attempt, its holder in the store's counts). */
+  dispatchVersion?: number | undefined;
 }
 
 /** A buffered signal nobody has consumed yet. */

@@ -108,4 +108,18 @@ describe('flow over versioned documents', () => {
     expect(flowDenial(doc, 'x', rate(3), 110)).toBeNull();
     expect(flowDenial(doc, 'h1', rate(3), 50)).toBeNull();
   });
+
+  it('keeps the starts of two periods, so an acquire whose now lags a later one is still refused', async () => {
+    const db = database();
+    const rate: FlowNeed = { scope: 's', key: 'r', limit: 3, periodMs: 100 };
+    for (const at of [0, 1, 2])
+      expect((await db.flow.acquire(`h${at}`, 'i', [rate], at, at)).granted).toBe(true);
+    // A later caller (window (50, 150]: no start) starts; its write keeps the older starts.
+    expect((await db.flow.acquire('late', 'i', [rate], 150, 150)).granted).toBe(true);
+    const ref = { scope: 's', key: 'r', period: 100 };
+    const starts = (await db.calls.read([ref])).get(flowRefId(ref))?.doc.starts;
+    expect(starts?.map((x) => x.at)).toEqual([0, 1, 2, 150]);
+    // A caller that read its clock at 50 lands now: its window holds the three starts (and the later one).
+    expect(await db.flow.acquire('lag', 'i', [rate], 50, 50)).toMatchObject({ granted: false, count: 4 });
+  });
 });

@@ -1,6 +1,7 @@
 import {
   AlreadyExistsError,
   CallbackError,
+  CodecError,
   ERROR_KINDS,
   type ErrorCode,
   type ErrorKind,
@@ -70,6 +71,8 @@ const ONE_OF: Record<ErrorCode, () => StepfoldError<string>> = {
   STREAM_UNSUPPORTED: () => new StreamUnsupportedError('i-1', 'model'),
   INVALID_SEARCH_ATTRIBUTE: () => new ValidationError('INVALID_SEARCH_ATTRIBUTE', 'bad', []),
   INVALID_QUERY: () => new ValidationError('INVALID_QUERY', 'bad', []),
+  CODEC_KEY_MISSING: () => new CodecError('CODEC_KEY_MISSING', 'k1', 'no key k1'),
+  CODEC_DECRYPT_FAILED: () => new CodecError('CODEC_DECRYPT_FAILED', 'k1', 'does not decrypt'),
 };
 
 // Whether retrying may help is a property of the kind: the test holds each code's error to it.

@@ -21,7 +21,7 @@ describe('flowChanges', () => {
   it('a new instance dispatching a limited attempt acquires it, leased until its deadline', () => {
     const c = flowChanges(null, started);
     expect(c.acquire).toEqual([
-      { holder: 'i/1/a/1#run#1', needs: [need], until: 1000, task: started.tasks['a'] },
+      { holder: 'i/1/a/1#run#1@1', needs: [need], until: 1000, task: started.tasks['a'] },
     ]);
     expect(c.release).toEqual([]);
     expect(c.renew).toEqual([]);
@@ -29,9 +29,19 @@ describe('flowChanges', () => {
 
   it('a write that leaves the attempt running asks nothing; its end releases it', () => {
     const signalled = { ...started, version: 2 };
-    expect(flowChanges(started, signalled)).toEqual({ acquire: [], release: [], renew: [] });
+    expect(flowChanges(started, signalled)).toEqual({
+      acquire: [],
+      release: [],
+      renew: [],
+      redispatched: [],
+    });
     const done = step(def, started, { type: 'task.completed', at: 5, step: 'a', attempt: 1 });
-    expect(flowChanges(started, done)).toEqual({ acquire: [], release: ['i/1/a/1#run#1'], renew: [] });
+    expect(flowChanges(started, done)).toEqual({
+      acquire: [],
+      release: ['i/1/a/1#run#1@1'],
+      renew: [],
+      redispatched: [],
+    });
   });
 
   it('a retry is a new holder: the failed attempt is released, the next acquired when dispatched', () => {
@@ -42,12 +52,12 @@ describe('flowChanges', () => {
       attempt: 1,
       error: { message: 'x' },
     });
-    expect(flowChanges(started, failed).release).toEqual(['i/1/a/1#run#1']);
+    expect(flowChanges(started, failed).release).toEqual(['i/1/a/1#run#1@1']);
     const retried = step(def, failed, { type: 'tick', at: 10_000 });
-    expect(flowChanges(failed, retried).acquire.map((a) => a.holder)).toEqual(['i/1/a/1#run#2']);
+    expect(flowChanges(failed, retried).acquire.map((a) => a.holder)).toEqual(['i/1/a/1#run#2@3']);
   });
 
-  it('a throttled attempt is kept as a waiter: released only when it is gone, not when it runs again', () => {
+  it('a throttled attempt is kept as a waiter until it is gone or dispatched again (by a later version: a new holder)', () => {
     const throttled = step(def, started, {
       type: 'task.throttled',
       at: 1,
@@ -56,27 +66,35 @@ describe('flowChanges', () => {
       need,
       until: 500,
     });
-    expect(flowChanges(started, throttled)).toEqual({ acquire: [], release: [], renew: [] });
+    expect(flowChanges(started, throttled)).toEqual({
+      acquire: [],
+      release: [],
+      renew: [],
+      redispatched: [],
+    });
     const again = step(def, throttled, { type: 'tick', at: 2 });
-    expect(flowChanges(throttled, again).acquire.map((a) => a.holder)).toEqual(['i/1/a/1#run#1']);
+    expect(flowChanges(throttled, again).acquire.map((a) => a.holder)).toEqual(['i/1/a/1#run#1@3']);
+    // Its waiter entry goes before the new holder is acquired (not after the save: a lost release
+    // would leave a waiter that takes wakes from live ones).
     expect(flowChanges(throttled, again).release).toEqual([]);
+    expect(flowChanges(throttled, again).redispatched).toEqual(['i/1/a/1#run#1@1']);
     const cancelled = step(def, throttled, { type: 'abort', at: 3 });
-    expect(flowChanges(throttled, cancelled).release).toEqual(['i/1/a/1#run#1']);
+    expect(flowChanges(throttled, cancelled).release).toEqual(['i/1/a/1#run#1@1']);
   });
 
   it('a queued attempt acquires when a worker takes it, and releases when given back', () => {
     const queued = step(def, null, { type: 'start', at: 0, id: 'i', input: { k: 'x' }, handoff: true });
     expect(flowChanges(null, queued).acquire).toEqual([]);
     const taken = step(def, queued, { type: 'tick', at: 1 });
-    expect(flowChanges(queued, taken).acquire).toMatchObject([{ holder: 'i/1/a/1#run#1', until: 1001 }]);
+    expect(flowChanges(queued, taken).acquire).toMatchObject([{ holder: 'i/1/a/1#run#1@2', until: 1001 }]);
     const back = step(def, taken, { type: 'task.released', at: 2, step: 'a', attempt: 1 });
-    expect(flowChanges(taken, back).release).toEqual(['i/1/a/1#run#1']);
+    expect(flowChanges(taken, back).release).toEqual(['i/1/a/1#run#1@2']);
   });
 
   it('a moved lease is renewed', () => {
     const t = started.tasks['a']!;
     const moved: Snapshot = { ...started, tasks: { a: { ...t, deadline: 4000 } } };
-    expect(flowChanges(started, moved).renew).toEqual([{ holder: 'i/1/a/1#run#1', until: 4000 }]);
+    expect(flowChanges(started, moved).renew).toEqual([{ holder: 'i/1/a/1#run#1@1', until: 4000 }]);
   });
 
   it('an admission asked for is acquired for the instance; its hold is released once the instance ends', () => {

@@ -111,9 +111,9 @@ describe('flow limits in the reducer: needs at dispatch', () => {
     expect(s.tasks['charge:compensate']!.needs).toBeUndefined();
   });
 
-  it('holder ids: one per attempt of a task, the instance id for an admission', () => {
+  it('holder ids: one per attempt of a task and the version that dispatched it, the instance id for an admission', () => {
     const s = start({ customer: 'c1' });
-    expect(taskHolder(s.tasks['charge']!)).toBe('o-1/1/charge/1#run#1');
+    expect(taskHolder(s.tasks['charge']!)).toBe('o-1/1/charge/1#run#1@1');
     expect(instanceHolder(s)).toBe('o-1');
   });
 });
@@ -127,7 +127,9 @@ describe('flow limits in the reducer: throttled attempts', () => {
       attempt: 1,
       throttled: { need, until: 5000, since: 1010, attempt: 1 },
     });
-    expect(s.timers).toEqual([{ kind: 'throttle', step: 'charge', at: 5000, phase: 'run', attempt: 1 }]);
+    expect(s.timers).toEqual([
+      { kind: 'throttle', step: 'charge', at: 5000, phase: 'run', attempt: 1, dispatchVersion: 1 },
+    ]);
     expect(s.status).toBe('waiting');
     expect(s.wakeAt).toBe(5000);
     expect(s.log.at(-1)).toMatchObject({ type: 'task.throttled', step: 'charge', attempt: 1 });
@@ -238,7 +240,7 @@ describe('flow limits in the reducer: map items', () => {
     expect(s.steps['each']!.map!.running).toContain(2);
     expect(s.steps['each']!.throttled).toMatchObject({ item: 2, attempt: 1, until: 900 });
     expect(s.timers).toEqual([
-      { kind: 'throttle', step: 'each', at: 900, phase: 'run', attempt: 1, item: 2 },
+      { kind: 'throttle', step: 'each', at: 900, phase: 'run', attempt: 1, item: 2, dispatchVersion: 1 },
     ]);
     s = step(fan, s, { type: 'tick', at: 10 }, o);
     expect(s.tasks['each[2]']).toMatchObject({ attempt: 1, item: 2, waitingSince: 5 });

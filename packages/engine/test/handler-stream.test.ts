@@ -1,4 +1,5 @@
 import {
+  attemptStream,
   composition,
   createHarness,
   createMemoryStore,
@@ -130,6 +131,30 @@ describe('ctx.stream: handlers write to the instance stream', () => {
     const s = await runner.get('r-4');
     expect(s?.status).toBe('failed');
     expect(s?.steps.answer?.error?.code).toBe('STREAM_UNSUPPORTED');
+  });
+
+  it("fails the attempt with STREAM_UNSUPPORTED when the store's stream makes no attempts; attemptStream gives it them", async () => {
+    const memory = createMemoryStore();
+    const stream = memory.stream!;
+    const handlers = {
+      answer: ({ stream: out }: HandlerContext) => {
+        out.write('token');
+        return null;
+      },
+    };
+    // A hand-written stream without `attempt`: the runner cannot stream through it.
+    const { attempt: _, ...withoutAttempt } = stream;
+    const bare: Store = { ...memory, stream: withoutAttempt };
+    await createRunner({ store: bare, workflows: [reply], handlers }).start('reply', 'r-5');
+    expect((await bare.load('r-5'))?.steps.answer?.error?.code).toBe('STREAM_UNSUPPORTED');
+    // The same stream given attempts by the store kit's helper streams as defineStore's does.
+    const given: Store = {
+      ...memory,
+      stream: { ...stream, attempt: (i, step, a) => attemptStream(given.stream!, i, step, a) },
+    };
+    const done = await createRunner({ store: given, workflows: [reply], handlers }).start('reply', 'r-6');
+    expect(done.status).toBe('completed');
+    expect(await entries(given, 'r-6')).toEqual(['answer@1:token']);
   });
 
   it('gives each map item a stream key of its own, so one item retrying does not fence another', async () => {

@@ -16,8 +16,12 @@ const ALLOWED: Record<string, readonly string[]> = {
   composition: ['shared', 'definition', 'reducer', 'store', 'runner', 'composition'],
   /** Callback tokens: signed links that resume a waiting step, as the `callbackTokens` value. */
   callbacks: ['shared', 'definition', 'reducer', 'store', 'runner', 'callbacks'],
+  /** Encryption at rest: a codec, and the store it wraps, as the `codec` value. */
+  codec: ['shared', 'store', 'runner', 'codec'],
   /** Flow limits: their reducer rules and the runner's gate, as the `flowControl` value. */
   'flow-control': ['shared', 'definition', 'reducer', 'store', 'runner', 'flow-control'],
+  /** Event triggers: filters checked, `runner.publish`, as the `eventTriggers` value. */
+  triggers: ['shared', 'definition', 'reducer', 'store', 'runner', 'triggers'],
   testing: [
     'shared',
     'definition',
@@ -27,6 +31,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     'worker',
     'composition',
     'payloads',
+    'codec',
     'testing',
   ],
   /** Renders definitions and snapshots, runs nothing. */
@@ -52,8 +57,10 @@ const ALLOWED: Record<string, readonly string[]> = {
     'runner',
     'worker',
     'callbacks',
+    'codec',
     'composition',
     'flow-control',
+    'triggers',
     'diagram',
     'payloads',
     'lifecycle',

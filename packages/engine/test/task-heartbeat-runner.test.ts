@@ -3,6 +3,8 @@ import {
   createRunner,
   createWorker,
   type HandlerContext,
+  handlerHeartbeats,
+  isStepfoldError,
   type Snapshot,
   workflow,
 } from '@stepfold/engine';
@@ -22,6 +24,7 @@ describe('a runner and a handler that heartbeats', () => {
     const store = createMemoryStore();
     const beats: Snapshot[] = [];
     const runner = createRunner({
+      heartbeats: handlerHeartbeats,
       store,
       workflows: [job],
       handlers: {
@@ -41,7 +44,12 @@ describe('a runner and a handler that heartbeats', () => {
       },
     });
     // Another runner polls all the while: it must never find the attempt lost.
-    const other = createRunner({ store, workflows: [job], handlers: { pull: () => 'other' } });
+    const other = createRunner({
+      store,
+      workflows: [job],
+      heartbeats: handlerHeartbeats,
+      handlers: { pull: () => 'other' },
+    });
     const done = runner.start('hb', 'hb-alive', {});
     let polling = true;
     const polls = (async () => {
@@ -69,6 +77,7 @@ describe('a runner and a handler that heartbeats', () => {
     let hungSignal: AbortSignal | undefined;
     const seen: unknown[] = [];
     const runner = createRunner({
+      heartbeats: handlerHeartbeats,
       store,
       workflows: [job],
       handlers: {
@@ -115,6 +124,7 @@ describe('a runner and a handler that heartbeats', () => {
     const store = createMemoryStore();
     const seen: unknown[] = [];
     const runner = createRunner({
+      heartbeats: handlerHeartbeats,
       store,
       workflows: [plain],
       taskLeaseMs: 300,
@@ -137,5 +147,50 @@ describe('a runner and a handler that heartbeats', () => {
     }
     expect(s.status).toBe('completed');
     expect(seen).toEqual([undefined, { done: 3 }]);
+  });
+
+  it('refuses ctx.heartbeat with INVALID_OPTIONS on a runner without handlerHeartbeats, naming the option', async () => {
+    const plain = workflow('bare', 1).task('work', { handler: 'work' }).build();
+    let thrown: unknown;
+    const runner = createRunner({
+      store: createMemoryStore(),
+      workflows: [plain],
+      handlers: {
+        work: ({ heartbeat }: HandlerContext) => {
+          try {
+            heartbeat({ done: 1 });
+          } catch (e) {
+            thrown = e;
+          }
+          return 'done';
+        },
+      },
+    });
+    const s = await runner.start('bare', 'b-1', {});
+    expect(s.status).toBe('completed');
+    expect(isStepfoldError(thrown, 'INVALID_OPTIONS')).toBe(true);
+    expect((thrown as { issues: { path: string }[] }).issues[0]?.path).toBe('heartbeats');
+    expect(s.steps.work?.heartbeatDetails).toBeUndefined();
+  });
+
+  it('refuses a runner that runs the handlers of a step with heartbeatMs without handlerHeartbeats, at creation', () => {
+    const make = () =>
+      createRunner({ store: createMemoryStore(), workflows: [job], handlers: { pull: () => 'x' } });
+    const e = (() => {
+      try {
+        make();
+      } catch (x) {
+        return x;
+      }
+    })();
+    expect(isStepfoldError(e, 'INVALID_OPTIONS')).toBe(true);
+    expect((e as { issues: { path: string; message: string }[] }).issues[0]).toMatchObject({
+      path: 'heartbeats',
+      message: expect.stringContaining('step pull of workflow hb v1 has heartbeatMs'),
+    });
+    // A producer that runs no handlers needs none.
+    expect(() =>
+      createRunner({ store: createMemoryStore(), workflows: [job], execute: false }),
+    ).not.toThrow();
   });
 });

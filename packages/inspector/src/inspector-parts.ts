@@ -1,4 +1,4 @@
-import type { PayloadStore, Store } from '@stepfold/engine';
+import type { PayloadStore, SealingCodec, Store } from '@stepfold/engine';
 import { createSchedules, type Schedules } from '@stepfold/engine/schedules';
 import type { Context } from 'hono';
 import type { InspectorAuth } from './auth.js';
@@ -17,6 +17,8 @@ export interface InspectorParts {
   readonly defs: Definitions;
   /** Schedules are instances of the built-in schedule workflow: steering them needs no definition. */
   readonly schedules: Schedules<readonly []>;
+  /** The host's codec, when it gave one: `store` decodes through it, payload bodies too. */
+  readonly codec: SealingCodec | undefined;
   /** Where offloaded values are read from, when the host gave one. */
   readonly payloads: PayloadStore | undefined;
   /** The diagram's browser bundle, when the host has the `mermaid` package. */
@@ -32,11 +34,14 @@ export interface InspectorParts {
 /** The inspector's parts from its options, checked (a bad option is a TypeError here, not a broken page later). */
 export function inspectorParts(options: InspectorOptions): InspectorParts {
   const { pageSize, columns } = checkOptions(options);
+  const { codec } = options;
+  const store = codec ? codec.wrap(options.store) : options.store;
   return {
-    store: options.store,
+    store,
+    codec,
     auth: options.auth,
     defs: indexDefinitions(options.workflows),
-    schedules: createSchedules({ store: options.store }),
+    schedules: createSchedules({ store }),
     payloads: options.payloads,
     mermaid: mermaidBundle(),
     basePath: options.basePath,

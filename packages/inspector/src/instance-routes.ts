@@ -1,7 +1,9 @@
 import {
   cancelRefusal,
+  ERROR_KINDS,
   HTTP_STATUS,
   isStepfoldError,
+  maskEncoded,
   NotFoundError,
   pendingDecisions,
 } from '@stepfold/engine';
@@ -66,7 +68,14 @@ async function instanceRoute(c: Context<Vars, '/instances/:id'>, parts: Parts): 
     known: definition !== undefined,
   };
   const family = await loadFamily(store, s, definition);
-  const view = { snapshot: s, definition, actions, family, payloads: parts.payloads !== undefined };
+  // Without the codec, encrypted values show as their markers.
+  const view = {
+    snapshot: maskEncoded(s),
+    definition,
+    actions,
+    family,
+    payloads: parts.payloads !== undefined,
+  };
   return render(c, instancePage(c.get('page'), view, takeFlash(c)));
 }
 
@@ -92,6 +101,15 @@ async function actionRoute(c: Context<Vars, '/instances/:id/:action'>, parts: Pa
       back,
     );
   if (current.version !== seen) return conflict(current.version);
+  // Without the codec the reducer would read envelopes where the data is: refused, nothing written.
+  if (maskEncoded(current) !== current)
+    return fail(
+      c,
+      HTTP_STATUS[ERROR_KINDS.CODEC_KEY_MISSING],
+      'Encrypted',
+      'This instance holds encrypted data and the inspector has no codec (its codec option): nothing was changed.',
+      back,
+    );
   const definition = defs.of(current);
   if (!definition) {
     return fail(

@@ -1,4 +1,4 @@
-import type { AnyDefinition, PayloadStore, Store } from '@stepfold/engine';
+import type { AnyDefinition, PayloadStore, SealingCodec, Store } from '@stepfold/engine';
 import type { Context } from 'hono';
 import type { InspectorAuth } from './auth.js';
 import { checkColumns, type InspectorColumn } from './columns.js';
@@ -23,6 +23,12 @@ export interface InspectorOptions {
    * payloads are not configured.
    */
   payloads?: PayloadStore | undefined;
+  /**
+   * The codec your runners encrypt with (`aesGcmCodec({ keys })`): pages show the decrypted data
+   * and actions work. Without it, encrypted values show as `[encrypted <key id>]` and actions on an
+   * instance holding them are refused (nothing written).
+   */
+  codec?: SealingCodec | undefined;
   /** Instances per list page (default 50, at most 500). */
   pageSize?: number | undefined;
   /** Extra list columns read from each instance's input or output: `[{ label: 'Amount', path: 'input.amount' }]`. */

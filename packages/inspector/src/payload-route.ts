@@ -1,4 +1,4 @@
-import { fetchPayload, HTTP_STATUS, payloadRefs } from '@stepfold/engine';
+import { fetchPayload, HTTP_STATUS, isEncoded, maskEncoded, payloadRefs } from '@stepfold/engine';
 import type { Hono } from 'hono';
 import { fail, render, type Vars } from './app-context.js';
 import type { InspectorParts } from './inspector-parts.js';
@@ -12,8 +12,11 @@ import { payloadPage } from './views/payloads.js';
  * refers to, so a link cannot be made up to read another owner's values. A missing or corrupt body
  * is `PAYLOAD_NOT_FOUND`, which the app's error page turns into a 404.
  */
-export function payloadRoute(app: Hono<Vars>, parts: Pick<InspectorParts, 'store' | 'payloads'>): void {
-  const { store, payloads } = parts;
+export function payloadRoute(
+  app: Hono<Vars>,
+  parts: Pick<InspectorParts, 'store' | 'payloads' | 'codec'>,
+): void {
+  const { store, payloads, codec } = parts;
   app.get('/instances/:id/payloads/:sha', async (c) => {
     const id = c.req.param('id');
     const sha = c.req.param('sha');
@@ -24,7 +27,8 @@ export function payloadRoute(app: Hono<Vars>, parts: Pick<InspectorParts, 'store
     if (!s) return notFound(`No instance ${JSON.stringify(id)} in the store.`);
     const ref = payloadRefs(s).find((r) => r.sha256 === sha);
     if (!ref) return notFound(`${id} refers to no payload ${sha.slice(0, 12)}.`);
-    const body = await fetchPayload(payloads, ref);
+    const stored = await fetchPayload(payloads, ref);
+    const body = codec ? await codec.openBody(stored) : masked(stored);
     if (c.req.query('download') !== undefined) {
       return c.body(body, 200, {
         'Content-Type': 'application/json; charset=utf-8',
@@ -34,4 +38,11 @@ export function payloadRoute(app: Hono<Vars>, parts: Pick<InspectorParts, 'store
     }
     return render(c, payloadPage(c.get('page'), { id, ref, body }));
   });
+}
+
+/** A body stored encrypted, shown without the key: its marker as a JSON string. */
+function masked(body: string): string {
+  if (!body.startsWith('{"$enc"')) return body;
+  const value: unknown = JSON.parse(body);
+  return isEncoded(value) ? JSON.stringify(maskEncoded(value)) : body;
 }

@@ -2,7 +2,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { once } from 'node:events';
 import type { Store } from '@stepfold/engine';
 import { createPostgresStore } from '@stepfold/store-postgres';
-import { createRedisStore } from '@stepfold/store-redis';
+import { createRedisStore, flowPrefixOf } from '@stepfold/store-redis';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 
@@ -47,12 +47,15 @@ export function openFlowStore(name: 'postgres' | 'redis', tag: string): FlowStor
     namespace: prefix,
     store: createRedisStore({ client, prefix }),
     async drop() {
-      let cursor = '0';
-      do {
-        const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-        if (keys.length) await client.del(...keys);
-        cursor = next;
-      } while (cursor !== '0');
+      // The flow counters are under the flow prefix (the hash tag's braces made brackets).
+      for (const pattern of [`${prefix}*`, `${flowPrefixOf(prefix).replace(/[[\]]/g, '\\$&')}*`]) {
+        let cursor = '0';
+        do {
+          const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+          if (keys.length) await client.del(...keys);
+          cursor = next;
+        } while (cursor !== '0');
+      }
       client.disconnect();
     },
   };
@@ -64,7 +67,7 @@ export interface RunEntry {
   id: string;
   /** The customer or tenant of the instance's input. */
   key: string;
-  /** The attempt's holder id in the store's flow. */
+  /** The attempt's holder id in the store's flow, without the version that dispatched it (`key#phase#attempt`). */
   holder: string;
   attempt: number;
   at: number;
@@ -212,12 +215,19 @@ export function runsOf(
   return [...runs.values()];
 }
 
-/** The first grant of each holder in `ledger`. */
+/** The first grant of each holder in `ledger`: the start a rate counted for it. */
 export function grantTimes(ledger: readonly LedgerEntry[]): Map<string, number> {
   const out = new Map<string, number>();
   for (const e of ledger) if (e.ledger === 'grant' && !out.has(e.holder)) out.set(e.holder, e.at);
   return out;
 }
+
+/**
+ * A holder's attempt (`key#phase#attempt`, what a handler knows): writers of different versions
+ * that raced to run one attempt were each granted under their own holder, the attempt and its
+ * dispatching version.
+ */
+export const attemptOf = (holder: string) => holder.replace(/@\d+$/, '');
 
 /** The handler starts in `ledger`. */
 export function startsOf(ledger: readonly LedgerEntry[]): RunEntry[] {

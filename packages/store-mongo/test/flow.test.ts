@@ -29,9 +29,12 @@ describe('mongo adapter: flow', () => {
     ).toEqual([{ _id: '["orders","c-1",0]' }, { _id: '["orders","c-1",1000]' }]);
     expect((await store.list({ limit: 10 })).items).toEqual([]);
     await flow.release(['h-1'], 50);
-    // The rate's start stays in its window; a listing past it, and past the lease, deletes it.
+    // The rate's start stays in its window, and a period more for callers whose now lags: a
+    // listing past its window shows nothing; one two periods on, past the lease, deletes it.
     expect(await docs.countDocuments()).toBe(1);
     expect(await flow.list({ limit: 10, now: 1000 })).toEqual({ items: [], cursor: null });
+    expect(await docs.countDocuments()).toBe(1);
+    expect(await flow.list({ limit: 10, now: 2000 })).toEqual({ items: [], cursor: null });
     expect(await docs.countDocuments()).toBe(0);
   });
 

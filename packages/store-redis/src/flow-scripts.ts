@@ -2,10 +2,15 @@ import { type Script, script } from './script.js';
 
 // The flow scripts. A counter F (a scope, key and period, see flow.ts) is four Redis keys sharing
 // one hash tag: F:h (sorted set, holder -> lease expiry: a concurrency counter's slots), F:s
-// (sorted set, holder -> start time: a rate counter's window), F:w (sorted set, holder -> since: the
+// (sorted set, holder -> start time: a rate counter's starts), F:w (sorted set, holder -> since: the
 // waiters) and F:m (hash: member, the counter's entry in the index; scope, key, limit, period, and
 // i:<holder> -> a waiter's instance). F:m exists exactly while the counter holds or waits on
 // anything: the scripts delete it when the counter empties.
+//
+// A rate keeps its starts of the last two periods, not only those of the window at the caller's
+// `now`: a caller whose `now` lags (it read its clock before a later caller's script ran) must
+// still count every start of its own window. Only the window's starts are counted and listed, and
+// F:m outlives the last start by two periods.
 //
 // On one server a call is one script over every key it touches. On a Cluster each F is in its own
 // slot, so the client runs the per-key scripts (ACQUIRE_ONE, GIVE_BACK, RELEASE_ONE, RENEW_ONE,
@@ -17,7 +22,7 @@ const FUNCTIONS = `
 local function prune(F, now)
   redis.call('ZREMRANGEBYSCORE', F .. ':h', '-inf', now)
   local period = redis.call('HGET', F .. ':m', 'period')
-  if period then redis.call('ZREMRANGEBYSCORE', F .. ':s', '-inf', tonumber(now) - tonumber(period)) end
+  if period then redis.call('ZREMRANGEBYSCORE', F .. ':s', '-inf', tonumber(now) - 2 * tonumber(period)) end
 end
 local function empty(F)
   return redis.call('ZCARD', F .. ':h') + redis.call('ZCARD', F .. ':s') + redis.call('ZCARD', F .. ':w') == 0
@@ -55,8 +60,8 @@ local function take(F, holder, limit, period, now, lease)
     prior = redis.call('ZSCORE', F .. ':s', holder)
     if not (prior and tonumber(prior) > tonumber(now) - period) then
       redis.call('ZADD', F .. ':s', now, holder)
-      -- The window never needs more than the last \`limit\` starts.
-      redis.call('ZREMRANGEBYRANK', F .. ':s', 0, -limit - 1)
+      -- Two periods never hold more than twice the limit.
+      redis.call('ZREMRANGEBYRANK', F .. ':s', 0, -2 * limit - 1)
     end
   else
     prior = redis.call('ZSCORE', F .. ':h', holder)
@@ -97,7 +102,7 @@ local function renew(F, holders, lease)
   for _, h in ipairs(holders) do redis.call('ZADD', F .. ':h', 'XX', lease, h) end
 end
 -- What list shows of F: {scope, key, limit, period, {holder, until, ...}, {holder, instance, since, ...}},
--- or false when nothing is held or waited on (then F:m is deleted: the counter emptied).
+-- or false when nothing is held in the window or waited on (F:m is deleted when the counter emptied).
 local function state(F, now)
   prune(F, now)
   if empty(F) then
@@ -108,11 +113,13 @@ local function state(F, now)
   local holders = {}
   local period = m[4] and tonumber(m[4])
   if period then
-    local s = redis.call('ZRANGE', F .. ':s', 0, -1, 'WITHSCORES')
+    -- Only the starts of the window at now (the older ones are kept for lagging callers).
+    local s = redis.call('ZRANGEBYSCORE', F .. ':s', '(' .. (tonumber(now) - period), '+inf', 'WITHSCORES')
     for i = 1, #s, 2 do holders[#holders + 1] = s[i]; holders[#holders + 1] = tostring(tonumber(s[i + 1]) + period) end
   else
     holders = redis.call('ZRANGE', F .. ':h', 0, -1, 'WITHSCORES')
   end
+  if #holders == 0 and redis.call('ZCARD', F .. ':w') == 0 then return false end
   local waiting = {}
   local w = redis.call('ZRANGE', F .. ':w', 0, -1, 'WITHSCORES')
   for i = 1, #w, 2 do
@@ -200,7 +207,8 @@ return 1`,
 /**
  * A page of list, on one server. KEYS: the counters index. ARGV: now, the first member bound for
  * ZRANGEBYLEX, the last ('+' for none), how many members to read, the flow prefix. Returns
- * {last member read or '', state, state, ...} (see state above); emptied counters leave the index.
+ * {last member read or '', state, state, ...} (see state above); emptied counters leave the index
+ * (a rate's with starts of the last two periods only stays in it, to be deleted by a later list).
  */
 export const LIST_FLOW = script(
   'flow-list',
@@ -209,8 +217,10 @@ local now = ARGV[1]
 local members = redis.call('ZRANGEBYLEX', KEYS[1], ARGV[2], ARGV[3], 'LIMIT', 0, tonumber(ARGV[4]))
 local out = {#members == tonumber(ARGV[4]) and members[#members] or ''}
 for _, member in ipairs(members) do
-  local s = state(ARGV[5] .. '{' .. redis.sha1hex(member) .. '}', now)
-  if s then out[#out + 1] = s else redis.call('ZREM', KEYS[1], member) end
+  local F = ARGV[5] .. '{' .. redis.sha1hex(member) .. '}'
+  local s = state(F, now)
+  if s then out[#out + 1] = s
+  elseif redis.call('EXISTS', F .. ':m') == 0 then redis.call('ZREM', KEYS[1], member) end
 end
 return out`,
 );

@@ -22,10 +22,10 @@ export async function dropFlow(client: Redis | Cluster, prefix: string): Promise
 
 const slot = (scope: string, key: string, limit = 1): FlowNeed => ({ scope, key, limit });
 
-/** The counter of the slot ('crash', 'k') under `prefix`, as the driver names it. */
-const counterKey = (prefix: string) =>
+/** The counter of (scope, key, period) under `prefix`, as the driver names it (default: the slot ('crash', 'k')). */
+const counterKey = (prefix: string, scope = 'crash', key = 'k', period = 0) =>
   `${flowPrefixOf(prefix)}{${createHash('sha1')
-    .update(`crash\0k\0${'0'.repeat(16)}`)
+    .update(`${scope}\0${key}\0${String(period).padStart(16, '0')}`)
     .digest('hex')}}`;
 
 /** What the Redis flow keeps, on one server or a cluster (the conformance part covers the contract). */
@@ -51,6 +51,22 @@ export function describeFlow(name: string, client: Redis | Cluster): void {
       // A renew of a lapsed holder that no key holds anymore brings nothing back.
       await flow.renew(['gone'], 10_000);
       expect(await flow.list({ limit: 5, now: 200 })).toEqual({ items: [], cursor: null });
+    });
+
+    it("keeps a rate's starts for two periods (for lagging callers) unlisted, then deletes the counter", async () => {
+      const { flow, prefix } = open();
+      const F = counterKey(prefix, 'rate', 'k', 1000);
+      const keysOf = () => client.exists(...['h', 's', 'w', 'm'].map((p) => `${F}:${p}`));
+      await flow.acquire('r1', 'i', [{ scope: 'rate', key: 'k', limit: 2, periodMs: 1000 }], 0, 10);
+      await flow.release(['r1'], 20);
+      // Past its window the start is not listed, but kept: a caller at 500 still counts it.
+      expect(await flow.list({ limit: 5, now: 1500 })).toEqual({ items: [], cursor: null });
+      expect(await client.zcard(`${prefix}flow-counters`)).toBe(1);
+      expect(await keysOf()).toBe(2);
+      // Past two periods a listing deletes it.
+      expect(await flow.list({ limit: 5, now: 2000 })).toEqual({ items: [], cursor: null });
+      expect(await client.zcard(`${prefix}flow-counters`)).toBe(0);
+      expect(await keysOf()).toBe(0);
     });
   });
 }

@@ -10,6 +10,7 @@ export * as inspect from './inspect.js';
 export * as limits from './limits.js';
 export * as list from './list.js';
 export * as migrate from './migrate.js';
+export * as publish from './publish.js';
 export * as reject from './reject.js';
 export * as replay from './replay.js';
 export * as requeue from './requeue.js';

@@ -51,7 +51,15 @@ export function register(program: Command): void {
       await opened.close().catch(() => {});
       throw e;
     });
-    const inspector = createInspector({ store: opened.store, workflows: defs, auth: { token }, payloads });
+    // With --key-file the inspector decodes through the codec itself (payload bodies too).
+    const { codec, encoded } = opened;
+    const inspector = createInspector({
+      store: encoded ?? opened.store,
+      workflows: defs,
+      auth: { token },
+      payloads,
+      ...(codec ? { codec } : {}),
+    });
     const server = serve({ fetch: inspector.fetch, port: options.port, hostname: options.host });
     const port = await new Promise<number>((resolve, reject) => {
       server.once('error', reject);

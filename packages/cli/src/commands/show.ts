@@ -1,4 +1,4 @@
-import { NotFoundError, toMermaid } from '@stepfold/engine';
+import { maskEncoded, NotFoundError, toMermaid } from '@stepfold/engine';
 import type { Command } from 'commander';
 import { type InstanceActions, instanceActions, renderActions } from '../actions-view.js';
 import { definitionFor, loadDefinitions } from '../definitions.js';
@@ -50,13 +50,16 @@ export function register(program: Command): void {
     const paths = definitionPaths(options);
     if (options.diagram && !paths.length) throw new UsageError('show --diagram needs --definitions');
     const defs = paths.length ? await loadDefinitions(paths) : [];
-    await withStore(storeUrlOf(options.store), async ({ store, payloads }) => {
+    await withStore(storeUrlOf(options.store), async ({ store, payloads, codec }) => {
       const s = await store.load(id);
       if (!s) throw new NotFoundError(id);
       // What is printed; the rest (actions, family, diagram) reads the stored snapshot, references
       // and all, as the reducer does.
       const refs = refsWithPaths(s);
-      const shown = options.resolve && refs.length ? await resolveAll(s, await payloads(), id) : s;
+      // Without --key-file, encrypted values print as their markers (`[encrypted k2]`).
+      const shown = maskEncoded(
+        options.resolve && refs.length ? await resolveAll(s, await payloads(), id, codec) : s,
+      );
       const def = definitionFor(defs, s.workflow);
       const missing = `no definition of ${s.workflow.name} v${s.workflow.version} among --definitions`;
       if (options.diagram && !def) throw new UsageError(missing);

@@ -2,6 +2,7 @@ import { child } from '../reducer/kinds/child.js';
 import { map } from '../reducer/kinds/map.js';
 import { ChildEffects } from '../runner/child-effects.js';
 import type { ChildEffectsOptions, ChildEffectsPort, RunnerKindSet } from '../runner/child-port.js';
+import { checkRegisteredChildren } from './registered-children.js';
 
 // `@stepfold/engine`: child workflows and map steps as a value. Their definitions parse
 // anywhere; their reducer rules and the runner's child effects come with this value, and only the
@@ -26,4 +27,5 @@ export const composition: Composition = Object.freeze({
   name: 'composition',
   rules: { child, map },
   childEffects: (o: ChildEffectsOptions) => new ChildEffects(o),
+  checkRegistered: checkRegisteredChildren,
 });

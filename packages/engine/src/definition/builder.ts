@@ -54,6 +54,8 @@ import type {
   StepDefinition,
   WorkflowDefinition,
 } from './schema.js';
+import type { Condition } from './step-fields.js';
+import type { Trigger } from './triggers.js';
 import type { ChildStep, HumanDecision, TypedDefinition } from './typed-definition.js';
 import type { DataPath, InferSchema, Resolve, StandardSchema, StepData, TypedCondition } from './typing.js';
 
@@ -133,6 +135,7 @@ export class WorkflowBuilder<
   private readonly steps: Array<StepDefinition & { id: string; end?: boolean }> = [];
   private readonly schemas: DeclaredSchemas = { signals: {}, outputs: {} };
   private readonly attributes: Record<string, SearchAttribute> = {};
+  private readonly triggers: Trigger[] = [];
 
   constructor(
     private readonly name: N,
@@ -170,6 +173,20 @@ export class WorkflowBuilder<
   ): WorkflowBuilder<N, InferSchema<Sch>, H, O, S, U, WO, Strict, Ids, Last, Ch, Kd, Tk, Fk, V>;
   input(schema?: StandardSchema): unknown {
     if (schema) this.schemas.input = schema;
+    return this;
+  }
+
+  /**
+   * Starts a run on each published event named `event` (`runner.publish`), the event's data as its
+   * input; `filter` (a condition over `input` paths, typed by the declared input) picks which.
+   *
+   * @example
+   * workflow('fulfil', 1).input(order).on('order.placed', { filter: { '>=': [{ var: 'input.total' }, 100] } })
+   */
+  on(event: string, options: { filter?: TypedCondition<DataPath<WI, Empty>> } = {}): this {
+    this.triggers.push(
+      options.filter === undefined ? { event } : { event, filter: options.filter as Condition },
+    );
     return this;
   }
 
@@ -525,6 +542,7 @@ export class WorkflowBuilder<
       start: this.steps[0]?.id ?? '',
       ...header,
       ...(Object.keys(this.attributes).length ? { search: { ...this.attributes } } : {}),
+      ...(this.triggers.length ? { on: [...this.triggers] } : {}),
       steps: this.steps.map(({ end: _end, ...s }) => s as StepDefinition),
     } as DefinitionInput;
   }

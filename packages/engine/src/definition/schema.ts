@@ -4,6 +4,7 @@ import type { SearchAttribute } from '../search.js';
 import { limitField } from './flow-limits.js';
 import { type StepDefinition, stepSchema } from './kinds/index.js';
 import { failurePolicySchema, retryPolicySchema } from './step-fields.js';
+import { triggersField } from './triggers.js';
 
 export { type StepDefinition, type StepKind, type StepOf, stepSchema } from './kinds/index.js';
 export {
@@ -43,6 +44,8 @@ const header = {
   fairness: opt(limitField as unknown as z.ZodMiniType<{ key: string }>),
   /** Search attributes by name: `{ type, from? }`, checked by `searchDeclarationIssues` (precise paths). */
   search: opt(z.custom<Record<string, SearchAttribute>>((v) => typeof v === 'object' && v !== null)),
+  /** The events that start a run (`runner.publish`): a name, and a filter over the event's data as `input`. */
+  on: opt(triggersField),
 };
 
 /** The JSON form of a workflow definition. `steps` may be a record keyed by id or a list of steps with ids. */

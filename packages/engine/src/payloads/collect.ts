@@ -1,3 +1,4 @@
+import { ValidationError } from '../errors.js';
 import { isTerminal } from '../snapshot.js';
 import type { Store } from '../store/store.js';
 import type { PayloadStore } from './payload-store.js';
@@ -48,6 +49,14 @@ export async function collectPayloads(
   const s = await store.load(id);
   if (!s) return payloads.deleteOwner(id);
   if (!isTerminal(s.status) && !options.running) return 0;
+  // References inside encoded data are out of sight: collecting would remove live payloads.
+  if (JSON.stringify(s).includes('"$enc"'))
+    throw new ValidationError('INVALID_OPTIONS', 'collectPayloads cannot read an encrypted snapshot', [
+      {
+        path: 'store',
+        message: 'pass the store of the runner with the codec (runner.store), which decodes it',
+      },
+    ]);
   const live = new Set(payloadRefs(s).flatMap((r) => (r.owner === id ? [r.sha256] : [])));
   const limit = options.pageSize ?? 500;
   const orphans: string[] = [];

@@ -1,4 +1,5 @@
 import { PAYLOAD_REF, type PayloadRef } from '../payload-ref.js';
+import type { RunnerCodec } from '../runner/codec-port.js';
 import type { RunTask } from '../runner/execute-task.js';
 import type { PayloadPort, RunnerPayloads } from '../runner/payload-port.js';
 import type { Snapshot } from '../snapshot.js';
@@ -50,7 +51,7 @@ export function offloading(options: OffloadingOptions): Offloading {
     throw new RangeError('threshold must be a non-negative integer');
   return {
     store,
-    bind: (snapshots) => new Offloader(store, threshold ?? defaultThreshold(snapshots)),
+    bind: (snapshots, codec) => new Offloader(store, threshold ?? defaultThreshold(snapshots), codec),
   };
 }
 
@@ -59,6 +60,8 @@ class Offloader implements PayloadPort {
   constructor(
     private readonly payloads: PayloadStore,
     private readonly threshold: number,
+    /** The runner's codec: bodies are stored encoded, and hashed as stored. */
+    private readonly codec?: RunnerCodec | undefined,
   ) {}
 
   async offload(owner: string, value: unknown, keep?: readonly string[] | false): Promise<unknown> {
@@ -71,11 +74,12 @@ class Offloader implements PayloadPort {
     if (json.length <= this.threshold && snapshotBytes(json) <= this.threshold) return value;
     // A body never holds references (so collecting reads only snapshots): resolve any first.
     if (json.includes(PAYLOAD_REF)) {
-      value = await new Resolver(this.payloads).resolve(value);
+      value = await this.resolve(value);
       json = JSON.stringify(value);
     }
-    const sha256 = await textDigest(json, 'SHA-256');
-    await this.payloads.put(owner, sha256, json);
+    const body = this.codec ? await this.codec.sealBody(json) : json;
+    const sha256 = await textDigest(body, 'SHA-256');
+    await this.payloads.put(owner, sha256, body);
     const ref: PayloadRef = { $ref: PAYLOAD_REF, owner, sha256, bytes: snapshotBytes(json) };
     const kept = keep?.length ? keptFields(value, keep) : undefined;
     if (kept) ref.keep = kept;
@@ -102,14 +106,14 @@ class Offloader implements PayloadPort {
   }
 
   resolve<T>(value: T): Promise<T> {
-    return new Resolver(this.payloads).resolve(value);
+    return new Resolver(this.payloads, this.codec).resolve(value);
   }
 
   async resolveData(s: Snapshot): Promise<Snapshot> {
     const outputs = Object.entries(s.steps).filter(([, st]) => hasPayloadRefs(st.output));
     if (!outputs.length && !hasPayloadRefs(s.input)) return s;
     // One resolver for the attempt: a payload referenced twice is fetched once.
-    const r = new Resolver(this.payloads);
+    const r = new Resolver(this.payloads, this.codec);
     const steps = { ...s.steps };
     await Promise.all(
       outputs.map(async ([id, st]) => {
@@ -132,9 +136,10 @@ class Offloader implements PayloadPort {
         const ref = v as PayloadRef;
         // The same body under the new owner: same hash, same kept fields.
         const body = await fetchPayload(this.payloads, ref);
-        if (body.includes(PAYLOAD_REF)) {
+        const json = this.codec ? await this.codec.openBody(body) : body;
+        if (json.includes(PAYLOAD_REF)) {
           const keep = ref.keep ? Object.keys(ref.keep) : undefined;
-          return this.offload(owner, await this.resolve(JSON.parse(body)), keep);
+          return this.offload(owner, await this.resolve(JSON.parse(json)), keep);
         }
         await this.payloads.put(owner, ref.sha256, body);
         return { ...ref, owner };

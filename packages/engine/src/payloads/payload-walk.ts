@@ -1,4 +1,5 @@
 import { isPayloadRef, PAYLOAD_REF, type PayloadRef } from '../payload-ref.js';
+import type { RunnerCodec } from '../runner/codec-port.js';
 import { textDigest } from '../store/text-digest.js';
 import { PayloadNotFoundError } from './payload-errors.js';
 import type { PayloadStore } from './payload-store.js';
@@ -42,7 +43,11 @@ export async function fetchPayload(payloads: PayloadStore, ref: PayloadRef): Pro
 export class Resolver {
   private readonly seen = new Map<string, Promise<unknown>>();
 
-  constructor(private readonly payloads: PayloadStore) {}
+  constructor(
+    private readonly payloads: PayloadStore,
+    /** Decodes bodies stored through a codec. */
+    private readonly codec?: Pick<RunnerCodec, 'openBody'> | undefined,
+  ) {}
 
   /** `value` with every reference replaced by its value (bodies holding references resolved too); `value` itself if it holds none. */
   async resolve<T>(value: T): Promise<T> {
@@ -66,9 +71,10 @@ export class Resolver {
     let p = this.seen.get(key);
     if (!p) {
       // A body rarely holds references (offloading resolves them first): look before walking it.
-      p = fetchPayload(this.payloads, ref).then((body) =>
-        body.includes(PAYLOAD_REF) ? this.resolve(JSON.parse(body)) : JSON.parse(body),
-      );
+      const { codec } = this;
+      p = fetchPayload(this.payloads, ref)
+        .then((body) => (codec ? codec.openBody(body) : body))
+        .then((body) => (body.includes(PAYLOAD_REF) ? this.resolve(JSON.parse(body)) : JSON.parse(body)));
       this.seen.set(key, p);
     }
     return p;
@@ -77,11 +83,16 @@ export class Resolver {
 
 /**
  * `value` (a snapshot, say) with every payload reference in it replaced by the value it names, for
- * tools that read snapshots from a store directly (a runner's `get` does it itself).
+ * tools that read snapshots from a store directly (a runner's `get` does it itself); bodies
+ * written through a runner's `codec` need that codec.
  *
  * @example
  * const s = await resolvePayloads(await store.load('order-42'), payloadStore);
  */
-export function resolvePayloads<T>(value: T, payloads: PayloadStore): Promise<T> {
-  return new Resolver(payloads).resolve(value);
+export function resolvePayloads<T>(
+  value: T,
+  payloads: PayloadStore,
+  codec?: Pick<RunnerCodec, 'openBody'>,
+): Promise<T> {
+  return new Resolver(payloads, codec).resolve(value);
 }

@@ -62,7 +62,14 @@ export function throttleTask(cx: Cx, ev: EventOf<'task.throttled'>): Change {
       ...(task.item === undefined ? {} : { item: task.item }),
     };
     cx.s.steps[ev.step] = { ...st, throttled: waiting };
-    const timer: TimerState = { kind: 'throttle', step: ev.step, at: ev.until, phase, attempt: task.attempt };
+    const timer: TimerState = {
+      kind: 'throttle',
+      step: ev.step,
+      at: ev.until,
+      phase,
+      attempt: task.attempt,
+      dispatchVersion: task.dispatchVersion,
+    };
     if (task.item !== undefined) timer.item = task.item;
     addTimer(cx, timer);
     const item = task.item === undefined ? '' : `item ${task.item}: `;

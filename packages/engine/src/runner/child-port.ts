@@ -4,7 +4,8 @@ import type { LogEntry, Snapshot, TaskState } from '../snapshot.js';
 import type { Store } from '../store/store.js';
 import type { MakeFlowGate } from './flow-port.js';
 import type { PayloadPort } from './payload-port.js';
-import type { WorkflowRegistry } from './registry.js';
+import type { PublishPort } from './publish-port.js';
+import type { RegisteredCheck, WorkflowRegistry } from './registry.js';
 import type { WriteLoop } from './write-loop.js';
 import type { OnWrite } from './write-request.js';
 
@@ -39,6 +40,13 @@ export interface RunnerKindSet<K extends StepKind = never> extends KindSet<K> {
   readonly childEffects?: ((o: ChildEffectsOptions) => ChildEffectsPort) | undefined;
   /** Makes the runner's side of flow limits (the flowControl set brings it). */
   readonly flowGate?: MakeFlowGate | undefined;
+  /**
+   * Checks the definitions a runner registers, together (by name, then version); throws what
+   * `createRunner` throws. The composition set checks that every child workflow is registered.
+   */
+  readonly checkRegistered?: RegisteredCheck | undefined;
+  /** `runner.publish` (the eventTriggers set brings it). */
+  readonly publish?: PublishPort | undefined;
 }
 
 /** A runner's child effects, from the first of its kind sets that brings them (none: no child steps run). */

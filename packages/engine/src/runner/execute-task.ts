@@ -1,20 +1,21 @@
 import { declaredSchemas, schemaIssues } from '../definition/declared-schemas.js';
 import type { WorkflowDefinition } from '../definition/schema.js';
-import { failureOf } from '../errors.js';
+import { failureOf, ValidationError } from '../errors.js';
 import type { WorkflowEvent } from '../events.js';
-import { detailsFor, heartbeatDetails } from '../reducer/task-heartbeat.js';
+import { detailsFor } from '../reducer/task-heartbeat.js';
 import { taskInput } from '../reducer/task-view.js';
 import { dataView } from '../reducer/transition-context.js';
 import type { SearchValue } from '../search.js';
 import type { ErrorInfo, ScheduledFor, Snapshot, TaskState } from '../snapshot.js';
 import type { Store } from '../store/store.js';
+import type { StreamAttempt } from '../store/stream.js';
 import { type CallbackOptions, type CallbackPort, noCallbacks } from './callback-port.js';
 import type { Handler, HandlerContext } from './handler-types.js';
 import type { InFlight } from './in-flight.js';
 import type { TaskOutcome } from './instrumentation.js';
 import { TaskAbort } from './task-abort.js';
 import { checkedAttributes, outputSearchIssues } from './task-search.js';
-import { AttemptStream, type HandlerStream } from './task-stream.js';
+import { attemptStreamOf, type HandlerStream, noStream, streamStepOf } from './task-stream.js';
 
 /** What a handler's context reaches beyond its task: the runner's clock and callback tokens. */
 interface TaskTools {
@@ -34,13 +35,15 @@ export interface TaskRun {
   definition: WorkflowDefinition;
   snapshot: Snapshot;
   task: TaskState;
-  /** Where the handler's heartbeats go (the runner's leases); none: `ctx.heartbeat` only checks its details. */
-  heartbeat?: ((beat: HandlerBeat) => void) | undefined;
+  /** `ctx.heartbeat`, from the runner's handler heartbeats; none: it throws INVALID_OPTIONS. */
+  heartbeat?: ((details?: unknown) => void) | undefined;
 }
 
-/** One `ctx.heartbeat()` call: its details, JSON-copied and checked, when it passed any. */
-export interface HandlerBeat {
-  details?: unknown;
+/** `ctx.heartbeat` of a runner without handler heartbeats. */
+function noHeartbeats(): never {
+  throw new ValidationError('INVALID_OPTIONS', 'ctx.heartbeat needs handler heartbeats', [
+    { path: 'heartbeats', message: 'pass createRunner({ heartbeats: handlerHeartbeats })' },
+  ]);
 }
 
 /** Runs one handler attempt; resolves with how it ended and its result event (it does not reject for the handler's error). */
@@ -48,8 +51,8 @@ export type RunTask = (run: TaskRun) => Promise<TaskResult>;
 
 /**
  * The context a handler is called with, from the snapshot that dispatched its task. A class with
- * `outputs`, `signal` and `heartbeat` as getters on its prototype, computed when read (most handlers read
- * none): an object literal with getters took a map of its own per task, about 1 KB each.
+ * `outputs`, `signal`, `heartbeat` and `stream` as getters on its prototype, computed when read (most
+ * handlers read none): an object literal with getters took a map of its own per task, about 1 KB each.
  */
 class TaskContext implements HandlerContext {
   // Declared, not defined: the constructor sets each once (no field initialisers to run first).
@@ -63,11 +66,11 @@ class TaskContext implements HandlerContext {
   declare iteration: number;
   declare schedule: ScheduledFor | undefined;
   declare heartbeatDetails: unknown;
-  declare stream: HandlerStream;
   readonly #snapshot: Snapshot;
+  readonly #task: TaskState;
   readonly #abort: TaskAbort;
-  readonly #beat: ((beat: HandlerBeat) => void) | undefined;
-  #heartbeat: ((details?: unknown) => void) | undefined;
+  readonly #beat: ((details?: unknown) => void) | undefined;
+  readonly #stream: StreamAttempt | undefined;
   readonly #definition: WorkflowDefinition;
   readonly #tools: TaskTools;
   #outputs: Record<string, unknown> | undefined;
@@ -79,7 +82,8 @@ class TaskContext implements HandlerContext {
     s: Snapshot,
     task: TaskState,
     abort: TaskAbort,
-    beat: ((beat: HandlerBeat) => void) | undefined,
+    beat: ((details?: unknown) => void) | undefined,
+    stream: StreamAttempt | undefined,
     tools: TaskTools,
   ) {
     this.input = taskInput(definition, s, task);
@@ -93,8 +97,10 @@ class TaskContext implements HandlerContext {
     this.schedule = s.schedule;
     this.heartbeatDetails = detailsFor(s.steps, task);
     this.#snapshot = s;
+    this.#task = task;
     this.#abort = abort;
     this.#beat = beat;
+    this.#stream = stream;
     this.#definition = definition;
     this.#tools = tools;
   }
@@ -119,13 +125,13 @@ class TaskContext implements HandlerContext {
     return this.#abort.signal;
   }
 
-  // A function of its own, made when first read: a handler may take it out of the context.
+  // The task's own function (a handler may take it out of the context), or one that refuses.
   get heartbeat(): (details?: unknown) => void {
-    this.#heartbeat ??= (details?: unknown) => {
-      const beat = details === undefined ? {} : { details: heartbeatDetails(details) };
-      this.#beat?.(beat);
-    };
-    return this.#heartbeat;
+    return this.#beat ?? noHeartbeats;
+  }
+
+  get stream(): HandlerStream {
+    return this.#stream ?? noStream(this.instanceId, streamStepOf(this.#task));
   }
 }
 
@@ -168,17 +174,16 @@ export function taskRunner(
   return async ({ handler, definition, snapshot: s, task, heartbeat }) => {
     const abort = new TaskAbort(task, clock);
     inFlight.start(s.id, abort);
-    const stream = new AttemptStream(store, s.id, task);
+    const stream = attemptStreamOf(store, s.id, task);
     let output: unknown;
     let ctx: TaskContext | undefined;
     try {
-      ctx = new TaskContext(definition, s, task, abort, heartbeat, tools);
-      ctx.stream = stream;
+      ctx = new TaskContext(definition, s, task, abort, heartbeat, stream, tools);
       output = handler(ctx);
       // A handler that answers at once is not awaited: a promise and a turn fewer per task.
       if (typeof (output as PromiseLike<unknown> | null)?.then === 'function') output = await output;
     } catch (e) {
-      if (stream.used) await stream.close();
+      if (stream?.used) await stream.close();
       const error = failureOf(e);
       return { outcome: 'failed', error, cause: e, event: resultEvent('task.failed', task, { error }) };
     } finally {
@@ -186,7 +191,7 @@ export function taskRunner(
       inFlight.end(s.id, abort);
     }
     // Its chunks are stored before its result is written: a reader that sees the result has them.
-    if (stream.used) await stream.close();
+    if (stream?.used) await stream.close();
     const json = output === undefined || output === null ? null : JSON.parse(JSON.stringify(output));
     const schema = task.phase === 'run' ? declaredSchemas(definition)?.outputs[task.step] : undefined;
     const issues = schema ? await schemaIssues(schema, json, `outputs.${task.step}`) : [];

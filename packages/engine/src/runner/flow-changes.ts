@@ -1,6 +1,6 @@
 import { MAX_EVENT_TIME } from '../event-time.js';
 import type { WorkflowEvent } from '../events.js';
-import { instanceHolder, taskHolder, waitingHolders } from '../flow-holders.js';
+import { attemptOf, instanceHolder, taskHolder, waitingHolders } from '../flow-holders.js';
 import { taskDue } from '../reducer/task-lease.js';
 import { isTerminal, type Snapshot, type TaskState } from '../snapshot.js';
 import type { FlowNeed } from '../store/flow.js';
@@ -29,6 +29,12 @@ export interface FlowChanges {
   release: string[];
   /** Holders whose lease moved (an attempt taken again with a new deadline or lease). */
   renew: Array<{ holder: string; until: number }>;
+  /**
+   * Waiter entries of throttled attempts this write dispatches again (a later version: a new
+   * holder, running or waiting): released before the acquire, not after the save, so a release
+   * that is lost (a process that dies, a Lambda that freezes) never leaves a waiter behind.
+   */
+  redispatched: string[];
 }
 
 /** The lease of an attempt's slots: when the attempt is due (its lease, or its deadline when sooner). */
@@ -59,7 +65,7 @@ function waiting(s: Snapshot | null): Set<string> {
 export function flowChanges(prev: Snapshot | null, next: Snapshot): FlowChanges {
   const before = running(prev);
   const after = running(next);
-  const changes: FlowChanges = { acquire: [], release: [], renew: [] };
+  const changes: FlowChanges = { acquire: [], release: [], renew: [], redispatched: [] };
   for (const [holder, task] of after) {
     const was = before.get(holder);
     if (!was) changes.acquire.push({ holder, needs: task.needs!, until: leaseOf(task), task });
@@ -68,8 +74,11 @@ export function flowChanges(prev: Snapshot | null, next: Snapshot): FlowChanges 
   const stillWaiting = waiting(next);
   for (const holder of before.keys())
     if (!after.has(holder) && !stillWaiting.has(holder)) changes.release.push(holder);
+  const wanted = new Set([...after.keys(), ...stillWaiting].map(attemptOf));
   for (const holder of waiting(prev)) {
-    if (!after.has(holder) && !stillWaiting.has(holder)) changes.release.push(holder);
+    if (after.has(holder) || stillWaiting.has(holder)) continue;
+    if (wanted.has(attemptOf(holder))) changes.redispatched.push(holder);
+    else changes.release.push(holder);
   }
   const instance = instanceHolder(next);
   if (isTerminal(next.status)) {

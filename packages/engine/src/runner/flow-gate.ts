@@ -53,6 +53,9 @@ export class FlowGate implements FlowGatePort {
   ): Promise<Gated> {
     const taken: string[] = [];
     const decided = new Set<string>();
+    // The waiter entries of attempts dispatched again go first, in this write's own time.
+    const { redispatched } = flowChanges(prev, next);
+    if (redispatched.length) await this.flow.release(redispatched, this.clock());
     try {
       for (;;) {
         const todo = flowChanges(prev, next).acquire.filter((a) => !decided.has(a.holder));

@@ -43,6 +43,7 @@ export interface HandlerContext<I = unknown> {
    * at least that often, or the attempt is lost (`HEARTBEAT_TIMEOUT`) and retried. Writes are
    * batched (at most one per third of the lease, the latest details winning), so call it freely.
    * Throws `HEARTBEAT_TOO_LARGE` for details over the size, `INVALID_INPUT` for what JSON cannot hold.
+   * Needs the runner's `heartbeats` option (`handlerHeartbeats`; `INVALID_OPTIONS` otherwise).
    */
   heartbeat(details?: unknown): void;
   /**

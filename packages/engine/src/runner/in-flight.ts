@@ -1,11 +1,7 @@
 import { taskKey } from '../reducer/transition-context.js';
-import { isTerminal, type Snapshot, type TaskState } from '../snapshot.js';
+import { isTerminal, type Snapshot } from '../snapshot.js';
 import type { TaskAbort } from './task-abort.js';
 import { PendingCount } from './work.js';
-
-/** Whether `t` is the run `task` names: same task (step, phase, item) and attempt. */
-const sameRun = (t: Readonly<TaskState>, key: string, attempt: number) =>
-  t.attempt === attempt && taskKey(t.step, t.phase, t.item) === key;
 
 /**
  * The handlers a runner has in flight: by instance (so a write looks only at its own), each its
@@ -14,7 +10,8 @@ const sameRun = (t: Readonly<TaskState>, key: string, attempt: number) =>
  * key string is built for a run nobody asks about.
  */
 export class InFlight extends PendingCount {
-  private readonly running = new Map<string, TaskAbort[]>();
+  /** The aborts of the handlers running, by instance (a worker's job aborts its own through port.ts). */
+  readonly running = new Map<string, TaskAbort[]>();
 
   /** Records a handler run of `instance` (its task and attempt are the abort's). */
   start(instance: string, abort: TaskAbort): void {
@@ -45,13 +42,6 @@ export class InFlight extends PendingCount {
       }
     }
     if (mine.length === 0) this.running.delete(s.id);
-  }
-
-  /** Aborts one running handler (a worker out of grace time); false if it is not running. */
-  abort(instance: string, key: string, attempt: number, reason: unknown): boolean {
-    const r = this.running.get(instance)?.find((a) => sameRun(a.task, key, attempt));
-    r?.abort(reason);
-    return r !== undefined;
   }
 
   /** Resolves when all the work counted has ended, including what ending it started. */

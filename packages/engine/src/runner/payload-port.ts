@@ -1,5 +1,6 @@
 import type { Snapshot } from '../snapshot.js';
 import type { Store } from '../store/store.js';
+import type { RunnerCodec } from './codec-port.js';
 import type { RunTask } from './execute-task.js';
 
 // How a runner offloads large values and resolves them, without carrying the code: the
@@ -33,6 +34,9 @@ export interface PayloadPort {
 
 /** What `createRunner`'s `payloads` option takes: `offloading(...)` from `@stepfold/engine`. */
 export interface RunnerPayloads {
-  /** The port for a runner writing to `store` (the default threshold depends on its size limit). */
-  bind(store: Store): PayloadPort;
+  /**
+   * The port for a runner writing to `store` (the default threshold depends on its size limit);
+   * with the runner's `codec`, bodies are stored encoded.
+   */
+  bind(store: Store, codec?: RunnerCodec): PayloadPort;
 }

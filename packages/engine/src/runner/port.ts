@@ -3,8 +3,9 @@
 // each runner its core (`attachCore`); a worker builds the port from it (`runnerPort(runner)`).
 // None of it is on the `Runner` type: tools reach a runner's internals through this one port.
 
+import { isStepfoldError, VersionConflictError } from '../errors.js';
 import { taskKey } from '../reducer/transition-context.js';
-import type { Snapshot, TaskState } from '../snapshot.js';
+import type { LogEntry, Snapshot, TaskState } from '../snapshot.js';
 import type { SentSignal } from '../store/store.js';
 import { resultEvent } from './execute-task.js';
 import type { InFlight } from './in-flight.js';
@@ -13,7 +14,7 @@ import type { TaskLeases } from './task-leases.js';
 import type { HandleResult, Runner } from './types.js';
 import { Work } from './work.js';
 import type { WriteLoop } from './write-loop.js';
-import type { OnWrite, WriteBase } from './write-request.js';
+import type { OnWrite, TakenWrite, WriteBase } from './write-request.js';
 
 /** A handler run a write of the runner dispatched, handed to the {@link TaskExecutor} of a worker. */
 export interface TaskJob {
@@ -108,8 +109,10 @@ export interface RunnerCore {
   runTask(call: Work, s: Snapshot, task: TaskState): Promise<'completed' | 'failed'>;
   /** Ends a task `s` dispatched that `call` counted without running it (dropped, or given back once written). */
   finish(call: Work, s: Snapshot, task: TaskState): void;
-  /** Hands every dispatched task to `hand` and every snapshot written to `observe`; returns the detach. One at a time. */
-  attach(hand: TaskHand, observe?: (snapshot: Snapshot) => void): () => void;
+  /** Takes every dispatched task instead of the runner running it at once (a worker's, set by {@link RunnerPort.executeWith}). */
+  executor: TaskHand | undefined;
+  /** Told of every snapshot written (a worker's, set with the executor). */
+  observer: ((snapshot: Snapshot) => void) | undefined;
 }
 
 // A symbol no other module can name keeps the core off the Runner type. A property rather than a
@@ -160,7 +163,10 @@ function portOf(core: RunnerCore): RunnerPort {
         onWrite: core.report(call),
         base: loaded && { snapshot: loaded, origin: t.noticed ? 'notice' : 'store' },
         onConflict: t.onConflict,
-        sent: loaded && t.sent && { signals: t.sent, refused: (e) => call.refused.push(e) },
+        taken:
+          loaded && (t.noticed || t.sent)
+            ? takenWrite(loaded, t.noticed === true, t.sent, (e) => call.refused.push(e))
+            : undefined,
       });
       // What it dispatched went to the worker's pool: the tick answers with its write.
       const snapshot = call.latest.get(t.id) ?? stored;
@@ -173,9 +179,18 @@ function portOf(core: RunnerCore): RunnerPort {
         refused: call.refused,
       };
     },
+    // One worker per runner: the executor and observer are the core's until detached.
     executeWith(executor, written) {
+      if (core.executor) throw new Error('this runner already has an executor (one worker per runner)');
       const hand: TaskHand = (s, task, call) => executor(new DispatchedJob(core, s, task, call));
-      return core.attach(hand, written);
+      core.executor = hand;
+      core.observer = written;
+      return () => {
+        if (core.executor !== hand) return;
+        core.executor = undefined;
+        core.observer = undefined;
+        core.leases.quiet();
+      };
     },
   };
 }
@@ -234,10 +249,75 @@ class DispatchedJob implements TaskJob {
     return p;
   }
 
+  // Its handler's run: the same task (step, phase, item) and attempt.
   abort(reason: unknown): void {
     const { step, phase, item, attempt } = this.task;
-    this.#core.inFlight.abort(this.instanceId, taskKey(step, phase, item), attempt, reason);
+    const key = taskKey(step, phase, item);
+    this.#core.inFlight.running
+      .get(this.instanceId)
+      ?.find((a) => a.task.attempt === attempt && taskKey(a.task.step, a.task.phase, a.task.item) === key)
+      ?.abort(reason);
   }
+}
+
+/**
+ * What a tick from `loaded` adds to its write: the `sent` signals applied first, in the order sent
+ * (they were written before the tick's event), each the reducer refuses for good told to
+ * `refused` and skipped; all of them consumed by the same save, which (for a notice's snapshot)
+ * must also find exactly `loaded` stored. A lost race always throws: the caller takes them again.
+ */
+function takenWrite(
+  loaded: Snapshot,
+  noticed: boolean,
+  sent: readonly SentSignal[] | undefined,
+  refused: (error: unknown) => void,
+): TakenWrite {
+  const consumed = sent?.length ? sent : undefined;
+  return {
+    race: sent && 'sent',
+    // Sent signals were claimed with `loaded`: a newer snapshot this runner wrote since may have
+    // applied some already. Never twice: the caller claims them again.
+    wrap: (write) => (r, base) =>
+      sent && base?.snapshot !== loaded
+        ? Promise.reject(new VersionConflictError(r.id, loaded.version, base?.snapshot.version ?? null))
+        : write(r, base),
+    before(current, reduce, trusted) {
+      let from = current;
+      let transitions: readonly LogEntry[] = [];
+      for (const { event } of sent ?? []) {
+        let r: ReturnType<typeof reduce>;
+        try {
+          r = reduce(from, event, trusted);
+        } catch (e) {
+          // Refused for good (an overflowing inbox, a name no step knows): the others still apply.
+          if (!isStepfoldError(e) || e.retryable) throw e;
+          refused(e);
+          continue;
+        }
+        from = r.snapshot;
+        trusted = true; // checked by that call (or made by it)
+        transitions = [...transitions, ...r.transitions];
+      }
+      return { from, transitions, trusted };
+    },
+    // A notice's snapshot is taken only if it is exactly the one stored (a forged one changes nothing).
+    save(current) {
+      const matches = noticed && current === loaded ? loaded : undefined;
+      return consumed || matches
+        ? { ...(consumed ? { consumed } : {}), ...(matches ? { matches } : {}) }
+        : undefined;
+    },
+    // Nothing applied (a finished instance, duplicate ids): the signals are spent all the same.
+    // Not those a notice listed: unverified, they are left to the inbox's own claim.
+    async unchanged(current, store) {
+      if (consumed && !(noticed && current === loaded))
+        await store.inbox?.drop(
+          current.id,
+          consumed.map((p) => p.seq),
+          current.version,
+        );
+    },
+  };
 }
 
 /** The runner's `taskLeaseMs`, or the shortest `heartbeatMs` of the task steps it registers when shorter. */

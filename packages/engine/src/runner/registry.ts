@@ -20,6 +20,12 @@ export interface WorkflowRegistry {
   readonly kinds: readonly KindSet[] | undefined;
 }
 
+/**
+ * A kind set's check of the definitions a runner registers, together (by name, then version);
+ * throws what `createRunner` throws (see `RunnerKindSet.checkRegistered`).
+ */
+export type RegisteredCheck = (byName: ReadonlyMap<string, ReadonlyMap<number, WorkflowDefinition>>) => void;
+
 /** What a registry is made of. */
 export interface RegistryOptions {
   workflows: ReadonlyArray<DefinitionInput | WorkflowDefinition>;
@@ -70,37 +76,10 @@ export function createRegistry({
     versions.set(def.version, def);
     byName.set(def.name, versions);
   }
-  // A child workflow must be registered too: the runner starts it.
-  const unknown = [...byName.values()].flatMap((versions) =>
-    [...versions.values()].flatMap((def) =>
-      Object.values(def.steps).flatMap((s) =>
-        (kindOf(s).workflows?.(s) ?? [])
-          .filter((w) => !byName.has(w))
-          .map((w) => `${def.name} v${def.version} step ${s.id}: ${w}`),
-      ),
-    ),
-  );
-  if (unknown.length)
-    throw new RegistryError(
-      'UNKNOWN_WORKFLOW',
-      `child workflows not registered:\n  - ${unknown.join('\n  - ')}`,
-    );
-  // A pinned version must be registered as well, or every start of that child would be refused.
-  const unpinned = [...byName.values()].flatMap((versions) =>
-    [...versions.values()].flatMap((def) =>
-      Object.values(def.steps).flatMap((s) => {
-        const pinned = (s as { version?: number | undefined }).version;
-        return (kindOf(s).workflows?.(s) ?? [])
-          .filter((w) => pinned !== undefined && !byName.get(w)?.has(pinned))
-          .map((w) => `${def.name} v${def.version} step ${s.id}: ${w} v${pinned}`);
-      }),
-    ),
-  );
-  if (unpinned.length)
-    throw new RegistryError(
-      'UNKNOWN_VERSION',
-      `child workflow versions not registered:\n  - ${unpinned.join('\n  - ')}`,
-    );
+  // Checks of the definitions together, by the kind sets that need them (child workflows registered).
+  if (kinds)
+    for (const k of kinds as readonly { checkRegistered?: RegisteredCheck | undefined }[])
+      k.checkRegistered?.(byName);
   if (missing.length)
     throw new RegistryError('UNKNOWN_HANDLER', `handlers not registered:\n  - ${missing.join('\n  - ')}`);
   const extra = strict && handlerNames ? [...handlerNames].filter((h) => !named.has(h)) : [];

@@ -1,3 +1,4 @@
+import type { WorkflowDefinition } from '../definition/schema.js';
 import { ValidationError } from '../errors.js';
 import { DEFAULT_TASK_LEASE_MS } from '../reducer/task-lease.js';
 import { childEffects, type RunnerKindSet } from './child-port.js';
@@ -57,7 +58,10 @@ export function createRunner<
           handlers: HandlerTableCheck<H, HandlersFor<W>, S>;
         }>),
 ): Runner<W> {
-  const { store } = options;
+  // With a codec, everything the runner (and its worker) reads and writes goes through it. A bare
+  // codec is refused by the types (`defineCodec` makes the option): a run-time check would cost
+  // the edge bundle, which a runner without a codec should not pay.
+  const store = options.codec?.wrap(options.store) ?? options.store;
   const handlers = (options.handlers ?? {}) as unknown as Record<string, Handler>;
   const clock = options.clock ?? (() => Date.now());
   const execute = options.execute ?? true;
@@ -68,6 +72,7 @@ export function createRunner<
     kinds: options.kinds,
     strict: options.strictHandlers === true,
   });
+  if (execute && !options.heartbeats) checkHeartbeats(registry.all());
   const inFlight = new InFlight();
   const leaseMs = checkedLease(options.taskLeaseMs);
   const { instrument } = options;
@@ -82,7 +87,7 @@ export function createRunner<
       tick: (id): Promise<unknown> => runner.tick(id),
     });
   // Offloading, bound to this store once; every value it touches checks this one variable.
-  const payloads = boundPayloads(options.payloads)?.bind(store);
+  const payloads = boundPayloads(options.payloads)?.bind(store, options.codec);
   const writes = new WriteLoop({
     store,
     registry,
@@ -112,6 +117,7 @@ export function createRunner<
     children,
     leaseMs,
     clock,
+    heartbeats: options.heartbeats,
   });
   const runner = new WorkflowRunner<W>({
     store,
@@ -123,6 +129,7 @@ export function createRunner<
     payloads,
     claimToken: crypto.randomUUID(),
     callbacks: options.callbacks,
+    publish: options.kinds?.find((k) => k.publish)?.publish,
   });
   // What a worker drives, lent to the port (port.ts).
   return attachCore(runner, effects);
@@ -139,6 +146,22 @@ function boundPayloads(payloads: RunnerPayloads | undefined): RunnerPayloads | u
   throw new ValidationError('INVALID_OPTIONS', 'invalid createRunner options', [
     { path: 'payloads', message },
   ]);
+}
+
+/**
+ * A step with `heartbeatMs` lives on its handler's heartbeats: a runner that runs handlers without
+ * `heartbeats` would let each attempt lapse, so it is refused up front (`INVALID_OPTIONS`).
+ */
+function checkHeartbeats(definitions: readonly WorkflowDefinition[]): void {
+  for (const def of definitions)
+    for (const step of Object.values(def.steps))
+      if ((step as { heartbeatMs?: number }).heartbeatMs !== undefined)
+        throw new ValidationError('INVALID_OPTIONS', 'invalid createRunner options', [
+          {
+            path: 'heartbeats',
+            message: `step ${step.id} of workflow ${def.name} v${def.version} has heartbeatMs: pass createRunner({ heartbeats: handlerHeartbeats })`,
+          },
+        ]);
 }
 
 /** Shortest `taskLeaseMs`: a lease has to outlast a renewal's store round trips with room to spare. */

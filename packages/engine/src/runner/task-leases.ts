@@ -1,9 +1,13 @@
 import { taskKey } from '../reducer/transition-context.js';
 import type { Snapshot, TaskState } from '../snapshot.js';
-import type { HandlerBeat } from './execute-task.js';
+
+/** One `ctx.heartbeat()` call: its details, JSON-copied and checked, when it passed any. */
+export interface HandlerBeat {
+  details?: unknown;
+}
 
 /** One attempt this runner holds: dispatched to it and not ended (waiting for a slot, or running). */
-interface Held {
+export interface Held {
   readonly task: TaskState;
   readonly key: string;
   /** The newest snapshot of its instance this runner knows: a renewal writes onto it. */
@@ -37,12 +41,12 @@ export type RenewLeases = (base: Snapshot, renewals: readonly Renewal[]) => Prom
  * attempt this runner stops renewing (its process died) lapses, and any worker's due poll retries it.
  *
  * A step with `heartbeatMs` leases its attempts for that long, and once its handler runs only the
- * handler's `ctx.heartbeat()` renews them: a hung handler is lost though its process lives. A
- * handler's heartbeats (of any step) are written at most once per third of the lease, the latest
- * details winning; one the throttle lets through goes out at once, with the instance's other due renewals.
+ * handler's `ctx.heartbeat()` renews them: a hung handler is lost though its process lives. The
+ * heartbeats themselves (their throttle, their details) are `handlerHeartbeats`' leases, a
+ * subclass in handler-heartbeats.ts that a runner carries only when given it.
  */
 export class TaskLeases {
-  private readonly held = new Map<string, Held[]>();
+  protected readonly held = new Map<string, Held[]>();
   private timer: ReturnType<typeof setTimeout> | undefined;
   /** The shortest lease held since the last sweep: the sweep's pace. */
   private shortest: number;
@@ -50,7 +54,7 @@ export class TaskLeases {
   constructor(
     /** The lease the runner's reducer gives (`taskLeaseMs`). */
     readonly leaseMs: number,
-    private readonly clock: () => number,
+    protected readonly clock: () => number,
     private readonly renew: RenewLeases,
   ) {
     this.shortest = leaseMs;
@@ -90,28 +94,13 @@ export class TaskLeases {
   }
 
   /**
-   * The handler of `task` starts: for a step with `heartbeatMs`, its heartbeats alone renew it from
-   * now. A lease with less than half left (its job waited in a pool) is renewed once first.
+   * The handler of `task` starts: for a step with `heartbeatMs`, only its heartbeats renew it from
+   * now (a runner without handler heartbeats renews it no more: it lapses at `heartbeatMs`).
    */
-  started(instance: string, task: TaskState): void {
-    if (task.heartbeatMs === undefined) return;
-    const h = this.find(instance, task);
-    if (!h) return;
-    h.beating = true;
-    if (h.leaseUntil - this.clock() < task.heartbeatMs / 2) this.beatOf(instance, h, {});
-  }
-
-  /** A heartbeat of the handler of `task`: written now, or once its throttle allows, with the newest details. */
-  beat(instance: string, task: TaskState, beat: HandlerBeat): void {
-    const h = this.find(instance, task);
-    if (h) this.beatOf(instance, h, beat);
-  }
-
-  private beatOf(instance: string, h: Held, beat: HandlerBeat): void {
-    // Details given stay until written: a later beat without any does not drop them.
-    h.beat = 'details' in beat || !h.beat ? beat : h.beat;
-    if (!h.renewing && this.clock() - h.sentAt >= this.leaseOf(h) / 3)
-      this.sweepList(this.held.get(instance)!);
+  started(instance: string, task: TaskState): Held | undefined {
+    const h = task.heartbeatMs === undefined ? undefined : this.find(instance, task);
+    if (h) h.beating = true;
+    return h;
   }
 
   /** Stops renewing `task` (its handler settled, or its job was dropped or given back). */
@@ -123,12 +112,12 @@ export class TaskLeases {
     if (list.length === 0) this.forget(instance);
   }
 
-  private find(instance: string, task: TaskState): Held | undefined {
+  protected find(instance: string, task: TaskState): Held | undefined {
     return this.held.get(instance)?.find((h) => h.task === task);
   }
 
   /** How long a renewal of `h` leases it: its step's `heartbeatMs`, else the runner's lease. */
-  private leaseOf(h: Held): number {
+  protected leaseOf(h: Held): number {
     return h.task.heartbeatMs ?? this.leaseMs;
   }
 
@@ -188,18 +177,18 @@ export class TaskLeases {
     this.timer = this.schedule();
   }
 
+  /** Whether `h` is due a renewal at `now`: half of its lease or less left, unless its handler heartbeats it. */
+  protected due(h: Held, now: number): boolean {
+    return !h.beating && h.leaseUntil - now <= this.leaseOf(h) / 2;
+  }
+
   /**
-   * Renews, in one write, the attempts of one instance that are due: a heartbeat its throttle lets
-   * through, and (but for a handler that heartbeats itself) a lease with half of it or less left.
+   * Renews, in one write, the attempts of one instance that are due (see {@link due}), with the
+   * details of a handler's heartbeat not written yet.
    */
-  private sweepList(list: Held[]): void {
+  protected sweepList(list: Held[]): void {
     const now = this.clock();
-    const due = list.filter((h) => {
-      if (h.renewing) return false;
-      const lease = this.leaseOf(h);
-      if (h.beat && now - h.sentAt >= lease / 3) return true;
-      return !h.beating && h.leaseUntil - now <= lease / 2;
-    });
+    const due = list.filter((h) => !h.renewing && this.due(h, now));
     if (due.length === 0) return;
     let base = due[0]!.base;
     const renewals: Renewal[] = [];

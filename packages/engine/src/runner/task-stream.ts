@@ -1,11 +1,12 @@
 import { StreamUnsupportedError } from '../errors.js';
 import type { TaskState } from '../snapshot.js';
 import type { Store } from '../store/store.js';
-import type { StreamWriter } from '../store/stream.js';
+import type { StreamAttempt } from '../store/stream.js';
 
 // `ctx.stream`: what a handler attempt appends to its instance's stream (model tokens, progress, a
-// settled tool result), batched through the store's writer and flushed before the attempt's
-// result is written, so a reader never sees a result whose chunks are still on their way.
+// settled tool result), batched and flushed before the attempt's result is written, so a reader
+// never sees a result whose chunks are still on their way. The store's stream makes each
+// attempt's side (`StreamStore.attempt`): a runner over a store without one carries only this.
 
 /** What a handler writes its chunks to: `ctx.stream`. */
 export interface HandlerStream {
@@ -30,57 +31,21 @@ export function streamStepOf(task: Pick<TaskState, 'step' | 'phase' | 'item'>): 
   return task.phase === 'run' ? base : `${base}:compensate`;
 }
 
-/**
- * One attempt's stream. A retry (attempt 2 on) begins at once, before the handler writes anything:
- * readers drop what the superseded attempt streamed (a reset entry), and a zombie of that attempt
- * is fenced even if this one never streams. A first attempt begins with its first append.
- */
-export class AttemptStream implements HandlerStream {
-  readonly #store: Store;
-  readonly #instance: string;
-  readonly #step: string;
-  readonly #attempt: number;
-  #begun: Promise<unknown> | undefined;
-  #writer: StreamWriter | undefined;
-  #failure: unknown;
+/** The attempt's side of its instance's stream, when the store's stream makes one. */
+export function attemptStreamOf(
+  store: Store,
+  instance: string,
+  task: Pick<TaskState, 'step' | 'phase' | 'item' | 'attempt'>,
+): StreamAttempt | undefined {
+  return store.stream?.attempt?.(instance, streamStepOf(task), task.attempt);
+}
 
-  constructor(store: Store, instance: string, task: Pick<TaskState, 'step' | 'phase' | 'item' | 'attempt'>) {
-    this.#store = store;
-    this.#instance = instance;
-    this.#step = streamStepOf(task);
-    this.#attempt = task.attempt;
-    if (task.attempt > 1 && store.stream) {
-      // Kept, never thrown here: a fenced begin ends this attempt's writes, not the process.
-      this.#begun = store.stream.begin(instance, this.#step, task.attempt).catch((e: unknown) => {
-        this.#failure = e;
-      });
-    }
-  }
-
-  write(chunk: unknown): void {
-    if (this.#failure !== undefined) throw this.#failure;
-    if (!this.#store.stream) throw new StreamUnsupportedError(this.#instance, this.#step);
-    this.#writer ??= this.#store.stream.writer(this.#instance, this.#step, this.#attempt);
-    this.#writer.write(chunk);
-  }
-
-  async flush(): Promise<void> {
-    await this.#begun;
-    if (this.#failure !== undefined) throw this.#failure;
-    await this.#writer?.flush();
-  }
-
-  /** Whether the attempt began or wrote anything: only then is there something to {@link close}. */
-  get used(): boolean {
-    return this.#begun !== undefined || this.#writer !== undefined;
-  }
-
-  /**
-   * Stores what is queued and ends the writer, before the runner writes the attempt's result. A
-   * failure here (fenced, the store unreachable) loses chunks, never the result: it is not thrown.
-   */
-  async close(): Promise<void> {
-    await this.#begun;
-    await this.#writer?.close().catch(() => {});
-  }
+/** `ctx.stream` of a runner whose store has no stream: each write throws `STREAM_UNSUPPORTED`. */
+export function noStream(instance: string, step: string): HandlerStream {
+  return {
+    write() {
+      throw new StreamUnsupportedError(instance, step);
+    },
+    flush: () => Promise.resolve(),
+  };
 }

@@ -15,10 +15,13 @@ import type {
 } from '../definition/typed-definition.js';
 import type { FinishedStatus, LogEntry, ScheduledFor, Snapshot, StepState } from '../snapshot.js';
 import type { Store } from '../store/store.js';
+import type { RunnerCodec } from './codec-port.js';
+import type { RunnerHeartbeats } from './handler-heartbeats.js';
 import type { AnyDefinition, HandlersFor } from './handler-types.js';
 import type { RunnerHooks } from './hooks.js';
 import type { Instrumentation } from './instrumentation.js';
 import type { RunnerPayloads } from './payload-port.js';
+import type { PublishedEvent, PublishResult } from './publish-port.js';
 
 /**
  * Options of {@link createRunner}. A runner that executes (the default) takes one handler per
@@ -80,6 +83,12 @@ export interface RunnerCoreOptions<W extends readonly AnyDefinition[] = readonly
    */
   payloads?: RunnerPayloads | undefined;
   /**
+   * Encryption at rest (`aesGcmCodec({ keys })` or `defineCodec(...)` from `@stepfold/engine`):
+   * input, step outputs, signal data and offloaded payloads are encoded before the store sees them
+   * and decoded on every read; handlers, conditions and `get` see plaintext. None by default.
+   */
+  codec?: RunnerCodec | undefined;
+  /**
    * Step kinds beyond the core, as values: `[composition]` (from `@stepfold/engine`)
    * runs child workflow and map steps. A workflow using a kind no set here brings is refused when
    * the runner is created (`KIND_NOT_LOADED`), and by the compiler for a typed definition.
@@ -90,6 +99,13 @@ export interface RunnerCoreOptions<W extends readonly AnyDefinition[] = readonly
    * `ctx.callback(signal)` and `runner.callback(token, data)` applies them. None by default.
    */
   callbacks?: CallbackPort | undefined;
+  /**
+   * Handler heartbeats (`handlerHeartbeats` from `@stepfold/engine`): `ctx.heartbeat(details?)`
+   * renews the attempt's lease and keeps its details for the next attempt. Without them
+   * `ctx.heartbeat` throws `INVALID_OPTIONS`, and the attempt of a step with `heartbeatMs` lapses
+   * that long after its handler starts. None by default.
+   */
+  heartbeats?: RunnerHeartbeats | undefined;
 }
 
 /** Options of {@link Runner.get}. */
@@ -431,6 +447,18 @@ export interface Runner<W extends readonly AnyDefinition[] = readonly AnyDefinit
    * const s = await runner.callback(tokenFromTheLink, { decision: 'approve' });
    */
   callback(token: string, data?: unknown, options?: CallOptions): Promise<Snapshot>;
+  /**
+   * Starts a run of each registered workflow whose newest version names the event in `on` and whose
+   * filter its data passes, with the data as input, under the id `<workflow>:<event id>`: once per
+   * event id, however often it is published (a run that exists is reported in `existed`). A
+   * workflow refusing the data does not stop the others (`refused`); a store failure throws, and
+   * publishing again is safe.
+   *
+   * @example
+   * const r = await runner.publish({ name: 'order.placed', id: 'evt-81', data: { orderId: 'o-7', total: 120 } });
+   * // r.started: [{ workflow: 'fulfil', version: 1, id: 'fulfil:evt-81' }]
+   */
+  publish(event: PublishedEvent, options?: CallOptions): Promise<PublishResult>;
   cancel(id: string, reason?: string): Promise<Snapshot>;
   abort(id: string, reason?: string): Promise<Snapshot>;
   /**
@@ -465,3 +493,5 @@ export interface Runner<W extends readonly AnyDefinition[] = readonly AnyDefinit
   /** Write counters (a worker reports conflicts from here). */
   readonly stats: RunnerStats;
 }
+
+export type { PublishedEvent, PublishResult, TriggeredRun } from './publish-port.js';

@@ -11,12 +11,15 @@ import { expectedCheck, workflowClient } from './client.js';
 import type { AnyDefinition } from './handler-types.js';
 import { loadInstance } from './load.js';
 import type { PayloadPort } from './payload-port.js';
+import { noTriggers, type PublishPort } from './publish-port.js';
 import type { WorkflowRegistry } from './registry.js';
 import { acceptingDefinitions } from './send.js';
 import type {
   CallOptions,
   GetOptions,
   HandleResult,
+  PublishedEvent,
+  PublishResult,
   Runner,
   RunnerMessage,
   RunnerStats,
@@ -45,6 +48,8 @@ export interface RunnerParts {
   claimToken: string;
   /** Callback tokens, when the runner was given them. */
   callbacks?: CallbackPort | undefined;
+  /** `runner.publish`, from the `eventTriggers` kind set; none: it refuses with INVALID_OPTIONS. */
+  publish?: PublishPort | undefined;
 }
 
 /** Drops the keys whose value is undefined, so an event carries only what was given. */
@@ -138,6 +143,16 @@ export class WorkflowRunner<W extends readonly AnyDefinition[]> implements Runne
       signalId: `callback:${c.nonce}`,
       ifWaiting: { step: c.step, iteration: c.iteration, run: c.run },
     } as RunnerMessage);
+  }
+
+  publish(event: PublishedEvent, o: CallOptions = {}): Promise<PublishResult> {
+    const { publish, registry } = this.parts;
+    if (!publish) return Promise.reject(noTriggers());
+    return publish(
+      registry,
+      (w, id, input, version) => this.start(w as never, id, input, { ...o, version }),
+      event,
+    );
   }
 
   cancel(id: string, reason?: string): Promise<Snapshot> {

@@ -1,7 +1,8 @@
 import { dispatchedBy } from '../reducer/task-view.js';
 import { CHILD_HANDLER, type LogEntry, type Snapshot, type TaskState } from '../snapshot.js';
 import type { ChildEffectsPort } from './child-port.js';
-import type { HandlerBeat, RunTask, TaskResult } from './execute-task.js';
+import type { RunTask, TaskResult } from './execute-task.js';
+import type { RunnerHeartbeats } from './handler-heartbeats.js';
 import type { Handler } from './handler-types.js';
 import { notifyHooks, type RunnerHooks } from './hooks.js';
 import type { InFlight } from './in-flight.js';
@@ -28,6 +29,8 @@ export interface WriteEffectsParts {
   children?: ChildEffectsPort | undefined;
   /** The lease of an attempt that starts running (the runner's `taskLeaseMs`), and the clock it runs on. */
   leaseMs: number;
+  /** Handler heartbeats (`ctx.heartbeat`), when the runner was given them. */
+  heartbeats?: RunnerHeartbeats | undefined;
   clock: () => number;
 }
 
@@ -41,15 +44,18 @@ export class WriteEffects implements RunnerCore {
   readonly inFlight: InFlight;
   /** The leases of the attempts this runner holds, renewed while they run. */
   readonly leases: TaskLeases;
-  private executor: TaskHand | undefined;
-  private observer: ((s: Snapshot) => void) | undefined;
+  /** The attached worker's hand, which takes every dispatched task (none: each runs at once); port.ts sets it. */
+  executor: TaskHand | undefined;
+  /** The attached worker's observer of every snapshot written; port.ts sets it. */
+  observer: ((s: Snapshot) => void) | undefined;
 
   constructor(private readonly parts: WriteEffectsParts) {
     this.writes = parts.writes;
     this.inFlight = parts.inFlight;
-    this.leases = new TaskLeases(parts.leaseMs, parts.clock, (base, renewals) =>
-      this.heartbeat(base, renewals),
-    );
+    const renew = (base: Snapshot, renewals: readonly Renewal[]) => this.heartbeat(base, renewals);
+    this.leases = parts.heartbeats
+      ? parts.heartbeats.leases(parts.leaseMs, parts.clock, renew)
+      : new TaskLeases(parts.leaseMs, parts.clock, renew);
   }
 
   /** Whether a worker drives this runner (a child's end then goes through the parent's inbox). */
@@ -119,9 +125,12 @@ export class WriteEffects implements RunnerCore {
       const definition = this.parts.registry.forSnapshot(s);
       const handler = this.parts.handlers[task.handler]!;
       let r: TaskResult;
-      this.leases.started(s.id, task);
+      // `ctx.heartbeat` when the runner has handler heartbeats; else the lease only learns the handler started.
+      const beats = this.parts.heartbeats;
+      let heartbeat: ((details?: unknown) => void) | undefined;
+      if (beats) heartbeat = beats.start(this.leases, s.id, task);
+      else this.leases.started(s.id, task);
       try {
-        const heartbeat = (beat: HandlerBeat) => this.leases.beat(s.id, task, beat);
         r = await this.parts.runTask({ handler, definition, snapshot: s, task, heartbeat });
       } finally {
         // The handler settled: its result's write follows, no renewal.
@@ -139,19 +148,6 @@ export class WriteEffects implements RunnerCore {
     } finally {
       this.finish(call, s, task);
     }
-  }
-
-  /** Hands every dispatched task to `hand` and every snapshot written to `observe`; returns the detach. */
-  attach(hand: TaskHand, observe?: (snapshot: Snapshot) => void): () => void {
-    if (this.executor) throw new Error('this runner already has an executor (one worker per runner)');
-    this.executor = hand;
-    this.observer = observe;
-    return () => {
-      if (this.executor !== hand) return;
-      this.executor = undefined;
-      this.observer = undefined;
-      this.leases.quiet();
-    };
   }
 
   /** After a successful write: observers, aborts of handlers the write took away, the tasks it dispatched. */

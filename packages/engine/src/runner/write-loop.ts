@@ -1,12 +1,6 @@
 import { checkDeclared, declaredSchemas } from '../definition/declared-schemas.js';
 import type { WorkflowDefinition } from '../definition/schema.js';
-import {
-  AlreadyExistsError,
-  isStepfoldError,
-  NotFoundError,
-  ValidationError,
-  VersionConflictError,
-} from '../errors.js';
+import { AlreadyExistsError, isStepfoldError, NotFoundError, ValidationError } from '../errors.js';
 import type { WorkflowEvent } from '../events.js';
 import { assertValidId } from '../ids.js';
 import { type ReduceOptions, reduce } from '../reducer/reducer.js';
@@ -30,12 +24,12 @@ import type {
 } from './write-request.js';
 
 /**
- * What a write that lost a race was, for `runner.stats.lostRaces`: `take` (a tick from a
- * snapshot others may act on too, given up at once), `sent` (sent signals applied), else its
+ * What a write that lost a race was, for `runner.stats.lostRaces`: what a worker's tick says it
+ * was (`sent`), `take` (a tick from a snapshot others may act on too, given up at once), else its
  * event's type, with `@claim` when it started from a snapshot the store handed out.
  */
 function raceKind(request: WriteRequest): string {
-  if (request.sent) return 'sent';
+  if (request.taken?.race) return request.taken.race;
   if (request.onConflict === 'fail') return 'take';
   const type = request.event(0).type; // the event varies with the time only
   return request.base?.origin === 'store' ? `${type}@claim` : type;
@@ -117,20 +111,14 @@ export class WriteLoop {
     const insert: Create = (r) => this.insert(r);
     const ins = o.instrument;
     const write = ins ? tracedWrite(ins, (id) => this.load(id), raw) : raw;
-    // Sent signals were claimed with the request's base: a newer snapshot this runner wrote
-    // since may have applied some already. Never twice: the caller claims them again.
-    const sentWrite: BasedWrite = (r, base) =>
-      base !== r.base
-        ? Promise.reject(new VersionConflictError(r.id, r.base!.snapshot.version, base!.snapshot.version))
-        : write(r, base);
     this.apply = (r) =>
-      r.merge && !r.sent && !r.check
+      r.merge && !r.taken && !r.check
         ? // Nothing of the instance in flight here: the write starts now, so no later result can
           // join it (a batch leaves `open` as its write starts). A result alone is written as is.
           this.queue.busy(r.id)
           ? this.merged(r, write)
           : this.queue.run(r, write)
-        : this.queue.run(r, r.sent ? sentWrite : write);
+        : this.queue.run(r, r.taken ? r.taken.wrap(write) : write);
     this.create = ins ? tracedCreate(ins, o.registry, insert) : insert;
   }
 
@@ -192,8 +180,8 @@ export class WriteLoop {
    */
   private write(request: WriteRequest, base: WriteBase | undefined): Promise<Snapshot> {
     // Flow limits are asked around the save (when a kind set brings the gate): the loop awaits them.
-    if (!base || base.origin === 'notice' || request.sent || request.check || this.gate)
-      return this.loop(request, 0, base, base?.snapshot, base?.origin === 'reducer');
+    if (!base || request.taken || request.check || this.gate)
+      return this.loop(request, 0, base?.snapshot, base?.origin === 'reducer');
     const current = base.snapshot;
     let next: Snapshot;
     let transitions: readonly LogEntry[];
@@ -210,7 +198,7 @@ export class WriteLoop {
     if (next === current) return Promise.resolve(current);
     return this.store.save(next, current.version).then(
       () => this.saved(request, current, next, transitions),
-      (e: unknown) => this.lost(request, e, 0).then(() => this.loop(request, 1, base, undefined, false)),
+      (e: unknown) => this.lost(request, e, 0).then(() => this.loop(request, 1, undefined, false)),
     );
   }
 
@@ -220,12 +208,12 @@ export class WriteLoop {
    * colliding in lockstep) before the next try reloads.
    */
   private lost(request: WriteRequest, e: unknown, tries: number): Promise<void> {
-    // Sent signals were claimed for the base: after a lost race the caller claims them again.
+    // A worker's tick from what it took: after a lost race the caller takes it again.
     // A handler's result is worth waiting for: lost, its task waits out its deadline and runs
     // again. Two workers feeding one hot instance (a map's parent) take turns, so results get ten
     // times the retries, with longer pauses.
     const allowed =
-      request.onConflict === 'fail' || request.sent
+      request.onConflict === 'fail' || request.taken?.race
         ? 0
         : request.merge
           ? this.maxConflicts * 10
@@ -253,9 +241,9 @@ export class WriteLoop {
   }
 
   /**
-   * The request's events reduced on `current`: its sent signals first, in the order sent (they
-   * were written before this event), then its event, then the results merged after it, in order.
-   * A sent signal or merged result the reducer refuses for good is reported and skipped.
+   * The request's events reduced on `current`: what a worker's tick applies first (its sent
+   * signals), then its event, then the results merged after it, in order. A merged result the
+   * reducer refuses for good is reported and skipped.
    */
   private fold(
     request: WriteRequest,
@@ -263,24 +251,14 @@ export class WriteLoop {
     definition: WorkflowDefinition,
     trusted: boolean,
   ): { next: Snapshot; transitions: readonly LogEntry[] } {
-    const { sent } = request;
     let from = current;
     let transitions: readonly LogEntry[] = [];
-    if (sent)
-      for (const { event } of sent.signals) {
-        let r: ReturnType<typeof reduce>;
-        try {
-          r = reduce(definition, from, this.mark(event), this.options(trusted));
-        } catch (e) {
-          // Refused for good (an overflowing inbox, a name no step knows): the others still apply.
-          if (!isStepfoldError(e) || e.retryable) throw e;
-          sent.refused(e);
-          continue;
-        }
-        from = r.snapshot;
-        trusted = true; // checked by that call (or made by it)
-        transitions = [...transitions, ...r.transitions];
-      }
+    if (request.taken)
+      ({ from, transitions, trusted } = request.taken.before(
+        current,
+        (s, e, t) => reduce(definition, s, this.mark(e), this.options(t)),
+        trusted,
+      ));
     // A refusal counts for the try that makes the write: a lost race re-applies every result.
     request.refused?.(undefined);
     if (request.also) for (const m of request.also) m.refused(undefined);
@@ -314,13 +292,10 @@ export class WriteLoop {
   private async loop(
     request: WriteRequest,
     tries: number,
-    base: WriteBase | undefined,
     current: Snapshot | undefined,
     trusted: boolean,
   ): Promise<Snapshot> {
-    const { id, sent } = request;
-    // A notice's snapshot is taken only if it is exactly the one stored (a forged one changes nothing).
-    const noticed = base?.origin === 'notice' ? current : undefined;
+    const { id, taken } = request;
     for (; ; tries++) {
       if (!current) {
         current = await this.load(id);
@@ -329,29 +304,14 @@ export class WriteLoop {
       const definition = this.registry.forSnapshot(current);
       await request.check?.(current, definition);
       let { next, transitions } = this.fold(request, current, definition, trusted);
-      const consumed = sent?.signals;
-      const matches = noticed === current ? noticed : undefined;
       if (next === current) {
-        // Nothing applied (a finished instance, duplicate ids): the signals are spent all the same.
-        // Not those a notice listed: unverified, they are left to the inbox's own claim.
-        if (consumed?.length && !matches)
-          await this.store.inbox?.drop(
-            id,
-            consumed.map((p) => p.seq),
-            current.version,
-          );
+        await taken?.unchanged(current, this.store);
         return current;
       }
       const from = current;
       try {
         ({ next, transitions } = await this.gated(from, next, transitions, definition, (n) =>
-          this.store.save(
-            n,
-            from.version,
-            consumed?.length || matches
-              ? { ...(consumed?.length ? { consumed } : {}), ...(matches ? { matches } : {}) }
-              : undefined,
-          ),
+          this.store.save(n, from.version, taken?.save(from)),
         ));
       } catch (e) {
         await this.lost(request, e, tries);

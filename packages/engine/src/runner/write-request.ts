@@ -3,8 +3,9 @@
 
 import type { WorkflowDefinition } from '../definition/schema.js';
 import type { WorkflowEvent } from '../events.js';
+import type { Reduction } from '../reducer/reducer.js';
 import type { LogEntry, ParentRef, ScheduledFor, Snapshot } from '../snapshot.js';
-import type { SentSignal } from '../store/store.js';
+import type { SaveOptions, Store } from '../store/store.js';
 
 /**
  * Called after each successful write with the snapshot written, the transitions it recorded, the
@@ -18,13 +19,32 @@ export type OnWrite = (
   dueAt: number | null,
 ) => void;
 
+/** One reduction of a write's definition: `event` onto `s`, checked unless `trusted`. */
+export type ReduceOne = (s: Snapshot, event: WorkflowEvent, trusted: boolean) => Reduction;
+
 /**
- * Signals waiting in the store's inbox for the instance, to apply before the event; `refused` is
- * told of each the reducer refuses for good (its inbox full, say): skipped, and consumed all the same.
+ * What a worker's tick adds to a write from a snapshot it took (port.ts makes it): signals waiting
+ * in the store's inbox applied first and consumed by the same write, a wake notice's snapshot the
+ * save must find stored. A runner's own writes have none, and carry none of its code.
  */
-export interface SentBatch {
-  signals: readonly SentSignal[];
-  refused(error: unknown): void;
+export interface TakenWrite {
+  /**
+   * What a lost race counts as in `stats.lostRaces` (`sent`), when not the event's type. A write
+   * with one is never re-applied: what it consumes was claimed for its base.
+   */
+  readonly race?: string | undefined;
+  /** The write from the base as the loop got it: refused when the runner's own newer snapshot replaced it. */
+  wrap(write: BasedWrite): BasedWrite;
+  /** What applies before the event onto `current`: the snapshot the event applies to, the transitions so far, whether it is trusted now. */
+  before(
+    current: Snapshot,
+    reduce: ReduceOne,
+    trusted: boolean,
+  ): { from: Snapshot; transitions: readonly LogEntry[]; trusted: boolean };
+  /** The options of the save over `current`. */
+  save(current: Snapshot): SaveOptions | undefined;
+  /** Nothing applied to `current`: what is still to do (spent signals dropped from the inbox). */
+  unchanged(current: Snapshot, store: Store): Promise<void>;
 }
 
 /** A snapshot a write starts from instead of loading one. */
@@ -55,11 +75,8 @@ export interface WriteRequest {
    * `conflictRetries`). `fail`: its VERSION_CONFLICT is thrown at once, with no reload.
    */
   onConflict?: 'reapply' | 'fail' | undefined;
-  /**
-   * Signals waiting in the store's inbox for `base`, applied first and consumed by the same write.
-   * A lost race then always throws, whatever `onConflict` says: the caller claims them again.
-   */
-  sent?: SentBatch | undefined;
+  /** A worker's tick from a snapshot it took (see {@link TakenWrite}). */
+  taken?: TakenWrite | undefined;
   /**
    * A handler's result, which may share its write with other results reported to the same
    * `onWrite` while an earlier write of the instance is in flight (a map's items finish in bursts).

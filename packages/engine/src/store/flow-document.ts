@@ -25,7 +25,7 @@ export interface FlowWaiter {
 
 /**
  * One counter: a (scope, key) and a period (a rate's `periodMs`, 0 for concurrency slots), with its
- * slots (concurrency) or the starts of its window (rate), and its waiters.
+ * slots (concurrency) or its starts of the last two periods (rate), and its waiters.
  */
 export interface FlowDocument {
   scope: string;
@@ -83,7 +83,7 @@ export function flowDenial(
 /**
  * `doc` after `holder` took `need` (check {@link flowDenial} first): a slot held until `until`
  * (renewed when held), or a start at `now` (none when the holder has one in the window). Its
- * waiter entry goes; lapsed holds and starts out of the window are dropped on the way.
+ * waiter entry goes; lapsed holds and starts older than two periods are dropped on the way.
  */
 export function flowTake(
   doc: FlowDocument | null,
@@ -97,9 +97,12 @@ export function flowTake(
   if (!d.period) {
     return { ...d, holds: [...d.holds.filter((h) => h.holder !== holder), { holder, until }], waiting };
   }
-  if (d.starts.some((s) => s.holder === holder)) return { ...d, waiting };
-  // The window never needs more than the last `limit` starts.
-  return { ...d, starts: [...d.starts, { holder, at: now }].slice(-need.limit), waiting };
+  if (d.starts.some((s) => s.holder === holder && s.at + d.period > now)) return { ...d, waiting };
+  // A start that left the window is taken anew. Two periods never hold more than twice the limit.
+  const starts = [...d.starts.filter((s) => s.holder !== holder), { holder, at: now }]
+    .sort((a, b) => a.at - b.at)
+    .slice(-2 * need.limit);
+  return { ...d, starts, waiting };
 }
 
 /** `doc` with `holder` waiting for `instance` (kept once: an entry already there keeps its `since`). */
@@ -135,7 +138,7 @@ export function flowHas(doc: FlowDocument, holders: ReadonlySet<string>): boolea
 }
 
 /**
- * `doc` after `holders` ended (slots and waiter entries; rate starts stay in their window), and the
+ * `doc` after `holders` ended (slots and waiter entries; rate starts stay for two periods), and the
  * waiters to wake: the oldest, as many as slots were freed but no more than are free at `now`.
  * `doc` is null when nothing is left in it.
  */
@@ -168,12 +171,16 @@ export function flowRenew(
   return { ...doc, holds: doc.holds.map((h) => (holders.has(h.holder) ? { holder: h.holder, until } : h)) };
 }
 
-/** `doc` without lapsed holds and starts out of the window. */
+/**
+ * `doc` without lapsed holds and starts older than two periods. A rate keeps the starts of the
+ * last two periods, not only those of the window at `now`: a caller whose `now` lags (it read its
+ * clock before a later caller's write landed) must still count every start of its own window.
+ */
 export function pruneFlowDocument(doc: FlowDocument, now: number): FlowDocument {
   return {
     ...doc,
     holds: doc.holds.filter((h) => h.until > now),
-    starts: doc.starts.filter((s) => s.at + doc.period > now),
+    starts: doc.starts.filter((s) => s.at + 2 * doc.period > now),
   };
 }
 

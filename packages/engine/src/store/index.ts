@@ -109,6 +109,7 @@ export {
 } from './store-kit.js';
 export type {
   StreamAppended,
+  StreamAttempt,
   StreamChunk,
   StreamEntry,
   StreamPage,
@@ -119,6 +120,7 @@ export type {
   StreamWriter,
   StreamWriterOptions,
 } from './stream.js';
+export { attemptStream } from './stream-attempt.js';
 export {
   fenceOf,
   MAX_STREAM_BATCH,

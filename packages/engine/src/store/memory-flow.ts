@@ -37,20 +37,28 @@ function counterFor(m: MemoryRows, need: FlowNeed): FlowCounter {
   return c;
 }
 
-/** Drops lapsed holds and starts out of the window at `now`. */
+/**
+ * Drops lapsed holds and starts older than two periods at `now`. A rate keeps the starts of the
+ * last two periods, not only those of the window at `now`: a caller whose `now` lags (it read its
+ * clock before a later caller's call) must still count every start of its own window.
+ */
 function prune(c: FlowCounter, now: number): void {
   for (const [h, until] of c.holds) if (until <= now) c.holds.delete(h);
-  if (c.period) c.starts = c.starts.filter((s) => s.at + c.period > now);
+  if (c.period) c.starts = c.starts.filter((s) => s.at + 2 * c.period > now);
 }
 
+/** The starts of a rate's window at `now` (those after `now` too: a later caller's). */
+const inWindow = (c: FlowCounter, now: number) => c.starts.filter((s) => s.at + c.period > now);
+
 /**
- * Whether `need` is met for `holder` (its counter pruned), or the denial that says why not: until the entry
- * that must lapse for one more to fit has (the earliest when exactly full).
+ * Whether `need` is met for `holder` at `now` (its counter pruned), or the denial that says why not:
+ * until the entry that must lapse for one more to fit has (the earliest when exactly full).
  */
-function check(c: FlowCounter, holder: string, need: FlowNeed): FlowGrant {
-  const mine = c.period ? c.starts.some((s) => s.holder === holder) : c.holds.has(holder);
+function check(c: FlowCounter, holder: string, need: FlowNeed, now: number): FlowGrant {
+  const window = inWindow(c, now);
+  const mine = c.period ? window.some((s) => s.holder === holder) : c.holds.has(holder);
   if (mine) return { granted: true };
-  const ends = c.period ? c.starts.map((s) => s.at + c.period) : [...c.holds.values()];
+  const ends = c.period ? window.map((s) => s.at + c.period) : [...c.holds.values()];
   if (ends.length < need.limit) return { granted: true };
   ends.sort((a, b) => a - b);
   return { granted: false, need, until: ends[ends.length - need.limit]!, count: ends.length };
@@ -70,7 +78,7 @@ function acquire(
     return c;
   });
   for (const [i, c] of counters.entries()) {
-    const verdict = check(c, holder, needs[i]!);
+    const verdict = check(c, holder, needs[i]!, now);
     if (verdict.granted) continue;
     c.limit = needs[i]!.limit;
     if (!c.waiting.has(holder)) c.waiting.set(holder, { instance, since: now });
@@ -81,11 +89,12 @@ function acquire(
   for (const [i, c] of counters.entries()) {
     c.limit = needs[i]!.limit;
     if (!c.period) c.holds.set(holder, until);
-    else if (!c.starts.some((s) => s.holder === holder)) {
+    else if (!inWindow(c, now).some((s) => s.holder === holder)) {
+      // A start that left the window is taken anew. Two periods never hold more than twice the limit.
+      c.starts = c.starts.filter((s) => s.holder !== holder);
       c.starts.push({ holder, at: now });
       c.starts.sort((a, b) => a.at - b.at);
-      // The window never needs more than the last `limit` starts.
-      if (c.starts.length > c.limit) c.starts = c.starts.slice(-c.limit);
+      if (c.starts.length > 2 * c.limit) c.starts = c.starts.slice(-2 * c.limit);
     }
     c.waiting.delete(holder);
   }
@@ -130,9 +139,7 @@ function list(m: MemoryRows, args: FlowListArgs): FlowKeyState[] {
     if (args.scope !== undefined && c.scope !== args.scope) continue;
     if (after && order(c, after) <= 0) continue;
     const holders = c.period
-      ? c.starts
-          .filter((s) => s.at + c.period > now)
-          .map((s) => ({ holder: s.holder, until: s.at + c.period }))
+      ? inWindow(c, now).map((s) => ({ holder: s.holder, until: s.at + c.period }))
       : [...c.holds].filter(([, until]) => until > now).map(([holder, until]) => ({ holder, until }));
     const waiting = [...c.waiting]
       .map(([holder, w]) => ({ holder, instance: w.instance, since: w.since }))

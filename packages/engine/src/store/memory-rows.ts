@@ -33,7 +33,7 @@ export interface FlowCounter {
   limit: number;
   /** Concurrency: holder → lease end. */
   holds: Map<string, number>;
-  /** Rate: the window's starts, oldest first. */
+  /** Rate: its starts of the last two periods (see memory-flow.ts), oldest first. */
   starts: Array<{ holder: string; at: number }>;
   /** Holder → its instance and when it first waited. */
   waiting: Map<string, { instance: string; since: number }>;

@@ -114,9 +114,11 @@ export interface FlowListArgs {
  * {@link FlowCounterRef}. Each call is atomic over every counter it touches.
  *
  * - Concurrency counters keep holders with a lease (`until`); a hold counts while `until > now`.
- * - Rate counters keep the starts `{ holder, at }` of the window: a start counts while
- *   `at + periodMs > now`; the driver may drop starts that fell out of the window and keep at most
- *   the `limit` latest.
+ * - Rate counters keep the starts `{ holder, at }` of the last two periods: a start counts while
+ *   `at + periodMs > now` (its window), and the driver may drop it once `at + 2 * periodMs <= now`
+ *   and keep at most the `2 * limit` latest, never fewer: a caller whose `now` lags a later
+ *   caller's (it read its clock first, its call landed second) must still count every start of its
+ *   own window.
  * - Either keeps its waiters `{ holder, instance, since }`, each holder once, and the `limit` and
  *   `periodMs` of the last need that named it (what `list` reports).
  */
@@ -141,11 +143,11 @@ export interface FlowDriver {
     until: number,
   ): Promise<FlowGrant>;
   /**
-   * Ends `holders`' holds (not their starts: a start stays in its window) and removes their waiter
+   * Ends `holders`' holds (not their starts: a start stays for two periods) and removes their waiter
    * entries. For each concurrency counter that lost holds, its oldest waiters (by `since`, then
    * holder) up to the number of holds it lost, and no more than its free slots at `now`: their
-   * instances, oldest first, each once. A counter left with nothing (no hold, no start in its window,
-   * no waiter) may be deleted.
+   * instances, oldest first, each once. A counter left with nothing (no hold, no start of the last
+   * two periods, no waiter) may be deleted.
    */
   release(holders: readonly string[], now: number): Promise<string[]>;
   /** Sets the lease of every hold of `holders` to `until`; starts and waiters are left as they are. */

@@ -10,6 +10,7 @@ import type {
   StreamStore,
   StreamTailOptions,
 } from './stream.js';
+import { attemptStream } from './stream-attempt.js';
 import {
   type EncodedChunk,
   encodeChunk,
@@ -133,7 +134,7 @@ export function definedStream(parts: StoreParts, calls: StreamDriver): StreamSto
     return value as number;
   };
 
-  return {
+  const stream: StreamStore = {
     async begin(instance, step, attempt) {
       const id = parts.kit.id(instance);
       return (await appendEncoded(id, streamStep(step), streamAttempt(attempt), [])).next;
@@ -174,9 +175,13 @@ export function definedStream(parts: StoreParts, calls: StreamDriver): StreamSto
       const a = streamAttempt(attempt);
       return streamWriter((chunks) => appendEncoded(id, s, a, chunks), options);
     },
+    attempt(instance, step, attempt) {
+      return attemptStream(stream, instance, step, attempt);
+    },
     async remove(instance) {
       const id = parts.kit.id(instance);
       await guard('stream.remove', () => calls.remove(id));
     },
   };
+  return stream;
 }

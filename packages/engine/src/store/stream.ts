@@ -91,6 +91,24 @@ export interface StreamWriter {
 }
 
 /**
+ * One step attempt's side of an instance's stream, as a runner hands it to its handler
+ * (`ctx.stream`): {@link StreamStore.attempt} makes it.
+ */
+export interface StreamAttempt {
+  /**
+   * Queues a chunk (a JSON value) for the attempt's batched appends. Throws `INVALID_INPUT` for a
+   * value that is not JSON or is too large, and `STREAM_FENCED` once a newer attempt of the step began.
+   */
+  write(chunk: unknown): void;
+  /** Writes what is queued now; resolves once it is stored. */
+  flush(): Promise<void>;
+  /** Whether the attempt began or wrote anything: only then is there something to {@link close}. */
+  readonly used: boolean;
+  /** Stores what is queued and ends the attempt's writer; never rejects (a failure loses chunks, never the result). */
+  close(): Promise<void>;
+}
+
+/**
  * An instance's stream, per step attempt. Fencing: the newest attempt of a step that began (by
  * `begin` or its first append) is the only one that may append for that step; an older one gets
  * `STREAM_FENCED` and writes nothing. When a newer attempt begins, a reset entry is appended and
@@ -126,6 +144,13 @@ export interface StreamStore {
   tail(instance: string, options?: StreamTailOptions): AsyncIterable<StreamEntry>;
   /** A batching writer for one attempt (see {@link StreamWriter}). */
   writer(instance: string, step: string, attempt: number, options?: StreamWriterOptions): StreamWriter;
+  /**
+   * The side of attempt `attempt` of `step` a runner hands its handler (`ctx.stream`): an attempt
+   * above 1 begins at once (its reset entry, and older attempts fenced, even if it never writes);
+   * chunks go through a {@link writer}. A stream `defineStore` makes has it; a runner over a
+   * stream without it refuses `ctx.stream` writes with `STREAM_UNSUPPORTED`.
+   */
+  attempt?(instance: string, step: string, attempt: number): StreamAttempt;
   /** Deletes the instance's stream (a `store.delete` of the instance does it too). */
   remove(instance: string): Promise<void>;
 }

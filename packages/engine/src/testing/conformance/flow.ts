@@ -4,6 +4,7 @@ import { MAX_FLOW_TEXT_LENGTH } from '../../store/flow-calls.js';
 import type { SuiteContext } from './context.js';
 import { describeFlowDelete } from './flow-delete.js';
 import { counter, freshFlow, heldBy, listAll, rate, slot, T0, waitingOn } from './flow-harness.js';
+import { describeFlowLaggingNow } from './flow-lagging-now.js';
 import { describeFlowRaces } from './flow-races.js';
 
 // The `flow` capability (`store.flow`): concurrency slots with leases, rate windows, waiters woken
@@ -14,6 +15,7 @@ import { describeFlowRaces } from './flow-races.js';
 export function describeFlow(ctx: SuiteContext): void {
   describeSlots(ctx);
   describeRates(ctx);
+  describeFlowLaggingNow(ctx);
   describeListing(ctx);
   describeFlowRaces(ctx);
   if (ctx.options.deleteReleasesFlow !== false) describeFlowDelete(ctx);

@@ -2,6 +2,7 @@
 // vitest tests, so they are their own entry: `@stepfold/engine` stays free of any test framework.
 export type { Capability, Corrupt, OutageControl, StoreConformanceOptions } from './context.js';
 export { fidelityPayload } from './crud.js';
+export { type EncryptionConformanceOptions, runEncryptionConformance } from './encryption.js';
 export {
   jsonOfBytes,
   type PayloadOutageControl,
