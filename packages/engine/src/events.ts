@@ -4,7 +4,7 @@ import { isTime, MAX_EVENT_TIME } from './event-time.js';
 import type { FlowEvent } from './flow-events.js';
 import { isValidId } from './ids.js';
 import { idString as id, integer, parseWith, text } from './schema-kit.js';
-import { isSearchUpdate, type SearchValue } from './search.js';
+import type { SearchValue } from './search.js';
 import { MAX_PRIORITY } from './snapshot.js';
 
 const opt = z.optional;
@@ -85,10 +85,8 @@ const EVENT_SCHEMAS = [
     key,
     item,
     output: opt(z.unknown()),
-    /** Search attributes the handler set (`ctx.setAttributes`; `null` clears one): checked against the declarations by the reducer. */
-    search: opt(
-      z.custom<Record<string, SearchValue | null>>(isSearchUpdate, 'must be search attribute values by name'),
-    ),
+    /** Search attributes the handler set (`ctx.setAttributes`; `null` clears one): checked by `searchAttributes`. */
+    search: opt(z.unknown() as z.ZodMiniType<Record<string, SearchValue | null>>),
   }),
   z.object({
     type: z.literal('task.failed'),

@@ -121,6 +121,7 @@ export type {
   WorkflowNameOf,
 } from './runner/types.js';
 export * from './search.js';
+export * from './search-attributes/index.js';
 export * from './snapshot.js';
 export * from './store/index.js';
 export * from './store/memory-store.js';

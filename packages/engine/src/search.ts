@@ -63,7 +63,7 @@ const WANTS: Record<SearchType, [(v: unknown) => boolean, string]> = {
     `a string of at most ${MAX_SEARCH_TEXT} characters`,
   ],
   number: [(v) => typeof v === 'number' && Number.isFinite(v), 'a finite number'],
-  time: [Number.isSafeInteger, 'an integer (epoch ms)'],
+  time: [(v) => Number.isSafeInteger(v), 'an integer (epoch ms)'],
   boolean: [(v) => typeof v === 'boolean', 'a boolean'],
 };
 
@@ -107,16 +107,18 @@ export function isSearchRecord(v: unknown): v is Record<string, SearchValue> {
   return true;
 }
 
-/** Whether `v` is what a handler sets: like {@link isSearchRecord}, with `null` to clear a value. */
-export function isSearchUpdate(v: unknown): v is Record<string, SearchValue | null> {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
-  const kept: Record<string, unknown> = {};
-  for (const k of Object.keys(v)) {
-    const x = (v as Record<string, unknown>)[k];
-    if (x !== null) kept[k] = x;
-    else if (!isSearchName(k)) return false;
-  }
-  return Object.keys(v).length <= MAX_SEARCH_ATTRIBUTES && isSearchRecord(kept);
+/**
+ * Whether `v` is an object of values some attribute can hold (and `null`, which clears one, when
+ * `clears`): the cheap check of the core (events, loaded snapshots). Names and types against the
+ * declarations are checked by `searchAttributes`.
+ */
+export function isSearchValues(v: unknown, clears?: boolean): boolean {
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    !Array.isArray(v) &&
+    Object.values(v).every((x) => (clears && x === null) || isSearchValue(x))
+  );
 }
 
 /**

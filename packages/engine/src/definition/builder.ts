@@ -134,8 +134,9 @@ export class WorkflowBuilder<
 > {
   private readonly steps: Array<StepDefinition & { id: string; end?: boolean }> = [];
   private readonly schemas: DeclaredSchemas = { signals: {}, outputs: {} };
-  private readonly attributes: Record<string, SearchAttribute> = {};
   private readonly triggers: Trigger[] = [];
+  // Declared, not initialised: a builder without attributes carries no field for them.
+  declare private attributes?: Record<string, SearchAttribute>;
 
   constructor(
     private readonly name: N,
@@ -159,11 +160,16 @@ export class WorkflowBuilder<
    * Declares a search attribute: a typed value every store indexes, for `store.list({ where,
    * orderBy })`. With `from` (an `input.…` path, or `outputs.<step>.…` of a step added before, whose
    * value fits `type`), it is read from the data after every event; without, handlers set it with
-   * `ctx.setAttributes`. Place it after the steps its path reads.
+   * `ctx.setAttributes`. Place it after the steps its path reads. Runs only with
+   * `kinds: [searchAttributes]`.
    */
-  search<T extends SearchType>(name: string, attribute: { type: T; from?: SearchPath<WI, O, T> }): this {
+  search<T extends SearchType>(
+    name: string,
+    attribute: { type: T; from?: SearchPath<WI, O, T> },
+  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids, Last, Ch, Kd | 'search', Tk, Fk, V> {
+    this.attributes ??= {};
     this.attributes[name] = { ...attribute };
-    return this;
+    return this as never;
   }
 
   /** Declares the workflow input with a schema (checked by `start`), or only its type: `input<Order>()`. */
@@ -541,7 +547,7 @@ export class WorkflowBuilder<
       version: this.version,
       start: this.steps[0]?.id ?? '',
       ...header,
-      ...(Object.keys(this.attributes).length ? { search: { ...this.attributes } } : {}),
+      ...(this.attributes && { search: { ...this.attributes } }),
       ...(this.triggers.length ? { on: [...this.triggers] } : {}),
       steps: this.steps.map(({ end: _end, ...s }) => s as StepDefinition),
     } as DefinitionInput;

@@ -2,7 +2,6 @@ import type * as z from 'zod/mini';
 import { canonicalJson, sha256Hex } from '../content-hash.js';
 import { type Issue, ValidationError } from '../errors.js';
 import { parseWith } from '../schema-kit.js';
-import { searchDeclarationIssues } from '../search.js';
 import { analyzeGraph, type BranchRef } from './graph.js';
 import { heartbeatIssues } from './heartbeat-check.js';
 import { DEFINITION_KINDS, kindOf } from './kinds/index.js';
@@ -71,7 +70,6 @@ export function compileWorkflow(input: DefinitionInput | WorkflowDefinition): Co
     for (const [id, s] of Object.entries(parsed.data.steps)) steps[id] = { ...s, id };
   }
   const defaultTimeoutMs = parsed.data.defaults?.timeoutMs;
-  issues.push(...searchDeclarationIssues(parsed.data.search, steps));
   for (const [id, s] of Object.entries(steps)) issues.push(...stepIssues(id, s, defaultTimeoutMs));
   // With two steps under one id the graph is not the one written: a cycle through the id (the
   // builder linked the step before the second copy to the first) would only echo the duplicate.

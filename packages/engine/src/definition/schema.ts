@@ -42,8 +42,8 @@ const header = {
   priority: opt(limitField as unknown as z.ZodMiniType<number | string>),
   /** Reserved: round-robin across the values of `key` (an `input.` path). Checked by `flowControl`, not yet acted on. */
   fairness: opt(limitField as unknown as z.ZodMiniType<{ key: string }>),
-  /** Search attributes by name: `{ type, from? }`, checked by `searchDeclarationIssues` (precise paths). */
-  search: opt(z.custom<Record<string, SearchAttribute>>((v) => typeof v === 'object' && v !== null)),
+  /** Search attributes by name: `{ type, from? }`; checked by `searchAttributes`, without which a definition that has them does not run. */
+  search: opt(z.unknown() as z.ZodMiniType<Record<string, SearchAttribute>>),
   /** The events that start a run (`runner.publish`): a name, and a filter over the event's data as `input`. */
   on: opt(triggersField),
 };

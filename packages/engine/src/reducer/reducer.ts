@@ -2,12 +2,12 @@ import { type CompiledWorkflow, compileWorkflow } from '../definition/compile.js
 import type { DefinitionInput, WorkflowDefinition } from '../definition/schema.js';
 import { ValidationError } from '../errors.js';
 import { parseEvent, rejectEvent, type WorkflowEvent } from '../events.js';
+import type { SearchValue } from '../search.js';
 import { isTerminal, type LogEntry, type Snapshot } from '../snapshot.js';
 import { kindTable } from './kind-sets.js';
 import { assertKinds, type KindSet, kindNotLoaded } from './kind-table.js';
 import type { LimitEvent, RuleTable } from './kinds/step-rules.js';
 import { NOOP, refuseUnknownSignal, rules, run } from './rules.js';
-import { updateSearch } from './search-values.js';
 import { checkSnapshot, initialSnapshot } from './snapshot-check.js';
 import { copySnapshot, derive, freezeChanged, freezeNew, plainDraft, ring } from './snapshot-copy.js';
 import { completeTask } from './straight-path.js';
@@ -162,7 +162,7 @@ export function reduce(
     );
     const out = copySnapshot(s);
     derive(out);
-    updateSearch(wf, out);
+    table.search?.update(wf, out);
     out.log = appendLog(wf, s.log, cx.logged!);
     freezeNew(out);
     remember(out, wf);
@@ -219,7 +219,7 @@ function advance(
   if (plain && known && !table.limits && ev.type === 'task.completed') {
     const next = completeTask(wf, snapshot, ev, at, budget, logged, leaseMs);
     if (next) {
-      updateSearch(wf, next, ev.search);
+      table.search?.update(wf, next, ev.search);
       next.log = appendLog(wf, next.log, logged);
       Object.freeze(next);
       remember(next, wf);
@@ -275,7 +275,8 @@ function advance(
   // rings (log, seen ids) are appended here too, as new frozen arrays nothing above ever walks.
   derive(next);
   table.limits?.derived(next, snapshot);
-  updateSearch(wf, next, ev.type === 'task.completed' ? ev.search : undefined);
+  // Only a result event carries what a handler set.
+  table.search?.update(wf, next, (ev as { search?: Record<string, SearchValue | null> }).search);
   if (logged.length) next.log = appendLog(wf, next.log, logged);
   const id = (cx as Cx | undefined)?.seenId;
   if (id !== undefined) {

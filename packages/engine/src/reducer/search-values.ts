@@ -1,7 +1,7 @@
 import type { CompiledWorkflow } from '../definition/compile.js';
 import { readPath } from '../definition/data-path.js';
 import { type Issue, ValidationError } from '../errors.js';
-import { type SearchValue, searchValueProblem, setIssues } from '../search.js';
+import { isSearchValues, type SearchValue, searchValueProblem, setIssues } from '../search.js';
 import type { Snapshot } from '../snapshot.js';
 import { dataView } from './transition-context.js';
 
@@ -9,7 +9,8 @@ import { dataView } from './transition-context.js';
  * Brings `next.search` up to date after an event: the values a handler set (`set`, from its result
  * event; `null` clears one), then every attribute read from a data path, read again from the new
  * data (absent or `null` there: no value). A name that is not declared (or is read from a path), or
- * a value of the wrong type, throws `INVALID_SEARCH_ATTRIBUTE` and nothing is written. The old object
+ * a value of the wrong type, throws `INVALID_SEARCH_ATTRIBUTE` and nothing is written (a `search`
+ * that is not attribute values, from a snapshot from outside: `INVALID_SNAPSHOT`). The old object
  * is kept when nothing changed, so a write that changes no attribute changes no index entry.
  */
 export function updateSearch(
@@ -20,8 +21,19 @@ export function updateSearch(
   const declared = wf.definition.search;
   if (declared === undefined) return;
   const prev = next.search;
+  // What a snapshot from outside carried: the core copies it as it is.
+  if (prev !== undefined && !isSearchValues(prev))
+    throw new ValidationError('INVALID_SNAPSHOT', 'invalid snapshot', [
+      { path: 'search', message: 'must be an object of search attribute values' },
+    ]);
   const out: Record<string, SearchValue> = { ...prev };
-  const issues: Issue[] = set ? setIssues(declared, set) : [];
+  // The event's parse takes any value here: its shape is checked with its names and types.
+  const issues: Issue[] =
+    set === undefined
+      ? []
+      : typeof set === 'object' && set !== null && !Array.isArray(set)
+        ? setIssues(declared, set)
+        : [{ path: 'search', message: 'must be an object of attribute values by name' }];
   if (set && !issues.length)
     for (const name of Object.keys(set)) {
       const v = set[name];

@@ -1,7 +1,6 @@
 import type { CompiledWorkflow } from '../definition/compile.js';
 import { RegistryError, ValidationError } from '../errors.js';
 import type { EventOf } from '../events.js';
-import { isSearchRecord } from '../search.js';
 import {
   isFairKey,
   isPriority,
@@ -75,8 +74,6 @@ export function checkSnapshot(wf: CompiledWorkflow, s: Snapshot): void {
       bad('fairKey', `must be a string of at most ${MAX_FAIR_KEY_LENGTH} characters`);
     if (s.priority !== undefined && !isPriority(s.priority))
       bad('priority', `must be an integer from 0 to ${MAX_PRIORITY}`);
-    if (s.search !== undefined && !isSearchRecord(s.search))
-      bad('search', 'must be an object of search attribute values');
     for (const k of ['steps', 'tasks'] as const) {
       if (typeof s[k] !== 'object' || s[k] === null || Array.isArray(s[k])) bad(k, 'must be an object');
     }

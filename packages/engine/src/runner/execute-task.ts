@@ -2,10 +2,10 @@ import { declaredSchemas, schemaIssues } from '../definition/declared-schemas.js
 import type { WorkflowDefinition } from '../definition/schema.js';
 import { failureOf, ValidationError } from '../errors.js';
 import type { WorkflowEvent } from '../events.js';
+import { kindNotLoaded } from '../reducer/kind-table.js';
 import { detailsFor } from '../reducer/task-heartbeat.js';
 import { taskInput } from '../reducer/task-view.js';
 import { dataView } from '../reducer/transition-context.js';
-import type { SearchValue } from '../search.js';
 import type { ErrorInfo, ScheduledFor, Snapshot, TaskState } from '../snapshot.js';
 import type { Store } from '../store/store.js';
 import type { StreamAttempt } from '../store/stream.js';
@@ -14,7 +14,6 @@ import type { Handler, HandlerContext } from './handler-types.js';
 import type { InFlight } from './in-flight.js';
 import type { TaskOutcome } from './instrumentation.js';
 import { TaskAbort } from './task-abort.js';
-import { checkedAttributes, outputSearchIssues } from './task-search.js';
 import { attemptStreamOf, type HandlerStream, noStream, streamStepOf } from './task-stream.js';
 
 /** What a handler's context reaches beyond its task: the runner's clock and callback tokens. */
@@ -74,8 +73,6 @@ class TaskContext implements HandlerContext {
   readonly #definition: WorkflowDefinition;
   readonly #tools: TaskTools;
   #outputs: Record<string, unknown> | undefined;
-  /** What `setAttributes` collected, for the result event. */
-  attributes: Record<string, SearchValue | null> | undefined;
 
   constructor(
     definition: WorkflowDefinition,
@@ -111,9 +108,9 @@ class TaskContext implements HandlerContext {
     return callbacks.issue(this.#definition, this.#snapshot, signal, options, clock());
   }
 
-  setAttributes(values: Readonly<Record<string, SearchValue | null>>): void {
-    const checked = checkedAttributes(this.#definition, values);
-    this.attributes = { ...this.attributes, ...checked };
+  // Search attributes' task wrapper (`searchAttributes`) puts its own on each context it runs.
+  setAttributes(): void {
+    throw kindNotLoaded('search');
   }
 
   get outputs(): Record<string, unknown> {
@@ -139,20 +136,15 @@ class TaskContext implements HandlerContext {
 export function resultEvent(
   type: 'task.completed' | 'task.failed' | 'task.released',
   task: Readonly<TaskState>,
-  more:
-    | { output: unknown; search?: Record<string, SearchValue | null> }
-    | { error: ErrorInfo }
-    | Record<string, never>,
+  more: { output: unknown } | { error: ErrorInfo } | Record<string, never>,
 ): ResultEvent {
   const { step, attempt, phase, idempotencyKey: key, item } = task;
   // Built by assignment, not spreads: this runs for every handler result.
   return (at) => {
     const e: Record<string, unknown> = { type, at, step, attempt, phase, key };
     if (item !== undefined) e['item'] = item;
-    if ('output' in more) {
-      e['output'] = more.output;
-      if (more.search) e['search'] = more.search;
-    } else if ('error' in more) e['error'] = more.error;
+    if ('output' in more) e['output'] = more.output;
+    else if ('error' in more) e['error'] = more.error;
     return e as unknown as WorkflowEvent;
   };
 }
@@ -176,10 +168,8 @@ export function taskRunner(
     inFlight.start(s.id, abort);
     const stream = attemptStreamOf(store, s.id, task);
     let output: unknown;
-    let ctx: TaskContext | undefined;
     try {
-      ctx = new TaskContext(definition, s, task, abort, heartbeat, stream, tools);
-      output = handler(ctx);
+      output = handler(new TaskContext(definition, s, task, abort, heartbeat, stream, tools));
       // A handler that answers at once is not awaited: a promise and a turn fewer per task.
       if (typeof (output as PromiseLike<unknown> | null)?.then === 'function') output = await output;
     } catch (e) {
@@ -201,17 +191,6 @@ export function taskRunner(
       const error: ErrorInfo = { message, code: 'INVALID_OUTPUT', retryable: false };
       return { outcome: 'failed', error, event: resultEvent('task.failed', task, { error }) };
     }
-    const wrong = task.phase === 'run' ? outputSearchIssues(definition, task.step, json) : [];
-    if (wrong.length) {
-      // The same handler would return the same shape again: not retried.
-      const message = `output of ${task.step} feeds search attributes of another type: ${wrong.join('; ')}`;
-      const error: ErrorInfo = { message, code: 'INVALID_SEARCH_ATTRIBUTE', retryable: false };
-      return { outcome: 'failed', error, event: resultEvent('task.failed', task, { error }) };
-    }
-    const search = ctx?.attributes;
-    return {
-      outcome: 'completed',
-      event: resultEvent('task.completed', task, search ? { output: json, search } : { output: json }),
-    };
+    return { outcome: 'completed', event: resultEvent('task.completed', task, { output: json }) };
   };
 }

@@ -1,11 +1,12 @@
 import { compileWorkflow } from '../definition/compile.js';
 import type { DefinitionInput } from '../definition/schema.js';
 import { failureOf } from '../errors.js';
+import { kindNotLoaded } from '../reducer/kind-table.js';
+import type { SearchRules } from '../reducer/kinds/step-rules.js';
 import { detailsFor } from '../reducer/task-heartbeat.js';
 import { taskView } from '../reducer/task-view.js';
 import { noCallbacks } from '../runner/callback-port.js';
 import type { AnyDefinition, Handler } from '../runner/handler-types.js';
-import { checkedAttributes } from '../runner/task-search.js';
 import { type HandlerStream, streamStepOf } from '../runner/task-stream.js';
 import type { SearchValue } from '../search.js';
 import { CHILD_HANDLER, isTerminal, type Snapshot, type TaskState } from '../snapshot.js';
@@ -79,7 +80,12 @@ export function runTreeSync(root: Driven, handlers: SyncHandlers, maxRounds: num
 export async function runTree(
   root: Driven,
   table: Record<string, Handler | undefined>,
-  options: { timers?: 'advance' | 'until-signal' | 'stop'; maxRounds?: number },
+  options: {
+    timers?: 'advance' | 'until-signal' | 'stop' | undefined;
+    maxRounds?: number | undefined;
+    /** The rules `ctx.setAttributes` checks with (`searchAttributes` in the harness's kinds). */
+    search?: SearchRules | undefined;
+  },
 ): Promise<void> {
   const max = options.maxRounds ?? 10_000;
   for (let round = 0; round < max; round++) {
@@ -123,9 +129,12 @@ export async function runTree(
           ),
         stream: harnessStream(h, task),
         setAttributes: (values) => {
+          const rules = options.search;
+          // As a runner's context without `searchAttributes` (whose definitions declare none).
+          if (!rules) throw kindNotLoaded('search');
           search = {
             ...search,
-            ...checkedAttributes(compileWorkflow(h.definition as DefinitionInput).definition, values),
+            ...rules.set(compileWorkflow(h.definition as DefinitionInput).definition, values),
           };
         },
       });

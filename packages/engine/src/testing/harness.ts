@@ -496,7 +496,9 @@ export class WorkflowHarness<
     handlers: Partial<HandlersFor<readonly [D, ...W]>>,
     options: { timers?: 'advance' | 'until-signal' | 'stop'; maxRounds?: number } = {},
   ): Promise<this> {
-    await runTree(this.untyped, handlers as Record<string, Handler | undefined>, options);
+    // `ctx.setAttributes` checks with the rules of the harness's kinds, as a runner's does.
+    const search = this.options.kinds?.find((k) => k.search)?.search;
+    await runTree(this.untyped, handlers as Record<string, Handler | undefined>, { ...options, search });
     return this;
   }
 
