@@ -185,6 +185,7 @@ const redis: Backend = {
           '', // no wake notice
           '',
           '',
+          '', // no search attributes
           '', // no match digest, no sent signals consumed
         )) as [number];
         if (r[0] !== 1) throw new Error(`raw save of ${s.id}: version moved or instance gone`);

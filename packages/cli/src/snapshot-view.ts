@@ -13,6 +13,8 @@ export interface InstanceRow {
   updatedAt: number;
   /** Attempts running past their lease or deadline (their runner died, most likely); absent when none. */
   overdue?: number | undefined;
+  /** Its search attributes; absent when it has none. */
+  search?: Record<string, string | number | boolean> | undefined;
 }
 
 /** Attempts of `s` overdue at `now` (see `attemptOverdue`). */
@@ -35,13 +37,24 @@ export function instanceRow(s: Snapshot, now: number = Date.now()): InstanceRow 
     wakeAt: s.wakeAt,
     updatedAt: s.updatedAt,
     ...(overdue ? { overdue } : {}),
+    ...(s.search ? { search: { ...s.search } } : {}),
   };
 }
 
 /** `list` rows as a table. */
 export function renderRows(rows: readonly InstanceRow[]): string[] {
+  // A column of search attributes only when some row has them: tables of other stores stay as they were.
+  const searched = rows.some((r) => r.search);
+  const attrs = (r: InstanceRow) =>
+    searched
+      ? [
+          Object.entries(r.search ?? {})
+            .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+            .join(' ') || '-',
+        ]
+      : [];
   return table([
-    ['ID', 'WORKFLOW', 'STATUS', 'VERSION', 'ACTIVE', 'WAKE AT', 'UPDATED'],
+    ['ID', 'WORKFLOW', 'STATUS', 'VERSION', 'ACTIVE', 'WAKE AT', 'UPDATED', ...(searched ? ['SEARCH'] : [])],
     ...rows.map((r) => [
       r.id,
       `${r.workflow}@${r.workflowVersion}`,
@@ -50,6 +63,7 @@ export function renderRows(rows: readonly InstanceRow[]): string[] {
       r.active.join(',') || '-',
       isoTime(r.wakeAt),
       isoTime(r.updatedAt),
+      ...attrs(r),
     ]),
   ]);
 }

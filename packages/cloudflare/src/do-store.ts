@@ -7,11 +7,13 @@
 import {
   AlreadyExistsError,
   assertValidId,
+  checkSearch,
   type FlowStore,
   flowHolders,
   isTerminal,
   type ListPage,
   type ListQuery,
+  matchesSearch,
   NotFoundError,
   type Snapshot,
   SnapshotTooLargeError,
@@ -120,10 +122,18 @@ export function createDurableObjectStore(
     async list(query: ListQuery): Promise<ListPage> {
       const s = parse(await storage.get<Row>(SNAPSHOT_KEY));
       if (!s || query.limit < 1) return { items: [], cursor: null };
+      // One instance: its search attributes are checked here, no index needed.
+      const search =
+        query.where !== undefined || query.orderBy !== undefined
+          ? checkSearch(query.where, query.orderBy)
+          : undefined;
+      const row = { status: s.status, workflow: s.workflow.name, search: s.search ?? null };
       const skip =
-        (query.cursor && s.id <= query.cursor) ||
+        (query.cursor && search?.orderBy === undefined && s.id <= query.cursor) ||
+        (query.cursor && search?.orderBy !== undefined) ||
         (query.status && s.status !== query.status) ||
-        (query.workflow && s.workflow.name !== query.workflow);
+        (query.workflow && s.workflow.name !== query.workflow) ||
+        (search && !matchesSearch(row, search));
       return { items: skip ? [] : [s], cursor: null };
     },
     async delete(id, options) {

@@ -33,6 +33,8 @@ export type ErrorCode =
   | 'CALLBACK_EXPIRED'
   | 'STEP_NOT_WAITING'
   | 'STREAM_UNSUPPORTED'
+  | 'INVALID_SEARCH_ATTRIBUTE'
+  | 'INVALID_QUERY'
   | 'CODEC_KEY_MISSING'
   | 'CODEC_DECRYPT_FAILED';
 
@@ -68,6 +70,10 @@ export const ERROR_KINDS: Readonly<Record<ErrorCode, ErrorKind>> = {
   UNKNOWN_SIGNAL: 'invalid',
   // A migration whose step map or data recipe cannot be applied to the versions it names.
   INVALID_MIGRATION: 'invalid',
+  // A search attribute a definition does not declare, or a value of another type than declared.
+  INVALID_SEARCH_ATTRIBUTE: 'invalid',
+  // A `list` query whose `where` or `orderBy` is malformed (an unknown operator, a value no attribute holds).
+  INVALID_QUERY: 'invalid',
   NOT_FOUND: 'not-found',
   // A reference in a snapshot whose payload is gone from the payload store (or fails its hash).
   PAYLOAD_NOT_FOUND: 'not-found',
@@ -159,7 +165,9 @@ export type StepErrorCode =
   /** A map step's `items` path does not hold an array. */
   | 'INVALID_ITEMS'
   /** A flow limit's key path held no string, finite number or boolean (the attempt fails for good). */
-  | 'INVALID_FLOW_KEY';
+  | 'INVALID_FLOW_KEY'
+  /** A search attribute read from the step's output held a value of another type than declared. */
+  | 'INVALID_SEARCH_ATTRIBUTE';
 
 /**
  * Brand every stepfold error carries under a registry symbol, so two copies of the engine in one
@@ -242,7 +250,9 @@ export type ValidationCode =
   | 'INVALID_ID'
   | 'INVALID_INPUT'
   | 'INVALID_OPTIONS'
-  | 'INVALID_MIGRATION';
+  | 'INVALID_MIGRATION'
+  | 'INVALID_SEARCH_ATTRIBUTE'
+  | 'INVALID_QUERY';
 
 /**
  * Input (definition, event, snapshot, id, or data a declared schema refused) failed validation;

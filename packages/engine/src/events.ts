@@ -4,6 +4,7 @@ import { isTime, MAX_EVENT_TIME } from './event-time.js';
 import type { FlowEvent } from './flow-events.js';
 import { isValidId } from './ids.js';
 import { idString as id, integer, parseWith, text } from './schema-kit.js';
+import type { SearchValue } from './search.js';
 import { MAX_PRIORITY } from './snapshot.js';
 
 const opt = z.optional;
@@ -84,6 +85,8 @@ const EVENT_SCHEMAS = [
     key,
     item,
     output: opt(z.unknown()),
+    /** Search attributes the handler set (`ctx.setAttributes`; `null` clears one): checked by `searchAttributes`. */
+    search: opt(z.unknown() as z.ZodMiniType<Record<string, SearchValue | null>>),
   }),
   z.object({
     type: z.literal('task.failed'),
@@ -286,6 +289,7 @@ function commonEvent(e: LooseEvent): WorkflowEvent | undefined {
   if (e.handoff !== undefined) return handedOff(e);
   if (type === 'task.completed') {
     const { step, attempt, phase, key } = e;
+    if (e['search'] !== undefined) return undefined;
     if (!isValidId(step) || !isAttempt(attempt) || (key !== undefined && !isText(key, 1000)))
       return undefined;
     if (phase !== undefined && phase !== 'run' && phase !== 'compensate') return undefined;

@@ -120,6 +120,8 @@ export type {
   WorkflowClient,
   WorkflowNameOf,
 } from './runner/types.js';
+export * from './search.js';
+export * from './search-attributes/index.js';
 export * from './snapshot.js';
 export * from './store/index.js';
 export * from './store/memory-store.js';

@@ -1,5 +1,6 @@
 import type { StepErrorCode } from './errors.js';
 import type { FlowNeed } from './flow-need.js';
+import type { SearchValue } from './search.js';
 
 /** Snapshot format version; bump with a migration when the shape below changes. */
 export const SNAPSHOT_SCHEMA_VERSION = 1;
@@ -335,6 +336,12 @@ export interface Snapshot {
    * their times. Absent: 0.
    */
   priority?: number | undefined;
+  /**
+   * The instance's search attributes (the workflow's `search` declarations), by name: read from
+   * their data paths after every event, or set by handlers (`ctx.setAttributes`). Every store indexes
+   * them for `Store.list`'s `where` and `orderBy`. Absent: none has a value.
+   */
+  search?: Record<string, SearchValue> | undefined;
   steps: Record<string, StepState>;
   /** Step ids currently holding a cursor (running, waiting or sleeping). */
   active: string[];

@@ -69,6 +69,8 @@ const ONE_OF: Record<ErrorCode, () => StepfoldError<string>> = {
   CALLBACK_EXPIRED: () => new CallbackError('CALLBACK_EXPIRED', 'expired'),
   STEP_NOT_WAITING: () => new StepNotWaitingError('i-1', 'manager', 'it ended'),
   STREAM_UNSUPPORTED: () => new StreamUnsupportedError('i-1', 'model'),
+  INVALID_SEARCH_ATTRIBUTE: () => new ValidationError('INVALID_SEARCH_ATTRIBUTE', 'bad', []),
+  INVALID_QUERY: () => new ValidationError('INVALID_QUERY', 'bad', []),
   CODEC_KEY_MISSING: () => new CodecError('CODEC_KEY_MISSING', 'k1', 'no key k1'),
   CODEC_DECRYPT_FAILED: () => new CodecError('CODEC_DECRYPT_FAILED', 'k1', 'does not decrypt'),
 };

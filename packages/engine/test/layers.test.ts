@@ -22,6 +22,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   'flow-control': ['shared', 'definition', 'reducer', 'store', 'runner', 'flow-control'],
   /** Event triggers: filters checked, `runner.publish`, as the `eventTriggers` value. */
   triggers: ['shared', 'definition', 'reducer', 'store', 'runner', 'triggers'],
+  /** Search attributes: declarations checked, `snapshot.search` kept, handlers' values checked, as the `searchAttributes` value. */
+  'search-attributes': ['shared', 'definition', 'reducer', 'runner', 'search-attributes'],
   testing: [
     'shared',
     'definition',
@@ -61,6 +63,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     'composition',
     'flow-control',
     'triggers',
+    'search-attributes',
     'diagram',
     'payloads',
     'lifecycle',

@@ -57,6 +57,7 @@ describe('schedules: exactly once per slot', () => {
         signal: new AbortController().signal,
         heartbeat: () => {},
         callback: () => Promise.reject(new Error('no callbacks here')),
+        setAttributes: () => {},
         stream: { write: () => {}, flush: async () => {} },
       };
     };

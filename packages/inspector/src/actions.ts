@@ -8,6 +8,7 @@ import {
   type RunnerMessage,
   type Snapshot,
   type Store,
+  searchAttributes,
   ValidationError,
   VersionConflictError,
 } from '@stepfold/engine';
@@ -174,8 +175,9 @@ export function sendPinned(
     workflows,
     execute: false,
     conflictRetries: 0,
-    // The inspector steers workflows with child and map steps too (and walks their trees).
-    kinds: [composition],
+    // The inspector steers workflows with child and map steps too (and walks their trees), and
+    // keeps the search attributes of those that declare them.
+    kinds: [composition, searchAttributes],
   });
   return runner.handle({ ...message, wait: 'write' });
 }

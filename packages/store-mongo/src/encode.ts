@@ -1,4 +1,5 @@
 import type { EncodedSnapshot } from '@stepfold/engine';
+import { searchEntry } from './search-filter.js';
 
 /** A signal waiting in an instance's inbox: its event JSON and when the inbox's own claim may take it. */
 export interface WaitingSignal {
@@ -22,6 +23,8 @@ export interface InstanceDocument {
    */
   dueAt?: number | null | undefined;
   snapshot: string;
+  /** The search attributes, one encoded string each (see `searchEntry`; empty for none, missing on documents written before them). */
+  sa?: string[] | undefined;
   /** While a claim holds: its expiry (epoch ms, against the claiming call's `now`). A save unsets it. */
   claimedUntil?: number | null | undefined;
   /** Whose claim it is (the claim's token): `release` with it ends the claim. */
@@ -48,5 +51,7 @@ export function toDocument(e: EncodedSnapshot): InstanceDocument {
     // A create or save puts the instance back at its wake time, ending any claim's move.
     dueAt: e.wakeAt,
     snapshot: e.json,
+    // Always set (empty for none), so a save that clears every attribute clears the entries.
+    sa: e.search ? Object.entries(e.search).map(([n, v]) => searchEntry(n, v)) : [],
   };
 }

@@ -5,6 +5,7 @@ import { type InstanceDocument, toDocument } from './encode.js';
 import { type FlowKeyDocument, mongoFlow } from './flow.js';
 import { matchFilter, mongoInbox, unsetSent } from './inbox.js';
 import { isDuplicateKey, isUnavailable } from './map-error.js';
+import { searchPage } from './search-filter.js';
 import { assertCollectionName, ensureIndexes, isCollectionName } from './setup.js';
 import { mongoStream, type StreamBatchDocument } from './stream.js';
 
@@ -105,7 +106,9 @@ export function createMongoStore(options: MongoStoreOptions): DefinedStore {
         return (await docs.findOne({ _id: id }, { projection: { version: 1 } }))?.version ?? null;
       },
       due,
+      searches: true,
       async page(args) {
+        if (args.search) return searchPage(docs, args, args.search);
         const filter: Filter<InstanceDocument> = {};
         if (args.status !== undefined) filter.status = args.status;
         if (args.workflow !== undefined) filter.workflow = args.workflow;

@@ -16,6 +16,8 @@ export const INSTANCE_INDEXES: IndexDescription[] = [
   { key: { status: 1, _id: 1 }, name: 'stepfold_status' },
   { key: { workflow: 1, _id: 1 }, name: 'stepfold_workflow' },
   { key: { sentDueAt: 1, _id: 1 }, name: 'stepfold_sent_due' },
+  // Search attributes: an encoded entry per attribute (multikey), so `where` reads string ranges.
+  { key: { sa: 1, _id: 1 }, name: 'stepfold_search' },
 ];
 
 /**

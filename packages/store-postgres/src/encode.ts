@@ -35,6 +35,8 @@ export interface Row {
   definition: string;
   /** The fairness key the due order rotates over, `''` for none (see `Store.listDue`). */
   fairKey: string;
+  /** The search attributes' JSON (the `search` column, which a trigger copies into `$search`), or null. */
+  search: string | null;
   json: string;
   /** Whether `json` goes to `snapshot_text` instead of the JSONB column. */
   asText: boolean;
@@ -50,6 +52,7 @@ export function toRow(e: EncodedSnapshot, jsonb = true): Row {
     wakeAt: e.wakeAt === null ? null : toInt8(Math.ceil(e.wakeAt)),
     definition: e.definition,
     fairKey: e.fairKey ?? '',
+    search: e.search === null ? null : JSON.stringify(e.search),
     json: e.json,
     asText: !jsonb || needsTextColumn(e.json),
   };

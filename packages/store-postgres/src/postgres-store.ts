@@ -6,6 +6,7 @@ import { pgFlow } from './flow.js';
 import { pgInbox } from './inbox.js';
 import { isUnavailable } from './map-error.js';
 import { pgQuery } from './query.js';
+import { searchStatement } from './search-query.js';
 import { runMigrations, tableNames } from './setup.js';
 import { storeStatements } from './statements.js';
 import {
@@ -59,7 +60,12 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       return row ? Number(row.version) : null;
     },
     ...pgClaims(query, sql),
+    searches: true,
     async page(args) {
+      if (args.search) {
+        const { text, values } = searchStatement(names, args, args.search);
+        return (await query<{ id: string; json: string }>(text, values)).rows;
+      }
       const where: string[] = [];
       const values: unknown[] = [];
       const add = (clause: string, value: unknown) => {

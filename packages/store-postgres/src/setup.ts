@@ -72,6 +72,8 @@ export interface TableNames {
   chunk: string;
   /** `"schema"."table$fair"`: when each fairness key was last served by a due read (the fair due order's turns). */
   fair: string;
+  /** `"schema"."table$search"`: one row per instance and search attribute, what `list`'s `where` reads. */
+  search: string;
 }
 
 /** Validates the schema and table names and quotes them. */
@@ -90,6 +92,7 @@ export function tableNames(schema: string, table: string): TableNames {
     stream: `"${schema}"."${table}$stream"`,
     chunk: `"${schema}"."${table}$chunk"`,
     fair: `"${schema}"."${table}$fair"`,
+    search: `"${schema}"."${table}$search"`,
   };
 }
 
@@ -282,6 +285,71 @@ export const MIGRATIONS: readonly Migration[] = [
       `DROP INDEX IF EXISTS "${schema}"."${table}_lane_due_at"`,
     ],
   },
+  {
+    version: 10,
+    description:
+      'search attributes: search column, $search table kept by triggers, (name, kind, value, instance) index',
+    // `search`: the snapshot's search attributes as JSONB (nullable, no default: a catalog change).
+    // `$search`: a row per instance and attribute, its value in the column of its kind (`k` 0
+    // boolean as `n` 0/1, 1 number in `n`, 2 string in `s`), so one btree serves equality, ranges,
+    // `in` and the order by value (see the README). Triggers keep it: a write whose attributes did
+    // not change (most saves) runs none, and every statement that writes `search` (a create, a
+    // save, a group commit) is covered without a second round trip. A new table: no lock on the
+    // instances beyond the ALTER's and the CREATE TRIGGERs' brief ones.
+    statements: ({ schema, table, qualified, search }) => {
+      const fn = `"${schema}"."${table}$search_sync"`;
+      return [
+        `DO $$ BEGIN
+          IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = '${qualified}'::regclass
+              AND attname = 'search' AND NOT attisdropped) THEN
+            ALTER TABLE ${qualified} ADD COLUMN search jsonb;
+          END IF;
+        END $$`,
+        `CREATE TABLE IF NOT EXISTS ${search} (
+          instance text COLLATE "C" NOT NULL,
+          name text COLLATE "C" NOT NULL,
+          k smallint NOT NULL,
+          n double precision,
+          s text COLLATE "C",
+          CONSTRAINT "${table}$search_pkey" PRIMARY KEY (instance, name)
+        )`,
+        `CREATE INDEX IF NOT EXISTS "${table}$search_value" ON ${search} (name, k, n, s, instance)`,
+        `CREATE OR REPLACE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $f$
+        BEGIN
+          IF TG_OP = 'TRUNCATE' THEN
+            TRUNCATE ${search};
+            RETURN NULL;
+          END IF;
+          IF TG_OP <> 'INSERT' THEN
+            DELETE FROM ${search} WHERE instance = OLD.id;
+          END IF;
+          IF TG_OP <> 'DELETE' AND NEW.search IS NOT NULL AND jsonb_typeof(NEW.search) = 'object' THEN
+            INSERT INTO ${search} (instance, name, k, n, s)
+            SELECT NEW.id, e.key,
+              CASE jsonb_typeof(e.value) WHEN 'boolean' THEN 0 WHEN 'number' THEN 1 ELSE 2 END,
+              CASE jsonb_typeof(e.value) WHEN 'boolean' THEN CASE WHEN e.value = 'true'::jsonb THEN 1 ELSE 0 END
+                WHEN 'number' THEN (e.value #>> '{}')::double precision END,
+              CASE jsonb_typeof(e.value) WHEN 'string' THEN e.value #>> '{}' END
+            FROM jsonb_each(NEW.search) e
+            WHERE jsonb_typeof(e.value) IN ('boolean', 'number', 'string');
+          END IF;
+          RETURN NULL;
+        END $f$`,
+        `DROP TRIGGER IF EXISTS "${table}$search_insert" ON ${qualified}`,
+        `CREATE TRIGGER "${table}$search_insert" AFTER INSERT ON ${qualified}
+          FOR EACH ROW WHEN (NEW.search IS NOT NULL) EXECUTE FUNCTION ${fn}()`,
+        `DROP TRIGGER IF EXISTS "${table}$search_update" ON ${qualified}`,
+        `CREATE TRIGGER "${table}$search_update" AFTER UPDATE OF search ON ${qualified}
+          FOR EACH ROW WHEN (OLD.search IS DISTINCT FROM NEW.search) EXECUTE FUNCTION ${fn}()`,
+        `DROP TRIGGER IF EXISTS "${table}$search_delete" ON ${qualified}`,
+        `CREATE TRIGGER "${table}$search_delete" AFTER DELETE ON ${qualified}
+          FOR EACH ROW WHEN (OLD.search IS NOT NULL) EXECUTE FUNCTION ${fn}()`,
+        `DROP TRIGGER IF EXISTS "${table}$search_truncate" ON ${qualified}`,
+        `CREATE TRIGGER "${table}$search_truncate" AFTER TRUNCATE ON ${qualified}
+          FOR EACH STATEMENT EXECUTE FUNCTION ${fn}()`,
+      ];
+    },
+  },
 ];
 
 // Two-key advisory locks live apart from single-bigint ones; this first key marks stepfold's.
@@ -324,6 +392,7 @@ async function migrate(client: PgQueryable, names: TableNames): Promise<void> {
     await client.query(`DROP TABLE IF EXISTS ${names.stream}`);
     await client.query(`DROP TABLE IF EXISTS ${names.chunk}`);
     await client.query(`DROP TABLE IF EXISTS ${names.fair}`);
+    await client.query(`DROP TABLE IF EXISTS ${names.search}`);
     current = 0;
   } else if (current === 0) {
     throw new Error(

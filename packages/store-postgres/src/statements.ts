@@ -2,9 +2,9 @@ import type { TableNames } from './setup.js';
 
 /** Which form of the save statement a conditional update runs. */
 export interface SaveForm {
-  /** Also deletes the consumed inbox seqs (`$11`). */
+  /** Also deletes the consumed inbox seqs (`$12`). */
   consume: boolean;
-  /** Also requires the stored snapshot and consumed signals to match (`$12` digest, `$13` JSON). */
+  /** Also requires the stored snapshot and consumed signals to match (`$13` digest, `$14` JSON). */
   match: boolean;
   /** Also NOTIFYs (the payload is the last parameter). */
   notify: boolean;
@@ -24,17 +24,18 @@ export function storeStatements(
   // condition returns no row and sends nothing, and the notice is delivered at commit.
   const notifying = (sql: string, payload: number) =>
     `WITH w AS (${sql} RETURNING 1) SELECT pg_notify('${channel}', $${payload}) FROM w`;
-  const CREATE = `INSERT INTO ${t} (id, version, status, workflow, wake_at, definition, fair_key, snapshot, snapshot_text)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9)`;
+  const CREATE = `INSERT INTO ${t} (id, version, status, workflow, wake_at, definition, fair_key, search, snapshot, snapshot_text)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10)`;
   const SAVE = `UPDATE ${t} SET version = $3, status = $4, workflow = $5, wake_at = $6, definition = $7,
-           fair_key = $8, claimed_until = NULL, claim_token = NULL, snapshot = $9::jsonb, snapshot_text = $10
+           fair_key = $8, search = $9::jsonb, claimed_until = NULL, claim_token = NULL, snapshot = $10::jsonb,
+           snapshot_text = $11
          WHERE id = $1 AND version = $2`;
   // The consumed signals' stored texts, "\n" before each, in the order consumed: with the stored
-  // snapshot text, what the digest `$12` was computed over (defineStore's `match.digest`).
-  const events = `COALESCE((SELECT string_agg(E'\\n' || x.event, '' ORDER BY array_position($11::bigint[], x.seq))
-           FROM ${sent} x WHERE x.id = $1 AND x.seq = ANY($11::bigint[])), '')`;
+  // snapshot text, what the digest `$13` was computed over (defineStore's `match.digest`).
+  const events = `COALESCE((SELECT string_agg(E'\\n' || x.event, '' ORDER BY array_position($12::bigint[], x.seq))
+           FROM ${sent} x WHERE x.id = $1 AND x.seq = ANY($12::bigint[])), '')`;
   const digest = (json: string) =>
-    `sha256(convert_to(${json} || ${events}, 'UTF8')) = decode($12::text, 'hex')`;
+    `sha256(convert_to(${json} || ${events}, 'UTF8')) = decode($13::text, 'hex')`;
   // A row in the JSONB column has no text to hash: equal as JSONB to `$13` (given by jsonb stores
   // only) and `$13` hashed with the signals stands for it.
   // A text store's rows are all text: a bare comparison with the digest as bytea (`$12`), nothing a
@@ -42,17 +43,17 @@ export function storeStatements(
   // take again (the CASE form was re-planned on every execution: 0.11 ms a take).
   const MATCH =
     column === 'text'
-      ? ` AND sha256(convert_to(snapshot_text || ${events}, 'UTF8')) = $12::bytea`
+      ? ` AND sha256(convert_to(snapshot_text || ${events}, 'UTF8')) = $13::bytea`
       : ` AND CASE WHEN snapshot_text IS NOT NULL THEN ${digest('snapshot_text')}
-           ELSE snapshot = $13::text::jsonb AND ${digest('$13::text')} END`;
+           ELSE snapshot = $14::text::jsonb AND ${digest('$14::text')} END`;
   const save = ({ consume, match, notify }: SaveForm): string => {
     const update = match ? SAVE + MATCH : SAVE;
-    const payload = match ? (column === 'text' ? 13 : 14) : consume ? 12 : 11;
+    const payload = match ? (column === 'text' ? 14 : 15) : consume ? 13 : 12;
     // Nothing consumed: no inbox CTE (a matched take of a task alone is a plain conditional update).
     if (!consume) return notify ? notifying(update, payload) : update;
     // The signals applied go only if the update's condition held.
     return `WITH w AS (${update} RETURNING 1),
-    d AS (DELETE FROM ${sent} WHERE id = $1 AND seq = ANY($11::bigint[]) AND EXISTS (SELECT 1 FROM w))
+    d AS (DELETE FROM ${sent} WHERE id = $1 AND seq = ANY($12::bigint[]) AND EXISTS (SELECT 1 FROM w))
     SELECT ${notify ? `pg_notify('${channel}', $${payload})` : '1'} FROM w`;
   };
   // Due rows by effective due time: GREATEST ignores NULL, so an unclaimed row is due at wake_at
@@ -124,7 +125,7 @@ export function storeStatements(
   const KEYS_NAMED = '(SELECT count(DISTINCT k) FROM picked) > 1';
   return {
     CREATE,
-    CREATE_NOTIFY: notifying(CREATE, 10),
+    CREATE_NOTIFY: notifying(CREATE, 11),
     save,
     LIST_DUE: claim(fair(''), KEYS_DUE),
     LIST_DUE_LANE: claim(fair('workflow = $5 AND '), KEYS_DUE),

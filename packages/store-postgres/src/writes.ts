@@ -69,6 +69,7 @@ export function pgWrites(
       row.wakeAt,
       row.definition,
       row.fairKey,
+      row.search,
     ];
     return write(row, text, values, tail).then(written);
   };
@@ -95,7 +96,16 @@ export function pgWrites(
         await write(
           row,
           payload === undefined ? sql.CREATE : sql.CREATE_NOTIFY,
-          [row.id, row.version, row.status, row.workflow, row.wakeAt, row.definition, row.fairKey],
+          [
+            row.id,
+            row.version,
+            row.status,
+            row.workflow,
+            row.wakeAt,
+            row.definition,
+            row.fairKey,
+            row.search,
+          ],
           payload === undefined ? [] : [payload],
         );
         return true;

@@ -57,17 +57,17 @@ describe('postgres save matching a snapshot', () => {
     const [{ text, values }] = seen as [{ text: string; values: unknown[] }];
     expect(text).toContain('sha256(convert_to(snapshot_text');
     expect(text).toMatch(/DELETE FROM .*\$sent/);
-    // $11 the seqs, $12 the digest as bytes (of the JSON and "\n" + each signal); a text store sends
+    // $12 the seqs, $13 the digest as bytes (of the JSON and "\n" + each signal); a text store sends
     // no JSON and no CASE (a bare comparison keeps the prepared generic plan).
     const expected = [JSON.stringify(stored), ...waiting!.sent.map((s) => JSON.stringify(s.event))].join(
       '\n',
     );
     expect(text).not.toContain('CASE');
-    expect(values.slice(10, 12)).toEqual([
+    expect(values.slice(11, 13)).toEqual([
       waiting!.sent.map((s) => s.seq),
       createHash('sha256').update(expected, 'utf8').digest(),
     ]);
-    expect(values).toHaveLength(12);
+    expect(values).toHaveLength(13);
     expect(await store.inbox.claim(0, 1, ['one'])).toEqual([]);
     expect((await store.load('one'))?.input).toBe('next');
   });

@@ -11,6 +11,7 @@ const row = (id: string, json = '{}'): Row => ({
   wakeAt: null,
   definition: 'w@1@h',
   fairKey: '',
+  search: null,
   json,
   asText: false,
 });

@@ -78,7 +78,9 @@ export function uniqueTable(prefix = 't'): string {
 export async function dropTable(pool: pg.Pool, table: string, schema = TEST_SCHEMA): Promise<void> {
   await pool.query(
     `DROP TABLE IF EXISTS "${schema}"."${table}", "${schema}"."${table}$sent", "${schema}"."${table}$flow",
-      "${schema}"."${table}$stream", "${schema}"."${table}$chunk", "${schema}"."${table}$fair"`,
+      "${schema}"."${table}$stream", "${schema}"."${table}$chunk", "${schema}"."${table}$fair",
+      "${schema}"."${table}$search"`,
   );
+  await pool.query(`DROP FUNCTION IF EXISTS "${schema}"."${table}$search_sync"()`);
   await pool.query(`DELETE FROM "${schema}".stepfold_migrations WHERE table_name = $1`, [table]);
 }

@@ -58,17 +58,17 @@ describe('JSONB or text column (no server)', () => {
     await store.create(snapshot as unknown as Snapshot);
     const json = JSON.stringify(snapshot);
     // The definition column holds `name@version@hash` (this one names no version or hash); then
-    // the fairness key ('' for none).
+    // the fairness key ('' for none), the search attributes (null for none).
     const definition = 'wf@undefined@undefined';
     expect(calls).toEqual([
-      ['big', 1, 'running', 'wf', '8', definition, '', json, null],
-      ['big', 1, 'running', 'wf', '8', definition, '', null, json],
+      ['big', 1, 'running', 'wf', '8', definition, '', null, json, null],
+      ['big', 1, 'running', 'wf', '8', definition, '', null, null, json],
     ]);
     // A text store (the default) sends the text column at once.
     calls.length = 0;
     calls.push([]); // no refusal this time
     await createPostgresStore({ pool: spy as unknown as pg.Pool }).create(snapshot as unknown as Snapshot);
-    expect(calls.slice(1)).toEqual([['big', 1, 'running', 'wf', '8', definition, '', null, json]]);
+    expect(calls.slice(1)).toEqual([['big', 1, 'running', 'wf', '8', definition, '', null, null, json]]);
   });
 
   it('refuses a snapshotColumn other than text or jsonb', () => {

@@ -72,6 +72,13 @@ export const FAIR_SERVED = 'fair-served';
  * member id. Read and emptied, no longer written (see due-scripts.ts).
  */
 export const CLAIMS = 'claims';
+/**
+ * Sorted set per search attribute name, score 0, member `<kind><value>\x01<id>` (see
+ * search-entries.ts): its lexicographic order is the listing order of that attribute.
+ */
+export const SEARCH = 'search:';
+/** Instance hash field: the instance's search entries (see search-entries.ts), absent for none. */
+export const SEARCH_FIELD = 'sa';
 /** Pub/sub channel (not a key) of the wake hints; under the prefix, so in the store's slot. */
 export const WAKE = 'wake';
 /** Hash per instance of the signals `runner.send` wrote and no write applied yet: field seq, value the event JSON. */
@@ -96,6 +103,8 @@ export interface Keys {
   workflow(name: string): string;
   statusWorkflow(status: string, name: string): string;
   dueWorkflow(name: string): string;
+  /** {@link SEARCH} of an attribute name. */
+  search(name: string): string;
   /** {@link FAIR_DUE} of a fairness key. */
   fairDue(key: string): string;
   /** {@link FAIR_LANE} of a workflow and a fairness key. */
@@ -124,6 +133,7 @@ export function keysFor(prefix: string): Keys {
     workflow: (name) => `${prefix}${WORKFLOW}${name}`,
     statusWorkflow: (status, name) => `${prefix}${STATUS_WORKFLOW}${status}#${name}`,
     dueWorkflow: (name) => `${prefix}${DUE_WORKFLOW}${name}`,
+    search: (name) => `${prefix}${SEARCH}${name}`,
     fairDue: (key) => `${prefix}${FAIR_DUE}${key}`,
     fairLane: (name, key) => `${prefix}${FAIR_LANE}${name}#${key}`,
     fairKeys: `${prefix}${FAIR_KEYS}`,

@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { DueClaims, Inbox, StreamStore, WakeSource } from '@stepfold/engine';
-import { type DefinedStore, defineStore, type EncodedSnapshot, type StoreDriver } from '@stepfold/engine';
+import {
+  type DefinedStore,
+  defineStore,
+  type EncodedSnapshot,
+  type ListArgs,
+  type StoreDriver,
+} from '@stepfold/engine';
 import type { Cluster, Redis } from 'ioredis';
 import { dueDriver } from './claims.js';
 import { type HintRoute, hintArgs, rowArgs } from './encode.js';
@@ -9,6 +15,8 @@ import { inboxDriver } from './inbox.js';
 import { assertPrefix, DEFAULT_PREFIX, hasHashTag, keysFor } from './keys.js';
 import { isUnavailable } from './map-error.js';
 import { CREATE, DELETE, LIST, runScript, SAVE, SCRIPTS } from './scripts.js';
+import { searchField } from './search-entries.js';
+import { redisSearchPage } from './search-page.js';
 import { redisStream } from './stream.js';
 import { createWakeSource } from './wakes.js';
 
@@ -96,6 +104,22 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     keys.dueWorkflow(e.workflow),
   ];
 
+  /** A page of the plain indexes (status, workflow, both, or all), in id order. */
+  const plainPage = async ({ status, workflow, cursor, limit }: ListArgs) => {
+    const index =
+      status && workflow
+        ? keys.statusWorkflow(status, workflow)
+        : status
+          ? keys.status(status)
+          : workflow
+            ? keys.workflow(workflow)
+            : keys.all;
+    const reply = (await runScript(client, LIST, [index], [cursor ?? '', limit + 1, prefix])) as string[];
+    const rows: Array<{ id: string; json: string }> = [];
+    for (let i = 0; i + 1 < reply.length; i += 2) rows.push({ id: reply[i]!, json: reply[i + 1]! });
+    return rows;
+  };
+
   const driver: StoreDriver = {
     async setup() {
       // Keys appear on first write; loading saves the first EVAL of each script.
@@ -103,14 +127,23 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     },
     async insert(e) {
       const keyList = [keys.instance(e.id), keys.due, keys.all, ...indexKeys(e)];
-      return (await runScript(client, CREATE, keyList, [...rowArgs(e), prefix, ...hintArgs(e, route)])) === 1;
+      const args = [...rowArgs(e), prefix, ...hintArgs(e, route), searchField(e.id, e.search)];
+      return (await runScript(client, CREATE, keyList, args)) === 1;
     },
     select: (id) => client.hget(keys.instance(id), 'json'),
     async update(e, c) {
       const sentKeys = [keys.sent(e.id), keys.sentDue, keys.sentClaims];
       const keyList = [keys.instance(e.id), keys.due, ...indexKeys(e), keys.claims, ...sentKeys];
       const match = c.match?.digest ?? '';
-      const args = [...rowArgs(e), c.expected, prefix, ...hintArgs(e, route), match, ...(c.consumed ?? [])];
+      const args = [
+        ...rowArgs(e),
+        c.expected,
+        prefix,
+        ...hintArgs(e, route),
+        searchField(e.id, e.search),
+        match,
+        ...(c.consumed ?? []),
+      ];
       const [code, stored] = (await runScript(client, SAVE, keyList, args)) as [number, string?];
       // 3: the match failed; defineStore tells a forged notice from a lost race by the version.
       if (code === 2) return { stored: Number(stored) };
@@ -121,20 +154,11 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       return v === null ? null : Number(v);
     },
     ...dueDriver(client, keys, maxSkipped),
-    async page({ status, workflow, cursor, limit }) {
-      const index =
-        status && workflow
-          ? keys.statusWorkflow(status, workflow)
-          : status
-            ? keys.status(status)
-            : workflow
-              ? keys.workflow(workflow)
-              : keys.all;
-      const reply = (await runScript(client, LIST, [index], [cursor ?? '', limit + 1, prefix])) as string[];
-      const rows: Array<{ id: string; json: string }> = [];
-      for (let i = 0; i + 1 < reply.length; i += 2) rows.push({ id: reply[i]!, json: reply[i + 1]! });
-      return rows;
-    },
+    // Search attributes are indexed (a sorted set per attribute): `where` and `orderBy` read only
+    // the members their conditions select (search-page.ts).
+    searches: true,
+    page: (args) =>
+      args.search ? redisSearchPage(client, keys, args, args.search, plainPage) : plainPage(args),
     async remove(id, version) {
       const keyList = [
         keys.instance(id),

@@ -12,6 +12,8 @@ import {
   DUE_WORKFLOW,
   FAIR_KEY,
   INSTANCE,
+  SEARCH,
+  SEARCH_FIELD,
   STATUS,
   STATUS_WORKFLOW,
   WORKFLOW,
@@ -29,6 +31,18 @@ local function index_keys(p, status, workflow)
     p .. '${STATUS_WORKFLOW}' .. status .. '#' .. workflow, p .. '${DUE_WORKFLOW}' .. workflow
 end`;
 
+// Search attributes (see search-entries.ts): an instance's `sa` field lists its entries, each
+// the name of its attribute's sorted set and its member there. \3 ends an entry, \2 its name.
+const SEARCH_ENTRIES = `
+local function search_index(p, field, add)
+  if not field or field == '' then return end
+  for entry in string.gmatch(field, '[^\\3]+') do
+    local at = string.find(entry, '\\2', 1, true)
+    local set, member = p .. '${SEARCH}' .. string.sub(entry, 1, at - 1), string.sub(entry, at + 1)
+    if add then redis.call('ZADD', set, 0, member) else redis.call('ZREM', set, member) end
+  end
+end`;
+
 // The wake hint: ARGV[n] the payload ('' when the write announces nothing, so such a write pays one
 // comparison), ARGV[n+1] PUBLISH or SPUBLISH, ARGV[n+2] the channel. pcall: the write is done by
 // now, and a publish that fails (SPUBLISH before Redis 7) must not turn it into an error.
@@ -38,13 +52,18 @@ const hint = (n: number) =>
 /**
  * create. KEYS: instance, due, all, status, workflow, status-workflow, due-workflow (lane).
  * ARGV: id, json, version, status, workflow, wakeAt ('' for none), fairness key ('' for none),
- * prefix, then the wake hint's payload, publish command and channel. Returns 1, or 0 if the id exists.
+ * prefix, then the wake hint's payload, publish command and channel, then the search entries
+ * ('' for none). Returns 1, or 0 if the id exists.
  */
 export const CREATE = script(
   'create',
-  `${FAIR_LUA}
+  `${FAIR_LUA}${SEARCH_ENTRIES}
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'json', ARGV[2], 'version', ARGV[3], 'status', ARGV[4], 'workflow', ARGV[5])
+if ARGV[12] ~= '' then
+  redis.call('HSET', KEYS[1], '${SEARCH_FIELD}', ARGV[12])
+  search_index(ARGV[8], ARGV[12], true)
+end
 redis.call('ZADD', KEYS[3], 0, ARGV[1])
 redis.call('ZADD', KEYS[4], 0, ARGV[1])
 redis.call('ZADD', KEYS[5], 0, ARGV[1])
@@ -60,24 +79,24 @@ ${hint(9)}
 return 1`,
 );
 
-// A save matching a notice's snapshot (ARGV[13], the digest, not ''): the SHA-1 of the stored JSON
+// A save matching a notice's snapshot (ARGV[14], the digest, not ''): the SHA-1 of the stored JSON
 // and each consumed seq's stored event, "\n"-joined in the order given, must be the digest. A seq
 // not stored fails it too.
-const MATCH = `if ARGV[13] ~= '' then
+const MATCH = `if ARGV[14] ~= '' then
   local parts = {redis.call('HGET', KEYS[1], 'json')}
-  for i = 14, #ARGV do
+  for i = 15, #ARGV do
     local event = redis.call('HGET', KEYS[8], ARGV[i])
     if not event then return {3} end
     parts[#parts + 1] = event
   end
-  if redis.sha1hex(table.concat(parts, '\\n')) ~= ARGV[13] then return {3} end
+  if redis.sha1hex(table.concat(parts, '\\n')) ~= ARGV[14] then return {3} end
 end
 `;
 
-// Once written: the consumed seqs (ARGV[14..]) leave the instance's sent hash (KEYS[8]), and an
+// Once written: the consumed seqs (ARGV[15..]) leave the instance's sent hash (KEYS[8]), and an
 // emptied hash its sent-due and sent-claims entries (KEYS[9], KEYS[10]).
-const CONSUME = `if #ARGV > 13 then
-  for i = 14, #ARGV do redis.call('HDEL', KEYS[8], ARGV[i]) end
+const CONSUME = `if #ARGV > 14 then
+  for i = 15, #ARGV do redis.call('HDEL', KEYS[8], ARGV[i]) end
   if redis.call('EXISTS', KEYS[8]) == 0 then
     redis.call('ZREM', KEYS[9], id)
     redis.call('ZREM', KEYS[10], id)
@@ -91,16 +110,17 @@ end
  * claim record goes, and so does an old-scheme claim). KEYS: instance, due, status, workflow,
  * status-workflow, due-workflow (the new ones), claims, the instance's sent hash, sent-due,
  * sent-claims. ARGV: id, json, version, status, workflow, wakeAt ('' for none), fairness key ('' for
- * none), expected version, prefix, the wake hint as in create, the match digest ('' for none), then
- * the seqs to consume. An instance with a fairness key is indexed in its key's sets (see fair-lua.ts)
+ * none), expected version, prefix, the wake hint as in create, the search entries ('' for none),
+ * the match digest ('' for none), then the seqs to consume. Changed search entries move in their
+ * attributes' sets. An instance with a fairness key is indexed in its key's sets (see fair-lua.ts)
  * instead of `due` and the lane.
  * Returns {1} when written, {0} when the id does not exist, {2, stored version} on a conflict,
  * {3} when the stored snapshot or signals are not the ones matched (nothing written).
  */
 export const SAVE = script(
   'save',
-  `${INDEX_KEYS}${FAIR_LUA}
-local cur = redis.call('HMGET', KEYS[1], 'version', 'status', 'workflow', '${CLAIM_VERSION}', '${FAIR_KEY}')
+  `${INDEX_KEYS}${FAIR_LUA}${SEARCH_ENTRIES}
+local cur = redis.call('HMGET', KEYS[1], 'version', 'status', 'workflow', '${CLAIM_VERSION}', '${FAIR_KEY}', '${SEARCH_FIELD}')
 if not cur[1] then return {0} end
 if cur[1] ~= ARGV[8] then return {2, cur[1]} end
 ${MATCH}local id = ARGV[1]
@@ -119,6 +139,12 @@ if cur[2] ~= ARGV[4] or cur[3] ~= ARGV[5] then
   redis.call('ZADD', KEYS[5], 0, id)
 end
 redis.call('HSET', KEYS[1], 'json', ARGV[2], 'version', ARGV[3], 'status', ARGV[4], 'workflow', ARGV[5])
+if (cur[6] or '') ~= ARGV[13] then
+  search_index(ARGV[9], cur[6], false)
+  search_index(ARGV[9], ARGV[13], true)
+  if ARGV[13] == '' then redis.call('HDEL', KEYS[1], '${SEARCH_FIELD}')
+  else redis.call('HSET', KEYS[1], '${SEARCH_FIELD}', ARGV[13]) end
+end
 if cur[4] then redis.call('HDEL', KEYS[1], '${CLAIM_VERSION}', '${CLAIM_WAKE}', '${CLAIM_TOKEN}') end
 local key = ARGV[7]
 if cur[5] and (cur[5] ~= key or cur[3] ~= ARGV[5]) then fair_put(ARGV[9], cur[3], cur[5], id, nil) end
@@ -152,8 +178,8 @@ return {1}`,
  */
 export const DELETE = script(
   'delete',
-  `${INDEX_KEYS}${FAIR_LUA}
-local cur = redis.call('HMGET', KEYS[1], 'status', 'workflow', 'version', '${FAIR_KEY}')
+  `${INDEX_KEYS}${FAIR_LUA}${SEARCH_ENTRIES}
+local cur = redis.call('HMGET', KEYS[1], 'status', 'workflow', 'version', '${FAIR_KEY}', '${SEARCH_FIELD}')
 if cur[1] and ARGV[3] ~= '' and cur[3] ~= ARGV[3] then return 2 end
 redis.call('DEL', KEYS[5])
 redis.call('ZREM', KEYS[6], ARGV[1])
@@ -162,6 +188,7 @@ if not cur[1] then return 0 end
 local id = ARGV[1]
 local by_status, by_workflow, by_both, lane = index_keys(ARGV[2], cur[1], cur[2])
 redis.call('DEL', KEYS[1])
+search_index(ARGV[2], cur[5], false)
 if cur[4] then fair_put(ARGV[2], cur[2], cur[4], id, nil) end
 redis.call('ZREM', KEYS[2], id)
 redis.call('ZREM', KEYS[3], id)

@@ -1,9 +1,10 @@
-import type { Snapshot, Status, Store } from '@stepfold/engine';
+import type { ListOrder, Snapshot, Status, Store, WhereCondition } from '@stepfold/engine';
 import { type Command, InvalidArgumentError } from 'commander';
 import { jsonOption, positiveInt, type StoreOptions, storeOption } from '../options.js';
 import { createOutput } from '../output.js';
 import { instanceRow, renderRows } from '../snapshot-view.js';
 import { storeUrlOf, withStore } from '../store-url.js';
+import { orderOf, whereOf } from '../where-option.js';
 
 const STATUSES: readonly Status[] = [
   'running',
@@ -17,6 +18,8 @@ const STATUSES: readonly Status[] = [
 ];
 
 interface ListOptions extends StoreOptions {
+  where?: Record<string, WhereCondition> | undefined;
+  orderBy?: ListOrder | undefined;
   status?: Status | undefined;
   workflow?: string | undefined;
   prefix?: string | undefined;
@@ -44,6 +47,8 @@ export async function listInstances(
     prefix?: string | undefined;
     limit: number;
     cursor?: string | null | undefined;
+    where?: Record<string, WhereCondition> | undefined;
+    orderBy?: ListOrder | undefined;
   },
 ): Promise<ListResult> {
   const { prefix, limit } = query;
@@ -55,11 +60,16 @@ export async function listInstances(
       cursor,
       ...(query.status ? { status: query.status } : {}),
       ...(query.workflow ? { workflow: query.workflow } : {}),
+      ...(query.where ? { where: query.where } : {}),
+      ...(query.orderBy ? { orderBy: query.orderBy } : {}),
     });
     cursor = page.cursor;
+    const byId =
+      query.orderBy === undefined ||
+      (typeof query.orderBy === 'object' && query.orderBy.field === 'id' && !query.orderBy.desc);
     for (const s of page.items) {
       if (!prefix || s.id.startsWith(prefix)) items.push(s);
-      else if (s.id > prefix) return { items, cursor: null }; // past every id with the prefix
+      else if (byId && s.id > prefix) return { items, cursor: null }; // past every id with the prefix
     }
   } while (prefix && cursor !== null && items.length < limit);
   return { items, cursor };
@@ -79,7 +89,13 @@ export function register(program: Command): void {
     storeOption(
       program
         .command('list')
-        .description('list instances in a store, in id order')
+        .description('list instances in a store, in id order (or --order-by a search attribute)')
+        .option(
+          '--where <condition>',
+          'a condition on a search attribute or status/workflow: name=value, name>=value, name<value…; repeatable, all must hold',
+          whereOf,
+        )
+        .option('--order-by <field>', 'a search attribute (or id) to order by; -name for descending', orderOf)
         .option('--status <status>', `only this status (${STATUSES.join(', ')})`, statusOf)
         .option('--workflow <name>', 'only this workflow')
         .option('--prefix <id prefix>', 'only ids starting with this (filtered by the CLI over store pages)')

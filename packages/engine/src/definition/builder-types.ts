@@ -1,5 +1,6 @@
 // Type-level helpers of the typed builder (`builder.ts`): field shapes and the checks that turn
 // a mistake into a compile error with a message. Types only.
+import type { SearchType } from '../search.js';
 import type { StepDefinition, StepOf } from './schema.js';
 import type { HandlerSpec, HumanDecision } from './typed-definition.js';
 import type { DataPath, Jsonify, PathValue, Resolve, StandardSchema, StepData } from './typing.js';
@@ -126,6 +127,26 @@ export type KeyPaths<D, P> = P extends string
   : never;
 /** A flow limit's key paths over the workflow input `WI` and earlier outputs `O`. */
 export type KeyPath<WI, O> = KeyPaths<StepData<WI, O>, DataPath<WI, O>>;
+
+/** The values a search attribute of type `T` holds: `time` is epoch ms. */
+type SearchTypeValue<T extends SearchType> = T extends 'string'
+  ? string
+  : T extends 'boolean'
+    ? boolean
+    : number;
+/**
+ * The paths among `P` whose value in `D` fits a search attribute of type `T` (or is not known: an
+ * undeclared input or output); `null` or absent there leaves the attribute without a value.
+ */
+export type SearchPaths<D, P, T extends SearchType> = P extends string
+  ? unknown extends PathValue<D, P>
+    ? P
+    : [NonNullable<PathValue<D, P>>] extends [SearchTypeValue<T>]
+      ? P
+      : never
+  : never;
+/** What a search attribute may be read from: the input and the outputs of steps added before. */
+export type SearchPath<WI, O, T extends SearchType> = SearchPaths<StepData<WI, O>, DataPath<WI, O>, T>;
 
 /** `N` when it is a positive integer (`number` when not known here or not inferred); else a message naming `Name`. */
 export type PositiveInt<N extends number, Name extends string = 'limit'> = [N] extends [never]

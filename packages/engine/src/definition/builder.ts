@@ -1,4 +1,5 @@
 import { ValidationError } from '../errors.js';
+import type { SearchAttribute, SearchType } from '../search.js';
 import { inputPathIssues, signalIssues } from './builder-checks.js';
 import type {
   ChildCheck,
@@ -35,6 +36,7 @@ import type {
   NewId,
   Payload,
   RawOutput,
+  SearchPath,
   SleepTiming,
   SpecOf,
   SucceedCheck,
@@ -133,6 +135,8 @@ export class WorkflowBuilder<
   private readonly steps: Array<StepDefinition & { id: string; end?: boolean }> = [];
   private readonly schemas: DeclaredSchemas = { signals: {}, outputs: {} };
   private readonly triggers: Trigger[] = [];
+  // Declared, not initialised: a builder without attributes carries no field for them.
+  declare private attributes?: Record<string, SearchAttribute>;
 
   constructor(
     private readonly name: N,
@@ -149,6 +153,22 @@ export class WorkflowBuilder<
       if (!facts.forks?.(prev).includes(id)) (prev as { next?: string }).next = id;
     }
     this.steps.push({ ...fields, kind, id } as unknown as StepDefinition & { id: string; end?: boolean });
+    return this as never;
+  }
+
+  /**
+   * Declares a search attribute: a typed value every store indexes, for `store.list({ where,
+   * orderBy })`. With `from` (an `input.…` path, or `outputs.<step>.…` of a step added before, whose
+   * value fits `type`), it is read from the data after every event; without, handlers set it with
+   * `ctx.setAttributes`. Place it after the steps its path reads. Runs only with
+   * `kinds: [searchAttributes]`.
+   */
+  search<T extends SearchType>(
+    name: string,
+    attribute: { type: T; from?: SearchPath<WI, O, T> },
+  ): WorkflowBuilder<N, WI, H, O, S, U, WO, Strict, Ids, Last, Ch, Kd | 'search', Tk, Fk, V> {
+    this.attributes ??= {};
+    this.attributes[name] = { ...attribute };
     return this as never;
   }
 
@@ -527,6 +547,7 @@ export class WorkflowBuilder<
       version: this.version,
       start: this.steps[0]?.id ?? '',
       ...header,
+      ...(this.attributes && { search: { ...this.attributes } }),
       ...(this.triggers.length ? { on: [...this.triggers] } : {}),
       steps: this.steps.map(({ end: _end, ...s }) => s as StepDefinition),
     } as DefinitionInput;

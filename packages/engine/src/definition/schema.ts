@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { integer, millis, idString as stepId, text } from '../schema-kit.js';
+import type { SearchAttribute } from '../search.js';
 import { limitField } from './flow-limits.js';
 import { type StepDefinition, stepSchema } from './kinds/index.js';
 import { failurePolicySchema, retryPolicySchema } from './step-fields.js';
@@ -41,6 +42,8 @@ const header = {
   priority: opt(limitField as unknown as z.ZodMiniType<number | string>),
   /** Reserved: round-robin across the values of `key` (an `input.` path). Checked by `flowControl`, not yet acted on. */
   fairness: opt(limitField as unknown as z.ZodMiniType<{ key: string }>),
+  /** Search attributes by name: `{ type, from? }`; checked by `searchAttributes`, without which a definition that has them does not run. */
+  search: opt(z.unknown() as z.ZodMiniType<Record<string, SearchAttribute>>),
   /** The events that start a run (`runner.publish`): a name, and a filter over the event's data as `input`. */
   on: opt(triggersField),
 };

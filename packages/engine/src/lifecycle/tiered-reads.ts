@@ -1,4 +1,11 @@
 import type { Snapshot } from '../snapshot.js';
+import {
+  checkSearch,
+  parseSearchCursor,
+  type SearchRow,
+  searchCursorText,
+  searchOrder,
+} from '../store/list-query.js';
 import type { ClaimQuery, DueClaims, DueQuery, ListPage, ListQuery, Store } from '../store/store.js';
 
 // The reads of a tiered store that look at both tiers: `list`, `listDue` and the claims. Hot wins:
@@ -52,26 +59,52 @@ export function tieredClaims(hot: Store, h: DueClaims, c: DueClaims): DueClaims 
 }
 
 /**
- * `list` over both tiers, ordered by id. Both stores page by id, so one id is a cursor for both:
- * the merged page keeps only ids up to where both pages are complete, then at most `limit`.
+ * `list` over both tiers, in the query's order (id, or `orderBy`'s). Both stores page in that
+ * order, so one cursor serves both: the merged page keeps only rows up to where both pages are
+ * complete, then at most `limit`.
  */
 export async function tieredList(hot: Store, cold: Store, query: ListQuery): Promise<ListPage> {
   if (!(query.limit >= 1)) return hot.list(query);
   const limit = Math.floor(query.limit);
+  const checked =
+    query.where !== undefined || query.orderBy !== undefined
+      ? checkSearch(query.where, query.orderBy)
+      : { filters: [], desc: false };
+  const order = searchOrder(checked);
+  const by = checked.orderBy;
   const [h, c] = await Promise.all([hot.list(query), cold.list(query)]);
-  const lastOf = (p: ListPage) => (p.cursor === null ? null : (p.items[p.items.length - 1]?.id ?? p.cursor));
-  const bounds = [lastOf(h), lastOf(c)].filter((b): b is string => b !== null);
-  const bound = bounds.sort()[0] ?? null;
-  const within = (s: Snapshot) => bound === null || s.id <= bound;
+  const rowOf = (s: Snapshot): SearchRow => ({
+    id: s.id,
+    status: s.status,
+    workflow: '',
+    search: s.search ?? null,
+  });
+  const cursorRow = (cursor: string): SearchRow => {
+    if (by === undefined) return { id: cursor, status: '', workflow: '', search: null };
+    const at = parseSearchCursor(cursor);
+    return { id: at.id, status: '', workflow: '', search: { [by]: at.value } };
+  };
+  const lastOf = (p: ListPage): SearchRow | null => {
+    if (p.cursor === null) return null;
+    const last = p.items[p.items.length - 1];
+    return last ? rowOf(last) : cursorRow(p.cursor);
+  };
+  const bounds = [lastOf(h), lastOf(c)].filter((b): b is SearchRow => b !== null);
+  const bound = bounds.sort(order)[0] ?? null;
+  const within = (s: Snapshot) => bound === null || order(rowOf(s), bound) <= 0;
   const hotItems = h.items.filter(within);
   const hotIds = new Set(h.items.map((s) => s.id));
   const coldItems = await onlyCold(
     hot,
     c.items.filter((s) => within(s) && !hotIds.has(s.id)),
   );
-  const merged = [...hotItems, ...coldItems].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const merged = [...hotItems, ...coldItems].sort((a, b) => order(rowOf(a), rowOf(b)));
   const items = merged.slice(0, limit);
   const more = merged.length > limit || bound !== null;
-  const last = items[items.length - 1]?.id ?? bound;
-  return { items, cursor: more ? last : null };
+  const last = items.length ? rowOf(items[items.length - 1]!) : bound;
+  if (!more || last === null) return { items, cursor: null };
+  return {
+    items,
+    cursor: by === undefined ? last.id : searchCursorText({ value: last.search![by]!, id: last.id }),
+  };
 }

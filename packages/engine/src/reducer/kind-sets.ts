@@ -16,11 +16,13 @@ const bySet = new WeakMap<KindSet, RuleTable>();
 function tableOf(sets: readonly KindSet[]): RuleTable {
   const rules: Record<string, StepRules<never>> = { ...(REDUCER_KINDS as Record<string, StepRules<never>>) };
   let limits: RuleTable['limits'];
+  let search: RuleTable['search'];
   for (const set of sets) {
     Object.assign(rules, set.rules);
     limits = set.limits ?? limits;
+    search = set.search ?? search;
   }
-  return { rules, flow: createFlow(DEFINITION_KINDS, rules), limits };
+  return { rules, flow: createFlow(DEFINITION_KINDS, rules), limits, search };
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { CompiledWorkflow } from '../definition/compile.js';
 import type { StepDefinition, StepKind, StepOf } from '../definition/schema.js';
 import { RegistryError } from '../errors.js';
-import type { Cx, LimitRules, RuleTable, StepRules } from './kinds/step-rules.js';
+import type { Cx, LimitRules, RuleTable, SearchRules, StepRules } from './kinds/step-rules.js';
 
 /** Kinds whose rules come in the `composition` value of `@stepfold/engine`, not with the core. */
 export type CompositionKind = 'child' | 'map';
@@ -25,24 +25,30 @@ export interface KindSet<K extends StepKind = never> {
   readonly rules: KindRules<K>;
   /** The reducer's rules of flow limits (`concurrency`, `rateLimit`), when the set brings them (`flowControl`). */
   readonly limits?: LimitRules | undefined;
+  /** The rules of search attributes, when the set brings them (`searchAttributes`). */
+  readonly search?: SearchRules | undefined;
 }
 
-/** Where each kind outside the core (and flow limits) comes from, for the error a definition gets without it. */
-const PROVIDED_BY: Readonly<Record<string, { name: string; from: string }>> = {
-  child: { name: 'composition', from: '@stepfold/engine' },
-  map: { name: 'composition', from: '@stepfold/engine' },
-  limits: { name: 'flowControl', from: '@stepfold/engine' },
+/** Which value of `@stepfold/engine` brings each kind outside the core (and flow limits, search attributes), and what a workflow then has. */
+const PROVIDED_BY: Readonly<Record<string, [name: string, what: string]>> = {
+  child: ['composition', 'child steps'],
+  map: ['composition', 'map steps'],
+  limits: ['flowControl', 'flow control'],
+  search: ['searchAttributes', 'search attributes'],
 };
 
-/** The error for a step whose kind's rules (or a workflow whose flow limits' rules, `limits`) were not passed in `kinds`. */
+/**
+ * The error for a step whose kind's rules (or a workflow whose flow limits' or search attributes'
+ * rules, `limits` and `search`) were not passed in `kinds`.
+ */
 export function kindNotLoaded(kind: string, workflow?: string): RegistryError {
+  const by = PROVIDED_BY[kind];
   const what =
     workflow === undefined
-      ? `a ${kind} step`
-      : `workflow ${workflow} has ${kind === 'limits' ? 'flow control' : `${kind} steps`}`;
-  const by = PROVIDED_BY[kind];
+      ? (by?.[1] ?? `a ${kind} step`)
+      : `workflow ${workflow} has ${by?.[1] ?? `${kind} steps`}`;
   const how = by
-    ? `pass kinds: [${by.name}] (import { ${by.name} } from '${by.from}') to createRunner, step or createHarness`
+    ? `pass kinds: [${by[0]}] (import { ${by[0]} } from '@stepfold/engine') to createRunner, step or createHarness`
     : `pass the kind set that defines '${kind}' in kinds: [...] to createRunner, step or createHarness`;
   return new RegistryError('KIND_NOT_LOADED', `${what}: ${how}`);
 }
@@ -64,9 +70,10 @@ const checked = new WeakMap<CompiledWorkflow, RuleTable>();
 type Limited = { concurrency?: unknown; rateLimit?: unknown; priority?: unknown; fairness?: unknown };
 
 /**
- * Throws `KIND_NOT_LOADED` unless `table` has the rules of every kind the workflow uses, and the
- * rules of flow control when it declares any (limits, priority, fairness; then
- * `INVALID_DEFINITION` when those rules find it wrong: the core parses only its shape).
+ * Throws `KIND_NOT_LOADED` unless `table` has the rules of every kind the workflow uses, the
+ * rules of flow control when it declares any (limits, priority, fairness) and those of search
+ * attributes when it declares any; then `INVALID_DEFINITION` when those rules find it wrong (the
+ * core parses only their shape).
  */
 export function assertKinds(wf: CompiledWorkflow, table: RuleTable): void {
   if (checked.get(wf) === table) return;
@@ -80,6 +87,10 @@ export function assertKinds(wf: CompiledWorkflow, table: RuleTable): void {
   if (limited) {
     if (!table.limits) throw kindNotLoaded('limits', def.name);
     table.limits.check(wf);
+  }
+  if (def.search !== undefined) {
+    if (!table.search) throw kindNotLoaded('search', def.name);
+    table.search.check(wf);
   }
   checked.set(wf, table);
 }

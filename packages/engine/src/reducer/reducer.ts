@@ -2,6 +2,7 @@ import { type CompiledWorkflow, compileWorkflow } from '../definition/compile.js
 import type { DefinitionInput, WorkflowDefinition } from '../definition/schema.js';
 import { ValidationError } from '../errors.js';
 import { parseEvent, rejectEvent, type WorkflowEvent } from '../events.js';
+import type { SearchValue } from '../search.js';
 import { isTerminal, type LogEntry, type Snapshot } from '../snapshot.js';
 import { kindTable } from './kind-sets.js';
 import { assertKinds, type KindSet, kindNotLoaded } from './kind-table.js';
@@ -161,6 +162,7 @@ export function reduce(
     );
     const out = copySnapshot(s);
     derive(out);
+    table.search?.update(wf, out);
     out.log = appendLog(wf, s.log, cx.logged!);
     freezeNew(out);
     remember(out, wf);
@@ -217,6 +219,7 @@ function advance(
   if (plain && known && !table.limits && ev.type === 'task.completed') {
     const next = completeTask(wf, snapshot, ev, at, budget, logged, leaseMs);
     if (next) {
+      table.search?.update(wf, next, ev.search);
       next.log = appendLog(wf, next.log, logged);
       Object.freeze(next);
       remember(next, wf);
@@ -272,6 +275,8 @@ function advance(
   // rings (log, seen ids) are appended here too, as new frozen arrays nothing above ever walks.
   derive(next);
   table.limits?.derived(next, snapshot);
+  // Only a result event carries what a handler set.
+  table.search?.update(wf, next, (ev as { search?: Record<string, SearchValue | null> }).search);
   if (logged.length) next.log = appendLog(wf, next.log, logged);
   const id = (cx as Cx | undefined)?.seenId;
   if (id !== undefined) {

@@ -31,6 +31,7 @@ export function copySnapshot(s: Snapshot, output: unknown = s.output): Snapshot 
   if (s.schedule !== undefined) out.schedule = s.schedule;
   if (s.fairKey !== undefined) out.fairKey = s.fairKey;
   if (s.priority !== undefined) out.priority = s.priority;
+  if (s.search !== undefined) out.search = s.search;
   out.steps = s.steps;
   out.active = s.active;
   out.completed = s.completed;

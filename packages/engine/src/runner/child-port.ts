@@ -2,6 +2,7 @@ import type { StepKind } from '../definition/schema.js';
 import type { KindSet } from '../reducer/kind-table.js';
 import type { LogEntry, Snapshot, TaskState } from '../snapshot.js';
 import type { Store } from '../store/store.js';
+import type { RunTask } from './execute-task.js';
 import type { MakeFlowGate } from './flow-port.js';
 import type { PayloadPort } from './payload-port.js';
 import type { PublishPort } from './publish-port.js';
@@ -47,6 +48,8 @@ export interface RunnerKindSet<K extends StepKind = never> extends KindSet<K> {
   readonly checkRegistered?: RegisteredCheck | undefined;
   /** `runner.publish` (the eventTriggers set brings it). */
   readonly publish?: PublishPort | undefined;
+  /** Wraps the runner's handler attempts (the searchAttributes set brings it: `ctx.setAttributes`). */
+  readonly taskWrapper?: ((run: RunTask) => RunTask) | undefined;
 }
 
 /** A runner's child effects, from the first of its kind sets that brings them (none: no child steps run). */

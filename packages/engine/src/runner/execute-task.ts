@@ -2,6 +2,7 @@ import { declaredSchemas, schemaIssues } from '../definition/declared-schemas.js
 import type { WorkflowDefinition } from '../definition/schema.js';
 import { failureOf, ValidationError } from '../errors.js';
 import type { WorkflowEvent } from '../events.js';
+import { kindNotLoaded } from '../reducer/kind-table.js';
 import { detailsFor } from '../reducer/task-heartbeat.js';
 import { taskInput } from '../reducer/task-view.js';
 import { dataView } from '../reducer/transition-context.js';
@@ -105,6 +106,11 @@ class TaskContext implements HandlerContext {
     const { callbacks, clock } = this.#tools;
     if (!callbacks) return Promise.reject(noCallbacks('ctx.callback'));
     return callbacks.issue(this.#definition, this.#snapshot, signal, options, clock());
+  }
+
+  // Search attributes' task wrapper (`searchAttributes`) puts its own on each context it runs.
+  setAttributes(): void {
+    throw kindNotLoaded('search');
   }
 
   get outputs(): Record<string, unknown> {

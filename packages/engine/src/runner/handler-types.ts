@@ -11,6 +11,7 @@ import type {
   VersionOf,
 } from '../definition/typed-definition.js';
 import type { UnionToIntersection } from '../definition/typing.js';
+import type { SearchValue } from '../search.js';
 import type { ScheduledFor } from '../snapshot.js';
 import type { CallbackOptions } from './callback-port.js';
 import type { HandlerStream } from './task-stream.js';
@@ -62,6 +63,13 @@ export interface HandlerContext<I = unknown> {
    * applies the signal once. Needs the runner's `callbacks` option (`INVALID_OPTIONS` otherwise).
    */
   callback(signal: string, options?: CallbackOptions): Promise<string>;
+  /**
+   * Sets search attributes the workflow declares without `from` (`null` clears one): written with
+   * the attempt's result when it completes (a failed attempt's are dropped), then indexed by the
+   * store (the runner runs such a workflow with `kinds: [searchAttributes]`). Throws
+   * `INVALID_SEARCH_ATTRIBUTE` for a name not declared so, or a value of another type.
+   */
+  setAttributes(values: Readonly<Record<string, SearchValue | null>>): void;
   /**
    * The instance's stream, for this attempt's chunks (model tokens, progress): readers resume it by
    * offset (`store.stream`). Flushed before the attempt's result is written.
@@ -176,22 +184,35 @@ export type ChildWorkflowsCheck<W extends readonly AnyDefinition[]> = string ext
       { store: `${MissingChildren<W>}: a child or map step starts it, so register it in workflows too` };
 
 type KindsEach<D> = D extends unknown ? KindsOf<D> : never;
-/** What a list of kind sets brings: the step kinds (the keys of their rules), and `'limits'` for flow limits. */
+/**
+ * What a list of kind sets brings: the step kinds (the keys of their rules), `'limits'` for flow
+ * limits and `'search'` for search attributes.
+ */
 type KindsIn<KS> = KS extends readonly (infer S)[]
   ? S extends { readonly rules: infer R }
-    ? keyof R | (S extends { readonly limits: object } ? 'limits' : never)
+    ?
+        | keyof R
+        | (S extends { readonly limits: object } ? 'limits' : never)
+        | (S extends { readonly search: object } ? 'search' : never)
     : never
   : never;
-/** The one-line message for what is missing from `kinds`: composition's kinds, flow control, or both. */
-type KindsMessage<Missing> = [Exclude<Missing, 'limits'>] extends [never]
+/** The message for what is missing among composition's kinds and flow control. */
+type StepKindsMessage<Missing> = [Exclude<Missing, 'limits'>] extends [never]
   ? "flow control (concurrency, rateLimit, priority, fairness) runs only with kinds: [flowControl] from '@stepfold/engine'"
   : [Extract<Missing, 'limits'>] extends [never]
     ? "child and map steps run only with kinds: [composition] from '@stepfold/engine'"
     : "child and map steps and flow control run only with kinds: [composition, flowControl] from '@stepfold/engine'";
+type SearchMessage = "search attributes run only with kinds: [searchAttributes] from '@stepfold/engine'";
+/** The one-line message for what is missing from `kinds`: composition's kinds, flow control, search attributes. */
+type KindsMessage<Missing> = [Extract<Missing, 'search'>] extends [never]
+  ? StepKindsMessage<Missing>
+  : [Exclude<Missing, 'search'>] extends [never]
+    ? SearchMessage
+    : `${StepKindsMessage<Exclude<Missing, 'search'>>}; ${SearchMessage}`;
 
 /**
- * Nothing when `kinds` brings every step kind the typed definitions `W` use (and flow limits when
- * they declare any); else a one-line message on `kinds` saying what to pass.
+ * Nothing when `kinds` brings every step kind the typed definitions `W` use (and flow limits or
+ * search attributes when they declare any); else a one-line message on `kinds` saying what to pass.
  */
 export type KindsCheck<W extends readonly AnyDefinition[], KS> = [
   Exclude<KindsEach<W[number]>, KindsIn<KS>>,

@@ -99,7 +99,9 @@ export function createRunner<
     gate,
     leaseMs,
   });
-  const attempts = taskRunner(clock, inFlight, store, options.callbacks);
+  const plain = taskRunner(clock, inFlight, store, options.callbacks);
+  // Search attributes' wrapper sees the handler's own output, before offloading replaces it.
+  const attempts = options.kinds?.find((k) => k.taskWrapper)?.taskWrapper?.(plain) ?? plain;
   const untraced = payloads ? payloads.task(attempts) : attempts;
   // Child workflows, when a kind set brings them (the registry refuses child steps otherwise). A
   // worker applies a child's end from the parent's inbox; a runner on its own writes it.

@@ -6,9 +6,10 @@ import { remove, save } from './conditional-writes.js';
 import type { FlowStore } from './flow.js';
 import { definedFlow } from './flow-calls.js';
 import { definedInbox } from './inbox.js';
+import { type SearchRow, searchRows } from './list-query.js';
 import type { DeleteOptions, DueQuery, ListPage, ListQuery, Store } from './store.js';
 import type { StoreDefinition, StoreDriver } from './store-driver.js';
-import { createStoreKit } from './store-kit.js';
+import { createStoreKit, type ListArgs, type ListSearch } from './store-kit.js';
 import { dueWindow, type StoreParts } from './store-parts.js';
 import { definedStream } from './stream-calls.js';
 
@@ -148,5 +149,39 @@ async function listDue(
 async function list(parts: StoreParts, query: ListQuery): Promise<ListPage> {
   const args = parts.kit.listArgs(query);
   if (!args) return { items: [], cursor: query.cursor || null };
-  return parts.kit.page(await parts.kit.guard('list', () => parts.driver.page(args)), args.limit);
+  const { search } = args;
+  if (search && !parts.driver.searches) return scanSearch(parts, args, search);
+  return parts.kit.page(await parts.kit.guard('list', () => parts.driver.page(args)), args.limit, search);
+}
+
+/** Rows read per page by {@link scanSearch}. */
+const SCAN_PAGE = 500;
+
+/**
+ * A search on a driver that does not search: every row the plain filters match, read page by
+ * page in id order, filtered and ordered here. Correct on any driver, at the cost of a full read.
+ */
+async function scanSearch(parts: StoreParts, args: ListArgs, search: ListSearch): Promise<ListPage> {
+  const rows: Array<SearchRow & { json: string }> = [];
+  let cursor: string | null = null;
+  const plain = { status: args.status, workflow: args.workflow, limit: SCAN_PAGE };
+  for (;;) {
+    const at: string | null = cursor;
+    const page: ReadonlyArray<{ id: string; json: string }> = await parts.kit.guard('list', () =>
+      parts.driver.page({ ...plain, cursor: at }),
+    );
+    for (const r of page.slice(0, SCAN_PAGE)) {
+      const s = parts.kit.decode(r.json);
+      rows.push({
+        id: r.id,
+        json: r.json,
+        status: s.status,
+        workflow: s.workflow.name,
+        search: s.search ?? null,
+      });
+    }
+    if (page.length <= SCAN_PAGE) break;
+    cursor = page[SCAN_PAGE - 1]!.id;
+  }
+  return parts.kit.page(searchRows(rows, search, args.cursor, args.limit), args.limit, search);
 }

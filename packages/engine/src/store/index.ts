@@ -59,6 +59,23 @@ export {
   isEmptyFlowDocument,
   pruneFlowDocument,
 } from './flow-document.js';
+export {
+  type CheckedSearch,
+  checkSearch,
+  compareSearch,
+  kindRank,
+  type ListOrder,
+  MAX_IN_VALUES,
+  matchesSearch,
+  passes,
+  type SearchCursor,
+  type SearchFilter,
+  type SearchRow,
+  searchOrder,
+  searchRows,
+  type WhereCondition,
+  type WhereOps,
+} from './list-query.js';
 export type {
   ClaimsDriver,
   ClaimWindow,
@@ -83,6 +100,7 @@ export {
   type EncodedSnapshot,
   isNetworkError,
   type ListArgs,
+  type ListSearch,
   NETWORK_ERROR_CODES,
   type SizeLimits,
   type StoreKit,

@@ -1,3 +1,4 @@
+import { searchRows } from './list-query.js';
 import { memoryFlow } from './memory-flow.js';
 import { memoryInbox } from './memory-inbox.js';
 import { announceWrite, claimDue, driverCall, indexDue, type MemoryRows, unindexDue } from './memory-rows.js';
@@ -16,6 +17,7 @@ export function memoryDriver(m: MemoryRows): StoreDriver {
     version: driverCall(m, version),
     due: driverCall(m, claimDue),
     page: driverCall(m, page),
+    searches: true,
     remove: driverCall(m, remove),
     claims: {
       claim: driverCall(m, claimRows),
@@ -67,6 +69,10 @@ function version(m: MemoryRows, id: string): number | null {
 }
 
 function page(m: MemoryRows, args: ListArgs): Array<{ id: string; json: string }> {
+  if (args.search) {
+    const rows = [...m.rows.values()].map((r) => r.encoded);
+    return searchRows(rows, args.search, args.cursor, args.limit).map((e) => ({ id: e.id, json: e.json }));
+  }
   const out: Array<{ id: string; json: string }> = [];
   for (const id of [...m.rows.keys()].sort()) {
     if (args.cursor !== null && id <= args.cursor) continue;

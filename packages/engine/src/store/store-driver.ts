@@ -229,8 +229,17 @@ export interface StoreDriver {
    * `fairKey`, earliest due first within each); a driver with `claims` claims them.
    */
   due(window: DueWindow): Promise<string[]>;
-  /** Up to `args.limit + 1` rows in id order after `args.cursor` (the extra row says another page exists). */
+  /**
+   * Up to `args.limit + 1` rows in id order after `args.cursor` (the extra row says another page
+   * exists). A driver that declares {@link StoreDriver.searches} also applies `args.search` (its
+   * filters, order and `after`); without it, `args.search` is never passed.
+   */
   page(args: ListArgs): Promise<ReadonlyArray<{ id: string; json: string }>>;
+  /**
+   * The driver indexes `EncodedSnapshot.search` and its `page` applies `ListArgs.search` on the
+   * server. Absent: `defineStore` answers a search by reading every page the plain filters match.
+   */
+  searches?: boolean | undefined;
   /**
    * Removes the instance and its inbox; true if it was removed. With `version`, in one conditional
    * operation, only if that is the stored version (false otherwise: the engine looks up why).

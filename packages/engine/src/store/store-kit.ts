@@ -7,6 +7,7 @@ import {
   VersionConflictError,
 } from '../errors.js';
 import { assertValidId, isValidId } from '../ids.js';
+import { isSearchRecord, type SearchValue } from '../search.js';
 import {
   isFairKey,
   isPriority,
@@ -17,6 +18,13 @@ import {
   type Status,
 } from '../snapshot.js';
 import { admitSnapshot } from '../snapshot-format.js';
+import {
+  type CheckedSearch,
+  checkSearch,
+  parseSearchCursor,
+  type SearchCursor,
+  searchCursorText,
+} from './list-query.js';
 import { type DueQuery, type ListPage, type ListQuery, snapshotBytes } from './store.js';
 import { hasRunningTask, isHandoffNotice, wakeNotice } from './wake-notice.js';
 
@@ -49,14 +57,32 @@ export interface EncodedSnapshot {
   /** The notice announces a timer while a task of the instance runs (see `isBusyNotice`): sent with it as `"b":1`. */
   busy: boolean;
   json: string;
+  /** The snapshot's search attributes (`Snapshot.search`), checked, or null when it has none. */
+  search: Readonly<Record<string, SearchValue>> | null;
 }
 
 /** The arguments of `list`, checked: filters that can match something, a positive page size. */
 export interface ListArgs {
   status?: string | undefined;
   workflow?: string | undefined;
+  /** In id order (ascending, or descending with `search.desc`): only ids after this one. */
   cursor: string | null;
   limit: number;
+  /**
+   * The query's `where` and `orderBy`, when it has any (see {@link ListSearch}): a driver that
+   * declares `searches` applies them; for one that does not, `defineStore` filters its pages.
+   */
+  search?: ListSearch | undefined;
+}
+
+/**
+ * `list`'s search part, checked. `statuses` and `workflows` (from `where`, with the top-level
+ * `status` and `workflow`) are the values each must be one of. With `orderBy` (an attribute), only
+ * instances that have it are listed, by (value, id) as {@link compareSearch} orders values, from
+ * after `after`; else by id from after `cursor`. `desc` reverses either order.
+ */
+export interface ListSearch extends CheckedSearch {
+  after: SearchCursor | null;
 }
 
 /** What a conditional update found: written, no such instance, or another version stored. */
@@ -151,8 +177,8 @@ export interface StoreKit {
   dueLease(query: DueQuery | undefined, fallback: number): number;
   /** `list`'s arguments checked (a non-string filter is a TypeError), or null when no row can match. */
   listArgs(query: ListQuery): ListArgs | null;
-  /** A page from up to `limit + 1` rows in id order: the extra row says another page exists. */
-  page(rows: ReadonlyArray<{ id: string; json: string }>, limit: number): ListPage;
+  /** A page from up to `limit + 1` rows in the listing's order: the extra row says another page exists. */
+  page(rows: ReadonlyArray<{ id: string; json: string }>, limit: number, search?: ListSearch): ListPage;
   /** Throws `ALREADY_EXISTS` unless an insert created the row. */
   created(inserted: boolean, id: string): void;
   /** Throws `NOT_FOUND` or `VERSION_CONFLICT` unless a conditional update wrote. */
@@ -241,6 +267,13 @@ export function createStoreKit(
           [{ path: 'priority', message: `must be an integer from 0 to ${MAX_PRIORITY}` }],
         );
       }
+      if (snapshot.search !== undefined && !isSearchRecord(snapshot.search)) {
+        throw new ValidationError(
+          'INVALID_SNAPSHOT',
+          `snapshot ${JSON.stringify(snapshot.id)}: bad search attributes`,
+          [{ path: 'search', message: 'must be an object of search attribute values' }],
+        );
+      }
       const json = jsonOf(snapshot);
       // A UTF-16 unit is at most 3 UTF-8 bytes: short JSON cannot reach the limit, so skip the count.
       if (json.length * 3 > max) {
@@ -263,6 +296,7 @@ export function createStoreKit(
         handoff,
         busy: notice !== null && !handoff && hasRunningTask(snapshot),
         json,
+        search: snapshot.search && Object.keys(snapshot.search).length ? snapshot.search : null,
       };
     },
     decode: parseStored,
@@ -290,7 +324,11 @@ export function createStoreKit(
     },
     listArgs(query) {
       const { status, workflow } = query;
-      const cursor = query.cursor || null;
+      const searched =
+        (query.where !== undefined && Object.keys(query.where).length > 0) || query.orderBy !== undefined;
+      const checked = searched ? checkSearch(query.where, query.orderBy) : undefined;
+      const after = checked?.orderBy !== undefined && query.cursor ? parseSearchCursor(query.cursor) : null;
+      const cursor = after ? null : query.cursor || null;
       for (const [key, value] of [
         ['status', status],
         ['workflow', workflow],
@@ -306,19 +344,35 @@ export function createStoreKit(
       if ((status !== undefined && !isValidId(status)) || (workflow !== undefined && !isValidId(workflow))) {
         return null;
       }
+      const limited = Math.min(Math.floor(query.limit), MAX_PAGE);
+      if (!checked)
+        return {
+          ...(status === undefined ? {} : { status }),
+          ...(workflow === undefined ? {} : { workflow }),
+          cursor,
+          limit: limited,
+        };
+      const statuses = both(status, checked.statuses);
+      const workflows = both(workflow, checked.workflows);
+      if (statuses?.length === 0 || workflows?.length === 0) return null;
       return {
-        ...(status === undefined ? {} : { status }),
-        ...(workflow === undefined ? {} : { workflow }),
+        ...(statuses?.length === 1 ? { status: statuses[0] } : {}),
+        ...(workflows?.length === 1 ? { workflow: workflows[0] } : {}),
         cursor,
-        limit: Math.min(Math.floor(query.limit), MAX_PAGE),
+        limit: limited,
+        search: { ...checked, statuses, workflows, after },
       };
     },
-    page(rows, limit) {
+    page(rows, limit, search) {
       const kept = rows.slice(0, limit);
-      return {
-        items: kept.map((r) => parseStored(r.json)),
-        cursor: rows.length > limit ? (kept[kept.length - 1]?.id ?? null) : null,
-      };
+      const items = kept.map((r) => parseStored(r.json));
+      const last = items[items.length - 1];
+      let next: string | null = null;
+      if (rows.length > limit && last) {
+        const value = search?.orderBy === undefined ? undefined : last.search?.[search.orderBy];
+        next = value === undefined ? last.id : searchCursorText({ value, id: last.id });
+      }
+      return { items, cursor: next };
     },
     created(inserted, id) {
       if (!inserted) throw new AlreadyExistsError(id);
@@ -329,6 +383,12 @@ export function createStoreKit(
       throw new VersionConflictError(id, expectedVersion, outcome.stored);
     },
   };
+}
+
+/** The values a built-in must be one of: the top-level filter's and `where`'s, both. */
+function both(top: string | undefined, where: string[] | undefined): string[] | undefined {
+  if (top === undefined) return where;
+  return where === undefined ? [top] : where.filter((x) => x === top);
 }
 
 /**

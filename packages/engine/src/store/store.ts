@@ -1,14 +1,31 @@
 import type { WorkflowEvent } from '../events.js';
 import type { FinishedStatus, Snapshot, Status } from '../snapshot.js';
 import type { FlowStore } from './flow.js';
+import type { ListOrder, WhereCondition } from './list-query.js';
 import type { StreamStore } from './stream.js';
 
-/** Filter and page for {@link Store.list}. Results are ordered by id; pass back `cursor` for the next page. */
+/**
+ * Filter and page for {@link Store.list}. Results are ordered by id unless `orderBy` names a search
+ * attribute; pass back `cursor` for the next page (with the same filter and order).
+ */
 export interface ListQuery {
   status?: Status | undefined;
   workflow?: string | undefined;
   limit: number;
   cursor?: string | null | undefined;
+  /**
+   * Conditions on search attributes (`Snapshot.search`) and the built-ins `status` and `workflow`,
+   * all of which must hold: a value (equality) or `{ eq, gt, gte, lt, lte, in }`. Ranges match only
+   * values of the condition's kind (a number range never matches a string); an instance without
+   * the attribute matches no condition on it. The built-ins take equality and `in`. Executed by
+   * the store's indexes where it has them (see each store's README).
+   */
+  where?: Readonly<Record<string, WhereCondition>> | undefined;
+  /**
+   * `id` (the default) or a search attribute, ascending unless `desc`: by an attribute, only
+   * instances that have it are listed, booleans before numbers before strings, ties by id.
+   */
+  orderBy?: ListOrder | undefined;
 }
 
 /** Narrows {@link Store.listDue} and {@link DueClaims.claimDue}. */
@@ -246,7 +263,7 @@ export interface Store {
    * with {@link Store.claims} claims the ids it returns.
    */
   listDue(now: number, limit: number, query?: DueQuery): Promise<string[]>;
-  /** Instances matching the filter, ordered by id, paged by cursor. */
+  /** Instances matching the filter and `where`, ordered by id or `orderBy`, paged by cursor. */
   list(query: ListQuery): Promise<ListPage>;
   /**
    * Removes the instance (and its inbox); true if it existed, false if the id does not exist. With

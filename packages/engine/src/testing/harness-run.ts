@@ -1,9 +1,14 @@
+import { compileWorkflow } from '../definition/compile.js';
+import type { DefinitionInput } from '../definition/schema.js';
 import { failureOf } from '../errors.js';
+import { kindNotLoaded } from '../reducer/kind-table.js';
+import type { SearchRules } from '../reducer/kinds/step-rules.js';
 import { detailsFor } from '../reducer/task-heartbeat.js';
 import { taskView } from '../reducer/task-view.js';
 import { noCallbacks } from '../runner/callback-port.js';
 import type { AnyDefinition, Handler } from '../runner/handler-types.js';
 import { type HandlerStream, streamStepOf } from '../runner/task-stream.js';
+import type { SearchValue } from '../search.js';
 import { CHILD_HANDLER, isTerminal, type Snapshot, type TaskState } from '../snapshot.js';
 import type { ReportOptions, StreamedChunk, SyncHandlers } from './harness-types.js';
 
@@ -41,10 +46,14 @@ function nextTask(
 }
 
 /** Reports a handler's outcome for `task` of `h`, as the runner records it (a throw's code, retryable). */
-function report(h: Driven, task: TaskState, outcome: { output: unknown } | { error: unknown }): void {
+function report(
+  h: Driven,
+  task: TaskState,
+  outcome: { output: unknown; search?: Record<string, SearchValue | null> | undefined } | { error: unknown },
+): void {
   const o = { phase: task.phase, attempt: task.attempt, key: task.idempotencyKey, item: task.item };
   if ('error' in outcome) h.fail(task.step, failureOf(outcome.error), o);
-  else h.complete(task.step, outcome.output, o);
+  else h.complete(task.step, outcome.output, outcome.search ? { ...o, search: outcome.search } : o);
 }
 
 /** `runHandlers`: synchronous handlers over the tree until none covers a task; timers stay put. */
@@ -71,7 +80,12 @@ export function runTreeSync(root: Driven, handlers: SyncHandlers, maxRounds: num
 export async function runTree(
   root: Driven,
   table: Record<string, Handler | undefined>,
-  options: { timers?: 'advance' | 'until-signal' | 'stop'; maxRounds?: number },
+  options: {
+    timers?: 'advance' | 'until-signal' | 'stop' | undefined;
+    maxRounds?: number | undefined;
+    /** The rules `ctx.setAttributes` checks with (`searchAttributes` in the harness's kinds). */
+    search?: SearchRules | undefined;
+  },
 ): Promise<void> {
   const max = options.maxRounds ?? 10_000;
   for (let round = 0; round < max; round++) {
@@ -86,6 +100,7 @@ export async function runTree(
     const { h, task } = next;
     const view = taskView(h.definition, h.snapshot, task);
     let output: unknown;
+    let search: Record<string, SearchValue | null> | undefined;
     try {
       output = await table[task.handler]!({
         input: view.input,
@@ -113,13 +128,25 @@ export async function runTree(
             ),
           ),
         stream: harnessStream(h, task),
+        setAttributes: (values) => {
+          const rules = options.search;
+          // As a runner's context without `searchAttributes` (whose definitions declare none).
+          if (!rules) throw kindNotLoaded('search');
+          search = {
+            ...search,
+            ...rules.set(compileWorkflow(h.definition as DefinitionInput).definition, values),
+          };
+        },
       });
     } catch (e) {
       report(h, task, { error: e });
       continue;
     }
     // Stored as JSON, as a runner stores it.
-    report(h, task, { output: output === undefined ? undefined : JSON.parse(JSON.stringify(output)) });
+    report(h, task, {
+      output: output === undefined ? undefined : JSON.parse(JSON.stringify(output)),
+      search,
+    });
   }
   throw new Error('harness: handlers did not settle');
 }

@@ -10,6 +10,7 @@ import type {
 import type { StepOptions } from '../reducer/reducer.js';
 import type { AnyDefinition, HandlerSpecsFor } from '../runner/handler-types.js';
 import type { InputPatchOf, StepOutputAt } from '../runner/types.js';
+import type { SearchValue } from '../search.js';
 import type { Snapshot, TaskState } from '../snapshot.js';
 
 // The harness's types: what its methods take, kept apart from the class that drives instances.
@@ -56,6 +57,8 @@ export type ReportOptions = {
   key?: string;
   /** A map step's item. */
   item?: number | undefined;
+  /** `complete`: search attributes the handler set, as `ctx.setAttributes` sends them (`null` clears one). */
+  search?: Record<string, SearchValue | null> | undefined;
 };
 /** What `complete(stepId, output)` takes as the output: what a task of that step reports (a map's: one item's), as stored. */
 export type ReportedOutput<D, K> = K extends keyof TaskOutputsOf<D> ? TaskOutputsOf<D>[K] : unknown;

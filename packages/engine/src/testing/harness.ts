@@ -225,7 +225,17 @@ export class WorkflowHarness<
   ): boolean {
     const phase = o.phase ?? 'run';
     const { attempt, key, item } = this.target(stepId, phase, o);
-    return this.send({ type: 'task.completed', step: stepId, attempt, phase, output, ...key, ...item });
+    const search = o.search === undefined ? {} : { search: o.search };
+    return this.send({
+      type: 'task.completed',
+      step: stepId,
+      attempt,
+      phase,
+      output,
+      ...key,
+      ...item,
+      ...search,
+    });
   }
 
   /** Reports failure of the in-flight attempt of `stepId` (or of the given attempt / `key` / `item`). */
@@ -486,7 +496,9 @@ export class WorkflowHarness<
     handlers: Partial<HandlersFor<readonly [D, ...W]>>,
     options: { timers?: 'advance' | 'until-signal' | 'stop'; maxRounds?: number } = {},
   ): Promise<this> {
-    await runTree(this.untyped, handlers as Record<string, Handler | undefined>, options);
+    // `ctx.setAttributes` checks with the rules of the harness's kinds, as a runner's does.
+    const search = this.options.kinds?.find((k) => k.search)?.search;
+    await runTree(this.untyped, handlers as Record<string, Handler | undefined>, { ...options, search });
     return this;
   }
 

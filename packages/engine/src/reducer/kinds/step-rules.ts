@@ -1,5 +1,7 @@
 import type { CompiledWorkflow } from '../../definition/compile.js';
+import type { WorkflowDefinition } from '../../definition/schema.js';
 import type { EventOf, WorkflowEvent } from '../../events.js';
+import type { SearchValue } from '../../search.js';
 import type {
   ErrorInfo,
   LogEntry,
@@ -42,6 +44,26 @@ export interface RuleTable {
   readonly flow: Flow;
   /** The rules of flow limits, when a set brings them (`flowControl`); none: no limit is ever resolved. */
   readonly limits?: LimitRules | undefined;
+  /** The rules of search attributes, when a set brings them (`searchAttributes`); none: no value is kept. */
+  readonly search?: SearchRules | undefined;
+}
+
+/**
+ * Search attributes as a kind set brings them (`searchAttributes`): the reducer keeps
+ * `Snapshot.search` with them, and a harness checks what handlers set (a runner's side is the
+ * set's `taskWrapper`).
+ */
+export interface SearchRules {
+  /** Throws `INVALID_DEFINITION` for declarations wrong past the shape the core parses. */
+  check(wf: CompiledWorkflow): void;
+  /**
+   * Brings `next.search` up to date after an event that changed the snapshot, with what a handler
+   * `set` (`INVALID_SEARCH_ATTRIBUTE` when wrong; `INVALID_SNAPSHOT` when the search it had is not
+   * attribute values).
+   */
+  update(wf: CompiledWorkflow, next: Snapshot, set?: Readonly<Record<string, SearchValue | null>>): void;
+  /** What `ctx.setAttributes` keeps: `values` checked against the declarations (`INVALID_SEARCH_ATTRIBUTE`). */
+  set(definition: WorkflowDefinition, values: unknown): Record<string, SearchValue | null>;
 }
 
 /** The events only flow limits produce (a runner's refusal or grant), each answered by {@link LimitRules}. */

@@ -15,6 +15,7 @@ import { describeOutage } from './outage.js';
 import { describePriority } from './priority.js';
 import { describeRace } from './race.js';
 import { describeRunners } from './runners.js';
+import { describeSearch } from './search.js';
 import { describeStream } from './stream.js';
 import { describeUnreadable } from './unreadable.js';
 import { describeWakes } from './wakes.js';
@@ -71,6 +72,7 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
     describe('core: concurrent writers', () => describeRace(ctx));
     describe('core: listDue and list', () => describeListing(ctx));
     describe('core: due lanes', () => describeDueLanes(ctx));
+    describe('search: list by attributes', () => describeSearch(ctx));
     if (options.fairness !== false) describe('core: fair due order across keys', () => describeFairness(ctx));
     if (options.priority !== false) describe('core: due order by priority', () => describePriority(ctx));
     describe('core: limits and hostile input', () => describeLimits(ctx));

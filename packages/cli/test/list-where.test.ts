@@ -1,0 +1,66 @@
+import { makeTestSnapshot, type SearchValue, type Status } from '@stepfold/engine';
+import { createPostgresStore } from '@stepfold/store-postgres';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import type { InstanceRow } from '../src/snapshot-view.js';
+import { orderOf, valuesOf, whereOf } from '../src/where-option.js';
+import { cli, parsed, uniqueName } from './cli.js';
+
+// `stepfold list --where name=value --where name>=value --order-by [-]name`: conditions on search
+// attributes (and status, workflow) passed to `store.list`, executed by the store.
+
+const PG_URL = process.env.STEPFOLD_PG_URL ?? 'postgres://stepfold:stepfold@127.0.0.1:5432/stepfold';
+
+describe('--where parsing', () => {
+  it('an unquoted value stands for each kind it can be; a quoted one for the string; a date for its ms', () => {
+    expect(valuesOf('42')).toEqual([42, '42']);
+    expect(valuesOf('"42"')).toEqual(['42']);
+    expect(valuesOf('true')).toEqual([true, 'true']);
+    expect(valuesOf('c-7')).toEqual(['c-7']);
+    expect(valuesOf('2026-01-31')).toEqual([Date.parse('2026-01-31'), '2026-01-31']);
+  });
+
+  it('combines repeated names and keeps status and workflow as strings', () => {
+    let w = whereOf('total>=100');
+    w = whereOf('total<200', w);
+    w = whereOf('status=waiting', w);
+    expect(w).toEqual({ total: { gte: 100, lt: 200 }, status: { in: ['waiting'] } });
+    expect(() => whereOf('status>a')).toThrow(/= only/);
+    expect(() => whereOf('no condition')).toThrow(/expected/);
+    expect(orderOf('-total')).toEqual({ field: 'total', desc: true });
+  });
+});
+
+describe('stepfold list --where on PostgreSQL', () => {
+  it('filters and orders by search attributes on the server', async () => {
+    const pool = new pg.Pool({ connectionString: PG_URL, max: 2 });
+    pool.on('error', () => {});
+    const schema = uniqueName('pgsearch');
+    try {
+      const store = createPostgresStore({ pool, schema });
+      await store.setup();
+      const rows: Array<[string, Status, Record<string, SearchValue>]> = [
+        ['o-1', 'waiting', { customerId: '42', total: 150 }],
+        ['o-2', 'completed', { customerId: '42', total: 90 }],
+        ['o-3', 'waiting', { customerId: '7', total: 300 }],
+        ['o-4', 'waiting', { customerId: '42', total: 100 }],
+      ];
+      for (const [id, status, search] of rows) await store.create(makeTestSnapshot(id, { status, search }));
+      const url = new URL(PG_URL);
+      url.searchParams.set('schema', schema);
+      const list = async (...args: string[]) =>
+        parsed<{ items: InstanceRow[]; cursor: string | null }>(
+          await cli(['list', '--store', url.toString(), '--json', ...args]),
+        ).items.map((r) => r.id);
+      expect(await list('--where', 'customerId=42', '--where', 'status=waiting')).toEqual(['o-1', 'o-4']);
+      expect(await list('--where', 'total>=100', '--order-by', '-total')).toEqual(['o-3', 'o-1', 'o-4']);
+      expect(await list('--where', 'customerId="7"')).toEqual(['o-3']);
+      const text = await cli(['list', '--store', url.toString(), '--where', 'customerId=7']);
+      expect(text.stdout).toMatch(/SEARCH/);
+      expect(text.stdout).toMatch(/customerId=7 total=300/);
+    } finally {
+      await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await pool.end();
+    }
+  });
+});
