@@ -5,8 +5,9 @@ import { DEFAULT_MAX_SNAPSHOT_BYTES } from './encode.js';
 import { dynamoFlow } from './flow.js';
 import { inbox } from './inbox.js';
 import { items } from './items.js';
-import { page } from './list.js';
+import { plainPage } from './list.js';
 import { isUnavailable } from './map-error.js';
+import { searchPage } from './search-list.js';
 import { assertTableName, type EnsureTableOptions, prepareTable } from './setup.js';
 import { ensureShardCount, migrateLegacyDue, tableOf } from './shards.js';
 import { dynamoStream } from './stream.js';
@@ -82,7 +83,8 @@ export function createDynamoStore(options: DynamoStoreOptions): DefinedStore {
       },
       ...items(table),
       due,
-      page: (args) => page(table, args),
+      page: (args) => (args.search ? searchPage(table, args, args.search) : plainPage(table, args, false)),
+      searches: true,
       // The clients belong to the caller: only the subscriptions are the store's to end.
       close: async () => wakes?.closeAll(),
       claims,
