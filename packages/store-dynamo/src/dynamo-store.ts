@@ -54,7 +54,8 @@ export interface DynamoStoreOptions {
  * A stepfold store on DynamoDB. One item per instance keyed by `id`, its inbox in the same item;
  * creates are PutItems conditional on `attribute_not_exists(id)`, saves and sends UpdateItems
  * conditional on the stored version or status; due instances, the inbox and listings are Queries on
- * global secondary indexes, never Scans. Capabilities: `claims`, `inbox`, `flow` (an item per
+ * global secondary indexes, never Scans, searches by attribute too (an index item per value, written
+ * with the instance in one transaction when its values change). Capabilities: `claims`, `inbox`, `flow` (an item per
  * flow key in the same table), `stream` (an item per append, in the same table), and `wakes` with
  * the `streams` option (read from the table's DynamoDB stream).
  *

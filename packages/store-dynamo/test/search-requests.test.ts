@@ -7,6 +7,7 @@ import {
   type AttributeValue,
   type BatchGetItemCommandInput,
   BatchWriteItemCommand,
+  type BatchWriteItemCommandOutput,
   DeleteTableCommand,
   GetItemCommand,
   type QueryCommandOutput,
@@ -85,7 +86,9 @@ async function load(items: Array<Record<string, AttributeValue>>): Promise<void>
     for (let batch = batches.pop(); batch; batch = batches.pop()) {
       let left: WriteRequest[] | undefined = batch;
       while (left?.length) {
-        const out = await client.send(new BatchWriteItemCommand({ RequestItems: { [table]: left } }));
+        const out: BatchWriteItemCommandOutput = await client.send(
+          new BatchWriteItemCommand({ RequestItems: { [table]: left } }),
+        );
         left = out.UnprocessedItems?.[table];
       }
     }
