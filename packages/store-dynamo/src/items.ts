@@ -38,7 +38,8 @@ export function items(table: Table) {
         ConditionExpression: 'attribute_not_exists(#id)',
         ExpressionAttributeNames: { '#id': 'id' },
       };
-      if (row.search === null) return (await conditional(table.client.send(new PutItemCommand(put)))) !== null;
+      if (row.search === null)
+        return (await conditional(table.client.send(new PutItemCommand(put)))) !== null;
       return transact(table, [{ Put: put }, ...indexWrites(table, row.id, {}, row.search)]);
     },
 

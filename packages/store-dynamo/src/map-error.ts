@@ -47,8 +47,14 @@ export function isItemTooLarge(e: unknown): boolean {
   const err = e as SdkErrorLike & { message?: unknown };
   if (typeof e !== 'object' || e === null) return false;
   if (err.name === 'TransactionCanceledException')
-    return cancelReasons(e).some((r) => r.Code === 'ValidationError' && /item size.*exceeded/i.test(r.Message ?? ''));
-  return err.name === 'ValidationException' && typeof err.message === 'string' && /item size.*exceeded/i.test(err.message);
+    return cancelReasons(e).some(
+      (r) => r.Code === 'ValidationError' && /item size.*exceeded/i.test(r.Message ?? ''),
+    );
+  return (
+    err.name === 'ValidationException' &&
+    typeof err.message === 'string' &&
+    /item size.*exceeded/i.test(err.message)
+  );
 }
 
 /** One write's reason in a cancelled transaction: `None`, `ConditionalCheckFailed`, `TransactionConflict`, … */
@@ -59,7 +65,8 @@ export interface CancelReason {
 
 /** The reasons of a cancelled transaction, one per write in its order (empty for any other error). */
 export function cancelReasons(e: unknown): CancelReason[] {
-  if (typeof e !== 'object' || e === null || (e as SdkErrorLike).name !== 'TransactionCanceledException') return [];
+  if (typeof e !== 'object' || e === null || (e as SdkErrorLike).name !== 'TransactionCanceledException')
+    return [];
   return (e as { CancellationReasons?: CancelReason[] }).CancellationReasons ?? [];
 }
 

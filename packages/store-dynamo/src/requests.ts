@@ -54,7 +54,9 @@ export async function queryItems(
     const out = await client.send(
       new QueryCommand({
         ...input,
-        ...(input.FilterExpression || want === Number.POSITIVE_INFINITY ? {} : { Limit: want - items.length }),
+        ...(input.FilterExpression || want === Number.POSITIVE_INFINITY
+          ? {}
+          : { Limit: want - items.length }),
         ExclusiveStartKey: start,
       }),
     );

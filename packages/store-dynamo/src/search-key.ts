@@ -37,7 +37,11 @@ function textKey(s: string): string {
     else if (u < 0x7f) out += String.fromCharCode(u - 0x1d);
     else {
       const v = u - 0x7f;
-      out += String.fromCharCode(0x62 + Math.floor(v / 16129), 1 + Math.floor((v % 16129) / 127), 1 + (v % 127));
+      out += String.fromCharCode(
+        0x62 + Math.floor(v / 16129),
+        1 + Math.floor((v % 16129) / 127),
+        1 + (v % 127),
+      );
     }
   }
   return out;

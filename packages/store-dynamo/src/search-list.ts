@@ -132,7 +132,13 @@ async function entries(
 }
 
 /** Ordered by `name`: its entries in key order from after the cursor's (value, id). */
-async function ordered(table: Table, name: string, range: KeyRange, s: ListSearch, rows: Rows): Promise<void> {
+async function ordered(
+  table: Table,
+  name: string,
+  range: KeyRange,
+  s: ListSearch,
+  rows: Rows,
+): Promise<void> {
   let { lo, hi } = range;
   // The range is inclusive: the cursor's own entry is read again and skipped.
   let skip = s.after ? searchKey(s.after.value, s.after.id) : undefined;
@@ -143,13 +149,10 @@ async function ordered(table: Table, name: string, range: KeyRange, s: ListSearc
     const keys = await entries(table, name, { lo, hi }, s.desc, asked);
     const got = keys.filter((k) => k !== skip);
     // An entry that lags a save names an instance whose value moved: it is listed at its new place.
-    await rows.add(
-      got.map(instanceOfKey),
-      (item, i) => {
-        const v = itemValues(item)[name];
-        return v !== undefined && searchKey(v, instanceOfKey(got[i]!)) === got[i];
-      },
-    );
+    await rows.add(got.map(instanceOfKey), (item, i) => {
+      const v = itemValues(item)[name];
+      return v !== undefined && searchKey(v, instanceOfKey(got[i]!)) === got[i];
+    });
     if (keys.length < asked) return;
     skip = keys[keys.length - 1]!;
     if (s.desc) hi = skip;
@@ -178,7 +181,11 @@ async function byValues(
       values.map((v) => {
         const p = valuePrefix(v);
         const range =
-          after === null ? { lo: p, hi: p + TOP } : desc ? { lo: p, hi: p + after } : { lo: p + after, hi: p + TOP };
+          after === null
+            ? { lo: p, hi: p + TOP }
+            : desc
+              ? { lo: p, hi: p + after }
+              : { lo: p + after, hi: p + TOP };
         return entries(table, name, range, desc, asked);
       }),
     );

@@ -1,11 +1,6 @@
 // How the DynamoDB store keeps its search index: which requests each write sends, and the index
 // items it leaves, including after the writes a condition refuses.
-import {
-  DeleteTableCommand,
-  GetItemCommand,
-  PutItemCommand,
-  QueryCommand,
-} from '@aws-sdk/client-dynamodb';
+import { DeleteTableCommand, GetItemCommand, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import {
   createStoreKit,
   isStepfoldError,
@@ -91,7 +86,9 @@ describe('dynamo search index writes', () => {
       total: searchKey(5, 'w-1'),
     });
     // A taken id writes nothing, index items included.
-    expect(await code(store.create(snapshot('w-1', 1, { customerId: '7', vip: true })))).toBe('ALREADY_EXISTS');
+    expect(await code(store.create(snapshot('w-1', 1, { customerId: '7', vip: true })))).toBe(
+      'ALREADY_EXISTS',
+    );
     expect(await entries('w-1', ['customerId', 'vip'])).toEqual({ customerId: searchKey('42', 'w-1') });
   });
 
@@ -145,7 +142,8 @@ describe('dynamo search index writes', () => {
       total: searchKey(1, 'w-4'),
     });
     // Besides the read of what the instance holds (flow slots) and the removal of its stream.
-    const writes = (names: string[]) => names.filter((n) => n === 'DeleteItemCommand' || n.startsWith('Transact'));
+    const writes = (names: string[]) =>
+      names.filter((n) => n === 'DeleteItemCommand' || n.startsWith('Transact'));
     expect(writes(await sent(() => store.delete('w-4', { version: 1 })))).toEqual([
       'DeleteItemCommand',
       'TransactWriteItemsCommand',
@@ -158,15 +156,18 @@ describe('dynamo search index writes', () => {
 
   it('an item written without the search attribute is indexed at its next save', async () => {
     const old = snapshot('w-6', 1, { customerId: '42' });
-    const kit = createStoreKit('dynamodb', () => false, { asked: undefined, fallback: DEFAULT_MAX_SNAPSHOT_BYTES });
+    const kit = createStoreKit('dynamodb', () => false, {
+      asked: undefined,
+      fallback: DEFAULT_MAX_SNAPSHOT_BYTES,
+    });
     const { search: _none, ...item } = toItem(kit.encode(old), DEFAULT_DUE_SHARDS);
     await client.send(new PutItemCommand({ TableName: table, Item: item }));
-    expect((await store.list({ limit: 5, where: { customerId: '42' } })).items.map((s) => s.id)).not.toContain(
-      'w-6',
-    );
+    expect(
+      (await store.list({ limit: 5, where: { customerId: '42' } })).items.map((s) => s.id),
+    ).not.toContain('w-6');
     await store.save(snapshot('w-6', 2, { customerId: '42' }), 1);
-    expect((await store.list({ limit: 5, where: { customerId: '42', status: 'running' } })).items.map((s) => s.id)).toContain(
-      'w-6',
-    );
+    expect(
+      (await store.list({ limit: 5, where: { customerId: '42', status: 'running' } })).items.map((s) => s.id),
+    ).toContain('w-6');
   });
 });

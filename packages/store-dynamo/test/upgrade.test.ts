@@ -81,7 +81,10 @@ describe('dynamo store on a table the previous version set up', () => {
     expect(await store.inbox!.send('old-wait', go, ['old@1@h'])).toBe(false);
     expect((await item('old-wait'))?.['sent']).toBeUndefined();
     const search = { customerId: '42' };
-    await store.save(makeTestSnapshot('old-wait', { workflow: wf, status: 'waiting', version: 2, search }), 1);
+    await store.save(
+      makeTestSnapshot('old-wait', { workflow: wf, status: 'waiting', version: 2, search }),
+      1,
+    );
     expect((await item('old-wait'))?.['definition']).toEqual({ S: 'old@1@h' });
     expect((await store.list({ limit: 5, where: search })).items.map((s) => s.id)).toEqual(['old-wait']);
     expect(await store.inbox!.send('old-wait', go, ['old@1@h'])).toBe(true);
