@@ -5,8 +5,9 @@ import { DEFAULT_MAX_SNAPSHOT_BYTES } from './encode.js';
 import { dynamoFlow } from './flow.js';
 import { inbox } from './inbox.js';
 import { items } from './items.js';
-import { page } from './list.js';
+import { plainPage } from './list.js';
 import { isUnavailable } from './map-error.js';
+import { searchPage } from './search-list.js';
 import { assertTableName, type EnsureTableOptions, prepareTable } from './setup.js';
 import { ensureShardCount, migrateLegacyDue, tableOf } from './shards.js';
 import { dynamoStream } from './stream.js';
@@ -53,7 +54,8 @@ export interface DynamoStoreOptions {
  * A stepfold store on DynamoDB. One item per instance keyed by `id`, its inbox in the same item;
  * creates are PutItems conditional on `attribute_not_exists(id)`, saves and sends UpdateItems
  * conditional on the stored version or status; due instances, the inbox and listings are Queries on
- * global secondary indexes, never Scans. Capabilities: `claims`, `inbox`, `flow` (an item per
+ * global secondary indexes, never Scans, searches by attribute too (an index item per value, written
+ * with the instance in one transaction when its values change). Capabilities: `claims`, `inbox`, `flow` (an item per
  * flow key in the same table), `stream` (an item per append, in the same table), and `wakes` with
  * the `streams` option (read from the table's DynamoDB stream).
  *
@@ -82,7 +84,8 @@ export function createDynamoStore(options: DynamoStoreOptions): DefinedStore {
       },
       ...items(table),
       due,
-      page: (args) => page(table, args),
+      page: (args) => (args.search ? searchPage(table, args, args.search) : plainPage(table, args, false)),
+      searches: true,
       // The clients belong to the caller: only the subscriptions are the store's to end.
       close: async () => wakes?.closeAll(),
       claims,

@@ -1,5 +1,5 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import type { EncodedSnapshot } from '@stepfold/engine';
+import type { EncodedSnapshot, SearchValue } from '@stepfold/engine';
 import { SnapshotTooLargeError, snapshotBytes } from '@stepfold/engine';
 
 /** DynamoDB's hard limit on one item: 400 KB, attribute names included. */
@@ -104,6 +104,25 @@ export function dueBound(now: number): string {
   return `${sortableNumber(now)}$`;
 }
 
+/** Attribute of an instance item holding its search values (absent without any). */
+export const SEARCH_ATTRIBUTE = 'search';
+
+/** Values by attribute name, as a snapshot's `search`. */
+export type SearchValues = Readonly<Record<string, SearchValue>>;
+
+/**
+ * The `search` text of `values`: JSON with the names sorted, so equal values give equal texts and
+ * a save's condition can compare them; null for none.
+ */
+export function searchText(values: SearchValues | null | undefined): string | null {
+  if (!values) return null;
+  const names = Object.keys(values).sort();
+  if (!names.length) return null;
+  const sorted: Record<string, SearchValue> = {};
+  for (const name of names) sorted[name] = values[name]!;
+  return JSON.stringify(sorted);
+}
+
 /** UTF-8 bytes of the item's names and values, numbers counted at their largest. */
 export function itemBytes(item: Record<string, AttributeValue>): number {
   let bytes = 0;
@@ -137,6 +156,8 @@ export function toItem(e: EncodedSnapshot, shards: number): Record<string, Attri
     item['laneShard'] = { S: laneShard(e.workflow, shard) };
     item['dueKey'] = { S: dueKey(e.wakeAt, e.id) };
   }
+  const search = searchText(e.search);
+  if (search !== null) item[SEARCH_ATTRIBUTE] = { S: search };
   const total = itemBytes(item);
   if (total > DYNAMO_ITEM_LIMIT) throw new SnapshotTooLargeError(e.id, total, DYNAMO_ITEM_LIMIT);
   return item;

@@ -26,6 +26,7 @@ export {
   isWakeStream,
   LANE_INDEX,
   LIST_INDEX,
+  SEARCH_INDEX,
   SENT_INDEX,
   STATUS_INDEX,
   type TableDefinitionOptions,

@@ -42,16 +42,32 @@ export function isConditionFailed(e: unknown): boolean {
   );
 }
 
-/** True when DynamoDB refused a write because the item would exceed 400 KB. */
+/** True when DynamoDB refused a write (or a transaction's write) because the item would exceed 400 KB. */
 export function isItemTooLarge(e: unknown): boolean {
   const err = e as SdkErrorLike & { message?: unknown };
+  if (typeof e !== 'object' || e === null) return false;
+  if (err.name === 'TransactionCanceledException')
+    return cancelReasons(e).some(
+      (r) => r.Code === 'ValidationError' && /item size.*exceeded/i.test(r.Message ?? ''),
+    );
   return (
-    typeof e === 'object' &&
-    e !== null &&
     err.name === 'ValidationException' &&
     typeof err.message === 'string' &&
     /item size.*exceeded/i.test(err.message)
   );
+}
+
+/** One write's reason in a cancelled transaction: `None`, `ConditionalCheckFailed`, `TransactionConflict`, … */
+export interface CancelReason {
+  Code?: string | undefined;
+  Message?: string | undefined;
+}
+
+/** The reasons of a cancelled transaction, one per write in its order (empty for any other error). */
+export function cancelReasons(e: unknown): CancelReason[] {
+  if (typeof e !== 'object' || e === null || (e as SdkErrorLike).name !== 'TransactionCanceledException')
+    return [];
+  return (e as { CancellationReasons?: CancelReason[] }).CancellationReasons ?? [];
 }
 
 /** `write`'s result, or null when DynamoDB refused it for its condition (or for `also`). */

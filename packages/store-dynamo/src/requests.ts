@@ -40,7 +40,8 @@ export async function pooled<T, R>(items: readonly T[], fn: (item: T) => Promise
 
 /**
  * Pages through a Query until `want` items matched or the index is exhausted. Without a filter
- * each page asks for just the items still wanted; with one, DynamoDB's page size applies.
+ * each page asks for just the items still wanted; with one (or an infinite `want`), DynamoDB's
+ * page size applies.
  */
 export async function queryItems(
   client: DynamoDBClient,
@@ -53,7 +54,9 @@ export async function queryItems(
     const out = await client.send(
       new QueryCommand({
         ...input,
-        ...(input.FilterExpression ? {} : { Limit: want - items.length }),
+        ...(input.FilterExpression || want === Number.POSITIVE_INFINITY
+          ? {}
+          : { Limit: want - items.length }),
         ExclusiveStartKey: start,
       }),
     );
@@ -134,9 +137,8 @@ export interface Update {
 }
 
 /**
- * One UpdateItem on the item `id`: its output, or null when DynamoDB refused it for its condition
- * (or for `refused`). Sets the write's stream note, or removes the last write's: a claim's record
- * must not announce again what the save before it did.
+ * One UpdateItem on the item `id` (see {@link updateInput}): its output, or null when DynamoDB
+ * refused it for its condition (or for `refused`).
  */
 export function updateItem(
   table: Table,
@@ -145,18 +147,10 @@ export function updateItem(
   u: Update,
   refused?: (e: unknown) => boolean,
 ): Promise<UpdateItemCommandOutput | null> {
-  const set = [...(u.set ?? [])];
-  const remove = [...(u.remove ?? [])];
-  if (u.note === undefined) remove.push(x.n(NOTE_ATTRIBUTE));
-  else set.push(`${x.n(NOTE_ATTRIBUTE)} = ${x.s(u.note)}`);
   const update = new UpdateItemCommand({
-    TableName: table.name,
-    Key: { id: { S: id } },
-    UpdateExpression: updateExpression(set, remove),
-    ConditionExpression: u.condition,
+    ...updateInput(table, id, x, u),
     ...(u.returns ? { ReturnValues: u.returns } : {}),
     ...(u.onRefused ? { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } : {}),
-    ...x.fields,
   });
   const sent = table.client.send(update);
   const { onRefused } = u;
@@ -168,4 +162,23 @@ export function updateItem(
     }),
     refused,
   );
+}
+
+/**
+ * The request of an {@link updateItem} without what it returns: also an `Update` of a transaction.
+ * Sets the write's stream note, or removes the last write's: a claim's record must not announce
+ * again what the save before it did.
+ */
+export function updateInput(table: Table, id: string, x: Expr, u: Update) {
+  const set = [...(u.set ?? [])];
+  const remove = [...(u.remove ?? [])];
+  if (u.note === undefined) remove.push(x.n(NOTE_ATTRIBUTE));
+  else set.push(`${x.n(NOTE_ATTRIBUTE)} = ${x.s(u.note)}`);
+  return {
+    TableName: table.name,
+    Key: { id: { S: id } },
+    UpdateExpression: updateExpression(set, remove),
+    ConditionExpression: u.condition,
+    ...x.fields,
+  };
 }

@@ -26,8 +26,21 @@ export const WORKFLOW_INDEX = 'workflow-index';
 export const LIST_INDEX = 'list-index';
 /** GSI on (sentShard, sentKey), keys only: the inbox's claim, one Query per `sent#<n>`. */
 export const SENT_INDEX = 'sent-index';
+/**
+ * GSI on (searchName, searchKey), keys only: `list` by search attributes. Only the index items
+ * (one per instance and attribute with a value) have these attributes; see search-key.ts.
+ */
+export const SEARCH_INDEX = 'search-index';
 
-const REQUIRED_INDEXES = [DUE_INDEX, STATUS_INDEX, WORKFLOW_INDEX, LIST_INDEX, LANE_INDEX, SENT_INDEX];
+const REQUIRED_INDEXES = [
+  DUE_INDEX,
+  STATUS_INDEX,
+  WORKFLOW_INDEX,
+  LIST_INDEX,
+  LANE_INDEX,
+  SENT_INDEX,
+  SEARCH_INDEX,
+];
 
 /** A keys-only GSI on two string attributes. */
 const keysOnly = (name: string, hash: string, range: string): GlobalSecondaryIndex => ({
@@ -43,6 +56,7 @@ const keysOnly = (name: string, hash: string, range: string): GlobalSecondaryInd
 const ADDED_INDEXES = [
   keysOnly(LANE_INDEX, 'laneShard', 'dueKey'),
   keysOnly(SENT_INDEX, 'sentShard', 'sentKey'),
+  keysOnly(SEARCH_INDEX, 'searchName', 'searchKey'),
 ];
 
 const TABLE_NAME = /^[A-Za-z0-9_.-]{3,255}$/;
@@ -91,7 +105,7 @@ export function tableDefinition(
     // Every key attribute is a string.
     AttributeDefinitions: [
       ...['id', 'dueShard', 'dueKey', 'status', 'workflow', 'listShard'],
-      ...['laneShard', 'sentShard', 'sentKey'],
+      ...['laneShard', 'sentShard', 'sentKey', 'searchName', 'searchKey'],
     ].map((AttributeName) => ({ AttributeName, AttributeType: 'S' })),
     GlobalSecondaryIndexes: [
       keysOnly(DUE_INDEX, 'dueShard', 'dueKey'),
@@ -184,7 +198,7 @@ async function addIndex(client: DynamoDBClient, table: string, index: GlobalSeco
 
 /**
  * Creates the table with its indexes unless it exists, then waits until it and every index are ACTIVE.
- * A table made by an older version without `lane-index` or `sent-index` gets them (UpdateTable,
+ * A table made by an older version without `lane-index`, `sent-index` or `search-index` gets them (UpdateTable,
  * then waiting while DynamoDB backfills each). Safe to run concurrently and repeatedly; an existing
  * table missing any other index is an error.
  */

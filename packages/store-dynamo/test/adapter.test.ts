@@ -41,7 +41,7 @@ function sized(base: Snapshot, bytes: number): Snapshot {
 describe('dynamo adapter specifics', () => {
   const store = createDynamoStore({ client, table, setup: { pollMs: 50 } });
 
-  it('setup creates the table with its six indexes and is safe to run again', async () => {
+  it('setup creates the table with its seven indexes and is safe to run again', async () => {
     await Promise.all([store.setup(), store.setup()]);
     await store.setup();
     const { Table } = await client.send(new DescribeTableCommand({ TableName: table }));
@@ -50,6 +50,7 @@ describe('dynamo adapter specifics', () => {
       'due-index',
       'lane-index',
       'list-index',
+      'search-index',
       'sent-index',
       'status-index',
       'workflow-index',

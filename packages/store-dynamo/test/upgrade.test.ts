@@ -8,7 +8,7 @@ import {
 import { makeTestSnapshot, parseEvent, type Snapshot } from '@stepfold/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dueKey } from '../src/encode.js';
-import { createDynamoStore, SENT_INDEX, shardOf, tableDefinition } from '../src/index.js';
+import { createDynamoStore, SEARCH_INDEX, SENT_INDEX, shardOf, tableDefinition } from '../src/index.js';
 import { requireServer, testClient } from './server.js';
 
 const client = testClient();
@@ -49,15 +49,17 @@ afterAll(async () => {
 });
 
 describe('dynamo store on a table the previous version set up', () => {
-  it('setup adds sent-index; old items refuse sends until saved, and their token-less claims lapse', async () => {
+  it('setup adds sent-index and search-index; old items refuse sends until saved, and their token-less claims lapse', async () => {
     const previous = tableDefinition(table);
     await client.send(
       new CreateTableCommand({
         ...previous,
         AttributeDefinitions: previous.AttributeDefinitions?.filter(
-          (d) => d.AttributeName !== 'sentShard' && d.AttributeName !== 'sentKey',
+          (d) => !['sentShard', 'sentKey', 'searchName', 'searchKey'].includes(d.AttributeName!),
         ),
-        GlobalSecondaryIndexes: previous.GlobalSecondaryIndexes?.filter((i) => i.IndexName !== SENT_INDEX),
+        GlobalSecondaryIndexes: previous.GlobalSecondaryIndexes?.filter(
+          (i) => i.IndexName !== SENT_INDEX && i.IndexName !== SEARCH_INDEX,
+        ),
       }),
     );
     await client.send(
@@ -70,17 +72,21 @@ describe('dynamo store on a table the previous version set up', () => {
     const store = createDynamoStore({ client, table, dueShards: 8, setup: { pollMs: 50 } });
     await store.setup();
     const { Table } = await client.send(new DescribeTableCommand({ TableName: table }));
-    expect(Table?.GlobalSecondaryIndexes?.find((i) => i.IndexName === SENT_INDEX)?.IndexStatus).toBe(
-      'ACTIVE',
-    );
+    for (const index of [SENT_INDEX, SEARCH_INDEX])
+      expect(Table?.GlobalSecondaryIndexes?.find((i) => i.IndexName === index)?.IndexStatus).toBe('ACTIVE');
     await store.setup(); // idempotent
 
     // No `definition` yet: the send is refused (runner.send then applies the signal itself, which saves it).
     const go = parseEvent({ type: 'signal', at: 1, name: 'go', payload: null });
     expect(await store.inbox!.send('old-wait', go, ['old@1@h'])).toBe(false);
     expect((await item('old-wait'))?.['sent']).toBeUndefined();
-    await store.save(makeTestSnapshot('old-wait', { workflow: wf, status: 'waiting', version: 2 }), 1);
+    const search = { customerId: '42' };
+    await store.save(
+      makeTestSnapshot('old-wait', { workflow: wf, status: 'waiting', version: 2, search }),
+      1,
+    );
     expect((await item('old-wait'))?.['definition']).toEqual({ S: 'old@1@h' });
+    expect((await store.list({ limit: 5, where: search })).items.map((s) => s.id)).toEqual(['old-wait']);
     expect(await store.inbox!.send('old-wait', go, ['old@1@h'])).toBe(true);
 
     // A claim taken by the previous version has no token: no release ends it, it lapses.
