@@ -46,7 +46,7 @@ describe('the inspector filters by search attributes in Chromium on PostgreSQL',
       await store.create(makeTestSnapshot(id, { status, ...(Object.keys(search).length ? { search } : {}) }));
 
     const app = new Hono();
-    app.route('/ops', createInspector({ store, auth: { token: TOKEN } }));
+    app.route('/ops', createInspector({ store, workflows: [], auth: { token: TOKEN } }));
     server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
     await new Promise<void>((resolve) => server.once('listening', () => resolve()));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/ops`;
