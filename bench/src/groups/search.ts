@@ -117,7 +117,8 @@ async function run(): Promise<Row[]> {
         orderBy: 'total',
         limit: LIMIT,
       });
-      if (page.items.length !== PER_CUSTOMER) throw new Error(`${t.name}: ${from}… gave ${page.items.length}`);
+      if (page.items.length !== PER_CUSTOMER)
+        throw new Error(`${t.name}: ${from}… gave ${page.items.length}`);
     };
     const options = { concurrency: 1, warmupMs: 300, sampleMs: 500, samples: 12 };
     log('measuring where customerId');

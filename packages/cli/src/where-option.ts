@@ -1,4 +1,10 @@
-import { addWhere, isStepfoldError, type ListOrder, parseListOrder, type WhereCondition } from '@stepfold/engine';
+import {
+  addWhere,
+  isStepfoldError,
+  type ListOrder,
+  parseListOrder,
+  type WhereCondition,
+} from '@stepfold/engine';
 import { InvalidArgumentError } from 'commander';
 
 // `stepfold list --where` and `--order-by`: the engine reads the text (the inspector's filter bar
@@ -9,7 +15,8 @@ function asArgument<T>(parse: () => T): T {
   try {
     return parse();
   } catch (e) {
-    if (isStepfoldError(e, 'INVALID_QUERY')) throw new InvalidArgumentError(e.issues[0]?.message ?? e.message);
+    if (isStepfoldError(e, 'INVALID_QUERY'))
+      throw new InvalidArgumentError(e.issues[0]?.message ?? e.message);
     throw e;
   }
 }

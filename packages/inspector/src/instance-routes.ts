@@ -38,12 +38,19 @@ async function listRoute(c: Context<Vars>, parts: Parts): Promise<Response> {
   const view = { filters, workflows: parts.defs.names, columns: parts.columns };
   try {
     const { items, next, scanned } = await listInstances(parts.store, filters, parts.pageSize);
-    return render(c, listPage(c.get('page'), { ...view, items, next, ...(scanned ? { scanned } : {}) }, takeFlash(c)));
+    return render(
+      c,
+      listPage(c.get('page'), { ...view, items, next, ...(scanned ? { scanned } : {}) }, takeFlash(c)),
+    );
   } catch (e) {
     // Attribute filter text that is no condition: the page says what is wrong, with the form to fix it.
     if (!isStepfoldError(e, 'INVALID_QUERY')) throw e;
     const whereError = e.issues.map((i) => i.message).join('; ') || e.message;
-    return render(c, listPage(c.get('page'), { ...view, items: [], next: null, whereError }, takeFlash(c)), 400);
+    return render(
+      c,
+      listPage(c.get('page'), { ...view, items: [], next: null, whereError }, takeFlash(c)),
+      400,
+    );
   }
 }
 

@@ -91,7 +91,9 @@ describe('the inspector filters by search attributes in Chromium on PostgreSQL',
 
     await filter('customerId=nobody');
     expect(await ids()).toEqual([]);
-    expect(await page.locator('#instances tbody').innerText()).toContain('No instance matches these filters.');
+    expect(await page.locator('#instances tbody').innerText()).toContain(
+      'No instance matches these filters.',
+    );
     expect(pageErrors).toEqual([]);
   });
 

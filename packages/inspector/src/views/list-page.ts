@@ -93,7 +93,9 @@ function overdue(s: Snapshot, now: number): number {
 
 /** The instance's search attributes as `name=value` pairs (strings unquoted), the cell's text. */
 function attributesCell(s: Snapshot): View {
-  const pairs = Object.entries(s.search ?? {}).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`);
+  const pairs = Object.entries(s.search ?? {}).map(
+    ([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`,
+  );
   const { text, full } = cellText(pairs.join(' '));
   return html`<td class="attributes" title="${full}">${text}</td>`;
 }
