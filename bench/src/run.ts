@@ -20,6 +20,7 @@ import { requestsDynamo } from './groups/requests-dynamo.js';
 import { runnerMemory } from './groups/runner-memory.js';
 import { scalePostgres } from './groups/scale.js';
 import { scaleRedis } from './groups/scale-redis.js';
+import { searchPostgres } from './groups/search.js';
 import { storeGroups } from './groups/stores.js';
 import { streamGroups } from './groups/stream.js';
 import { types } from './groups/types.js';
@@ -37,6 +38,7 @@ const GROUPS: Group[] = [
   ...storeGroups,
   scalePostgres,
   scaleRedis,
+  searchPostgres,
   e2ePostgres,
   e2ePostgresBusy,
   codecOverhead,

@@ -3,7 +3,7 @@ import { createPostgresStore } from '@stepfold/store-postgres';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { InstanceRow } from '../src/snapshot-view.js';
-import { orderOf, valuesOf, whereOf } from '../src/where-option.js';
+import { orderOf, whereOf } from '../src/where-option.js';
 import { cli, parsed, uniqueName } from './cli.js';
 
 // `stepfold list --where name=value --where name>=value --order-by [-]name`: conditions on search
@@ -12,14 +12,6 @@ import { cli, parsed, uniqueName } from './cli.js';
 const PG_URL = process.env.STEPFOLD_PG_URL ?? 'postgres://stepfold:stepfold@127.0.0.1:5432/stepfold';
 
 describe('--where parsing', () => {
-  it('an unquoted value stands for each kind it can be; a quoted one for the string; a date for its ms', () => {
-    expect(valuesOf('42')).toEqual([42, '42']);
-    expect(valuesOf('"42"')).toEqual(['42']);
-    expect(valuesOf('true')).toEqual([true, 'true']);
-    expect(valuesOf('c-7')).toEqual(['c-7']);
-    expect(valuesOf('2026-01-31')).toEqual([Date.parse('2026-01-31'), '2026-01-31']);
-  });
-
   it('combines repeated names and keeps status and workflow as strings', () => {
     let w = whereOf('total>=100');
     w = whereOf('total<200', w);

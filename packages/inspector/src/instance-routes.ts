@@ -36,16 +36,23 @@ export function instanceRoutes(app: Hono<Vars>, parts: Parts): void {
 
 async function listRoute(c: Context<Vars>, parts: Parts): Promise<Response> {
   const filters = readFilters(c.req.query());
-  const { items, next, scanned } = await listInstances(parts.store, filters, parts.pageSize);
-  const view = {
-    filters,
-    items,
-    next,
-    workflows: parts.defs.names,
-    columns: parts.columns,
-    ...(scanned ? { scanned } : {}),
-  };
-  return render(c, listPage(c.get('page'), view, takeFlash(c)));
+  const view = { filters, workflows: parts.defs.names, columns: parts.columns };
+  try {
+    const { items, next, scanned } = await listInstances(parts.store, filters, parts.pageSize);
+    return render(
+      c,
+      listPage(c.get('page'), { ...view, items, next, ...(scanned ? { scanned } : {}) }, takeFlash(c)),
+    );
+  } catch (e) {
+    // Attribute filter text that is no condition: the page says what is wrong, with the form to fix it.
+    if (!isStepfoldError(e, 'INVALID_QUERY')) throw e;
+    const whereError = e.issues.map((i) => i.message).join('; ') || e.message;
+    return render(
+      c,
+      listPage(c.get('page'), { ...view, items: [], next: null, whereError }, takeFlash(c)),
+      400,
+    );
+  }
 }
 
 async function instanceRoute(c: Context<Vars, '/instances/:id'>, parts: Parts): Promise<Response> {

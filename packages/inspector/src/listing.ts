@@ -1,4 +1,13 @@
-import { isValidId, type Snapshot, type Status, type Store } from '@stepfold/engine';
+import {
+  checkSearch,
+  isValidId,
+  matchesSearch,
+  parseWhere,
+  type Snapshot,
+  type Status,
+  type Store,
+  type WhereCondition,
+} from '@stepfold/engine';
 import { STATUSES } from './views/format.js';
 import type { ListFilters } from './views/list-page.js';
 
@@ -23,6 +32,19 @@ export function parseTime(raw: string | undefined): number | undefined {
   return Number.isFinite(ms) ? ms : undefined;
 }
 
+/** Longest attribute filter text read; longer text is cut (a filter bar, not a query language). */
+const MAX_WHERE = 1000;
+
+/**
+ * The attribute filter's conditions: separated by spaces outside double quotes
+ * (`customerId=42 total>=100 city="New York"`), each read by the engine's `parseWhere`.
+ * `INVALID_QUERY` for text that is not conditions.
+ */
+export function whereOfText(text: string): Record<string, WhereCondition> {
+  const parts = text.match(/(?:[^\s"]+|"(?:[^"\\]|\\.)*")+/g) ?? [];
+  return parseWhere(parts);
+}
+
 /** The list filters from a query string; values that cannot match anything are dropped. */
 export function readFilters(query: Record<string, string | undefined>): ListFilters {
   const pick = (name: string) => {
@@ -36,6 +58,7 @@ export function readFilters(query: Record<string, string | undefined>): ListFilt
   const since = parseTime(query['since']);
   const before = parseTime(query['before']);
   const top = query['top']?.trim();
+  const where = query['where']?.trim().slice(0, MAX_WHERE);
   return {
     ...(status && (STATUSES as readonly string[]).includes(status) ? { status } : {}),
     ...(workflow ? { workflow } : {}),
@@ -44,6 +67,7 @@ export function readFilters(query: Record<string, string | undefined>): ListFilt
     ...(since !== undefined ? { since } : {}),
     ...(before !== undefined ? { before } : {}),
     ...(top === '1' || top === 'on' || top === 'true' ? { topLevel: true } : {}),
+    ...(where ? { where } : {}),
   };
 }
 
@@ -55,11 +79,18 @@ export interface ListResult {
   scanned?: number | undefined;
 }
 
-/** One page of instances for the filters, and the cursor of the next page (null on the last). */
+/**
+ * One page of instances for the filters, and the cursor of the next page (null on the last). The
+ * attribute filter (`where`) is the store's to apply, by its indexes; `INVALID_QUERY` when its text
+ * is not conditions.
+ */
 export async function listInstances(store: Store, filters: ListFilters, limit: number): Promise<ListResult> {
+  const where = filters.where ? whereOfText(filters.where) : undefined;
+  const search = where ? checkSearch(where, undefined) : undefined;
   const base = {
     ...(filters.status ? { status: filters.status as Status } : {}),
     ...(filters.workflow ? { workflow: filters.workflow } : {}),
+    ...(where ? { where } : {}),
   };
   const { prefix, since, before, topLevel } = filters;
   // Filters the store cannot apply: checked on the rows read, within the scan bound.
@@ -79,6 +110,11 @@ export async function listInstances(store: Store, filters: ListFilters, limit: n
       exact &&
       (!base.status || exact.status === base.status) &&
       (!base.workflow || exact.workflow.name === base.workflow) &&
+      (!search ||
+        matchesSearch(
+          { status: exact.status, workflow: exact.workflow.name, search: exact.search ?? null },
+          search,
+        )) &&
       kept(exact);
     if (matches) items.push(exact);
   }

@@ -103,10 +103,15 @@ function reportLines(m: Migration, report: DryRunReport | MigrateAllReport, dry:
     'largest' in report && report.largest
       ? [`largest snapshot after: ${report.largest.id} (${count(report.largest.bytes)} bytes)`]
       : [];
+  const attributes =
+    'attributesChanged' in report && report.attributesChanged
+      ? [`search attributes change on ${count(report.attributesChanged)} of them (the store re-indexes them)`]
+      : [];
   return [
     head,
     '',
     ...table([['OUTCOME', 'INSTANCES'], ...rows]),
+    ...attributes,
     ...largest,
     ...reasonLines(report.reasons),
   ];

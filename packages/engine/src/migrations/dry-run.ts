@@ -46,6 +46,11 @@ export interface DryRunReport {
   };
   /** Every distinct reason, most frequent first, with a few instance ids each. */
   reasons: ReasonCount[];
+  /**
+   * Instances that would move whose search attributes change (a declaration added, removed, or
+   * read from another path): the store's attribute index changes with them.
+   */
+  attributesChanged: number;
   /** The largest snapshot after migration (UTF-8 bytes of its JSON), or null if none would move. */
   largest: { id: string; bytes: number } | null;
   /** Wall time of the run. */
@@ -82,6 +87,7 @@ export async function dryRunMigration(
   const tally = new ReasonTally(options.samples ?? 5);
   const counts: DryRunProgress = { read: 0, migratable: 0, refused: 0, finished: 0, otherVersion: 0 };
   let largest: { id: string; bytes: number } | null = null;
+  let attributesChanged = 0;
   let cursor: string | null = null;
   const workflow = m.from.definition.name;
   do {
@@ -100,6 +106,7 @@ export async function dryRunMigration(
         continue;
       }
       counts.migratable++;
+      if (JSON.stringify(s.search ?? {}) !== JSON.stringify(plan.snapshot.search ?? {})) attributesChanged++;
       const bytes = snapshotBytes(JSON.stringify(plan.snapshot));
       if (!largest || bytes > largest.bytes) largest = { id: s.id, bytes };
     }
@@ -107,5 +114,5 @@ export async function dryRunMigration(
     options.onProgress?.({ ...counts });
   } while (cursor !== null);
   const { read: total, ...outcomes } = counts;
-  return { total, outcomes, reasons: tally.list(), largest, ms: Date.now() - started };
+  return { total, outcomes, reasons: tally.list(), attributesChanged, largest, ms: Date.now() - started };
 }

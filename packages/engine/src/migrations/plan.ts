@@ -3,9 +3,11 @@ import { declaredSchemas } from '../definition/declared-schemas.js';
 import { isStepfoldError } from '../errors.js';
 import type { KindSet } from '../reducer/kind-table.js';
 import { step } from '../reducer/reducer.js';
+import { updateSearch } from '../reducer/search-values.js';
 import { checkSnapshot } from '../reducer/snapshot-check.js';
 import { ring } from '../reducer/snapshot-copy.js';
 import { DEFAULT_LOG_LIMIT, taskKey } from '../reducer/transition-context.js';
+import { type SearchValue, searchValueProblem } from '../search.js';
 import { isTerminal, type Snapshot, type StepState, type TaskState } from '../snapshot.js';
 import { type Migration, type MigrationData, versionName } from './define.js';
 import { activeReasons, completedReasons, rollbackReasons, taskReasons, timerReasons } from './rules.js';
@@ -113,6 +115,38 @@ function applyRecipe(m: Migration, s: Snapshot, from: Snapshot, at: number): str
   return out;
 }
 
+/**
+ * Brings the copy's search attributes under the new version's declarations, as its first event
+ * would: a value a handler set is kept while the new version still declares it (without a path)
+ * and it fits the new type; one read from a path is read again from the migrated data, by the new
+ * path. A value that does not fit is a reason (the move would fail the instance's next write).
+ */
+function migrateSearch(m: Migration, s: Snapshot): string[] {
+  const declared = m.to.definition.search;
+  const kept: Record<string, SearchValue> = {};
+  const out: string[] = [];
+  for (const [name, v] of Object.entries(s.search ?? {})) {
+    const a = declared && Object.hasOwn(declared, name) ? declared[name] : undefined;
+    // Not declared any more: dropped (and so unindexed). Read from a path: read again below.
+    if (!a || a.from !== undefined) continue;
+    const problem = searchValueProblem(a.type, v);
+    if (problem)
+      out.push(`search attribute "${name}", set by a handler, ${problem} (its type in ${versionName(m.to)})`);
+    else kept[name] = v;
+  }
+  if (out.length) return out;
+  if (Object.keys(kept).length) s.search = kept;
+  else delete s.search;
+  try {
+    updateSearch(m.to, s);
+  } catch (e) {
+    if (!isStepfoldError(e, 'INVALID_SEARCH_ATTRIBUTE')) throw e;
+    for (const i of e.issues)
+      out.push(`search attribute "${i.path.slice('search.'.length)}": ${i.message} in ${versionName(m.to)}`);
+  }
+  return out;
+}
+
 /** Why the migrated snapshot is not one the new version can run: schema, structure, one reducer step. */
 function validate(m: Migration, s: Snapshot, { at, kinds }: PlanOptions): string[] {
   const v = versionName(m.to);
@@ -142,7 +176,7 @@ function validate(m: Migration, s: Snapshot, { at, kinds }: PlanOptions): string
  * Plans the move of one instance to the migration's new version, in memory: checks it runs the
  * old version (name, version and hash), applies the step rules to what it holds (active steps,
  * tasks, timers, rollback queue, completed steps), renames step ids throughout, runs the data
- * recipe, then validates the result against the new version (its structure, its declared input
+ * recipe, brings its search attributes under the new declarations, then validates the result against the new version (its structure, its declared input
  * schema, one reducer tick). Pure; a recipe that throws is a reason, not a crash.
  *
  * @example
@@ -166,6 +200,8 @@ export function planMigration(m: Migration, snapshot: Snapshot, options: PlanOpt
   renameSteps(m, s);
   const recipe = applyRecipe(m, s, snapshot, at);
   if (recipe.length) return { ok: false, reasons: recipe };
+  const search = migrateSearch(m, s);
+  if (search.length) return { ok: false, reasons: search };
   s.workflow = { name: m.to.definition.name, version: m.to.definition.version, hash: m.to.hash };
   s.version = snapshot.version + 1;
   s.updatedAt = at;

@@ -76,6 +76,7 @@ export {
   type WhereCondition,
   type WhereOps,
 } from './list-query.js';
+export { addWhere, parseListOrder, parseWhere, whereValues } from './where-text.js';
 export type {
   ClaimsDriver,
   ClaimWindow,
