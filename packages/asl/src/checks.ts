@@ -3,6 +3,7 @@ import { AslImportError } from './errors.js';
 import { IntrinsicSyntaxError, isIntrinsic, parseIntrinsic } from './intrinsics.js';
 import { JsonPathSyntaxError, parsePath } from './json-path.js';
 import { checkJsonataState } from './jsonata-checks.js';
+import { TOLERANCE_FIELDS, validCount, validPercent } from './map-tolerance.js';
 import type { AslState, QueryLanguage } from './plan.js';
 
 // What `fromAsl` accepts, state by state: the fields each state type may have, which of them are
@@ -35,6 +36,7 @@ const FIELDS: Record<string, string[]> = {
     'Parameters',
     'MaxConcurrency',
     'MaxConcurrencyPath',
+    ...TOLERANCE_FIELDS,
     'ResultPath',
     'ResultSelector',
   ],
@@ -51,10 +53,6 @@ export const UNSUPPORTED: Record<string, string> = {
   ItemBatcher: 'distributed Map (ItemBatcher) is not supported',
   ResultWriter: 'distributed Map (ResultWriter) is not supported',
   Label: 'distributed Map (Label) is not supported',
-  ToleratedFailurePercentage: 'tolerated failures are not supported yet',
-  ToleratedFailurePercentagePath: 'tolerated failures are not supported yet',
-  ToleratedFailureCount: 'tolerated failures are not supported yet',
-  ToleratedFailureCountPath: 'tolerated failures are not supported yet',
 };
 
 /** The Lambda invoke integration's resource; the only service integration supported. */
@@ -114,7 +112,14 @@ export function checkState(state: AslState, at: string, language: QueryLanguage 
     fail('invalid', hasNext ? 'End' : 'Next', 'a state needs exactly one of Next and End: true');
   for (const f of ['InputPath', 'OutputPath', 'ResultPath'])
     if (state[f] !== undefined && state[f] !== null) checkPath(state[f], f, fail);
-  for (const f of ['ItemsPath', 'SecondsPath', 'TimestampPath', 'MaxConcurrencyPath'])
+  for (const f of [
+    'ItemsPath',
+    'SecondsPath',
+    'TimestampPath',
+    'MaxConcurrencyPath',
+    'ToleratedFailureCountPath',
+    'ToleratedFailurePercentagePath',
+  ])
     if (state[f] !== undefined) checkPath(state[f], f, fail);
   for (const f of ['ErrorPath', 'CausePath']) if (state[f] !== undefined) checkExpression(state[f], f, fail);
   for (const f of ['Parameters', 'ResultSelector', 'ItemSelector', 'Assign'])
@@ -140,7 +145,19 @@ export function checkState(state: AslState, at: string, language: QueryLanguage 
     ?.ProcessorConfig?.Mode;
   if (mode !== undefined && mode !== 'INLINE')
     fail('unsupported', 'ItemProcessor.ProcessorConfig.Mode', `Map mode ${mode} is not supported`);
+  if (state.Type === 'Map') checkTolerance(state, fail);
   for (const f of ERRORS) if (state[f] !== undefined) checkErrorHandlers(state, f, fail);
+}
+
+/** A JSONPath Map's tolerance: a count, a percentage, each given once (literal or path). */
+function checkTolerance(state: AslState, fail: Fail): void {
+  for (const f of ['ToleratedFailureCount', 'ToleratedFailurePercentage'])
+    if (state[f] !== undefined && state[`${f}Path`] !== undefined)
+      fail('invalid', f, `a Map takes ${f} or ${f}Path, not both`);
+  if (state['ToleratedFailureCount'] !== undefined && !validCount(state['ToleratedFailureCount']))
+    fail('invalid', 'ToleratedFailureCount', 'must be a non-negative integer');
+  if (state['ToleratedFailurePercentage'] !== undefined && !validPercent(state['ToleratedFailurePercentage']))
+    fail('invalid', 'ToleratedFailurePercentage', 'must be a number from 0 to 100');
 }
 
 /** Throws an {@link AslImportError} for the state being checked. */

@@ -1,5 +1,6 @@
 import { checkErrorHandlers, checkTask, type Fail, UNSUPPORTED } from './checks.js';
 import { isJsonataExpression, jsonataProblem } from './jsonata.js';
+import { validCount, validPercent } from './map-tolerance.js';
 import type { AslState } from './plan.js';
 
 // What a state with `QueryLanguage: "JSONata"` may carry: `Arguments` and `Output` instead of the
@@ -27,6 +28,8 @@ const FIELDS: Record<string, string[]> = {
     'Items',
     'ItemSelector',
     'MaxConcurrency',
+    'ToleratedFailureCount',
+    'ToleratedFailurePercentage',
   ],
 };
 
@@ -44,6 +47,8 @@ const JSONPATH_ONLY = new Set([
   'ErrorPath',
   'CausePath',
   'MaxConcurrencyPath',
+  'ToleratedFailureCountPath',
+  'ToleratedFailurePercentagePath',
 ]);
 
 /** Refuses what a JSONata state cannot run as written. */
@@ -76,6 +81,8 @@ export function checkJsonataState(state: AslState, fail: Fail): void {
     'Items',
     'ItemSelector',
     'MaxConcurrency',
+    'ToleratedFailureCount',
+    'ToleratedFailurePercentage',
     'Seconds',
     'Timestamp',
     'Error',
@@ -111,6 +118,12 @@ export function checkJsonataState(state: AslState, fail: Fail): void {
     const items = state['Items'];
     if (items !== undefined && !Array.isArray(items) && !isJsonataExpression(items))
       fail('invalid', 'Items', 'Items must be an array or a JSONata expression');
+    const count = state['ToleratedFailureCount'];
+    if (count !== undefined && !isJsonataExpression(count) && !validCount(count))
+      fail('invalid', 'ToleratedFailureCount', 'must be a non-negative integer or a JSONata expression');
+    const percent = state['ToleratedFailurePercentage'];
+    if (percent !== undefined && !isJsonataExpression(percent) && !validPercent(percent))
+      fail('invalid', 'ToleratedFailurePercentage', 'must be a number from 0 to 100 or a JSONata expression');
   }
   for (const f of ERRORS)
     if (state[f] !== undefined) {

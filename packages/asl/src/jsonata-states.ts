@@ -1,10 +1,19 @@
 import { AslRuntimeError } from './errors.js';
 import { assignJsonata, isJsonataExpression, type JsonataEnv, resolveJsonata } from './jsonata.js';
 import { lambdaCall } from './lambda.js';
+import { jsonataTolerance, settle } from './map-tolerance.js';
 import type { PipelineEnv } from './pipeline.js';
 import type { StepPlan } from './plan.js';
 import type { CarriedError, IterationInput, StateOutput } from './state-output.js';
-import { type CatchOutput, gatherResults, handleError, raise, type StateCall, stateCause } from './states.js';
+import {
+  type CatchOutput,
+  gatherResults,
+  handleError,
+  raise,
+  type StateCall,
+  stateCause,
+  toleranceOf,
+} from './states.js';
 import { parseTimestamp, timestampMs } from './timestamps.js';
 
 // A state with `QueryLanguage: "JSONata"`: `Arguments` is what its work takes (default the state
@@ -205,6 +214,7 @@ async function mapItems(call: StateCall, j: JsonataCall, env: JsonataEnv): Promi
         `The MaxConcurrency field must evaluate to a non-negative integer, not ${JSON.stringify(m)}`,
       );
   }
+  const tolerated = await jsonataTolerance(state, env);
   const context = env.states['context'] as Record<string, unknown>;
   const outer = { ...context };
   delete outer['State'];
@@ -225,6 +235,7 @@ async function mapItems(call: StateCall, j: JsonataCall, env: JsonataEnv): Promi
     input: j.raw,
     items: wrapped,
     route: 'next',
+    ...(tolerated ? { tolerated } : {}),
     ...(j.retrying ? { retry: j.retrying } : {}),
   });
 }
@@ -239,10 +250,9 @@ async function afterJsonata(
   failed: (e: unknown) => Promise<StateOutput>,
   catchOutput: CatchOutput,
 ): Promise<StateOutput> {
-  const results = gatherResults(call, plan);
-  const bad = results.find((r) => r.error !== undefined);
-  if (bad?.error) return handleError(call, bad.error, j.raw, j.env, j.out as Out, catchOutput);
-  const values = results.map((r) => r.value);
+  const settled = settle(gatherResults(call, plan), toleranceOf(call, plan));
+  if ('error' in settled) return handleError(call, settled.error, j.raw, j.env, j.out as Out, catchOutput);
+  const values = settled.values;
   try {
     return await finish(base({ result: values }), values);
   } catch (e) {

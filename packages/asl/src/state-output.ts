@@ -1,3 +1,4 @@
+import type { Tolerance } from './map-tolerance.js';
 import type { AslScope } from './plan.js';
 
 // The output every generated step writes, and how a state finds its input among them: the
@@ -39,6 +40,8 @@ export interface StateOutput {
   input?: unknown;
   /** A Map's first step: each iteration's input. */
   items?: unknown[] | undefined;
+  /** A Map's first step: the failed iterations it tolerates, when it declares a tolerance. */
+  tolerated?: Tolerance | undefined;
   /** Variables the state assigned (for the history). */
   assigned?: Record<string, unknown> | undefined;
 }

@@ -3,6 +3,7 @@ import { AslRuntimeError } from './errors.js';
 import type { AslHandlerOptions } from './handler.js';
 import { jsonataState } from './jsonata-states.js';
 import { lambdaCall } from './lambda.js';
+import { errorOutput, jsonPathTolerance, settle } from './map-tolerance.js';
 import {
   applyResultPath,
   assign,
@@ -285,13 +286,10 @@ export async function handleError(
   const c = catchers.findIndex((h) => matches(h['ErrorEquals'], error.error));
   if (c >= 0) {
     const h = catchers[c]!;
-    const errorOutput: Record<string, unknown> = {};
-    if (error.error !== null) errorOutput['Error'] = error.error;
-    if (error.cause !== null) errorOutput['Cause'] = error.cause;
-    if (catchOutput)
-      return out({ ...(await catchOutput(h, errorOutput)), route: `catch:${c}`, caught: error });
-    const a = assign(h['Assign'], errorOutput, env);
-    const value = applyResultPath(raw, errorOutput, h['ResultPath']);
+    const output = errorOutput(error);
+    if (catchOutput) return out({ ...(await catchOutput(h, output)), route: `catch:${c}`, caught: error });
+    const a = assign(h['Assign'], output, env);
+    const value = applyResultPath(raw, output, h['ResultPath']);
     return out({
       value,
       vars: a.variables,
@@ -367,6 +365,7 @@ function mapFirst(
       'States.Runtime',
       `Invalid path '${String(state['ItemsPath'] ?? '$')}': the Map's items are not an array`,
     );
+  const tolerated = jsonPathTolerance(state, eff, env);
   const selector = state['ItemSelector'] ?? state['Parameters'];
   const context = env.context as Record<string, unknown>;
   const base = { ...context };
@@ -389,7 +388,7 @@ function mapFirst(
       },
     };
   });
-  return out({ value: eff, input: raw, items: wrapped, route: 'next' });
+  return out({ value: eff, input: raw, items: wrapped, route: 'next', ...(tolerated ? { tolerated } : {}) });
 }
 
 /** What a Map's iterations or a Parallel's branches ended with, in order. */
@@ -418,14 +417,22 @@ async function afterStep(
   env: PipelineEnv,
   out: (o: Partial<StateOutput>) => StateOutput,
 ): Promise<StateOutput> {
-  const results = gatherResults(call, plan);
-  const failed = results.find((r) => r.error !== undefined);
-  if (failed?.error) return handleError(call, failed.error, raw, env, out);
+  const settled = settle(gatherResults(call, plan), toleranceOf(call, plan));
+  if ('error' in settled) return handleError(call, settled.error, raw, env, out);
   const state = plan.state;
-  const values = results.map((r) => r.value);
+  const values = settled.values;
   const selected =
     state['ResultSelector'] !== undefined ? resolveTemplate(state['ResultSelector'], values, env) : values;
   return finish(state, raw, selected, env, out);
+}
+
+/** The tolerance a Map's first step resolved (a Parallel has none). */
+export function toleranceOf(
+  call: StateCall,
+  plan: Extract<StepPlan, { role: 'after' }>,
+): StateOutput['tolerated'] {
+  const first = call.outputs[plan.first];
+  return plan.map !== undefined && isStateOutput(first) ? first.tolerated : undefined;
 }
 
 /** The AWS event id the state's entry had, counted roughly (causes cite it; compare with N4). */

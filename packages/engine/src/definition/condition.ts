@@ -94,7 +94,13 @@ function compare(a: unknown, b: unknown): number | null {
 
 /** Evaluates a validated condition against `{ input, outputs }`; comparisons across types are false. */
 export function evaluateCondition(cond: Condition, data: unknown): boolean {
-  const [op, arg] = Object.entries(cond)[0] as [string, unknown];
+  let op = '';
+  // The one key of a validated condition, without the arrays Object.entries builds.
+  for (const k in cond) {
+    op = k;
+    break;
+  }
+  const arg = (cond as Record<string, unknown>)[op];
   switch (op) {
     case 'var':
       return truthy(readPath(data, arg as string));

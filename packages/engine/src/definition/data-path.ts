@@ -25,13 +25,27 @@ export function pathIssues(path: string): string[] {
  */
 export function readPath(root: unknown, path: string): unknown {
   let cur: unknown = root;
-  for (const part of path.split('.')) {
+  for (const part of segments(path)) {
     if (cur === null || typeof cur !== 'object' || FORBIDDEN.has(part)) return undefined;
     if ((cur as { $ref?: unknown }).$ref === PAYLOAD_REF) cur = (cur as PayloadRef).keep ?? {};
     if (!Object.hasOwn(cur as object, part)) return undefined;
     cur = (cur as Record<string, unknown>)[part];
   }
   return cur;
+}
+
+/** Split paths by text: a definition's paths are read on every event that evaluates them. */
+const SPLIT = new Map<string, readonly string[]>();
+
+function segments(path: string): readonly string[] {
+  let parts = SPLIT.get(path);
+  if (parts === undefined) {
+    // Bounded: paths built at run time (never a definition's) would otherwise pile up.
+    if (SPLIT.size >= 4096) SPLIT.clear();
+    parts = path.split('.');
+    SPLIT.set(path, parts);
+  }
+  return parts;
 }
 
 /** Builds a value from a mapping: a path, or an object whose values are paths. */

@@ -1,23 +1,37 @@
 import type { CompiledWorkflow } from '../definition/compile.js';
-import type { StepOf } from '../definition/schema.js';
+import { evaluateCondition } from '../definition/condition.js';
+import { mapData } from '../definition/data-path.js';
+import type { StepDefinition, StepOf } from '../definition/schema.js';
 import type { EventOf } from '../events.js';
 import type { LogEntry, Snapshot, StepState, TaskState } from '../snapshot.js';
 import { DEFAULT_TIMEOUT_MS } from './retry-policy.js';
 import { copySnapshot, freezeNew } from './snapshot-copy.js';
 import { DEFAULT_TASK_LEASE_MS, taskDue } from './task-lease.js';
+import { dataView } from './transition-context.js';
 
-// The commonest event of all, a task's handler done with the next step another task, built
-// straight into the next snapshot. The general path (a draft of the snapshot, the kind's rules,
-// a second copy, then walks that derive the status and freeze what changed) spends most of its
-// time on bookkeeping this one case does not need; the result is the same, key for key, in the
-// same order (the plain-path property test holds it to the deep-copy reference).
+// The commonest event of all, a task's handler done with the next step another task (perhaps
+// through choice steps), or the end, built straight into the next snapshot. The general path (a
+// draft of the snapshot, the kind's rules, a second copy, then walks that derive the status and
+// freeze what changed) spends most of its time on bookkeeping this one case does not need; the
+// result is the same, key for key, in the same order (the plain-path property test holds it to
+// the deep-copy reference).
 
 type TaskDef = StepOf<'task'> & { id: string };
+
+const NONE: readonly string[] = [];
+
+/** Where a completed task's `next` leads: the choice steps passed on the way, then the step reached. */
+interface Route {
+  choices: string[];
+  to: string | undefined;
+  toDef: (StepDefinition & { id: string }) | undefined;
+}
 
 /**
  * `ev` applied to a snapshot this module produced (deeply frozen, well formed), when it is the
  * `run` result of the task in flight of a task step, on a running instance with no rollback, and
- * the step's `next` is a task step, or it has none and ends the workflow (outside any parallel
+ * the step's `next` leads (directly, or through choice steps whose branches hold) to a task step,
+ * or ends the workflow: no `next`, or a `succeed` step with an output (outside any parallel
  * branch, no other task in flight). Undefined for anything else: the general path takes it.
  * `log` gets the event's transitions (new, not yet frozen); the caller appends them to the ring.
  */
@@ -41,24 +55,48 @@ export function completeTask(
   if (def?.kind !== 'task' || task?.attempt !== ev.attempt || typeof st !== 'object') return undefined;
   if (task.detached || task.phase !== 'run' || task.item !== undefined) return undefined;
   if (ev.key !== undefined && ev.key !== task.idempotencyKey) return undefined;
-  const next = def.next;
-  const nextDef = next === undefined ? undefined : (steps[next] as TaskDef);
-  if (nextDef) {
-    if (nextDef.kind !== 'task') return undefined;
-  } else {
+
+  const done = completedState(st, at, ev.output ?? null);
+  // Copied key by key: V8 spreads a frozen object several times slower.
+  const stepsOut: Snapshot['steps'] = {};
+  for (const key in s.steps) stepsOut[key] = s.steps[key]!;
+  stepsOut[id] = done;
+  let next = def.next;
+  let nextDef = next === undefined ? undefined : steps[next];
+  let choices: readonly string[] = NONE;
+  if (nextDef?.kind === 'choice') {
+    const route = routeOf(wf, s.input, stepsOut, next, budget);
+    if (!route) return undefined;
+    ({ choices, to: next, toDef: nextDef } = route);
+  }
+  const ends = nextDef === undefined || nextDef.kind === 'succeed';
+  if (nextDef && nextDef.kind !== 'task' && !ends) return undefined;
+  let output: unknown = done.output;
+  if (ends) {
     // Inside a parallel branch the branch ends, not the workflow; another task would be stopped.
-    if ((wf.regions.get(id)?.length ?? 0) > 0) return undefined;
+    if ((wf.regions.get(next ?? id)?.length ?? 0) > 0) return undefined;
     for (const key in s.tasks) if (key !== id) return undefined;
+    if (nextDef) {
+      const out = (nextDef as StepOf<'succeed'>).output;
+      // Without an output the workflow ends with none: the general path leaves that key out.
+      output =
+        out === undefined
+          ? undefined
+          : mapData(dataView({ input: s.input, steps: stepsOut } as Snapshot), out);
+      if (output === undefined) return undefined;
+    }
   }
 
   const version = s.version + 1;
-  const done = completedState(st, at, ev.output ?? null);
   Object.freeze(done);
   if (done.output !== st.output) freezeNew(done.output);
-  const stepsOut = { ...s.steps };
-  stepsOut[id] = done;
   log.push({ v: version, at, type: 'step.completed', step: id, attempt: task.attempt });
-  const out = copySnapshot(s, nextDef ? s.output : done.output);
+  // A choice step is entered and completed at once; only its entry is logged.
+  for (const c of choices) {
+    stepsOut[c] = Object.freeze(passedState(stepsOut[c], at));
+    log.push({ v: version, at, type: 'step.started', step: c });
+  }
+  const out = copySnapshot(s, ends ? output : s.output);
   out.version = version;
   out.steps = stepsOut;
   out.updatedAt = at;
@@ -66,7 +104,12 @@ export function completeTask(
   completed.push(id);
   out.completed = Object.freeze(completed) as string[];
 
-  if (!nextDef || next === undefined) {
+  if (ends || next === undefined) {
+    if (next !== undefined) {
+      freezeNew(output);
+      stepsOut[next] = Object.freeze({ ...passedState(stepsOut[next], at), output });
+      log.push({ v: version, at, type: 'step.started', step: next });
+    }
     log.push({ v: version, at, type: 'workflow.completed' });
     Object.freeze(stepsOut);
     out.status = 'completed';
@@ -80,24 +123,25 @@ export function completeTask(
     out.wakeAt = null;
     return out;
   }
+  const taskDef = nextDef as TaskDef;
 
   const iteration = (stepsOut[next]?.iteration ?? 0) + 1;
   stepsOut[next] = Object.freeze({ status: 'active', iteration, attempt: 1, startedAt: at });
   Object.freeze(stepsOut);
   const handoff = ev.handoff === true;
-  const timeout = nextDef.timeoutMs ?? wf.definition.defaults?.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const timeout = taskDef.timeoutMs ?? wf.definition.defaults?.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const dispatched: TaskState = {
     step: next,
     phase: 'run',
     attempt: 1,
     idempotencyKey: `${s.id}/${s.run}/${next}/${iteration}`,
-    handler: nextDef.handler,
+    handler: taskDef.handler,
     dispatchedAt: at,
     deadline: handoff ? at : at + timeout,
     dispatchVersion: version,
   };
   // As `dispatchTask` leaves it: run now, it holds a lease; queued, its taker gives it one.
-  const beat = nextDef.heartbeatMs;
+  const beat = taskDef.heartbeatMs;
   if (!handoff) dispatched.leaseUntil = at + (beat ?? leaseMs);
   if (beat !== undefined) dispatched.heartbeatMs = beat;
   if (handoff) dispatched.queued = true;
@@ -124,6 +168,49 @@ export function completeTask(
   }
   out.wakeAt = wakeAt;
   return out;
+}
+
+/**
+ * Follows `next` through choice steps (the first branch that holds, else `otherwise`) to the
+ * step it reaches; undefined when a choice matches nothing (the step fails: the general path's
+ * work) or the transition budget would run out on the way (each step entered spends one).
+ */
+function routeOf(
+  wf: CompiledWorkflow,
+  input: unknown,
+  steps: Snapshot['steps'],
+  next: string | undefined,
+  budget: number,
+): Route | undefined {
+  const defs = wf.definition.steps;
+  const choices: string[] = [];
+  let to = next;
+  let toDef = to === undefined ? undefined : defs[to];
+  let data: ReturnType<typeof dataView> | undefined;
+  while (toDef?.kind === 'choice') {
+    if (choices.length + 1 >= budget) return undefined;
+    // Choice steps leave no output: the data stays the same along the way.
+    data ??= dataView({ input, steps } as Snapshot);
+    const view = data;
+    const picked = toDef.branches.find((b) => evaluateCondition(b.when, view))?.next ?? toDef.otherwise;
+    if (picked === undefined) return undefined;
+    choices.push(to!);
+    to = picked;
+    toDef = defs[to];
+  }
+  if (to !== undefined && choices.length + 1 > budget) return undefined;
+  return { choices, to, toDef };
+}
+
+/** The state of a step entered and completed at `at` (a choice, a succeed), keys as the general path leaves them. */
+function passedState(prev: StepState | undefined, at: number): StepState {
+  return {
+    status: 'completed',
+    iteration: (prev?.iteration ?? 0) + 1,
+    attempt: 0,
+    startedAt: at,
+    finishedAt: at,
+  };
 }
 
 /** A copy of `list` without the first `id` in it (as an `indexOf` and a `splice` would leave it). */
