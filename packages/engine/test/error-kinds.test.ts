@@ -3,6 +3,7 @@ import {
   CallbackError,
   CodecError,
   ERROR_KINDS,
+  FlowRefusedError,
   type ErrorCode,
   type ErrorKind,
   errorKind,
@@ -71,6 +72,7 @@ const ONE_OF: Record<ErrorCode, () => StepfoldError<string>> = {
   STREAM_UNSUPPORTED: () => new StreamUnsupportedError('i-1', 'model'),
   CODEC_KEY_MISSING: () => new CodecError('CODEC_KEY_MISSING', 'k1', 'no key k1'),
   CODEC_DECRYPT_FAILED: () => new CodecError('CODEC_DECRYPT_FAILED', 'k1', 'does not decrypt'),
+  FLOW_REFUSED: () => new FlowRefusedError('i-1', 'i-1/1/charge/1#run#1@1'),
 };
 
 // Whether retrying may help is a property of the kind: the test holds each code's error to it.

@@ -121,15 +121,78 @@ export function flowStatements(names: TableNames) {
   return { ACQUIRE, RELEASE, RENEW, LIST };
 }
 
+/**
+ * The save `update` (the store's conditional UPDATE, `$1`-`$10`) taking a flow holder in the same
+ * statement, as ACQUIRE takes it: `$11` holder, `$12`-`$15` the needs, `$16` now, `$17` until, and
+ * with `channel` the NOTIFY payload `$18`. The counters are locked first (in key order, as every flow
+ * statement locks them); the row is updated only when every need is met, and the holds are written
+ * only when the row was. A need not met writes nothing, not even a waiter entry: the runner asks
+ * ACQUIRE then. Answers one row: whether the row was written, and whether a need was not met.
+ */
+export function takingSaveStatement(names: TableNames, update: string, channel: string | null): string {
+  const F = names.flow;
+  const same = (a: string, b: string) =>
+    `(${a}.scope, ${a}.key, ${a}.period) = (${b}.scope, ${b}.key, ${b}.period)`;
+  return `WITH need AS (
+      SELECT * FROM unnest($12::text[], $13::text[], $14::bigint[], $15::int[])
+        WITH ORDINALITY AS n(scope, key, period, lim, ord)),
+    locked AS (
+      SELECT f.scope, f.key, f.period, f.holds FROM ${F} f
+      WHERE (f.scope, f.key, f.period) IN (SELECT scope, key, period FROM need)
+      ORDER BY f.scope, f.key, f.period FOR UPDATE),
+    state AS (
+      SELECT n.scope, n.key, n.period, n.lim, l.scope IS NOT NULL AS found,
+        COALESCE(l.holds, '{}') AS holds,
+        COALESCE((l.holds->>$11::text)::bigint + n.period > $16::bigint, false) AS mine,
+        (SELECT count(*)::int FROM ${live('l.holds', 'n.period', '$11::text', '$16::bigint')}) AS live
+      FROM need n LEFT JOIN locked l USING (scope, key, period)),
+    unmet AS (SELECT 1 FROM state WHERE NOT mine AND live >= lim LIMIT 1),
+    w AS (${update} AND NOT EXISTS (SELECT 1 FROM unmet) RETURNING 1),
+    granted AS (
+      SELECT s.scope, s.key, s.period, s.lim, s.found,
+        COALESCE((SELECT jsonb_object_agg(x.k, x.v) FROM (
+            SELECT e.key AS k, e.value::bigint AS v,
+              row_number() OVER (ORDER BY e.value::bigint DESC, e.key COLLATE "C" DESC) AS rn
+            FROM jsonb_each_text(s.holds) e WHERE e.key <> $11::text
+              AND e.value::bigint + CASE WHEN s.period = 0 THEN 0 ELSE 2 * s.period END > $16::bigint) x
+          WHERE s.period = 0 OR x.rn < 2 * s.lim), '{}')
+        || jsonb_build_object($11::text, CASE WHEN s.period = 0 THEN $17::bigint
+             WHEN s.mine THEN (s.holds->>$11::text)::bigint ELSE $16::bigint END) AS holds
+      FROM state s WHERE EXISTS (SELECT 1 FROM w)),
+    upd AS (
+      UPDATE ${F} f SET holds = g.holds, waiting = f.waiting - $11::text, lim = g.lim
+      FROM granted g WHERE g.found AND ${same('f', 'g')}),
+    ins AS (
+      INSERT INTO ${F} (scope, key, period, lim, holds, waiting)
+      SELECT scope, key, period, lim, holds, '{}' FROM granted WHERE NOT found
+      ORDER BY scope, key, period)
+    SELECT EXISTS (SELECT 1 FROM w) AS written, EXISTS (SELECT 1 FROM unmet) AS refused${
+      channel === null ? '' : `, (SELECT pg_notify('${channel}', $18) FROM w) AS notified`
+    }`;
+}
+
 // unique_violation (a counter another acquire created meanwhile), deadlock_detected (which the
 // ordered locks avoid, but a server may still report one where inserts meet): run the call again.
 const RETRY_CODES = new Set(['23505', '40P01']);
 const MAX_TRIES = 20;
 
+/** Runs `call` again while it fails on a counter another call created or a deadlock (see RETRY_CODES). */
+export async function retried<T>(call: () => Promise<T>): Promise<T> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await call();
+    } catch (e) {
+      if (tries < MAX_TRIES && RETRY_CODES.has(errorCode(e) ?? '')) continue;
+      throw e;
+    }
+  }
+}
+
 /** The flow calls on `<table>$flow`: one statement each. */
 export function pgFlow(query: Query, names: TableNames): FlowDriver {
   const { ACQUIRE, RELEASE, RENEW, LIST } = flowStatements(names);
   return {
+    inUpdate: true,
     async acquire(holder, instance, needs, now, until): Promise<FlowGrant> {
       const values = [
         holder,
@@ -141,23 +204,18 @@ export function pgFlow(query: Query, names: TableNames): FlowDriver {
         now,
         until,
       ];
-      for (let tries = 1; ; tries++) {
-        try {
-          const row = (
-            await query<{ ord: string | null; live: number | null; until: string | null }>(ACQUIRE, values)
-          ).rows[0];
-          if (!row || row.ord === null) return { granted: true };
-          return {
-            granted: false,
-            need: needs[Number(row.ord) - 1]!,
-            until: row.until === null ? null : Number(row.until),
-            count: row.live ?? 0,
-          };
-        } catch (e) {
-          if (tries < MAX_TRIES && RETRY_CODES.has(errorCode(e) ?? '')) continue;
-          throw e;
-        }
-      }
+      const row = (
+        await retried(() =>
+          query<{ ord: string | null; live: number | null; until: string | null }>(ACQUIRE, values),
+        )
+      ).rows[0];
+      if (!row || row.ord === null) return { granted: true };
+      return {
+        granted: false,
+        need: needs[Number(row.ord) - 1]!,
+        until: row.until === null ? null : Number(row.until),
+        count: row.live ?? 0,
+      };
     },
     async release(holders, now) {
       const r = await query<{ instance: string }>(RELEASE, [holders, now]);

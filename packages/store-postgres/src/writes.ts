@@ -1,5 +1,6 @@
-import type { DriverOutcome, EncodedSnapshot, StoreDriver, UpdateCondition } from '@stepfold/engine';
+import type { DriverOutcome, EncodedSnapshot, FlowTake, StoreDriver, UpdateCondition } from '@stepfold/engine';
 import { needsTextColumn, type Row, toRow } from './encode.js';
+import { retried } from './flow.js';
 import { errorCode, isUnavailable } from './map-error.js';
 import type { Query } from './query.js';
 import { createSaveBatcher, type QueuedSave } from './save-batch.js';
@@ -31,7 +32,14 @@ const outcomeOf = (ok: boolean): DriverOutcome => (ok ? 'written' : 'failed');
 export function pgWrites(
   query: Query,
   sql: ReturnType<typeof storeStatements>,
-  o: { table: string; channel: string; column: SnapshotColumn; groupCommit: boolean },
+  o: {
+    table: string;
+    channel: string;
+    column: SnapshotColumn;
+    groupCommit: boolean;
+    /** The save statement that also takes a flow holder (flow.ts), with NOTIFY or without. */
+    takingSave: { plain: string; notify: string };
+  },
 ): Pick<StoreDriver, 'insert' | 'update'> {
   const jsonb = o.column === 'jsonb';
   // Runs a write with the JSON in snapshot_text, or, for a jsonb store, in the JSONB column unless
@@ -73,6 +81,38 @@ export function pgWrites(
     return write(row, text, values, tail).then(written);
   };
 
+  // A save taking a flow holder: the holder's parameters follow the snapshot's; retried, whole,
+  // where a counter another call created meanwhile fails it (it wrote nothing).
+  const saveTaking = ({ row, expected, payload }: QueuedSave, take: FlowTake): Promise<DriverOutcome> => {
+    const { needs } = take;
+    const tail: unknown[] = [
+      take.holder,
+      needs.map((n) => n.scope),
+      needs.map((n) => n.key),
+      needs.map((n) => n.periodMs ?? 0),
+      needs.map((n) => n.limit),
+      take.now,
+      take.until,
+      ...(payload === undefined ? [] : [payload]),
+    ];
+    const text = payload === undefined ? o.takingSave.plain : o.takingSave.notify;
+    const values = [
+      row.id,
+      expected,
+      row.version,
+      row.status,
+      row.workflow,
+      row.wakeAt,
+      row.definition,
+      row.fairKey,
+    ];
+    return retried(() => write(row, text, values, tail)).then((r) => {
+      const answer = r.rows[0] as { written: boolean; refused: boolean } | undefined;
+      if (answer?.written) return 'written';
+      return answer?.refused ? 'refused' : 'failed';
+    });
+  };
+
   const SAVE_MANY = saveManyStatement(o.table, o.channel, o.column);
   const batcher = o.groupCommit
     ? createSaveBatcher({
@@ -107,6 +147,7 @@ export function pgWrites(
     update(encoded, c) {
       const row = toRow(encoded, jsonb);
       const save: QueuedSave = { row, expected: c.expected, payload: noticeOf(encoded, row) };
+      if (c.flow) return saveTaking(save, c.flow);
       // Alone: a save that consumes or matches (the batch statement knows no inbox), and a jsonb
       // store's rare text-column rows (its batch statement binds JSONB).
       const alone =

@@ -4,9 +4,9 @@ import { isStepfoldError, ValidationError } from '../errors.js';
 import type { WorkflowEvent } from '../events.js';
 import type { Reduction } from '../reducer/reducer.js';
 import type { LogEntry, Snapshot } from '../snapshot.js';
-import type { FlowStore } from '../store/flow.js';
+import type { FlowStore, FlowTake } from '../store/flow.js';
 import type { Store } from '../store/store.js';
-import { flowChanges, refusalEvent, touchesFlow } from './flow-changes.js';
+import { type FlowAcquire, type FlowChanges, flowChanges, refusalEvent, touchesFlow } from './flow-changes.js';
 import type { FlowGateOptions, FlowGatePort, Gated } from './flow-port.js';
 
 /**
@@ -51,15 +51,30 @@ export class FlowGate implements FlowGatePort {
     transitions: readonly LogEntry[],
     fold: (s: Snapshot, e: WorkflowEvent) => Reduction,
   ): Promise<Gated> {
+    const g = await this.acquireChanges(prev, next, transitions, fold);
+    return { next: g.next, transitions: g.transitions, taken: g.taken };
+  }
+
+  /**
+   * {@link acquire}, also answering the changes of the write as it is to be saved (the release and
+   * renewals after the save read them): computed once per pass, and again only after a fold.
+   */
+  private async acquireChanges(
+    prev: Snapshot | null,
+    next: Snapshot,
+    transitions: readonly LogEntry[],
+    fold: (s: Snapshot, e: WorkflowEvent) => Reduction,
+    changes = flowChanges(prev, next),
+  ): Promise<Gated & { changes: FlowChanges }> {
     const taken: string[] = [];
-    const decided = new Set<string>();
     // The waiter entries of attempts dispatched again go first, in this write's own time.
-    const { redispatched } = flowChanges(prev, next);
-    if (redispatched.length) await this.flow.release(redispatched, this.clock());
+    if (changes.redispatched.length) await this.flow.release(changes.redispatched, this.clock());
+    let todo = changes.acquire;
+    if (todo.length === 0) return { next, transitions, taken, changes };
+    const decided = new Set<string>();
     try {
-      for (;;) {
-        const todo = flowChanges(prev, next).acquire.filter((a) => !decided.has(a.holder));
-        if (todo.length === 0) break;
+      while (todo.length) {
+        let folded = false;
         for (const a of todo) {
           decided.add(a.holder);
           const now = this.clock();
@@ -73,14 +88,19 @@ export class FlowGate implements FlowGatePort {
           if (!ev) continue;
           const r = fold(next, ev);
           next = r.snapshot;
+          folded = true;
           if (r.transitions.length) transitions = [...transitions, ...r.transitions];
         }
+        // Nothing folded: the snapshot asks for what was just decided, nothing new.
+        if (!folded) break;
+        changes = flowChanges(prev, next);
+        todo = changes.acquire.filter((a) => !decided.has(a.holder));
       }
     } catch (e) {
       this.giveBack(next.id, taken);
       throw e;
     }
-    return { next, transitions, taken };
+    return { next, transitions, taken, changes };
   }
 
   /** Saves `next` with `save` between the acquire and the release (see {@link FlowGatePort.save}). */
@@ -90,20 +110,35 @@ export class FlowGate implements FlowGatePort {
     transitions: readonly LogEntry[],
     save: (next: Snapshot) => Promise<unknown>,
     fold: (s: Snapshot, e: WorkflowEvent) => Reduction,
+    saveTaking?: (next: Snapshot, take: FlowTake) => Promise<unknown>,
   ): Promise<Gated> {
     if (!touchesFlow(prev, next)) {
       await save(next);
       return { next, transitions, taken: [] };
     }
-    const g = await this.acquire(prev, next, transitions, fold);
+    let changes = flowChanges(prev, next);
+    const one = saveTaking && this.flow.inSave ? takenAlone(changes) : undefined;
+    if (one) {
+      // The one holder this write dispatches goes with the save: a grant folds nothing, so the
+      // snapshot saved is the one asked about; a refusal wrote nothing and is asked alone below.
+      try {
+        await saveTaking!(next, { holder: one.holder, needs: one.needs, now: this.clock(), until: one.until });
+        this.settle(changes);
+        return { next, transitions, taken: [one.holder] };
+      } catch (e) {
+        if (!isStepfoldError(e, 'FLOW_REFUSED')) throw e;
+      }
+    }
+    const g = await this.acquireChanges(prev, next, transitions, fold, changes);
+    changes = g.changes;
     try {
       await save(g.next);
     } catch (e) {
       this.giveBack(next.id, g.taken);
       throw e;
     }
-    this.settled(prev, g.next);
-    return g;
+    this.settle(changes);
+    return { next: g.next, transitions: g.transitions, taken: g.taken };
   }
 
   /**
@@ -127,8 +162,13 @@ export class FlowGate implements FlowGatePort {
 
   /** After a successful save: what the write ended is released, moved leases renewed. */
   settled(prev: Snapshot | null, next: Snapshot): void {
-    const { release, renew } = flowChanges(prev, next);
+    this.settle(flowChanges(prev, next));
+  }
+
+  /** {@link settled} from the write's changes, already computed. */
+  private settle({ release, renew }: FlowChanges): void {
     if (release.length) this.release(release);
+    if (renew.length === 0) return;
     const byUntil = new Map<number, string[]>();
     for (const r of renew) {
       const list = byUntil.get(r.until);
@@ -144,6 +184,16 @@ export class FlowGate implements FlowGatePort {
       if (ids.length) this.wake([...new Set(ids)]);
     }, ignore);
   }
+}
+
+/**
+ * The one holder a write acquires when it can go with the save: an attempt (its grant folds no
+ * event) and nothing dispatched again (whose waiter entries are released first).
+ */
+function takenAlone(changes: FlowChanges): FlowAcquire | undefined {
+  const [one] = changes.acquire;
+  const alone = changes.acquire.length === 1 && one!.task && one!.needs.length && !changes.redispatched.length;
+  return alone ? one : undefined;
 }
 
 /**

@@ -1,8 +1,9 @@
-import { NoticeMismatchError, ValidationError, VersionConflictError } from '../errors.js';
+import { FlowRefusedError, NoticeMismatchError, ValidationError, VersionConflictError } from '../errors.js';
 import type { Snapshot } from '../snapshot.js';
 import type { DeleteOptions, SaveOptions, SentSignal } from './store.js';
 import type { DriverOutcome, UpdateCondition } from './store-driver.js';
 import type { EncodedSnapshot } from './store-kit.js';
+import { takeOf } from './flow-calls.js';
 import { type StoreParts, seqsOf } from './store-parts.js';
 
 // The writes of a store made by `defineStore` that hold only on a condition: when the driver says
@@ -22,8 +23,9 @@ export function save(
   let condition: UpdateCondition;
   try {
     row = parts.kit.encode(snapshot);
-    if (options?.matches !== undefined) return matchedSave(parts, row, expectedVersion, options);
-    condition = conditionOf(parts, expectedVersion, options?.consumed);
+    if (options?.flow !== undefined) condition = takingConditionOf(parts, expectedVersion, options);
+    else if (options?.matches !== undefined) return matchedSave(parts, row, expectedVersion, options);
+    else condition = conditionOf(parts, expectedVersion, options?.consumed);
   } catch (e) {
     return Promise.reject(e);
   }
@@ -55,6 +57,7 @@ async function saveFailed(
   outcome: DriverOutcome,
 ): Promise<void> {
   const { kit, driver } = parts;
+  if (outcome === 'refused') throw new FlowRefusedError(row.id, condition.flow?.holder ?? '');
   if (outcome === 'failed') {
     // The condition failed: tell a lost race from a missing instance and from a forged notice.
     const stored = await kit.guard('save', () => driver.version(row.id));
@@ -93,6 +96,14 @@ function conditionOf(
   if (!consumed?.length) return { expected };
   if (!parts.driver.inbox) throw new TypeError('save: consumed seqs on a store without an inbox');
   return { expected, consumed: seqsOf(consumed.map((p) => p.seq)) };
+}
+
+/** The condition of a save that also takes a flow holder: a plain conditional write, on a store whose driver takes it. */
+function takingConditionOf(parts: StoreParts, expected: number, options: SaveOptions): UpdateCondition {
+  if (!parts.driver.flow?.inUpdate) throw new TypeError('save: flow on a store whose save takes no flow holder');
+  if (options.consumed?.length || options.matches !== undefined)
+    throw new TypeError('save: flow with consumed or matches');
+  return { ...conditionOf(parts, expected, undefined), flow: takeOf(options.flow!) };
 }
 
 /** {@link conditionOf} plus the snapshot (and the consumed signals, in the order given: oldest first) it must find. */

@@ -1,5 +1,5 @@
 import { ValidationError } from '../errors.js';
-import type { FlowGrant, FlowKeyPage, FlowNeed, FlowStore } from './flow.js';
+import type { FlowGrant, FlowKeyPage, FlowNeed, FlowStore, FlowTake } from './flow.js';
 import type { FlowCounterRef, FlowDriver } from './store-driver.js';
 import type { StoreParts } from './store-parts.js';
 
@@ -45,6 +45,7 @@ export function definedFlow(parts: StoreParts, calls: FlowDriver): FlowStore {
   const { guard } = parts.kit;
   // Async, so a refused argument rejects the call's promise as a failed driver call does.
   return {
+    ...(calls.inUpdate ? { inSave: true } : {}),
     async acquire(holder, instance, needs, now, until) {
       const h = holderOf(holder, 'holder');
       const id = parts.kit.id(instance);
@@ -84,6 +85,20 @@ export function definedFlow(parts: StoreParts, calls: FlowDriver): FlowStore {
       } satisfies FlowKeyPage;
     },
   };
+}
+
+/**
+ * A save's flow holder checked as `acquire` checks its arguments (throws `INVALID_ID`,
+ * `INVALID_INPUT`); at least one need, else there is nothing to take in the write.
+ */
+export function takeOf(take: FlowTake): FlowTake {
+  if (typeof take !== 'object' || take === null) invalid('flow', 'must be an object');
+  const holder = holderOf(take.holder, 'holder');
+  const needs = needsOf(take.needs);
+  if (!needs.length) invalid('needs', 'must name at least one need');
+  time(take.now, 'now');
+  time(take.until, 'until');
+  return { holder, needs, now: take.now, until: take.until };
 }
 
 /** A denial's `until` as the contract says it: a lease that never lapses gives no time. */

@@ -22,6 +22,18 @@ export type FlowGrant =
       count: number;
     };
 
+/**
+ * A holder taken in the same write as a save (`SaveOptions.flow`, on a store whose `flow.inSave`
+ * is true): every need met and taken as {@link FlowStore.acquire} would take it at `now`, the hold
+ * lasting until `until`, or nothing written at all (the save rejects with `FLOW_REFUSED`).
+ */
+export interface FlowTake {
+  holder: string;
+  needs: readonly FlowNeed[];
+  now: number;
+  until: number;
+}
+
 /** A key with holders or waiters, as {@link FlowStore.list} reports it. */
 export interface FlowKeyState {
   scope: string;
@@ -46,6 +58,12 @@ export interface FlowKeyPage {
  * until its `until`; after that the slot is free again whatever happened to the holder.
  */
 export interface FlowStore {
+  /**
+   * True when the store's `save` takes `SaveOptions.flow` ({@link FlowTake}): the holder acquired
+   * in the write that saves, one round trip, both or neither. Absent: the runner calls `acquire`
+   * before the save (a wrapper that does not pass `SaveOptions.flow` on must not copy it).
+   */
+  readonly inSave?: boolean | undefined;
   /**
    * Takes every need for `holder` at once or none (all-or-nothing): a slot while fewer than `limit`
    * unlapsed holders hold its key, a start while fewer than `limit` starts fell in the last

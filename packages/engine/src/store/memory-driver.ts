@@ -1,4 +1,4 @@
-import { memoryFlow } from './memory-flow.js';
+import { memoryFlow, take } from './memory-flow.js';
 import { memoryInbox } from './memory-inbox.js';
 import { announceWrite, claimDue, driverCall, indexDue, type MemoryRows, unindexDue } from './memory-rows.js';
 import { memoryStream } from './memory-stream.js';
@@ -50,6 +50,8 @@ function update(m: MemoryRows, e: EncodedSnapshot, c: UpdateCondition): DriverOu
     if (row.encoded.json !== json || stored.length !== sent.length || stored.some((e, i) => e !== sent[i]))
       return 'failed';
   }
+  // The flow holder is taken in the same write, or nothing is written.
+  if (c.flow && !take(m, c.flow)) return 'refused';
   unindexDue(m, e.id, row.encoded.wakeAt);
   row.encoded = e;
   row.claim = undefined;

@@ -1,5 +1,5 @@
 import { compareFlowCounters } from './document-flow.js';
-import type { FlowGrant, FlowKeyState, FlowNeed } from './flow.js';
+import type { FlowGrant, FlowKeyState, FlowNeed, FlowTake } from './flow.js';
 import { driverCall, type FlowCounter, type MemoryRows } from './memory-rows.js';
 import type { FlowDriver, FlowListArgs } from './store-driver.js';
 
@@ -9,6 +9,7 @@ import type { FlowDriver, FlowListArgs } from './store-driver.js';
 /** The in-memory store's flow calls over its counters. */
 export function memoryFlow(m: MemoryRows): FlowDriver {
   return {
+    inUpdate: true,
     acquire: driverCall(m, acquire),
     release: driverCall(m, release),
     renew: driverCall(m, renew),
@@ -72,20 +73,67 @@ function acquire(
   now: number,
   until: number,
 ): FlowGrant {
-  const counters = needs.map((need) => {
+  const counters = countersOf(m, needs, now);
+  const refused = firstUnmet(m, counters, holder, needs, now);
+  if (refused) {
+    const [c, verdict] = refused;
+    if (!c.waiting.has(holder)) c.waiting.set(holder, { instance, since: now });
+    return verdict;
+  }
+  grant(counters, holder, needs, now, until);
+  return { granted: true };
+}
+
+/**
+ * A save's flow holder ({@link FlowTake}), taken as {@link acquire} takes it; false when a need is
+ * not met, with nothing written (no waiter entry: the runner asks `acquire` then).
+ */
+export function take(m: MemoryRows, t: FlowTake): boolean {
+  const counters = countersOf(m, t.needs, t.now);
+  if (firstUnmet(m, counters, t.holder, t.needs, t.now)) return false;
+  grant(counters, t.holder, t.needs, t.now, t.until);
+  return true;
+}
+
+/** The counters of `needs`, pruned at `now` (made when missing). */
+function countersOf(m: MemoryRows, needs: readonly FlowNeed[], now: number): FlowCounter[] {
+  return needs.map((need) => {
     const c = counterFor(m, need);
     prune(c, now);
     return c;
   });
+}
+
+/**
+ * The first need of `holder` not met, with its counter and denial (its limit recorded), after
+ * dropping the counters left empty; undefined when every need is met.
+ */
+function firstUnmet(
+  m: MemoryRows,
+  counters: readonly FlowCounter[],
+  holder: string,
+  needs: readonly FlowNeed[],
+  now: number,
+): [FlowCounter, FlowGrant] | undefined {
   for (const [i, c] of counters.entries()) {
     const verdict = check(c, holder, needs[i]!, now);
     if (verdict.granted) continue;
     c.limit = needs[i]!.limit;
-    if (!c.waiting.has(holder)) c.waiting.set(holder, { instance, since: now });
     // Counters this call made or emptied and left empty are not kept.
-    for (const other of counters) forgetIfEmpty(m, other);
-    return verdict;
+    for (const other of counters) if (other !== c) forgetIfEmpty(m, other);
+    return [c, verdict];
   }
+  return undefined;
+}
+
+/** Every need taken for `holder`: holds set to `until`, a missing start recorded at `now`, its waiter entries gone. */
+function grant(
+  counters: readonly FlowCounter[],
+  holder: string,
+  needs: readonly FlowNeed[],
+  now: number,
+  until: number,
+): void {
   for (const [i, c] of counters.entries()) {
     c.limit = needs[i]!.limit;
     if (!c.period) c.holds.set(holder, until);
@@ -98,7 +146,6 @@ function acquire(
     }
     c.waiting.delete(holder);
   }
-  return { granted: true };
 }
 
 function forgetIfEmpty(m: MemoryRows, c: FlowCounter, id = idOf(c.scope, c.key, c.period)): void {

@@ -1,4 +1,4 @@
-import type { FlowGrant, FlowKeyState, FlowNeed } from './flow.js';
+import type { FlowGrant, FlowKeyState, FlowNeed, FlowTake } from './flow.js';
 import type { InboxSendOutcome, SentSignal, WakeSource } from './store.js';
 import type { EncodedSnapshot, ListArgs, SizeLimits } from './store-kit.js';
 
@@ -37,10 +37,20 @@ export interface UpdateCondition {
    * algorithm, the texts themselves.
    */
   match?: { json: string; sent: readonly string[]; digest: string } | undefined;
+  /**
+   * A flow holder to take in the same write (only on a driver whose `flow.inUpdate` is true, never
+   * with `consumed` or `match`): holder and times checked, needs checked as `flow.acquire`'s.
+   * Written only when the condition holds and every need is met (taken as `flow.acquire` takes
+   * them); a need not met writes nothing, not even a waiter entry, and answers `'refused'`.
+   */
+  flow?: FlowTake | undefined;
 }
 
-/** A conditional update's result: written, failed (the engine looks up why), or why, when the write already knows. */
-export type DriverOutcome = 'written' | 'failed' | 'missing' | { stored: number };
+/**
+ * A conditional update's result: written, failed (the engine looks up why), refused (its `flow`
+ * holder was not granted; nothing written), or why, when the write already knows.
+ */
+export type DriverOutcome = 'written' | 'failed' | 'refused' | 'missing' | { stored: number };
 
 /** A row of the inbox's claim: the instance's JSON and every signal waiting for it, oldest first. */
 export interface SentRow {
@@ -123,6 +133,8 @@ export interface FlowListArgs {
  *   `periodMs` of the last need that named it (what `list` reports).
  */
 export interface FlowDriver {
+  /** True when the driver's `update` takes `UpdateCondition.flow` (see there). */
+  inUpdate?: boolean | undefined;
   /**
    * All of `needs` for `holder`, or nothing. A need is met when the holder already holds the
    * counter (an unlapsed hold, or a start in the window: granted again without another start), or

@@ -1,6 +1,6 @@
 import type { WorkflowEvent } from '../events.js';
 import type { FinishedStatus, Snapshot, Status } from '../snapshot.js';
-import type { FlowStore } from './flow.js';
+import type { FlowStore, FlowTake } from './flow.js';
 import type { StreamStore } from './stream.js';
 
 /** Filter and page for {@link Store.list}. Results are ordered by id; pass back `cursor` for the next page. */
@@ -59,6 +59,12 @@ export interface SaveOptions {
    * writes nothing.
    */
   matches?: Snapshot | undefined;
+  /**
+   * A flow holder to acquire in the same write, on a store whose `flow.inSave` is true (else the
+   * save throws): its needs are met and taken with the save, or nothing is written and the save
+   * rejects with `FLOW_REFUSED`. Not with `consumed` or `matches`.
+   */
+  flow?: FlowTake | undefined;
 }
 
 /** Options of {@link Store.delete}. */
