@@ -123,7 +123,7 @@ export class FlowGate implements FlowGatePort {
       // snapshot saved is the one asked about; a refusal wrote nothing and is asked alone below.
       try {
         await saveTaking!(next, { holder: one.holder, needs: one.needs, now: this.clock(), until: one.until });
-        this.settle(changes);
+        this.settled(changes);
         return { next, transitions, taken: [one.holder] };
       } catch (e) {
         if (!isStepfoldError(e, 'FLOW_REFUSED')) throw e;
@@ -137,7 +137,7 @@ export class FlowGate implements FlowGatePort {
       this.giveBack(next.id, g.taken);
       throw e;
     }
-    this.settle(changes);
+    this.settled(changes);
     return { next: g.next, transitions: g.transitions, taken: g.taken };
   }
 
@@ -160,13 +160,8 @@ export class FlowGate implements FlowGatePort {
     );
   }
 
-  /** After a successful save: what the write ended is released, moved leases renewed. */
-  settled(prev: Snapshot | null, next: Snapshot): void {
-    this.settle(flowChanges(prev, next));
-  }
-
-  /** {@link settled} from the write's changes, already computed. */
-  private settle({ release, renew }: FlowChanges): void {
+  /** After a successful save, from the write's changes: what it ended is released, moved leases renewed. */
+  private settled({ release, renew }: FlowChanges): void {
     if (release.length) this.release(release);
     if (renew.length === 0) return;
     const byUntil = new Map<number, string[]>();
