@@ -110,8 +110,8 @@ const store: Store = Object.assign(Object.create(inner) as Store, {
     process.env['BENCH_FLOW'] === '1' && {
       async save(...a: Parameters<Store['save']>) {
         await inner.save(...a);
-        const take = a[2]?.flow;
-        if (take) send({ type: 'granted', holder: take.holder, at: take.now });
+        const flow = a[2]?.flow;
+        if (flow?.take) send({ type: 'granted', holder: flow.take.holder, at: flow.now });
       },
       flow: {
         inSave: innerFlow.inSave,

@@ -2,23 +2,24 @@ import {
   createMemoryStore,
   createRunner,
   type FlowStore,
-  type FlowTake,
   flowControl,
+  type SaveFlow,
   type Store,
   workflow,
 } from '@stepfold/engine';
 import { describe, expect, it, vi } from 'vitest';
 
-// On a store whose save takes a flow holder (`flow.inSave`: the memory store, PostgreSQL), a write
-// that dispatches one limited attempt takes its holder in the save: no acquire of its own. A
-// refusal wrote nothing, and the runner asks `acquire` alone, which records the waiter.
+// On a store whose save does flow work (`flow.inSave`: the memory store, PostgreSQL), a write that
+// dispatches one limited attempt takes its holder in the save, and releases what it ended there:
+// no acquire or release call of its own. A refusal wrote nothing, and the runner asks `acquire`
+// alone, which records the waiter.
 
-/** The memory store with its calls recorded: each acquire's holder and each holder taken in a save. */
-function recordedStore(): { store: Store; flow: FlowStore; acquired: string[]; inSaves: FlowTake[] } {
+/** The memory store with its calls recorded: each acquire's holder and each save's flow work. */
+function recordedStore(): { store: Store; flow: FlowStore; acquired: string[]; inSaves: SaveFlow[] } {
   const inner = createMemoryStore();
   const flow = inner.flow!;
   const acquired: string[] = [];
-  const inSaves: FlowTake[] = [];
+  const inSaves: SaveFlow[] = [];
   const store: Store = Object.assign(Object.create(inner) as Store, {
     save: (...a: Parameters<Store['save']>) => {
       if (a[2]?.flow) inSaves.push(a[2].flow);
@@ -53,10 +54,14 @@ describe('flow holders taken with the save', () => {
     });
     const s = await runner.start('two-limited', 'o-1', { customer: 'c1' });
     expect(s.status).toBe('completed');
-    // The create asks alone (a create takes no holder); the charge's result takes the ship's slot.
+    // The create asks alone (a create takes no holder); the charge's result takes the ship's slot
+    // and releases the charge's, the ship's result releases the ship's.
     expect(acquired).toEqual(['o-1/1/charge/1#run#1@1']);
-    expect(inSaves.map((t) => t.holder)).toEqual(['o-1/1/ship/1#run#1@2']);
-    await vi.waitFor(async () => expect((await flow.list({ limit: 10, now: Date.now() })).items).toEqual([]));
+    expect(inSaves.map((f) => [f.take?.holder, f.release])).toEqual([
+      ['o-1/1/ship/1#run#1@2', ['o-1/1/charge/1#run#1@1']],
+      [undefined, ['o-1/1/ship/1#run#1@2']],
+    ]);
+    expect((await flow.list({ limit: 10, now: Date.now() })).items).toEqual([]);
   });
 
   it('a holder refused in the save waits as a throttled attempt, and runs once the slot frees', async () => {
@@ -76,7 +81,7 @@ describe('flow holders taken with the save', () => {
       const now = await runner.get('o-2');
       expect(now?.timers.some((t) => t.kind === 'throttle' && t.step === 'ship')).toBe(true);
     });
-    expect(inSaves.map((t) => t.holder)).toEqual(['o-2/1/ship/1#run#1@2']);
+    expect(inSaves.map((f) => f.take?.holder)).toEqual(['o-2/1/ship/1#run#1@2', undefined]);
     // Asked alone after the refusal: the store recorded the waiter, so the release wakes it.
     expect(acquired).toContain('o-2/1/ship/1#run#1@2');
     const listed = (await flow.list({ limit: 10, now: Date.now() })).items.find((c) => c.scope === ship.scope);

@@ -122,30 +122,49 @@ export function flowStatements(names: TableNames) {
 }
 
 /**
- * The save `update` (the store's conditional UPDATE, `$1`-`$10`) taking a flow holder in the same
- * statement, as ACQUIRE takes it: `$11` holder, `$12`-`$15` the needs, `$16` now, `$17` until, and
- * with `channel` the NOTIFY payload `$18`. The counters are locked first (in key order, as every flow
- * statement locks them); the row is updated only when every need is met, and the holds are written
- * only when the row was. A need not met writes nothing, not even a waiter entry: the runner asks
- * ACQUIRE then. Answers one row: whether the row was written, and whether a need was not met.
+ * The save `update` (the store's conditional UPDATE, `$1`-`$10`) with its flow work in the same
+ * statement (`UpdateCondition.flow`): `$18` holders released as RELEASE releases them, then the
+ * holder `$11` taken for the needs `$12`-`$15` as ACQUIRE takes it (no needs: no take), at `$16`
+ * now, held until `$17`; with `channel`, the NOTIFY payload `$19`. Every counter either touches is
+ * locked first, in key order, as every flow statement locks them. The row is updated only when the
+ * take's needs are met once the release is counted, and the counters are written only when the row
+ * was; a need not met writes nothing, not even a waiter entry (the runner asks ACQUIRE then).
+ * Answers one row: whether the row was written, whether a need was not met, and the instances the
+ * release woke.
  */
-export function takingSaveStatement(names: TableNames, update: string, channel: string | null): string {
+export function savingFlowStatement(names: TableNames, update: string, channel: string | null): string {
   const F = names.flow;
   const same = (a: string, b: string) =>
     `(${a}.scope, ${a}.key, ${a}.period) = (${b}.scope, ${b}.key, ${b}.period)`;
+  const endsAnything = `NOT EXISTS (SELECT 1 FROM jsonb_each_text(n.holds) e WHERE e.value::bigint + 2 * n.period > $16::bigint)
+      AND n.waiting = '{}'`;
   return `WITH need AS (
       SELECT * FROM unnest($12::text[], $13::text[], $14::bigint[], $15::int[])
         WITH ORDINALITY AS n(scope, key, period, lim, ord)),
     locked AS (
-      SELECT f.scope, f.key, f.period, f.holds FROM ${F} f
+      SELECT f.scope, f.key, f.period, f.lim, f.holds, f.waiting FROM ${F} f
       WHERE (f.scope, f.key, f.period) IN (SELECT scope, key, period FROM need)
+        OR (f.period = 0 AND f.holds ?| $18::text[]) OR f.waiting ?| $18::text[]
       ORDER BY f.scope, f.key, f.period FOR UPDATE),
+    freed AS (
+      SELECT l.scope, l.key, l.period, l.lim, l.waiting - $18::text[] AS waiting,
+        CASE WHEN l.period = 0 THEN l.holds - $18::text[] ELSE l.holds END AS holds,
+        CASE WHEN l.period = 0 THEN (SELECT count(*)::int FROM jsonb_object_keys(l.holds) k WHERE k = ANY($18::text[]))
+          ELSE 0 END AS freed
+      FROM locked l),
+    woken AS (
+      SELECT w.* FROM freed n CROSS JOIN LATERAL (
+        SELECT e.key COLLATE "C" AS holder, e.value->>0 AS instance, (e.value->>1)::bigint AS since
+        FROM jsonb_each(n.waiting) e ORDER BY since, holder
+        LIMIT GREATEST(0, LEAST(n.freed, n.lim -
+          (SELECT count(*) FROM jsonb_each_text(n.holds) h WHERE h.value::bigint > $16::bigint)))) w
+      WHERE n.freed > 0),
     state AS (
-      SELECT n.scope, n.key, n.period, n.lim, l.scope IS NOT NULL AS found,
-        COALESCE(l.holds, '{}') AS holds,
-        COALESCE((l.holds->>$11::text)::bigint + n.period > $16::bigint, false) AS mine,
-        (SELECT count(*)::int FROM ${live('l.holds', 'n.period', '$11::text', '$16::bigint')}) AS live
-      FROM need n LEFT JOIN locked l USING (scope, key, period)),
+      SELECT n.scope, n.key, n.period, n.lim, f.scope IS NOT NULL AS found,
+        COALESCE(f.holds, '{}') AS holds,
+        COALESCE((f.holds->>$11::text)::bigint + n.period > $16::bigint, false) AS mine,
+        (SELECT count(*)::int FROM ${live('f.holds', 'n.period', '$11::text', '$16::bigint')}) AS live
+      FROM need n LEFT JOIN freed f USING (scope, key, period)),
     unmet AS (SELECT 1 FROM state WHERE NOT mine AND live >= lim LIMIT 1),
     w AS (${update} AND NOT EXISTS (SELECT 1 FROM unmet) RETURNING 1),
     granted AS (
@@ -159,15 +178,23 @@ export function takingSaveStatement(names: TableNames, update: string, channel: 
         || jsonb_build_object($11::text, CASE WHEN s.period = 0 THEN $17::bigint
              WHEN s.mine THEN (s.holds->>$11::text)::bigint ELSE $16::bigint END) AS holds
       FROM state s WHERE EXISTS (SELECT 1 FROM w)),
+    final AS (
+      SELECT f.scope, f.key, f.period, COALESCE(g.lim, f.lim) AS lim, COALESCE(g.holds, f.holds) AS holds,
+        CASE WHEN g.scope IS NULL THEN f.waiting ELSE f.waiting - $11::text END AS waiting
+      FROM freed f LEFT JOIN granted g USING (scope, key, period)
+      WHERE EXISTS (SELECT 1 FROM w)),
+    gone AS (DELETE FROM ${F} f USING final n WHERE ${same('f', 'n')} AND ${endsAnything}),
     upd AS (
-      UPDATE ${F} f SET holds = g.holds, waiting = f.waiting - $11::text, lim = g.lim
-      FROM granted g WHERE g.found AND ${same('f', 'g')}),
+      UPDATE ${F} f SET holds = n.holds, waiting = n.waiting, lim = n.lim FROM final n
+      WHERE ${same('f', 'n')} AND NOT (${endsAnything})),
     ins AS (
       INSERT INTO ${F} (scope, key, period, lim, holds, waiting)
       SELECT scope, key, period, lim, holds, '{}' FROM granted WHERE NOT found
       ORDER BY scope, key, period)
-    SELECT EXISTS (SELECT 1 FROM w) AS written, EXISTS (SELECT 1 FROM unmet) AS refused${
-      channel === null ? '' : `, (SELECT pg_notify('${channel}', $18) FROM w) AS notified`
+    SELECT EXISTS (SELECT 1 FROM w) AS written, EXISTS (SELECT 1 FROM unmet) AS refused,
+      (SELECT array_agg(x.instance ORDER BY x.since, x.holder) FROM (
+        SELECT instance, min(since) AS since, min(holder) AS holder FROM woken GROUP BY instance) x) AS woken${
+      channel === null ? '' : `, (SELECT pg_notify('${channel}', $19) FROM w) AS notified`
     }`;
 }
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { WakeSubscription } from '@stepfold/engine';
 import { defineStore, type StoreDriver } from '@stepfold/engine';
 import { pgClaims } from './claims.js';
-import { pgFlow, takingSaveStatement } from './flow.js';
+import { pgFlow, savingFlowStatement } from './flow.js';
 import { pgInbox } from './inbox.js';
 import { isUnavailable } from './map-error.js';
 import { pgQuery } from './query.js';
@@ -38,7 +38,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   const subscriptions = new Set<WakeSubscription>();
   const query = pgQuery(pool, options.preparedStatements ?? true);
   const sql = storeStatements(names, channel, column);
-  // The conditional UPDATE alone (no inbox, no match): the save a flow holder goes with.
+  // The conditional UPDATE alone (no inbox, no match): the save flow work goes with.
   const update = sql.save({ consume: false, match: false, notify: false });
   const groupCommit = options.groupCommit === true;
   const stream = pgStream(
@@ -55,9 +55,9 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       channel,
       column,
       groupCommit,
-      takingSave: {
-        plain: takingSaveStatement(names, update, null),
-        notify: takingSaveStatement(names, update, channel),
+      savingFlow: {
+        plain: savingFlowStatement(names, update, null),
+        notify: savingFlowStatement(names, update, channel),
       },
     }),
     async select(id) {

@@ -1,4 +1,4 @@
-import type { DriverOutcome, EncodedSnapshot, FlowTake, StoreDriver, UpdateCondition } from '@stepfold/engine';
+import type { DriverOutcome, EncodedSnapshot, StoreDriver, UpdateCondition } from '@stepfold/engine';
 import { needsTextColumn, type Row, toRow } from './encode.js';
 import { retried } from './flow.js';
 import { errorCode, isUnavailable } from './map-error.js';
@@ -37,8 +37,8 @@ export function pgWrites(
     channel: string;
     column: SnapshotColumn;
     groupCommit: boolean;
-    /** The save statement that also takes a flow holder (flow.ts), with NOTIFY or without. */
-    takingSave: { plain: string; notify: string };
+    /** The save statement with flow work (flow.ts), with NOTIFY or without. */
+    savingFlow: { plain: string; notify: string };
   },
 ): Pick<StoreDriver, 'insert' | 'update'> {
   const jsonb = o.column === 'jsonb';
@@ -81,21 +81,25 @@ export function pgWrites(
     return write(row, text, values, tail).then(written);
   };
 
-  // A save taking a flow holder: the holder's parameters follow the snapshot's; retried, whole,
-  // where a counter another call created meanwhile fails it (it wrote nothing).
-  const saveTaking = ({ row, expected, payload }: QueuedSave, take: FlowTake): Promise<DriverOutcome> => {
-    const { needs } = take;
+  // A save with flow work: the take's and the release's parameters follow the snapshot's;
+  // retried, whole, where a counter another call created meanwhile fails it (it wrote nothing).
+  const saveWithFlow = (
+    { row, expected, payload }: QueuedSave,
+    flow: NonNullable<UpdateCondition['flow']>,
+  ): Promise<DriverOutcome> => {
+    const needs = flow.take?.needs ?? [];
     const tail: unknown[] = [
-      take.holder,
+      flow.take?.holder ?? '',
       needs.map((n) => n.scope),
       needs.map((n) => n.key),
       needs.map((n) => n.periodMs ?? 0),
       needs.map((n) => n.limit),
-      take.now,
-      take.until,
+      flow.now,
+      flow.take?.until ?? 0,
+      flow.release ?? [],
       ...(payload === undefined ? [] : [payload]),
     ];
-    const text = payload === undefined ? o.takingSave.plain : o.takingSave.notify;
+    const text = payload === undefined ? o.savingFlow.plain : o.savingFlow.notify;
     const values = [
       row.id,
       expected,
@@ -107,8 +111,8 @@ export function pgWrites(
       row.fairKey,
     ];
     return retried(() => write(row, text, values, tail)).then((r) => {
-      const answer = r.rows[0] as { written: boolean; refused: boolean } | undefined;
-      if (answer?.written) return 'written';
+      const answer = r.rows[0] as { written: boolean; refused: boolean; woken: string[] | null } | undefined;
+      if (answer?.written) return { woken: answer.woken ?? [] };
       return answer?.refused ? 'refused' : 'failed';
     });
   };
@@ -147,7 +151,7 @@ export function pgWrites(
     update(encoded, c) {
       const row = toRow(encoded, jsonb);
       const save: QueuedSave = { row, expected: c.expected, payload: noticeOf(encoded, row) };
-      if (c.flow) return saveTaking(save, c.flow);
+      if (c.flow) return saveWithFlow(save, c.flow);
       // Alone: a save that consumes or matches (the batch statement knows no inbox), and a jsonb
       // store's rare text-column rows (its batch statement binds JSONB).
       const alone =

@@ -4,7 +4,7 @@ import { isStepfoldError, ValidationError } from '../errors.js';
 import type { WorkflowEvent } from '../events.js';
 import type { Reduction } from '../reducer/reducer.js';
 import type { LogEntry, Snapshot } from '../snapshot.js';
-import type { FlowStore, FlowTake } from '../store/flow.js';
+import type { FlowStore, SaveFlow } from '../store/flow.js';
 import type { Store } from '../store/store.js';
 import { type FlowAcquire, type FlowChanges, flowChanges, refusalEvent, touchesFlow } from './flow-changes.js';
 import type { FlowGateOptions, FlowGatePort, Gated } from './flow-port.js';
@@ -110,35 +110,52 @@ export class FlowGate implements FlowGatePort {
     transitions: readonly LogEntry[],
     save: (next: Snapshot) => Promise<unknown>,
     fold: (s: Snapshot, e: WorkflowEvent) => Reduction,
-    saveTaking?: (next: Snapshot, take: FlowTake) => Promise<unknown>,
+    saveWith?: (next: Snapshot, flow: SaveFlow) => Promise<unknown>,
   ): Promise<Gated> {
     if (!touchesFlow(prev, next)) {
       await save(next);
       return { next, transitions, taken: [] };
     }
     let changes = flowChanges(prev, next);
-    const one = saveTaking && this.flow.inSave ? takenAlone(changes) : undefined;
-    if (one) {
-      // The one holder this write dispatches goes with the save: a grant folds nothing, so the
-      // snapshot saved is the one asked about; a refusal wrote nothing and is asked alone below.
-      try {
-        await saveTaking!(next, { holder: one.holder, needs: one.needs, now: this.clock(), until: one.until });
-        this.settled(changes);
-        return { next, transitions, taken: [one.holder] };
-      } catch (e) {
-        if (!isStepfoldError(e, 'FLOW_REFUSED')) throw e;
+    const inSave = saveWith && this.flow.inSave ? saveWith : undefined;
+    if (inSave && !changes.redispatched.length) {
+      // The one holder this write dispatches goes with the save (a grant folds nothing, so the
+      // snapshot saved is the one asked about), and so does what it ends; a refusal wrote nothing
+      // and is asked alone below.
+      const one = takenAlone(changes);
+      if (one || !changes.acquire.length) {
+        try {
+          await inSave(next, this.saveFlow(changes, one));
+          this.renewed(changes);
+          return { next, transitions, taken: one ? [one.holder] : [] };
+        } catch (e) {
+          if (!isStepfoldError(e, 'FLOW_REFUSED')) throw e;
+        }
       }
     }
     const g = await this.acquireChanges(prev, next, transitions, fold, changes);
     changes = g.changes;
     try {
-      await save(g.next);
+      await (inSave ? inSave(g.next, this.saveFlow(changes, undefined)) : save(g.next));
     } catch (e) {
       this.giveBack(next.id, g.taken);
       throw e;
     }
-    this.settled(changes);
+    if (!inSave && changes.release.length) this.release(changes.release);
+    this.renewed(changes);
     return { next: g.next, transitions: g.transitions, taken: g.taken };
+  }
+
+  /** What a save does to the counts in its own write: takes `one`, releases what the write ended. */
+  private saveFlow(changes: FlowChanges, one: FlowAcquire | undefined): SaveFlow {
+    return {
+      now: this.clock(),
+      ...(one ? { take: { holder: one.holder, needs: one.needs, until: one.until } } : {}),
+      ...(changes.release.length ? { release: changes.release } : {}),
+      woken: (ids) => {
+        if (ids.length) this.wake([...new Set(ids)]);
+      },
+    };
   }
 
   /**
@@ -160,9 +177,8 @@ export class FlowGate implements FlowGatePort {
     );
   }
 
-  /** After a successful save, from the write's changes: what it ended is released, moved leases renewed. */
-  private settled({ release, renew }: FlowChanges): void {
-    if (release.length) this.release(release);
+  /** After a successful save: moved leases renewed. */
+  private renewed({ renew }: FlowChanges): void {
     if (renew.length === 0) return;
     const byUntil = new Map<number, string[]>();
     for (const r of renew) {

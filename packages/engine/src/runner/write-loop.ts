@@ -5,7 +5,7 @@ import type { WorkflowEvent } from '../events.js';
 import { assertValidId } from '../ids.js';
 import { type ReduceOptions, reduce } from '../reducer/reducer.js';
 import { isPriority, isTerminal, type LogEntry, MAX_PRIORITY, type Snapshot } from '../snapshot.js';
-import type { FlowTake } from '../store/flow.js';
+import type { SaveFlow } from '../store/flow.js';
 import type { Store } from '../store/store.js';
 import type { FlowGatePort } from './flow-port.js';
 import { InstanceWrites } from './instance-writes.js';
@@ -318,7 +318,7 @@ export class WriteLoop {
           transitions,
           definition,
           (n) => this.store.save(n, from.version, saveOptions),
-          // A save that consumes or matches carries no flow holder: the store takes it alone then.
+          // A save that consumes or matches carries no flow work: the flow calls do it alone then.
           saveOptions ? undefined : (n, flow) => this.store.save(n, from.version, { flow }),
         ));
       } catch (e) {
@@ -345,7 +345,7 @@ export class WriteLoop {
     transitions: readonly LogEntry[],
     definition: WorkflowDefinition,
     save: (next: Snapshot) => Promise<unknown>,
-    saveTaking?: (next: Snapshot, flow: FlowTake) => Promise<unknown>,
+    saveWith?: (next: Snapshot, flow: SaveFlow) => Promise<unknown>,
   ): Promise<{ next: Snapshot; transitions: readonly LogEntry[] }> {
     if (!this.gate) return save(next).then(() => ({ next, transitions }));
     return this.gate.save(
@@ -354,7 +354,7 @@ export class WriteLoop {
       transitions,
       save,
       (s, e) => reduce(definition, s, this.mark(e), this.reducingTrusted),
-      saveTaking,
+      saveWith,
     );
   }
 

@@ -3,7 +3,7 @@ import type { Snapshot } from '../snapshot.js';
 import type { DeleteOptions, SaveOptions, SentSignal } from './store.js';
 import type { DriverOutcome, UpdateCondition } from './store-driver.js';
 import type { EncodedSnapshot } from './store-kit.js';
-import { takeOf } from './flow-calls.js';
+import { saveFlowOf } from './flow-calls.js';
 import { type StoreParts, seqsOf } from './store-parts.js';
 
 // The writes of a store made by `defineStore` that hold only on a condition: when the driver says
@@ -23,17 +23,17 @@ export function save(
   let condition: UpdateCondition;
   try {
     row = parts.kit.encode(snapshot);
-    if (options?.flow !== undefined) condition = takingConditionOf(parts, expectedVersion, options);
+    if (options?.flow !== undefined) condition = flowConditionOf(parts, expectedVersion, options);
     else if (options?.matches !== undefined) return matchedSave(parts, row, expectedVersion, options);
     else condition = conditionOf(parts, expectedVersion, options?.consumed);
   } catch (e) {
     return Promise.reject(e);
   }
-  return parts.kit
-    .guard('save', () => parts.driver.update(row, condition))
-    .then((outcome) =>
-      outcome === 'written' ? undefined : saveFailed(parts, row, expectedVersion, condition, outcome),
-    );
+  return parts.kit.guard('save', () => parts.driver.update(row, condition)).then((outcome) => {
+    if (outcome === 'written') return undefined;
+    if (wrote(outcome)) return void options?.flow?.woken?.(outcome.woken);
+    return saveFailed(parts, row, expectedVersion, condition, outcome);
+  });
 }
 
 /** A save that must also find the snapshot and signals `options.matches` and `options.consumed` name. */
@@ -45,19 +45,23 @@ async function matchedSave(
 ): Promise<void> {
   const condition = await matchedConditionOf(parts, expectedVersion, options.consumed, options.matches!);
   const outcome = await parts.kit.guard('save', () => parts.driver.update(row, condition));
-  if (outcome !== 'written') await saveFailed(parts, row, expectedVersion, condition, outcome);
+  if (outcome !== 'written' && !wrote(outcome)) await saveFailed(parts, row, expectedVersion, condition, outcome);
 }
 
-/** A save the driver did not write: throws why (a lost race, a missing instance, a forged notice). */
+/** Whether a save with flow work was written: the driver answered the instances its release woke. */
+const wrote = (outcome: DriverOutcome): outcome is { woken: string[] } =>
+  typeof outcome === 'object' && 'woken' in outcome;
+
+/** A save the driver did not write: throws why (a lost race, a missing instance, a forged notice, a refused take). */
 async function saveFailed(
   parts: StoreParts,
   row: EncodedSnapshot,
   expectedVersion: number,
   condition: UpdateCondition,
-  outcome: DriverOutcome,
+  outcome: Exclude<DriverOutcome, 'written' | { woken: string[] }>,
 ): Promise<void> {
   const { kit, driver } = parts;
-  if (outcome === 'refused') throw new FlowRefusedError(row.id, condition.flow?.holder ?? '');
+  if (outcome === 'refused') throw new FlowRefusedError(row.id, condition.flow?.take?.holder ?? '');
   if (outcome === 'failed') {
     // The condition failed: tell a lost race from a missing instance and from a forged notice.
     const stored = await kit.guard('save', () => driver.version(row.id));
@@ -98,12 +102,13 @@ function conditionOf(
   return { expected, consumed: seqsOf(consumed.map((p) => p.seq)) };
 }
 
-/** The condition of a save that also takes a flow holder: a plain conditional write, on a store whose driver takes it. */
-function takingConditionOf(parts: StoreParts, expected: number, options: SaveOptions): UpdateCondition {
+/** The condition of a save that also takes and releases flow holders: a plain conditional write, on a store whose driver does them. */
+function flowConditionOf(parts: StoreParts, expected: number, options: SaveOptions): UpdateCondition {
   if (!parts.driver.flow?.inUpdate) throw new TypeError('save: flow on a store whose save takes no flow holder');
   if (options.consumed?.length || options.matches !== undefined)
     throw new TypeError('save: flow with consumed or matches');
-  return { ...conditionOf(parts, expected, undefined), flow: takeOf(options.flow!) };
+  const flow = saveFlowOf(options.flow!);
+  return flow ? { expected, flow } : conditionOf(parts, expected, undefined);
 }
 
 /** {@link conditionOf} plus the snapshot (and the consumed signals, in the order given: oldest first) it must find. */

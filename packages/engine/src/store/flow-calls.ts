@@ -1,5 +1,5 @@
 import { ValidationError } from '../errors.js';
-import type { FlowGrant, FlowKeyPage, FlowNeed, FlowStore, FlowTake } from './flow.js';
+import type { FlowGrant, FlowKeyPage, FlowNeed, FlowStore, SaveFlow } from './flow.js';
 import type { FlowCounterRef, FlowDriver } from './store-driver.js';
 import type { StoreParts } from './store-parts.js';
 
@@ -88,17 +88,22 @@ export function definedFlow(parts: StoreParts, calls: FlowDriver): FlowStore {
 }
 
 /**
- * A save's flow holder checked as `acquire` checks its arguments (throws `INVALID_ID`,
- * `INVALID_INPUT`); at least one need, else there is nothing to take in the write.
+ * A save's flow work checked as `acquire` and `release` check their arguments (throws
+ * `INVALID_ID`, `INVALID_INPUT`); undefined when there is nothing to do (no take, nothing released).
  */
-export function takeOf(take: FlowTake): FlowTake {
-  if (typeof take !== 'object' || take === null) invalid('flow', 'must be an object');
-  const holder = holderOf(take.holder, 'holder');
-  const needs = needsOf(take.needs);
-  if (!needs.length) invalid('needs', 'must name at least one need');
-  time(take.now, 'now');
-  time(take.until, 'until');
-  return { holder, needs, now: take.now, until: take.until };
+export function saveFlowOf(flow: SaveFlow): Omit<SaveFlow, 'woken'> | undefined {
+  if (typeof flow !== 'object' || flow === null) invalid('flow', 'must be an object');
+  time(flow.now, 'now');
+  const release = flow.release === undefined ? [] : holdersOf(flow.release);
+  let take: SaveFlow['take'];
+  if (flow.take !== undefined) {
+    const needs = needsOf(flow.take.needs);
+    time(flow.take.until, 'until');
+    // Nothing needed: granted, with nothing to write.
+    if (needs.length) take = { holder: holderOf(flow.take.holder, 'holder'), needs, until: flow.take.until };
+  }
+  if (!take && !release.length) return undefined;
+  return { now: flow.now, ...(take ? { take } : {}), ...(release.length ? { release } : {}) };
 }
 
 /** A denial's `until` as the contract says it: a lease that never lapses gives no time. */

@@ -23,15 +23,21 @@ export type FlowGrant =
     };
 
 /**
- * A holder taken in the same write as a save (`SaveOptions.flow`, on a store whose `flow.inSave`
- * is true): every need met and taken as {@link FlowStore.acquire} would take it at `now`, the hold
- * lasting until `until`, or nothing written at all (the save rejects with `FLOW_REFUSED`).
+ * What a save does to the flow counts in the same write (`SaveOptions.flow`, on a store whose
+ * `flow.inSave` is true): `take` acquired as {@link FlowStore.acquire} would acquire it at `now`
+ * and `release` released as {@link FlowStore.release} would release it, first, when the save is
+ * written; a `take` whose needs are not met writes nothing at all (the save rejects with
+ * `FLOW_REFUSED`, and records no waiter).
  */
-export interface FlowTake {
-  holder: string;
-  needs: readonly FlowNeed[];
+export interface SaveFlow {
+  /** A holder to acquire with the save: every need met (held until `until`), or nothing written. */
+  take?: { holder: string; needs: readonly FlowNeed[]; until: number } | undefined;
+  /** Holders to release with the save (the ends it records). */
+  release?: readonly string[] | undefined;
+  /** The caller's time: what the take and the release judge leases and windows at. */
   now: number;
-  until: number;
+  /** Told the instances the release woke, once the save is written (what `release` answers). */
+  woken?: ((ids: string[]) => void) | undefined;
 }
 
 /** A key with holders or waiters, as {@link FlowStore.list} reports it. */
@@ -59,9 +65,10 @@ export interface FlowKeyPage {
  */
 export interface FlowStore {
   /**
-   * True when the store's `save` takes `SaveOptions.flow` ({@link FlowTake}): the holder acquired
-   * in the write that saves, one round trip, both or neither. Absent: the runner calls `acquire`
-   * before the save (a wrapper that does not pass `SaveOptions.flow` on must not copy it).
+   * True when the store's `save` takes `SaveOptions.flow` ({@link SaveFlow}): holders acquired and
+   * released in the write that saves, one round trip, all or nothing. Absent: the runner calls
+   * `acquire` before the save and `release` after it (a wrapper that does not pass
+   * `SaveOptions.flow` on must not copy it).
    */
   readonly inSave?: boolean | undefined;
   /**

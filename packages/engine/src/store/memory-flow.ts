@@ -1,5 +1,5 @@
 import { compareFlowCounters } from './document-flow.js';
-import type { FlowGrant, FlowKeyState, FlowNeed, FlowTake } from './flow.js';
+import type { FlowGrant, FlowKeyState, FlowNeed, SaveFlow } from './flow.js';
 import { driverCall, type FlowCounter, type MemoryRows } from './memory-rows.js';
 import type { FlowDriver, FlowListArgs } from './store-driver.js';
 
@@ -85,14 +85,30 @@ function acquire(
 }
 
 /**
- * A save's flow holder ({@link FlowTake}), taken as {@link acquire} takes it; false when a need is
- * not met, with nothing written (no waiter entry: the runner asks `acquire` then).
+ * A save's flow work ({@link SaveFlow}): its release, then its take, as {@link release} and
+ * {@link acquire} do them; the instances the release woke, or undefined when the take's needs are
+ * not met (then nothing is written, no waiter entry either: the runner asks `acquire` then).
+ * Called before the save writes its row, in the same turn: atomic with it.
  */
-export function take(m: MemoryRows, t: FlowTake): boolean {
-  const counters = countersOf(m, t.needs, t.now);
-  if (firstUnmet(m, counters, t.holder, t.needs, t.now)) return false;
-  grant(counters, t.holder, t.needs, t.now, t.until);
-  return true;
+export function saveFlow(m: MemoryRows, f: Omit<SaveFlow, 'woken'>): string[] | undefined {
+  const t = f.take;
+  if (t) {
+    // Decided after the release, as the release comes first: a counter it frees may be the take's.
+    const counters = countersOf(m, t.needs, f.now);
+    const freed = (c: FlowCounter) => (c.period ? 0 : (f.release ?? []).filter((h) => c.holds.has(h)).length);
+    const room = counters.every((c, i) => {
+      const need = t.needs[i]!;
+      if (check(c, t.holder, need, f.now).granted) return true;
+      return freed(c) > 0 && c.holds.size - freed(c) < need.limit;
+    });
+    if (!room) {
+      for (const c of counters) forgetIfEmpty(m, c);
+      return undefined;
+    }
+  }
+  const woken = f.release?.length ? release(m, f.release, f.now) : [];
+  if (t) grant(countersOf(m, t.needs, f.now), t.holder, t.needs, f.now, t.until);
+  return woken;
 }
 
 /** The counters of `needs`, pruned at `now` (made when missing). */

@@ -1,4 +1,4 @@
-import type { FlowGrant, FlowKeyState, FlowNeed, FlowTake } from './flow.js';
+import type { FlowGrant, FlowKeyState, FlowNeed, SaveFlow } from './flow.js';
 import type { InboxSendOutcome, SentSignal, WakeSource } from './store.js';
 import type { EncodedSnapshot, ListArgs, SizeLimits } from './store-kit.js';
 
@@ -38,19 +38,22 @@ export interface UpdateCondition {
    */
   match?: { json: string; sent: readonly string[]; digest: string } | undefined;
   /**
-   * A flow holder to take in the same write (only on a driver whose `flow.inUpdate` is true, never
-   * with `consumed` or `match`): holder and times checked, needs checked as `flow.acquire`'s.
-   * Written only when the condition holds and every need is met (taken as `flow.acquire` takes
-   * them); a need not met writes nothing, not even a waiter entry, and answers `'refused'`.
+   * Flow holders to take and release in the same write (only on a driver whose `flow.inUpdate` is
+   * true, never with `consumed` or `match`), checked as `flow.acquire`'s and `flow.release`'s
+   * arguments. Written only when the condition holds and the take's needs are met: the release
+   * first, then the take, as `flow.release` and `flow.acquire` do them; answers `{ woken }`, the
+   * instances `flow.release` would answer. A need not met writes nothing, not even a waiter entry,
+   * and answers `'refused'`.
    */
-  flow?: FlowTake | undefined;
+  flow?: Omit<SaveFlow, 'woken'> | undefined;
 }
 
 /**
- * A conditional update's result: written, failed (the engine looks up why), refused (its `flow`
- * holder was not granted; nothing written), or why, when the write already knows.
+ * A conditional update's result: written (with `flow`: and the instances its release woke),
+ * failed (the engine looks up why), refused (its `flow` take was not granted; nothing written), or
+ * why, when the write already knows.
  */
-export type DriverOutcome = 'written' | 'failed' | 'refused' | 'missing' | { stored: number };
+export type DriverOutcome = 'written' | { woken: string[] } | 'failed' | 'refused' | 'missing' | { stored: number };
 
 /** A row of the inbox's claim: the instance's JSON and every signal waiting for it, oldest first. */
 export interface SentRow {

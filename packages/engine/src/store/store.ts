@@ -1,6 +1,6 @@
 import type { WorkflowEvent } from '../events.js';
 import type { FinishedStatus, Snapshot, Status } from '../snapshot.js';
-import type { FlowStore, FlowTake } from './flow.js';
+import type { FlowStore, SaveFlow } from './flow.js';
 import type { StreamStore } from './stream.js';
 
 /** Filter and page for {@link Store.list}. Results are ordered by id; pass back `cursor` for the next page. */
@@ -60,11 +60,10 @@ export interface SaveOptions {
    */
   matches?: Snapshot | undefined;
   /**
-   * A flow holder to acquire in the same write, on a store whose `flow.inSave` is true (else the
-   * save throws): its needs are met and taken with the save, or nothing is written and the save
-   * rejects with `FLOW_REFUSED`. Not with `consumed` or `matches`.
+   * Flow holders acquired and released in the same write, on a store whose `flow.inSave` is true
+   * (else the save throws): see {@link SaveFlow}. Not with `consumed` or `matches`.
    */
-  flow?: FlowTake | undefined;
+  flow?: SaveFlow | undefined;
 }
 
 /** Options of {@link Store.delete}. */
