@@ -22,6 +22,18 @@ function noticeOf(e: EncodedSnapshot, row: Row): string | undefined {
   return wakePayload(e.notice, e.workflow, e.id, e.handoff && row.asText ? e.json : undefined, e.busy);
 }
 
+/** The save statement's first parameters (`$1`-`$8`): the row, its expected version and its columns. */
+const savedValues = (row: Row, expected: number): unknown[] => [
+  row.id,
+  expected,
+  row.version,
+  row.status,
+  row.workflow,
+  row.wakeAt,
+  row.definition,
+  row.fairKey,
+];
+
 /** Whether one statement wrote its row. */
 const written = (r: { rowCount: number | null }): boolean => r.rowCount === 1;
 
@@ -68,17 +80,7 @@ export function pgWrites(
       );
     if (payload !== undefined) tail.push(payload);
     const text = sql.save({ consume: !!consumed, match: !!match, notify: payload !== undefined });
-    const values = [
-      row.id,
-      expected,
-      row.version,
-      row.status,
-      row.workflow,
-      row.wakeAt,
-      row.definition,
-      row.fairKey,
-    ];
-    return write(row, text, values, tail).then(written);
+    return write(row, text, savedValues(row, expected), tail).then(written);
   };
 
   // A save with flow work: the take's and the release's parameters follow the snapshot's;
@@ -100,17 +102,7 @@ export function pgWrites(
       ...(payload === undefined ? [] : [payload]),
     ];
     const text = payload === undefined ? o.savingFlow.plain : o.savingFlow.notify;
-    const values = [
-      row.id,
-      expected,
-      row.version,
-      row.status,
-      row.workflow,
-      row.wakeAt,
-      row.definition,
-      row.fairKey,
-    ];
-    return retried(() => write(row, text, values, tail)).then((r) => {
+    return retried(() => write(row, text, savedValues(row, expected), tail)).then((r) => {
       const answer = r.rows[0] as { written: boolean; refused: boolean; woken: string[] | null } | undefined;
       if (answer?.written) return { woken: answer.woken ?? [] };
       return answer?.refused ? 'refused' : 'failed';
