@@ -84,7 +84,9 @@ describe('flow holders taken with the save', () => {
     expect(inSaves.map((f) => f.take?.holder)).toEqual(['o-2/1/ship/1#run#1@2', undefined]);
     // Asked alone after the refusal: the store recorded the waiter, so the release wakes it.
     expect(acquired).toContain('o-2/1/ship/1#run#1@2');
-    const listed = (await flow.list({ limit: 10, now: Date.now() })).items.find((c) => c.scope === ship.scope);
+    const listed = (await flow.list({ limit: 10, now: Date.now() })).items.find(
+      (c) => c.scope === ship.scope,
+    );
     expect(listed?.waiting.map((w) => w.instance)).toEqual(['o-2']);
 
     const woken = await flow.release(['other#run#1'], Date.now());
@@ -106,7 +108,12 @@ describe('flow holders taken with the save', () => {
         },
       },
     });
-    const runner = createRunner({ kinds: [flowControl], store, workflows: [twoSteps], handlers: { work: () => null } });
+    const runner = createRunner({
+      kinds: [flowControl],
+      store,
+      workflows: [twoSteps],
+      handlers: { work: () => null },
+    });
     expect((await runner.start('two-limited', 'o-3', { customer: 'c1' })).status).toBe('completed');
     expect(acquired).toEqual(['o-3/1/charge/1#run#1@1', 'o-3/1/ship/1#run#1@2']);
   });

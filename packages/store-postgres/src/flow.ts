@@ -194,8 +194,8 @@ export function savingFlowStatement(names: TableNames, update: string, channel: 
     SELECT EXISTS (SELECT 1 FROM w) AS written, EXISTS (SELECT 1 FROM unmet) AS refused,
       (SELECT array_agg(x.instance ORDER BY x.since, x.holder) FROM (
         SELECT instance, min(since) AS since, min(holder) AS holder FROM woken GROUP BY instance) x) AS woken${
-      channel === null ? '' : `, (SELECT pg_notify('${channel}', $19) FROM w) AS notified`
-    }`;
+          channel === null ? '' : `, (SELECT pg_notify('${channel}', $19) FROM w) AS notified`
+        }`;
 }
 
 // unique_violation (a counter another acquire created meanwhile), deadlock_detected (which the

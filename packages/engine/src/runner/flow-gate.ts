@@ -6,7 +6,13 @@ import type { Reduction } from '../reducer/reducer.js';
 import type { LogEntry, Snapshot } from '../snapshot.js';
 import type { FlowStore, SaveFlow } from '../store/flow.js';
 import type { Store } from '../store/store.js';
-import { type FlowAcquire, type FlowChanges, flowChanges, refusalEvent, touchesFlow } from './flow-changes.js';
+import {
+  type FlowAcquire,
+  type FlowChanges,
+  flowChanges,
+  refusalEvent,
+  touchesFlow,
+} from './flow-changes.js';
 import type { FlowGateOptions, FlowGatePort, Gated } from './flow-port.js';
 
 /**
@@ -203,7 +209,8 @@ export class FlowGate implements FlowGatePort {
  */
 function takenAlone(changes: FlowChanges): FlowAcquire | undefined {
   const [one] = changes.acquire;
-  const alone = changes.acquire.length === 1 && one!.task && one!.needs.length && !changes.redispatched.length;
+  const alone =
+    changes.acquire.length === 1 && one!.task && one!.needs.length && !changes.redispatched.length;
   return alone ? one : undefined;
 }
 

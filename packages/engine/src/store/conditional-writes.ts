@@ -1,9 +1,9 @@
 import { FlowRefusedError, NoticeMismatchError, ValidationError, VersionConflictError } from '../errors.js';
 import type { Snapshot } from '../snapshot.js';
+import { saveFlowOf } from './flow-calls.js';
 import type { DeleteOptions, SaveOptions, SentSignal } from './store.js';
 import type { DriverOutcome, UpdateCondition } from './store-driver.js';
 import type { EncodedSnapshot } from './store-kit.js';
-import { saveFlowOf } from './flow-calls.js';
 import { type StoreParts, seqsOf } from './store-parts.js';
 
 // The writes of a store made by `defineStore` that hold only on a condition: when the driver says
@@ -29,11 +29,13 @@ export function save(
   } catch (e) {
     return Promise.reject(e);
   }
-  return parts.kit.guard('save', () => parts.driver.update(row, condition)).then((outcome) => {
-    if (outcome === 'written') return undefined;
-    if (wrote(outcome)) return void options?.flow?.woken?.(outcome.woken);
-    return saveFailed(parts, row, expectedVersion, condition, outcome);
-  });
+  return parts.kit
+    .guard('save', () => parts.driver.update(row, condition))
+    .then((outcome) => {
+      if (outcome === 'written') return undefined;
+      if (wrote(outcome)) return void options?.flow?.woken?.(outcome.woken);
+      return saveFailed(parts, row, expectedVersion, condition, outcome);
+    });
 }
 
 /** A save that must also find the snapshot and signals `options.matches` and `options.consumed` name. */
@@ -45,7 +47,8 @@ async function matchedSave(
 ): Promise<void> {
   const condition = await matchedConditionOf(parts, expectedVersion, options.consumed, options.matches!);
   const outcome = await parts.kit.guard('save', () => parts.driver.update(row, condition));
-  if (outcome !== 'written' && !wrote(outcome)) await saveFailed(parts, row, expectedVersion, condition, outcome);
+  if (outcome !== 'written' && !wrote(outcome))
+    await saveFailed(parts, row, expectedVersion, condition, outcome);
 }
 
 /** Whether a save with flow work was written: the driver answered the instances its release woke. */
@@ -104,7 +107,8 @@ function conditionOf(
 
 /** The condition of a save that also takes and releases flow holders: a plain conditional write, on a store whose driver does them. */
 function flowConditionOf(parts: StoreParts, expected: number, options: SaveOptions): UpdateCondition {
-  if (!parts.driver.flow?.inUpdate) throw new TypeError('save: flow on a store whose save takes no flow holder');
+  if (!parts.driver.flow?.inUpdate)
+    throw new TypeError('save: flow on a store whose save takes no flow holder');
   if (options.consumed?.length || options.matches !== undefined)
     throw new TypeError('save: flow with consumed or matches');
   const flow = saveFlowOf(options.flow!);

@@ -53,7 +53,13 @@ export interface UpdateCondition {
  * failed (the engine looks up why), refused (its `flow` take was not granted; nothing written), or
  * why, when the write already knows.
  */
-export type DriverOutcome = 'written' | { woken: string[] } | 'failed' | 'refused' | 'missing' | { stored: number };
+export type DriverOutcome =
+  | 'written'
+  | { woken: string[] }
+  | 'failed'
+  | 'refused'
+  | 'missing'
+  | { stored: number };
 
 /** A row of the inbox's claim: the instance's JSON and every signal waiting for it, oldest first. */
 export interface SentRow {

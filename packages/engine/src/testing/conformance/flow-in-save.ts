@@ -25,10 +25,11 @@ const taking = (holder: string, needs: FlowNeed[], now: number, until: number): 
 });
 
 /** What `p` rejected with, or undefined. */
-const failure = (p: Promise<unknown>) => p.then(
-  () => undefined,
-  (e: unknown) => e,
-);
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
 
 /** The part's tests, run within the flow part. */
 export function describeFlowInSave(ctx: SuiteContext): void {
@@ -39,7 +40,9 @@ export function describeFlowInSave(ctx: SuiteContext): void {
     const need = slot('in-save', 'k', 1);
     await store.save(next, 1, { flow: taking('take-1#run#1', [need], T0, T0 + 500) });
     expect((await store.load('take-1'))?.version).toBe(2);
-    expect((await counter(flow, T0, 'in-save', 'k'))?.holders).toEqual([{ holder: 'take-1#run#1', until: T0 + 500 }]);
+    expect((await counter(flow, T0, 'in-save', 'k'))?.holders).toEqual([
+      { holder: 'take-1#run#1', until: T0 + 500 },
+    ]);
     // The slot is its: another holder is refused, until the lease lapses at `until`.
     expect((await flow.acquire('other#run#1', 'other', [need], T0 + 1, T0 + 900)).granted).toBe(false);
     expect((await flow.acquire('other#run#1', 'other', [need], T0 + 500, T0 + 900)).granted).toBe(true);
@@ -55,7 +58,9 @@ export function describeFlowInSave(ctx: SuiteContext): void {
     const next = await stored(store, 'take-2');
     const free = slot('in-save-free', 'k', 1);
     const flowWork = { ...taking('take-2#run#1', [free, full], T0 + 1, T0 + 500), release: ['take-2#run#0'] };
-    expect(isStepfoldError(await failure(store.save(next, 1, { flow: flowWork })), 'FLOW_REFUSED')).toBe(true);
+    expect(isStepfoldError(await failure(store.save(next, 1, { flow: flowWork })), 'FLOW_REFUSED')).toBe(
+      true,
+    );
     expect((await store.load('take-2'))?.version).toBe(1);
     const listed = await counter(flow, T0 + 1, full.scope, full.key);
     expect(heldBy(listed)).toEqual(['first#run#1']);
@@ -87,7 +92,9 @@ export function describeFlowInSave(ctx: SuiteContext): void {
     expect((await flow.acquire('waiter#run#1', 'waiter', [need], T0 + 1, T0 + 5000)).granted).toBe(false);
     const next = await stored(store, 'take-4');
     const woken: string[][] = [];
-    await store.save(next, 1, { flow: { release: ['take-4#run#1'], now: T0 + 2, woken: (ids) => woken.push(ids) } });
+    await store.save(next, 1, {
+      flow: { release: ['take-4#run#1'], now: T0 + 2, woken: (ids) => woken.push(ids) },
+    });
     expect(woken).toEqual([['waiter']]);
     expect(heldBy(await counter(flow, T0 + 2, need.scope, need.key))).toEqual([]);
     expect((await flow.acquire('waiter#run#1', 'waiter', [need], T0 + 3, T0 + 5000)).granted).toBe(true);
