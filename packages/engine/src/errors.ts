@@ -288,11 +288,7 @@ export class FlowRefusedError extends StepfoldError<'FLOW_REFUSED'> {
     readonly id: string,
     readonly holder: string,
   ) {
-    super(
-      'FLOW_REFUSED',
-      `instance ${JSON.stringify(id)}: flow holder ${JSON.stringify(holder)} refused; nothing written`,
-      { retryable: false },
-    );
+    super('FLOW_REFUSED', `${id}: flow holder ${holder} refused`);
   }
 }
 

@@ -50,22 +50,9 @@ export class FlowGate implements FlowGatePort {
    * Acquires every holder `next` needs beyond `prev`, folding each answer into the snapshot with
    * `fold`, until the snapshot asks for nothing new (an admission granted enters the first step,
    * which may dispatch limited attempts). A store failure gives back what was taken, then throws.
+   * Also answers the write's changes as saved (computed once per pass, again only after a fold).
    */
   async acquire(
-    prev: Snapshot | null,
-    next: Snapshot,
-    transitions: readonly LogEntry[],
-    fold: (s: Snapshot, e: WorkflowEvent) => Reduction,
-  ): Promise<Gated> {
-    const g = await this.acquireChanges(prev, next, transitions, fold);
-    return { next: g.next, transitions: g.transitions, taken: g.taken };
-  }
-
-  /**
-   * {@link acquire}, also answering the changes of the write as it is to be saved (the release and
-   * renewals after the save read them): computed once per pass, and again only after a fold.
-   */
-  private async acquireChanges(
     prev: Snapshot | null,
     next: Snapshot,
     transitions: readonly LogEntry[],
@@ -139,7 +126,7 @@ export class FlowGate implements FlowGatePort {
         }
       }
     }
-    const g = await this.acquireChanges(prev, next, transitions, fold, changes);
+    const g = await this.acquire(prev, next, transitions, fold, changes);
     changes = g.changes;
     try {
       await (inSave ? inSave(g.next, this.saveFlow(changes, undefined)) : save(g.next));
@@ -156,11 +143,9 @@ export class FlowGate implements FlowGatePort {
   private saveFlow(changes: FlowChanges, one: FlowAcquire | undefined): SaveFlow {
     return {
       now: this.clock(),
-      ...(one ? { take: { holder: one.holder, needs: one.needs, until: one.until } } : {}),
-      ...(changes.release.length ? { release: changes.release } : {}),
-      woken: (ids) => {
-        if (ids.length) this.wake([...new Set(ids)]);
-      },
+      take: one && { holder: one.holder, needs: one.needs, until: one.until },
+      release: changes.release,
+      woken: (ids) => ids.length && this.wake([...new Set(ids)]),
     };
   }
 

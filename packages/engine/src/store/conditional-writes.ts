@@ -107,10 +107,8 @@ function conditionOf(
 
 /** The condition of a save that also takes and releases flow holders: a plain conditional write, on a store whose driver does them. */
 function flowConditionOf(parts: StoreParts, expected: number, options: SaveOptions): UpdateCondition {
-  if (!parts.driver.flow?.inUpdate)
-    throw new TypeError('save: flow on a store whose save takes no flow holder');
-  if (options.consumed?.length || options.matches !== undefined)
-    throw new TypeError('save: flow with consumed or matches');
+  if (!parts.driver.flow?.inUpdate) throw new TypeError('save: no flow in save');
+  if (options.consumed?.length || options.matches !== undefined) throw new TypeError('save: flow with inbox');
   const flow = saveFlowOf(options.flow!);
   return flow ? { expected, flow } : conditionOf(parts, expected, undefined);
 }

@@ -102,8 +102,7 @@ export function saveFlowOf(flow: SaveFlow): Omit<SaveFlow, 'woken'> | undefined 
     // Nothing needed: granted, with nothing to write.
     if (needs.length) take = { holder: holderOf(flow.take.holder, 'holder'), needs, until: flow.take.until };
   }
-  if (!take && !release.length) return undefined;
-  return { now: flow.now, ...(take ? { take } : {}), ...(release.length ? { release } : {}) };
+  return take || release.length ? { now: flow.now, take, release } : undefined;
 }
 
 /** A denial's `until` as the contract says it: a lease that never lapses gives no time. */
