@@ -104,10 +104,17 @@ const store: Store = Object.assign(Object.create(inner) as Store, {
       },
     },
   }),
-  // Grants reported to the parent: flow-rate-accuracy counts a start at its grant, as the store does.
+  // Grants reported to the parent when asked: flow-rate-accuracy counts a start at its grant, as the store does
+  // (a holder taken with a save is granted when the save is written).
   ...(innerFlow &&
-    process.env['BENCH_FLOW'] === '1' && {
+    process.env['BENCH_FLOW_GRANTS'] === '1' && {
+      async save(...a: Parameters<Store['save']>) {
+        await inner.save(...a);
+        const flow = a[2]?.flow;
+        if (flow?.take) send({ type: 'granted', holder: flow.take.holder, at: flow.now });
+      },
       flow: {
+        inSave: innerFlow.inSave,
         async acquire(...a: Parameters<typeof innerFlow.acquire>) {
           const g = await innerFlow.acquire(...a);
           if (g.granted) send({ type: 'granted', holder: a[0], at: a[3] });

@@ -79,6 +79,11 @@ export async function startFleet(o: {
   /** Pass `flowControl` and register the flow rows' workflows (workflows.ts). */
   flow?: boolean;
   /**
+   * Report the store's flow grants (`onGranted`): one IPC message per grant, a cost of the bench's
+   * own in the worker, so only the row that reads them asks.
+   */
+  grants?: boolean;
+  /**
    * Handler slots of each process's worker (default `concurrency`, at least 4). The drivers keep
    * `concurrency` workflows in flight whatever this is; a map uses the slots up to its `maxConcurrency`.
    */
@@ -101,6 +106,7 @@ export async function startFleet(o: {
         BENCH_GROUP_COMMIT: o.groupCommit ? '1' : '0',
         BENCH_COMPOSITION: o.composition ? '1' : '0',
         BENCH_FLOW: o.flow ? '1' : '0',
+        BENCH_FLOW_GRANTS: o.grants ? '1' : '0',
         BENCH_CODEC: o.codec ? '1' : '0',
         BENCH_OUTPUTS: o.outputs ? '1' : '0',
         BENCH_SLOTS: String(o.slots ?? 0),

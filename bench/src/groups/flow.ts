@@ -163,6 +163,7 @@ export const flowRateAccuracy: Group = {
       slots: 16,
       table,
       flow: true,
+      grants: true,
     });
     // A rate limit counts a start at its grant; a handler begins a write later. Grants come from
     // the fleet's writes and this process's (a call that may start at once is granted at its start).

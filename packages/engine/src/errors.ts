@@ -36,7 +36,8 @@ export type ErrorCode =
   | 'INVALID_SEARCH_ATTRIBUTE'
   | 'INVALID_QUERY'
   | 'CODEC_KEY_MISSING'
-  | 'CODEC_DECRYPT_FAILED';
+  | 'CODEC_DECRYPT_FAILED'
+  | 'FLOW_REFUSED';
 
 /**
  * What kind of failure an {@link ErrorCode} is: what the caller should do about it. Exit codes and
@@ -91,6 +92,8 @@ export const ERROR_KINDS: Readonly<Record<ErrorCode, ErrorKind>> = {
   MIGRATION_REFUSED: 'refused',
   // A newer attempt of the step began streaming: this (older) attempt's chunks would be superseded.
   STREAM_FENCED: 'refused',
+  // A save that was to take a flow holder found a key of it full: nothing written (the runner asks again alone).
+  FLOW_REFUSED: 'refused',
   // A handler's heartbeat details over `HEARTBEAT_DETAILS_MAX_BYTES`: kept in the snapshot, they must stay small.
   HEARTBEAT_TOO_LARGE: 'refused',
   // A callback token that is malformed, signed by a key the runner does not hold, or forged.
@@ -283,6 +286,19 @@ export class NoticeMismatchError extends StepfoldError<'NOTICE_MISMATCH'> {
       `instance ${JSON.stringify(id)}: the stored version ${version} is not the snapshot the wake notice carried; nothing written`,
       { retryable: false },
     );
+  }
+}
+
+/**
+ * A save that was to take a flow holder in the same write (`SaveOptions.flow`) found one of its
+ * keys full: nothing was written, not even a waiter entry. The runner asks the store's `flow` alone.
+ */
+export class FlowRefusedError extends StepfoldError<'FLOW_REFUSED'> {
+  constructor(
+    readonly id: string,
+    readonly holder: string,
+  ) {
+    super('FLOW_REFUSED', `${id}: flow holder ${holder} refused`);
   }
 }
 

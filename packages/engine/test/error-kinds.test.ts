@@ -6,6 +6,7 @@ import {
   type ErrorCode,
   type ErrorKind,
   errorKind,
+  FlowRefusedError,
   HTTP_STATUS,
   InboxOverflowError,
   InstanceFinishedError,
@@ -73,6 +74,7 @@ const ONE_OF: Record<ErrorCode, () => StepfoldError<string>> = {
   INVALID_QUERY: () => new ValidationError('INVALID_QUERY', 'bad', []),
   CODEC_KEY_MISSING: () => new CodecError('CODEC_KEY_MISSING', 'k1', 'no key k1'),
   CODEC_DECRYPT_FAILED: () => new CodecError('CODEC_DECRYPT_FAILED', 'k1', 'does not decrypt'),
+  FLOW_REFUSED: () => new FlowRefusedError('i-1', 'i-1/1/charge/1#run#1@1'),
 };
 
 // Whether retrying may help is a property of the kind: the test holds each code's error to it.

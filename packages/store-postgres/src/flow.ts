@@ -121,15 +121,105 @@ export function flowStatements(names: TableNames) {
   return { ACQUIRE, RELEASE, RENEW, LIST };
 }
 
+/**
+ * The save `update` (the store's conditional UPDATE, `$1`-`$11`) with its flow work in the same
+ * statement (`UpdateCondition.flow`): `$19` holders released as RELEASE releases them, then the
+ * holder `$12` taken for the needs `$13`-`$16` as ACQUIRE takes it (no needs: no take), at `$17`
+ * now, held until `$18`; with `channel`, the NOTIFY payload `$20`. Every counter either touches is
+ * locked first, in key order, as every flow statement locks them. The row is updated only when the
+ * take's needs are met once the release is counted, and the counters are written only when the row
+ * was; a need not met writes nothing, not even a waiter entry (the runner asks ACQUIRE then).
+ * Answers one row: whether the row was written, whether a need was not met, and the instances the
+ * release woke.
+ */
+export function savingFlowStatement(names: TableNames, update: string, channel: string | null): string {
+  const F = names.flow;
+  const same = (a: string, b: string) =>
+    `(${a}.scope, ${a}.key, ${a}.period) = (${b}.scope, ${b}.key, ${b}.period)`;
+  const endsAnything = `NOT EXISTS (SELECT 1 FROM jsonb_each_text(n.holds) e WHERE e.value::bigint + 2 * n.period > $17::bigint)
+      AND n.waiting = '{}'`;
+  return `WITH need AS (
+      SELECT * FROM unnest($13::text[], $14::text[], $15::bigint[], $16::int[])
+        WITH ORDINALITY AS n(scope, key, period, lim, ord)),
+    locked AS (
+      SELECT f.scope, f.key, f.period, f.lim, f.holds, f.waiting FROM ${F} f
+      WHERE (f.scope, f.key, f.period) IN (SELECT scope, key, period FROM need)
+        OR (f.period = 0 AND f.holds ?| $19::text[]) OR f.waiting ?| $19::text[]
+      ORDER BY f.scope, f.key, f.period FOR UPDATE),
+    freed AS (
+      SELECT l.scope, l.key, l.period, l.lim, l.waiting - $19::text[] AS waiting,
+        CASE WHEN l.period = 0 THEN l.holds - $19::text[] ELSE l.holds END AS holds,
+        CASE WHEN l.period = 0 THEN (SELECT count(*)::int FROM jsonb_object_keys(l.holds) k WHERE k = ANY($19::text[]))
+          ELSE 0 END AS freed
+      FROM locked l),
+    woken AS (
+      SELECT w.* FROM freed n CROSS JOIN LATERAL (
+        SELECT e.key COLLATE "C" AS holder, e.value->>0 AS instance, (e.value->>1)::bigint AS since
+        FROM jsonb_each(n.waiting) e ORDER BY since, holder
+        LIMIT GREATEST(0, LEAST(n.freed, n.lim -
+          (SELECT count(*) FROM jsonb_each_text(n.holds) h WHERE h.value::bigint > $17::bigint)))) w
+      WHERE n.freed > 0),
+    state AS (
+      SELECT n.scope, n.key, n.period, n.lim, f.scope IS NOT NULL AS found,
+        COALESCE(f.holds, '{}') AS holds,
+        COALESCE((f.holds->>$12::text)::bigint + n.period > $17::bigint, false) AS mine,
+        (SELECT count(*)::int FROM ${live('f.holds', 'n.period', '$12::text', '$17::bigint')}) AS live
+      FROM need n LEFT JOIN freed f USING (scope, key, period)),
+    unmet AS (SELECT 1 FROM state WHERE NOT mine AND live >= lim LIMIT 1),
+    w AS (${update} AND NOT EXISTS (SELECT 1 FROM unmet) RETURNING 1),
+    granted AS (
+      SELECT s.scope, s.key, s.period, s.lim, s.found,
+        COALESCE((SELECT jsonb_object_agg(x.k, x.v) FROM (
+            SELECT e.key AS k, e.value::bigint AS v,
+              row_number() OVER (ORDER BY e.value::bigint DESC, e.key COLLATE "C" DESC) AS rn
+            FROM jsonb_each_text(s.holds) e WHERE e.key <> $12::text
+              AND e.value::bigint + CASE WHEN s.period = 0 THEN 0 ELSE 2 * s.period END > $17::bigint) x
+          WHERE s.period = 0 OR x.rn < 2 * s.lim), '{}')
+        || jsonb_build_object($12::text, CASE WHEN s.period = 0 THEN $18::bigint
+             WHEN s.mine THEN (s.holds->>$12::text)::bigint ELSE $17::bigint END) AS holds
+      FROM state s WHERE EXISTS (SELECT 1 FROM w)),
+    final AS (
+      SELECT f.scope, f.key, f.period, COALESCE(g.lim, f.lim) AS lim, COALESCE(g.holds, f.holds) AS holds,
+        CASE WHEN g.scope IS NULL THEN f.waiting ELSE f.waiting - $12::text END AS waiting
+      FROM freed f LEFT JOIN granted g USING (scope, key, period)
+      WHERE EXISTS (SELECT 1 FROM w)),
+    gone AS (DELETE FROM ${F} f USING final n WHERE ${same('f', 'n')} AND ${endsAnything}),
+    upd AS (
+      UPDATE ${F} f SET holds = n.holds, waiting = n.waiting, lim = n.lim FROM final n
+      WHERE ${same('f', 'n')} AND NOT (${endsAnything})),
+    ins AS (
+      INSERT INTO ${F} (scope, key, period, lim, holds, waiting)
+      SELECT scope, key, period, lim, holds, '{}' FROM granted WHERE NOT found
+      ORDER BY scope, key, period)
+    SELECT EXISTS (SELECT 1 FROM w) AS written, EXISTS (SELECT 1 FROM unmet) AS refused,
+      (SELECT array_agg(x.instance ORDER BY x.since, x.holder) FROM (
+        SELECT instance, min(since) AS since, min(holder) AS holder FROM woken GROUP BY instance) x) AS woken${
+          channel === null ? '' : `, (SELECT pg_notify('${channel}', $20) FROM w) AS notified`
+        }`;
+}
+
 // unique_violation (a counter another acquire created meanwhile), deadlock_detected (which the
 // ordered locks avoid, but a server may still report one where inserts meet): run the call again.
 const RETRY_CODES = new Set(['23505', '40P01']);
 const MAX_TRIES = 20;
 
+/** Runs `call` again while it fails on a counter another call created or a deadlock (see RETRY_CODES). */
+export async function retried<T>(call: () => Promise<T>): Promise<T> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await call();
+    } catch (e) {
+      if (tries < MAX_TRIES && RETRY_CODES.has(errorCode(e) ?? '')) continue;
+      throw e;
+    }
+  }
+}
+
 /** The flow calls on `<table>$flow`: one statement each. */
 export function pgFlow(query: Query, names: TableNames): FlowDriver {
   const { ACQUIRE, RELEASE, RENEW, LIST } = flowStatements(names);
   return {
+    inUpdate: true,
     async acquire(holder, instance, needs, now, until): Promise<FlowGrant> {
       const values = [
         holder,
@@ -141,23 +231,18 @@ export function pgFlow(query: Query, names: TableNames): FlowDriver {
         now,
         until,
       ];
-      for (let tries = 1; ; tries++) {
-        try {
-          const row = (
-            await query<{ ord: string | null; live: number | null; until: string | null }>(ACQUIRE, values)
-          ).rows[0];
-          if (!row || row.ord === null) return { granted: true };
-          return {
-            granted: false,
-            need: needs[Number(row.ord) - 1]!,
-            until: row.until === null ? null : Number(row.until),
-            count: row.live ?? 0,
-          };
-        } catch (e) {
-          if (tries < MAX_TRIES && RETRY_CODES.has(errorCode(e) ?? '')) continue;
-          throw e;
-        }
-      }
+      const row = (
+        await retried(() =>
+          query<{ ord: string | null; live: number | null; until: string | null }>(ACQUIRE, values),
+        )
+      ).rows[0];
+      if (!row || row.ord === null) return { granted: true };
+      return {
+        granted: false,
+        need: needs[Number(row.ord) - 1]!,
+        until: row.until === null ? null : Number(row.until),
+        count: row.live ?? 0,
+      };
     },
     async release(holders, now) {
       const r = await query<{ instance: string }>(RELEASE, [holders, now]);

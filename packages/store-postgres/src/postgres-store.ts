@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { WakeSubscription } from '@stepfold/engine';
 import { defineStore, type StoreDriver } from '@stepfold/engine';
 import { pgClaims } from './claims.js';
-import { pgFlow } from './flow.js';
+import { pgFlow, savingFlowStatement } from './flow.js';
 import { pgInbox } from './inbox.js';
 import { isUnavailable } from './map-error.js';
 import { pgQuery } from './query.js';
@@ -39,6 +39,8 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   const subscriptions = new Set<WakeSubscription>();
   const query = pgQuery(pool, options.preparedStatements ?? true);
   const sql = storeStatements(names, channel, column);
+  // The conditional UPDATE alone (no inbox, no match): the save flow work goes with.
+  const update = sql.save({ consume: false, match: false, notify: false });
   const groupCommit = options.groupCommit === true;
   const stream = pgStream(
     query,
@@ -49,7 +51,16 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
 
   const driver: StoreDriver = {
     setup: () => runMigrations(pool, names),
-    ...pgWrites(query, sql, { table: names.qualified, channel, column, groupCommit }),
+    ...pgWrites(query, sql, {
+      table: names.qualified,
+      channel,
+      column,
+      groupCommit,
+      savingFlow: {
+        plain: savingFlowStatement(names, update, null),
+        notify: savingFlowStatement(names, update, channel),
+      },
+    }),
     async select(id) {
       const r = await query<{ json: string }>(sql.LOAD, [id]);
       return r.rows[0]?.json ?? null;

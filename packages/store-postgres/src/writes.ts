@@ -1,5 +1,6 @@
 import type { DriverOutcome, EncodedSnapshot, StoreDriver, UpdateCondition } from '@stepfold/engine';
 import { needsTextColumn, type Row, toRow } from './encode.js';
+import { retried } from './flow.js';
 import { errorCode, isUnavailable } from './map-error.js';
 import type { Query } from './query.js';
 import { createSaveBatcher, type QueuedSave } from './save-batch.js';
@@ -21,6 +22,19 @@ function noticeOf(e: EncodedSnapshot, row: Row): string | undefined {
   return wakePayload(e.notice, e.workflow, e.id, e.handoff && row.asText ? e.json : undefined, e.busy);
 }
 
+/** The save statement's first parameters (`$1`-`$9`): the row, its expected version and its columns. */
+const savedValues = (row: Row, expected: number): unknown[] => [
+  row.id,
+  expected,
+  row.version,
+  row.status,
+  row.workflow,
+  row.wakeAt,
+  row.definition,
+  row.fairKey,
+  row.search,
+];
+
 /** Whether one statement wrote its row. */
 const written = (r: { rowCount: number | null }): boolean => r.rowCount === 1;
 
@@ -31,7 +45,14 @@ const outcomeOf = (ok: boolean): DriverOutcome => (ok ? 'written' : 'failed');
 export function pgWrites(
   query: Query,
   sql: ReturnType<typeof storeStatements>,
-  o: { table: string; channel: string; column: SnapshotColumn; groupCommit: boolean },
+  o: {
+    table: string;
+    channel: string;
+    column: SnapshotColumn;
+    groupCommit: boolean;
+    /** The save statement with flow work (flow.ts), with NOTIFY or without. */
+    savingFlow: { plain: string; notify: string };
+  },
 ): Pick<StoreDriver, 'insert' | 'update'> {
   const jsonb = o.column === 'jsonb';
   // Runs a write with the JSON in snapshot_text, or, for a jsonb store, in the JSONB column unless
@@ -60,18 +81,33 @@ export function pgWrites(
       );
     if (payload !== undefined) tail.push(payload);
     const text = sql.save({ consume: !!consumed, match: !!match, notify: payload !== undefined });
-    const values = [
-      row.id,
-      expected,
-      row.version,
-      row.status,
-      row.workflow,
-      row.wakeAt,
-      row.definition,
-      row.fairKey,
-      row.search,
+    return write(row, text, savedValues(row, expected), tail).then(written);
+  };
+
+  // A save with flow work: the take's and the release's parameters follow the snapshot's;
+  // retried, whole, where a counter another call created meanwhile fails it (it wrote nothing).
+  const saveWithFlow = (
+    { row, expected, payload }: QueuedSave,
+    flow: NonNullable<UpdateCondition['flow']>,
+  ): Promise<DriverOutcome> => {
+    const needs = flow.take?.needs ?? [];
+    const tail: unknown[] = [
+      flow.take?.holder ?? '',
+      needs.map((n) => n.scope),
+      needs.map((n) => n.key),
+      needs.map((n) => n.periodMs ?? 0),
+      needs.map((n) => n.limit),
+      flow.now,
+      flow.take?.until ?? 0,
+      flow.release ?? [],
+      ...(payload === undefined ? [] : [payload]),
     ];
-    return write(row, text, values, tail).then(written);
+    const text = payload === undefined ? o.savingFlow.plain : o.savingFlow.notify;
+    return retried(() => write(row, text, savedValues(row, expected), tail)).then((r) => {
+      const answer = r.rows[0] as { written: boolean; refused: boolean; woken: string[] | null } | undefined;
+      if (answer?.written) return { woken: answer.woken ?? [] };
+      return answer?.refused ? 'refused' : 'failed';
+    });
   };
 
   const SAVE_MANY = saveManyStatement(o.table, o.channel, o.column);
@@ -117,6 +153,7 @@ export function pgWrites(
     update(encoded, c) {
       const row = toRow(encoded, jsonb);
       const save: QueuedSave = { row, expected: c.expected, payload: noticeOf(encoded, row) };
+      if (c.flow) return saveWithFlow(save, c.flow);
       // Alone: a save that consumes or matches (the batch statement knows no inbox), and a jsonb
       // store's rare text-column rows (its batch statement binds JSONB).
       const alone =

@@ -4,9 +4,15 @@ import { isStepfoldError, ValidationError } from '../errors.js';
 import type { WorkflowEvent } from '../events.js';
 import type { Reduction } from '../reducer/reducer.js';
 import type { LogEntry, Snapshot } from '../snapshot.js';
-import type { FlowStore } from '../store/flow.js';
+import type { FlowStore, SaveFlow } from '../store/flow.js';
 import type { Store } from '../store/store.js';
-import { flowChanges, refusalEvent, touchesFlow } from './flow-changes.js';
+import {
+  type FlowAcquire,
+  type FlowChanges,
+  flowChanges,
+  refusalEvent,
+  touchesFlow,
+} from './flow-changes.js';
 import type { FlowGateOptions, FlowGatePort, Gated } from './flow-port.js';
 
 /**
@@ -44,22 +50,24 @@ export class FlowGate implements FlowGatePort {
    * Acquires every holder `next` needs beyond `prev`, folding each answer into the snapshot with
    * `fold`, until the snapshot asks for nothing new (an admission granted enters the first step,
    * which may dispatch limited attempts). A store failure gives back what was taken, then throws.
+   * Also answers the write's changes as saved (computed once per pass, again only after a fold).
    */
   async acquire(
     prev: Snapshot | null,
     next: Snapshot,
     transitions: readonly LogEntry[],
     fold: (s: Snapshot, e: WorkflowEvent) => Reduction,
-  ): Promise<Gated> {
+    changes = flowChanges(prev, next),
+  ): Promise<Gated & { changes: FlowChanges }> {
     const taken: string[] = [];
-    const decided = new Set<string>();
     // The waiter entries of attempts dispatched again go first, in this write's own time.
-    const { redispatched } = flowChanges(prev, next);
-    if (redispatched.length) await this.flow.release(redispatched, this.clock());
+    if (changes.redispatched.length) await this.flow.release(changes.redispatched, this.clock());
+    let todo = changes.acquire;
+    if (todo.length === 0) return { next, transitions, taken, changes };
+    const decided = new Set<string>();
     try {
-      for (;;) {
-        const todo = flowChanges(prev, next).acquire.filter((a) => !decided.has(a.holder));
-        if (todo.length === 0) break;
+      while (todo.length) {
+        let folded = false;
         for (const a of todo) {
           decided.add(a.holder);
           const now = this.clock();
@@ -73,14 +81,19 @@ export class FlowGate implements FlowGatePort {
           if (!ev) continue;
           const r = fold(next, ev);
           next = r.snapshot;
+          folded = true;
           if (r.transitions.length) transitions = [...transitions, ...r.transitions];
         }
+        // Nothing folded: the snapshot asks for what was just decided, nothing new.
+        if (!folded) break;
+        changes = flowChanges(prev, next);
+        todo = changes.acquire.filter((a) => !decided.has(a.holder));
       }
     } catch (e) {
       this.giveBack(next.id, taken);
       throw e;
     }
-    return { next, transitions, taken };
+    return { next, transitions, taken, changes };
   }
 
   /** Saves `next` with `save` between the acquire and the release (see {@link FlowGatePort.save}). */
@@ -90,20 +103,50 @@ export class FlowGate implements FlowGatePort {
     transitions: readonly LogEntry[],
     save: (next: Snapshot) => Promise<unknown>,
     fold: (s: Snapshot, e: WorkflowEvent) => Reduction,
+    saveWith?: (next: Snapshot, flow: SaveFlow) => Promise<unknown>,
   ): Promise<Gated> {
     if (!touchesFlow(prev, next)) {
       await save(next);
       return { next, transitions, taken: [] };
     }
-    const g = await this.acquire(prev, next, transitions, fold);
+    let changes = flowChanges(prev, next);
+    const inSave = saveWith && this.flow.inSave ? saveWith : undefined;
+    if (inSave && !changes.redispatched.length) {
+      // The one holder this write dispatches goes with the save (a grant folds nothing, so the
+      // snapshot saved is the one asked about), and so does what it ends; a refusal wrote nothing
+      // and is asked alone below.
+      const one = takenAlone(changes);
+      if (one || !changes.acquire.length) {
+        try {
+          await inSave(next, this.saveFlow(changes, one));
+          this.renewed(changes);
+          return { next, transitions, taken: one ? [one.holder] : [] };
+        } catch (e) {
+          if (!isStepfoldError(e, 'FLOW_REFUSED')) throw e;
+        }
+      }
+    }
+    const g = await this.acquire(prev, next, transitions, fold, changes);
+    changes = g.changes;
     try {
-      await save(g.next);
+      await (inSave ? inSave(g.next, this.saveFlow(changes, undefined)) : save(g.next));
     } catch (e) {
       this.giveBack(next.id, g.taken);
       throw e;
     }
-    this.settled(prev, g.next);
-    return g;
+    if (!inSave && changes.release.length) this.release(changes.release);
+    this.renewed(changes);
+    return { next: g.next, transitions: g.transitions, taken: g.taken };
+  }
+
+  /** What a save does to the counts in its own write: takes `one`, releases what the write ended. */
+  private saveFlow(changes: FlowChanges, one: FlowAcquire | undefined): SaveFlow {
+    return {
+      now: this.clock(),
+      take: one && { holder: one.holder, needs: one.needs, until: one.until },
+      release: changes.release,
+      woken: (ids) => ids.length && this.wake([...new Set(ids)]),
+    };
   }
 
   /**
@@ -125,10 +168,9 @@ export class FlowGate implements FlowGatePort {
     );
   }
 
-  /** After a successful save: what the write ended is released, moved leases renewed. */
-  settled(prev: Snapshot | null, next: Snapshot): void {
-    const { release, renew } = flowChanges(prev, next);
-    if (release.length) this.release(release);
+  /** After a successful save: moved leases renewed. */
+  private renewed({ renew }: FlowChanges): void {
+    if (renew.length === 0) return;
     const byUntil = new Map<number, string[]>();
     for (const r of renew) {
       const list = byUntil.get(r.until);
@@ -144,6 +186,17 @@ export class FlowGate implements FlowGatePort {
       if (ids.length) this.wake([...new Set(ids)]);
     }, ignore);
   }
+}
+
+/**
+ * The one holder a write acquires when it can go with the save: an attempt (its grant folds no
+ * event) and nothing dispatched again (whose waiter entries are released first).
+ */
+function takenAlone(changes: FlowChanges): FlowAcquire | undefined {
+  const [one] = changes.acquire;
+  const alone =
+    changes.acquire.length === 1 && one!.task && one!.needs.length && !changes.redispatched.length;
+  return alone ? one : undefined;
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { WorkflowEvent } from '../events.js';
 import type { Reduction } from '../reducer/reducer.js';
 import type { LogEntry, Snapshot } from '../snapshot.js';
+import type { SaveFlow } from '../store/flow.js';
 import type { Store } from '../store/store.js';
 import type { WorkflowRegistry } from './registry.js';
 
@@ -32,7 +33,9 @@ export interface FlowGatePort {
    * limits (a cheap test, asked on every write), before the save it acquires what `next`
    * needs beyond `prev`, folding each refusal or grant in with `fold` (what is saved and returned);
    * after a failed save gives back what it took; after a successful one releases what the write
-   * ended (ticking waiters) and renews moved leases.
+   * ended (ticking waiters) and renews moved leases. `saveWith`, when the save can carry flow work
+   * (`SaveOptions.flow`), is the same save doing it: on a store whose `flow.inSave` is true, what
+   * the write ends is released in it, and the one limited attempt it dispatches acquired in it.
    */
   save(
     prev: Snapshot | null,
@@ -40,6 +43,7 @@ export interface FlowGatePort {
     transitions: readonly LogEntry[],
     save: (next: Snapshot) => Promise<unknown>,
     fold: (s: Snapshot, e: WorkflowEvent) => Reduction,
+    saveWith?: (next: Snapshot, flow: SaveFlow) => Promise<unknown>,
   ): Promise<Gated>;
 }
 

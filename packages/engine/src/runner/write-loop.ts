@@ -5,6 +5,7 @@ import type { WorkflowEvent } from '../events.js';
 import { assertValidId } from '../ids.js';
 import { type ReduceOptions, reduce } from '../reducer/reducer.js';
 import { isPriority, isTerminal, type LogEntry, MAX_PRIORITY, type Snapshot } from '../snapshot.js';
+import type { SaveFlow } from '../store/flow.js';
 import type { Store } from '../store/store.js';
 import type { FlowGatePort } from './flow-port.js';
 import { InstanceWrites } from './instance-writes.js';
@@ -309,9 +310,16 @@ export class WriteLoop {
         return current;
       }
       const from = current;
+      const saveOptions = taken?.save(from);
       try {
-        ({ next, transitions } = await this.gated(from, next, transitions, definition, (n) =>
-          this.store.save(n, from.version, taken?.save(from)),
+        ({ next, transitions } = await this.gated(
+          from,
+          next,
+          transitions,
+          definition,
+          (n) => this.store.save(n, from.version, saveOptions),
+          // A save that consumes or matches carries no flow work: the flow calls do it alone then.
+          saveOptions ? undefined : (n, flow) => this.store.save(n, from.version, { flow }),
         ));
       } catch (e) {
         await this.lost(request, e, tries);
@@ -337,10 +345,16 @@ export class WriteLoop {
     transitions: readonly LogEntry[],
     definition: WorkflowDefinition,
     save: (next: Snapshot) => Promise<unknown>,
+    saveWith?: (next: Snapshot, flow: SaveFlow) => Promise<unknown>,
   ): Promise<{ next: Snapshot; transitions: readonly LogEntry[] }> {
     if (!this.gate) return save(next).then(() => ({ next, transitions }));
-    return this.gate.save(prev, next, transitions, save, (s, e) =>
-      reduce(definition, s, this.mark(e), this.reducingTrusted),
+    return this.gate.save(
+      prev,
+      next,
+      transitions,
+      save,
+      (s, e) => reduce(definition, s, this.mark(e), this.reducingTrusted),
+      saveWith,
     );
   }
 

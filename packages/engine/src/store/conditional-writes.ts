@@ -1,5 +1,6 @@
-import { NoticeMismatchError, ValidationError, VersionConflictError } from '../errors.js';
+import { FlowRefusedError, NoticeMismatchError, ValidationError, VersionConflictError } from '../errors.js';
 import type { Snapshot } from '../snapshot.js';
+import { saveFlowOf } from './flow-calls.js';
 import type { DeleteOptions, SaveOptions, SentSignal } from './store.js';
 import type { DriverOutcome, UpdateCondition } from './store-driver.js';
 import type { EncodedSnapshot } from './store-kit.js';
@@ -22,16 +23,19 @@ export function save(
   let condition: UpdateCondition;
   try {
     row = parts.kit.encode(snapshot);
-    if (options?.matches !== undefined) return matchedSave(parts, row, expectedVersion, options);
-    condition = conditionOf(parts, expectedVersion, options?.consumed);
+    if (options?.flow !== undefined) condition = flowConditionOf(parts, expectedVersion, options);
+    else if (options?.matches !== undefined) return matchedSave(parts, row, expectedVersion, options);
+    else condition = conditionOf(parts, expectedVersion, options?.consumed);
   } catch (e) {
     return Promise.reject(e);
   }
   return parts.kit
     .guard('save', () => parts.driver.update(row, condition))
-    .then((outcome) =>
-      outcome === 'written' ? undefined : saveFailed(parts, row, expectedVersion, condition, outcome),
-    );
+    .then((outcome) => {
+      if (outcome === 'written') return undefined;
+      if (wrote(outcome)) return void options?.flow?.woken?.(outcome.woken);
+      return saveFailed(parts, row, expectedVersion, condition, outcome);
+    });
 }
 
 /** A save that must also find the snapshot and signals `options.matches` and `options.consumed` name. */
@@ -43,18 +47,24 @@ async function matchedSave(
 ): Promise<void> {
   const condition = await matchedConditionOf(parts, expectedVersion, options.consumed, options.matches!);
   const outcome = await parts.kit.guard('save', () => parts.driver.update(row, condition));
-  if (outcome !== 'written') await saveFailed(parts, row, expectedVersion, condition, outcome);
+  if (outcome !== 'written' && !wrote(outcome))
+    await saveFailed(parts, row, expectedVersion, condition, outcome);
 }
 
-/** A save the driver did not write: throws why (a lost race, a missing instance, a forged notice). */
+/** Whether a save with flow work was written: the driver answered the instances its release woke. */
+const wrote = (outcome: DriverOutcome): outcome is { woken: string[] } =>
+  typeof outcome === 'object' && 'woken' in outcome;
+
+/** A save the driver did not write: throws why (a lost race, a missing instance, a forged notice, a refused take). */
 async function saveFailed(
   parts: StoreParts,
   row: EncodedSnapshot,
   expectedVersion: number,
   condition: UpdateCondition,
-  outcome: DriverOutcome,
+  outcome: Exclude<DriverOutcome, 'written' | { woken: string[] }>,
 ): Promise<void> {
   const { kit, driver } = parts;
+  if (outcome === 'refused') throw new FlowRefusedError(row.id, condition.flow?.take?.holder ?? '');
   if (outcome === 'failed') {
     // The condition failed: tell a lost race from a missing instance and from a forged notice.
     const stored = await kit.guard('save', () => driver.version(row.id));
@@ -93,6 +103,14 @@ function conditionOf(
   if (!consumed?.length) return { expected };
   if (!parts.driver.inbox) throw new TypeError('save: consumed seqs on a store without an inbox');
   return { expected, consumed: seqsOf(consumed.map((p) => p.seq)) };
+}
+
+/** The condition of a save that also takes and releases flow holders: a plain conditional write, on a store whose driver does them. */
+function flowConditionOf(parts: StoreParts, expected: number, options: SaveOptions): UpdateCondition {
+  if (!parts.driver.flow?.inUpdate) throw new TypeError('save: no flow in save');
+  if (options.consumed?.length || options.matches !== undefined) throw new TypeError('save: flow with inbox');
+  const flow = saveFlowOf(options.flow!);
+  return flow ? { expected, flow } : conditionOf(parts, expected, undefined);
 }
 
 /** {@link conditionOf} plus the snapshot (and the consumed signals, in the order given: oldest first) it must find. */

@@ -1,5 +1,5 @@
 import { ValidationError } from '../errors.js';
-import type { FlowGrant, FlowKeyPage, FlowNeed, FlowStore } from './flow.js';
+import type { FlowGrant, FlowKeyPage, FlowNeed, FlowStore, SaveFlow } from './flow.js';
 import type { FlowCounterRef, FlowDriver } from './store-driver.js';
 import type { StoreParts } from './store-parts.js';
 
@@ -45,6 +45,7 @@ export function definedFlow(parts: StoreParts, calls: FlowDriver): FlowStore {
   const { guard } = parts.kit;
   // Async, so a refused argument rejects the call's promise as a failed driver call does.
   return {
+    ...(calls.inUpdate ? { inSave: true } : {}),
     async acquire(holder, instance, needs, now, until) {
       const h = holderOf(holder, 'holder');
       const id = parts.kit.id(instance);
@@ -84,6 +85,24 @@ export function definedFlow(parts: StoreParts, calls: FlowDriver): FlowStore {
       } satisfies FlowKeyPage;
     },
   };
+}
+
+/**
+ * A save's flow work checked as `acquire` and `release` check their arguments (throws
+ * `INVALID_ID`, `INVALID_INPUT`); undefined when there is nothing to do (no take, nothing released).
+ */
+export function saveFlowOf(flow: SaveFlow): Omit<SaveFlow, 'woken'> | undefined {
+  if (typeof flow !== 'object' || flow === null) invalid('flow', 'must be an object');
+  time(flow.now, 'now');
+  const release = flow.release === undefined ? [] : holdersOf(flow.release);
+  let take: SaveFlow['take'];
+  if (flow.take !== undefined) {
+    const needs = needsOf(flow.take.needs);
+    time(flow.take.until, 'until');
+    // Nothing needed: granted, with nothing to write.
+    if (needs.length) take = { holder: holderOf(flow.take.holder, 'holder'), needs, until: flow.take.until };
+  }
+  return take || release.length ? { now: flow.now, take, release } : undefined;
 }
 
 /** A denial's `until` as the contract says it: a lease that never lapses gives no time. */

@@ -22,6 +22,24 @@ export type FlowGrant =
       count: number;
     };
 
+/**
+ * What a save does to the flow counts in the same write (`SaveOptions.flow`, on a store whose
+ * `flow.inSave` is true): `take` acquired as {@link FlowStore.acquire} would acquire it at `now`
+ * and `release` released as {@link FlowStore.release} would release it, first, when the save is
+ * written; a `take` whose needs are not met writes nothing at all (the save rejects with
+ * `FLOW_REFUSED`, and records no waiter).
+ */
+export interface SaveFlow {
+  /** A holder to acquire with the save: every need met (held until `until`), or nothing written. */
+  take?: { holder: string; needs: readonly FlowNeed[]; until: number } | undefined;
+  /** Holders to release with the save (the ends it records). */
+  release?: readonly string[] | undefined;
+  /** The caller's time: what the take and the release judge leases and windows at. */
+  now: number;
+  /** Told the instances the release woke, once the save is written (what `release` answers). */
+  woken?: ((ids: string[]) => void) | undefined;
+}
+
 /** A key with holders or waiters, as {@link FlowStore.list} reports it. */
 export interface FlowKeyState {
   scope: string;
@@ -46,6 +64,13 @@ export interface FlowKeyPage {
  * until its `until`; after that the slot is free again whatever happened to the holder.
  */
 export interface FlowStore {
+  /**
+   * True when the store's `save` takes `SaveOptions.flow` ({@link SaveFlow}): holders acquired and
+   * released in the write that saves, one round trip, all or nothing. Absent: the runner calls
+   * `acquire` before the save and `release` after it (a wrapper that does not pass
+   * `SaveOptions.flow` on must not copy it).
+   */
+  readonly inSave?: boolean | undefined;
   /**
    * Takes every need for `holder` at once or none (all-or-nothing): a slot while fewer than `limit`
    * unlapsed holders hold its key, a start while fewer than `limit` starts fell in the last

@@ -30,7 +30,7 @@ export {
   type StreamBatch,
   type StreamDocumentCalls,
 } from './document-stream.js';
-export type { FlowGrant, FlowKeyPage, FlowKeyState, FlowNeed, FlowStore } from './flow.js';
+export type { FlowGrant, FlowKeyPage, FlowKeyState, FlowNeed, FlowStore, SaveFlow } from './flow.js';
 export {
   FLOW_HELD_UNTIL_RELEASED,
   isFlowText,

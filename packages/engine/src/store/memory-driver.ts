@@ -1,5 +1,5 @@
 import { searchRows } from './list-query.js';
-import { memoryFlow } from './memory-flow.js';
+import { memoryFlow, saveFlow } from './memory-flow.js';
 import { memoryInbox } from './memory-inbox.js';
 import { announceWrite, claimDue, driverCall, indexDue, type MemoryRows, unindexDue } from './memory-rows.js';
 import { memoryStream } from './memory-stream.js';
@@ -52,6 +52,9 @@ function update(m: MemoryRows, e: EncodedSnapshot, c: UpdateCondition): DriverOu
     if (row.encoded.json !== json || stored.length !== sent.length || stored.some((e, i) => e !== sent[i]))
       return 'failed';
   }
+  // The flow work is done in the same write: a take refused writes nothing.
+  const woken = c.flow ? saveFlow(m, c.flow) : [];
+  if (!woken) return 'refused';
   unindexDue(m, e.id, row.encoded.wakeAt);
   row.encoded = e;
   row.claim = undefined;
@@ -61,7 +64,7 @@ function update(m: MemoryRows, e: EncodedSnapshot, c: UpdateCondition): DriverOu
   }
   indexDue(m, e.id, e.wakeAt);
   announceWrite(m, e);
-  return 'written';
+  return c.flow ? { woken } : 'written';
 }
 
 function version(m: MemoryRows, id: string): number | null {

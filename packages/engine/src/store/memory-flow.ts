@@ -1,5 +1,5 @@
 import { compareFlowCounters } from './document-flow.js';
-import type { FlowGrant, FlowKeyState, FlowNeed } from './flow.js';
+import type { FlowGrant, FlowKeyState, FlowNeed, SaveFlow } from './flow.js';
 import { driverCall, type FlowCounter, type MemoryRows } from './memory-rows.js';
 import type { FlowDriver, FlowListArgs } from './store-driver.js';
 
@@ -9,6 +9,7 @@ import type { FlowDriver, FlowListArgs } from './store-driver.js';
 /** The in-memory store's flow calls over its counters. */
 export function memoryFlow(m: MemoryRows): FlowDriver {
   return {
+    inUpdate: true,
     acquire: driverCall(m, acquire),
     release: driverCall(m, release),
     renew: driverCall(m, renew),
@@ -72,20 +73,83 @@ function acquire(
   now: number,
   until: number,
 ): FlowGrant {
-  const counters = needs.map((need) => {
+  const counters = countersOf(m, needs, now);
+  const refused = firstUnmet(m, counters, holder, needs, now);
+  if (refused) {
+    const [c, verdict] = refused;
+    if (!c.waiting.has(holder)) c.waiting.set(holder, { instance, since: now });
+    return verdict;
+  }
+  grant(counters, holder, needs, now, until);
+  return { granted: true };
+}
+
+/**
+ * A save's flow work ({@link SaveFlow}): its release, then its take, as {@link release} and
+ * {@link acquire} do them; the instances the release woke, or undefined when the take's needs are
+ * not met (then nothing is written, no waiter entry either: the runner asks `acquire` then).
+ * Called before the save writes its row, in the same turn: atomic with it.
+ */
+export function saveFlow(m: MemoryRows, f: Omit<SaveFlow, 'woken'>): string[] | undefined {
+  const t = f.take;
+  if (t) {
+    // Decided after the release, as the release comes first: a counter it frees may be the take's.
+    const counters = countersOf(m, t.needs, f.now);
+    const freed = (c: FlowCounter) => (c.period ? 0 : (f.release ?? []).filter((h) => c.holds.has(h)).length);
+    const room = counters.every((c, i) => {
+      const need = t.needs[i]!;
+      if (check(c, t.holder, need, f.now).granted) return true;
+      return freed(c) > 0 && c.holds.size - freed(c) < need.limit;
+    });
+    if (!room) {
+      for (const c of counters) forgetIfEmpty(m, c);
+      return undefined;
+    }
+  }
+  const woken = f.release?.length ? release(m, f.release, f.now) : [];
+  if (t) grant(countersOf(m, t.needs, f.now), t.holder, t.needs, f.now, t.until);
+  return woken;
+}
+
+/** The counters of `needs`, pruned at `now` (made when missing). */
+function countersOf(m: MemoryRows, needs: readonly FlowNeed[], now: number): FlowCounter[] {
+  return needs.map((need) => {
     const c = counterFor(m, need);
     prune(c, now);
     return c;
   });
+}
+
+/**
+ * The first need of `holder` not met, with its counter and denial (its limit recorded), after
+ * dropping the counters left empty; undefined when every need is met.
+ */
+function firstUnmet(
+  m: MemoryRows,
+  counters: readonly FlowCounter[],
+  holder: string,
+  needs: readonly FlowNeed[],
+  now: number,
+): [FlowCounter, FlowGrant] | undefined {
   for (const [i, c] of counters.entries()) {
     const verdict = check(c, holder, needs[i]!, now);
     if (verdict.granted) continue;
     c.limit = needs[i]!.limit;
-    if (!c.waiting.has(holder)) c.waiting.set(holder, { instance, since: now });
     // Counters this call made or emptied and left empty are not kept.
-    for (const other of counters) forgetIfEmpty(m, other);
-    return verdict;
+    for (const other of counters) if (other !== c) forgetIfEmpty(m, other);
+    return [c, verdict];
   }
+  return undefined;
+}
+
+/** Every need taken for `holder`: holds set to `until`, a missing start recorded at `now`, its waiter entries gone. */
+function grant(
+  counters: readonly FlowCounter[],
+  holder: string,
+  needs: readonly FlowNeed[],
+  now: number,
+  until: number,
+): void {
   for (const [i, c] of counters.entries()) {
     c.limit = needs[i]!.limit;
     if (!c.period) c.holds.set(holder, until);
@@ -98,7 +162,6 @@ function acquire(
     }
     c.waiting.delete(holder);
   }
-  return { granted: true };
 }
 
 function forgetIfEmpty(m: MemoryRows, c: FlowCounter, id = idOf(c.scope, c.key, c.period)): void {

@@ -1,4 +1,4 @@
-import type { FlowGrant, FlowKeyState, FlowNeed } from './flow.js';
+import type { FlowGrant, FlowKeyState, FlowNeed, SaveFlow } from './flow.js';
 import type { InboxSendOutcome, SentSignal, WakeSource } from './store.js';
 import type { EncodedSnapshot, ListArgs, SizeLimits } from './store-kit.js';
 
@@ -37,10 +37,29 @@ export interface UpdateCondition {
    * algorithm, the texts themselves.
    */
   match?: { json: string; sent: readonly string[]; digest: string } | undefined;
+  /**
+   * Flow holders to take and release in the same write (only on a driver whose `flow.inUpdate` is
+   * true, never with `consumed` or `match`), checked as `flow.acquire`'s and `flow.release`'s
+   * arguments. Written only when the condition holds and the take's needs are met: the release
+   * first, then the take, as `flow.release` and `flow.acquire` do them; answers `{ woken }`, the
+   * instances `flow.release` would answer. A need not met writes nothing, not even a waiter entry,
+   * and answers `'refused'`.
+   */
+  flow?: Omit<SaveFlow, 'woken'> | undefined;
 }
 
-/** A conditional update's result: written, failed (the engine looks up why), or why, when the write already knows. */
-export type DriverOutcome = 'written' | 'failed' | 'missing' | { stored: number };
+/**
+ * A conditional update's result: written (with `flow`: and the instances its release woke),
+ * failed (the engine looks up why), refused (its `flow` take was not granted; nothing written), or
+ * why, when the write already knows.
+ */
+export type DriverOutcome =
+  | 'written'
+  | { woken: string[] }
+  | 'failed'
+  | 'refused'
+  | 'missing'
+  | { stored: number };
 
 /** A row of the inbox's claim: the instance's JSON and every signal waiting for it, oldest first. */
 export interface SentRow {
@@ -123,6 +142,8 @@ export interface FlowListArgs {
  *   `periodMs` of the last need that named it (what `list` reports).
  */
 export interface FlowDriver {
+  /** True when the driver's `update` takes `UpdateCondition.flow` (see there). */
+  inUpdate?: boolean | undefined;
   /**
    * All of `needs` for `holder`, or nothing. A need is met when the holder already holds the
    * counter (an unlapsed hold, or a start in the window: granted again without another start), or

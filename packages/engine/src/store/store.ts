@@ -1,6 +1,6 @@
 import type { WorkflowEvent } from '../events.js';
 import type { FinishedStatus, Snapshot, Status } from '../snapshot.js';
-import type { FlowStore } from './flow.js';
+import type { FlowStore, SaveFlow } from './flow.js';
 import type { ListOrder, WhereCondition } from './list-query.js';
 import type { StreamStore } from './stream.js';
 
@@ -76,6 +76,11 @@ export interface SaveOptions {
    * writes nothing.
    */
   matches?: Snapshot | undefined;
+  /**
+   * Flow holders acquired and released in the same write, on a store whose `flow.inSave` is true
+   * (else the save throws): see {@link SaveFlow}. Not with `consumed` or `matches`.
+   */
+  flow?: SaveFlow | undefined;
 }
 
 /** Options of {@link Store.delete}. */

@@ -4,6 +4,7 @@ import { MAX_FLOW_TEXT_LENGTH } from '../../store/flow-calls.js';
 import type { SuiteContext } from './context.js';
 import { describeFlowDelete } from './flow-delete.js';
 import { counter, freshFlow, heldBy, listAll, rate, slot, T0, waitingOn } from './flow-harness.js';
+import { describeFlowInSave } from './flow-in-save.js';
 import { describeFlowLaggingNow } from './flow-lagging-now.js';
 import { describeFlowRaces } from './flow-races.js';
 
@@ -18,6 +19,7 @@ export function describeFlow(ctx: SuiteContext): void {
   describeFlowLaggingNow(ctx);
   describeListing(ctx);
   describeFlowRaces(ctx);
+  describeFlowInSave(ctx);
   if (ctx.options.deleteReleasesFlow !== false) describeFlowDelete(ctx);
 }
 
