@@ -100,7 +100,7 @@ describe('the inspector filters by search attributes in Chromium on PostgreSQL',
   it('says what is wrong with text that is no condition, listing nothing (400)', async () => {
     const res = await page.goto(`${base}/?where=${encodeURIComponent('total!=3')}`);
     expect(res?.status()).toBe(400);
-    expect(await page.locator('#where-error').innerText()).toMatch(/expected name=value/);
+    expect(await page.locator('#where-error').textContent()).toMatch(/expected name=value/);
     expect(await ids()).toEqual([]);
     expect(await page.inputValue('input[name=where]')).toBe('total!=3');
   });

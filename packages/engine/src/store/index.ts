@@ -76,7 +76,6 @@ export {
   type WhereCondition,
   type WhereOps,
 } from './list-query.js';
-export { addWhere, parseListOrder, parseWhere, whereValues } from './where-text.js';
 export type {
   ClaimsDriver,
   ClaimWindow,
@@ -122,7 +121,6 @@ export type {
   StreamWriterOptions,
 } from './stream.js';
 export { attemptStream } from './stream-attempt.js';
-export { readStreamTail, type StreamTail, TAIL_ENTRIES } from './stream-tail.js';
 export {
   fenceOf,
   MAX_STREAM_BATCH,
@@ -131,5 +129,7 @@ export {
   MAX_STREAM_PAGE,
   MAX_STREAM_STEP_LENGTH,
 } from './stream-chunks.js';
+export { readStreamTail, type StreamTail, TAIL_ENTRIES } from './stream-tail.js';
 export { textDigest } from './text-digest.js';
 export { isBusyNotice, isHandoffNotice, parseWakePayload, wakeNotice } from './wake-notice.js';
+export { addWhere, parseListOrder, parseWhere, whereValues } from './where-text.js';
