@@ -27,20 +27,25 @@ export const PROFILES = [
     // 35.99 → 35.38 measured, cap kept, when handler streams (made by the store's stream), handler
     // heartbeats (`heartbeats: handlerHeartbeats`), a worker tick's sent signals and notice match, the
     // executor's attach and the child workflows' registration checks (composition's) left it.
-    capKb: 36,
+    // 36 → 37 (36.29 measured) when session 46 merged search attributes' core hooks (the rest is
+    // behind `searchAttributes`), flow work inside the save, the straight path through choices and
+    // per-pass stream keys: to win back (tracing and hooks behind values were measured at ~0.27 KB each).
+    capKb: 37,
     what: 'an edge runner: `workflow`, `defineWorkflow` and `createRunner`',
     source: "export { createRunner, defineWorkflow, workflow } from '@stepfold/engine';",
   },
   {
     name: 'bundle-edge-composition',
-    capKb: 40,
+    // 40 → 41 (40.17 measured) with the edge runner's growth of session 46.
+    capKb: 41,
     what: 'an edge runner with `composition` (child and map steps)',
     source: "export { composition, createRunner, defineWorkflow, workflow } from '@stepfold/engine';",
   },
   {
     name: 'bundle-edge-flow',
-    // 39 → 40 with handler heartbeats (38.9 measured), as the edge runner's.
-    capKb: 40,
+    // 39 → 40 with handler heartbeats (38.9 measured), as the edge runner's; 40 → 41 (40.61) with
+    // session 46's (see the edge runner).
+    capKb: 41,
     what: 'an edge runner with `flowControl` (flow limits)',
     source: "export { createRunner, defineWorkflow, flowControl, workflow } from '@stepfold/engine';",
   },

@@ -1,4 +1,4 @@
-import { createHarness, createMemoryStore, type Snapshot, workflow } from '@stepfold/engine';
+import { createHarness, createMemoryStore, type Snapshot, searchAttributes, workflow } from '@stepfold/engine';
 import { defineMigration, dryRunMigration, planMigration } from '@stepfold/engine/migrations';
 import { describe, expect, it } from 'vitest';
 
@@ -36,7 +36,7 @@ const toV2 = defineMigration({
 
 /** An instance of v1 waiting at `approve`, its review having set `tier` (or nothing). */
 function waiting(customerId: string, tier?: string): Snapshot {
-  const h = createHarness(v1, { id: `acct-${customerId}` }).start({ customerId, vip: true });
+  const h = createHarness(v1, { id: `acct-${customerId}`, kinds: [searchAttributes] }).start({ customerId, vip: true });
   h.complete('review', null, tier === undefined ? {} : { search: { tier } });
   return h.snapshot;
 }
@@ -45,14 +45,14 @@ describe('a migration that changes search attributes', () => {
   it('reads path attributes again by the new path and drops what the new version does not declare', () => {
     const s = waiting('42');
     expect(s.search).toEqual({ customerId: '42', vip: true });
-    const plan = planMigration(toV2, s, { at: s.updatedAt + 1 });
+    const plan = planMigration(toV2, s, { at: s.updatedAt + 1, kinds: [searchAttributes] });
     expect(plan.ok).toBe(true);
     if (plan.ok) expect(plan.snapshot.search).toEqual({ customerId: 'C-42' });
   });
 
   it('refuses an instance whose handler-set value no longer fits its type, naming the attribute', () => {
     const s = waiting('7', 'gold');
-    const plan = planMigration(toV2, s, { at: s.updatedAt + 1 });
+    const plan = planMigration(toV2, s, { at: s.updatedAt + 1, kinds: [searchAttributes] });
     expect(plan.ok).toBe(false);
     if (!plan.ok)
       expect(plan.reasons.join('\n')).toMatch(
@@ -68,7 +68,7 @@ describe('a migration that changes search attributes', () => {
       .search('tier', { type: 'string' })
       .build();
     const s = waiting('8', 'silver');
-    const plan = planMigration(defineMigration({ from: v1, to: v3 }), s, { at: s.updatedAt + 1 });
+    const plan = planMigration(defineMigration({ from: v1, to: v3 }), s, { at: s.updatedAt + 1, kinds: [searchAttributes] });
     expect(plan.ok && plan.snapshot.search).toEqual({ tier: 'silver' });
   });
 
@@ -77,7 +77,7 @@ describe('a migration that changes search attributes', () => {
     await store.create(waiting('1'));
     await store.create(waiting('2'));
     await store.create(waiting('3', 'gold'));
-    const report = await dryRunMigration(store, toV2, { at: Date.now() });
+    const report = await dryRunMigration(store, toV2, { at: Date.now(), kinds: [searchAttributes] });
     expect(report.outcomes).toMatchObject({ migratable: 2, refused: 1 });
     expect(report.attributesChanged).toBe(2);
     expect(report.reasons[0]?.samples).toEqual(['acct-3']);

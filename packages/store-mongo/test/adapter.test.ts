@@ -29,6 +29,7 @@ describe('mongo adapter specifics', () => {
       '_id_',
       'stepfold_due',
       'stepfold_due_lane',
+      'stepfold_search',
       'stepfold_sent_due',
       'stepfold_status',
       'stepfold_workflow',
