@@ -1,4 +1,10 @@
-import { createHarness, createMemoryStore, type Snapshot, searchAttributes, workflow } from '@stepfold/engine';
+import {
+  createHarness,
+  createMemoryStore,
+  type Snapshot,
+  searchAttributes,
+  workflow,
+} from '@stepfold/engine';
 import { defineMigration, dryRunMigration, planMigration } from '@stepfold/engine/migrations';
 import { describe, expect, it } from 'vitest';
 
@@ -36,7 +42,10 @@ const toV2 = defineMigration({
 
 /** An instance of v1 waiting at `approve`, its review having set `tier` (or nothing). */
 function waiting(customerId: string, tier?: string): Snapshot {
-  const h = createHarness(v1, { id: `acct-${customerId}`, kinds: [searchAttributes] }).start({ customerId, vip: true });
+  const h = createHarness(v1, { id: `acct-${customerId}`, kinds: [searchAttributes] }).start({
+    customerId,
+    vip: true,
+  });
   h.complete('review', null, tier === undefined ? {} : { search: { tier } });
   return h.snapshot;
 }
@@ -68,7 +77,10 @@ describe('a migration that changes search attributes', () => {
       .search('tier', { type: 'string' })
       .build();
     const s = waiting('8', 'silver');
-    const plan = planMigration(defineMigration({ from: v1, to: v3 }), s, { at: s.updatedAt + 1, kinds: [searchAttributes] });
+    const plan = planMigration(defineMigration({ from: v1, to: v3 }), s, {
+      at: s.updatedAt + 1,
+      kinds: [searchAttributes],
+    });
     expect(plan.ok && plan.snapshot.search).toEqual({ tier: 'silver' });
   });
 
