@@ -15,6 +15,7 @@ import { lineItem, rollbackOrder, rolledBackOrder } from '../../engine/test/map-
 import { type ChildPage, listChildren } from '../src/child-listing.js';
 import { EXIT } from '../src/exit-codes.js';
 import { type Family, loadFamily, renderFamily } from '../src/family.js';
+import { runInProcess } from './in-process.js';
 
 // `show` (parent and children) and `children` in-process over the memory store: the store module is
 // replaced so `--store` opens the test's store, and stdout/stderr are captured around `main`. The
@@ -29,25 +30,7 @@ vi.mock('../src/store-url.js', () => ({
 const { main } = await import('../src/cli.js');
 
 /** Runs the CLI in this process and returns what it printed. */
-async function run(...args: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
-    stdout += String(chunk);
-    return true;
-  });
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
-    stderr += String(chunk);
-    return true;
-  });
-  try {
-    const code = await main(['node', 'stepfold', ...args]);
-    return { code, stdout, stderr };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-  }
-}
+const run = (...args: string[]) => runInProcess(main, args);
 
 const json = <T>(r: { stdout: string }) => JSON.parse(r.stdout) as T;
 

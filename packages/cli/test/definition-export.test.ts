@@ -5,6 +5,7 @@ import { createMemoryStore, createRunner, type Store, type WorkflowDefinition } 
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { EXIT } from '../src/exit-codes.js';
 import { cli, parsed } from './cli.js';
+import { runInProcess } from './in-process.js';
 
 // `file.js#name`: every command that takes a definition takes one export of a module that exports
 // several, as `migrate --migration` does. `run`, `replay` and `diagram` run the compiled CLI;
@@ -97,24 +98,7 @@ describe('a definition named by file.js#export', () => {
     const runner = createRunner({ store, workflows: [ship, bill], execute: false });
     await runner.start('ship', 's-1');
     await runner.start('bill', 'b-1');
-    const capture = async (...args: string[]) => {
-      let stdout = '';
-      let stderr = '';
-      const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
-        stdout += String(chunk);
-        return true;
-      });
-      const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
-        stderr += String(chunk);
-        return true;
-      });
-      try {
-        return { code: await main(['node', 'stepfold', ...args]), stdout, stderr };
-      } finally {
-        out.mockRestore();
-        err.mockRestore();
-      }
-    };
+    const capture = (...args: string[]) => runInProcess(main, args);
     const shown = await capture('show', 's-1', '--diagram', '--definitions', `${mod()}#ship`, '--json');
     expect(shown.code).toBe(EXIT.ok);
     expect((JSON.parse(shown.stdout) as { diagram: string }).diagram).toContain('send');

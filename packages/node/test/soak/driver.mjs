@@ -189,6 +189,11 @@ export async function runSoak(o) {
   let started = 0;
   const starting = (async () => {
     const pace = 1000 / (o.startsPerSecond ?? 40);
+    // With kills on, the workload waits for two serving workers: the killer spares the last one,
+    // so on a busy machine a short run could otherwise finish on the first worker up, unkilled.
+    const fleetSize = Math.min(2, o.processes ?? 3);
+    while (o.kills !== false && running && serving.size < fleetSize && Date.now() < deadline)
+      await sleep(100);
     let next = Date.now();
     for (const [i, id] of ids.entries()) {
       const want = /** @type {import('./workflows.mjs').Design} */ (designs.get(id));
