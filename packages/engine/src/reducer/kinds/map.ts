@@ -201,7 +201,8 @@ function itemDone(cx: Cx, def: MapDef, task: TaskState, output: unknown, flow: F
     return;
   }
   if (st.status !== 'active') return; // parked in dlq: recorded, nothing more dispatched
-  if (def.until !== undefined && evaluateCondition(def.until, { result: output, index: item })) map.stopped = true;
+  if (def.until !== undefined && evaluateCondition(def.until, { result: output, index: item }))
+    map.stopped = true;
   fill(cx, def);
   finishIfDone(cx, def, flow);
 }
