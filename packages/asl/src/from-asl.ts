@@ -1,6 +1,7 @@
 import type { DefinitionInput } from '@stepfold/engine';
 import { checkState, languageOf } from './checks.js';
 import { AslImportError } from './errors.js';
+import { hasTolerance } from './map-tolerance.js';
 import {
   ASL_HANDLER,
   type AslMachine,
@@ -282,6 +283,8 @@ function compileScope(
           items: `outputs.${id}.items`,
           workflow,
           maxConcurrency: max,
+          // Without a tolerance the first failed iteration fails the Map: none starts after it.
+          ...(hasTolerance(state) ? {} : { until: { exists: 'result.error' } }),
           results: 'collect',
           offload: false,
           next: after,

@@ -258,7 +258,8 @@ function mapIterations(
   const items = isStateOutput(first) && Array.isArray(first.items) ? first.items : [];
   const results = Array.isArray(st?.output) ? (st.output as unknown[]) : [];
   const name = isStateOutput(first) ? first.state : mapState;
-  items.forEach((_, index) => {
+  // Only the iterations the map step started: it may have stopped at a failed one, or be running.
+  items.slice(0, st?.map?.next ?? items.length).forEach((_, index) => {
     const c = st ? child(`${s.id}/${s.run}/${mapStep}/${st.iteration}/${index}`) : undefined;
     const at = c?.createdAt ?? st?.startedAt ?? s.updatedAt;
     emit('MapIterationStarted', at, { mapIterationStartedEventDetails: { name, index } });
@@ -290,7 +291,8 @@ export async function aslChildren(
     for (const [id, st] of Object.entries(s.steps)) {
       if (!id.endsWith(':map')) continue;
       const first = s.steps[id.slice(0, -':map'.length)]?.output;
-      const count = isStateOutput(first) && Array.isArray(first.items) ? first.items.length : 0;
+      const count =
+        st.map?.next ?? (isStateOutput(first) && Array.isArray(first.items) ? first.items.length : 0);
       for (let i = 0; i < count; i++) {
         const c = await get(`${s.id}/${s.run}/${id}/${st.iteration}/${i}`);
         if (!c) continue;

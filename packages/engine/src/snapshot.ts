@@ -134,6 +134,8 @@ export interface MapState {
   failed: number[];
   /** How many items completed. */
   ok: number;
+  /** An item's result met the step's `until`: no further index is dispatched. */
+  stopped?: boolean | undefined;
   /**
    * During rollback: the item being compensated, then those that completed late (after the walk
    * down the indexes passed them), next first. O(`maxConcurrency`).

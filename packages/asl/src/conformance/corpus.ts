@@ -43,6 +43,8 @@ export interface CorpusCase {
   id: string;
   kind: 'execution' | 'choice-operator';
   levels: { L1: boolean | 'partial'; L2: boolean | 'partial'; L3: boolean | 'partial'; notes?: string };
+  /** When AWS ran it (the recorder's local time, `YYYY-MM-DDTHH:MM:SS`), if the case says. */
+  recorded?: string | undefined;
   definition?: unknown;
   runs: CaseRun[];
   /** Choice-operator cases: each pair's definition, input and expected output. */
@@ -80,6 +82,7 @@ export function readCase(root: string, id: string): CorpusCase {
   const meta = read(join(dir, 'case.json')) as {
     kind: CorpusCase['kind'];
     levels: CorpusCase['levels'];
+    recorded?: string;
     runs?: Array<{
       dir: string;
       context?: Record<string, unknown>;
@@ -100,7 +103,7 @@ export function readCase(root: string, id: string): CorpusCase {
       input: read(join(runDir, 'input.json')),
       lambdas: existsSync(lambdasFile) ? (read(lambdasFile) as RecordedInvocation[]) : [],
       expected: read(join(runDir, 'expected.json')) as RecordedOutcome,
-      context: r.context ?? {},
+      context: contextWhenRecorded(r.context ?? {}, meta.recorded),
       clock: r.clock,
       masks: r.masks ?? [],
       normalise: r.normalise ?? [],
@@ -110,7 +113,23 @@ export function readCase(root: string, id: string): CorpusCase {
     id,
     kind: meta.kind,
     levels: meta.levels,
+    recorded: meta.recorded,
     definition: read(join(dir, 'definition.asl.json')),
     runs,
   };
+}
+
+/** The day Step Functions added redrive, and with it `$$.Execution.RedriveCount`. */
+const REDRIVE_ADDED = '2023-11-15';
+
+/**
+ * The context object as it was when the case was recorded: an execution AWS ran before redrive
+ * existed had no `Execution.RedriveCount`, though a case's context may list it.
+ */
+function contextWhenRecorded(context: Record<string, unknown>, recorded: string | undefined) {
+  const execution = context['Execution'];
+  if (recorded === undefined || recorded.slice(0, 10) >= REDRIVE_ADDED) return context;
+  if (execution === null || typeof execution !== 'object' || !('RedriveCount' in execution)) return context;
+  const { RedriveCount: _dropped, ...rest } = execution as Record<string, unknown>;
+  return { ...context, Execution: rest };
 }

@@ -1,10 +1,12 @@
 import * as z from 'zod/mini';
 import type { Issue } from '../../errors.js';
 import { CHILD_HANDLER } from '../../snapshot.js';
+import { conditionIssues, conditionPaths } from '../condition.js';
 import { pathIssues } from '../data-path.js';
 import { limitField, type RateLimitField } from '../flow-limits.js';
 import { defineKind } from '../kind.js';
 import {
+  conditionSchema,
   failurePolicySchema,
   inputMappingSchema,
   integer,
@@ -26,8 +28,9 @@ export const DEFAULT_MAP_CONCURRENCY = 10;
 
 /**
  * `map`: runs one handler (or one child workflow) per element of the array at `items`, at most
- * `maxConcurrency` at a time, in index order; tolerates `tolerated` failures; its output is the
- * results in item order (`results: 'collect'`, the default for handlers) or a summary.
+ * `maxConcurrency` at a time, in index order; tolerates `tolerated` failures; stops dispatching once
+ * an item's result meets `until`; its output is the results in item order (`results: 'collect'`,
+ * the default for handlers) or a summary.
  */
 export const map = defineKind(
   'map',
@@ -42,6 +45,8 @@ export const map = defineKind(
     maxConcurrency: opt(integer(1, 10_000)),
     tolerated: opt(z.strictObject({ count: opt(integer(0, 10_000_000)), percent: opt(integer(0, 100)) })),
     results: opt(z.literal(['collect', 'discard'])),
+    /** A condition on an item's `result` and `index`: once one meets it, no further item is dispatched. */
+    until: opt(conditionSchema),
     retry: opt(retryPolicySchema),
     timeoutMs: opt(millis(1)),
     compensate: opt(stepId),
@@ -65,6 +70,7 @@ export const map = defineKind(
       out.push(...pathIssues(step.items).map((message) => ({ path: `${at}.items`, message })));
       for (const { path, at: where } of mappingPaths(step.input, `${at}.input`))
         out.push(...itemPathIssues(path).map((message) => ({ path: where, message })));
+      if (step.until !== undefined) out.push(...untilIssues(step.until, `${at}.until`));
       return out;
     },
     // Only the paths into the workflow's data: `item` and `index` are the map's own.
@@ -97,6 +103,20 @@ export function itemPathIssues(path: string): string[] {
   const parts = path.split('.');
   if (parts[0] === 'index' && parts.length > 1) return [`path "${path}": index is a number`];
   return pathIssues(['input', ...parts.slice(1)].join('.')).map((m) => m.replace('"input', `"${parts[0]}`));
+}
+
+/** Problems with a map's `until`: a condition whose paths start with `result` (an item's result) or `index`. */
+function untilIssues(cond: unknown, at: string): Issue[] {
+  // The condition's own checks, but for the roots: `until` reads an item's result, not the data.
+  const out = conditionIssues(cond, at).filter((i) => !i.message.includes(' must start with '));
+  for (const { path, at: where } of conditionPaths(cond, at)) {
+    const parts = path.split('.');
+    if (parts[0] !== 'result' && parts[0] !== 'index')
+      out.push({ path: where, message: `path "${path}" must start with result or index` });
+    else if (parts[0] === 'index' && parts.length > 1)
+      out.push({ path: where, message: `path "${path}": index is a number` });
+  }
+  return out;
 }
 
 /** How many failed items a map step tolerates out of `total`. */

@@ -1,3 +1,4 @@
+import { evaluateCondition } from '../../definition/condition.js';
 import { readPath } from '../../definition/data-path.js';
 import { DEFAULT_MAP_CONCURRENCY, toleratedFailures } from '../../definition/kinds/map.js';
 import type { StepOf } from '../../definition/schema.js';
@@ -36,7 +37,8 @@ const REQUEUE_ATTEMPTS = 1000;
 
 /**
  * map: one task per item (a handler run, or a child workflow), at most `maxConcurrency` in flight,
- * dispatched in index order; each result dispatches the next item in the same write. Handler items
+ * dispatched in index order; each result dispatches the next item in the same write, unless a
+ * result met `until` (then the step completes once the items in flight end). Handler items
  * retry per policy; failures past `tolerated` fail the step (items in flight are detached, and
  * compensated if they still complete); completed items are compensated one by one, latest first.
  */
@@ -152,6 +154,7 @@ const collects = (def: MapDef) =>
 function fill(cx: Cx, def: MapDef): void {
   const map = stepState(cx, def.id).map!;
   const limit = def.maxConcurrency ?? DEFAULT_MAP_CONCURRENCY;
+  if (map.stopped) return;
   while (map.running.length < limit && map.next < map.total) {
     const item = map.next++;
     map.running.push(item);
@@ -198,6 +201,8 @@ function itemDone(cx: Cx, def: MapDef, task: TaskState, output: unknown, flow: F
     return;
   }
   if (st.status !== 'active') return; // parked in dlq: recorded, nothing more dispatched
+  if (def.until !== undefined && evaluateCondition(def.until, { result: output, index: item }))
+    map.stopped = true;
   fill(cx, def);
   finishIfDone(cx, def, flow);
 }
@@ -257,11 +262,11 @@ function itemFailed(cx: Cx, def: MapDef, task: TaskState, error: ErrorInfo, flow
   failStep(cx, def.id, at, policy);
 }
 
-/** Every item dispatched and none in flight: the step completes with its results (or a summary). */
+/** Every item dispatched (or `until` met) and none in flight: the step completes with its results (or a summary). */
 function finishIfDone(cx: Cx, def: MapDef, flow: Flow): void {
   const st = stepState(cx, def.id);
   const map = st.map!;
-  if (st.status !== 'active' || map.next < map.total || map.running.length) return;
+  if (st.status !== 'active' || (map.next < map.total && !map.stopped) || map.running.length) return;
   pushCompleted(cx, def.id);
   log(cx, 'step.completed', def.id, { detail: `${map.ok} of ${map.total} items` });
   flow.complete(cx, def.id, collects(def) ? undefined : summary(cx, def, map));
