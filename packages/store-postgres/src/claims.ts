@@ -1,7 +1,7 @@
 import type { ClaimsDriver, DueWindow, StoreDriver } from '@stepfold/engine';
 import { toInt8 } from './encode.js';
 import type { Query } from './query.js';
-import type { storeStatements } from './statements.js';
+import { CAPPED_LIMIT, type storeStatements } from './statements.js';
 
 /**
  * A window's `$1`-`$4`: `now` and the claim's expiry as int8 (stored wake times are whole ms
@@ -23,7 +23,8 @@ export function pgClaims(
     async due(w) {
       const values = windowValues(w);
       if (w.workflow !== undefined) values.push(w.workflow);
-      const text = w.workflow === undefined ? sql.LIST_DUE : sql.LIST_DUE_LANE;
+      const forms = w.limit <= CAPPED_LIMIT ? sql.LIST_DUE.capped : sql.LIST_DUE.open;
+      const text = w.workflow === undefined ? forms.all : forms.lane;
       // In the due order: the statement sorts what it claimed by each row's place in it.
       const r = await query<{ id: string }>(text, values);
       return r.rows.map((x) => x.id);
@@ -33,7 +34,8 @@ export function pgClaims(
         const values = windowValues(w);
         if (w.workflow !== undefined) values.push(w.workflow);
         if (w.ids !== undefined) values.push(w.ids);
-        const { all, lane, ids, laneIds } = sql.CLAIM_DUE;
+        const { ids, laneIds } = sql.CLAIM_DUE;
+        const { all, lane } = w.limit <= CAPPED_LIMIT ? sql.CLAIM_DUE.capped : sql.CLAIM_DUE.open;
         const text = w.workflow === undefined ? (w.ids ? ids : all) : w.ids ? laneIds : lane;
         const r = await query<{ id: string; json: string }>(text, values);
         return r.rows.map((x) => x.json);

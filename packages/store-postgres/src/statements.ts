@@ -10,6 +10,9 @@ export interface SaveForm {
   notify: boolean;
 }
 
+/** The largest poll whose statement reads each fairness key through a constant LIMIT (see `fair` in {@link storeStatements}). */
+export const CAPPED_LIMIT = 1000;
+
 /**
  * The statement texts of one instance table, built once per store. Names and `channel` are
  * validated identifiers. Every text is fixed (no `$n IS NULL OR …`), so a prepared generic plan
@@ -67,13 +70,17 @@ export function storeStatements(
   //   comes first, a key's turn the later of its head and when it was last served (`$fair`);
   // - `picked`: each chosen key's earliest due rows, at most `limit`, locked with SKIP LOCKED so
   //   racing pollers take disjoint rows. The bound is the parameter itself, not the tighter
-  //   limit - k + 1: a LIMIT the planner cannot fold is guessed at a tenth of the table's due rows,
-  //   and on a large table that guess priced the claim past `jit_above_cost`, so every poll paid
-  //   about a second of JIT compilation for a plan that runs in a millisecond;
+  //   limit - k + 1: a LIMIT the planner cannot fold is guessed at a tenth of its input, and on a
+  //   large table a tenth of the due rows priced the claim past `jit_above_cost` (a second of JIT
+  //   compilation per poll) and kept the prepared statement on custom plans, planned again at
+  //   every poll. So a poll of at most {@link CAPPED_LIMIT} rows (`capped`) reads each key
+  //   through a constant LIMIT under the parameter's: the generic plan then costs about what a
+  //   custom one does and the server keeps it, whatever the table's size. The outer LIMIT pulls
+  //   only `limit` rows through the inner one, so no more are locked;
   // - `due`: round by round (a row's place in its key), keys by their turn, cut at `limit`.
   // MATERIALIZED: each part runs once. The UPDATE finds its rows by key from an array: joined to
   // the CTE, a generic plan may hash a scan of the table.
-  const fair = (narrow: string) => `WITH RECURSIVE keys (k) AS (
+  const fair = (narrow: string, capped: boolean) => `WITH RECURSIVE keys (k) AS (
              (SELECT fair_key FROM ${t} WHERE ${narrow}wake_at IS NOT NULL ORDER BY fair_key LIMIT 1)
              UNION ALL
              SELECT (SELECT fair_key FROM ${t} WHERE ${narrow}wake_at IS NOT NULL AND fair_key > keys.k
@@ -88,12 +95,12 @@ export function storeStatements(
              WHERE h.at IS NOT NULL ORDER BY 2, 1 LIMIT $3),
            picked AS MATERIALIZED (
              SELECT c.k, c.at, p.id, row_number() OVER (PARTITION BY c.k ORDER BY p.due, p.wake_at, p.id) AS turn
-             FROM chosen c CROSS JOIN LATERAL (
+             FROM chosen c CROSS JOIN LATERAL (${capped ? 'SELECT * FROM (' : ''}
                SELECT id, ${dueAt} AS due, wake_at FROM ${t}
                WHERE ${narrow}wake_at IS NOT NULL AND fair_key = c.k AND ${dueAt} <= $1
                ORDER BY ${dueAt}, wake_at, id
-               LIMIT $3
-               FOR UPDATE SKIP LOCKED) p),`;
+               LIMIT ${capped ? `${CAPPED_LIMIT}` : '$3'}
+               FOR UPDATE SKIP LOCKED)${capped ? ' q LIMIT $3)' : ''} p),`;
   // Named ids (a notice's): few rows, by key, locked, then put in the fair order.
   const named = (narrow: string) => `WITH named AS MATERIALIZED (
              SELECT id, fair_key AS k, ${dueAt} AS due, wake_at FROM ${t}
@@ -123,15 +130,24 @@ export function storeStatements(
   // Whether keys compete: more than one has due work (of those named).
   const KEYS_DUE = '(SELECT count(*) FROM heads WHERE at IS NOT NULL) > 1';
   const KEYS_NAMED = '(SELECT count(DISTINCT k) FROM picked) > 1';
+  const listDue = (capped: boolean) => ({
+    all: claim(fair('', capped), KEYS_DUE),
+    lane: claim(fair('workflow = $5 AND ', capped), KEYS_DUE),
+  });
+  const claimDue = (capped: boolean) => ({
+    all: claim(fair('', capped), KEYS_DUE, json),
+    lane: claim(fair('workflow = $5 AND ', capped), KEYS_DUE, json),
+  });
   return {
     CREATE,
     CREATE_NOTIFY: notifying(CREATE, 11),
     save,
-    LIST_DUE: claim(fair(''), KEYS_DUE),
-    LIST_DUE_LANE: claim(fair('workflow = $5 AND '), KEYS_DUE),
+    /** listDue's statements by the limit's size: `capped` for a limit up to {@link CAPPED_LIMIT}. */
+    LIST_DUE: { capped: listDue(true), open: listDue(false) },
     CLAIM_DUE: {
-      all: claim(fair(''), KEYS_DUE, json),
-      lane: claim(fair('workflow = $5 AND '), KEYS_DUE, json),
+      /** claimDue's statements without named ids, by the limit's size as {@link LIST_DUE}'s. */
+      capped: claimDue(true),
+      open: claimDue(false),
       ids: claim(named('id = ANY($5::text[]) AND '), KEYS_NAMED, json),
       laneIds: claim(named('workflow = $5 AND id = ANY($6::text[]) AND '), KEYS_NAMED, json),
     },

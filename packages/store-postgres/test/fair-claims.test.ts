@@ -169,4 +169,62 @@ describe('postgres fair claims (migration 9)', () => {
       client.release();
     }
   });
+
+  it("a poll's prepared statement keeps one generic plan on a large backlog, planned once, not at every poll", async () => {
+    // The server plans a prepared statement's first five executions for their values, then keeps a
+    // generic plan unless it is priced above theirs. With the per-key LIMIT the parameter alone,
+    // the generic plan guessed a tenth of the due rows per key (priced past 1,000,000 on 1,000,000
+    // rows, JIT-compiled), so every poll of a large table was planned again (0.5-3 ms a poll).
+    const store = await freshStore();
+    await fill(store.table, 'flood', 100_000, 1_000);
+    await fill(store.table, 'light', 10, 200_000);
+    await pool.query(`VACUUM ANALYZE "${TEST_SCHEMA}"."${store.table}"`);
+    const texts: string[] = [];
+    const poller = spied(store.table, texts);
+    const now = 1_000_000;
+    const limit = 100;
+    await poller.listDue(now, limit, { leaseMs: 0 });
+    await poller.listDue(now, limit, { workflow: 'wf', leaseMs: 0 });
+    await poller.claims.claimDue(now, limit, { leaseMs: 0 });
+    await poller.claims.claimDue(now, limit, { workflow: 'wf', leaseMs: 0 });
+    const forms = texts.slice(-4) as string[];
+    const client = await pool.connect();
+    try {
+      for (const [k, text] of forms.entries()) {
+        const what = ['listDue', 'listDue lane', 'claimDue', 'claimDue lane'][k]!;
+        const args = `${now}, ${now}, ${limit}, 'tok'${k % 2 ? ", 'wf'" : ''}`;
+        await client.query(`PREPARE generic_poll AS ${text}`);
+        const cost = async (mode: string) => {
+          await client.query(`SET plan_cache_mode = ${mode}`);
+          const plan = await client.query<{ 'QUERY PLAN': [{ Plan: { 'Total Cost': number } }] }>(
+            `EXPLAIN (FORMAT JSON) EXECUTE generic_poll(${args})`,
+          );
+          await client.query('RESET plan_cache_mode');
+          return plan.rows[0]!['QUERY PLAN'][0].Plan['Total Cost'];
+        };
+        const [generic, custom] = [await cost('force_generic_plan'), await cost('force_custom_plan')];
+        console.log(
+          `${what} of ${limit} over 100,010 due rows: generic plan cost ${generic}, custom ${custom}`,
+        );
+        expect(generic, what).toBeLessThan(100_000);
+        expect(generic, what).toBeLessThanOrEqual(custom);
+        // Eight polls as the store runs them (default plan_cache_mode): from the sixth on, generic.
+        for (let i = 0; i < 8; i++) {
+          await client.query('BEGIN');
+          const r = await client.query(`EXECUTE generic_poll(${args})`);
+          await client.query('ROLLBACK');
+          expect(r.rows.length, what).toBe(limit);
+        }
+        const counts = await client.query<{ generic_plans: string; custom_plans: string }>(
+          "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE name = 'generic_poll'",
+        );
+        expect(Number(counts.rows[0]!.generic_plans), what).toBeGreaterThanOrEqual(3);
+        await client.query('DEALLOCATE generic_poll');
+      }
+    } finally {
+      await client.query('ROLLBACK; RESET plan_cache_mode').catch(() => {});
+      await client.query('DEALLOCATE ALL').catch(() => {});
+      client.release();
+    }
+  });
 });
