@@ -28,10 +28,18 @@ beforeAll(async () => {
 
   mkdirSync(join(app, 'src'), { recursive: true });
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'shop', private: true, type: 'module' }));
-  // The tarballs have no dependencies beyond each other: the install needs no registry.
+  // The engine's own dependencies (croner) come from the registry, or npm's cache when it has them:
+  // `--offline` failed on a machine whose npm cache was empty.
   execFileSync(
     'npm',
-    ['install', '--offline', '--no-audit', '--no-fund', '--loglevel=error', ...packed.map((p) => p.file)],
+    [
+      'install',
+      '--prefer-offline',
+      '--no-audit',
+      '--no-fund',
+      '--loglevel=error',
+      ...packed.map((p) => p.file),
+    ],
     { cwd: app, stdio: 'pipe' },
   );
   copyFileSync(

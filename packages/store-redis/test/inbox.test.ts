@@ -1,32 +1,30 @@
 import { makeTestSnapshot } from '@stepfold/engine';
-import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLAIM_SENT } from '../src/inbox-scripts.js';
 import { keysFor } from '../src/index.js';
 import { runScript } from '../src/scripts.js';
+import { type Monitor, monitor } from './monitor.js';
 import { dropPrefix, openStore, requireServer, type TestStore, testClient } from './server.js';
 import { until } from './wake-probe.js';
 
 const client = testClient();
 const opened: TestStore[] = [];
-const monitors: Redis[] = [];
+const monitors: Monitor[] = [];
 
 beforeAll(() => requireServer(client));
 afterAll(async () => {
-  for (const m of monitors) m.disconnect();
+  for (const m of monitors) m.close();
   for (const t of opened) await dropPrefix(client, t.prefix);
   client.disconnect();
 });
 
 /** Records, via MONITOR, the commands that name a key under `prefix`: the name, and `lua` when a script ran it. */
 async function watch(prefix: string) {
-  const monitor = await client.monitor();
-  monitors.push(monitor);
   const seen: Array<{ command: string; lua: boolean }> = [];
-  monitor.on('monitor', (_time: string, args: string[], source: string) => {
-    if (args.some((a) => a.includes(prefix)))
-      seen.push({ command: args[0]!.toLowerCase(), lua: source === 'lua' });
+  const m = await monitor(({ args, lua }) => {
+    if (args.some((a) => a.includes(prefix))) seen.push({ command: args[0]!.toLowerCase(), lua });
   });
+  monitors.push(m);
   return seen;
 }
 
