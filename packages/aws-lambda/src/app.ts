@@ -11,9 +11,9 @@ import {
   type AnyDefinition,
   createRunner,
   type HandlersFor,
-  type Instrumentation,
   type Runner,
   type RunnerHooks,
+  type RunnerInstrumentation,
   type Store,
 } from '@stepfold/engine';
 import { createDynamoStore, DEFAULT_TABLE } from '@stepfold/store-dynamo';
@@ -65,7 +65,7 @@ export interface LambdaAppOptions<W extends readonly AnyDefinition[]> {
   /** Arms and clears timers (default: on `sqs` and `scheduler`); tests and other transports pass their own. */
   timers?: Timers | undefined;
   kinds?: Parameters<typeof createRunner>[0]['kinds'];
-  instrument?: Instrumentation | undefined;
+  instrument?: RunnerInstrumentation | undefined;
   hooks?: RunnerHooks | undefined;
   payloads?: Parameters<typeof createRunner>[0]['payloads'];
   /** Callback tokens (`callbackTokens({ keys })`): `ctx.callback` in handlers, `POST /callbacks/:token` in the API. */

@@ -98,6 +98,7 @@ export type {
 export type { TaskJob } from './runner/port.js';
 export { createRunner } from './runner/runner.js';
 export type { HandlerStream } from './runner/task-stream.js';
+export { defineInstrumentation, type RunnerInstrumentation, type TracedOperations } from './runner/traced.js';
 export type {
   CallOptions,
   HandleResult,
