@@ -10,6 +10,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import {
   type AnyDefinition,
   createRunner,
+  defineHooks,
   type HandlersFor,
   type Runner,
   type RunnerHooks,
@@ -117,7 +118,7 @@ export function createLambdaApp<const W extends readonly AnyDefinition[]>(o: Lam
     clock,
     ...(o.kinds ? { kinds: o.kinds } : {}),
     ...(o.instrument ? { instrument: o.instrument } : {}),
-    ...(o.hooks ? { hooks: o.hooks } : {}),
+    ...(o.hooks ? { hooks: defineHooks(o.hooks) } : {}),
     ...(o.payloads ? { payloads: o.payloads } : {}),
     ...(o.callbacks ? { callbacks: o.callbacks } : {}),
   };

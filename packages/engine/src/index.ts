@@ -79,7 +79,7 @@ export type { CallbackOptions, CallbackPort, CheckedCallback } from './runner/ca
 export { type FlowChanges, flowChanges } from './runner/flow-changes.js';
 export { handlerHeartbeats, type RunnerHeartbeats } from './runner/handler-heartbeats.js';
 export type { AnyDefinition, Handler, HandlerContext, HandlersFor } from './runner/handler-types.js';
-export type { RunnerHooks } from './runner/hooks.js';
+export { type DefinedHooks, defineHooks, type RunnerHooks } from './runner/hooks.js';
 export {
   type HttpRoute,
   type HttpRouteMiss,

@@ -50,12 +50,7 @@ function call(hooks: RunnerHooks, name: keyof RunnerHooks, ...args: unknown[]): 
 }
 
 /** Calls the hooks for `entries`, the transitions a write recorded. */
-export function notifyHooks(
-  hooks: RunnerHooks | undefined,
-  snapshot: Snapshot,
-  entries: readonly LogEntry[],
-): void {
-  if (!hooks) return;
+function notifyHooks(hooks: RunnerHooks, snapshot: Snapshot, entries: readonly LogEntry[]): void {
   for (const entry of entries) {
     call(hooks, 'onTransition', entry, snapshot);
     const hook = Object.hasOwn(HOOK_OF, entry.type) ? HOOK_OF[entry.type] : undefined;
@@ -64,4 +59,22 @@ export function notifyHooks(
       else call(hooks, hook[0], snapshot);
     } else if (entry.type.startsWith('compensation.')) call(hooks, 'onCompensation', entry, snapshot);
   }
+}
+
+/** {@link RunnerHooks} a runner can take (`createRunner({ hooks })`): what {@link defineHooks} returns. */
+export interface DefinedHooks extends RunnerHooks {
+  /** Calls the hooks for the transitions one write recorded (the runner does, after each write). */
+  readonly notify: (snapshot: Snapshot, entries: readonly LogEntry[]) => void;
+}
+
+/**
+ * Makes a runner's `hooks` option of your {@link RunnerHooks}, with the code that calls them for
+ * each transition written: a runner without hooks ships none of it.
+ *
+ * @example
+ * const hooks = defineHooks({ onStepFailed: (step, s) => console.warn(s.id, step, s.steps[step]?.error) });
+ * const runner = createRunner({ store, workflows: [order], handlers, hooks });
+ */
+export function defineHooks(hooks: RunnerHooks): DefinedHooks {
+  return { ...hooks, notify: (snapshot, entries) => notifyHooks(hooks, snapshot, entries) };
 }

@@ -75,8 +75,9 @@ export function createRunner<
   const inFlight = new InFlight();
   const leaseMs = checkedLease(options.taskLeaseMs);
   const { instrument } = options;
-  // A bare instrumentation has hooks but not the code that wraps the runner's work in them.
+  // Bare hooks (or instrumentation) lack the code that calls them (wraps the runner's work in them).
   if (instrument && !instrument.traced) invalidOption('instrument', 'pass defineInstrumentation(yours)');
+  if (options.hooks && !options.hooks.notify) invalidOption('hooks', 'pass defineHooks(yours)');
   // Flow limits, when a kind set brings them (the registry refuses limits otherwise): counted by
   // the store; a released slot ticks its waiters through this runner.
   const gate = options.kinds
