@@ -3,7 +3,7 @@
  * clock, on the in-memory store or (`pnpm demo --store postgres`) on PostgreSQL. The payment service
  * fails twice and succeeds on attempt 3; every transition is printed as it is written.
  */
-import { createRunner, type Snapshot, type Store, TaskError, workflow } from '@stepfold/engine';
+import { createRunner, defineHooks, type Snapshot, type Store, TaskError, workflow } from '@stepfold/engine';
 import { type DemoStoreKind, openDemoStore, storeFromArgs } from './demo-store.js';
 
 export const orderWorkflow = workflow('order', 1, {
@@ -56,14 +56,14 @@ async function run(store: Store, print: (line: string) => void): Promise<Snapsho
         payment: (outputs['charge-payment'] as { paymentId: string }).paymentId,
       }),
     },
-    hooks: {
+    hooks: defineHooks({
       onTransition: (e) => {
         const parts = [stamp(e.at), `v${e.v}`, e.type.padEnd(24), e.step ?? ''];
         if (e.attempt !== undefined) parts.push(`attempt ${e.attempt}`);
         if (e.detail) parts.push(`(${e.detail})`);
         print(parts.join('  '));
       },
-    },
+    }),
   });
 
   let s = await runner.start('order', 'order-42', { sku: 'BOOK-7', amount: 25 });

@@ -6,6 +6,7 @@
 import {
   createMemoryStore,
   createRunner,
+  defineHooks,
   isTerminal,
   type Snapshot,
   type Status,
@@ -64,9 +65,9 @@ export async function main(print: (line: string) => void = console.log): Promise
         return null;
       },
     },
-    hooks: {
+    hooks: defineHooks({
       onTransition: (e) => print(`v${e.v}  ${e.type.padEnd(26)} ${e.step ?? ''} ${e.detail ?? ''}`.trimEnd()),
-    },
+    }),
   });
 
   let s = await runner.start('order-saga', 'order-7', { sku: 'BOOK-7', amount: 25 });

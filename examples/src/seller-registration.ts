@@ -8,6 +8,7 @@
 import {
   createMemoryStore,
   createRunner,
+  defineHooks,
   isTerminal,
   type Runner,
   type Snapshot,
@@ -79,9 +80,9 @@ export async function main(print: (line: string) => void = console.log): Promise
         return { cleared: true };
       },
     },
-    hooks: {
+    hooks: defineHooks({
       onTransition: (e) => print(`v${e.v}  ${e.type.padEnd(26)} ${e.step ?? ''} ${e.detail ?? ''}`.trimEnd()),
-    },
+    }),
   });
 
   await runner.start('seller-registration', 'seller-1', { email: 'shop@example.com' });

@@ -15,7 +15,7 @@
  */
 import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
-import { createRunner, createWorker } from '@stepfold/engine';
+import { createRunner, createWorker, defineHooks } from '@stepfold/engine';
 import { serveWorker } from '@stepfold/node';
 import { createPostgresStore } from '@stepfold/store-postgres';
 import pg from 'pg';
@@ -61,12 +61,12 @@ const runner = createRunner({
   store,
   workflows,
   handlers: createHandlers(callLog),
-  hooks: {
+  hooks: defineHooks({
     onWorkflowCompleted: (s) => log('workflow.completed', { id: s.id, version: s.version }),
     onWorkflowFailed: (s) => log(`workflow.${s.status}`, { id: s.id, error: s.error }),
     onStepFailed: (step, s) => log('step.failed', { id: s.id, step, error: s.steps[step]?.error }),
     onHookError: (e, hook) => log('hook.error', { hook, error: errorText(e) }),
-  },
+  }),
 });
 
 // Every handler — of API writes and of due instances — runs through the worker's bounded pool.

@@ -10,10 +10,11 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import {
   type AnyDefinition,
   createRunner,
+  defineHooks,
   type HandlersFor,
-  type Instrumentation,
   type Runner,
   type RunnerHooks,
+  type RunnerInstrumentation,
   type Store,
 } from '@stepfold/engine';
 import { createDynamoStore, DEFAULT_TABLE } from '@stepfold/store-dynamo';
@@ -65,7 +66,7 @@ export interface LambdaAppOptions<W extends readonly AnyDefinition[]> {
   /** Arms and clears timers (default: on `sqs` and `scheduler`); tests and other transports pass their own. */
   timers?: Timers | undefined;
   kinds?: Parameters<typeof createRunner>[0]['kinds'];
-  instrument?: Instrumentation | undefined;
+  instrument?: RunnerInstrumentation | undefined;
   hooks?: RunnerHooks | undefined;
   payloads?: Parameters<typeof createRunner>[0]['payloads'];
   /** Callback tokens (`callbackTokens({ keys })`): `ctx.callback` in handlers, `POST /callbacks/:token` in the API. */
@@ -117,7 +118,7 @@ export function createLambdaApp<const W extends readonly AnyDefinition[]>(o: Lam
     clock,
     ...(o.kinds ? { kinds: o.kinds } : {}),
     ...(o.instrument ? { instrument: o.instrument } : {}),
-    ...(o.hooks ? { hooks: o.hooks } : {}),
+    ...(o.hooks ? { hooks: defineHooks(o.hooks) } : {}),
     ...(o.payloads ? { payloads: o.payloads } : {}),
     ...(o.callbacks ? { callbacks: o.callbacks } : {}),
   };

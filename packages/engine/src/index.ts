@@ -79,7 +79,7 @@ export type { CallbackOptions, CallbackPort, CheckedCallback } from './runner/ca
 export { type FlowChanges, flowChanges } from './runner/flow-changes.js';
 export { handlerHeartbeats, type RunnerHeartbeats } from './runner/handler-heartbeats.js';
 export type { AnyDefinition, Handler, HandlerContext, HandlersFor } from './runner/handler-types.js';
-export type { RunnerHooks } from './runner/hooks.js';
+export { type DefinedHooks, defineHooks, type RunnerHooks } from './runner/hooks.js';
 export {
   type HttpRoute,
   type HttpRouteMiss,
@@ -98,6 +98,7 @@ export type {
 export type { TaskJob } from './runner/port.js';
 export { createRunner } from './runner/runner.js';
 export type { HandlerStream } from './runner/task-stream.js';
+export { defineInstrumentation, type RunnerInstrumentation, type TracedOperations } from './runner/traced.js';
 export type {
   CallOptions,
   HandleResult,

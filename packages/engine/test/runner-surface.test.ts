@@ -2,6 +2,7 @@ import {
   createHarness,
   createMemoryStore,
   createRunner,
+  defineHooks,
   type HandlerContext,
   type LogEntry,
   type Snapshot,
@@ -95,7 +96,7 @@ describe('runner: one handle() behind every method', () => {
       handlers: { hello: () => 'hi' },
       onWritten: (s, transitions) =>
         written.push({ version: s.version, types: transitions.map((t) => t.type) }),
-      hooks: { onTransition: (e) => void hooked.push(e) },
+      hooks: defineHooks({ onTransition: (e) => void hooked.push(e) }),
     });
     await runner.start('greet', 'g-2', { name: 'Ada' });
     await runner.signal('g-2', 'approve', { decision: 'approve' });

@@ -1,6 +1,7 @@
 import {
   createMemoryStore,
   createRunner,
+  defineHooks,
   type HandlerContext,
   type Snapshot,
   type Store,
@@ -250,7 +251,7 @@ describe('runner', () => {
       store: createMemoryStore(),
       workflows: [orderWorkflow],
       handlers: handlersRecording([]),
-      hooks: {
+      hooks: defineHooks({
         onWorkflowStarted: () => {
           seen.push('started');
           throw new Error('hook bug');
@@ -263,13 +264,29 @@ describe('runner', () => {
           throw new Error('async hook bug');
         },
         onHookError: (_e, hook) => hookErrors.push(hook),
-      },
+      }),
     });
     const s = await runner.start('order', 'o-5', { amount: 1 });
     await new Promise((r) => setTimeout(r, 0));
     expect(s.status).toBe('completed');
     expect(seen).toEqual(['started', 'done:reserve', 'done:charge', 'done:email', 'completed']);
     expect(hookErrors).toEqual(['onWorkflowStarted', 'onWorkflowCompleted']);
+  });
+
+  it('refuses bare hooks: defineHooks brings the code that calls them', () => {
+    const bare = () =>
+      createRunner({
+        store: createMemoryStore(),
+        workflows: [orderWorkflow],
+        handlers: handlersRecording([]),
+        hooks: { onTransition: () => {} } as never,
+      });
+    expect(bare).toThrow(
+      expect.objectContaining({
+        code: 'INVALID_OPTIONS',
+        issues: [expect.objectContaining({ path: 'hooks' })],
+      }),
+    );
   });
 
   it('hooks see every transition of a write, past limits.log, and both events of signalWithStart', async () => {
@@ -282,11 +299,11 @@ describe('runner', () => {
       store: createMemoryStore(),
       workflows: [entity],
       handlers: { process: () => null },
-      hooks: {
+      hooks: defineHooks({
         onTransition: (e) => {
           seen.push(`${e.v}:${e.type}:${e.step ?? ''}`);
         },
-      },
+      }),
     });
     await runner.signal('q-1', 'event', 1, { startIfMissing: { workflow: 'quiet' } });
     const s = await runner.signal('q-1', 'event', 2);

@@ -3,10 +3,10 @@ import {
   composition,
   createMemoryStore,
   createRunner,
+  defineInstrumentation,
   type EventInfo,
   type EventOutcome,
   eventSchema,
-  type Instrumentation,
   isStepfoldError,
   parseEvent,
   type Snapshot,
@@ -200,7 +200,7 @@ function recorder(carrier: Record<string, string> | null = TRACE) {
   const events: Array<{ info: EventInfo; outcome: EventOutcome }> = [];
   const tasks: Array<{ info: TaskInfo; outcome: TaskOutcome }> = [];
   const carriers: Array<string | undefined> = [];
-  const instrument: Instrumentation = {
+  const instrument = defineInstrumentation({
     carrier() {
       carriers.push(context.getStore());
       return carrier ?? undefined;
@@ -215,7 +215,7 @@ function recorder(carrier: Record<string, string> | null = TRACE) {
       tasks.push({ info, outcome });
       return outcome;
     },
-  };
+  });
   return { instrument, context, events, tasks, carriers };
 }
 
@@ -346,7 +346,7 @@ describe('runner instrumentation', () => {
         store: createMemoryStore(),
         workflows: [parent, line],
         handlers: { a: () => 1 },
-        instrument: {
+        instrument: defineInstrumentation({
           carrier: () => {
             asked.push(context.getStore());
             return carriers.shift();
@@ -356,7 +356,7 @@ describe('runner instrumentation', () => {
             return context.run(`start ${info.instanceId}`, write);
           },
           task: (_info, go) => go(),
-        },
+        }),
       });
       const s = await runner.start('parent', 'p-1');
       expect(s.status).toBe('completed');
@@ -374,5 +374,33 @@ describe('runner instrumentation', () => {
     // An instrumentation that makes no carrier for the child: it keeps its parent's.
     const kept = await run([{ traceparent: 'parent-start' }]);
     expect(kept.child.trace).toEqual({ traceparent: 'parent-start' });
+  });
+});
+
+describe('defineInstrumentation', () => {
+  it('refuses a bare instrumentation on createRunner, and an object without the hooks', () => {
+    const hooks = {
+      carrier: () => undefined,
+      event: (_i: unknown, w: () => unknown) => w(),
+      task: (_i: unknown, r: () => unknown) => r(),
+    };
+    const bare = () =>
+      createRunner({
+        store: createMemoryStore(),
+        workflows: [orderWorkflow],
+        handlers: {},
+        execute: false,
+        instrument: hooks as never,
+      });
+    expect(bare).toThrow(
+      expect.objectContaining({
+        code: 'INVALID_OPTIONS',
+        issues: [expect.objectContaining({ path: 'instrument' })],
+      }),
+    );
+    expect(() => defineInstrumentation({ carrier: () => undefined } as never)).toThrow(
+      expect.objectContaining({ code: 'INVALID_OPTIONS' }),
+    );
+    expect(defineInstrumentation(hooks as never).traced).toBeDefined();
   });
 });

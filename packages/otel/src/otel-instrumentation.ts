@@ -15,13 +15,15 @@ import {
   type TracerProvider,
   trace,
 } from '@opentelemetry/api';
-import type {
-  EventInfo,
-  EventOutcome,
-  FlowNeed,
-  Instrumentation,
-  TaskInfo,
-  TaskOutcome,
+import {
+  defineInstrumentation,
+  type EventInfo,
+  type EventOutcome,
+  type FlowNeed,
+  type Instrumentation,
+  type RunnerInstrumentation,
+  type TaskInfo,
+  type TaskOutcome,
 } from '@stepfold/engine';
 import type { OtelMetrics } from './otel-metrics.js';
 import { traceContextPropagator } from './trace-context.js';
@@ -92,7 +94,7 @@ const MAX_ENTRIES = 8;
 const MAX_LENGTH = 512;
 
 /**
- * An {@link Instrumentation} for `createRunner({ instrument })` built on `@opentelemetry/api`: a
+ * A {@link RunnerInstrumentation} for `createRunner({ instrument })` built on `@opentelemetry/api`: a
  * span per handler attempt (`stepfold.task <step>`) and per event written (`stepfold.event <type>`),
  * both parented on the trace the instance carries in `snapshot.trace` (its start's span), so one
  * trace runs from the start to the last handler, in whichever process each step runs. A child
@@ -109,7 +111,7 @@ const MAX_LENGTH = 512;
  *   span.end();
  * });
  */
-export function createOtelInstrumentation(options: OtelInstrumentationOptions = {}): Instrumentation {
+export function createOtelInstrumentation(options: OtelInstrumentationOptions = {}): RunnerInstrumentation {
   // The global API hands out a proxy tracer that follows whatever provider is registered later.
   const tracer =
     options.tracer ??
@@ -244,7 +246,7 @@ export function createOtelInstrumentation(options: OtelInstrumentationOptions = 
       });
     },
   };
-  return options.metrics ? inside(tracing, options.metrics.instrument) : tracing;
+  return defineInstrumentation(options.metrics ? inside(tracing, options.metrics.instrument) : tracing);
 }
 
 /** `outer`'s hooks around `inner`'s: the spans hold the metrics' work, the carrier is `outer`'s. */

@@ -1,5 +1,10 @@
 import { type Attributes, type Meter, type MeterProvider, metrics, ValueType } from '@opentelemetry/api';
-import type { EventOutcome, Instrumentation, WorkerEvents } from '@stepfold/engine';
+import {
+  defineInstrumentation,
+  type EventOutcome,
+  type RunnerInstrumentation,
+  type WorkerEvents,
+} from '@stepfold/engine';
 import { DURATION_BUCKETS, METER_NAME, METRIC } from './metric-names.js';
 import { type MetricsObservation, type ObserveTarget, observer } from './metric-observers.js';
 import { ATTR } from './otel-instrumentation.js';
@@ -25,7 +30,7 @@ export interface OtelMetrics {
    * For `createRunner({ instrument })`; with tracing too, pass this object as
    * `createOtelInstrumentation({ metrics })` instead.
    */
-  readonly instrument: Instrumentation;
+  readonly instrument: RunnerInstrumentation;
   /**
    * For `createWorker({ on })`: records claims and lag, then calls `own`'s observers (every other
    * observer of `own` is passed through as it is).
@@ -96,7 +101,7 @@ export function createOtelMetrics(options: OtelMetricsOptions = {}): OtelMetrics
     }
   }
 
-  const instrument: Instrumentation = {
+  const instrument = defineInstrumentation({
     carrier: () => undefined,
     async event(info, write) {
       const out = await write();
@@ -116,7 +121,7 @@ export function createOtelMetrics(options: OtelMetricsOptions = {}): OtelMetrics
       durationSeconds.record((clock() - t0) / 1000, by);
       return out;
     },
-  };
+  });
 
   return {
     instrument,

@@ -1,6 +1,7 @@
 import {
   createMemoryStore,
   createRunner,
+  defineHooks,
   isTerminal,
   type LogEntry,
   type RunnerHooks,
@@ -94,7 +95,7 @@ async function run(definitionPath: string, options: RunOptions): Promise<number>
     handlers,
     kinds: CLI_KINDS,
     clock: () => now,
-    hooks: progressHooks(out, progress, () => now - startedAt),
+    hooks: defineHooks(progressHooks(out, progress, () => now - startedAt)),
   });
 
   out.line(`run ${def.name} v${def.version} as ${id} on the in-memory store (simulated clock)`);

@@ -47,18 +47,11 @@ function formIssues(schema: z.ZodMiniType, value: unknown, at: string, list = tr
   return r.ok ? [] : r.issues.map((i) => ({ path: i.path ? `${at}.${i.path}` : at, message: i.message }));
 }
 
-/** Problems with the key paths of some limits: `paths` checks each one (the roots it may read). */
+/** Problems with the key paths of some limits at `at` (`''` or `steps.<id>.`): `paths` checks each one (the roots it may read). */
 function keyIssues(limits: StepLimits, at: string, paths: (path: string) => string[]): Issue[] {
-  const out: Issue[] = [];
-  for (const field of ['concurrency', 'rateLimit'] as const) {
-    const many = Array.isArray(limits[field]);
-    limitList<FlowLimit>(limits[field]).forEach((l, i) => {
-      if (l.key !== undefined)
-        for (const message of paths(l.key))
-          out.push({ path: `${at}${field}${many ? `.${i}` : ''}.key`, message: `key: ${message}` });
-    });
-  }
-  return out;
+  return limitPaths(limits, at.slice(0, -1)).flatMap((p) =>
+    paths(p.path).map((message) => ({ path: p.at.replace(/^\./, ''), message: `key: ${message}` })),
+  );
 }
 
 /**

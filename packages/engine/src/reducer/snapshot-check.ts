@@ -95,12 +95,19 @@ export function checkSnapshot(wf: CompiledWorkflow, s: Snapshot): void {
     }
   }
   if (problems.length) throw new ValidationError('INVALID_SNAPSHOT', 'invalid snapshot', problems);
-  if (s.workflow.hash !== wf.hash) {
-    throw new RegistryError(
-      'DEFINITION_HASH_MISMATCH',
-      `definition ${wf.definition.name} v${wf.definition.version} changed since instance ${s.id} started (hash ${s.workflow.hash.slice(0, 12)} vs ${wf.hash.slice(0, 12)}); register the change as a new version`,
-    );
-  }
+  if (s.workflow.hash !== wf.hash) throw hashMismatch(s, wf.definition, wf.hash);
+}
+
+/** `DEFINITION_HASH_MISMATCH`: `s` pinned other content than `definition` (of hash `hash`) under its version. */
+export function hashMismatch(
+  s: Snapshot,
+  definition: { name: string; version: number },
+  hash: string,
+): RegistryError {
+  return new RegistryError(
+    'DEFINITION_HASH_MISMATCH',
+    `definition ${definition.name} v${definition.version} changed since instance ${s.id} started (hash ${s.workflow.hash.slice(0, 12)} vs ${hash.slice(0, 12)}); register the change as a new version`,
+  );
 }
 
 /**

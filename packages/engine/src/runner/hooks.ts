@@ -17,7 +17,23 @@ export interface RunnerHooks {
   onHookError?(error: unknown, hook: string): void;
 }
 
-function safe(hooks: RunnerHooks, name: string, call: () => void | Promise<void>): void {
+/** The hook each transition type calls, and whether it is told the step (else the snapshot only). */
+const HOOK_OF: Readonly<Record<string, readonly [keyof RunnerHooks, boolean]>> = {
+  'workflow.started': ['onWorkflowStarted', false],
+  'workflow.completed': ['onWorkflowCompleted', false],
+  'workflow.failed': ['onWorkflowFailed', false],
+  'workflow.cancelled': ['onWorkflowFailed', false],
+  'workflow.aborted': ['onWorkflowFailed', false],
+  'step.started': ['onStepStarted', true],
+  'step.completed': ['onStepCompleted', true],
+  'step.failed': ['onStepFailed', true],
+  'step.dlq': ['onStepFailed', true],
+};
+
+/** Calls hook `name` with `args`, if given; what it throws or rejects with goes to `onHookError`. */
+function call(hooks: RunnerHooks, name: keyof RunnerHooks, ...args: unknown[]): void {
+  const hook = hooks[name] as ((...a: unknown[]) => unknown) | undefined;
+  if (!hook) return;
   const report = (e: unknown) => {
     try {
       hooks.onHookError?.(e, name);
@@ -26,52 +42,39 @@ function safe(hooks: RunnerHooks, name: string, call: () => void | Promise<void>
     }
   };
   try {
-    const r = call();
-    if (r && typeof (r as Promise<void>).then === 'function') (r as Promise<void>).catch(report);
+    const r = hook.apply(hooks, args) as Promise<void> | undefined;
+    if (r && typeof r.then === 'function') r.catch(report);
   } catch (e) {
     report(e);
   }
 }
 
 /** Calls the hooks for `entries`, the transitions a write recorded. */
-export function notifyHooks(
-  hooks: RunnerHooks | undefined,
-  snapshot: Snapshot,
-  entries: readonly LogEntry[],
-): void {
-  if (!hooks) return;
+function notifyHooks(hooks: RunnerHooks, snapshot: Snapshot, entries: readonly LogEntry[]): void {
   for (const entry of entries) {
-    if (hooks.onTransition) safe(hooks, 'onTransition', () => hooks.onTransition!(entry, snapshot));
-    const step = entry.step ?? '';
-    switch (entry.type) {
-      case 'workflow.started':
-        if (hooks.onWorkflowStarted)
-          safe(hooks, 'onWorkflowStarted', () => hooks.onWorkflowStarted!(snapshot));
-        break;
-      case 'workflow.completed':
-        if (hooks.onWorkflowCompleted)
-          safe(hooks, 'onWorkflowCompleted', () => hooks.onWorkflowCompleted!(snapshot));
-        break;
-      case 'workflow.failed':
-      case 'workflow.cancelled':
-      case 'workflow.aborted':
-        if (hooks.onWorkflowFailed) safe(hooks, 'onWorkflowFailed', () => hooks.onWorkflowFailed!(snapshot));
-        break;
-      case 'step.started':
-        if (hooks.onStepStarted) safe(hooks, 'onStepStarted', () => hooks.onStepStarted!(step, snapshot));
-        break;
-      case 'step.completed':
-        if (hooks.onStepCompleted)
-          safe(hooks, 'onStepCompleted', () => hooks.onStepCompleted!(step, snapshot));
-        break;
-      case 'step.failed':
-      case 'step.dlq':
-        if (hooks.onStepFailed) safe(hooks, 'onStepFailed', () => hooks.onStepFailed!(step, snapshot));
-        break;
-      default:
-        if (entry.type.startsWith('compensation.') && hooks.onCompensation) {
-          safe(hooks, 'onCompensation', () => hooks.onCompensation!(entry, snapshot));
-        }
-    }
+    call(hooks, 'onTransition', entry, snapshot);
+    const hook = Object.hasOwn(HOOK_OF, entry.type) ? HOOK_OF[entry.type] : undefined;
+    if (hook) {
+      if (hook[1]) call(hooks, hook[0], entry.step ?? '', snapshot);
+      else call(hooks, hook[0], snapshot);
+    } else if (entry.type.startsWith('compensation.')) call(hooks, 'onCompensation', entry, snapshot);
   }
+}
+
+/** {@link RunnerHooks} a runner can take (`createRunner({ hooks })`): what {@link defineHooks} returns. */
+export interface DefinedHooks extends RunnerHooks {
+  /** Calls the hooks for the transitions one write recorded (the runner does, after each write). */
+  readonly notify: (snapshot: Snapshot, entries: readonly LogEntry[]) => void;
+}
+
+/**
+ * Makes a runner's `hooks` option of your {@link RunnerHooks}, with the code that calls them for
+ * each transition written: a runner without hooks ships none of it.
+ *
+ * @example
+ * const hooks = defineHooks({ onStepFailed: (step, s) => console.warn(s.id, step, s.steps[step]?.error) });
+ * const runner = createRunner({ store, workflows: [order], handlers, hooks });
+ */
+export function defineHooks(hooks: RunnerHooks): DefinedHooks {
+  return { ...hooks, notify: (snapshot, entries) => notifyHooks(hooks, snapshot, entries) };
 }

@@ -4,6 +4,7 @@ import type { DefinitionInput, WorkflowDefinition } from '../definition/schema.j
 import { RegistryError } from '../errors.js';
 import { kindTable } from '../reducer/kind-sets.js';
 import { assertKinds, type KindSet } from '../reducer/kind-table.js';
+import { hashMismatch } from '../reducer/snapshot-check.js';
 import type { Snapshot } from '../snapshot.js';
 
 /** Registered definitions by name and version, with their handlers checked. */
@@ -106,12 +107,7 @@ export function createRegistry({
     forSnapshot(snapshot) {
       const def = resolve(snapshot.workflow.name, snapshot.workflow.version);
       const hash = compileWorkflow(def).hash;
-      if (hash !== snapshot.workflow.hash) {
-        throw new RegistryError(
-          'DEFINITION_HASH_MISMATCH',
-          `instance ${snapshot.id} started on a different ${def.name} v${def.version} (hash ${snapshot.workflow.hash.slice(0, 12)}, registered ${hash.slice(0, 12)}); register the change as a new version`,
-        );
-      }
+      if (hash !== snapshot.workflow.hash) throw hashMismatch(snapshot, def, hash);
       return def;
     },
   };

@@ -15,7 +15,6 @@ import { InFlight } from './in-flight.js';
 import type { RunnerPayloads } from './payload-port.js';
 import { attachCore } from './port.js';
 import { createRegistry } from './registry.js';
-import { tracedTask } from './traced.js';
 import type { Runner, RunnerCoreOptions } from './types.js';
 import { WorkflowRunner } from './workflow-runner.js';
 import { WriteEffects } from './write-effects.js';
@@ -76,6 +75,9 @@ export function createRunner<
   const inFlight = new InFlight();
   const leaseMs = checkedLease(options.taskLeaseMs);
   const { instrument } = options;
+  // Bare hooks (or instrumentation) lack the code that calls them (wraps the runner's work in them).
+  if (instrument && !instrument.traced) invalidOption('instrument', 'pass defineInstrumentation(yours)');
+  if (options.hooks && !options.hooks.notify) invalidOption('hooks', 'pass defineHooks(yours)');
   // Flow limits, when a kind set brings them (the registry refuses limits otherwise): counted by
   // the store; a released slot ticks its waiters through this runner.
   const gate = options.kinds
@@ -113,7 +115,7 @@ export function createRunner<
     inFlight,
     handlers,
     // Traced here or nowhere: a runner without an instrument never asks again.
-    runTask: instrument ? tracedTask(instrument, untraced) : untraced,
+    runTask: instrument ? instrument.traced.task(untraced) : untraced,
     hooks: options.hooks,
     onWritten: options.onWritten,
     children,
@@ -144,10 +146,15 @@ export function createRunner<
 function boundPayloads(payloads: RunnerPayloads | undefined): RunnerPayloads | undefined {
   if (payloads === undefined || typeof (payloads as Partial<RunnerPayloads>).bind === 'function')
     return payloads;
-  const message = 'payloads takes offloading({ store }), not a payload store: wrap it in offloading(...)';
-  throw new ValidationError('INVALID_OPTIONS', 'invalid createRunner options', [
-    { path: 'payloads', message },
-  ]);
+  invalidOption(
+    'payloads',
+    'payloads takes offloading({ store }), not a payload store: wrap it in offloading(...)',
+  );
+}
+
+/** Refuses an option of `createRunner` (`INVALID_OPTIONS`), saying what to pass. */
+function invalidOption(path: string, message: string): never {
+  throw new ValidationError('INVALID_OPTIONS', 'invalid createRunner options', [{ path, message }]);
 }
 
 /**
@@ -158,12 +165,10 @@ function checkHeartbeats(definitions: readonly WorkflowDefinition[]): void {
   for (const def of definitions)
     for (const step of Object.values(def.steps))
       if ((step as { heartbeatMs?: number }).heartbeatMs !== undefined)
-        throw new ValidationError('INVALID_OPTIONS', 'invalid createRunner options', [
-          {
-            path: 'heartbeats',
-            message: `step ${step.id} of workflow ${def.name} v${def.version} has heartbeatMs: pass createRunner({ heartbeats: handlerHeartbeats })`,
-          },
-        ]);
+        invalidOption(
+          'heartbeats',
+          `step ${step.id} of workflow ${def.name} v${def.version} has heartbeatMs: pass createRunner({ heartbeats: handlerHeartbeats })`,
+        );
 }
 
 /** Shortest `taskLeaseMs`: a lease has to outlast a renewal's store round trips with room to spare. */
@@ -173,10 +178,5 @@ export const MIN_TASK_LEASE_MS = 100;
 function checkedLease(ms: number | undefined): number {
   if (ms === undefined) return DEFAULT_TASK_LEASE_MS;
   if (Number.isSafeInteger(ms) && ms >= MIN_TASK_LEASE_MS) return ms;
-  throw new ValidationError('INVALID_OPTIONS', 'invalid createRunner options', [
-    {
-      path: 'taskLeaseMs',
-      message: `must be an integer of at least ${MIN_TASK_LEASE_MS} (ms), got ${String(ms)}`,
-    },
-  ]);
+  invalidOption('taskLeaseMs', `must be an integer of at least ${MIN_TASK_LEASE_MS} (ms), got ${String(ms)}`);
 }

@@ -18,10 +18,10 @@ import type { Store } from '../store/store.js';
 import type { RunnerCodec } from './codec-port.js';
 import type { RunnerHeartbeats } from './handler-heartbeats.js';
 import type { AnyDefinition, HandlersFor } from './handler-types.js';
-import type { RunnerHooks } from './hooks.js';
-import type { Instrumentation } from './instrumentation.js';
+import type { DefinedHooks } from './hooks.js';
 import type { RunnerPayloads } from './payload-port.js';
 import type { PublishedEvent, PublishResult } from './publish-port.js';
+import type { RunnerInstrumentation } from './traced.js';
 
 /**
  * Options of {@link createRunner}. A runner that executes (the default) takes one handler per
@@ -48,7 +48,8 @@ export interface RunnerCoreOptions<W extends readonly AnyDefinition[] = readonly
    * Default `false`: extra handlers are allowed, so one table serves runners of different workflows.
    */
   strictHandlers?: boolean | undefined;
-  hooks?: RunnerHooks | undefined;
+  /** Observers of what the runner writes, made with `defineHooks(yours)`. */
+  hooks?: DefinedHooks | undefined;
   /** Called after every successful write (create or save) with the transitions that write recorded. */
   onWritten?(snapshot: Snapshot, transitions: readonly LogEntry[]): void;
   /** Epoch-ms clock; event times come from here (default `Date.now`). */
@@ -72,10 +73,11 @@ export interface RunnerCoreOptions<W extends readonly AnyDefinition[] = readonly
    */
   execute?: boolean | undefined;
   /**
-   * Tracing around-hooks (see `@stepfold/otel`): a wrapper around every event written and every
-   * handler attempt, and the carrier a start stores as `snapshot.trace`. None by default.
+   * Tracing around-hooks, made with `defineInstrumentation(yours)` or `@stepfold/otel`: a wrapper
+   * around every event written and every handler attempt, and the carrier a start stores as
+   * `snapshot.trace`. None by default.
    */
-  instrument?: Instrumentation | undefined;
+  instrument?: RunnerInstrumentation | undefined;
   /**
    * Payload offloading (`offloading({ store })` from `@stepfold/engine`): inputs, outputs
    * and signal payloads over its threshold go to a payload store and the snapshot keeps a reference;

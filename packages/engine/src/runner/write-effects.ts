@@ -4,7 +4,7 @@ import type { ChildEffectsPort } from './child-port.js';
 import type { RunTask, TaskResult } from './execute-task.js';
 import type { RunnerHeartbeats } from './handler-heartbeats.js';
 import type { Handler } from './handler-types.js';
-import { notifyHooks, type RunnerHooks } from './hooks.js';
+import type { DefinedHooks } from './hooks.js';
 import type { InFlight } from './in-flight.js';
 import type { RunnerCore, TaskHand } from './port.js';
 import type { WorkflowRegistry } from './registry.js';
@@ -23,7 +23,7 @@ export interface WriteEffectsParts {
   handlers: Readonly<Record<string, Handler>>;
   /** Runs one handler attempt (traced and with offloading, when the runner has them). */
   runTask: RunTask;
-  hooks?: RunnerHooks | undefined;
+  hooks?: DefinedHooks | undefined;
   onWritten?: ((snapshot: Snapshot, transitions: readonly LogEntry[]) => void) | undefined;
   /** The runner's side of child workflows, when a kind set brings them. */
   children?: ChildEffectsPort | undefined;
@@ -160,7 +160,7 @@ export class WriteEffects implements RunnerCore {
   ): void {
     call.latest.set(s.id, s);
     if (!call.dueAt.has(s.id)) call.dueAt.set(s.id, dueAt);
-    notifyHooks(this.parts.hooks, s, transitions);
+    this.parts.hooks?.notify(s, transitions);
     this.parts.onWritten?.(s, transitions);
     this.observer?.(s);
     this.inFlight.written(s);

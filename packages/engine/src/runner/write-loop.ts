@@ -9,11 +9,10 @@ import type { SaveFlow } from '../store/flow.js';
 import type { Store } from '../store/store.js';
 import type { FlowGatePort } from './flow-port.js';
 import { InstanceWrites } from './instance-writes.js';
-import type { Instrumentation } from './instrumentation.js';
 import { loadInstance } from './load.js';
 import type { PayloadPort } from './payload-port.js';
 import type { WorkflowRegistry } from './registry.js';
-import { tracedCreate, tracedWrite } from './traced.js';
+import type { RunnerInstrumentation } from './traced.js';
 import type {
   BasedWrite,
   Create,
@@ -50,7 +49,7 @@ export interface WriteLoopOptions {
   /** Every event written says its tasks are queued for a worker (a runner that runs no handlers). */
   handoff: boolean;
   /** Tracing around every write and create, when given. */
-  instrument?: Instrumentation | undefined;
+  instrument?: RunnerInstrumentation | undefined;
   /** Offloads a start's input over the threshold (after its declared-schema check). */
   payloads?: PayloadPort | undefined;
   /** The store's flow limits, asked around every write that touches them (when the store has `flow`). */
@@ -110,8 +109,8 @@ export class WriteLoop {
     // Tracing is decided here, once: wrapped or raw, the calls below never ask again.
     const raw: BasedWrite = (r, base) => this.write(r, base);
     const insert: Create = (r) => this.insert(r);
-    const ins = o.instrument;
-    const write = ins ? tracedWrite(ins, (id) => this.load(id), raw) : raw;
+    const traced = o.instrument?.traced;
+    const write = traced ? traced.write((id) => this.load(id), raw) : raw;
     this.apply = (r) =>
       r.merge && !r.taken && !r.check
         ? // Nothing of the instance in flight here: the write starts now, so no later result can
@@ -120,7 +119,7 @@ export class WriteLoop {
           ? this.merged(r, write)
           : this.queue.run(r, write)
         : this.queue.run(r, r.taken ? r.taken.wrap(write) : write);
-    this.create = ins ? tracedCreate(ins, o.registry, insert) : insert;
+    this.create = traced ? traced.create(o.registry, insert) : insert;
   }
 
   /** Batches of handler results waiting for an earlier write of their instance, by instance. */

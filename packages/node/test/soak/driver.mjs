@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createRunner, isStepfoldError } from '@stepfold/engine';
+import { createRunner, defineHooks, isStepfoldError } from '@stepfold/engine';
 import { runWorkers } from '../../dist/index.js';
 import { startFaultProxy } from './fault-proxy.mjs';
 import { playFaults } from './fault-schedule.mjs';
@@ -110,7 +110,7 @@ export async function runSoak(o) {
     store: withGrantLog(store, log.grant),
     workflows: [...soakWorkflows(timeoutMs), ...flowWorkflows(timeoutMs)],
     handlers: { ...soakHandlers(log.call), ...flowHandlers(log.call, log.flow) },
-    hooks: log.hooks,
+    hooks: defineHooks(log.hooks),
     execute: false,
     kinds: KINDS,
   });

@@ -5,7 +5,7 @@
 // every handler call, every completion and give-back its writes make and, every second and once
 // stopped, its counters in its own oracle log file, and drains on SIGTERM through serveWorker. The
 // driver SIGKILLs it at random; the supervisor starts it again.
-import { createRunner, createWorker } from '@stepfold/engine';
+import { createRunner, createWorker, defineHooks } from '@stepfold/engine';
 import { fleetFromEnv, serveWorker } from '../../dist/index.js';
 import { crashingStore } from './crash-windows.mjs';
 import { flowHandlers, flowWorkflows, withGrantLog } from './flow-workload.mjs';
@@ -36,7 +36,7 @@ const runner = createRunner({
   store: crashEvery > 0 ? crashingStore(logged, crashEvery, log.crash) : logged,
   workflows: [...soakWorkflows(timeoutMs), ...flowWorkflows(timeoutMs)],
   handlers: { ...soakHandlers(log.call), ...flowHandlers(log.call, log.flow) },
-  hooks: log.hooks,
+  hooks: defineHooks(log.hooks),
   kinds: KINDS,
 });
 // Pauses between polls, the same on every store (FerretDB's polls are index searches in our build):
