@@ -125,6 +125,7 @@ export * from './search-attributes/index.js';
 export * from './snapshot.js';
 export * from './store/index.js';
 export * from './store/memory-store.js';
+export { isUsageTotal, tokenUsage, type UsageTotal } from './token-usage.js';
 export {
   type ClaimQuery,
   type DeleteOptions,
