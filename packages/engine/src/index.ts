@@ -125,7 +125,6 @@ export * from './search-attributes/index.js';
 export * from './snapshot.js';
 export * from './store/index.js';
 export * from './store/memory-store.js';
-export { isUsageTotal, tokenUsage, type UsageTotal } from './token-usage.js';
 export {
   type ClaimQuery,
   type DeleteOptions,
@@ -148,6 +147,7 @@ export {
   type WakeSubscription,
 } from './store/store.js';
 export * from './testing/index.js';
+export { isUsageTotal, tokenUsage, type UsageTotal } from './token-usage.js';
 export { type EventTriggers, eventTriggers } from './triggers/index.js';
 export { triggeredRunId } from './triggers/publish.js';
 export * from './worker/index.js';
