@@ -80,6 +80,9 @@ export function modelStep(options: ModelStepOptions) {
         });
     }
     if (toolCalls.length === 0) ctx.stream.write({ type: 'finish' });
+    // Every chunk is stored before the step completes: a failed append fails this attempt (its
+    // retry streams the response again), where the runner's own close would only drop the rest.
+    await ctx.stream.flush();
     const counted = {
       inputTokens: usage.inputTokens,
       outputTokens: usage.outputTokens,
