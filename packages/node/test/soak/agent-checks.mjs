@@ -20,9 +20,9 @@ export function answeredBoth(s) {
 }
 
 /**
- * Violations of the ledger: for each tool call that settled (its child completed), exactly one run
- * of its settling attempt and none of a later attempt; a `chargeCard` call that never settled while
- * its conversation ended is one too. Earlier attempts' runs (a kill between the tool's run and its
+ * Violations of the ledger, over the conversations that answered both messages: each of their tool
+ * calls settled (its child completed), with exactly one run of its settling attempt and none of a
+ * later attempt. Earlier attempts' runs (a kill between the tool's run and its
  * write) are counted, not violations: a tool runs at least once, a settled one never again.
  * @param {Map<string, Snapshot | null>} conversations
  * @param {Snapshot[]} tools every tool-call child in the store
@@ -46,7 +46,9 @@ export function checkLedger(conversations, tools, records) {
     byCall.set(call, t);
   }
   let earlier = 0;
-  for (const id of conversations.keys()) {
+  for (const [id, s] of conversations) {
+    // One that did not answer is a violation already; its tool calls may not have begun.
+    if (!answeredBoth(s)) continue;
     const { lookup, charge } = callIds(id);
     for (const call of [lookup, charge]) {
       const child = byCall.get(call);

@@ -28,13 +28,17 @@ const PART_MS = 15;
 /** The answer's word after which the mid-stream window kills the process. */
 const STREAM_WINDOW_WORD = 8;
 
-/** The agent's definitions: attempts to spare for kills, a tool call's lost end looked up after 2 s. */
+/**
+ * The agent's definitions: attempts to spare for kills, a tool call's lost end looked up after 2 s.
+ * A killed attempt comes back when its lease lapses (2 s), so the deadlines only bound a slow one:
+ * at 10 s, on a two-core machine under a load of 20, a third of the model calls missed theirs.
+ */
 export const { agent: agentWorkflow, tool: toolWorkflow } = agentWorkflows({
   name: AGENT,
   turnsPerRun: 2,
   maxAttempts: 20,
-  modelTimeoutMs: 10_000,
-  toolTimeoutMs: 5_000,
+  modelTimeoutMs: 60_000,
+  toolTimeoutMs: 30_000,
   toolCheckMs: 2_000,
 });
 
@@ -127,8 +131,8 @@ export function agentSoakHandlers(ledger, crash) {
     chargeCard: tool({
       description: 'Charges the card of an order (not idempotent)',
       inputSchema: z.object({ order: z.string(), cents: z.number() }),
-      execute: async ({ cents }, { toolCallId, experimental_context }) => {
-        const attempt = /** @type {{ attempt?: number } | undefined} */ (experimental_context)?.attempt ?? 0;
+      execute: async ({ cents }, { toolCallId, context }) => {
+        const attempt = /** @type {{ attempt?: number } | undefined} */ (context)?.attempt ?? 0;
         ledger([toolCallId, attempt, process.pid]);
         return { charged: cents };
       },
