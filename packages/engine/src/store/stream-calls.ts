@@ -1,6 +1,6 @@
 import { StreamFencedError, ValidationError } from '../errors.js';
 import { isFlowText } from './flow-calls.js';
-import type { StreamDriver } from './store-driver.js';
+import type { StoredStreamEntry, StreamDriver } from './store-driver.js';
 import type { StoreParts } from './store-parts.js';
 import type {
   StreamAppended,
@@ -66,12 +66,19 @@ export function definedStream(parts: StoreParts, calls: StreamDriver): StreamSto
     return { first: answer - texts.length, next: answer };
   };
 
-  const read = async (instance: string, from: number, limit: number): Promise<StreamPage> => {
+  // The fences of the latest page read: what a tail filters the entries a wait brought by.
+  const read = async (
+    instance: string,
+    from: number,
+    limit: number,
+  ): Promise<StreamPage & { fences?: Readonly<Record<string, number>> }> => {
     const entries: StreamEntry[] = [];
     let next = from;
+    let fences: Readonly<Record<string, number>> = {};
     // A page full of superseded chunks is read past, a bounded number of times per call.
     for (let round = 0; round < 8; round++) {
       const page = await guard('stream.read', () => calls.read(instance, next, limit));
+      fences = page.fences;
       for (const e of page.entries) {
         if (e.offset !== next) break; // a hole: what follows is not visible yet
         next = e.offset + 1;
@@ -85,21 +92,27 @@ export function definedStream(parts: StoreParts, calls: StreamDriver): StreamSto
             attempt: e.attempt,
             data: JSON.parse(e.data),
           });
-        if (entries.length === limit) return { entries, next, end: false };
+        if (entries.length === limit) return { entries, next, end: false, fences };
       }
       if (page.entries.length < limit || next !== page.entries[page.entries.length - 1]!.offset + 1)
-        return { entries, next, end: true };
+        return { entries, next, end: true, fences };
     }
-    return { entries, next, end: false };
+    return { entries, next, end: false, fences };
   };
 
-  /** Waits until the stream may hold an entry at `next` (by the store's notice, or a poll interval). */
-  const pause = async (instance: string, next: number, o: StreamTailOptions): Promise<void> => {
+  /**
+   * Waits until the stream may hold an entry at `next` (by the store's notice, or a poll interval);
+   * resolves with the entries the store's wait brought, when it brings them.
+   */
+  const pause = async (
+    instance: string,
+    next: number,
+    o: StreamTailOptions,
+  ): Promise<void | readonly StoredStreamEntry[]> => {
     const signal = o.signal;
     if (calls.wait) {
       try {
-        await calls.wait(instance, next, NOTICE_WAIT_MS, signal);
-        return;
+        return await calls.wait(instance, next, NOTICE_WAIT_MS, signal);
       } catch {
         // A notice channel that failed: poll instead (the next read reports a store that is down).
       }
@@ -124,7 +137,26 @@ export function definedStream(parts: StoreParts, calls: StreamDriver): StreamSto
         yield e;
       }
       from = page.next;
-      if (page.end && !o.signal?.aborted) await pause(instance, from, o);
+      if (!page.end || o.signal?.aborted) continue;
+      const woke = await pause(instance, from, o);
+      // What the wait brought, yielded at once (the next read comes after, off the reader's path):
+      // a chunk of an attempt the page's fences superseded is left out, as a read leaves it out.
+      const fences: Record<string, number> = { ...page.fences };
+      for (const e of woke ?? []) {
+        if (e.offset !== from || o.signal?.aborted) break;
+        from = e.offset + 1;
+        if (e.data === null) {
+          fences[e.step] = Math.max(fences[e.step] ?? 0, e.attempt);
+          yield { type: 'reset', offset: e.offset, step: e.step, attempt: e.attempt };
+        } else if (fenceOf(fences, e.step) <= e.attempt)
+          yield {
+            type: 'chunk',
+            offset: e.offset,
+            step: e.step,
+            attempt: e.attempt,
+            data: JSON.parse(e.data),
+          };
+      }
     }
   }
 
@@ -159,7 +191,8 @@ export function definedStream(parts: StoreParts, calls: StreamDriver): StreamSto
       const from = offset(query.from ?? 0, 'from');
       const limit = query.limit ?? MAX_STREAM_PAGE;
       if (!(Number.isSafeInteger(limit) && limit >= 1)) invalid('limit', 'must be a positive integer');
-      return read(id, from, Math.min(limit, MAX_STREAM_PAGE));
+      const { fences: _fences, ...page } = await read(id, from, Math.min(limit, MAX_STREAM_PAGE));
+      return page;
     },
     tail(instance, options = {}) {
       const id = parts.kit.id(instance);
