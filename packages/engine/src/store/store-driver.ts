@@ -238,7 +238,7 @@ export interface StreamDriver {
     next: number,
     ms: number,
     signal?: AbortSignal,
-  ): Promise<void | readonly StoredStreamEntry[]>;
+  ): Promise<void> | Promise<readonly StoredStreamEntry[] | undefined>;
 }
 
 /** An adapter's database calls, for {@link defineStore}. */
