@@ -144,6 +144,7 @@ function plainHandlers(model: LanguageModel): Record<string, Handler> {
         seen: turn.seen,
         fresh: true,
         opensTurn: false,
+        usageTotal: turn.usageTotal,
       };
       return callModel(as(ctx, call));
     }) as Handler,

@@ -59,7 +59,7 @@ export const TOOLS_STEP = 'tools';
 export const MODEL_STEP = 'model';
 
 /** The outputs the model step keeps in the snapshot when the rest (the transcript) is offloaded: what the loop's conditions read. */
-export const MODEL_KEEP = ['status', 'turn', 'toolCalls'] as const;
+export const MODEL_KEEP = ['status', 'turn', 'toolCalls', 'usageTotal'] as const;
 
 /**
  * The agent loop as two workflow definitions (plain JSON): the loop and its tool-call child. Run
@@ -100,7 +100,7 @@ export function agentWorkflows(options: AgentWorkflowOptions): AgentWorkflows {
           messages: 'outputs.inbox',
         },
         retry,
-        offload: { keep: ['fresh'] },
+        offload: { keep: ['fresh', 'usageTotal'] },
         next: 'ready',
       },
       ready: {

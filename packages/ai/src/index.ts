@@ -34,6 +34,7 @@ export { type ToolStepInput, toolStep } from './tool-step.js';
 export {
   type AgentInput,
   type AgentMessage,
+  addUsage,
   type ModelTurn,
   type PreparedCall,
   type PrepareStepInput,

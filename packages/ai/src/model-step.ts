@@ -1,6 +1,6 @@
 import type { HandlerContext } from '@stepfold/engine';
 import { type LanguageModel, streamText, type ToolSet } from 'ai';
-import type { ModelTurn, PreparedCall, ToolCallItem } from './transcript.js';
+import { addUsage, type ModelTurn, type PreparedCall, type ToolCallItem } from './transcript.js';
 
 // The model step: one model call, its text streamed to `ctx.stream` as UI message chunks, its
 // result (the response's messages, the tool calls it proposed, its usage) the step's output. The
@@ -80,16 +80,24 @@ export function modelStep(options: ModelStepOptions) {
         });
     }
     if (toolCalls.length === 0) ctx.stream.write({ type: 'finish' });
+    // Every chunk is stored before the step completes: a failed append fails this attempt (its
+    // retry streams the response again), where the runner's own close would only drop the rest.
+    await ctx.stream.flush();
+    const counted = {
+      inputTokens: usage.inputTokens,
+      outputTokens: usage.outputTokens,
+      totalTokens: usage.totalTokens,
+    };
     return {
       status: toolCalls.length ? 'tools' : 'answered',
       turn: ctx.iteration,
       text,
       toolCalls,
-      usage: {
-        inputTokens: usage.inputTokens,
-        outputTokens: usage.outputTokens,
-        totalTokens: usage.totalTokens,
-      },
+      usage: counted,
+      usageTotal: addUsage(
+        call.usageTotal ?? { inputTokens: 0, outputTokens: 0, totalTokens: 0, modelCalls: 0 },
+        counted,
+      ),
       modelId: response.modelId,
       transcript: [...call.transcript, ...response.messages],
       seen: call.seen,

@@ -63,6 +63,8 @@ export function toolStep(tools: ToolSet, stream?: StreamStore | undefined) {
       toolCallId: call.toolCallId,
       messages: [],
       abortSignal: ctx.signal,
+      // `context` is AI SDK 7's name for it; `experimental_context` the name before, kept for older tools.
+      context: { idempotencyKey: ctx.idempotencyKey, attempt: ctx.attempt },
       experimental_context: { idempotencyKey: ctx.idempotencyKey, attempt: ctx.attempt },
     });
     // A tool that streams its output (an async iterable) settles with its last value.

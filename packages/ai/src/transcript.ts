@@ -1,3 +1,4 @@
+import type { UsageTotal } from '@stepfold/engine';
 import type { ModelMessage } from 'ai';
 
 // What the model step reads and returns, and the pure step before it (prepare): the transcript so
@@ -51,6 +52,12 @@ export interface ModelTurn {
   text: string;
   toolCalls: ToolCallItem[];
   usage: TurnUsage;
+  /**
+   * The conversation's tokens so far, this call's included: every completed model call of every
+   * run (a continue-as-new carries it). Kept in the snapshot when the rest is offloaded; read it
+   * with the engine's `tokenUsage(snapshot)`.
+   */
+  usageTotal: UsageTotal;
   /** The model that answered (its provider's model id). */
   modelId?: string | undefined;
   /** Every message so far, this response's included: what the next call sends. */
@@ -83,6 +90,8 @@ export interface PreparedCall {
   fresh: boolean;
   /** The call begins a turn (user messages, not tool results, brought it about). */
   opensTurn: boolean;
+  /** The conversation's tokens before this call (what the model step adds its call's usage to). */
+  usageTotal: UsageTotal;
 }
 
 /** How many user message ids a turn remembers: more than one batch of messages can hold. */
@@ -111,7 +120,27 @@ export function prepareCall(input: PrepareStepInput): PreparedCall {
     fresh = true;
     opensTurn ||= input.last?.status !== 'tools';
   }
-  return { transcript, seen: seen.slice(-SEEN_KEPT), fresh, opensTurn };
+  return { transcript, seen: seen.slice(-SEEN_KEPT), fresh, opensTurn, usageTotal: totalOf(prior) };
+}
+
+/** The running total a turn carries (zero before the first call; a turn from before totals were kept counts from zero). */
+function totalOf(prior: ModelTurn | undefined): UsageTotal {
+  const t = prior?.usageTotal;
+  return t ? { ...t } : { inputTokens: 0, outputTokens: 0, totalTokens: 0, modelCalls: 0 };
+}
+
+/** `total` with one call's `usage` added (a count the provider did not report adds 0). */
+export function addUsage(total: UsageTotal, usage: TurnUsage): UsageTotal {
+  const n = (v: number | undefined) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+  const input = n(usage.inputTokens);
+  const output = n(usage.outputTokens);
+  return {
+    inputTokens: total.inputTokens + input,
+    outputTokens: total.outputTokens + output,
+    totalTokens:
+      total.totalTokens + (usage.totalTokens === undefined ? input + output : n(usage.totalTokens)),
+    modelCalls: total.modelCalls + 1,
+  };
 }
 
 /** The tool message answering `calls`, from the map's results in the same order (`null`: the call failed). */

@@ -1,4 +1,4 @@
-import { composition, createHarness, type Handler } from '@stepfold/engine';
+import { composition, createHarness, type Handler, tokenUsage } from '@stepfold/engine';
 import { tool } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -186,5 +186,34 @@ describe('the agent loop as workflow data (harness, scripted model)', () => {
       'user: Thanks',
     ]);
     expect(turn(t.h)).toMatchObject({ status: 'answered', turn: 1 });
+  });
+
+  it('adds up the tokens of every completed model call, across continue-as-new', async () => {
+    // The scripted model reports 10 input tokens a call and one output token a word.
+    const t = agentUnderTest(
+      [
+        { text: 'Let me look. ', toolCalls: [{ id: 'c1', name: 'lookupOrder', input: { id: '7' } }] },
+        { fail: 'overloaded' }, // a failed attempt: no usage reaches the step's output
+        { text: 'Order 7 shipped.' },
+        { text: 'You are welcome.' },
+      ],
+      { turnsPerRun: 2 },
+    );
+    t.h.start({ messages: [{ id: 'm1', text: 'Where is order 7?' }] });
+    await t.h.run(t.handlers, { timers: 'until-signal' });
+    // Two model calls (3 words each) then the rotation: the total rides in the new run's input.
+    expect(t.h.snapshot.run).toBe(2);
+    expect(tokenUsage(t.h.snapshot)).toEqual({
+      inputTokens: 20,
+      outputTokens: 6,
+      totalTokens: 26,
+      modelCalls: 2,
+    });
+    t.h.signal('message', { id: 'm2', text: 'Thanks' });
+    await t.h.run(t.handlers, { timers: 'until-signal' });
+    const last = turn(t.h);
+    expect(last.usage).toEqual({ inputTokens: 10, outputTokens: 3, totalTokens: 13 });
+    expect(last.usageTotal).toEqual({ inputTokens: 30, outputTokens: 9, totalTokens: 39, modelCalls: 3 });
+    expect(tokenUsage(t.h.snapshot)).toEqual(last.usageTotal);
   });
 });

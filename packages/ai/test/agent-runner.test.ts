@@ -7,6 +7,7 @@ import {
   offloading,
   type Snapshot,
   type StreamEntry,
+  tokenUsage,
 } from '@stepfold/engine';
 import { tool } from 'ai';
 import { describe, expect, it } from 'vitest';
@@ -157,5 +158,13 @@ describe('an agent on a runner', () => {
     // The stored snapshot does not grow with the conversation.
     expect(Math.max(...sizes)).toBeLessThan(12_000);
     expect(sizes.at(-1)!).toBeLessThan(sizes[1]! * 1.5);
+    // The conversation's tokens, read from the stored snapshot (kept inline beside the references):
+    // 12 model calls of 10 input tokens, 6 answers of 3 words.
+    expect(tokenUsage(stored!)).toEqual({
+      inputTokens: 120,
+      outputTokens: 18,
+      totalTokens: 138,
+      modelCalls: 12,
+    });
   });
 });

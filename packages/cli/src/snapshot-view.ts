@@ -1,4 +1,4 @@
-import { attemptOverdue, type Snapshot } from '@stepfold/engine';
+import { attemptOverdue, type Snapshot, tokenUsage, type UsageTotal } from '@stepfold/engine';
 import { brief, isoTime, table } from './output.js';
 
 /** One line of `list`: who the instance is and where it stands. */
@@ -73,6 +73,7 @@ export function renderRows(rows: readonly InstanceRow[]): string[] {
  * task running past its lease or deadline says `overdue: true`.
  */
 export function summarize(s: Snapshot, now?: number) {
+  const tokens = tokenUsage(s);
   return {
     id: s.id,
     workflow: s.workflow,
@@ -92,11 +93,17 @@ export function summarize(s: Snapshot, now?: number) {
     timers: s.timers,
     inbox: s.inbox,
     ...(s.saga ? { saga: s.saga } : {}),
+    ...(tokens ? { tokens } : {}),
     wakeAt: s.wakeAt,
     createdAt: s.createdAt,
     updatedAt: s.updatedAt,
     log: s.log,
   };
+}
+
+/** A usage total as words: `30 in, 9 out, 39 total over 3 model calls`. */
+export function tokenLine(t: UsageTotal): string {
+  return `${t.inputTokens} in, ${t.outputTokens} out, ${t.totalTokens} total over ${t.modelCalls} model call${t.modelCalls === 1 ? '' : 's'}`;
 }
 
 /** The headline of a snapshot: id, workflow, status, version. */
@@ -116,6 +123,8 @@ export function renderSnapshot(s: Snapshot, extra: readonly string[] = [], now?:
     `  input: ${brief(s.input, 200)}`,
   ];
   if (s.output !== undefined) out.push(`  output: ${brief(s.output, 200)}`);
+  const tokens = tokenUsage(s);
+  if (tokens) out.push(`  tokens: ${tokenLine(tokens)}`);
   if (s.error) out.push(`  error: ${s.error.code ?? 'ERROR'} at ${s.error.step ?? '-'}: ${s.error.message}`);
   if (s.compensationError) out.push(`  compensation error: ${s.compensationError.message}`);
   if (s.reason !== undefined) out.push(`  reason: ${s.reason}`);

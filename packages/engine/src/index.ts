@@ -148,6 +148,7 @@ export {
   type WakeSubscription,
 } from './store/store.js';
 export * from './testing/index.js';
+export { isUsageTotal, tokenUsage, type UsageTotal } from './token-usage.js';
 export { type EventTriggers, eventTriggers } from './triggers/index.js';
 export { triggeredRunId } from './triggers/publish.js';
 export * from './worker/index.js';

@@ -47,6 +47,20 @@ function blockingConnections(client: Redis | Cluster) {
 
 type Reply = [Array<[string, string[]]>, string[]];
 
+/** Stream entries as Redis gives them (id `0-<offset + 1>`, fields s, a and d), as the driver's. */
+function entriesOf(rows: ReadonlyArray<[string, string[]]>): StoredStreamEntry[] {
+  return rows.map(([id, fields]) => {
+    const f = new Map<string, string>();
+    for (let i = 0; i + 1 < fields.length; i += 2) f.set(fields[i]!, fields[i + 1]!);
+    return {
+      offset: Number(id.slice(2)) - 1,
+      step: f.get('s')!,
+      attempt: Number(f.get('a')),
+      data: f.get('d') ?? null,
+    };
+  });
+}
+
 /** The stream driver on `client` under `prefix`, and the end of its tails' connections. */
 export function redisStream(client: Redis | Cluster, prefix: string): StreamDriver & { closeAll(): void } {
   const blocking = blockingConnections(client);
@@ -62,16 +76,7 @@ export function redisStream(client: Redis | Cluster, prefix: string): StreamDriv
     async read(instance, from, limit) {
       const keys = streamKeysOf(prefix, instance);
       const [rows, pairs] = (await runScript(client, READ_STREAM, keys, [from, limit])) as Reply;
-      const entries: StoredStreamEntry[] = rows.map(([id, fields]) => {
-        const f = new Map<string, string>();
-        for (let i = 0; i + 1 < fields.length; i += 2) f.set(fields[i]!, fields[i + 1]!);
-        return {
-          offset: Number(id.slice(2)) - 1,
-          step: f.get('s')!,
-          attempt: Number(f.get('a')),
-          data: f.get('d') ?? null,
-        };
-      });
+      const entries = entriesOf(rows);
       const fences = new Map<string, number>();
       for (let i = 0; i + 1 < pairs.length; i += 2)
         if (pairs[i] !== '') fences.set(pairs[i]!, Number(pairs[i + 1]));
@@ -87,7 +92,15 @@ export function redisStream(client: Redis | Cluster, prefix: string): StreamDriv
       signal?.addEventListener('abort', abort, { once: true });
       let broken = false;
       try {
-        await conn.xread('BLOCK', ms, 'STREAMS', streamKeysOf(prefix, instance)[0], `0-${next}`);
+        // XREAD answers with the new entries: the tail yields them without a read of its own.
+        const r = (await conn.xread(
+          'BLOCK',
+          ms,
+          'STREAMS',
+          streamKeysOf(prefix, instance)[0],
+          `0-${next}`,
+        )) as Array<[string, Array<[string, string[]]>]> | null;
+        return r?.[0] ? entriesOf(r[0][1]) : undefined;
       } catch (e) {
         broken = true;
         if (!signal?.aborted) throw e;

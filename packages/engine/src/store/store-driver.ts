@@ -229,9 +229,16 @@ export interface StreamDriver {
   /**
    * Where the database can announce appends: resolves once the stream may hold an entry at offset
    * `next` or later (at once if it does), or after `ms`, or when `signal` aborts. Absent: readers
-   * that caught up poll.
+   * that caught up poll. A database whose wait returns the new entries (Redis's XREAD) may resolve
+   * with them, from `next` on in offset order (superseded chunks included): a tail yields them
+   * without reading again.
    */
-  wait?(instance: string, next: number, ms: number, signal?: AbortSignal): Promise<void>;
+  wait?(
+    instance: string,
+    next: number,
+    ms: number,
+    signal?: AbortSignal,
+  ): Promise<void> | Promise<readonly StoredStreamEntry[] | undefined>;
 }
 
 /** An adapter's database calls, for {@link defineStore}. */

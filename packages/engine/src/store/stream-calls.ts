@@ -108,11 +108,11 @@ export function definedStream(parts: StoreParts, calls: StreamDriver): StreamSto
     instance: string,
     next: number,
     o: StreamTailOptions,
-  ): Promise<void | readonly StoredStreamEntry[]> => {
+  ): Promise<readonly StoredStreamEntry[] | undefined> => {
     const signal = o.signal;
     if (calls.wait) {
       try {
-        return await calls.wait(instance, next, NOTICE_WAIT_MS, signal);
+        return (await calls.wait(instance, next, NOTICE_WAIT_MS, signal)) ?? undefined;
       } catch {
         // A notice channel that failed: poll instead (the next read reports a store that is down).
       }
@@ -126,6 +126,7 @@ export function definedStream(parts: StoreParts, calls: StreamDriver): StreamSto
       const timer = setTimeout(done, o.pollMs ?? DEFAULT_POLL_MS);
       signal?.addEventListener('abort', done, { once: true });
     });
+    return undefined;
   };
 
   async function* tail(instance: string, o: StreamTailOptions): AsyncGenerator<StreamEntry> {

@@ -1,5 +1,5 @@
 import type { Snapshot, StreamTail, WorkflowDefinition } from '@stepfold/engine';
-import { nodeIds, toMermaid } from '@stepfold/engine';
+import { nodeIds, tokenUsage, toMermaid } from '@stepfold/engine';
 import { html } from 'hono/html';
 import { childStatuses, type Family } from '../family.js';
 import { stepLabels } from '../step-states.js';
@@ -19,12 +19,21 @@ import { type Flash, layout, type PageContext } from './layout.js';
 import { focusStep, overview } from './overview.js';
 import { valueView } from './payloads.js';
 
+/** The model tokens the instance counted (see the engine's `tokenUsage`), when it counts any. */
+function tokensFact(s: Snapshot): View | string {
+  const t = tokenUsage(s);
+  if (!t) return '';
+  const calls = `${t.modelCalls} model call${t.modelCalls === 1 ? '' : 's'}`;
+  return html`<dt>tokens</dt><dd id="tokens">${String(t.inputTokens)} in, ${String(t.outputTokens)} out, ${String(t.totalTokens)} total over ${calls}</dd>`;
+}
+
 function facts(ctx: PageContext, s: Snapshot): View {
   return html`<dl class="facts" id="facts">
 <dt>workflow</dt><dd>${s.workflow.name}@${String(s.workflow.version)} <span class="muted">${s.workflow.hash}</span></dd>
 <dt>status</dt><dd>${badge(s.status)}${s.reason ? html` — reason: ${s.reason}` : ''}</dd>
 <dt>version</dt><dd id="version">${String(s.version)}</dd>
 <dt>run</dt><dd>${String(s.run)}</dd>
+${tokensFact(s)}
 ${
   s.parent
     ? html`<dt>parent</dt><dd><a href="${instancePath(ctx.base, s.parent.id)}">${s.parent.id}</a> step ${s.parent.step}${

@@ -17,8 +17,8 @@ import { join } from 'node:path';
  * Opens `<dir>/<name>.log` for appending; returns the handler call recorder, the runner hooks
  * that record every step completion (S), completed compensation (K), map item completed (I) and
  * undone (U), task given back (R) and end of an instance (T), the recorder of a process's counters
- * (W), that of a crash window it is about to die in (X), and the flow workload's runs (F) and
- * grants (G).
+ * (W), that of a crash window it is about to die in (X), the flow workload's runs (F) and
+ * grants (G), and the agent workload's ledger of tool runs (L).
  * @param {string} dir
  * @param {string} name
  */
@@ -71,6 +71,8 @@ export function openOracleLog(dir, name) {
     flow: (fields) => write(['F', ...fields]),
     /** The store's flow granted `holder` at `at`. @param {string} holder @param {number} at */
     grant: (holder, at) => write(['G', holder, at]),
+    /** The agent workload's ledger: a non-idempotent tool ran (agent-workload.mjs). @param {Array<string | number>} fields */
+    ledger: (fields) => write(['L', ...fields]),
     hooks,
     /**
      * The process's counters so far (a later line replaces an earlier one of the same process).

@@ -31,13 +31,18 @@
 // applied once). A run of its own, so the self-kills do not weigh on the mixed workflows' latency figures.
 //
 //   node packages/node/test/soak/run.mjs [--stores postgres,redis,mongo,dynamo] [--instances <n>]
-//     [--trees <n>] [--crash-every 5] [--workload both|mixed|trees|flow] [--mode worker|loop] [--kills both|on|off] [--compare-loop]
+//     [--trees <n>] [--crash-every 5] [--workload both|mixed|trees|flow|agent] [--mode worker|loop] [--kills both|on|off] [--compare-loop]
 //     [--budget-s <per run>] [--no-restart] [--processes 3] [--claim-ms <ms>] [--timeout-ms 2000]
 //     [--rate <starts/s>] [--in-flight <n>] [--loop-limit 10] [--faults on|off] [--drain-ratio 2]
 //
 // --workload flow runs the flow-controlled workload instead (flow-workload.mjs): orders under a
 // concurrency limit per customer and a rate limit per tenant, with the kills (no restart, no network
 // faults, on the shared servers), checked never to exceed either limit.
+// --workload agent runs agent conversations instead (agent-workload.mjs, agent-driver.mjs): an
+// agent of @stepfold/ai with a scripted model and two tools (one not idempotent, in a ledger), with
+// the kills and two crash windows (mid-stream, right after a tool call's result is stored), checked
+// to answer every message with the whole text streamed, each settled tool call run once, exact
+// token totals. --instances there defaults to 200 conversations, --budget-s to 600.
 // --instances defaults to 10,000; --trees to 100, each with five children; --crash-every 0 turns
 // the crash windows off (the tree run then has only the outside kills); --kills off runs the trees
 // without kills or windows; --faults off runs the faulted run without network faults (kills and restart
@@ -59,6 +64,7 @@
 // (--stores) with time to spare. The budgets below end a run that falls behind with a "not final" report.
 // STEPFOLD_SOAK_PG_GROUP_COMMIT=1 in the environment turns on the PostgreSQL store's groupCommit.
 import { parseArgs } from 'node:util';
+import { runAgentSoak } from './agent-driver.mjs';
 import { runSoak } from './driver.mjs';
 import { SOAK_FAULTS } from './fault-schedule.mjs';
 import { secs } from './metrics.mjs';
@@ -147,8 +153,39 @@ if (!['on', 'off'].includes(values.faults)) throw new Error('--faults must be on
 const faultsOn = values.faults === 'on';
 const maxDrainRatio = Number(values['drain-ratio']);
 const workload = values.workload;
-if (!['both', 'mixed', 'trees', 'flow'].includes(workload))
-  throw new Error('--workload must be both, mixed, trees or flow');
+if (!['both', 'mixed', 'trees', 'flow', 'agent'].includes(workload))
+  throw new Error('--workload must be both, mixed, trees, flow or agent');
+if (workload === 'agent') {
+  // Its own run per store (agent-driver.mjs): conversations, kills and crash windows, its oracles.
+  let bad = false;
+  const lines = [];
+  for (const kind of kinds) {
+    const instances = Number(values.instances ?? 200);
+    console.log(
+      `[${kind}] agent conversations: ${instances}, kills every ${KILL_EVERY_MS[kind][0] / 1000}-${KILL_EVERY_MS[kind][1] / 1000} s, crash windows 1 in ${values['crash-every']}`,
+    );
+    const r = await runAgentSoak({
+      kind,
+      instances,
+      kills: values.kills !== 'off',
+      crashEvery: Number(values['crash-every']),
+      budgetMs: Number(values['budget-s'] ?? 600) * 1000,
+      killEveryMs: KILL_EVERY_MS[kind],
+      processes: Number(values.processes),
+      ...(values.rate ? { startsPerSecond: Number(values.rate) } : {}),
+      ...(values['in-flight'] ? { maxInFlight: Number(values['in-flight']) } : {}),
+      ...(values['claim-ms'] ? { claimMs: Number(values['claim-ms']) } : {}),
+      progress: (line) => console.log(line),
+    });
+    for (const v of r.violations.slice(0, 50)) console.log(`[${kind}] VIOLATION ${v}`);
+    console.log(r.summary);
+    lines.push(r.summary);
+    bad ||= !r.ok;
+  }
+  console.log('\nsoak summary:');
+  for (const l of lines) console.log(l);
+  process.exit(bad ? 1 : 0);
+}
 
 /**
  * @typedef {{ mode: 'worker' | 'loop', kills: boolean, trees: boolean, flow?: boolean }} Plan

@@ -110,7 +110,7 @@ export function openStore(kind, url, ns, claimMs) {
           await pool.end();
         },
         drop: async () => {
-          const tables = ['', '$sent', '$flow', '$stream', '$chunk', '$fair'].map(
+          const tables = ['', '$sent', '$flow', '$stream', '$chunk', '$fair', '$search'].map(
             (t) => `"${PG_SCHEMA}"."${ns}${t}"`,
           );
           await pool.query(`DROP TABLE IF EXISTS ${tables.join(', ')}`);
