@@ -4,7 +4,7 @@
 // (W) and ledger (L) in its own oracle log. With SOAK_CRASH_EVERY=n it SIGKILLs itself in the two
 // crash windows, one conversation in n: mid-stream (the model's answer), and right after a tool
 // call's terminal write lands, before the agent hears of it (window "settled").
-import { composition, createRunner, createWorker } from '@stepfold/engine';
+import { composition, createRunner, createWorker, defineHooks } from '@stepfold/engine';
 import { fleetFromEnv, serveWorker } from '../../dist/index.js';
 import { AGENT, agentSoakHandlers, agentWorkflow, toolWorkflow, windowHit } from './agent-workload.mjs';
 import { openOracleLog } from './oracle-log.mjs';
@@ -56,7 +56,7 @@ const runner = createRunner({
   kinds: [composition],
   // The tool step appends a settled call's chunk to the agent's stream through the store.
   handlers: soak.handlers(store),
-  hooks: log.hooks,
+  hooks: defineHooks(log.hooks),
   // A killed worker's attempt is taken over this soon.
   taskLeaseMs: 2_000,
 });
