@@ -60,26 +60,26 @@ describe('soak: SIGKILLed worker processes', () => {
 
 // Without kills, three worker processes on one workload collide rarely: a task a notice hands to
 // every worker is taken by one, a snapshot that waited for a slot is claimed rather than written
-// over, and a claimed tick that lost its race leaves the instance to the next claim. Counts, not
-// times: lost races stay under 2.5 % of writes (5-6 % before those changes), races re-applied
-// (`conflicts`) under 1 %.
+// over, and a claimed tick that lost its race leaves the instance to the next claim. 400 starts at
+// 100 a second fill the workers' slots, where a snapshot waits. Counts, not times: lost races stay
+// under 1.5 % of writes, races re-applied (`conflicts`) under 1 %.
 describe('soak without kills: how often three workers collide', () => {
   for (const kind of ['postgres', 'redis'] as const) {
-    it(`${kind}: lost races under 2.5 % of writes, conflicts under 1 %`, async () => {
+    it(`${kind}: lost races under 1.5 % of writes, conflicts under 1 %`, { timeout: 200_000 }, async () => {
       const result = await runSoak({
         kind,
-        instances: 150,
+        instances: 400,
         kills: false,
-        budgetMs: 90_000,
+        budgetMs: 180_000,
         processes: 3,
         timeoutMs: 2000,
-        startsPerSecond: 40,
+        startsPerSecond: 100,
       });
       expect(result.violations).toEqual([]);
       const { writes, conflicts, lostRaces } = result.fleet;
       const lost = Object.values(lostRaces).reduce((a, b) => a + b, 0);
       expect(writes).toBeGreaterThan(1000);
-      expect(lost, result.summary).toBeLessThan(writes * 0.025);
+      expect(lost, result.summary).toBeLessThan(writes * 0.015);
       expect(conflicts, result.summary).toBeLessThan(writes * 0.01);
     });
   }
