@@ -44,7 +44,7 @@ function withoutInSave(store: Store): Store {
   });
 }
 
-const limit = { key: 'input.customer', limit: 1 };
+const limit = { key: 'input.customer', limit: 1 } as const;
 /** The limited task first: its slot is asked for before the create (a create takes no flow work). */
 const first = workflow('in-save-first', 1)
   .input<{ customer: string }>()
@@ -79,7 +79,7 @@ describe('redis adapter: flow work in the save (one server)', () => {
 
   it('a limited task costs its writes alone: the take and the release in the saves', async () => {
     /** Round trips of one run of `name` (a fresh store, scripts loaded), with or without inSave. */
-    const count = async (name: string, hide: boolean) => {
+    const count = async (name: 'in-save-first' | 'in-save-second', hide: boolean) => {
       const { redis, runner } = runnerOn(hide);
       await redis.setup(); // no NOSCRIPT retry counted
       const n = await roundTrips(async () => {
