@@ -16,9 +16,10 @@ import { type Script, script } from './script.js';
 // slot, so the client runs the per-key scripts (ACQUIRE_ONE, GIVE_BACK, RELEASE_ONE, RENEW_ONE,
 // READ_ONE) one key at a time.
 
-// Shared functions. Times are integers (the kit checks them). `now` and `lease` are passed as the
-// caller's text, written as they came: Lua would print a number past 14 digits inexactly.
-const FUNCTIONS = `
+// Times are integers (the kit checks them). `now` and `lease` are passed as the caller's text,
+// written as they came: Lua would print a number past 14 digits inexactly.
+/** The flow scripts' shared functions (the save with flow work runs them too). */
+export const FLOW_LUA = `
 local function prune(F, now)
   redis.call('ZREMRANGEBYSCORE', F .. ':h', '-inf', now)
   local period = redis.call('HGET', F .. ':m', 'period')
@@ -140,7 +141,7 @@ const period = (v: string) => `(${v} ~= '' and tonumber(${v}) or nil)`;
  */
 export const ACQUIRE = script(
   'flow-acquire',
-  `${FUNCTIONS}
+  `${FLOW_LUA}
 local holder, instance, now, lease = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local n = (#ARGV - 4) / 6
 local function need(i)
@@ -175,7 +176,7 @@ return {1}`,
  */
 export const RELEASE = script(
   'flow-release',
-  `${FUNCTIONS}
+  `${FLOW_LUA}
 local now = ARGV[1]
 local holders = {}
 for i = 2, #ARGV do holders[#holders + 1] = ARGV[i] end
@@ -196,7 +197,7 @@ return out`,
 /** renew, on one server. KEYS: each holder's index. ARGV: lease, then the holders (in KEYS' order). */
 export const RENEW = script(
   'flow-renew',
-  `${FUNCTIONS}
+  `${FLOW_LUA}
 local lease = ARGV[1]
 for i = 1, #KEYS do
   for _, F in ipairs(redis.call('SMEMBERS', KEYS[i])) do renew(F, {ARGV[i + 1]}, lease) end
@@ -212,7 +213,7 @@ return 1`,
  */
 export const LIST_FLOW = script(
   'flow-list',
-  `${FUNCTIONS}
+  `${FLOW_LUA}
 local now = ARGV[1]
 local members = redis.call('ZRANGEBYLEX', KEYS[1], ARGV[2], ARGV[3], 'LIMIT', 0, tonumber(ARGV[4]))
 local out = {#members == tonumber(ARGV[4]) and members[#members] or ''}
@@ -233,7 +234,7 @@ return out`,
  */
 export const ACQUIRE_ONE = script(
   'flow-acquire-one',
-  `${FUNCTIONS}
+  `${FLOW_LUA}
 local holder, instance, now, lease = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local F, member, scope, key, limit, per = ARGV[5], ARGV[6], ARGV[7], ARGV[8], tonumber(ARGV[9]), ${period('ARGV[10]')}
 prune(F, now)
@@ -253,7 +254,7 @@ return {1, take(F, holder, limit, per, now, lease), created}`,
  */
 export const GIVE_BACK = script(
   'flow-give-back',
-  `${FUNCTIONS}
+  `${FLOW_LUA}
 local holder, F, z, prior = ARGV[1], ARGV[2], ARGV[2] .. ':' .. ARGV[3], ARGV[4]
 if prior == '' then redis.call('ZREM', z, holder) else redis.call('ZADD', z, prior, holder) end
 if empty(F) then
@@ -269,7 +270,7 @@ return 0`,
  */
 export const RELEASE_ONE = script(
   'flow-release-one',
-  `${FUNCTIONS}
+  `${FLOW_LUA}
 local holders = {}
 for i = 3, #ARGV do holders[#holders + 1] = ARGV[i] end
 local out = {''}
@@ -281,7 +282,7 @@ return out`,
 /** renew on one key, on a Cluster. KEYS: F:h F:s F:w F:m. ARGV: lease, F, then the holders. */
 export const RENEW_ONE = script(
   'flow-renew-one',
-  `${FUNCTIONS}
+  `${FLOW_LUA}
 local holders = {}
 for i = 3, #ARGV do holders[#holders + 1] = ARGV[i] end
 renew(ARGV[2], holders, ARGV[1])
@@ -291,7 +292,7 @@ return 1`,
 /** What list shows of one key, on a Cluster. KEYS: F:h F:s F:w F:m. ARGV: now, F. Returns a state or false. */
 export const READ_ONE = script(
   'flow-read-one',
-  `${FUNCTIONS}
+  `${FLOW_LUA}
 return state(ARGV[2], ARGV[1])`,
 );
 

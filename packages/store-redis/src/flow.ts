@@ -63,31 +63,42 @@ function stateOf(r: StateReply): FlowKeyState {
   };
 }
 
-function waitersOf(flat: readonly string[], from = 0): FlowWaiter[] {
+/** Waiters `{holder, instance, since}` from a script's flat answer, read from index `from`. */
+export function waitersOf(flat: readonly string[], from = 0): FlowWaiter[] {
   const out: FlowWaiter[] = [];
   for (let i = from; i + 2 < flat.length; i += 3)
     out.push({ holder: flat[i]!, instance: flat[i + 1]!, since: Number(flat[i + 2]) });
   return out;
 }
 
-/**
- * The flow capability on Redis. On one server each call is one script over every counter it
- * touches, so an acquire of several needs is atomic. On a Cluster each counter is in its own slot:
- * an acquire takes its needs one counter at a time in (scope, key, period) order and gives back
- * what it took when a later one is denied; release and renew run one script per counter.
- */
-export function redisFlow(client: Redis | Cluster, keys: Keys): FlowDriver {
+/** A store's flow key names: a holder's set, the counters index, a need's counter and its script arguments. */
+export function flowNames(keys: Keys) {
   const flowPrefix = flowPrefixOf(keys.prefix);
-  const holderIndex = (holder: string) => `${keys.prefix}flow-holder:${holder}`;
-  const index = `${keys.prefix}flow-counters`;
   const counter = (n: FlowNeed) => {
     const member = memberOf(flowCounterOf(n));
     return { member, F: counterKeyOf(flowPrefix, member) };
   };
-  const needArgs = (n: FlowNeed) => {
-    const { F, member } = counter(n);
-    return [F, member, n.scope, n.key, n.limit, n.periodMs ?? ''];
+  return {
+    flowPrefix,
+    holderIndex: (holder: string) => `${keys.prefix}flow-holder:${holder}`,
+    index: `${keys.prefix}flow-counters`,
+    counter,
+    needArgs(n: FlowNeed): Array<string | number> {
+      const { F, member } = counter(n);
+      return [F, member, n.scope, n.key, n.limit, n.periodMs ?? ''];
+    },
   };
+}
+
+/**
+ * The flow capability on Redis. On one server each call is one script over every counter it
+ * touches, so an acquire of several needs is atomic, and a save does its flow work in its own
+ * script (`inUpdate`). On a Cluster each counter is in its own slot:
+ * an acquire takes its needs one counter at a time in (scope, key, period) order and gives back
+ * what it took when a later one is denied; release and renew run one script per counter.
+ */
+export function redisFlow(client: Redis | Cluster, keys: Keys): FlowDriver {
+  const { holderIndex, index, counter, needArgs, flowPrefix } = flowNames(keys);
 
   /** Takes `member` out of the index unless its counter is back (an acquire between the two). */
   async function unindex(member: string, F: string): Promise<void> {
@@ -120,6 +131,8 @@ export function redisFlow(client: Redis | Cluster, keys: Keys): FlowDriver {
   }
 
   const standalone: FlowDriver = {
+    // One server: the save script does the flow work too (save-flow.ts).
+    inUpdate: true,
     async acquire(holder, instance, needs, now, until) {
       const keyList = [holderIndex(holder), index, ...needs.flatMap((n) => partsOf(counter(n).F))];
       const args = [holder, instance, now, until, ...needs.flatMap(needArgs)];

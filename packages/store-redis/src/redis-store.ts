@@ -4,16 +4,18 @@ import {
   type DefinedStore,
   defineStore,
   type EncodedSnapshot,
+  instancesToWake,
   type ListArgs,
   type StoreDriver,
 } from '@stepfold/engine';
 import type { Cluster, Redis } from 'ioredis';
 import { dueDriver } from './claims.js';
 import { type HintRoute, hintArgs, rowArgs } from './encode.js';
-import { redisFlow } from './flow.js';
+import { flowNames, redisFlow, waitersOf } from './flow.js';
 import { inboxDriver } from './inbox.js';
 import { assertPrefix, DEFAULT_PREFIX, hasHashTag, keysFor } from './keys.js';
 import { isUnavailable } from './map-error.js';
+import { SAVE_FLOW, saveFlowArgs } from './save-flow.js';
 import { CREATE, DELETE, LIST, runScript, SAVE, SCRIPTS } from './scripts.js';
 import { searchField } from './search-entries.js';
 import { redisSearchPage } from './search-page.js';
@@ -95,6 +97,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
   // on one server works on every Redis version.
   const route: HintRoute = { command: client.isCluster ? 'SPUBLISH' : 'PUBLISH', channel: keys.wake };
   const wakes = createWakeSource(client, route);
+  const flowKeys = flowNames(keys);
   const stream = redisStream(client, prefix);
   /** The row's own index keys: status, workflow, both, lane. */
   const indexKeys = (e: EncodedSnapshot) => [
@@ -144,6 +147,21 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
         match,
         ...(c.consumed ?? []),
       ];
+      const flow = c.flow;
+      if (flow) {
+        // One server only (the driver's flow has inUpdate there): the flow work in the save's script.
+        const taker = flowKeys.holderIndex(flow.take?.holder ?? '');
+        const flowKeyList = [flowKeys.index, taker, ...(flow.release ?? []).map(flowKeys.holderIndex)];
+        const reply = (await runScript(
+          client,
+          SAVE_FLOW,
+          [...keyList, ...flowKeyList],
+          [...args, ...saveFlowArgs(flow, flowKeys.needArgs)],
+        )) as [number, ...string[]];
+        if (reply[0] === 1) return { woken: instancesToWake(waitersOf(reply as string[], 1)) };
+        if (reply[0] === 4) return 'refused';
+        return reply[0] === 2 ? { stored: Number(reply[1]) } : 'missing';
+      }
       const [code, stored] = (await runScript(client, SAVE, keyList, args)) as [number, string?];
       // 3: the match failed; defineStore tells a forged notice from a lost race by the version.
       if (code === 2) return { stored: Number(stored) };

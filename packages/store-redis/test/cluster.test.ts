@@ -48,6 +48,11 @@ describeFlow('cluster', cluster);
 runRedisPayloadConformance('redis-cluster', cluster);
 
 describe('redis adapter on a cluster', () => {
+  it('does its flow work beside the save, not in it: each counter hashes to a slot of its own', () => {
+    const t = openStore(cluster, 'in-save');
+    expect(t.store.flow?.inSave).toBeUndefined();
+  });
+
   it('keeps every key of a store in one slot, whichever node holds it', async () => {
     const t = openStore(cluster, 'slot');
     try {

@@ -25,12 +25,13 @@ import type {
 
 /**
  * What a write that lost a race was, for `runner.stats.lostRaces`: what a worker's tick says it
- * was (`sent`), `take` (a tick from a snapshot others may act on too, given up at once), else its
- * event's type, with `@claim` when it started from a snapshot the store handed out.
+ * was (`sent`), `take` (a tick from a snapshot others may act on too, given up at once; `take@claim`
+ * when the store handed it out with a claim), else its event's type, with `@claim` when it started
+ * from a snapshot the store handed out.
  */
 function raceKind(request: WriteRequest): string {
   if (request.taken?.race) return request.taken.race;
-  if (request.onConflict === 'fail') return 'take';
+  if (request.onConflict === 'fail') return request.base?.origin === 'store' ? 'take@claim' : 'take';
   const type = request.event(0).type; // the event varies with the time only
   return request.base?.origin === 'store' ? `${type}@claim` : type;
 }

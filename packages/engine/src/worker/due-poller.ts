@@ -177,7 +177,7 @@ export class DuePoller {
 
   /** Ticks the named instances due by `now`: held and handed-over ones from their snapshots, then inbox claims and claims by id. */
   private async namedRound(now: number, ticks: Promise<void>[]): Promise<number> {
-    const { ready, sent, hinted } = this.named.take(now, this.p.pool.free());
+    const { ready, sent, hinted } = this.named.take(now, this.p.pool.free(), this.lease.leaseMs);
     const asDue = (e: Named): Due =>
       e.via === 'given'
         ? {
@@ -285,7 +285,10 @@ export class DuePoller {
               id,
               now,
               loaded: snapshot,
-              onConflict: taking ? 'fail' : 'reapply',
+              // A claimed snapshot that loses its race gives up too: the winner's save ended the
+              // claim and left the instance in the due order as it wrote it, so whoever claims it
+              // next ticks the new version (a reload here would race that claim a second time).
+              onConflict: 'fail',
               ...(noticed ? { noticed } : {}),
               ...(sent ? { sent } : {}),
             }
@@ -331,8 +334,8 @@ export class DuePoller {
         if (settled !== 'not-handled') return;
       }
       // The winner's save ended any claim this worker held.
-      if (taking && isStepfoldError(e, 'VERSION_CONFLICT')) {
-        stats.lostTakes++;
+      if (snapshot && isStepfoldError(e, 'VERSION_CONFLICT')) {
+        if (taking) stats.lostTakes++;
         return;
       }
       if (notMine(e)) {

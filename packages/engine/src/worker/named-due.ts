@@ -33,6 +33,13 @@ export interface TakenNamed {
   hinted: Named[];
 }
 
+/**
+ * How long after its due time a handed-over snapshot is ticked from as it is. One that waited longer
+ * (for a free slot) was most likely taken by another worker meanwhile: its write would lose its race,
+ * so it is claimed by id instead, which finds nothing once another worker took it.
+ */
+export const GIVEN_FRESH_MS = 1_000;
+
 /** Named instances remembered at most (beyond that, the lanes find them). */
 export const MAX_NAMED = 1000;
 /** Instances claimed ahead and held at most: each delays its instance by its lease if the worker dies. */
@@ -90,8 +97,12 @@ export class NamedDue {
     if (this.entries.delete(keyOf(via, id)) && via === 'held') this.heldCount--;
   }
 
-  /** Takes up to `n` entries due by `now`, held and handed-over ones first, then sent, then hinted. */
-  take(now: number, n: number): TakenNamed {
+  /**
+   * Takes up to `n` entries due by `now`, held and handed-over ones first, then sent, then hinted.
+   * A snapshot that went stale waiting (see {@link GIVEN_FRESH_MS}; a held one whose claim, taken
+   * for `leaseMs` from its due time, lapsed) is claimed by id instead, its signals from the inbox.
+   */
+  take(now: number, n: number, leaseMs = Number.POSITIVE_INFINITY): TakenNamed {
     const out: TakenNamed = { ready: [], sent: [], hinted: [] };
     let left = n;
     for (const via of ORDER) {
@@ -100,8 +111,18 @@ export class NamedDue {
         if (e.via !== via || e.at > now) continue;
         this.entries.delete(key);
         if (via === 'held') this.heldCount--;
-        (via === 'sent' ? out.sent : via === 'hint' ? out.hinted : out.ready).push(e);
         left--;
+        if (via === 'given' && now - e.at > GIVEN_FRESH_MS) {
+          // Another worker's to take by now, most likely: found gone, it is a lost take.
+          (e.sent ? out.sent : out.hinted).push({
+            id: e.id,
+            via: e.sent ? 'sent' : 'hint',
+            at: e.at,
+            standby: true,
+          });
+        } else if (via === 'held' && now - e.at >= leaseMs)
+          out.hinted.push({ id: e.id, via: 'hint', at: e.at });
+        else (via === 'sent' ? out.sent : via === 'hint' ? out.hinted : out.ready).push(e);
       }
     }
     return out;

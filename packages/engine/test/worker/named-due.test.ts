@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { makeTestSnapshot } from '../../src/testing/test-snapshot.js';
-import { NamedDue } from '../../src/worker/named-due.js';
+import { GIVEN_FRESH_MS, NamedDue } from '../../src/worker/named-due.js';
 
 const snap = (id: string) => makeTestSnapshot(id);
 
@@ -17,6 +17,24 @@ describe('NamedDue: one queue of named instances', () => {
     expect(first.hinted).toEqual([]);
     expect(q.take(10, 3).hinted.map((e) => e.id)).toEqual(['h']);
     expect(q.size).toBe(0);
+  });
+
+  it('a snapshot that went stale waiting for a slot is claimed by id: a handed-over one as a stand-by, its signals from the inbox', () => {
+    const q = new NamedDue();
+    const sent = [{ seq: 1, event: { type: 'signal' as const, at: 10, name: 'go' } }];
+    q.put({ id: 'fresh', via: 'given', at: 10, snapshot: snap('fresh') });
+    q.put({ id: 'old', via: 'given', at: 9, snapshot: snap('old') });
+    q.put({ id: 'old-sent', via: 'given', at: 9, snapshot: snap('old-sent'), sent });
+    q.put({ id: 'lapsed', via: 'held', at: 9, snapshot: snap('lapsed') });
+    q.put({ id: 'kept', via: 'held', at: 10, snapshot: snap('kept') });
+    const now = 10 + GIVEN_FRESH_MS;
+    const got = q.take(now, 10, GIVEN_FRESH_MS + 1);
+    expect(got.ready.map((e) => e.id)).toEqual(['kept', 'fresh']);
+    expect(got.hinted).toEqual([
+      { id: 'lapsed', via: 'hint', at: 9 },
+      { id: 'old', via: 'hint', at: 9, standby: true },
+    ]);
+    expect(got.sent).toEqual([{ id: 'old-sent', via: 'sent', at: 9, standby: true }]);
   });
 
   it('leaves what is not due yet, and says whether anything is', () => {
