@@ -78,6 +78,19 @@ describe('redis store: search attributes indexed', () => {
     expect(reads).toBeLessThanOrEqual(10 + 4);
   });
 
+  it('a range with both ends reads the members between them, ordered by it or not', async () => {
+    for (const orderBy of ['total', undefined]) {
+      let ids: string[] = [];
+      const reads = await instanceReads(async () => {
+        const page = await t.store.list({ limit: 50, where: { total: { gte: 100, lt: 105 } }, orderBy });
+        ids = page.items.map((s) => s.id);
+      });
+      expect(ids).toEqual(['o-100', 'o-101', 'o-102', 'o-103', 'o-104']);
+      // The five members between the ends, then their five snapshots: not the 200 above the lower end.
+      expect(reads).toBe(10);
+    }
+  });
+
   it('keeps one member per attribute value, moved by saves and removed by deletes', async () => {
     const keys = keysFor(t.prefix);
     expect(await client.zcard(keys.search('customerId'))).toBe(300);
