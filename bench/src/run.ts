@@ -21,6 +21,8 @@ import { runnerMemory } from './groups/runner-memory.js';
 import { scalePostgres } from './groups/scale.js';
 import { scaleRedis } from './groups/scale-redis.js';
 import { searchPostgres } from './groups/search.js';
+import { searchMongo } from './groups/search-mongo.js';
+import { searchRedis } from './groups/search-redis.js';
 import { storeGroups } from './groups/stores.js';
 import { streamGroups } from './groups/stream.js';
 import { types } from './groups/types.js';
@@ -39,6 +41,8 @@ const GROUPS: Group[] = [
   scalePostgres,
   scaleRedis,
   searchPostgres,
+  searchRedis,
+  searchMongo,
   e2ePostgres,
   e2ePostgresBusy,
   codecOverhead,

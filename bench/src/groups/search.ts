@@ -1,10 +1,10 @@
 import { createPostgresStore, type PostgresStore } from '@stepfold/store-postgres';
 import pg from 'pg';
 import { ensurePgDatabase, pgDatabaseUrl } from '../backends.js';
-import { compareAsync, median, type Rate } from '../measure.js';
 import { snapshotOfAbout } from '../payload.js';
-import { type Group, type Row, rateRow } from '../row.js';
+import type { Group, Row } from '../row.js';
 import { serviceUrls } from '../services.js';
+import { largeRows, PER_CUSTOMER, searchRows, sizesOf, unmeasured } from './search-rows.js';
 
 // Search: does `store.list({ where })` on the PostgreSQL store cost the same with a million
 // instances stored as with ten thousand? Two tables exist at once, bulk-loaded through the store's
@@ -22,12 +22,9 @@ const BENCH_DB = 'stepfold_bench';
 const SCHEMA = 'stepfold_search';
 const SNAPSHOT_BYTES = 1024;
 /** Instances of the large table; STEPFOLD_SEARCH_ROWS shrinks it for a quick trial run. */
-const LARGE = Number(process.env['STEPFOLD_SEARCH_ROWS'] ?? 1_000_000);
+const LARGE = largeRows(1_000_000);
 const SMALL = 10_000;
-/** Instances per customer, on both tables. */
-const PER_CUSTOMER = 10;
 const BATCH = 100_000;
-const LIMIT = 50;
 
 interface Table {
   name: 'small' | 'large';
@@ -75,18 +72,6 @@ async function open(url: string, name: Table['name'], rows: number): Promise<Tab
   return { name, rows, pool, store };
 }
 
-function row(name: string, large: Rate, small: Rate, note: string, extra: object): Row {
-  return rateRow(name, large.hz, small.hz, 'queries/s', 0.8, {
-    note,
-    details: {
-      largeSamples: large.samples.map(Math.round),
-      smallSamples: small.samples.map(Math.round),
-      roundRatioMedian: Math.round(median(large.samples.map((x, i) => x / small.samples[i]!)) * 1000) / 1000,
-      ...extra,
-    },
-  });
-}
-
 async function run(): Promise<Row[]> {
   const url = pgDatabaseUrl(serviceUrls().pg, BENCH_DB);
   const start = performance.now();
@@ -104,51 +89,21 @@ async function run(): Promise<Row[]> {
     const text = template();
     for (const t of tables) await load(admin, t, text, log);
 
-    // Every query must find what the load put there: ten instances of the customer, ten totals.
-    const byCustomer = (t: Table) => async () => {
-      const c = Math.floor(Math.random() * (t.rows / PER_CUSTOMER));
-      const page = await t.store.list({ where: { customerId: `c-${c}` }, limit: LIMIT });
-      if (page.items.length !== PER_CUSTOMER) throw new Error(`${t.name}: c-${c} gave ${page.items.length}`);
-    };
-    const byRange = (t: Table) => async () => {
-      const from = Math.floor(Math.random() * (t.rows - PER_CUSTOMER));
-      const page = await t.store.list({
-        where: { total: { gte: from, lt: from + PER_CUSTOMER } },
-        orderBy: 'total',
-        limit: LIMIT,
-      });
-      if (page.items.length !== PER_CUSTOMER)
-        throw new Error(`${t.name}: ${from}… gave ${page.items.length}`);
-    };
-    const options = { concurrency: 1, warmupMs: 300, sampleMs: 500, samples: 12 };
-    log('measuring where customerId');
-    const [el, es] = await compareAsync(byCustomer(large), byCustomer(small), options);
-    log('measuring a range of total, ordered by it');
-    const [rl, rs] = await compareAsync(byRange(large), byRange(small), options);
     const size = await admin.query<{ name: string; bytes: string }>(
       `SELECT relname AS name, pg_total_relation_size(c.oid)::text AS bytes FROM pg_class c
        JOIN pg_namespace n ON n.oid = c.relnamespace WHERE nspname = $1 AND relkind = 'r'`,
       [SCHEMA],
     );
     const mb = Object.fromEntries(size.rows.map((r) => [r.name, Math.round(Number(r.bytes) / 2 ** 20)]));
-    const sizes = `${LARGE.toLocaleString('en-US')} vs ${SMALL.toLocaleString('en-US')} instances (${mb['large']} vs ${mb['small']} MB, attribute tables ${mb['large$search']} vs ${mb['small$search']} MB), one connection each, alternating`;
-    const extra = { largeRows: LARGE, smallRows: SMALL, mb };
-    return [
-      row(
-        'search-postgres',
-        el,
-        es,
-        `store.list({ where: { customerId }, limit: ${LIMIT} }) of a random customer (${PER_CUSTOMER} instances each); ${sizes}`,
-        extra,
-      ),
-      row(
-        'search-postgres-range',
-        rl,
-        rs,
-        `store.list({ where: { total: { gte, lt } }, orderBy: total, limit: ${LIMIT} }) over ${PER_CUSTOMER} totals at a random place; ${sizes}`,
-        extra,
-      ),
-    ];
+    const sizes = `${sizesOf(LARGE, SMALL)} (${mb['large']} vs ${mb['small']} MB, attribute tables ${mb['large$search']} vs ${mb['small$search']} MB), one connection each, alternating`;
+    return await searchRows({
+      name: 'search-postgres',
+      large: { name: 'large', rows: LARGE, store: large.store },
+      small: { name: 'small', rows: SMALL, store: small.store },
+      sizes,
+      details: { largeRows: LARGE, smallRows: SMALL, mb },
+      log,
+    });
   } finally {
     await admin.query(`DROP SCHEMA IF EXISTS "${SCHEMA}" CASCADE`).catch(() => {});
     for (const t of tables) await t.pool.end();
@@ -163,11 +118,8 @@ export const searchPostgres: Group = {
     try {
       await ensurePgDatabase(serviceUrls().pg, BENCH_DB);
     } catch (e) {
-      const note = `not measured: no PostgreSQL (${e instanceof Error ? e.message : String(e)}); run \`pnpm services\``;
-      return ['search-postgres', 'search-postgres-range'].map((n) => ({
-        ...rateRow(n, null, null, 'queries/s', 0.8),
-        note,
-      }));
+      const why = e instanceof Error ? e.message : String(e);
+      return unmeasured('search-postgres', `not measured: no PostgreSQL (${why}); run \`pnpm services\``);
     }
     return run();
   },

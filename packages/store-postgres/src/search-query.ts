@@ -32,8 +32,12 @@ export function searchStatement(names: TableNames, args: ListArgs, search: ListS
   // One join per attribute, all its conditions on the one entry (a range's two ends read one index range).
   const byName = new Map<string, SearchFilter[]>();
   for (const f of search.filters) byName.set(f.name, [...(byName.get(f.name) ?? []), f]);
+  // The order's entry: the filter's own when the order is by a filtered attribute (one entry per
+  // instance and name), so the page is that join's index range read in order, with no sort.
+  let o = 'o';
   [...byName].forEach(([name, filters], i) => {
     const a = `a${i}`;
+    if (name === search.orderBy) o = a;
     const conditions = filters.map((f) => condition(a, f)).join(' AND ');
     joins.push(
       `JOIN ${names.search} ${a} ON ${a}.instance = i.id AND ${a}.name = ${param(name)} AND ${conditions}`,
@@ -63,17 +67,18 @@ export function searchStatement(names: TableNames, args: ListArgs, search: ListS
     if (args.cursor !== null) where.push(`i.id ${past} ${param(args.cursor)}`);
     order = `i.id ${dir}`;
   } else {
-    joins.push(`JOIN ${names.search} o ON o.instance = i.id AND o.name = ${param(search.orderBy)}`);
+    if (o === 'o')
+      joins.push(`JOIN ${names.search} o ON o.instance = i.id AND o.name = ${param(search.orderBy)}`);
     const after = search.after;
     if (after) {
       const k = kindOf(after.value);
-      const col = k === 2 ? 'o.s' : 'o.n';
+      const col = k === 2 ? `${o}.s` : `${o}.n`;
       where.push(
-        `(o.k ${past} ${k} OR (o.k = ${k} AND (${col} ${past} ${param(columnValue(after.value))}
-          OR (${col} = $${values.length} AND o.instance ${past} ${param(after.id)}))))`,
+        `(${o}.k ${past} ${k} OR (${o}.k = ${k} AND (${col} ${past} ${param(columnValue(after.value))}
+          OR (${col} = $${values.length} AND ${o}.instance ${past} ${param(after.id)}))))`,
       );
     }
-    order = `o.k ${dir}, o.n ${dir}, o.s ${dir}, o.instance ${dir}`;
+    order = `${o}.k ${dir}, ${o}.n ${dir}, ${o}.s ${dir}, ${o}.instance ${dir}`;
   }
   const text = `SELECT i.id, COALESCE(i.snapshot_text, i.snapshot::text) AS json FROM ${names.qualified} i
          ${joins.join('\n         ')}

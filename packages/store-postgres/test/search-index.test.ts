@@ -6,7 +6,7 @@ import { useTestTables } from './test-tables.js';
 
 // `list` with `where` reads the `$search` index (migration 10), not the instances: on a table of
 // 100,000 instances, EXPLAIN ANALYZE of the statement the store sends shows index scans only and
-// about as many rows read as match.
+// about as many rows read as match; ordered by a filtered attribute, no sort and a page's rows.
 
 const { pool, store } = useTestTables('srch');
 
@@ -76,8 +76,10 @@ describe('postgres search index', () => {
       expect(all.some((n) => n['Index Name'] === `${s.table}$search_value`)).toBe(true);
       // Rows the scans returned, over every loop: about the matches, far from the table's 100,000.
       const read = scans.reduce((sum, n) => sum + n['Actual Rows'] * n['Actual Loops'], 0);
+      sorts = all.filter((n) => n['Node Type'] === 'Sort' || n['Node Type'] === 'Incremental Sort').length;
       return read;
     };
+    let sorts = 0;
     const ofCustomer = Array.from({ length: 10 }, (_, i) => `i-${String(42 + i * 10_000).padStart(6, '0')}`);
     expect(await explain({ limit: 50, where: { customerId: 'c-42' } }, ofCustomer)).toBeLessThan(50);
     const range = Array.from({ length: 21 }, (_, i) => `i-${String(500 + i).padStart(6, '0')}`);
@@ -88,6 +90,27 @@ describe('postgres search index', () => {
         ['i-000520', 'i-000519', 'i-000518', 'i-000517', 'i-000516'],
       ),
     ).toBeLessThan(100);
+    // Ordered by the attribute of the range: its index range read in order, stopped at the page,
+    // even when the range holds most of the table (no sort of every match, no second entry read).
+    const wide = { total: { gte: 500, lt: 90_000 } };
+    expect(
+      await explain({ limit: 5, where: wide, orderBy: 'total' }, [
+        'i-000500',
+        'i-000501',
+        'i-000502',
+        'i-000503',
+        'i-000504',
+      ]),
+    ).toBeLessThan(20);
+    expect(sorts).toBe(0);
+    expect(
+      await explain({ limit: 3, where: wide, orderBy: { field: 'total', desc: true } }, [
+        'i-089999',
+        'i-089998',
+        'i-089997',
+      ]),
+    ).toBeLessThan(20);
+    expect(sorts).toBe(0);
     expect(
       await explain({ limit: 3, where: { customerId: { in: ['c-1', 'c-2'] }, status: 'running' } }, [
         'i-000001',

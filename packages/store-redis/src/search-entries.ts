@@ -123,6 +123,23 @@ export function filterRanges(f: SearchFilter): LexRange[] {
   }
 }
 
+/**
+ * The ranges of one attribute's set that hold every instance its filters select: an equality's
+ * value; a lower and an upper bound of one kind as one range between them (each bound alone would
+ * select the whole rest of the kind); else the first `in`'s values or the first filter's range.
+ */
+export function attributeRanges(filters: readonly SearchFilter[]): LexRange[] {
+  const eq = filters.find((f) => f.op === 'eq');
+  if (eq) return filterRanges(eq);
+  const bound = (ops: string[]) =>
+    filters.find((f) => ops.includes(f.op)) as { value: SearchValue } | undefined;
+  const lower = bound(['gt', 'gte']);
+  const upper = bound(['lt', 'lte']);
+  if (lower && upper && typeof lower.value === typeof upper.value)
+    return [[filterRanges(lower as SearchFilter)[0]![0], filterRanges(upper as SearchFilter)[0]![1]]];
+  return filterRanges(filters.find((f) => f.op === 'in') ?? filters[0]!);
+}
+
 /** Where a listing in a set's order resumes: just past (before, when `desc`) this value and id. */
 export function afterBound(v: SearchValue, id: string): string {
   return `(${searchMember(v, id)}`;

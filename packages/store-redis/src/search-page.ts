@@ -3,7 +3,13 @@ import { matchesSearch, searchRows } from '@stepfold/engine';
 import type { Cluster, Redis } from 'ioredis';
 import type { Keys } from './keys.js';
 import { SEARCH_FIELD } from './keys.js';
-import { afterBound, filterRanges, type LexRange, parseMember, parseSearchField } from './search-entries.js';
+import {
+  afterBound,
+  attributeRanges,
+  type LexRange,
+  parseMember,
+  parseSearchField,
+} from './search-entries.js';
 
 // `list` with `where` or `orderBy` on the Redis store: one attribute's sorted set drives the
 // listing (the ordered attribute, else an equality, an `in` or a range), so only the members its
@@ -20,15 +26,16 @@ type Client = Redis | Cluster;
 /** A candidate with what every condition is checked on. */
 type Candidate = SearchRow;
 
-/** The filter whose set drives a listing: the ordered attribute's, else equality, `in`, a range. */
-function driving(search: ListSearch): { name: string; filter?: SearchFilter | undefined } | undefined {
-  if (search.orderBy !== undefined)
-    return { name: search.orderBy, filter: search.filters.find((f) => f.name === search.orderBy) };
-  const f =
-    search.filters.find((x) => x.op === 'eq') ??
-    search.filters.find((x) => x.op === 'in') ??
-    search.filters[0];
-  return f && { name: f.name, filter: f };
+/** The attribute whose set drives a listing (the ordered one, else equality's, `in`'s, a range's) and its filters. */
+function driving(search: ListSearch): { name: string; filters: SearchFilter[] } | undefined {
+  const name =
+    search.orderBy ??
+    (
+      search.filters.find((x) => x.op === 'eq') ??
+      search.filters.find((x) => x.op === 'in') ??
+      search.filters[0]
+    )?.name;
+  return name === undefined ? undefined : { name, filters: search.filters.filter((f) => f.name === name) };
 }
 
 /** The candidates among `ids`: their status, workflow and attributes, read from their hashes. */
@@ -86,9 +93,10 @@ export async function redisSearchPage(
   const drive = driving(search);
   if (!drive) return scanned(args, search, scan);
   const set = keys.search(drive.name);
-  const ranges: LexRange[] = drive.filter ? filterRanges(drive.filter) : [['-', '+']];
+  const ranges: LexRange[] = drive.filters.length ? attributeRanges(drive.filters) : [['-', '+']];
+  const eq = drive.filters.find((f) => f.op === 'eq') as { value: SearchValue } | undefined;
   // One range read in the listing's own order: filled batch by batch from the cursor on.
-  const streamed = ranges.length === 1 && (search.orderBy !== undefined || drive.filter?.op === 'eq');
+  const streamed = ranges.length === 1 && (search.orderBy !== undefined || eq !== undefined);
   if (!streamed) {
     const found = await candidates(client, keys, await membersIn(client, set, ranges));
     const page = searchRows(found, search, args.cursor, args.limit);
@@ -102,8 +110,8 @@ export async function redisSearchPage(
   // The cursor: past the last member listed (an id alone: within the one value of an equality).
   const after = search.after
     ? afterBound(search.after.value, search.after.id)
-    : args.cursor !== null && drive.filter?.op === 'eq'
-      ? afterBound((drive.filter as { value: SearchValue }).value, args.cursor)
+    : args.cursor !== null && eq
+      ? afterBound(eq.value, args.cursor)
       : undefined;
   if (after !== undefined) {
     if (search.desc) max = after;

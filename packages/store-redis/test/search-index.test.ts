@@ -1,8 +1,9 @@
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { makeTestSnapshot, type Snapshot } from '@stepfold/engine';
-import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keysFor } from '../src/index.js';
-import { dropPrefix, openStore, requireServer, type TestStore, testClient } from './server.js';
+import { dropPrefix, openStore, REDIS_URL, requireServer, type TestStore, testClient } from './server.js';
 
 // The Redis store indexes search attributes in a sorted set per attribute: a `where` reads the
 // members its condition selects, then the hashes of those instances only. MONITOR (filtered by
@@ -20,23 +21,45 @@ function row(i: number): Snapshot {
   });
 }
 
-/** The instance hashes `run` reads (commands naming one of this store's instance keys). */
+/**
+ * The instance hashes `run` reads (commands naming one of this store's instance keys), from a
+ * MONITOR on a plain socket: ioredis's `monitor()` connection can take another client's command
+ * for a reply while the server is busy ("Command queue state error"), and fail the file.
+ */
 async function instanceReads(run: () => Promise<unknown>): Promise<number> {
-  const monitor: Redis = await client.monitor();
+  const url = new URL(REDIS_URL);
+  const socket = connect(Number(url.port || 6379), url.hostname);
   const marker = `end-${Date.now()}`;
   let reads = 0;
-  const ended = new Promise<void>((resolve) => {
-    monitor.on('monitor', (_time: string, args: string[]) => {
-      if (args[0]?.toLowerCase() === 'echo' && args[1] === marker) resolve();
-      else if (args.some((a) => a.startsWith(`${t.prefix}instance:`))) reads++;
-    });
+  let buffer = '';
+  let started!: () => void;
+  let ended!: () => void;
+  const monitoring = new Promise<void>((resolve) => {
+    started = resolve;
+  });
+  const done = new Promise<void>((resolve) => {
+    ended = resolve;
+  });
+  socket.setEncoding('utf8');
+  socket.on('data', (chunk: string) => {
+    buffer += chunk;
+    for (let at = buffer.indexOf('\r\n'); at >= 0; at = buffer.indexOf('\r\n')) {
+      const line = buffer.slice(0, at);
+      buffer = buffer.slice(at + 2);
+      if (line === '+OK') started();
+      else if (line.includes(`"${marker}"`)) ended();
+      else if (line.includes(`"${t.prefix}instance:`)) reads++;
+    }
   });
   try {
+    await once(socket, 'connect');
+    socket.write('MONITOR\r\n');
+    await monitoring;
     await run();
     await client.echo(marker);
-    await ended;
+    await done;
   } finally {
-    monitor.disconnect();
+    socket.destroy();
   }
   return reads;
 }
@@ -76,6 +99,19 @@ describe('redis store: search attributes indexed', () => {
     expect(ids).toEqual(['o-297', 'o-294', 'o-291']);
     // The ten members of the range (299..290), then the page's three snapshots and the one past it.
     expect(reads).toBeLessThanOrEqual(10 + 4);
+  });
+
+  it('a range with both ends reads the members between them, ordered by it or not', async () => {
+    for (const orderBy of ['total', undefined]) {
+      let ids: string[] = [];
+      const reads = await instanceReads(async () => {
+        const page = await t.store.list({ limit: 50, where: { total: { gte: 100, lt: 105 } }, orderBy });
+        ids = page.items.map((s) => s.id);
+      });
+      expect(ids).toEqual(['o-100', 'o-101', 'o-102', 'o-103', 'o-104']);
+      // The five members between the ends, then their five snapshots: not the 200 above the lower end.
+      expect(reads).toBe(10);
+    }
   });
 
   it('keeps one member per attribute value, moved by saves and removed by deletes', async () => {

@@ -149,6 +149,21 @@ export function describeSearch({ fresh }: SuiteContext): void {
       'i-01',
       'i-04',
       'i-10',
+    ]); // Filtered and ordered by the same attribute: a range, and `in` of values of two kinds.
+    const inRange = ['i-08', 'i-02', 'i-01', 'i-07', 'i-10'];
+    expect(await ids(store, { where: { total: { gte: 1, lt: 1e12 } }, orderBy: 'total' })).toEqual(inRange);
+    expect(
+      await ids(
+        store,
+        { where: { total: { gte: 1, lt: 1e12 } }, orderBy: { field: 'total', desc: true } },
+        3,
+      ),
+    ).toEqual([...inRange].reverse());
+    expect(await ids(store, { where: { total: { in: ['100', 100, 5.5] } }, orderBy: 'total' }, 1)).toEqual([
+      'i-02',
+      'i-01',
+      'i-07',
+      'i-09',
     ]);
   });
 
