@@ -1,9 +1,8 @@
-import { once } from 'node:events';
-import { connect } from 'node:net';
 import { makeTestSnapshot, type Snapshot } from '@stepfold/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keysFor } from '../src/index.js';
-import { dropPrefix, openStore, REDIS_URL, requireServer, type TestStore, testClient } from './server.js';
+import { monitor } from './monitor.js';
+import { dropPrefix, openStore, requireServer, type TestStore, testClient } from './server.js';
 
 // The Redis store indexes search attributes in a sorted set per attribute: a `where` reads the
 // members its condition selects, then the hashes of those instances only. MONITOR (filtered by
@@ -23,43 +22,25 @@ function row(i: number): Snapshot {
 
 /**
  * The instance hashes `run` reads (commands naming one of this store's instance keys), from a
- * MONITOR on a plain socket: ioredis's `monitor()` connection can take another client's command
- * for a reply while the server is busy ("Command queue state error"), and fail the file.
+ * MONITOR of its own (monitor.ts); an ECHO of a marker after `run` says every command was seen.
  */
 async function instanceReads(run: () => Promise<unknown>): Promise<number> {
-  const url = new URL(REDIS_URL);
-  const socket = connect(Number(url.port || 6379), url.hostname);
   const marker = `end-${Date.now()}`;
   let reads = 0;
-  let buffer = '';
-  let started!: () => void;
   let ended!: () => void;
-  const monitoring = new Promise<void>((resolve) => {
-    started = resolve;
-  });
   const done = new Promise<void>((resolve) => {
     ended = resolve;
   });
-  socket.setEncoding('utf8');
-  socket.on('data', (chunk: string) => {
-    buffer += chunk;
-    for (let at = buffer.indexOf('\r\n'); at >= 0; at = buffer.indexOf('\r\n')) {
-      const line = buffer.slice(0, at);
-      buffer = buffer.slice(at + 2);
-      if (line === '+OK') started();
-      else if (line.includes(`"${marker}"`)) ended();
-      else if (line.includes(`"${t.prefix}instance:`)) reads++;
-    }
+  const m = await monitor(({ args }) => {
+    if (args.includes(marker)) ended();
+    else if (args.some((a) => a.startsWith(`${t.prefix}instance:`))) reads++;
   });
   try {
-    await once(socket, 'connect');
-    socket.write('MONITOR\r\n');
-    await monitoring;
     await run();
     await client.echo(marker);
     await done;
   } finally {
-    socket.destroy();
+    m.close();
   }
   return reads;
 }
