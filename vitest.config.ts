@@ -1,4 +1,5 @@
 import { existsSync, readdirSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 // One vitest project per package with a test/ folder, named after the folder: packages/<name>
@@ -7,6 +8,9 @@ const dirs = (root: string) => readdirSync(root).filter((d) => existsSync(`${roo
 
 export default defineConfig({
   test: {
+    // Two files at a time even on two cores (vitest's default is cores - 1): most files wait on a
+    // database server or a child process, so the full suite takes about half as long.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     projects: [
       ...dirs('packages').map((p) => ({
         test: {
