@@ -1,4 +1,4 @@
-import * as z from 'zod/mini';
+import * as z from './mini-schema.js';
 import { ValidationError } from './errors.js';
 import { isTime, MAX_EVENT_TIME } from './event-time.js';
 import type { FlowEvent } from './flow-events.js';
@@ -86,7 +86,7 @@ const EVENT_SCHEMAS = [
     item,
     output: opt(z.unknown()),
     /** Search attributes the handler set (`ctx.setAttributes`; `null` clears one): checked by `searchAttributes`. */
-    search: opt(z.unknown() as z.ZodMiniType<Record<string, SearchValue | null>>),
+    search: opt(z.unknown() as z.Schema<Record<string, SearchValue | null>>),
   }),
   z.object({
     type: z.literal('task.failed'),
@@ -171,8 +171,8 @@ const EVENT_SCHEMAS = [
 export const eventSchema = z.union(EVENT_SCHEMAS);
 
 /** Each event type's schema. */
-const SCHEMA_OF: Record<string, z.ZodMiniType> = Object.fromEntries(
-  EVENT_SCHEMAS.map((schema) => [schema.shape.type.def.values[0], schema]),
+const SCHEMA_OF: Record<string, z.Schema> = Object.fromEntries(
+  EVENT_SCHEMAS.map((schema) => [schema.shape.type.values[0], schema]),
 );
 
 /**

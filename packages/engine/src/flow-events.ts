@@ -1,4 +1,4 @@
-import * as z from 'zod/mini';
+import * as z from './mini-schema.js';
 import { ValidationError } from './errors.js';
 import { MAX_EVENT_TIME } from './event-time.js';
 import { idString, integer, parseWith, text } from './schema-kit.js';
@@ -56,7 +56,7 @@ export type FlowEvent = z.infer<(typeof FLOW_EVENT_SCHEMAS)[keyof typeof FLOW_EV
 export function parseFlowEvent(event: unknown): FlowEvent | undefined {
   const type = (event as { type?: unknown } | null)?.type;
   if (typeof type !== 'string' || !Object.hasOwn(FLOW_EVENT_SCHEMAS, type)) return undefined;
-  const r = parseWith(FLOW_EVENT_SCHEMAS[type as keyof typeof FLOW_EVENT_SCHEMAS] as z.ZodMiniType, event);
+  const r = parseWith(FLOW_EVENT_SCHEMAS[type as keyof typeof FLOW_EVENT_SCHEMAS] as z.Schema, event);
   if (!r.ok) throw new ValidationError('INVALID_EVENT', 'invalid event', r.issues);
   return r.value as FlowEvent;
 }

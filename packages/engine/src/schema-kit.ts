@@ -1,8 +1,8 @@
-import * as z from 'zod/mini';
+import * as z from './mini-schema.js';
 import { isValidId } from './ids.js';
 
-// The engine's schemas are zod/mini's functional API. A set of values is a `z.literal([...])`, not
-// a `z.enum`: the same issue (`invalid_value`).
+// The engine's schemas are `mini-schema.ts`: zod/mini's functional API, the part the engine uses.
+// A set of values is a `z.literal([...])`.
 
 /** A string of bounded length. */
 export const text = (min: number, max: number) => z.string().check(z.minLength(min), z.maxLength(max));
@@ -44,35 +44,14 @@ export const idString = z
 /** Milliseconds: an integer from `min` up to ten years. */
 export const millis = (min = 0) => integer(min, 10 * 365 * 24 * 3600 * 1000);
 
-/** Readable messages for the issues zod reports, without loading a zod locale. */
-export function issueMessage(issue: z.core.$ZodRawIssue): string {
-  switch (issue.code) {
-    case 'invalid_type':
-      // NaN and ±Infinity are numbers to `typeof`: "expected number, got number" would say nothing.
-      return `expected ${issue.expected === 'number' ? 'a finite number' : issue.expected}, got ${issue.input === null ? 'null' : Array.isArray(issue.input) ? 'array' : typeof issue.input === 'number' ? issue.input : typeof issue.input}`;
-    case 'unrecognized_keys':
-      return `unknown key${issue.keys.length > 1 ? 's' : ''}: ${issue.keys.join(', ')}`;
-    case 'too_small':
-      return `must be at least ${String(issue.minimum)}${issue.origin === 'string' || issue.origin === 'array' ? ' long' : ''}`;
-    case 'too_big':
-      return `must be at most ${String(issue.maximum)}${issue.origin === 'string' || issue.origin === 'array' ? ' long' : ''}`;
-    case 'invalid_value':
-      return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
-    case 'invalid_union':
-      return 'does not match any allowed form';
-    case 'invalid_format':
-      return `invalid ${issue.format}`;
-    default:
-      return issue.message ?? 'invalid value';
-  }
-}
+export { issueMessage } from './mini-schema.js';
 
-/** Parses with {@link issueMessage}, returning `{ path, message }` issues on failure. */
+/** Parses with readable messages (`issueMessage`), returning `{ path, message }` issues on failure. */
 export function parseWith<T>(
-  schema: z.ZodMiniType<T>,
+  schema: z.Schema<T>,
   data: unknown,
 ): { ok: true; value: T } | { ok: false; issues: Array<{ path: string; message: string }> } {
-  const r = schema.safeParse(data, { error: (iss) => issueMessage(iss) });
+  const r = schema.safeParse(data);
   if (r.success) return { ok: true, value: r.data };
   return {
     ok: false,

@@ -1,4 +1,4 @@
-import type * as z from 'zod/mini';
+import type * as z from '../mini-schema.js';
 import { canonicalJson, sha256Hex } from '../content-hash.js';
 import { type Issue, ValidationError } from '../errors.js';
 import { parseWith } from '../schema-kit.js';
@@ -114,7 +114,7 @@ function parseDefinition(input: unknown): z.infer<typeof definitionSchema> {
         continue;
       }
       const r = parseWith(
-        DEFINITION_KINDS[kind as keyof typeof DEFINITION_KINDS].schema as z.ZodMiniType,
+        DEFINITION_KINDS[kind as keyof typeof DEFINITION_KINDS].schema as z.Schema,
         step,
       );
       if (!r.ok)

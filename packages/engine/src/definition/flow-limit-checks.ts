@@ -1,4 +1,4 @@
-import * as z from 'zod/mini';
+import * as z from '../mini-schema.js';
 import type { Issue } from '../errors.js';
 import { integer, millis, parseWith, text } from '../schema-kit.js';
 import { MAX_PRIORITY } from '../snapshot.js';
@@ -38,12 +38,12 @@ const fairnessSchema = z.strictObject({ key: text(1, 500) });
  * Problems with one limit or a list of them at `at`: checked as the one form its value has (not
  * as a union, whose failure would only say that neither form matched), each issue at its own path.
  */
-function formIssues(schema: z.ZodMiniType, value: unknown, at: string, list = true): Issue[] {
+function formIssues(schema: z.Schema, value: unknown, at: string, list = true): Issue[] {
   const form =
     list && Array.isArray(value)
       ? z.array(schema).check(z.minLength(1), z.maxLength(MAX_FLOW_LIMITS))
       : schema;
-  const r = parseWith(form as z.ZodMiniType, value);
+  const r = parseWith(form as z.Schema, value);
   return r.ok ? [] : r.issues.map((i) => ({ path: i.path ? `${at}.${i.path}` : at, message: i.message }));
 }
 

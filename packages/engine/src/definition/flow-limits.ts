@@ -1,4 +1,4 @@
-import * as z from 'zod/mini';
+import * as z from '../mini-schema.js';
 
 // Flow limits as a definition writes them: `concurrency` (task and map steps, and the workflow)
 // and `rateLimit` (task and map steps). The core parses only their shape, so a definition with
@@ -20,9 +20,9 @@ export interface RateLimit extends FlowLimit {
  * anything (`flowControl` checks it where it is passed, and the core refuses a definition with
  * any without it).
  */
-export const limitField = z.unknown() as z.ZodMiniType<FlowLimit | FlowLimit[]>;
+export const limitField = z.unknown() as z.Schema<FlowLimit | FlowLimit[]>;
 /** {@link limitField}, typed as rate limits (the same schema: a cast, no code). */
-export type RateLimitField = z.ZodMiniType<RateLimit | RateLimit[]>;
+export type RateLimitField = z.Schema<RateLimit | RateLimit[]>;
 
 /** The limits of a field as a list (none: empty). */
 export function limitList<T>(field: T | readonly T[] | undefined): readonly T[] {

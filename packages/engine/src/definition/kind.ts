@@ -1,4 +1,4 @@
-import * as z from 'zod/mini';
+import * as z from '../mini-schema.js';
 import type { Issue } from '../errors.js';
 import { nextOf } from './step-fields.js';
 
@@ -13,7 +13,7 @@ export type FailurePolicyName = 'compensate' | 'dlq' | 'fail';
 export interface DefinitionKind<K extends string = string, S = unknown> {
   kind: K;
   /** The kind's zod schema (strict: unknown keys are errors); its output is `S`. */
-  schema: z.ZodMiniType;
+  schema: z.Schema;
   /** Whether the builder links this step to the one added after it: whether its schema has a `next`. */
   links: boolean;
   /** Steps this one can continue to in its own region (next, choice branches, timeout target). */
@@ -52,22 +52,22 @@ export type KindFacts<K extends string, S> = Omit<
 /** The schema of a kind: the shared `base` fields, its literal `kind`, then its `own` fields; strict. */
 export type KindSchema<
   K extends string,
-  B extends z.core.$ZodShape,
-  O extends z.core.$ZodShape,
-> = z.ZodMiniObject<B & { kind: z.ZodMiniLiteral<K> } & O, z.core.$strict>;
+  B extends z.Shape,
+  O extends z.Shape,
+> = z.ObjectSchema<B & { kind: z.LiteralSchema<K> } & O>;
 
 /**
  * Declares a step kind: its name (written once), its fields (the shared `linkedFields` or
  * `endFields`, and its own), and the facts about it, typed by what its schema accepts.
  */
-export function defineKind<const K extends string, B extends z.core.$ZodShape, O extends z.core.$ZodShape>(
+export function defineKind<const K extends string, B extends z.Shape, O extends z.Shape>(
   kind: K,
   base: B,
   own: O,
   facts: NoInfer<KindFacts<K, z.infer<KindSchema<K, B, O>>>> = {},
 ): DefinitionKind<K, z.infer<KindSchema<K, B, O>>> & { schema: KindSchema<K, B, O> } {
   // The shared fields first, then `kind`: a parsed step's keys come in the schema's order.
-  const schema = z.strictObject({ ...base, kind: z.literal(kind), ...own });
+  const schema = z.strictObject({ ...base, kind: z.literal(kind), ...own }) as KindSchema<K, B, O>;
   return {
     kind,
     schema,
@@ -79,7 +79,7 @@ export function defineKind<const K extends string, B extends z.core.$ZodShape, O
 }
 
 /** Any kind's definition module, whatever its step type: what a list of kinds holds. */
-export type AnyDefinitionKind = DefinitionKind<string, never> & { schema: z.ZodMiniType<{ kind: string }> };
+export type AnyDefinitionKind = DefinitionKind<string, never> & { schema: z.Schema<{ kind: string }> };
 
 /** A non-empty list of kinds' definition modules (the step union needs one member at least). */
 export type KindList = readonly [AnyDefinitionKind, ...AnyDefinitionKind[]];
@@ -88,7 +88,7 @@ export type KindList = readonly [AnyDefinitionKind, ...AnyDefinitionKind[]];
 type SchemasOf<L extends KindList> = { -readonly [I in keyof L]: L[I]['schema'] };
 
 /** The step schema a list of kinds yields: the union of their schemas (each with its literal `kind`). */
-export type StepUnion<L extends KindList> = z.ZodMiniUnion<SchemasOf<L>>;
+export type StepUnion<L extends KindList> = z.UnionSchema<SchemasOf<L>>;
 
 /** The table a list of kinds yields: each kind's module under its name, in list order. */
 export type KindTable<L extends KindList> = { readonly [K in L[number] as K['kind']]: K };

@@ -1,4 +1,4 @@
-import * as z from 'zod/mini';
+import * as z from '../mini-schema.js';
 import { integer, millis, idString as stepId, text } from '../schema-kit.js';
 import type { SearchAttribute } from '../search.js';
 import { limitField } from './flow-limits.js';
@@ -39,11 +39,11 @@ const header = {
   /** At most `limit` instances per key value (an `input.` path) admitted at once, across runners. */
   concurrency: opt(limitField),
   /** The instance's priority (an integer from 0 to 1000, higher first, or an `input.` path to one): checked and acted on by `flowControl`. */
-  priority: opt(limitField as unknown as z.ZodMiniType<number | string>),
+  priority: opt(limitField as unknown as z.Schema<number | string>),
   /** Reserved: round-robin across the values of `key` (an `input.` path). Checked by `flowControl`, not yet acted on. */
-  fairness: opt(limitField as unknown as z.ZodMiniType<{ key: string }>),
+  fairness: opt(limitField as unknown as z.Schema<{ key: string }>),
   /** Search attributes by name: `{ type, from? }`; checked by `searchAttributes`, without which a definition that has them does not run. */
-  search: opt(z.unknown() as z.ZodMiniType<Record<string, SearchAttribute>>),
+  search: opt(z.unknown() as z.Schema<Record<string, SearchAttribute>>),
   /** The events that start a run (`runner.publish`): a name, and a filter over the event's data as `input`. */
   on: opt(triggersField),
 };

@@ -1,4 +1,4 @@
-import * as z from 'zod/mini';
+import * as z from '../mini-schema.js';
 import type { Issue } from '../errors.js';
 import { bounded, integer, millis, idString as stepId, text } from '../schema-kit.js';
 import { pathIssues } from './data-path.js';

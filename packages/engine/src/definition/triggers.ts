@@ -1,4 +1,4 @@
-import * as z from 'zod/mini';
+import * as z from '../mini-schema.js';
 import { idString } from '../schema-kit.js';
 import { type Condition, conditionSchema } from './step-fields.js';
 

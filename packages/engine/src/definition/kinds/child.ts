@@ -1,4 +1,4 @@
-import * as z from 'zod/mini';
+import * as z from '../../mini-schema.js';
 import { CHILD_HANDLER } from '../../snapshot.js';
 import { defineKind } from '../kind.js';
 import {

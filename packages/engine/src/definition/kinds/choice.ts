@@ -1,4 +1,4 @@
-import * as z from 'zod/mini';
+import * as z from '../../mini-schema.js';
 import { conditionIssues, conditionPaths } from '../condition.js';
 import { defineKind } from '../kind.js';
 import { conditionSchema, endFields, opt, stepId } from '../step-fields.js';

@@ -1,4 +1,4 @@
-import * as z from 'zod/mini';
+import * as z from '../../mini-schema.js';
 import type { Issue } from '../../errors.js';
 import { defineKind } from '../kind.js';
 import { integer, linkedFields, millis, opt, pathString, stepId } from '../step-fields.js';

@@ -1,4 +1,4 @@
-import type * as z from 'zod/mini';
+import type * as z from '../../mini-schema.js';
 import { type DefinitionKind, kindTable, stepUnion } from '../kind.js';
 import { child } from './child.js';
 import { choice } from './choice.js';

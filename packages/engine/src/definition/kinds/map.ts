@@ -1,4 +1,4 @@
-import * as z from 'zod/mini';
+import * as z from '../../mini-schema.js';
 import type { Issue } from '../../errors.js';
 import { CHILD_HANDLER } from '../../snapshot.js';
 import { conditionIssues, conditionPaths } from '../condition.js';

@@ -1,4 +1,4 @@
-import * as z from 'zod/mini';
+import * as z from '../../mini-schema.js';
 import { defineKind } from '../kind.js';
 import { integer, linkedFields, opt, stepId } from '../step-fields.js';
 
