@@ -227,15 +227,15 @@ export function optional<S extends Schema<unknown>>(inner: S): OptionalSchema<S>
   return schema((p) => (p.value === undefined ? p : run(inner, p)), { opt: true });
 }
 
-/** Any value `fn` accepts, typed `T`; a custom issue with `message` otherwise. */
+/** Any value `fn` accepts, typed `T`; a custom issue with `message` otherwise (it stops later checks). */
 export function custom<T>(fn: (v: unknown) => boolean, message?: string): Schema<T> {
-  return schema<Schema<T>>(() => undefined).check(refine(fn, message) as Check<T>);
+  return schema<Schema<T>>(() => undefined).check(refine(fn, { message, abort: true }) as Check<T>);
 }
 
 /** A check: a custom issue (with `message`) when `fn` refuses the value; `abort` stops later checks. */
 export function refine<T>(
   fn: (v: T) => boolean,
-  params?: string | { message?: string; abort?: boolean },
+  params?: string | { message?: string | undefined; abort?: boolean },
 ): Check<T> {
   const { message, abort } = typeof params === 'string' ? { message: params, abort: false } : (params ?? {});
   return {
