@@ -21,39 +21,6 @@ const WHOLE = [
 ] as const;
 const ENGINE_DIST = fileURLToPath(new URL('../../../packages/engine/dist/', import.meta.url));
 
-/**
- * How much of a profile is zod (informational): minified, the bytes esbuild's metafile puts in the
- * output from node_modules/zod; gzipped, what the bundle loses when zod is left out (its gzip share
- * cannot be cut out of one stream). The row's ratio is zod's share of the profile's gz bytes.
- */
-async function zodShare(
-  p: (typeof PROFILES)[number],
-  m: Awaited<ReturnType<typeof measureSource>>,
-  how: string,
-): Promise<Row> {
-  const without = await measureSource(p.source, ['zod', 'zod/*']);
-  const gz = m.gz - without.gz;
-  const minified = m.byPackage['zod'] ?? 0;
-  const pct = (part: number, whole: number) => `${((100 * part) / whole).toFixed(0)}%`;
-  return rateRow(
-    `${p.name}-zod`,
-    Number((gz / 1024).toFixed(2)),
-    Number((m.gz / 1024).toFixed(2)),
-    'KB gz',
-    null,
-    {
-      note: `zod's part of ${p.name}: ${(gz / 1024).toFixed(1)} KB of ${(m.gz / 1024).toFixed(1)} KB gz (${pct(gz, m.gz)}; the bundle without zod, left external, is ${(without.gz / 1024).toFixed(1)} KB gz), ${(minified / 1024).toFixed(1)} KB of ${(m.minified / 1024).toFixed(1)} KB minified (${pct(minified, m.minified)}, esbuild's metafile: bytes from node_modules/zod); the engine imports \`zod/mini\`; baseline: the whole profile; ${how}`,
-      details: {
-        zodGzipBytes: gz,
-        zodMinifiedBytes: minified,
-        gzipBytes: m.gz,
-        minifiedBytes: m.minified,
-        gzipBytesWithoutZod: without.gz,
-      },
-    },
-  );
-}
-
 /** The engine by import profile (with caps) and by entry (informational), as Workers bundles. */
 export const bundle: Group = {
   name: 'bundle',
@@ -71,7 +38,6 @@ export const bundle: Group = {
           details: { gzipBytes: m.gz, minifiedBytes: m.minified, minifiedBytesByPackage: m.byPackage },
         }),
       );
-      rows.push(await zodShare(p, m, how));
     }
     for (const [name, module] of WHOLE) {
       const specifier = module.startsWith('@') ? module : `${ENGINE_DIST}${module}`;
