@@ -217,9 +217,12 @@ export function literal<const T extends string | number | boolean | null>(
 ): LiteralSchema<T> {
   const values = (Array.isArray(value) ? value : [value]) as readonly T[];
   const set = new Set<unknown>(values);
-  return schema((p) => {
-    if (!set.has(p.value)) p.issues.push({ code: 'invalid_value', values, input: p.value });
-  }, { values });
+  return schema(
+    (p) => {
+      if (!set.has(p.value)) p.issues.push({ code: 'invalid_value', values, input: p.value });
+    },
+    { values },
+  );
 }
 
 /** `schema`, or `undefined`; an object's key with it may be absent. */
@@ -240,7 +243,8 @@ export function refine<T>(
   const { message, abort } = typeof params === 'string' ? { message: params, abort: false } : (params ?? {});
   return {
     run: (p) => {
-      if (!fn(p.value)) p.issues.push({ code: 'custom', input: p.value, path: [], continue: !abort, message });
+      if (!fn(p.value))
+        p.issues.push({ code: 'custom', input: p.value, path: [], continue: !abort, message });
     },
   };
 }
@@ -252,7 +256,8 @@ const lengthOf = (v: unknown) => (v as { length: number }).length;
 const hasLength = (p: Payload) => p.value != null && lengthOf(p.value) !== undefined;
 /** Characters (code points) of a string, items of an array. */
 const sizeOf = (v: unknown) => (typeof v === 'string' ? [...v].length : lengthOf(v));
-const lengthOrigin = (v: unknown) => (Array.isArray(v) ? 'array' : typeof v === 'string' ? 'string' : 'unknown');
+const lengthOrigin = (v: unknown) =>
+  Array.isArray(v) ? 'array' : typeof v === 'string' ? 'string' : 'unknown';
 
 /** At least `min` long (a string in code points, an array in items). */
 export const minLength = (minimum: number): Check<{ length: number }> => ({
@@ -261,7 +266,14 @@ export const minLength = (minimum: number): Check<{ length: number }> => ({
   run: (p) => {
     const v = p.value;
     if (lengthOf(v) >= minimum && sizeOf(v) >= minimum) return;
-    p.issues.push({ code: 'too_small', origin: lengthOrigin(v), minimum, inclusive: true, input: v, continue: true });
+    p.issues.push({
+      code: 'too_small',
+      origin: lengthOrigin(v),
+      minimum,
+      inclusive: true,
+      input: v,
+      continue: true,
+    });
   },
 });
 /** At most `max` long (a string in code points, an array in items). */
@@ -272,21 +284,42 @@ export const maxLength = (maximum: number): Check<{ length: number }> => ({
   run: (p) => {
     const v = p.value;
     if (lengthOf(v) <= maximum || sizeOf(v) <= maximum) return;
-    p.issues.push({ code: 'too_big', origin: lengthOrigin(v), maximum, inclusive: true, input: v, continue: true });
+    p.issues.push({
+      code: 'too_big',
+      origin: lengthOrigin(v),
+      maximum,
+      inclusive: true,
+      input: v,
+      continue: true,
+    });
   },
 });
 /** At least `min` (inclusive). */
 export const minimum = (min: number): Check<number> => ({
   run: (p) => {
     if (p.value >= min) return;
-    p.issues.push({ code: 'too_small', origin: 'number', minimum: min, inclusive: true, input: p.value, continue: true });
+    p.issues.push({
+      code: 'too_small',
+      origin: 'number',
+      minimum: min,
+      inclusive: true,
+      input: p.value,
+      continue: true,
+    });
   },
 });
 /** At most `max` (inclusive). */
 export const maximum = (max: number): Check<number> => ({
   run: (p) => {
     if (p.value <= max) return;
-    p.issues.push({ code: 'too_big', origin: 'number', maximum: max, inclusive: true, input: p.value, continue: true });
+    p.issues.push({
+      code: 'too_big',
+      origin: 'number',
+      maximum: max,
+      inclusive: true,
+      input: p.value,
+      continue: true,
+    });
   },
 });
 
@@ -303,7 +336,8 @@ function field(r: Payload, into: Payload, key: string, input: object, opt: boole
   const present = key in input;
   if (!present && opt) return;
   if (r.issues.length) nest(into, key, r.issues);
-  else if (!present) into.issues.push({ code: 'invalid_type', expected: 'nonoptional', input: undefined, path: [key] });
+  else if (!present)
+    into.issues.push({ code: 'invalid_type', expected: 'nonoptional', input: undefined, path: [key] });
   if (!present) return;
   (into.value as Record<string, unknown>)[key] = r.value;
 }
@@ -351,25 +385,31 @@ export const strictObject = <S extends Shape>(shape: S) => objectOf(shape, 'stri
 export function catchall<S extends Shape, R extends Schema<unknown>>(
   base: ObjectSchema<S>,
   rest: R,
-): Schema<output<ObjectSchema<S>> & Record<string, output<R>>, input<ObjectSchema<S>> & Record<string, input<R>>> {
+): Schema<
+  output<ObjectSchema<S>> & Record<string, output<R>>,
+  input<ObjectSchema<S>> & Record<string, input<R>>
+> {
   return objectOf(base.shape, rest) as never;
 }
 
 /** An array of `item`. */
 export function array<S extends Schema<unknown>>(item: S): Schema<output<S>[], input<S>[]> {
-  return schema((p) => {
-    const input = p.value;
-    if (!Array.isArray(input)) {
-      p.issues.push({ code: 'invalid_type', expected: 'array', input });
-      return;
-    }
-    const out: unknown[] = (p.value = Array(input.length));
-    for (let i = 0; i < input.length; i++) {
-      const r = run(item, { value: input[i], issues: [] });
-      nest(p, i, r.issues);
-      out[i] = r.value;
-    }
-  }, { arr: true });
+  return schema(
+    (p) => {
+      const input = p.value;
+      if (!Array.isArray(input)) {
+        p.issues.push({ code: 'invalid_type', expected: 'array', input });
+        return;
+      }
+      const out: unknown[] = (p.value = Array(input.length));
+      for (let i = 0; i < input.length; i++) {
+        const r = run(item, { value: input[i], issues: [] });
+        nest(p, i, r.issues);
+        out[i] = r.value;
+      }
+    },
+    { arr: true },
+  );
 }
 
 /**
