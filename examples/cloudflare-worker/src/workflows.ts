@@ -2,8 +2,8 @@
  * The workflows this Worker runs and their handlers. Handlers are plain async functions: in a
  * real app they would call `fetch` (a payment API, an email service) with `ctx.idempotencyKey`;
  * here they are no-ops that fail on demand, driven by the workflow input, so the tests can
- * exercise retries and compensation. The inputs are declared with `zod/mini`, the zod the engine
- * itself uses: the bundle carries one zod core for both (see the README).
+ * exercise retries and compensation. The inputs are declared with `zod/mini`, whose functional API
+ * keeps the bundle small (see the README).
  */
 import { type Handler, TaskError, workflow } from '@stepfold/engine';
 import * as z from 'zod/mini';

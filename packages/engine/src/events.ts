@@ -50,7 +50,7 @@ export function isTraceCarrier(v: unknown): v is Record<string, string> {
   );
 }
 
-// Checked as a whole and kept as given (zod's record would drop a __proto__ key); the reducer copies it.
+// Checked as a whole and kept as given (a record schema would drop a __proto__ key); the reducer copies it.
 const trace = opt(
   z.custom<Record<string, string>>(isTraceCarrier, 'must be up to 8 strings of up to 512 characters'),
 );
@@ -157,7 +157,7 @@ const EVENT_SCHEMAS = [
     at,
     handoff,
     step: opt(id),
-    // Kept as given (zod's record would drop a __proto__ key); the reducer copies it key by key.
+    // Kept as given (a record schema would drop a __proto__ key); the reducer copies it key by key.
     inputPatch: opt(
       z.custom<Record<string, unknown>>(
         (v) => typeof v === 'object' && v !== null && !Array.isArray(v),
@@ -167,7 +167,7 @@ const EVENT_SCHEMAS = [
   }),
 ] as const;
 
-/** Zod schema of every event the reducer accepts. */
+/** The schema of every event the reducer accepts (`mini-schema.ts`: `safeParse`, `parse`). */
 export const eventSchema = z.union(EVENT_SCHEMAS);
 
 /** Each event type's schema. */
@@ -214,7 +214,7 @@ const DATA_FIELD: Partial<Record<WorkflowEvent['type'], string>> = {
 export function parseEvent(event: unknown): WorkflowEvent {
   let ev = commonEvent(event as Record<string, unknown>);
   if (!ev) {
-    // The issues zod's discriminated union would report: the object, then its `type`, then the
+    // The issues a discriminated union would report: the object, then its `type`, then the
     // fields of that type's schema.
     if (typeof event !== 'object' || event === null || Array.isArray(event)) {
       const got = event === null ? 'null' : Array.isArray(event) ? 'array' : typeof event;
@@ -280,8 +280,8 @@ function handedOff(e: LooseEvent): WorkflowEvent | undefined {
 
 /**
  * The common events (start, task.completed, signal, tick) checked by hand against the same rules
- * as {@link eventSchema}, copied field by field as zod would. Anything else, or anything that
- * fails, returns undefined and goes through zod, which writes the error report.
+ * as {@link eventSchema}, copied field by field as its parse would. Anything else, or anything that
+ * fails, returns undefined and goes through the schema, which writes the error report.
  */
 function commonEvent(e: LooseEvent): WorkflowEvent | undefined {
   if (typeof e !== 'object' || e === null || !isTime(e.at)) return undefined;

@@ -135,7 +135,7 @@ function parseDefinition(input: unknown): z.infer<typeof definitionSchema> {
 }
 
 /**
- * Keys that could reach a prototype, refused rather than dropped (zod drops a `__proto__` key
+ * Keys that could reach a prototype, refused rather than dropped (a parse drops a `__proto__` key
  * silently, and an object literal turns one into the prototype): a `__proto__` key or a foreign
  * prototype anywhere in the definition, and a step id `constructor` or `prototype` in either form.
  */

@@ -12,7 +12,7 @@ export type FailurePolicyName = 'compensate' | 'dlq' | 'fail';
  */
 export interface DefinitionKind<K extends string = string, S = unknown> {
   kind: K;
-  /** The kind's zod schema (strict: unknown keys are errors); its output is `S`. */
+  /** The kind's schema (strict: unknown keys are errors); its output is `S`. */
   schema: z.Schema;
   /** Whether the builder links this step to the one added after it: whether its schema has a `next`. */
   links: boolean;

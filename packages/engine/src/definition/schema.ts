@@ -51,7 +51,7 @@ const header = {
 /** The JSON form of a workflow definition. `steps` may be a record keyed by id or a list of steps with ids. */
 export const definitionSchema = z.strictObject({
   ...header,
-  // Steps by id: an object whose every key is a step (not zod's record class: smaller).
+  // Steps by id: an object whose every key is a step (not a record schema: smaller).
   steps: z.union([z.catchall(z.object({}), stepSchema), z.array(stepSchema)]),
 });
 
