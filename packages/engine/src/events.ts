@@ -1,8 +1,8 @@
-import * as z from './mini-schema.js';
 import { ValidationError } from './errors.js';
 import { isTime, MAX_EVENT_TIME } from './event-time.js';
 import type { FlowEvent } from './flow-events.js';
 import { isValidId } from './ids.js';
+import * as z from './mini-schema.js';
 import { idString as id, integer, parseWith, text } from './schema-kit.js';
 import type { SearchValue } from './search.js';
 import { MAX_PRIORITY } from './snapshot.js';

@@ -1,6 +1,6 @@
-import * as z from './mini-schema.js';
 import { ValidationError } from './errors.js';
 import { MAX_EVENT_TIME } from './event-time.js';
+import * as z from './mini-schema.js';
 import { idString, integer, parseWith, text } from './schema-kit.js';
 
 // The events of flow limits: a runner's refusal or grant, which the reducer parses only where

@@ -177,12 +177,13 @@ const methods = {
 };
 
 /** A schema from its own parse (and fields such as `shape`). */
-function schema<S>(parse1: (p: Payload) => Payload | undefined | void, extra?: object): S {
+function schema<S>(parse1: (p: Payload) => unknown, extra?: object): S {
   return {
     ...methods,
     checks: [],
     ...extra,
-    parse1: (p: Payload) => parse1(p) ?? p,
+    // A parse answers the payload it filled: `p` unless it returns another (a union's option's).
+    parse1: (p: Payload) => (parse1(p) as Payload | undefined) ?? p,
   } as S;
 }
 
@@ -401,7 +402,8 @@ export function array<S extends Schema<unknown>>(item: S): Schema<output<S>[], i
         p.issues.push({ code: 'invalid_type', expected: 'array', input });
         return;
       }
-      const out: unknown[] = (p.value = Array(input.length));
+      const out: unknown[] = Array(input.length);
+      p.value = out;
       for (let i = 0; i < input.length; i++) {
         const r = run(item, { value: input[i], issues: [] });
         nest(p, i, r.issues);

@@ -1,5 +1,5 @@
-import * as z from './mini-schema.js';
 import { isValidId } from './ids.js';
+import * as z from './mini-schema.js';
 
 // The engine's schemas are `mini-schema.ts`: zod/mini's functional API, the part the engine uses.
 // A set of values is a `z.literal([...])`.

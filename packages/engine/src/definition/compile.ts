@@ -1,6 +1,6 @@
-import type * as z from '../mini-schema.js';
 import { canonicalJson, sha256Hex } from '../content-hash.js';
 import { type Issue, ValidationError } from '../errors.js';
+import type * as z from '../mini-schema.js';
 import { parseWith } from '../schema-kit.js';
 import { analyzeGraph, type BranchRef } from './graph.js';
 import { heartbeatIssues } from './heartbeat-check.js';
@@ -113,10 +113,7 @@ function parseDefinition(input: unknown): z.infer<typeof definitionSchema> {
         });
         continue;
       }
-      const r = parseWith(
-        DEFINITION_KINDS[kind as keyof typeof DEFINITION_KINDS].schema as z.Schema,
-        step,
-      );
+      const r = parseWith(DEFINITION_KINDS[kind as keyof typeof DEFINITION_KINDS].schema as z.Schema, step);
       if (!r.ok)
         issues.push(...r.issues.map((i) => ({ ...i, path: `steps.${key}${i.path ? `.${i.path}` : ''}` })));
     }

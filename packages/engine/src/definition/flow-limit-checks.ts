@@ -1,5 +1,5 @@
-import * as z from '../mini-schema.js';
 import type { Issue } from '../errors.js';
+import * as z from '../mini-schema.js';
 import { integer, millis, parseWith, text } from '../schema-kit.js';
 import { MAX_PRIORITY } from '../snapshot.js';
 import { inputPathIssues } from './builder-checks.js';

@@ -1,5 +1,5 @@
-import * as z from '../mini-schema.js';
 import type { Issue } from '../errors.js';
+import * as z from '../mini-schema.js';
 import { nextOf } from './step-fields.js';
 
 /** A failure policy: roll back (`compensate`), park in `dlq`, or `fail` at once. */
@@ -50,11 +50,9 @@ export type KindFacts<K extends string, S> = Omit<
   Partial<Pick<DefinitionKind<K, S>, 'targets'>>;
 
 /** The schema of a kind: the shared `base` fields, its literal `kind`, then its `own` fields; strict. */
-export type KindSchema<
-  K extends string,
-  B extends z.Shape,
-  O extends z.Shape,
-> = z.ObjectSchema<B & { kind: z.LiteralSchema<K> } & O>;
+export type KindSchema<K extends string, B extends z.Shape, O extends z.Shape> = z.ObjectSchema<
+  B & { kind: z.LiteralSchema<K> } & O
+>;
 
 /**
  * Declares a step kind: its name (written once), its fields (the shared `linkedFields` or

@@ -1,5 +1,5 @@
-import * as z from '../mini-schema.js';
 import type { Issue } from '../errors.js';
+import * as z from '../mini-schema.js';
 import { bounded, integer, millis, idString as stepId, text } from '../schema-kit.js';
 import { pathIssues } from './data-path.js';
 

@@ -1,5 +1,5 @@
-import * as z from '../../mini-schema.js';
 import type { Issue } from '../../errors.js';
+import * as z from '../../mini-schema.js';
 import { defineKind } from '../kind.js';
 import { integer, linkedFields, millis, opt, pathString, stepId } from '../step-fields.js';
 

@@ -1,5 +1,5 @@
-import * as z from '../../mini-schema.js';
 import type { Issue } from '../../errors.js';
+import * as z from '../../mini-schema.js';
 import { CHILD_HANDLER } from '../../snapshot.js';
 import { conditionIssues, conditionPaths } from '../condition.js';
 import { pathIssues } from '../data-path.js';
