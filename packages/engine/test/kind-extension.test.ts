@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type * as z from 'zod/mini';
 import type { CompiledWorkflow } from '../src/definition/compile.js';
 import { kindTable, stepUnion } from '../src/definition/kind.js';
 import { DEFINITION_KINDS, KINDS } from '../src/definition/kinds/index.js';
@@ -7,6 +6,7 @@ import type { WorkflowDefinition } from '../src/definition/schema.js';
 import type { DiagramKind } from '../src/diagram/kind.js';
 import { nodeIds, stepEdges, stepNode } from '../src/diagram/kind.js';
 import { DIAGRAM_KINDS } from '../src/diagram/kinds.js';
+import type * as z from '../src/mini-schema.js';
 import { createFlow } from '../src/reducer/flow.js';
 import { REDUCER_KINDS } from '../src/reducer/kinds/index.js';
 import { initialSnapshot } from '../src/reducer/snapshot-check.js';
