@@ -5,10 +5,11 @@ import type { InstanceDocument } from './encode.js';
 
 // Search attributes as a document keeps them: `sa`, one string per attribute (its name, kind and
 // value), under one multikey index on (sa, _id). Equality and `in` are exact entries, served by
-// the index on MongoDB and FerretDB alike, and a page in id order is read from it directly. Ranges
-// and orders by an attribute are applied here over the entries (never the snapshots) of the
-// documents the exact conditions select: FerretDB compares strings by its database's collation,
-// not by code point, so a range of encoded entries could not be trusted on the server.
+// the index on MongoDB (FerretDB on SQLite scans: see the README), and a page in id order is read
+// from it directly. Ranges and orders by an attribute are applied here over the entries (never
+// the snapshots) of the documents the exact conditions select: FerretDB compares strings by its
+// database's collation, not by code point, so a range of encoded entries could not be trusted on
+// the server.
 
 const SEP = '\u0001';
 

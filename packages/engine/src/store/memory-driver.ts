@@ -2,6 +2,7 @@ import { searchRows } from './list-query.js';
 import { memoryFlow, saveFlow } from './memory-flow.js';
 import { memoryInbox } from './memory-inbox.js';
 import { announceWrite, claimDue, driverCall, indexDue, type MemoryRows, unindexDue } from './memory-rows.js';
+import { reindexSearch, searchCandidates } from './memory-search.js';
 import { memoryStream } from './memory-stream.js';
 import type { WakeListener, WakeSubscription } from './store.js';
 import type { ClaimWindow, DriverOutcome, StoreDriver, UpdateCondition } from './store-driver.js';
@@ -30,10 +31,15 @@ export function memoryDriver(m: MemoryRows): StoreDriver {
   };
 }
 
-function insert(m: MemoryRows, e: EncodedSnapshot): boolean {
-  if (m.rows.has(e.id)) return false;
+/** `e` as a row keeps it: its attributes copied, so a caller changing its snapshot's leaves the index right. */
+const kept = (e: EncodedSnapshot): EncodedSnapshot => (e.search ? { ...e, search: { ...e.search } } : e);
+
+function insert(m: MemoryRows, written: EncodedSnapshot): boolean {
+  if (m.rows.has(written.id)) return false;
+  const e = kept(written);
   m.rows.set(e.id, { encoded: e, sent: [] });
   indexDue(m, e.id, e.wakeAt);
+  reindexSearch(m.search, e.id, null, e.search);
   announceWrite(m, e);
   return true;
 }
@@ -42,7 +48,8 @@ function select(m: MemoryRows, id: string): string | null {
   return m.rows.get(id)?.encoded.json ?? null;
 }
 
-function update(m: MemoryRows, e: EncodedSnapshot, c: UpdateCondition): DriverOutcome {
+function update(m: MemoryRows, written: EncodedSnapshot, c: UpdateCondition): DriverOutcome {
+  const e = kept(written);
   const row = m.rows.get(e.id);
   if (!row) return 'missing';
   if (row.encoded.version !== c.expected) return { stored: row.encoded.version };
@@ -56,6 +63,7 @@ function update(m: MemoryRows, e: EncodedSnapshot, c: UpdateCondition): DriverOu
   const woken = c.flow ? saveFlow(m, c.flow) : [];
   if (!woken) return 'refused';
   unindexDue(m, e.id, row.encoded.wakeAt);
+  reindexSearch(m.search, e.id, row.encoded.search, e.search);
   row.encoded = e;
   row.claim = undefined;
   if (c.consumed) {
@@ -73,7 +81,9 @@ function version(m: MemoryRows, id: string): number | null {
 
 function page(m: MemoryRows, args: ListArgs): Array<{ id: string; json: string }> {
   if (args.search) {
-    const rows = [...m.rows.values()].map((r) => r.encoded);
+    // The rows an equality or `in` selects (memory-search.ts), else every row.
+    const ids = searchCandidates(m.search, args.search);
+    const rows = ids ? ids.map((id) => m.rows.get(id)!.encoded) : [...m.rows.values()].map((r) => r.encoded);
     return searchRows(rows, args.search, args.cursor, args.limit).map((e) => ({ id: e.id, json: e.json }));
   }
   const out: Array<{ id: string; json: string }> = [];
@@ -92,6 +102,7 @@ function remove(m: MemoryRows, id: string, version?: number): boolean {
   const row = m.rows.get(id);
   if (!row || (version !== undefined && row.encoded.version !== version)) return false;
   unindexDue(m, id, row.encoded.wakeAt);
+  reindexSearch(m.search, id, row.encoded.search, null);
   m.rows.delete(id);
   return true;
 }

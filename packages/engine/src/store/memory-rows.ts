@@ -1,5 +1,6 @@
 import { StoreUnavailableError } from '../errors.js';
 import type { WorkflowEvent } from '../events.js';
+import type { SearchIndex } from './memory-search.js';
 import type { SentSignal, WakeListener, WakeNotice } from './store.js';
 import type { ClaimWindow, StoredStreamEntry } from './store-driver.js';
 import type { EncodedSnapshot } from './store-kit.js';
@@ -61,6 +62,8 @@ export interface MemoryRows {
   readonly flow: Map<string, FlowCounter>;
   /** The streams, by instance id. */
   readonly streams: Map<string, MemoryStream>;
+  /** The search attributes' index (memory-search.ts): what an equality or `in` reads. */
+  readonly search: SearchIndex;
   /** The seq the next sent signal takes. */
   nextSeq: number;
   /** While false, every call fails as a database that went away. */
@@ -77,6 +80,7 @@ export function emptyRows(): MemoryRows {
     served: new Map(),
     flow: new Map(),
     streams: new Map(),
+    search: new Map(),
     nextSeq: 1,
     available: true,
   };
