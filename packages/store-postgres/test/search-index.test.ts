@@ -1,7 +1,7 @@
 import { makeTestSnapshot } from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 import { createPostgresStore } from '../src/index.js';
-import { TEST_SCHEMA } from './server.js';
+import { PG_URL, TEST_SCHEMA, testPool } from './server.js';
 import { useTestTables } from './test-tables.js';
 
 // `list` with `where` reads the `$search` index (migration 10), not the instances: on a table of
@@ -18,6 +18,7 @@ interface PlanNode {
   'Index Name'?: string;
   'Actual Rows': number;
   'Actual Loops': number;
+  'Rows Removed by Filter'?: number;
   Plans?: PlanNode[];
 }
 
@@ -74,8 +75,12 @@ describe('postgres search index', () => {
       const scans = all.filter((n) => n['Relation Name'] !== undefined);
       expect(all.map((n) => n['Node Type']).filter((t) => t === 'Seq Scan')).toEqual([]);
       expect(all.some((n) => n['Index Name'] === `${s.table}$search_value`)).toBe(true);
-      // Rows the scans returned, over every loop: about the matches, far from the table's 100,000.
-      const read = scans.reduce((sum, n) => sum + n['Actual Rows'] * n['Actual Loops'], 0);
+      // Rows the scans read (returned or filtered out), over every loop: about the matches, far
+      // from the table's 100,000.
+      const read = scans.reduce(
+        (sum, n) => sum + (n['Actual Rows'] + (n['Rows Removed by Filter'] ?? 0)) * n['Actual Loops'],
+        0,
+      );
       sorts = all.filter((n) => n['Node Type'] === 'Sort' || n['Node Type'] === 'Incremental Sort').length;
       return read;
     };
@@ -118,6 +123,67 @@ describe('postgres search index', () => {
         'i-010001',
       ]),
     ).toBeLessThan(100);
+    // A later page starts its index range at the cursor: it does not read every entry before it.
+    // (The cursor text is the store's `[value, id]`, made here to start deep in the range.)
+    const deep = (value: number | string, id: string) => JSON.stringify([value, id]);
+    expect(
+      await explain({ limit: 3, where: wide, orderBy: 'total', cursor: deep(60_000, 'i-060000') }, [
+        'i-060001',
+        'i-060002',
+        'i-060003',
+      ]),
+    ).toBeLessThan(20);
+    expect(
+      await explain(
+        { limit: 3, where: wide, orderBy: { field: 'total', desc: true }, cursor: deep(60_000, 'i-060000') },
+        ['i-059999', 'i-059998', 'i-059997'],
+      ),
+    ).toBeLessThan(20);
+    // Ordered by an attribute no condition names (its own join): the same from a cursor, by
+    // kind and value, and for a string (after c-8's last instance comes c-80, in byte order).
+    expect(
+      await explain(
+        { limit: 2, where: { status: 'running' }, orderBy: 'total', cursor: deep(70_000, 'i-070000') },
+        ['i-070001', 'i-070002'],
+      ),
+    ).toBeLessThan(20);
+    expect(
+      await explain(
+        {
+          limit: 2,
+          where: { status: 'running' },
+          orderBy: { field: 'total', desc: true },
+          cursor: deep(70_000, 'i-070000'),
+        },
+        ['i-069999', 'i-069998'],
+      ),
+    ).toBeLessThan(20);
+    expect(
+      await explain(
+        { limit: 2, where: { status: 'running' }, orderBy: 'customerId', cursor: deep('c-8', 'i-090008') },
+        ['i-000080', 'i-010080'],
+      ),
+    ).toBeLessThan(20);
     await reader.close();
+
+    // Ordered by the range's attribute alone: after the server's five trial plans, the statement
+    // runs on one cached generic plan instead of being planned again for each call's values.
+    const one = testPool(PG_URL, 1);
+    try {
+      const connection = createPostgresStore({ pool: one, schema: TEST_SCHEMA, table: s.table });
+      for (let i = 0; i < 8; i++)
+        await connection.list({
+          limit: 5,
+          where: { total: { gte: 1000 * i, lt: 1000 * i + 10 } },
+          orderBy: 'total',
+        });
+      const plans = await one.query<{ generic: number; custom: number }>(
+        `SELECT generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements
+         WHERE statement LIKE '%$search%'`,
+      );
+      expect(plans.rows).toEqual([{ generic: 3, custom: 5 }]);
+    } finally {
+      await one.end();
+    }
   }, 120_000);
 });
