@@ -3,7 +3,6 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
-import { afterAll, beforeAll } from 'vitest';
 
 /** Endpoint of the DynamoDB test server (moto from `bash scripts/services.sh up dynamo`). */
 export const DYNAMO_ENDPOINT = process.env.STEPFOLD_DYNAMO_ENDPOINT ?? 'http://127.0.0.1:8000';
@@ -51,45 +50,4 @@ const run = promisify(execFile);
 export async function services(command: string, name: string, env: Record<string, string>): Promise<void> {
   const script = fileURLToPath(new URL('../../../scripts/services.sh', import.meta.url));
   await run('bash', [script, command, name], { env: { ...process.env, ...env }, timeout: 600_000 });
-}
-
-/** A moto server of one suite's own for its outage test, and what the suite does with it. */
-export interface OutageServer {
-  /** A client with one attempt and short timeouts. */
-  client: DynamoDBClient;
-  stop(): Promise<void>;
-  start(): Promise<void>;
-}
-
-/**
- * A moto server on `port` that only one suite's outage test uses, so stopping it disturbs nobody:
- * it is started (with the main server required) before the suite, and its client and `close`
- * (the suite's clients of the main server) are let go after it.
- */
-export function outageServer(
-  port: string,
-  main: DynamoDBClient,
-  close: Array<{ destroy(): void }>,
-): OutageServer {
-  const env = { STEPFOLD_DYNAMO_PORT: port };
-  const client = new DynamoDBClient({
-    endpoint: `http://127.0.0.1:${port}`,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'stepfold', secretAccessKey: 'stepfold' },
-    maxAttempts: 1,
-    requestHandler: { connectionTimeout: 1000, requestTimeout: 5000 },
-  });
-  beforeAll(async () => {
-    await requireServer(main);
-    await services('up', 'dynamo', env);
-  });
-  afterAll(() => {
-    for (const c of close) c.destroy();
-    client.destroy();
-  });
-  return {
-    client,
-    stop: () => services('stop', 'dynamo', env),
-    start: () => services('start', 'dynamo', env),
-  };
 }
