@@ -7,9 +7,11 @@ import type { Group, Row } from '../row.js';
 import { serviceUrls } from '../services.js';
 import {
   largeRows,
+  progressLog,
   type SearchSide,
   searchInstance,
   searchRows,
+  searchSides,
   sizesOf,
   unmeasured,
 } from './search-rows.js';
@@ -94,9 +96,7 @@ async function load(db: Db, side: SearchSide, log: (s: string) => void): Promise
 }
 
 async function run(url: string): Promise<Row[]> {
-  const start = performance.now();
-  const log = (s: string) =>
-    console.log(`  search-mongo · ${s} (${Math.round((performance.now() - start) / 1000)} s)`);
+  const log = progressLog('search-mongo');
   const clients: MongoClient[] = [];
   const open = async () => {
     const c = new MongoClient(url, { maxPoolSize: 1, serverSelectionTimeoutMS: 5000 });
@@ -112,14 +112,9 @@ async function run(url: string): Promise<Row[]> {
         .collection(collectionOf(name))
         .drop()
         .catch(() => {});
-    const sides: SearchSide[] = [];
-    for (const [name, rows] of [
-      ['small', SMALL],
-      ['large', LARGE],
-    ] as const) {
-      const db = await open();
-      sides.push({ name, rows, store: createMongoStore({ db, collection: collectionOf(name) }) });
-    }
+    const sides = await searchSides({ small: SMALL, large: LARGE }, async (name) =>
+      createMongoStore({ db: await open(), collection: collectionOf(name) }),
+    );
     for (const side of sides) await load(admin, side, log);
     const mongo = backends.find((b) => b.name === 'mongo')!;
     return await searchRows({

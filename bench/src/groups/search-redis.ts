@@ -5,9 +5,11 @@ import type { Group, Row } from '../row.js';
 import { serviceUrls } from '../services.js';
 import {
   largeRows,
+  progressLog,
   type SearchSide,
   searchInstance,
   searchRows,
+  searchSides,
   sizesOf,
   unmeasured,
 } from './search-rows.js';
@@ -54,22 +56,15 @@ async function drop(client: Redis, prefix: string): Promise<void> {
 }
 
 async function run(url: string): Promise<Row[]> {
-  const start = performance.now();
-  const log = (s: string) =>
-    console.log(`  search-redis · ${s} (${Math.round((performance.now() - start) / 1000)} s)`);
+  const log = progressLog('search-redis');
   const loader = new Redis(url, { maxRetriesPerRequest: 1 });
   const readers: Redis[] = [];
   try {
     process.stdout.write('\n');
-    const sides = (
-      [
-        ['small', SMALL],
-        ['large', LARGE],
-      ] as const
-    ).map(([name, rows]) => {
+    const sides = await searchSides({ small: SMALL, large: LARGE }, (name) => {
       const client = new Redis(url, { maxRetriesPerRequest: 1 });
       readers.push(client);
-      return { name, rows, store: createRedisStore({ client, prefix: prefixOf(name) }) };
+      return createRedisStore({ client, prefix: prefixOf(name) });
     });
     for (const side of sides) await load(loader, side, log);
     const mb = (Number((await loader.info('memory')).match(/used_memory:(\d+)/)?.[1]) / 2 ** 20) | 0;

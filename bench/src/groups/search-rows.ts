@@ -122,3 +122,22 @@ export function unmeasured(name: string, why: string): Row[] {
 export function sizesOf(large: number, small: number): string {
   return `${large.toLocaleString('en-US')} vs ${small.toLocaleString('en-US')} instances`;
 }
+
+/** A group's progress line: `  <name> · <text> (<seconds since this call> s)`. */
+export function progressLog(name: string): (s: string) => void {
+  const start = performance.now();
+  return (s) => console.log(`  ${name} · ${s} (${Math.round((performance.now() - start) / 1000)} s)`);
+}
+
+/** The small and the large side of a group, in that order, each with the store `storeOf` opens for it. */
+export async function searchSides(
+  sizes: Record<SearchSide['name'], number>,
+  storeOf: (name: SearchSide['name']) => SearchSide['store'] | Promise<SearchSide['store']>,
+): Promise<[small: SearchSide, large: SearchSide]> {
+  const side = async (name: SearchSide['name']): Promise<SearchSide> => ({
+    name,
+    rows: sizes[name],
+    store: await storeOf(name),
+  });
+  return [await side('small'), await side('large')];
+}

@@ -1,14 +1,10 @@
-import { type ChildProcess, fork } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { composition, createRunner, type Store, type StreamEntry, type StreamStore } from '@stepfold/engine';
-import { createPostgresStore } from '@stepfold/store-postgres';
-import { createRedisStore } from '@stepfold/store-redis';
-import { Redis } from 'ioredis';
-import pg from 'pg';
+import { composition, createRunner, type StreamEntry, type StreamStore } from '@stepfold/engine';
 import { afterAll, describe, expect, it } from 'vitest';
+import { openTestStore, type TestStore, type TestStoreName } from '../../node/test/support/test-stores.js';
+import { workerSet } from '../../node/test/support/worker-process.js';
 import { decideToolCall, type ModelTurn, pendingToolCalls, sendMessage } from '../src/index.js';
 import {
   agent,
@@ -26,87 +22,19 @@ import {
 // the turn once the cancel is approved. The worker processes log every model call and every tool
 // run to a file. A reader tails the stream, stops mid-answer and reconnects from its last offset.
 
-const PG_URL = process.env.STEPFOLD_PG_URL ?? 'postgres://stepfold:stepfold@127.0.0.1:5432/stepfold';
-const REDIS_URL = process.env.STEPFOLD_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const tag = `agent_kill_${process.pid}`;
-
-interface Case {
-  name: 'postgres' | 'redis';
-  url: string;
-  namespace: string;
-  open(): { store: Store; close(): Promise<void> };
-}
-
-const cases: Case[] = [
-  {
-    name: 'postgres',
-    url: PG_URL,
-    namespace: tag,
-    open() {
-      const pool = new pg.Pool({ connectionString: PG_URL, max: 4 });
-      const store = createPostgresStore({ pool, schema: tag });
-      return {
-        store,
-        close: async () => {
-          await store.close();
-          await pool.end();
-        },
-      };
-    },
-  },
-  {
-    name: 'redis',
-    url: REDIS_URL,
-    namespace: `stepfold:{${tag}}:`,
-    open() {
-      const client = new Redis(REDIS_URL);
-      const store = createRedisStore({ client, prefix: `stepfold:{${tag}}:` });
-      return {
-        store,
-        close: async () => {
-          await store.close();
-          client.disconnect();
-        },
-      };
-    },
-  },
-];
-
 const logDir = mkdtempSync(join(tmpdir(), 'stepfold-agent-kill-'));
 
-function spawnWorker(c: Case, log: string, stall: boolean): ChildProcess {
-  return fork(new URL('./fixtures/agent-worker.mjs', import.meta.url), [], {
-    env: {
-      ...process.env,
-      AGENT_STORE: c.name,
-      AGENT_URL: c.url,
-      AGENT_NS: c.namespace,
-      AGENT_LOG: log,
-      AGENT_STALL: stall ? '1' : '0',
-    },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-}
+const WORKER = new URL('./fixtures/agent-worker.mjs', import.meta.url);
 
-/** The next IPC message from `child` that has `key` (and passes `when`). */
-function next<T>(child: ChildProcess, key: string, when: (m: T) => boolean = () => true): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const on = (m: Record<string, unknown>) => {
-      if (!(key in m) || !when(m as T)) return;
-      child.off('message', on);
-      resolve(m as T);
-    };
-    child.on('message', on);
-    child.once('exit', (code, signal) =>
-      reject(new Error(`worker process exited (${code ?? signal}) before sending ${key}`)),
-    );
-  });
-}
-
-async function kill(child: ChildProcess): Promise<void> {
-  child.kill('SIGKILL');
-  if (child.exitCode === null && child.signalCode === null) await once(child, 'exit');
-}
+/** The environment of a worker process: its store, its side-effect log, and whether its first answer stalls. */
+const workerEnv = (db: TestStore, log: string, stall: boolean) => ({
+  AGENT_STORE: db.name,
+  AGENT_URL: db.url,
+  AGENT_NS: db.namespace,
+  AGENT_LOG: log,
+  AGENT_STALL: stall ? '1' : '0',
+});
 
 /** Tails `id`'s stream from `from` into `into` until `done` says so (or `stop` aborts, or a minute passes). */
 async function tailUntil(
@@ -135,33 +63,24 @@ const textOf = (entries: StreamEntry[]) =>
 const isModelChunk = (e: StreamEntry, attempt: number) =>
   e.type === 'chunk' && e.step === 'model' && e.attempt === attempt;
 
+const opened: TestStore[] = [];
 afterAll(async () => {
   rmSync(logDir, { recursive: true, force: true });
-  const admin = new pg.Client({ connectionString: PG_URL });
-  await admin.connect();
-  await admin.query(`DROP SCHEMA IF EXISTS "${tag}" CASCADE`);
-  await admin.end();
-  const redis = new Redis(REDIS_URL);
-  const keys = await redis.keys(`stepfold:{${tag}}:*`);
-  if (keys.length) await redis.del(...keys);
-  redis.disconnect();
+  for (const db of opened) await db.drop();
 });
 
 describe('an agent turn whose workers are SIGKILLed mid-stream and right after a tool result', () => {
-  for (const c of cases) {
-    it(`${c.name}: runs each tool call once, completes the turn, and a reader that reconnects sees a reset and then the whole answer`, async () => {
-      const { store, close } = c.open();
+  for (const name of ['postgres', 'redis'] as TestStoreName[]) {
+    it(`${name}: runs each tool call once, completes the turn, and a reader that reconnects sees a reset and then the whole answer`, async () => {
+      const db = openTestStore(name, tag, { poolMax: 4 });
+      opened.push(db);
+      const { store } = db;
       await store.setup();
-      const log = join(logDir, `${c.name}.ndjson`);
-      const id = `chat-${c.name}`;
-      const workers: ChildProcess[] = [];
+      const log = join(logDir, `${name}.ndjson`);
+      const id = `chat-${name}`;
+      const workers = workerSet();
       const stopReading = new AbortController();
-      const start = async (stall: boolean) => {
-        const w = spawnWorker(c, log, stall);
-        workers.push(w);
-        await next(w, 'ready');
-        return w;
-      };
+      const start = (stall: boolean) => workers.start(WORKER, workerEnv(db, log, stall));
       try {
         // This process only writes: the work is handed off to the one worker process up.
         const api = createRunner({
@@ -191,7 +110,7 @@ describe('an agent turn whose workers are SIGKILLed mid-stream and right after a
           stopReading.signal,
         );
         const second = await start(false);
-        await kill(first);
+        await first.kill();
 
         // The reader reconnects from its last offset, and reads on to the end of the turn.
         const after: StreamEntry[] = [];
@@ -205,15 +124,14 @@ describe('an agent turn whose workers are SIGKILLed mid-stream and right after a
         );
 
         // Kill 2: right after the lookup's result is stored (its child instance completed).
-        const settling = await next<{ settling: string; child: string }>(
-          second,
+        const settling = await second.next<{ settling: string; child: string }>(
           'settling',
           (m) => m.settling === LOOKUP_CALL,
         );
         await expect
           .poll(async () => (await store.load(settling.child))?.status, { timeout: 10_000, interval: 5 })
           .toBe('completed');
-        await kill(second);
+        await second.kill();
         await start(false);
 
         // The cancel waits for approval (and only it: the lookup settled before the kill).
@@ -250,7 +168,7 @@ describe('an agent turn whose workers are SIGKILLed mid-stream and right after a
         ).toEqual([CANCEL_CALL, LOOKUP_CALL].sort());
         const modelCalls = lines.filter((l) => l.model !== undefined);
         expect(modelCalls.map((l) => l.model)).toEqual([1, 1, 2]);
-        expect(modelCalls.map((l) => l.pid)).toEqual(workers.map((w) => w.pid));
+        expect(modelCalls.map((l) => l.pid)).toEqual(workers.all.map((w) => w.pid));
 
         // The reader: the superseded attempt's words, then its reset, then all of the final attempt.
         expect(before.every((e) => e.type === 'chunk' && e.step === 'model' && e.attempt === 1)).toBe(true);
@@ -277,12 +195,7 @@ describe('an agent turn whose workers are SIGKILLed mid-stream and right after a
         expect(textOf(all)).toBe(FIRST_TEXT + FINAL_TEXT);
       } finally {
         stopReading.abort();
-        for (const w of workers) {
-          if (w.exitCode !== null || w.signalCode !== null) continue;
-          w.send('stop');
-          await once(w, 'exit');
-        }
-        await close();
+        await workers.stopAll();
       }
     }, 90_000);
   }

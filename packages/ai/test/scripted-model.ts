@@ -1,5 +1,6 @@
 import { simulateReadableStream } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
+import { responseParts } from './fixtures/model-stream.mjs';
 
 // A model that answers from a script, through the AI SDK's own mock: each call takes the next
 // response, streamed as a provider would (text in deltas, then the tool calls, then the finish).
@@ -22,34 +23,7 @@ export function scriptedModel(script: ScriptedResponse[]) {
       const r = script[call++];
       if (!r) throw new Error(`scripted model: no response ${call} in the script`);
       if (r.fail) throw new Error(r.fail);
-      const words = r.text ? r.text.split(/(?<= )/) : [];
-      const chunks = [
-        { type: 'stream-start' as const, warnings: [] },
-        ...(words.length
-          ? [
-              { type: 'text-start' as const, id: `t${call}` },
-              ...words.map((delta) => ({ type: 'text-delta' as const, id: `t${call}`, delta })),
-              { type: 'text-end' as const, id: `t${call}` },
-            ]
-          : []),
-        ...(r.toolCalls ?? []).map((c) => ({
-          type: 'tool-call' as const,
-          toolCallId: c.id,
-          toolName: c.name,
-          input: JSON.stringify(c.input),
-        })),
-        {
-          type: 'finish' as const,
-          finishReason: {
-            unified: r.toolCalls?.length ? ('tool-calls' as const) : ('stop' as const),
-            raw: undefined,
-          },
-          usage: {
-            inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
-            outputTokens: { total: words.length, text: words.length, reasoning: undefined },
-          },
-        },
-      ];
+      const chunks = responseParts(r.text ?? '', r.toolCalls ?? [], { id: `t${call}`, inputTokens: 10 });
       return {
         stream: simulateReadableStream({ chunks, chunkDelayInMs: r.delayMs ?? 0, initialDelayInMs: 0 }),
       };

@@ -1,16 +1,8 @@
 import { createRunner, flowControl } from '@stepfold/engine';
 import { afterAll, describe, expect, it } from 'vitest';
 import { flowWorkflows } from './fixtures/flow-worker.mjs';
-import {
-  allCompleted,
-  type FlowStoreCase,
-  inBatches,
-  openFlowStore,
-  overlaps,
-  type Run,
-  runsOf,
-  startFlowFleet,
-} from './flow-fleet.js';
+import { allCompleted, inBatches, overlaps, type Run, runsOf, startFlowFleet } from './flow-fleet.js';
+import { openTestStore, type TestStore } from './support/test-stores.js';
 
 // One charge at a time per customer holds across worker processes that die. Orders of 20
 // customers (`concurrency: { key: 'input.customerId', limit: 1 }`) run on three worker processes
@@ -28,7 +20,7 @@ const WORK_MS = 100;
 // A worker polls at least every third of the lease, and a lapsed lease is indexed to the second.
 const POLL_SLACK_MS = Math.floor(LEASE_MS / 3) + 1000 + 1500;
 
-const opened: FlowStoreCase[] = [];
+const opened: TestStore[] = [];
 afterAll(async () => {
   for (const s of opened) await s.drop();
 });
@@ -36,7 +28,7 @@ afterAll(async () => {
 describe('per-key concurrency across SIGKILLed worker processes', () => {
   for (const name of ['postgres', 'redis'] as const) {
     it(`${name}: never two charges of one customer at once, every order completes, a killed slot is taken within its lease`, async () => {
-      const db = openFlowStore(name, `flowkill_${name}_${process.pid}`);
+      const db = openTestStore(name, `flowkill_${name}_${process.pid}`);
       opened.push(db);
       await db.store.setup();
       const began = Date.now();

@@ -1,7 +1,8 @@
 import { createRunner, flowControl } from '@stepfold/engine';
 import { afterAll, describe, expect, it } from 'vitest';
 import { flowWorkflows } from './fixtures/flow-worker.mjs';
-import { type FlowStoreCase, inBatches, openFlowStore, startFlowFleet, startsOf } from './flow-fleet.js';
+import { inBatches, startFlowFleet, startsOf } from './flow-fleet.js';
+import { openTestStore, type TestStore } from './support/test-stores.js';
 
 // A tenant's flood does not hold back another tenant, across worker processes: the store's due
 // order takes turns by fairness key, whichever process asks. Tenant A enqueues 1,000 jobs
@@ -12,7 +13,7 @@ const WORKERS = 3;
 const SLOTS = 4;
 const FLOOD = 1000;
 
-const opened: FlowStoreCase[] = [];
+const opened: TestStore[] = [];
 afterAll(async () => {
   for (const s of opened) await s.drop();
 });
@@ -20,7 +21,7 @@ afterAll(async () => {
 describe('fairness across worker processes', () => {
   for (const name of ['postgres', 'redis'] as const) {
     it(`${name}: one job of a light tenant starts within workers × slots starts of a 1,000-job flood`, async () => {
-      const db = openFlowStore(name, `flowfair_${name}_${process.pid}`);
+      const db = openTestStore(name, `flowfair_${name}_${process.pid}`);
       opened.push(db);
       await db.store.setup();
       const fleet = await startFlowFleet({

@@ -1,65 +1,10 @@
-import { type ChildProcess, fork } from 'node:child_process';
-import { once } from 'node:events';
 import type { Store } from '@stepfold/engine';
-import { createPostgresStore } from '@stepfold/store-postgres';
-import { createRedisStore, flowPrefixOf } from '@stepfold/store-redis';
-import { Redis } from 'ioredis';
-import pg from 'pg';
+import type { TestStore } from './support/test-stores.js';
+import { type WorkerProcess, workerSet } from './support/worker-process.js';
 
-// What the flow-control tests across worker processes share: the two stores (each test under a
-// namespace of its own: a schema, a key prefix), worker processes of fixtures/flow-worker.mjs that
-// can be SIGKILLed and started again, and the ledger their handlers report to.
-
-const PG_URL = process.env.STEPFOLD_PG_URL ?? 'postgres://stepfold:stepfold@127.0.0.1:5432/stepfold';
-const REDIS_URL = process.env.STEPFOLD_REDIS_URL ?? 'redis://127.0.0.1:6379';
-
-/** A store the flow tests run on, under a namespace of one test's own. */
-export interface FlowStoreCase {
-  name: 'postgres' | 'redis';
-  url: string;
-  /** The schema (PostgreSQL) or key prefix (Redis) the workers are given. */
-  namespace: string;
-  store: Store;
-  /** Removes everything the test wrote, then lets go of the client. */
-  drop(): Promise<void>;
-}
-
-/** The PostgreSQL or Redis store under namespace `tag` (a schema; a hash-tagged key prefix). */
-export function openFlowStore(name: 'postgres' | 'redis', tag: string): FlowStoreCase {
-  if (name === 'postgres') {
-    const pool = new pg.Pool({ connectionString: PG_URL, max: 6 });
-    return {
-      name,
-      url: PG_URL,
-      namespace: tag,
-      store: createPostgresStore({ pool, schema: tag }),
-      async drop() {
-        await pool.query(`DROP SCHEMA IF EXISTS "${tag}" CASCADE`);
-        await pool.end();
-      },
-    };
-  }
-  const client = new Redis(REDIS_URL);
-  const prefix = `stepfold:{${tag}}:`;
-  return {
-    name,
-    url: REDIS_URL,
-    namespace: prefix,
-    store: createRedisStore({ client, prefix }),
-    async drop() {
-      // The flow counters are under the flow prefix (the hash tag's braces made brackets).
-      for (const pattern of [`${prefix}*`, `${flowPrefixOf(prefix).replace(/[[\]]/g, '\\$&')}*`]) {
-        let cursor = '0';
-        do {
-          const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-          if (keys.length) await client.del(...keys);
-          cursor = next;
-        } while (cursor !== '0');
-      }
-      client.disconnect();
-    },
-  };
-}
+// What the flow-control tests across worker processes share: worker processes of
+// fixtures/flow-worker.mjs over one store of support/test-stores.ts that can be SIGKILLed and
+// started again, and the ledger their handlers report to.
 
 /** One handler report: an attempt of instance `id` began or ended, at `at` (epoch ms) in process `pid`. */
 export interface RunEntry {
@@ -86,7 +31,7 @@ export type LedgerEntry = RunEntry | GrantEntry;
 
 /** How the worker processes are set up. */
 export interface FleetOptions {
-  store: FlowStoreCase;
+  store: TestStore;
   workers: number;
   /** Each worker's concurrency. */
   slots: number;
@@ -115,32 +60,21 @@ const WORKER = new URL('./fixtures/flow-worker.mjs', import.meta.url);
 export async function startFlowFleet(o: FleetOptions): Promise<FlowFleet> {
   const ledger: LedgerEntry[] = [];
   const kills: Array<{ pid: number; at: number }> = [];
-  const spawn = async (): Promise<ChildProcess> => {
-    const child = fork(WORKER, [], {
-      env: {
-        ...process.env,
-        FLOW_STORE: o.store.name,
-        FLOW_URL: o.store.url,
-        FLOW_NS: o.store.namespace,
-        FLOW_LEASE_MS: String(o.leaseMs),
-        FLOW_SLOTS: String(o.slots),
-        FLOW_WORK_MS: String(o.workMs),
-      },
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  const workers = workerSet();
+  const spawn = async (): Promise<WorkerProcess> => {
+    const child = workers.fork(WORKER, {
+      FLOW_STORE: o.store.name,
+      FLOW_URL: o.store.url,
+      FLOW_NS: o.store.namespace,
+      FLOW_LEASE_MS: String(o.leaseMs),
+      FLOW_SLOTS: String(o.slots),
+      FLOW_WORK_MS: String(o.workMs),
     });
-    const ready = new Promise<void>((resolve, reject) => {
-      child.once('exit', (code, signal) =>
-        reject(new Error(`flow worker exited (${code ?? signal}) before it was ready`)),
-      );
-      child.on('message', (m: Record<string, unknown>) => {
-        if ('ledger' in m) ledger.push(m as unknown as LedgerEntry);
-        else if ('ready' in m) resolve();
-      });
-    });
-    await ready;
+    child.each<LedgerEntry>('ledger', (m) => ledger.push(m));
+    await child.next('ready');
     return child;
   };
-  const children: Array<ChildProcess | undefined> = await Promise.all(
+  const children: Array<WorkerProcess | undefined> = await Promise.all(
     Array.from({ length: o.workers }, spawn),
   );
   const restarts = new Set<Promise<void>>();
@@ -153,10 +87,10 @@ export async function startFlowFleet(o: FleetOptions): Promise<FlowFleet> {
       const i = up[Math.floor(Math.random() * up.length)]!;
       const child = children[i]!;
       children[i] = undefined;
-      child.kill('SIGKILL');
-      kills.push({ pid: child.pid!, at: Date.now() });
+      const killed = child.kill();
+      kills.push({ pid: child.pid, at: Date.now() });
       const restart = (async () => {
-        await once(child, 'exit');
+        await killed;
         await new Promise((r) => setTimeout(r, downMs));
         children[i] = await spawn();
       })();
@@ -166,15 +100,7 @@ export async function startFlowFleet(o: FleetOptions): Promise<FlowFleet> {
     },
     async stop() {
       await Promise.allSettled([...restarts]);
-      await Promise.all(
-        children.map(async (c) => {
-          if (!c || c.exitCode !== null || c.signalCode !== null) return;
-          c.send('stop');
-          const t = setTimeout(() => c.kill('SIGKILL'), 10_000);
-          await once(c, 'exit');
-          clearTimeout(t);
-        }),
-      );
+      await workers.stopAll();
     },
   };
 }

@@ -5,12 +5,11 @@ import {
   allCompleted,
   attemptOf,
   busiestWindow,
-  type FlowStoreCase,
   grantTimes,
-  openFlowStore,
   startFlowFleet,
   startsOf,
 } from './flow-fleet.js';
+import { openTestStore, type TestStore } from './support/test-stores.js';
 
 // A rate limit per tenant holds across worker processes and is used to the full. Three tenants
 // each send more calls than `rateLimit: { key: 'input.tenant', limit: 10, periodMs: 1000 }` lets
@@ -31,7 +30,7 @@ const WORKERS = 3;
 // is fixed, so the test still catches a regression.
 const THROUGHPUT_FLOOR = { redis: 0.9, postgres: 0.7 };
 
-const opened: FlowStoreCase[] = [];
+const opened: TestStore[] = [];
 afterAll(async () => {
   for (const s of opened) await s.drop();
 });
@@ -39,7 +38,7 @@ afterAll(async () => {
 describe('a rate limit per tenant across worker processes', () => {
   for (const name of ['postgres', 'redis'] as const) {
     it(`${name}: no second holds more than the limit's starts, nothing is dropped, ≥ 0.9 × the limit goes through`, async () => {
-      const db = openFlowStore(name, `flowrate_${name}_${process.pid}`);
+      const db = openTestStore(name, `flowrate_${name}_${process.pid}`);
       opened.push(db);
       await db.store.setup();
       const fleet = await startFlowFleet({

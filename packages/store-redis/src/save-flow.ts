@@ -1,5 +1,5 @@
 import type { UpdateCondition } from '@stepfold/engine';
-import { FLOW_LUA } from './flow-scripts.js';
+import { FLOW_LUA, needLua, releaseHolderSetsLua, takeNeedsLua } from './flow-lua.js';
 import { hint, saveLua } from './save-lua.js';
 import { script } from './script.js';
 
@@ -15,10 +15,7 @@ import { script } from './script.js';
 const CHECK = `local now, lease, taker, ntake = ARGV[15], ARGV[16], ARGV[17], tonumber(ARGV[18])
 local released = {}
 for i = 19 + 6 * ntake, #ARGV do released[#released + 1] = ARGV[i] end
-local function need(i)
-  local b = 18 + (i - 1) * 6
-  return ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4], tonumber(ARGV[b + 5]), (ARGV[b + 6] ~= '' and tonumber(ARGV[b + 6]) or nil)
-end
+${needLua(18)}
 for i = 1, ntake do
   local F, _, _, _, limit, per = need(i)
   prune(F, now)
@@ -39,24 +36,9 @@ for i = 1, ntake do
 end
 `;
 
-const WRITTEN = `local out, seen = {1}, {}
-for i = 13, #KEYS do
-  for _, F in ipairs(redis.call('SMEMBERS', KEYS[i])) do
-    if not seen[F] then
-      seen[F] = true
-      local gone = release(F, released, now, out)
-      if gone then redis.call('ZREM', KEYS[11], gone) end
-    end
-  end
-  redis.call('DEL', KEYS[i])
-end
-for i = 1, ntake do
-  local F, member, scope, key, limit, per = need(i)
-  meta(F, member, scope, key, limit, per)
-  take(F, taker, limit, per, now, lease)
-  redis.call('SADD', KEYS[12], F)
-  redis.call('ZADD', KEYS[11], 0, member)
-end
+const WRITTEN = `local out = {1}
+${releaseHolderSetsLua(13, 'released', 11)}
+${takeNeedsLua('ntake', 'taker', 12, 11)}
 ${hint(10)}
 return out`;
 

@@ -4,24 +4,12 @@
 // (W) and ledger (L) in its own oracle log. With SOAK_CRASH_EVERY=n it SIGKILLs itself in the two
 // crash windows, one conversation in n: mid-stream (the model's answer), and right after a tool
 // call's terminal write lands, before the agent hears of it (window "settled").
-import { composition, createRunner, createWorker, defineHooks } from '@stepfold/engine';
-import { fleetFromEnv, serveWorker } from '../../dist/index.js';
+import { composition, createRunner, defineHooks } from '@stepfold/engine';
 import { AGENT, agentSoakHandlers, agentWorkflow, toolWorkflow, windowHit } from './agent-workload.mjs';
-import { openOracleLog } from './oracle-log.mjs';
-import { openStore } from './stores.mjs';
+import { createSoakWorker, openSoakWorker, serveSoakWorker } from './worker-process.mjs';
 
-const env = (/** @type {string} */ name) => {
-  const value = process.env[name];
-  if (!value) throw new Error(`soak agent worker: ${name} is not set`);
-  return value;
-};
-
-const kind = /** @type {import('./stores.mjs').StoreKind} */ (env('SOAK_STORE'));
-const claimMs = process.env.SOAK_CLAIM_MS ? Number(process.env.SOAK_CLAIM_MS) : undefined;
-const { store, close } = openStore(kind, env('SOAK_URL'), env('SOAK_NS'), claimMs);
-const dir = env('SOAK_LOG_DIR');
-const log = openOracleLog(dir, `w${env('STEPFOLD_WORKER_INDEX')}-${process.pid}`);
-const crashEvery = Number(process.env.SOAK_CRASH_EVERY || 0);
+const PROGRAM = 'soak agent worker';
+const { store, close, logDir: dir, log, crashEvery } = openSoakWorker(PROGRAM);
 
 /** Kills this process in `window` of `key` when it is hit (recorded first: X). @param {string} window @param {string} key */
 const crash = (window, key) => {
@@ -60,34 +48,5 @@ const runner = createRunner({
   // A killed worker's attempt is taken over this soon.
   taskLeaseMs: 2_000,
 });
-const worker = createWorker({
-  runner,
-  concurrency: 8,
-  poll: { minMs: 50, maxMs: 500, maxWithWakesMs: 500 },
-  shutdown: { graceMs: 3000, abortMs: 1000 },
-  fleet: fleetFromEnv(),
-});
-const counters = () =>
-  log.stats({
-    conflicts: runner.stats.conflicts,
-    lostTakes: worker.stats.lostTakes,
-    released: worker.stats.released,
-    polls: worker.stats.polls,
-    ticks: worker.stats.ticks,
-    writes: runner.stats.writes,
-    lostRaces: runner.stats.lostRaces,
-  });
-const every = setInterval(counters, 1000);
-every.unref();
-process.on('unhandledRejection', (e) => {
-  console.error(`soak agent worker ${process.pid}: unhandled rejection`, e);
-  process.exit(70);
-});
-await serveWorker(worker, {
-  onStopped: async () => {
-    clearInterval(every);
-    counters();
-    await close();
-    log.close();
-  },
-});
+const worker = createSoakWorker(runner);
+await serveSoakWorker(PROGRAM, { runner, worker, log, close });

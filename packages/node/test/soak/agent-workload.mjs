@@ -17,6 +17,12 @@ import { agentHandlers, agentWorkflows } from '@stepfold/ai';
 import { tool } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { z } from 'zod';
+import {
+  FIRST_WORD_PART,
+  partStream,
+  responseParts,
+  words,
+} from '../../../ai/test/fixtures/model-stream.mjs';
 import { hash } from './workflows.mjs';
 
 /** The agent's workflow name (its tool-call child is `soak-agent-tool`). */
@@ -63,9 +69,6 @@ export function messages(id) {
 
 /** The tool calls of conversation `id`'s first response. @param {string} id */
 export const callIds = (id) => ({ lookup: `${id}:lookup`, charge: `${id}:charge` });
-
-/** Words of a text, as the model streams them. @param {string} text */
-const words = (text) => text.split(/(?<= )/);
 
 /** The token totals conversation `id` ends with: three model calls. @param {string} id */
 export function expectedUsage(id) {
@@ -145,53 +148,12 @@ export function agentSoakHandlers(ledger, crash) {
   };
 }
 
-/**
- * The parts of one response, as a provider streams them.
- * @param {string} text @param {Array<{ id: string, name: string, input: unknown }>} calls
- * @returns {any[]}
- */
-function parts(text, calls) {
-  const ws = words(text);
-  return [
-    { type: 'stream-start', warnings: [] },
-    { type: 'text-start', id: 'text' },
-    ...ws.map((delta) => ({ type: 'text-delta', id: 'text', delta })),
-    { type: 'text-end', id: 'text' },
-    ...calls.map((c) => ({
-      type: 'tool-call',
-      toolCallId: c.id,
-      toolName: c.name,
-      input: JSON.stringify(c.input),
-    })),
-    {
-      type: 'finish',
-      finishReason: { unified: calls.length ? 'tool-calls' : 'stop', raw: undefined },
-      usage: {
-        inputTokens: {
-          total: INPUT_TOKENS,
-          noCache: INPUT_TOKENS,
-          cacheRead: undefined,
-          cacheWrite: undefined,
-        },
-        outputTokens: { total: ws.length, text: ws.length, reasoning: undefined },
-      },
-    },
-  ];
-}
+/** The parts of one response, as a provider streams them. @param {string} text @param {Array<{ id: string, name: string, input: unknown }>} calls */
+const parts = (text, calls) => responseParts(text, calls, { inputTokens: INPUT_TOKENS });
 
 /**
  * A stream of `list`, a part every PART_MS; `atWindow` runs before the STREAM_WINDOW_WORD-th word.
  * @param {any[]} list @param {() => void} [atWindow]
  */
-function streamOf(list, atWindow) {
-  let i = 0;
-  return new ReadableStream({
-    async pull(controller) {
-      if (i >= list.length) return controller.close();
-      await new Promise((r) => setTimeout(r, PART_MS));
-      // stream-start and text-start come first: part 2 + n is word n.
-      if (i === 2 + STREAM_WINDOW_WORD) atWindow?.();
-      controller.enqueue(list[i++]);
-    },
-  });
-}
+const streamOf = (list, atWindow) =>
+  partStream(list, { partMs: PART_MS, at: FIRST_WORD_PART + STREAM_WINDOW_WORD, atPart: atWindow });
