@@ -74,15 +74,17 @@ function postgresStore(env: StoreEnv): ChildStore {
   const pool = new pg.Pool({ connectionString: env.url, max: env.concurrency + 2 });
   const store = createPostgresStore({ pool, table: env.table, groupCommit: env.groupCommit });
   const table = `"stepfold"."${env.table}"`;
-  const insert = `INSERT INTO ${table} (id, version, status, workflow, wake_at, snapshot, snapshot_text) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7)`;
-  const update = `UPDATE ${table} SET version = $3, status = $4, workflow = $5, wake_at = $6, claimed_until = NULL, snapshot = $7::jsonb, snapshot_text = $8 WHERE id = $1 AND version = $2`;
+  // The adapter's create and save (statements.ts): every column a save owns, the definition, the
+  // fairness key ('' for none) and the search attributes (null for none) included.
+  const insert = `INSERT INTO ${table} (id, version, status, workflow, wake_at, definition, fair_key, search, snapshot, snapshot_text) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10)`;
+  const update = `UPDATE ${table} SET version = $3, status = $4, workflow = $5, wake_at = $6, definition = $7, fair_key = $8, search = $9::jsonb, claimed_until = NULL, claim_token = NULL, snapshot = $10::jsonb, snapshot_text = $11 WHERE id = $1 AND version = $2`;
   return {
     store,
     async insert(r) {
       const q = await pool.query({
         name: 'bench_raw_create',
         text: insert,
-        values: [r.id, r.version, r.status, r.workflow, r.wakeAt, null, r.json],
+        values: [r.id, r.version, r.status, r.workflow, r.wakeAt, r.definition, '', null, null, r.json],
       });
       if (q.rowCount !== 1) throw new Error(`raw insert of ${r.id} matched nothing`);
     },
@@ -91,7 +93,19 @@ function postgresStore(env: StoreEnv): ChildStore {
         name: 'bench_raw_save',
         text: update,
         // JSON in snapshot_text, as the adapter writes it by default.
-        values: [r.id, expected, r.version, r.status, r.workflow, r.wakeAt, null, r.json],
+        values: [
+          r.id,
+          expected,
+          r.version,
+          r.status,
+          r.workflow,
+          r.wakeAt,
+          r.definition,
+          '',
+          null,
+          null,
+          r.json,
+        ],
       });
       if (q.rowCount !== 1) throw new Error(`raw update of ${r.id} matched nothing`);
     },

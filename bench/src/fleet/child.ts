@@ -363,7 +363,10 @@ async function rawFlow(ms: number, through: Layer): Promise<ChildReply> {
     const now = Date.now();
     for (const s of chain) {
       if (through === 'adapter') {
-        const mine = { ...s, id };
+        // Its wake time moved to this workflow's start, as the driver's rows' are: the chain's own
+        // (a running task's lease from when the chain was made) passes during a long layer, and an
+        // idle worker on the same table would then claim the row and race these saves.
+        const mine = { ...s, id, wakeAt: s.wakeAt === null ? null : s.wakeAt - t0s + now };
         if (s.version === 1) await inner.create(mine);
         else await inner.save(mine, s.version - 1);
       } else {

@@ -94,6 +94,8 @@ export class NamedDue {
 
   /** Forgets the entry of `id` taken this way. */
   drop(via: Via, id: string): void {
+    // The worker drops the held entry of every instance its runner writes: with none held, no key is built.
+    if (via === 'held' && this.heldCount === 0) return;
     if (this.entries.delete(keyOf(via, id)) && via === 'held') this.heldCount--;
   }
 
