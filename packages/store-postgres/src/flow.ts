@@ -94,7 +94,7 @@ export function flowStatements(names: TableNames) {
       AND n.waiting = '{}'`;
   const RELEASE = `WITH locked AS (
       SELECT f.scope, f.key, f.period, f.lim, f.holds, f.waiting FROM ${F} f
-      WHERE (f.period = 0 AND f.holds ?| $1::text[]) OR f.waiting ?| $1::text[]
+      WHERE (f.period = 0 AND f.holds ?| $1::text[]) OR (f.waiting <> '{}' AND f.waiting ?| $1::text[])
       ORDER BY f.scope, f.key, f.period FOR UPDATE),
     next AS (
       SELECT l.scope, l.key, l.period, l.lim, l.waiting - $1::text[] AS waiting,
@@ -162,7 +162,7 @@ export function savingFlowStatement(names: TableNames, update: string, channel: 
     locked AS (
       SELECT f.scope, f.key, f.period, f.lim, f.holds, f.waiting FROM ${F} f
       WHERE (f.scope, f.key, f.period) IN (SELECT scope, key, period FROM need)
-        OR (f.period = 0 AND f.holds ?| ${GONE}) OR f.waiting ?| ${GONE}
+        OR (f.period = 0 AND f.holds ?| ${GONE}) OR (f.waiting <> '{}' AND f.waiting ?| ${GONE})
       ORDER BY f.scope, f.key, f.period FOR UPDATE),
     freed AS (
       SELECT l.scope, l.key, l.period, l.lim, l.waiting - ${GONE} AS waiting,

@@ -89,4 +89,45 @@ describe('postgres flow statements (plans)', () => {
       client.release();
     }
   });
+  it('release finds a holder among 10,000 counters through the partial GIN indexes of migration 12, not by reading the table', async () => {
+    const store = await freshStore();
+    const names = tableNames(TEST_SCHEMA, store.table);
+    const indexes = await pool.query<{ indexname: string; indexdef: string }>(
+      'SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = $2 ORDER BY indexname',
+      [TEST_SCHEMA, `${store.table}$flow`],
+    );
+    expect(indexes.rows.map((r) => r.indexname)).toEqual([
+      `${store.table}$flow_pkey`,
+      `${store.table}$flow_slots`,
+      `${store.table}$flow_waiters`,
+    ]);
+    expect(indexes.rows[1]!.indexdef).toMatch(/USING gin \(holds\) WHERE \(period = 0\)/);
+    expect(indexes.rows[2]!.indexdef).toMatch(/USING gin \(waiting\) WHERE \(waiting <> '\{\}'::jsonb\)/);
+    await pool.query(
+      `INSERT INTO ${names.flow} (scope, key, period, lim, holds, waiting)
+       SELECT 'wf/s' || (g % 10), 'k-' || g, 0, 4, jsonb_build_object('h-' || g, 2000000),
+         CASE WHEN g % 100 = 0 THEN jsonb_build_object('w-' || g, '["i", 1]'::jsonb) ELSE '{}' END
+       FROM generate_series(0, 9999) AS g`,
+    );
+    await pool.query(`VACUUM ANALYZE ${names.flow}`);
+    const client = await pool.connect();
+    try {
+      for (const mode of ['force_generic_plan', 'force_custom_plan']) {
+        await client.query('BEGIN');
+        await client.query(`SET LOCAL plan_cache_mode = ${mode}`);
+        const r = await client.query<{ 'QUERY PLAN': unknown }>({
+          text: `EXPLAIN (FORMAT JSON) ${flowStatements(names).RELEASE}`,
+          values: [['h-5', 'w-100'], 1_000_000],
+        });
+        await client.query('ROLLBACK');
+        const plan = JSON.stringify(r.rows[0]!['QUERY PLAN']);
+        expect(plan, mode).toContain(`"Index Name":"${store.table}$flow_slots"`);
+        expect(plan, mode).toContain(`"Index Name":"${store.table}$flow_waiters"`);
+        expect(plan, mode).not.toContain('"Seq Scan"');
+      }
+    } finally {
+      await client.query('ROLLBACK').catch(() => {});
+      client.release();
+    }
+  });
 });
