@@ -14,6 +14,26 @@ import type { TableNames } from './setup.js';
 // not exist yet is inserted by the acquire that grants it; two acquires creating one counter at
 // once: the second fails on the primary key, writing nothing, and is run again.
 
+/**
+ * The needs from the four arrays `$first`-`$first+3` (scopes, keys, periods, limits), as
+ * `n(scope, key, period, lim, ord)` rows. The arrays are read behind a fence (`OFFSET 0`) so the
+ * planner counts their rows the same way whatever they hold: a plan for the values at hand then
+ * costs what the prepared statement's generic plan costs, and the server keeps the generic plan
+ * instead of planning these long statements again on every call.
+ */
+const needs = (first: number) =>
+  `SELECT n.* FROM (SELECT $${first}::text[] AS s, $${first + 1}::text[] AS k, $${first + 2}::bigint[] AS p,
+        $${first + 3}::int[] AS l OFFSET 0) a
+      CROSS JOIN LATERAL unnest(a.s, a.k, a.p, a.l) WITH ORDINALITY AS n(scope, key, period, lim, ord)`;
+
+/**
+ * Parameters read as one-row subqueries (run once per call): the planner sees no value in them, so
+ * like the arrays of {@link needs} they cost a plan for the values at hand what they cost the
+ * generic plan.
+ */
+const fenced = <T extends string[]>(...params: T) =>
+  params.map((p) => `(SELECT ${p})`) as { [K in keyof T]: string };
+
 /** Live entries of `holds` at `$now` besides `$holder`, as `e(key, value)` rows. */
 const live = (holds: string, period: string, holder: string, now: string) =>
   `jsonb_each_text(${holds}) e WHERE e.key <> ${holder} AND e.value::bigint + ${period} > ${now}`;
@@ -25,9 +45,8 @@ export function flowStatements(names: TableNames) {
     `(${a}.scope, ${a}.key, ${a}.period) = (${b}.scope, ${b}.key, ${b}.period)`;
   // $1 holder, $2 instance, $3-$6 the needs (scopes, keys, periods, limits), $7 now, $8 until.
   // Answers one row: the first unmet need's place (null when granted), what it counted, and until when.
-  const ACQUIRE = `WITH need AS (
-      SELECT * FROM unnest($3::text[], $4::text[], $5::bigint[], $6::int[])
-        WITH ORDINALITY AS n(scope, key, period, lim, ord)),
+  const [HOLDER, INSTANCE, NOW, UNTIL] = fenced('$1::text', '$2::text', '$7::bigint', '$8::bigint');
+  const ACQUIRE = `WITH need AS (${needs(3)}),
     locked AS (
       SELECT f.scope, f.key, f.period, f.holds FROM ${F} f
       WHERE (f.scope, f.key, f.period) IN (SELECT scope, key, period FROM need)
@@ -35,36 +54,36 @@ export function flowStatements(names: TableNames) {
     state AS (
       SELECT n.scope, n.key, n.period, n.lim, n.ord, l.scope IS NOT NULL AS found,
         COALESCE(l.holds, '{}') AS holds,
-        COALESCE((l.holds->>$1::text)::bigint + n.period > $7::bigint, false) AS mine,
+        COALESCE((l.holds->>${HOLDER})::bigint + n.period > ${NOW}, false) AS mine,
         c.live, c.vals
       FROM need n LEFT JOIN locked l USING (scope, key, period)
       CROSS JOIN LATERAL (SELECT count(*)::int AS live, array_agg(e.value::bigint ORDER BY e.value::bigint) AS vals
-        FROM ${live('l.holds', 'n.period', '$1::text', '$7::bigint')}) c),
+        FROM ${live('l.holds', 'n.period', HOLDER, NOW)}) c),
     unmet AS (SELECT * FROM state WHERE NOT mine AND live >= lim ORDER BY ord LIMIT 1),
     granted AS (
       SELECT s.scope, s.key, s.period, s.lim, s.found,
         COALESCE((SELECT jsonb_object_agg(x.k, x.v) FROM (
             SELECT e.key AS k, e.value::bigint AS v,
               row_number() OVER (ORDER BY e.value::bigint DESC, e.key COLLATE "C" DESC) AS rn
-            FROM jsonb_each_text(s.holds) e WHERE e.key <> $1::text
-              AND e.value::bigint + CASE WHEN s.period = 0 THEN 0 ELSE 2 * s.period END > $7::bigint) x
+            FROM jsonb_each_text(s.holds) e WHERE e.key <> ${HOLDER}
+              AND e.value::bigint + CASE WHEN s.period = 0 THEN 0 ELSE 2 * s.period END > ${NOW}) x
           -- A rate keeps its starts of the last two periods, not only those of this caller's
           -- window: a caller whose \`now\` lags another's (a process that read its clock a moment
           -- before a later caller wrote) must still count every start of its own window.
           WHERE s.period = 0 OR x.rn < 2 * s.lim), '{}')
-        || jsonb_build_object($1::text, CASE WHEN s.period = 0 THEN $8::bigint
-             WHEN s.mine THEN (s.holds->>$1::text)::bigint ELSE $7::bigint END) AS holds
+        || jsonb_build_object(${HOLDER}, CASE WHEN s.period = 0 THEN ${UNTIL}
+             WHEN s.mine THEN (s.holds->>${HOLDER})::bigint ELSE ${NOW} END) AS holds
       FROM state s WHERE NOT EXISTS (SELECT 1 FROM unmet)),
     upd AS (
-      UPDATE ${F} f SET holds = g.holds, waiting = f.waiting - $1::text, lim = g.lim
+      UPDATE ${F} f SET holds = g.holds, waiting = f.waiting - ${HOLDER}, lim = g.lim
       FROM granted g WHERE g.found AND ${same('f', 'g')}),
     ins AS (
       INSERT INTO ${F} (scope, key, period, lim, holds, waiting)
       SELECT scope, key, period, lim, holds, '{}' FROM granted WHERE NOT found
       ORDER BY scope, key, period),
     wait AS (
-      UPDATE ${F} f SET lim = u.lim, waiting = CASE WHEN f.waiting ? $1::text THEN f.waiting
-          ELSE f.waiting || jsonb_build_object($1::text, jsonb_build_array($2::text, $7::bigint)) END
+      UPDATE ${F} f SET lim = u.lim, waiting = CASE WHEN f.waiting ? ${HOLDER} THEN f.waiting
+          ELSE f.waiting || jsonb_build_object(${HOLDER}, jsonb_build_array(${INSTANCE}, ${NOW})) END
       FROM unmet u WHERE ${same('f', 'u')})
     SELECT u.ord, u.live, u.vals[u.live - u.lim + 1] + u.period AS until
     FROM (SELECT 1) AS one LEFT JOIN unmet u ON true`;
@@ -75,7 +94,7 @@ export function flowStatements(names: TableNames) {
       AND n.waiting = '{}'`;
   const RELEASE = `WITH locked AS (
       SELECT f.scope, f.key, f.period, f.lim, f.holds, f.waiting FROM ${F} f
-      WHERE (f.period = 0 AND f.holds ?| $1::text[]) OR f.waiting ?| $1::text[]
+      WHERE (f.period = 0 AND f.holds ?| $1::text[]) OR (f.waiting <> '{}' AND f.waiting ?| $1::text[])
       ORDER BY f.scope, f.key, f.period FOR UPDATE),
     next AS (
       SELECT l.scope, l.key, l.period, l.lim, l.waiting - $1::text[] AS waiting,
@@ -134,22 +153,21 @@ export function flowStatements(names: TableNames) {
  */
 export function savingFlowStatement(names: TableNames, update: string, channel: string | null): string {
   const F = names.flow;
+  const [HOLDER, NOW, UNTIL, GONE] = fenced('$12::text', '$17::bigint', '$18::bigint', '$19::text[]');
   const same = (a: string, b: string) =>
     `(${a}.scope, ${a}.key, ${a}.period) = (${b}.scope, ${b}.key, ${b}.period)`;
-  const endsAnything = `NOT EXISTS (SELECT 1 FROM jsonb_each_text(n.holds) e WHERE e.value::bigint + 2 * n.period > $17::bigint)
+  const endsAnything = `NOT EXISTS (SELECT 1 FROM jsonb_each_text(n.holds) e WHERE e.value::bigint + 2 * n.period > ${NOW})
       AND n.waiting = '{}'`;
-  return `WITH need AS (
-      SELECT * FROM unnest($13::text[], $14::text[], $15::bigint[], $16::int[])
-        WITH ORDINALITY AS n(scope, key, period, lim, ord)),
+  return `WITH need AS (${needs(13)}),
     locked AS (
       SELECT f.scope, f.key, f.period, f.lim, f.holds, f.waiting FROM ${F} f
       WHERE (f.scope, f.key, f.period) IN (SELECT scope, key, period FROM need)
-        OR (f.period = 0 AND f.holds ?| $19::text[]) OR f.waiting ?| $19::text[]
+        OR (f.period = 0 AND f.holds ?| ${GONE}) OR (f.waiting <> '{}' AND f.waiting ?| ${GONE})
       ORDER BY f.scope, f.key, f.period FOR UPDATE),
     freed AS (
-      SELECT l.scope, l.key, l.period, l.lim, l.waiting - $19::text[] AS waiting,
-        CASE WHEN l.period = 0 THEN l.holds - $19::text[] ELSE l.holds END AS holds,
-        CASE WHEN l.period = 0 THEN (SELECT count(*)::int FROM jsonb_object_keys(l.holds) k WHERE k = ANY($19::text[]))
+      SELECT l.scope, l.key, l.period, l.lim, l.waiting - ${GONE} AS waiting,
+        CASE WHEN l.period = 0 THEN l.holds - ${GONE} ELSE l.holds END AS holds,
+        CASE WHEN l.period = 0 THEN (SELECT count(*)::int FROM jsonb_object_keys(l.holds) k WHERE k = ANY(${GONE}::text[]))
           ELSE 0 END AS freed
       FROM locked l),
     woken AS (
@@ -157,13 +175,13 @@ export function savingFlowStatement(names: TableNames, update: string, channel: 
         SELECT e.key COLLATE "C" AS holder, e.value->>0 AS instance, (e.value->>1)::bigint AS since
         FROM jsonb_each(n.waiting) e ORDER BY since, holder
         LIMIT GREATEST(0, LEAST(n.freed, n.lim -
-          (SELECT count(*) FROM jsonb_each_text(n.holds) h WHERE h.value::bigint > $17::bigint)))) w
+          (SELECT count(*) FROM jsonb_each_text(n.holds) h WHERE h.value::bigint > ${NOW})))) w
       WHERE n.freed > 0),
     state AS (
       SELECT n.scope, n.key, n.period, n.lim, f.scope IS NOT NULL AS found,
         COALESCE(f.holds, '{}') AS holds,
-        COALESCE((f.holds->>$12::text)::bigint + n.period > $17::bigint, false) AS mine,
-        (SELECT count(*)::int FROM ${live('f.holds', 'n.period', '$12::text', '$17::bigint')}) AS live
+        COALESCE((f.holds->>${HOLDER})::bigint + n.period > ${NOW}, false) AS mine,
+        (SELECT count(*)::int FROM ${live('f.holds', 'n.period', HOLDER, NOW)}) AS live
       FROM need n LEFT JOIN freed f USING (scope, key, period)),
     unmet AS (SELECT 1 FROM state WHERE NOT mine AND live >= lim LIMIT 1),
     w AS (${update} AND NOT EXISTS (SELECT 1 FROM unmet) RETURNING 1),
@@ -172,15 +190,15 @@ export function savingFlowStatement(names: TableNames, update: string, channel: 
         COALESCE((SELECT jsonb_object_agg(x.k, x.v) FROM (
             SELECT e.key AS k, e.value::bigint AS v,
               row_number() OVER (ORDER BY e.value::bigint DESC, e.key COLLATE "C" DESC) AS rn
-            FROM jsonb_each_text(s.holds) e WHERE e.key <> $12::text
-              AND e.value::bigint + CASE WHEN s.period = 0 THEN 0 ELSE 2 * s.period END > $17::bigint) x
+            FROM jsonb_each_text(s.holds) e WHERE e.key <> ${HOLDER}
+              AND e.value::bigint + CASE WHEN s.period = 0 THEN 0 ELSE 2 * s.period END > ${NOW}) x
           WHERE s.period = 0 OR x.rn < 2 * s.lim), '{}')
-        || jsonb_build_object($12::text, CASE WHEN s.period = 0 THEN $18::bigint
-             WHEN s.mine THEN (s.holds->>$12::text)::bigint ELSE $17::bigint END) AS holds
+        || jsonb_build_object(${HOLDER}, CASE WHEN s.period = 0 THEN ${UNTIL}
+             WHEN s.mine THEN (s.holds->>${HOLDER})::bigint ELSE ${NOW} END) AS holds
       FROM state s WHERE EXISTS (SELECT 1 FROM w)),
     final AS (
       SELECT f.scope, f.key, f.period, COALESCE(g.lim, f.lim) AS lim, COALESCE(g.holds, f.holds) AS holds,
-        CASE WHEN g.scope IS NULL THEN f.waiting ELSE f.waiting - $12::text END AS waiting
+        CASE WHEN g.scope IS NULL THEN f.waiting ELSE f.waiting - ${HOLDER} END AS waiting
       FROM freed f LEFT JOIN granted g USING (scope, key, period)
       WHERE EXISTS (SELECT 1 FROM w)),
     gone AS (DELETE FROM ${F} f USING final n WHERE ${same('f', 'n')} AND ${endsAnything}),

@@ -350,6 +350,22 @@ export const MIGRATIONS: readonly Migration[] = [
       ];
     },
   },
+  {
+    version: 12,
+    description:
+      'flow GIN indexes only on what release and renew read: holds of concurrency counters, waiters',
+    // Migration 7 indexed every counter's `holds` and `waiting`, so each counter row inserted (a
+    // key's first slot) also wrote an entry for its empty `waiting` in the GIN index, and each
+    // rate counter its starts. Release and renew look a holder up only among concurrency counters'
+    // holds (`period = 0`) and among waiters (`waiting <> '{}'`, a condition they state): partial
+    // indexes of those rows serve them and the other rows write nothing to them.
+    statements: ({ schema, table, flow }) => [
+      `CREATE INDEX IF NOT EXISTS "${table}$flow_slots" ON ${flow} USING gin (holds) WHERE period = 0`,
+      `CREATE INDEX IF NOT EXISTS "${table}$flow_waiters" ON ${flow} USING gin (waiting) WHERE waiting <> '{}'`,
+      `DROP INDEX IF EXISTS "${schema}"."${table}$flow_holds"`,
+      `DROP INDEX IF EXISTS "${schema}"."${table}$flow_waiting"`,
+    ],
+  },
 ];
 
 // Two-key advisory locks live apart from single-bigint ones; this first key marks stepfold's.
