@@ -351,6 +351,19 @@ export const MIGRATIONS: readonly Migration[] = [
     },
   },
   {
+    version: 11,
+    description:
+      'snapshots over ~2 KB stored out of line (toast_tuple_target 128): a claim rewrites a narrow row',
+    // A claim (listDue, claimDue) changes claimed_until, which the due indexes hold, so it is never
+    // a heap-only update: it writes a new version of the whole row and an entry in every index.
+    // With the snapshot inline that version carries the snapshot too (~1.35 KB for a 2 KB one
+    // after lz4). A row whose snapshot PostgreSQL compresses (any row over ~2 KB) now has it moved
+    // to the table's TOAST table down to a 128-byte row, and a claim copies the pointer, not the
+    // snapshot. Rows under ~2 KB stay as they are. Only rows written afterwards change (a save
+    // moves its snapshot out); a storage parameter, taken under a lock that blocks no reads or writes.
+    statements: ({ qualified }) => [`ALTER TABLE ${qualified} SET (toast_tuple_target = 128)`],
+  },
+  {
     version: 12,
     description:
       'flow GIN indexes only on what release and renew read: holds of concurrency counters, waiters',
