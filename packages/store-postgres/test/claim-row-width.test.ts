@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { makeTestSnapshot, type Snapshot } from '@stepfold/engine';
-import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { createPostgresStore } from '../src/index.js';
-import { TEST_SCHEMA } from './server.js';
+import { recordingPool, TEST_SCHEMA } from './server.js';
 import { useTestTables } from './test-tables.js';
 
 // Migration 11: a snapshot over ~2 KB lives out of line, so a claim (a new version of the whole
@@ -51,15 +50,9 @@ describe('postgres claim width (migration 11)', () => {
 
     // A poll that claims all of them, once for real (capturing the statement the store sends)...
     const sent: Array<{ text: string; values: unknown[] }> = [];
-    const spy = {
-      query(q: { text: string; values?: unknown[] }) {
-        sent.push({ text: q.text, values: q.values ?? [] });
-        return pool.query(q);
-      },
-      connect: () => pool.connect(),
-    };
+    const spy = recordingPool(pool, (q) => sent.push(q));
     const poller = createPostgresStore({
-      pool: spy as unknown as pg.Pool,
+      pool: spy,
       schema: TEST_SCHEMA,
       table: s.table,
       claimMs: 0,

@@ -1,10 +1,9 @@
 import type { Snapshot } from '@stepfold/engine';
 import { makeTestSnapshot } from '@stepfold/engine';
-import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { createPostgresStore, MIGRATIONS, type PostgresStore } from '../src/index.js';
 import { type TableNames, tableNames } from '../src/setup.js';
-import { TEST_SCHEMA } from './server.js';
+import { recordingPool, TEST_SCHEMA } from './server.js';
 import { useTestTables } from './test-tables.js';
 
 const { pool, table: freshTable, store: freshStore } = useTestTables('d');
@@ -13,14 +12,8 @@ const HOUR = 3_600_000;
 
 /** A store on `table` whose pool records the text of every statement it sends. */
 function spied(table: string, texts: string[]): PostgresStore {
-  const spy = {
-    query(q: { text: string; values?: unknown[] }) {
-      texts.push(q.text);
-      return pool.query(q);
-    },
-    connect: () => pool.connect(),
-  };
-  return createPostgresStore({ pool: spy as unknown as pg.Pool, schema: TEST_SCHEMA, table });
+  const spy = recordingPool(pool, (q) => texts.push(q.text));
+  return createPostgresStore({ pool: spy, schema: TEST_SCHEMA, table });
 }
 
 function due(id: string, wakeAt: number, workflow = 'wf', version = 1): Snapshot {

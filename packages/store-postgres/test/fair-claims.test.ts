@@ -1,7 +1,6 @@
-import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { createPostgresStore, type PostgresStore } from '../src/index.js';
-import { TEST_SCHEMA } from './server.js';
+import { recordingPool, TEST_SCHEMA } from './server.js';
 import { useTestTables } from './test-tables.js';
 
 // What a fair claim costs the server (migration 9): one key's backlog of 10,000 due rows and
@@ -13,14 +12,8 @@ const { pool, store: freshStore } = useTestTables('f');
 
 /** A store on `table` whose pool records the text of every statement it sends. */
 function spied(table: string, texts: string[]): PostgresStore {
-  const spy = {
-    query(q: { text: string; values?: unknown[] }) {
-      texts.push(q.text);
-      return pool.query(q);
-    },
-    connect: () => pool.connect(),
-  };
-  return createPostgresStore({ pool: spy as unknown as pg.Pool, schema: TEST_SCHEMA, table });
+  const spy = recordingPool(pool, (q) => texts.push(q.text));
+  return createPostgresStore({ pool: spy, schema: TEST_SCHEMA, table });
 }
 
 /** `n` due rows of `key` (wake times `from` + i) in workflow `wf`, written as the store writes them. */

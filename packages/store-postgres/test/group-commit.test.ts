@@ -1,10 +1,9 @@
 import type { Snapshot, WakeNotice } from '@stepfold/engine';
 import { makeTestSnapshot } from '@stepfold/engine';
 import { runStoreConformance } from '@stepfold/engine/conformance';
-import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { createPostgresStore, type PostgresStore, type SnapshotColumn } from '../src/index.js';
-import { TEST_SCHEMA } from './server.js';
+import { recordingPool, TEST_SCHEMA } from './server.js';
 import { useTestTables } from './test-tables.js';
 
 // The same store with `groupCommit: true`: the shared conformance suite, then what only batches do.
@@ -35,15 +34,9 @@ const next = (s: Snapshot, patch: Partial<Snapshot> = {}): Snapshot => ({
 /** A group-commit store on a fresh table whose pool records every statement's text. */
 async function spied(texts: string[], snapshotColumn: SnapshotColumn = 'text'): Promise<PostgresStore> {
   const base = await freshStore();
-  const spy = {
-    query(q: { text: string; values?: unknown[] }) {
-      texts.push(q.text);
-      return pool.query(q);
-    },
-    connect: () => pool.connect(),
-  };
+  const spy = recordingPool(pool, (q) => texts.push(q.text));
   return createPostgresStore({
-    pool: spy as unknown as pg.Pool,
+    pool: spy,
     schema: TEST_SCHEMA,
     table: base.table,
     groupCommit: true,

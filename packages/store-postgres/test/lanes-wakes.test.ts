@@ -1,6 +1,5 @@
 import type { Snapshot, WakeListener, WakeNotice } from '@stepfold/engine';
 import { makeTestSnapshot } from '@stepfold/engine';
-import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { createPostgresStore, MIGRATIONS, type PostgresStore } from '../src/index.js';
 import { tableNames } from '../src/setup.js';
@@ -9,6 +8,7 @@ import {
   dropTable,
   PG_URL,
   pgServer,
+  recordingPool,
   requireServer,
   TEST_SCHEMA,
   testPool,
@@ -24,14 +24,8 @@ const fresh = () => freshStore();
 
 /** A store on `table` whose pool records the text of every statement it sends. */
 function spied(table: string, texts: string[]): PostgresStore {
-  const spy = {
-    query(q: { text: string; values?: unknown[] }) {
-      texts.push(q.text);
-      return pool.query(q);
-    },
-    connect: () => pool.connect(),
-  };
-  return createPostgresStore({ pool: spy as unknown as pg.Pool, schema: TEST_SCHEMA, table });
+  const spy = recordingPool(pool, (q) => texts.push(q.text));
+  return createPostgresStore({ pool: spy, schema: TEST_SCHEMA, table });
 }
 
 const wf = { name: 'w', version: 1, hash: 'h' };

@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { Snapshot, WakeNotice, WorkflowEvent } from '@stepfold/engine';
 import { makeTestSnapshot } from '@stepfold/engine';
-import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { createPostgresStore, type PostgresStore, type PostgresStoreOptions } from '../src/index.js';
-import { TEST_SCHEMA } from './server.js';
+import { recordingPool, TEST_SCHEMA } from './server.js';
 import { useTestTables } from './test-tables.js';
 
 // A save matching a snapshot (a wake notice's), as only PostgreSQL shows it: one statement, the
@@ -20,14 +19,8 @@ const signal = (said: string): WorkflowEvent => ({ type: 'signal', at: 1, name: 
 
 /** A store on `on` (a fresh table unless given) whose pool records every statement with its values. */
 function spied(seen: Array<{ text: string; values: unknown[] }>, o: Partial<PostgresStoreOptions> = {}) {
-  const spy = {
-    query(q: { text: string; values: unknown[] }) {
-      seen.push({ text: q.text, values: q.values });
-      return pool.query(q);
-    },
-    connect: () => pool.connect(),
-  };
-  return createPostgresStore({ table: table(), ...o, pool: spy as unknown as pg.Pool, schema: TEST_SCHEMA });
+  const spy = recordingPool(pool, (q) => seen.push(q));
+  return createPostgresStore({ table: table(), ...o, pool: spy, schema: TEST_SCHEMA });
 }
 
 /** Collects the notices of `store` until `close`. */

@@ -7,10 +7,9 @@ import {
   type WakeNotice,
   type Worker,
 } from '@stepfold/engine';
-import type pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPostgresStore, type PostgresStore } from '../src/index.js';
-import { TEST_SCHEMA } from './server.js';
+import { recordingPool, TEST_SCHEMA } from './server.js';
 import { useTestTables } from './test-tables.js';
 
 // What only PostgreSQL's inbox table can show; everything runner.send promises on any store with
@@ -46,15 +45,9 @@ describe('postgres runner.send', () => {
   it('inbox.send is one statement: the append and its NOTIFY, with the snapshot and every signal waiting', async () => {
     const base = await freshStore();
     const texts: string[] = [];
-    const spy = {
-      query(q: { text: string; values: unknown[] }) {
-        texts.push(q.text);
-        return pool.query(q);
-      },
-      connect: () => pool.connect(),
-    };
+    const spy = recordingPool(pool, (q) => texts.push(q.text));
     const store = createPostgresStore({
-      pool: spy as unknown as pg.Pool,
+      pool: spy,
       schema: TEST_SCHEMA,
       table: base.table,
     });
@@ -96,15 +89,9 @@ describe('postgres runner.send', () => {
   it('inbox.send refused for a finished instance answers its status from the same statement', async () => {
     const base = await freshStore();
     const texts: string[] = [];
-    const spy = {
-      query(q: { text: string; values: unknown[] }) {
-        texts.push(q.text);
-        return pool.query(q);
-      },
-      connect: () => pool.connect(),
-    };
+    const spy = recordingPool(pool, (q) => texts.push(q.text));
     const store = createPostgresStore({
-      pool: spy as unknown as pg.Pool,
+      pool: spy,
       schema: TEST_SCHEMA,
       table: base.table,
     });

@@ -84,3 +84,28 @@ export async function dropTable(pool: pg.Pool, table: string, schema = TEST_SCHE
   await pool.query(`DROP FUNCTION IF EXISTS "${schema}"."${table}$search_sync"()`);
   await pool.query(`DELETE FROM "${schema}".stepfold_migrations WHERE table_name = $1`, [table]);
 }
+
+/** A statement the store sent through a {@link recordingPool}. */
+export interface SentStatement {
+  text: string;
+  values: unknown[];
+}
+
+/**
+ * A pool for a store under test that hands every statement the store sends through `query` to
+ * `record` (text and values), then runs it on `pool`; `connect` passes through unrecorded.
+ *
+ * @example
+ * const texts: string[] = [];
+ * const store = createPostgresStore({ pool: recordingPool(pool, (q) => texts.push(q.text)), schema, table });
+ */
+export function recordingPool(pool: pg.Pool, record: (q: SentStatement) => void): pg.Pool {
+  const recording = {
+    query(q: { text: string; values?: unknown[] }) {
+      record({ text: q.text, values: q.values ?? [] });
+      return pool.query(q);
+    },
+    connect: () => pool.connect(),
+  };
+  return recording as unknown as pg.Pool;
+}
