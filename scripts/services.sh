@@ -10,15 +10,43 @@
 #   services.sh [up [NAME...]]   install + start (default: all), wait until ready
 #   services.sh start NAME...    same as up, for bringing a stopped server back
 #   services.sh stop NAME...     stop (really: the process goes away)
+#   services.sh drop NAME --port N   stop the server on port N and delete its data and log
+#                                (a test's own server; never a default port)
 #   services.sh stop-every-port  stop every server this checkout started, on any port
 #                                (tests start their own on other ports for outages)
 #   services.sh status           one line per server; exit 1 if any is down
 #   services.sh env              export lines for the connection URLs
 #
 # NAME: pg, redis, redis-cluster, mongo, dynamo, chromium, java, or all (aliases: postgres, ferretdb, dynamodb, moto)
+# --port N (with one NAME, any command): that server on port N, as STEPFOLD_<NAME>_PORT=N does.
 set -euo pipefail
 
 here=$(dirname "${BASH_SOURCE[0]}")
+
+# --port comes out of the arguments before the service files are sourced: each reads its port
+# from the environment then.
+args=()
+while (($#)); do
+  case $1 in
+  --port) [[ $# -ge 2 ]] || { echo "services.sh: --port needs a number" >&2 && exit 2; } && port_arg=$2 && shift 2 ;;
+  --port=*) port_arg=${1#*=} && shift ;;
+  *) args+=("$1") && shift ;;
+  esac
+done
+set -- "${args[@]}"
+if [[ -n ${port_arg:-} ]]; then
+  [[ $port_arg =~ ^[0-9]+$ ]] && ((port_arg > 0 && port_arg < 65536)) ||
+    { echo "services.sh: --port takes a TCP port, not '$port_arg'" >&2 && exit 2; }
+  [[ $# -eq 2 ]] || { echo "services.sh: --port goes with one command and one NAME" >&2 && exit 2; }
+  case $2 in
+  pg | postgres | postgresql) export STEPFOLD_PG_PORT=$port_arg ;;
+  redis) export STEPFOLD_REDIS_PORT=$port_arg ;;
+  redis-cluster | cluster) export STEPFOLD_REDIS_CLUSTER_PORT=$port_arg ;;
+  mongo | mongodb | ferretdb) export STEPFOLD_MONGO_PORT=$port_arg ;;
+  dynamo | dynamodb | dynamodb-local | moto) export STEPFOLD_DYNAMO_PORT=$port_arg ;;
+  *) echo "services.sh: $2 has no port" >&2 && exit 2 ;;
+  esac
+fi
 # shellcheck source=services/common.sh
 source "$here/services/common.sh"
 # shellcheck source=services/pg.sh
@@ -42,7 +70,7 @@ SVC=services
 # The shell functions of a service: redis-cluster's are redis_cluster_up, ...
 fn() { echo "${1//-/_}_$2"; }
 
-usage() { sed -n '3,16s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+usage() { sed -n '3,21s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 
 canonical() {
   case $1 in
@@ -122,6 +150,25 @@ cmd_stop() {
   done
 }
 
+# Stops one server a test started on a port of its own and deletes what it leaves behind (data,
+# log, pidfile), so runs that each pick a fresh port do not pile up servers and folders. Refused on
+# a default port: those servers are shared by every test and checkout.
+cmd_drop() {
+  local name=$1 t0=$EPOCHREALTIME
+  local shared
+  case $name in
+  pg) shared=5432 ;;
+  redis) shared=6379 ;;
+  mongo) shared=27017 ;;
+  dynamo) shared=8000 ;;
+  *) die "drop is for pg, redis, mongo and dynamo, not $name" ;;
+  esac
+  [[ -n ${port_arg:-} && $port_arg != "$shared" ]] ||
+    die "drop needs --port, not $shared (a test's own server; the default ports are shared)"
+  # shellcheck disable=SC2034 # SVC and T0 are read by say/say_done
+  (SVC="$name:$port_arg" && T0=$t0 && "$(fn "$name" drop)")
+}
+
 # The ports this checkout has run a server of kind `$1` on: PostgreSQL clusters are named
 # stepfold-PORT, Redis keeps a data directory per port, FerretDB and moto a pidfile (and so did
 # DynamoDB Local, which this checkout may have run before the switch to moto).
@@ -193,6 +240,11 @@ main() {
     ((${#names[@]})) || die "stop needs service names (${ALL[*]}) or 'all'"
     take_lock
     cmd_stop "${names[@]}"
+    ;;
+  drop)
+    ((${#names[@]} == 1)) || die "drop needs one service name"
+    take_lock
+    cmd_drop "${names[0]}"
     ;;
   stop-every-port)
     take_lock

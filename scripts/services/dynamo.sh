@@ -87,6 +87,12 @@ dynamo_stop() {
   rm -f "$PID_DIR/dynamodb-local-$DYNAMO_PORT.pid"
 }
 
+# In memory: stopping it leaves only the log.
+dynamo_drop() {
+  dynamo_stop
+  rm -f "$MOTO_LOG"
+}
+
 dynamo_status() {
   if dynamo_healthy; then
     echo "up    $(dynamo_url)  (pid $(live_pid "$MOTO_PIDFILE" || listener_pid "$DYNAMO_PORT"))"

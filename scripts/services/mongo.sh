@@ -74,6 +74,11 @@ mongo_up() {
 
 mongo_stop() { stop_process "$FERRET_PIDFILE" "$MONGO_PORT" stepfold-ferretdb; }
 
+mongo_drop() {
+  mongo_stop
+  rm -rf "$FERRET_DATA" "$FERRET_LOG"
+}
+
 mongo_status() {
   if mongo_healthy; then
     echo "up    $(mongo_url)  (pid $(live_pid "$FERRET_PIDFILE" || listener_pid "$MONGO_PORT"))"

@@ -157,6 +157,17 @@ pg_stop() {
   say_done "stopped"
 }
 
+# pg_dropcluster --stop: the server, its data directory, its configuration and its log.
+pg_drop() {
+  local ver
+  ver=$(pg_version)
+  if [[ -n $ver && -n $(pg_cluster_field "$ver" 4) ]]; then
+    pg_dropcluster --stop "$ver" "$PG_CLUSTER" || die "pg_dropcluster $ver $PG_CLUSTER failed"
+  fi
+  rm -f "$LOG_DIR/pg-$PG_PORT.log"
+  say_done "dropped cluster $PG_CLUSTER"
+}
+
 pg_status() {
   local ver
   ver=$(pg_version)

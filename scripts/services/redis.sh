@@ -56,6 +56,18 @@ redis_stop() {
   say_done "stopped (data saved to ${REDIS_DIR#"$REPO_ROOT"/}/dump.rdb)"
 }
 
+# SHUTDOWN NOSAVE: the data goes with the folder anyway.
+redis_drop() {
+  if redis_healthy; then
+    redis_cli shutdown nosave >/dev/null 2>&1 || true
+    wait_until port_closed "$REDIS_PORT" || die_with_log "$REDIS_LOG" "still listening after SHUTDOWN"
+  else
+    stop_process "$REDIS_PIDFILE" "$REDIS_PORT" redis-server
+  fi
+  rm -rf "$REDIS_DIR" "$REDIS_LOG" "$REDIS_PIDFILE"
+  say_done "dropped (stopped, ${REDIS_DIR#"$REPO_ROOT"/} removed)"
+}
+
 redis_status() {
   if redis_healthy; then
     echo "up    $(redis_url)  (pid $(redis_cli info server 2>/dev/null | tr -d '\r' | awk -F: '$1 == "process_id" { print $2 }'))"

@@ -1,30 +1,15 @@
 import type { Store } from '@stepfold/engine';
 import { runStoreConformance } from '@stepfold/engine/conformance';
-import { MongoClient } from 'mongodb';
-import { afterAll, beforeAll } from 'vitest';
 import { createMongoStore } from '../src/index.js';
-import { requireServer, services, testClient } from './server.js';
+import { outageServer, testClient } from './server.js';
 
 const client = testClient();
 const db = client.db('stepfold_conformance');
 const collections = new Map<Store, string>();
 let counter = 0;
 
-// A second FerretDB that only the outage test uses, so stopping it disturbs nobody.
-const OUTAGE_PORT = process.env.STEPFOLD_MONGO_OUTAGE_PORT ?? '57017';
-const outageClient = new MongoClient(`mongodb://127.0.0.1:${OUTAGE_PORT}/`, {
-  serverSelectionTimeoutMS: 1500,
-  connectTimeoutMS: 1500,
-});
-
-beforeAll(async () => {
-  await requireServer(client);
-  await services('up', 'mongo', { STEPFOLD_MONGO_PORT: OUTAGE_PORT });
-});
-afterAll(async () => {
-  await client.close();
-  await outageClient.close();
-});
+// A second FerretDB that only the outage test uses.
+const outage = await outageServer('STEPFOLD_MONGO_OUTAGE_PORT', client);
 
 runStoreConformance({
   name: 'mongo (FerretDB)',
@@ -59,8 +44,8 @@ runStoreConformance({
   },
   outage: {
     createStore: () =>
-      createMongoStore({ db: outageClient.db('stepfold_outage'), collection: `o_${process.pid}` }),
-    stop: () => services('stop', 'mongo', { STEPFOLD_MONGO_PORT: OUTAGE_PORT }),
-    start: () => services('start', 'mongo', { STEPFOLD_MONGO_PORT: OUTAGE_PORT }),
+      createMongoStore({ db: outage.client.db('stepfold_outage'), collection: `o_${process.pid}` }),
+    stop: outage.stop,
+    start: outage.start,
   },
 });

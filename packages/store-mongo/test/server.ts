@@ -1,7 +1,6 @@
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { MongoClient } from 'mongodb';
+import { afterAll, beforeAll } from 'vitest';
+import { ownPort, services } from '../../../scripts/services/test-servers.mjs';
 
 /** URL of the MongoDB-protocol test server (FerretDB from `bash scripts/services.sh up mongo`). */
 export const MONGO_URL = process.env.STEPFOLD_MONGO_URL ?? 'mongodb://127.0.0.1:27017/';
@@ -23,10 +22,43 @@ export async function requireServer(client: MongoClient): Promise<void> {
   }
 }
 
-/** Runs `bash scripts/services.sh <command> <name>` with extra environment (e.g. another port). */
-export async function services(command: string, name: string, env: Record<string, string>): Promise<void> {
-  const script = fileURLToPath(new URL('../../../scripts/services.sh', import.meta.url));
-  await run('bash', [script, command, name], { env: { ...process.env, ...env }, timeout: 600_000 });
+/** A FerretDB of one suite's own for its outage test, and what the suite does with it. */
+export interface OutageServer {
+  /** Its port: `process.env[variable]` when set, else one the OS found free. */
+  port: number;
+  /** A client with small timeouts (see {@link testClient}). */
+  client: MongoClient;
+  /** Stops the server (the process goes away). */
+  stop(): Promise<void>;
+  /** Starts it again on the same port, with its data. */
+  start(): Promise<void>;
 }
 
-const run = promisify(execFile);
+/**
+ * A FerretDB on a port of its own (`process.env[variable]`, or a free one, so parallel runs never
+ * share it) that only one suite's outage test uses, so stopping it disturbs nobody: it is started
+ * (with the main server required) before the suite; after it, both clients are closed (`main`,
+ * the suite's client of the main server) and the server is dropped with its data.
+ */
+export async function outageServer(variable: string, main: MongoClient): Promise<OutageServer> {
+  const port = await ownPort(variable);
+  const client = new MongoClient(`mongodb://127.0.0.1:${port}/`, {
+    serverSelectionTimeoutMS: 1500,
+    connectTimeoutMS: 1500,
+  });
+  beforeAll(async () => {
+    await requireServer(main);
+    await services('up', 'mongo', port);
+  });
+  afterAll(async () => {
+    await main.close();
+    await client.close();
+    await services('drop', 'mongo', port);
+  });
+  return {
+    port,
+    client,
+    stop: () => services('stop', 'mongo', port),
+    start: () => services('start', 'mongo', port),
+  };
+}
