@@ -1,14 +1,8 @@
-import {
-  DeleteTableCommand,
-  DynamoDBClient,
-  GetItemCommand,
-  UpdateItemCommand,
-} from '@aws-sdk/client-dynamodb';
+import { DeleteTableCommand, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import type { Store } from '@stepfold/engine';
 import { runStoreConformance } from '@stepfold/engine/conformance';
-import { afterAll, beforeAll } from 'vitest';
 import { createDynamoStore } from '../src/index.js';
-import { requireServer, services, testClient, testStreamsClient } from './server.js';
+import { outageServer, testClient, testStreamsClient } from './server.js';
 
 const client = testClient();
 // Wake notices from the table's stream: the suite's wake part runs, and every other part writes
@@ -17,25 +11,8 @@ const streams = testStreamsClient();
 const tables = new Map<Store, string>();
 let counter = 0;
 
-// A second moto server that only the outage test uses, so stopping it disturbs nobody.
-const OUTAGE_PORT = process.env.STEPFOLD_DYNAMO_OUTAGE_PORT ?? '28000';
-const outageClient = new DynamoDBClient({
-  endpoint: `http://127.0.0.1:${OUTAGE_PORT}`,
-  region: 'us-east-1',
-  credentials: { accessKeyId: 'stepfold', secretAccessKey: 'stepfold' },
-  maxAttempts: 1,
-  requestHandler: { connectionTimeout: 1000, requestTimeout: 5000 },
-});
-
-beforeAll(async () => {
-  await requireServer(client);
-  await services('up', 'dynamo', { STEPFOLD_DYNAMO_PORT: OUTAGE_PORT });
-});
-afterAll(() => {
-  client.destroy();
-  streams.destroy();
-  outageClient.destroy();
-});
+// A second moto server that only the outage test uses.
+const outage = await outageServer('STEPFOLD_DYNAMO_OUTAGE_PORT', client, [client, streams]);
 
 runStoreConformance({
   name: 'dynamo (moto)',
@@ -85,8 +62,8 @@ runStoreConformance({
   },
   outage: {
     createStore: () =>
-      createDynamoStore({ client: outageClient, table: `outage_${process.pid}`, setup: { pollMs: 50 } }),
-    stop: () => services('stop', 'dynamo', { STEPFOLD_DYNAMO_PORT: OUTAGE_PORT }),
-    start: () => services('start', 'dynamo', { STEPFOLD_DYNAMO_PORT: OUTAGE_PORT }),
+      createDynamoStore({ client: outage.client, table: `outage_${process.pid}`, setup: { pollMs: 50 } }),
+    stop: outage.stop,
+    start: outage.start,
   },
 });

@@ -1,34 +1,17 @@
-import { DeleteTableCommand, DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteTableCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { sha256Hex } from '@stepfold/engine';
 import { runPayloadStoreConformance } from '@stepfold/engine/conformance';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDynamoPayloadStore, type DynamoPayloadStore, PAYLOAD_CHUNK_BYTES } from '../src/index.js';
-import { DYNAMO_ENDPOINT, requireServer, services, testClient } from './server.js';
+import { DYNAMO_ENDPOINT, outageServer, testClient } from './server.js';
 
 const client = testClient();
 let counter = 0;
 const open = () =>
   createDynamoPayloadStore({ client, table: `payloads_${process.pid}_${++counter}`, setup: { pollMs: 50 } });
 
-// A moto server of its own for the outage test (not the instance store suite's), so stopping it
-// disturbs no other test, whichever suites run at the same time.
-const OUTAGE_PORT = process.env.STEPFOLD_DYNAMO_PAYLOAD_OUTAGE_PORT ?? '28010';
-const outageClient = new DynamoDBClient({
-  endpoint: `http://127.0.0.1:${OUTAGE_PORT}`,
-  region: 'us-east-1',
-  credentials: { accessKeyId: 'stepfold', secretAccessKey: 'stepfold' },
-  maxAttempts: 1,
-  requestHandler: { connectionTimeout: 1000, requestTimeout: 5000 },
-});
-
-beforeAll(async () => {
-  await requireServer(client);
-  await services('up', 'dynamo', { STEPFOLD_DYNAMO_PORT: OUTAGE_PORT });
-});
-afterAll(() => {
-  client.destroy();
-  outageClient.destroy();
-});
+// A moto server of its own for the outage test (not the instance store suite's).
+const outage = await outageServer('STEPFOLD_DYNAMO_PAYLOAD_OUTAGE_PORT', client, [client]);
 
 runPayloadStoreConformance({
   name: `dynamo (moto at ${DYNAMO_ENDPOINT})`,
@@ -40,12 +23,12 @@ runPayloadStoreConformance({
   outage: {
     createStore: () =>
       createDynamoPayloadStore({
-        client: outageClient,
+        client: outage.client,
         table: `payload_outage_${process.pid}`,
         setup: { pollMs: 50 },
       }),
-    stop: () => services('stop', 'dynamo', { STEPFOLD_DYNAMO_PORT: OUTAGE_PORT }),
-    start: () => services('start', 'dynamo', { STEPFOLD_DYNAMO_PORT: OUTAGE_PORT }),
+    stop: outage.stop,
+    start: outage.start,
   },
 });
 

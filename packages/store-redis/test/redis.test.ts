@@ -1,15 +1,15 @@
 import type { Store } from '@stepfold/engine';
 import { runStoreConformance } from '@stepfold/engine/conformance';
 import type { Cluster, Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createRedisStore, keysFor } from '../src/index.js';
 import { dropFlow } from './flow-suite.js';
-import { dropPrefix, OUTAGE_PORT, openStore, outageServer, requireServer, testClient } from './server.js';
+import { dropPrefix, openStore, outageServer, testClient } from './server.js';
 import { subscriptionSurvivesRestart } from './wake-probe.js';
 
 const client = testClient();
-// A second Redis that only the outage test uses, so stopping it disturbs nobody.
-const outageClient = testClient(`redis://127.0.0.1:${OUTAGE_PORT}`);
+// A second Redis that only the outage test and the wake restart test use.
+const outage = await outageServer('STEPFOLD_REDIS_OUTAGE_PORT', client);
 const opened = new Map<Store, { client: Redis | Cluster; prefix: string }>();
 
 function open(on: Redis, label: string): Store {
@@ -17,15 +17,6 @@ function open(on: Redis, label: string): Store {
   opened.set(t.store, t);
   return t.store;
 }
-
-beforeAll(async () => {
-  await requireServer(client);
-  await outageServer('up');
-});
-afterAll(() => {
-  client.disconnect();
-  outageClient.disconnect();
-});
 
 runStoreConformance({
   name: 'redis',
@@ -46,26 +37,22 @@ runStoreConformance({
         await client.hset(keys.sent(id), seq, '{"type": "sig');
   },
   outage: {
-    createStore: () => open(outageClient, 'outage'),
-    stop: () => outageServer('stop'),
-    start: () => outageServer('start'),
+    createStore: () => open(outage.client, 'outage'),
+    stop: outage.stop,
+    start: outage.start,
   },
 });
 
 // After the conformance outage test, in this file, so the two never stop the outage server at once.
 describe('redis adapter: wake subscription across a restart', () => {
   it('reports lost, then restored once the server is back, then delivers hints again', async () => {
-    const t = openStore(outageClient, 'wake-restart');
+    const t = openStore(outage.client, 'wake-restart');
     try {
-      const p = await subscriptionSurvivesRestart(
-        t.store,
-        () => outageServer('stop'),
-        () => outageServer('start'),
-      );
+      const p = await subscriptionSurvivesRestart(t.store, outage.stop, outage.start);
       expect(p.events.filter((e) => e !== 'wake')).toEqual(['lost', 'restored']);
       expect(p.errors).toHaveLength(1);
     } finally {
-      await dropPrefix(outageClient, t.prefix).catch(() => {});
+      await dropPrefix(outage.client, t.prefix).catch(() => {});
       await t.store.close();
     }
   });

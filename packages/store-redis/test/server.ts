@@ -2,6 +2,8 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Cluster, type ClusterNode, Redis, type RedisOptions } from 'ioredis';
+import { afterAll, beforeAll } from 'vitest';
+import { ownPort, services } from '../../../scripts/services/test-servers.mjs';
 import { createRedisStore, type RedisStore, type RedisStoreOptions } from '../src/index.js';
 
 /** URL of the Redis test server (`bash scripts/services.sh up redis`). */
@@ -16,9 +18,6 @@ export const CLUSTER_NODES: ClusterNode[] = (
     const at = hostPort.lastIndexOf(':');
     return { host: hostPort.slice(0, at), port: Number(hostPort.slice(at + 1)) };
   });
-
-/** Port of the second Redis server the outage test stops and starts; no other test uses it. */
-export const OUTAGE_PORT = Number(process.env.STEPFOLD_REDIS_OUTAGE_PORT ?? 56379);
 
 const SERVICES = fileURLToPath(new URL('../../../scripts/services.sh', import.meta.url));
 
@@ -116,12 +115,42 @@ export async function dropPrefix(client: Redis | Cluster, prefix: string): Promi
   for (let i = 0; i < keys.length; i += 500) await client.del(...keys.slice(i, i + 500));
 }
 
-/** Runs `scripts/services.sh <command> redis` for the outage server's port. */
-export async function outageServer(command: 'up' | 'stop' | 'start'): Promise<void> {
-  await promisify(execFile)('bash', [SERVICES, command, 'redis'], {
-    env: { ...process.env, STEPFOLD_REDIS_PORT: String(OUTAGE_PORT) },
-    timeout: 600_000, // services.sh may wait for another run holding its lock
+/** A Redis of one suite's own for its outage tests, and what the suite does with it. */
+export interface OutageServer {
+  /** Its port: `process.env[variable]` when set, else one the OS found free. */
+  port: number;
+  /** A {@link testClient} of it. */
+  client: Redis;
+  /** Stops the server (`SHUTDOWN SAVE`: the process goes away). */
+  stop(): Promise<void>;
+  /** Starts it again on the same port, with its data. */
+  start(): Promise<void>;
+}
+
+/**
+ * A Redis on a port of its own (`process.env[variable]`, or a free one, so parallel runs never
+ * share it) that only one suite's outage tests use, so stopping it disturbs nobody: it is started
+ * (with the main server required) before the suite; after it, both clients are disconnected
+ * (`main`, the suite's client of the main server) and the server is dropped with its data.
+ */
+export async function outageServer(variable: string, main: Redis): Promise<OutageServer> {
+  const port = await ownPort(variable);
+  const client = testClient(`redis://127.0.0.1:${port}`);
+  beforeAll(async () => {
+    await requireServer(main);
+    await services('up', 'redis', port);
   });
+  afterAll(async () => {
+    main.disconnect();
+    client.disconnect();
+    await services('drop', 'redis', port);
+  });
+  return {
+    port,
+    client,
+    stop: () => services('stop', 'redis', port),
+    start: () => services('start', 'redis', port),
+  };
 }
 
 /** Runs `scripts/services.sh <command> redis-cluster`: all three nodes. */
