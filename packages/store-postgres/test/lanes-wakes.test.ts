@@ -6,15 +6,13 @@ import { tableNames } from '../src/setup.js';
 import { parseWake, wakeChannel, wakePayload } from '../src/wakes.js';
 import {
   dropTable,
+  ownServer,
   PG_URL,
-  pgServer,
   recordingPool,
   requireServer,
   TEST_SCHEMA,
   testPool,
   uniqueTable,
-  WAKES_PG_PORT,
-  WAKES_PG_URL,
 } from './server.js';
 import { useTestTables } from './test-tables.js';
 
@@ -431,22 +429,23 @@ describe('postgres wake notices', () => {
   });
 });
 
-// The one restart test. It stops and starts a PostgreSQL of its own (port STEPFOLD_PG_WAKES_PORT,
-// default 55433, made on first use), so no other test or bench loses its server meanwhile.
+// The one restart test. It stops and starts a PostgreSQL of its own (a free port, or
+// STEPFOLD_PG_WAKES_PORT; made on first use), so no other test or bench loses its server meanwhile.
+const restarted = await ownServer('STEPFOLD_PG_WAKES_PORT');
 describe('postgres wake subscription across a server restart', () => {
   it('reports lost, reconnects with backoff, reports restored, then delivers new notices', async () => {
-    await pgServer(WAKES_PG_PORT, 'up');
-    const own = testPool(WAKES_PG_URL, 4);
+    await restarted.up();
+    const own = testPool(restarted.url, 4);
     const store = createPostgresStore({ pool: own, schema: TEST_SCHEMA, table: uniqueTable('r') });
     try {
-      await requireServer(own, WAKES_PG_URL);
+      await requireServer(own, restarted.url);
       await store.setup();
       const rec = recorder();
       const sub = await store.wakes.subscribe(rec.listener);
       await store.create(timer('before', 100));
       await rec.until('the first notice', () => rec.hints.length === 1);
 
-      await pgServer(WAKES_PG_PORT, 'stop');
+      await restarted.stop();
       try {
         await rec.until('lost', () => rec.events.includes('lost'));
         // While the server is down a new subscription fails, typed and retryable.
@@ -455,7 +454,7 @@ describe('postgres wake subscription across a server restart', () => {
           retryable: true,
         });
       } finally {
-        await pgServer(WAKES_PG_PORT, 'start');
+        await restarted.start();
       }
       await rec.until('restored', () => rec.events.includes('restored'), 60_000);
       expect(rec.events).toEqual(['wake', 'lost', 'restored']);

@@ -3,17 +3,11 @@ import { runPayloadStoreConformance } from '@stepfold/engine/conformance';
 import type pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
 import { createPostgresPayloadStore, type PostgresPayloadStore } from '../src/index.js';
-import { PG_URL, pgServer, requireServer, TEST_SCHEMA, testPool, uniqueTable } from './server.js';
+import { ownServer, requireServer, TEST_SCHEMA, testPool, uniqueTable } from './server.js';
 
 const pool = testPool();
-// The outage store lives on a server of its own (not the instance store suite's), so stopping it
-// disturbs no other test, whichever suites run at the same time.
-const OUTAGE_PORT = process.env.STEPFOLD_PG_PAYLOAD_OUTAGE_PORT ?? '55442';
-const OUTAGE_URL = (() => {
-  const url = new URL(PG_URL);
-  url.port = OUTAGE_PORT;
-  return url.toString();
-})();
+// The outage store lives on a server of its own (not the instance store suite's).
+const outage = await ownServer('STEPFOLD_PG_PAYLOAD_OUTAGE_PORT');
 let outagePool: pg.Pool | undefined;
 const pools = new Map<PayloadStore, pg.Pool>();
 
@@ -38,12 +32,12 @@ runPayloadStoreConformance({
   },
   outage: {
     async createStore() {
-      await pgServer(OUTAGE_PORT, 'up');
-      outagePool ??= testPool(OUTAGE_URL, 4);
-      await requireServer(outagePool, OUTAGE_URL);
+      await outage.up();
+      outagePool ??= testPool(outage.url, 4);
+      await requireServer(outagePool, outage.url);
       return open(outagePool);
     },
-    stop: () => pgServer(OUTAGE_PORT, 'stop'),
-    start: () => pgServer(OUTAGE_PORT, 'start'),
+    stop: outage.stop,
+    start: outage.start,
   },
 });

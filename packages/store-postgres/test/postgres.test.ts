@@ -3,20 +3,13 @@ import { runStoreConformance } from '@stepfold/engine/conformance';
 import type pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
 import { createPostgresStore, type PostgresStore } from '../src/index.js';
-import {
-  dropTable,
-  OUTAGE_PG_URL,
-  outageServer,
-  requireServer,
-  TEST_SCHEMA,
-  testPool,
-  uniqueTable,
-} from './server.js';
+import { dropTable, ownServer, requireServer, TEST_SCHEMA, testPool, uniqueTable } from './server.js';
 
 const pool = testPool();
 // A second pool for a second store object on the same table: the flow part races acquirers across both.
 const twinPool = testPool(undefined, 8);
 // The outage store lives on a second server (its own port), so stopping it disturbs no other test.
+const outage = await ownServer('STEPFOLD_PG_OUTAGE_PORT');
 let outagePool: pg.Pool | undefined;
 const pools = new Map<Store, pg.Pool>();
 
@@ -59,12 +52,12 @@ runStoreConformance({
   },
   outage: {
     async createStore() {
-      await outageServer('up');
-      outagePool ??= testPool(OUTAGE_PG_URL, 4);
-      await requireServer(outagePool, OUTAGE_PG_URL);
+      await outage.up();
+      outagePool ??= testPool(outage.url, 4);
+      await requireServer(outagePool, outage.url);
       return open(outagePool);
     },
-    stop: () => outageServer('stop'),
-    start: () => outageServer('start'),
+    stop: outage.stop,
+    start: outage.start,
   },
 });

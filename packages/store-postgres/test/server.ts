@@ -1,35 +1,12 @@
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import pg from 'pg';
+import { afterAll } from 'vitest';
+import { ownPort, services } from '../../../scripts/services/test-servers.mjs';
 
 /** URL of the PostgreSQL test server (from `bash scripts/services.sh up pg`). */
 export const PG_URL = process.env.STEPFOLD_PG_URL ?? 'postgres://stepfold:stepfold@127.0.0.1:5432/stepfold';
 
-/** Port of the second server the outage test stops and starts; nothing else uses it. */
-export const OUTAGE_PG_PORT = process.env.STEPFOLD_PG_OUTAGE_PORT ?? '55432';
-
-/** URL of that second server: same credentials as {@link PG_URL}, other port. */
-export const OUTAGE_PG_URL = (() => {
-  const url = new URL(PG_URL);
-  url.port = OUTAGE_PG_PORT;
-  return url.toString();
-})();
-
-/** Port of a third server, stopped and started by the wake-subscription restart test alone. */
-export const WAKES_PG_PORT = process.env.STEPFOLD_PG_WAKES_PORT ?? '55433';
-
-/** URL of that third server. */
-export const WAKES_PG_URL = (() => {
-  const url = new URL(PG_URL);
-  url.port = WAKES_PG_PORT;
-  return url.toString();
-})();
-
 /** Schema the tests create their tables in. */
 export const TEST_SCHEMA = 'stepfold_test';
-
-const SERVICES = fileURLToPath(new URL('../../../scripts/services.sh', import.meta.url));
 
 /**
  * A pool with short timeouts, so calls fail within ~2 s while the server is stopped. Errors of idle
@@ -53,16 +30,45 @@ export async function requireServer(pool: pg.Pool, url = PG_URL): Promise<void> 
   }
 }
 
-/** Runs `services.sh <command> pg` for the server on `port` (`up`, `stop` or `start`). */
-export async function pgServer(port: string, command: 'up' | 'stop' | 'start'): Promise<void> {
-  await promisify(execFile)('bash', [SERVICES, command, 'pg'], {
-    env: { ...process.env, STEPFOLD_PG_PORT: port },
-  });
+/** A PostgreSQL of one test file's own for its outage or restart test, and what the test does with it. */
+export interface OwnServer {
+  /** Its port: `process.env[variable]` when set, else one the OS found free. */
+  port: number;
+  /** Its URL: same credentials as {@link PG_URL}, that port. */
+  url: string;
+  /** Makes and starts it (a cluster of its own, `stepfold-PORT`), waiting until it answers. */
+  up(): Promise<void>;
+  /** Stops it (`pg_ctl stop -m fast`: clients are disconnected). */
+  stop(): Promise<void>;
+  /** Starts it again, with its data. */
+  start(): Promise<void>;
 }
 
-/** {@link pgServer} for the outage server's port. */
-export function outageServer(command: 'up' | 'stop' | 'start'): Promise<void> {
-  return pgServer(OUTAGE_PG_PORT, command);
+/**
+ * A PostgreSQL on a port of its own (`process.env[variable]`, or a free one, so parallel runs
+ * never share it) that only one test file stops and starts, so no other test loses its server.
+ * Made on the first `up` (a new cluster takes a few seconds, paid only by a run that needs it);
+ * after the file, a server that was made is dropped with its cluster. The file ends its pools
+ * of it in an `afterAll` of its own.
+ */
+export async function ownServer(variable: string): Promise<OwnServer> {
+  const port = await ownPort(variable);
+  const url = new URL(PG_URL);
+  url.port = String(port);
+  let made = false;
+  afterAll(async () => {
+    if (made) await services('drop', 'pg', port);
+  });
+  return {
+    port,
+    url: url.toString(),
+    up: () => {
+      made = true;
+      return services('up', 'pg', port);
+    },
+    stop: () => services('stop', 'pg', port),
+    start: () => services('start', 'pg', port),
+  };
 }
 
 let counter = 0;
