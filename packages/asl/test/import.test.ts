@@ -1,22 +1,10 @@
-import { composition, createHarness, defineWorkflow } from '@stepfold/engine';
+import { defineWorkflow } from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
-import { AslImportError, AslRuntimeError, aslHandlers, fromAsl } from '../src/index.js';
+import { AslImportError, AslRuntimeError, fromAsl } from '../src/index.js';
+import { FN, type Resources, runMachine } from './run-machine.js';
 
-const FN = 'arn:aws:lambda:eu-west-1:111111111111:function:';
-
-async function run(
-  machine: unknown,
-  input: unknown,
-  resources: Parameters<typeof aslHandlers>[1]['resources'] = {},
-) {
-  const imported = fromAsl(machine);
-  const h = createHarness(imported.definition, { workflows: imported.workflows, kinds: [composition] });
-  h.start(input as never);
-  await h.run(aslHandlers(imported, { resources, now: () => h.now, random: () => 1 }) as never, {
-    timers: 'advance',
-  });
-  return h;
-}
+const run = async (machine: unknown, input: unknown, resources?: Resources) =>
+  (await runMachine(machine, input, resources, () => 1)).h;
 
 describe('fromAsl', () => {
   it('makes plain stepfold definitions that defineWorkflow accepts', () => {

@@ -1,10 +1,9 @@
 import { AslRuntimeError, type LambdaFunction } from '../src/index.js';
+import { FN } from './run-machine.js';
 
 // State machines the store and history tests import, written for these tests: an order (Pass with
 // intrinsic functions, an inline Map, a Task with Retry and Catch, a Choice, a Wait, a Parallel)
 // and a JSONata one (Arguments, Output, Assign, a Condition, a Fail with an expression).
-
-const FN = 'arn:aws:lambda:eu-west-1:111111111111:function:';
 
 /** An order: price each line in a Map, charge (retried, declines caught), wait for big ones, ship in parallel. */
 export const ORDER_MACHINE = {

@@ -1,8 +1,6 @@
-import { composition, createHarness } from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
-import { AslImportError, AslRuntimeError, aslHandlers, fromAsl, toAslHistory } from '../src/index.js';
-
-const FN = 'arn:aws:lambda:eu-west-1:111111111111:function:';
+import { AslImportError, AslRuntimeError, fromAsl, toAslHistory } from '../src/index.js';
+import { FN, runMachine } from './run-machine.js';
 
 /** A Map over `$.xs` whose `check` Lambda fails for odd numbers; `extra` adds the Map's tolerance fields. */
 function machine(extra: Record<string, unknown>, after: Record<string, unknown> = { End: true }) {
@@ -31,15 +29,7 @@ const check = (x: unknown) => {
   return x;
 };
 
-async function run(m: unknown, input: unknown) {
-  const imported = fromAsl(m);
-  const h = createHarness(imported.definition, { workflows: imported.workflows, kinds: [composition] });
-  h.start(input as never);
-  await h.run(aslHandlers(imported, { resources: { check }, now: () => h.now }) as never, {
-    timers: 'advance',
-  });
-  return { h, imported };
-}
+const run = (m: unknown, input: unknown) => runMachine(m, input, { check });
 
 describe('a Map with tolerated failures', () => {
   it('goes on past failed iterations within ToleratedFailureCount, each leaving its error output', async () => {

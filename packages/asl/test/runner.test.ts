@@ -1,8 +1,7 @@
 import { composition, createMemoryStore, createRunner, toMermaid } from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 import { AslRuntimeError, aslHandlers, fromAsl } from '../src/index.js';
-
-const FN = 'arn:aws:lambda:eu-west-1:111111111111:function:';
+import { FN } from './run-machine.js';
 
 // An order state machine as a Step Functions user writes it: a Map over the lines calling a
 // Lambda per line, a retried charge, and a Choice on the total.

@@ -1,19 +1,10 @@
-import { defineWorkflow, isStepfoldError, type ValidationError, workflow } from '@stepfold/engine';
+import { defineWorkflow, workflow } from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod/mini';
+import { issuesOf } from './definition-issues.js';
 
 // What the builder's types refuse is refused again by build() at run time for callers that bypass
 // the types (casts, JavaScript), with every issue listed; and two definition errors name their cause.
-
-function issuesOf(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (e) {
-    expect(isStepfoldError(e, 'INVALID_DEFINITION')).toBe(true);
-    return (e as ValidationError).issues.map((i) => `${i.path}: ${i.message}`);
-  }
-  throw new Error('expected INVALID_DEFINITION');
-}
 
 // The types are bypassed as a JavaScript caller would: through `any`.
 // biome-ignore lint/suspicious/noExplicitAny: the point is to go around the types.

@@ -1,24 +1,8 @@
 import { createHash } from 'node:crypto';
-import {
-  canonicalJson,
-  defineWorkflow,
-  definitionHash,
-  isStepfoldError,
-  type ValidationError,
-  workflow,
-} from '@stepfold/engine';
+import { canonicalJson, defineWorkflow, definitionHash, workflow } from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
+import { issuesOf } from './definition-issues.js';
 import { orderWorkflow } from './fixtures.js';
-
-function issuesOf(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (e) {
-    expect(isStepfoldError(e, 'INVALID_DEFINITION')).toBe(true);
-    return (e as ValidationError).issues.map((i) => `${i.path}: ${i.message}`);
-  }
-  throw new Error('expected INVALID_DEFINITION');
-}
 
 describe('definitions', () => {
   it('the builder links steps in order and produces plain JSON', () => {

@@ -1,12 +1,6 @@
-import {
-  composition,
-  createHarness,
-  defineWorkflow,
-  isStepfoldError,
-  type Snapshot,
-  type ValidationError,
-} from '@stepfold/engine';
+import { composition, createHarness, defineWorkflow, type Snapshot } from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
+import { issuesOf } from './definition-issues.js';
 
 // A map step's `until`: once an item's result meets it, no further item is dispatched, and the step
 // completes when the items in flight end (a search that stops at the first hit, an ASL Map that
@@ -38,16 +32,6 @@ async function run(maxConcurrency: number, shelves: string[]) {
     },
   });
   return { looked, s: h.snapshot as Snapshot };
-}
-
-function issuesOf(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (e) {
-    expect(isStepfoldError(e, 'INVALID_DEFINITION')).toBe(true);
-    return (e as ValidationError).issues.map((i) => `${i.path}: ${i.message}`);
-  }
-  throw new Error('expected INVALID_DEFINITION');
 }
 
 describe('map until', () => {
