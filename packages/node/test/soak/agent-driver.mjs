@@ -10,10 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sendMessage } from '@stepfold/ai';
-import { composition, createRunner, isStepfoldError } from '@stepfold/engine';
-import { runWorkers } from '../../dist/index.js';
+import { composition, createRunner } from '@stepfold/engine';
 import { answeredBoth, checkLedger, checkStream, checkUsage, TOOL_WORKFLOW } from './agent-checks.mjs';
 import { AGENT, agentWorkflow, messages, toolWorkflow } from './agent-workload.mjs';
+import { inBatches, killWorkers, retrying, startFleet } from './fleet.mjs';
 import { percentile, secs as s1 } from './metrics.mjs';
 import { LogTail } from './oracle-log.mjs';
 import { listIds } from './oracles.mjs';
@@ -45,32 +45,24 @@ export async function runAgentSoak(o) {
   });
   const ids = Array.from({ length: o.instances }, (_, i) => `${o.kind}-agent-${i}`);
   const crashEvery = o.kills === false ? 0 : (o.crashEvery ?? 0);
-  let kills = 0;
   /** @type {Set<number>} */
   const killed = new Set();
   /** @type {Set<number>} */
   const serving = new Set();
   /** @type {Array<{ pid: number, how: string }>} exits the driver did not cause */
   const exits = [];
-  const fleet = runWorkers({
+  const fleet = startFleet({
     module: new URL('./agent-worker.mjs', import.meta.url),
-    processes: o.processes ?? 3,
-    env: {
-      SOAK_STORE: o.kind,
-      SOAK_URL: url,
-      SOAK_NS: ns,
-      SOAK_LOG_DIR: logDir,
-      SOAK_CLAIM_MS: o.claimMs === undefined ? '' : String(o.claimMs),
-      SOAK_CRASH_EVERY: String(crashEvery),
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-    },
-    handleSignals: false,
-    killAfterMs: 10_000,
-    on: {
-      exit(index, pid, code, signal, expected) {
-        if (!expected && !killed.has(pid))
-          exits.push({ pid, how: `worker ${index} (pid ${pid}): ${String(signal ?? code)}` });
-      },
+    ...(o.processes === undefined ? {} : { processes: o.processes }),
+    kind: o.kind,
+    url,
+    ns,
+    logDir,
+    claimMs: o.claimMs,
+    crashEvery,
+    exit(index, pid, code, signal, expected) {
+      if (!expected && !killed.has(pid))
+        exits.push({ pid, how: `worker ${index} (pid ${pid}): ${String(signal ?? code)}` });
     },
   });
   const tail = new LogTail(logDir);
@@ -90,22 +82,15 @@ export async function runAgentSoak(o) {
   /** @type {Set<string>} conversations sent their second message */
   const second = new Set();
   let running = true;
-  const killing = (async () => {
-    if (o.kills === false) return;
-    const [min, max] = o.killEveryMs ?? [1000, 3000];
-    while (running) {
-      await sleep(min + Math.random() * (max - min));
-      readLog();
-      const live = fleet.pids.filter((p) => p > 0 && serving.has(p));
-      if (!running || live.length < 2) continue;
-      const pid = /** @type {number} */ (live[Math.floor(Math.random() * live.length)]);
-      killed.add(pid);
-      try {
-        process.kill(pid, 'SIGKILL');
-        kills++;
-      } catch {}
-    }
-  })();
+  const killer = killWorkers({
+    fleet,
+    serving,
+    running: () => running,
+    kills: o.kills !== false,
+    everyMs: o.killEveryMs,
+    refresh: readLog,
+    killing: (pid) => void killed.add(pid),
+  });
 
   const pace = 1000 / (o.startsPerSecond ?? 20);
   let next = 0;
@@ -136,14 +121,14 @@ export async function runAgentSoak(o) {
       if (Date.now() - lastSay >= 3000) {
         lastSay = Date.now();
         say(
-          `[${o.kind}] agent: ${doneAt.size}/${ids.length} answered, ${sentAt.size} started, kills=${kills}, ${s1(Date.now() - t0)}s`,
+          `[${o.kind}] agent: ${doneAt.size}/${ids.length} answered, ${sentAt.size} started, kills=${killer.kills}, ${s1(Date.now() - t0)}s`,
         );
       }
       await sleep(250);
     }
   } finally {
     running = false;
-    await killing;
+    await killer.done;
     await fleet.stop();
   }
   readLog();
@@ -191,7 +176,7 @@ export async function runAgentSoak(o) {
   const ok = violations.length === 0;
   const seconds = (endedAt - t0) / 1000;
   const summary =
-    `store=${o.kind} workload=agent conversations=${ids.length} answered=${doneAt.size} kills=${kills} ` +
+    `store=${o.kind} workload=agent conversations=${ids.length} answered=${doneAt.size} kills=${killer.kills} ` +
     `window-kills=stream:${windows.stream},settled:${windows.settled} violations=${violations.length} ` +
     `seconds=${seconds.toFixed(1)} latency-s p50=${s1(percentile(ms, 0.5))} p99=${s1(percentile(ms, 0.99))} max=${s1(ms.at(-1) ?? Number.NaN)} ` +
     `tool-calls=${ledger.settled} charge-runs-before-settling=${ledger.earlierRuns} stream-resets=${resets} ` +
@@ -201,25 +186,5 @@ export async function runAgentSoak(o) {
     rmSync(logDir, { recursive: true, force: true });
   }
   await close();
-  return { ok, summary, violations, kills, windows, seconds, latency: ms, crashes };
-}
-
-/**
- * Calls `f` until it succeeds, retrying what the store reports as retryable for up to a minute.
- * @template T @param {() => Promise<T>} f @returns {Promise<T>}
- */
-async function retrying(f) {
-  for (let i = 0; ; i++) {
-    try {
-      return await f();
-    } catch (e) {
-      if (!(isStepfoldError(e) && e.retryable) || i >= 120) throw e;
-      await sleep(500);
-    }
-  }
-}
-
-/** @template T @param {T[]} items @param {(item: T) => Promise<void>} f */
-async function inBatches(items, f, size = 16) {
-  for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(f));
+  return { ok, summary, violations, kills: killer.kills, windows, seconds, latency: ms, crashes };
 }

@@ -14,10 +14,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createRunner, defineHooks, isStepfoldError } from '@stepfold/engine';
-import { runWorkers } from '../../dist/index.js';
+import { createRunner, defineHooks } from '@stepfold/engine';
 import { startFaultProxy } from './fault-proxy.mjs';
 import { playFaults } from './fault-schedule.mjs';
+import { inBatches, killWorkers, retrying, startFleet } from './fleet.mjs';
 import { checkFlow, flowDesign, flowHandlers, flowWorkflows, withGrantLog } from './flow-workload.mjs';
 import { drain, fleetStats, giveBacks, latency, races, rate, secs as s1 } from './metrics.mjs';
 import { LogTail, openOracleLog } from './oracle-log.mjs';
@@ -128,7 +128,6 @@ export async function runSoak(o) {
   const designs = new Map(plan);
   const crashEvery = o.kills === false ? 0 : (o.crashEvery ?? 0);
 
-  let kills = 0;
   let restarts = 0;
   /** @type {Set<number>} */
   const killed = new Set();
@@ -138,30 +137,20 @@ export async function runSoak(o) {
   const exits = [];
   /** @type {Map<number, number>} when each worker process died, by pid: its kill, else its exit */
   const deaths = new Map();
-  const fleet = runWorkers({
+  const fleet = startFleet({
     module: new URL('./worker.mjs', import.meta.url),
-    processes: o.processes ?? 3,
-    env: {
-      SOAK_STORE: o.kind,
-      SOAK_URL: url,
-      SOAK_NS: ns,
-      SOAK_LOG_DIR: logDir,
-      SOAK_MODE: mode,
-      SOAK_LOOP_LIMIT: String(o.loopLimit ?? 100),
-      SOAK_CLAIM_MS: o.claimMs === undefined ? '' : String(o.claimMs),
-      SOAK_TIMEOUT_MS: String(timeoutMs),
-      SOAK_CRASH_EVERY: String(crashEvery),
-      // The AWS SDK warns on every start of a child on Node 20 about its future Node 22 floor.
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-    },
-    handleSignals: false,
-    killAfterMs: 10_000,
-    on: {
-      exit(index, pid, code, signal, expected) {
-        if (!deaths.has(pid)) deaths.set(pid, Date.now());
-        // A worker that killed itself in a crash window says so in its log: sorted out at the end.
-        if (!expected && !killed.has(pid)) exits.push({ index, pid, how: String(signal ?? code) });
-      },
+    ...(o.processes === undefined ? {} : { processes: o.processes }),
+    kind: o.kind,
+    url,
+    ns,
+    logDir,
+    claimMs: o.claimMs,
+    crashEvery,
+    env: { SOAK_MODE: mode, SOAK_LOOP_LIMIT: String(o.loopLimit ?? 100), SOAK_TIMEOUT_MS: String(timeoutMs) },
+    exit(index, pid, code, signal, expected) {
+      if (!deaths.has(pid)) deaths.set(pid, Date.now());
+      // A worker that killed itself in a crash window says so in its log: sorted out at the end.
+      if (!expected && !killed.has(pid)) exits.push({ index, pid, how: String(signal ?? code) });
     },
   });
 
@@ -224,29 +213,17 @@ export async function runSoak(o) {
   // unhandled rejection (the run's error is reported with the run).
   starting.catch(() => {});
 
-  const killing = (async () => {
-    if (o.kills === false) return;
-    const [min, max] = o.killEveryMs ?? [1000, 3000];
-    while (running) {
-      await sleep(min + Math.random() * (max - min));
-      // Only a process that has started serving (it writes its counters once a second): one killed
-      // while it boots (seconds on a busy machine) counts as failing to start, and runWorkers
-      // restarts those with a backoff growing to 10 s, so a long run with kills every second or two
-      // ended up with most of its fleet waiting out backoffs. And never the last serving worker: a
-      // fleet in which every child waits out its restart only measures that.
-      const live = fleet.pids.filter((p) => p > 0 && serving.has(p));
-      if (!running || live.length < 2) continue;
-      const pid = /** @type {number} */ (live[Math.floor(Math.random() * live.length)]);
+  const killer = killWorkers({
+    fleet,
+    serving,
+    running: () => running,
+    kills: o.kills !== false,
+    everyMs: o.killEveryMs,
+    killing(pid) {
       killed.add(pid);
       deaths.set(pid, Date.now());
-      try {
-        process.kill(pid, 'SIGKILL');
-        kills++;
-      } catch {
-        // It exited on its own meanwhile.
-      }
-    }
-  })();
+    },
+  });
 
   /** @type {string[]} */
   const errors = [];
@@ -303,7 +280,7 @@ export async function runSoak(o) {
       if (Date.now() - lastSay >= (o.progressEveryMs ?? 3000)) {
         lastSay = Date.now();
         say(
-          `[${o.kind}] ${final.size}/${ids.length} final, kills=${kills}, restarts=${restarts}, ${secs(t0)}s`,
+          `[${o.kind}] ${final.size}/${ids.length} final, kills=${killer.kills}, restarts=${restarts}, ${secs(t0)}s`,
         );
       }
       await sleep(500);
@@ -311,7 +288,7 @@ export async function runSoak(o) {
   } finally {
     endedAt = Date.now();
     running = false;
-    await Promise.allSettled([starting, killing, restarting, faulting]);
+    await Promise.allSettled([starting, killer.done, restarting, faulting]);
     await fleet.stop();
   }
   await starting; // a start that failed for good is the run's error
@@ -388,7 +365,7 @@ export async function runSoak(o) {
   const seconds = (Date.now() - t0) / 1000;
   const summary =
     `store=${o.kind} mode=${mode} instances=${o.instances}${trees ? ` trees=${trees} children=${childIds.length}` : ''} ` +
-    `kills=${kills}${crashEvery ? ` window-kills=dispatch:${windows.dispatch},ended:${windows.ended}` : ''} restarts=${restarts} ` +
+    `kills=${killer.kills}${crashEvery ? ` window-kills=dispatch:${windows.dispatch},ended:${windows.ended}` : ''} restarts=${restarts} ` +
     `violations=${violations.length} not-final=${lat.notFinal}${notStarted ? ` not-started=${notStarted}` : ''} ` +
     `seconds=${seconds.toFixed(1)} ` +
     `latency-s p50=${s1(lat.p50)} p99=${s1(lat.p99)} max=${s1(lat.max)} (n=${lat.n}) ` +
@@ -412,7 +389,7 @@ export async function runSoak(o) {
     ok,
     summary,
     violations,
-    kills,
+    kills: killer.kills,
     windows,
     children: childIds.length,
     restarts,
@@ -460,29 +437,6 @@ function describe(s) {
   if (!s) return 'no snapshot';
   const tasks = Object.values(s.tasks).map(describeTask).join(', ') || 'none';
   return `status ${s.status} v${s.version}, tasks ${tasks}, timers ${JSON.stringify(s.timers)}, wakeAt ${s.wakeAt}`;
-}
-
-/**
- * Calls `f` until it succeeds, retrying what the store reports as retryable (an outage) for up to
- * a minute; an error with code `done` counts as success (a retried start whose first write landed).
- * @template T @param {() => Promise<T>} f @param {import('@stepfold/engine').ErrorCode} [done] @returns {Promise<T>}
- */
-async function retrying(f, done) {
-  for (let i = 0; ; i++) {
-    try {
-      return await f();
-    } catch (e) {
-      if (done && isStepfoldError(e, done)) return /** @type {T} */ (undefined);
-      const retryable = isStepfoldError(e) && e.retryable;
-      if (!retryable || i >= 120) throw e;
-      await sleep(500);
-    }
-  }
-}
-
-/** @template T @param {T[]} items @param {(item: T) => Promise<void>} f */
-async function inBatches(items, f, size = 16) {
-  for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(f));
 }
 
 /** @param {number} t0 */
