@@ -13,7 +13,7 @@ import { sendMessage } from '@stepfold/ai';
 import { composition, createRunner } from '@stepfold/engine';
 import { answeredBoth, checkLedger, checkStream, checkUsage, TOOL_WORKFLOW } from './agent-checks.mjs';
 import { AGENT, agentWorkflow, messages, toolWorkflow } from './agent-workload.mjs';
-import { inBatches, killWorkers, retrying, startFleet } from './fleet.mjs';
+import { inBatches, killWorkers, retrying, servingPid, startFleet } from './fleet.mjs';
 import { percentile, secs as s1 } from './metrics.mjs';
 import { LogTail } from './oracle-log.mjs';
 import { listIds } from './oracles.mjs';
@@ -53,12 +53,10 @@ export async function runAgentSoak(o) {
   const exits = [];
   const fleet = startFleet({
     module: new URL('./agent-worker.mjs', import.meta.url),
-    ...(o.processes === undefined ? {} : { processes: o.processes }),
-    kind: o.kind,
+    run: o,
     url,
     ns,
     logDir,
-    claimMs: o.claimMs,
     crashEvery,
     exit(index, pid, code, signal, expected) {
       if (!expected && !killed.has(pid))
@@ -71,7 +69,8 @@ export async function runAgentSoak(o) {
   const readLog = () => {
     for (const r of tail.read()) {
       records.push(r);
-      if (r[0] === 'W' && r[1]) serving.add(Number(r[1].slice(r[1].lastIndexOf('-') + 1)));
+      const pid = servingPid(r);
+      if (pid) serving.add(pid);
     }
   };
 

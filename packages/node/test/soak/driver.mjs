@@ -17,7 +17,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createRunner, defineHooks } from '@stepfold/engine';
 import { startFaultProxy } from './fault-proxy.mjs';
 import { playFaults } from './fault-schedule.mjs';
-import { inBatches, killWorkers, retrying, startFleet } from './fleet.mjs';
+import { inBatches, killWorkers, retrying, servingPid, startFleet } from './fleet.mjs';
 import { checkFlow, flowDesign, flowHandlers, flowWorkflows, withGrantLog } from './flow-workload.mjs';
 import { drain, fleetStats, giveBacks, latency, races, rate, secs as s1 } from './metrics.mjs';
 import { LogTail, openOracleLog } from './oracle-log.mjs';
@@ -139,12 +139,10 @@ export async function runSoak(o) {
   const deaths = new Map();
   const fleet = startFleet({
     module: new URL('./worker.mjs', import.meta.url),
-    ...(o.processes === undefined ? {} : { processes: o.processes }),
-    kind: o.kind,
+    run: o,
     url,
     ns,
     logDir,
-    claimMs: o.claimMs,
     crashEvery,
     env: { SOAK_MODE: mode, SOAK_LOOP_LIMIT: String(o.loopLimit ?? 100), SOAK_TIMEOUT_MS: String(timeoutMs) },
     exit(index, pid, code, signal, expected) {
@@ -165,7 +163,8 @@ export async function runSoak(o) {
       records.push(r);
       // Children end too: only the driver's own instances count towards the run's end.
       if (r[0] === 'T' && r[1] && r[2] && designs.has(r[1])) final.set(r[1], r[2]);
-      else if (r[0] === 'W' && r[1]) serving.add(Number(r[1].slice(r[1].lastIndexOf('-') + 1)));
+      const pid = servingPid(r);
+      if (pid) serving.add(pid);
     }
     return fresh;
   };

@@ -8,12 +8,11 @@ import { runWorkers } from '../../dist/index.js';
 /**
  * @typedef {object} FleetOptions
  * @property {URL} module the worker process's module (worker.mjs, agent-worker.mjs)
- * @property {number} [processes] worker processes (default 3)
- * @property {import('./stores.mjs').StoreKind} kind
+ * @property {{ kind: import('./stores.mjs').StoreKind, processes?: number, claimMs?: number }} run
+ *   the run's options: its store, worker processes (default 3), claim lease (default: the store's own)
  * @property {string} url the store's URL
  * @property {string} ns the run's namespace on the store
  * @property {string} logDir where each process writes its oracle log
- * @property {number | undefined} claimMs claim lease (undefined: the store's own)
  * @property {number} crashEvery self-kills in a crash window, one in this many (0: never)
  * @property {Record<string, string>} [env] more environment for the workload
  * @property {import('../../src/run-workers.js').WorkerProcessEvents['exit']} exit every exit of a worker process
@@ -26,13 +25,13 @@ import { runWorkers } from '../../dist/index.js';
 export function startFleet(o) {
   return runWorkers({
     module: o.module,
-    processes: o.processes ?? 3,
+    processes: o.run.processes ?? 3,
     env: {
-      SOAK_STORE: o.kind,
+      SOAK_STORE: o.run.kind,
       SOAK_URL: o.url,
       SOAK_NS: o.ns,
       SOAK_LOG_DIR: o.logDir,
-      SOAK_CLAIM_MS: o.claimMs === undefined ? '' : String(o.claimMs),
+      SOAK_CLAIM_MS: o.run.claimMs === undefined ? '' : String(o.run.claimMs),
       SOAK_CRASH_EVERY: String(o.crashEvery),
       ...o.env,
       // The AWS SDK warns on every start of a child on Node 20 about its future Node 22 floor.
@@ -42,6 +41,15 @@ export function startFleet(o) {
     killAfterMs: 10_000,
     on: { exit: o.exit },
   });
+}
+
+/**
+ * The pid of the worker process that wrote oracle-log record `r` when it is a counters (W) record,
+ * which a process writes once a second while it serves.
+ * @param {string[]} r @returns {number | undefined}
+ */
+export function servingPid(r) {
+  return r[0] === 'W' && r[1] ? Number(r[1].slice(r[1].lastIndexOf('-') + 1)) : undefined;
 }
 
 /**
