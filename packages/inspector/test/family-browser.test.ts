@@ -1,9 +1,4 @@
-import { mkdirSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
-import { type ServerType, serve } from '@hono/node-server';
 import { createMemoryStore } from '@stepfold/engine';
-import { Hono } from 'hono';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -13,8 +8,7 @@ import {
   parentOrder,
   shipLine,
 } from '../../engine/test/child-fixtures.js';
-import { createInspector } from '../src/index.js';
-import { launchBrowser } from './browser.js';
+import { ARTIFACTS, type InspectorPage, openInspector } from './inspector-page.js';
 
 // The family views in Chromium over the memory store: the parent's diagram (with its live lines)
 // draws, the map's bar has its widths, and the links walk from the parent to a child and back.
@@ -22,17 +16,14 @@ import { launchBrowser } from './browser.js';
 // test/artifacts/ (git-ignored).
 
 const TOKEN = 'family-browser-token-51d2';
-const ARTIFACTS = fileURLToPath(new URL('./artifacts/', import.meta.url));
 
 describe('children and parent in Chromium', () => {
   const pageErrors: string[] = [];
-  let server: ServerType;
+  let ui: InspectorPage | undefined;
   let base: string;
-  let browser: Awaited<ReturnType<typeof launchBrowser>>;
   let page: Page;
 
   beforeAll(async () => {
-    mkdirSync(ARTIFACTS, { recursive: true });
     const store = createMemoryStore();
     const parent = parentMidway('o-1');
     await store.create(parent);
@@ -44,24 +35,15 @@ describe('children and parent in Chromium', () => {
     const other = parentAtChild('o-2');
     await store.create(other);
     await store.create(childOf(other, 'sub', 'waiting'));
-    const app = new Hono();
-    app.route('/ops', createInspector({ store, workflows: [parentOrder, shipLine], auth: { token: TOKEN } }));
-    server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
-    await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/ops`;
-    browser = await launchBrowser();
-    await browser.context.setExtraHTTPHeaders({ Authorization: `Bearer ${TOKEN}` });
-    page = await browser.context.newPage();
-    page.on('pageerror', (e) => pageErrors.push(e.message));
-    page.on('console', (m) => {
-      if (m.type() === 'error') pageErrors.push(m.text());
-    });
+    ui = await openInspector(
+      { store, workflows: [parentOrder, shipLine], auth: { token: TOKEN } },
+      pageErrors,
+      { bearer: TOKEN },
+    );
+    ({ base, page } = ui);
   });
 
-  afterAll(async () => {
-    await browser?.close();
-    await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
-  });
+  afterAll(() => ui?.close());
 
   const open = async (id: string) => {
     await page.goto(`${base}/instances/${encodeURIComponent(id)}`);

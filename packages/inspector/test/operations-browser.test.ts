@@ -1,16 +1,10 @@
-import { mkdirSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
-import { type ServerType, serve } from '@hono/node-server';
 import { createRunner, type Runner } from '@stepfold/engine';
-import { createPostgresStore, type PostgresStore } from '@stepfold/store-postgres';
-import { Hono } from 'hono';
-import pg from 'pg';
+import type { PostgresStore } from '@stepfold/store-postgres';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createInspector } from '../src/index.js';
-import { launchBrowser, submitForm } from './browser.js';
+import { submitForm } from './browser.js';
 import { HOSTILE, handlers, moreHandlers } from './fixtures.js';
+import { ARTIFACTS, type InspectorPage, openInspector, schemaStore } from './inspector-page.js';
 import { JAN_2025, workflows } from './ops-setup.js';
 
 // The inspector in Chromium, continued (pages-browser.test.ts): what a team runs operations from, in Chromium over PostgreSQL — list
@@ -18,20 +12,17 @@ import { JAN_2025, workflows } from './ops-setup.js';
 // state labels, a tall workflow's failed step in the first viewport, no Cancel past a pivot, and
 // the login rate limit. Screenshots land in test/artifacts/ (git-ignored).
 
-const PG_URL = process.env.STEPFOLD_PG_URL ?? 'postgres://stepfold:stepfold@127.0.0.1:5432/stepfold';
 const TOKEN = 'operations-browser-token-9c1e';
-const ARTIFACTS = fileURLToPath(new URL('./artifacts/', import.meta.url));
 const VIEWPORT = { width: 1360, height: 900 };
 
 describe('operations in Chromium on PostgreSQL', () => {
   const schema = `inspector_ops_${process.pid}_${Date.now().toString(36)}`;
   const pageErrors: string[] = [];
-  let pool: pg.Pool;
+  let db: Awaited<ReturnType<typeof schemaStore>> | undefined;
   let store: PostgresStore;
   let worker: Runner;
-  let server: ServerType;
+  let ui: InspectorPage | undefined;
   let base: string;
-  let browser: Awaited<ReturnType<typeof launchBrowser>>;
   let page: Page;
 
   const version = async (id: string) => (await store.load(id))?.version;
@@ -44,11 +35,8 @@ describe('operations in Chromium on PostgreSQL', () => {
   }
 
   beforeAll(async () => {
-    mkdirSync(ARTIFACTS, { recursive: true });
-    pool = new pg.Pool({ connectionString: PG_URL, max: 4 });
-    pool.on('error', () => {});
-    store = createPostgresStore({ pool, schema });
-    await store.setup();
+    db = await schemaStore(schema);
+    store = db.store;
     const all = { ...handlers(), ...moreHandlers };
     worker = createRunner({ store, workflows, handlers: all });
     const old = createRunner({ store, workflows, handlers: all, clock: () => JAN_2025 });
@@ -59,29 +47,17 @@ describe('operations in Chromium on PostgreSQL', () => {
     await worker.start('tall', 'tall-1', {});
     await worker.idle();
 
-    const app = new Hono();
     const columns = [
       { label: 'Amount', path: 'input.amount' },
       { label: 'Note', path: 'input.note' },
     ];
-    app.route('/ops', createInspector({ store, workflows, auth: { token: TOKEN }, columns }));
-    server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
-    await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/ops`;
-    browser = await launchBrowser();
-    page = await browser.context.newPage();
-    page.on('pageerror', (e) => pageErrors.push(e.message));
-    page.on('console', (m) => {
-      if (m.type() === 'error') pageErrors.push(m.text());
-    });
+    ui = await openInspector({ store, workflows, auth: { token: TOKEN }, columns }, pageErrors);
+    ({ base, page } = ui);
   });
 
   afterAll(async () => {
-    await browser?.close();
-    await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
-    await store?.close();
-    await pool?.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    await pool?.end();
+    await ui?.close();
+    await db?.drop();
   });
 
   it('logs in with a name; the list shows active steps, last errors, host columns; filters by time', async () => {
@@ -222,7 +198,7 @@ describe('operations in Chromium on PostgreSQL', () => {
   });
 
   it('login: a few failures, then 429 with Retry-After, even for the right token', async () => {
-    const login = await browser.context.newPage();
+    const login = await ui!.context.newPage();
     const statuses: number[] = [];
     for (let i = 0; i < 6 && statuses.at(-1) !== 429; i++) {
       await login.goto(`${base}/login`);

@@ -1,47 +1,35 @@
-import { mkdirSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
-import { type ServerType, serve } from '@hono/node-server';
 import { createRunner, type Runner } from '@stepfold/engine';
-import { createPostgresStore, type PostgresStore } from '@stepfold/store-postgres';
-import { Hono } from 'hono';
-import pg from 'pg';
+import type { PostgresStore } from '@stepfold/store-postgres';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createInspector } from '../src/index.js';
-import { launchBrowser, submitForm } from './browser.js';
+import { submitForm } from './browser.js';
 import { approval, HOSTILE, HOSTILE_ID, handlers, job } from './fixtures.js';
+import { ARTIFACTS, type InspectorPage, openInspector, schemaStore } from './inspector-page.js';
 
 // The inspector in a real Chromium over PostgreSQL. Instances are driven by a real
 // runner with handlers (the "worker"); the inspector's actions only hand events off, and the worker
 // takes the tasks they queue. Screenshots land in test/artifacts/ (git-ignored).
 
-const PG_URL = process.env.STEPFOLD_PG_URL ?? 'postgres://stepfold:stepfold@127.0.0.1:5432/stepfold';
 const TOKEN = 'pages-browser-token-7f3a';
-const ARTIFACTS = fileURLToPath(new URL('./artifacts/', import.meta.url));
 
 describe('the inspector in Chromium on PostgreSQL', () => {
   const schema = `inspector_${process.pid}_${Date.now().toString(36)}`;
   const seen = { runJob: [] as unknown[] };
   const dialogs: string[] = [];
   const pageErrors: string[] = [];
-  let pool: pg.Pool;
+  let db: Awaited<ReturnType<typeof schemaStore>> | undefined;
   let store: PostgresStore;
   let worker: Runner;
-  let server: ServerType;
+  let ui: InspectorPage | undefined;
   let base: string;
-  let browser: Awaited<ReturnType<typeof launchBrowser>>;
   let page: Page;
 
   const version = async (id: string) => (await store.load(id))?.version;
   const submit = (selector: string) => submitForm(page, selector);
 
   beforeAll(async () => {
-    mkdirSync(ARTIFACTS, { recursive: true });
-    pool = new pg.Pool({ connectionString: PG_URL, max: 4 });
-    pool.on('error', () => {});
-    store = createPostgresStore({ pool, schema });
-    await store.setup();
+    db = await schemaStore(schema);
+    store = db.store;
     worker = createRunner({ store, workflows: [approval, job], handlers: handlers(seen) });
     await worker.start('approval', 'inv-human-1', { amount: 40 });
     await worker.start('approval', 'inv-human-2', { amount: 7 });
@@ -51,30 +39,17 @@ describe('the inspector in Chromium on PostgreSQL', () => {
     await worker.start('approval', HOSTILE_ID, { amount: 1, note: HOSTILE.script, html: HOSTILE.img });
     await worker.signal(HOSTILE_ID, 'receipt', { comment: HOSTILE.script, more: HOSTILE.img }); // buffered
 
-    const app = new Hono();
-    app.route('/ops', createInspector({ store, workflows: [approval, job], auth: { token: TOKEN } }));
-    server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
-    await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/ops`;
-
-    browser = await launchBrowser();
-    page = await browser.context.newPage();
+    ui = await openInspector({ store, workflows: [approval, job], auth: { token: TOKEN } }, pageErrors);
+    ({ base, page } = ui);
     page.on('dialog', (d) => {
       dialogs.push(d.message());
       void d.dismiss();
     });
-    page.on('pageerror', (e) => pageErrors.push(e.message));
-    page.on('console', (m) => {
-      if (m.type() === 'error') pageErrors.push(m.text());
-    });
   });
 
   afterAll(async () => {
-    await browser?.close();
-    await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
-    await store?.close();
-    await pool?.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    await pool?.end();
+    await ui?.close();
+    await db?.drop();
   });
 
   it('logs in with the token and filters the list', async () => {

@@ -1,21 +1,16 @@
-import type { AddressInfo } from 'node:net';
-import { type ServerType, serve } from '@hono/node-server';
 import { makeTestSnapshot, type SearchValue, type Status, type Store } from '@stepfold/engine';
 import { createPostgresStore } from '@stepfold/store-postgres';
 import { createRedisStore } from '@stepfold/store-redis';
-import { Hono } from 'hono';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createInspector } from '../src/index.js';
-import { launchBrowser } from './browser.js';
+import { type InspectorPage, openInspector, PG_URL } from './inspector-page.js';
 
 // The inspector's attribute filter in a real Chromium over PostgreSQL and Redis: the conditions
 // typed in the filter bar reach the store's `where` (its attribute index), and the list shows the
 // attributes.
 
-const PG_URL = process.env.STEPFOLD_PG_URL ?? 'postgres://stepfold:stepfold@127.0.0.1:5432/stepfold';
 const REDIS_URL = process.env.STEPFOLD_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const TOKEN = 'search-browser-token-2c91';
 
@@ -67,9 +62,8 @@ describe.each(Object.keys(BACKENDS))(
   (kind) => {
     let backend: Backend | undefined;
     let store: Store;
-    let server: ServerType;
+    let ui: InspectorPage | undefined;
     let base: string;
-    let browser: Awaited<ReturnType<typeof launchBrowser>>;
     let page: Page;
     const pageErrors: string[] = [];
     const ids = () => page.locator('#instances td.id a').allInnerTexts();
@@ -94,28 +88,23 @@ describe.each(Object.keys(BACKENDS))(
           makeTestSnapshot(id, { status, ...(Object.keys(search).length ? { search } : {}) }),
         );
 
-      const app = new Hono();
-      app.route('/ops', createInspector({ store, workflows: [], auth: { token: TOKEN } }));
-      server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
-      await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-      base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/ops`;
-      browser = await launchBrowser();
-      page = await browser.context.newPage();
-      page.on('pageerror', (e) => pageErrors.push(e.message));
+      ui = await openInspector({ store, workflows: [], auth: { token: TOKEN } }, pageErrors, {
+        consoleErrors: false,
+      });
+      ({ base, page } = ui);
       await page.goto(`${base}/`);
       await page.fill('input[name=token]', TOKEN);
       await Promise.all([page.waitForURL(`${base}/`), page.click('button[type=submit]')]);
     });
 
     afterAll(async () => {
-      await browser?.close();
-      await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+      await ui?.close();
       await backend?.drop();
     });
 
     it('lists the instances whose attributes match the typed conditions, and shows their attributes', async () => {
       expect(await ids()).toEqual(['ord-1', 'ord-2', 'ord-3', 'ord-4', 'ord-5']);
-      expect(await page.locator('#instances tr[data-id="ord-3"] td.attributes').innerText()).toBe(
+      expect(await page.locator('#instances tr[data-id="ord-3"] td.attributes').textContent()).toBe(
         'customerId=7 total=300',
       );
 
@@ -138,7 +127,7 @@ describe.each(Object.keys(BACKENDS))(
 
       await filter('customerId=nobody');
       expect(await ids()).toEqual([]);
-      expect(await page.locator('#instances tbody').innerText()).toContain(
+      expect(await page.locator('#instances tbody').textContent()).toContain(
         'No instance matches these filters.',
       );
       expect(pageErrors).toEqual([]);
