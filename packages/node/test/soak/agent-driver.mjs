@@ -85,8 +85,7 @@ export async function runAgentSoak(o) {
     fleet,
     serving,
     running: () => running,
-    kills: o.kills !== false,
-    everyMs: o.killEveryMs,
+    run: o,
     refresh: readLog,
     killing: (pid) => void killed.add(pid),
   });

@@ -216,8 +216,7 @@ export async function runSoak(o) {
     fleet,
     serving,
     running: () => running,
-    kills: o.kills !== false,
-    everyMs: o.killEveryMs,
+    run: o,
     killing(pid) {
       killed.add(pid);
       deaths.set(pid, Date.now());

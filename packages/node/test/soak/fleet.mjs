@@ -59,24 +59,25 @@ export function servingPid(r) {
  */
 
 /**
- * SIGKILLs a random serving worker process every `everyMs` (chosen at random between the two)
- * while `running()`; none when `kills` is false. Only a process that has started serving (it writes its counters once a
+ * SIGKILLs a random serving worker process every `run.killEveryMs` (chosen at random between the
+ * two, default 1-3 s) while `running()`; none when `run.kills` is false. Only a process that has started serving (it writes its counters once a
  * second): one killed while it boots (seconds on a busy machine) counts as failing to start, and
  * runWorkers restarts those with a backoff growing to 10 s, so a long run with kills every second
  * or two ended up with most of its fleet waiting out backoffs. And never the last serving worker:
  * a fleet in which every child waits out its restart only measures that.
- * @param {{ fleet: { pids: readonly number[] }, serving: Set<number>, running: () => boolean, kills?: boolean,
- *   everyMs?: [number, number] | undefined, refresh?: () => void, killing?: (pid: number) => void }} o
+ * @param {{ fleet: { pids: readonly number[] }, serving: Set<number>, running: () => boolean,
+ *   run: { kills?: boolean, killEveryMs?: [number, number] }, refresh?: () => void,
+ *   killing?: (pid: number) => void }} o
  *   `refresh` runs before each pick (reads the log that fills `serving`); `killing` is told each
  *   pid about to be killed
  * @returns {Killer}
  */
 export function killWorkers(o) {
-  const [min, max] = o.everyMs ?? [1000, 3000];
+  const [min, max] = o.run.killEveryMs ?? [1000, 3000];
   /** @type {Killer} */
   const killer = { kills: 0, done: Promise.resolve() };
   killer.done = (async () => {
-    while (o.kills !== false && o.running()) {
+    while (o.run.kills !== false && o.running()) {
       await sleep(min + Math.random() * (max - min));
       o.refresh?.();
       const live = o.fleet.pids.filter((p) => p > 0 && o.serving.has(p));
