@@ -8,13 +8,11 @@ import { ownServer, requireServer, TEST_SCHEMA, testPool, uniqueTable } from './
 const pool = testPool();
 // The outage store lives on a server of its own (not the instance store suite's).
 const outage = await ownServer('STEPFOLD_PG_PAYLOAD_OUTAGE_PORT');
-let outagePool: pg.Pool | undefined;
 const pools = new Map<PayloadStore, pg.Pool>();
 
 beforeAll(() => requireServer(pool));
 afterAll(async () => {
   await pool.end();
-  await outagePool?.end();
 });
 
 function open(on: pg.Pool): PostgresPayloadStore {
@@ -31,12 +29,7 @@ runPayloadStoreConformance({
     await pools.get(store)?.query(`DROP TABLE IF EXISTS "${schema}"."${table}"`);
   },
   outage: {
-    async createStore() {
-      await outage.up();
-      outagePool ??= testPool(outage.url, 4);
-      await requireServer(outagePool, outage.url);
-      return open(outagePool);
-    },
+    createStore: async () => open(await outage.pool()),
     stop: outage.stop,
     start: outage.start,
   },

@@ -10,14 +10,12 @@ const pool = testPool();
 const twinPool = testPool(undefined, 8);
 // The outage store lives on a second server (its own port), so stopping it disturbs no other test.
 const outage = await ownServer('STEPFOLD_PG_OUTAGE_PORT');
-let outagePool: pg.Pool | undefined;
 const pools = new Map<Store, pg.Pool>();
 
 beforeAll(() => requireServer(pool));
 afterAll(async () => {
   await pool.end();
   await twinPool.end();
-  await outagePool?.end();
 });
 
 function open(on: pg.Pool): PostgresStore {
@@ -51,12 +49,7 @@ runStoreConformance({
       ]);
   },
   outage: {
-    async createStore() {
-      await outage.up();
-      outagePool ??= testPool(outage.url, 4);
-      await requireServer(outagePool, outage.url);
-      return open(outagePool);
-    },
+    createStore: async () => open(await outage.pool()),
     stop: outage.stop,
     start: outage.start,
   },

@@ -38,6 +38,8 @@ export interface OwnServer {
   url: string;
   /** Makes and starts it (a cluster of its own, `stepfold-PORT`), waiting until it answers. */
   up(): Promise<void>;
+  /** Ups it on the first call and opens a {@link testPool} of 4 on it that answers; the same pool after. */
+  pool(): Promise<pg.Pool>;
   /** Stops it (`pg_ctl stop -m fast`: clients are disconnected). */
   stop(): Promise<void>;
   /** Starts it again, with its data. */
@@ -48,23 +50,32 @@ export interface OwnServer {
  * A PostgreSQL on a port of its own (`process.env[variable]`, or a free one, so parallel runs
  * never share it) that only one test file stops and starts, so no other test loses its server.
  * Made on the first `up` (a new cluster takes a few seconds, paid only by a run that needs it);
- * after the file, a server that was made is dropped with its cluster. The file ends its pools
- * of it in an `afterAll` of its own.
+ * after the file, its `pool` is ended and a server that was made is dropped with its cluster (the
+ * file ends other pools of it in an `afterAll` of its own).
  */
 export async function ownServer(variable: string): Promise<OwnServer> {
   const port = await ownPort(variable);
   const url = new URL(PG_URL);
   url.port = String(port);
   let made = false;
+  let pool: pg.Pool | undefined;
   afterAll(async () => {
+    await pool?.end();
     if (made) await services('drop', 'pg', port);
   });
+  const up = () => {
+    made = true;
+    return services('up', 'pg', port);
+  };
   return {
     port,
     url: url.toString(),
-    up: () => {
-      made = true;
-      return services('up', 'pg', port);
+    up,
+    async pool() {
+      await up();
+      pool ??= testPool(url.toString(), 4);
+      await requireServer(pool, url.toString());
+      return pool;
     },
     stop: () => services('stop', 'pg', port),
     start: () => services('start', 'pg', port),
