@@ -50,3 +50,29 @@ export async function services(command, name, port) {
     timeout: 600_000, // services.sh may wait for another run holding its lock
   });
 }
+
+/**
+ * @typedef {object} TestServer a server of one test file's own, run by services.sh
+ * @property {number} port its port: `process.env[variable]` when set, else one the OS found free
+ * @property {() => Promise<void>} up starts it (made on first use), waiting until it answers
+ * @property {() => Promise<void>} stop stops it: the process goes away
+ * @property {() => Promise<void>} start starts it again on the same port
+ * @property {() => Promise<void>} drop stops it and deletes its data, when the file is done
+ */
+
+/**
+ * A server `name` on {@link ownPort}`(variable)`, and the services.sh commands for it.
+ * @param {'pg' | 'redis' | 'mongo' | 'dynamo'} name
+ * @param {string} variable
+ * @returns {Promise<TestServer>}
+ */
+export async function testServer(name, variable) {
+  const port = await ownPort(variable);
+  return {
+    port,
+    up: () => services('up', name, port),
+    stop: () => services('stop', name, port),
+    start: () => services('start', name, port),
+    drop: () => services('drop', name, port),
+  };
+}

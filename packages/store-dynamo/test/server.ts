@@ -1,7 +1,7 @@
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { afterAll, beforeAll } from 'vitest';
-import { ownPort, services } from '../../../scripts/services/test-servers.mjs';
+import { type TestServer, testServer } from '../../../scripts/services/test-servers.mjs';
 
 /** Endpoint of the DynamoDB test server (moto from `bash scripts/services.sh up dynamo`). */
 export const DYNAMO_ENDPOINT = process.env.STEPFOLD_DYNAMO_ENDPOINT ?? 'http://127.0.0.1:8000';
@@ -43,44 +43,30 @@ export async function requireServer(client: DynamoDBClient): Promise<void> {
   }
 }
 
-/** A moto server of one suite's own for its outage test, and what the suite does with it. */
-export interface OutageServer {
-  /** Its port: `process.env[variable]` when set, else one the OS found free. */
-  port: number;
-  /** A client with one attempt and short timeouts ({@link testClient}). */
-  client: DynamoDBClient;
-  /** Stops the server (moto keeps nothing: its tables go with it). */
-  stop(): Promise<void>;
-  /** Starts it again on the same port. */
-  start(): Promise<void>;
-}
+/** A moto server of one suite's own for its outage test, with a client of one attempt ({@link testClient}). */
+export type OutageServer = TestServer & { client: DynamoDBClient };
 
 /**
  * A moto server on a port of its own (`process.env[variable]`, or a free one, so parallel runs
- * never share it) that only one suite's outage test uses, so stopping it disturbs nobody: it is
- * started (with the main server required) before the suite; after it, its client and `close`
- * (the suite's clients of the main server) are let go and the server is dropped.
+ * never share it) that only one suite's outage test uses, so stopping it disturbs nobody (a stop
+ * loses its tables): it is started (with the main server required) before the suite; after it,
+ * its client and `close` (the suite's clients of the main server) are let go and it is dropped.
  */
 export async function outageServer(
   variable: string,
   main: DynamoDBClient,
   close: Array<{ destroy(): void }>,
 ): Promise<OutageServer> {
-  const port = await ownPort(variable);
-  const client = testClient(`http://127.0.0.1:${port}`, 1);
+  const server = await testServer('dynamo', variable);
+  const client = testClient(`http://127.0.0.1:${server.port}`, 1);
   beforeAll(async () => {
     await requireServer(main);
-    await services('up', 'dynamo', port);
+    await server.up();
   });
   afterAll(async () => {
     for (const c of close) c.destroy();
     client.destroy();
-    await services('drop', 'dynamo', port);
+    await server.drop();
   });
-  return {
-    port,
-    client,
-    stop: () => services('stop', 'dynamo', port),
-    start: () => services('start', 'dynamo', port),
-  };
+  return { ...server, client };
 }

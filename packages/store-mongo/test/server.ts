@@ -1,6 +1,6 @@
 import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll } from 'vitest';
-import { ownPort, services } from '../../../scripts/services/test-servers.mjs';
+import { type TestServer, testServer } from '../../../scripts/services/test-servers.mjs';
 
 /** URL of the MongoDB-protocol test server (FerretDB from `bash scripts/services.sh up mongo`). */
 export const MONGO_URL = process.env.STEPFOLD_MONGO_URL ?? 'mongodb://127.0.0.1:27017/';
@@ -22,17 +22,8 @@ export async function requireServer(client: MongoClient): Promise<void> {
   }
 }
 
-/** A FerretDB of one suite's own for its outage test, and what the suite does with it. */
-export interface OutageServer {
-  /** Its port: `process.env[variable]` when set, else one the OS found free. */
-  port: number;
-  /** A client with small timeouts (see {@link testClient}). */
-  client: MongoClient;
-  /** Stops the server (the process goes away). */
-  stop(): Promise<void>;
-  /** Starts it again on the same port, with its data. */
-  start(): Promise<void>;
-}
+/** A FerretDB of one suite's own for its outage test, with a client of it (small timeouts, see {@link testClient}). */
+export type OutageServer = TestServer & { client: MongoClient };
 
 /**
  * A FerretDB on a port of its own (`process.env[variable]`, or a free one, so parallel runs never
@@ -41,24 +32,19 @@ export interface OutageServer {
  * the suite's client of the main server) and the server is dropped with its data.
  */
 export async function outageServer(variable: string, main: MongoClient): Promise<OutageServer> {
-  const port = await ownPort(variable);
-  const client = new MongoClient(`mongodb://127.0.0.1:${port}/`, {
+  const server = await testServer('mongo', variable);
+  const client = new MongoClient(`mongodb://127.0.0.1:${server.port}/`, {
     serverSelectionTimeoutMS: 1500,
     connectTimeoutMS: 1500,
   });
   beforeAll(async () => {
     await requireServer(main);
-    await services('up', 'mongo', port);
+    await server.up();
   });
   afterAll(async () => {
     await main.close();
     await client.close();
-    await services('drop', 'mongo', port);
+    await server.drop();
   });
-  return {
-    port,
-    client,
-    stop: () => services('stop', 'mongo', port),
-    start: () => services('start', 'mongo', port),
-  };
+  return { ...server, client };
 }

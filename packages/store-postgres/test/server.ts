@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll } from 'vitest';
-import { ownPort, services } from '../../../scripts/services/test-servers.mjs';
+import { type TestServer, testServer } from '../../../scripts/services/test-servers.mjs';
 
 /** URL of the PostgreSQL test server (from `bash scripts/services.sh up pg`). */
 export const PG_URL = process.env.STEPFOLD_PG_URL ?? 'postgres://stepfold:stepfold@127.0.0.1:5432/stepfold';
@@ -31,44 +31,36 @@ export async function requireServer(pool: pg.Pool, url = PG_URL): Promise<void> 
 }
 
 /** A PostgreSQL of one test file's own for its outage or restart test, and what the test does with it. */
-export interface OwnServer {
-  /** Its port: `process.env[variable]` when set, else one the OS found free. */
-  port: number;
-  /** Its URL: same credentials as {@link PG_URL}, that port. */
+export type OwnServer = TestServer & {
+  /** Its URL: same credentials as {@link PG_URL}, its port. */
   url: string;
-  /** Makes and starts it (a cluster of its own, `stepfold-PORT`), waiting until it answers. */
-  up(): Promise<void>;
   /** Ups it on the first call and opens a {@link testPool} of 4 on it that answers; the same pool after. */
   pool(): Promise<pg.Pool>;
-  /** Stops it (`pg_ctl stop -m fast`: clients are disconnected). */
-  stop(): Promise<void>;
-  /** Starts it again, with its data. */
-  start(): Promise<void>;
-}
+};
 
 /**
  * A PostgreSQL on a port of its own (`process.env[variable]`, or a free one, so parallel runs
  * never share it) that only one test file stops and starts, so no other test loses its server.
- * Made on the first `up` (a new cluster takes a few seconds, paid only by a run that needs it);
- * after the file, its `pool` is ended and a server that was made is dropped with its cluster (the
- * file ends other pools of it in an `afterAll` of its own).
+ * Made on the first `up` (a cluster of its own, `stepfold-PORT`: a few seconds, paid only by a run
+ * that needs it); after the file, its `pool` is ended and a server that was made is dropped with
+ * its cluster (the file ends other pools of it in an `afterAll` of its own).
  */
 export async function ownServer(variable: string): Promise<OwnServer> {
-  const port = await ownPort(variable);
+  const server = await testServer('pg', variable);
   const url = new URL(PG_URL);
-  url.port = String(port);
+  url.port = String(server.port);
   let made = false;
   let pool: pg.Pool | undefined;
   afterAll(async () => {
     await pool?.end();
-    if (made) await services('drop', 'pg', port);
+    if (made) await server.drop();
   });
   const up = () => {
     made = true;
-    return services('up', 'pg', port);
+    return server.up();
   };
   return {
-    port,
+    ...server,
     url: url.toString(),
     up,
     async pool() {
@@ -77,8 +69,6 @@ export async function ownServer(variable: string): Promise<OwnServer> {
       await requireServer(pool, url.toString());
       return pool;
     },
-    stop: () => services('stop', 'pg', port),
-    start: () => services('start', 'pg', port),
   };
 }
 

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Cluster, type ClusterNode, Redis, type RedisOptions } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
-import { ownPort, services } from '../../../scripts/services/test-servers.mjs';
+import { type TestServer, testServer } from '../../../scripts/services/test-servers.mjs';
 import { createRedisStore, type RedisStore, type RedisStoreOptions } from '../src/index.js';
 
 /** URL of the Redis test server (`bash scripts/services.sh up redis`). */
@@ -115,17 +115,8 @@ export async function dropPrefix(client: Redis | Cluster, prefix: string): Promi
   for (let i = 0; i < keys.length; i += 500) await client.del(...keys.slice(i, i + 500));
 }
 
-/** A Redis of one suite's own for its outage tests, and what the suite does with it. */
-export interface OutageServer {
-  /** Its port: `process.env[variable]` when set, else one the OS found free. */
-  port: number;
-  /** A {@link testClient} of it. */
-  client: Redis;
-  /** Stops the server (`SHUTDOWN SAVE`: the process goes away). */
-  stop(): Promise<void>;
-  /** Starts it again on the same port, with its data. */
-  start(): Promise<void>;
-}
+/** A Redis of one suite's own for its outage tests, with a {@link testClient} of it. */
+export type OutageServer = TestServer & { client: Redis };
 
 /**
  * A Redis on a port of its own (`process.env[variable]`, or a free one, so parallel runs never
@@ -134,23 +125,18 @@ export interface OutageServer {
  * (`main`, the suite's client of the main server) and the server is dropped with its data.
  */
 export async function outageServer(variable: string, main: Redis): Promise<OutageServer> {
-  const port = await ownPort(variable);
-  const client = testClient(`redis://127.0.0.1:${port}`);
+  const server = await testServer('redis', variable);
+  const client = testClient(`redis://127.0.0.1:${server.port}`);
   beforeAll(async () => {
     await requireServer(main);
-    await services('up', 'redis', port);
+    await server.up();
   });
   afterAll(async () => {
     main.disconnect();
     client.disconnect();
-    await services('drop', 'redis', port);
+    await server.drop();
   });
-  return {
-    port,
-    client,
-    stop: () => services('stop', 'redis', port),
-    start: () => services('start', 'redis', port),
-  };
+  return { ...server, client };
 }
 
 /** Runs `scripts/services.sh <command> redis-cluster`: all three nodes. */
