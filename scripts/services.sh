@@ -161,7 +161,8 @@ cmd_drop() {
   redis) shared=6379 ;;
   mongo) shared=27017 ;;
   dynamo) shared=8000 ;;
-  *) die "drop is for pg, redis, mongo and dynamo, not $name" ;;
+  redis-cluster) shared=7001 ;;
+  *) die "drop is for pg, redis, redis-cluster, mongo and dynamo, not $name" ;;
   esac
   [[ -n ${port_arg:-} && $port_arg != "$shared" ]] ||
     die "drop needs --port, not $shared (a test's own server; the default ports are shared)"

@@ -118,6 +118,21 @@ redis_cluster_stop() {
   say_done "stopped $(redis_cluster_nodes) (data saved under ${REDIS_CLUSTER_DIR#"$REPO_ROOT"/}/)"
 }
 
+# SHUTDOWN NOSAVE on each node, then its folder (nodes.conf, dump), log and pidfile go.
+redis_cluster_drop() {
+  local port
+  for port in "${REDIS_CLUSTER_PORTS[@]}"; do
+    if redis_cluster_node_healthy "$port"; then
+      redis_cluster_cli "$port" shutdown nosave >/dev/null 2>&1 || true
+      wait_until port_closed "$port" || die "port $port still listening after SHUTDOWN"
+    else
+      stop_process "$(redis_cluster_node_pidfile "$port")" "$port" redis-server
+    fi
+    rm -rf "${REDIS_CLUSTER_DIR:?}/$port" "$(redis_cluster_node_log "$port")" "$(redis_cluster_node_pidfile "$port")"
+  done
+  say_done "dropped $(redis_cluster_nodes)"
+}
+
 redis_cluster_status() {
   local port down=()
   for port in "${REDIS_CLUSTER_PORTS[@]}"; do redis_cluster_node_healthy "$port" || down+=("$port"); done

@@ -8,10 +8,10 @@ import { describeFlow, dropFlow } from './flow-suite.js';
 import { runRedisPayloadConformance } from './payload-suite.js';
 import {
   clusterNodeOf,
-  clusterServer,
   dropPrefix,
   keysUnder,
   openStore,
+  ownCluster,
   requireCluster,
   testCluster,
   uniquePrefix,
@@ -19,7 +19,7 @@ import {
 import { probe, subscriptionSurvivesRestart, timerSnapshot, until } from './wake-probe.js';
 import { describeWakes } from './wake-suite.js';
 
-// Everything that uses the cluster is in this file, so its restart test (last) disturbs no other.
+// Everything that uses the cluster is in this file; its restart test runs a cluster of its own.
 const cluster = testCluster();
 const opened = new Map<Store, string>();
 
@@ -144,19 +144,22 @@ describe('redis adapter on a cluster', () => {
   });
 });
 
+// Three nodes on free ports (or STEPFOLD_REDIS_CLUSTER_RESTART_PORT and the two after it), made
+// for this test: stopping the shared cluster would fail any other run using it meanwhile.
+const restarted = await ownCluster('STEPFOLD_REDIS_CLUSTER_RESTART_PORT');
 describe('redis adapter: wake subscription across a cluster restart', () => {
   it('reports lost, then restored once the cluster is back, then delivers hints again', async () => {
-    const t = openStore(cluster, 'cluster-restart');
+    await restarted.up();
+    const own = testCluster(restarted.nodes);
+    const t = openStore(own, 'cluster-restart');
     try {
-      const p = await subscriptionSurvivesRestart(
-        t.store,
-        () => clusterServer('stop'),
-        () => clusterServer('start'),
-      );
+      await requireCluster(own, restarted.nodes);
+      const p = await subscriptionSurvivesRestart(t.store, restarted.stop, restarted.start);
       expect(p.events.filter((e) => e !== 'wake')).toEqual(['lost', 'restored']);
     } finally {
-      await dropPrefix(cluster, t.prefix).catch(() => {});
+      await dropPrefix(own, t.prefix).catch(() => {});
       await t.store.close();
+      own.disconnect();
     }
   });
 });

@@ -1,6 +1,3 @@
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { Cluster, type ClusterNode, Redis, type RedisOptions } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
 import { type TestServer, testServer } from '../../../scripts/services/test-servers.mjs';
@@ -18,8 +15,6 @@ export const CLUSTER_NODES: ClusterNode[] = (
     const at = hostPort.lastIndexOf(':');
     return { host: hostPort.slice(0, at), port: Number(hostPort.slice(at + 1)) };
   });
-
-const SERVICES = fileURLToPath(new URL('../../../scripts/services.sh', import.meta.url));
 
 /**
  * Client options that fail fast while the server is down and reconnect on their own when it is back:
@@ -39,9 +34,9 @@ export function testClient(url = REDIS_URL): Redis {
   return client;
 }
 
-/** A Cluster client with {@link FAIL_FAST} node options that keeps reconnecting while the cluster is down. */
-export function testCluster(): Cluster {
-  const cluster = new Cluster(CLUSTER_NODES, {
+/** A Cluster client of `nodes` with {@link FAIL_FAST} node options that keeps reconnecting while the cluster is down. */
+export function testCluster(nodes: ClusterNode[] = CLUSTER_NODES): Cluster {
+  const cluster = new Cluster(nodes, {
     redisOptions: FAIL_FAST,
     clusterRetryStrategy: (attempt) => Math.min(attempt * 100, 500),
   });
@@ -60,15 +55,15 @@ export async function clusterNodeOf(cluster: Cluster, key: string): Promise<Redi
   return node;
 }
 
-/** Throws a clear error (never skips) unless the cluster at {@link CLUSTER_NODES} answers with cluster_state:ok. */
-export async function requireCluster(cluster: Cluster): Promise<void> {
+/** Throws a clear error (never skips) unless the cluster at `nodes` answers with cluster_state:ok. */
+export async function requireCluster(cluster: Cluster, nodes: ClusterNode[] = CLUSTER_NODES): Promise<void> {
   try {
     const info = String(await cluster.cluster('INFO'));
     if (!info.includes('cluster_state:ok')) throw new Error(`cluster is not ok:\n${info}`);
   } catch (e) {
-    const nodes = CLUSTER_NODES.map((n) => `${(n as { host: string }).host}:${(n as { port: number }).port}`);
+    const at = nodes.map((n) => `${(n as { host: string }).host}:${(n as { port: number }).port}`);
     throw new Error(
-      `no Redis Cluster at ${nodes.join(',')} (set STEPFOLD_REDIS_CLUSTER_NODES or run \`bash scripts/services.sh up redis-cluster\`)`,
+      `no Redis Cluster at ${at.join(',')} (set STEPFOLD_REDIS_CLUSTER_NODES or run \`bash scripts/services.sh up redis-cluster\`)`,
       { cause: e },
     );
   }
@@ -139,9 +134,28 @@ export async function outageServer(variable: string, main: Redis): Promise<Outag
   return { ...server, client };
 }
 
-/** Runs `scripts/services.sh <command> redis-cluster`: all three nodes. */
-export async function clusterServer(command: 'up' | 'stop' | 'start'): Promise<void> {
-  await promisify(execFile)('bash', [SERVICES, command, 'redis-cluster'], { timeout: 600_000 });
+/** A Redis Cluster of one test's own (three nodes on ports in a row) that it stops and starts. */
+export type OwnCluster = TestServer & { nodes: ClusterNode[] };
+
+/**
+ * A Redis Cluster on ports of its own (`process.env[variable]` and the two after it, or three free
+ * ones in a row), so stopping it disturbs no other test or checkout: made on the first `up` (a
+ * few seconds, paid only by a run that needs it), dropped after the file.
+ */
+export async function ownCluster(variable: string): Promise<OwnCluster> {
+  const server = await testServer('redis-cluster', variable);
+  let made = false;
+  afterAll(async () => {
+    if (made) await server.drop();
+  });
+  return {
+    ...server,
+    nodes: [0, 1, 2].map((i) => ({ host: '127.0.0.1', port: server.port + i })),
+    up: () => {
+      made = true;
+      return server.up();
+    },
+  };
 }
 
 /** A store on `client` under a fresh prefix, remembered so it can be dropped afterwards. */
