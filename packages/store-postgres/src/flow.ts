@@ -1,4 +1,4 @@
-import type { FlowDriver, FlowGrant, FlowKeyState } from '@stepfold/engine';
+import type { FlowCounterRef, FlowDriver, FlowGrant, FlowKeyState } from '@stepfold/engine';
 import { errorCode } from './map-error.js';
 import type { Query } from './query.js';
 import type { TableNames } from './setup.js';
@@ -25,6 +25,25 @@ const needs = (first: number) =>
   `SELECT n.* FROM (SELECT $${first}::text[] AS s, $${first + 1}::text[] AS k, $${first + 2}::bigint[] AS p,
         $${first + 3}::int[] AS l OFFSET 0) a
       CROSS JOIN LATERAL unnest(a.s, a.k, a.p, a.l) WITH ORDINALITY AS n(scope, key, period, lim, ord)`;
+
+/**
+ * The counters named by the three arrays `$first`-`$first+2` (scopes, keys, periods), as
+ * `c(scope, key, period)` rows, behind a fence as in {@link needs}.
+ */
+const refs = (first: number) =>
+  `SELECT c.* FROM (SELECT $${first}::text[] AS s, $${first + 1}::text[] AS k, $${first + 2}::bigint[] AS p OFFSET 0) a
+      CROSS JOIN LATERAL unnest(a.s, a.k, a.p) AS c(scope, key, period)`;
+
+/** Whether the counter row `f` counts any of the holders `gone`: a hold of a concurrency counter, or a waiter. */
+const counts = (f: string, gone: string) =>
+  `((${f}.period = 0 AND ${f}.holds ?| ${gone}) OR (${f}.waiting <> '{}' AND ${f}.waiting ?| ${gone}))`;
+
+/** The counters of `refs` as their arrays' parameters: scopes, keys, periods. */
+export const refValues = (at: readonly FlowCounterRef[]) => [
+  at.map((c) => c.scope),
+  at.map((c) => c.key),
+  at.map((c) => c.period),
+];
 
 /**
  * Parameters read as one-row subqueries (run once per call): the planner sees no value in them, so
@@ -88,13 +107,14 @@ export function flowStatements(names: TableNames) {
     SELECT u.ord, u.live, u.vals[u.live - u.lim + 1] + u.period AS until
     FROM (SELECT 1) AS one LEFT JOIN unmet u ON true`;
 
-  // $1 holders, $2 now. Answers the instances to wake, oldest first.
+  // $1 holders, $2 now; RELEASE_AT: $3-$5 the counters to look on (by primary key). Without them,
+  // every counter is read (no index finds a holder). Answers the instances to wake, oldest first.
   // A rate's row outlives its last start by two periods, for callers whose `now` lags (see ACQUIRE).
   const endsAnything = `NOT EXISTS (SELECT 1 FROM jsonb_each_text(n.holds) e WHERE e.value::bigint + 2 * n.period > $2::bigint)
       AND n.waiting = '{}'`;
-  const RELEASE = `WITH locked AS (
+  const release = (where: string) => `WITH locked AS (
       SELECT f.scope, f.key, f.period, f.lim, f.holds, f.waiting FROM ${F} f
-      WHERE (f.period = 0 AND f.holds ?| $1::text[]) OR (f.waiting <> '{}' AND f.waiting ?| $1::text[])
+      WHERE ${where}
       ORDER BY f.scope, f.key, f.period FOR UPDATE),
     next AS (
       SELECT l.scope, l.key, l.period, l.lim, l.waiting - $1::text[] AS waiting,
@@ -114,14 +134,21 @@ export function flowStatements(names: TableNames) {
       UPDATE ${F} f SET holds = n.holds, waiting = n.waiting FROM next n
       WHERE ${same('f', 'n')} AND NOT (${endsAnything}))
     SELECT instance FROM woken GROUP BY instance ORDER BY min(since), min(holder)`;
+  const GONE = '$1::text[]';
+  const RELEASE = release(counts('f', GONE));
+  const RELEASE_AT = release(
+    `(f.scope, f.key, f.period) IN (SELECT scope, key, period FROM (${refs(3)}) c) AND ${counts('f', GONE)}`,
+  );
 
-  // $1 holders, $2 until.
-  const RENEW = `WITH locked AS (
-      SELECT f.scope, f.key, f.period FROM ${F} f WHERE f.period = 0 AND f.holds ?| $1::text[]
+  // $1 holders, $2 until; RENEW_AT: $3-$5 the counters to look on.
+  const renew = (where: string) => `WITH locked AS (
+      SELECT f.scope, f.key, f.period FROM ${F} f WHERE f.period = 0 AND f.holds ?| $1::text[]${where}
       ORDER BY f.scope, f.key, f.period FOR UPDATE)
     UPDATE ${F} f SET holds = f.holds || (SELECT jsonb_object_agg(k, $2::bigint)
       FROM jsonb_object_keys(f.holds) k WHERE k = ANY($1::text[]))
     FROM locked l WHERE ${same('f', 'l')}`;
+  const RENEW = renew('');
+  const RENEW_AT = renew(` AND (f.scope, f.key, f.period) IN (SELECT scope, key, period FROM (${refs(3)}) c)`);
 
   // $1 scope or null, $2-$4 the counter to start after (null: from the first), $5 rows, $6 now.
   const LIST = `SELECT f.scope, f.key, f.period::text AS period, f.lim,
@@ -137,21 +164,27 @@ export function flowStatements(names: TableNames) {
       AND (f.waiting <> '{}' OR EXISTS (SELECT 1 FROM jsonb_each_text(f.holds) e
         WHERE e.value::bigint + f.period > $6::bigint))
     ORDER BY f.scope, f.key, f.period LIMIT $5::int`;
-  return { ACQUIRE, RELEASE, RENEW, LIST };
+  return { ACQUIRE, RELEASE, RELEASE_AT, RENEW, RENEW_AT, LIST };
 }
 
 /**
  * The save `update` (the store's conditional UPDATE, `$1`-`$11`) with its flow work in the same
  * statement (`UpdateCondition.flow`): `$19` holders released as RELEASE releases them, then the
  * holder `$12` taken for the needs `$13`-`$16` as ACQUIRE takes it (no needs: no take), at `$17`
- * now, held until `$18`; with `channel`, the NOTIFY payload `$20`. Every counter either touches is
- * locked first, in key order, as every flow statement locks them. The row is updated only when the
+ * now, held until `$18`; with `at`, the counters the released holders are on `$20`-`$22` (read by
+ * primary key; without, every counter is read); with `channel`, the NOTIFY payload next (`$20` or
+ * `$23`). Every counter either touches is locked first, in key order, as every flow statement locks them. The row is updated only when the
  * take's needs are met once the release is counted, and the counters are written only when the row
  * was; a need not met writes nothing, not even a waiter entry (the runner asks ACQUIRE then).
  * Answers one row: whether the row was written, whether a need was not met, and the instances the
  * release woke.
  */
-export function savingFlowStatement(names: TableNames, update: string, channel: string | null): string {
+export function savingFlowStatement(
+  names: TableNames,
+  update: string,
+  channel: string | null,
+  at: boolean,
+): string {
   const F = names.flow;
   const [HOLDER, NOW, UNTIL, GONE] = fenced('$12::text', '$17::bigint', '$18::bigint', '$19::text[]');
   const same = (a: string, b: string) =>
@@ -161,8 +194,13 @@ export function savingFlowStatement(names: TableNames, update: string, channel: 
   return `WITH need AS (${needs(13)}),
     locked AS (
       SELECT f.scope, f.key, f.period, f.lim, f.holds, f.waiting FROM ${F} f
-      WHERE (f.scope, f.key, f.period) IN (SELECT scope, key, period FROM need)
-        OR (f.period = 0 AND f.holds ?| ${GONE}) OR (f.waiting <> '{}' AND f.waiting ?| ${GONE})
+      WHERE ${
+        at
+          ? `(f.scope, f.key, f.period) IN (SELECT scope, key, period FROM need UNION ALL
+        SELECT g.scope, g.key, g.period FROM (${refs(20)}) c JOIN ${F} g USING (scope, key, period)
+        WHERE ${counts('g', GONE)})`
+          : `(f.scope, f.key, f.period) IN (SELECT scope, key, period FROM need) OR ${counts('f', GONE)}`
+      }
       ORDER BY f.scope, f.key, f.period FOR UPDATE),
     freed AS (
       SELECT l.scope, l.key, l.period, l.lim, l.waiting - ${GONE} AS waiting,
@@ -204,7 +242,8 @@ export function savingFlowStatement(names: TableNames, update: string, channel: 
     gone AS (DELETE FROM ${F} f USING final n WHERE ${same('f', 'n')} AND ${endsAnything}),
     upd AS (
       UPDATE ${F} f SET holds = n.holds, waiting = n.waiting, lim = n.lim FROM final n
-      WHERE ${same('f', 'n')} AND NOT (${endsAnything})),
+      WHERE ${same('f', 'n')} AND NOT (${endsAnything})
+        AND (f.holds, f.waiting, f.lim) IS DISTINCT FROM (n.holds, n.waiting, n.lim)),
     ins AS (
       INSERT INTO ${F} (scope, key, period, lim, holds, waiting)
       SELECT scope, key, period, lim, holds, '{}' FROM granted WHERE NOT found
@@ -212,7 +251,7 @@ export function savingFlowStatement(names: TableNames, update: string, channel: 
     SELECT EXISTS (SELECT 1 FROM w) AS written, EXISTS (SELECT 1 FROM unmet) AS refused,
       (SELECT array_agg(x.instance ORDER BY x.since, x.holder) FROM (
         SELECT instance, min(since) AS since, min(holder) AS holder FROM woken GROUP BY instance) x) AS woken${
-          channel === null ? '' : `, (SELECT pg_notify('${channel}', $20) FROM w) AS notified`
+          channel === null ? '' : `, (SELECT pg_notify('${channel}', $${at ? 23 : 20}) FROM w) AS notified`
         }`;
 }
 
@@ -235,7 +274,7 @@ export async function retried<T>(call: () => Promise<T>): Promise<T> {
 
 /** The flow calls on `<table>$flow`: one statement each. */
 export function pgFlow(query: Query, names: TableNames): FlowDriver {
-  const { ACQUIRE, RELEASE, RENEW, LIST } = flowStatements(names);
+  const { ACQUIRE, RELEASE, RELEASE_AT, RENEW, RENEW_AT, LIST } = flowStatements(names);
   return {
     inUpdate: true,
     async acquire(holder, instance, needs, now, until): Promise<FlowGrant> {
@@ -262,12 +301,15 @@ export function pgFlow(query: Query, names: TableNames): FlowDriver {
         count: row.live ?? 0,
       };
     },
-    async release(holders, now) {
-      const r = await query<{ instance: string }>(RELEASE, [holders, now]);
+    async release(holders, now, at) {
+      const r = await query<{ instance: string }>(
+        at ? RELEASE_AT : RELEASE,
+        at ? [holders, now, ...refValues(at)] : [holders, now],
+      );
       return r.rows.map((x) => x.instance);
     },
-    async renew(holders, until) {
-      await query(RENEW, [holders, until]);
+    async renew(holders, until, at) {
+      await query(at ? RENEW_AT : RENEW, at ? [holders, until, ...refValues(at)] : [holders, until]);
     },
     async list(args) {
       const { after } = args;

@@ -379,6 +379,20 @@ export const MIGRATIONS: readonly Migration[] = [
       `DROP INDEX IF EXISTS "${schema}"."${table}$flow_waiting"`,
     ],
   },
+  {
+    version: 13,
+    description: 'flow counters read by primary key only: GIN indexes dropped, room on each page for HOT updates',
+    // The runner names the counters a release or renewal touches (store.flow's `counters`), so
+    // every flow statement finds its rows by primary key. Without the GIN indexes, which no
+    // statement reads any more, an update of a counter changes no indexed column: with free room
+    // on its page (fillfactor 50) it is a heap-only update, no index entry written. A release
+    // without counters (a caller that names none) reads the whole table instead.
+    statements: ({ schema, table, flow }) => [
+      `DROP INDEX IF EXISTS "${schema}"."${table}$flow_slots"`,
+      `DROP INDEX IF EXISTS "${schema}"."${table}$flow_waiters"`,
+      `ALTER TABLE ${flow} SET (fillfactor = 50)`,
+    ],
+  },
 ];
 
 // Two-key advisory locks live apart from single-bigint ones; this first key marks stepfold's.
