@@ -48,7 +48,8 @@ function waitingNeeds(s: Snapshot): Map<string, FlowNeed | undefined> {
     const base = `${s.id}/${s.run}/${t.step}/${st.iteration}`;
     const key = t.item === undefined ? base : `${base}/${t.item}`;
     const shown = st.throttled;
-    const need = t.need ?? (shown && shown.item === t.item && shown.attempt === t.attempt ? shown.need : undefined);
+    const need =
+      t.need ?? (shown && shown.item === t.item && shown.attempt === t.attempt ? shown.need : undefined);
     out.set(
       taskHolder({
         idempotencyKey: key,
@@ -63,7 +64,11 @@ function waitingNeeds(s: Snapshot): Map<string, FlowNeed | undefined> {
 }
 
 /** A need's counter: its scope, key and period (0 for a concurrency slot). */
-export const counterOf = (n: FlowNeed): FlowCounterRef => ({ scope: n.scope, key: n.key, period: n.periodMs ?? 0 });
+export const counterOf = (n: FlowNeed): FlowCounterRef => ({
+  scope: n.scope,
+  key: n.key,
+  period: n.periodMs ?? 0,
+});
 
 /**
  * The counters on which the store counts `holders` of the snapshots `from`: the needs of the
@@ -82,7 +87,8 @@ export function flowCounters(
   const add = (holder: string, needs: readonly (FlowNeed | undefined)[] | undefined) => {
     if (!needs || !want.has(holder) || needs.includes(undefined)) return;
     found.add(holder);
-    for (const n of needs as readonly FlowNeed[]) out.set(`${n.scope}\0${n.key}\0${n.periodMs ?? 0}`, counterOf(n));
+    for (const n of needs as readonly FlowNeed[])
+      out.set(`${n.scope}\0${n.key}\0${n.periodMs ?? 0}`, counterOf(n));
   };
   for (const s of from) {
     if (!s) continue;

@@ -38,6 +38,71 @@ const refs = (first: number) =>
 const counts = (f: string, gone: string) =>
   `((${f}.period = 0 AND ${f}.holds ?| ${gone}) OR (${f}.waiting <> '{}' AND ${f}.waiting ?| ${gone}))`;
 
+/**
+ * The rows of `F` named by `targets` (rows of scope, key, period and `needed`), each read by its
+ * primary key and locked (FOR UPDATE) in key order: a row not `needed` is locked only when `keep`
+ * holds for it. One index lookup per counter in a nested loop, whatever the planner believes of
+ * the table's size: a join it may hash would read the whole table (a plan made while the table was
+ * small, kept as the generic plan, read it at every call once it had grown).
+ */
+const lockedRows = (F: string, targets: string, keep: string | null) =>
+  `SELECT f.tid, f.ltid, f.scope, f.key, f.period, f.lim, f.holds, f.waiting
+      FROM (SELECT t.scope, t.key, t.period, bool_or(t.needed) AS needed FROM (${targets}) t
+        GROUP BY t.scope, t.key, t.period ORDER BY t.scope COLLATE "C", t.key COLLATE "C", t.period) r
+      CROSS JOIN LATERAL (SELECT ${tids(F)}, f.* FROM ${F} f
+        WHERE f.scope = r.scope AND f.key = r.key AND f.period = r.period${keep === null ? '' : ` AND (r.needed OR ${keep})`}
+        FOR UPDATE) f`;
+
+/**
+ * Where the versions of a locked row `f` lie: `tid`, the version the statement's snapshot sees,
+ * which its update or delete finds by TID; `ltid`, the version locked (a later one when the lock
+ * waited for another writer), which the update reaches from there and rechecks by TID.
+ */
+const tids = (F: string) =>
+  `(SELECT v.ctid FROM ${F} v WHERE v.scope = f.scope AND v.key = f.key AND v.period = f.period) AS tid, f.ctid AS ltid`;
+
+/**
+ * The rows of `F` (as `f`) among those the statement locked (`locked`, with {@link tids}): a TID
+ * scan, so an update or delete of them never reads any other row (a join on the key, which the
+ * planner may hash, read them all with a generic plan made while the table was small). The
+ * statement joins on the key as well.
+ */
+const lockedOnes = () => `f.ctid = ANY (ARRAY(SELECT unnest(ARRAY[l.tid, l.ltid]) FROM locked l))`;
+
+/**
+ * How long a concurrency counter's row stays once it emptied (no hold, no waiter), in ms. Its row
+ * is kept, marked idle since then (`idle_at`): the key's next holder updates it in place (a
+ * heap-only update) instead of inserting it again, with the unique-key race that goes with an
+ * insert. A statement that inserts a counter deletes up to two rows idle for longer than this, so
+ * the rows of keys no longer used do not pile up.
+ */
+export const FLOW_IDLE_KEEP_MS = 600_000;
+
+/** Whether the counter `n` (as a statement will write it) is left with nothing at `now`: no live hold or start, no waiter. */
+const emptied = (n: string, now: string) =>
+  `NOT EXISTS (SELECT 1 FROM jsonb_each_text(${n}.holds) e WHERE e.value::bigint + 2 * ${n}.period > ${now})
+      AND ${n}.waiting = '{}'`;
+
+/**
+ * The counters a statement deletes as it writes `n`: rates left with nothing (a rate's row outlives
+ * its last start by two periods, for callers whose \`now\` lags); an emptied concurrency counter is kept.
+ */
+const ended = (n: string, now: string) => `${n}.period <> 0 AND ${emptied(n, now)}`;
+
+/** `idle_at` of the counter `n` as a statement writes it: `now` when it is left empty, else null. */
+const idleAt = (n: string, now: string) => `idle_at = CASE WHEN ${emptied(n, now)} THEN ${now} END`;
+
+/**
+ * Deletes up to two concurrency counters idle for over {@link FLOW_IDLE_KEEP_MS} at `now`, none of
+ * `locked` (the statement's own) nor any another call has locked, when `when` holds (the statement
+ * inserts a counter): the rows of keys no longer used go as new ones come.
+ */
+const sweep = (F: string, when: string, now: string) => `DELETE FROM ${F} f WHERE f.ctid = ANY (ARRAY(
+        SELECT s.ctid FROM ${F} s WHERE ${when} AND s.idle_at < ${now} - ${FLOW_IDLE_KEEP_MS}
+          AND (s.scope, s.key, s.period) NOT IN (SELECT l.scope, l.key, l.period FROM locked l)
+        LIMIT 2 FOR UPDATE SKIP LOCKED))
+      AND f.idle_at < ${now} - ${FLOW_IDLE_KEEP_MS}`;
+
 /** The counters of `refs` as their arrays' parameters: scopes, keys, periods. */
 export const refValues = (at: readonly FlowCounterRef[]) => [
   at.map((c) => c.scope),
@@ -66,10 +131,7 @@ export function flowStatements(names: TableNames) {
   // Answers one row: the first unmet need's place (null when granted), what it counted, and until when.
   const [HOLDER, INSTANCE, NOW, UNTIL] = fenced('$1::text', '$2::text', '$7::bigint', '$8::bigint');
   const ACQUIRE = `WITH need AS (${needs(3)}),
-    locked AS (
-      SELECT f.scope, f.key, f.period, f.holds FROM ${F} f
-      WHERE (f.scope, f.key, f.period) IN (SELECT scope, key, period FROM need)
-      ORDER BY f.scope, f.key, f.period FOR UPDATE),
+    locked AS (${lockedRows(F, 'SELECT scope, key, period, true AS needed FROM need', null)}),
     state AS (
       SELECT n.scope, n.key, n.period, n.lim, n.ord, l.scope IS NOT NULL AS found,
         COALESCE(l.holds, '{}') AS holds,
@@ -94,28 +156,24 @@ export function flowStatements(names: TableNames) {
              WHEN s.mine THEN (s.holds->>${HOLDER})::bigint ELSE ${NOW} END) AS holds
       FROM state s WHERE NOT EXISTS (SELECT 1 FROM unmet)),
     upd AS (
-      UPDATE ${F} f SET holds = g.holds, waiting = f.waiting - ${HOLDER}, lim = g.lim
-      FROM granted g WHERE g.found AND ${same('f', 'g')}),
+      UPDATE ${F} f SET holds = g.holds, waiting = f.waiting - ${HOLDER}, lim = g.lim, idle_at = NULL
+      FROM granted g WHERE g.found AND ${same('f', 'g')} AND ${lockedOnes()}),
     ins AS (
       INSERT INTO ${F} (scope, key, period, lim, holds, waiting)
       SELECT scope, key, period, lim, holds, '{}' FROM granted WHERE NOT found
       ORDER BY scope, key, period),
+    sweep AS (${sweep(F, 'EXISTS (SELECT 1 FROM granted WHERE NOT found)', NOW)}),
     wait AS (
-      UPDATE ${F} f SET lim = u.lim, waiting = CASE WHEN f.waiting ? ${HOLDER} THEN f.waiting
+      UPDATE ${F} f SET lim = u.lim, idle_at = NULL, waiting = CASE WHEN f.waiting ? ${HOLDER} THEN f.waiting
           ELSE f.waiting || jsonb_build_object(${HOLDER}, jsonb_build_array(${INSTANCE}, ${NOW})) END
-      FROM unmet u WHERE ${same('f', 'u')})
+      FROM unmet u WHERE ${same('f', 'u')} AND ${lockedOnes()})
     SELECT u.ord, u.live, u.vals[u.live - u.lim + 1] + u.period AS until
     FROM (SELECT 1) AS one LEFT JOIN unmet u ON true`;
 
   // $1 holders, $2 now; RELEASE_AT: $3-$5 the counters to look on (by primary key). Without them,
   // every counter is read (no index finds a holder). Answers the instances to wake, oldest first.
   // A rate's row outlives its last start by two periods, for callers whose `now` lags (see ACQUIRE).
-  const endsAnything = `NOT EXISTS (SELECT 1 FROM jsonb_each_text(n.holds) e WHERE e.value::bigint + 2 * n.period > $2::bigint)
-      AND n.waiting = '{}'`;
-  const release = (where: string) => `WITH locked AS (
-      SELECT f.scope, f.key, f.period, f.lim, f.holds, f.waiting FROM ${F} f
-      WHERE ${where}
-      ORDER BY f.scope, f.key, f.period FOR UPDATE),
+  const release = (rows: string) => `WITH locked AS (${rows}),
     next AS (
       SELECT l.scope, l.key, l.period, l.lim, l.waiting - $1::text[] AS waiting,
         CASE WHEN l.period = 0 THEN l.holds - $1::text[] ELSE l.holds END AS holds,
@@ -129,26 +187,27 @@ export function flowStatements(names: TableNames) {
         LIMIT GREATEST(0, LEAST(n.freed, n.lim -
           (SELECT count(*) FROM jsonb_each_text(n.holds) h WHERE h.value::bigint > $2::bigint)))) w
       WHERE n.freed > 0),
-    gone AS (DELETE FROM ${F} f USING next n WHERE ${same('f', 'n')} AND ${endsAnything}),
+    gone AS (DELETE FROM ${F} f USING next n WHERE ${same('f', 'n')} AND ${lockedOnes()} AND ${ended('n', '$2::bigint')}),
     upd AS (
-      UPDATE ${F} f SET holds = n.holds, waiting = n.waiting FROM next n
-      WHERE ${same('f', 'n')} AND NOT (${endsAnything}))
+      UPDATE ${F} f SET holds = n.holds, waiting = n.waiting, ${idleAt('n', '$2::bigint')} FROM next n
+      WHERE ${same('f', 'n')} AND ${lockedOnes()} AND NOT (${ended('n', '$2::bigint')}))
     SELECT instance FROM woken GROUP BY instance ORDER BY min(since), min(holder)`;
   const GONE = '$1::text[]';
-  const RELEASE = release(counts('f', GONE));
+  const RELEASE = release(`SELECT ${tids(F)}, f.scope, f.key, f.period, f.lim, f.holds, f.waiting FROM ${F} f
+      WHERE ${counts('f', GONE)} ORDER BY f.scope, f.key, f.period FOR UPDATE`);
   const RELEASE_AT = release(
-    `(f.scope, f.key, f.period) IN (SELECT scope, key, period FROM (${refs(3)}) c) AND ${counts('f', GONE)}`,
+    lockedRows(F, `SELECT c.*, false AS needed FROM (${refs(3)}) c`, counts('f', GONE)),
   );
 
   // $1 holders, $2 until; RENEW_AT: $3-$5 the counters to look on.
-  const renew = (where: string) => `WITH locked AS (
-      SELECT f.scope, f.key, f.period FROM ${F} f WHERE f.period = 0 AND f.holds ?| $1::text[]${where}
-      ORDER BY f.scope, f.key, f.period FOR UPDATE)
+  const HOLDS = 'f.period = 0 AND f.holds ?| $1::text[]';
+  const renew = (rows: string) => `WITH locked AS (${rows})
     UPDATE ${F} f SET holds = f.holds || (SELECT jsonb_object_agg(k, $2::bigint)
       FROM jsonb_object_keys(f.holds) k WHERE k = ANY($1::text[]))
-    FROM locked l WHERE ${same('f', 'l')}`;
-  const RENEW = renew('');
-  const RENEW_AT = renew(` AND (f.scope, f.key, f.period) IN (SELECT scope, key, period FROM (${refs(3)}) c)`);
+    FROM locked l WHERE ${same('f', 'l')} AND ${lockedOnes()}`;
+  const RENEW = renew(`SELECT ${tids(F)}, f.scope, f.key, f.period FROM ${F} f WHERE ${HOLDS}
+      ORDER BY f.scope, f.key, f.period FOR UPDATE`);
+  const RENEW_AT = renew(lockedRows(F, `SELECT c.*, false AS needed FROM (${refs(3)}) c`, `(${HOLDS})`));
 
   // $1 scope or null, $2-$4 the counter to start after (null: from the first), $5 rows, $6 now.
   const LIST = `SELECT f.scope, f.key, f.period::text AS period, f.lim,
@@ -189,19 +248,19 @@ export function savingFlowStatement(
   const [HOLDER, NOW, UNTIL, GONE] = fenced('$12::text', '$17::bigint', '$18::bigint', '$19::text[]');
   const same = (a: string, b: string) =>
     `(${a}.scope, ${a}.key, ${a}.period) = (${b}.scope, ${b}.key, ${b}.period)`;
-  const endsAnything = `NOT EXISTS (SELECT 1 FROM jsonb_each_text(n.holds) e WHERE e.value::bigint + 2 * n.period > ${NOW})
-      AND n.waiting = '{}'`;
   return `WITH need AS (${needs(13)}),
-    locked AS (
-      SELECT f.scope, f.key, f.period, f.lim, f.holds, f.waiting FROM ${F} f
-      WHERE ${
-        at
-          ? `(f.scope, f.key, f.period) IN (SELECT scope, key, period FROM need UNION ALL
-        SELECT g.scope, g.key, g.period FROM (${refs(20)}) c JOIN ${F} g USING (scope, key, period)
-        WHERE ${counts('g', GONE)})`
-          : `(f.scope, f.key, f.period) IN (SELECT scope, key, period FROM need) OR ${counts('f', GONE)}`
-      }
-      ORDER BY f.scope, f.key, f.period FOR UPDATE),
+    locked AS (${
+      at
+        ? lockedRows(
+            F,
+            `SELECT scope, key, period, true AS needed FROM need
+          UNION ALL SELECT c.*, false FROM (${refs(20)}) c`,
+            counts('f', GONE),
+          )
+        : `SELECT ${tids(F)}, f.scope, f.key, f.period, f.lim, f.holds, f.waiting FROM ${F} f
+      WHERE (f.scope, f.key, f.period) IN (SELECT scope, key, period FROM need) OR ${counts('f', GONE)}
+      ORDER BY f.scope, f.key, f.period FOR UPDATE`
+    }),
     freed AS (
       SELECT l.scope, l.key, l.period, l.lim, l.waiting - ${GONE} AS waiting,
         CASE WHEN l.period = 0 THEN l.holds - ${GONE} ELSE l.holds END AS holds,
@@ -239,15 +298,16 @@ export function savingFlowStatement(
         CASE WHEN g.scope IS NULL THEN f.waiting ELSE f.waiting - ${HOLDER} END AS waiting
       FROM freed f LEFT JOIN granted g USING (scope, key, period)
       WHERE EXISTS (SELECT 1 FROM w)),
-    gone AS (DELETE FROM ${F} f USING final n WHERE ${same('f', 'n')} AND ${endsAnything}),
+    gone AS (DELETE FROM ${F} f USING final n WHERE ${same('f', 'n')} AND ${lockedOnes()} AND ${ended('n', NOW)}),
     upd AS (
-      UPDATE ${F} f SET holds = n.holds, waiting = n.waiting, lim = n.lim FROM final n
-      WHERE ${same('f', 'n')} AND NOT (${endsAnything})
+      UPDATE ${F} f SET holds = n.holds, waiting = n.waiting, lim = n.lim, ${idleAt('n', NOW)} FROM final n
+      WHERE ${same('f', 'n')} AND ${lockedOnes()} AND NOT (${ended('n', NOW)})
         AND (f.holds, f.waiting, f.lim) IS DISTINCT FROM (n.holds, n.waiting, n.lim)),
     ins AS (
       INSERT INTO ${F} (scope, key, period, lim, holds, waiting)
       SELECT scope, key, period, lim, holds, '{}' FROM granted WHERE NOT found
-      ORDER BY scope, key, period)
+      ORDER BY scope, key, period),
+    sweep AS (${sweep(F, 'EXISTS (SELECT 1 FROM granted WHERE NOT found)', NOW)})
     SELECT EXISTS (SELECT 1 FROM w) AS written, EXISTS (SELECT 1 FROM unmet) AS refused,
       (SELECT array_agg(x.instance ORDER BY x.since, x.holder) FROM (
         SELECT instance, min(since) AS since, min(holder) AS holder FROM woken GROUP BY instance) x) AS woken${

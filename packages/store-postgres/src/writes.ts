@@ -94,6 +94,7 @@ export function pgWrites(
     flow: NonNullable<UpdateCondition['flow']>,
   ): Promise<DriverOutcome> => {
     const needs = flow.take?.needs ?? [];
+    const at = flow.counters !== undefined || !flow.release?.length;
     const tail: unknown[] = [
       flow.take?.holder ?? '',
       needs.map((n) => n.scope),
@@ -103,11 +104,12 @@ export function pgWrites(
       flow.now,
       flow.take?.until ?? 0,
       flow.release ?? [],
-      ...(flow.counters ? refValues(flow.counters) : []),
+      // Nothing released: the counters are known (none), and the statement reads only the take's.
+      ...(at ? refValues(flow.counters ?? []) : []),
       ...(payload === undefined ? [] : [payload]),
     ];
     const f = o.savingFlow;
-    const text = flow.counters
+    const text = at
       ? payload === undefined
         ? f.plainAt
         : f.notifyAt

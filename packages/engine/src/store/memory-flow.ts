@@ -210,7 +210,12 @@ function release(
   return [...new Set(woken.map((w) => w.instance))];
 }
 
-function renew(m: MemoryRows, holders: readonly string[], until: number, at?: readonly FlowCounterRef[]): void {
+function renew(
+  m: MemoryRows,
+  holders: readonly string[],
+  until: number,
+  at?: readonly FlowCounterRef[],
+): void {
   for (const [, c] of where(m, at)) for (const h of holders) if (c.holds.has(h)) c.holds.set(h, until);
 }
 
