@@ -70,38 +70,13 @@ const tids = (F: string) =>
 const lockedOnes = () => `f.ctid = ANY (ARRAY(SELECT unnest(ARRAY[l.tid, l.ltid]) FROM locked l))`;
 
 /**
- * How long a concurrency counter's row stays once it emptied (no hold, no waiter), in ms. Its row
- * is kept, marked idle since then (`idle_at`): the key's next holder updates it in place (a
- * heap-only update) instead of inserting it again, with the unique-key race that goes with an
- * insert. A statement that inserts a counter deletes up to two rows idle for longer than this, so
- * the rows of keys no longer used do not pile up.
+ * Whether the counter `n` (as a statement will write it) is left with nothing at `now`, so its row
+ * is deleted: no live hold, no start of the last two periods (a rate's row outlives its last start
+ * by two periods, for callers whose `now` lags), no waiter.
  */
-export const FLOW_IDLE_KEEP_MS = 600_000;
-
-/** Whether the counter `n` (as a statement will write it) is left with nothing at `now`: no live hold or start, no waiter. */
-const emptied = (n: string, now: string) =>
+const ended = (n: string, now: string) =>
   `NOT EXISTS (SELECT 1 FROM jsonb_each_text(${n}.holds) e WHERE e.value::bigint + 2 * ${n}.period > ${now})
       AND ${n}.waiting = '{}'`;
-
-/**
- * The counters a statement deletes as it writes `n`: rates left with nothing (a rate's row outlives
- * its last start by two periods, for callers whose \`now\` lags); an emptied concurrency counter is kept.
- */
-const ended = (n: string, now: string) => `${n}.period <> 0 AND ${emptied(n, now)}`;
-
-/** `idle_at` of the counter `n` as a statement writes it: `now` when it is left empty, else null. */
-const idleAt = (n: string, now: string) => `idle_at = CASE WHEN ${emptied(n, now)} THEN ${now} END`;
-
-/**
- * Deletes up to two concurrency counters idle for over {@link FLOW_IDLE_KEEP_MS} at `now`, none of
- * `locked` (the statement's own) nor any another call has locked, when `when` holds (the statement
- * inserts a counter): the rows of keys no longer used go as new ones come.
- */
-const sweep = (F: string, when: string, now: string) => `DELETE FROM ${F} f WHERE f.ctid = ANY (ARRAY(
-        SELECT s.ctid FROM ${F} s WHERE ${when} AND s.idle_at < ${now} - ${FLOW_IDLE_KEEP_MS}
-          AND (s.scope, s.key, s.period) NOT IN (SELECT l.scope, l.key, l.period FROM locked l)
-        LIMIT 2 FOR UPDATE SKIP LOCKED))
-      AND f.idle_at < ${now} - ${FLOW_IDLE_KEEP_MS}`;
 
 /** The counters of `refs` as their arrays' parameters: scopes, keys, periods. */
 export const refValues = (at: readonly FlowCounterRef[]) => [
@@ -156,15 +131,14 @@ export function flowStatements(names: TableNames) {
              WHEN s.mine THEN (s.holds->>${HOLDER})::bigint ELSE ${NOW} END) AS holds
       FROM state s WHERE NOT EXISTS (SELECT 1 FROM unmet)),
     upd AS (
-      UPDATE ${F} f SET holds = g.holds, waiting = f.waiting - ${HOLDER}, lim = g.lim, idle_at = NULL
+      UPDATE ${F} f SET holds = g.holds, waiting = f.waiting - ${HOLDER}, lim = g.lim
       FROM granted g WHERE g.found AND ${same('f', 'g')} AND ${lockedOnes()}),
     ins AS (
       INSERT INTO ${F} (scope, key, period, lim, holds, waiting)
       SELECT scope, key, period, lim, holds, '{}' FROM granted WHERE NOT found
       ORDER BY scope, key, period),
-    sweep AS (${sweep(F, 'EXISTS (SELECT 1 FROM granted WHERE NOT found)', NOW)}),
     wait AS (
-      UPDATE ${F} f SET lim = u.lim, idle_at = NULL, waiting = CASE WHEN f.waiting ? ${HOLDER} THEN f.waiting
+      UPDATE ${F} f SET lim = u.lim, waiting = CASE WHEN f.waiting ? ${HOLDER} THEN f.waiting
           ELSE f.waiting || jsonb_build_object(${HOLDER}, jsonb_build_array(${INSTANCE}, ${NOW})) END
       FROM unmet u WHERE ${same('f', 'u')} AND ${lockedOnes()})
     SELECT u.ord, u.live, u.vals[u.live - u.lim + 1] + u.period AS until
@@ -189,7 +163,7 @@ export function flowStatements(names: TableNames) {
       WHERE n.freed > 0),
     gone AS (DELETE FROM ${F} f USING next n WHERE ${same('f', 'n')} AND ${lockedOnes()} AND ${ended('n', '$2::bigint')}),
     upd AS (
-      UPDATE ${F} f SET holds = n.holds, waiting = n.waiting, ${idleAt('n', '$2::bigint')} FROM next n
+      UPDATE ${F} f SET holds = n.holds, waiting = n.waiting FROM next n
       WHERE ${same('f', 'n')} AND ${lockedOnes()} AND NOT (${ended('n', '$2::bigint')}))
     SELECT instance FROM woken GROUP BY instance ORDER BY min(since), min(holder)`;
   const GONE = '$1::text[]';
@@ -300,14 +274,13 @@ export function savingFlowStatement(
       WHERE EXISTS (SELECT 1 FROM w)),
     gone AS (DELETE FROM ${F} f USING final n WHERE ${same('f', 'n')} AND ${lockedOnes()} AND ${ended('n', NOW)}),
     upd AS (
-      UPDATE ${F} f SET holds = n.holds, waiting = n.waiting, lim = n.lim, ${idleAt('n', NOW)} FROM final n
+      UPDATE ${F} f SET holds = n.holds, waiting = n.waiting, lim = n.lim FROM final n
       WHERE ${same('f', 'n')} AND ${lockedOnes()} AND NOT (${ended('n', NOW)})
         AND (f.holds, f.waiting, f.lim) IS DISTINCT FROM (n.holds, n.waiting, n.lim)),
     ins AS (
       INSERT INTO ${F} (scope, key, period, lim, holds, waiting)
       SELECT scope, key, period, lim, holds, '{}' FROM granted WHERE NOT found
-      ORDER BY scope, key, period),
-    sweep AS (${sweep(F, 'EXISTS (SELECT 1 FROM granted WHERE NOT found)', NOW)})
+      ORDER BY scope, key, period)
     SELECT EXISTS (SELECT 1 FROM w) AS written, EXISTS (SELECT 1 FROM unmet) AS refused,
       (SELECT array_agg(x.instance ORDER BY x.since, x.holder) FROM (
         SELECT instance, min(since) AS since, min(holder) AS holder FROM woken GROUP BY instance) x) AS woken${
