@@ -15,6 +15,14 @@ import type { TableNames } from './setup.js';
 // once: the second fails on the primary key, writing nothing, and is run again.
 
 /**
+ * A condition always true of an ordinality that the planner, knowing nothing of it, takes to keep
+ * one row in two hundred: so it counts the needs and counters of a call as one or two rows, not
+ * ten, and finds each counter by its primary key in a nested loop rather than hashing a scan of
+ * the whole table (which a generic plan made while the table was small kept doing as it grew).
+ */
+const FEW = (ord: string) => `${ord} BETWEEN 1 AND 2147483647`;
+
+/**
  * The needs from the four arrays `$first`-`$first+3` (scopes, keys, periods, limits), as
  * `n(scope, key, period, lim, ord)` rows. The arrays are read behind a fence (`OFFSET 0`) so the
  * planner counts their rows the same way whatever they hold: a plan for the values at hand then
@@ -24,15 +32,16 @@ import type { TableNames } from './setup.js';
 const needs = (first: number) =>
   `SELECT n.* FROM (SELECT $${first}::text[] AS s, $${first + 1}::text[] AS k, $${first + 2}::bigint[] AS p,
         $${first + 3}::int[] AS l OFFSET 0) a
-      CROSS JOIN LATERAL unnest(a.s, a.k, a.p, a.l) WITH ORDINALITY AS n(scope, key, period, lim, ord)`;
+      CROSS JOIN LATERAL unnest(a.s, a.k, a.p, a.l) WITH ORDINALITY AS n(scope, key, period, lim, ord)
+      WHERE ${FEW('n.ord')}`;
 
 /**
  * The counters named by the three arrays `$first`-`$first+2` (scopes, keys, periods), as
  * `c(scope, key, period)` rows, behind a fence as in {@link needs}.
  */
 const refs = (first: number) =>
-  `SELECT c.* FROM (SELECT $${first}::text[] AS s, $${first + 1}::text[] AS k, $${first + 2}::bigint[] AS p OFFSET 0) a
-      CROSS JOIN LATERAL unnest(a.s, a.k, a.p) AS c(scope, key, period)`;
+  `SELECT c.scope, c.key, c.period FROM (SELECT $${first}::text[] AS s, $${first + 1}::text[] AS k, $${first + 2}::bigint[] AS p OFFSET 0) a
+      CROSS JOIN LATERAL unnest(a.s, a.k, a.p) WITH ORDINALITY AS c(scope, key, period, ord) WHERE ${FEW('c.ord')}`;
 
 /** Whether the counter row `f` counts any of the holders `gone`: a hold of a concurrency counter, or a waiter. */
 const counts = (f: string, gone: string) =>
@@ -46,28 +55,12 @@ const counts = (f: string, gone: string) =>
  * small, kept as the generic plan, read it at every call once it had grown).
  */
 const lockedRows = (F: string, targets: string, keep: string | null) =>
-  `SELECT f.tid, f.ltid, f.scope, f.key, f.period, f.lim, f.holds, f.waiting
+  `SELECT f.scope, f.key, f.period, f.lim, f.holds, f.waiting
       FROM (SELECT t.scope, t.key, t.period, bool_or(t.needed) AS needed FROM (${targets}) t
         GROUP BY t.scope, t.key, t.period ORDER BY t.scope COLLATE "C", t.key COLLATE "C", t.period) r
-      CROSS JOIN LATERAL (SELECT ${tids(F)}, f.* FROM ${F} f
+      CROSS JOIN LATERAL (SELECT f.* FROM ${F} f
         WHERE f.scope = r.scope AND f.key = r.key AND f.period = r.period${keep === null ? '' : ` AND (r.needed OR ${keep})`}
         FOR UPDATE) f`;
-
-/**
- * Where the versions of a locked row `f` lie: `tid`, the version the statement's snapshot sees,
- * which its update or delete finds by TID; `ltid`, the version locked (a later one when the lock
- * waited for another writer), which the update reaches from there and rechecks by TID.
- */
-const tids = (F: string) =>
-  `(SELECT v.ctid FROM ${F} v WHERE v.scope = f.scope AND v.key = f.key AND v.period = f.period) AS tid, f.ctid AS ltid`;
-
-/**
- * The rows of `F` (as `f`) among those the statement locked (`locked`, with {@link tids}): a TID
- * scan, so an update or delete of them never reads any other row (a join on the key, which the
- * planner may hash, read them all with a generic plan made while the table was small). The
- * statement joins on the key as well.
- */
-const lockedOnes = () => `f.ctid = ANY (ARRAY(SELECT unnest(ARRAY[l.tid, l.ltid]) FROM locked l))`;
 
 /**
  * Whether the counter `n` (as a statement will write it) is left with nothing at `now`, so its row
@@ -132,7 +125,7 @@ export function flowStatements(names: TableNames) {
       FROM state s WHERE NOT EXISTS (SELECT 1 FROM unmet)),
     upd AS (
       UPDATE ${F} f SET holds = g.holds, waiting = f.waiting - ${HOLDER}, lim = g.lim
-      FROM granted g WHERE g.found AND ${same('f', 'g')} AND ${lockedOnes()}),
+      FROM granted g WHERE g.found AND ${same('f', 'g')}),
     ins AS (
       INSERT INTO ${F} (scope, key, period, lim, holds, waiting)
       SELECT scope, key, period, lim, holds, '{}' FROM granted WHERE NOT found
@@ -140,7 +133,7 @@ export function flowStatements(names: TableNames) {
     wait AS (
       UPDATE ${F} f SET lim = u.lim, waiting = CASE WHEN f.waiting ? ${HOLDER} THEN f.waiting
           ELSE f.waiting || jsonb_build_object(${HOLDER}, jsonb_build_array(${INSTANCE}, ${NOW})) END
-      FROM unmet u WHERE ${same('f', 'u')} AND ${lockedOnes()})
+      FROM unmet u WHERE ${same('f', 'u')})
     SELECT u.ord, u.live, u.vals[u.live - u.lim + 1] + u.period AS until
     FROM (SELECT 1) AS one LEFT JOIN unmet u ON true`;
 
@@ -161,13 +154,13 @@ export function flowStatements(names: TableNames) {
         LIMIT GREATEST(0, LEAST(n.freed, n.lim -
           (SELECT count(*) FROM jsonb_each_text(n.holds) h WHERE h.value::bigint > $2::bigint)))) w
       WHERE n.freed > 0),
-    gone AS (DELETE FROM ${F} f USING next n WHERE ${same('f', 'n')} AND ${lockedOnes()} AND ${ended('n', '$2::bigint')}),
+    gone AS (DELETE FROM ${F} f USING next n WHERE ${same('f', 'n')} AND ${ended('n', '$2::bigint')}),
     upd AS (
       UPDATE ${F} f SET holds = n.holds, waiting = n.waiting FROM next n
-      WHERE ${same('f', 'n')} AND ${lockedOnes()} AND NOT (${ended('n', '$2::bigint')}))
+      WHERE ${same('f', 'n')} AND NOT (${ended('n', '$2::bigint')}))
     SELECT instance FROM woken GROUP BY instance ORDER BY min(since), min(holder)`;
   const GONE = '$1::text[]';
-  const RELEASE = release(`SELECT ${tids(F)}, f.scope, f.key, f.period, f.lim, f.holds, f.waiting FROM ${F} f
+  const RELEASE = release(`SELECT f.scope, f.key, f.period, f.lim, f.holds, f.waiting FROM ${F} f
       WHERE ${counts('f', GONE)} ORDER BY f.scope, f.key, f.period FOR UPDATE`);
   const RELEASE_AT = release(
     lockedRows(F, `SELECT c.*, false AS needed FROM (${refs(3)}) c`, counts('f', GONE)),
@@ -178,8 +171,8 @@ export function flowStatements(names: TableNames) {
   const renew = (rows: string) => `WITH locked AS (${rows})
     UPDATE ${F} f SET holds = f.holds || (SELECT jsonb_object_agg(k, $2::bigint)
       FROM jsonb_object_keys(f.holds) k WHERE k = ANY($1::text[]))
-    FROM locked l WHERE ${same('f', 'l')} AND ${lockedOnes()}`;
-  const RENEW = renew(`SELECT ${tids(F)}, f.scope, f.key, f.period FROM ${F} f WHERE ${HOLDS}
+    FROM locked l WHERE ${same('f', 'l')}`;
+  const RENEW = renew(`SELECT f.scope, f.key, f.period FROM ${F} f WHERE ${HOLDS}
       ORDER BY f.scope, f.key, f.period FOR UPDATE`);
   const RENEW_AT = renew(lockedRows(F, `SELECT c.*, false AS needed FROM (${refs(3)}) c`, `(${HOLDS})`));
 
@@ -231,7 +224,7 @@ export function savingFlowStatement(
           UNION ALL SELECT c.*, false FROM (${refs(20)}) c`,
             counts('f', GONE),
           )
-        : `SELECT ${tids(F)}, f.scope, f.key, f.period, f.lim, f.holds, f.waiting FROM ${F} f
+        : `SELECT f.scope, f.key, f.period, f.lim, f.holds, f.waiting FROM ${F} f
       WHERE (f.scope, f.key, f.period) IN (SELECT scope, key, period FROM need) OR ${counts('f', GONE)}
       ORDER BY f.scope, f.key, f.period FOR UPDATE`
     }),
@@ -272,10 +265,10 @@ export function savingFlowStatement(
         CASE WHEN g.scope IS NULL THEN f.waiting ELSE f.waiting - ${HOLDER} END AS waiting
       FROM freed f LEFT JOIN granted g USING (scope, key, period)
       WHERE EXISTS (SELECT 1 FROM w)),
-    gone AS (DELETE FROM ${F} f USING final n WHERE ${same('f', 'n')} AND ${lockedOnes()} AND ${ended('n', NOW)}),
+    gone AS (DELETE FROM ${F} f USING final n WHERE ${same('f', 'n')} AND ${ended('n', NOW)}),
     upd AS (
       UPDATE ${F} f SET holds = n.holds, waiting = n.waiting, lim = n.lim FROM final n
-      WHERE ${same('f', 'n')} AND ${lockedOnes()} AND NOT (${ended('n', NOW)})
+      WHERE ${same('f', 'n')} AND NOT (${ended('n', NOW)})
         AND (f.holds, f.waiting, f.lim) IS DISTINCT FROM (n.holds, n.waiting, n.lim)),
     ins AS (
       INSERT INTO ${F} (scope, key, period, lim, holds, waiting)
