@@ -23,10 +23,10 @@ export function describeFlowCounters(ctx: SuiteContext): void {
     expect((await counter(flow, T0 + 200, 'at', 'b'))?.holders).toEqual([{ holder: 'h2', until: T0 + 5000 }]);
     // Counters that hold none of the holders, or do not exist, change nothing and create nothing.
     const elsewhere = [counterOf(slot('at', 'none', 1)), counterOf(b)];
-    expect(await flow.release(['h1'], T0 + 200, elsewhere)).toEqual([]);
-    await flow.renew(['h1'], T0 + 9000, elsewhere);
+    expect(await flow.release(['nobody'], T0 + 200, elsewhere)).toEqual([]);
+    await flow.renew(['nobody'], T0 + 9000, elsewhere);
     expect(await counter(flow, T0 + 200, 'at', 'none')).toBeUndefined();
-    expect((await counter(flow, T0 + 200, 'at', 'a'))?.holders).toEqual([{ holder: 'h1', until: T0 + 5000 }]);
+    expect((await counter(flow, T0 + 200, 'at', 'b'))?.holders).toEqual([{ holder: 'h2', until: T0 + 5000 }]);
     expect(await flow.release(['h1'], T0 + 300, [counterOf(a), counterOf(r)])).toEqual(['i-w1']);
     expect(heldBy(await counter(flow, T0 + 300, 'at', 'a'))).toEqual([]);
     expect(waitingOn(await counter(flow, T0 + 300, 'at', 'a'))).toEqual(['w1']);
