@@ -1,9 +1,8 @@
 // The holder ids the runner (and a store's delete) gives the store's flow counts for an instance:
 // shared by the runner's write path and the stores, so both name the same holders.
 
-import type { FlowNeed } from './flow-need.js';
+import type { FlowCounterRef, FlowNeed } from './flow-need.js';
 import type { Snapshot, TaskState } from './snapshot.js';
-import type { FlowCounterRef } from './store/store-driver.js';
 
 /**
  * The holder id of a task attempt as one version dispatched it: its attempt, and the version it was

@@ -7,7 +7,7 @@ import type { Reduction } from '../reducer/reducer.js';
 import type { LogEntry, Snapshot } from '../snapshot.js';
 import type { FlowStore, SaveFlow } from '../store/flow.js';
 import type { Store } from '../store/store.js';
-import type { FlowCounterRef } from '../store/store-driver.js';
+import type { FlowCounterRef } from '../flow-need.js';
 import {
   type FlowAcquire,
   type FlowChanges,

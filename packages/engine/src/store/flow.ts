@@ -2,8 +2,7 @@
 // store so that every runner, process and runtime sharing it sees one count. The reducer says
 // what a task (or an instance) needs as data (`FlowNeed`); the runner asks the store for it.
 
-import type { FlowNeed } from '../flow-need.js';
-import type { FlowCounterRef } from './store-driver.js';
+import type { FlowCounterRef, FlowNeed } from '../flow-need.js';
 
 export type { FlowNeed };
 

@@ -1,3 +1,4 @@
+import type { FlowCounterRef } from '../flow-need.js';
 import type { FlowGrant, FlowKeyState, FlowNeed, SaveFlow } from './flow.js';
 import type { InboxSendOutcome, SentSignal, WakeSource } from './store.js';
 import type { EncodedSnapshot, ListArgs, SizeLimits } from './store-kit.js';
@@ -103,17 +104,7 @@ export interface ClaimsDriver {
   release(ids: readonly string[], token: string): Promise<void>;
 }
 
-/**
- * Where a flow listing resumes: after this counter. A counter is its scope, its key and its
- * `period` (a rate need's `periodMs`, 0 for a concurrency slot), so a step's concurrency limit and
- * rate limits, which share a scope and key, never count against each other.
- */
-export interface FlowCounterRef {
-  scope: string;
-  key: string;
-  /** A rate counter's `periodMs`; 0 for a concurrency counter. */
-  period: number;
-}
+export type { FlowCounterRef } from '../flow-need.js';
 
 /** A flow listing as a driver gets it: checked, the cursor decoded. */
 export interface FlowListArgs {
