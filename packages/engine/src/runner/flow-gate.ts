@@ -3,11 +3,11 @@ import type { WorkflowDefinition } from '../definition/schema.js';
 import { isStepfoldError, ValidationError } from '../errors.js';
 import type { WorkflowEvent } from '../events.js';
 import { flowCounters } from '../flow-holders.js';
+import type { FlowCounterRef } from '../flow-need.js';
 import type { Reduction } from '../reducer/reducer.js';
 import type { LogEntry, Snapshot } from '../snapshot.js';
 import type { FlowStore, SaveFlow } from '../store/flow.js';
 import type { Store } from '../store/store.js';
-import type { FlowCounterRef } from '../flow-need.js';
 import {
   type FlowAcquire,
   type FlowChanges,
@@ -171,7 +171,7 @@ export class FlowGate implements FlowGatePort {
    * attempt the other saved and runs. When the instance cannot be read, all are released.
    * `counters`: where the holders were taken (undefined: unknown, the store looks everywhere).
    */
-  giveBack(id: string, taken: readonly string[], counters: FlowCounterRef[] | undefined): void {
+  giveBack(id: string, taken: readonly string[], counters?: FlowCounterRef[]): void {
     if (!taken.length) return;
     this.stored(id).then(
       (s) => {
