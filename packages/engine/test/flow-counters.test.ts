@@ -10,6 +10,7 @@ import {
   type Store,
   workflow,
 } from '@stepfold/engine';
+import { defineMigration, migrate } from '@stepfold/engine/migrations';
 import { describe, expect, it, vi } from 'vitest';
 
 // The runner names the counters each release and renewal touches (`flow.release(holders, now,
@@ -137,5 +138,24 @@ describe('flow counters named by the runner', () => {
     expect(await held(flow)).toEqual([]);
     const released = calls.filter((x) => x.verb === 'release');
     expect(released.every((x) => Array.isArray(x.counters))).toBe(true);
+  });
+
+  it('an instance moved to a version with other limits releases the counter it holds, not the new one', async () => {
+    // What it holds was recorded when it was granted (`holds`), and a migration keeps it: the
+    // release names that counter, whatever the new version's limits resolve to.
+    const { store, flow } = recordedStore();
+    const v2 = workflow('one-at-a-time', 2, { concurrency: { key: 'input.region', limit: 5 } })
+      .input<{ tenant: string; region?: string }>()
+      .wait('hold', { signal: 'go' })
+      .build();
+    const runner = createRunner({ kinds: [flowControl], store, workflows: [oneAtATime, v2], handlers: {} });
+    await runner.start('one-at-a-time', 'm', { tenant: 't' }, { version: 1 });
+    const moved = await migrate(runner, defineMigration({ from: oneAtATime, to: v2 }), 'm');
+    expect(moved.workflow.version).toBe(2);
+    expect(moved.holds).toEqual([{ scope: 'one-at-a-time', key: 't', limit: 1 }]);
+    expect((await held(flow)).map((c) => c.key)).toEqual(['t']);
+    await runner.signal('m', 'go', 1);
+    await vi.waitFor(async () => expect((await runner.get('m'))?.status).toBe('completed'));
+    expect(await held(flow)).toEqual([]);
   });
 });
