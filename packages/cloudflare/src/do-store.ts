@@ -9,6 +9,7 @@ import {
   assertValidId,
   checkSearch,
   type FlowStore,
+  flowCounters,
   flowHolders,
   isTerminal,
   type ListPage,
@@ -152,7 +153,7 @@ export function createDurableObjectStore(
       // The slots it held go with it (an instance limit never lapses by itself).
       if (gone && flow) {
         const holders = flowHolders(gone);
-        if (holders.length) await flow.release(holders, Date.now());
+        if (holders.length) await flow.release(holders, Date.now(), flowCounters(holders, gone));
       }
       return gone !== null;
     },

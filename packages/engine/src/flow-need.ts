@@ -14,3 +14,16 @@ export interface FlowNeed {
   /** Rate limits: the window, in ms (a positive integer). Absent: a concurrency slot. */
   periodMs?: number | undefined;
 }
+
+/**
+ * A flow counter: its scope, its key and its `period` (a rate need's `periodMs`, 0 for a
+ * concurrency slot), so a step's concurrency limit and rate limits, which share a scope and key,
+ * never count against each other. What a release names (where its holders are) and where a
+ * listing resumes.
+ */
+export interface FlowCounterRef {
+  scope: string;
+  key: string;
+  /** A rate counter's `periodMs`; 0 for a concurrency counter. */
+  period: number;
+}

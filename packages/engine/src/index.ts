@@ -65,7 +65,7 @@ export * from './diagram/index.js';
 export * from './errors.js';
 export { type EventOf, eventSchema, parseEvent, type WorkflowEvent } from './events.js';
 export * from './flow-control/index.js';
-export { flowHolders, instanceHolder, taskHolder } from './flow-holders.js';
+export { flowCounters, flowHolders, instanceHolder, taskHolder } from './flow-holders.js';
 export { assertValidId, isValidId, MAX_ID_LENGTH } from './ids.js';
 export * from './lifecycle/index.js';
 export * from './payloads/index.js';

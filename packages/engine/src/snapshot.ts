@@ -220,6 +220,8 @@ export interface TimerState {
   attempt?: number | undefined;
   /** `throttle`: the version that dispatched the waiting attempt (with the attempt, its holder in the store's counts). */
   dispatchVersion?: number | undefined;
+  /** `throttle`: the need the attempt waits on, where the store recorded it as a waiter (absent in older snapshots). */
+  need?: FlowNeed | undefined;
 }
 
 /** A buffered signal nobody has consumed yet. */

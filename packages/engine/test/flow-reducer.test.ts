@@ -128,7 +128,7 @@ describe('flow limits in the reducer: throttled attempts', () => {
       throttled: { need, until: 5000, since: 1010, attempt: 1 },
     });
     expect(s.timers).toEqual([
-      { kind: 'throttle', step: 'charge', at: 5000, phase: 'run', attempt: 1, dispatchVersion: 1 },
+      { kind: 'throttle', step: 'charge', at: 5000, phase: 'run', attempt: 1, dispatchVersion: 1, need },
     ]);
     expect(s.status).toBe('waiting');
     expect(s.wakeAt).toBe(5000);
@@ -240,7 +240,16 @@ describe('flow limits in the reducer: map items', () => {
     expect(s.steps['each']!.map!.running).toContain(2);
     expect(s.steps['each']!.throttled).toMatchObject({ item: 2, attempt: 1, until: 900 });
     expect(s.timers).toEqual([
-      { kind: 'throttle', step: 'each', at: 900, phase: 'run', attempt: 1, item: 2, dispatchVersion: 1 },
+      {
+        kind: 'throttle',
+        step: 'each',
+        at: 900,
+        phase: 'run',
+        attempt: 1,
+        item: 2,
+        dispatchVersion: 1,
+        need: { scope: 'fan/each', key: 'a', limit: 1 },
+      },
     ]);
     s = step(fan, s, { type: 'tick', at: 10 }, o);
     expect(s.tasks['each[2]']).toMatchObject({ attempt: 1, item: 2, waitingSince: 5 });

@@ -57,8 +57,10 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       column,
       groupCommit,
       savingFlow: {
-        plain: savingFlowStatement(names, update, null),
-        notify: savingFlowStatement(names, update, channel),
+        plain: savingFlowStatement(names, update, null, false),
+        notify: savingFlowStatement(names, update, channel, false),
+        plainAt: savingFlowStatement(names, update, null, true),
+        notifyAt: savingFlowStatement(names, update, channel, true),
       },
     }),
     async select(id) {

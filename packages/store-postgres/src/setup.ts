@@ -379,6 +379,30 @@ export const MIGRATIONS: readonly Migration[] = [
       `DROP INDEX IF EXISTS "${schema}"."${table}$flow_waiting"`,
     ],
   },
+  {
+    version: 13,
+    description:
+      'flow counters read by primary key only (GIN indexes dropped), room for HOT updates, never truncated',
+    // The runner names the counters a release or renewal touches (store.flow's `counters`), so
+    // every flow statement finds its rows by primary key. Without the GIN indexes, which no
+    // statement reads any more, an update of a counter changes no indexed column: with free room
+    // on its page (fillfactor 50) it is a heap-only update, no index entry written. A release
+    // without counters (a caller that names none) reads the whole table instead.
+    // The table empties whenever nothing is held: a vacuum then would cut it to no page, and a
+    // statement planned next (its generic plan, kept) would read it whole as it fills again,
+    // since reading no page costs nothing. Kept at its size (vacuum_truncate, PostgreSQL 12+),
+    // it is planned as the table it is when busy.
+    statements: ({ schema, table, flow }) => [
+      `DROP INDEX IF EXISTS "${schema}"."${table}$flow_slots"`,
+      `DROP INDEX IF EXISTS "${schema}"."${table}$flow_waiters"`,
+      `ALTER TABLE ${flow} SET (fillfactor = 50)`,
+      `DO $$ BEGIN
+        IF current_setting('server_version_num')::int >= 120000 THEN
+          EXECUTE 'ALTER TABLE ${flow.replaceAll("'", "''")} SET (vacuum_truncate = false)';
+        END IF;
+      END $$`,
+    ],
+  },
 ];
 
 // Two-key advisory locks live apart from single-bigint ones; this first key marks stepfold's.

@@ -1,6 +1,6 @@
 import type { DriverOutcome, EncodedSnapshot, StoreDriver, UpdateCondition } from '@stepfold/engine';
 import { needsTextColumn, type Row, toRow } from './encode.js';
-import { retried } from './flow.js';
+import { refValues, retried } from './flow.js';
 import { errorCode, isUnavailable } from './map-error.js';
 import type { Query } from './query.js';
 import { createSaveBatcher, type QueuedSave } from './save-batch.js';
@@ -50,8 +50,11 @@ export function pgWrites(
     channel: string;
     column: SnapshotColumn;
     groupCommit: boolean;
-    /** The save statement with flow work (flow.ts), with NOTIFY or without. */
-    savingFlow: { plain: string; notify: string };
+    /**
+     * The save statement with flow work (flow.ts), with NOTIFY or without; `At`: with the counters
+     * the released holders are on.
+     */
+    savingFlow: { plain: string; notify: string; plainAt: string; notifyAt: string };
   },
 ): Pick<StoreDriver, 'insert' | 'update'> {
   const jsonb = o.column === 'jsonb';
@@ -91,6 +94,7 @@ export function pgWrites(
     flow: NonNullable<UpdateCondition['flow']>,
   ): Promise<DriverOutcome> => {
     const needs = flow.take?.needs ?? [];
+    const at = flow.counters !== undefined || !flow.release?.length;
     const tail: unknown[] = [
       flow.take?.holder ?? '',
       needs.map((n) => n.scope),
@@ -100,9 +104,18 @@ export function pgWrites(
       flow.now,
       flow.take?.until ?? 0,
       flow.release ?? [],
+      // Nothing released: the counters are known (none), and the statement reads only the take's.
+      ...(at ? refValues(flow.counters ?? []) : []),
       ...(payload === undefined ? [] : [payload]),
     ];
-    const text = payload === undefined ? o.savingFlow.plain : o.savingFlow.notify;
+    const f = o.savingFlow;
+    const text = at
+      ? payload === undefined
+        ? f.plainAt
+        : f.notifyAt
+      : payload === undefined
+        ? f.plain
+        : f.notify;
     return retried(() => write(row, text, savedValues(row, expected), tail)).then((r) => {
       const answer = r.rows[0] as { written: boolean; refused: boolean; woken: string[] | null } | undefined;
       if (answer?.written) return { woken: answer.woken ?? [] };

@@ -95,7 +95,8 @@ export function flowNames(keys: Keys) {
  * touches, so an acquire of several needs is atomic, and a save does its flow work in its own
  * script (`inUpdate`). On a Cluster each counter is in its own slot:
  * an acquire takes its needs one counter at a time in (scope, key, period) order and gives back
- * what it took when a later one is denied; release and renew run one script per counter.
+ * what it took when a later one is denied; release and renew run one script per counter. Release
+ * and renew find a holder's counters in its holder index, so they ignore the counters a caller names.
  */
 export function redisFlow(client: Redis | Cluster, keys: Keys): FlowDriver {
   const { holderIndex, index, counter, needArgs, flowPrefix } = flowNames(keys);

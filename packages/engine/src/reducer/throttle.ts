@@ -69,6 +69,7 @@ export function throttleTask(cx: Cx, ev: EventOf<'task.throttled'>): Change {
       phase,
       attempt: task.attempt,
       dispatchVersion: task.dispatchVersion,
+      need: ev.need,
     };
     if (task.item !== undefined) timer.item = task.item;
     addTimer(cx, timer);

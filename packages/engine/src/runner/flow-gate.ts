@@ -2,6 +2,8 @@ import { hasLimits } from '../definition/flow-limits.js';
 import type { WorkflowDefinition } from '../definition/schema.js';
 import { isStepfoldError, ValidationError } from '../errors.js';
 import type { WorkflowEvent } from '../events.js';
+import { flowCounters } from '../flow-holders.js';
+import type { FlowCounterRef } from '../flow-need.js';
 import type { Reduction } from '../reducer/reducer.js';
 import type { LogEntry, Snapshot } from '../snapshot.js';
 import type { FlowStore, SaveFlow } from '../store/flow.js';
@@ -61,7 +63,8 @@ export class FlowGate implements FlowGatePort {
   ): Promise<Gated & { changes: FlowChanges }> {
     const taken: string[] = [];
     // The waiter entries of attempts dispatched again go first, in this write's own time.
-    if (changes.redispatched.length) await this.flow.release(changes.redispatched, this.clock());
+    const again = changes.redispatched;
+    if (again.length) await this.flow.release(again, this.clock(), flowCounters(again, prev));
     let todo = changes.acquire;
     if (todo.length === 0) return { next, transitions, taken, changes };
     const decided = new Set<string>();
@@ -90,7 +93,7 @@ export class FlowGate implements FlowGatePort {
         todo = changes.acquire.filter((a) => !decided.has(a.holder));
       }
     } catch (e) {
-      this.giveBack(next.id, taken);
+      this.giveBack(next.id, taken, flowCounters(taken, next));
       throw e;
     }
     return { next, transitions, taken, changes };
@@ -118,8 +121,8 @@ export class FlowGate implements FlowGatePort {
       const one = takenAlone(changes);
       if (one || !changes.acquire.length) {
         try {
-          await inSave(next, this.saveFlow(changes, one));
-          this.renewed(changes);
+          await inSave(next, this.saveFlow(changes, one, prev, next));
+          this.renewed(changes, next);
           return { next, transitions, taken: one ? [one.holder] : [] };
         } catch (e) {
           if (!isStepfoldError(e, 'FLOW_REFUSED')) throw e;
@@ -129,22 +132,33 @@ export class FlowGate implements FlowGatePort {
     const g = await this.acquire(prev, next, transitions, fold, changes);
     changes = g.changes;
     try {
-      await (inSave ? inSave(g.next, this.saveFlow(changes, undefined)) : save(g.next));
+      await (inSave ? inSave(g.next, this.saveFlow(changes, undefined, prev, g.next)) : save(g.next));
     } catch (e) {
-      this.giveBack(next.id, g.taken);
+      this.giveBack(next.id, g.taken, flowCounters(g.taken, g.next));
       throw e;
     }
-    if (!inSave && changes.release.length) this.release(changes.release);
-    this.renewed(changes);
+    if (!inSave && changes.release.length)
+      this.release(changes.release, flowCounters(changes.release, prev, g.next));
+    this.renewed(changes, g.next);
     return { next: g.next, transitions: g.transitions, taken: g.taken };
   }
 
-  /** What a save does to the counts in its own write: takes `one`, releases what the write ended. */
-  private saveFlow(changes: FlowChanges, one: FlowAcquire | undefined): SaveFlow {
+  /**
+   * What a save does to the counts in its own write: takes `one`, releases what the write ended
+   * (on the counters `prev` and `next` name for it).
+   */
+  private saveFlow(
+    changes: FlowChanges,
+    one: FlowAcquire | undefined,
+    prev: Snapshot | null,
+    next: Snapshot,
+  ): SaveFlow {
+    const { release } = changes;
     return {
       now: this.clock(),
       take: one && { holder: one.holder, needs: one.needs, until: one.until },
-      release: changes.release,
+      release,
+      ...(release.length ? { counters: flowCounters(release, prev, next) } : {}),
       woken: (ids) => ids.length && this.wake([...new Set(ids)]),
     };
   }
@@ -155,21 +169,22 @@ export class FlowGate implements FlowGatePort {
    * a holder that holds already again: two writers of one instance that reduced the same version
    * both take its attempt's holder, and the one whose save lost must not free the slot of the
    * attempt the other saved and runs. When the instance cannot be read, all are released.
+   * `counters`: where the holders were taken (undefined: unknown, the store looks everywhere).
    */
-  giveBack(id: string, taken: readonly string[]): void {
+  giveBack(id: string, taken: readonly string[], counters?: FlowCounterRef[]): void {
     if (!taken.length) return;
     this.stored(id).then(
       (s) => {
         const held = new Set(s ? flowChanges(null, s).acquire.map((a) => a.holder) : []);
         const free = taken.filter((h) => !held.has(h));
-        if (free.length) this.release(free);
+        if (free.length) this.release(free, counters);
       },
-      () => this.release(taken),
+      () => this.release(taken, counters),
     );
   }
 
-  /** After a successful save: moved leases renewed. */
-  private renewed({ renew }: FlowChanges): void {
+  /** After a successful save of `next`: moved leases renewed (on the counters `next` names for them). */
+  private renewed({ renew }: FlowChanges, next: Snapshot): void {
     if (renew.length === 0) return;
     const byUntil = new Map<number, string[]>();
     for (const r of renew) {
@@ -177,12 +192,16 @@ export class FlowGate implements FlowGatePort {
       if (list) list.push(r.holder);
       else byUntil.set(r.until, [r.holder]);
     }
-    for (const [until, holders] of byUntil) this.flow.renew(holders, until).catch(ignore);
+    for (const [until, holders] of byUntil)
+      this.flow.renew(holders, until, flowCounters(holders, next)).catch(ignore);
   }
 
-  /** Releases holders and ticks the waiters the store names; a failure leaves it to the leases. */
-  private release(holders: readonly string[]): void {
-    this.flow.release(holders, this.clock()).then((ids) => {
+  /**
+   * Releases holders (on `counters`, where known) and ticks the waiters the store names; a failure
+   * leaves it to the leases.
+   */
+  private release(holders: readonly string[], counters: FlowCounterRef[] | undefined): void {
+    this.flow.release(holders, this.clock(), counters).then((ids) => {
       if (ids.length) this.wake([...new Set(ids)]);
     }, ignore);
   }

@@ -1,5 +1,5 @@
 import { isStepfoldError, ValidationError } from '../errors.js';
-import { flowHolders } from '../flow-holders.js';
+import { flowCounters, flowHolders } from '../flow-holders.js';
 import type { Snapshot } from '../snapshot.js';
 import { definedClaims } from './claims.js';
 import { remove, save } from './conditional-writes.js';
@@ -109,7 +109,7 @@ async function removeReleasing(
     try {
       const gone = await remove(parts, id, { version });
       const holders = gone && version === s.version ? flowHolders(s) : [];
-      if (holders.length) await flow.release(holders, Date.now());
+      if (holders.length) await flow.release(holders, Date.now(), flowCounters(holders, s));
       return gone;
     } catch (e) {
       if (options?.version !== undefined || !isStepfoldError(e, 'VERSION_CONFLICT')) throw e;

@@ -20,7 +20,8 @@ import type { FlowCounterRef, FlowDriver } from './store-driver.js';
 
 // The flow calls of a store that keeps each counter in one record with a version: every change is
 // a read, a pure step of flow-document.ts, and a write conditional on the version read. A lost race
-// is read and tried again, a bounded number of times.
+// is read and tried again, a bounded number of times. Release and renew find a holder's documents
+// with `holding` (an index of the store's own), so they ignore the counters a caller names.
 
 /** A key's document as stored, with the version a conditional write compares. */
 export interface StoredFlowDocument {

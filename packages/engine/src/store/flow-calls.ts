@@ -56,15 +56,19 @@ export function definedFlow(parts: StoreParts, calls: FlowDriver): FlowStore {
       if (!checked.length) return { granted: true };
       return grantOf(await guard('flow.acquire', () => calls.acquire(h, id, checked, now, until)));
     },
-    async release(holders, now) {
+    async release(holders, now, counters) {
       const list = holdersOf(holders);
       time(now, 'now');
-      return list.length ? guard('flow.release', () => calls.release(list, now)) : [];
+      const at = countersOf(counters);
+      if (!list.length) return [];
+      return guard('flow.release', () => (at ? calls.release(list, now, at) : calls.release(list, now)));
     },
-    async renew(holders, until) {
+    async renew(holders, until, counters) {
       const list = holdersOf(holders);
       time(until, 'until');
-      if (list.length) await guard('flow.renew', () => calls.renew(list, until));
+      const at = countersOf(counters);
+      if (list.length)
+        await guard('flow.renew', () => (at ? calls.renew(list, until, at) : calls.renew(list, until)));
     },
     async list(query) {
       if (typeof query !== 'object' || query === null) invalid('query', 'must be an object');
@@ -95,6 +99,7 @@ export function saveFlowOf(flow: SaveFlow): Omit<SaveFlow, 'woken'> | undefined 
   if (typeof flow !== 'object' || flow === null) invalid('flow', 'must be an object');
   time(flow.now, 'now');
   const release = flow.release === undefined ? [] : holdersOf(flow.release);
+  const counters = countersOf(flow.counters);
   let take: SaveFlow['take'];
   if (flow.take !== undefined) {
     const needs = needsOf(flow.take.needs);
@@ -102,7 +107,8 @@ export function saveFlowOf(flow: SaveFlow): Omit<SaveFlow, 'woken'> | undefined 
     // Nothing needed: granted, with nothing to write.
     if (needs.length) take = { holder: holderOf(flow.take.holder, 'holder'), needs, until: flow.take.until };
   }
-  return take || release.length ? { now: flow.now, take, release } : undefined;
+  if (!take && !release.length) return undefined;
+  return { now: flow.now, take, release, ...(counters && release.length ? { counters } : {}) };
 }
 
 /** A denial's `until` as the contract says it: a lease that never lapses gives no time. */
@@ -140,6 +146,23 @@ function holdersOf(holders: readonly string[]): string[] {
 
 /** A need's counter: its scope, key and period (0 for a concurrency slot). */
 const counterOf = (n: FlowNeed): FlowCounterRef => ({ scope: n.scope, key: n.key, period: n.periodMs ?? 0 });
+
+/** Where holders are ({@link FlowStore.release}'s `counters`) checked, copied and each once; undefined when not given. */
+function countersOf(counters: readonly FlowCounterRef[] | undefined): FlowCounterRef[] | undefined {
+  if (counters === undefined) return undefined;
+  if (!Array.isArray(counters)) invalid('counters', 'must be an array of counters');
+  const out = new Map<string, FlowCounterRef>();
+  counters.forEach((c, i) => {
+    const at = `counters[${i}]`;
+    if (typeof c !== 'object' || c === null) invalid(at, 'must be an object');
+    if (!isFlowText(c.scope, 'scope')) invalid(`${at}.scope`, 'must be a flow scope');
+    if (!isFlowText(c.key)) invalid(`${at}.key`, 'must be a flow key');
+    if (!(Number.isSafeInteger(c.period) && c.period >= 0))
+      invalid(`${at}.period`, 'must be a non-negative integer (ms; 0 for a concurrency counter)');
+    out.set(`${c.scope}\0${c.key}\0${c.period}`, { scope: c.scope, key: c.key, period: c.period });
+  });
+  return [...out.values()];
+}
 
 /**
  * The needs checked and copied (only their own fields), with no counter twice: two limits that name

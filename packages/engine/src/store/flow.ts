@@ -2,7 +2,7 @@
 // store so that every runner, process and runtime sharing it sees one count. The reducer says
 // what a task (or an instance) needs as data (`FlowNeed`); the runner asks the store for it.
 
-import type { FlowNeed } from '../flow-need.js';
+import type { FlowCounterRef, FlowNeed } from '../flow-need.js';
 
 export type { FlowNeed };
 
@@ -34,6 +34,8 @@ export interface SaveFlow {
   take?: { holder: string; needs: readonly FlowNeed[]; until: number } | undefined;
   /** Holders to release with the save (the ends it records). */
   release?: readonly string[] | undefined;
+  /** Where `release`'s holders hold or wait, as {@link FlowStore.release} takes them (absent: unknown). */
+  counters?: readonly FlowCounterRef[] | undefined;
   /** The caller's time: what the take and the release judge leases and windows at. */
   now: number;
   /** Told the instances the release woke, once the save is written (what `release` answers). */
@@ -90,10 +92,19 @@ export interface FlowStore {
    * Ends the holds (and waiter entries) of `holders`; unknown holders are ignored. Resolves with
    * the instances that were waiting, oldest first, on the keys that gained a free slot (at most
    * as many per key as slots became free): the caller wakes them.
+   *
+   * `counters`, when given, names every counter on which `holders` hold or wait (the needs they
+   * were granted, the need a waiter was refused): a store may look for them there only, so an
+   * entry on a counter left out stays (a task's until its lease lapses, an instance's for good).
+   * Without it the store finds the counters itself, which may cost more (on PostgreSQL a scan of
+   * every counter). The runner always names them; so should a caller that knows them.
    */
-  release(holders: readonly string[], now: number): Promise<string[]>;
-  /** Moves the lease of each of `holders`' held slots to `until` (a renewal); unknown holders are ignored. */
-  renew(holders: readonly string[], until: number): Promise<void>;
+  release(holders: readonly string[], now: number, counters?: readonly FlowCounterRef[]): Promise<string[]>;
+  /**
+   * Moves the lease of each of `holders`' held slots to `until` (a renewal); unknown holders are
+   * ignored. `counters`: where they hold, as {@link release} takes them.
+   */
+  renew(holders: readonly string[], until: number, counters?: readonly FlowCounterRef[]): Promise<void>;
   /** Keys with holders or waiters, ordered by scope then key, paged by cursor. */
   list(query: {
     scope?: string | undefined;

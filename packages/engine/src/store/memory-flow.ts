@@ -1,7 +1,7 @@
 import { compareFlowCounters } from './document-flow.js';
 import type { FlowGrant, FlowKeyState, FlowNeed, SaveFlow } from './flow.js';
 import { driverCall, type FlowCounter, type MemoryRows } from './memory-rows.js';
-import type { FlowDriver, FlowListArgs } from './store-driver.js';
+import type { FlowCounterRef, FlowDriver, FlowListArgs } from './store-driver.js';
 
 // The in-memory store's flow calls: the reference semantics every database's flow driver matches.
 // Each call runs in one turn of the event loop, so it is atomic over every counter it touches.
@@ -106,7 +106,7 @@ export function saveFlow(m: MemoryRows, f: Omit<SaveFlow, 'woken'>): string[] | 
       return undefined;
     }
   }
-  const woken = f.release?.length ? release(m, f.release, f.now) : [];
+  const woken = f.release?.length ? release(m, f.release, f.now, f.counters) : [];
   if (t) grant(countersOf(m, t.needs, f.now), t.holder, t.needs, f.now, t.until);
   return woken;
 }
@@ -168,9 +168,29 @@ function forgetIfEmpty(m: MemoryRows, c: FlowCounter, id = idOf(c.scope, c.key, 
   if (!c.holds.size && !c.starts.length && !c.waiting.size) m.flow.delete(id);
 }
 
-function release(m: MemoryRows, holders: readonly string[], now: number): string[] {
+/**
+ * The counters to look for holders on: those `at` names when given (a holder on any other stays,
+ * as on a database that looks only there), else all, by id.
+ */
+function where(m: MemoryRows, at: readonly FlowCounterRef[] | undefined): Array<[string, FlowCounter]> {
+  if (!at) return [...m.flow];
+  const out: Array<[string, FlowCounter]> = [];
+  for (const ref of at) {
+    const id = idOf(ref.scope, ref.key, ref.period);
+    const c = m.flow.get(id);
+    if (c) out.push([id, c]);
+  }
+  return out;
+}
+
+function release(
+  m: MemoryRows,
+  holders: readonly string[],
+  now: number,
+  at?: readonly FlowCounterRef[],
+): string[] {
   const woken: Array<{ instance: string; since: number; holder: string }> = [];
-  for (const [id, c] of m.flow) {
+  for (const [id, c] of where(m, at)) {
     let freed = 0;
     for (const h of holders) {
       if (c.holds.delete(h)) freed++;
@@ -190,8 +210,13 @@ function release(m: MemoryRows, holders: readonly string[], now: number): string
   return [...new Set(woken.map((w) => w.instance))];
 }
 
-function renew(m: MemoryRows, holders: readonly string[], until: number): void {
-  for (const c of m.flow.values()) for (const h of holders) if (c.holds.has(h)) c.holds.set(h, until);
+function renew(
+  m: MemoryRows,
+  holders: readonly string[],
+  until: number,
+  at?: readonly FlowCounterRef[],
+): void {
+  for (const [, c] of where(m, at)) for (const h of holders) if (c.holds.has(h)) c.holds.set(h, until);
 }
 
 function list(m: MemoryRows, args: FlowListArgs): FlowKeyState[] {

@@ -1,3 +1,4 @@
+import type { FlowCounterRef } from '../flow-need.js';
 import type { FlowGrant, FlowKeyState, FlowNeed, SaveFlow } from './flow.js';
 import type { InboxSendOutcome, SentSignal, WakeSource } from './store.js';
 import type { EncodedSnapshot, ListArgs, SizeLimits } from './store-kit.js';
@@ -43,7 +44,8 @@ export interface UpdateCondition {
    * arguments. Written only when the condition holds and the take's needs are met: the release
    * first, then the take, as `flow.release` and `flow.acquire` do them; answers `{ woken }`, the
    * instances `flow.release` would answer. A need not met writes nothing, not even a waiter entry,
-   * and answers `'refused'`.
+   * and answers `'refused'`. Its `counters` name where the released holders are, as
+   * `flow.release`'s do (absent: unknown).
    */
   flow?: Omit<SaveFlow, 'woken'> | undefined;
 }
@@ -102,17 +104,7 @@ export interface ClaimsDriver {
   release(ids: readonly string[], token: string): Promise<void>;
 }
 
-/**
- * Where a flow listing resumes: after this counter. A counter is its scope, its key and its
- * `period` (a rate need's `periodMs`, 0 for a concurrency slot), so a step's concurrency limit and
- * rate limits, which share a scope and key, never count against each other.
- */
-export interface FlowCounterRef {
-  scope: string;
-  key: string;
-  /** A rate counter's `periodMs`; 0 for a concurrency counter. */
-  period: number;
-}
+export type { FlowCounterRef } from '../flow-need.js';
 
 /** A flow listing as a driver gets it: checked, the cursor decoded. */
 export interface FlowListArgs {
@@ -168,11 +160,16 @@ export interface FlowDriver {
    * entries. For each concurrency counter that lost holds, its oldest waiters (by `since`, then
    * holder) up to the number of holds it lost, and no more than its free slots at `now`: their
    * instances, oldest first, each once. A counter left with nothing (no hold, no start of the last
-   * two periods, no waiter) may be deleted.
+   * two periods, no waiter) may be deleted. `counters` (checked, each once), when given, names every
+   * counter the holders hold or wait on: the driver may look only there (a driver that finds a
+   * holder's counters cheaply, by an index of its own, may ignore it); absent, it looks everywhere.
    */
-  release(holders: readonly string[], now: number): Promise<string[]>;
-  /** Sets the lease of every hold of `holders` to `until`; starts and waiters are left as they are. */
-  renew(holders: readonly string[], until: number): Promise<void>;
+  release(holders: readonly string[], now: number, counters?: readonly FlowCounterRef[]): Promise<string[]>;
+  /**
+   * Sets the lease of every hold of `holders` to `until`; starts and waiters are left as they are.
+   * `counters`: where they hold, as `release` takes them.
+   */
+  renew(holders: readonly string[], until: number, counters?: readonly FlowCounterRef[]): Promise<void>;
   /**
    * Counters of `args.scope` (or all) after `args.after` in (scope, key, period) order with an
    * unlapsed hold, a start in the window or a waiter at `args.now`: up to `args.limit + 1`, each

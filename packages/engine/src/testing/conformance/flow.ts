@@ -2,6 +2,7 @@ import { expect, it } from 'vitest';
 import { isStepfoldError } from '../../errors.js';
 import { MAX_FLOW_TEXT_LENGTH } from '../../store/flow-calls.js';
 import type { SuiteContext } from './context.js';
+import { describeFlowCounters } from './flow-counters.js';
 import { describeFlowDelete } from './flow-delete.js';
 import { counter, freshFlow, heldBy, listAll, rate, slot, T0, waitingOn } from './flow-harness.js';
 import { describeFlowInSave } from './flow-in-save.js';
@@ -20,6 +21,7 @@ export function describeFlow(ctx: SuiteContext): void {
   describeListing(ctx);
   describeFlowRaces(ctx);
   describeFlowInSave(ctx);
+  describeFlowCounters(ctx);
   if (ctx.options.deleteReleasesFlow !== false) describeFlowDelete(ctx);
 }
 
