@@ -16,10 +16,11 @@ import type { TaskOutcome } from './instrumentation.js';
 import { TaskAbort } from './task-abort.js';
 import { attemptStreamOf, type HandlerStream, noStream, streamStepOf } from './task-stream.js';
 
-/** What a handler's context reaches beyond its task: the runner's clock and callback tokens. */
+/** What a handler's context reaches beyond its task: the runner's clock, callback tokens and store (its stream). */
 interface TaskTools {
   clock: () => number;
   callbacks: CallbackPort | undefined;
+  store: Store;
 }
 
 /** The event of one handler run's result, its time filled in when it is written. */
@@ -69,7 +70,7 @@ class TaskContext implements HandlerContext {
   readonly #task: TaskState;
   readonly #abort: TaskAbort;
   readonly #beat: ((details?: unknown) => void) | undefined;
-  readonly #stream: StreamAttempt | undefined;
+  #stream: StreamAttempt | undefined;
   readonly #definition: WorkflowDefinition;
   readonly #tools: TaskTools;
   #outputs: Record<string, unknown> | undefined;
@@ -127,8 +128,16 @@ class TaskContext implements HandlerContext {
     return this.#beat ?? noHeartbeats;
   }
 
+  // A first attempt's side of the stream is made when the handler first reads it (most never do);
+  // a retry's was made with the context, since it begins at once.
   get stream(): HandlerStream {
+    this.#stream ??= attemptStreamOf(this.#tools.store, this.#snapshot, this.#task);
     return this.#stream ?? noStream(this.instanceId, streamStepOf(this.#task));
+  }
+
+  /** The attempt's side of the stream, if it was made (for the runner to close after the handler). */
+  static streamOf(ctx: TaskContext): StreamAttempt | undefined {
+    return ctx.#stream;
   }
 }
 
@@ -162,17 +171,27 @@ export function taskRunner(
   store: Store,
   callbacks?: CallbackPort,
 ): RunTask {
-  const tools: TaskTools = { clock, callbacks };
+  const tools: TaskTools = { clock, callbacks, store };
   return async ({ handler, definition, snapshot: s, task, heartbeat }) => {
     const abort = new TaskAbort(task, clock);
     inFlight.start(s.id, abort);
-    const stream = attemptStreamOf(store, s, task);
+    // A retry begins its stream at once (see `StreamStore.attempt`); a first attempt when it writes.
+    const ctx = new TaskContext(
+      definition,
+      s,
+      task,
+      abort,
+      heartbeat,
+      task.attempt > 1 ? attemptStreamOf(store, s, task) : undefined,
+      tools,
+    );
     let output: unknown;
     try {
-      output = handler(new TaskContext(definition, s, task, abort, heartbeat, stream, tools));
+      output = handler(ctx);
       // A handler that answers at once is not awaited: a promise and a turn fewer per task.
       if (typeof (output as PromiseLike<unknown> | null)?.then === 'function') output = await output;
     } catch (e) {
+      const stream = TaskContext.streamOf(ctx);
       if (stream?.used) await stream.close();
       const error = failureOf(e);
       return { outcome: 'failed', error, cause: e, event: resultEvent('task.failed', task, { error }) };
@@ -181,6 +200,7 @@ export function taskRunner(
       inFlight.end(s.id, abort);
     }
     // Its chunks are stored before its result is written: a reader that sees the result has them.
+    const stream = TaskContext.streamOf(ctx);
     if (stream?.used) await stream.close();
     const json = output === undefined || output === null ? null : JSON.parse(JSON.stringify(output));
     const schema = task.phase === 'run' ? declaredSchemas(definition)?.outputs[task.step] : undefined;
