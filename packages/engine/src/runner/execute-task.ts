@@ -204,8 +204,8 @@ export function taskRunner(
     if (stream?.used) await stream.close();
     const json = output === undefined || output === null ? null : JSON.parse(JSON.stringify(output));
     const schema = task.phase === 'run' ? declaredSchemas(definition)?.outputs[task.step] : undefined;
-    const issues = schema ? await schemaIssues(schema, json, `outputs.${task.step}`) : [];
-    if (issues.length) {
+    const issues = schema ? await schemaIssues(schema, json, `outputs.${task.step}`) : undefined;
+    if (issues?.length) {
       // Retrying the same handler would return the same shape: the failure policy decides at once.
       const message = `output of ${task.step} does not match its declared schema: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`;
       const error: ErrorInfo = { message, code: 'INVALID_OUTPUT', retryable: false };

@@ -107,9 +107,16 @@ export class TaskLeases {
   end(instance: string, task: TaskState): void {
     const list = this.held.get(instance);
     if (!list) return;
-    const i = list.findIndex((h) => h.task === task);
-    if (i >= 0) list.splice(i, 1);
-    if (list.length === 0) this.forget(instance);
+    // The usual list holds this attempt alone: no closure, no splice (it allocates the array it removes).
+    if (list.length === 1) {
+      if (list[0]!.task === task) this.forget(instance);
+      return;
+    }
+    for (let i = 0; i < list.length; i++) {
+      if (list[i]!.task !== task) continue;
+      list.splice(i, 1);
+      return;
+    }
   }
 
   protected find(instance: string, task: TaskState): Held | undefined {
