@@ -78,7 +78,7 @@ export class TaskLeases {
       renewing: false,
       beating: false,
       beat: undefined,
-      sentAt: this.clock(),
+      sentAt: this.heldSince(),
     };
     const list = this.held.get(s.id);
     if (list) list.push(entry);
@@ -121,6 +121,14 @@ export class TaskLeases {
 
   protected find(instance: string, task: TaskState): Held | undefined {
     return this.held.get(instance)?.find((h) => h.task === task);
+  }
+
+  /**
+   * What a new hold's `sentAt` starts at. Only handler heartbeats' throttle reads it (they count
+   * from the dispatch, by the clock); plain leases do not, so they read no clock per task.
+   */
+  protected heldSince(): number {
+    return 0;
   }
 
   /** How long a renewal of `h` leases it: its step's `heartbeatMs`, else the runner's lease. */
