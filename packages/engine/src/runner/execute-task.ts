@@ -174,7 +174,10 @@ export function taskRunner(
   const tools: TaskTools = { clock, callbacks, store };
   return async ({ handler, definition, snapshot: s, task, heartbeat }) => {
     const abort = new TaskAbort(task, clock);
-    inFlight.start(s.id, abort);
+    // The run is recorded in `inFlight` (where a write that takes its task away aborts it) only
+    // before it first waits: nothing else runs while the handler runs synchronously, so a handler
+    // that answers at once (most) was never seen there, and recording it cost a map entry per task.
+    let recorded = false;
     // A retry begins its stream at once (see `StreamStore.attempt`); a first attempt when it writes.
     const ctx = new TaskContext(
       definition,
@@ -189,15 +192,23 @@ export function taskRunner(
     try {
       output = handler(ctx);
       // A handler that answers at once is not awaited: a promise and a turn fewer per task.
-      if (typeof (output as PromiseLike<unknown> | null)?.then === 'function') output = await output;
+      if (typeof (output as PromiseLike<unknown> | null)?.then === 'function') {
+        recorded = true;
+        inFlight.start(s.id, abort);
+        output = await output;
+      }
     } catch (e) {
       const stream = TaskContext.streamOf(ctx);
-      if (stream?.used) await stream.close();
+      if (stream?.used) {
+        if (!recorded) inFlight.start(s.id, abort);
+        recorded = true;
+        await stream.close();
+      }
       const error = failureOf(e);
       return { outcome: 'failed', error, cause: e, event: resultEvent('task.failed', task, { error }) };
     } finally {
       abort.dispose();
-      inFlight.end(s.id, abort);
+      if (recorded) inFlight.end(s.id, abort);
     }
     // Its chunks are stored before its result is written: a reader that sees the result has them.
     const stream = TaskContext.streamOf(ctx);
