@@ -158,6 +158,51 @@ describe('ctx.stream: handlers write to the instance stream', () => {
     expect(await entries(given, 'r-6')).toEqual(['answer@1:token']);
   });
 
+  it("asks the store's stream for a first attempt's side only when the handler reads ctx.stream; a retry's at once", async () => {
+    const memory = createMemoryStore();
+    const stream = memory.stream!;
+    const asked: string[] = [];
+    const store: Store = {
+      ...memory,
+      stream: {
+        ...stream,
+        attempt: (i, step, a) => {
+          asked.push(`${i} ${step}@${a}`);
+          return stream.attempt!(i, step, a);
+        },
+      },
+    };
+    const runner = createRunner({
+      store,
+      workflows: [reply],
+      handlers: {
+        // Only r-9's handler reads ctx.stream (destructuring it would read it).
+        answer: (ctx: HandlerContext) => {
+          if (ctx.instanceId === 'r-8' && ctx.attempt === 1)
+            throw new TaskError('again', { retryable: true });
+          if (ctx.instanceId === 'r-9') ctx.stream.write('token');
+          return null;
+        },
+      },
+    });
+    // Untouched: no attempt asked for.
+    expect((await runner.start('reply', 'r-7')).status).toBe('completed');
+    expect(asked).toEqual([]);
+    // A retry begins at once, its handler untouched too; the first attempt asked for none.
+    await runner.start('reply', 'r-8');
+    for (let i = 0; i < 50 && (await runner.get('r-8'))?.status !== 'completed'; i++) {
+      await new Promise((r) => setTimeout(r, 5));
+      await runner.processDue(Date.now());
+    }
+    expect((await runner.get('r-8'))?.status).toBe('completed');
+    expect(asked).toEqual(['r-8 answer@2']);
+    expect(await entries(store, 'r-8')).toEqual(['reset answer@2']);
+    // Read by the handler: asked for then, and its chunks stored before the result.
+    expect((await runner.start('reply', 'r-9')).status).toBe('completed');
+    expect(asked).toEqual(['r-8 answer@2', 'r-9 answer@1']);
+    expect(await entries(store, 'r-9')).toEqual(['answer@1:token']);
+  });
+
   it('gives each map item a stream key of its own, so one item retrying does not fence another', async () => {
     const store = createMemoryStore();
     const fanOut = workflow('fan', 1)

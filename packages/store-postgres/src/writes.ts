@@ -41,6 +41,9 @@ const written = (r: { rowCount: number | null }): boolean => r.rowCount === 1;
 /** A conditional update's outcome from whether it wrote. */
 const outcomeOf = (ok: boolean): DriverOutcome => (ok ? 'written' : 'failed');
 
+/** A conditional update's outcome from its statement's answer. */
+const answered = (r: { rowCount: number | null }): DriverOutcome => (r.rowCount === 1 ? 'written' : 'failed');
+
 /** The store's writes: `insert` and the conditional `update`, alone or in a group commit. */
 export function pgWrites(
   query: Query,
@@ -70,8 +73,8 @@ export function pgWrites(
     });
   };
 
-  // One save in a statement of its own: true when written, false when its condition failed.
-  const saveOne = ({ row, expected, payload }: QueuedSave, c?: UpdateCondition): Promise<boolean> => {
+  // One save in a statement of its own: the statement's answer (one row counted when written).
+  const saveAlone = ({ row, expected, payload }: QueuedSave, c?: UpdateCondition) => {
     const { consumed, match } = c ?? {};
     const tail: unknown[] = consumed || match ? [consumed ?? []] : [];
     // A text store compares the stored text by digest only; a jsonb store also gives the JSON for
@@ -84,8 +87,10 @@ export function pgWrites(
       );
     if (payload !== undefined) tail.push(payload);
     const text = sql.save({ consume: !!consumed, match: !!match, notify: payload !== undefined });
-    return write(row, text, savedValues(row, expected), tail).then(written);
+    return write(row, text, savedValues(row, expected), tail);
   };
+  // The same, true when written, false when its condition failed (a group commit's single saves).
+  const saveOne = (q: QueuedSave, c?: UpdateCondition): Promise<boolean> => saveAlone(q, c).then(written);
 
   // A save with flow work: the take's and the release's parameters follow the snapshot's;
   // retried, whole, where a counter another call created meanwhile fails it (it wrote nothing).
@@ -138,11 +143,13 @@ export function pgWrites(
     : null;
 
   return {
-    async insert(encoded) {
-      const row = toRow(encoded, jsonb);
-      const payload = noticeOf(encoded, row);
+    // Not async: the statement's answer is read in one `then` (a sync throw still rejects).
+    insert(encoded) {
+      let done: Promise<unknown>;
       try {
-        await write(
+        const row = toRow(encoded, jsonb);
+        const payload = noticeOf(encoded, row);
+        done = write(
           row,
           payload === undefined ? sql.CREATE : sql.CREATE_NOTIFY,
           [
@@ -157,11 +164,16 @@ export function pgWrites(
           ],
           payload === undefined ? [] : [payload],
         );
-        return true;
       } catch (e) {
-        if (errorCode(e) === '23505') return false;
-        throw e;
+        return Promise.reject(e);
       }
+      return done.then(
+        () => true,
+        (e: unknown) => {
+          if (errorCode(e) === '23505') return false;
+          throw e;
+        },
+      );
     },
     update(encoded, c) {
       const row = toRow(encoded, jsonb);
@@ -171,7 +183,8 @@ export function pgWrites(
       // store's rare text-column rows (its batch statement binds JSONB).
       const alone =
         batcher === null || c.consumed !== undefined || c.match !== undefined || row.asText === jsonb;
-      return (alone ? saveOne(save, c) : batcher.write(save)).then(outcomeOf);
+      // Alone, the statement's answer becomes the outcome in one `then`.
+      return alone ? saveAlone(save, c).then(answered) : batcher.write(save).then(outcomeOf);
     },
   };
 }

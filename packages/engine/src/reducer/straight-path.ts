@@ -92,7 +92,9 @@ export function completeTask(
   if (done.output !== st.output) freezeNew(done.output);
   log.push({ v: version, at, type: 'step.completed', step: id, attempt: task.attempt });
   // A choice step is entered and completed at once; only its entry is logged.
-  for (const c of choices) {
+  // Indexed loops over arrays here: V8 iterates a frozen array with for-of through an iterator object.
+  for (let i = 0; i < choices.length; i++) {
+    const c = choices[i]!;
     stepsOut[c] = Object.freeze(passedState(stepsOut[c], at));
     log.push({ v: version, at, type: 'step.started', step: c });
   }
@@ -164,7 +166,10 @@ export function completeTask(
   );
   // What `derive` would find: no step parked (the instance was running), a task in flight.
   let wakeAt: number | null = null;
-  for (const t of s.timers) if (wakeAt === null || t.at < wakeAt) wakeAt = t.at;
+  for (let i = 0; i < s.timers.length; i++) {
+    const t = s.timers[i]!;
+    if (wakeAt === null || t.at < wakeAt) wakeAt = t.at;
+  }
   for (const key in tasks) {
     const d = taskDue(tasks[key]!);
     if (wakeAt === null || d < wakeAt) wakeAt = d;
@@ -220,7 +225,8 @@ function passedState(prev: StepState | undefined, at: number): StepState {
 function without(list: readonly string[], id: string): string[] {
   const out: string[] = [];
   let found = false;
-  for (const x of list) {
+  for (let i = 0; i < list.length; i++) {
+    const x = list[i]!;
     if (x === id && !found) found = true;
     else out.push(x);
   }

@@ -16,10 +16,11 @@ import type { TaskOutcome } from './instrumentation.js';
 import { TaskAbort } from './task-abort.js';
 import { attemptStreamOf, type HandlerStream, noStream, streamStepOf } from './task-stream.js';
 
-/** What a handler's context reaches beyond its task: the runner's clock and callback tokens. */
+/** What a handler's context reaches beyond its task: the runner's clock, callback tokens and store (its stream). */
 interface TaskTools {
   clock: () => number;
   callbacks: CallbackPort | undefined;
+  store: Store;
 }
 
 /** The event of one handler run's result, its time filled in when it is written. */
@@ -69,7 +70,7 @@ class TaskContext implements HandlerContext {
   readonly #task: TaskState;
   readonly #abort: TaskAbort;
   readonly #beat: ((details?: unknown) => void) | undefined;
-  readonly #stream: StreamAttempt | undefined;
+  #stream: StreamAttempt | undefined;
   readonly #definition: WorkflowDefinition;
   readonly #tools: TaskTools;
   #outputs: Record<string, unknown> | undefined;
@@ -127,8 +128,16 @@ class TaskContext implements HandlerContext {
     return this.#beat ?? noHeartbeats;
   }
 
+  // A first attempt's side of the stream is made when the handler first reads it (most never do);
+  // a retry's was made with the context, since it begins at once.
   get stream(): HandlerStream {
+    this.#stream ??= attemptStreamOf(this.#tools.store, this.#snapshot, this.#task);
     return this.#stream ?? noStream(this.instanceId, streamStepOf(this.#task));
+  }
+
+  /** The attempt's side of the stream, if it was made (for the runner to close after the handler). */
+  static streamOf(ctx: TaskContext): StreamAttempt | undefined {
+    return ctx.#stream;
   }
 }
 
@@ -162,30 +171,52 @@ export function taskRunner(
   store: Store,
   callbacks?: CallbackPort,
 ): RunTask {
-  const tools: TaskTools = { clock, callbacks };
+  const tools: TaskTools = { clock, callbacks, store };
   return async ({ handler, definition, snapshot: s, task, heartbeat }) => {
     const abort = new TaskAbort(task, clock);
-    inFlight.start(s.id, abort);
-    const stream = attemptStreamOf(store, s, task);
+    // The run is recorded in `inFlight` (where a write that takes its task away aborts it) only
+    // before it first waits: nothing else runs while the handler runs synchronously, so a handler
+    // that answers at once (most) was never seen there, and recording it cost a map entry per task.
+    let recorded = false;
+    // A retry begins its stream at once (see `StreamStore.attempt`); a first attempt when it writes.
+    const ctx = new TaskContext(
+      definition,
+      s,
+      task,
+      abort,
+      heartbeat,
+      task.attempt > 1 ? attemptStreamOf(store, s, task) : undefined,
+      tools,
+    );
     let output: unknown;
     try {
-      output = handler(new TaskContext(definition, s, task, abort, heartbeat, stream, tools));
+      output = handler(ctx);
       // A handler that answers at once is not awaited: a promise and a turn fewer per task.
-      if (typeof (output as PromiseLike<unknown> | null)?.then === 'function') output = await output;
+      if (typeof (output as PromiseLike<unknown> | null)?.then === 'function') {
+        recorded = true;
+        inFlight.start(s.id, abort);
+        output = await output;
+      }
     } catch (e) {
-      if (stream?.used) await stream.close();
+      const stream = TaskContext.streamOf(ctx);
+      if (stream?.used) {
+        if (!recorded) inFlight.start(s.id, abort);
+        recorded = true;
+        await stream.close();
+      }
       const error = failureOf(e);
       return { outcome: 'failed', error, cause: e, event: resultEvent('task.failed', task, { error }) };
     } finally {
       abort.dispose();
-      inFlight.end(s.id, abort);
+      if (recorded) inFlight.end(s.id, abort);
     }
     // Its chunks are stored before its result is written: a reader that sees the result has them.
+    const stream = TaskContext.streamOf(ctx);
     if (stream?.used) await stream.close();
     const json = output === undefined || output === null ? null : JSON.parse(JSON.stringify(output));
     const schema = task.phase === 'run' ? declaredSchemas(definition)?.outputs[task.step] : undefined;
-    const issues = schema ? await schemaIssues(schema, json, `outputs.${task.step}`) : [];
-    if (issues.length) {
+    const issues = schema ? await schemaIssues(schema, json, `outputs.${task.step}`) : undefined;
+    if (issues?.length) {
       // Retrying the same handler would return the same shape: the failure policy decides at once.
       const message = `output of ${task.step} does not match its declared schema: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`;
       const error: ErrorInfo = { message, code: 'INVALID_OUTPUT', retryable: false };

@@ -43,6 +43,11 @@ class BeatingLeases extends TaskLeases {
       this.sweepList(this.held.get(instance)!);
   }
 
+  /** A new hold's throttle counts from its dispatch. */
+  protected override heldSince(): number {
+    return this.clock();
+  }
+
   /** Also due: a heartbeat its throttle lets through. */
   protected override due(h: Held, now: number): boolean {
     return (h.beat !== undefined && now - h.sentAt >= this.leaseOf(h) / 3) || super.due(h, now);

@@ -24,9 +24,13 @@ export class InFlight extends PendingCount {
   end(instance: string, abort: TaskAbort): void {
     const mine = this.running.get(instance);
     if (!mine) return;
+    // The usual list holds this run alone: no splice (it allocates the array it removes).
+    if (mine.length === 1) {
+      if (mine[0] === abort) this.running.delete(instance);
+      return;
+    }
     const i = mine.indexOf(abort);
     if (i >= 0) mine.splice(i, 1);
-    if (mine.length === 0) this.running.delete(instance);
   }
 
   /** After a write: aborts the handlers whose task the snapshot no longer hands out (or detached). */

@@ -168,8 +168,9 @@ function portOf(core: RunnerCore): RunnerPort {
             ? takenWrite(loaded, t.noticed === true, t.sent, (e) => call.refused.push(e))
             : undefined,
       });
-      // What it dispatched went to the worker's pool: the tick answers with its write.
-      const snapshot = call.latest.get(t.id) ?? stored;
+      // What it dispatched went to the worker's pool: the tick answers with its write (not with a
+      // handler's result its pool may have written meanwhile).
+      const snapshot = stored;
       const written = call.latest.has(t.id);
       return {
         snapshot,

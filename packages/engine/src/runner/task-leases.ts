@@ -78,7 +78,7 @@ export class TaskLeases {
       renewing: false,
       beating: false,
       beat: undefined,
-      sentAt: this.clock(),
+      sentAt: this.heldSince(),
     };
     const list = this.held.get(s.id);
     if (list) list.push(entry);
@@ -107,13 +107,28 @@ export class TaskLeases {
   end(instance: string, task: TaskState): void {
     const list = this.held.get(instance);
     if (!list) return;
-    const i = list.findIndex((h) => h.task === task);
-    if (i >= 0) list.splice(i, 1);
-    if (list.length === 0) this.forget(instance);
+    // The usual list holds this attempt alone: no closure, no splice (it allocates the array it removes).
+    if (list.length === 1) {
+      if (list[0]!.task === task) this.forget(instance);
+      return;
+    }
+    for (let i = 0; i < list.length; i++) {
+      if (list[i]!.task !== task) continue;
+      list.splice(i, 1);
+      return;
+    }
   }
 
   protected find(instance: string, task: TaskState): Held | undefined {
     return this.held.get(instance)?.find((h) => h.task === task);
+  }
+
+  /**
+   * What a new hold's `sentAt` starts at. Only handler heartbeats' throttle reads it (they count
+   * from the dispatch, by the clock); plain leases do not, so they read no clock per task.
+   */
+  protected heldSince(): number {
+    return 0;
   }
 
   /** How long a renewal of `h` leases it: its step's `heartbeatMs`, else the runner's lease. */

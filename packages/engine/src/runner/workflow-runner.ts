@@ -223,8 +223,9 @@ export class WorkflowRunner<W extends readonly AnyDefinition[]> implements Runne
     const stored = await this.dispatch(m, call);
     // A runner that hands its tasks off has no handlers to wait for: it answers with its write.
     if (m.wait !== 'write' && this.parts.execute) return this.settled(m.id, call);
-    // The handlers go on; `inFlight` keeps them (and `idle()` waits for them).
-    const mine = call.latest.get(m.id) ?? stored;
+    // The handlers go on; `inFlight` keeps them (and `idle()` waits for them). The answer is the
+    // event's own write, even if a handler's result (not waited for) was written meanwhile.
+    const mine = stored ?? call.latest.get(m.id);
     if (mine) return mine;
     return this.stored(m.id); // the event did not apply: what is stored
   }

@@ -386,21 +386,17 @@ export class WriteLoop {
       transitions = [...transitions, ...r.transitions];
       return r.snapshot;
     };
-    const mark = this.handoff ? { handoff: true } : {};
     const started = (from: Snapshot | null, reuse: boolean) => {
-      const s = fold(from, {
-        type: 'start',
-        at: this.clock(),
-        id,
-        input,
-        ...(reuse ? { reuse } : {}),
-        ...(trace ? { trace } : {}),
-        ...(parent ? { parent } : {}),
-        ...(schedule ? { schedule } : {}),
-        ...(priority === undefined ? {} : { priority }),
-        ...mark,
-      });
-      return alsoApply ? fold(s, { ...alsoApply, ...mark }) : s;
+      // Built by assignment, not spreads: this runs for every start.
+      const e: Record<string, unknown> = { type: 'start', at: this.clock(), id, input };
+      if (reuse) e['reuse'] = reuse;
+      if (trace) e['trace'] = trace;
+      if (parent) e['parent'] = parent;
+      if (schedule) e['schedule'] = schedule;
+      if (priority !== undefined) e['priority'] = priority;
+      if (this.handoff) e['handoff'] = true;
+      const s = fold(from, e as unknown as WorkflowEvent);
+      return alsoApply ? fold(s, this.handoff ? { ...alsoApply, handoff: true } : alsoApply) : s;
     };
     // Instance limits (and limited first attempts) are asked of the store before the create.
     let s = started(null, false);

@@ -29,13 +29,23 @@ export function save(
   } catch (e) {
     return Promise.reject(e);
   }
-  return parts.kit
-    .guard('save', () => parts.driver.update(row, condition))
-    .then((outcome) => {
+  // The driver's failure mapped (as `kit.guard` does) in the same `then` that reads its answer.
+  let answer: Promise<DriverOutcome>;
+  try {
+    answer = Promise.resolve(parts.driver.update(row, condition));
+  } catch (e) {
+    return Promise.reject(parts.unavailable('save', e));
+  }
+  return answer.then(
+    (outcome) => {
       if (outcome === 'written') return undefined;
       if (wrote(outcome)) return void options?.flow?.woken?.(outcome.woken);
       return saveFailed(parts, row, expectedVersion, condition, outcome);
-    });
+    },
+    (e: unknown) => {
+      throw parts.unavailable('save', e);
+    },
+  );
 }
 
 /** A save that must also find the snapshot and signals `options.matches` and `options.consumed` name. */

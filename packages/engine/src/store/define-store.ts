@@ -9,7 +9,13 @@ import { definedInbox } from './inbox.js';
 import { type SearchRow, searchRows } from './list-query.js';
 import type { DeleteOptions, DueQuery, ListPage, ListQuery, Store } from './store.js';
 import type { StoreDefinition, StoreDriver } from './store-driver.js';
-import { createStoreKit, type ListArgs, type ListSearch } from './store-kit.js';
+import {
+  createStoreKit,
+  type EncodedSnapshot,
+  type ListArgs,
+  type ListSearch,
+  storeErrorMapper,
+} from './store-kit.js';
 import { dueWindow, type StoreParts } from './store-parts.js';
 import { definedStream } from './stream-calls.js';
 
@@ -46,6 +52,7 @@ export function defineStore(definition: StoreDefinition, driver: StoreDriver): D
     definition,
     driver,
     kit: createStoreKit(definition.name, definition.isUnavailable, definition.sizes),
+    unavailable: storeErrorMapper(definition.name, definition.isUnavailable),
     claimMs: claimMsOption(definition.claimMs),
     // Claims taken without a token of the caller's own are this store object's.
     ownToken: crypto.randomUUID(),
@@ -117,9 +124,26 @@ async function removeReleasing(
   }
 }
 
-async function create(parts: StoreParts, snapshot: Snapshot): Promise<void> {
-  const row = parts.kit.encode(snapshot);
-  parts.kit.created(await parts.kit.guard('create', () => parts.driver.insert(row)), row.id);
+// Not async: the driver's answer is checked in the same `then` that maps its failure.
+function create(parts: StoreParts, snapshot: Snapshot): Promise<void> {
+  let row: EncodedSnapshot;
+  let inserted: Promise<boolean>;
+  try {
+    row = parts.kit.encode(snapshot);
+  } catch (e) {
+    return Promise.reject(e);
+  }
+  try {
+    inserted = Promise.resolve(parts.driver.insert(row));
+  } catch (e) {
+    return Promise.reject(parts.unavailable('create', e));
+  }
+  return inserted.then(
+    (ok) => parts.kit.created(ok, row.id),
+    (e: unknown) => {
+      throw parts.unavailable('create', e);
+    },
+  );
 }
 
 async function load(parts: StoreParts, id: string): Promise<Snapshot | null> {

@@ -186,6 +186,22 @@ export interface StoreKit {
 }
 
 /**
+ * What a failed driver call of `what` rejects with, as {@link storeGuard} maps it: an unavailable
+ * server as `STORE_UNAVAILABLE` (the driver error as its cause), every other error as it is. For
+ * a caller that handles the driver's answer in the same `then` (one promise less per call).
+ */
+export function storeErrorMapper(
+  name: string,
+  isUnavailable: (error: unknown) => boolean,
+): (what: string, error: unknown) => unknown {
+  return (what, e) => {
+    if (!isUnavailable(e)) return e;
+    const detail = e instanceof Error ? e.message || e.name : String((e as { code?: unknown })?.code ?? e);
+    return new StoreUnavailableError(`${name} ${what} failed: ${detail}`, e);
+  };
+}
+
+/**
  * A wrapper for driver calls that turns an unavailable server into `STORE_UNAVAILABLE` (the driver
  * error as its cause) and lets every other error through.
  */
@@ -193,11 +209,7 @@ export function storeGuard(
   name: string,
   isUnavailable: (error: unknown) => boolean,
 ): <T>(what: string, call: () => Promise<T>) => Promise<T> {
-  const mapped = (what: string, e: unknown): unknown => {
-    if (!isUnavailable(e)) return e;
-    const detail = e instanceof Error ? e.message || e.name : String((e as { code?: unknown })?.code ?? e);
-    return new StoreUnavailableError(`${name} ${what} failed: ${detail}`, e);
-  };
+  const mapped = storeErrorMapper(name, isUnavailable);
   // No async wrapper: every driver call of every write goes through here, and an extra async
   // frame costs a promise and microtask turns per call. A call that throws synchronously is mapped
   // the same as one that rejects.

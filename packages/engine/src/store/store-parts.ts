@@ -10,6 +10,8 @@ export interface StoreParts {
   readonly definition: StoreDefinition;
   readonly driver: StoreDriver;
   readonly kit: StoreKit;
+  /** The error a failed driver call of `what` rejects with (`kit.guard`'s mapping, for a caller that handles the answer in the same `then`). */
+  readonly unavailable: (what: string, error: unknown) => unknown;
   /** The default lease of a claim, checked (see `claimMsOption`). */
   readonly claimMs: number;
   /** The token of claims taken without one of the caller's own: they are this store object's. */

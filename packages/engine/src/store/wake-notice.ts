@@ -14,7 +14,9 @@ import type { WakeNotice } from './store.js';
 export function wakeNotice(snapshot: Snapshot): number | null {
   const at = snapshot.wakeAt;
   if (typeof at !== 'number' || !Number.isFinite(at)) return null;
-  for (const t of snapshot.timers) if (t.at === at) return at;
+  // Indexed: V8 walks a frozen array with for-of through an iterator object, and this runs per write.
+  const timers = snapshot.timers;
+  for (let i = 0; i < timers.length; i++) if (timers[i]!.at === at) return at;
   for (const key in snapshot.tasks) {
     const t = snapshot.tasks[key]!;
     if (t.queued && t.deadline === at) return at;

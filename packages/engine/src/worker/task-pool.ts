@@ -4,7 +4,8 @@ import type { JobOutcome } from './types.js';
 /** What the pool tells its worker. */
 export interface PoolEvents {
   start(job: TaskJob): void;
-  end(job: TaskJob, outcome: JobOutcome, ms: number, error?: unknown): void;
+  /** A job ended: `startedAt` is when it started running (by the pool's clock), null if it never ran (0 ms). */
+  end(job: TaskJob, outcome: JobOutcome, startedAt: number | null, error?: unknown): void;
   /** A slot came free (or the pool went idle). */
   freed(): void;
 }
@@ -153,7 +154,8 @@ export class TaskPool {
       this.running--;
       this.runningBy.set(job.workflow, this.runningBy.get(job.workflow)! - 1);
       this.live.delete(job);
-      this.events.end(job, outcome, this.clock() - t0, error);
+      // The start time, not the duration: only a `taskEnd` observer needs the clock read again.
+      this.events.end(job, outcome, t0, error);
       this.pump();
       this.events.freed();
     };
@@ -177,8 +179,8 @@ export class TaskPool {
    */
   private giveBack(job: TaskJob): void {
     const p = job.release().then(
-      () => this.events.end(job, 'released', 0),
-      (e) => this.events.end(job, 'dropped', 0, e),
+      () => this.events.end(job, 'released', null),
+      (e) => this.events.end(job, 'dropped', null, e),
     );
     this.releasing.add(p);
     void p.finally(() => {

@@ -76,11 +76,11 @@ export function createWorker<const W extends readonly AnyDefinition[] = readonly
     start: (job) => {
       if (o.on.taskStart) emit('taskStart', job);
     },
-    end(job, outcome, ms, error) {
+    end(job, outcome, startedAt, error) {
       stats[outcome === 'error' ? 'errors' : outcome]++;
       // A run that threw outside its handler, or a give-back whose write failed.
       if (outcome === 'error' || error !== undefined) emit('error', error, 'task');
-      if (o.on.taskEnd) emit('taskEnd', job, outcome, ms);
+      if (o.on.taskEnd) emit('taskEnd', job, outcome, startedAt === null ? 0 : clock() - startedAt);
     },
     // A freed slot goes to the named instances waiting for one first (their round polls no lane:
     // a full lane poll already brought the planned poll forward).
