@@ -114,10 +114,13 @@ export function fastFlowStatement(names: TableNames, update: string | null, chan
         ELSE COALESCE((SELECT jsonb_object_agg(e.key, e.value) FROM jsonb_each(n.rest) e
           WHERE e.key <> ${HOLDER} AND (e.value #>> '{}')::bigint > ${NOW}), '{}') END
         || jsonb_build_object(${HOLDER}, ${UNTIL})`;
-  const writes = `gone AS (DELETE FROM ${F} f USING n, ${W} WHERE ${same('f', 'n')} AND NOT n.tk AND n.rest = '{}'),
-      upd AS (UPDATE ${F} f SET holds = CASE WHEN n.tk THEN ${taken} ELSE n.rest END,
-          lim = CASE WHEN n.tk THEN ${LIM} ELSE f.lim END
-        FROM n, ${W} WHERE ${same('f', 'n')} AND (n.tk OR (n.had AND n.rest <> '{}'))),
+  // Each write finds its row by the parameters (an index lookup whatever the planner believes of
+  // the table's size), its holds in `n`: the released counter's when it is not the taken one.
+  const at = (S: string, K: string) => `f.scope = ${S} AND f.key = ${K} AND f.period = 0`;
+  const writes = `gone AS (DELETE FROM ${F} f USING n, ${W} WHERE ${at(RS, RK)} AND NOT n.tk AND n.rest = '{}'),
+      freed AS (UPDATE ${F} f SET holds = n.rest FROM n, ${W}
+        WHERE ${at(RS, RK)} AND NOT n.tk AND n.had AND n.rest <> '{}'),
+      upd AS (UPDATE ${F} f SET holds = ${taken}, lim = ${LIM} FROM n, ${W} WHERE ${at(TS, TK)} AND n.tk),
       ins AS (INSERT INTO ${F} (scope, key, period, lim, holds, waiting)
         SELECT ${TS}, ${TK}, 0, ${LIM}, jsonb_build_object(${HOLDER}, ${UNTIL}), '{}' FROM ${W}
         WHERE ${TS} IS NOT NULL AND NOT EXISTS (SELECT 1 FROM n WHERE n.tk))`;
