@@ -1,4 +1,4 @@
-import type { FlowCounterRef, FlowNeed, SaveFlow } from '@stepfold/engine';
+import type { FlowNeed, SaveFlow } from '@stepfold/engine';
 import type { TableNames } from './setup.js';
 
 // A short statement for the common shape of a flow call: concurrency counters only, at most one
