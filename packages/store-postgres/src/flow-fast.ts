@@ -8,8 +8,7 @@ import type { TableNames } from './setup.js';
 // them, and writes only where the general statement (flow.ts) would write the same: on a counter
 // with waiters, a take it cannot grant, or a release that would leave only lapsed holds, it writes
 // nothing at all and says so (`fast` false), and the caller runs the general statement, which
-// decides as it always does. One difference no answer shows: a lapsed hold of another holder is
-// dropped at a take only where the counter has one (the general statement rebuilds the holds).
+// decides as it always does. Where it writes, it writes what the general statement would write.
 
 /** A call's counters and holders in the fast shape; null where the call has another. */
 export interface FastShape {
