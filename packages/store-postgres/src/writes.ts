@@ -98,7 +98,8 @@ export function pgWrites(
   ): Promise<DriverOutcome> => {
     const shape = saveShape(flow);
     if (shape === null) return saveWithAnyFlow(save, flow);
-    // Concurrency counters, a holder each way at most: the short statement, or, where it did nothing (see flow-fast.ts), the general one.
+    // Concurrency counters, a holder each way at most: the short statement, or, where it did
+    // nothing (see flow-fast.ts), the general one.
     const { row, expected, payload } = save;
     const text = payload === undefined ? o.fastFlow.plain : o.fastFlow.notify;
     const tail = [...fastValues(shape, flow.now), ...(payload === undefined ? [] : [payload])];
