@@ -1,4 +1,5 @@
 import type { FlowCounterRef, FlowDriver, FlowGrant, FlowKeyState } from '@stepfold/engine';
+import { acquireShape, fastFlowStatement, fastValues } from './flow-fast.js';
 import { errorCode } from './map-error.js';
 import type { Query } from './query.js';
 import type { TableNames } from './setup.js';
@@ -301,9 +302,16 @@ export async function retried<T>(call: () => Promise<T>): Promise<T> {
 /** The flow calls on `<table>$flow`: one statement each. */
 export function pgFlow(query: Query, names: TableNames): FlowDriver {
   const { ACQUIRE, RELEASE, RELEASE_AT, RENEW, RENEW_AT, LIST } = flowStatements(names);
+  const FAST_ACQUIRE = fastFlowStatement(names, null, null);
   return {
     inUpdate: true,
     async acquire(holder, instance, needs, now, until): Promise<FlowGrant> {
+      // One concurrency need: the short statement grants it where it can (flow-fast.ts).
+      const shape = acquireShape(holder, needs, until);
+      if (shape) {
+        const r = await retried(() => query<{ fast: boolean }>(FAST_ACQUIRE, fastValues(shape, now)));
+        if (r.rows[0]?.fast) return { granted: true };
+      }
       const values = [
         holder,
         instance,

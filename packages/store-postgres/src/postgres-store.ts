@@ -3,6 +3,7 @@ import type { WakeSubscription } from '@stepfold/engine';
 import { defineStore, type StoreDriver } from '@stepfold/engine';
 import { pgClaims } from './claims.js';
 import { pgFlow, savingFlowStatement } from './flow.js';
+import { fastFlowStatement } from './flow-fast.js';
 import { pgInbox } from './inbox.js';
 import { isUnavailable } from './map-error.js';
 import { pgQuery } from './query.js';
@@ -61,6 +62,10 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
         notify: savingFlowStatement(names, update, channel, false),
         plainAt: savingFlowStatement(names, update, null, true),
         notifyAt: savingFlowStatement(names, update, channel, true),
+      },
+      fastFlow: {
+        plain: fastFlowStatement(names, update, null),
+        notify: fastFlowStatement(names, update, channel),
       },
     }),
     async select(id) {

@@ -1,6 +1,7 @@
 import type { DriverOutcome, EncodedSnapshot, StoreDriver, UpdateCondition } from '@stepfold/engine';
 import { needsTextColumn, type Row, toRow } from './encode.js';
 import { refValues, retried } from './flow.js';
+import { fastValues, saveShape } from './flow-fast.js';
 import { errorCode, isUnavailable } from './map-error.js';
 import type { Query } from './query.js';
 import { createSaveBatcher, type QueuedSave } from './save-batch.js';
@@ -58,6 +59,8 @@ export function pgWrites(
      * the released holders are on.
      */
     savingFlow: { plain: string; notify: string; plainAt: string; notifyAt: string };
+    /** The short save statement for concurrency counters (flow-fast.ts), with NOTIFY or without. */
+    fastFlow: { plain: string; notify: string };
   },
 ): Pick<StoreDriver, 'insert' | 'update'> {
   const jsonb = o.column === 'jsonb';
@@ -95,6 +98,25 @@ export function pgWrites(
   // A save with flow work: the take's and the release's parameters follow the snapshot's;
   // retried, whole, where a counter another call created meanwhile fails it (it wrote nothing).
   const saveWithFlow = (
+    save: QueuedSave,
+    flow: NonNullable<UpdateCondition['flow']>,
+  ): Promise<DriverOutcome> => {
+    const shape = saveShape(flow);
+    if (shape === null) return saveWithAnyFlow(save, flow);
+    // Concurrency counters, a holder each way at most: the short statement, or, where it did
+    // nothing (see flow-fast.ts), the general one.
+    const { row, expected, payload } = save;
+    const text = payload === undefined ? o.fastFlow.plain : o.fastFlow.notify;
+    const tail = [...fastValues(shape, flow.now), ...(payload === undefined ? [] : [payload])];
+    return retried(() => write(row, text, savedValues(row, expected), tail)).then((r) => {
+      const answer = r.rows[0] as { written: boolean; fast: boolean } | undefined;
+      if (answer?.written) return { woken: [] };
+      return answer?.fast ? 'failed' : saveWithAnyFlow(save, flow);
+    });
+  };
+
+  // A save with any flow work: the general statement (flow.ts).
+  const saveWithAnyFlow = (
     { row, expected, payload }: QueuedSave,
     flow: NonNullable<UpdateCondition['flow']>,
   ): Promise<DriverOutcome> => {
