@@ -403,6 +403,29 @@ export const MIGRATIONS: readonly Migration[] = [
       END $$`,
     ],
   },
+  {
+    version: 14,
+    description: 'narrow columns kept in the row (STORAGE MAIN): only the snapshot goes out of line',
+    // Migration 11's target of 128 bytes holds for every column, not the snapshot alone: once a row
+    // has a value out of line, each write of it moves any other value over 24 bytes out too while
+    // the row is over the target. A claim's token (a 36-character UUID) went to the TOAST table at
+    // every claim, the previous one deleted from it, and so did a save's definition and search
+    // attributes. MAIN keeps a column in the row unless the row would not fit a page; the
+    // snapshot columns keep EXTENDED. Only columns still at the default: one set by hand stays,
+    // and a table altered beforehand is spared the lock (ALTER TABLE's, for a catalog change).
+    // Values already out of line come back when next written (an id never is: it stays where it is).
+    statements: ({ qualified }) => [
+      `DO $$ DECLARE cols text; BEGIN
+        SELECT string_agg(format('ALTER COLUMN %I SET STORAGE MAIN', attname), ', ') INTO cols
+          FROM pg_attribute WHERE attrelid = '${qualified}'::regclass AND NOT attisdropped
+            AND attname IN ('id', 'status', 'workflow', 'claim_token', 'definition', 'fair_key', 'search')
+            AND attstorage = 'x';
+        IF cols IS NOT NULL THEN
+          EXECUTE 'ALTER TABLE ${qualified} ' || cols;
+        END IF;
+      END $$`,
+    ],
+  },
 ];
 
 // Two-key advisory locks live apart from single-bigint ones; this first key marks stepfold's.

@@ -65,11 +65,15 @@ export function storeStatements(
   const dueAt = 'GREATEST(wake_at, claimed_until)';
   // The fair due order (see `Store.listDue`), all workflows or one lane, over the due indexes by
   // fairness key (migration 9), bounded by the keys, never by one key's backlog:
-  // - `keys`: every fair_key with a row that has a wake time, one index probe each (a skip scan);
-  // - `heads`: each key's earliest due row, one probe each; `chosen`: the `limit` keys whose turn
-  //   comes first, a key's turn the later of its head and when it was last served (`$fair`);
-  // - `picked`: each chosen key's earliest due rows, at most `limit`, locked with SKIP LOCKED so
-  //   racing pollers take disjoint rows. The bound is the parameter itself, not the tighter
+  // - `keys`: every fair_key with a row that has a wake time, with its first row in the due order
+  //   (the first entry of the key in the index), one index probe each (a skip scan);
+  // - `heads`: the keys whose first row is due; `chosen`: the `limit` keys whose turn comes first,
+  //   a key's turn the later of its head and when it was last served (`$fair`);
+  // - `picked`: each chosen key's earliest due rows from its head on, at most `limit`, locked with
+  //   SKIP LOCKED so racing pollers take disjoint rows. Starting at the head (a row comparison the
+  //   index seeks to) rather than at the key's start, the scan skips the entries before it, which
+  //   the key's probe has just walked: the dead entries of rows claimed since the last vacuum. The
+  //   bound is the parameter itself, not the tighter
   //   limit - k + 1: a LIMIT the planner cannot fold is guessed at a tenth of its input, and on a
   //   large table a tenth of the due rows priced the claim past `jit_above_cost` (a second of JIT
   //   compilation per poll) and kept the prepared statement on custom plans, planned again at
@@ -80,24 +84,22 @@ export function storeStatements(
   // - `due`: round by round (a row's place in its key), keys by their turn, cut at `limit`.
   // MATERIALIZED: each part runs once. The UPDATE finds its rows by key from an array: joined to
   // the CTE, a generic plan may hash a scan of the table.
-  const fair = (narrow: string, capped: boolean) => `WITH RECURSIVE keys (k) AS (
-             (SELECT fair_key FROM ${t} WHERE ${narrow}wake_at IS NOT NULL ORDER BY fair_key LIMIT 1)
+  const first = (narrow: string, next: string) => `SELECT fair_key, ${dueAt}, wake_at, id FROM ${t}
+               WHERE ${narrow}wake_at IS NOT NULL${next} ORDER BY fair_key, ${dueAt}, wake_at, id LIMIT 1`;
+  const fair = (narrow: string, capped: boolean) => `WITH RECURSIVE keys (k, at, w, head) AS (
+             (${first(narrow, '')})
              UNION ALL
-             SELECT (SELECT fair_key FROM ${t} WHERE ${narrow}wake_at IS NOT NULL AND fair_key > keys.k
-                     ORDER BY fair_key LIMIT 1)
-             FROM keys WHERE keys.k IS NOT NULL),
-           heads AS MATERIALIZED (
-             SELECT k, (SELECT ${dueAt} FROM ${t} WHERE ${narrow}wake_at IS NOT NULL AND fair_key = keys.k
-                          AND ${dueAt} <= $1 ORDER BY ${dueAt} LIMIT 1) AS at
-             FROM keys WHERE k IS NOT NULL),
+             SELECT n.* FROM keys CROSS JOIN LATERAL (${first(narrow, ' AND fair_key > keys.k')}) n),
+           heads AS MATERIALIZED (SELECT k, at, w, head FROM keys WHERE at <= $1),
            chosen AS MATERIALIZED (
-             SELECT h.k, GREATEST(h.at, s.served_at) AS at FROM heads h LEFT JOIN ${served} s ON s.key = h.k
-             WHERE h.at IS NOT NULL ORDER BY 2, 1 LIMIT $3),
+             SELECT h.k, GREATEST(h.at, s.served_at) AS at, h.at AS due, h.w, h.head
+             FROM heads h LEFT JOIN ${served} s ON s.key = h.k ORDER BY 2, 1 LIMIT $3),
            picked AS MATERIALIZED (
              SELECT c.k, c.at, p.id, row_number() OVER (PARTITION BY c.k ORDER BY p.due, p.wake_at, p.id) AS turn
              FROM chosen c CROSS JOIN LATERAL (${capped ? 'SELECT * FROM (' : ''}
                SELECT id, ${dueAt} AS due, wake_at FROM ${t}
                WHERE ${narrow}wake_at IS NOT NULL AND fair_key = c.k AND ${dueAt} <= $1
+                 AND (${dueAt}, wake_at, id) >= (c.due, c.w, c.head)
                ORDER BY ${dueAt}, wake_at, id
                LIMIT ${capped ? `${CAPPED_LIMIT}` : '$3'}
                FOR UPDATE SKIP LOCKED)${capped ? ' q LIMIT $3)' : ''} p),`;
