@@ -35,18 +35,25 @@ beforeAll(async () => {
   });
   const real = await mf.getDurableObjectNamespace('FLOW');
   // Miniflare's stubs take a URL and init (its own Request class, not Node's): pass the parts.
+  // Each `get` makes its Miniflare stub once, as a worker's binding would: a stub made per request
+  // is a synchronous call into Miniflare's proxy each time, and in a loaded full-suite run one of
+  // those failed the proxy's own message check, which broke every call after it.
   namespace = {
     idFromName: (name) => real.idFromName(name),
-    get: (id) => ({
-      fetch: async (request) => {
-        const stub = real.get(id as ReturnType<typeof real.idFromName>);
-        const res = await stub.fetch(request.url, { method: request.method, body: await request.text() });
-        return new Response(await res.text(), {
-          status: res.status,
-          headers: { 'content-type': 'application/json' },
-        });
-      },
-    }),
+    get: (id) => {
+      let made: ReturnType<typeof real.get> | undefined;
+      return {
+        fetch: async (request) => {
+          made ??= real.get(id as ReturnType<typeof real.idFromName>);
+          const stub = made;
+          const res = await stub.fetch(request.url, { method: request.method, body: await request.text() });
+          return new Response(await res.text(), {
+            status: res.status,
+            headers: { 'content-type': 'application/json' },
+          });
+        },
+      };
+    },
   };
 });
 afterAll(async () => {
