@@ -43,7 +43,7 @@ const written = (r: { rowCount: number | null }): boolean => r.rowCount === 1;
 const outcomeOf = (ok: boolean): DriverOutcome => (ok ? 'written' : 'failed');
 
 /** A conditional update's outcome from its statement's answer. */
-const answered = (r: { rowCount: number | null }): DriverOutcome => (r.rowCount === 1 ? 'written' : 'failed');
+const answered = (r: { rowCount: number | null }): DriverOutcome => outcomeOf(written(r));
 
 /** The store's writes: `insert` and the conditional `update`, alone or in a group commit. */
 export function pgWrites(
@@ -135,14 +135,8 @@ export function pgWrites(
       ...(at ? refValues(flow.counters ?? []) : []),
       ...(payload === undefined ? [] : [payload]),
     ];
-    const f = o.savingFlow;
-    const text = at
-      ? payload === undefined
-        ? f.plainAt
-        : f.notifyAt
-      : payload === undefined
-        ? f.plain
-        : f.notify;
+    const kind = payload === undefined ? ('plain' as const) : ('notify' as const);
+    const text = o.savingFlow[at ? (`${kind}At` as const) : kind];
     return retried(() => write(row, text, savedValues(row, expected), tail)).then((r) => {
       const answer = r.rows[0] as { written: boolean; refused: boolean; woken: string[] | null } | undefined;
       if (answer?.written) return { woken: answer.woken ?? [] };
