@@ -9,6 +9,8 @@ import type { TableNames } from './setup.js';
 // with waiters, a take it cannot grant, or a release that would leave only lapsed holds, it writes
 // nothing at all and says so (`fast` false), and the caller runs the general statement, which
 // decides as it always does. Where it writes, it writes what the general statement would write.
+// Its grant rule is the general statement's, written again for this shape: a change to one is a
+// change to both (flow-fast.test.ts pins which statement ran for each case).
 
 /** A call's counters and holders in the fast shape; null where the call has another. */
 export interface FastShape {
