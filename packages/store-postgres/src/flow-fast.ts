@@ -6,11 +6,19 @@ import type { TableNames } from './setup.js';
 // a task's attempt ending as the next task's begins, the first task's take, the last one's release.
 // It reads those counters by primary key and locks them in the order every flow statement locks
 // them, and writes only where the general statement (flow.ts) would write the same: on a counter
-// with waiters, a take it cannot grant, or a release that would leave only lapsed holds, it writes
-// nothing at all and says so (`fast` false), and the caller runs the general statement, which
-// decides as it always does. Where it writes, it writes what the general statement would write.
+// with waiters, a take it cannot grant, a take on a counter holding lapsed holds of others, or a
+// release that would leave only lapsed holds, it writes nothing at all and says so (`fast` false),
+// and the caller runs the general statement, which decides as it always does. Where it writes, it
+// writes what the general statement would write.
 // Its grant rule is the general statement's, written again for this shape: a change to one is a
 // change to both (flow-fast.test.ts pins which statement ran for each case).
+//
+// Each shape has a text of its own (see FastKind), and each text has as few plan nodes as it can:
+// the server sets up every node of a plan at every call, and for these statements that set-up cost
+// more than running them. So no grouping, sorting or counting subquery: the counts are jsonpath
+// calls, the two counters of a move are locked in key order by one index scan (the primary key is
+// in "C" order, as every flow statement locks), and each write is gated by what was read (a
+// one-time filter: a write that does not apply reads no index).
 
 /** A call's counters and holders in the fast shape; null where the call has another. */
 export interface FastShape {
@@ -53,85 +61,127 @@ export function saveShape(flow: SaveFlow): FastShape | null {
   return release || take ? { release, take } : null;
 }
 
-/** The parameters of {@link fastFlowStatement} for `shape` at `now`. */
-export const fastValues = ({ release, take }: FastShape, now: number): unknown[] => [
-  now,
-  release?.holder ?? null,
-  release?.scope ?? null,
-  release?.key ?? null,
-  take?.holder ?? null,
-  take?.scope ?? null,
-  take?.key ?? null,
-  take?.limit ?? null,
-  take?.until ?? null,
-];
+/** Which text of the short statement a shape takes. */
+export type FastKind =
+  /** A release and a take on the same counter. */
+  | 'handoff'
+  /** A release on one counter, a take on another. */
+  | 'move'
+  | 'release'
+  | 'take';
+
+/** The kind of `shape`. */
+export function fastKind({ release, take }: FastShape): FastKind {
+  if (release && take) return release.scope === take.scope && release.key === take.key ? 'handoff' : 'move';
+  return release ? 'release' : 'take';
+}
+
+/** The parameters of {@link fastFlowStatement} of `kind` for `shape` at `now`. */
+export function fastValues(kind: FastKind, { release, take }: FastShape, now: number): unknown[] {
+  const values: unknown[] = [now];
+  if (release && kind !== 'handoff') values.push(release.scope, release.key);
+  if (release) values.push(release.holder);
+  if (take) values.push(take.scope, take.key, take.holder, take.limit, take.until);
+  return values;
+}
 
 /**
- * The fast statement: with `update` (the store's conditional UPDATE, `$1`-`$11`), a save whose
- * parameters follow from `$12` (see {@link fastValues}), then the NOTIFY payload (`$21`) with
- * `channel`; without, an acquire from `$1`. Answers whether the counter work was done here
+ * The short statement of `kind`: with `update` (the store's conditional UPDATE, `$1`-`$11`), a save
+ * whose parameters follow from `$12` (see {@link fastValues}), then the NOTIFY payload with
+ * `channel`; without, an acquire (`take`) from `$1`. Answers whether the counter work was done here
  * (`fast`) and, for a save, whether the row was written.
  */
-export function fastFlowStatement(names: TableNames, update: string | null, channel: string | null): string {
+export function fastFlowStatement(
+  names: TableNames,
+  kind: FastKind,
+  update: string | null,
+  channel: string | null,
+): string {
   const F = names.flow;
-  const base = update === null ? 1 : 12;
-  const types = ['bigint', 'text', 'text', 'text', 'text', 'text', 'text', 'int', 'bigint'];
-  const [NOW, GONE, RS, RK, HOLDER, TS, TK, LIM, UNTIL] = types.map((t, i) => `$${base + i}::${t}`) as [
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-  ];
-  const same = (a: string, b: string) =>
-    `${a}.scope = ${b}.scope AND ${a}.key = ${b}.key AND ${a}.period = 0`;
-  const liveIn = (h: string, cond: string) => `(SELECT count(*) FROM jsonb_each_text(${h}) e WHERE ${cond})`;
-  // The counters, locked in key order; their holds once the release is counted (`rest`).
-  const rows = `want AS (SELECT v.scope, v.key, bool_or(v.rel) AS rel, bool_or(v.tk) AS tk
-        FROM (VALUES (${RS}, ${RK}, true, false), (${TS}, ${TK}, false, true)) v(scope, key, rel, tk)
-        WHERE v.scope IS NOT NULL GROUP BY v.scope, v.key),
-      c AS (SELECT w.rel, w.tk, f.scope, f.key, f.holds, f.waiting
-        FROM (SELECT * FROM want ORDER BY scope COLLATE "C", key COLLATE "C") w
-        CROSS JOIN LATERAL (SELECT f.* FROM ${F} f WHERE ${same('f', 'w')} FOR UPDATE) f),
-      n AS (SELECT c.scope, c.key, c.tk, c.waiting, CASE WHEN c.rel THEN c.holds - ${GONE} ELSE c.holds END AS rest,
-        c.rel AND c.holds ? ${GONE} AS had FROM c)`;
-  // Not done here: a counter with waiters; a take refused (the holder holds no live slot and the
-  // limit's worth of others do); a release leaving lapsed holds only (the general statement
-  // deletes that row); a lease that ends before now.
-  const checks = `bad AS (SELECT 1 FROM n WHERE n.waiting <> '{}' OR CASE WHEN n.tk
-          THEN NOT COALESCE((n.rest->>${HOLDER})::bigint > ${NOW}, false)
-            AND ${liveIn('n.rest', `e.key <> ${HOLDER} AND e.value::bigint > ${NOW}`)} >= ${LIM}
-          ELSE n.rest <> '{}' AND ${liveIn('n.rest', `e.value::bigint > ${NOW}`)} = 0 END),
-      ok AS (SELECT 1 AS one WHERE NOT EXISTS (SELECT 1 FROM bad)
-        AND (${TS} IS NULL OR (${UNTIL} > ${NOW} AND (${LIM} > 0 OR EXISTS (SELECT 1 FROM n WHERE n.tk)))))`;
+  let next = update === null ? 1 : 12;
+  const param = (type: string) => `$${next++}::${type}`;
+  const NOW = param('bigint');
+  const [RS, RK] = kind === 'move' || kind === 'release' ? [param('text'), param('text')] : ['', ''];
+  const GONE = kind === 'take' ? '' : param('text');
+  const [TS, TK, HOLDER, LIM, UNTIL] =
+    kind === 'release'
+      ? ['', '', '', '', '']
+      : [param('text'), param('text'), param('text'), param('int'), param('bigint')];
+  const is = (a: string, S: string, K: string) => `${a}.scope = ${S} AND ${a}.key = ${K}`;
+  // The counters by primary key, locked: one, or the two of a move in key order.
+  const lookup =
+    kind === 'move'
+      ? `f.scope = ANY (ARRAY[${RS}, ${TS}]) AND f.key = ANY (ARRAY[${RK}, ${TK}]) AND f.period = 0
+          AND (${is('f', RS, RK)} OR ${is('f', TS, TK)})`
+      : `${is('f', RS || TS, RK || TK)} AND f.period = 0`;
+  const read = `c AS (SELECT f.scope, f.key, f.holds, f.waiting FROM ${F} f WHERE ${lookup} FOR UPDATE)`;
+  const vars = `jsonb_build_object('n', ${NOW})`;
+  const some = (holds: string, test: string) =>
+    `jsonb_path_exists(${holds}, '$.* ? (@ ${test} $n)', ${vars})`;
+  // The holds a counter keeps once the release is counted.
+  const rest = `c.holds - ${GONE}`;
+  // Not done here: a waiter; a release leaving lapsed holds only (the general statement deletes that
+  // row); a take where others' holds lapsed (the general statement drops them), or refused (the
+  // holder holds no live slot and the limit's worth of others do).
+  const freeing = `(${rest} <> '{}' AND NOT ${some(rest, '>')})`;
+  const takenFrom = (holds: string) => `(${some(`${holds} - ${HOLDER}`, '<=')}
+          OR NOT (COALESCE((${holds}->>${HOLDER})::bigint > ${NOW}, false)
+            OR jsonb_array_length(jsonb_path_query_array(${holds} - ${HOLDER}, '$.*')) < ${LIM}))`;
+  const bad = {
+    handoff: takenFrom(`(${rest})`),
+    move: `CASE WHEN ${is('c', TS, TK)} THEN ${takenFrom('c.holds')} ELSE ${freeing} END`,
+    release: freeing,
+    take: takenFrom('c.holds'),
+  }[kind];
+  // Whether the taken counter has a row.
+  const tHere =
+    kind === 'move' ? `EXISTS (SELECT 1 FROM c WHERE ${is('c', TS, TK)})` : 'EXISTS (SELECT 1 FROM c)';
+  const takes = kind === 'release' ? '' : ` AND ${UNTIL} > ${NOW} AND (${LIM} > 0 OR ${tHere})`;
+  const ok = `ok AS (SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM c WHERE c.waiting <> '{}' OR ${bad})${takes})`;
   const W = update === null ? 'ok' : 'w';
   const save = update === null ? '' : `w AS (${update} AND EXISTS (SELECT 1 FROM ok) RETURNING 1),`;
-  // The taken counter's holds: lapsed holds of others dropped (only where there are any), the holder's lease set.
-  const taken = `CASE WHEN ${liveIn('n.rest', `e.value::bigint <= ${NOW}`)} = 0 THEN n.rest
-        ELSE COALESCE((SELECT jsonb_object_agg(e.key, e.value) FROM jsonb_each(n.rest) e
-          WHERE e.key <> ${HOLDER} AND (e.value #>> '{}')::bigint > ${NOW}), '{}') END
-        || jsonb_build_object(${HOLDER}, ${UNTIL})`;
-  // Each write finds its row by the parameters (an index lookup whatever the planner believes of
-  // the table's size), its holds in `n`: the released counter's when it is not the taken one.
-  const at = (S: string, K: string) => `f.scope = ${S} AND f.key = ${K} AND f.period = 0`;
-  const writes = `gone AS (DELETE FROM ${F} f USING n, ${W} WHERE ${at(RS, RK)} AND NOT n.tk AND n.rest = '{}'),
-      freed AS (UPDATE ${F} f SET holds = n.rest FROM n, ${W}
-        WHERE ${at(RS, RK)} AND NOT n.tk AND n.had AND n.rest <> '{}'),
-      upd AS (UPDATE ${F} f SET holds = ${taken}, lim = ${LIM} FROM n, ${W} WHERE ${at(TS, TK)} AND n.tk),
-      ins AS (INSERT INTO ${F} (scope, key, period, lim, holds, waiting)
-        SELECT ${TS}, ${TK}, 0, ${LIM}, jsonb_build_object(${HOLDER}, ${UNTIL}), '{}' FROM ${W}
-        WHERE ${TS} IS NOT NULL AND NOT EXISTS (SELECT 1 FROM n WHERE n.tk))`;
-  const head = `WITH ${rows},
-      ${checks},
+  const done = `EXISTS (SELECT 1 FROM ${W})`;
+  // What the release does to its counter, read where it was locked: emptied (deleted) or freed (updated).
+  const ofR = (what: string) =>
+    `(SELECT ${what} FROM c${kind === 'move' ? ` WHERE ${is('c', RS, RK)}` : ''})`;
+  const emptied = ofR(`${rest} = '{}'`);
+  const freed = ofR(`c.holds ? ${GONE} AND ${rest} <> '{}'`);
+  // Each write finds its row by the parameters (an index lookup whatever the planner believes of the
+  // table's size) and computes the holds from the row it updates: the row as locked above.
+  const taking = `f.holds${kind === 'handoff' ? ` - ${GONE}` : ''} || jsonb_build_object(${HOLDER}, ${UNTIL})`;
+  const gone = `gone AS (DELETE FROM ${F} f WHERE ${is('f', RS, RK)} AND f.period = 0 AND ${emptied} AND ${done})`;
+  const ins = `ins AS (INSERT INTO ${F} (scope, key, period, lim, holds, waiting)
+        SELECT ${TS}, ${TK}, 0, ${LIM}, jsonb_build_object(${HOLDER}, ${UNTIL}), '{}'
+        WHERE NOT ${tHere} AND ${done})`;
+  const writes = {
+    handoff: [
+      `upd AS (UPDATE ${F} f SET holds = ${taking}, lim = ${LIM} WHERE ${lookup} AND ${tHere} AND ${done})`,
+      ins,
+    ],
+    move: [
+      gone,
+      `upd AS (UPDATE ${F} f SET holds = CASE WHEN ${is('f', TS, TK)} THEN ${taking} ELSE f.holds - ${GONE} END,
+        lim = CASE WHEN ${is('f', TS, TK)} THEN ${LIM} ELSE f.lim END
+        WHERE ${lookup} AND CASE WHEN ${is('f', TS, TK)} THEN ${tHere} ELSE ${freed} END
+          AND (${tHere} OR ${freed}) AND ${done})`,
+      ins,
+    ],
+    release: [
+      gone,
+      `freed AS (UPDATE ${F} f SET holds = f.holds - ${GONE} WHERE ${lookup} AND ${freed} AND ${done})`,
+    ],
+    take: [
+      `upd AS (UPDATE ${F} f SET holds = ${taking}, lim = ${LIM} WHERE ${lookup} AND ${tHere} AND ${done})`,
+      ins,
+    ],
+  }[kind];
+  const head = `WITH ${read},
+      ${ok},
       ${save}
-      ${writes}`;
+      ${writes.join(',\n      ')}`;
   if (update === null) return `${head} SELECT EXISTS (SELECT 1 FROM ok) AS fast`;
   return `${head}
     SELECT EXISTS (SELECT 1 FROM w) AS written, EXISTS (SELECT 1 FROM ok) AS fast${
-      channel === null ? '' : `, (SELECT pg_notify('${channel}', $${base + types.length}) FROM w) AS notified`
+      channel === null ? '' : `, (SELECT pg_notify('${channel}', $${next}) FROM w) AS notified`
     }`;
 }

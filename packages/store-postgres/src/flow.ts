@@ -302,14 +302,14 @@ export async function retried<T>(call: () => Promise<T>): Promise<T> {
 /** The flow calls on `<table>$flow`: one statement each. */
 export function pgFlow(query: Query, names: TableNames): FlowDriver {
   const { ACQUIRE, RELEASE, RELEASE_AT, RENEW, RENEW_AT, LIST } = flowStatements(names);
-  const FAST_ACQUIRE = fastFlowStatement(names, null, null);
+  const FAST_ACQUIRE = fastFlowStatement(names, 'take', null, null);
   return {
     inUpdate: true,
     async acquire(holder, instance, needs, now, until): Promise<FlowGrant> {
       // One concurrency need: the short statement grants it where it can (flow-fast.ts).
       const shape = acquireShape(holder, needs, until);
       if (shape) {
-        const r = await retried(() => query<{ fast: boolean }>(FAST_ACQUIRE, fastValues(shape, now)));
+        const r = await retried(() => query<{ fast: boolean }>(FAST_ACQUIRE, fastValues('take', shape, now)));
         if (r.rows[0]?.fast) return { granted: true };
       }
       const values = [

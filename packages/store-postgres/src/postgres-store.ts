@@ -3,7 +3,7 @@ import type { WakeSubscription } from '@stepfold/engine';
 import { defineStore, type StoreDriver } from '@stepfold/engine';
 import { pgClaims } from './claims.js';
 import { pgFlow, savingFlowStatement } from './flow.js';
-import { fastFlowStatement } from './flow-fast.js';
+import { type FastKind, fastFlowStatement } from './flow-fast.js';
 import { pgInbox } from './inbox.js';
 import { isUnavailable } from './map-error.js';
 import { pgQuery } from './query.js';
@@ -43,6 +43,10 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   // The conditional UPDATE alone (no inbox, no match): the save flow work goes with.
   const update = sql.save({ consume: false, match: false, notify: false });
   const groupCommit = options.groupCommit === true;
+  const fastSaves = (kind: FastKind) => ({
+    plain: fastFlowStatement(names, kind, update, null),
+    notify: fastFlowStatement(names, kind, update, channel),
+  });
   const stream = pgStream(
     query,
     names,
@@ -64,8 +68,10 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
         notifyAt: savingFlowStatement(names, update, channel, true),
       },
       fastFlow: {
-        plain: fastFlowStatement(names, update, null),
-        notify: fastFlowStatement(names, update, channel),
+        handoff: fastSaves('handoff'),
+        move: fastSaves('move'),
+        release: fastSaves('release'),
+        take: fastSaves('take'),
       },
     }),
     async select(id) {

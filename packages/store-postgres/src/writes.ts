@@ -1,7 +1,7 @@
 import type { DriverOutcome, EncodedSnapshot, StoreDriver, UpdateCondition } from '@stepfold/engine';
 import { needsTextColumn, type Row, toRow } from './encode.js';
 import { refValues, retried } from './flow.js';
-import { fastValues, saveShape } from './flow-fast.js';
+import { type FastKind, fastKind, fastValues, saveShape } from './flow-fast.js';
 import { errorCode, isUnavailable } from './map-error.js';
 import type { Query } from './query.js';
 import { createSaveBatcher, type QueuedSave } from './save-batch.js';
@@ -59,8 +59,8 @@ export function pgWrites(
      * the released holders are on.
      */
     savingFlow: { plain: string; notify: string; plainAt: string; notifyAt: string };
-    /** The short save statement for concurrency counters (flow-fast.ts), with NOTIFY or without. */
-    fastFlow: { plain: string; notify: string };
+    /** The short save statements for concurrency counters (flow-fast.ts) by kind, with NOTIFY or without. */
+    fastFlow: Record<FastKind, { plain: string; notify: string }>;
   },
 ): Pick<StoreDriver, 'insert' | 'update'> {
   const jsonb = o.column === 'jsonb';
@@ -106,8 +106,10 @@ export function pgWrites(
     // Concurrency counters, a holder each way at most: the short statement, or, where it did
     // nothing (see flow-fast.ts), the general one.
     const { row, expected, payload } = save;
-    const text = payload === undefined ? o.fastFlow.plain : o.fastFlow.notify;
-    const tail = [...fastValues(shape, flow.now), ...(payload === undefined ? [] : [payload])];
+    const kind = fastKind(shape);
+    const text = payload === undefined ? o.fastFlow[kind].plain : o.fastFlow[kind].notify;
+    const values = fastValues(kind, shape, flow.now);
+    const tail = payload === undefined ? values : [...values, payload];
     return retried(() => write(row, text, savedValues(row, expected), tail)).then((r) => {
       const answer = r.rows[0] as { written: boolean; fast: boolean } | undefined;
       if (answer?.written) return { woken: [] };

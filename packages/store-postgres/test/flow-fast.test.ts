@@ -81,7 +81,7 @@ function recording(store: PostgresStore, texts: string[]): PostgresStore {
 
 /** Which statements ran: the short one (flow-fast.ts), the general save or acquire (flow.ts). */
 const kinds = (texts: string[]) =>
-  texts.map((t) => (t.startsWith('WITH want') ? 'short' : t.startsWith('WITH need') ? 'general' : 'other'));
+  texts.map((t) => (t.startsWith('WITH c AS') ? 'short' : t.startsWith('WITH need') ? 'general' : 'other'));
 
 describe('postgres flow: the short statements', () => {
   it('the common save and acquire run the short statement alone; a waiter sends them to the general one', async () => {
