@@ -104,6 +104,47 @@ describe('postgres flow: the short statements', () => {
     await spied.close();
   });
 
+  it('each shape has its own short text: a hand-off on one counter, a move, a release alone, a take alone', async () => {
+    const { store, next } = await fresh();
+    const texts: string[] = [];
+    const spied = recording(store, texts);
+    const a = slot('ff-shape-a', 'k', 2);
+    const b = slot('ff-shape-b', 'k', 2);
+    expect((await spied.flow!.acquire('h1', 'i', [a], T0, T0 + 5000)).granted).toBe(true);
+    await spied.save(next, 1, { flow: handing('h1', a, 'h2', a, T0 + 1) });
+    expect(await row(store, a)).toEqual({ h2: T0 + 5001 });
+    await spied.save({ ...next, version: 3 }, 2, { flow: handing('h2', a, 'h3', b, T0 + 2) });
+    expect(await row(store, a)).toBeNull();
+    expect(await row(store, b)).toEqual({ h3: T0 + 5002 });
+    await spied.save({ ...next, version: 4 }, 3, {
+      flow: { release: ['h3'], counters: [ref(b)], now: T0 + 3 },
+    });
+    expect(await row(store, b)).toBeNull();
+    await spied.save({ ...next, version: 5 }, 4, {
+      flow: { take: { holder: 'h4', needs: [b], until: T0 + 9000 }, now: T0 + 4 },
+    });
+    expect(await row(store, b)).toEqual({ h4: T0 + 9000 });
+    expect(kinds(texts)).toEqual(['short', 'short', 'short', 'short', 'short']);
+    // The acquire and the save's take are one shape; the other three each have a text of their own.
+    const saves = texts.slice(1);
+    expect(new Set(saves).size).toBe(4);
+    expect((await store.load('i'))?.version).toBe(5);
+    await spied.close();
+  });
+
+  it("a take on a counter where others' holds lapsed is left to the general statement, which drops them", async () => {
+    const { store, flow, next } = await fresh();
+    const need = slot('ff-lapsed-other', 'k', 2);
+    expect((await flow.acquire('old', 'x', [need], T0, T0 + 10)).granted).toBe(true);
+    expect((await flow.acquire('a', 'i', [need], T0, T0 + 5000)).granted).toBe(true);
+    const texts: string[] = [];
+    const spied = recording(store, texts);
+    await spied.save(next, 1, { flow: handing('a', need, 'b', need, T0 + 20) });
+    expect(kinds(texts)).toEqual(['short', 'general']);
+    expect(await row(store, need)).toEqual({ b: T0 + 5020 });
+    await spied.close();
+  });
+
   it('a hand-off on a counter with a waiter wakes it as the general statement does', async () => {
     const { store, flow, next } = await fresh();
     const need = slot('ff-wait', 'k', 1);
