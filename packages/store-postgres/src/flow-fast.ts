@@ -76,12 +76,37 @@ export function fastKind({ release, take }: FastShape): FastKind {
   return release ? 'release' : 'take';
 }
 
-/** The parameters of {@link fastFlowStatement} of `kind` for `shape` at `now`. */
+/**
+ * How `a` sorts against `b` in the "C" collation (by code point, as their UTF-8 bytes sort): UTF-16
+ * code units sort the same except surrogates, which stand for code points above every other unit.
+ */
+export function cOrder(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    const lift = (u: number) => (u >= 0xd800 && u <= 0xdfff ? u + 0x2000 : u >= 0xe000 ? u - 0x800 : u);
+    return lift(x) - lift(y);
+  }
+  return a.length - b.length;
+}
+
+/**
+ * The parameters of {@link fastFlowStatement} of `kind` for `shape` at `now`; a move's two counters
+ * again at the end in key order (scope, then key), the order it locks them in.
+ */
 export function fastValues(kind: FastKind, { release, take }: FastShape, now: number): unknown[] {
   const values: unknown[] = [now];
   if (release && kind !== 'handoff') values.push(release.scope, release.key);
   if (release) values.push(release.holder);
   if (take) values.push(take.scope, take.key, take.holder, take.limit, take.until);
+  if (kind === 'move') {
+    const r = release!;
+    const t = take!;
+    const first = (cOrder(r.scope, t.scope) || cOrder(r.key, t.key)) < 0;
+    values.push(...(first ? [r.scope, r.key, t.scope, t.key] : [t.scope, t.key, r.scope, r.key]));
+  }
   return values;
 }
 
@@ -107,14 +132,18 @@ export function fastFlowStatement(
     kind === 'release'
       ? ['', '', '', '', '']
       : [param('text'), param('text'), param('text'), param('int'), param('bigint')];
+  const [L1S, L1K, L2S, L2K] =
+    kind === 'move' ? [param('text'), param('text'), param('text'), param('text')] : [];
   const is = (a: string, S: string, K: string) => `${a}.scope = ${S} AND ${a}.key = ${K}`;
-  // The counters by primary key, locked: one, or the two of a move in key order.
-  const lookup =
+  const pk = (S: string, K: string) => `f.scope = ${S} AND f.key = ${K} AND f.period = 0`;
+  // The counters by primary key, locked: one, or the two of a move in key order (the last four
+  // parameters, see fastValues), each found by its primary key in a nested loop.
+  const read =
     kind === 'move'
-      ? `f.scope = ANY (ARRAY[${RS}, ${TS}]) AND f.key = ANY (ARRAY[${RK}, ${TK}]) AND f.period = 0
-          AND (${is('f', RS, RK)} OR ${is('f', TS, TK)})`
-      : `${is('f', RS || TS, RK || TK)} AND f.period = 0`;
-  const read = `c AS (SELECT f.scope, f.key, f.holds, f.waiting FROM ${F} f WHERE ${lookup} FOR UPDATE)`;
+      ? `c AS (SELECT f.scope, f.key, f.holds, f.waiting
+        FROM (VALUES (${L1S}, ${L1K}), (${L2S}, ${L2K})) v(scope, key)
+        CROSS JOIN LATERAL (SELECT f.* FROM ${F} f WHERE ${pk('v.scope', 'v.key')} FOR UPDATE) f)`
+      : `c AS (SELECT f.scope, f.key, f.holds, f.waiting FROM ${F} f WHERE ${pk(RS || TS, RK || TK)} FOR UPDATE)`;
   const vars = `jsonb_build_object('n', ${NOW})`;
   const some = (holds: string, test: string) =>
     `jsonb_path_exists(${holds}, '$.* ? (@ ${test} $n)', ${vars})`;
@@ -123,14 +152,14 @@ export function fastFlowStatement(
   // Not done here: a waiter; a release leaving lapsed holds only (the general statement deletes that
   // row); a take where others' holds lapsed (the general statement drops them), or refused (the
   // holder holds no live slot and the limit's worth of others do).
-  const freeing = `(${rest} <> '{}' AND NOT ${some(rest, '>')})`;
+  const lapsedOnly = `(${rest} <> '{}' AND NOT ${some(rest, '>')})`;
   const takenFrom = (holds: string) => `(${some(`${holds} - ${HOLDER}`, '<=')}
           OR NOT (COALESCE((${holds}->>${HOLDER})::bigint > ${NOW}, false)
             OR jsonb_array_length(jsonb_path_query_array(${holds} - ${HOLDER}, '$.*')) < ${LIM}))`;
   const bad = {
     handoff: takenFrom(`(${rest})`),
-    move: `CASE WHEN ${is('c', TS, TK)} THEN ${takenFrom('c.holds')} ELSE ${freeing} END`,
-    release: freeing,
+    move: `CASE WHEN ${is('c', TS, TK)} THEN ${takenFrom('c.holds')} ELSE ${lapsedOnly} END`,
+    release: lapsedOnly,
     take: takenFrom('c.holds'),
   }[kind];
   // Whether the taken counter has a row.
@@ -149,31 +178,17 @@ export function fastFlowStatement(
   // Each write finds its row by the parameters (an index lookup whatever the planner believes of the
   // table's size) and computes the holds from the row it updates: the row as locked above.
   const taking = `f.holds${kind === 'handoff' ? ` - ${GONE}` : ''} || jsonb_build_object(${HOLDER}, ${UNTIL})`;
-  const gone = `gone AS (DELETE FROM ${F} f WHERE ${is('f', RS, RK)} AND f.period = 0 AND ${emptied} AND ${done})`;
+  const gone = `gone AS (DELETE FROM ${F} f WHERE ${pk(RS, RK)} AND ${emptied} AND ${done})`;
   const ins = `ins AS (INSERT INTO ${F} (scope, key, period, lim, holds, waiting)
         SELECT ${TS}, ${TK}, 0, ${LIM}, jsonb_build_object(${HOLDER}, ${UNTIL}), '{}'
         WHERE NOT ${tHere} AND ${done})`;
+  const upd = `upd AS (UPDATE ${F} f SET holds = ${taking}, lim = ${LIM} WHERE ${pk(TS, TK)} AND ${tHere} AND ${done})`;
+  const release = `freed AS (UPDATE ${F} f SET holds = f.holds - ${GONE} WHERE ${pk(RS, RK)} AND ${freed} AND ${done})`;
   const writes = {
-    handoff: [
-      `upd AS (UPDATE ${F} f SET holds = ${taking}, lim = ${LIM} WHERE ${lookup} AND ${tHere} AND ${done})`,
-      ins,
-    ],
-    move: [
-      gone,
-      `upd AS (UPDATE ${F} f SET holds = CASE WHEN ${is('f', TS, TK)} THEN ${taking} ELSE f.holds - ${GONE} END,
-        lim = CASE WHEN ${is('f', TS, TK)} THEN ${LIM} ELSE f.lim END
-        WHERE ${lookup} AND CASE WHEN ${is('f', TS, TK)} THEN ${tHere} ELSE ${freed} END
-          AND (${tHere} OR ${freed}) AND ${done})`,
-      ins,
-    ],
-    release: [
-      gone,
-      `freed AS (UPDATE ${F} f SET holds = f.holds - ${GONE} WHERE ${lookup} AND ${freed} AND ${done})`,
-    ],
-    take: [
-      `upd AS (UPDATE ${F} f SET holds = ${taking}, lim = ${LIM} WHERE ${lookup} AND ${tHere} AND ${done})`,
-      ins,
-    ],
+    handoff: [upd, ins],
+    move: [gone, release, upd, ins],
+    release: [gone, release],
+    take: [upd, ins],
   }[kind];
   const head = `WITH ${read},
       ${ok},

@@ -7,6 +7,7 @@ import {
   type Snapshot,
 } from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
+import { cOrder, fastValues } from '../src/flow-fast.js';
 import { createPostgresStore, type PostgresStore } from '../src/index.js';
 import { tableNames } from '../src/setup.js';
 import { TEST_SCHEMA } from './server.js';
@@ -143,6 +144,24 @@ describe('postgres flow: the short statements', () => {
     expect(kinds(texts)).toEqual(['short', 'general']);
     expect(await row(store, need)).toEqual({ b: T0 + 5020 });
     await spied.close();
+  });
+
+  it("a move's two counters are passed in the order the server's C collation sorts them", () => {
+    expect(['b', 'a', 'ab', 'B', '\u{1F600}', '\uFFFD', 'é'].sort(cOrder)).toEqual([
+      'B',
+      'a',
+      'ab',
+      'b',
+      'é',
+      '\uFFFD',
+      '\u{1F600}',
+    ]);
+    const take = { holder: 't', scope: 'wf/s1', key: 'k', limit: 4, until: 9 };
+    const order = (scope: string, key: string) =>
+      fastValues('move', { release: { holder: 'r', scope, key }, take }, 1).slice(-4);
+    expect(order('wf/s2', 'k')).toEqual(['wf/s1', 'k', 'wf/s2', 'k']);
+    expect(order('wf/s0', 'k')).toEqual(['wf/s0', 'k', 'wf/s1', 'k']);
+    expect(order('wf/s1', 'j')).toEqual(['wf/s1', 'j', 'wf/s1', 'k']);
   });
 
   it('a hand-off on a counter with a waiter wakes it as the general statement does', async () => {

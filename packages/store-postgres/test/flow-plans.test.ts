@@ -2,6 +2,7 @@ import { makeTestSnapshot } from '@stepfold/engine';
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { flowStatements, savingFlowStatement } from '../src/flow.js';
+import { type FastShape, fastFlowStatement, fastValues } from '../src/flow-fast.js';
 import { tableNames } from '../src/setup.js';
 import { storeStatements } from '../src/statements.js';
 import { TEST_SCHEMA } from './server.js';
@@ -133,12 +134,8 @@ describe('postgres flow statements (plans)', () => {
     expect(Number(pages.rows[0]!.n)).toBeGreaterThan(150);
     const sql = storeStatements(names, 'unused_channel', 'text');
     const { RELEASE, RELEASE_AT, RENEW_AT } = flowStatements(names);
-    const save = savingFlowStatement(
-      names,
-      sql.save({ consume: false, match: false, notify: false }),
-      null,
-      true,
-    );
+    const update = sql.save({ consume: false, match: false, notify: false });
+    const save = savingFlowStatement(names, update, null, true);
     const client = await pool.connect();
     try {
       for (const mode of ['force_generic_plan', 'force_custom_plan']) {
@@ -164,7 +161,23 @@ describe('postgres flow statements (plans)', () => {
         console.log(
           `flow blocks read (${mode}): save ${saved.blocks}, release ${released.blocks}, renew ${renewed.blocks}`,
         );
-        for (const [what, r] of Object.entries({ saved, released, renewed })) {
+        // The short statement's move (flow-fast.ts): the same save, the two counters locked in key order.
+        const move: FastShape = {
+          release: { holder: 'inst-0/1/s1/1#run#1@1', scope: 'wf/s1', key: 'k-0' },
+          take: { holder: 'inst-0/1/s2/1#run#1@2', scope: 'wf/s2', key: 'k-0', limit: 4, until: 1_010_000 },
+        };
+        const moved = await read(fastFlowStatement(names, 'move', update, null), [
+          ...['inst-0', 1, 2, 'running', 'wf', 1_000_000, 'wf@1@h', '', null, null, '{}'],
+          ...fastValues('move', move, 1_000_000),
+        ]);
+        expect(moved.rows, mode).toEqual(2);
+        const taken = await read(
+          fastFlowStatement(names, 'take', null, null),
+          fastValues('take', { release: null, take: move.take }, 1_000_000),
+        );
+        expect(taken.rows, mode).toEqual(1);
+        console.log(`flow blocks read (${mode}): short move ${moved.blocks}, short acquire ${taken.blocks}`);
+        for (const [what, r] of Object.entries({ saved, released, renewed, moved, taken })) {
           expect(r.seqScans, `${what} (${mode})`).toEqual(0);
           expect(r.blocks, `${what} (${mode})`).toBeLessThan(40);
         }
