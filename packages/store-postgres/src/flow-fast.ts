@@ -16,9 +16,9 @@ import type { TableNames } from './setup.js';
 // Each shape has a text of its own (see FastKind), and each text has as few plan nodes as it can:
 // the server sets up every node of a plan at every call, and for these statements that set-up cost
 // more than running them. So no grouping, sorting or counting subquery: the counts are jsonpath
-// calls, the two counters of a move are locked in key order by one index scan (the primary key is
-// in "C" order, as every flow statement locks), and each write is gated by what was read (a
-// one-time filter: a write that does not apply reads no index).
+// calls, the two counters of a move come sorted from JS (in the "C" order every flow statement
+// locks in), and each write is gated by what was read (a one-time filter: a write that does not
+// apply reads no index).
 
 /** A call's counters and holders in the fast shape; null where the call has another. */
 export interface FastShape {
