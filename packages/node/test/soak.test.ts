@@ -1,11 +1,12 @@
 import type { Snapshot } from '@stepfold/engine';
 import { createHarness } from '@stepfold/engine';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { crashWindow } from './soak/crash-windows.mjs';
 import { runSoak } from './soak/driver.mjs';
 import { SHORT_FAULTS } from './soak/fault-schedule.mjs';
 import { drain, fleetStats, giveBacks, latency, percentile } from './soak/metrics.mjs';
 import { checkChildren, checkLog, checkSnapshots } from './soak/oracles.mjs';
+import { dropOwnServers } from './soak/stores.mjs';
 import { design, order, treeDesign } from './soak/workflows.mjs';
 
 // The AWS SDK warns once per process on Node 20 about its future Node 22 floor: noise here.
@@ -26,6 +27,8 @@ const CASES = [
 ] as const;
 
 describe('soak: SIGKILLed worker processes', () => {
+  // The restart case's PostgreSQL of its own (a port the OS picked) goes with the file.
+  afterAll(() => dropOwnServers());
   for (const { kind, restart, mode, faults } of CASES) {
     const what = `${kind}${mode === 'loop' ? ' (processDue loop)' : ''}${restart ? ', server restarted mid-run' : ''}${faults ? ', network faults' : ''}`;
     it(`${what}: every instance ends as designed, nothing completes twice, nothing is left dispatched`, async () => {
