@@ -180,6 +180,7 @@ export function openStore(kind, url, ns, claimMs) {
             (t) => `"${PG_SCHEMA}"."${ns}${t}"`,
           );
           await pool.query(`DROP TABLE IF EXISTS ${tables.join(', ')}`);
+          await pool.query(`DROP FUNCTION IF EXISTS "${PG_SCHEMA}"."${ns}$search_sync"()`);
           await pool.query(`DELETE FROM "${PG_SCHEMA}".stepfold_migrations WHERE table_name = $1`, [ns]);
         },
       };
