@@ -4,16 +4,9 @@ import { lambdaCall } from './lambda.js';
 import { jsonataTolerance, settle } from './map-tolerance.js';
 import type { PipelineEnv } from './pipeline.js';
 import type { StepPlan } from './plan.js';
+import { type CatchOutput, handleError, raise, stateCause } from './state-errors.js';
 import type { CarriedError, IterationInput, StateOutput } from './state-output.js';
-import {
-  type CatchOutput,
-  gatherResults,
-  handleError,
-  raise,
-  type StateCall,
-  stateCause,
-  toleranceOf,
-} from './states.js';
+import { gatherResults, type StateCall, toleranceOf } from './states.js';
 import { parseTimestamp, timestampMs } from './timestamps.js';
 
 // A state with `QueryLanguage: "JSONata"`: `Arguments` is what its work takes (default the state

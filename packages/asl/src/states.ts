@@ -3,7 +3,7 @@ import { AslRuntimeError } from './errors.js';
 import type { AslHandlerOptions } from './handler.js';
 import { jsonataState } from './jsonata-states.js';
 import { lambdaCall } from './lambda.js';
-import { errorOutput, jsonPathTolerance, settle } from './map-tolerance.js';
+import { jsonPathTolerance, settle } from './map-tolerance.js';
 import {
   applyResultPath,
   assign,
@@ -12,7 +12,8 @@ import {
   resolveTemplate,
   selectPath,
 } from './pipeline.js';
-import type { AslScope, AslState, StepPlan } from './plan.js';
+import type { AslState, StepPlan } from './plan.js';
+import { handleError, RUNTIME_PREFIX, raise, stateCause } from './state-errors.js';
 import {
   type CarriedError,
   type Current,
@@ -22,9 +23,6 @@ import {
   type StateOutput,
 } from './state-output.js';
 import { parseTimestamp, timestampMs } from './timestamps.js';
-
-/** How a runtime error's cause starts: it names the state that raised it. */
-const RUNTIME_PREFIX = 'An error occurred while executing the state';
 
 /** The errors whose cause names the state and its entry event. */
 const WRAPPED = new Set(['States.Runtime', 'States.QueryEvaluationError']);
@@ -161,12 +159,6 @@ export async function evaluateState(call: StateCall): Promise<StateOutput> {
   }
 }
 
-/** A runtime error's cause as AWS words it: the state, the event it was entered at, then the detail. */
-export function stateCause(call: StateCall, detail: string | null): string {
-  if (detail?.startsWith(RUNTIME_PREFIX)) return detail;
-  return `${RUNTIME_PREFIX} '${call.plan.name}' (entered at the event id #${enteredEventId(call)}). ${detail ?? ''}`;
-}
-
 /** The context object a state's paths see (`RetryCount` only in Task states, as AWS gives it). */
 export function stateContext(
   base: Record<string, unknown>,
@@ -208,108 +200,6 @@ function text(
   if (typeof state[pathField] !== 'string') return null;
   const v = expression(state[pathField], raw, pathField, env);
   return typeof v === 'string' ? v : JSON.stringify(v);
-}
-
-/** An error no handler of the state takes: raised at the top, carried to the end of a branch or iteration. */
-export function raise(
-  scope: AslScope,
-  error: CarriedError,
-  out: (o: Partial<StateOutput>) => StateOutput,
-): StateOutput {
-  if (scope.kind === 'top') throw new AslRuntimeError(error.error, error.cause);
-  return out({ error, route: 'error' });
-}
-
-/** Whether an error name is matched by a Retry's or Catch's `ErrorEquals`. */
-function matches(names: unknown, error: string | null): boolean {
-  if (!Array.isArray(names)) return false;
-  return names.some(
-    (n) =>
-      n === error ||
-      (n === 'States.ALL' && error !== 'States.Runtime') ||
-      (n === 'States.TaskFailed' && error !== 'States.Runtime' && error !== 'States.Timeout'),
-  );
-}
-
-/** What a catcher makes of an error: the state's output and variables (JSONata states bring their own). */
-export type CatchOutput = (
-  catcher: Record<string, unknown>,
-  errorOutput: Record<string, unknown>,
-) => Promise<Pick<StateOutput, 'value' | 'vars' | 'assigned'>>;
-
-/** Retry, then Catch, then raise: what a state does with an error its work ended in. */
-export async function handleError(
-  call: StateCall,
-  error: CarriedError,
-  raw: unknown,
-  env: PipelineEnv,
-  out: (o: Partial<StateOutput>) => StateOutput,
-  catchOutput?: CatchOutput,
-): Promise<StateOutput> {
-  const { plan } = call;
-  const state = plan.state;
-  if (error.fatal || error.error === 'States.Runtime') {
-    if (plan.scope.kind === 'top') throw new AslRuntimeError(error.error, error.cause);
-    return out({ error: { ...error, fatal: true }, route: 'error' });
-  }
-  const prior =
-    plan.role === 'after'
-      ? undefined
-      : call.current.from === (plan.role === 'state' ? plan.decider : '') &&
-          call.current.out?.route === 'retry'
-        ? call.current.out.retry
-        : undefined;
-  const own = plan.role === 'after' ? findOwnRetry(call, plan) : prior;
-  const retriers = (Array.isArray(state['Retry']) ? state['Retry'] : []) as Array<Record<string, unknown>>;
-  const counts = own?.counts.slice() ?? retriers.map(() => 0);
-  const i = retriers.findIndex((r) => matches(r['ErrorEquals'], error.error));
-  if (i >= 0) {
-    const r = retriers[i]!;
-    const max = typeof r['MaxAttempts'] === 'number' ? r['MaxAttempts'] : 3;
-    if ((counts[i] ?? 0) < max) {
-      const interval = typeof r['IntervalSeconds'] === 'number' ? r['IntervalSeconds'] : 1;
-      const rate = typeof r['BackoffRate'] === 'number' ? r['BackoffRate'] : 2;
-      let delay = interval * rate ** (counts[i] ?? 0);
-      if (typeof r['MaxDelaySeconds'] === 'number') delay = Math.min(delay, r['MaxDelaySeconds']);
-      if (r['JitterStrategy'] === 'FULL') delay *= (call.options.random ?? Math.random)();
-      counts[i] = (counts[i] ?? 0) + 1;
-      const now = (call.options.now ?? Date.now)();
-      return out({
-        route: 'retry',
-        until: now + Math.round(delay * 1000),
-        retry: { input: raw, counts, attempts: (own?.attempts ?? 0) + 1 },
-        error,
-      });
-    }
-  }
-  const catchers = (Array.isArray(state['Catch']) ? state['Catch'] : []) as Array<Record<string, unknown>>;
-  const c = catchers.findIndex((h) => matches(h['ErrorEquals'], error.error));
-  if (c >= 0) {
-    const h = catchers[c]!;
-    const output = errorOutput(error);
-    if (catchOutput) return out({ ...(await catchOutput(h, output)), route: `catch:${c}`, caught: error });
-    const a = assign(h['Assign'], output, env);
-    const value = applyResultPath(raw, output, h['ResultPath']);
-    return out({
-      value,
-      vars: a.variables,
-      route: `catch:${c}`,
-      caught: error,
-      ...(h['Assign'] === undefined ? {} : { assigned: a.assigned }),
-    });
-  }
-  return raise(plan.scope, error, out);
-}
-
-/** The retry counts a Map's or Parallel's second step left on its previous attempt, if this is a retry. */
-export function findOwnRetry(
-  call: StateCall,
-  plan: Extract<StepPlan, { role: 'after' }>,
-): StateOutput['retry'] {
-  const first = call.outputs[plan.first];
-  if (!isStateOutput(first)) return undefined;
-  // A retried Map or Parallel carries its counts on its first step, where the second finds them.
-  return first.retry;
 }
 
 export function waitUntil(
@@ -433,11 +323,4 @@ export function toleranceOf(
 ): StateOutput['tolerated'] {
   const first = call.outputs[plan.first];
   return plan.map !== undefined && isStateOutput(first) ? first.tolerated : undefined;
-}
-
-/** The AWS event id the state's entry had, counted roughly (causes cite it; compare with N4). */
-function enteredEventId(call: StateCall): number {
-  let n = 0;
-  for (const v of Object.values(call.outputs)) if (isStateOutput(v)) n++;
-  return 2 * n + 2;
 }

@@ -8,58 +8,21 @@ import {
   nodeIds,
   toMermaid,
 } from '@stepfold/engine';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parentAtChild, parentMidway, parentOrder, snapshotOf } from './child-fixtures.js';
 import { rollbackOrder, rolledBackOrder } from './map-rollback-fixture.js';
+import { decode, useMermaid, type Vertex } from './mermaid-parser.js';
 
 // Child and map steps in the diagram and in `childRefs`, over hand-built snapshots of the shapes
-// the composition kinds write. Every diagram goes through the real Mermaid parser (jsdom for its
-// DOMPurify), as in diagram.test.ts.
+// the composition kinds write. Every diagram goes through the real Mermaid parser (mermaid-parser.ts),
+// as in diagram.test.ts.
 
-interface Vertex {
-  id: string;
-  text: string;
-  classes: string[];
-}
-interface FlowDb {
-  getVertices(): Map<string, Vertex>;
-}
-interface Mermaid {
-  parse(text: string): Promise<unknown>;
-  mermaidAPI: { getDiagramFromText(text: string): Promise<{ db: unknown }> };
-}
-
-let mermaid: Mermaid;
-let closeWindow: () => Promise<void>;
-
-beforeAll(async () => {
-  const { JSDOM } = await import('jsdom');
-  const dom = new JSDOM('');
-  const g = globalThis as Record<string, unknown>;
-  g.window = dom.window;
-  g.document = dom.window.document;
-  closeWindow = async () => {
-    delete g.window;
-    delete g.document;
-    dom.window.close();
-  };
-  mermaid = (await import('mermaid')).default as unknown as Mermaid;
-  await mermaid.parse('flowchart TD\n  a --> b');
-});
-
-afterAll(async () => {
-  await closeWindow?.();
-});
-
-/** Mermaid keeps `#35;` entities as placeholders until it renders; turn them back into text. */
-const decode = (text: string) =>
-  text.replace(/\uFB02\u00B0\u00B0(\d+)\u00B6\u00DF/g, (_m, n: string) => String.fromCodePoint(Number(n)));
+const parsed = useMermaid();
 
 /** The parsed diagram's vertices (the parser throws on a syntax error). */
 async function vertices(snapshot?: Snapshot, children?: Record<string, Snapshot['status']>) {
   const text = toMermaid(parentOrder, snapshot, children ? { children } : {});
-  await mermaid.parse(text);
-  return ((await mermaid.mermaidAPI.getDiagramFromText(text)).db as FlowDb).getVertices();
+  return (await parsed(text)).getVertices();
 }
 
 const label = (v: Map<string, Vertex>, step: string) =>
@@ -127,8 +90,7 @@ describe('toMermaid: a map that rolled back', () => {
   it('says how many completed items the rollback undid, not only that they were done', async () => {
     const [s] = await rolledBackOrder();
     const text = toMermaid(rollbackOrder, s);
-    await mermaid.parse(text);
-    const v = ((await mermaid.mermaidAPI.getDiagramFromText(text)).db as FlowDb).getVertices();
+    const v = (await parsed(text)).getVertices();
     expect(label(v, 'lines')).toContain('2/3 done · 1 failed · 2 undone');
     expect(classes(v, 'lines')).toContain('compensated');
   });

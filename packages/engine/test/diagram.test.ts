@@ -10,7 +10,7 @@ import {
   workflow,
 } from '@stepfold/engine';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import * as cloudflareWorker from '../../../examples/cloudflare-worker/src/workflows.js';
 import * as lambdaDynamo from '../../../examples/lambda-dynamo/src/workflows.js';
 import * as nodeWorker from '../../../examples/node-worker/src/workflows.js';
@@ -21,60 +21,13 @@ import { order as readmeOrder } from '../../../examples/src/readme-example.js';
 import { sellerRegistration } from '../../../examples/src/seller-registration.js';
 import { documentEntity } from './entity-fixtures.js';
 import { approvalWorkflow, orderWorkflow } from './fixtures.js';
+import { decode, type FlowDb, useMermaid, type Vertex } from './mermaid-parser.js';
 import { blockArb, compile } from './saga-gen.js';
 
-// Every diagram is checked by the real Mermaid parser (the `mermaid` package, which needs a DOM
-// for DOMPurify: a jsdom window set up for this file only), and its outcome read back from
-// the parser's own flowchart database: vertices, subgraphs, edges and classes.
+// Every diagram is checked by the real Mermaid parser (mermaid-parser.ts), and its outcome read
+// back from the parser's own flowchart database: vertices, subgraphs, edges and classes.
 
-interface Vertex {
-  id: string;
-  text: string;
-  type?: string;
-  classes: string[];
-}
-interface FlowDb {
-  getVertices(): Map<string, Vertex>;
-  getSubGraphs(): Array<{ id: string; title: string; nodes: string[] }>;
-  getEdges(): Array<{ start: string; end: string; text: string; stroke: string }>;
-  getClasses(): Map<string, { styles: string[] }>;
-}
-interface Mermaid {
-  parse(text: string): Promise<unknown>;
-  mermaidAPI: { getDiagramFromText(text: string): Promise<{ db: unknown }> };
-}
-
-let mermaid: Mermaid;
-let closeWindow: () => Promise<void>;
-
-beforeAll(async () => {
-  const { JSDOM } = await import('jsdom');
-  const dom = new JSDOM('');
-  const g = globalThis as Record<string, unknown>;
-  g.window = dom.window;
-  g.document = dom.window.document;
-  closeWindow = async () => {
-    delete g.window;
-    delete g.document;
-    dom.window.close();
-  };
-  mermaid = (await import('mermaid')).default as unknown as Mermaid;
-  await mermaid.parse('flowchart TD\n  a --> b'); // registers the diagram types
-});
-
-afterAll(async () => {
-  await closeWindow?.();
-});
-
-/** Mermaid keeps `#35;` entities as placeholders until it renders; turn them back into text. */
-const decode = (text: string) =>
-  text.replace(/\uFB02\u00B0\u00B0(\d+)\u00B6\u00DF/g, (_m, n: string) => String.fromCodePoint(Number(n)));
-
-/** Parses a diagram with the real parser (throwing on a syntax error) and returns its database. */
-async function parsed(text: string): Promise<FlowDb> {
-  await mermaid.parse(text);
-  return (await mermaid.mermaidAPI.getDiagramFromText(text)).db as FlowDb;
-}
+const parsed = useMermaid();
 
 /** A vertex's label, decoded, one entry per line. */
 const lines = (v: Vertex | undefined) => decode(v?.text ?? '').split(/<br\/?>/);

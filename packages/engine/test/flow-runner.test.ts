@@ -54,65 +54,49 @@ const perCustomer = workflow('per-customer', 1)
   .task('work', { handler: 'work', concurrency: { key: 'input.customer', limit: 1 } })
   .build();
 
+/**
+ * Five instances of one customer on `store` under a limit of 1: the most handlers that ran at once,
+ * after every instance completed.
+ */
+async function fiveOfOneKey(store: Store, prefix: string): Promise<number> {
+  let running = 0;
+  let most = 0;
+  const runner = createRunner({
+    kinds: [flowControl],
+    store,
+    workflows: [perCustomer],
+    handlers: {
+      work: async ({ input }: { input: { n: number } }) => {
+        running++;
+        most = Math.max(most, running);
+        await sleep(5);
+        running--;
+        return input.n;
+      },
+    },
+  });
+  const ids = [0, 1, 2, 3, 4].map((n) => `${prefix}-${n}`);
+  await Promise.all(ids.map((id, n) => runner.start('per-customer', id, { customer: 'acme', n })));
+  await vi.waitFor(
+    async () => {
+      for (const id of ids) expect((await runner.get(id))?.status).toBe('completed');
+    },
+    { timeout: 5000, interval: 20 },
+  );
+  return most;
+}
+
 describe('runner with flow limits', () => {
   it('a limit of 1: five instances of one key never run two handlers at once, and all finish', async () => {
     const { store, counter } = limitedStore();
-    let running = 0;
-    let most = 0;
-    const runner = createRunner({
-      kinds: [flowControl],
-      store,
-      workflows: [perCustomer],
-      handlers: {
-        work: async ({ input }: { input: { n: number } }) => {
-          running++;
-          most = Math.max(most, running);
-          await sleep(5);
-          running--;
-          return input.n;
-        },
-      },
-    });
-    const ids = [0, 1, 2, 3, 4].map((n) => `c-${n}`);
-    await Promise.all(ids.map((id, n) => runner.start('per-customer', id, { customer: 'acme', n })));
-    await vi.waitFor(
-      async () => {
-        for (const id of ids) expect((await runner.get(id))?.status).toBe('completed');
-      },
-      { timeout: 5000, interval: 20 },
-    );
-    expect(most).toBe(1);
+    expect(await fiveOfOneKey(store, 'c')).toBe(1);
     // Nothing leaks: every hold and waiter entry is gone.
     await vi.waitFor(() => expect(counter.list({ limit: 100, now: Date.now() }).items).toEqual([]));
   });
 
   it("on the memory store's own flow: one handler at a time per key, every instance finished, nothing left", async () => {
     const store = createMemoryStore();
-    let running = 0;
-    let most = 0;
-    const runner = createRunner({
-      kinds: [flowControl],
-      store,
-      workflows: [perCustomer],
-      handlers: {
-        work: async ({ input }: { input: { n: number } }) => {
-          running++;
-          most = Math.max(most, running);
-          await sleep(5);
-          running--;
-          return input.n;
-        },
-      },
-    });
-    const ids = [0, 1, 2, 3, 4].map((n) => `m-${n}`);
-    await Promise.all(ids.map((id, n) => runner.start('per-customer', id, { customer: 'acme', n })));
-    await vi.waitFor(
-      async () => {
-        for (const id of ids) expect((await runner.get(id))?.status).toBe('completed');
-      },
-      { timeout: 5000, interval: 20 },
-    );
-    expect(most).toBe(1);
+    expect(await fiveOfOneKey(store, 'm')).toBe(1);
     await vi.waitFor(async () =>
       expect((await store.flow!.list({ limit: 100, now: Date.now() })).items).toEqual([]),
     );

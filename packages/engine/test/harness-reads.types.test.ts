@@ -2,26 +2,15 @@ import {
   composition,
   createHarness,
   defineWorkflow,
-  type HandlerContext,
   type TypedSnapshot,
   type WorkflowHarness,
   workflow,
 } from '@stepfold/engine';
 import { describe, expect, expectTypeOf, it } from 'vitest';
+import { type Line, line, lineHandlers } from './line-child.js';
 
 // The harness's reads typed by its definition, as a runner client's are: each @ts-expect-error line
 // is a mistake tsc must see (`node scripts/typecheck-tests.mjs`); vitest runs the harness for real.
-
-type Line = { sku: string };
-const lineHandlers = {
-  pick: async ({ input }: HandlerContext<Line>) => ({ picked: input.sku }),
-};
-const line = workflow('line', 1)
-  .handlers<typeof lineHandlers>()
-  .input<Line>()
-  .output<{ picked: string }>()
-  .task('pick', { handler: 'pick' })
-  .build();
 
 const handlers = {
   ...lineHandlers,

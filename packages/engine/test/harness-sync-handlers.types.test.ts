@@ -9,20 +9,12 @@ import {
 } from '@stepfold/engine';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import * as z from 'zod/mini';
+import { type Line, line } from './line-child.js';
 
 // `runHandlers` takes synchronous handlers typed by the definitions it drives: the handler names
 // they use, each task's input as that handler takes it, and what it returns. A line marked to
 // expect an error is a mistake tsc must see (`node scripts/typecheck-tests.mjs`); vitest runs the
 // harness for real.
-
-type Line = { sku: string };
-const lineHandlers = { pick: async ({ input }: HandlerContext<Line>) => ({ picked: input.sku }) };
-const line = workflow('line', 1)
-  .handlers<typeof lineHandlers>()
-  .input<Line>()
-  .output<{ picked: string }>()
-  .task('pick', { handler: 'pick' })
-  .build();
 
 const handlers = {
   submit: async ({ input }: HandlerContext<{ amount: number }>) => ({ id: `E-${input.amount}` }),

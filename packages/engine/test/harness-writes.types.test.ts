@@ -10,19 +10,11 @@ import {
 } from '@stepfold/engine';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import * as z from 'zod/mini';
+import { type Line, line } from './line-child.js';
 
 // What the harness writes, typed by its definition as a runner client's calls are: a line marked
 // to expect an error is a mistake tsc must see (`node scripts/typecheck-tests.mjs`); vitest runs
 // the harness for real, so a refused call is also shown to fail (or do nothing) at run time.
-
-type Line = { sku: string };
-const lineHandlers = { pick: async ({ input }: HandlerContext<Line>) => ({ picked: input.sku }) };
-const line = workflow('line', 1)
-  .handlers<typeof lineHandlers>()
-  .input<Line>()
-  .output<{ picked: string }>()
-  .task('pick', { handler: 'pick' })
-  .build();
 
 const handlers = {
   submit: async ({ input }: HandlerContext<{ amount: number }>) => ({ id: `E-${input.amount}` }),

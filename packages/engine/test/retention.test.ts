@@ -1,15 +1,13 @@
 import {
-  composition,
   createMemoryPayloadStore,
   createMemoryStore,
-  createRunner,
-  defineWorkflow,
   makeTestSnapshot,
   sha256Hex,
   sweepRetention,
 } from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 import type { Snapshot, Store } from '../src/index.js';
+import { keepsAChildWhileItsParentRuns } from './retention-children.js';
 
 const at = (id: string, status: Snapshot['status'], updatedAt: number) =>
   makeTestSnapshot(id, { status, updatedAt });
@@ -122,55 +120,8 @@ describe('sweepRetention', () => {
 });
 
 describe('sweepRetention and child workflows', () => {
-  const leaf = defineWorkflow({
-    name: 'leaf',
-    version: 1,
-    start: 'work',
-    steps: { work: { kind: 'task', handler: 'work', compensate: 'undoWork' } },
-  });
-  const held = defineWorkflow({
-    name: 'held',
-    version: 1,
-    start: 'sub',
-    steps: {
-      sub: { kind: 'child', workflow: 'leaf', next: 'gate' },
-      gate: { kind: 'wait', signal: 'go' },
-    },
-  });
-
-  it("keeps a finished child while its parent runs, so the parent's cancel still reverts it", async () => {
-    const store = createMemoryStore();
-    const undone: string[] = [];
-    const runner = createRunner({
-      kinds: [composition],
-      store,
-      workflows: [leaf, held],
-      handlers: {
-        work: () => ({ done: true }),
-        undoWork: ({ instanceId }) => {
-          undone.push(instanceId);
-        },
-      },
-    });
-    const parent = await runner.start('held', 'p-1');
-    expect(parent.status).toBe('waiting');
-    const childId = parent.steps['sub']!.child!.id;
-    expect((await store.load(childId))?.status).toBe('completed');
-
-    const later = Date.now() + 60_000;
-    const r = await sweepRetention({ store, olderThanMs: 0, now: later, action: 'delete' });
-    expect(r).toMatchObject({ deleted: 0, keptChildren: 1 });
-    expect((await store.load(childId))?.status).toBe('completed');
-
-    const cancelled = await runner.cancel('p-1');
-    expect(cancelled.status).toBe('cancelled');
-    expect(undone).toEqual([childId]);
-    expect((await store.load(childId))?.status).toBe('cancelled');
-
-    // Both finished now: both go.
-    const again = await sweepRetention({ store, olderThanMs: 0, now: later, action: 'delete' });
-    expect(again).toMatchObject({ deleted: 2, keptChildren: 0 });
-  });
+  it("keeps a finished child while its parent runs, so the parent's cancel still reverts it", () =>
+    keepsAChildWhileItsParentRuns(createMemoryStore()));
 
   it('keeps a grandchild while any parent up its chain runs; one whose parent is gone goes', async () => {
     const store = createMemoryStore();

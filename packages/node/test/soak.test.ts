@@ -1,11 +1,13 @@
 import type { Snapshot } from '@stepfold/engine';
 import { createHarness } from '@stepfold/engine';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { crashWindow } from './soak/crash-windows.mjs';
 import { runSoak } from './soak/driver.mjs';
 import { SHORT_FAULTS } from './soak/fault-schedule.mjs';
+import { checkFlow } from './soak/flow-workload.mjs';
 import { drain, fleetStats, giveBacks, latency, percentile } from './soak/metrics.mjs';
 import { checkChildren, checkLog, checkSnapshots } from './soak/oracles.mjs';
+import { dropOwnServers } from './soak/stores.mjs';
 import { design, order, treeDesign } from './soak/workflows.mjs';
 
 // The AWS SDK warns once per process on Node 20 about its future Node 22 floor: noise here.
@@ -26,6 +28,8 @@ const CASES = [
 ] as const;
 
 describe('soak: SIGKILLed worker processes', () => {
+  // The restart case's PostgreSQL of its own (a port the OS picked) goes with the file.
+  afterAll(() => dropOwnServers());
   for (const { kind, restart, mode, faults } of CASES) {
     const what = `${kind}${mode === 'loop' ? ' (processDue loop)' : ''}${restart ? ', server restarted mid-run' : ''}${faults ? ', network faults' : ''}`;
     it(`${what}: every instance ends as designed, nothing completes twice, nothing is left dispatched`, async () => {
@@ -318,6 +322,28 @@ describe('soak oracles', () => {
       expect.stringMatching(/^x: left dispatched: run:reserve#1 \(deadline /),
       expect.stringMatching(/^x: wakeAt \d+ on a final snapshot$/),
       'x: compensated [], designed [charge,reserve]',
+    ]);
+  });
+
+  it("count every grant of a tenant's attempts (holders `<attempt>@<version>`) as a start, a run with none at its start", () => {
+    // Twenty instances of tenant t-0 granted 100 ms apart: ten in any second, the limit. Their
+    // handlers start later, the first ten 500 ms after their grant, the rest 5 ms after: fifteen
+    // handler starts fall in one second, which is no violation, as the store counts its grants.
+    const run = (i: number, at: number) => {
+      const holder = `o-${i}/1/charge/1#run#1`;
+      return [
+        ['F', 'start', `o-${i}`, `c-${i}`, 't-0', holder, String(at), '11'],
+        ['F', 'end', `o-${i}`, `c-${i}`, 't-0', holder, String(at + 1), '11'],
+      ];
+    };
+    const granted = Array.from({ length: 20 }, (_, i) => [
+      ['G', `o-${i}/1/charge/1#run#1@${2 * (i % 3) + 2}`, String(100 * i)],
+      ...run(i, 100 * i + (i < 10 ? 500 : 5)),
+    ]).flat();
+    expect(checkFlow(granted, new Map()).violations).toEqual([]);
+    // A run whose grant was not logged counts from its start: an eleventh in the second from 1000.
+    expect(checkFlow([...granted, ...run(20, 1950)], new Map()).violations).toEqual([
+      't-0: 11 starts within 1000 ms from 1000 (limit 10)',
     ]);
   });
 });

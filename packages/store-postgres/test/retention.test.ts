@@ -1,11 +1,6 @@
-import {
-  composition,
-  createRunner,
-  defineWorkflow,
-  makeTestSnapshot,
-  sweepRetention,
-} from '@stepfold/engine';
+import { makeTestSnapshot, sweepRetention } from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
+import { keepsAChildWhileItsParentRuns } from '../../engine/test/retention-children.js';
 import { useTestTables } from './test-tables.js';
 
 // Retention on PostgreSQL: the conditional delete is the store's, so a restart between the sweep's
@@ -48,44 +43,6 @@ describe('sweepRetention on postgres', () => {
 });
 
 describe('sweepRetention and child workflows on postgres', () => {
-  const leaf = defineWorkflow({
-    name: 'leaf',
-    version: 1,
-    start: 'work',
-    steps: { work: { kind: 'task', handler: 'work', compensate: 'undoWork' } },
-  });
-  const held = defineWorkflow({
-    name: 'held',
-    version: 1,
-    start: 'sub',
-    steps: {
-      sub: { kind: 'child', workflow: 'leaf', next: 'gate' },
-      gate: { kind: 'wait', signal: 'go' },
-    },
-  });
-
-  it("keeps a finished child while its parent runs, so the parent's cancel still reverts it", async () => {
-    const live = await store();
-    const undone: string[] = [];
-    const runner = createRunner({
-      kinds: [composition],
-      store: live,
-      workflows: [leaf, held],
-      handlers: {
-        work: () => ({ done: true }),
-        undoWork: ({ instanceId }) => {
-          undone.push(instanceId);
-        },
-      },
-    });
-    const parent = await runner.start('held', 'p-1');
-    const childId = parent.steps['sub']!.child!.id;
-    const later = Date.now() + 60_000;
-    const r = await sweepRetention({ store: live, olderThanMs: 0, now: later, action: 'delete' });
-    expect(r).toMatchObject({ deleted: 0, keptChildren: 1 });
-    expect((await runner.cancel('p-1')).status).toBe('cancelled');
-    expect(undone).toEqual([childId]);
-    const again = await sweepRetention({ store: live, olderThanMs: 0, now: later, action: 'delete' });
-    expect(again).toMatchObject({ deleted: 2, keptChildren: 0 });
-  });
+  it("keeps a finished child while its parent runs, so the parent's cancel still reverts it", async () =>
+    keepsAChildWhileItsParentRuns(await store()));
 });

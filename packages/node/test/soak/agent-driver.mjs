@@ -32,7 +32,7 @@ export async function runAgentSoak(o) {
   const say = o.progress ?? (() => {});
   const ns = `soak_agent_${Date.now().toString(36)}_${process.pid}`;
   const logDir = mkdtempSync(join(tmpdir(), 'stepfold-soak-agent-'));
-  const url = storeUrl(o.kind, false);
+  const url = storeUrl(o.kind);
   const { store, close, drop } = openStore(o.kind, url, ns, o.claimMs);
   await retrying(() => store.setup());
   // The driver only writes events (messages): every task goes to the workers.

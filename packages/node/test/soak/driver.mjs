@@ -22,7 +22,7 @@ import { checkFlow, flowDesign, flowHandlers, flowWorkflows, withGrantLog } from
 import { drain, fleetStats, giveBacks, latency, races, rate, secs as s1 } from './metrics.mjs';
 import { LogTail, openOracleLog } from './oracle-log.mjs';
 import { checkChildren, checkLog, checkSnapshots, describeTask, listIds } from './oracles.mjs';
-import { openStore, server, storeUrl } from './stores.mjs';
+import { openStore, ownServer, storeUrl } from './stores.mjs';
 import { design, KINDS, soakHandlers, soakWorkflows, TIMEOUT_MS, treeDesign } from './workflows.mjs';
 
 /**
@@ -46,7 +46,8 @@ import { design, KINDS, soakHandlers, soakWorkflows, TIMEOUT_MS, treeDesign } fr
  * @property {number} [startsPerSecond] pace of the starts (default 40)
  * @property {number} [maxInFlight] starts wait while this many instances are not final (default 200)
  * @property {[number, number]} [killEveryMs] a SIGKILL every this many ms, chosen at random (default 1-3 s)
- * @property {boolean} [restart] run on the soak's own server and stop/start it once mid-run
+ * @property {boolean} [restart] run on the soak's own server (stores.mjs ownServer: made on first
+ *   use, taken down by dropOwnServers) and stop/start it once mid-run
  * @property {boolean} [ownServer] run on the soak's own server even without a restart (so a
  *   baseline runs on the same server as the run it is compared with)
  * @property {import('./fault-schedule.mjs').FaultPhase[]} [faults] network faults played on the
@@ -89,9 +90,9 @@ export async function runSoak(o) {
   const say = o.progress ?? (() => {});
   const ns = `soak_${Date.now().toString(36)}_${process.pid}`;
   const logDir = mkdtempSync(join(tmpdir(), 'stepfold-soak-'));
-  const own = (o.restart || o.ownServer) ?? false;
-  if (own) await server(o.kind, 'up');
-  const direct = storeUrl(o.kind, own);
+  // The soak's own server (made on first use, dropped by dropOwnServers), or the shared one.
+  const own = o.restart || o.ownServer ? await ownServer(o.kind) : undefined;
+  const direct = own?.url ?? storeUrl(o.kind);
   // With `proxy` (default: when there are faults), every client of the run goes through the fault
   // proxy, so a faulted run and a baseline given `proxy` pay the same extra hop.
   // STEPFOLD_SOAK_PROXY=off connects them directly (to tell the proxy's part in a result).
@@ -226,14 +227,14 @@ export async function runSoak(o) {
   /** @type {string[]} */
   const errors = [];
   const restarting = (async () => {
-    if (!o.restart) return;
+    if (!o.restart || !own) return;
     // Mid-run: once a third of the instances are final, or half the budget has passed.
     while (running && final.size < ids.length / 3 && Date.now() < t0 + o.budgetMs / 2) await sleep(200);
     if (!running) return;
     say(`[${o.kind}] stopping the server (${final.size}/${ids.length} final)`);
-    await server(o.kind, 'stop');
+    await own.stop();
     await sleep(2000);
-    await server(o.kind, 'start');
+    await own.start();
     restarts++;
     say(`[${o.kind}] server started again`);
   })().catch((e) => void errors.push(`restarting the ${o.kind} server failed: ${e}`));
@@ -375,7 +376,7 @@ export async function runSoak(o) {
     `give-backs=${gb.total} max-per-attempt=${gb.maxPerAttempt} ` +
     `conflicts=${fleetCounters.conflicts} writes=${fleetCounters.writes} conflict-rate=${rate(fleetCounters.conflicts, fleetCounters.writes)} ` +
     `lost-races=${races(fleetCounters.lostRaces)} lost-takes=${fleetCounters.lostTakes} driver-conflicts=${runner.stats.conflicts} ` +
-    `handler-calls=${calls} reruns=${reruns}${trees ? ` late-child-reports=${lateReports}` : ''}${flow ? ` flow-runs=${flow.runs} killed-runs=${flow.killed}` : ''} crashes=${crashes.length}${ok ? '' : ` kept=${ns} log=${logDir}`}`;
+    `handler-calls=${calls} reruns=${reruns}${trees ? ` late-child-reports=${lateReports}` : ''}${flow ? ` flow-runs=${flow.runs} killed-runs=${flow.killed}` : ''} crashes=${crashes.length}${ok ? '' : ` kept=${ns}${own ? ` (own server, port ${own.port})` : ''} log=${logDir}`}`;
   log.close();
   if (ok) {
     await drop().catch(() => {});

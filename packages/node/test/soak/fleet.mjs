@@ -18,12 +18,15 @@ import { runWorkers } from '../../dist/index.js';
  * @property {import('../../src/run-workers.js').WorkerProcessEvents['exit']} exit every exit of a worker process
  */
 
+/** The fleets started and not yet stopped, for {@link stopFleets}. */
+const live = new Set();
+
 /**
  * Starts the worker processes of a soak run (runWorkers; no signal handling, 10 s to stop).
  * @param {FleetOptions} o
  */
 export function startFleet(o) {
-  return runWorkers({
+  const fleet = runWorkers({
     module: o.module,
     processes: o.run.processes ?? 3,
     env: {
@@ -41,6 +44,14 @@ export function startFleet(o) {
     killAfterMs: 10_000,
     on: { exit: o.exit },
   });
+  live.add(fleet);
+  fleet.done.then(() => live.delete(fleet));
+  return fleet;
+}
+
+/** Stops every fleet still running (the soak ends early: an error, SIGINT): SIGTERM, SIGKILL after 10 s. */
+export async function stopFleets() {
+  await Promise.all([...live].map((fleet) => fleet.stop()));
 }
 
 /**

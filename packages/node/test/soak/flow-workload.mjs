@@ -111,11 +111,18 @@ export function withGrantLog(store, grant) {
 export function checkFlow(records, deaths) {
   /** @type {Map<string, { customer: string, tenant: string, start: number, end: number, holder: string, killed: boolean }>} */
   const runs = new Map();
+  // A grant's holder is an attempt as one version of its instance dispatched it (`<attempt>@<version>`),
+  // a run's is the attempt: each grant is a start the store counted, and a run none was logged for
+  // (a store without a flow of its own) counts from its start.
   /** @type {Map<string, number>} */
   const grants = new Map();
+  /** @type {Set<string>} */
+  const granted = new Set();
   for (const r of records) {
     if (r[0] === 'G') {
-      if (!grants.has(r[1] ?? '')) grants.set(r[1] ?? '', Number(r[2]));
+      const holder = r[1] ?? '';
+      grants.set(holder, Math.min(grants.get(holder) ?? Number.POSITIVE_INFINITY, Number(r[2])));
+      granted.add(holder.replace(/@\d+$/, ''));
       continue;
     }
     if (r[0] !== 'F') continue;
@@ -158,9 +165,17 @@ export function checkFlow(records, deaths) {
       }
     }
   }
-  for (const [tenant, list] of group(all, (x) => x.tenant)) {
-    const first = new Map(list.map((x) => [x.holder, grants.get(x.holder) ?? x.start]));
-    const times = [...first.values()].sort((a, b) => a - b);
+  // Instances are the part of a holder before its first '/'; every run of one has the same tenant.
+  const tenantOf = new Map(all.map((x) => [x.holder.slice(0, x.holder.indexOf('/')), x.tenant]));
+  /** @type {Array<{ tenant: string, at: number }>} */
+  const starts = [];
+  for (const [holder, at] of grants) {
+    const tenant = tenantOf.get(holder.slice(0, holder.indexOf('/')));
+    if (tenant !== undefined) starts.push({ tenant, at }); // else no run of it logged its tenant
+  }
+  for (const x of all) if (!granted.has(x.holder)) starts.push({ tenant: x.tenant, at: x.start });
+  for (const [tenant, list] of group(starts, (x) => x.tenant)) {
+    const times = list.map((x) => x.at).sort((a, b) => a - b);
     for (let i = 0, j = 0; i < times.length; i++) {
       while (/** @type {number} */ (times[i]) - /** @type {number} */ (times[j]) >= FLOW_LIMITS.periodMs) j++;
       if (i - j + 1 > FLOW_LIMITS.perTenant) {

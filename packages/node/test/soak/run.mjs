@@ -52,10 +52,12 @@
 // the store's claimMs, what its last call had not ticked yet (at 100, PostgreSQL's loop p99 under
 // kills was 31-65 s, at 10 it was 3.7 s).
 //
-// Servers: PostgreSQL, Redis and FerretDB run on servers of the soak's own (stores.mjs: ports
-// 55447, 56397, 27047, moved by STEPFOLD_SOAK_PG_PORT, STEPFOLD_SOAK_REDIS_PORT,
-// STEPFOLD_SOAK_MONGO_PORT), started by services.sh when missing, since the restart stops them;
-// DynamoDB (moto) is STEPFOLD_DYNAMO_ENDPOINT. At the default paces a store's two runs take at
+// Servers: PostgreSQL, Redis and FerretDB run on servers of the soak's own, since the restart
+// stops them (stores.mjs ownServer: made by services.sh on a port the OS picks, or the one
+// STEPFOLD_SOAK_PG_PORT, STEPFOLD_SOAK_REDIS_PORT or STEPFOLD_SOAK_MONGO_PORT fixes); when the soak
+// ends, also on an error, SIGINT or SIGTERM (teardown.mjs), they are dropped with their data, or
+// only stopped on a fixed port (a failed run's kept tables stay there). The flow and agent
+// workloads run on the shared servers; DynamoDB (moto) is STEPFOLD_DYNAMO_ENDPOINT. At the default paces a store's two runs take at
 // least 2 × 10,000 / 40 s on PostgreSQL and Redis, 2 × 1,000 / 4 s on FerretDB and 2 × 10,000 / 12 s
 // on DynamoDB (moto), plus the tree runs. Measured on the two-core machine: PostgreSQL 341 s
 // faulted, 251 s clean; Redis 399 s faulted, 268 s clean (shared with other test runs); FerretDB
@@ -69,6 +71,7 @@ import { runSoak } from './driver.mjs';
 import { SOAK_FAULTS } from './fault-schedule.mjs';
 import { secs } from './metrics.mjs';
 import { KINDS, RESTARTABLE } from './stores.mjs';
+import { tearDownOnExit } from './teardown.mjs';
 
 /** @typedef {import('./stores.mjs').StoreKind} StoreKind */
 
@@ -118,6 +121,8 @@ const KILL_EVERY_MS = {
 
 // The AWS SDK warns once per process on Node 20 about its future Node 22 floor: noise here.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+// Every way out of the soak stops its worker processes and takes its own servers down.
+const exit = tearDownOnExit();
 
 const { values } = parseArgs({
   options: {
@@ -184,7 +189,7 @@ if (workload === 'agent') {
   }
   console.log('\nsoak summary:');
   for (const l of lines) console.log(l);
-  process.exit(bad ? 1 : 0);
+  await exit(bad ? 1 : 0);
 }
 
 /**
@@ -327,4 +332,4 @@ for (const [kind, done] of byStore) {
   if (faultsOn) row.push(ratio ? `${ratio.faulted} / ${ratio.clean} = ${ratio.value.toFixed(2)}×` : '-');
   console.log(row.map((c) => c.padEnd(22)).join(''));
 }
-process.exit(failed ? 1 : 0);
+await exit(failed ? 1 : 0);

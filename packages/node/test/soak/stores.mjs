@@ -2,9 +2,6 @@
 // Opening, dropping and restarting the four stores the soak runs on, each under a namespace of its
 // own (a table, key prefix, collection or DynamoDB table per run), with clients that fail fast while
 // the server is away and reconnect by themselves when it is back.
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createDynamoStore } from '@stepfold/store-dynamo';
 import { createMongoStore } from '@stepfold/store-mongo';
@@ -13,6 +10,12 @@ import { createRedisStore } from '@stepfold/store-redis';
 import { Redis } from 'ioredis';
 import { MongoClient } from 'mongodb';
 import pg from 'pg';
+import { testServer } from '../../../../scripts/services/test-servers.mjs';
+
+/**
+ * @typedef {import('../../../../scripts/services/test-servers.mjs').TestServer} TestServer
+ * @typedef {import('../../../../scripts/services/test-servers.mjs').ServerName} ServerName
+ */
 
 /** @typedef {'postgres' | 'redis' | 'mongo' | 'dynamo'} StoreKind */
 
@@ -31,60 +34,123 @@ const URLS = {
 };
 
 /**
- * Ports of the soak's own servers; STEPFOLD_SOAK_PG_PORT, STEPFOLD_SOAK_REDIS_PORT and
- * STEPFOLD_SOAK_MONGO_PORT move them (two soaks at once on one machine need different ones).
- */
-const SOAK_PORTS = {
-  postgres: process.env.STEPFOLD_SOAK_PG_PORT || '55447',
-  redis: process.env.STEPFOLD_SOAK_REDIS_PORT || '56397',
-  mongo: process.env.STEPFOLD_SOAK_MONGO_PORT || '27047',
-};
-
-/**
- * Servers of the soak's own, on other ports, for the runs that stop and start their server: the
- * shared ones serve other people's tests meanwhile. DynamoDB (moto) has none: it keeps everything in
- * memory, so a restart would lose every instance (a different test than a restart that keeps them).
- * @type {Partial<Record<StoreKind, { service: string, portVar: string, port: string, url: string }>>}
+ * Servers of the soak's own, for the runs that stop and start their server (the shared ones serve
+ * other people's tests meanwhile): the services.sh name, the variable that fixes its port by hand
+ * (unset: a port the OS picks, so two soaks at once never share a server), and its URL on a port.
+ * DynamoDB (moto) has none: it keeps everything in memory, so a restart would lose every
+ * instance (a different test than a restart that keeps them).
+ * @type {Partial<Record<StoreKind, { service: ServerName, portVar: string, url: (port: number) => string }>>}
  */
 export const RESTARTABLE = {
   postgres: {
     service: 'pg',
-    portVar: 'STEPFOLD_PG_PORT',
-    port: SOAK_PORTS.postgres,
-    url: `postgres://stepfold:stepfold@127.0.0.1:${SOAK_PORTS.postgres}/stepfold`,
+    portVar: 'STEPFOLD_SOAK_PG_PORT',
+    url: (port) => `postgres://stepfold:stepfold@127.0.0.1:${port}/stepfold`,
   },
   redis: {
     service: 'redis',
-    portVar: 'STEPFOLD_REDIS_PORT',
-    port: SOAK_PORTS.redis,
-    url: `redis://127.0.0.1:${SOAK_PORTS.redis}`,
+    portVar: 'STEPFOLD_SOAK_REDIS_PORT',
+    url: (port) => `redis://127.0.0.1:${port}`,
   },
   mongo: {
     service: 'mongo',
-    portVar: 'STEPFOLD_MONGO_PORT',
-    port: SOAK_PORTS.mongo,
-    url: `mongodb://127.0.0.1:${SOAK_PORTS.mongo}/stepfold`,
+    portVar: 'STEPFOLD_SOAK_MONGO_PORT',
+    url: (port) => `mongodb://127.0.0.1:${port}/stepfold`,
   },
 };
 
-/** @param {StoreKind} kind @param {boolean} restartable */
-export function storeUrl(kind, restartable) {
-  return restartable ? (RESTARTABLE[kind]?.url ?? URLS[kind]) : URLS[kind];
+/** @param {StoreKind} kind the URL of the shared test server of `kind` */
+export function storeUrl(kind) {
+  return URLS[kind];
 }
 
-const SERVICES = fileURLToPath(new URL('../../../../scripts/services.sh', import.meta.url));
+/**
+ * @typedef {object} OwnServer the soak's own server of one store kind, up
+ * @property {string} url its URL
+ * @property {number} port its port
+ * @property {() => Promise<void>} stop stops it: the process goes away
+ * @property {() => Promise<void>} start starts it again on the same port
+ */
 
 /**
- * Runs `services.sh <command>` for the soak's own server of `kind`.
- * @param {StoreKind} kind @param {'up' | 'stop' | 'start'} command
+ * @typedef {object} Owned a server {@link ownServer} made
+ * @property {Promise<TestServer>} server it, once it has a port
+ * @property {boolean} fixed its port came from its variable
+ * @property {Promise<unknown>} queue its services.sh commands, run one after another
+ * @property {boolean} gone taken down by {@link dropOwnServers}: later commands do nothing (a
+ *   restart's `start` must not bring it back)
  */
-export async function server(kind, command) {
-  const s = RESTARTABLE[kind];
-  if (!s) throw new Error(`no restartable ${kind} server`);
-  await promisify(execFile)('bash', [SERVICES, command, s.service], {
-    env: { ...process.env, [s.portVar]: s.port },
-    timeout: 600_000, // services.sh may wait for another run holding its lock
+
+/** The servers {@link ownServer} made, by kind. @type {Map<StoreKind, Owned>} */
+const owned = new Map();
+
+/**
+ * Runs `command` on `e`'s server after the commands before it, unless the server is gone by then.
+ * @param {Owned} e @param {(server: TestServer) => Promise<void>} command
+ */
+function serially(e, command) {
+  const run = e.queue.then(async () => {
+    if (!e.gone) await command(await e.server);
   });
+  e.queue = run.catch(() => {});
+  return run;
+}
+
+/**
+ * The soak's own server of `kind`, up: made on the first call (on the port its variable names, else
+ * one the OS picks), the same one after (up again if a restart left it down), until
+ * {@link dropOwnServers}.
+ * @param {StoreKind} kind
+ * @returns {Promise<OwnServer>}
+ */
+export async function ownServer(kind) {
+  const r = RESTARTABLE[kind];
+  if (!r) throw new Error(`no restartable ${kind} server`);
+  let e = owned.get(kind);
+  if (!e) {
+    const fixed = Boolean(process.env[r.portVar]);
+    e = { server: testServer(r.service, r.portVar), fixed, queue: Promise.resolve(), gone: false };
+    owned.set(kind, e);
+  }
+  const own = e;
+  const { port } = await own.server;
+  await serially(own, (server) => server.up()); // services.sh up: at once when it runs
+  return {
+    url: r.url(port),
+    port,
+    stop: () => serially(own, (server) => server.stop()),
+    start: () => serially(own, (server) => server.start()),
+  };
+}
+
+/**
+ * Takes down every server {@link ownServer} made, after the command it is running (a restart's):
+ * one on a port the OS picked is dropped with its data; one on a port fixed by its variable is
+ * stopped and keeps its data (a failed run's tables stay there to look at: `services.sh start NAME
+ * --port N`, then `drop NAME --port N`). Says what it did; never throws.
+ * @param {(line: string) => void} [say]
+ */
+export async function dropOwnServers(say = () => {}) {
+  const all = [...owned.entries()];
+  owned.clear();
+  await Promise.all(
+    all.map(async ([kind, e]) => {
+      const server = await e.server.catch(() => undefined);
+      if (!server) return;
+      const run = e.queue.then(() => (e.fixed ? server.stop() : server.drop()));
+      e.gone = true;
+      e.queue = run.catch(() => {});
+      try {
+        await run;
+        const what = e.fixed
+          ? 'stopped: its port was fixed, its data kept'
+          : `dropped with its data (${RESTARTABLE[kind]?.portVar}=PORT keeps it: stopped, not dropped)`;
+        say(`[${kind}] the soak's own server on port ${server.port}: ${what}`);
+      } catch (err) {
+        say(`[${kind}] the soak's own server on port ${server.port}: taking it down failed: ${err}`);
+      }
+    }),
+  );
 }
 
 /**
@@ -114,6 +180,7 @@ export function openStore(kind, url, ns, claimMs) {
             (t) => `"${PG_SCHEMA}"."${ns}${t}"`,
           );
           await pool.query(`DROP TABLE IF EXISTS ${tables.join(', ')}`);
+          await pool.query(`DROP FUNCTION IF EXISTS "${PG_SCHEMA}"."${ns}$search_sync"()`);
           await pool.query(`DELETE FROM "${PG_SCHEMA}".stepfold_migrations WHERE table_name = $1`, [ns]);
         },
       };
