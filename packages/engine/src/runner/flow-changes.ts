@@ -70,7 +70,7 @@ function running(s: Snapshot | null): Map<string, TaskState> {
 
 /** Throttled attempts by holder (recorded as waiters in the store until they run or go), each with the need it waits on. */
 function waiting(s: Snapshot | null): Map<string, FlowNeed | undefined> {
-  return s && s.timers.length ? waitingNeeds(s) : new Map();
+  return s?.timers.length ? waitingNeeds(s) : new Map();
 }
 
 /**
