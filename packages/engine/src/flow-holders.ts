@@ -38,7 +38,7 @@ export function waitingHolders(s: Snapshot): Set<string> {
  * recorded its waiter entry on): the one its timer names, or for a timer of an older release
  * without one, its step's `throttled` when that is the same attempt; else undefined.
  */
-function waitingNeeds(s: Snapshot): Map<string, FlowNeed | undefined> {
+export function waitingNeeds(s: Snapshot): Map<string, FlowNeed | undefined> {
   const out = new Map<string, FlowNeed | undefined>();
   for (const t of s.timers) {
     if (t.kind !== 'throttle' || t.attempt === undefined) continue;

@@ -77,6 +77,25 @@ describe('flow calls of a defined store', () => {
     await store.flow!.renew([], 10);
     await store.flow!.release(['a', 'a', 'b'], 10);
     expect(calls.at(-1)).toEqual(['release', ['a', 'b'], 10]);
+    // Counters each once, where they stand first, copied without extra fields; past eight as well.
+    const c = (key: string, period = 0) => ({ scope: 's', key, period });
+    await store.flow!.release(['a'], 10, [c('k'), { ...c('k'), extra: 1 } as never, c('k', 1000), c('k')]);
+    expect(calls.at(-1)).toEqual(['release', ['a'], 10, [c('k'), c('k', 1000)]]);
+    const many = Array.from({ length: 12 }, (_, i) => c(`k${i % 10}`));
+    await store.flow!.renew(['a'], 20, many);
+    expect(calls.at(-1)).toEqual(['renew', ['a'], 20, many.slice(0, 10)]);
+  });
+
+  it('refuses holders that are not 1-1000 printable ASCII characters without spaces (INVALID_ID)', async () => {
+    const { store, calls } = recordingStore(() => ({ granted: true }));
+    const need = [{ scope: 's', key: '', limit: 1 }];
+    for (const bad of ['', 'a b', 'a\u007f', 'ä', 'a\tb', 'x'.repeat(1001)]) {
+      await expect(store.flow!.acquire(bad, 'i', need, 1, 2)).rejects.toMatchObject({ code: 'INVALID_ID' });
+      await expect(store.flow!.release([bad], 1)).rejects.toMatchObject({ code: 'INVALID_ID' });
+      await expect(store.flow!.release(['ok', bad], 1)).rejects.toMatchObject({ code: 'INVALID_ID' });
+    }
+    expect(calls).toEqual([]);
+    expect(await store.flow!.acquire('!~#x'.repeat(250), 'i', need, 1, 2)).toEqual({ granted: true });
   });
 
   it('turns an unreachable server into STORE_UNAVAILABLE, and lets other driver errors through', async () => {

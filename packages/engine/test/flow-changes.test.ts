@@ -1,9 +1,38 @@
-import { defineWorkflow, flowChanges, flowControl, type Snapshot, step as stepWith } from '@stepfold/engine';
+import {
+  flowChanges as changesOf,
+  defineWorkflow,
+  type FlowChanges,
+  type FlowCounterRef,
+  flowControl,
+  flowCounters,
+  type Snapshot,
+  step as stepWith,
+} from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 
 // What a write asks of the store's flow, from the snapshots before and after it.
 
 const step: typeof stepWith = (d, s, e, o) => stepWith(d, s, e, { ...o, kinds: [flowControl] });
+
+const sorted = (c: FlowCounterRef[] | undefined) =>
+  c &&
+  [...c].sort((a, b) =>
+    `${a.scope}\0${a.key}\0${a.period}`.localeCompare(`${b.scope}\0${b.key}\0${b.period}`),
+  );
+
+/**
+ * `flowChanges`, checked against `flowCounters` (the walk it saves the runner): the counters of
+ * what it releases, renews and dispatches again are those the snapshots name for them.
+ */
+function flowChanges(prev: Snapshot | null, next: Snapshot): FlowChanges {
+  const c = changesOf(prev, next);
+  expect(sorted(c.releaseCounters)).toEqual(sorted(flowCounters(c.release, prev, next)));
+  expect(sorted(c.redispatchedCounters)).toEqual(sorted(flowCounters(c.redispatched, prev)));
+  for (const r of c.renew) expect(sorted(r.counters)).toEqual(sorted(flowCounters([r.holder], next)));
+  return c;
+}
+
+const ref = { scope: 'w/a', key: 'x', period: 0 };
 
 const def = defineWorkflow({
   name: 'w',
@@ -32,15 +61,19 @@ describe('flowChanges', () => {
     expect(flowChanges(started, signalled)).toEqual({
       acquire: [],
       release: [],
+      releaseCounters: [],
       renew: [],
       redispatched: [],
+      redispatchedCounters: [],
     });
     const done = step(def, started, { type: 'task.completed', at: 5, step: 'a', attempt: 1 });
     expect(flowChanges(started, done)).toEqual({
       acquire: [],
       release: ['i/1/a/1#run#1@1'],
+      releaseCounters: [ref],
       renew: [],
       redispatched: [],
+      redispatchedCounters: [],
     });
   });
 
@@ -69,8 +102,10 @@ describe('flowChanges', () => {
     expect(flowChanges(started, throttled)).toEqual({
       acquire: [],
       release: [],
+      releaseCounters: [],
       renew: [],
       redispatched: [],
+      redispatchedCounters: [],
     });
     const again = step(def, throttled, { type: 'tick', at: 2 });
     expect(flowChanges(throttled, again).acquire.map((a) => a.holder)).toEqual(['i/1/a/1#run#1@3']);
@@ -78,8 +113,18 @@ describe('flowChanges', () => {
     // would leave a waiter that takes wakes from live ones).
     expect(flowChanges(throttled, again).release).toEqual([]);
     expect(flowChanges(throttled, again).redispatched).toEqual(['i/1/a/1#run#1@1']);
+    expect(flowChanges(throttled, again).redispatchedCounters).toEqual([ref]);
     const cancelled = step(def, throttled, { type: 'abort', at: 3 });
     expect(flowChanges(throttled, cancelled).release).toEqual(['i/1/a/1#run#1@1']);
+    expect(flowChanges(throttled, cancelled).releaseCounters).toEqual([ref]);
+    // A timer of an older release names no need (and the step shows another attempt): unknown, so
+    // the store looks everywhere.
+    const older: Snapshot = {
+      ...throttled,
+      timers: throttled.timers.map(({ need: _, ...t }) => t),
+      steps: { ...throttled.steps, a: { ...throttled.steps['a']!, throttled: undefined } },
+    };
+    expect(flowChanges(older, { ...cancelled, timers: [] }).releaseCounters).toBeUndefined();
   });
 
   it('a queued attempt acquires when a worker takes it, and releases when given back', () => {
@@ -94,7 +139,9 @@ describe('flowChanges', () => {
   it('a moved lease is renewed', () => {
     const t = started.tasks['a']!;
     const moved: Snapshot = { ...started, tasks: { a: { ...t, deadline: 4000 } } };
-    expect(flowChanges(started, moved).renew).toEqual([{ holder: 'i/1/a/1#run#1@1', until: 4000 }]);
+    expect(flowChanges(started, moved).renew).toEqual([
+      { holder: 'i/1/a/1#run#1@1', until: 4000, counters: [ref] },
+    ]);
   });
 
   it('an admission asked for is acquired for the instance; its hold is released once the instance ends', () => {
@@ -119,6 +166,7 @@ describe('flowChanges', () => {
     const ran = step(adm, s, { type: 'instance.admitted', at: 1 });
     const done = step(adm, ran, { type: 'task.completed', at: 2, step: 't', attempt: 1 });
     expect(flowChanges(ran, done).release).toEqual(['j']);
+    expect(flowChanges(ran, done).releaseCounters).toEqual([{ scope: 'adm', key: '', period: 0 }]);
     // Cancelled while waiting: its waiter entry goes too.
     expect(flowChanges(throttled, step(adm, throttled, { type: 'cancel', at: 3 })).release).toEqual(['j']);
   });

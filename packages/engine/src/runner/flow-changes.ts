@@ -1,6 +1,7 @@
 import { MAX_EVENT_TIME } from '../event-time.js';
 import type { WorkflowEvent } from '../events.js';
-import { attemptOf, instanceHolder, taskHolder, waitingHolders } from '../flow-holders.js';
+import { attemptOf, counterOf, instanceHolder, taskHolder, waitingNeeds } from '../flow-holders.js';
+import type { FlowCounterRef } from '../flow-need.js';
 import { taskDue } from '../reducer/task-lease.js';
 import { isTerminal, type Snapshot, type TaskState } from '../snapshot.js';
 import type { FlowNeed } from '../store/flow.js';
@@ -21,20 +22,36 @@ export interface FlowAcquire {
   task?: TaskState | undefined;
 }
 
+/** A holder whose lease moved, with the counters it holds its slots on. */
+export interface FlowRenewal {
+  holder: string;
+  until: number;
+  /** The counters of the attempt's needs: where the store keeps its slots. */
+  counters: FlowCounterRef[];
+}
+
 /** What one write changes in the store's counts. */
 export interface FlowChanges {
   /** Holders this write dispatched (attempts with needs that run now; an admission asked for). */
   acquire: FlowAcquire[];
   /** Holders the write ended: attempts finished, given back or gone while waiting; an instance that ended. */
   release: string[];
+  /**
+   * The counters the holders of `release` are counted on (each once), as the snapshots before and
+   * after name them (what `flowCounters` answers for them); undefined when one of them names
+   * none (a throttled attempt of an older release's snapshot): the store then looks everywhere.
+   */
+  releaseCounters: FlowCounterRef[] | undefined;
   /** Holders whose lease moved (an attempt taken again with a new deadline or lease). */
-  renew: Array<{ holder: string; until: number }>;
+  renew: FlowRenewal[];
   /**
    * Waiter entries of throttled attempts this write dispatches again (a later version: a new
    * holder, running or waiting): released before the acquire, not after the save, so a release
    * that is lost (a process that dies, a Lambda that freezes) never leaves a waiter behind.
    */
   redispatched: string[];
+  /** The counters the waiter entries of `redispatched` are on, as `releaseCounters` is for `release`. */
+  redispatchedCounters: FlowCounterRef[] | undefined;
 }
 
 /** The lease of an attempt's slots: when the attempt is due (its lease, or its deadline when sooner). */
@@ -51,44 +68,130 @@ function running(s: Snapshot | null): Map<string, TaskState> {
   return out;
 }
 
-/** Holders of throttled attempts (recorded as waiters in the store until they run or go). */
-function waiting(s: Snapshot | null): Set<string> {
-  return s ? waitingHolders(s) : new Set();
+/** Throttled attempts by holder (recorded as waiters in the store until they run or go), each with the need it waits on. */
+function waiting(s: Snapshot | null): Map<string, FlowNeed | undefined> {
+  return s?.timers.length ? waitingNeeds(s) : new Map();
+}
+
+/**
+ * Counters gathered each once, in the order first named; `known` false once a holder named none.
+ * Kept in an array (a holder names one or two): searched in a set only when it grows.
+ */
+class Counters {
+  readonly list: FlowCounterRef[] = [];
+  known = true;
+  private index: Set<string> | undefined;
+
+  /** Adds the counters of `needs` (an undefined need: a holder with none known). */
+  add(needs: readonly (FlowNeed | undefined)[] | undefined): void {
+    if (!needs) return;
+    for (const n of needs) {
+      if (n === undefined) this.known = false;
+      else this.one(n.scope, n.key, n.periodMs ?? 0);
+    }
+  }
+
+  /** Adds counters named already. */
+  addRefs(refs: readonly FlowCounterRef[]): void {
+    for (const c of refs) this.one(c.scope, c.key, c.period);
+  }
+
+  /** The counters gathered, or undefined when one holder named none. */
+  get answer(): FlowCounterRef[] | undefined {
+    return this.known ? this.list : undefined;
+  }
+
+  private one(scope: string, key: string, period: number): void {
+    if (!this.index) {
+      for (const c of this.list) if (c.scope === scope && c.key === key && c.period === period) return;
+      if (this.list.length < 8) {
+        this.list.push({ scope, key, period });
+        return;
+      }
+      this.index = new Set(this.list.map((c) => `${c.scope}\0${c.key}\0${c.period}`));
+    }
+    const id = `${scope}\0${key}\0${period}`;
+    if (this.index.has(id)) return;
+    this.index.add(id);
+    this.list.push({ scope, key, period });
+  }
+}
+
+/** The counters of `needs`, each once (where acquired holders are given back). */
+export function needCounters(needs: readonly FlowNeed[]): FlowCounterRef[] {
+  const out = new Counters();
+  out.add(needs);
+  return out.list;
+}
+
+/** `refs` each once, in the order first named. */
+export function uniqueCounters(refs: readonly FlowCounterRef[]): FlowCounterRef[] {
+  const out = new Counters();
+  out.addRefs(refs);
+  return out.list;
 }
 
 /**
  * What a write from `prev` (null: a new instance) to `next` asks of the store: acquire for attempts
  * with needs that run in `next` and did not in `prev`, and for an admission `next` asks for;
  * release attempts of `prev` that no longer run or wait, and the instance's hold once `next` has
- * ended; renew attempts whose lease moved.
+ * ended; renew attempts whose lease moved. Each holder released, renewed or dispatched again comes
+ * with the counters the snapshots name for it (one walk of each snapshot).
  */
 export function flowChanges(prev: Snapshot | null, next: Snapshot): FlowChanges {
   const before = running(prev);
   const after = running(next);
-  const changes: FlowChanges = { acquire: [], release: [], renew: [], redispatched: [] };
+  const acquire: FlowAcquire[] = [];
+  const release: string[] = [];
+  const renew: FlowRenewal[] = [];
+  const redispatched: string[] = [];
+  const released = new Counters();
   for (const [holder, task] of after) {
     const was = before.get(holder);
-    if (!was) changes.acquire.push({ holder, needs: task.needs!, until: leaseOf(task), task });
-    else if (leaseOf(was) !== leaseOf(task)) changes.renew.push({ holder, until: leaseOf(task) });
+    if (!was) acquire.push({ holder, needs: task.needs!, until: leaseOf(task), task });
+    else if (leaseOf(was) !== leaseOf(task))
+      renew.push({ holder, until: leaseOf(task), counters: task.needs!.map(counterOf) });
   }
   const stillWaiting = waiting(next);
-  for (const holder of before.keys())
-    if (!after.has(holder) && !stillWaiting.has(holder)) changes.release.push(holder);
-  const wanted = new Set([...after.keys(), ...stillWaiting].map(attemptOf));
-  for (const holder of waiting(prev)) {
-    if (after.has(holder) || stillWaiting.has(holder)) continue;
-    if (wanted.has(attemptOf(holder))) changes.redispatched.push(holder);
-    else changes.release.push(holder);
+  for (const [holder, was] of before)
+    if (!after.has(holder) && !stillWaiting.has(holder)) {
+      release.push(holder);
+      released.add(was.needs);
+    }
+  const waited = waiting(prev);
+  const again = new Counters();
+  if (waited.size) {
+    const wanted = new Set([...after.keys(), ...stillWaiting.keys()].map(attemptOf));
+    for (const [holder, need] of waited) {
+      if (after.has(holder) || stillWaiting.has(holder)) continue;
+      const into = wanted.has(attemptOf(holder)) ? again : released;
+      (into === again ? redispatched : release).push(holder);
+      into.add([need]);
+    }
   }
   const instance = instanceHolder(next);
   if (isTerminal(next.status)) {
-    if (next.holds || prev?.holds || prev?.admission) changes.release.push(instance);
+    if (next.holds || prev?.holds || prev?.admission) {
+      release.push(instance);
+      // Wherever the instance held or waited, before or after (what it recorded when granted).
+      released.add(prev?.holds);
+      released.add(prev?.admission?.needs);
+      released.add(next.holds);
+      released.add(next.admission?.needs);
+    }
   } else if (next.admission && !next.admission.throttled) {
-    changes.acquire.push({ holder: instance, needs: next.admission.needs, until: INSTANCE_LEASE });
+    acquire.push({ holder: instance, needs: next.admission.needs, until: INSTANCE_LEASE });
   } else if (next.holds && !prev?.holds) {
-    changes.acquire.push({ holder: instance, needs: next.holds, until: INSTANCE_LEASE });
+    acquire.push({ holder: instance, needs: next.holds, until: INSTANCE_LEASE });
   }
-  return changes;
+  return {
+    acquire,
+    release,
+    releaseCounters: released.answer,
+    renew,
+    redispatched,
+    redispatchedCounters: again.answer,
+  };
 }
 
 /** Whether a write may touch the store's counts at all: the cheap test that spares every other write. */

@@ -2,8 +2,7 @@ import { hasLimits } from '../definition/flow-limits.js';
 import type { WorkflowDefinition } from '../definition/schema.js';
 import { isStepfoldError, ValidationError } from '../errors.js';
 import type { WorkflowEvent } from '../events.js';
-import { flowCounters } from '../flow-holders.js';
-import type { FlowCounterRef } from '../flow-need.js';
+import type { FlowCounterRef, FlowNeed } from '../flow-need.js';
 import type { Reduction } from '../reducer/reducer.js';
 import type { LogEntry, Snapshot } from '../snapshot.js';
 import type { FlowStore, SaveFlow } from '../store/flow.js';
@@ -12,8 +11,10 @@ import {
   type FlowAcquire,
   type FlowChanges,
   flowChanges,
+  needCounters,
   refusalEvent,
   touchesFlow,
+  uniqueCounters,
 } from './flow-changes.js';
 import type { FlowGateOptions, FlowGatePort, Gated } from './flow-port.js';
 
@@ -60,13 +61,15 @@ export class FlowGate implements FlowGatePort {
     transitions: readonly LogEntry[],
     fold: (s: Snapshot, e: WorkflowEvent) => Reduction,
     changes = flowChanges(prev, next),
-  ): Promise<Gated & { changes: FlowChanges }> {
+  ): Promise<Gated & { changes: FlowChanges; takenOn: FlowCounterRef[] }> {
     const taken: string[] = [];
+    // What the holders taken need: where a failed save gives them back.
+    const takenNeeds: FlowNeed[] = [];
     // The waiter entries of attempts dispatched again go first, in this write's own time.
     const again = changes.redispatched;
-    if (again.length) await this.flow.release(again, this.clock(), flowCounters(again, prev));
+    if (again.length) await this.flow.release(again, this.clock(), changes.redispatchedCounters);
     let todo = changes.acquire;
-    if (todo.length === 0) return { next, transitions, taken, changes };
+    if (todo.length === 0) return { next, transitions, taken, changes, takenOn: [] };
     const decided = new Set<string>();
     try {
       while (todo.length) {
@@ -75,7 +78,10 @@ export class FlowGate implements FlowGatePort {
           decided.add(a.holder);
           const now = this.clock();
           const grant = await this.flow.acquire(a.holder, next.id, a.needs, now, a.until);
-          if (grant.granted) taken.push(a.holder);
+          if (grant.granted) {
+            taken.push(a.holder);
+            takenNeeds.push(...a.needs);
+          }
           const ev = grant.granted
             ? a.task
               ? undefined
@@ -93,10 +99,10 @@ export class FlowGate implements FlowGatePort {
         todo = changes.acquire.filter((a) => !decided.has(a.holder));
       }
     } catch (e) {
-      this.giveBack(next.id, taken, flowCounters(taken, next));
+      this.giveBack(next.id, taken, needCounters(takenNeeds));
       throw e;
     }
-    return { next, transitions, taken, changes };
+    return { next, transitions, taken, changes, takenOn: needCounters(takenNeeds) };
   }
 
   /** Saves `next` with `save` between the acquire and the release (see {@link FlowGatePort.save}). */
@@ -121,8 +127,8 @@ export class FlowGate implements FlowGatePort {
       const one = takenAlone(changes);
       if (one || !changes.acquire.length) {
         try {
-          await inSave(next, this.saveFlow(changes, one, prev, next));
-          this.renewed(changes, next);
+          await inSave(next, this.saveFlow(changes, one));
+          this.renewed(changes);
           return { next, transitions, taken: one ? [one.holder] : [] };
         } catch (e) {
           if (!isStepfoldError(e, 'FLOW_REFUSED')) throw e;
@@ -132,36 +138,35 @@ export class FlowGate implements FlowGatePort {
     const g = await this.acquire(prev, next, transitions, fold, changes);
     changes = g.changes;
     try {
-      await (inSave ? inSave(g.next, this.saveFlow(changes, undefined, prev, g.next)) : save(g.next));
+      await (inSave ? inSave(g.next, this.saveFlow(changes, undefined)) : save(g.next));
     } catch (e) {
-      this.giveBack(next.id, g.taken, flowCounters(g.taken, g.next));
+      this.giveBack(next.id, g.taken, g.takenOn);
       throw e;
     }
-    if (!inSave && changes.release.length)
-      this.release(changes.release, flowCounters(changes.release, prev, g.next));
-    this.renewed(changes, g.next);
+    if (!inSave && changes.release.length) this.release(changes.release, changes.releaseCounters);
+    this.renewed(changes);
     return { next: g.next, transitions: g.transitions, taken: g.taken };
   }
 
   /**
    * What a save does to the counts in its own write: takes `one`, releases what the write ended
-   * (on the counters `prev` and `next` name for it).
+   * (on the counters the write's snapshots name for it).
    */
-  private saveFlow(
-    changes: FlowChanges,
-    one: FlowAcquire | undefined,
-    prev: Snapshot | null,
-    next: Snapshot,
-  ): SaveFlow {
+  private saveFlow(changes: FlowChanges, one: FlowAcquire | undefined): SaveFlow {
     const { release } = changes;
     return {
       now: this.clock(),
       take: one && { holder: one.holder, needs: one.needs, until: one.until },
       release,
-      ...(release.length ? { counters: flowCounters(release, prev, next) } : {}),
-      woken: (ids) => ids.length && this.wake([...new Set(ids)]),
+      ...(release.length ? { counters: changes.releaseCounters } : {}),
+      woken: this.woken,
     };
   }
+
+  /** Ticks the instances a save's release names (each once). */
+  private readonly woken = (ids: readonly string[]): void => {
+    if (ids.length) this.wake([...new Set(ids)]);
+  };
 
   /**
    * After a failed write: the holders it took are released (waiters they held off are ticked),
@@ -183,17 +188,19 @@ export class FlowGate implements FlowGatePort {
     );
   }
 
-  /** After a successful save of `next`: moved leases renewed (on the counters `next` names for them). */
-  private renewed({ renew }: FlowChanges, next: Snapshot): void {
+  /** After a successful save: moved leases renewed (on the counters the attempts hold them on). */
+  private renewed({ renew }: FlowChanges): void {
     if (renew.length === 0) return;
-    const byUntil = new Map<number, string[]>();
+    const byUntil = new Map<number, { holders: string[]; needs: FlowCounterRef[] }>();
     for (const r of renew) {
-      const list = byUntil.get(r.until);
-      if (list) list.push(r.holder);
-      else byUntil.set(r.until, [r.holder]);
+      const group = byUntil.get(r.until);
+      if (group) {
+        group.holders.push(r.holder);
+        group.needs.push(...r.counters);
+      } else byUntil.set(r.until, { holders: [r.holder], needs: [...r.counters] });
     }
-    for (const [until, holders] of byUntil)
-      this.flow.renew(holders, until, flowCounters(holders, next)).catch(ignore);
+    for (const [until, { holders, needs }] of byUntil)
+      this.flow.renew(holders, until, uniqueCounters(needs)).catch(ignore);
   }
 
   /**

@@ -21,8 +21,6 @@ export const MAX_FLOW_PAGE = 1000;
 /** A lease that never lapses: the holder holds until it is released (as an instance's hold does). */
 export const FLOW_HELD_UNTIL_RELEASED = Number.MAX_SAFE_INTEGER;
 
-// Printable ASCII, no space: safe in every database's keys (Redis keys, DynamoDB sort keys) as is.
-const HOLDER = /^[\x21-\x7e]+$/;
 // Lone surrogates have no UTF-8 form, so no database stores them (nor NUL, which PostgreSQL's text refuses).
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
@@ -130,7 +128,7 @@ function time(value: unknown, path: string): void {
 }
 
 function holderOf(value: unknown, path: string): string {
-  if (typeof value !== 'string' || value.length > MAX_FLOW_HOLDER_LENGTH || !HOLDER.test(value))
+  if (typeof value !== 'string' || value.length > MAX_FLOW_HOLDER_LENGTH || !printable(value))
     invalid(
       path,
       `must be 1-${MAX_FLOW_HOLDER_LENGTH} printable ASCII characters without spaces`,
@@ -139,29 +137,49 @@ function holderOf(value: unknown, path: string): string {
   return value;
 }
 
-function holdersOf(holders: readonly string[]): string[] {
-  if (!Array.isArray(holders)) invalid('holders', 'must be an array of holder ids');
-  return [...new Set(holders.map((h, i) => holderOf(h, `holders[${i}]`)))];
+/**
+ * Whether `value` is printable ASCII without spaces, at least one character: safe in every
+ * database's keys (Redis keys, DynamoDB sort keys) as is.
+ */
+function printable(value: string): boolean {
+  if (value.length === 0) return false;
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c < 0x21 || c > 0x7e) return false;
+  }
+  return true;
 }
 
-/** A need's counter: its scope, key and period (0 for a concurrency slot). */
-const counterOf = (n: FlowNeed): FlowCounterRef => ({ scope: n.scope, key: n.key, period: n.periodMs ?? 0 });
+function holdersOf(holders: readonly string[]): string[] {
+  if (!Array.isArray(holders)) invalid('holders', 'must be an array of holder ids');
+  // One holder (most calls): nothing to dedupe.
+  if (holders.length === 1) return [holderOf(holders[0], 'holders[0]')];
+  return [...new Set(holders.map((h, i) => holderOf(h, `holders[${i}]`)))];
+}
 
 /** Where holders are ({@link FlowStore.release}'s `counters`) checked, copied and each once; undefined when not given. */
 function countersOf(counters: readonly FlowCounterRef[] | undefined): FlowCounterRef[] | undefined {
   if (counters === undefined) return undefined;
   if (!Array.isArray(counters)) invalid('counters', 'must be an array of counters');
-  const out = new Map<string, FlowCounterRef>();
-  counters.forEach((c, i) => {
+  const out: FlowCounterRef[] = [];
+  // Each counter once, where it stands first (a call names few: searched, not hashed, unless many).
+  const seen = counters.length > 8 ? new Set<string>() : undefined;
+  for (let i = 0; i < counters.length; i++) {
+    const c = counters[i]!;
     const at = `counters[${i}]`;
     if (typeof c !== 'object' || c === null) invalid(at, 'must be an object');
     if (!isFlowText(c.scope, 'scope')) invalid(`${at}.scope`, 'must be a flow scope');
     if (!isFlowText(c.key)) invalid(`${at}.key`, 'must be a flow key');
     if (!(Number.isSafeInteger(c.period) && c.period >= 0))
       invalid(`${at}.period`, 'must be a non-negative integer (ms; 0 for a concurrency counter)');
-    out.set(`${c.scope}\0${c.key}\0${c.period}`, { scope: c.scope, key: c.key, period: c.period });
-  });
-  return [...out.values()];
+    if (seen) {
+      const id = `${c.scope}\0${c.key}\0${c.period}`;
+      if (seen.has(id)) continue;
+      seen.add(id);
+    } else if (out.some((o) => o.scope === c.scope && o.key === c.key && o.period === c.period)) continue;
+    out.push({ scope: c.scope, key: c.key, period: c.period });
+  }
+  return out;
 }
 
 /**
@@ -172,8 +190,8 @@ function needsOf(needs: readonly FlowNeed[]): FlowNeed[] {
   if (!Array.isArray(needs)) invalid('needs', 'must be an array of needs');
   if (needs.length > MAX_FLOW_NEEDS) invalid('needs', `must list at most ${MAX_FLOW_NEEDS} needs`);
   const out: FlowNeed[] = [];
-  const seen = new Map<string, number>();
-  needs.forEach((n, i) => {
+  for (let i = 0; i < needs.length; i++) {
+    const n = needs[i]!;
     const at = `needs[${i}]`;
     if (typeof n !== 'object' || n === null) invalid(at, 'must be an object');
     if (!isFlowText(n.scope, 'scope'))
@@ -197,13 +215,13 @@ function needsOf(needs: readonly FlowNeed[]): FlowNeed[] {
       limit: n.limit,
       ...(periodMs === undefined ? {} : { periodMs }),
     };
-    const id = JSON.stringify(counterOf(need));
-    const first = seen.get(id);
-    if (first === undefined) {
-      seen.set(id, out.length);
-      out.push(need);
-    } else if (need.limit < out[first]!.limit) out[first] = need;
-  });
+    // A counter named before (needs are at most MAX_FLOW_NEEDS: searched, not hashed).
+    const first = out.findIndex(
+      (o) => o.scope === need.scope && o.key === need.key && o.periodMs === need.periodMs,
+    );
+    if (first < 0) out.push(need);
+    else if (need.limit < out[first]!.limit) out[first] = need;
+  }
   return out;
 }
 
