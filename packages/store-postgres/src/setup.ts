@@ -426,6 +426,27 @@ export const MIGRATIONS: readonly Migration[] = [
       END $$`,
     ],
   },
+  {
+    version: 16,
+    description: 'every vacuum of the instance table cleans its indexes (vacuum_index_cleanup on)',
+    // A claim moves its row in the due indexes and leaves the entry it moved from, dead, at the
+    // head of the due order, where every poll's probe steps over it. VACUUM removes such entries
+    // only when it cleans the indexes, which since PostgreSQL 14 it skips by default when under
+    // 2 % of the heap's pages hold dead rows: due rows written together sit together, so a head of
+    // many thousand dead entries can fit in that 2 % and outlive every vacuum. `on` never skips
+    // (the option exists from PostgreSQL 12, on by default before 14). Only a table whose option is
+    // unset: a value set by hand stays. A storage parameter, instant, under a lock that blocks no
+    // reads or writes.
+    statements: ({ qualified }) => [
+      `DO $$ BEGIN
+        IF current_setting('server_version_num')::int >= 120000 AND NOT EXISTS (
+            SELECT 1 FROM pg_class, unnest(reloptions) AS o
+            WHERE oid = '${qualified.replaceAll("'", "''")}'::regclass AND o LIKE 'vacuum_index_cleanup=%') THEN
+          EXECUTE 'ALTER TABLE ${qualified.replaceAll("'", "''")} SET (vacuum_index_cleanup = on)';
+        END IF;
+      END $$`,
+    ],
+  },
 ];
 
 // Two-key advisory locks live apart from single-bigint ones; this first key marks stepfold's.
