@@ -146,7 +146,7 @@ export class TaskLeases {
     if (list === undefined) return;
     // Emptied too: a table the map rehashed away from still points at the list until a full
     // collection, and the entries' snapshots would be copied out of the young space with it.
-    list.length = 0;
+    while (list.length > 0) list.pop();
     this.held.delete(instance);
   }
 
