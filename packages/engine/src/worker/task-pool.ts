@@ -107,9 +107,11 @@ export class TaskPool {
 
   /** Fires the AbortSignal of every running handler; returns how many. */
   abortRunning(reason: unknown): number {
+    // A copy, and each job still running when its turn comes: one that ends as another is aborted
+    // leaves the list meanwhile.
     const running = this.live.slice();
-    for (let i = 0; i < running.length; i++) running[i]!.abort(reason);
-    return running.length;
+    for (let i = 0; i < running.length; i++) if (this.live.includes(running[i]!)) running[i]!.abort(reason);
+    return this.live.length;
   }
 
   /** Resolves when nothing runs, waits or is being given back. */
