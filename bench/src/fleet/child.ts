@@ -303,7 +303,10 @@ async function raw(ms: number, base: Snapshot): Promise<ChildReply> {
     Array.from({ length: concurrency }, async (_, k) => {
       const s: Snapshot = { ...base, id: `${base.id}-${process.pid}-${k}`, version: 1 };
       await inner.delete(s.id);
-      await inner.create(s);
+      // Created by hand with no wake time, as the updates write it: the snapshot's own (a running
+      // task's lease, long past) would put the row in the due order, and this process's idle
+      // worker could claim and tick it before the first update (which then matches nothing).
+      await db.insert(rowOf(s, JSON.stringify(s), null));
       return s;
     }),
   );

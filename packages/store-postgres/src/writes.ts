@@ -67,8 +67,13 @@ export function pgWrites(
   // Runs a write with the JSON in snapshot_text, or, for a jsonb store, in the JSONB column unless
   // JSONB cannot hold it; `tail` (consumed seqs, match, notice payload) follows the two JSON parameters.
   // Not async: a text row (every row of a text store, the default) is one query and no frame more.
+  // `values` is the caller's own array: a text row's parameters are appended to it in place.
   const write = (row: Row, text: string, values: unknown[], tail: unknown[]) => {
-    if (row.asText) return query(text, [...values, null, row.json, ...tail]);
+    if (row.asText) {
+      values.push(null, row.json);
+      for (let i = 0; i < tail.length; i++) values.push(tail[i]);
+      return query(text, values);
+    }
     return query(text, [...values, row.json, null, ...tail]).catch((e: unknown) => {
       const code = errorCode(e);
       if (code === undefined || !JSONB_FALLBACK_CODES.has(code)) throw e;

@@ -4,6 +4,16 @@ import type { BasedWrite, WriteBase, WriteRequest } from './write-request.js';
 // Instances whose newest written snapshot is remembered; older ones are forgotten first.
 const REMEMBERED = 256;
 
+/**
+ * The newest snapshot of one instance this runner wrote, emptied when the instance is forgotten. A
+ * map keeps the tables it outgrew (and rehashed away from) pointing at their entries until a full
+ * collection; a forgotten snapshot reached from such a table would survive young collections and
+ * be copied into the old space with everything it references, so the map holds this box instead.
+ */
+interface Newest {
+  s: Snapshot | undefined;
+}
+
 /** The last write of an instance queued here: its promise, whether it started, whether it saved. */
 interface Tail {
   p: Promise<Snapshot> | undefined;
@@ -20,7 +30,7 @@ interface Tail {
  */
 export class InstanceWrites {
   private readonly tails = new Map<string, Tail>();
-  private readonly newest = new Map<string, Snapshot>();
+  private readonly newest = new Map<string, Newest>();
 
   /**
    * Runs `write` of `request` once every earlier write of its instance by this runner is done,
@@ -40,7 +50,10 @@ export class InstanceWrites {
     tail.p = p;
     this.tails.set(id, tail);
     const settled = () => {
-      if (this.tails.get(id) === tail) this.tails.delete(id);
+      if (this.tails.get(id) !== tail) return;
+      // Its promise (and the snapshot it holds) let go: see `Newest`.
+      tail.p = undefined;
+      this.tails.delete(id);
     };
     p.then(settled, settled);
     return p;
@@ -56,16 +69,27 @@ export class InstanceWrites {
   wrote(s: Snapshot): void {
     const tail = this.tails.get(s.id);
     if (tail?.started) tail.saved = true;
-    this.newest.delete(s.id);
-    if (isTerminal(s.status)) return;
-    this.newest.set(s.id, s);
-    if (this.newest.size > REMEMBERED) this.newest.delete(this.newest.keys().next().value!);
+    // Deleted and set again: the map's order is the order of the instances' last writes.
+    const known = this.newest.get(s.id);
+    if (known) this.newest.delete(s.id);
+    if (isTerminal(s.status)) {
+      if (known) known.s = undefined;
+      return;
+    }
+    const box = known ?? { s };
+    box.s = s;
+    this.newest.set(s.id, box);
+    if (this.newest.size > REMEMBERED) {
+      const [oldest, dropped] = this.newest.entries().next().value!;
+      dropped.s = undefined;
+      this.newest.delete(oldest);
+    }
   }
 
   /** The base a write of `request` starts from: its own, or the newer snapshot this runner wrote since. */
   private freshest(request: WriteRequest): WriteBase | undefined {
     const base = request.base;
-    const newer = base && this.newest.get(request.id);
+    const newer = base && this.newest.get(request.id)?.s;
     return newer && newer.version > base!.snapshot.version ? { snapshot: newer, origin: 'reducer' } : base;
   }
 }

@@ -142,6 +142,11 @@ export class TaskLeases {
    * again per task was a visible share of a write's CPU. A sweep that finds nothing held plans none.
    */
   private forget(instance: string): void {
+    const list = this.held.get(instance);
+    if (list === undefined) return;
+    // Emptied too: a table the map rehashed away from still points at the list until a full
+    // collection, and the entries' snapshots would be copied out of the young space with it.
+    while (list.length > 0) list.pop();
     this.held.delete(instance);
   }
 

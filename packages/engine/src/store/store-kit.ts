@@ -251,6 +251,14 @@ export function createStoreKit(
   if (!(Number.isInteger(max) && max > 0 && max <= ceiling)) {
     throw new RangeError(`maxSnapshotBytes must be an integer in 1..${ceiling}`);
   }
+  // The `definition` of the last snapshot encoded, and what it was made of: most writes name the
+  // same definition as the one before, and the string is not built again for them.
+  let named = { name: '', version: Number.NaN, hash: '', definition: '' };
+  const definitionOf = ({ name, version, hash }: Snapshot['workflow']): string => {
+    if (name !== named.name || version !== named.version || hash !== named.hash)
+      named = { name, version, hash, definition: `${name}@${version}@${hash}` };
+    return named.definition;
+  };
   return {
     maxSnapshotBytes: max,
     encode(snapshot) {
@@ -300,7 +308,7 @@ export function createStoreKit(
         version: snapshot.version,
         status: snapshot.status,
         workflow: snapshot.workflow.name,
-        definition: `${snapshot.workflow.name}@${snapshot.workflow.version}@${snapshot.workflow.hash}`,
+        definition: definitionOf(snapshot.workflow),
         fairKey: fair ? fair : null,
         wakeAt:
           typeof wake === 'number' && Number.isFinite(wake) ? indexedWake(snapshot, wake, notice) : null,

@@ -33,7 +33,12 @@ export class TaskPool {
   private readonly queues = new Map<string, TaskJob[]>();
   /** Workflows with waiting jobs, next to serve first. */
   private turn: string[] = [];
-  private readonly live = new Set<TaskJob>();
+  /**
+   * The jobs running, in the order they started. A list, not a set: a set's table, outgrown and
+   * rehashed away from, keeps pointing at the jobs it held (and their snapshots) until a full
+   * collection, so they outlive young collections and are copied into the old space.
+   */
+  private readonly live: TaskJob[] = [];
   private readonly releasing = new Set<Promise<void>>();
   private idleWaiters: Array<() => void> = [];
   /** The job `submit` is placing: started in that same call, it never waited. */
@@ -102,8 +107,11 @@ export class TaskPool {
 
   /** Fires the AbortSignal of every running handler; returns how many. */
   abortRunning(reason: unknown): number {
-    for (const job of this.live) job.abort(reason);
-    return this.live.size;
+    // A copy, and each job still running when its turn comes: one that ends as another is aborted
+    // leaves the list meanwhile.
+    const running = this.live.slice();
+    for (let i = 0; i < running.length; i++) if (this.live.includes(running[i]!)) running[i]!.abort(reason);
+    return this.live.length;
   }
 
   /** Resolves when nothing runs, waits or is being given back. */
@@ -147,13 +155,13 @@ export class TaskPool {
   private run(job: TaskJob): void {
     this.running++;
     this.runningBy.set(job.workflow, (this.runningBy.get(job.workflow) ?? 0) + 1);
-    this.live.add(job);
+    this.live.push(job);
     const t0 = this.clock();
     this.events.start(job);
     const end = (outcome: JobOutcome, error?: unknown) => {
       this.running--;
       this.runningBy.set(job.workflow, this.runningBy.get(job.workflow)! - 1);
-      this.live.delete(job);
+      this.forget(job);
       // The start time, not the duration: only a `taskEnd` observer needs the clock read again.
       this.events.end(job, outcome, t0, error);
       this.pump();
@@ -170,6 +178,15 @@ export class TaskPool {
       (outcome) => end(outcome),
       (e) => end('error', e),
     );
+  }
+
+  /** Takes an ended job off the running list, keeping the others' order. */
+  private forget(job: TaskJob): void {
+    const live = this.live;
+    const i = live.lastIndexOf(job);
+    if (i < 0) return;
+    for (let k = i + 1; k < live.length; k++) live[k - 1] = live[k]!;
+    live.pop();
   }
 
   /**

@@ -53,6 +53,17 @@ describe('TaskPool', () => {
     expect(j.log).toEqual(['run a', 'run b', 'run c']);
   });
 
+  it('aborts the jobs still running, in the order they started, none that ended', async () => {
+    const j = jobs(Date.now);
+    const pool = new TaskPool(4, {}, 0, Date.now, quiet);
+    for (const n of ['a', 'b', 'c', 'd']) pool.submit(j.make(n));
+    await j.finish('b');
+    await j.finish('d');
+    pool.submit(j.make('e'));
+    expect(pool.abortRunning(new Error('stop'))).toBe(3);
+    expect(j.log.filter((l) => l.startsWith('abort'))).toEqual(['abort a', 'abort c', 'abort e']);
+  });
+
   it('keeps each workflow under its cap and serves waiting workflows in turn', async () => {
     const j = jobs(Date.now);
     const pool = new TaskPool(2, { big: 1 }, 0, Date.now, quiet);
