@@ -427,7 +427,7 @@ export const MIGRATIONS: readonly Migration[] = [
     ],
   },
   {
-    version: 16,
+    version: 15,
     description: 'every vacuum of the instance table cleans its indexes (vacuum_index_cleanup on)',
     // A claim moves its row in the due indexes and leaves the entry it moved from, dead, at the
     // head of the due order, where every poll's probe steps over it. VACUUM removes such entries

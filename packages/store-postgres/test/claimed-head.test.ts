@@ -4,7 +4,7 @@ import { recordingPool, TEST_SCHEMA } from './server.js';
 import { useTestTables } from './test-tables.js';
 
 // A claim moves its row in the due index and leaves the entry it moved from, dead, at the head of
-// its key until a vacuum cleans the indexes (every one does since migration 16, see
+// its key until a vacuum cleans the indexes (every one does since migration 15, see
 // vacuum-index-cleanup.test.ts). A poll walks them once, in its key's probe, which finds the key's
 // first live row; the scan that takes the rows starts there. Counted in the buffers EXPLAIN (ANALYZE, BUFFERS) reports, never in time.
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { TEST_SCHEMA } from './server.js';
 import { useTestTables } from './test-tables.js';
 
-// Migration 16: a claim leaves the due index entry it moved its row from, dead, at the head of the
+// Migration 15: a claim leaves the due index entry it moved its row from, dead, at the head of the
 // due order, and every poll's probe steps over it until a vacuum cleans the indexes. A plain VACUUM
 // skips that (PostgreSQL 14+) when under 2 % of the heap's pages hold dead rows, which claims of
 // rows stored together fit in; `vacuum_index_cleanup = on` never skips. Counted in index pages the
@@ -20,7 +20,7 @@ interface PlanNode {
   'Shared Read Blocks'?: number;
 }
 
-describe('postgres vacuum of the due index head (migration 16)', () => {
+describe('postgres vacuum of the due index head (migration 15)', () => {
   it('sets vacuum_index_cleanup, and a plain VACUUM then removes the dead entries claims left at the head', async () => {
     const s = await store({ claimMs: 0 });
     const t = `"${TEST_SCHEMA}"."${s.table}"`;
