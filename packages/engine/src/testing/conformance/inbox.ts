@@ -78,7 +78,9 @@ function describeSending(h: InboxHarness): void {
     const worker = createWorker({ runner, wakes: false, poll: { minMs: 50, maxMs: 200 } });
     workers.push(worker);
     await worker.start();
-    await until('the inbox emptied', async () => (await waitingIn(store, 'e')) === 0, 5_000);
+    // The worker's first polls on a slow server (moto under a full test run on 2 cores once took
+    // longer than 5 s): the default wait, 10 s, plus room.
+    await until('the inbox emptied', async () => (await waitingIn(store, 'e')) === 0, 15_000);
     expect((await store.load('e'))?.status).toBe('cancelled');
   });
 }
