@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createPostgresStore } from '../src/index.js';
+import { blocks, fillDueRows, flatten, type PlanNode } from './due-rows.js';
 import { recordingPool, TEST_SCHEMA } from './server.js';
 import { useTestTables } from './test-tables.js';
 
@@ -15,31 +16,11 @@ const ROWS = 30_000;
 const HELD = 20_000;
 const LIMIT = 10;
 
-interface PlanNode {
-  'Node Type': string;
-  'Subplan Name'?: string;
-  'Index Name'?: string;
-  'Shared Hit Blocks'?: number;
-  'Shared Read Blocks'?: number;
-  Plans?: PlanNode[];
-}
-
-const flatten = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(flatten)];
-const blocks = (n: PlanNode) => (n['Shared Hit Blocks'] ?? 0) + (n['Shared Read Blocks'] ?? 0);
-
 describe('postgres poll past claimed rows', () => {
   it('walks the dead entries claims left at the head of the due order once, not in the scan that takes rows', async () => {
     const s = await store({ claimMs: 0 });
     const t = `"${TEST_SCHEMA}"."${s.table}"`;
-    await pool.query(
-      `INSERT INTO ${t} (id, version, status, workflow, wake_at, snapshot)
-       SELECT id, 1, 'waiting', 'wf', 1000 + g,
-         jsonb_build_object('schemaVersion', 1, 'id', id, 'version', 1, 'status', 'waiting',
-           'workflow', jsonb_build_object('name', 'wf', 'version', 1, 'hash', 'h'), 'wakeAt', 1000 + g)
-       FROM generate_series(1, $1::int) AS g, LATERAL (SELECT 'r-' || lpad(g::text, 6, '0') AS id) AS x`,
-      [ROWS],
-    );
-    await pool.query(`VACUUM ANALYZE ${t}`);
+    await fillDueRows(pool, t, ROWS);
     const now = 1_000_000;
     // The earliest HELD claimed for an hour: their old entries stay at the head, dead.
     expect(await s.listDue(now, HELD, { leaseMs: HOUR })).toHaveLength(HELD);

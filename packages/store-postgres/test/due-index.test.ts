@@ -3,6 +3,7 @@ import { makeTestSnapshot } from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 import { createPostgresStore, MIGRATIONS, type PostgresStore } from '../src/index.js';
 import { type TableNames, tableNames } from '../src/setup.js';
+import { fillDueRows, flatten, type PlanNode } from './due-rows.js';
 import { recordingPool, TEST_SCHEMA } from './server.js';
 import { useTestTables } from './test-tables.js';
 
@@ -29,42 +30,12 @@ async function indexes(table: string): Promise<Record<string, string>> {
   return Object.fromEntries(r.rows.map((x) => [x.indexname.slice(table.length + 1), x.indexdef]));
 }
 
-/** Fills `table` with `n` due rows (wake times 1000 + g) of 60 workflows, `wf-<g % 60>`. */
-async function fill(table: string, n: number): Promise<void> {
-  const t = `"${TEST_SCHEMA}"."${table}"`;
-  await pool.query(
-    `INSERT INTO ${t} (id, version, status, workflow, wake_at, snapshot)
-     SELECT id, 1, 'waiting', wf, 1000 + g,
-       -- Enough of a snapshot for a load (the test measures the due index, not the reducer).
-       jsonb_build_object('schemaVersion', 1, 'id', id, 'version', 1, 'status', 'waiting',
-         'workflow', jsonb_build_object('name', wf, 'version', 1, 'hash', 'h'), 'wakeAt', 1000 + g)
-     FROM generate_series(1, $1::int) AS g,
-       LATERAL (SELECT 'r-' || lpad(g::text, 6, '0') AS id, 'wf-' || (g % 60) AS wf) AS x`,
-    [n],
-  );
-  await pool.query(`VACUUM ANALYZE ${t}`);
-}
-
-interface PlanNode {
-  'Node Type': string;
-  'Index Name'?: string;
-  'Index Cond'?: string;
-  'Relation Name'?: string;
-  'Actual Rows'?: number;
-  'Actual Loops'?: number;
-  'Rows Removed by Filter'?: number;
-  'Subplan Name'?: string;
-  Plans?: PlanNode[];
-}
-
 interface Poll {
   /** The nodes of the plan's CTEs that find and pick the rows (not the UPDATE), as EXPLAIN ANALYZE ran them. */
   nodes: PlanNode[];
   /** Ids the poll claimed (in a run of its own). */
   ids: string[];
 }
-
-const flatten = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(flatten)];
 
 // The CTEs of a poll that find the due rows and pick them (statements.ts).
 const PICKING = ['CTE keys', 'CTE chosen', 'CTE picked', 'CTE due', 'CTE named'];
@@ -112,7 +83,7 @@ describe('postgres due index (migrations 5 and 9)', () => {
 
   it('a poll reads about limit index entries however many claimed instances are due ahead of it', async () => {
     const store = await freshStore();
-    await fill(store.table, 12_000);
+    await fillDueRows(pool, `"${TEST_SCHEMA}"."${store.table}"`, 12_000, 60);
     const texts: string[] = [];
     const poller = spied(store.table, texts);
     const now = 100_000;
