@@ -8,11 +8,11 @@
 // collections).
 
 import { GCProfiler } from 'node:v8';
-import { createRunner, createWorker, type Snapshot, step } from '@stepfold/engine';
+import { createRunner, createWorker } from '@stepfold/engine';
 import { createPostgresStore } from '@stepfold/store-postgres';
 import type pg from 'pg';
 import { median } from './measure.js';
-import { LINEAR_STEPS, linear10, noop } from './workflows.js';
+import { LINEAR_STEPS, linear10, linearChain, noop } from './workflows.js';
 
 const [which = 'ours', roundsArg = '12', perRoundArg = '600'] = process.argv.slice(2);
 const ROUNDS = Number(roundsArg);
@@ -61,22 +61,7 @@ async function ours(count: number): Promise<void> {
 }
 
 /** The eleven snapshots of one workflow, made once (as the raw loop's are). */
-function chain(): Snapshot[] {
-  let s = step(linear10, null, { type: 'start', at: Date.now(), id: 'raw', input: { orderId: 1 } });
-  const out = [s];
-  for (const [k, name] of LINEAR_STEPS.entries()) {
-    s = step(linear10, s, {
-      type: 'task.completed',
-      at: s.createdAt + k + 1,
-      step: name,
-      attempt: 1,
-      output: null,
-    });
-    out.push(s);
-  }
-  return out;
-}
-const snapshots = chain();
+const snapshots = linearChain('raw');
 
 /** The raw loop of `count` workflows: per write one statement with the snapshot serialized, from IN_FLIGHT clients. */
 async function raw(count: number): Promise<void> {

@@ -1,4 +1,11 @@
-import { defineWorkflow, type Handler, type WorkflowDefinition, workflow } from '@stepfold/engine';
+import {
+  defineWorkflow,
+  type Handler,
+  type Snapshot,
+  step,
+  type WorkflowDefinition,
+  workflow,
+} from '@stepfold/engine';
 
 /** Ids of the ten steps of the linear workflow. */
 export const LINEAR_STEPS = Array.from({ length: 10 }, (_, i) => `s${i + 1}`);
@@ -15,6 +22,23 @@ export const linear10: WorkflowDefinition = defineWorkflow({
     }),
   ),
 });
+
+/** The eleven snapshots one linear workflow writes (start, then one per step result), as instance `id`. */
+export function linearChain(id: string): Snapshot[] {
+  let s = step(linear10, null, { type: 'start', at: Date.now(), id, input: { orderId: 1 } });
+  const out = [s];
+  for (const [k, name] of LINEAR_STEPS.entries()) {
+    s = step(linear10, s, {
+      type: 'task.completed',
+      at: s.createdAt + k + 1,
+      step: name,
+      attempt: 1,
+      output: null,
+    });
+    out.push(s);
+  }
+  return out;
+}
 
 /** The no-op handler every linear step runs. */
 export const noop: Handler = () => null;

@@ -17,7 +17,7 @@ import {
   step,
 } from '@stepfold/engine';
 import { wallMs } from '../peers/common.js';
-import { FLOW_WORKFLOWS, LINEAR_STEPS, linear10, noop } from '../workflows.js';
+import { FLOW_WORKFLOWS, LINEAR_STEPS, linear10, linearChain, noop } from '../workflows.js';
 import { openChildStore, type RawRow, type StoreKind } from './child-stores.js';
 import { signalProbe, timerProbe } from './probes.js';
 import { PARENTS, TREE_WORKFLOWS } from './trees.js';
@@ -204,28 +204,6 @@ const slots = Number(process.env['BENCH_SLOTS'] ?? 0);
 const worker = createWorker({ runner, concurrency: Math.max(concurrency, 4, slots) });
 await worker.start();
 
-/** The eleven snapshots one linear workflow writes (start, then one per step result). */
-function linearChain(): Snapshot[] {
-  let s = step(linear10, null, {
-    type: 'start',
-    at: Date.now(),
-    id: 'rawflow-template',
-    input: { orderId: 1 },
-  });
-  const out = [s];
-  for (const [k, name] of LINEAR_STEPS.entries()) {
-    s = step(linear10, s, {
-      type: 'task.completed',
-      at: s.createdAt + k + 1,
-      step: name,
-      attempt: 1,
-      output: null,
-    });
-    out.push(s);
-  }
-  return out;
-}
-
 /** Resolves with the final status of `id` (a parent of trees.ts) once it has ended, here or in another process. */
 function ending(id: string): Promise<string> {
   const status = ended.get(id);
@@ -340,7 +318,7 @@ async function raw(ms: number, base: Snapshot): Promise<ChildReply> {
  * save with those snapshots; through the reducer, each event reduced and then saved by the adapter.
  */
 async function rawFlow(ms: number, through: Layer): Promise<ChildReply> {
-  const chain = linearChain();
+  const chain = linearChain('rawflow-template');
   const t0s = chain[0]!.createdAt;
   const prefix = `rawflow-${process.pid}-${Date.now().toString(36)}-`;
   const ids: string[] = [];
