@@ -28,7 +28,17 @@ export async function recreateDatabase(pgUrl: string, db: string): Promise<strin
   const admin = new pg.Client({ connectionString: pgUrl });
   await admin.connect();
   try {
-    await admin.query(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
+    // FORCE cannot end another role's backend (42501: a superuser's session on the database, such
+    // as a psql left open): tried again for a few seconds before the row gives up.
+    for (let tries = 0; ; tries++) {
+      try {
+        await admin.query(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
+        break;
+      } catch (e) {
+        if ((e as { code?: string }).code !== '42501' || tries >= 10) throw e;
+        await new Promise((r) => setTimeout(r, 500 * (tries + 1)));
+      }
+    }
     await admin.query(`CREATE DATABASE ${db}`);
   } finally {
     await admin.end();
