@@ -89,6 +89,23 @@ export const linear10Flow: WorkflowDefinition = defineWorkflow({
   ),
 });
 
+/**
+ * The linear workflow with one concurrency key on the workflow: at most FLOW_KEY_LIMIT instances at
+ * once per `input.key` (taken when it is created, released when it ends), its tasks unlimited.
+ */
+export const linear10InstanceFlow: WorkflowDefinition = defineWorkflow({
+  name: 'bench-linear-flow-instance',
+  version: 1,
+  start: LINEAR_STEPS[0]!,
+  concurrency: { key: 'input.key', limit: FLOW_KEY_LIMIT },
+  steps: Object.fromEntries(
+    LINEAR_STEPS.map((id, i) => {
+      const next = LINEAR_STEPS[i + 1];
+      return [id, { kind: 'task', handler: 'noop', ...(next === undefined ? {} : { next }) }];
+    }),
+  ),
+});
+
 /** Starts per second per tenant that flow-rate-accuracy's workflow lets through (a sliding window of 1 s). */
 export const FLOW_RATE_LIMIT = 50;
 
@@ -116,4 +133,4 @@ export const fairJob: WorkflowDefinition = defineWorkflow({
 });
 
 /** The flow rows' workflows (a fleet started with `flow` registers them, with `flowControl`). */
-export const FLOW_WORKFLOWS = [linear10Flow, rateLimited, fairJob];
+export const FLOW_WORKFLOWS = [linear10Flow, linear10InstanceFlow, rateLimited, fairJob];

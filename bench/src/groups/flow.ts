@@ -90,6 +90,8 @@ const CONCURRENCY_ROUNDS = 3;
  * `concurrency: { key: 'input.key', limit: 4 }` over 100 keys, and the same workflow without
  * limits, in alternating rounds (limited first, then the reverse). With 4 workflows in flight no key
  * is ever full: the ratio is the cost of asking the store (an acquire and a release per task).
+ * Beside it, in the same rounds, `-instance`: the key on the workflow instead (one take at the
+ * create, one release at the end), the other way a workflow has one concurrency key.
  */
 export const flowConcurrencyPostgres: Group = {
   name: 'flow-concurrency-postgres',
@@ -107,18 +109,33 @@ export const flowConcurrencyPostgres: Group = {
     });
     const limited: FleetRun[] = [];
     const plain: FleetRun[] = [];
+    const instance: FleetRun[] = [];
     try {
       const runLimited = (tag: string, n: number) =>
         fleet.run(n, tag, { workflow: 'bench-linear-flow', keys: FLOW_KEYS });
       for (let w = 0; w < 3; w++) {
         await runLimited(`flow-warm-${w}-${Date.now().toString(36)}`, scaled(400, 20));
         await fleet.run(scaled(400, 20), `plain-warm-${w}-${Date.now().toString(36)}`);
+        await fleet.run(scaled(200, 10), `inst-warm-${w}-${Date.now().toString(36)}`, {
+          workflow: 'bench-linear-flow-instance',
+          keys: FLOW_KEYS,
+        });
       }
       for (let r = 0; r < CONCURRENCY_ROUNDS; r++) {
         const tag = `flowc-${r}-${Date.now().toString(36)}`;
-        const order = r % 2 === 0 ? (['limited', 'plain'] as const) : (['plain', 'limited'] as const);
+        const order =
+          r % 2 === 0
+            ? (['limited', 'plain', 'instance'] as const)
+            : (['instance', 'plain', 'limited'] as const);
         for (const which of order) {
           if (which === 'limited') limited.push(await runLimited(`${tag}-l`, perRound));
+          else if (which === 'instance')
+            instance.push(
+              await fleet.run(perRound, `${tag}-i`, {
+                workflow: 'bench-linear-flow-instance',
+                keys: FLOW_KEYS,
+              }),
+            );
           else plain.push(await fleet.run(perRound, `${tag}-p`));
         }
         process.stderr.write(`  flow-concurrency-postgres: round ${r + 1}/${CONCURRENCY_ROUNDS} done\n`);
@@ -131,6 +148,10 @@ export const flowConcurrencyPostgres: Group = {
       rateRow('flow-concurrency-postgres', wps(limited), wps(plain), 'workflows/s', 0.8, {
         note: `e2e-postgres's fleet (${E2E_PROCESSES} process${E2E_PROCESSES === 1 ? '' : 'es'} × ${PER_PROCESS} in flight), every task under a limit of ${FLOW_KEY_LIMIT} per key over ${FLOW_KEYS} keys vs no limit, ${CONCURRENCY_ROUNDS}×${perRound} workflows each, alternating rounds`,
         details: { limited, plain },
+      }),
+      rateRow('flow-concurrency-postgres-instance', wps(instance), wps(plain), 'workflows/s', null, {
+        note: `the same rounds with the limit (${FLOW_KEY_LIMIT} per key over ${FLOW_KEYS} keys) on the workflow instead of on each task: taken at the create, released at the end`,
+        details: { instance },
       }),
     ];
   },
