@@ -164,7 +164,11 @@ export class FlowGate implements FlowGatePort {
    * `CreateOptions.flow`): the holder is acquired now. Refused, the instance runs an attempt with no
    * slot: its waiter entry is dropped and the create rejects (a `TypeError` naming the wrapper's fault).
    */
-  private async unconfirmedTake(next: Snapshot, transitions: readonly LogEntry[], one: FlowAcquire): Promise<Gated> {
+  private async unconfirmedTake(
+    next: Snapshot,
+    transitions: readonly LogEntry[],
+    one: FlowAcquire,
+  ): Promise<Gated> {
     this.unconfirmed = true;
     const grant = await this.flow.acquire(one.holder, next.id, one.needs, this.clock(), one.until);
     if (grant.granted) return { next, transitions, taken: [one.holder] };

@@ -367,9 +367,7 @@ export class WriteLoop {
     const taken = () => {
       took = true;
     };
-    return this.store
-      .create(next, { flow: { take: flow.take!, now: flow.now, taken } })
-      .then(() => took);
+    return this.store.create(next, { flow: { take: flow.take!, now: flow.now, taken } }).then(() => took);
   };
 
   /** The event as this runner writes it: its tasks queued for a worker when it hands them off. */
