@@ -1,7 +1,9 @@
 import {
+  aesGcmCodec,
   type CreateOptions,
   createMemoryStore,
   createRunner,
+  defineCodec,
   type FlowStore,
   flowControl,
   isStepfoldError,
@@ -92,6 +94,21 @@ describe('flow holders taken with the create', () => {
     expect(await flow.release(['other#run#1'], Date.now())).toEqual(['c-2']);
     await runner.tick('c-2');
     await vi.waitFor(async () => expect((await runner.get('c-2'))?.status).toBe('completed'));
+  });
+
+  it('a runner with a codec (its sealed store) passes the option on: no acquire either', async () => {
+    const { store, acquired, creates } = recordedStore();
+    const codec = defineCodec(aesGcmCodec({ keys: { k1: crypto.getRandomValues(new Uint8Array(32)) } }));
+    const runner = createRunner({
+      kinds: [flowControl],
+      store,
+      codec,
+      workflows: [limited],
+      handlers: { work: () => null },
+    });
+    expect((await runner.start('create-limited', 'c-8', { customer: 'c1' })).status).toBe('completed');
+    expect(creates.map((o) => o?.flow?.take.holder)).toEqual(['c-8/1/charge/1#run#1@1']);
+    expect(acquired).toEqual([]);
   });
 
   it('an instance limit is admitted by acquire before the create, as before', async () => {
