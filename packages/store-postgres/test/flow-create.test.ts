@@ -131,7 +131,7 @@ describe('postgres: a create taking a flow holder', () => {
 
   it('a limited workflow costs the statements of the same workflow without limits', async () => {
     const steps = (name: string, limited: boolean) => {
-      const concurrency = limited ? { concurrency: { key: 'input.key', limit: 4 } } : {};
+      const concurrency = limited ? { concurrency: { key: 'input.key' as const, limit: 4 } } : {};
       return workflow(name, 1)
         .input<{ key: string }>()
         .task('s1', { handler: 'work', ...concurrency })
