@@ -128,6 +128,7 @@ export * from './store/index.js';
 export * from './store/memory-store.js';
 export {
   type ClaimQuery,
+  type CreateOptions,
   type DeleteOptions,
   type DueClaims,
   type DueQuery,

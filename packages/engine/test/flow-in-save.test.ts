@@ -54,9 +54,9 @@ describe('flow holders taken with the save', () => {
     });
     const s = await runner.start('two-limited', 'o-1', { customer: 'c1' });
     expect(s.status).toBe('completed');
-    // The create asks alone (a create takes no holder); the charge's result takes the ship's slot
-    // and releases the charge's, the ship's result releases the ship's.
-    expect(acquired).toEqual(['o-1/1/charge/1#run#1@1']);
+    // The create takes the charge's slot in its own write (`flow.inCreate`); the charge's result
+    // takes the ship's slot and releases the charge's, the ship's result releases the ship's.
+    expect(acquired).toEqual([]);
     expect(inSaves.map((f) => [f.take?.holder, f.release])).toEqual([
       ['o-1/1/ship/1#run#1@2', ['o-1/1/charge/1#run#1@1']],
       [undefined, ['o-1/1/ship/1#run#1@2']],
@@ -95,9 +95,9 @@ describe('flow holders taken with the save', () => {
     await vi.waitFor(async () => expect((await runner.get('o-2'))?.status).toBe('completed'));
   });
 
-  it('a store wrapper that hides inSave gets acquires, as before', async () => {
+  it('a store wrapper that hides inSave and inCreate gets acquires, as before', async () => {
     const inner = createMemoryStore();
-    const { inSave: _, ...plainFlow } = inner.flow!;
+    const { inSave: _, inCreate: __, ...plainFlow } = inner.flow!;
     const acquired: string[] = [];
     const store: Store = Object.assign(Object.create(inner) as Store, {
       flow: {

@@ -305,6 +305,7 @@ export function pgFlow(query: Query, names: TableNames): FlowDriver {
   const FAST_ACQUIRE = fastFlowStatement(names, 'take', null, null);
   return {
     inUpdate: true,
+    inInsert: true,
     async acquire(holder, instance, needs, now, until): Promise<FlowGrant> {
       // One concurrency need: the short statement grants it where it can (flow-fast.ts).
       const shape = acquireShape(holder, needs, until);

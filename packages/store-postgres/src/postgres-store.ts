@@ -3,6 +3,7 @@ import type { WakeSubscription } from '@stepfold/engine';
 import { defineStore, type StoreDriver } from '@stepfold/engine';
 import { pgClaims } from './claims.js';
 import { pgFlow, savingFlowStatement } from './flow.js';
+import { creatingFlowStatements } from './flow-create.js';
 import { type FastKind, fastFlowStatement } from './flow-fast.js';
 import { pgInbox } from './inbox.js';
 import { isUnavailable } from './map-error.js';
@@ -73,6 +74,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
         release: fastSaves('release'),
         take: fastSaves('take'),
       },
+      creatingFlow: creatingFlowStatements(names, channel),
     }),
     async select(id) {
       const r = await query<{ json: string }>(sql.LOAD, [id]);

@@ -1,7 +1,14 @@
-import type { DriverOutcome, EncodedSnapshot, StoreDriver, UpdateCondition } from '@stepfold/engine';
+import type {
+  DriverOutcome,
+  EncodedSnapshot,
+  InsertFlow,
+  StoreDriver,
+  UpdateCondition,
+} from '@stepfold/engine';
 import { needsTextColumn, type Row, toRow } from './encode.js';
 import { refValues, retried } from './flow.js';
-import { type FastKind, fastKind, fastValues, saveShape } from './flow-fast.js';
+import type { CreateTexts } from './flow-create.js';
+import { acquireShape, type FastKind, fastKind, fastValues, saveShape } from './flow-fast.js';
 import { errorCode, isUnavailable } from './map-error.js';
 import type { Query } from './query.js';
 import { createSaveBatcher, type QueuedSave } from './save-batch.js';
@@ -61,6 +68,8 @@ export function pgWrites(
     savingFlow: { plain: string; notify: string; plainAt: string; notifyAt: string };
     /** The short save statements for concurrency counters (flow-fast.ts) by kind, with NOTIFY or without. */
     fastFlow: Record<FastKind, { plain: string; notify: string }>;
+    /** The create statements with a flow take (flow-create.ts): the short one and the general one. */
+    creatingFlow: { fast: CreateTexts; general: CreateTexts };
   },
 ): Pick<StoreDriver, 'insert' | 'update'> {
   const jsonb = o.column === 'jsonb';
@@ -151,6 +160,47 @@ export function pgWrites(
     });
   };
 
+  // A create taking a holder: the short statement for one concurrency need, where it did nothing
+  // (see flow-fast.ts) or for any other need the general one; retried, whole, as a save with flow.
+  const insertWithFlow = (row: Row, payload: string | undefined, flow: InsertFlow) => {
+    const { holder, needs, until } = flow.take;
+    const shape = acquireShape(holder, needs, until);
+    if (shape === null) return insertWithAnyFlow(row, payload, flow);
+    const text = payload === undefined ? o.creatingFlow.fast.plain : o.creatingFlow.fast.notify;
+    const values = fastValues('take', shape, flow.now);
+    const tail = payload === undefined ? values : [...values, payload];
+    return retried(() => write(row, text, savedValues(row, 0), tail)).then((r) => {
+      const answer = r.rows[0] as { written: boolean; fast: boolean } | undefined;
+      if (answer?.written) return true;
+      // Granted but not written: the id is taken.
+      return answer?.fast ? false : insertWithAnyFlow(row, payload, flow);
+    });
+  };
+  const insertWithAnyFlow = (
+    row: Row,
+    payload: string | undefined,
+    { take, now }: InsertFlow,
+  ): Promise<boolean | 'refused'> => {
+    const tail: unknown[] = [
+      take.holder,
+      take.needs.map((n) => n.scope),
+      take.needs.map((n) => n.key),
+      take.needs.map((n) => n.periodMs ?? 0),
+      take.needs.map((n) => n.limit),
+      now,
+      take.until,
+      [],
+      ...refValues([]),
+      ...(payload === undefined ? [] : [payload]),
+    ];
+    const text = payload === undefined ? o.creatingFlow.general.plain : o.creatingFlow.general.notify;
+    return retried(() => write(row, text, savedValues(row, 0), tail)).then((r) => {
+      const answer = r.rows[0] as { written: boolean; refused: boolean } | undefined;
+      if (answer?.written) return true;
+      return answer?.refused ? 'refused' : false;
+    });
+  };
+
   const SAVE_MANY = saveManyStatement(o.table, o.channel, o.column);
   const batcher = o.groupCommit
     ? createSaveBatcher({
@@ -167,11 +217,12 @@ export function pgWrites(
 
   return {
     // Not async: the statement's answer is read in one `then` (a sync throw still rejects).
-    insert(encoded) {
+    insert(encoded, flow) {
       let done: Promise<unknown>;
       try {
         const row = toRow(encoded, jsonb);
         const payload = noticeOf(encoded, row);
+        if (flow) return insertWithFlow(row, payload, flow);
         done = write(
           row,
           payload === undefined ? sql.CREATE : sql.CREATE_NOTIFY,

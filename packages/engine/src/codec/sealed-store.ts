@@ -25,7 +25,7 @@ import type { Sealer } from './sealer.js';
 export function sealedStore(inner: Store, sealer: Sealer): Store {
   const open = (s: Snapshot) => sealer.openSnapshot(s);
   const own: { -readonly [K in keyof Store]?: Store[K] } = {
-    create: async (s) => inner.create(await sealer.sealSnapshot(s)),
+    create: async (s, options) => inner.create(await sealer.sealSnapshot(s), options),
     load: async (id) => {
       const s = await inner.load(id);
       return s === null || s === undefined ? s : open(s);

@@ -105,7 +105,11 @@ export class FlowGate implements FlowGatePort {
     return { next, transitions, taken, changes, takenOn: needCounters(takenNeeds) };
   }
 
-  /** Saves `next` with `save` between the acquire and the release (see {@link FlowGatePort.save}). */
+  /**
+   * Saves `next` with `save` between the acquire and the release (see {@link FlowGatePort.save}).
+   * A create (`prev` null) goes with its one holder through `saveWith` on a store whose
+   * `flow.inCreate` is true; its `saveWith` resolves `true` when the store confirmed the take.
+   */
   async save(
     prev: Snapshot | null,
     next: Snapshot,
@@ -119,15 +123,18 @@ export class FlowGate implements FlowGatePort {
       return { next, transitions, taken: [] };
     }
     let changes = flowChanges(prev, next);
-    const inSave = saveWith && this.flow.inSave ? saveWith : undefined;
+    const creating = prev === null;
+    const able = creating ? this.flow.inCreate && !this.unconfirmed : this.flow.inSave;
+    const inSave = saveWith && able ? saveWith : undefined;
     if (inSave && !changes.redispatched.length) {
       // The one holder this write dispatches goes with the save (a grant folds nothing, so the
       // snapshot saved is the one asked about), and so does what it ends; a refusal wrote nothing
       // and is asked alone below.
       const one = takenAlone(changes);
-      if (one || !changes.acquire.length) {
+      if (creating ? one : one || !changes.acquire.length) {
         try {
-          await inSave(next, this.saveFlow(changes, one));
+          const confirmed = await inSave(next, this.saveFlow(changes, one));
+          if (creating && confirmed !== true) return await this.unconfirmedTake(next, transitions, one!);
           this.renewed(changes);
           return { next, transitions, taken: one ? [one.holder] : [] };
         } catch (e) {
@@ -138,7 +145,8 @@ export class FlowGate implements FlowGatePort {
     const g = await this.acquire(prev, next, transitions, fold, changes);
     changes = g.changes;
     try {
-      await (inSave ? inSave(g.next, this.saveFlow(changes, undefined)) : save(g.next));
+      // A create releases nothing: after a refusal it is the plain create.
+      await (inSave && !creating ? inSave(g.next, this.saveFlow(changes, undefined)) : save(g.next));
     } catch (e) {
       this.giveBack(next.id, g.taken, g.takenOn);
       throw e;
@@ -146,6 +154,28 @@ export class FlowGate implements FlowGatePort {
     if (!inSave && changes.release.length) this.release(changes.release, changes.releaseCounters);
     this.renewed(changes);
     return { next: g.next, transitions: g.transitions, taken: g.taken };
+  }
+
+  /** Set once a create with its take resolved without the store's word: later creates acquire first. */
+  private unconfirmed = false;
+
+  /**
+   * A create the store wrote without confirming its take (a wrapper that dropped
+   * `CreateOptions.flow`): the holder is acquired now. Refused, the instance runs an attempt with no
+   * slot: its waiter entry is dropped and the create rejects (a `TypeError` naming the wrapper's fault).
+   */
+  private async unconfirmedTake(
+    next: Snapshot,
+    transitions: readonly LogEntry[],
+    one: FlowAcquire,
+  ): Promise<Gated> {
+    this.unconfirmed = true;
+    const grant = await this.flow.acquire(one.holder, next.id, one.needs, this.clock(), one.until);
+    if (grant.granted) return { next, transitions, taken: [one.holder] };
+    this.release([one.holder], needCounters(one.needs));
+    throw new TypeError(
+      `store.create wrote ${next.id} without taking flow holder ${one.holder}: a store wrapper must pass CreateOptions.flow on, or not copy flow.inCreate`,
+    );
   }
 
   /**

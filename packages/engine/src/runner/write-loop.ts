@@ -358,6 +358,18 @@ export class WriteLoop {
     );
   }
 
+  /**
+   * A create that takes its one flow holder in the same write: resolves true when the store
+   * confirmed the take (see `CreateFlow.taken`).
+   */
+  private readonly createWith = (next: Snapshot, flow: SaveFlow): Promise<boolean> => {
+    let took = false;
+    const taken = () => {
+      took = true;
+    };
+    return this.store.create(next, { flow: { take: flow.take!, now: flow.now, taken } }).then(() => took);
+  };
+
   /** The event as this runner writes it: its tasks queued for a worker when it hands them off. */
   private mark(event: WorkflowEvent): WorkflowEvent {
     return this.handoff ? { ...event, handoff: true } : event;
@@ -398,12 +410,18 @@ export class WriteLoop {
       const s = fold(from, e as unknown as WorkflowEvent);
       return alsoApply ? fold(s, this.handoff ? { ...alsoApply, handoff: true } : alsoApply) : s;
     };
-    // Instance limits (and limited first attempts) are asked of the store before the create.
+    // Instance limits (and limited first attempts) are asked of the store before the create, or,
+    // where the store takes them in the create (`flow.inCreate`), a first attempt's with it.
     let s = started(null, false);
     let before = 0;
     try {
-      ({ next: s, transitions } = await this.gated(null, s, transitions, definition, (n) =>
-        this.store.create(n),
+      ({ next: s, transitions } = await this.gated(
+        null,
+        s,
+        transitions,
+        definition,
+        (n) => this.store.create(n),
+        this.createWith,
       ));
     } catch (e) {
       if (!isStepfoldError(e, 'ALREADY_EXISTS') || !reuseFinished) throw e;

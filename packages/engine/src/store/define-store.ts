@@ -1,14 +1,14 @@
-import { isStepfoldError, ValidationError } from '../errors.js';
+import { FlowRefusedError, isStepfoldError, ValidationError } from '../errors.js';
 import { flowCounters, flowHolders } from '../flow-holders.js';
 import type { Snapshot } from '../snapshot.js';
 import { definedClaims } from './claims.js';
 import { remove, save } from './conditional-writes.js';
 import type { FlowStore } from './flow.js';
-import { definedFlow } from './flow-calls.js';
+import { createFlowOf, definedFlow } from './flow-calls.js';
 import { definedInbox } from './inbox.js';
 import { type SearchRow, searchRows } from './list-query.js';
-import type { DeleteOptions, DueQuery, ListPage, ListQuery, Store } from './store.js';
-import type { StoreDefinition, StoreDriver } from './store-driver.js';
+import type { CreateOptions, DeleteOptions, DueQuery, ListPage, ListQuery, Store } from './store.js';
+import type { InsertFlow, StoreDefinition, StoreDriver } from './store-driver.js';
 import {
   createStoreKit,
   type EncodedSnapshot,
@@ -63,7 +63,7 @@ export function defineStore(definition: StoreDefinition, driver: StoreDriver): D
     maxSnapshotBytes: parts.kit.maxSnapshotBytes,
     claimMs: parts.claimMs,
     setup: () => parts.kit.guard('setup', () => driver.setup()),
-    create: (snapshot) => create(parts, snapshot),
+    create: (snapshot, options) => create(parts, snapshot, options),
     load: (id) => load(parts, id),
     save: (snapshot, expectedVersion, options) => save(parts, snapshot, expectedVersion, options),
     listDue: (now, limit, query) => listDue(parts, now, limit, query),
@@ -125,21 +125,31 @@ async function removeReleasing(
 }
 
 // Not async: the driver's answer is checked in the same `then` that maps its failure.
-function create(parts: StoreParts, snapshot: Snapshot): Promise<void> {
+function create(parts: StoreParts, snapshot: Snapshot, options: CreateOptions | undefined): Promise<void> {
   let row: EncodedSnapshot;
-  let inserted: Promise<boolean>;
+  let flow: InsertFlow | undefined;
+  let inserted: Promise<boolean | 'refused'>;
   try {
     row = parts.kit.encode(snapshot);
+    if (options?.flow !== undefined) {
+      if (!parts.driver.flow?.inInsert) throw new TypeError('create: no flow in create');
+      flow = createFlowOf(options.flow);
+    }
   } catch (e) {
     return Promise.reject(e);
   }
   try {
-    inserted = Promise.resolve(parts.driver.insert(row));
+    inserted = Promise.resolve(flow ? parts.driver.insert(row, flow) : parts.driver.insert(row));
   } catch (e) {
     return Promise.reject(parts.unavailable('create', e));
   }
   return inserted.then(
-    (ok) => parts.kit.created(ok, row.id),
+    (ok) => {
+      if (ok === 'refused') throw new FlowRefusedError(row.id, flow?.take.holder ?? '');
+      parts.kit.created(ok, row.id);
+      // Written: with the take, or with nothing to take.
+      options?.flow?.taken();
+    },
     (e: unknown) => {
       throw parts.unavailable('create', e);
     },

@@ -1,6 +1,6 @@
 import { ValidationError } from '../errors.js';
-import type { FlowGrant, FlowKeyPage, FlowNeed, FlowStore, SaveFlow } from './flow.js';
-import type { FlowCounterRef, FlowDriver } from './store-driver.js';
+import type { CreateFlow, FlowGrant, FlowKeyPage, FlowNeed, FlowStore, SaveFlow } from './flow.js';
+import type { FlowCounterRef, FlowDriver, InsertFlow } from './store-driver.js';
 import type { StoreParts } from './store-parts.js';
 
 // The `flow` capability of a store made by `defineStore`, over the driver's flow calls: every
@@ -44,6 +44,7 @@ export function definedFlow(parts: StoreParts, calls: FlowDriver): FlowStore {
   // Async, so a refused argument rejects the call's promise as a failed driver call does.
   return {
     ...(calls.inUpdate ? { inSave: true } : {}),
+    ...(calls.inInsert ? { inCreate: true } : {}),
     async acquire(holder, instance, needs, now, until) {
       const h = holderOf(holder, 'holder');
       const id = parts.kit.id(instance);
@@ -107,6 +108,21 @@ export function saveFlowOf(flow: SaveFlow): Omit<SaveFlow, 'woken'> | undefined 
   }
   if (!take && !release.length) return undefined;
   return { now: flow.now, take, release, ...(counters && release.length ? { counters } : {}) };
+}
+
+/**
+ * A create's flow work checked as `acquire` checks its arguments (throws `INVALID_ID`,
+ * `INVALID_INPUT`); undefined when it needs nothing (no need: nothing to take).
+ */
+export function createFlowOf(flow: CreateFlow): InsertFlow | undefined {
+  if (typeof flow !== 'object' || flow === null) invalid('flow', 'must be an object');
+  if (typeof flow.taken !== 'function') invalid('flow.taken', 'must be a function');
+  time(flow.now, 'now');
+  if (typeof flow.take !== 'object' || flow.take === null) invalid('flow.take', 'must be an object');
+  const needs = needsOf(flow.take.needs);
+  time(flow.take.until, 'until');
+  const holder = holderOf(flow.take.holder, 'holder');
+  return needs.length ? { now: flow.now, take: { holder, needs, until: flow.take.until } } : undefined;
 }
 
 /** A denial's `until` as the contract says it: a lease that never lapses gives no time. */

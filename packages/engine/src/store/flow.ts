@@ -42,6 +42,24 @@ export interface SaveFlow {
   woken?: ((ids: string[]) => void) | undefined;
 }
 
+/**
+ * What a create does to the flow counts in the same write (`CreateOptions.flow`, on a store whose
+ * `flow.inCreate` is true): `take` acquired as {@link FlowStore.acquire} would acquire it at `now`,
+ * with the instance, all or nothing. A `take` whose needs are not met writes nothing (the create
+ * rejects with `FLOW_REFUSED` and records no waiter); an id taken (`ALREADY_EXISTS`) takes nothing.
+ * The store calls `taken` once the instance is written with its take: a create that resolves
+ * without calling it (a wrapper that did not pass the option on) wrote the instance alone, and the
+ * caller takes the holder itself.
+ */
+export interface CreateFlow {
+  /** The holder to acquire with the create: every need met (held until `until`), or nothing written. */
+  take: { holder: string; needs: readonly FlowNeed[]; until: number };
+  /** The caller's time: what the take judges leases and windows at. */
+  now: number;
+  /** Told once the instance is written and the holder taken with it: the store's word that it took. */
+  taken: () => void;
+}
+
 /** A key with holders or waiters, as {@link FlowStore.list} reports it. */
 export interface FlowKeyState {
   scope: string;
@@ -73,6 +91,14 @@ export interface FlowStore {
    * `SaveOptions.flow` on must not copy it).
    */
   readonly inSave?: boolean | undefined;
+  /**
+   * True when the store's `create` takes `CreateOptions.flow` ({@link CreateFlow}): the create's
+   * instance written and its holder acquired in one write, all or nothing. Absent: the runner calls
+   * `acquire` before the create. The store confirms each take (`CreateFlow.taken`), so a wrapper
+   * that copies this flag but not the option costs the runner an `acquire` after the create, not
+   * the take.
+   */
+  readonly inCreate?: boolean | undefined;
   /**
    * Takes every need for `holder` at once or none (all-or-nothing): a slot while fewer than `limit`
    * unlapsed holders hold its key, a start while fewer than `limit` starts fell in the last

@@ -30,7 +30,15 @@ export {
   type StreamBatch,
   type StreamDocumentCalls,
 } from './document-stream.js';
-export type { FlowGrant, FlowKeyPage, FlowKeyState, FlowNeed, FlowStore, SaveFlow } from './flow.js';
+export type {
+  CreateFlow,
+  FlowGrant,
+  FlowKeyPage,
+  FlowKeyState,
+  FlowNeed,
+  FlowStore,
+  SaveFlow,
+} from './flow.js';
 export {
   FLOW_HELD_UNTIL_RELEASED,
   isFlowText,
@@ -85,6 +93,7 @@ export type {
   FlowDriver,
   FlowListArgs,
   InboxDriver,
+  InsertFlow,
   SentEntry,
   SentRow,
   StoreDefinition,

@@ -5,7 +5,7 @@ import { announceWrite, claimDue, driverCall, indexDue, type MemoryRows, unindex
 import { reindexSearch, searchCandidates } from './memory-search.js';
 import { memoryStream } from './memory-stream.js';
 import type { WakeListener, WakeSubscription } from './store.js';
-import type { ClaimWindow, DriverOutcome, StoreDriver, UpdateCondition } from './store-driver.js';
+import type { ClaimWindow, DriverOutcome, InsertFlow, StoreDriver, UpdateCondition } from './store-driver.js';
 import type { EncodedSnapshot, ListArgs } from './store-kit.js';
 
 /** The in-memory store's database calls: each verb a module function over its rows. */
@@ -34,8 +34,10 @@ export function memoryDriver(m: MemoryRows): StoreDriver {
 /** `e` as a row keeps it: its attributes copied, so a caller changing its snapshot's leaves the index right. */
 const kept = (e: EncodedSnapshot): EncodedSnapshot => (e.search ? { ...e, search: { ...e.search } } : e);
 
-function insert(m: MemoryRows, written: EncodedSnapshot): boolean {
+function insert(m: MemoryRows, written: EncodedSnapshot, flow?: InsertFlow): boolean | 'refused' {
   if (m.rows.has(written.id)) return false;
+  // The take is done in the same write: refused, nothing is written.
+  if (flow && !saveFlow(m, flow)) return 'refused';
   const e = kept(written);
   m.rows.set(e.id, { encoded: e, sent: [] });
   indexDue(m, e.id, e.wakeAt);

@@ -10,6 +10,7 @@ import type { FlowCounterRef, FlowDriver, FlowListArgs } from './store-driver.js
 export function memoryFlow(m: MemoryRows): FlowDriver {
   return {
     inUpdate: true,
+    inInsert: true,
     acquire: driverCall(m, acquire),
     release: driverCall(m, release),
     renew: driverCall(m, renew),

@@ -1,5 +1,5 @@
 import type { FlowCounterRef } from '../flow-need.js';
-import type { FlowGrant, FlowKeyState, FlowNeed, SaveFlow } from './flow.js';
+import type { CreateFlow, FlowGrant, FlowKeyState, FlowNeed, SaveFlow } from './flow.js';
 import type { InboxSendOutcome, SentSignal, WakeSource } from './store.js';
 import type { EncodedSnapshot, ListArgs, SizeLimits } from './store-kit.js';
 
@@ -49,6 +49,12 @@ export interface UpdateCondition {
    */
   flow?: Omit<SaveFlow, 'woken'> | undefined;
 }
+
+/**
+ * A holder to take with an insert, checked as `flow.acquire`'s arguments (at least one need): taken
+ * as `flow.acquire` takes it at `now` when the row is inserted; nothing when the id is taken.
+ */
+export type InsertFlow = Omit<CreateFlow, 'taken'>;
 
 /**
  * A conditional update's result: written (with `flow`: and the instances its release woke),
@@ -136,6 +142,8 @@ export interface FlowListArgs {
 export interface FlowDriver {
   /** True when the driver's `update` takes `UpdateCondition.flow` (see there). */
   inUpdate?: boolean | undefined;
+  /** True when the driver's `insert` takes an {@link InsertFlow} (see there). */
+  inInsert?: boolean | undefined;
   /**
    * All of `needs` for `holder`, or nothing. A need is met when the holder already holds the
    * counter (an unlapsed hold, or a start in the window: granted again without another start), or
@@ -241,8 +249,12 @@ export interface StreamDriver {
 /** An adapter's database calls, for {@link defineStore}. */
 export interface StoreDriver {
   setup(): Promise<void>;
-  /** Inserts the row; false when the id is taken. */
-  insert(row: EncodedSnapshot): Promise<boolean>;
+  /**
+   * Inserts the row; false when the id is taken. With `flow` (only on a driver whose
+   * `flow.inInsert` is true): the row only with the take, all or nothing; `'refused'` when a need
+   * is not met (nothing written, not even a waiter entry; the id may be taken as well).
+   */
+  insert(row: EncodedSnapshot, flow?: InsertFlow): Promise<boolean | 'refused'>;
   /** The stored JSON, or null. */
   select(id: string): Promise<string | null>;
   /** Writes the row if `condition` holds (ending any claim on it). */

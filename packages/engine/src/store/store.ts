@@ -1,6 +1,6 @@
 import type { WorkflowEvent } from '../events.js';
 import type { FinishedStatus, Snapshot, Status } from '../snapshot.js';
-import type { FlowStore, SaveFlow } from './flow.js';
+import type { CreateFlow, FlowStore, SaveFlow } from './flow.js';
 import type { ListOrder, WhereCondition } from './list-query.js';
 import type { StreamStore } from './stream.js';
 
@@ -81,6 +81,16 @@ export interface SaveOptions {
    * (else the save throws): see {@link SaveFlow}. Not with `consumed` or `matches`.
    */
   flow?: SaveFlow | undefined;
+}
+
+/** Options of {@link Store.create}: what the create also does. */
+export interface CreateOptions {
+  /**
+   * A flow holder acquired in the same write, on a store whose `flow.inCreate` is true (else the
+   * create throws): see {@link CreateFlow}. A wrapper around a store must pass it on (its
+   * `taken` told), or the caller acquires the holder again after the create.
+   */
+  flow?: CreateFlow | undefined;
 }
 
 /** Options of {@link Store.delete}. */
@@ -229,8 +239,8 @@ export interface Store {
   readonly maxSnapshotBytes: number;
   /** Creates tables, indexes or scripts; safe to run any number of times. */
   setup(): Promise<void>;
-  /** Inserts a new instance; `AlreadyExistsError` if the id is taken. */
-  create(snapshot: Snapshot): Promise<void>;
+  /** Inserts a new instance; `AlreadyExistsError` if the id is taken (see {@link CreateOptions}). */
+  create(snapshot: Snapshot, options?: CreateOptions): Promise<void>;
   /** The stored snapshot, or null when the id does not exist. */
   load(id: string): Promise<Snapshot | null>;
   /**

@@ -5,6 +5,7 @@ import type { SuiteContext } from './context.js';
 import { describeFlowCounters } from './flow-counters.js';
 import { describeFlowDelete } from './flow-delete.js';
 import { counter, freshFlow, heldBy, listAll, rate, slot, T0, waitingOn } from './flow-harness.js';
+import { describeFlowInCreate } from './flow-in-create.js';
 import { describeFlowInSave } from './flow-in-save.js';
 import { describeFlowLaggingNow } from './flow-lagging-now.js';
 import { describeFlowRaces } from './flow-races.js';
@@ -21,6 +22,7 @@ export function describeFlow(ctx: SuiteContext): void {
   describeListing(ctx);
   describeFlowRaces(ctx);
   describeFlowInSave(ctx);
+  describeFlowInCreate(ctx);
   describeFlowCounters(ctx);
   if (ctx.options.deleteReleasesFlow !== false) describeFlowDelete(ctx);
 }
