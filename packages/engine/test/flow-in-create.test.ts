@@ -151,7 +151,7 @@ describe('flow holders taken with the create', () => {
     expect(acquired).toEqual([hold('c-4'), hold('c-5'), hold('c-6')]);
   });
 
-  it('a wrapper that drops CreateOptions.flow on a full key: the create rejects with a TypeError naming it', async () => {
+  it('a wrapper that drops CreateOptions.flow on a full key: the create rejects with INVALID_OPTIONS naming it', async () => {
     const { store, flow } = recordedStore(false);
     expect(
       (await flow.acquire('other#run#1', 'other', [charge], Date.now(), Date.now() + 60_000)).granted,
@@ -162,9 +162,8 @@ describe('flow holders taken with the create', () => {
         () => undefined,
         (e: unknown) => e,
       );
-    expect(failed).toBeInstanceOf(TypeError);
-    expect(isStepfoldError(failed)).toBe(false);
-    expect(String(failed)).toMatch(/CreateOptions\.flow/);
+    expect(isStepfoldError(failed, 'INVALID_OPTIONS')).toBe(true);
+    expect(JSON.stringify((failed as { issues?: unknown }).issues)).toMatch(/CreateOptions\.flow/);
     // No waiter entry is left for an instance that will never be woken by it.
     await vi.waitFor(async () => {
       const listed = (await flow.list({ limit: 10, now: Date.now() })).items.find(

@@ -162,7 +162,7 @@ export class FlowGate implements FlowGatePort {
   /**
    * A create the store wrote without confirming its take (a wrapper that dropped
    * `CreateOptions.flow`): the holder is acquired now. Refused, the instance runs an attempt with no
-   * slot: its waiter entry is dropped and the create rejects (a `TypeError` naming the wrapper's fault).
+   * slot: its waiter entry is dropped and the create rejects (`INVALID_OPTIONS` naming the wrapper's fault).
    */
   private async unconfirmedTake(
     next: Snapshot,
@@ -173,9 +173,12 @@ export class FlowGate implements FlowGatePort {
     const grant = await this.flow.acquire(one.holder, next.id, one.needs, this.clock(), one.until);
     if (grant.granted) return { next, transitions, taken: [one.holder] };
     this.release([one.holder], needCounters(one.needs));
-    throw new TypeError(
-      `store.create wrote ${next.id} without taking flow holder ${one.holder}: a store wrapper must pass CreateOptions.flow on, or not copy flow.inCreate`,
-    );
+    throw new ValidationError('INVALID_OPTIONS', 'invalid createRunner options', [
+      {
+        path: 'store.create',
+        message: `store.create wrote ${next.id} without taking flow holder ${one.holder}: a store wrapper must pass CreateOptions.flow on, or not copy flow.inCreate`,
+      },
+    ]);
   }
 
   /**

@@ -36,6 +36,8 @@ export interface FlowGatePort {
    * ended (ticking waiters) and renews moved leases. `saveWith`, when the save can carry flow work
    * (`SaveOptions.flow`), is the same save doing it: on a store whose `flow.inSave` is true, what
    * the write ends is released in it, and the one limited attempt it dispatches acquired in it.
+   * For a create (`prev` null) it is the create carrying `CreateOptions.flow`, used where
+   * `flow.inCreate` is true: the first attempt's holder is taken in the create's own write.
    */
   save(
     prev: Snapshot | null,
