@@ -44,7 +44,13 @@ async function slow(on: boolean): Promise<void> {
 
 const runs = new Map<string, FleetRun[]>();
 const kinds =
-  mode === 'both' ? ['limited', 'plain'] : mode === 'slow' ? ['plain', 'slow'] : mode === 'all' ? ['limited', 'plain', 'slow'] : [mode];
+  mode === 'both'
+    ? ['limited', 'plain']
+    : mode === 'slow'
+      ? ['plain', 'slow']
+      : mode === 'all'
+        ? ['limited', 'plain', 'slow']
+        : [mode];
 const one = async (which: string, n: number, tag: string) => {
   await slow(which === 'slow');
   const r =

@@ -63,8 +63,10 @@ describe('plain path = deep-copy reference (task chains)', () => {
       }),
       defaultTimeout: fc.option(fc.integer({ min: 1, max: 5_000 }), { nil: undefined }),
       log: fc.option(fc.integer({ min: 1, max: 20 }), { nil: undefined }),
-      // Limited steps never take the straight path: both paths must still agree around them.
-      limited: fc.array(fc.boolean(), { minLength: 5, maxLength: 5 }),
+      // Limited steps take the straight path too, their needs resolved as the general path's
+      // dispatch resolves them; a key from the step before's output, which a result may lack
+      // (INVALID_FLOW_KEY), sends the event to the general path.
+      limited: fc.array(fc.constantFrom('no', 'input', 'output'), { minLength: 5, maxLength: 5 }),
       // The attempts' lease: the straight path sets and counts it as the general path does.
       leaseMs: fc.option(fc.integer({ min: 1, max: 8_000 }), { nil: undefined }),
     });
@@ -103,7 +105,14 @@ describe('plain path = deep-copy reference (task chains)', () => {
                 handler: `h${i}`,
                 retry: { maxAttempts: 2, initialMs: 10, jitter: 0 },
                 ...(c.timeouts[i] === undefined ? {} : { timeoutMs: c.timeouts[i] }),
-                ...(c.limited[i] ? { concurrency: { key: 'input.n', limit: 1 } } : {}),
+                ...(c.limited[i] === 'no'
+                  ? {}
+                  : {
+                      concurrency: {
+                        key: c.limited[i] === 'output' && i > 0 ? `outputs.t${i - 1}.n` : 'input.n',
+                        limit: 1,
+                      },
+                    }),
                 ...(i + 1 < ids.length ? { next: ids[i + 1] } : {}),
               },
             ]),
