@@ -5,7 +5,8 @@
 // loop woken by a socket or a timer). With `slow`, the plain rounds run against the same server made
 // slower by a trigger that burns `burn` loop turns per saved row: the client's cost of a slower
 // server alone. Profile one side with BENCH_CHILD_ARGV="--cpu-prof --cpu-prof-dir=DIR".
-// Usage: node bench/dist/flow-client.js [both|limited|plain|slow] [rounds] [workflows per round] [burn]
+// Usage: node bench/dist/flow-client.js [both|all|limited|plain|slow] [rounds] [workflows per round] [burn]
+// (both: limited and plain; all: with slow too; slow: plain and slow).
 
 import pg from 'pg';
 import { backends, pgDatabaseUrl } from './backends.js';
