@@ -69,6 +69,8 @@ describe('plain path = deep-copy reference (task chains)', () => {
       limited: fc.array(fc.constantFrom('no', 'input', 'output'), { minLength: 5, maxLength: 5 }),
       // The attempts' lease: the straight path sets and counts it as the general path does.
       leaseMs: fc.option(fc.integer({ min: 1, max: 8_000 }), { nil: undefined }),
+      // An instance limit: the instance waits for its admission, then holds it to its end.
+      admission: fc.boolean(),
     });
     const chainIntent = fc.record({
       kind: fc.constantFrom(
@@ -80,6 +82,7 @@ describe('plain path = deep-copy reference (task chains)', () => {
         'release',
         'heartbeat',
         'throttle',
+        'admit',
       ),
       pick: fc.nat(),
       attemptOffset: fc.constantFrom(0, 0, 0, -1, 1),
@@ -97,6 +100,7 @@ describe('plain path = deep-copy reference (task chains)', () => {
           start: 't0',
           ...(c.defaultTimeout === undefined ? {} : { defaults: { timeoutMs: c.defaultTimeout } }),
           ...(c.log === undefined ? {} : { limits: { log: c.log } }),
+          ...(c.admission ? { concurrency: { key: 'input.n', limit: 1 } } : {}),
           steps: Object.fromEntries(
             ids.map((id, i) => [
               id,
@@ -122,6 +126,7 @@ describe('plain path = deep-copy reference (task chains)', () => {
         const next = (s: Snapshot, k: number): WorkflowEvent | null => {
           const i = intents[k]!;
           const handoff = i.handoff ? { handoff: true } : {};
+          if (i.kind === 'admit') return { type: 'instance.admitted', at: now };
           if (i.kind === 'tick') {
             now += i.advance;
             return { type: 'tick', at: now, ...handoff };
