@@ -74,6 +74,7 @@ try {
   }
 } finally {
   await slow(false).catch(() => {});
+  await admin.query('DROP FUNCTION IF EXISTS stepfold.bench_slow()').catch(() => {});
   await admin.end();
   await fleet.stop();
 }
