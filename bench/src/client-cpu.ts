@@ -3,16 +3,18 @@
 // same statements by hand, each snapshot serialized per write) over a pool that answers every
 // statement on the next turn of the event loop. CPU time, bytes allocated and bytes promoted by
 // young collections per write do not depend on the machine's load the way writes/s do.
-// Usage: node bench/dist/client-cpu.js [ours|raw] [rounds] [workflows per round]
+// `limited` and `unlimited` run on a runner with `flowControl`, as flow-concurrency-postgres's fleet
+// does: the workflow with every task under a per-key limit, or the plain one (the row's two sides).
+// Usage: node bench/dist/client-cpu.js [ours|raw|limited|unlimited] [rounds] [workflows per round]
 // Compare two builds by running each in its own process (a heap shared by two builds mixes their
 // collections).
 
 import { GCProfiler } from 'node:v8';
-import { createRunner, createWorker } from '@stepfold/engine';
+import { createRunner, createWorker, flowControl } from '@stepfold/engine';
 import { createPostgresStore } from '@stepfold/store-postgres';
 import type pg from 'pg';
 import { median } from './measure.js';
-import { LINEAR_STEPS, linear10, linearChain, noop } from './workflows.js';
+import { FLOW_KEYS, LINEAR_STEPS, linear10, linear10Flow, linearChain, noop } from './workflows.js';
 
 const [which = 'ours', roundsArg = '12', perRoundArg = '600'] = process.argv.slice(2);
 const ROUNDS = Number(roundsArg);
@@ -26,6 +28,8 @@ type Answer = { rows: unknown[]; rowCount: number };
 function answerOf(text: string): Answer {
   if (text.startsWith('INSERT INTO') || text.startsWith('UPDATE ')) return { rows: [], rowCount: 1 };
   if (text.startsWith('WITH w AS (')) return { rows: [{ pg_notify: '' }], rowCount: 1 };
+  // A flow save or take in its short statement (flow-fast.ts): done there, the row written.
+  if (text.startsWith('WITH c AS (')) return { rows: [{ written: true, fast: true }], rowCount: 1 };
   return { rows: [], rowCount: 0 };
 }
 
@@ -42,7 +46,14 @@ function fakePool(): pg.Pool {
 
 const pool = fakePool();
 const store = createPostgresStore({ pool, table: 'e2e_workers' });
-const runner = createRunner({ store, workflows: [linear10], handlers: { noop } });
+const flow = which === 'limited' || which === 'unlimited';
+const runner = createRunner({
+  store,
+  workflows: flow ? [linear10, linear10Flow] : [linear10],
+  handlers: { noop },
+  ...(flow ? { kinds: [flowControl] } : {}),
+});
+const workflow = which === 'limited' ? 'bench-linear-flow' : 'bench-linear';
 const worker = createWorker({ runner, concurrency: IN_FLIGHT });
 await worker.start();
 let seq = 0;
@@ -53,7 +64,7 @@ async function ours(count: number): Promise<void> {
   await Promise.all(
     Array.from({ length: IN_FLIGHT }, async () => {
       while (left-- > 0) {
-        const s = await runner.start('bench-linear', `cpu-${seq++}`, { orderId: seq });
+        const s = await runner.start(workflow, `cpu-${seq++}`, { orderId: seq, key: `k-${seq % FLOW_KEYS}` });
         if (s.status !== 'completed') throw new Error(`${s.id} ended ${s.status}`);
       }
     }),

@@ -42,6 +42,8 @@ export interface ChildStore {
   update(row: RawRow, expected: number): Promise<void>;
   /** Deletes the raw rows written under `prefix` (`ids` lists them), off the timed path. */
   removeRaw(prefix: string, ids: readonly string[]): Promise<void>;
+  /** Statements sent through the store's pool so far (PostgreSQL only). */
+  sent?(): number;
   close(): Promise<void>;
 }
 
@@ -72,6 +74,13 @@ async function deleteEach(store: Store, ids: readonly string[]): Promise<void> {
 
 function postgresStore(env: StoreEnv): ChildStore {
   const pool = new pg.Pool({ connectionString: env.url, max: env.concurrency + 2 });
+  // Every statement counted (a run reports its statements per workflow).
+  let sent = 0;
+  const query = pool.query.bind(pool) as (...a: unknown[]) => unknown;
+  pool.query = ((...a: unknown[]) => {
+    sent++;
+    return query(...a);
+  }) as typeof pool.query;
   const store = createPostgresStore({ pool, table: env.table, groupCommit: env.groupCommit });
   const table = `"stepfold"."${env.table}"`;
   // The adapter's create and save (statements.ts): every column a save owns, the definition, the
@@ -112,6 +121,7 @@ function postgresStore(env: StoreEnv): ChildStore {
     async removeRaw(prefix) {
       await pool.query(`DELETE FROM ${table} WHERE id LIKE $1`, [`${prefix}%`]);
     },
+    sent: () => sent,
     close: () => pool.end(),
   };
 }

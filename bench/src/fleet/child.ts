@@ -64,6 +64,11 @@ export type ChildReply =
       maxBytes?: number;
       /** Writes that lost a race and were applied again. */
       conflicts: number;
+      /** Statements the store's pool sent (PostgreSQL); voluntary and involuntary context switches of the process. */
+      sent?: number;
+      switches: { voluntary: number; involuntary: number };
+      /** Of `cpuMs`, in the kernel. */
+      systemMs: number;
     }
   | { type: 'ended'; id: string; status: string }
   | { type: 'raw'; updates: number; seconds: number; cpuMs: number }
@@ -223,6 +228,8 @@ async function run(m: Extract<ChildCommand, { cmd: 'run' }>): Promise<ChildReply
   const before = runner.stats.writes;
   const conflicts = runner.stats.conflicts;
   const cpu = process.cpuUsage();
+  const usage = process.resourceUsage();
+  const sent = db.sent?.();
   let left = count;
   let seq = 0;
   const t0 = performance.now();
@@ -249,6 +256,8 @@ async function run(m: Extract<ChildCommand, { cmd: 'run' }>): Promise<ChildReply
   const seconds = (performance.now() - t0) / 1000;
   const used = process.cpuUsage(cpu);
   const cpuMs = (used.user + used.system) / 1000;
+  const usage1 = process.resourceUsage();
+  const sent1 = db.sent?.();
   measuring = undefined;
   return {
     type: 'ran',
@@ -257,6 +266,12 @@ async function run(m: Extract<ChildCommand, { cmd: 'run' }>): Promise<ChildReply
     seconds,
     cpuMs,
     conflicts: runner.stats.conflicts - conflicts,
+    ...(sent1 === undefined ? {} : { sent: sent1 - sent! }),
+    systemMs: (usage1.systemCPUTime - usage.systemCPUTime) / 1000,
+    switches: {
+      voluntary: usage1.voluntaryContextSwitches - usage.voluntaryContextSwitches,
+      involuntary: usage1.involuntaryContextSwitches - usage.involuntaryContextSwitches,
+    },
     ...(m.bytes ? { maxBytes } : {}),
   };
 }

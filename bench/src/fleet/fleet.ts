@@ -22,6 +22,11 @@ export interface FleetRun {
   maxBytes?: number;
   /** Writes that lost a race and were applied again. */
   conflicts: number;
+  /**
+   * Per workflow: worker CPU µs (of which in the kernel), statements sent (PostgreSQL), voluntary
+   * context switches (the event loop's sleeps) and involuntary ones (preempted).
+   */
+  perWorkflow: { cpuUs: number; systemUs: number; statements?: number; sleeps: number; preempted: number };
 }
 
 /** What a {@link Fleet.run} runs: another workflow than the linear one, its input, what to record. */
@@ -159,12 +164,20 @@ export async function startFleet(o: {
       let cpuMs = 0;
       let maxBytes: number | undefined;
       let conflicts = 0;
+      let sent: number | undefined;
+      let sleeps = 0;
+      let preempted = 0;
+      let systemMs = 0;
       for (const r of replies) {
         if (r.type !== 'ran') throw new Error(`unexpected reply ${r.type}`);
         workflows += r.workflows;
         writes += r.writes;
         cpuMs += r.cpuMs;
         conflicts += r.conflicts;
+        if (r.sent !== undefined) sent = (sent ?? 0) + r.sent;
+        sleeps += r.switches.voluntary;
+        preempted += r.switches.involuntary;
+        systemMs += r.systemMs;
         if (r.maxBytes !== undefined) maxBytes = Math.max(maxBytes ?? 0, r.maxBytes);
       }
       return {
@@ -173,6 +186,13 @@ export async function startFleet(o: {
         seconds,
         cpuUsPerWrite: (cpuMs * 1000) / writes,
         conflicts,
+        perWorkflow: {
+          cpuUs: (cpuMs * 1000) / workflows,
+          systemUs: (systemMs * 1000) / workflows,
+          ...(sent === undefined ? {} : { statements: sent / workflows }),
+          sleeps: sleeps / workflows,
+          preempted: preempted / workflows,
+        },
         ...(maxBytes === undefined ? {} : { maxBytes }),
       };
     },

@@ -7,6 +7,7 @@ import {
   isFlowText,
   StoreUnavailableError,
 } from '@stepfold/engine';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
 // What `defineStore` does around a driver's flow calls, beyond the conformance part: what reaches
@@ -131,5 +132,24 @@ describe('flow calls of a defined store', () => {
     expect(['', 'k', 'ünï 😀', 'x'.repeat(512)].every((k) => isFlowText(k))).toBe(true);
     expect(['a\u0000b', '\ud800', 'x'.repeat(513), 7, null].some((k) => isFlowText(k))).toBe(false);
     expect(isFlowText('', 'scope')).toBe(false);
+    for (const lone of ['\udc00', 'a\udc00b', 'a\ud800', '\ud800a', '\udc00\ud800', '\ud83d\ude00\ude00'])
+      expect(isFlowText(lone)).toBe(false);
+    expect(isFlowText('\ud83d\ude00\ud83d\ude00')).toBe(true);
+  });
+
+  it('isFlowText refuses exactly the strings with NUL or a lone surrogate (any UTF-16 units)', () => {
+    const lone = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+    const unit = fc.oneof(
+      fc.integer({ min: 0, max: 0x7f }),
+      fc.integer({ min: 0xd7ff, max: 0xe000 }),
+      fc.integer({ min: 0, max: 0xffff }),
+    );
+    fc.assert(
+      fc.property(fc.array(unit, { maxLength: 12 }), (units) => {
+        const text = String.fromCharCode(...units);
+        expect(isFlowText(text)).toBe(!text.includes('\0') && !lone.test(text));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

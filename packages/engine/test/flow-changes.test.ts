@@ -8,7 +8,9 @@ import {
   type Snapshot,
   step as stepWith,
 } from '@stepfold/engine';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { anyChanges } from '../src/runner/flow-changes.js';
 
 // What a write asks of the store's flow, from the snapshots before and after it.
 
@@ -26,6 +28,7 @@ const sorted = (c: FlowCounterRef[] | undefined) =>
  */
 function flowChanges(prev: Snapshot | null, next: Snapshot): FlowChanges {
   const c = changesOf(prev, next);
+  expect(c).toEqual(anyChanges(prev, next));
   expect(sorted(c.releaseCounters)).toEqual(sorted(flowCounters(c.release, prev, next)));
   expect(sorted(c.redispatchedCounters)).toEqual(sorted(flowCounters(c.redispatched, prev)));
   for (const r of c.renew) expect(sorted(r.counters)).toEqual(sorted(flowCounters([r.holder], next)));
@@ -169,5 +172,72 @@ describe('flowChanges', () => {
     expect(flowChanges(ran, done).releaseCounters).toEqual([{ scope: 'adm', key: '', period: 0 }]);
     // Cancelled while waiting: its waiter entry goes too.
     expect(flowChanges(throttled, step(adm, throttled, { type: 'cancel', at: 3 })).release).toEqual(['j']);
+  });
+});
+
+// The commonest writes (one limited attempt ending, the next one starting) take a short path
+// without the general walk's maps: over random writes of a chain it answers what the walk does.
+describe('flowChanges, short path = general walk', () => {
+  const chain = defineWorkflow({
+    name: 'c',
+    version: 1,
+    start: 't0',
+    steps: {
+      t0: { kind: 'task', handler: 'h', concurrency: { key: 'input.k', limit: 1 }, next: 't1' },
+      t1: { kind: 'task', handler: 'h', retry: { maxAttempts: 3, initialMs: 5, jitter: 0 }, next: 't2' },
+      t2: { kind: 'task', handler: 'h', rateLimit: { key: 'input.k', limit: 2, periodMs: 100 }, next: 't3' },
+      t3: { kind: 'task', handler: 'h', concurrency: { key: 'input.k', limit: 1 } },
+    },
+  });
+  const intent = fc.record({
+    kind: fc.constantFrom('complete', 'complete', 'fail', 'throttle', 'tick', 'release'),
+    advance: fc.nat(300),
+    handoff: fc.boolean(),
+  });
+  it('the same changes for every write', () => {
+    fc.assert(
+      fc.property(fc.array(intent, { maxLength: 30 }), (intents) => {
+        let now = 0;
+        let s = step(chain, null, { type: 'start', at: now, id: 'p', input: { k: 'x' } });
+        expect(changesOf(null, s)).toEqual(anyChanges(null, s));
+        for (const i of intents) {
+          now += i.advance;
+          const t = Object.values(s.tasks)[0];
+          const at = { at: now, ...(i.handoff ? { handoff: true } : {}) };
+          const ev =
+            i.kind === 'tick' || !t
+              ? { type: 'tick' as const, ...at }
+              : i.kind === 'throttle'
+                ? {
+                    type: 'task.throttled' as const,
+                    ...at,
+                    step: t.step,
+                    attempt: t.attempt,
+                    need: { scope: `c/${t.step}`, key: 'x', limit: 1 },
+                    until: now + 50,
+                  }
+                : i.kind === 'fail'
+                  ? {
+                      type: 'task.failed' as const,
+                      ...at,
+                      step: t.step,
+                      attempt: t.attempt,
+                      error: { message: 'x', retryable: true },
+                    }
+                  : i.kind === 'release'
+                    ? { type: 'task.released' as const, ...at, step: t.step, attempt: t.attempt }
+                    : { type: 'task.completed' as const, ...at, step: t.step, attempt: t.attempt };
+          let next: Snapshot;
+          try {
+            next = step(chain, s, ev);
+          } catch {
+            continue;
+          }
+          expect(changesOf(s, next)).toEqual(anyChanges(s, next));
+          s = next;
+        }
+      }),
+      { numRuns: 200 },
+    );
   });
 });

@@ -63,10 +63,14 @@ describe('plain path = deep-copy reference (task chains)', () => {
       }),
       defaultTimeout: fc.option(fc.integer({ min: 1, max: 5_000 }), { nil: undefined }),
       log: fc.option(fc.integer({ min: 1, max: 20 }), { nil: undefined }),
-      // Limited steps never take the straight path: both paths must still agree around them.
-      limited: fc.array(fc.boolean(), { minLength: 5, maxLength: 5 }),
+      // Limited steps take the straight path too, their needs resolved as the general path's
+      // dispatch resolves them; a key from the step before's output, which a result may lack
+      // (INVALID_FLOW_KEY), sends the event to the general path.
+      limited: fc.array(fc.constantFrom('no', 'input', 'output'), { minLength: 5, maxLength: 5 }),
       // The attempts' lease: the straight path sets and counts it as the general path does.
       leaseMs: fc.option(fc.integer({ min: 1, max: 8_000 }), { nil: undefined }),
+      // An instance limit: the instance waits for its admission, then holds it to its end.
+      admission: fc.boolean(),
     });
     const chainIntent = fc.record({
       kind: fc.constantFrom(
@@ -78,6 +82,7 @@ describe('plain path = deep-copy reference (task chains)', () => {
         'release',
         'heartbeat',
         'throttle',
+        'admit',
       ),
       pick: fc.nat(),
       attemptOffset: fc.constantFrom(0, 0, 0, -1, 1),
@@ -95,6 +100,7 @@ describe('plain path = deep-copy reference (task chains)', () => {
           start: 't0',
           ...(c.defaultTimeout === undefined ? {} : { defaults: { timeoutMs: c.defaultTimeout } }),
           ...(c.log === undefined ? {} : { limits: { log: c.log } }),
+          ...(c.admission ? { concurrency: { key: 'input.n', limit: 1 } } : {}),
           steps: Object.fromEntries(
             ids.map((id, i) => [
               id,
@@ -103,7 +109,14 @@ describe('plain path = deep-copy reference (task chains)', () => {
                 handler: `h${i}`,
                 retry: { maxAttempts: 2, initialMs: 10, jitter: 0 },
                 ...(c.timeouts[i] === undefined ? {} : { timeoutMs: c.timeouts[i] }),
-                ...(c.limited[i] ? { concurrency: { key: 'input.n', limit: 1 } } : {}),
+                ...(c.limited[i] === 'no'
+                  ? {}
+                  : {
+                      concurrency: {
+                        key: c.limited[i] === 'output' && i > 0 ? `outputs.t${i - 1}.n` : 'input.n',
+                        limit: 1,
+                      },
+                    }),
                 ...(i + 1 < ids.length ? { next: ids[i + 1] } : {}),
               },
             ]),
@@ -113,6 +126,7 @@ describe('plain path = deep-copy reference (task chains)', () => {
         const next = (s: Snapshot, k: number): WorkflowEvent | null => {
           const i = intents[k]!;
           const handoff = i.handoff ? { handoff: true } : {};
+          if (i.kind === 'admit') return { type: 'instance.admitted', at: now };
           if (i.kind === 'tick') {
             now += i.advance;
             return { type: 'tick', at: now, ...handoff };

@@ -287,16 +287,21 @@ export function savingFlowStatement(
 const RETRY_CODES = new Set(['23505', '40P01']);
 const MAX_TRIES = 20;
 
-/** Runs `call` again while it fails on a counter another call created or a deadlock (see RETRY_CODES). */
-export async function retried<T>(call: () => Promise<T>): Promise<T> {
-  for (let tries = 1; ; tries++) {
-    try {
-      return await call();
-    } catch (e) {
-      if (tries < MAX_TRIES && RETRY_CODES.has(errorCode(e) ?? '')) continue;
-      throw e;
-    }
+/**
+ * Runs `call` again while it fails on a counter another call created or a deadlock (see
+ * RETRY_CODES). Not async: a try is `call`'s promise and one `then` (every flow save goes here).
+ */
+export function retried<T>(call: () => Promise<T>, tries = 1): Promise<T> {
+  let first: Promise<T>;
+  try {
+    first = call();
+  } catch (e) {
+    first = Promise.reject(e);
   }
+  return first.then(undefined, (e: unknown) => {
+    if (tries < MAX_TRIES && RETRY_CODES.has(errorCode(e) ?? '')) return retried(call, tries + 1);
+    throw e;
+  });
 }
 
 /** The flow calls on `<table>$flow`: one statement each. */

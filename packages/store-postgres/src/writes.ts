@@ -122,8 +122,8 @@ export function pgWrites(
     const { row, expected, payload } = save;
     const kind = fastKind(shape);
     const text = payload === undefined ? o.fastFlow[kind].plain : o.fastFlow[kind].notify;
-    const values = fastValues(kind, shape, flow.now);
-    const tail = payload === undefined ? values : [...values, payload];
+    const tail = fastValues(kind, shape, flow.now);
+    if (payload !== undefined) tail.push(payload);
     return retried(() => write(row, text, savedValues(row, expected), tail)).then((r) => {
       const answer = r.rows[0] as { written: boolean; fast: boolean } | undefined;
       if (answer?.written) return { woken: [] };

@@ -215,9 +215,8 @@ function advance(
   }
   const at = Math.max(ev.at, snapshot.updatedAt);
   const logged: LogEntry[] = [];
-  // With flow limits, a next step may need what the general path resolves at dispatch.
-  if (plain && known && !table.limits && ev.type === 'task.completed') {
-    const next = completeTask(wf, snapshot, ev, at, budget, logged, leaseMs);
+  if (plain && known && ev.type === 'task.completed') {
+    const next = completeTask(wf, snapshot, ev, at, budget, logged, leaseMs, table.limits);
     if (next) {
       table.search?.update(wf, next, ev.search);
       next.log = appendLog(wf, next.log, logged);

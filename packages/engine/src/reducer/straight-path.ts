@@ -4,6 +4,7 @@ import { mapData } from '../definition/data-path.js';
 import type { StepDefinition, StepOf } from '../definition/schema.js';
 import type { EventOf } from '../events.js';
 import type { LogEntry, Snapshot, StepState, TaskState } from '../snapshot.js';
+import type { LimitRules } from './kinds/step-rules.js';
 import { DEFAULT_TIMEOUT_MS } from './retry-policy.js';
 import { copySnapshot, freezeNew } from './snapshot-copy.js';
 import { DEFAULT_TASK_LEASE_MS, taskDue } from './task-lease.js';
@@ -43,6 +44,7 @@ export function completeTask(
   budget: number,
   log: LogEntry[],
   leaseMs = DEFAULT_TASK_LEASE_MS,
+  limits?: LimitRules,
 ): Snapshot | undefined {
   const steps = wf.definition.steps;
   const id = ev.step;
@@ -87,7 +89,10 @@ export function completeTask(
     }
   }
 
+  // With flow limits, an end that leaves nothing to settle (the next step's needs are asked below).
+  if (limits && ends && limits.straight(wf, s, stepsOut, undefined) === undefined) return undefined;
   const version = s.version + 1;
+  const logged = log.length;
   Object.freeze(done);
   if (done.output !== st.output) freezeNew(done.output);
   log.push({ v: version, at, type: 'step.completed', step: id, attempt: task.attempt });
@@ -150,6 +155,15 @@ export function completeTask(
   if (!handoff) dispatched.leaseUntil = at + (beat ?? leaseMs);
   if (beat !== undefined) dispatched.heartbeatMs = beat;
   if (handoff) dispatched.queued = true;
+  if (limits) {
+    // What the attempt needs, as the general path's dispatch resolves it; else that path takes it.
+    const needs = limits.straight(wf, s, stepsOut, taskDef);
+    if (needs === undefined) {
+      log.length = logged;
+      return undefined;
+    }
+    if (needs) dispatched.needs = needs;
+  }
   Object.freeze(dispatched);
   // The other tasks in their order, then the new one (as a delete and an add would leave them;
   // a delete is slow, and most often there is no other task).

@@ -1,9 +1,11 @@
+import type { CompiledWorkflow } from '../definition/compile.js';
 import { readPath } from '../definition/data-path.js';
 import { limitIssues } from '../definition/flow-limit-checks.js';
 import type { StepLimits } from '../definition/flow-limits.js';
 import { ValidationError } from '../errors.js';
 import { type EventOf, parseEvent, rejectEvent } from '../events.js';
 import { parseFlowEvent } from '../flow-events.js';
+import type { FlowNeed } from '../flow-need.js';
 import {
   type ErrorInfo,
   isFairKey,
@@ -251,20 +253,21 @@ export function failBadKeys(cx: Cx): void {
   }
 }
 
-/** The flow limits an attempt of a step (or of one map item) needs, resolved from the data now. */
+/** The flow limits an attempt of a step (or of one map item) of `s` needs, resolved from its data now. */
 function attemptNeeds(
-  cx: Cx,
+  s: Snapshot,
+  workflow: string,
   def: StepLimits & { id: string; items?: string | undefined },
   item: number | undefined,
 ): ReturnType<typeof resolveNeeds> {
   if (def.concurrency === undefined && def.rateLimit === undefined) return undefined;
-  const view: Record<string, unknown> = dataView(cx.s);
+  const view: Record<string, unknown> = dataView(s);
   if (item !== undefined && def.items !== undefined) {
     const items = readPath(view, def.items);
     view['item'] = Array.isArray(items) ? items[item] : undefined;
     view['index'] = item;
   }
-  return resolveNeeds(def, `${cx.wf.definition.name}/${def.id}`, view);
+  return resolveNeeds(def, `${workflow}/${def.id}`, view);
 }
 
 /** A flow event's change run as a transition, or NOOP when it does not apply. */
@@ -312,12 +315,33 @@ function clearWaits(cx: Cx): void {
 function dispatched(cx: Cx, def: { id: string }, task: TaskState): void {
   // Only run attempts of a handler are limited: compensations undo, and must not wait behind runs.
   if (task.phase !== 'run' || task.child !== undefined) return;
-  const needs = attemptNeeds(cx, def, task.item);
+  const needs = attemptNeeds(cx.s, cx.wf.definition.name, def, task.item);
   if (Array.isArray(needs)) task.needs = needs;
   else if (needs !== undefined) {
     cx.badKeys ??= [];
     cx.badKeys.push({ key: taskKey(task.step, task.phase, task.item), error: needs });
   }
+}
+
+/**
+ * The straight path's dispatch (see {@link LimitRules.straight}): on a snapshot with no throttled
+ * attempt (none has a `throttle` timer, so no step shows a wait) and no admission asked, the needs of
+ * the run attempt of `def` (none: the instance ends), frozen as `derived` freezes them.
+ */
+function straight(
+  wf: CompiledWorkflow,
+  s: Snapshot,
+  steps: Snapshot['steps'],
+  def: (StepLimits & { id: string }) | undefined,
+): FlowNeed[] | null | undefined {
+  if (s.admission !== undefined) return undefined;
+  for (let i = 0; i < s.timers.length; i++) if (s.timers[i]!.kind === 'throttle') return undefined;
+  if (def === undefined) return null;
+  const needs = attemptNeeds({ input: s.input, steps } as Snapshot, wf.definition.name, def, undefined);
+  if (needs === undefined) return null;
+  if (!Array.isArray(needs)) return undefined;
+  freezeNew(needs);
+  return needs;
 }
 
 /** The reducer's rules of flow limits: what `flowControl` brings to a reduction's table. */
@@ -327,6 +351,7 @@ export const LIMIT_RULES: LimitRules = {
     if (issues.length) throw new ValidationError('INVALID_DEFINITION', 'invalid workflow definition', issues);
   },
   dispatched,
+  straight,
   derived,
   settle: (cx) => {
     failBadKeys(cx);

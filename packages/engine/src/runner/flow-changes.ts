@@ -139,6 +139,53 @@ export function uniqueCounters(refs: readonly FlowCounterRef[]): FlowCounterRef[
  * with the counters the snapshots name for it (one walk of each snapshot).
  */
 export function flowChanges(prev: Snapshot | null, next: Snapshot): FlowChanges {
+  return oneEach(prev, next) ?? anyChanges(prev, next);
+}
+
+/** What `s` runs with needs, when at most one attempt: null for none, undefined for more. */
+function lone(s: Snapshot): TaskState | null | undefined {
+  let one: TaskState | null = null;
+  for (const key in s.tasks) {
+    const t = s.tasks[key]!;
+    if (t.needs === undefined || t.queued) continue;
+    if (one) return undefined;
+    one = t;
+  }
+  return one;
+}
+
+/**
+ * {@link flowChanges} of the commonest write, without the maps and sets of the general walk: no
+ * timers (so nothing waits), no instance limits, and at most one limited attempt running before
+ * and one after (a task's end and the next one's start). Undefined for any other write.
+ */
+function oneEach(prev: Snapshot | null, next: Snapshot): FlowChanges | undefined {
+  if (next.timers.length || next.admission || next.holds) return undefined;
+  if (prev && (prev.timers.length || prev.admission || prev.holds)) return undefined;
+  const now = lone(next);
+  const was = prev ? lone(prev) : null;
+  if (now === undefined || was === undefined) return undefined;
+  const acquire: FlowAcquire[] = [];
+  const release: string[] = [];
+  const renew: FlowRenewal[] = [];
+  let releaseCounters: FlowCounterRef[] = [];
+  const holder = now && taskHolder(now);
+  const held = was && taskHolder(was);
+  if (now && holder === held) {
+    if (leaseOf(was!) !== leaseOf(now))
+      renew.push({ holder: holder!, until: leaseOf(now), counters: now.needs!.map(counterOf) });
+  } else {
+    if (now) acquire.push({ holder: holder!, needs: now.needs!, until: leaseOf(now), task: now });
+    if (was) {
+      release.push(held!);
+      releaseCounters = needCounters(was.needs!);
+    }
+  }
+  return { acquire, release, releaseCounters, renew, redispatched: [], redispatchedCounters: [] };
+}
+
+/** {@link flowChanges} of any write: the holders of each snapshot walked into maps (what the short path must agree with). */
+export function anyChanges(prev: Snapshot | null, next: Snapshot): FlowChanges {
   const before = running(prev);
   const after = running(next);
   const acquire: FlowAcquire[] = [];

@@ -1,6 +1,7 @@
 import type { CompiledWorkflow } from '../../definition/compile.js';
-import type { WorkflowDefinition } from '../../definition/schema.js';
+import type { StepDefinition, WorkflowDefinition } from '../../definition/schema.js';
 import type { EventOf, WorkflowEvent } from '../../events.js';
+import type { FlowNeed } from '../../flow-need.js';
 import type { SearchValue } from '../../search.js';
 import type {
   ErrorInfo,
@@ -78,6 +79,20 @@ export interface LimitRules {
   check(wf: CompiledWorkflow): void;
   /** An attempt was just dispatched as `task`: what a handler's run attempt needs goes on it. */
   dispatched(cx: Cx, def: { id: string }, task: TaskState): void;
+  /**
+   * The straight path's `dispatched` (`completeTask`, which builds the next snapshot without a
+   * draft): what the run attempt of task step `def` of `wf` dispatched on `s` (a snapshot the
+   * reducer made, its step states now `steps`) needs, frozen; null when it needs nothing (or, with
+   * no `def`, the instance ends); undefined when the general path must take the event (a key that
+   * holds no key value, or anything a transition's `settle` or `derived` would change: a throttled
+   * attempt or admission).
+   */
+  straight(
+    wf: CompiledWorkflow,
+    s: Snapshot,
+    steps: Snapshot['steps'],
+    def: (StepDefinition & { id: string }) | undefined,
+  ): FlowNeed[] | null | undefined;
   /**
    * After a transition's body: attempts whose limit key held no key value fail for good, and what
    * no longer waits (a step moved on, an instance ended) stops showing it waited.
