@@ -107,8 +107,7 @@ export function completeTask(
   out.version = version;
   out.steps = stepsOut;
   out.updatedAt = at;
-  const completed = without(s.completed, id);
-  completed.push(id);
+  const completed = moved(s.completed, id, id);
   out.completed = Object.freeze(completed) as string[];
 
   if (ends || next === undefined) {
@@ -171,8 +170,7 @@ export function completeTask(
   for (const key in s.tasks) if (key !== id) tasks[key] = s.tasks[key]!;
   tasks[next] = dispatched;
   out.tasks = Object.freeze(tasks);
-  const active = without(s.active, id);
-  active.push(next);
+  const active = moved(s.active, id, next);
   out.active = Object.freeze(active) as string[];
   log.push(
     { v: version, at, type: 'step.started', step: next },
@@ -235,15 +233,18 @@ function passedState(prev: StepState | undefined, at: number): StepState {
   };
 }
 
-/** A copy of `list` without the first `id` in it (as an `indexOf` and a `splice` would leave it). */
-function without(list: readonly string[], id: string): string[] {
-  const out: string[] = [];
-  let found = false;
-  for (let i = 0; i < list.length; i++) {
-    const x = list[i]!;
-    if (x === id && !found) found = true;
-    else out.push(x);
-  }
+/**
+ * A copy of `list` without the first `id` in it, with `add` at the end (as an `indexOf`, a `splice`
+ * and a `push` would leave it), in an array of its final length: pushing onto an empty one
+ * allocates room for sixteen, then copies.
+ */
+function moved(list: readonly string[], id: string, add: string): string[] {
+  const at = list.indexOf(id);
+  const n = at < 0 ? list.length : list.length - 1;
+  const out = new Array<string>(n + 1);
+  let k = 0;
+  for (let i = 0; i < list.length; i++) if (i !== at) out[k++] = list[i]!;
+  out[n] = add;
   return out;
 }
 

@@ -148,7 +148,12 @@ export function resultEvent(
   more: { output: unknown } | { error: ErrorInfo } | Record<string, never>,
 ): ResultEvent {
   const { step, attempt, phase, idempotencyKey: key, item } = task;
-  // Built by assignment, not spreads: this runs for every handler result.
+  // Built by assignment, not spreads: this runs for every handler result. The commonest (an
+  // output, no map item) is one literal: a key added after one leaves room for three more.
+  if (item === undefined && 'output' in more) {
+    const { output } = more;
+    return (at) => ({ type, at, step, attempt, phase, key, output }) as unknown as WorkflowEvent;
+  }
   return (at) => {
     const e: Record<string, unknown> = { type, at, step, attempt, phase, key };
     if (item !== undefined) e['item'] = item;

@@ -1,24 +1,32 @@
 import { isTerminal, type Snapshot } from '../snapshot.js';
 import type { BasedWrite, WriteBase, WriteRequest } from './write-request.js';
 
-// Instances whose newest written snapshot is remembered; older ones are forgotten first.
+// Instances whose newest written snapshot is remembered; the least recently written are
+// forgotten first, in batches of EVICTED once there are that many more.
 const REMEMBERED = 256;
-
-/**
- * The newest snapshot of one instance this runner wrote, emptied when the instance is forgotten. A
- * map keeps the tables it outgrew (and rehashed away from) pointing at their entries until a full
- * collection; a forgotten snapshot reached from such a table would survive young collections and
- * be copied into the old space with everything it references, so the map holds this box instead.
- */
-interface Newest {
-  s: Snapshot | undefined;
-}
+const EVICTED = 32;
 
 /** The last write of an instance queued here: its promise, whether it started, whether it saved. */
 interface Tail {
   p: Promise<Snapshot> | undefined;
   started: boolean;
   saved: boolean;
+}
+
+/**
+ * What this runner knows of one instance: the newest snapshot of it this runner wrote (emptied
+ * when forgotten), and its last write queued here. One record per instance, kept across its
+ * writes: the map is not written per write (a delete and a set, or a set per write with a delete
+ * once it settles, rehash a small map's table every few writes, and each new table survives into
+ * the next young collection). A map keeps the tables it outgrew pointing at their entries until a
+ * full collection: a record forgotten is emptied, so no snapshot is reached from such a table.
+ */
+interface Known {
+  readonly id: string;
+  s: Snapshot | undefined;
+  tail: Tail | undefined;
+  /** When `s` was written, in this runner's count of writes: the least recent are forgotten first. */
+  written: number;
 }
 
 /**
@@ -29,8 +37,10 @@ interface Tail {
  * lost race, found by the conditional save as before.
  */
 export class InstanceWrites {
-  private readonly tails = new Map<string, Tail>();
-  private readonly newest = new Map<string, Newest>();
+  private readonly known = new Map<string, Known>();
+  /** Records with a snapshot. */
+  private remembered = 0;
+  private writes = 0;
 
   /**
    * Runs `write` of `request` once every earlier write of its instance by this runner is done,
@@ -40,20 +50,27 @@ export class InstanceWrites {
    */
   run(request: WriteRequest, write: BasedWrite): Promise<Snapshot> {
     const id = request.id;
-    const before = this.tails.get(id);
+    let k = this.known.get(id);
+    if (k === undefined) {
+      k = { id, s: undefined, tail: undefined, written: 0 };
+      this.known.set(id, k);
+    }
+    const known = k;
+    const before = known.tail;
     const tail: Tail = { p: undefined, started: !before || before.saved, saved: false };
     const start = () => {
       tail.started = true;
-      return write(request, this.freshest(request));
+      return write(request, this.freshest(request, known));
     };
     const p = tail.started ? start() : before!.p!.then(start, start);
     tail.p = p;
-    this.tails.set(id, tail);
+    known.tail = tail;
     const settled = () => {
-      if (this.tails.get(id) !== tail) return;
-      // Its promise (and the snapshot it holds) let go: see `Newest`.
+      if (known.tail !== tail) return;
+      // Its promise (and the snapshot it holds) let go: see `Known`.
       tail.p = undefined;
-      this.tails.delete(id);
+      known.tail = undefined;
+      if (known.s === undefined) this.drop(known);
     };
     p.then(settled, settled);
     return p;
@@ -61,35 +78,53 @@ export class InstanceWrites {
 
   /** Whether a write of `id` by this runner is queued or running and has not saved (a new one would wait for it). */
   busy(id: string): boolean {
-    const tail = this.tails.get(id);
+    const tail = this.known.get(id)?.tail;
     return tail !== undefined && !tail.saved;
   }
 
   /** Records `s` as the newest snapshot of its instance this runner wrote (its write, if it is the last queued, is done). */
   wrote(s: Snapshot): void {
-    const tail = this.tails.get(s.id);
-    if (tail?.started) tail.saved = true;
-    // Deleted and set again: the map's order is the order of the instances' last writes.
-    const known = this.newest.get(s.id);
-    if (known) this.newest.delete(s.id);
+    let known = this.known.get(s.id);
+    if (known?.tail?.started) known.tail.saved = true;
     if (isTerminal(s.status)) {
-      if (known) known.s = undefined;
+      if (known === undefined) return;
+      if (known.s !== undefined) this.remembered--;
+      known.s = undefined;
+      if (known.tail === undefined) this.drop(known);
       return;
     }
-    const box = known ?? { s };
-    box.s = s;
-    this.newest.set(s.id, box);
-    if (this.newest.size > REMEMBERED) {
-      const [oldest, dropped] = this.newest.entries().next().value!;
-      dropped.s = undefined;
-      this.newest.delete(oldest);
+    if (known === undefined) {
+      known = { id: s.id, s: undefined, tail: undefined, written: 0 };
+      this.known.set(s.id, known);
+    }
+    if (known.s === undefined) this.remembered++;
+    known.s = s;
+    known.written = ++this.writes;
+    if (this.remembered > REMEMBERED + EVICTED) this.evict();
+  }
+
+  /** Forgets the snapshots of all but the REMEMBERED most recently written instances. */
+  private evict(): void {
+    const kept: Known[] = [];
+    for (const k of this.known.values()) if (k.s !== undefined) kept.push(k);
+    kept.sort((a, b) => a.written - b.written);
+    for (let i = 0; i < kept.length - REMEMBERED; i++) {
+      const k = kept[i]!;
+      k.s = undefined;
+      this.remembered--;
+      if (k.tail === undefined) this.drop(k);
     }
   }
 
+  /** Drops a record that holds nothing (no snapshot, no write queued). */
+  private drop(known: Known): void {
+    if (this.known.get(known.id) === known) this.known.delete(known.id);
+  }
+
   /** The base a write of `request` starts from: its own, or the newer snapshot this runner wrote since. */
-  private freshest(request: WriteRequest): WriteBase | undefined {
+  private freshest(request: WriteRequest, known: Known): WriteBase | undefined {
     const base = request.base;
-    const newer = base && this.newest.get(request.id)?.s;
+    const newer = base && known.s;
     return newer && newer.version > base!.snapshot.version ? { snapshot: newer, origin: 'reducer' } : base;
   }
 }

@@ -1,6 +1,9 @@
 import { taskKey } from '../reducer/transition-context.js';
 import type { Snapshot, TaskState } from '../snapshot.js';
 
+/** Instances whose lists are kept empty (see `TaskLeases.held`) before their keys are dropped. */
+const MAX_VACANT = 32;
+
 /** One `ctx.heartbeat()` call: its details, JSON-copied and checked, when it passed any. */
 export interface HandlerBeat {
   details?: unknown;
@@ -46,7 +49,17 @@ export type RenewLeases = (base: Snapshot, renewals: readonly Renewal[]) => Prom
  * subclass in handler-heartbeats.ts that a runner carries only when given it.
  */
 export class TaskLeases {
+  /**
+   * The attempts held, by instance. An instance's list stays (empty) when its last attempt ends:
+   * its next task (most often the next thing it does) takes the same list, and the map is not
+   * written per task (a delete shrinks a small map's table and the next set grows it again: two new
+   * tables, which survive into the next young collection). Empty lists are dropped in batches.
+   */
   protected readonly held = new Map<string, Held[]>();
+  /** Instances with an attempt held (a non-empty list). */
+  private holding = 0;
+  /** Instances whose list is empty, still keyed in `held`. */
+  private vacant = 0;
   private timer: ReturnType<typeof setTimeout> | undefined;
   /** The shortest lease held since the last sweep: the sweep's pace. */
   private shortest: number;
@@ -81,8 +94,16 @@ export class TaskLeases {
       sentAt: this.heldSince(),
     };
     const list = this.held.get(s.id);
-    if (list) list.push(entry);
-    else this.held.set(s.id, [entry]);
+    if (!list) {
+      this.held.set(s.id, [entry]);
+      this.holding++;
+    } else {
+      if (list.length === 0) {
+        this.vacant--;
+        this.holding++;
+      }
+      list.push(entry);
+    }
     const lease = this.leaseOf(entry);
     if (lease < this.shortest && this.timer !== undefined) {
       // A shorter lease than the planned sweep's pace can wait for: plan it again.
@@ -109,7 +130,7 @@ export class TaskLeases {
     if (!list) return;
     // The usual list holds this attempt alone: no closure, no splice (it allocates the array it removes).
     if (list.length === 1) {
-      if (list[0]!.task === task) this.forget(instance);
+      if (list[0]!.task === task) this.vacate(list);
       return;
     }
     for (let i = 0; i < list.length; i++) {
@@ -137,22 +158,30 @@ export class TaskLeases {
   }
 
   /**
-   * Drops the instance's (empty) list. The planned sweep stays: with a few instances in flight
-   * nothing is held between each result's write and the next dispatch, and a timer cleared and set
-   * again per task was a visible share of a write's CPU. A sweep that finds nothing held plans none.
+   * Empties an instance's list: it holds nothing now. The planned sweep stays: with a few instances
+   * in flight nothing is held between each result's write and the next dispatch, and a timer cleared
+   * and set again per task was a visible share of a write's CPU. A sweep that finds nothing held
+   * plans none. Emptied, not replaced: a table the map rehashed away from may still point at the
+   * list until a full collection, and the entries' snapshots would be copied out of the young space
+   * with it.
    */
-  private forget(instance: string): void {
-    const list = this.held.get(instance);
-    if (list === undefined) return;
-    // Emptied too: a table the map rehashed away from still points at the list until a full
-    // collection, and the entries' snapshots would be copied out of the young space with it.
+  private vacate(list: Held[]): void {
     while (list.length > 0) list.pop();
-    this.held.delete(instance);
+    this.holding--;
+    if (++this.vacant > MAX_VACANT) this.purge();
+  }
+
+  /** Drops the keys of the instances that hold nothing. */
+  private purge(): void {
+    if (this.vacant === 0) return;
+    for (const [instance, list] of this.held) if (list.length === 0) this.held.delete(instance);
+    this.vacant = 0;
   }
 
   /** Cancels the planned sweep if nothing is held (a stopping worker leaves no timer). */
   quiet(): void {
-    if (this.held.size > 0 || this.timer === undefined) return;
+    this.purge();
+    if (this.holding > 0 || this.timer === undefined) return;
     clearTimeout(this.timer);
     this.timer = undefined;
   }
@@ -163,7 +192,7 @@ export class TaskLeases {
    */
   written(s: Snapshot): void {
     const list = this.held.get(s.id);
-    if (!list) return;
+    if (!list || list.length === 0) return;
     for (let i = list.length - 1; i >= 0; i--) {
       const h = list[i]!;
       if (s.version < h.base.version) continue;
@@ -175,12 +204,12 @@ export class TaskLeases {
       h.base = s;
       if (t.leaseUntil !== undefined) h.leaseUntil = t.leaseUntil;
     }
-    if (list.length === 0) this.forget(s.id);
+    if (list.length === 0) this.vacate(list);
   }
 
   /** The next sweep, a sixth of the shortest lease away; none while nothing is held. Unref'd: it never keeps a process up. */
   private schedule(): ReturnType<typeof setTimeout> | undefined {
-    if (this.held.size === 0) return undefined;
+    if (this.holding === 0) return undefined;
     const timer = setTimeout(() => this.sweep(), Math.max(10, Math.floor(this.shortest / 6)));
     (timer as { unref?: () => void }).unref?.();
     return timer;
@@ -190,6 +219,7 @@ export class TaskLeases {
   private sweep(): void {
     this.timer = undefined;
     this.shortest = this.leaseMs;
+    this.purge();
     for (const list of this.held.values()) {
       for (const h of list) this.shortest = Math.min(this.shortest, this.leaseOf(h));
       this.sweepList(list);
