@@ -60,7 +60,7 @@ afterAll(async () => {
 });
 
 describe('the Worker bundle', () => {
-  it('is small: minified and gzipped, the engine and the package come to under 41 KB', async () => {
+  it('is small: minified and gzipped, the engine and the package come to under 42 KB', async () => {
     const result = await bundle(`${root}dist/worker.min.js`, true);
     const code = readFileSync(`${root}dist/worker.min.js`);
     const gz = gzipSync(code, { level: 9 }).length;
@@ -68,7 +68,7 @@ describe('the Worker bundle', () => {
       `worker bundle: ${(code.length / 1024).toFixed(1)} KB minified, ${(gz / 1024).toFixed(1)} KB gz`,
     );
     expect(Object.values(result.metafile.outputs).flatMap((o) => o.imports)).toEqual([]);
-    expect(gz).toBeLessThan(41 * 1024);
+    expect(gz).toBeLessThan(42 * 1024);
   });
 });
 
