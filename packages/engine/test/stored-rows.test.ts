@@ -1,4 +1,11 @@
-import { createRunner, defineStore, type EncodedSnapshot, type Snapshot, step } from '@stepfold/engine';
+import {
+  createRunner,
+  defineStore,
+  type EncodedSnapshot,
+  isStepfoldError,
+  type Snapshot,
+  step,
+} from '@stepfold/engine';
 import { describe, expect, it } from 'vitest';
 import { orderWorkflow } from './fixtures.js';
 
@@ -78,5 +85,23 @@ describe('a loaded snapshot whose parts contradict each other', () => {
     expect(() => step(orderWorkflow, broken, { type: 'tick', at: 10 ** 9 })).toThrow(
       expect.objectContaining({ code: 'INVALID_SNAPSHOT' }),
     );
+  });
+});
+
+describe('a create asked to take flow work on a store that takes none in a create', () => {
+  it('rejects INVALID_OPTIONS and writes no row', async () => {
+    const { store, rows } = rawStore();
+    const s = step(orderWorkflow, null, { type: 'start', at: 1, id: 'o-9', input: { amount: 3 } });
+    const flow = {
+      take: { holder: 'o-9#run#1@1', needs: [{ scope: 'order/charge', key: 'k', limit: 1 }], until: 2 },
+      now: 1,
+      taken: () => {},
+    };
+    const failed = await store.create(s, { flow }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isStepfoldError(failed, 'INVALID_OPTIONS')).toBe(true);
+    expect(rows.size).toBe(0);
   });
 });

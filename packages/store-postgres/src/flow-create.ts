@@ -1,6 +1,7 @@
 import { savingFlowStatement } from './flow.js';
 import { fastFlowStatement } from './flow-fast.js';
 import type { TableNames } from './setup.js';
+import { CREATED_COLUMNS } from './statements.js';
 
 // A create that takes its first attempt's flow holder in the same statement (`CreateOptions.flow`):
 // the save statements with flow work (flow-fast.ts's short `take`, flow.ts's general one), with the
@@ -15,7 +16,7 @@ const MARK = 'UPDATE stepfold_create_mark SET mark = 1 WHERE true';
 
 /** The INSERT of the row (the save's parameters), written only where `granted` holds and the id is free. */
 const insertRow = (table: string, granted: string) =>
-  `INSERT INTO ${table} (id, version, status, workflow, wake_at, definition, fair_key, search, snapshot, snapshot_text)
+  `INSERT INTO ${table} (${CREATED_COLUMNS})
         SELECT $1::text, $3::bigint, $4::text, $5::text, $6::bigint, $7::text, $8::text, $9::jsonb, $10::jsonb, $11::text
         WHERE $2::bigint = 0 AND ${granted}
         ON CONFLICT (id) DO NOTHING RETURNING 1`;

@@ -13,6 +13,10 @@ export interface SaveForm {
 /** The largest poll whose statement reads each fairness key through a constant LIMIT (see `fair` in {@link storeStatements}). */
 export const CAPPED_LIMIT = 1000;
 
+/** The columns a create writes, in the order of its parameters (`$1`-`$10` of a create). */
+export const CREATED_COLUMNS =
+  'id, version, status, workflow, wake_at, definition, fair_key, search, snapshot, snapshot_text';
+
 /**
  * The statement texts of one instance table, built once per store. Names and `channel` are
  * validated identifiers. Every text is fixed (no `$n IS NULL OR …`), so a prepared generic plan
@@ -27,7 +31,7 @@ export function storeStatements(
   // condition returns no row and sends nothing, and the notice is delivered at commit.
   const notifying = (sql: string, payload: number) =>
     `WITH w AS (${sql} RETURNING 1) SELECT pg_notify('${channel}', $${payload}) FROM w`;
-  const CREATE = `INSERT INTO ${t} (id, version, status, workflow, wake_at, definition, fair_key, search, snapshot, snapshot_text)
+  const CREATE = `INSERT INTO ${t} (${CREATED_COLUMNS})
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10)`;
   const SAVE = `UPDATE ${t} SET version = $3, status = $4, workflow = $5, wake_at = $6, definition = $7,
            fair_key = $8, search = $9::jsonb, claimed_until = NULL, claim_token = NULL, snapshot = $10::jsonb,

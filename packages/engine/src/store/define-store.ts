@@ -132,7 +132,13 @@ function create(parts: StoreParts, snapshot: Snapshot, options: CreateOptions | 
   try {
     row = parts.kit.encode(snapshot);
     if (options?.flow !== undefined) {
-      if (!parts.driver.flow?.inInsert) throw new TypeError('create: no flow in create');
+      if (!parts.driver.flow?.inInsert)
+        throw new ValidationError('INVALID_OPTIONS', 'invalid create options', [
+          {
+            path: 'flow',
+            message: 'this store takes no flow work in a create (its flow.inCreate is not true)',
+          },
+        ]);
       flow = createFlowOf(options.flow);
     }
   } catch (e) {
