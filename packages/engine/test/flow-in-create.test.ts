@@ -55,11 +55,17 @@ const admitted = workflow('create-admitted', 1, { concurrency: { key: 'input.cus
   .task('charge', { handler: 'work', concurrency: { key: 'input.customer', limit: 1 } })
   .build();
 
+/** An instance limit and no limited task: the admission is the create's one holder. */
+const admittedOnly = workflow('create-admitted-only', 1, { concurrency: { key: 'input.customer', limit: 1 } })
+  .input<{ customer: string }>()
+  .task('charge', { handler: 'work' })
+  .build();
+
 const runnerOn = (store: Store) =>
   createRunner({
     kinds: [flowControl],
     store,
-    workflows: [limited, admitted],
+    workflows: [limited, admitted, admittedOnly],
     handlers: { work: () => null },
   });
 
@@ -117,6 +123,44 @@ describe('flow holders taken with the create', () => {
     expect(s.status).toBe('completed');
     expect(creates.map((o) => o?.flow)).toEqual([undefined]);
     expect(acquired.length).toBeGreaterThanOrEqual(1);
+  });
+
+  it("an instance limit with no limited first task: the admission's holder taken in the create", async () => {
+    const { store, flow, acquired, creates } = recordedStore();
+    const runner = runnerOn(store);
+    let finish!: () => void;
+    const gate = new Promise<void>((r) => {
+      finish = r;
+    });
+    const slow = createRunner({
+      kinds: [flowControl],
+      store,
+      workflows: [admittedOnly],
+      handlers: { work: () => gate.then(() => null) },
+    });
+    const s = await slow.start('create-admitted-only', 'a-1', { customer: 'c1' }, { wait: 'write' });
+    // Created admitted, its first step running: one create, no acquire.
+    expect(s.admission).toBeUndefined();
+    expect(s.holds).toEqual([{ scope: 'create-admitted-only', key: 'c1', limit: 1 }]);
+    expect(s.log.map((e) => e.type)).toContain('instance.admitted');
+    expect(acquired).toEqual([]);
+    expect(creates.map((o) => o?.flow?.take.holder)).toEqual(['a-1']);
+    const held = (await flow.list({ limit: 10, now: Date.now() })).items;
+    expect(held.map((c) => [c.scope, c.key, c.holders.map((h) => h.holder)])).toEqual([
+      ['create-admitted-only', 'c1', ['a-1']],
+    ]);
+    // The key is full: the next start's create is refused (it wrote nothing), asked alone, and waits.
+    await runner.start('create-admitted-only', 'a-2', { customer: 'c1' }, { wait: 'write' });
+    expect(creates.map((o) => o?.flow?.take.holder)).toEqual(['a-1', 'a-2', undefined]);
+    expect(acquired).toEqual(['a-2']);
+    const waiting = await runner.get('a-2');
+    expect(waiting?.admission?.throttled).toBeDefined();
+    expect(waiting?.steps['charge']).toBeUndefined();
+    finish();
+    await vi.waitFor(async () => expect((await slow.get('a-1'))?.status).toBe('completed'));
+    await runner.tick('a-2');
+    await vi.waitFor(async () => expect((await runner.get('a-2'))?.status).toBe('completed'));
+    expect((await flow.list({ limit: 10, now: Date.now() })).items).toEqual([]);
   });
 
   it('a wrapper that drops CreateOptions.flow loses no take: acquired after, then before every later create', async () => {

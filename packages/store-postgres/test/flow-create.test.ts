@@ -129,7 +129,7 @@ describe('postgres: a create taking a flow holder', () => {
     expect(await held(store, need, T0 + 1)).toEqual(['a', 'g-jsonb#1', 'g-text#1']);
   });
 
-  it('a limited workflow costs the statements of the same workflow without limits', async () => {
+  it('a limited workflow (its tasks or the workflow) costs the statements of the same workflow without limits', async () => {
     const steps = (name: string, limited: boolean) => {
       const concurrency = limited ? { concurrency: { key: 'input.key' as const, limit: 4 } } : {};
       return workflow(name, 1)
@@ -139,6 +139,13 @@ describe('postgres: a create taking a flow holder', () => {
         .task('s3', { handler: 'work', ...concurrency })
         .build();
     };
+    // One limit on the workflow, none on its tasks: the create takes the instance's slot.
+    const admitted = workflow('fc-admitted', 1, { concurrency: { key: 'input.key', limit: 4 } })
+      .input<{ key: string }>()
+      .task('s1', { handler: 'work' })
+      .task('s2', { handler: 'work' })
+      .task('s3', { handler: 'work' })
+      .build();
     const store = await freshStore();
     const texts: string[] = [];
     const spied = recording(store, texts);
@@ -146,7 +153,7 @@ describe('postgres: a create taking a flow holder', () => {
       createRunner({
         kinds: [flowControl],
         store: on,
-        workflows: [steps('fc-plain', false), steps('fc-limited', true)],
+        workflows: [steps('fc-plain', false), steps('fc-limited', true), admitted],
         handlers: { work: () => null },
       });
     const runner = runnerOn(spied);
@@ -160,11 +167,15 @@ describe('postgres: a create taking a flow holder', () => {
     const plain = await statements(runner, 'fc-plain', 'p-1');
     const limited = await statements(runner, 'fc-limited', 'l-1');
     const acquiring = await statements(without, 'fc-limited', 'l-2');
+    const instance = await statements(runner, 'fc-admitted', 'a-1');
     // The create and one save per task: the create takes s1's slot, each save moves or releases.
     expect(plain).toHaveLength(4);
     expect(limited).toHaveLength(plain.length);
     expect(kinds(limited).slice(0, 1)).toEqual(['short']);
     expect(acquiring).toHaveLength(plain.length + 1);
+    // The admission goes with the create too, and the last save releases it.
+    expect(instance).toHaveLength(plain.length);
+    expect(kinds(instance).slice(0, 1)).toEqual(['short']);
     expect((await store.flow!.list({ limit: 10, now: Date.now() })).items).toEqual([]);
     await spied.close();
   });

@@ -107,7 +107,7 @@ export class FlowGate implements FlowGatePort {
 
   /**
    * Saves `next` with `save` between the acquire and the release (see {@link FlowGatePort.save}).
-   * A create (`prev` null) goes with its one holder through `saveWith` on a store whose
+   * A create (`prev` null) goes with its one holder (an attempt's, or its admission's folded as granted) through `saveWith` on a store whose
    * `flow.inCreate` is true; its `saveWith` resolves `true` when the store confirmed the take.
    */
   async save(
@@ -131,7 +131,10 @@ export class FlowGate implements FlowGatePort {
       // snapshot saved is the one asked about), and so does what it ends; a refusal wrote nothing
       // and is asked alone below.
       const one = takenAlone(changes);
-      if (creating ? one : one || !changes.acquire.length) {
+      if (creating && !one) {
+        const admitted = await this.admittedInCreate(next, transitions, changes, fold, inSave);
+        if (admitted) return admitted;
+      } else if (creating ? one : one || !changes.acquire.length) {
         try {
           const confirmed = await inSave(next, this.saveFlow(changes, one));
           if (creating && confirmed !== true) return await this.unconfirmedTake(next, transitions, one!);
@@ -154,6 +157,36 @@ export class FlowGate implements FlowGatePort {
     if (!inSave && changes.release.length) this.release(changes.release, changes.releaseCounters);
     this.renewed(changes);
     return { next: g.next, transitions: g.transitions, taken: g.taken };
+  }
+
+  /**
+   * A create whose one holder is its admission (an instance limit; no limited first attempt):
+   * the admission is folded as granted and its holder taken in the create, one round trip where
+   * acquire-then-create is two. Undefined when the admitted snapshot asks for more than that
+   * holder, or when the store refused (it wrote nothing: the caller asks alone, as for attempts).
+   */
+  private async admittedInCreate(
+    next: Snapshot,
+    transitions: readonly LogEntry[],
+    changes: FlowChanges,
+    fold: (s: Snapshot, e: WorkflowEvent) => Reduction,
+    inSave: (next: Snapshot, flow: SaveFlow) => Promise<unknown>,
+  ): Promise<Gated | undefined> {
+    const [ask] = changes.acquire;
+    if (changes.acquire.length !== 1 || ask!.task || !ask!.needs.length) return undefined;
+    const r = fold(next, { type: 'instance.admitted', at: this.clock() });
+    const after = flowChanges(null, r.snapshot);
+    const [one] = after.acquire;
+    if (after.acquire.length !== 1 || one!.holder !== ask!.holder || after.release.length) return undefined;
+    const all = r.transitions.length ? [...transitions, ...r.transitions] : transitions;
+    try {
+      const confirmed = await inSave(r.snapshot, this.saveFlow(after, one));
+      if (confirmed !== true) return await this.unconfirmedTake(r.snapshot, all, one!);
+      return { next: r.snapshot, transitions: all, taken: [one!.holder] };
+    } catch (e) {
+      if (isStepfoldError(e, 'FLOW_REFUSED')) return undefined;
+      throw e;
+    }
   }
 
   /** Set once a create with its take resolved without the store's word: later creates acquire first. */
