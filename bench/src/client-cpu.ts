@@ -3,7 +3,7 @@
 // same statements by hand, each snapshot serialized per write) over a pool that answers every
 // statement on the next turn of the event loop. CPU time, bytes allocated and bytes promoted by
 // young collections per write do not depend on the machine's load the way writes/s do.
-// `limited` and `unlimited` run on a runner with `flowControl`, as flow-concurrency-postgres's fleet
+// `limited` and `unlimited` run on a runner with `flowControl`, as flow-concurrency-postgres-every-task's fleet
 // does: the workflow with every task under a per-key limit, or the plain one (the row's two sides).
 // Usage: node bench/dist/client-cpu.js [ours|raw|limited|unlimited] [rounds] [workflows per round]
 // Compare two builds by running each in its own process (a heap shared by two builds mixes their

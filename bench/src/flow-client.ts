@@ -1,4 +1,4 @@
-// Where a flow-limited workflow's client time goes: the flow-concurrency-postgres fleet (one worker
+// Where a flow-limited workflow's client time goes: the flow-concurrency-postgres fleet (its -every-task row) (one worker
 // process per two cores, 4 workflows in flight each) on a table of its own, running the limited
 // 10-step workflow, the plain one, or both in alternating rounds, and printing per workflow the
 // worker's CPU, the statements its pool sent and its voluntary context switches (each an idle event
