@@ -19,6 +19,15 @@ import type { TableNames } from './setup.js';
 // calls, the two counters of a move come sorted from JS (in the "C" order every flow statement
 // locks in), and each write is gated by what was read (a one-time filter: a write that does not
 // apply reads no index).
+//
+// Other shapes of a move, measured by the backend's CPU (bench/src/move-cpu.ts), saved nothing: a
+// PL/pgSQL function doing the counter work (even with the instance's UPDATE inside) costs as much,
+// its call taking about what its once-planned statements save in set-up; counts kept in scalar
+// columns cannot gain here, since in the common move (the released counter emptied, the taken one
+// not there) every check stops at its first comparison, and even no checks and no locks at all
+// stayed within the noise; writes testing the locked row itself (no one-time filter), the two
+// counters read by an array or by two scans, and the take as an upsert each cost more. What is left
+// is the two writes and the statement's set-up, which a move with no read or check at all still pays.
 
 /** A call's counters and holders in the fast shape; null where the call has another. */
 export interface FastShape {
