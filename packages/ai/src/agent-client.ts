@@ -1,4 +1,10 @@
-import { type CallOptions, type Runner, type Snapshot, StepfoldError } from '@stepfold/engine';
+import {
+  type CallOptions,
+  isStepfoldError,
+  type Runner,
+  type Snapshot,
+  StepfoldError,
+} from '@stepfold/engine';
 import { APPROVAL_SIGNAL, MESSAGE_SIGNAL, MODEL_STEP, TOOLS_STEP } from './agent-workflow.js';
 import type { AgentMessage, ModelTurn, ToolApproval, ToolCallItem } from './transcript.js';
 
@@ -61,8 +67,17 @@ export function pendingIn(s: Snapshot): PendingToolCall[] {
 }
 
 /**
+ * How long a decision waits for the call's child instance to be created, ms: the agent records the
+ * call (and lists it pending) in the write that dispatches it, and the child is created right after
+ * that write, or, when the worker died in between, by the worker that takes the call over.
+ */
+const CHILD_WAIT_MS = 10_000;
+
+/**
  * Decides tool call `toolCallId` of agent `id`: approve it, approve it with edited arguments, or
- * reject it with a message the model reads. Throws `NOT_FOUND` when no running call has that id.
+ * reject it with a message the model reads. Throws `NOT_FOUND` when no running call has that id
+ * (retryable when the call runs but its child instance was still not created after
+ * ten seconds).
  */
 export async function decideToolCall(
   runner: AgentRunner,
@@ -71,14 +86,36 @@ export async function decideToolCall(
   decision: ToolApproval,
   options: CallOptions = {},
 ): Promise<Snapshot> {
-  const call = (await pendingToolCalls(runner, id)).find((c) => c.toolCallId === toolCallId);
+  const running = async () => (await pendingToolCalls(runner, id)).find((c) => c.toolCallId === toolCallId);
+  const call = await running();
   if (!call)
     throw new StepfoldError(
       'NOT_FOUND',
       `instance ${JSON.stringify(id)} has no running tool call ${JSON.stringify(toolCallId)}`,
     );
-  return (runner as Runner).signal(call.child, APPROVAL_SIGNAL, decision, {
-    signalId: `approval:${toolCallId}`,
-    ...options,
-  });
+  const send = () =>
+    (runner as Runner).signal(call.child, APPROVAL_SIGNAL, decision, {
+      signalId: `approval:${toolCallId}`,
+      ...options,
+    });
+  for (let waited = 0, pause = 20; ; waited += pause, pause = Math.min(pause * 2, 500)) {
+    try {
+      return await send();
+    } catch (e) {
+      if (!isStepfoldError(e, 'NOT_FOUND')) throw e;
+      if (waited >= CHILD_WAIT_MS)
+        throw new StepfoldError(
+          'NOT_FOUND',
+          `tool call ${JSON.stringify(toolCallId)} of instance ${JSON.stringify(id)} runs, but its child instance ${JSON.stringify(call.child)} was not created within ${CHILD_WAIT_MS} ms; try again`,
+          { cause: e, retryable: true },
+        );
+    }
+    await new Promise((r) => setTimeout(r, pause));
+    // Settled meanwhile (or run again under another child): nothing of this call waits any more.
+    if ((await running())?.child !== call.child)
+      throw new StepfoldError(
+        'NOT_FOUND',
+        `instance ${JSON.stringify(id)} has no running tool call ${JSON.stringify(toolCallId)}`,
+      );
+  }
 }

@@ -6,11 +6,12 @@ import {
   isPayloadRef,
   offloading,
   type Snapshot,
+  type Store,
   type StreamEntry,
   tokenUsage,
 } from '@stepfold/engine';
 import { tool } from 'ai';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import {
   type AgentInput,
@@ -26,8 +27,8 @@ import { type ScriptedResponse, scriptedModel } from './scripted-model.js';
 // The agent on a runner over the memory store: streamed chunks in `store.stream`, approvals sent
 // to the running tool call, the transcript offloaded so the snapshot stays small.
 
-function agentOnRunner(script: ScriptedResponse[], turnsPerRun = 20) {
-  const store = createMemoryStore();
+function agentOnRunner(script: ScriptedResponse[], turnsPerRun = 20, wrap = (s: Store) => s) {
+  const store = wrap(createMemoryStore());
   const payloadStore = createMemoryPayloadStore();
   const { agent, tool: toolCall } = agentWorkflows({ name: 'support', turnsPerRun });
   const runs: string[] = [];
@@ -128,6 +129,42 @@ describe('an agent on a runner', () => {
     await expect(decideToolCall(t.runner, 'chat-2', 'x1', { decision: 'approve' })).rejects.toMatchObject({
       code: 'NOT_FOUND',
     });
+  });
+
+  it("waits for a pending call's child instance to be created before it sends the decision", async () => {
+    // The call is listed pending from the write that dispatches it; its child is created after
+    // that write (or by the worker that takes the call over after a crash): held back here.
+    let open!: () => void;
+    const held = new Promise<void>((r) => {
+      open = r;
+    });
+    const t = agentOnRunner(
+      [{ toolCalls: [{ id: 'x2', name: 'cancelOrder', input: { id: '5' } }] }, { text: 'Done.' }],
+      20,
+      (inner) =>
+        Object.assign(Object.create(inner) as Store, {
+          create: async (s: Snapshot, o?: Parameters<Store['create']>[1]) => {
+            if (s.parent) await held;
+            return inner.create(s, o);
+          },
+        }),
+    );
+    await sendMessage(t.runner, 'support', 'chat-5', { id: 'm1', text: 'Cancel order 5' }, { wait: 'write' });
+    await vi.waitFor(async () => expect(await pendingToolCalls(t.runner, 'chat-5')).toHaveLength(1));
+    const [call] = await pendingToolCalls(t.runner, 'chat-5');
+    expect(await t.store.load(call!.child)).toBeNull();
+    let decided = false;
+    const deciding = decideToolCall(t.runner, 'chat-5', 'x2', { decision: 'approve' }).then((s) => {
+      decided = true;
+      return s;
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(decided).toBe(false);
+    open();
+    expect((await deciding).id).toBe(call!.child);
+    await t.runner.idle();
+    expect(t.runs).toEqual(['cancelOrder 5']);
+    await vi.waitFor(async () => expect(turnOf(await t.runner.get('chat-5'))?.text).toBe('Done.'));
   });
 
   it('keeps the snapshot small over many turns: the transcript is offloaded, the run continues as new', async () => {
