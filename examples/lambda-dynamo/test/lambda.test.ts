@@ -60,10 +60,11 @@ beforeAll(async () => {
     streams,
     ...r,
     signal: stop.signal,
+    // The table is this file's, made above: read from its first write, whenever the reader opens.
+    streamFrom: 'TRIM_HORIZON',
     idleMs: 50,
     onError: console.error,
   });
-  await new Promise((resolve) => setTimeout(resolve, 700));
 });
 
 afterAll(async () => {

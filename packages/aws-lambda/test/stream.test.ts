@@ -46,6 +46,8 @@ beforeAll(async () => {
     streams: c.streams,
     table: res.table,
     signal: stop.signal,
+    // The table is this file's, made above: read from its first write, whenever the reader opens.
+    from: 'TRIM_HORIZON',
     idleMs: 50,
     handler: async (event) => {
       const out = await app.stream(event);
@@ -53,7 +55,6 @@ beforeAll(async () => {
       return out;
     },
   });
-  await new Promise((r) => setTimeout(r, 700));
 });
 afterAll(async () => {
   stop.abort();

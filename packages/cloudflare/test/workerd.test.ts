@@ -34,6 +34,8 @@ const objectState = (id: string) =>
   http.object<{
     alarm: number | null;
     errors: { failures: number; retryAt: number; message: string } | null;
+    /** Every alarm the object set (null: deleted), oldest first. */
+    set: Array<number | null>;
   }>(id, '/test/alarm');
 
 describe('a workflow in its Durable Object', () => {
@@ -44,19 +46,23 @@ describe('a workflow in its Durable Object', () => {
     // Built from env: the handler read the SHOP variable.
     expect(started.body.steps.reserve?.output).toEqual({ reservation: 'shop-1:BOOK-7' });
     expect(started.body.wakeAt! - started.body.updatedAt).toBe(48 * 3600_000);
-    expect((await objectState('o-1')).alarm).toBe(started.body.wakeAt);
+    const waiting = await objectState('o-1');
+    expect(waiting.alarm).toBe(started.body.wakeAt);
 
     const approved = await http.call('POST', '/instances/o-1/signals/approval', { decision: 'approve' });
     expect(approved.status).toBe(200);
-    // The 1 s cool-off is the alarm now.
     expect(approved.body.steps['cool-off']?.status).toBe('active');
-    expect((await objectState('o-1')).alarm).toBe(approved.body.wakeAt);
 
     const done = await http.until('o-1', (s) => s.status === 'completed');
     expect(done.status).toBe('completed');
     expect(done.steps.charge).toMatchObject({ status: 'completed', attempt: 1 });
     expect(done.wakeAt).toBeNull();
-    expect(await objectState('o-1')).toEqual({ alarm: null, errors: null });
+    const { set, ...end } = await objectState('o-1');
+    expect(end).toEqual({ alarm: null, errors: null });
+    // The approval's write made the 1 s cool-off the alarm (read from the object's record once it
+    // has rung: reading the alarm after the approval would race it), and the end deleted it.
+    expect(set.slice(waiting.set.length)[0]).toBe(approved.body.wakeAt);
+    expect(set.at(-1)).toBeNull();
   });
 
   it('retries a failed charge when the alarm rings after the backoff, then clears the alarm', async () => {
@@ -64,11 +70,14 @@ describe('a workflow in its Durable Object', () => {
     await http.call('POST', '/instances/o-2/signals/approval', { decision: 'approve' });
     const retrying = await http.until('o-2', (s) => s.timers.some((t) => t.kind === 'retry'));
     expect(retrying.steps.charge).toMatchObject({ status: 'active', attempt: 1 });
-    expect((await objectState('o-2')).alarm).toBe(retrying.wakeAt);
 
     const done = await http.until('o-2', (s) => s.status === 'completed');
     expect(done.steps.charge).toMatchObject({ status: 'completed', attempt: 2 });
-    expect((await objectState('o-2')).alarm).toBeNull();
+    const { alarm, set } = await objectState('o-2');
+    expect(alarm).toBeNull();
+    // The failure's write made the 500 ms backoff the alarm (the alarm read then would race it).
+    expect(set).toContain(retrying.wakeAt);
+    expect(set.at(-1)).toBeNull();
   });
 
   it('cancel, reject and abort end the instance and delete its alarm', async () => {

@@ -12,7 +12,7 @@ import {
 } from '@stepfold/engine';
 import { describe, expect, it, vi } from 'vitest';
 
-// On a store whose create does flow work (`flow.inCreate`: the memory store, PostgreSQL), a start
+// On a store whose create does flow work (`flow.inCreate`: memory, PostgreSQL, Redis), a start
 // whose first task is limited takes that attempt's holder in the create: no acquire call of its
 // own. A refusal wrote nothing, and the runner asks `acquire` alone (which records the waiter) and
 // creates the instance waiting. A wrapper that copies `inCreate` but drops the option is caught by

@@ -92,8 +92,9 @@ export function flowNames(keys: Keys) {
 
 /**
  * The flow capability on Redis. On one server each call is one script over every counter it
- * touches, so an acquire of several needs is atomic, and a save does its flow work in its own
- * script (`inUpdate`). On a Cluster each counter is in its own slot:
+ * touches, so an acquire of several needs is atomic, and a save or a create does its flow work in
+ * its own script (`inUpdate`, `inInsert`). On a Cluster each counter is in its own slot, apart from
+ * the instance's (so neither is offered there):
  * an acquire takes its needs one counter at a time in (scope, key, period) order and gives back
  * what it took when a later one is denied; release and renew run one script per counter. Release
  * and renew find a holder's counters in its holder index, so they ignore the counters a caller names.
@@ -132,8 +133,9 @@ export function redisFlow(client: Redis | Cluster, keys: Keys): FlowDriver {
   }
 
   const standalone: FlowDriver = {
-    // One server: the save script does the flow work too (save-flow.ts).
+    // One server: the save and create scripts do the flow work too (save-flow.ts, create-flow.ts).
     inUpdate: true,
+    inInsert: true,
     async acquire(holder, instance, needs, now, until) {
       const keyList = [holderIndex(holder), index, ...needs.flatMap((n) => partsOf(counter(n).F))];
       const args = [holder, instance, now, until, ...needs.flatMap(needArgs)];

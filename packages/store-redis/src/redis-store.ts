@@ -10,6 +10,7 @@ import {
 } from '@stepfold/engine';
 import type { Cluster, Redis } from 'ioredis';
 import { dueDriver } from './claims.js';
+import { CREATE_FLOW, createFlowArgs } from './create-flow.js';
 import { type HintRoute, hintArgs, rowArgs } from './encode.js';
 import { flowNames, redisFlow, waitersOf } from './flow.js';
 import { inboxDriver } from './inbox.js';
@@ -128,10 +129,18 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       // Keys appear on first write; loading saves the first EVAL of each script.
       for (const s of SCRIPTS) await client.script('LOAD', s.lua);
     },
-    async insert(e) {
+    async insert(e, flow) {
       const keyList = [keys.instance(e.id), keys.due, keys.all, ...indexKeys(e)];
       const args = [...rowArgs(e), prefix, ...hintArgs(e, route), searchField(e.id, e.search)];
-      return (await runScript(client, CREATE, keyList, args)) === 1;
+      if (!flow) return (await runScript(client, CREATE, keyList, args)) === 1;
+      // One server only (the driver's flow has inInsert there): the take in the create's script.
+      const reply = await runScript(
+        client,
+        CREATE_FLOW,
+        [...keyList, flowKeys.index, flowKeys.holderIndex(flow.take.holder)],
+        [...args, ...createFlowArgs(flow, flowKeys.needArgs)],
+      );
+      return reply === 4 ? 'refused' : reply === 1;
     },
     select: (id) => client.hget(keys.instance(id), 'json'),
     async update(e, c) {

@@ -12,8 +12,8 @@ import {
   WORKFLOW,
 } from './keys.js';
 
-// The Lua the create, save and delete scripts share, and the save script's body, which the save
-// with flow work (save-flow.ts) runs too.
+// The Lua the create, save and delete scripts share, and the create's and the save's bodies, which
+// the create and the save with flow work (create-flow.ts, save-flow.ts) run too.
 
 // The old index keys of an instance are known only inside the script (from its stored status and
 // workflow), so the scripts build them from the prefix with the same segments as keys.ts. They share
@@ -43,6 +43,33 @@ end`;
  */
 export const hint = (n: number) =>
   `if ARGV[${n}] ~= '' then redis.pcall(ARGV[${n + 1}], ARGV[${n + 2}], ARGV[${n}]) end`;
+
+/**
+ * The create script's Lua: `functions` defined first, `check` run once the id is known free (it
+ * may return, nothing written yet), `written` run after the row and its indexes are written (it
+ * publishes the hint and returns the script's answer). KEYS and ARGV: see `CREATE` (scripts.ts).
+ */
+export function createLua(functions: string, check: string, written: string): string {
+  return `${FAIR_LUA}${SEARCH_ENTRIES}${functions}
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+${check}redis.call('HSET', KEYS[1], 'json', ARGV[2], 'version', ARGV[3], 'status', ARGV[4], 'workflow', ARGV[5])
+if ARGV[12] ~= '' then
+  redis.call('HSET', KEYS[1], '${SEARCH_FIELD}', ARGV[12])
+  search_index(ARGV[8], ARGV[12], true)
+end
+redis.call('ZADD', KEYS[3], 0, ARGV[1])
+redis.call('ZADD', KEYS[4], 0, ARGV[1])
+redis.call('ZADD', KEYS[5], 0, ARGV[1])
+redis.call('ZADD', KEYS[6], 0, ARGV[1])
+if ARGV[7] ~= '' then
+  redis.call('HSET', KEYS[1], '${FAIR_KEY}', ARGV[7])
+  if ARGV[6] ~= '' then fair_put(ARGV[8], ARGV[5], ARGV[7], ARGV[1], ARGV[6]) end
+elseif ARGV[6] ~= '' then
+  redis.call('ZADD', KEYS[2], ARGV[6], ARGV[1])
+  redis.call('ZADD', KEYS[7], ARGV[6], ARGV[1])
+end
+${written}`;
+}
 
 /**
  * The save script's Lua: `functions` defined first, `check` run once the version holds (it may

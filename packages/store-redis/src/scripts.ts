@@ -1,6 +1,7 @@
 export type { Script } from './script.js';
 
 import type { Cluster, Redis } from 'ioredis';
+import { CREATE_FLOW } from './create-flow.js';
 import { DUE_SCRIPTS } from './due-scripts.js';
 import { FAIR_LUA } from './fair-lua.js';
 import { FLOW_SCRIPTS } from './flow-scripts.js';
@@ -8,7 +9,7 @@ import { CLAIM_SENT, DROP_SENT, SEND } from './inbox-scripts.js';
 import { FAIR_KEY, INSTANCE, SEARCH_FIELD } from './keys.js';
 import { isNoScript } from './map-error.js';
 import { SAVE_FLOW } from './save-flow.js';
-import { hint, INDEX_KEYS, SEARCH_ENTRIES, saveLua } from './save-lua.js';
+import { createLua, hint, INDEX_KEYS, SEARCH_ENTRIES, saveLua } from './save-lua.js';
 import { type Script, script } from './script.js';
 import { STREAM_SCRIPTS } from './stream-scripts.js';
 
@@ -20,26 +21,12 @@ import { STREAM_SCRIPTS } from './stream-scripts.js';
  */
 export const CREATE = script(
   'create',
-  `${FAIR_LUA}${SEARCH_ENTRIES}
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'json', ARGV[2], 'version', ARGV[3], 'status', ARGV[4], 'workflow', ARGV[5])
-if ARGV[12] ~= '' then
-  redis.call('HSET', KEYS[1], '${SEARCH_FIELD}', ARGV[12])
-  search_index(ARGV[8], ARGV[12], true)
-end
-redis.call('ZADD', KEYS[3], 0, ARGV[1])
-redis.call('ZADD', KEYS[4], 0, ARGV[1])
-redis.call('ZADD', KEYS[5], 0, ARGV[1])
-redis.call('ZADD', KEYS[6], 0, ARGV[1])
-if ARGV[7] ~= '' then
-  redis.call('HSET', KEYS[1], '${FAIR_KEY}', ARGV[7])
-  if ARGV[6] ~= '' then fair_put(ARGV[8], ARGV[5], ARGV[7], ARGV[1], ARGV[6]) end
-elseif ARGV[6] ~= '' then
-  redis.call('ZADD', KEYS[2], ARGV[6], ARGV[1])
-  redis.call('ZADD', KEYS[7], ARGV[6], ARGV[1])
-end
-${hint(9)}
+  createLua(
+    '',
+    '',
+    `${hint(9)}
 return 1`,
+  ),
 );
 
 // A save matching a notice's snapshot (ARGV[14], the digest, not ''): the SHA-1 of the stored JSON
@@ -141,6 +128,7 @@ return out`,
 /** Every script the store runs, for `setup` to load or for inspection. */
 export const SCRIPTS: readonly Script[] = [
   CREATE,
+  CREATE_FLOW,
   SAVE,
   SAVE_FLOW,
   DELETE,

@@ -48,9 +48,10 @@ describeFlow('cluster', cluster);
 runRedisPayloadConformance('redis-cluster', cluster);
 
 describe('redis adapter on a cluster', () => {
-  it('does its flow work beside the save, not in it: each counter hashes to a slot of its own', () => {
+  it('does its flow work beside the save and the create, not in them: each counter hashes to a slot of its own', () => {
     const t = openStore(cluster, 'in-save');
     expect(t.store.flow?.inSave).toBeUndefined();
+    expect(t.store.flow?.inCreate).toBeUndefined();
   });
 
   it('keeps every key of a store in one slot, whichever node holds it', async () => {

@@ -5,8 +5,8 @@ import { dropFlow } from './flow-suite.js';
 import { testClient, uniquePrefix } from './server.js';
 
 // The flow work of a save in the save's own script (one server): a flow-limited workflow's round
-// trips, counted on the client, with the store's inSave and with a wrapper that hides it (the
-// runner then calls acquire before the save and release after it).
+// trips, counted on the client, with the store's inSave (and inCreate) and with a wrapper that
+// hides them (the runner then calls acquire before the write and release after it).
 
 const client = testClient();
 const prefixes: string[] = [];
@@ -31,8 +31,8 @@ async function roundTrips(run: () => Promise<unknown>): Promise<number> {
   return n;
 }
 
-/** The store as a wrapper that does not pass `SaveOptions.flow` on sees it: no `inSave`. */
-function withoutInSave(store: Store): Store {
+/** The store as a wrapper that passes neither `SaveOptions.flow` nor `CreateOptions.flow` on sees it. */
+function withoutFlowWrites(store: Store): Store {
   const flow = store.flow!;
   return Object.assign(Object.create(store), {
     flow: {
@@ -45,7 +45,7 @@ function withoutInSave(store: Store): Store {
 }
 
 const limit = { key: 'input.customer', limit: 1 } as const;
-/** The limited task first: its slot is asked for before the create (a create takes no flow work). */
+/** The limited task first: the create takes its slot (flow-in-create.test.ts has more of that). */
 const first = workflow('in-save-first', 1)
   .input<{ customer: string }>()
   .task('charge', { handler: 'charge', concurrency: limit })
@@ -57,12 +57,12 @@ const second = workflow('in-save-second', 1)
   .task('charge', { handler: 'charge', concurrency: limit })
   .build();
 
-/** A fresh store on one server, as is or without inSave, and a runner on it. */
+/** A fresh store on one server, as is or without inSave and inCreate, and a runner on it. */
 function runnerOn(hide: boolean) {
   const prefix = uniquePrefix('flow-in-save');
   prefixes.push(prefix);
   const redis = createRedisStore({ client, prefix });
-  const store = hide ? withoutInSave(redis) : redis;
+  const store = hide ? withoutFlowWrites(redis) : redis;
   const runner = createRunner({
     store,
     workflows: [first, second],
@@ -78,7 +78,7 @@ describe('redis adapter: flow work in the save (one server)', () => {
   });
 
   it('a limited task costs its writes alone: the take and the release in the saves', async () => {
-    /** Round trips of one run of `name` (a fresh store, scripts loaded), with or without inSave. */
+    /** Round trips of one run of `name` (a fresh store, scripts loaded), with or without the flow writes. */
     const count = async (name: 'in-save-first' | 'in-save-second', hide: boolean) => {
       const { redis, runner } = runnerOn(hide);
       await redis.setup(); // no NOSCRIPT retry counted
@@ -89,8 +89,8 @@ describe('redis adapter: flow work in the save (one server)', () => {
       expect((await runner.start(name, 'o-2', { customer: 'c-1' })).status).toBe('completed');
       return n;
     };
-    // First step: acquire, create, save, release; in the save: acquire, create, save.
-    expect([await count('in-save-first', true), await count('in-save-first', false)]).toEqual([4, 3]);
+    // First step: acquire, create, save, release; in the writes: the create takes, the save releases.
+    expect([await count('in-save-first', true), await count('in-save-first', false)]).toEqual([4, 2]);
     // Second step: create, acquire, save, save, release; in the save: its three writes.
     expect([await count('in-save-second', true), await count('in-save-second', false)]).toEqual([5, 3]);
   });

@@ -22,6 +22,12 @@ export interface ServeLocallyOptions {
   sweepMs?: number | undefined;
   /** How often due schedules are fired, ms (default 200). */
   scheduleMs?: number | undefined;
+  /**
+   * Where the stream poller first reads each shard: `LATEST` (default: writes from now on) or
+   * `TRIM_HORIZON` (every record of the last 24 h: a table made just before is read from its first
+   * write, so nothing written before the reader opened is left to the sweep).
+   */
+  streamFrom?: 'LATEST' | 'TRIM_HORIZON' | undefined;
   /** Pause of the stream and queue pollers after an empty pass, ms (default 100). */
   idleMs?: number | undefined;
   onError?: ((error: unknown) => void) | undefined;
@@ -29,9 +35,10 @@ export interface ServeLocallyOptions {
 
 /**
  * Runs the app's queue, stream and sweep handlers on this machine, as Lambda's event sources
- * would, until `signal` aborts: the queue poller, the stream poller (from now on), a schedule
- * driver that fires due schedules into the queue, and the sweep on its period. The API handler
- * is called directly (or put behind any HTTP server).
+ * would, until `signal` aborts: the queue poller, the stream poller (from now on, or from the
+ * stream's start with `streamFrom: 'TRIM_HORIZON'`), a schedule driver that fires due schedules
+ * into the queue, and the sweep on its period. The API handler is called directly (or put behind
+ * any HTTP server).
  */
 export async function serveLocally(o: ServeLocallyOptions): Promise<void> {
   const onError = o.onError ?? ((e: unknown) => console.error(e));
@@ -68,6 +75,7 @@ export async function serveLocally(o: ServeLocallyOptions): Promise<void> {
       table: o.table,
       handler: o.app.stream,
       signal: o.signal,
+      from: o.streamFrom,
       idleMs,
       onError,
     }),
