@@ -12,7 +12,7 @@ const payloadTables: string[] = [];
 /** Every row of every table named `table` or `table$…` in the test schema, as text. */
 async function tableText(table: string): Promise<string> {
   const { rows } = await pool.query<{ table_name: string }>(
-    `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND (table_name = $2 OR starts_with(table_name, $2 || '$'))`,
+    `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND (table_name = $2 OR starts_with(table_name, $2 || '$')) ORDER BY table_name`,
     [TEST_SCHEMA, table],
   );
   const texts = await Promise.all(
