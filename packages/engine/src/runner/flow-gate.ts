@@ -107,8 +107,9 @@ export class FlowGate implements FlowGatePort {
 
   /**
    * Saves `next` with `save` between the acquire and the release (see {@link FlowGatePort.save}).
-   * A create (`prev` null) goes with its one holder (an attempt's, or its admission's folded as granted) through `saveWith` on a store whose
-   * `flow.inCreate` is true; its `saveWith` resolves `true` when the store confirmed the take.
+   * A create (`prev` null) goes with its one holder (an attempt's, or its admission's, folded as
+   * granted) through `saveWith` on a store whose `flow.inCreate` is true; its `saveWith` resolves
+   * `true` when the store confirmed the take.
    */
   async save(
     prev: Snapshot | null,
