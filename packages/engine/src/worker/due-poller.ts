@@ -94,6 +94,11 @@ export class DuePoller {
     return true;
   }
 
+  /** Whether this worker named instance `id` due at `at` itself (its runner's write), or holds it. */
+  namedAt(id: string, at: number): boolean {
+    return this.named.get('hint', id)?.at === at || this.named.get('held', id) !== undefined;
+  }
+
   /**
    * A notice handed over `snapshot`, due at `at` (a task queued for any worker): ticked from it in
    * the first round from then on, with no claim and no load. The write that takes the task is

@@ -85,13 +85,21 @@ export class WakeFollower {
       }
     }
     const snapshot = this.o.handoffSnapshots ? hint.snapshot : undefined;
+    // A busy notice (a task of the instance runs in the worker that wrote it, which named it at its
+    // time already) is claimed here a stand-by later: its writer ticks it first, so a timer of one
+    // branch is not fired in another worker beside that branch's result (one of the two writes
+    // would lose its race).
+    const at =
+      hint.busy && id !== undefined && !this.poller.namedAt(id, hint.at)
+        ? hint.at + this.o.standbyMs
+        : hint.at;
     // A snapshot handed over with the notice is taken from as it is (with the signals sent to it);
     // else the id is claimed (its sent signals by id too).
     const named =
       id !== undefined &&
       ((snapshot?.id === id && this.poller.give(snapshot, hint.at, hint.sent)) ||
-        (hint.sent ? this.poller.claimSentTo(id) : this.poller.hint(id, hint.at, false, !hint.busy)));
-    this.alarm.hear(hint.at, named);
+        (hint.sent ? this.poller.claimSentTo(id) : this.poller.hint(id, at, false, !hint.busy)));
+    this.alarm.hear(at, named);
   }
 
   /** After `wait`, claims `id` by id (its signals, for a send): nothing is found once its taker wrote. */

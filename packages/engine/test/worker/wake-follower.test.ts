@@ -50,10 +50,17 @@ function setup(
     calls.push(what);
     return true;
   };
+  // What this worker named itself (its runner's writes), and the times the notices were claimed at.
+  const mine = new Set<string>();
+  const hintedAt: number[] = [];
   const poller = {
     prefer: (w: string) => saw(`prefer ${w}`),
     give: (s: { id: string }) => saw(`give ${s.id}`),
-    hint: (id: string, _at: number, standby = false) => saw(`hint ${id}${standby ? ' standby' : ''}`),
+    hint: (id: string, at: number, standby = false) => {
+      hintedAt.push(at);
+      return saw(`hint ${id}${standby ? ' standby' : ''}`);
+    },
+    namedAt: (id: string, at: number) => mine.has(`${id}@${at}`),
     claimSentTo: (id: string, standby = false) => saw(`sent ${id}${standby ? ' standby' : ''}`),
   } as unknown as DuePoller;
   const stats = { wakes: 0, errors: 0, lostTakes: 0 } as WorkerStats;
@@ -61,7 +68,7 @@ function setup(
   const live: boolean[] = [];
   const order = new TakeOrder(o.fleet, o.standbyMs, 'me', stats);
   const follower = new WakeFollower(o, alarm, poller, order, stats, rec.emit, (up) => live.push(up));
-  return { follower, calls, stats, events: rec.names, live, alarm };
+  return { follower, calls, stats, events: rec.names, live, alarm, mine, hintedAt };
 }
 
 describe('WakeFollower', () => {
@@ -79,6 +86,20 @@ describe('WakeFollower', () => {
     expect(t.alarm.urgent).toBe(true);
     await t.follower.close();
     expect(s.counts().closed).toBe(1);
+  });
+
+  it('a busy notice (a task runs in the worker that wrote it) is claimed a stand-by after its time, unless this worker wrote it', async () => {
+    const s = source();
+    const t = setup(s.src);
+    await t.follower.start();
+    const at = Date.now() + 60_000;
+    t.mine.add(`mine@${at}`);
+    s.send({ at, id: 'other', busy: true });
+    s.send({ at, id: 'mine', busy: true });
+    s.send({ at, id: 'plain' });
+    expect(t.calls).toEqual(['hint other', 'hint mine', 'hint plain']);
+    expect(t.hintedAt).toEqual([at + 20, at, at]);
+    await t.follower.close();
   });
 
   it('with handoffSnapshots: false a handed-over task is claimed by id instead', async () => {
