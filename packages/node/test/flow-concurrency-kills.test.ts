@@ -48,11 +48,14 @@ describe('per-key concurrency across SIGKILLed worker processes', () => {
           execute: false,
           taskLeaseMs: LEASE_MS,
         });
-        // Kills at random from the first order on: a worker every 1–2.5 s (never the last one up),
-        // started again 0.3 s later.
+        // Kills at random from the first order on: a worker every 0.5–1.5 s for the first five (on
+        // PostgreSQL the orders may all be through in 15 s), then every 1–2.5 s, twelve at most (each
+        // kill holds its slots until their lease lapses, so more only make the run longer); never
+        // the last one up, each started again 0.3 s later.
         const killer = (async () => {
-          while (killing) {
-            await new Promise((r) => setTimeout(r, 1000 + Math.random() * 1500));
+          while (killing && fleet.kills.length < 12) {
+            const pause = fleet.kills.length < 5 ? 500 + Math.random() * 1000 : 1000 + Math.random() * 1500;
+            await new Promise((r) => setTimeout(r, pause));
             if (killing) fleet.killOne(300);
           }
         })();
