@@ -136,14 +136,8 @@ export class FlowGate implements FlowGatePort {
         const admitted = await this.admittedInCreate(next, transitions, changes, fold, inSave);
         if (admitted) return admitted;
       } else if (creating ? one : one || !changes.acquire.length) {
-        try {
-          const confirmed = await inSave(next, this.saveFlow(changes, one));
-          if (creating && confirmed !== true) return await this.unconfirmedTake(next, transitions, one!);
-          this.renewed(changes);
-          return { next, transitions, taken: one ? [one.holder] : [] };
-        } catch (e) {
-          if (!isStepfoldError(e, 'FLOW_REFUSED')) throw e;
-        }
+        const saved = await this.saveTaking(creating, next, transitions, changes, one, inSave);
+        if (saved) return saved;
       }
     }
     const g = await this.acquire(prev, next, transitions, fold, changes);
@@ -180,10 +174,27 @@ export class FlowGate implements FlowGatePort {
     const [one] = after.acquire;
     if (after.acquire.length !== 1 || one!.holder !== ask!.holder || after.release.length) return undefined;
     const all = r.transitions.length ? [...transitions, ...r.transitions] : transitions;
+    return this.saveTaking(true, r.snapshot, all, after, one, inSave);
+  }
+
+  /**
+   * Saves (or creates) `next` with its flow work in the same write: `one` taken, what `changes`
+   * ends released. Undefined when the store refused the take (it wrote nothing: the caller asks
+   * alone); a create whose take the store did not confirm acquires it after (see unconfirmedTake).
+   */
+  private async saveTaking(
+    creating: boolean,
+    next: Snapshot,
+    transitions: readonly LogEntry[],
+    changes: FlowChanges,
+    one: FlowAcquire | undefined,
+    inSave: (next: Snapshot, flow: SaveFlow) => Promise<unknown>,
+  ): Promise<Gated | undefined> {
     try {
-      const confirmed = await inSave(r.snapshot, this.saveFlow(after, one));
-      if (confirmed !== true) return await this.unconfirmedTake(r.snapshot, all, one!);
-      return { next: r.snapshot, transitions: all, taken: [one!.holder] };
+      const confirmed = await inSave(next, this.saveFlow(changes, one));
+      if (creating && confirmed !== true) return await this.unconfirmedTake(next, transitions, one!);
+      this.renewed(changes);
+      return { next, transitions, taken: one ? [one.holder] : [] };
     } catch (e) {
       if (isStepfoldError(e, 'FLOW_REFUSED')) return undefined;
       throw e;
